@@ -1,0 +1,123 @@
+// swift-tools-version:6.1
+// Plugboard — an embedded plug-in registry and feature-flag store backed by SQLite.
+
+import PackageDescription
+
+/// Settings every target gets: Swift 6 language mode (strict concurrency) plus upcoming features.
+let commonSwiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Plugboard",
+    platforms: [.macOS(.v15)],
+    products: [
+        // The one module a plug-in links. Dynamic, so that a host and its plug-ins share one copy of every type.
+        .library(name: "PlugboardPluginAPI", type: .dynamic, targets: ["PlugboardPluginAPI"]),
+        .library(name: "PlugboardVersioning", targets: ["PlugboardVersioning"]),
+        .library(name: "PlugboardFlags", targets: ["PlugboardFlags"]),
+        .library(name: "PlugboardStore", targets: ["PlugboardStore"]),
+        .library(name: "PlugboardSecureStorage", targets: ["PlugboardSecureStorage"]),
+        .library(name: "PlugboardHost", targets: ["PlugboardHost"]),
+        .library(name: "PlugboardTesting", targets: ["PlugboardTesting"]),
+        .executable(name: "plugboard", targets: ["plugboard"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
+    ],
+    targets: [
+        // MARK: Pure modules (no I/O)
+        .target(name: "PlugboardVersioning"),
+        .target(
+            name: "PlugboardFlags",
+            dependencies: ["PlugboardVersioning"]
+        ),
+
+        // MARK: The plug-in interface (SPI + FPI)
+        .target(
+            name: "PlugboardPluginAPI",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+
+        // MARK: The board
+        .target(
+            name: "PlugboardMigrations",
+            path: "Migrations",
+            exclude: ["README.md"],
+            plugins: [.plugin(name: "MigrationsPlugin")]
+        ),
+        .target(
+            name: "PlugboardStore",
+            dependencies: [
+                "PlugboardMigrations",
+                "PlugboardVersioning",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "PlugboardSecureStorage",
+            dependencies: [
+                "PlugboardStore",
+                "PlugboardPluginAPI",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "PlugboardHost",
+            dependencies: [
+                "PlugboardPluginAPI",
+                "PlugboardStore",
+                "PlugboardFlags",
+                "PlugboardSecureStorage",
+                "PlugboardVersioning",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "PlugboardTesting",
+            dependencies: ["PlugboardPluginAPI", .product(name: "Logging", package: "swift-log")]
+        ),
+
+        // MARK: The admin CLI
+        .executableTarget(
+            name: "plugboard",
+            dependencies: [
+                "PlugboardStore",
+                "PlugboardFlags",
+                "PlugboardSecureStorage",
+                "PlugboardVersioning",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // MARK: Build tooling: Migrations/*.sql compiled into the binaries
+        .executableTarget(name: "MigrationsCodegen", path: "Tools/MigrationsCodegen"),
+        .plugin(
+            name: "MigrationsPlugin",
+            capability: .buildTool(),
+            dependencies: ["MigrationsCodegen"],
+            path: "Tools/MigrationsPlugin"
+        ),
+
+        // MARK: Tests
+        .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
+        .testTarget(name: "PlugboardFlagsTests", dependencies: ["PlugboardFlags"]),
+        .testTarget(
+            name: "PlugboardStoreTests",
+            dependencies: ["PlugboardStore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
+            name: "PlugboardCLITests",
+            dependencies: ["plugboard", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+    ]
+)
+
+for target in package.targets where target.type != .plugin {
+    target.swiftSettings = (target.swiftSettings ?? []) + commonSwiftSettings
+}
