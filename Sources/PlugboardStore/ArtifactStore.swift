@@ -1,0 +1,124 @@
+import Crypto
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The content-addressed store of plug-in artifacts beside the board: `<board>.artifacts/sha256/<hex>`.
+///
+/// The folder is created with mode 0700 and files with 0600, so that other users can read neither.
+/// Files are written to a temporary name while they are hashed and renamed into place only when the
+/// registration that refers to them commits.
+public struct ArtifactStore: Sendable {
+    /// The root folder, `<board>.artifacts`.
+    public let root: String
+
+    /// Creates a store rooted at `root` (nothing is created until an artifact is added).
+    public init(root: String) { self.root = root }
+
+    /// The path where the artifact with this SHA-256 is kept.
+    public func path(forSHA256 sha256: String) -> String { root + "/sha256/" + sha256 }
+
+    /// A file copied into the store under a temporary name, hashed, waiting for ``commit(_:)``.
+    public struct Staged: Sendable {
+        /// SHA-256 of the content, lower-case hex.
+        public let sha256: String
+        /// Size in bytes.
+        public let size: Int64
+        /// The name the source file had.
+        public let fileName: String
+        let temporaryPath: String
+    }
+
+    /// Copies `source` into the store under a temporary name, computing its SHA-256 as it goes.
+    ///
+    /// - Throws: ``BoardError`` `.invalidInput` when the source does not exist, is not a regular file or
+    ///   cannot be read; `.io` when the store cannot be written.
+    public func stage(_ source: String) throws(BoardError) -> Staged {
+        var info = stat()
+        guard stat(source, &info) == 0 else {
+            throw .invalid("the artifact \(source) does not exist; check the path given to --artifact")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw .invalid("the artifact \(source) is not a regular file")
+        }
+        guard let input = FileHandle(forReadingAtPath: source) else {
+            throw .invalid("the artifact \(source) cannot be read (permission denied)")
+        }
+        defer { try? input.close() }
+        try ensureFolders()
+        let temporary = root + "/tmp/\(UUID().uuidString.lowercased())"
+        let fd = Glibc_open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw BoardError(.io, "cannot write to the artifact store \(root): \(String(cString: strerror(errno)))") }
+        let output = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        var hasher = SHA256()
+        var size: Int64 = 0
+        do {
+            while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty {
+                hasher.update(data: chunk)
+                try output.write(contentsOf: chunk)
+                size += Int64(chunk.count)
+            }
+            try output.synchronize()
+            try output.close()
+        } catch {
+            unlink(temporary)
+            throw BoardError(.io, "cannot copy the artifact \(source) into \(root): \(error)")
+        }
+        let sha = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return Staged(sha256: sha, size: size, fileName: (source as NSString).lastPathComponent, temporaryPath: temporary)
+    }
+
+    /// Moves a staged file to its content address (or drops it if the same content is already there).
+    public func commit(_ staged: Staged) throws(BoardError) {
+        let destination = path(forSHA256: staged.sha256)
+        if FileManager.default.fileExists(atPath: destination) {
+            unlink(staged.temporaryPath)
+            return
+        }
+        guard rename(staged.temporaryPath, destination) == 0 else {
+            throw BoardError(.io, "cannot move the artifact into \(destination): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Deletes a staged file that will not be committed.
+    public func discard(_ staged: Staged) {
+        unlink(staged.temporaryPath)
+    }
+
+    /// Recomputes the SHA-256 of a stored artifact; nil when the file is missing or unreadable.
+    public func currentSHA256(of sha256: String) -> String? {
+        Self.sha256(ofFile: path(forSHA256: sha256))
+    }
+
+    /// SHA-256 (hex) of a file's content; nil when it cannot be read.
+    public static func sha256(ofFile path: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        do {
+            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
+        } catch { return nil }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
+    private func ensureFolders() throws(BoardError) {
+        for folder in [root, root + "/sha256", root + "/tmp"] {
+            if mkdir(folder, 0o700) != 0 && errno != EEXIST {
+                throw BoardError(.io, "cannot create the artifact store folder \(folder): \(String(cString: strerror(errno)))")
+            }
+            var info = stat()
+            guard stat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+                throw BoardError(.io, "the artifact store \(folder) is not a folder")
+            }
+            if info.st_mode & 0o077 != 0 {
+                throw BoardError(.io, "the artifact store folder \(folder) is accessible to other users (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 700 \(folder)")
+            }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+/// Validators for the names used across the board. Each throws a ``BoardError`` with code
+/// `.invalidInput` whose message names the value and the rule.
+public enum Validate {
+    /// A plug-in id: reverse-DNS, lower case, at least two dot-separated labels, for example `com.example.calendar`.
+    ///
+    /// Each label is 1–63 characters of `a-z`, `0-9`, `-` and `_`, starts with a letter or digit and does
+    /// not end with `-`; the first label starts with a letter; the whole id is at most 255 characters.
+    public static func pluginID(_ id: String, field: String = "plug-in id") throws(BoardError) {
+        func fail(_ why: String) -> BoardError {
+            .invalid("\(field) '\(printable(id))' is not valid: \(why); use a lower-case reverse-DNS id such as com.example.calendar")
+        }
+        guard !id.isEmpty else { throw fail("it is empty") }
+        guard id.utf8.count <= 255 else { throw fail("it is longer than 255 characters") }
+        let labels = id.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.count >= 2 else { throw fail("it needs at least two dot-separated labels") }
+        for (index, label) in labels.enumerated() {
+            guard !label.isEmpty else { throw fail("it has an empty label") }
+            guard label.utf8.count <= 63 else { throw fail("the label '\(label)' is longer than 63 characters") }
+            guard label.utf8.allSatisfy({ isLowerAlnum($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }) else {
+                throw fail("the label '\(printable(String(label)))' may contain only a-z, 0-9, '-' and '_'")
+            }
+            guard let first = label.utf8.first, isLowerAlnum(first), label.utf8.last != UInt8(ascii: "-") else {
+                throw fail("the label '\(label)' must start with a letter or digit and not end with '-'")
+            }
+            if index == 0, !(UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first) {
+                throw fail("the first label must start with a letter")
+            }
+        }
+    }
+
+    /// An environment name: 1–63 characters of `a-z`, `0-9`, `-`, `_`, starting with a letter.
+    public static func environment(_ name: String) throws(BoardError) {
+        guard !name.isEmpty, name.utf8.count <= 63,
+              let first = name.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first),
+              name.utf8.allSatisfy({ isLowerAlnum($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") })
+        else {
+            throw .invalid("environment '\(printable(name))' is not valid: use 1-63 characters of a-z, 0-9, '-' and '_', starting with a letter (for example production)")
+        }
+    }
+
+    /// A principal: an OS user name or a declared automation identity; 1–128 characters of
+    /// `A-Z a-z 0-9 . _ @ + - : /`, not starting with `-`.
+    public static func principal(_ name: String, field: String = "principal") throws(BoardError) {
+        let allowed: (UInt8) -> Bool = {
+            isLowerAlnum($0) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
+                || "._@+-:/$".utf8.contains($0)
+        }
+        guard !name.isEmpty, name.utf8.count <= 128, name.utf8.allSatisfy(allowed), !name.hasPrefix("-") else {
+            throw .invalid("\(field) '\(printable(name))' is not valid: use 1-128 characters of letters, digits and . _ @ + - : / (for example alice or ci-bot@example.com)")
+        }
+    }
+
+    /// A reason given for a kill switch, yank or revive: non-empty, at most 1000 characters, no control characters.
+    public static func reason(_ text: String) throws(BoardError) {
+        let trimmed = text.trimmingSpaces
+        guard !trimmed.isEmpty else { throw .invalid("the reason is empty: say why, for example --reason \"crashes on start (INC-123)\"") }
+        guard text.count <= 1000 else { throw .invalid("the reason is longer than 1000 characters") }
+        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalid("the reason contains control characters; use a single line of text")
+        }
+    }
+
+    /// A single line of free text (names, descriptions): at most `limit` characters and no control characters.
+    static func text(_ text: String, field: String, limit: Int) throws(BoardError) {
+        guard text.count <= limit else { throw .invalid("\(field) is longer than \(limit) characters") }
+        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }) else {
+            throw .invalid("\(field) contains control characters")
+        }
+    }
+
+    /// Escapes control characters so that a value can be shown inside an error message.
+    static func printable(_ value: String) -> String {
+        let limited = value.count > 80 ? String(value.prefix(77)) + "..." : value
+        return limited.unicodeScalars.map { scalar in
+            scalar.properties.generalCategory == .control ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
+        }.joined()
+    }
+
+    private static func isLowerAlnum(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var scalars = Substring(self)
+        while let first = scalars.first, first.isWhitespace { scalars = scalars.dropFirst() }
+        while let last = scalars.last, last.isWhitespace { scalars = scalars.dropLast() }
+        return String(scalars)
+    }
+}

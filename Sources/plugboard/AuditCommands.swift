@@ -1,0 +1,84 @@
+import ArgumentParser
+import Foundation
+import PlugboardStore
+
+struct AuditCommand: BoardCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "audit",
+        abstract: "Show the audit log; verify its hash chain; print its checkpoint.",
+        subcommands: [Verify.self, Checkpoint.self])
+
+    @OptionGroup var global: GlobalOptions
+    @Option(name: .long, help: ArgumentHelp("Only rows at or after this time: ISO-8601 (2026-11-21, 2026-11-21T18:00:00Z) or an age such as 30m, 12h, 7d.", valueName: "time"))
+    var since: String?
+    @Option(name: .long, help: "Only rows whose OS user or declared principal is this name.") var actor: String?
+    @Option(name: .long, help: "Only rows about this target id.") var target: String?
+    @Option(name: .long, help: "At most this many rows (the newest).") var limit: Int?
+
+    func validate() throws {
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+    }
+
+    func execute(_ output: Output) throws(BoardError) {
+        let query = AuditQuery(since: try since.map { text throws(BoardError) in try parseSince(text) }, actor: actor, target: target, limit: limit)
+        let records = try global.openBoard().auditRecords(query)
+        if output.json {
+            // JSON Lines: one record a line, oldest first.
+            for record in records { print(Output.jsonText(record, pretty: false)) }
+            return
+        }
+        var table = Table("SEQ", "AT", "ACTOR", "ACTION", "OUTCOME", "TARGET", "ENV", "REASON")
+        for record in records {
+            let who = record.onBehalfOf.map { "\(record.actor) (for \($0))" } ?? record.actor
+            table.add(String(record.seq), record.at, who, record.action, record.outcome,
+                      record.targetID.map { "\(record.targetType):\($0)" } ?? record.targetType, record.environment.cell, record.reason.cell)
+        }
+        table.print(empty: "No audit rows match.")
+    }
+
+    /// Turns `--since` into an ISO-8601 UTC time.
+    func parseSince(_ text: String) throws(BoardError) -> String {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604_800]
+        if let unit = text.last, let seconds = units[unit], let amount = Double(text.dropLast()), amount >= 0 {
+            return Timestamp.format(Date().addingTimeInterval(-amount * seconds))
+        }
+        if let date = Timestamp.parse(text) { return Timestamp.format(date) }
+        throw BoardError(.invalidInput, "--since '\(text)' is not a time: use ISO-8601 (2026-11-21 or 2026-11-21T18:00:00Z) or an age such as 30m, 12h, 7d")
+    }
+
+    struct Verify: BoardCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Recompute the hash chain; exit 1 naming the first bad row if it is broken.",
+            discussion: "With --checkpoint SEQ:HASH (from plugboard audit checkpoint, kept elsewhere) a truncated or rewritten log is detected too.")
+        @OptionGroup var global: GlobalOptions
+        @Option(name: .long, help: ArgumentHelp("A checkpoint printed earlier by plugboard audit checkpoint.", valueName: "seq:hash"))
+        var checkpoint: String?
+
+        func execute(_ output: Output) throws(BoardError) {
+            let expected = try checkpoint.map { text throws(BoardError) in try AuditCheckpoint(parsing: text) }
+            let board = try global.openBoard()
+            let result = try board.verifyAudit(checkpoint: expected)
+            if output.json { output.printJSON(result) }
+            guard result.ok else {
+                if !output.json { for problem in result.problems.dropFirst() { Output.printError(problem) } }
+                throw BoardError(.integrity, "audit log verification failed: \(result.problems[0])")
+            }
+            if !output.json {
+                print("The audit log is intact: \(result.rowsChecked) rows, head \(result.head?.description ?? "-")\(expected.map { ", checkpoint \($0.seq) matches" } ?? "").")
+            }
+        }
+    }
+
+    struct Checkpoint: BoardCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the head of the audit chain (SEQ:HASH) to keep somewhere else.")
+        @OptionGroup var global: GlobalOptions
+
+        func execute(_ output: Output) throws(BoardError) {
+            guard let head = try global.openBoard().auditCheckpoint() else {
+                throw BoardError(.notFound, "the audit log is empty")
+            }
+            if output.json { output.printJSON(head) } else { print(head.description) }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import PlugboardStore
+
+/// Options every command takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The board file (default: $PLUGBOARD_DB, else ./plugboard.sqlite).", valueName: "path"))
+    var db: String?
+
+    @Option(name: .long, help: ArgumentHelp("The environment (default: $PLUGBOARD_ENV, else default).", valueName: "name"))
+    var env: String?
+
+    @Flag(name: .long, help: "Print one JSON document on stdout instead of text.")
+    var json = false
+
+    @Option(name: .customLong("as"), help: ArgumentHelp("Declare the principal automation acts for; recorded beside the OS user, never instead of it.", valueName: "name"))
+    var onBehalfOf: String?
+
+    /// The board path after defaults.
+    var boardPath: String {
+        db ?? ProcessInfo.processInfo.environment["PLUGBOARD_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "plugboard.sqlite"
+    }
+
+    /// The environment after defaults, validated.
+    func environment() throws(BoardError) -> String {
+        let name = env ?? ProcessInfo.processInfo.environment["PLUGBOARD_ENV"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
+        try Validate.environment(name)
+        return name
+    }
+
+    /// The actor of record: the OS user, with the declared `--as` principal.
+    func actor() throws(BoardError) -> Actor {
+        try Actor.current(onBehalfOf: onBehalfOf)
+    }
+
+    /// Opens the board, refusing anything that is not a current board.
+    func openBoard() throws(BoardError) -> Board {
+        try Board.open(at: boardPath)
+    }
+}
+
+/// A command whose failures are ``BoardError``s: printed as one sentence on stderr with exit status 1.
+protocol BoardCommand: ParsableCommand {
+    var global: GlobalOptions { get }
+    func execute(_ output: Output) throws(BoardError)
+}
+
+extension BoardCommand {
+    func run() throws {
+        let output = Output(json: global.json)
+        do {
+            try execute(output)
+        } catch {
+            output.fail(error)
+            throw ExitCode(1)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import PlugboardStore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes command results as aligned text tables or as one JSON document, and errors as one sentence on stderr.
+struct Output {
+    let json: Bool
+
+    /// Prints `value` as pretty JSON with snake_case keys.
+    func printJSON(_ value: some Encodable) {
+        print(Self.jsonText(value))
+    }
+
+    static func jsonText(_ value: some Encodable, pretty: Bool = true) -> String {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value), let text = String(data: data, encoding: .utf8) else { return "null" }
+        return text
+    }
+
+    /// Prints the outcome of a change: text, or JSON `{changed, message, notes}`.
+    func report(_ result: ChangeResult) {
+        if json {
+            printJSON(result)
+        } else {
+            print(result.message)
+            for note in result.notes { print("note: \(note)") }
+        }
+    }
+
+    /// Prints an error as `error: <sentence>` on stderr (and, with --json, nothing on stdout).
+    func fail(_ error: BoardError) {
+        Self.printError(error.message)
+    }
+
+    static func printError(_ message: String) {
+        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+    }
+
+    static func printWarning(_ message: String) {
+        FileHandle.standardError.write(Data("warning: \(message)\n".utf8))
+    }
+}
+
+/// A text table with aligned columns: a header row, then rows, two spaces between columns.
+struct Table {
+    var headers: [String]
+    var rows: [[String]] = []
+
+    init(_ headers: String...) { self.headers = headers }
+
+    mutating func add(_ cells: String...) { rows.append(cells) }
+    mutating func add(row cells: [String]) { rows.append(cells) }
+
+    func render() -> String {
+        let all = [headers] + rows
+        var widths = Array(repeating: 0, count: headers.count)
+        for row in all {
+            for (index, cell) in row.enumerated() where index < widths.count {
+                widths[index] = max(widths[index], cell.count)
+            }
+        }
+        return all.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+
+    func print(empty: String) {
+        Swift.print(rows.isEmpty ? empty : render())
+    }
+}
+
+extension Optional where Wrapped == String {
+    /// The value, or `-` for none, for table cells.
+    var cell: String { self ?? "-" }
+}
+
+extension Bool {
+    var yesNo: String { self ? "yes" : "no" }
+}

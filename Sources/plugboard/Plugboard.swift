@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `plugboard`: the admin CLI of a Plugboard board.
+@main
+struct Plugboard: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plugboard",
+        abstract: "Administer a Plugboard board: plug-ins, owners, kill switches, flags, secrets and the audit log.",
+        discussion: """
+            The board is one SQLite file (--db, $PLUGBOARD_DB, else ./plugboard.sqlite). Every change is one
+            transaction with a row in the hash-chained audit log; a refused command changes nothing.
+            Exit status: 0 success, 1 refused or failed, 2 usage error.
+            """,
+        version: "0.1.0",
+        subcommands: [Init.self, Migrate.self, PluginCommand.self, OwnerCommand.self, AdminCommand.self,
+                      EnvCommand.self, AuditCommand.self]
+    )
+
+    static func main() {
+        // Everything this process creates (board, WAL, artifacts, key files) is private to its user.
+        umask(0o077)
+        let arguments = hoistGlobalOptions(Array(CommandLine.arguments.dropFirst()))
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+        } catch {
+            // The contract: 2 for usage errors (argument-parser uses 64), 1 for refusals, 0 for help/version.
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
+
+    /// Global options may come before the subcommand (`plugboard --db b.sqlite plugin list`): move them after it,
+    /// where every leaf command declares them.
+    static func hoistGlobalOptions(_ arguments: [String]) -> [String] {
+        let withValue: Set<String> = ["--db", "--env", "--as"]
+        let flags: Set<String> = ["--json"]
+        var hoisted: [String] = []
+        var rest = arguments[...]
+        while let first = rest.first, first.hasPrefix("--") {
+            let name = String(first.split(separator: "=", maxSplits: 1)[0])
+            if flags.contains(first) {
+                hoisted.append(first)
+                rest = rest.dropFirst()
+            } else if withValue.contains(name), first.contains("=") {
+                hoisted.append(first)
+                rest = rest.dropFirst()
+            } else if withValue.contains(first), rest.count >= 2 {
+                hoisted.append(contentsOf: rest.prefix(2))
+                rest = rest.dropFirst(2)
+            } else {
+                break
+            }
+        }
+        guard !hoisted.isEmpty else { return arguments }
+        var result = Array(rest)
+        if let terminator = result.firstIndex(of: "--") {
+            result.insert(contentsOf: hoisted, at: terminator)
+        } else {
+            result.append(contentsOf: hoisted)
+        }
+        return result
+    }
+}

@@ -1,0 +1,223 @@
+import ArgumentParser
+import Foundation
+import PlugboardStore
+import PlugboardVersioning
+
+struct PluginCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plugin", abstract: "Register, enable, kill, yank and pin plug-ins.",
+        subcommands: [Register.self, List.self, Show.self, Enable.self, Disable.self, Kill.self, Revive.self,
+                      Yank.self, Unyank.self, Pin.self, Unpin.self, Status.self])
+
+    struct Register: BoardCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a plug-in (if new) and a version from its manifest.",
+            discussion: "Use - to read the manifest from stdin. With --artifact the file is copied into the board's artifact store and its SHA-256 recorded.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The manifest JSON file.") var manifest: String
+        @Option(name: .long, help: ArgumentHelp("The plug-in's artifact (a shared library) to store with this version.", valueName: "file"))
+        var artifact: String?
+
+        func execute(_ output: Output) throws(BoardError) {
+            let data = try readInput(manifest, what: "manifest")
+            let parsed = try PluginManifest.parse(data)
+            let board = try global.openBoard()
+            output.report(try board.register(parsed, artifactPath: artifact, actor: try global.actor()))
+        }
+    }
+
+    struct List: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "List plug-ins and their state in the environment.")
+        @OptionGroup var global: GlobalOptions
+
+        func execute(_ output: Output) throws(BoardError) {
+            let plugins = try global.openBoard().pluginSummaries(environment: try global.environment())
+            if output.json { output.printJSON(plugins); return }
+            var table = Table("ID", "NAME", "ENABLED", "KILLED", "PINNED", "ACTIVE", "LATEST", "VERSIONS")
+            for plugin in plugins {
+                table.add(plugin.id, plugin.name, plugin.enabled.yesNo, plugin.killed.yesNo, plugin.pinnedVersion.cell,
+                          plugin.activeVersion.cell, plugin.latestVersion.cell, String(plugin.versionCount))
+            }
+            table.print(empty: "No plug-ins are registered; add one with plugboard plugin register MANIFEST.json.")
+        }
+    }
+
+    struct Show: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a plug-in: versions, environments, owners, kill switches.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The plug-in id.") var id: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            let detail = try global.openBoard().pluginDetail(id)
+            if output.json { output.printJSON(detail); return }
+            print("\(detail.id)  \(detail.name)")
+            if let description = detail.description { print(description) }
+            print("registered \(detail.createdAt) by \(detail.createdBy)")
+            print("\nVersions:")
+            var versions = Table("VERSION", "HOST", "DEPENDENCIES", "GATE", "ARTIFACT", "REGISTERED", "STATE")
+            for version in detail.versions {
+                var state: [String] = []
+                if version.killed { state.append("killed") }
+                if let reason = version.yankReason { state.append("yanked: \(reason)") }
+                versions.add(version.version, version.hostRange.cell,
+                             version.dependencies.isEmpty ? "-" : version.dependencies.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
+                             version.gate.cell, version.artifactSHA256.map { String($0.prefix(12)) }.cell,
+                             "\(version.registeredAt) by \(version.registeredBy)", state.isEmpty ? "ok" : state.joined(separator: "; "))
+            }
+            print(versions.render())
+            print("\nEnvironments:")
+            var environments = Table("ENVIRONMENT", "ENABLED", "PINNED", "ACTIVE")
+            for env in detail.environments { environments.add(env.environment, env.enabled.yesNo, env.pinnedVersion.cell, env.activeVersion.cell) }
+            print(environments.render())
+            print("\nOwners:")
+            var owners = Table("PRINCIPAL", "ROLE")
+            for owner in detail.owners { owners.add(owner.principal, owner.role.rawValue) }
+            print(owners.render())
+            let active = detail.killSwitches.filter(\.active)
+            print("\nActive kill switches:\(active.isEmpty ? " none" : "")")
+            if !active.isEmpty {
+                var kills = Table("SCOPE", "TARGET", "REASON", "KILLED")
+                for kill in active {
+                    kills.add(kill.scope, kill.scope == "all" ? "all plug-ins" : [kill.pluginID, kill.version].compactMap { $0 }.joined(separator: "@"), kill.reason, "\(kill.killedAt) by \(kill.killedBy)")
+                }
+                print(kills.render())
+            }
+        }
+    }
+
+    struct Enable: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Enable a plug-in in the environment.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The plug-in id.") var id: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().setEnabled(id, true, environment: try global.environment(), actor: try global.actor()))
+        }
+    }
+
+    struct Disable: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Disable a plug-in in the environment.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The plug-in id.") var id: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().setEnabled(id, false, environment: try global.environment(), actor: try global.actor()))
+        }
+    }
+
+    /// What `kill` and `revive` act on: ID, ID --version V, or --all.
+    struct KillTargetOptions: ParsableArguments {
+        @Argument(help: "The plug-in id (omit with --all).") var id: String?
+        @Option(name: .long, help: "Only this version of the plug-in.") var version: String?
+        @Flag(name: .long, help: "Every plug-in on the board (admins only).") var all = false
+
+        func validate() throws {
+            if all, id != nil || version != nil { throw ValidationError("--all takes no plug-in id and no --version") }
+            if !all, id == nil { throw ValidationError("name a plug-in id, or use --all") }
+        }
+
+        func target() throws(BoardError) -> KillTarget {
+            if all { return .all }
+            guard let id else { return .all }
+            guard let version else { return .plugin(id) }
+            return .version(id, try parseVersion(version))
+        }
+    }
+
+    struct Kill: BoardCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Throw a kill switch over a plug-in, one of its versions, or all plug-ins.",
+            discussion: "A kill switch covers every environment; running hosts deactivate what it covers at their next poll.")
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var target: KillTargetOptions
+        @Option(name: .long, help: "Why (kept in the board and the audit log).") var reason: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().kill(try target.target(), reason: reason, actor: try global.actor()))
+        }
+    }
+
+    struct Revive: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.")
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var target: KillTargetOptions
+        @Option(name: .long, help: "Why.") var reason: String?
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().revive(try target.target(), reason: reason, actor: try global.actor()))
+        }
+    }
+
+    struct Yank: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Yank a version so hosts no longer pick it (a pin still wins).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The plug-in id.") var id: String
+        @Argument(help: "The version to yank.") var version: String
+        @Option(name: .long, help: "Why.") var reason: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().yank(id, version: try parseVersion(version), reason: reason, actor: try global.actor()))
+        }
+    }
+
+    struct Unyank: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Undo a yank.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The plug-in id.") var id: String
+        @Argument(help: "The version.") var version: String
+        @Option(name: .long, help: "Why.") var reason: String?
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().yank(id, version: try parseVersion(version), reason: reason, undo: true, actor: try global.actor()))
+        }
+    }
+
+    struct Pin: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Pin a plug-in to one version in the environment.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The plug-in id.") var id: String
+        @Argument(help: "The version.") var version: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().pin(id, version: try parseVersion(version), environment: try global.environment(), actor: try global.actor()))
+        }
+    }
+
+    struct Unpin: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove the version pin in the environment.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The plug-in id.") var id: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().unpin(id, environment: try global.environment(), actor: try global.actor()))
+        }
+    }
+
+    struct Status: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "What each host loaded or skipped, and why.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Only this plug-in.") var id: String?
+
+        func execute(_ output: Output) throws(BoardError) {
+            _ = try global.openBoard()
+            throw BoardError(.io, "plugin status is not built yet: hosts do not write load reports until the host runtime lands (issue 5)")
+        }
+    }
+}
+
+/// Parses a version argument, turning a bad one into a refusal with exit status 1.
+func parseVersion(_ text: String) throws(BoardError) -> SemanticVersion {
+    do { return try SemanticVersion(text) } catch { throw BoardError(.invalidInput, error.message) }
+}
+
+/// Reads a file argument, or stdin for `-`.
+func readInput(_ path: String, what: String) throws(BoardError) -> Data {
+    if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+    guard FileManager.default.fileExists(atPath: path) else {
+        throw BoardError(.invalidInput, "the \(what) file \(path) does not exist")
+    }
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw BoardError(.invalidInput, "the \(what) file \(path) cannot be read")
+    }
+    return data
+}
