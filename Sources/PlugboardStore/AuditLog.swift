@@ -126,7 +126,7 @@ public struct AuditQuery: Sendable, Hashable {
     public var since: String?
     /// Only rows whose OS user or declared principal is this name.
     public var actor: String?
-    /// Only rows whose target id is this.
+    /// Only rows whose target id is this; a plug-in id also matches its versions (`id@version`).
     public var target: String?
     /// At most this many rows, the newest.
     public var limit: Int?
@@ -268,8 +268,8 @@ public enum AuditLog {
             arguments += [actor, actor]
         }
         if let target = query.target {
-            clauses.append("target_id = ?")
-            arguments += [target]
+            clauses.append("(target_id = ? OR substr(target_id, 1, length(?) + 1) = ? || '@')")
+            arguments += [target, target, target]
         }
         var sql = "SELECT * FROM audit_log"
         if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }

@@ -12,7 +12,7 @@ struct AuditCommand: BoardCommand {
     @Option(name: .long, help: ArgumentHelp("Only rows at or after this time: ISO-8601 (2026-11-21, 2026-11-21T18:00:00Z) or an age such as 30m, 12h, 7d.", valueName: "time"))
     var since: String?
     @Option(name: .long, help: "Only rows whose OS user or declared principal is this name.") var actor: String?
-    @Option(name: .long, help: "Only rows about this target id.") var target: String?
+    @Option(name: .long, help: "Only rows about this target id (a plug-in id also matches its versions).") var target: String?
     @Option(name: .long, help: "At most this many rows (the newest).") var limit: Int?
 
     func validate() throws {
@@ -60,8 +60,8 @@ struct AuditCommand: BoardCommand {
             let result = try board.verifyAudit(checkpoint: expected)
             if output.json { output.printJSON(result) }
             guard result.ok else {
-                if !output.json { for problem in result.problems.dropFirst() { Output.printError(problem) } }
-                throw BoardError(.integrity, "audit log verification failed: \(result.problems[0])")
+                // The first line is the error; further problems follow as notes.
+                throw BoardError(.integrity, (["audit log verification failed: \(result.problems[0])"] + result.problems.dropFirst()).joined(separator: "\n"))
             }
             if !output.json {
                 print("The audit log is intact: \(result.rowsChecked) rows, head \(result.head?.description ?? "-")\(expected.map { ", checkpoint \($0.seq) matches" } ?? "").")

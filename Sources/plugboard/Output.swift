@@ -36,9 +36,11 @@ struct Output {
         }
     }
 
-    /// Prints an error as `error: <sentence>` on stderr (and, with --json, nothing on stdout).
+    /// Prints an error as `error: <sentence>` on stderr; further lines of the message follow as `note:` lines.
     func fail(_ error: BoardError) {
-        Self.printError(error.message)
+        let lines = error.message.split(separator: "\n", omittingEmptySubsequences: true)
+        Self.printError(lines.first.map(String.init) ?? "failed")
+        for line in lines.dropFirst() { FileHandle.standardError.write(Data("note: \(line)\n".utf8)) }
     }
 
     static func printError(_ message: String) {

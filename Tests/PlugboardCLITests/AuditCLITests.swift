@@ -1,0 +1,135 @@
+import Foundation
+import GRDB
+import Testing
+
+/// The audit log: every change is recorded, and tampering done directly with SQLite is detected.
+@Suite("audit log")
+struct AuditCLITests {
+    /// A board with a few changes, so the chain has rows to break.
+    static func busyBoard() throws -> Sandbox {
+        let sandbox = try Sandbox.withBoard([manifest("com.example.calendar", "1.0.0"), manifest("com.example.mail", "1.0.0")])
+        try sandbox.ok("plugin", "enable", "com.example.calendar", "--env", "production")
+        try sandbox.ok("plugin", "kill", "com.example.mail", "--reason", "INC-7 crash loop")
+        try sandbox.ok("owner", "add", "com.example.calendar", "alice")
+        return sandbox
+    }
+
+    @Test func everyChangeIsListedWithWhoWhatWhenAndWhy() throws {
+        let sandbox = try Self.busyBoard()
+        let lines = try sandbox.ok("audit", "--json").stdout.split(separator: "\n")
+        let rows = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let actions = rows.compactMap { $0["action"] as? String }
+        #expect(actions == ["board.init", "board.migrate", "plugin.register", "plugin.register", "environment.create", "plugin.enable", "plugin.kill", "owner.add"])
+        let kill = try #require(rows.first { $0["action"] as? String == "plugin.kill" })
+        #expect(kill["reason"] as? String == "INC-7 crash loop")
+        #expect(kill["target_id"] as? String == "com.example.mail")
+        #expect((kill["after_json"] as? String)?.contains("\"killed\":true") == true)
+        #expect((kill["before_json"] as? String)?.contains("\"killed\":false") == true)
+        let enable = try #require(rows.first { $0["action"] as? String == "plugin.enable" })
+        #expect(enable["environment"] as? String == "production")
+        #expect((enable["at"] as? String)?.hasSuffix("Z") == true)
+
+        #expect(try sandbox.ok("audit", "--target", "com.example.mail", "--json").stdout.split(separator: "\n").count == 2)  // its register and its kill
+        #expect(try sandbox.ok("audit", "--limit", "2", "--json").stdout.split(separator: "\n").count == 2)
+        #expect(try sandbox.ok("audit", "--since", "1h", "--json").stdout.split(separator: "\n").count == 8)
+        #expect(try sandbox.ok("audit", "--since", "2999-01-01").stdout.contains("No audit rows match"))
+        let table = try sandbox.ok("audit").stdout
+        #expect(table.hasPrefix("SEQ") && table.contains("plugin.kill"))
+        // The auditors' view answers "who killed what, when and why" in one SELECT.
+        let who = try sandbox.database().read { db in
+            try Row.fetchOne(db, sql: "SELECT who, target, reason FROM audit_trail WHERE action = 'plugin.kill'")
+        }
+        #expect(who?["target"] as String? == "kill_switch:com.example.mail")
+    }
+
+    @Test func verifyPassesOnAnUntouchedLog() throws {
+        let sandbox = try Self.busyBoard()
+        let result = try sandbox.ok("audit", "verify")
+        #expect(result.stdout.contains("intact: 8 rows"))
+        let checkpoint = try sandbox.ok("audit", "checkpoint").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(checkpoint.hasPrefix("8:"))
+        #expect(try sandbox.ok("audit", "verify", "--checkpoint", checkpoint).stdout.contains("checkpoint 8 matches"))
+    }
+
+    @Test func theTriggersRefuseUpdateAndDelete() throws {
+        let sandbox = try Self.busyBoard()
+        let db = try sandbox.database()
+        #expect(throws: DatabaseError.self) { try db.write { try $0.execute(sql: "UPDATE audit_log SET reason = 'nothing' WHERE seq = 7") } }
+        #expect(throws: DatabaseError.self) { try db.write { try $0.execute(sql: "DELETE FROM audit_log WHERE seq = 7") } }
+    }
+
+    /// A tampering done with SQLite directly, and the row `audit verify` must name.
+    struct Tampering: CustomTestStringConvertible, Sendable {
+        let name: String
+        let sql: String
+        let expected: String
+        var testDescription: String { name }
+    }
+
+    static let tamperings: [Tampering] = [
+        Tampering(name: "edit a reason", sql: """
+            DROP TRIGGER audit_log_no_update; UPDATE audit_log SET reason = 'routine maintenance' WHERE seq = 7;
+            """, expected: "audit row 7 was edited"),
+        Tampering(name: "edit the actor and restore the trigger", sql: """
+            DROP TRIGGER audit_log_no_update; UPDATE audit_log SET actor = 'someone-else' WHERE seq = 3;
+            CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
+            """, expected: "audit row 3 was edited"),
+        Tampering(name: "delete a row in the middle", sql: """
+            DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq = 5;
+            CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
+            """, expected: "audit row 5 is missing"),
+        Tampering(name: "delete the first row", sql: """
+            DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq = 1;
+            CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
+            """, expected: "audit row 1 is missing"),
+        Tampering(name: "insert a forged row at the end", sql: """
+            INSERT INTO audit_log (seq, at, actor, action, outcome, target_type, prev_hash, hash)
+            SELECT 9, '2026-01-01T00:00:00.000Z', 'mallory', 'plugin.enable', 'ok', 'plugin', hash, printf('%064d', 1) FROM audit_log WHERE seq = 8;
+            """, expected: "audit row 9 was edited"),
+        Tampering(name: "swap two rows", sql: """
+            DROP TRIGGER audit_log_no_update;
+            UPDATE audit_log SET seq = -6 WHERE seq = 6; UPDATE audit_log SET seq = 6 WHERE seq = 7; UPDATE audit_log SET seq = 7 WHERE seq = -6;
+            """, expected: "audit row 6"),
+        Tampering(name: "drop the triggers only", sql: "DROP TRIGGER audit_log_no_update; DROP TRIGGER audit_log_no_delete;",
+                  expected: "trigger audit_log_no_update on audit_log was dropped"),
+    ]
+
+    @Test(arguments: tamperings)
+    func tamperingWithSQLiteIsDetected(_ tampering: Tampering) throws {
+        let sandbox = try Self.busyBoard()
+        try sandbox.database().writeWithoutTransaction { db in try db.execute(sql: tampering.sql) }
+        let result = try sandbox.run(["audit", "verify"])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.contains(tampering.expected), "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("error: audit log verification failed"))
+    }
+
+    @Test func aTruncatedTailIsDetectedWithACheckpoint() throws {
+        let sandbox = try Self.busyBoard()
+        let checkpoint = try sandbox.ok("audit", "checkpoint").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try sandbox.database().writeWithoutTransaction { db in
+            try db.execute(sql: """
+                DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq >= 7;
+                CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
+                """)
+        }
+        // Without the checkpoint the shorter chain is self-consistent...
+        #expect(try sandbox.run(["audit", "verify"]).status == 0)
+        // ...with it, the truncation is named.
+        let result = try sandbox.run(["audit", "verify", "--checkpoint", checkpoint])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("audit row 8 of the checkpoint is gone: the log was truncated"))
+    }
+
+    @Test func verifyJSONNamesTheFirstBadRow() throws {
+        let sandbox = try Self.busyBoard()
+        try sandbox.database().writeWithoutTransaction { db in
+            try db.execute(sql: "DROP TRIGGER audit_log_no_update; UPDATE audit_log SET after_json = '{}' WHERE seq = 4")
+        }
+        let result = try sandbox.run(["audit", "verify", "--json"])
+        #expect(result.status == 1)
+        let json = try #require(try result.json() as? [String: Any])
+        #expect(json["first_bad_seq"] as? Int == 4)
+        #expect(json["ok"] as? Bool == false)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import GRDB
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What one run of the `plugboard` binary produced.
+struct CLIResult: CustomStringConvertible {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+
+    var description: String { "exit \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
+
+    /// Parses stdout as JSON.
+    func json() throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(stdout.utf8), options: [.fragmentsAllowed])
+    }
+}
+
+/// A scratch folder with a board path, and a way to run the CLI against it as a user would.
+final class Sandbox: Sendable {
+    let root: URL
+    var board: String { root.appendingPathComponent("board.sqlite").path }
+
+    init() throws {
+        let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("plugboard-tests-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+        root = base
+    }
+
+    deinit { try? FileManager.default.removeItem(at: root) }
+
+    /// The built `plugboard` executable, beside the test bundle in the build folder.
+    static let binary: String = {
+        if let override = ProcessInfo.processInfo.environment["PLUGBOARD_BIN"] { return override }
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<3 {
+            let candidate = folder.appendingPathComponent("plugboard").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            folder = folder.deletingLastPathComponent()
+        }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("plugboard").path
+    }()
+
+    /// Writes a file in the sandbox and returns its path.
+    @discardableResult
+    func write(_ name: String, _ text: String) throws -> String {
+        let url = root.appendingPathComponent(name)
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+
+    /// Runs `plugboard ARGS --db BOARD` (the board is added unless `db: false`).
+    @discardableResult
+    func run(_ arguments: [String], db: Bool = true, environment: [String: String] = [:], stdin: String? = nil,
+             executable: String = Sandbox.binary, prefix: [String] = []) throws -> CLIResult {
+        let process = Process()
+        let launcher = prefix.first
+        process.executableURL = URL(fileURLWithPath: launcher ?? executable)
+        process.arguments = Array(prefix.dropFirst()) + (launcher == nil ? [] : [executable]) + arguments + (db ? ["--db", board] : [])
+        process.currentDirectoryURL = root
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PLUGBOARD_") }
+        env.merge(environment) { $1 }
+        process.environment = env
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        // Read both pipes to the end before waiting, so a large output cannot block the child.
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CLIResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Runs the CLI and records a test issue unless it exits 0.
+    @discardableResult
+    func ok(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
+        let result = try run(arguments)
+        #expect(result.status == 0, "plugboard \(arguments.joined(separator: " ")) failed: \(result)", sourceLocation: sourceLocation)
+        return result
+    }
+
+    /// A fresh board with one registered plug-in per manifest given.
+    static func withBoard(_ manifests: [String] = []) throws -> Sandbox {
+        let sandbox = try Sandbox()
+        try sandbox.ok("init")
+        for (index, manifest) in manifests.enumerated() {
+            let path = try sandbox.write("manifest-\(index).json", manifest)
+            try sandbox.ok("plugin", "register", path)
+        }
+        return sandbox
+    }
+
+    /// Everything in the board: the file's bytes and every table's rows, for before/after comparisons.
+    struct Snapshot: Equatable {
+        let bytes: Data
+        let dump: String
+    }
+
+    func snapshot() throws -> Snapshot {
+        Snapshot(bytes: try Data(contentsOf: URL(fileURLWithPath: board)), dump: try logicalDump())
+    }
+
+    /// A logical dump of every table and the schema, opened read-only.
+    func logicalDump() throws -> String {
+        var config = Configuration()
+        config.readonly = true
+        let queue = try DatabaseQueue(path: board, configuration: config)
+        return try queue.read { db in
+            var text = ""
+            for (name, sql) in try Row.fetchAll(db, sql: "SELECT name, ifnull(sql, '') AS sql FROM sqlite_master ORDER BY type, name").map({ ($0["name"] as String, $0["sql"] as String) }) {
+                text += "schema \(name): \(sql)\n"
+            }
+            for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") {
+                for row in try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\"") { text += "\(table): \(row)\n" }
+            }
+            return text
+        }
+    }
+
+    /// Opens the board directly with GRDB, as someone with sqlite3 would.
+    func database() throws -> DatabaseQueue {
+        try DatabaseQueue(path: board)
+    }
+
+    /// The permission bits of a file.
+    func mode(_ path: String) -> mode_t {
+        var info = stat()
+        stat(path, &info)
+        return info.st_mode & 0o777
+    }
+}
+
+/// A manifest with the given id and version, and optional extra fields (JSON members without braces).
+func manifest(_ id: String = "com.example.calendar", _ version: String = "1.0.0", _ extra: String = "") -> String {
+    "{\"id\":\"\(id)\",\"name\":\"Test \(id)\",\"version\":\"\(version)\"\(extra.isEmpty ? "" : "," + extra)}"
+}
+
+/// True when tests run as root with setpriv available, so they can act as another OS user.
+let canSwitchUser: Bool = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
