@@ -200,6 +200,7 @@ public struct VersionError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Creates an error with a readable message.
     public init(_ message: String) { self.message = message }
 
+    /// The ``message``.
     public var description: String { message }
 }
 
