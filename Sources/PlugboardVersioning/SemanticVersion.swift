@@ -22,8 +22,14 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
 
     /// Creates a version from its parts, validating the identifiers.
     public init(major: UInt64, minor: UInt64, patch: UInt64, prerelease: [String] = [], build: [String] = []) throws(VersionError) {
-        for identifier in prerelease { try Self.validatePrerelease(identifier, in: "\(major).\(minor).\(patch)") }
-        for identifier in build { try Self.validateBuild(identifier, in: "\(major).\(minor).\(patch)") }
+        self.init(unchecked: major, minor, patch, prerelease: prerelease, build: build)
+        // Name the whole version in errors, identifiers included: `1.2.3` alone would look valid.
+        for identifier in prerelease { try Self.validatePrerelease(identifier, in: description) }
+        for identifier in build { try Self.validateBuild(identifier, in: description) }
+    }
+
+    /// Creates a version from parts the caller has already validated.
+    init(unchecked major: UInt64, _ minor: UInt64, _ patch: UInt64, prerelease: [String] = [], build: [String] = []) {
         self.major = major
         self.minor = minor
         self.patch = patch
@@ -84,8 +90,7 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
 
     /// The same version without pre-release identifiers or build metadata.
     public var release: SemanticVersion {
-        // Cannot fail: no identifiers to validate.
-        try! SemanticVersion(major: major, minor: minor, patch: patch)
+        SemanticVersion(unchecked: major, minor, patch)
     }
 
     /// The canonical text, `MAJOR.MINOR.PATCH[-PRERELEASE][+BUILD]`.
@@ -140,24 +145,36 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
     }
 
     private static func validatePrerelease(_ identifier: String, in text: String) throws(VersionError) {
-        guard !identifier.isEmpty else {
-            throw VersionError("'\(text)' is not a valid version: a pre-release identifier is empty")
-        }
-        guard identifier.allSatisfy(\.isSemVerIdentifierCharacter) else {
-            throw VersionError("'\(text)' is not a valid version: the pre-release identifier '\(identifier)' may contain only [0-9A-Za-z-]")
-        }
-        if identifier.allSatisfy(\.isASCIIDigit), identifier.count > 1, identifier.first == "0" {
-            throw VersionError("'\(text)' is not a valid version: the numeric pre-release identifier '\(identifier)' has a leading zero")
+        if let problem = prereleaseProblem(identifier) {
+            throw VersionError("'\(text)' is not a valid version: \(problem)")
         }
     }
 
     private static func validateBuild(_ identifier: String, in text: String) throws(VersionError) {
-        guard !identifier.isEmpty else {
-            throw VersionError("'\(text)' is not a valid version: a build-metadata identifier is empty")
+        if let problem = buildProblem(identifier) {
+            throw VersionError("'\(text)' is not a valid version: \(problem)")
         }
+    }
+
+    /// What is wrong with a pre-release identifier (§9), or `nil` when it is valid.
+    static func prereleaseProblem(_ identifier: some StringProtocol) -> String? {
+        guard !identifier.isEmpty else { return "a pre-release identifier is empty" }
         guard identifier.allSatisfy(\.isSemVerIdentifierCharacter) else {
-            throw VersionError("'\(text)' is not a valid version: the build identifier '\(identifier)' may contain only [0-9A-Za-z-]")
+            return "the pre-release identifier '\(identifier)' may contain only [0-9A-Za-z-]"
         }
+        if identifier.allSatisfy(\.isASCIIDigit), identifier.count > 1, identifier.first == "0" {
+            return "the numeric pre-release identifier '\(identifier)' has a leading zero"
+        }
+        return nil
+    }
+
+    /// What is wrong with a build-metadata identifier (§10), or `nil` when it is valid.
+    static func buildProblem(_ identifier: some StringProtocol) -> String? {
+        guard !identifier.isEmpty else { return "a build-metadata identifier is empty" }
+        guard identifier.allSatisfy(\.isSemVerIdentifierCharacter) else {
+            return "the build identifier '\(identifier)' may contain only [0-9A-Za-z-]"
+        }
+        return nil
     }
 }
 
@@ -183,6 +200,7 @@ public struct VersionError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Creates an error with a readable message.
     public init(_ message: String) { self.message = message }
 
+    /// The ``message``.
     public var description: String { message }
 }
 
