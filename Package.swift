@@ -112,6 +112,10 @@ let package = Package(
             dependencies: ["PlugboardStore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
+            name: "PlugboardHostTests",
+            dependencies: ["PlugboardHost", "PlugboardStore", "PlugboardVersioning", "PlugboardPluginAPI", "PlugboardTesting"]
+        ),
+        .testTarget(
             name: "PlugboardCLITests",
             dependencies: ["plugboard", .product(name: "GRDB", package: "GRDB.swift")]
         ),

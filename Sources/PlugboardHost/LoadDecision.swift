@@ -1,0 +1,72 @@
+/// Why a plug-in was not loaded (or stopped), as a stable code and a readable sentence.
+public struct SkipReason: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The kinds of reasons. Codes are stable: they are written to the board's load reports.
+    public enum Code: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Not enabled in the host's environment.
+        case disabled
+        /// A kill switch covers the plug-in, its version, or all plug-ins.
+        case killed
+        /// Every version is yanked (or killed).
+        case yanked
+        /// No version works with this host's API version.
+        case incompatibleHost = "incompatible_host"
+        /// The pinned version is not registered.
+        case pinnedVersionMissing = "pinned_version_missing"
+        /// A dependency is not registered on the board.
+        case missingDependency = "missing_dependency"
+        /// A dependency resolves, but to a version outside the required range.
+        case incompatibleDependency = "incompatible_dependency"
+        /// A dependency is registered but not loaded (itself skipped or failed).
+        case dependencyNotLoaded = "dependency_not_loaded"
+        /// The plug-in is part of a dependency cycle.
+        case dependencyCycle = "dependency_cycle"
+        /// The gate flag evaluated to off for this host.
+        case gateOff = "gate_off"
+        /// The artifact's SHA-256 differs from the digest recorded at registration.
+        case digestMismatch = "digest_mismatch"
+        /// The host has neither a compiled-in factory for the selected version nor an artifact to load.
+        case noImplementation = "no_implementation"
+        /// The dynamic library could not be loaded or is not a compatible plug-in.
+        case loadFailed = "load_failed"
+        /// Creating or activating the plug-in threw.
+        case activationFailed = "activation_failed"
+        /// A different version of an already-loaded dynamic library is needed: restart the host.
+        case restartRequired = "restart_required"
+    }
+
+    /// The kind of reason.
+    public let code: Code
+    /// One sentence for people.
+    public let message: String
+
+    /// Creates a reason.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+/// What the resolver decided for one plug-in.
+public struct LoadDecision: Sendable, Hashable {
+    /// The plug-in id.
+    public let pluginID: String
+    /// The version selected (nil when none could be).
+    public let version: String?
+    /// Nil when the plug-in should be loaded; otherwise why not.
+    public let skip: SkipReason?
+}
+
+/// The resolver's answer: what to load, in dependency order, and what not, with reasons.
+public struct Resolution: Sendable, Hashable {
+    /// Plug-ins to load, dependencies before dependants (ties broken by id).
+    public let load: [LoadDecision]
+    /// Plug-ins not to load, sorted by id, each with its reason.
+    public let skipped: [LoadDecision]
+
+    /// The decision for one plug-in.
+    public func decision(for pluginID: String) -> LoadDecision? {
+        load.first { $0.pluginID == pluginID } ?? skipped.first { $0.pluginID == pluginID }
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import PlugboardHost
+import PlugboardStore
+import PlugboardVersioning
+import Testing
+
+/// A scratch board driven through the store API, for host tests.
+final class TestBoard: Sendable {
+    let folder: URL
+    let board: Board
+    static let admin = try! Actor(osUser: "admin")
+
+    init() throws {
+        folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("plugboard-host-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        board = try Board.create(at: folder.appendingPathComponent("board.sqlite").path, actor: Self.admin)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
+
+    /// Registers a version; `extra` is additional manifest JSON members.
+    @discardableResult
+    func register(_ id: String, _ version: String, _ extra: String = "", artifact: String? = nil, enable: Bool = true) throws -> Self {
+        let json = "{\"id\":\"\(id)\",\"name\":\"\(id)\",\"version\":\"\(version)\"\(extra.isEmpty ? "" : "," + extra)}"
+        _ = try board.register(PluginManifest.parse(Data(json.utf8)), artifactPath: artifact, actor: Self.admin)
+        if enable { _ = try board.setEnabled(id, true, environment: "default", actor: Self.admin) }
+        return self
+    }
+
+    func resolve(host: String = "2.1.0", gate: @escaping @Sendable (String) -> Bool = { _ in true },
+                 availability: @escaping @Sendable (String, RegistrySnapshot.Version) -> SkipReason? = { _, _ in nil }) throws -> Resolution {
+        try Resolver(hostVersion: SemanticVersion(host), gate: gate, availability: availability)
+            .resolve(board.registrySnapshot(environment: "default"))
+    }
+}
+
+@Suite("resolver: which plug-ins load")
+struct ResolverTests {
+    @Test func onlyEnabledPluginsLoad() throws {
+        let t = try TestBoard()
+        try t.register("com.example.on", "1.0.0").register("com.example.off", "1.0.0", enable: false)
+        let resolution = try t.resolve()
+        #expect(resolution.load.map(\.pluginID) == ["com.example.on"])
+        #expect(resolution.decision(for: "com.example.off")?.skip?.code == .disabled)
+    }
+
+    @Test func theHighestCompatibleReleaseIsPickedUnlessPinned() throws {
+        let t = try TestBoard()
+        try t.register("com.example.cal", "1.0.0", "\"host\":\"^2.0.0\"")
+            .register("com.example.cal", "1.5.0", "\"host\":\"^2.0.0\"")
+            .register("com.example.cal", "2.0.0", "\"host\":\"^3.0.0\"")
+            .register("com.example.cal", "1.6.0-beta.1", "\"host\":\"^2.0.0\"")
+        #expect(try t.resolve().decision(for: "com.example.cal")?.version == "1.5.0")
+        #expect(try t.resolve(host: "3.0.0").decision(for: "com.example.cal")?.version == "2.0.0")
+        _ = try t.board.pin("com.example.cal", version: SemanticVersion("1.0.0"), environment: "default", actor: TestBoard.admin)
+        #expect(try t.resolve().decision(for: "com.example.cal")?.version == "1.0.0")
+        let pinnedIncompatible = try t.resolve(host: "3.0.0").decision(for: "com.example.cal")
+        #expect(pinnedIncompatible?.skip?.code == .incompatibleHost)
+    }
+
+    @Test func noCompatibleVersionIsReported() throws {
+        let t = try TestBoard()
+        try t.register("com.example.old", "1.0.0", "\"host\":\"^1.0.0\"")
+        let decision = try t.resolve().decision(for: "com.example.old")
+        #expect(decision?.skip?.code == .incompatibleHost)
+        #expect(decision?.skip?.message.contains("host API 2.1.0") == true)
+    }
+
+    @Test func killSwitchesCoverPluginVersionAndAll() throws {
+        let t = try TestBoard()
+        try t.register("com.example.a", "1.0.0").register("com.example.a", "1.1.0").register("com.example.b", "1.0.0")
+        _ = try t.board.kill(.version("com.example.a", SemanticVersion("1.1.0")), reason: "bad build", actor: TestBoard.admin)
+        #expect(try t.resolve().decision(for: "com.example.a")?.version == "1.0.0")
+        _ = try t.board.kill(.plugin("com.example.a"), reason: "INC-9", actor: TestBoard.admin)
+        let killed = try t.resolve().decision(for: "com.example.a")
+        #expect(killed?.skip?.code == .killed && killed?.skip?.message.contains("INC-9") == true)
+        #expect(try t.resolve().decision(for: "com.example.b")?.skip == nil)
+        _ = try t.board.kill(.all, reason: "freeze", actor: TestBoard.admin)
+        #expect(try t.resolve().load.isEmpty)
+        #expect(try t.resolve().decision(for: "com.example.b")?.skip?.code == .killed)
+    }
+
+    @Test func yankedVersionsAreNotPicked() throws {
+        let t = try TestBoard()
+        try t.register("com.example.y", "1.0.0").register("com.example.y", "1.1.0")
+        _ = try t.board.yank("com.example.y", version: SemanticVersion("1.1.0"), reason: "broken", actor: TestBoard.admin)
+        #expect(try t.resolve().decision(for: "com.example.y")?.version == "1.0.0")
+        _ = try t.board.yank("com.example.y", version: SemanticVersion("1.0.0"), reason: "broken too", actor: TestBoard.admin)
+        #expect(try t.resolve().decision(for: "com.example.y")?.skip?.code == .yanked)
+    }
+
+    @Test func theGateFlagDecides() throws {
+        let t = try TestBoard()
+        try t.register("com.example.gated", "1.0.0", "\"gate\":\"plugin.gated.rollout\"")
+        #expect(try t.resolve(gate: { _ in true }).decision(for: "com.example.gated")?.skip == nil)
+        let off = try t.resolve(gate: { $0 != "plugin.gated.rollout" }).decision(for: "com.example.gated")
+        #expect(off?.skip?.code == .gateOff)
+    }
+
+    @Test func dependenciesLoadFirstAndMustBeInRange() throws {
+        let t = try TestBoard()
+        try t.register("com.example.app", "1.0.0", "\"dependencies\":{\"com.example.auth\":\"^1.2\",\"com.example.log\":\"*\"}")
+            .register("com.example.auth", "1.3.0", "\"dependencies\":{\"com.example.log\":\">=1.0.0\"}")
+            .register("com.example.log", "1.0.0")
+        #expect(try t.resolve().load.map(\.pluginID) == ["com.example.log", "com.example.auth", "com.example.app"])
+
+        let u = try TestBoard()
+        try u.register("com.example.app", "1.0.0", "\"dependencies\":{\"com.example.auth\":\"^2.0\"}").register("com.example.auth", "1.3.0")
+        let outOfRange = try u.resolve().decision(for: "com.example.app")
+        #expect(outOfRange?.skip?.code == .incompatibleDependency)
+        #expect(try u.resolve().decision(for: "com.example.auth")?.skip == nil)
+    }
+
+    @Test func missingAndUnloadedDependenciesSkipTheirDependants() throws {
+        let t = try TestBoard()
+        try t.register("com.example.app", "1.0.0", "\"dependencies\":{\"com.example.ghost\":\"^1.0.0\"}")
+            .register("com.example.top", "1.0.0", "\"dependencies\":{\"com.example.mid\":\"^1.0.0\"}")
+            .register("com.example.mid", "1.0.0", "\"dependencies\":{\"com.example.base\":\"^1.0.0\"}")
+            .register("com.example.base", "1.0.0", enable: false)
+        let resolution = try t.resolve()
+        #expect(resolution.decision(for: "com.example.app")?.skip?.code == .missingDependency)
+        #expect(resolution.decision(for: "com.example.mid")?.skip?.code == .dependencyNotLoaded)
+        #expect(resolution.decision(for: "com.example.top")?.skip?.code == .dependencyNotLoaded)
+        #expect(resolution.load.isEmpty)
+    }
+
+    @Test func cyclesAreSkippedAndNamedWithoutBlamingBystanders() throws {
+        let t = try TestBoard()
+        try t.register("com.example.a", "1.0.0", "\"dependencies\":{\"com.example.b\":\"*\"}")
+            .register("com.example.b", "1.0.0", "\"dependencies\":{\"com.example.c\":\"*\"}")
+            .register("com.example.c", "1.0.0", "\"dependencies\":{\"com.example.a\":\"*\"}")
+            .register("com.example.user", "1.0.0", "\"dependencies\":{\"com.example.a\":\"*\"}")
+            .register("com.example.free", "1.0.0")
+        let resolution = try t.resolve()
+        for id in ["com.example.a", "com.example.b", "com.example.c"] {
+            #expect(resolution.decision(for: id)?.skip?.code == .dependencyCycle)
+        }
+        #expect(resolution.decision(for: "com.example.user")?.skip?.code == .dependencyNotLoaded)
+        #expect(resolution.load.map(\.pluginID) == ["com.example.free"])
+    }
+
+    @Test func availabilityIsTheLastRule() throws {
+        let t = try TestBoard()
+        try t.register("com.example.dyn", "1.0.0").register("com.example.dep", "1.0.0", "\"dependencies\":{\"com.example.dyn\":\"*\"}")
+        let resolution = try t.resolve(availability: { id, _ in
+            id == "com.example.dyn" ? SkipReason(.digestMismatch, "the artifact changed after registration") : nil
+        })
+        #expect(resolution.decision(for: "com.example.dyn")?.skip?.code == .digestMismatch)
+        #expect(resolution.decision(for: "com.example.dep")?.skip?.code == .dependencyNotLoaded)
+    }
+}
