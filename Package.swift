@@ -119,6 +119,10 @@ let package = Package(
             name: "PlugboardCLITests",
             dependencies: ["plugboard", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        .testTarget(
+            name: "PlugboardSecureStorageTests",
+            dependencies: ["PlugboardSecureStorage", "PlugboardTesting", "PlugboardPluginAPI"]
+        ),
     ]
 )
 

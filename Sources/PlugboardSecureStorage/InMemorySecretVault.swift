@@ -1,0 +1,206 @@
+import Foundation
+import PlugboardPluginAPI
+import Synchronization
+
+/// A ``SecretVault`` in memory, with the same transaction semantics as the board: a write transaction works on a
+/// copy that replaces the state only if the body returns; a read transaction sees a snapshot.
+///
+/// For tests, ``snapshot`` exposes the whole state, ``modify(_:)`` lets a test tamper with it, and
+/// ``failNext(_:)`` makes one write operation throw, to check that a failed operation changes nothing.
+public final class InMemorySecretVault: SecretVault {
+    /// Identifies a data key: plug-in and version.
+    public struct DataKeyID: Sendable, Hashable {
+        /// The plug-in.
+        public var pluginID: String
+        /// The version.
+        public var version: Int
+        /// Creates an identifier.
+        public init(pluginID: String, version: Int) {
+            self.pluginID = pluginID
+            self.version = version
+        }
+    }
+
+    /// Identifies a value: plug-in and key name.
+    public struct ValueID: Sendable, Hashable {
+        /// The plug-in.
+        public var pluginID: String
+        /// The key name.
+        public var key: String
+        /// Creates an identifier.
+        public init(pluginID: String, key: String) {
+            self.pluginID = pluginID
+            self.key = key
+        }
+    }
+
+    /// The whole state of the vault.
+    public struct Snapshot: Sendable, Hashable {
+        /// The master key check value.
+        public var keyCheckValue: Data?
+        /// Every data key.
+        public var dataKeys: [DataKeyID: DataKeyRecord] = [:]
+        /// Every sealed value.
+        public var values: [ValueID: SealedValueRecord] = [:]
+        /// Creates an empty state.
+        public init() {}
+    }
+
+    /// A write operation that ``failNext(_:)`` can make fail.
+    public enum Operation: Sendable, Hashable {
+        /// ``SecretVaultWriter/setKeyCheckValue(_:)``.
+        case setKeyCheckValue
+        /// ``SecretVaultWriter/insertDataKey(_:)``.
+        case insertDataKey
+        /// ``SecretVaultWriter/updateDataKey(_:)``.
+        case updateDataKey
+        /// ``SecretVaultWriter/saveSealedValue(_:)``.
+        case saveSealedValue
+        /// ``SecretVaultWriter/deleteSealedValue(pluginID:key:)`` and
+        /// ``SecretVaultWriter/deleteSealedValues(pluginID:)``.
+        case deleteSealedValue
+    }
+
+    /// The error an injected failure throws.
+    public struct InjectedFailure: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The operation that failed.
+        public var operation: Operation
+        /// `injected failure of <operation>`.
+        public var description: String { "injected failure of \(operation)" }
+    }
+
+    private struct State {
+        var snapshot: Snapshot
+        var failures: [Operation: Int] = [:]
+    }
+
+    private let state: Mutex<State>
+
+    /// Creates a vault holding `snapshot`, empty by default.
+    public init(_ snapshot: Snapshot = Snapshot()) {
+        state = Mutex(State(snapshot: snapshot))
+    }
+
+    /// A copy of the whole state.
+    public var snapshot: Snapshot {
+        state.withLock { $0.snapshot }
+    }
+
+    /// Changes the state directly, outside the engine: for tests that tamper with stored records.
+    public func modify(_ body: (inout Snapshot) -> Void) {
+        state.withLock { body(&$0.snapshot) }
+    }
+
+    /// Makes the next `count` calls of `operation` throw ``InjectedFailure``, which rolls the transaction back.
+    /// With `after`, that many calls succeed first.
+    public func failNext(_ operation: Operation, after: Int = 0) {
+        state.withLock { $0.failures[operation] = after + 1 }
+    }
+
+    /// Runs `body` on a snapshot of the state.
+    public func read<T>(_ body: (any SecretVaultReader) throws -> T) throws -> T {
+        try body(Transaction(snapshot: snapshot))
+    }
+
+    /// Runs `body` on a copy of the state, which replaces the state if `body` returns.
+    public func write<T>(_ body: (any SecretVaultWriter) throws -> T) throws -> T {
+        var result: T?
+        try state.withLock { (state: inout State) throws in
+            let transaction = Transaction(snapshot: state.snapshot)
+            transaction.failures = state.failures
+            defer { state.failures = transaction.failures }
+            result = try body(transaction)
+            state.snapshot = transaction.snapshot
+        }
+        return result!
+    }
+
+    /// The view a transaction's body gets. Never shared across threads.
+    private final class Transaction: SecretVaultWriter {
+        var snapshot: Snapshot
+        var failures: [Operation: Int] = [:]
+
+        init(snapshot: Snapshot) {
+            self.snapshot = snapshot
+        }
+
+        private func check(_ operation: Operation) throws {
+            guard let remaining = failures[operation] else { return }
+            if remaining <= 1 {
+                failures[operation] = nil
+                throw InjectedFailure(operation: operation)
+            }
+            failures[operation] = remaining - 1
+        }
+
+        func keyCheckValue() throws -> Data? { snapshot.keyCheckValue }
+
+        func dataKey(pluginID: String, version: Int) throws -> DataKeyRecord? {
+            snapshot.dataKeys[DataKeyID(pluginID: pluginID, version: version)]
+        }
+
+        func dataKeys(pluginID: String) throws -> [DataKeyRecord] {
+            snapshot.dataKeys.values.filter { $0.pluginID == pluginID }.sorted { $0.version < $1.version }
+        }
+
+        func allDataKeys() throws -> [DataKeyRecord] {
+            Array(snapshot.dataKeys.values)
+        }
+
+        func sealedValue(pluginID: String, key: String) throws -> SealedValueRecord? {
+            snapshot.values[ValueID(pluginID: pluginID, key: key)]
+        }
+
+        func sealedValues(pluginID: String) throws -> [SealedValueRecord] {
+            snapshot.values.values.filter { $0.pluginID == pluginID }
+        }
+
+        func valueKeys(pluginID: String) throws -> [String] {
+            snapshot.values.values.filter { $0.pluginID == pluginID }.map(\.key)
+        }
+
+        func setKeyCheckValue(_ value: Data) throws {
+            try check(.setKeyCheckValue)
+            snapshot.keyCheckValue = value
+        }
+
+        func insertDataKey(_ record: DataKeyRecord) throws {
+            try check(.insertDataKey)
+            let id = DataKeyID(pluginID: record.pluginID, version: record.version)
+            guard snapshot.dataKeys[id] == nil else {
+                throw SecureStorageError(
+                    .unavailable,
+                    "Data key version \(record.version) of plug-in '\(record.pluginID)' already exists.")
+            }
+            snapshot.dataKeys[id] = record
+        }
+
+        func updateDataKey(_ record: DataKeyRecord) throws {
+            try check(.updateDataKey)
+            let id = DataKeyID(pluginID: record.pluginID, version: record.version)
+            guard snapshot.dataKeys[id] != nil else {
+                throw SecureStorageError(
+                    .unavailable,
+                    "Data key version \(record.version) of plug-in '\(record.pluginID)' does not exist.")
+            }
+            snapshot.dataKeys[id] = record
+        }
+
+        func saveSealedValue(_ record: SealedValueRecord) throws {
+            try check(.saveSealedValue)
+            snapshot.values[ValueID(pluginID: record.pluginID, key: record.key)] = record
+        }
+
+        func deleteSealedValue(pluginID: String, key: String) throws -> Bool {
+            try check(.deleteSealedValue)
+            return snapshot.values.removeValue(forKey: ValueID(pluginID: pluginID, key: key)) != nil
+        }
+
+        func deleteSealedValues(pluginID: String) throws -> Int {
+            try check(.deleteSealedValue)
+            let doomed = snapshot.values.keys.filter { $0.pluginID == pluginID }
+            for id in doomed { snapshot.values[id] = nil }
+            return doomed.count
+        }
+    }
+}

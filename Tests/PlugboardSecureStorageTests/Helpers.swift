@@ -1,0 +1,199 @@
+import Foundation
+import PlugboardPluginAPI
+@testable import PlugboardSecureStorage
+import Synchronization
+import Testing
+
+/// Runs `body` and returns the `SecureStorageError` it threw, recording an issue if it threw nothing or another
+/// error.
+@discardableResult
+func secureStorageError(
+    _ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation
+) -> SecureStorageError? {
+    do {
+        try body()
+        Issue.record("expected a SecureStorageError, nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as SecureStorageError {
+        return error
+    } catch {
+        Issue.record("expected a SecureStorageError, got \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}
+
+/// The async form of ``secureStorageError(_:sourceLocation:)``.
+@discardableResult
+func secureStorageError(
+    _ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation
+) async -> SecureStorageError? {
+    do {
+        try await body()
+        Issue.record("expected a SecureStorageError, nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as SecureStorageError {
+        return error
+    } catch {
+        Issue.record("expected a SecureStorageError, got \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}
+
+/// Runs `body` and returns the `KeyProviderError` it threw.
+@discardableResult
+func keyProviderError(
+    _ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation
+) -> KeyProviderError? {
+    do {
+        try body()
+        Issue.record("expected a KeyProviderError, nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as KeyProviderError {
+        return error
+    } catch {
+        Issue.record("expected a KeyProviderError, got \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}
+
+/// An engine on a fresh in-memory vault.
+struct Fixture {
+    let vault: InMemorySecretVault
+    let masterKey: MasterKey
+    let engine: SecretsEngine
+
+    init(threshold: Int = SecretsEngine.Configuration.defaultDataKeyRotationThreshold) throws {
+        vault = InMemorySecretVault()
+        masterKey = MasterKey.generate()
+        engine = try SecretsEngine.initialize(
+            vault: vault, masterKey: masterKey,
+            configuration: .init(dataKeyRotationThreshold: threshold))
+    }
+}
+
+/// A fresh directory that is removed when the value goes away.
+final class TemporaryDirectory {
+    let path: String
+
+    init() throws {
+        path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("plugboard-tests-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+    }
+
+    func file(_ name: String) -> String { path + "/" + name }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// The permission bits of the file at `path`.
+func permissions(of path: String) throws -> Int {
+    let attributes = try FileManager.default.attributesOfItem(atPath: path)
+    return (attributes[.posixPermissions] as! NSNumber).intValue
+}
+
+/// Writes `text` to `path` with `mode`.
+func writeFile(_ text: String, to path: String, mode: Int) throws {
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+}
+
+/// Lowercase hexadecimal.
+func hex(_ data: some Sequence<UInt8>) -> String {
+    data.map { String(format: "%02x", $0) }.joined()
+}
+
+/// Bytes from hexadecimal.
+func bytes(hex: String) -> Data {
+    var data = Data()
+    var index = hex.startIndex
+    while index < hex.endIndex {
+        let next = hex.index(index, offsetBy: 2)
+        data.append(UInt8(hex[index..<next], radix: 16)!)
+        index = next
+    }
+    return data
+}
+
+/// `data` with bit `bit` of byte `index` flipped.
+func flipping(_ data: Data, byte index: Int, bit: Int) -> Data {
+    var copy = data
+    copy[copy.startIndex + index] ^= UInt8(1) << UInt8(bit)
+    return copy
+}
+
+/// A vault that records the name of every call it forwards, to check what the engine touches.
+final class RecordingVault: SecretVault {
+    let inner: InMemorySecretVault
+    private let log = Mutex<[String]>([])
+
+    init(_ inner: InMemorySecretVault) { self.inner = inner }
+
+    var calls: [String] { log.withLock { $0 } }
+    func reset() { log.withLock { $0.removeAll() } }
+    fileprivate func record(_ call: String) { log.withLock { $0.append(call) } }
+
+    func read<T>(_ body: (any SecretVaultReader) throws -> T) throws -> T {
+        try inner.read { try body(Recorder(inner: $0, log: self)) }
+    }
+
+    func write<T>(_ body: (any SecretVaultWriter) throws -> T) throws -> T {
+        try inner.write { try body(Recorder(inner: $0, log: self)) }
+    }
+
+    private struct Recorder: SecretVaultWriter {
+        let inner: any SecretVaultReader
+        let log: RecordingVault
+        var writer: any SecretVaultWriter { inner as! any SecretVaultWriter }
+
+        func keyCheckValue() throws -> Data? {
+            log.record("keyCheckValue")
+            return try inner.keyCheckValue()
+        }
+        func dataKey(pluginID: String, version: Int) throws -> DataKeyRecord? {
+            log.record("dataKey")
+            return try inner.dataKey(pluginID: pluginID, version: version)
+        }
+        func dataKeys(pluginID: String) throws -> [DataKeyRecord] {
+            log.record("dataKeys")
+            return try inner.dataKeys(pluginID: pluginID)
+        }
+        func allDataKeys() throws -> [DataKeyRecord] {
+            log.record("allDataKeys")
+            return try inner.allDataKeys()
+        }
+        func sealedValue(pluginID: String, key: String) throws -> SealedValueRecord? {
+            log.record("sealedValue")
+            return try inner.sealedValue(pluginID: pluginID, key: key)
+        }
+        func sealedValues(pluginID: String) throws -> [SealedValueRecord] {
+            log.record("sealedValues")
+            return try inner.sealedValues(pluginID: pluginID)
+        }
+        func valueKeys(pluginID: String) throws -> [String] {
+            log.record("valueKeys")
+            return try inner.valueKeys(pluginID: pluginID)
+        }
+        func setKeyCheckValue(_ value: Data) throws {
+            log.record("setKeyCheckValue")
+            try writer.setKeyCheckValue(value)
+        }
+        func insertDataKey(_ record: DataKeyRecord) throws {
+            log.record("insertDataKey")
+            try writer.insertDataKey(record)
+        }
+        func updateDataKey(_ record: DataKeyRecord) throws {
+            log.record("updateDataKey")
+            try writer.updateDataKey(record)
+        }
+        func saveSealedValue(_ record: SealedValueRecord) throws {
+            log.record("saveSealedValue")
+            try writer.saveSealedValue(record)
+        }
+        func deleteSealedValue(pluginID: String, key: String) throws -> Bool {
+            log.record("deleteSealedValue")
+            return try writer.deleteSealedValue(pluginID: pluginID, key: key)
+        }
+        func deleteSealedValues(pluginID: String) throws -> Int {
+            log.record("deleteSealedValues")
+            return try writer.deleteSealedValues(pluginID: pluginID)
+        }
+    }
+}
