@@ -75,6 +75,7 @@ let package = Package(
                 "PlugboardFlags",
                 "PlugboardSecureStorage",
                 "PlugboardVersioning",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -1,5 +1,5 @@
 /// Why a plug-in was not loaded (or stopped), as a stable code and a readable sentence.
-public struct SkipReason: Sendable, Hashable, Codable, CustomStringConvertible {
+public struct SkipReason: Error, Sendable, Hashable, Codable, CustomStringConvertible {
     /// The kinds of reasons. Codes are stable: they are written to the board's load reports.
     public enum Code: String, Sendable, Hashable, Codable, CaseIterable {
         /// Not enabled in the host's environment.

@@ -199,8 +199,17 @@ struct PluginCommand: ParsableCommand {
         @Argument(help: "Only this plug-in.") var id: String?
 
         func execute(_ output: Output) throws(BoardError) {
-            _ = try global.openBoard()
-            throw BoardError(.io, "plugin status is not built yet: hosts do not write load reports until the host runtime lands (issue 5)")
+            let board = try global.openBoard()
+            if let id {
+                _ = try board.pluginDetail(id)  // a clear "not registered" for a typo
+            }
+            let rows = try board.loadStatus(pluginID: id)
+            if output.json { output.printJSON(rows); return }
+            var table = Table("PLUGIN", "HOST", "ENV", "VERSION", "STATE", "WHY", "REPORTED")
+            for row in rows {
+                table.add(row.pluginID, row.hostID, row.environment, row.version.cell, row.state.rawValue, row.reason.cell, row.reportedAt)
+            }
+            table.print(empty: id.map { "No host has reported on \($0) yet." } ?? "No host has reported yet: hosts write a load report when they start and whenever their plug-ins change.")
         }
     }
 }

@@ -1,0 +1,96 @@
+import Foundation
+import Logging
+import PlugboardPluginAPI
+
+/// How a host is set up: which board, who it is, and the SPI implementations it injects into plug-ins.
+///
+/// Everything is passed in (dependency injection, no globals), so two hosts in one process can run with
+/// different SPI implementations.
+public struct HostConfiguration: Sendable {
+    /// The board file.
+    public var boardPath: String
+    /// Open the board read-only: the host works, but cannot write load reports (it says so once).
+    public var readOnly: Bool
+    /// Who the host is: id, environment, API version, flag context.
+    public var identity: HostIdentity
+    /// How often the host polls the board for changes (`PRAGMA data_version`).
+    public var pollInterval: Duration
+    /// The secure storage for one plug-in; the host calls it with the plug-in's id, never the plug-in itself.
+    public var secureStorage: @Sendable (_ pluginID: String) throws -> any SecureStorage
+    /// Feature flags: gates, and the evaluator plug-ins get.
+    public var flags: any HostFlagProvider
+    /// Each plug-in's configuration slice.
+    public var configuration: @Sendable (_ pluginID: String) -> PluginConfiguration
+    /// Services the host offers plug-ins.
+    public var services: ServiceRegistry
+    /// The host's own logger; plug-ins get loggers labelled with their id.
+    public var logger: Logger
+    /// Where verified copies of dynamic plug-ins are placed before `dlopen` (a private folder is made inside).
+    public var dynamicLibraryCache: String
+
+    /// Creates a configuration with defaults: poll every 100 ms, no flags (gated plug-ins stay off), no secure
+    /// storage (plug-ins asking for it get a clear error), empty configuration slices.
+    public init(boardPath: String, identity: HostIdentity, readOnly: Bool = false, pollInterval: Duration = .milliseconds(100),
+                secureStorage: @escaping @Sendable (String) throws -> any SecureStorage = { id in UnavailableSecureStorage(pluginID: id) },
+                flags: any HostFlagProvider = NoFlags(),
+                configuration: @escaping @Sendable (String) -> PluginConfiguration = { _ in PluginConfiguration() },
+                services: ServiceRegistry = ServiceRegistry(),
+                logger: Logger = Logger(label: "plugboard.host"),
+                dynamicLibraryCache: String = NSTemporaryDirectory()) {
+        self.boardPath = boardPath
+        self.readOnly = readOnly
+        self.identity = identity
+        self.pollInterval = pollInterval
+        self.secureStorage = secureStorage
+        self.flags = flags
+        self.configuration = configuration
+        self.services = services
+        self.logger = logger
+        self.dynamicLibraryCache = dynamicLibraryCache
+    }
+}
+
+/// Where a host gets feature flags from: gate evaluation and the evaluator it hands plug-ins.
+public protocol HostFlagProvider: Sendable {
+    /// Re-reads flag definitions; the host calls it when the board changed. Must not throw on the hot path.
+    func refresh()
+    /// Flag evaluation bound to a host identity (its id is the default stickiness, its properties the context).
+    func evaluator(for host: HostIdentity) -> any FlagEvaluating
+}
+
+/// No flags at all: every flag is "not found", so gated plug-ins do not load.
+public struct NoFlags: HostFlagProvider, FlagEvaluating {
+    public init() {}
+    public func refresh() {}
+    public func evaluator(for host: HostIdentity) -> any FlagEvaluating { self }
+    public func bool(_ flag: String, default value: Bool, context: [String: String]) -> FlagResolution<Bool> { missing(flag, value) }
+    public func string(_ flag: String, default value: String, context: [String: String]) -> FlagResolution<String> { missing(flag, value) }
+    public func int(_ flag: String, default value: Int, context: [String: String]) -> FlagResolution<Int> { missing(flag, value) }
+    public func double(_ flag: String, default value: Double, context: [String: String]) -> FlagResolution<Double> { missing(flag, value) }
+    private func missing<T>(_ flag: String, _ value: T) -> FlagResolution<T> {
+        FlagResolution(value: value, reason: .error, errorCode: .flagNotFound, errorMessage: "no flag provider is configured, so flag \(flag) is not found")
+    }
+}
+
+/// The secure storage a plug-in gets when the host has none configured: every call fails with a clear error.
+public struct UnavailableSecureStorage: SecureStorage {
+    /// The plug-in that would have owned the storage.
+    public let pluginID: String
+    /// Why it is unavailable.
+    public let why: String
+
+    /// Creates an unavailable storage.
+    public init(pluginID: String, why: String = "this host has no secure storage configured") {
+        self.pluginID = pluginID
+        self.why = why
+    }
+
+    private func fail() -> SecureStorageError {
+        SecureStorageError(.unavailable, "secure storage for \(pluginID) is unavailable: \(why)")
+    }
+
+    public func set(_ value: Data, forKey key: String) async throws { throw fail() }
+    public func data(forKey key: String) async throws -> Data? { throw fail() }
+    public func removeValue(forKey key: String) async throws { throw fail() }
+    public func keys() async throws -> [String] { throw fail() }
+}

@@ -1,0 +1,356 @@
+import Foundation
+import Logging
+import PlugboardPluginAPI
+import PlugboardStore
+import PlugboardVersioning
+import Synchronization
+
+/// The runtime a host app embeds: loads only eligible plug-ins from the board, in dependency order, isolates
+/// their failures, and applies board changes (kill switches, enable, disable) while it runs.
+///
+/// ```swift
+/// let host = try PluginHost(configuration: HostConfiguration(
+///     boardPath: "/var/lib/app/plugboard.sqlite",
+///     identity: HostIdentity(hostID: "web-1", environment: "production", hostVersion: "2.4.0")))
+/// host.register("com.example.calendar", version: "1.4.0") { _ in CalendarPlugin() }
+/// await host.start()
+/// for provider in host.features(CalendarProvider.self) { … }
+/// ```
+///
+/// Two ways in: plug-ins compiled into the host, registered with ``register(_:version:factory:)``, and
+/// plug-ins loaded from the `.so` artifact recorded on the board (SHA-256 checked before `dlopen`).
+public actor PluginHost {
+    /// A plug-in the host has activated.
+    public struct ActivePlugin: Sendable {
+        /// The plug-in id.
+        public let pluginID: String
+        /// The version loaded.
+        public let version: String
+        /// Compiled in, or loaded from a library.
+        public let origin: Origin
+        /// The instance; look features up with ``PluginHost/features(_:)``.
+        public let instance: any Plugin
+    }
+
+    /// Where an active plug-in's code came from.
+    public enum Origin: Sendable, Hashable {
+        case compiledIn
+        case dynamicLibrary(sha256: String)
+    }
+
+    private struct CompiledIn: Sendable {
+        let version: String
+        let factory: PluginFactory
+    }
+
+    private struct LoadedLibrary: Sendable {
+        let version: String
+        let registration: PluginRegistration
+    }
+
+    public nonisolated let configuration: HostConfiguration
+    private let board: Board
+    private let loader: DynamicLoader
+    private let eventBus = InMemoryEventBus()
+
+    private nonisolated let compiledIn = Mutex<[String: CompiledIn]>([:])
+    /// What app code sees: active plug-ins in activation order. Updated before deactivation starts.
+    private nonisolated let lookup = Mutex<[ActivePlugin]>([])
+    private nonisolated let statuses = Mutex<[String: LoadReportEntry]>([:])
+    private nonisolated let subscribers = Mutex<[UUID: AsyncStream<HostEvent>.Continuation]>([:])
+
+    private var libraries: [String: LoadedLibrary] = [:]
+    private var lastDataVersion: Int64?
+    private var lastReport: [LoadReportEntry]?
+    private var reportsDisabled = false
+    private var polling: Task<Void, Never>?
+    private var reconciling = false
+    private var reconcileAgain = false
+
+    /// Opens the board (read-only if configured) and prepares the host; nothing is loaded until ``start()``.
+    public init(configuration: HostConfiguration) throws(BoardError) {
+        self.configuration = configuration
+        self.board = try Board.open(at: configuration.boardPath, readOnly: configuration.readOnly)
+        self.loader = DynamicLoader(cacheFolder: configuration.dynamicLibraryCache)
+    }
+
+    // MARK: Registration and lookup (callable from any thread)
+
+    /// Registers a plug-in compiled into the host: its id, the version compiled in, and its factory.
+    /// The board still decides whether it loads; a different selected version is reported, not loaded.
+    public nonisolated func register(_ pluginID: String, version: String, factory: @escaping PluginFactory) {
+        compiledIn.withLock { $0[pluginID] = CompiledIn(version: version, factory: factory) }
+    }
+
+    /// Every active plug-in that provides `feature`, in load order.
+    public nonisolated func features<T>(_ feature: T.Type) -> [T] {
+        lookup.withLock { $0.compactMap { $0.instance as? T } }
+    }
+
+    /// The active plug-ins, in load order.
+    public nonisolated var activePlugins: [ActivePlugin] { lookup.withLock { $0 } }
+
+    /// The active instance of one plug-in, if it is active.
+    public nonisolated func plugin(_ pluginID: String) -> (any Plugin)? {
+        lookup.withLock { $0.first { $0.pluginID == pluginID }?.instance }
+    }
+
+    /// What happened to every plug-in the host knows of (board and compiled-in), sorted by id.
+    public nonisolated var status: [LoadReportEntry] {
+        statuses.withLock { $0.values.sorted { $0.pluginID < $1.pluginID } }
+    }
+
+    /// A stream of what the host does from now on.
+    public nonisolated func events() -> AsyncStream<HostEvent> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<HostEvent>.makeStream(bufferingPolicy: .bufferingNewest(1000))
+        continuation.onTermination = { [weak self] _ in _ = self?.subscribers.withLock { $0.removeValue(forKey: id) } }
+        subscribers.withLock { $0[id] = continuation }
+        return stream
+    }
+
+    // MARK: Lifecycle
+
+    /// Loads every eligible plug-in, writes the load report, and starts watching the board for changes.
+    @discardableResult
+    public func start() async -> [LoadReportEntry] {
+        await reconcile()
+        if polling == nil {
+            let interval = configuration.pollInterval
+            polling = Task { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    guard let self else { return }
+                    await self.pollOnce()
+                }
+            }
+        }
+        return status
+    }
+
+    /// Stops watching the board and deactivates every plug-in, dependants first.
+    public func stop() async {
+        polling?.cancel()
+        polling = nil
+        let active = lookup.withLock { $0 }
+        for plugin in active.reversed() {
+            await deactivate(plugin, reason: SkipReason(.disabled, "the host is stopping"), reportState: .deactivated)
+        }
+        writeReportIfChanged()
+        subscribers.withLock { $0.values.forEach { $0.finish() } }
+    }
+
+    /// Checks `PRAGMA data_version` once and applies changes if the board changed.
+    public func pollOnce() async {
+        guard let version = try? board.dataVersion(), version != lastDataVersion else { return }
+        emit(.boardChanged(dataVersion: version))
+        await reconcile()
+    }
+
+    /// Re-reads the board and brings the set of active plug-ins in line with it.
+    public func reconcile() async {
+        if reconciling {
+            reconcileAgain = true
+            return
+        }
+        reconciling = true
+        defer { reconciling = false }
+        repeat {
+            reconcileAgain = false
+            await reconcileOnce()
+        } while reconcileAgain
+    }
+
+    // MARK: Reconciliation
+
+    private func reconcileOnce() async {
+        let snapshot: RegistrySnapshot
+        do {
+            snapshot = try board.registrySnapshot(environment: configuration.identity.environment)
+        } catch {
+            warn("cannot read the board: \(error.message); keeping the current plug-ins")
+            return
+        }
+        lastDataVersion = snapshot.dataVersion
+        configuration.flags.refresh()
+        let resolution = resolver().resolve(snapshot)
+
+        // Compiled-in plug-ins the board does not know are reported, never loaded.
+        var decisions = resolution.skipped
+        for id in compiledIn.withLock({ Array($0.keys) }).sorted() where snapshot.plugins[id] == nil {
+            decisions.append(LoadDecision(pluginID: id, version: nil, skip: SkipReason(.disabled, "\(id) is compiled in but not registered on the board")))
+        }
+
+        // 1. Deactivate what must stop, dependants first (reverse load order).
+        let wanted = Dictionary(uniqueKeysWithValues: resolution.load.map { ($0.pluginID, $0.version ?? "") })
+        let skips = Dictionary(decisions.map { ($0.pluginID, $0.skip) }, uniquingKeysWith: { a, _ in a })
+        for plugin in lookup.withLock({ $0 }).reversed() where wanted[plugin.pluginID] != plugin.version {
+            let reason = skips[plugin.pluginID].flatMap { $0 }
+                ?? SkipReason(.restartRequired, "\(plugin.pluginID) moves to version \(wanted[plugin.pluginID] ?? "?")")
+            await deactivate(plugin, reason: reason, reportState: .deactivated)
+        }
+
+        // 2. Record skips for plug-ins that are not active.
+        for decision in decisions {
+            guard let skip = decision.skip, lookup.withLock({ !$0.contains { $0.pluginID == decision.pluginID } }) else { continue }
+            let previous = statuses.withLock { $0[decision.pluginID] }
+            let entry = LoadReportEntry(pluginID: decision.pluginID, version: decision.version,
+                                        state: previous?.state == .deactivated && previous?.reasonCode == skip.code.rawValue ? .deactivated : .skipped,
+                                        reasonCode: skip.code.rawValue, reason: skip.message)
+            if previous != entry {
+                setStatus(entry)
+                if entry.state == .skipped { emit(.skipped(pluginID: decision.pluginID, version: decision.version, reason: skip)) }
+            }
+        }
+
+        // 3. Activate what should run and does not, dependencies first.
+        for decision in resolution.load {
+            let id = decision.pluginID, version = decision.version ?? ""
+            if lookup.withLock({ $0.contains { $0.pluginID == id } }) { continue }
+            if let missing = snapshot.plugins[id]?.versions.first(where: { $0.version == version })?.dependencies.keys.sorted()
+                .first(where: { dependency in lookup.withLock { !$0.contains { $0.pluginID == dependency } } }) {
+                let why = statuses.withLock { $0[missing]?.reason } ?? "it is not active"
+                record(id, version, .skipped, SkipReason(.dependencyNotLoaded, "\(id) needs \(missing), which is not active: \(why)"))
+                continue
+            }
+            await activate(id, version: version, in: snapshot)
+        }
+        writeReportIfChanged()
+    }
+
+    private func resolver() -> Resolver {
+        let hostVersion = SemanticVersion(parsing: configuration.identity.hostVersion) ?? (try! SemanticVersion("0.0.0"))
+        let evaluator = configuration.flags.evaluator(for: configuration.identity)
+        let compiled = compiledIn.withLock { $0.mapValues(\.version) }
+        let loaded = libraries.mapValues(\.version)
+        let artifacts = ArtifactStore(root: board.artifactsPath)
+        return Resolver(
+            hostVersion: hostVersion,
+            gate: { flag in evaluator.bool(flag, default: false, context: [:]).value },
+            availability: { id, version in
+                if let compiledVersion = compiled[id] {
+                    return compiledVersion == version.version ? nil : SkipReason(
+                        .noImplementation, "the board selects \(id)@\(version.version) but this host has \(compiledVersion) compiled in; pin \(compiledVersion) or ship a host with \(version.version)")
+                }
+                guard let sha = version.artifactSHA256 else {
+                    return SkipReason(.noImplementation, "\(id)@\(version.version) is not compiled into this host and has no artifact on the board")
+                }
+                if let loadedVersion = loaded[id] {
+                    return loadedVersion == version.version ? nil : SkipReason(
+                        .restartRequired, "\(id)@\(loadedVersion) is already loaded as a library; restart the host to load \(version.version)")
+                }
+                guard let actual = DynamicLoader.sha256(of: artifacts.path(forSHA256: sha)) else {
+                    return SkipReason(.loadFailed, "the artifact of \(id)@\(version.version) is missing from the artifact store")
+                }
+                return actual == sha ? nil : SkipReason(
+                    .digestMismatch, "the artifact of \(id)@\(version.version) changed after registration (SHA-256 \(actual.prefix(12))…, registered \(sha.prefix(12))…); it was not loaded")
+            })
+    }
+
+    private func activate(_ id: String, version: String, in snapshot: RegistrySnapshot) async {
+        guard let entry = snapshot.plugins[id]?.versions.first(where: { $0.version == version }) else { return }
+        let factory: PluginFactory
+        let origin: Origin
+        if let compiled = compiledIn.withLock({ $0[id] }) {
+            factory = compiled.factory
+            origin = .compiledIn
+        } else if let sha = entry.artifactSHA256 {
+            if let library = libraries[id] {
+                factory = library.registration.factory
+            } else {
+                let path = ArtifactStore(root: board.artifactsPath).path(forSHA256: sha)
+                switch loader.load(pluginID: id, version: version, path: path, expectedSHA256: sha, entry: entry.entry ?? PluginABI.defaultEntrySymbol) {
+                case .success(let registration):
+                    libraries[id] = LoadedLibrary(version: version, registration: registration)
+                    factory = registration.factory
+                case .failure(let reason):
+                    record(id, version, reason.code == .digestMismatch ? .skipped : .failed, reason)
+                    return
+                }
+            }
+            origin = .dynamicLibrary(sha256: sha)
+        } else {
+            record(id, version, .skipped, SkipReason(.noImplementation, "\(id)@\(version) has no implementation in this host"))
+            return
+        }
+
+        let context = makeContext(id, version: version, capabilities: Set(entry.capabilities))
+        do {
+            let instance = try factory(context)
+            try await instance.activate(context: context)
+            lookup.withLock { $0.append(ActivePlugin(pluginID: id, version: version, origin: origin, instance: instance)) }
+            setStatus(LoadReportEntry(pluginID: id, version: version, state: .loaded))
+            emit(.loaded(pluginID: id, version: version))
+            configuration.logger.info("loaded \(id)@\(version)")
+        } catch {
+            record(id, version, .failed, SkipReason(.activationFailed, "\(id)@\(version) failed to activate: \(Self.describe(error))"))
+        }
+    }
+
+    private func deactivate(_ plugin: ActivePlugin, reason: SkipReason, reportState: LoadReportEntry.State) async {
+        // Detach first: from here on no lookup hands the plug-in out.
+        lookup.withLock { $0.removeAll { $0.pluginID == plugin.pluginID } }
+        eventBus.endSubscriptions(of: plugin.pluginID)
+        await plugin.instance.deactivate()
+        setStatus(LoadReportEntry(pluginID: plugin.pluginID, version: plugin.version, state: reportState, reasonCode: reason.code.rawValue, reason: reason.message))
+        emit(.deactivated(pluginID: plugin.pluginID, version: plugin.version, reason: reason))
+        configuration.logger.notice("deactivated \(plugin.pluginID)@\(plugin.version): \(reason.message)")
+    }
+
+    private func makeContext(_ id: String, version: String, capabilities: Set<String>) -> PluginContext {
+        var logger = Logger(label: "plugboard.plugin.\(id)")
+        logger.logLevel = configuration.logger.logLevel
+        let storage: any SecureStorage
+        if capabilities.contains("secure-storage") {
+            do { storage = try configuration.secureStorage(id) } catch {
+                storage = UnavailableSecureStorage(pluginID: id, why: Self.describe(error))
+            }
+        } else {
+            storage = UnavailableSecureStorage(pluginID: id, why: "its manifest does not request the secure-storage capability")
+        }
+        return PluginContext(pluginID: id, version: version, host: configuration.identity, logger: logger, secureStorage: storage,
+                             flags: configuration.flags.evaluator(for: configuration.identity),
+                             configuration: configuration.configuration(id), events: eventBus.bound(to: id),
+                             services: configuration.services)
+    }
+
+    // MARK: Reporting
+
+    private func record(_ id: String, _ version: String?, _ state: LoadReportEntry.State, _ reason: SkipReason) {
+        setStatus(LoadReportEntry(pluginID: id, version: version, state: state, reasonCode: reason.code.rawValue, reason: reason.message))
+        emit(state == .failed ? .failed(pluginID: id, version: version, reason: reason) : .skipped(pluginID: id, version: version, reason: reason))
+        configuration.logger.warning("\(state.rawValue) \(id)\(version.map { "@\($0)" } ?? ""): \(reason.message)")
+    }
+
+    private func setStatus(_ entry: LoadReportEntry) {
+        statuses.withLock { $0[entry.pluginID] = entry }
+    }
+
+    private func writeReportIfChanged() {
+        let report = status
+        guard report != lastReport, !reportsDisabled else { return }
+        do {
+            let identity = configuration.identity
+            try board.writeLoadReport(hostID: identity.hostID, environment: identity.environment, hostVersion: identity.hostVersion, entries: report)
+            lastReport = report
+            lastDataVersion = try? board.dataVersion()
+        } catch {
+            // Said once: a read-only host keeps working without reports.
+            reportsDisabled = true
+            warn("cannot write load reports to the board (\(error.message)); the host keeps running without them")
+        }
+    }
+
+    private func warn(_ message: String) {
+        configuration.logger.warning("\(message)")
+        emit(.warning(message))
+    }
+
+    private nonisolated func emit(_ event: HostEvent) {
+        for continuation in subscribers.withLock({ Array($0.values) }) { continuation.yield(event) }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        String(describing: error)
+    }
+}

@@ -1,0 +1,67 @@
+/// Why a flag evaluated to its value (OpenFeature's reasons).
+public enum FlagReason: String, Sendable, Hashable, Codable {
+    /// The flag is on for everyone, with no targeting.
+    case staticValue = "STATIC"
+    /// The caller's default was used.
+    case defaultValue = "DEFAULT"
+    /// A targeting rule matched.
+    case targetingMatch = "TARGETING_MATCH"
+    /// A percentage rollout or weighted variant decided.
+    case split = "SPLIT"
+    /// The flag is disabled.
+    case disabled = "DISABLED"
+    /// Evaluation failed; the caller's default was used.
+    case error = "ERROR"
+}
+
+/// What went wrong when a flag could not be evaluated (OpenFeature's error codes).
+public enum FlagErrorCode: String, Sendable, Hashable, Codable {
+    case flagNotFound = "FLAG_NOT_FOUND"
+    case typeMismatch = "TYPE_MISMATCH"
+    case parseError = "PARSE_ERROR"
+    case providerNotReady = "PROVIDER_NOT_READY"
+    case general = "GENERAL"
+}
+
+/// The outcome of evaluating one flag: the value, and why.
+public struct FlagResolution<Value: Sendable>: Sendable {
+    /// The resolved value, or the caller's default on any error.
+    public let value: Value
+    /// The variant name, when a variant decided the value.
+    public let variant: String?
+    /// Why the value is what it is.
+    public let reason: FlagReason
+    /// Set when the default was used because of an error.
+    public let errorCode: FlagErrorCode?
+    /// A readable explanation of the error.
+    public let errorMessage: String?
+
+    /// Creates a resolution.
+    public init(value: Value, variant: String? = nil, reason: FlagReason, errorCode: FlagErrorCode? = nil, errorMessage: String? = nil) {
+        self.value = value
+        self.variant = variant
+        self.reason = reason
+        self.errorCode = errorCode
+        self.errorMessage = errorMessage
+    }
+}
+
+/// Feature-flag evaluation as the host offers it to a plug-in: against the host's context, never throwing,
+/// never blocking on I/O. `context` adds or overrides Unleash context fields (`userId`, `sessionId`, properties).
+public protocol FlagEvaluating: Sendable {
+    /// Evaluates a boolean flag.
+    func bool(_ flag: String, default: Bool, context: [String: String]) -> FlagResolution<Bool>
+    /// Evaluates a flag whose variant payload is a string.
+    func string(_ flag: String, default: String, context: [String: String]) -> FlagResolution<String>
+    /// Evaluates a flag whose variant payload is an integer.
+    func int(_ flag: String, default: Int, context: [String: String]) -> FlagResolution<Int>
+    /// Evaluates a flag whose variant payload is a floating-point number.
+    func double(_ flag: String, default: Double, context: [String: String]) -> FlagResolution<Double>
+}
+
+extension FlagEvaluating {
+    /// `true` when the flag is on for the host's context.
+    public func isEnabled(_ flag: String, context: [String: String] = [:]) -> Bool {
+        bool(flag, default: false, context: context).value
+    }
+}
