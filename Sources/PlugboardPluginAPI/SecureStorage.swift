@@ -37,7 +37,7 @@ import Foundation
 /// - ``keys()``
 ///
 /// ### Codable values
-/// - ``set(_:forKey:)-(Encodable,_)``
+/// - ``set(_:forKey:)-(T,_)``
 /// - ``value(_:forKey:)``
 public protocol SecureStorage: Sendable {
     /// Stores `value` under `key`, replacing any value already there.
@@ -151,7 +151,7 @@ public struct SecureStorageError: Error, Sendable, Hashable, CustomStringConvert
         public static let notInitialized = Code(.notInitialized)
         /// The backend could not be reached or failed (I/O, database, KMS).
         public static let unavailable = Code(.unavailable)
-        /// A value could not be encoded to JSON by ``SecureStorage/set(_:forKey:)-(Encodable,_)``.
+        /// A value could not be encoded to JSON by ``SecureStorage/set(_:forKey:)-(T,_)``.
         public static let encodingFailed = Code(.encodingFailed)
         /// A stored value could not be decoded from JSON by ``SecureStorage/value(_:forKey:)``.
         public static let decodingFailed = Code(.decodingFailed)

@@ -55,7 +55,7 @@ public struct DataKey: Sendable, CustomStringConvertible, CustomDebugStringConve
 ///
 /// Data keys are wrapped with the master key's wrapping key (HKDF-SHA256 of the master key, see ``MasterKey``).
 /// Opening anything that was modified, truncated, or moved to another plug-in, key name or version throws
-/// ``PlugboardPluginAPI/SecureStorageError`` with code `integrityFailure`; it never returns wrong data.
+/// `SecureStorageError` with code `integrityFailure`; it never returns wrong data.
 public enum Envelope {
     /// The format byte that starts wrapped keys and sealed values.
     public static let formatVersion: UInt8 = 1
@@ -93,7 +93,7 @@ public enum Envelope {
 
     /// Unwraps a data key of `pluginID` at `version`.
     ///
-    /// - Throws: ``PlugboardPluginAPI/SecureStorageError`` with code `integrityFailure` if `wrapped` was not made
+    /// - Throws: `SecureStorageError` with code `integrityFailure` if `wrapped` was not made
     ///   by ``wrap(_:under:)`` for this plug-in and version under this master key, or was altered in any way.
     public static func unwrap(
         _ wrapped: Data, pluginID: String, version: Int, under masterKey: MasterKey
@@ -122,7 +122,7 @@ public enum Envelope {
 
     /// Opens a value sealed under `key` with `dataKey`.
     ///
-    /// - Throws: ``PlugboardPluginAPI/SecureStorageError`` with code `integrityFailure` if `sealed` was altered
+    /// - Throws: `SecureStorageError` with code `integrityFailure` if `sealed` was altered
     ///   or was sealed for another key name, plug-in or data key version.
     public static func open(_ sealed: Data, forKey key: String, with dataKey: DataKey) throws(SecureStorageError)
         -> Data

@@ -6,7 +6,7 @@ import Synchronization
 /// copy that replaces the state only if the body returns; a read transaction sees a snapshot.
 ///
 /// For tests, ``snapshot`` exposes the whole state, ``modify(_:)`` lets a test tamper with it, and
-/// ``failNext(_:)`` makes one write operation throw, to check that a failed operation changes nothing.
+/// ``failNext(_:after:)`` makes one write operation throw, to check that a failed operation changes nothing.
 public final class InMemorySecretVault: SecretVault {
     /// Identifies a data key: plug-in and version.
     public struct DataKeyID: Sendable, Hashable {
@@ -46,7 +46,7 @@ public final class InMemorySecretVault: SecretVault {
         public init() {}
     }
 
-    /// A write operation that ``failNext(_:)`` can make fail.
+    /// A write operation that ``failNext(_:after:)`` can make fail.
     public enum Operation: Sendable, Hashable {
         /// ``SecretVaultWriter/setKeyCheckValue(_:)``.
         case setKeyCheckValue

@@ -80,8 +80,10 @@ public struct MasterKey: Sendable, Equatable, CustomStringConvertible, CustomDeb
     /// This is the format of the key file and of `PLUGBOARD_MASTER_KEY`
     /// (`openssl rand -base64 32` prints one).
     ///
-    /// - Parameter source: Names where the text came from, for the error message (for example
-    ///   `"PLUGBOARD_MASTER_KEY"`). The text itself is never quoted.
+    /// - Parameters:
+    ///   - text: The base64 text.
+    ///   - source: Names where the text came from, for the error message (for example
+    ///     `"The environment variable PLUGBOARD_MASTER_KEY"`). The text itself is never quoted.
     /// - Throws: ``KeyProviderError`` with code ``KeyProviderError/Code/malformed``.
     public init(base64Encoded text: String, source: String = "The master key") throws(KeyProviderError) {
         var bytes = Array(text.utf8)

@@ -7,11 +7,11 @@ import Synchronization
 /// The engine holds the master key in memory and keeps everything else in the vault: the key check value, every
 /// plug-in's data keys wrapped by the master key, and the sealed values. Each public method is one vault
 /// transaction, and each transaction first checks the board's key check value against the master key, so a wrong
-/// master key is refused (``PlugboardPluginAPI/SecureStorageError/Code/wrongMasterKey``) before anything is read
+/// master key is refused (`SecureStorageError.Code.wrongMasterKey`) before anything is read
 /// or written.
 ///
 /// A plug-in never talks to the engine: the host hands it ``storage(forPlugin:)``, a
-/// ``PlugboardPluginAPI/SecureStorage`` bound to the plug-in's namespace. The admin operations (rotation,
+/// `SecureStorage` bound to the plug-in's namespace. The admin operations (rotation,
 /// re-encryption, shredding) are for the host and the `plugboard` CLI.
 ///
 /// ```swift
@@ -98,7 +98,7 @@ public final class SecretsEngine: Sendable, CustomStringConvertible, CustomRefle
 
     /// Opens the secure storage of a board whose storage was initialised with `masterKey`.
     ///
-    /// - Throws: ``PlugboardPluginAPI/SecureStorageError`` with code `wrongMasterKey` if the board belongs to
+    /// - Throws: `SecureStorageError` with code `wrongMasterKey` if the board belongs to
     ///   another master key, `notInitialized` if the board has no key check value, `unavailable` if the vault
     ///   failed.
     /// - Precondition: `configuration.dataKeyRotationThreshold` is between 1 and
@@ -131,7 +131,7 @@ public final class SecretsEngine: Sendable, CustomStringConvertible, CustomRefle
     ///
     /// Called by `plugboard init`. Calling it again with the same key just opens the storage.
     ///
-    /// - Throws: ``PlugboardPluginAPI/SecureStorageError`` with code `wrongMasterKey` if the board was
+    /// - Throws: `SecureStorageError` with code `wrongMasterKey` if the board was
     ///   initialised with another key; `integrityFailure` if the board has data keys but no key check value
     ///   (a damaged or partly restored board), which is never overwritten; `unavailable` if the vault failed.
     public static func initialize(
@@ -164,15 +164,15 @@ public final class SecretsEngine: Sendable, CustomStringConvertible, CustomRefle
 
     /// Checks that the engine's master key is the board's.
     ///
-    /// - Throws: ``PlugboardPluginAPI/SecureStorageError`` with code `wrongMasterKey` or `notInitialized`.
+    /// - Throws: `SecureStorageError` with code `wrongMasterKey` or `notInitialized`.
     public func verifyMasterKey() throws(SecureStorageError) {
         try reading { _, _ in }
     }
 
-    /// Returns the secure storage of one plug-in: a ``PlugboardPluginAPI/SecureStorage`` bound to `pluginID`,
+    /// Returns the secure storage of one plug-in: a `SecureStorage` bound to `pluginID`,
     /// to hand to that plug-in.
     ///
-    /// - Throws: ``PlugboardPluginAPI/SecureStorageError`` with code `invalidNamespace`.
+    /// - Throws: `SecureStorageError` with code `invalidNamespace`.
     public func storage(forPlugin pluginID: String) throws(SecureStorageError) -> EnvelopeSecureStorage {
         EnvelopeSecureStorage(engine: self, pluginID: try SecureStorageLimits.validatedNamespace(pluginID))
     }
@@ -182,7 +182,7 @@ public final class SecretsEngine: Sendable, CustomStringConvertible, CustomRefle
     /// Seals `value` and stores it under `key` for `pluginID`, rotating the plug-in's data key first if it
     /// reached the rotation threshold.
     ///
-    /// - Throws: ``PlugboardPluginAPI/SecureStorageError``; nothing was changed.
+    /// - Throws: `SecureStorageError`; nothing was changed.
     public func setValue(_ value: Data, forKey key: String, pluginID: String) throws(SecureStorageError) {
         let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
         let key = try SecureStorageLimits.validatedKeyName(key)
@@ -195,7 +195,7 @@ public final class SecretsEngine: Sendable, CustomStringConvertible, CustomRefle
 
     /// Opens and returns the value stored under `key` for `pluginID`, or `nil` if there is none.
     ///
-    /// - Throws: ``PlugboardPluginAPI/SecureStorageError`` with code `integrityFailure` if the value or its data
+    /// - Throws: `SecureStorageError` with code `integrityFailure` if the value or its data
     ///   key was altered or moved, `keysShredded` if its data key was shredded; never returns wrong data.
     public func value(forKey key: String, pluginID: String) throws(SecureStorageError) -> Data? {
         let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
@@ -253,7 +253,7 @@ public final class SecretsEngine: Sendable, CustomStringConvertible, CustomRefle
     /// key provider will find it before the next start (see ``KeyFileProvider/replace(at:with:)`` for a safe
     /// order).
     ///
-    /// - Throws: ``PlugboardPluginAPI/SecureStorageError`` (`integrityFailure` if a wrapped key does not open);
+    /// - Throws: `SecureStorageError` (`integrityFailure` if a wrapped key does not open);
     ///   nothing was changed.
     @discardableResult
     public func rotateMasterKey(to newKey: MasterKey) throws(SecureStorageError) -> Int {
@@ -285,7 +285,7 @@ public final class SecretsEngine: Sendable, CustomStringConvertible, CustomRefle
     /// sealed) and new values are sealed with the new one. With `reencrypt`, the plug-in's values are also moved
     /// to the new key in the same transaction (see ``reencryptValues(pluginID:)``).
     ///
-    /// - Throws: ``PlugboardPluginAPI/SecureStorageError``; nothing was changed.
+    /// - Throws: `SecureStorageError`; nothing was changed.
     @discardableResult
     public func rotateDataKey(pluginID: String, reencrypt: Bool = false) throws(SecureStorageError)
         -> DataKeyRotation
@@ -309,7 +309,7 @@ public final class SecretsEngine: Sendable, CustomStringConvertible, CustomRefle
     /// the active key, in one transaction. Afterwards the retired keys open nothing (unless values sealed with a
     /// shredded key remain; they are listed in ``Reencryption/unreadableKeys``).
     ///
-    /// - Throws: ``PlugboardPluginAPI/SecureStorageError`` with code `integrityFailure` if a value does not open;
+    /// - Throws: `SecureStorageError` with code `integrityFailure` if a value does not open;
     ///   nothing was changed.
     @discardableResult
     public func reencryptValues(pluginID: String) throws(SecureStorageError) -> Reencryption {
@@ -321,7 +321,7 @@ public final class SecretsEngine: Sendable, CustomStringConvertible, CustomRefle
 
     /// Destroys every data key of `pluginID`: the wrapped keys are erased and the keys marked shredded. The
     /// plug-in's values stay in the vault but can no longer be opened; reading one throws
-    /// ``PlugboardPluginAPI/SecureStorageError/Code/keysShredded``. A later write starts a new data key version.
+    /// `SecureStorageError.Code.keysShredded`. A later write starts a new data key version.
     ///
     /// Copies of the wrapped keys may survive in database free pages, the WAL or backups, and would still open
     /// under the current master key. For shredding that also covers those, the board should run with
@@ -538,7 +538,7 @@ public final class SecretsEngine: Sendable, CustomStringConvertible, CustomRefle
     }
 }
 
-/// The ``PlugboardPluginAPI/SecureStorage`` of one plug-in, backed by a ``SecretsEngine``.
+/// The `SecureStorage` of one plug-in, backed by a ``SecretsEngine``.
 ///
 /// The namespace is bound when the host creates it with ``SecretsEngine/storage(forPlugin:)``; the plug-in has no
 /// way to name another. Each call is one short synchronous transaction on the board.

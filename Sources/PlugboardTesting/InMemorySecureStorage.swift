@@ -2,9 +2,9 @@ import Foundation
 import PlugboardPluginAPI
 import Synchronization
 
-/// An in-memory ``PlugboardPluginAPI/SecureStorage`` for plug-in authors' tests.
+/// An in-memory `SecureStorage` for plug-in authors' tests.
 ///
-/// It applies the same key-name and value rules as the board (``PlugboardPluginAPI/SecureStorageLimits``),
+/// It applies the same key-name and value rules as the board (`SecureStorageLimits`),
 /// including NFC normalisation, and lists keys in the same order, so a plug-in tested against it behaves the same
 /// against a real host. Nothing is encrypted: it is a fake, not a secure store.
 ///

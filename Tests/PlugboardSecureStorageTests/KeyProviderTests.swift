@@ -172,15 +172,18 @@ struct KeyProviderTests {
         #expect(unset?.code == .notFound)
     }
 
+    /// Reads the real process environment without changing it (`setenv` would race with other tests' `getenv`).
     @Test func theEnvironmentProviderReadsTheProcessEnvironment() throws {
-        let name = "PLUGBOARD_TEST_KEY_\(UUID().uuidString.replacingOccurrences(of: "-", with: "_"))"
-        let provider = EnvironmentKeyProvider(variableName: name)
-        #expect(!provider.isSet)
-        let key = MasterKey.generate()
-        setenv(name, key.withUnsafeBytes { Data($0).base64EncodedString() }, 1)
-        defer { unsetenv(name) }
-        #expect(try provider.loadMasterKey() == key)
-        #expect(!provider.description.contains(key.withUnsafeBytes { Data($0).base64EncodedString() }))
+        let unset = EnvironmentKeyProvider(variableName: "PLUGBOARD_TEST_UNSET_\(UUID().uuidString.prefix(8))")
+        #expect(!unset.isSet)
+        #expect(keyProviderError { _ = try unset.loadMasterKey() }?.code == .notFound)
+        // PATH is set, and is not a key: refused, and its value is not echoed.
+        let path = try #require(ProcessInfo.processInfo.environment["PATH"])
+        let notAKey = EnvironmentKeyProvider(variableName: "PATH")
+        #expect(notAKey.isSet)
+        let error = keyProviderError { _ = try notAKey.loadMasterKey() }
+        #expect(error?.code == .malformed)
+        #expect(error?.message.contains(path) == false)
     }
 
     // MARK: Default and static
