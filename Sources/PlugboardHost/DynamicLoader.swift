@@ -20,8 +20,8 @@ struct DynamicLoader: Sendable {
     /// Is `PlugboardPluginAPI` a shared library in this process? If the host linked a static copy, a dynamic
     /// plug-in's types can never match the host's: casts fail. Returns the image path that provides it.
     static func interfaceImage() -> (shared: Bool, path: String) {
-        let anchor: @convention(c) () -> Void = plugboardPluginAPIAnchor
-        let address = UInt(bitPattern: unsafeBitCast(anchor, to: UnsafeRawPointer.self))
+        // The class metadata of PluginRegistration lives in the image that defines the class.
+        let address = UInt(bitPattern: unsafeBitCast(PluginRegistration.self as AnyClass, to: UnsafeRawPointer.self))
         let path = imagePath(containing: address) ?? "unknown"
         return (path.contains("libPlugboardPluginAPI"), path)
     }

@@ -66,7 +66,3 @@ public final class PluginRegistration: Sendable {
     }
 }
 
-/// An exported C symbol inside this module, so that a host can ask the dynamic linker which image provides
-/// `PlugboardPluginAPI` (the shared library, or a static copy inside the executable).
-@_cdecl("plugboard_plugin_api_anchor")
-public func plugboardPluginAPIAnchor() {}

@@ -19,7 +19,9 @@ struct AuditCLITests {
         let lines = try sandbox.ok("audit", "--json").stdout.split(separator: "\n")
         let rows = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         let actions = rows.compactMap { $0["action"] as? String }
-        #expect(actions == ["board.init", "board.migrate", "plugin.register", "plugin.register", "environment.create", "plugin.enable", "plugin.kill", "owner.add"])
+        let migrations = Self.migrationCount(sandbox)
+        #expect(actions == ["board.init"] + Array(repeating: "board.migrate", count: migrations)
+            + ["plugin.register", "plugin.register", "environment.create", "plugin.enable", "plugin.kill", "owner.add"])
         let kill = try #require(rows.first { $0["action"] as? String == "plugin.kill" })
         #expect(kill["reason"] as? String == "INC-7 crash loop")
         #expect(kill["target_id"] as? String == "com.example.mail")
@@ -31,7 +33,7 @@ struct AuditCLITests {
 
         #expect(try sandbox.ok("audit", "--target", "com.example.mail", "--json").stdout.split(separator: "\n").count == 2)  // its register and its kill
         #expect(try sandbox.ok("audit", "--limit", "2", "--json").stdout.split(separator: "\n").count == 2)
-        #expect(try sandbox.ok("audit", "--since", "1h", "--json").stdout.split(separator: "\n").count == 8)
+        #expect(try sandbox.ok("audit", "--since", "1h", "--json").stdout.split(separator: "\n").count == rows.count)
         #expect(try sandbox.ok("audit", "--since", "2999-01-01").stdout.contains("No audit rows match"))
         let table = try sandbox.ok("audit").stdout
         #expect(table.hasPrefix("SEQ") && table.contains("plugin.kill"))
@@ -42,13 +44,23 @@ struct AuditCLITests {
         #expect(who?["target"] as String? == "kill_switch:com.example.mail")
     }
 
+    /// How many migrations a new board applied (each writes one `board.migrate` row).
+    static func migrationCount(_ sandbox: Sandbox) -> Int {
+        let status = try? sandbox.ok("migrate", "--status", "--json").json() as? [String: Any]
+        return (status?["applied"] as? [Any])?.count ?? 0
+    }
+
+    /// The sequence number of the last audit row of the busy board.
+    static func lastSeq(_ sandbox: Sandbox) -> Int { 1 + migrationCount(sandbox) + 6 }
+
     @Test func verifyPassesOnAnUntouchedLog() throws {
         let sandbox = try Self.busyBoard()
+        let last = Self.lastSeq(sandbox)
         let result = try sandbox.ok("audit", "verify")
-        #expect(result.stdout.contains("intact: 8 rows"))
+        #expect(result.stdout.contains("intact: \(last) rows"))
         let checkpoint = try sandbox.ok("audit", "checkpoint").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(checkpoint.hasPrefix("8:"))
-        #expect(try sandbox.ok("audit", "verify", "--checkpoint", checkpoint).stdout.contains("checkpoint 8 matches"))
+        #expect(checkpoint.hasPrefix("\(last):"))
+        #expect(try sandbox.ok("audit", "verify", "--checkpoint", checkpoint).stdout.contains("checkpoint \(last) matches"))
     }
 
     @Test func theTriggersRefuseUpdateAndDelete() throws {
@@ -68,28 +80,28 @@ struct AuditCLITests {
 
     static let tamperings: [Tampering] = [
         Tampering(name: "edit a reason", sql: """
-            DROP TRIGGER audit_log_no_update; UPDATE audit_log SET reason = 'routine maintenance' WHERE seq = 7;
-            """, expected: "audit row 7 was edited"),
+            DROP TRIGGER audit_log_no_update; UPDATE audit_log SET reason = 'routine maintenance' WHERE seq = @kill;
+            """, expected: "audit row @kill was edited"),
         Tampering(name: "edit the actor and restore the trigger", sql: """
-            DROP TRIGGER audit_log_no_update; UPDATE audit_log SET actor = 'someone-else' WHERE seq = 3;
+            DROP TRIGGER audit_log_no_update; UPDATE audit_log SET actor = 'someone-else' WHERE seq = @reg;
             CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
-            """, expected: "audit row 3 was edited"),
+            """, expected: "audit row @reg was edited"),
         Tampering(name: "delete a row in the middle", sql: """
-            DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq = 5;
+            DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq = @env;
             CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
-            """, expected: "audit row 5 is missing"),
+            """, expected: "audit row @env is missing"),
         Tampering(name: "delete the first row", sql: """
             DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq = 1;
             CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
             """, expected: "audit row 1 is missing"),
         Tampering(name: "insert a forged row at the end", sql: """
             INSERT INTO audit_log (seq, at, actor, action, outcome, target_type, prev_hash, hash)
-            SELECT 9, '2026-01-01T00:00:00.000Z', 'mallory', 'plugin.enable', 'ok', 'plugin', hash, printf('%064d', 1) FROM audit_log WHERE seq = 8;
-            """, expected: "audit row 9 was edited"),
+            SELECT @next, '2026-01-01T00:00:00.000Z', 'mallory', 'plugin.enable', 'ok', 'plugin', hash, printf('%064d', 1) FROM audit_log WHERE seq = @last;
+            """, expected: "audit row @next was edited"),
         Tampering(name: "swap two rows", sql: """
             DROP TRIGGER audit_log_no_update;
-            UPDATE audit_log SET seq = -6 WHERE seq = 6; UPDATE audit_log SET seq = 6 WHERE seq = 7; UPDATE audit_log SET seq = 7 WHERE seq = -6;
-            """, expected: "audit row 6"),
+            UPDATE audit_log SET seq = -1 WHERE seq = @enable; UPDATE audit_log SET seq = @enable WHERE seq = @kill; UPDATE audit_log SET seq = @kill WHERE seq = -1;
+            """, expected: "audit row @enable "),
         Tampering(name: "drop the triggers only", sql: "DROP TRIGGER audit_log_no_update; DROP TRIGGER audit_log_no_delete;",
                   expected: "trigger audit_log_no_update on audit_log was dropped"),
     ]
@@ -97,10 +109,17 @@ struct AuditCLITests {
     @Test(arguments: tamperings)
     func tamperingWithSQLiteIsDetected(_ tampering: Tampering) throws {
         let sandbox = try Self.busyBoard()
-        try sandbox.database().writeWithoutTransaction { db in try db.execute(sql: tampering.sql) }
+        let last = Self.lastSeq(sandbox)
+        // Rows of the busy board, counted from its end: … register, register, environment.create, enable, kill, owner.add.
+        func fill(_ text: String) -> String {
+            text.replacingOccurrences(of: "@next", with: "\(last + 1)").replacingOccurrences(of: "@last", with: "\(last)")
+                .replacingOccurrences(of: "@kill", with: "\(last - 1)").replacingOccurrences(of: "@enable", with: "\(last - 2)")
+                .replacingOccurrences(of: "@env", with: "\(last - 3)").replacingOccurrences(of: "@reg", with: "\(last - 5)")
+        }
+        try sandbox.database().writeWithoutTransaction { db in try db.execute(sql: fill(tampering.sql)) }
         let result = try sandbox.run(["audit", "verify"])
         #expect(result.status == 1, "\(result)")
-        #expect(result.stderr.contains(tampering.expected), "\(result.stderr)")
+        #expect(result.stderr.contains(fill(tampering.expected)), "\(result.stderr)")
         #expect(result.stderr.hasPrefix("error: audit log verification failed"))
     }
 
@@ -109,7 +128,7 @@ struct AuditCLITests {
         let checkpoint = try sandbox.ok("audit", "checkpoint").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         try sandbox.database().writeWithoutTransaction { db in
             try db.execute(sql: """
-                DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq >= 7;
+                DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq >= \(Self.lastSeq(sandbox) - 1);
                 CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
                 """)
         }
@@ -118,18 +137,18 @@ struct AuditCLITests {
         // ...with it, the truncation is named.
         let result = try sandbox.run(["audit", "verify", "--checkpoint", checkpoint])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("audit row 8 of the checkpoint is gone: the log was truncated"))
+        #expect(result.stderr.contains("audit row \(Self.lastSeq(sandbox)) of the checkpoint is gone: the log was truncated"))
     }
 
     @Test func verifyJSONNamesTheFirstBadRow() throws {
         let sandbox = try Self.busyBoard()
         try sandbox.database().writeWithoutTransaction { db in
-            try db.execute(sql: "DROP TRIGGER audit_log_no_update; UPDATE audit_log SET after_json = '{}' WHERE seq = 4")
+            try db.execute(sql: "DROP TRIGGER audit_log_no_update; UPDATE audit_log SET after_json = '{}' WHERE seq = 2")
         }
         let result = try sandbox.run(["audit", "verify", "--json"])
         #expect(result.status == 1)
         let json = try #require(try result.json() as? [String: Any])
-        #expect(json["first_bad_seq"] as? Int == 4)
+        #expect(json["first_bad_seq"] as? Int == 2)
         #expect(json["ok"] as? Bool == false)
     }
 }
