@@ -137,7 +137,12 @@ public actor PluginHost {
             await deactivate(plugin, reason: SkipReason(.disabled, "the host is stopping"), reportState: .deactivated)
         }
         writeReportIfChanged()
-        subscribers.withLock { $0.values.forEach { $0.finish() } }
+        // Finish outside the lock: finishing runs onTermination, which takes the lock too.
+        let continuations = subscribers.withLock { subscribers in
+            defer { subscribers.removeAll() }
+            return Array(subscribers.values)
+        }
+        continuations.forEach { $0.finish() }
     }
 
     /// Checks `PRAGMA data_version` once and applies changes if the board changed.
@@ -332,8 +337,9 @@ public actor PluginHost {
         do {
             let identity = configuration.identity
             try board.writeLoadReport(hostID: identity.hostID, environment: identity.environment, hostVersion: identity.hostVersion, entries: report)
+            // No need to refresh lastDataVersion: a connection's own commits do not change its data_version,
+            // and re-reading it here could swallow a change another process committed meanwhile.
             lastReport = report
-            lastDataVersion = try? board.dataVersion()
         } catch {
             // Said once: a read-only host keeps working without reports.
             reportsDisabled = true

@@ -1,0 +1,234 @@
+import Foundation
+import PlugboardHost
+import PlugboardPluginAPI
+import PlugboardStore
+import PlugboardTesting
+import PlugboardVersioning
+import Synchronization
+import Testing
+
+/// A feature the test host looks plug-ins up by.
+protocol Greeting: Sendable {
+    func greet(_ name: String) -> String
+}
+
+/// A compiled-in test plug-in that records its lifecycle and can be told to fail.
+final class TestPlugin: Plugin, Greeting {
+    enum Failure: Error, CustomStringConvertible {
+        case boom
+        var description: String { "boom: configuration missing" }
+    }
+
+    let id: String
+    let failOnActivate: Bool
+    let log: Mutex<[String]>
+
+    init(id: String, failOnActivate: Bool = false) {
+        self.id = id
+        self.failOnActivate = failOnActivate
+        log = Mutex([])
+    }
+
+    func activate(context: PluginContext) async throws {
+        if failOnActivate { throw Failure.boom }
+        log.withLock { $0.append("activate \(context.pluginID)@\(context.version)") }
+    }
+
+    func deactivate() async { log.withLock { $0.append("deactivate") } }
+
+    func greet(_ name: String) -> String { "\(id) greets \(name)" }
+}
+
+@Suite("host runtime", .serialized)
+struct HostRuntimeTests {
+    func host(_ t: TestBoard, environment: String = "default", readOnly: Bool = false) throws -> PluginHost {
+        try PluginHost(configuration: HostConfiguration(
+            boardPath: t.board.path, identity: HostIdentity(hostID: "test-host", environment: environment, hostVersion: "2.1.0"),
+            readOnly: readOnly, pollInterval: .milliseconds(20)))
+    }
+
+    @Test func loadsOnlyEligibleCompiledInPluginsInDependencyOrder() async throws {
+        let t = try TestBoard()
+        try t.register("com.example.base", "1.0.0")
+            .register("com.example.app", "1.0.0", "\"dependencies\":{\"com.example.base\":\"^1.0.0\"}")
+            .register("com.example.off", "1.0.0", enable: false)
+        let host = try host(t)
+        for id in ["com.example.base", "com.example.app", "com.example.off", "com.example.unregistered"] {
+            host.register(id, version: "1.0.0") { _ in TestPlugin(id: id) }
+        }
+        let report = await host.start()
+        #expect(host.activePlugins.map(\.pluginID) == ["com.example.base", "com.example.app"])
+        #expect(host.features((any Greeting).self).map { $0.greet("ann") } == ["com.example.base greets ann", "com.example.app greets ann"])
+        let byID = Dictionary(uniqueKeysWithValues: report.map { ($0.pluginID, $0) })
+        #expect(byID["com.example.off"]?.reasonCode == "disabled")
+        #expect(byID["com.example.unregistered"]?.reason?.contains("not registered on the board") == true)
+        // The load report reaches the board for `plugboard plugin status`.
+        let stored = try t.board.loadStatus()
+        #expect(stored.first { $0.pluginID == "com.example.app" }?.state == .loaded)
+        #expect(stored.first { $0.pluginID == "com.example.off" }?.reasonCode == "disabled")
+        await host.stop()
+    }
+
+    @Test func aPluginThatThrowsIsFailedWhileItsSiblingsLoad() async throws {
+        let t = try TestBoard()
+        try t.register("com.example.good", "1.0.0")
+            .register("com.example.bad", "1.0.0")
+            .register("com.example.needsbad", "1.0.0", "\"dependencies\":{\"com.example.bad\":\"*\"}")
+            .register("com.example.throwsinfactory", "1.0.0")
+        let host = try host(t)
+        host.register("com.example.good", version: "1.0.0") { _ in TestPlugin(id: "good") }
+        host.register("com.example.bad", version: "1.0.0") { _ in TestPlugin(id: "bad", failOnActivate: true) }
+        host.register("com.example.needsbad", version: "1.0.0") { _ in TestPlugin(id: "needsbad") }
+        host.register("com.example.throwsinfactory", version: "1.0.0") { _ in throw TestPlugin.Failure.boom }
+        let report = Dictionary(uniqueKeysWithValues: await host.start().map { ($0.pluginID, $0) })
+        #expect(host.activePlugins.map(\.pluginID) == ["com.example.good"])
+        #expect(report["com.example.bad"]?.state == .failed)
+        #expect(report["com.example.bad"]?.reason?.contains("boom: configuration missing") == true)
+        #expect(report["com.example.throwsinfactory"]?.state == .failed)
+        #expect(report["com.example.needsbad"]?.reasonCode == "dependency_not_loaded")
+        await host.stop()
+    }
+
+    @Test func aKillSwitchThrownWhileTheHostRunsDeactivatesThePluginAndItsDependants() async throws {
+        let t = try TestBoard()
+        try t.register("com.example.base", "1.0.0")
+            .register("com.example.app", "1.0.0", "\"dependencies\":{\"com.example.base\":\"*\"}")
+            .register("com.example.other", "1.0.0")
+        let host = try host(t)
+        let base = TestPlugin(id: "base"), app = TestPlugin(id: "app")
+        host.register("com.example.base", version: "1.0.0") { _ in base }
+        host.register("com.example.app", version: "1.0.0") { _ in app }
+        host.register("com.example.other", version: "1.0.0") { _ in TestPlugin(id: "other") }
+        let events = host.events()
+        await host.start()
+        #expect(host.activePlugins.count == 3)
+
+        // An operator throws the kill switch from another connection (as the CLI would).
+        let operatorBoard = try Board.open(at: t.board.path)
+        _ = try operatorBoard.kill(.plugin("com.example.base"), reason: "INC-77", actor: TestBoard.admin)
+        let deactivated = await Self.collect(events, until: { $0.count == 2 }) { event -> String? in
+            if case .deactivated(let id, _, _) = event { return id }
+            return nil
+        }
+        // Dependants go first; both are gone from every lookup.
+        #expect(deactivated == ["com.example.app", "com.example.base"])
+        #expect(host.activePlugins.map(\.pluginID) == ["com.example.other"])
+        #expect(host.plugin("com.example.base") == nil)
+        #expect(base.log.withLock { $0.last } == "deactivate")
+        #expect(host.status.first { $0.pluginID == "com.example.base" }?.state == .deactivated)
+
+        // Reviving loads them again without a restart.
+        let events2 = host.events()
+        _ = try operatorBoard.revive(.plugin("com.example.base"), reason: "fixed", actor: TestBoard.admin)
+        _ = await Self.collect(events2, until: { $0.count == 2 }) { event -> String? in
+            if case .loaded(let id, _) = event { return id }
+            return nil
+        }
+        #expect(Set(host.activePlugins.map(\.pluginID)) == ["com.example.base", "com.example.app", "com.example.other"])
+        await host.stop()
+    }
+
+    @Test func enablingWhileTheHostRunsLoadsThePlugin() async throws {
+        let t = try TestBoard()
+        try t.register("com.example.late", "1.0.0", enable: false)
+        let host = try host(t)
+        host.register("com.example.late", version: "1.0.0") { _ in TestPlugin(id: "late") }
+        let events = host.events()
+        await host.start()
+        #expect(host.activePlugins.isEmpty)
+        _ = try Board.open(at: t.board.path).setEnabled("com.example.late", true, environment: "default", actor: TestBoard.admin)
+        _ = await Self.collect(events, until: { !$0.isEmpty }) { event -> String? in
+            if case .loaded(let id, _) = event { return id }
+            return nil
+        }
+        #expect(host.activePlugins.map(\.pluginID) == ["com.example.late"])
+        _ = try Board.open(at: t.board.path).setEnabled("com.example.late", false, environment: "default", actor: TestBoard.admin)
+        _ = await Self.collect(events, until: { !$0.isEmpty }) { event -> String? in
+            if case .deactivated(let id, _, _) = event { return id }
+            return nil
+        }
+        #expect(host.activePlugins.isEmpty)
+        await host.stop()
+    }
+
+    @Test func aCompiledInVersionOtherThanTheBoardsIsReportedNotLoaded() async throws {
+        let t = try TestBoard()
+        try t.register("com.example.cal", "1.0.0").register("com.example.cal", "1.1.0")
+        let host = try host(t)
+        host.register("com.example.cal", version: "1.0.0") { _ in TestPlugin(id: "cal") }
+        let report = await host.start()
+        #expect(host.activePlugins.isEmpty)
+        #expect(report.first?.reasonCode == "no_implementation")
+        _ = try Board.open(at: t.board.path).pin("com.example.cal", version: SemanticVersion("1.0.0"), environment: "default", actor: TestBoard.admin)
+        await host.pollOnce()
+        #expect(host.activePlugins.map(\.version) == ["1.0.0"])
+        await host.stop()
+    }
+
+    @Test func aReadOnlyHostWorksAndSaysOnceThatItCannotReport() async throws {
+        let t = try TestBoard()
+        try t.register("com.example.ro", "1.0.0")
+        let host = try host(t, readOnly: true)
+        host.register("com.example.ro", version: "1.0.0") { _ in TestPlugin(id: "ro") }
+        let events = host.events()
+        await host.start()
+        #expect(host.activePlugins.map(\.pluginID) == ["com.example.ro"])
+        let warnings = await Self.collect(events, until: { !$0.isEmpty }) { event -> String? in
+            if case .warning(let message) = event { return message }
+            return nil
+        }
+        #expect(warnings.first?.contains("cannot write load reports") == true)
+        #expect(try t.board.loadStatus().isEmpty)
+        await host.stop()
+    }
+
+    @Test func theSecureStorageOfAPluginIsBoundToItAndNeedsTheCapability() async throws {
+        let t = try TestBoard()
+        try t.register("com.example.vault", "1.0.0", "\"capabilities\":[\"secure-storage\"]").register("com.example.nocap", "1.0.0")
+        let stores = Mutex<[String: InMemorySecureStorage]>([:])
+        let host = try PluginHost(configuration: HostConfiguration(
+            boardPath: t.board.path, identity: HostIdentity(hostID: "h", environment: "default", hostVersion: "2.1.0"),
+            secureStorage: { id in stores.withLock { stores in
+                if let existing = stores[id] { return existing }
+                let fresh = InMemorySecureStorage()
+                stores[id] = fresh
+                return fresh
+            } }))
+        let contexts = Mutex<[String: PluginContext]>([:])
+        for id in ["com.example.vault", "com.example.nocap"] {
+            host.register(id, version: "1.0.0") { context in
+                contexts.withLock { $0[id] = context }
+                return TestPlugin(id: id)
+            }
+        }
+        await host.start()
+        let vault = try #require(contexts.withLock { $0["com.example.vault"] })
+        try await vault.secureStorage.set(Data("s3cret".utf8), forKey: "token")
+        #expect(stores.withLock { Array($0.keys) } == ["com.example.vault"])
+        let nocap = try #require(contexts.withLock { $0["com.example.nocap"] })
+        await #expect(throws: SecureStorageError.self) { try await nocap.secureStorage.keys() }
+        await host.stop()
+    }
+
+    /// Collects mapped events until `done` says enough, or 5 s pass (so a failure cannot hang the suite).
+    static func collect<T: Sendable>(_ events: AsyncStream<HostEvent>, until done: @escaping @Sendable ([T]) -> Bool,
+                                     _ map: @escaping @Sendable (HostEvent) -> T?) async -> [T] {
+        await withTaskGroup(of: [T]?.self) { group in
+            group.addTask {
+                var collected: [T] = []
+                for await event in events {
+                    if let value = map(event) { collected.append(value) }
+                    if done(collected) { return collected }
+                }
+                return collected
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(5))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? []
+        }
+    }
+}
