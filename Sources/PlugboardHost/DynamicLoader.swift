@@ -17,32 +17,27 @@ struct DynamicLoader: Sendable {
     /// A folder only this process's user can read, for verified copies.
     let cacheFolder: String
 
-    /// Is `PlugboardPluginAPI` a shared library in this process? If the host linked a static copy, a dynamic
-    /// plug-in's types can never match the host's: casts fail. Returns the image path that provides it.
-    static func interfaceImage() -> (shared: Bool, path: String) {
-        // The class metadata of PluginRegistration lives in the image that defines the class.
-        let address = UInt(bitPattern: unsafeBitCast(PluginRegistration.self as AnyClass, to: UnsafeRawPointer.self))
-        let path = imagePath(containing: address) ?? "unknown"
-        return (path.contains("libPlugboardPluginAPI"), path)
-    }
+    /// Whether this process linked `PlugboardPluginAPI` as a shared library, decided once, before any plug-in
+    /// is loaded (a plug-in would load the library itself). A host that links a static copy (by depending on the
+    /// PlugboardHost product alone) can never share types with a dynamic plug-in: every cast would fail.
+    ///
+    /// Checked by image name rather than by the address of a symbol: linkers copy-relocate class metadata into
+    /// executables, so an address can point into the executable even when the library is shared.
+    static let interfaceIsShared: Bool = loadedImages().contains { $0.hasSuffix("/libPlugboardPluginAPI.so") || $0.hasSuffix("/libPlugboardPluginAPI.dylib") }
 
-    /// The file of the loaded image that contains `address`.
-    private static func imagePath(containing address: UInt) -> String? {
+    /// The files of the images loaded in this process.
+    static func loadedImages() -> [String] {
         #if canImport(Darwin)
-        var info = Dl_info()
-        guard dladdr(UnsafeRawPointer(bitPattern: address), &info) != 0, let name = info.dli_fname else { return nil }
-        return String(cString: name)
+        return (0..<_dyld_image_count()).compactMap { _dyld_get_image_name($0).map { String(cString: $0) } }
         #else
-        // Glibc's dladdr is not visible to Swift; the kernel's map of this process says the same.
-        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
-        for line in maps.split(separator: "\n") {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 6 else { continue }
-            let bounds = fields[0].split(separator: "-")
-            guard bounds.count == 2, let start = UInt(bounds[0], radix: 16), let end = UInt(bounds[1], radix: 16) else { continue }
-            if address >= start && address < end { return fields[5...].joined(separator: " ") }
+        // Read to the end: /proc files report a size of 0, so size-based reads stop after the first chunk.
+        guard let file = FileHandle(forReadingAtPath: "/proc/self/maps") else { return [] }
+        defer { try? file.close() }
+        let maps = String(decoding: file.readDataToEndOfFile(), as: UTF8.self)
+        // "start-end perms offset dev inode   /path": only the path contains a slash.
+        return maps.split(separator: "\n").compactMap { line in
+            line.firstIndex(of: "/").map { String(line[$0...]) }
         }
-        return nil
         #endif
     }
 
@@ -54,9 +49,8 @@ struct DynamicLoader: Sendable {
 
     /// Loads the plug-in library at `path` whose content must hash to `expectedSHA256`.
     func load(pluginID: String, version: String, path: String, expectedSHA256: String, entry: String) -> Result<PluginRegistration, SkipReason> {
-        let interface = Self.interfaceImage()
-        guard interface.shared else {
-            return .failure(SkipReason(.loadFailed, "this host links PlugboardPluginAPI statically (\(interface.path)), so dynamic plug-ins cannot share its types; add the PlugboardPluginAPI library product to the host app's dependencies"))
+        guard Self.interfaceIsShared else {
+            return .failure(SkipReason(.loadFailed, "this host links PlugboardPluginAPI statically, so dynamic plug-ins cannot share its types; add the PlugboardPluginAPI library product to the host app's dependencies"))
         }
         guard let bytes = FileManager.default.contents(atPath: path) else {
             return .failure(SkipReason(.loadFailed, "the artifact of \(pluginID)@\(version) is missing from the artifact store (\(path))"))

@@ -72,6 +72,7 @@ public actor PluginHost {
         self.configuration = configuration
         self.board = try Board.open(at: configuration.boardPath, readOnly: configuration.readOnly)
         self.loader = DynamicLoader(cacheFolder: configuration.dynamicLibraryCache)
+        _ = DynamicLoader.interfaceIsShared  // decided now, before any plug-in library is loaded
     }
 
     // MARK: Registration and lookup (callable from any thread)

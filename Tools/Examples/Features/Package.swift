@@ -1,0 +1,11 @@
+// swift-tools-version:6.1
+// The feature protocols the example host defines and plug-ins implement. A package of its own so that its
+// dynamic library product is linked dynamically by both the host and the plug-in .so (one copy of each type).
+import PackageDescription
+
+let package = Package(
+    name: "ExampleFeatures",
+    platforms: [.macOS(.v15)],
+    products: [.library(name: "ExampleFeatures", type: .dynamic, targets: ["ExampleFeatures"])],
+    targets: [.target(name: "ExampleFeatures", swiftSettings: [.enableUpcomingFeature("ExistentialAny")])]
+)

@@ -1,0 +1,64 @@
+// swift-tools-version:6.1
+// Example host and plug-ins for Plugboard, and the tests that load a plug-in from a shared library.
+//
+// A package of its own (see the root README): a dynamic library product is linked dynamically only by targets
+// of *another* package, and a host that loads Swift plug-ins must share one copy of PlugboardPluginAPI with them.
+import PackageDescription
+
+let settings: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+let package = Package(
+    name: "PlugboardExamples",
+    platforms: [.macOS(.v15)],
+    products: [
+        // Built as libGreeterPlugin.so and registered on the board with --artifact.
+        .library(name: "GreeterPlugin", type: .dynamic, targets: ["GreeterPlugin"]),
+        .executable(name: "example-host", targets: ["ExampleHost"]),
+    ],
+    dependencies: [
+        .package(name: "Plugboard", path: "../.."),
+        .package(name: "ExampleFeatures", path: "Features"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        .target(
+            name: "GreeterPlugin",
+            dependencies: [
+                .product(name: "PlugboardPluginAPI", package: "Plugboard"),
+                .product(name: "ExampleFeatures", package: "ExampleFeatures"),
+            ],
+            swiftSettings: settings
+        ),
+        .target(
+            name: "NotesPlugin",
+            dependencies: [
+                .product(name: "PlugboardPluginAPI", package: "Plugboard"),
+                .product(name: "ExampleFeatures", package: "ExampleFeatures"),
+            ],
+            swiftSettings: settings
+        ),
+        .executableTarget(
+            name: "ExampleHost",
+            dependencies: [
+                "NotesPlugin",
+                .product(name: "PlugboardHost", package: "Plugboard"),
+                .product(name: "PlugboardPluginAPI", package: "Plugboard"),
+                .product(name: "ExampleFeatures", package: "ExampleFeatures"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: settings
+        ),
+        .testTarget(
+            name: "ExampleHostTests",
+            dependencies: [
+                "NotesPlugin",
+                .product(name: "PlugboardHost", package: "Plugboard"),
+                .product(name: "PlugboardPluginAPI", package: "Plugboard"),
+                .product(name: "PlugboardStore", package: "Plugboard"),
+                .product(name: "PlugboardTesting", package: "Plugboard"),
+                .product(name: "ExampleFeatures", package: "ExampleFeatures"),
+            ],
+            swiftSettings: settings
+        ),
+    ]
+)

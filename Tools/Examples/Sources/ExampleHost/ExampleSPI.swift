@@ -1,0 +1,19 @@
+import Foundation
+import PlugboardHost
+import PlugboardPluginAPI
+
+/// The SPI implementations this example host injects.
+enum ExampleSPI {
+    /// Secure storage for one plug-in.
+    static func secureStorage(boardPath: String) -> @Sendable (String) throws -> any SecureStorage {
+        { pluginID in UnavailableSecureStorage(pluginID: pluginID, why: "board-backed secure storage is not wired into the example host yet") }
+    }
+
+    /// Feature flags for gates and plug-ins.
+    static func flags(boardPath: String) -> any HostFlagProvider { NoFlags() }
+
+    /// The time of day, for event lines.
+    static func clock() -> String {
+        Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true).time(includingFractionalSeconds: true))
+    }
+}

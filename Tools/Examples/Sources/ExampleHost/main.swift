@@ -1,0 +1,100 @@
+// example-host: a host app that embeds Plugboard. It loads only the plug-ins the board allows, uses their
+// features, and, with --watch, keeps running and reacts to board changes (kill switches, enable, disable).
+//
+// Usage: example-host --db BOARD [--env NAME] [--host-id ID] [--host-version V] [--watch SECONDS]
+
+import ExampleFeatures
+import Foundation
+import Logging
+import NotesPlugin
+import PlugboardHost
+import PlugboardPluginAPI
+
+func option(_ name: String) -> String? {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+func describe(_ entry: some Any) -> String { "\(entry)" }
+
+let boardPath = option("--db") ?? ProcessInfo.processInfo.environment["PLUGBOARD_DB"] ?? "plugboard.sqlite"
+let identity = HostIdentity(hostID: option("--host-id") ?? "example-host", environment: option("--env") ?? "default",
+                            hostVersion: option("--host-version") ?? "2.3.0", properties: ["region": "eu-west"])
+let watchSeconds = option("--watch").flatMap(Double.init)
+
+LoggingSystem.bootstrap { label in
+    var handler = StreamLogHandler.standardError(label: label)
+    handler.logLevel = .warning
+    return handler
+}
+
+let services = ServiceRegistry()
+services.register((any GreetingStyle).self, FixedGreetingStyle("Hello"))
+
+let host: PluginHost
+do {
+    host = try PluginHost(configuration: HostConfiguration(
+        boardPath: boardPath, identity: identity,
+        secureStorage: ExampleSPI.secureStorage(boardPath: boardPath),
+        flags: ExampleSPI.flags(boardPath: boardPath),
+        configuration: { id in PluginConfiguration(json: Data(id == NotesPlugin.id ? #"{"maxNotes": 50}"#.utf8 : "{}".utf8)) },
+        services: services))
+} catch {
+    FileHandle.standardError.write(Data("example-host: \(error)\n".utf8))
+    exit(1)
+}
+host.register(NotesPlugin.id, version: NotesPlugin.version) { NotesPlugin(context: $0) }
+
+print("example-host \(identity.hostID) (host API \(identity.hostVersion), environment \(identity.environment))")
+let report = await host.start()
+for entry in report {
+    let version = entry.version.map { "@\($0)" } ?? ""
+    switch entry.state {
+    case .loaded:
+        let origin = host.activePlugins.first { $0.pluginID == entry.pluginID }.map { plugin -> String in
+            if case .dynamicLibrary(let sha) = plugin.origin { return "from its library, SHA-256 \(sha.prefix(12))… verified" }
+            return "compiled in"
+        } ?? ""
+        print("  loaded   \(entry.pluginID)\(version)  (\(origin))")
+    default:
+        print("  \(entry.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(entry.pluginID)\(version)  — \(entry.reason ?? "")")
+    }
+}
+
+for notes in host.features((any NoteTaking).self) {
+    do {
+        try await notes.save(title: "launch", body: "secret launch code 4711")
+        print("notes: saved a note through secure storage and read back: \(try await notes.note(titled: "launch") ?? "nothing")")
+    } catch {
+        print("notes: \(error)")
+    }
+}
+for greeter in host.features((any Greeting).self) {
+    do { print("greeter: \(try await greeter.greet("newcomer"))") } catch { print("greeter: \(error)") }
+}
+
+if let watchSeconds {
+    print("watching the board for \(Int(watchSeconds)) s (polling every 100 ms)…")
+    let events = host.events()
+    let watcher = Task {
+        for await event in events {
+            switch event {
+            case .deactivated(let id, let version, let reason):
+                print("  [\(ExampleSPI.clock())] deactivated \(id)@\(version): \(reason.message); lookups no longer return it")
+            case .loaded(let id, let version):
+                print("  [\(ExampleSPI.clock())] loaded \(id)@\(version)")
+            case .skipped(let id, _, let reason):
+                print("  [\(ExampleSPI.clock())] skipped \(id): \(reason.message)")
+            case .failed(let id, _, let reason):
+                print("  [\(ExampleSPI.clock())] failed \(id): \(reason.message)")
+            case .boardChanged, .warning:
+                break
+            }
+        }
+    }
+    try? await Task.sleep(for: .seconds(watchSeconds))
+    watcher.cancel()
+    print("active plug-ins now: \(host.activePlugins.map(\.pluginID).joined(separator: ", "))")
+}
+await host.stop()

@@ -1,0 +1,150 @@
+import ExampleFeatures
+import Foundation
+import NotesPlugin
+import PlugboardHost
+import PlugboardPluginAPI
+import PlugboardStore
+import PlugboardTesting
+import Synchronization
+import Testing
+
+/// Flags from a ``FakeFlags``, for hosts under test.
+struct FakeFlagProvider: HostFlagProvider {
+    let flags: FakeFlags
+    func refresh() {}
+    func evaluator(for host: HostIdentity) -> any FlagEvaluating { flags }
+}
+
+/// A board in a scratch folder with the example manifests registered through the store API.
+final class ExampleBoard: Sendable {
+    let folder: URL
+    let board: Board
+    static let admin = try! Actor(osUser: "admin")
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The plug-in library built by this package (`swift build` builds it next to the test bundle).
+    static let greeterLibrary: String = {
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<3 {
+            let candidate = folder.appendingPathComponent("libGreeterPlugin.so").path
+            if FileManager.default.fileExists(atPath: candidate) { return candidate }
+            folder = folder.deletingLastPathComponent()
+        }
+        return "libGreeterPlugin.so (not built: run swift build in Tools/Examples first)"
+    }()
+
+    init(greeterArtifact: Bool = true) throws {
+        folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("plugboard-examples-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        board = try Board.create(at: folder.appendingPathComponent("board.sqlite").path, actor: Self.admin)
+        for (name, artifact) in [("greeter", greeterArtifact ? Self.greeterLibrary : nil), ("notes", nil)] {
+            let manifest = try PluginManifest.parse(Data(contentsOf: Self.examples.appendingPathComponent("manifests/\(name).json")))
+            _ = try board.register(manifest, artifactPath: artifact, actor: Self.admin)
+            _ = try board.setEnabled(manifest.id, true, environment: "default", actor: Self.admin)
+        }
+    }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
+
+    func host(id: String = "host-a", gate: Bool = true, style: String = "Hello",
+              storage: @escaping @Sendable (String) -> any SecureStorage = { _ in InMemorySecureStorage() }) throws -> PluginHost {
+        let services = ServiceRegistry()
+        services.register((any GreetingStyle).self, FixedGreetingStyle(style))
+        let host = try PluginHost(configuration: HostConfiguration(
+            boardPath: board.path, identity: HostIdentity(hostID: id, environment: "default", hostVersion: "2.3.0"),
+            pollInterval: .milliseconds(20), secureStorage: storage,
+            flags: FakeFlagProvider(flags: FakeFlags(["plugin.greeter.rollout": gate])), services: services,
+            dynamicLibraryCache: folder.path))
+        host.register(NotesPlugin.id, version: NotesPlugin.version) { NotesPlugin(context: $0) }
+        return host
+    }
+}
+
+@Suite("dynamic plug-ins", .serialized)
+struct DynamicPluginTests {
+    @Test func theGreeterLibraryIsBuilt() {
+        #expect(FileManager.default.fileExists(atPath: ExampleBoard.greeterLibrary), "\(ExampleBoard.greeterLibrary)")
+    }
+
+    @Test func aDynamicPluginLoadsAfterItsDigestIsChecked() async throws {
+        let example = try ExampleBoard()
+        let host = try example.host()
+        let report = Dictionary(uniqueKeysWithValues: await host.start().map { ($0.pluginID, $0) })
+        #expect(report["com.example.greeter"]?.state == .loaded, "\(report["com.example.greeter"]?.reason ?? "")")
+        #expect(report["com.example.notes"]?.state == .loaded)
+        let greeter = try #require(host.activePlugins.first { $0.pluginID == "com.example.greeter" })
+        guard case .dynamicLibrary(let sha) = greeter.origin else {
+            Issue.record("the greeter should come from its library")
+            return
+        }
+        #expect(sha.count == 64)
+        // Casts across the library boundary work: one shared copy of the interface types.
+        let greetings = host.features((any Greeting).self)
+        #expect(greetings.count == 1)
+        #expect(try await greetings.first?.greet("Ann") == "Hello, Ann! (greeting #1 from com.example.greeter@1.0.0)")
+        let notes = try #require(host.features((any NoteTaking).self).first)
+        try await notes.save(title: "todo", body: "ship it")
+        #expect(try await notes.note(titled: "todo") == "ship it")
+        await host.stop()
+    }
+
+    @Test func anArtifactChangedAfterRegistrationIsRefusedNotLoaded() async throws {
+        let example = try ExampleBoard()
+        let sha = try #require(try example.board.pluginDetail("com.example.greeter").versions.first?.artifactSHA256)
+        let stored = ArtifactStore(root: example.board.artifactsPath).path(forSHA256: sha)
+        let handle = try #require(FileHandle(forWritingAtPath: stored))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("tampered".utf8))
+        try handle.close()
+        let host = try example.host()
+        let report = Dictionary(uniqueKeysWithValues: await host.start().map { ($0.pluginID, $0) })
+        #expect(report["com.example.greeter"]?.reasonCode == "digest_mismatch", "\(report)")
+        #expect(report["com.example.greeter"]?.reason?.contains("changed after registration") == true)
+        #expect(host.features((any Greeting).self).isEmpty)
+        #expect(report["com.example.notes"]?.state == .loaded)
+        await host.stop()
+    }
+
+    @Test func theGateFlagKeepsAPluginOffForThisHost() async throws {
+        let example = try ExampleBoard()
+        let host = try example.host(gate: false)
+        let report = Dictionary(uniqueKeysWithValues: await host.start().map { ($0.pluginID, $0) })
+        #expect(report["com.example.greeter"]?.reasonCode == "gate_off")
+        await host.stop()
+    }
+
+    @Test func theSamePluginBinaryRunsInTwoHostsWithDifferentSPIs() async throws {
+        let example = try ExampleBoard()
+        let storeA = InMemorySecureStorage(), storeB = InMemorySecureStorage()
+        let hostA = try example.host(id: "host-a", style: "Hello", storage: { _ in storeA })
+        let hostB = try example.host(id: "host-b", style: "Bonjour", storage: { _ in storeB })
+        await hostA.start()
+        await hostB.start()
+        let a = try #require(hostA.features((any Greeting).self).first)
+        let b = try #require(hostB.features((any Greeting).self).first)
+        #expect(try await a.greet("Ann") == "Hello, Ann! (greeting #1 from com.example.greeter@1.0.0)")
+        #expect(try await a.greet("Ann").hasSuffix("#2 from com.example.greeter@1.0.0)"))
+        // Host B's storage and style are its own.
+        #expect(try await b.greet("Ann") == "Bonjour, Ann! (greeting #1 from com.example.greeter@1.0.0)")
+        #expect(storeA.storedValues.keys.contains("greetings") && storeB.storedValues.keys.contains("greetings"))
+        // Both hosts reported to the board.
+        #expect(Set(try example.board.loadStatus(pluginID: "com.example.greeter").map(\.hostID)) == ["host-a", "host-b"])
+        await hostA.stop()
+        await hostB.stop()
+    }
+
+    @Test func aKillSwitchDetachesTheDynamicPluginWhileTheHostRuns() async throws {
+        let example = try ExampleBoard()
+        let host = try example.host()
+        await host.start()
+        #expect(host.features((any Greeting).self).count == 1)
+        _ = try Board.open(at: example.board.path).kill(.plugin("com.example.greeter"), reason: "INC-5", actor: ExampleBoard.admin)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !host.features((any Greeting).self).isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(host.features((any Greeting).self).isEmpty)
+        #expect(host.status.first { $0.pluginID == "com.example.greeter" }?.state == .deactivated)
+        await host.stop()
+    }
+}
