@@ -83,6 +83,7 @@ public struct FlagSnapshot: Sendable {
     /// Compiles `features`.
     ///
     /// - Parameters:
+    ///   - features: The decoded feature set.
     ///   - mode: ``ValidationMode/strict`` (default) refuses a set with any validation error;
     ///     ``ValidationMode/lenient`` evaluates whatever Unleash's engine would.
     ///   - environment: hostname, clock and randomness.
@@ -401,14 +402,24 @@ struct Evaluator {
             return haystack.suffix(pattern.count).elementsEqual(pattern)
         case .contains:
             if pattern.isEmpty { return true }
-            let h = Array(haystack)
-            let p = Array(pattern)
-            guard h.count >= p.count else { return false }
-            for start in 0...(h.count - p.count) where h[start] == p[0] {
-                if h[start..<(start + p.count)].elementsEqual(p) { return true }
+            if let found = haystack.withContiguousStorageIfAvailable({ h in
+                pattern.withContiguousStorageIfAvailable { p in Self.containsBytes(h, p) }
+            }), let found {
+                return found
             }
-            return false
+            return Self.containsBytes(Array(haystack), Array(pattern))
         }
+    }
+
+    private static func containsBytes(_ h: some RandomAccessCollection<UInt8>, _ p: some RandomAccessCollection<UInt8>) -> Bool {
+        guard h.count >= p.count, let first = p.first else { return p.isEmpty }
+        var start = h.startIndex
+        let last = h.index(h.endIndex, offsetBy: -p.count)
+        while start <= last {
+            if h[start] == first, h[start..<h.index(start, offsetBy: p.count)].elementsEqual(p) { return true }
+            start = h.index(after: start)
+        }
+        return false
     }
 
     // MARK: Variants

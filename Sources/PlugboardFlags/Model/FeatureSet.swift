@@ -7,7 +7,7 @@ import Foundation
 /// key that was absent stays absent on export. Keys the model does not know (`createdAt`, `sortOrder`, …)
 /// are dropped.
 ///
-/// Decode with ``decode(from:)`` (which names the flag in its errors), check with ``validate()``, and build
+/// Decode with `FeatureSet.decode(from:)` (which names the flag in its errors), check with ``validate()``, and build
 /// a ``FlagSnapshot`` to evaluate.
 public struct FeatureSet: Sendable, Hashable, Codable {
     /// The client-API format version (Unleash sends `1` or `2`).

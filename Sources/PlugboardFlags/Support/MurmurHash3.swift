@@ -1,6 +1,6 @@
 /// MurmurHash3, x86 32-bit variant — the hash every Unleash SDK buckets users with.
 ///
-/// Strings are hashed as their UTF-8 bytes. ``hash(_:seed:)`` hashes one string; ``normalizedValue``
+/// Strings are hashed as their UTF-8 bytes. ``hash(_:seed:)`` hashes one string; ``normalizedValue(groupId:identifier:modulus:seed:)``
 /// computes Unleash's bucket `murmur3("group:identifier", seed) % modulus + 1` without building the joined string.
 public enum MurmurHash3 {
     /// Unleash's seed for variant bucketing.

@@ -40,11 +40,12 @@ enum UnleashNumber {
             negative = first == 0x2D
             utf8 = utf8.dropFirst()
         }
-        let lowered = String(decoding: utf8, as: UTF8.self).lowercased()
-        switch lowered {
-        case "inf", "infinity": return negative ? -.infinity : .infinity
-        case "nan": return .nan
-        default: break
+        if let first = utf8.first, first | 0x20 == 0x69 || first | 0x20 == 0x6E {  // 'i' or 'n', any case
+            switch String(decoding: utf8, as: UTF8.self).lowercased() {
+            case "inf", "infinity": return negative ? -.infinity : .infinity
+            case "nan": return .nan
+            default: return nil
+            }
         }
         var mantissaDigits = 0
         var index = utf8.startIndex
