@@ -133,6 +133,7 @@ struct UnleashRegex: @unchecked Sendable {
             index += 1
             if peek() == "^" { text += "^"; index += 1 }
             var first = true
+            var previousWasClassEscape = false
             while true {
                 guard let c = peek() else { throw fail("an unclosed character class") }
                 if c == "]" && !first { index += 1; break }
@@ -147,19 +148,36 @@ struct UnleashRegex: @unchecked Sendable {
                     if cursor + 1 < chars.count, chars[cursor + 1] == "]", let ranges = posixClasses[name] {
                         text += negated ? "[^\(ranges)]" : ranges
                         index = cursor + 2
+                        previousWasClassEscape = true
                         continue
                     }
-                    throw fail("'[:\(name):]' is not a known POSIX class")
+                    // Not a POSIX class name: RE2 reads it as a nested class of the literal characters.
                 }
                 if c == "[" {
                     text += try characterClass()
+                    previousWasClassEscape = true
                     continue
+                }
+                if c == "-", !first, let next = peek(1), next != "]" {
+                    // A range: RE2 refuses class escapes such as \d as either end.
+                    if previousWasClassEscape { throw fail("a character class range cannot start with a class") }
+                    if next == "\\", let kind = peek(2), "dDwWsSpP".unicodeScalars.contains(kind) {
+                        throw fail("a character class range cannot end with a class")
+                    }
                 }
                 if c == "\\" {
+                    let kind = peek(1)
                     text += try escape(inClass: true)
+                    previousWasClassEscape = kind.map { "dDwWsSpP".unicodeScalars.contains($0) } ?? false
                     continue
                 }
+                previousWasClassEscape = false
                 if c == "~" && peek(1) == "~" { throw fail("'~~' class operations are not supported here") }
+                if c == ":" {
+                    text += "\\:"  // ICU would read "[:" as the start of a property name.
+                    index += 1
+                    continue
+                }
                 text.unicodeScalars.append(c)
                 index += 1
             }
@@ -189,14 +207,19 @@ struct UnleashRegex: @unchecked Sendable {
                         index += 1
                         output += "(?:"
                         multiline.append(multiline.last ?? false)
-                    case "<":
-                        if peek(1) == "=" || peek(1) == "!" { throw fail("look-behind is not supported") }
-                        output += "(?"
-                        multiline.append(multiline.last ?? false)
-                    case "P":
-                        guard peek(1) == "<" else { throw fail("an invalid group") }
+                    case "<", "P":
+                        if kind == "<", peek(1) == "=" || peek(1) == "!" { throw fail("look-behind is not supported") }
+                        if kind == "P" {
+                            guard peek(1) == "<" else { throw fail("an invalid group") }
+                            index += 1
+                        }
+                        // The group name, copied verbatim: (?P<name> and (?<name> both become (?<name>.
+                        var name = ""
                         index += 1
-                        output += "(?"
+                        while let n = peek(), n != ">" { name.unicodeScalars.append(n); index += 1 }
+                        guard peek() == ">", !name.isEmpty else { throw fail("an invalid group name") }
+                        index += 1
+                        output += "(?<\(name)>"
                         multiline.append(multiline.last ?? false)
                     default:
                         // Flags: (?flags) or (?flags:…)
@@ -268,7 +291,13 @@ struct UnleashRegex: @unchecked Sendable {
                 }
                 lastWasQuantifier = true
             default:
-                output.unicodeScalars.append(c)
+                if c.properties.changesWhenCaseFolded || c.properties.changesWhenCaseMapped {
+                    // ICU folds literal strings with full case folding under (?i) ("ß" matches "SS"); RE2 uses
+                    // simple folding, which is what ICU applies to sets — so a cased letter becomes a one-letter set.
+                    output += "[\(String(c))]"
+                } else {
+                    output.unicodeScalars.append(c)
+                }
                 index += 1
                 lastWasQuantifier = false
             }
