@@ -107,7 +107,7 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
-        .testTarget(name: "PlugboardFlagsTests", dependencies: ["PlugboardFlags"]),
+        .testTarget(name: "PlugboardFlagsTests", dependencies: ["PlugboardFlags"], exclude: ["Fixtures"]),
         .testTarget(
             name: "PlugboardStoreTests",
             dependencies: ["PlugboardStore", .product(name: "GRDB", package: "GRDB.swift")]

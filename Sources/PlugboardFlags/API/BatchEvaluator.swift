@@ -1,0 +1,176 @@
+import Foundation
+
+/// A JSONL input line that could not be evaluated; names the (1-based) line number.
+public struct BatchInputError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The 1-based line number in the input.
+    public let lineNumber: Int
+    /// What is wrong with the line.
+    public let message: String
+
+    /// Creates an error.
+    public init(lineNumber: Int, message: String) {
+        self.lineNumber = lineNumber
+        self.message = message
+    }
+
+    /// `line 3: <message>`.
+    public var description: String { "line \(lineNumber): \(message)" }
+}
+
+/// Why a batch evaluation failed: the features file, or an input line.
+public enum BatchEvaluationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The features JSON could not be decoded or was refused by validation.
+    case features(FlagSetError)
+    /// An input line is malformed.
+    case input(BatchInputError)
+
+    /// The underlying message.
+    public var description: String {
+        switch self {
+        case .features(let error): "features: \(error)"
+        case .input(let error): error.description
+        }
+    }
+}
+
+/// Evaluates JSONL requests against a snapshot, for `plugboard flag evaluate --features FILE --contexts FILE.jsonl`.
+///
+/// Each input line is `{"toggle": "NAME", "context": {…}}` (`context` may be omitted); each output line is, with
+/// exactly this key order and no spaces,
+/// `{"toggle":"NAME","enabled":true,"variant":{"name":"…","enabled":true,"feature_enabled":true,"payload":{"type":"…","value":"…"}}}`
+/// — `payload` is left out when the variant has none. The variant object is what the Unleash client
+/// specification's `variantTests` expect. Strings are escaped like Python's `json.dumps(ensure_ascii=False)`,
+/// so the output is byte-comparable with `Tools/Conformance/yggdrasil_eval.py`.
+public struct BatchEvaluator: Sendable {
+    /// The snapshot requests are evaluated against.
+    public let snapshot: FlagSnapshot
+
+    /// Creates an evaluator for a compiled snapshot.
+    public init(snapshot: FlagSnapshot) { self.snapshot = snapshot }
+
+    /// Decodes and compiles the features JSON.
+    ///
+    /// - Throws: ``FlagSetError`` when the JSON is malformed or (in strict mode) refused.
+    public init(features: Data, mode: ValidationMode = .strict, environment: EvaluationEnvironment = .init()) throws(FlagSetError) {
+        snapshot = try FlagSnapshot(json: features, mode: mode, environment: environment)
+    }
+
+    private struct Request: Decodable {
+        let toggle: String
+        let context: UnleashContext?
+    }
+
+    /// Evaluates one input line and returns its output line (without a trailing newline).
+    ///
+    /// - Throws: ``BatchInputError`` naming `lineNumber` when the line is not a JSON object with a string
+    ///   `toggle` and an optional object `context`.
+    public func evaluate(line: String, lineNumber: Int) throws(BatchInputError) -> String {
+        let data = Data(line.utf8)
+        guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
+            throw BatchInputError(lineNumber: lineNumber, message: "expected a JSON object like {\"toggle\": \"NAME\", \"context\": {…}}")
+        }
+        let request: Request
+        do {
+            request = try JSONDecoder().decode(Request.self, from: data)
+        } catch let error as DecodingError {
+            throw BatchInputError(lineNumber: lineNumber, message: Self.describe(error))
+        } catch {
+            throw BatchInputError(lineNumber: lineNumber, message: "\(error)")
+        }
+        let evaluation = snapshot.evaluate(request.toggle, context: request.context ?? UnleashContext(), wantVariant: true)
+        return Self.outputLine(toggle: request.toggle, enabled: evaluation.enabled, variant: evaluation.variant)
+    }
+
+    /// Evaluates every non-blank line, in order; blank lines produce no output but still count for line numbers.
+    ///
+    /// - Throws: ``BatchInputError`` for the first malformed line.
+    public func evaluate(lines: some Sequence<String>) throws(BatchInputError) -> [String] {
+        var output: [String] = []
+        for (offset, line) in lines.enumerated() where !line.allSatisfy(\.isWhitespace) {
+            output.append(try evaluate(line: line, lineNumber: offset + 1))
+        }
+        return output
+    }
+
+    /// Evaluates a whole JSONL text (lines separated by `\n`, `\r\n` accepted).
+    public func evaluate(jsonl: String) throws(BatchInputError) -> [String] {
+        try evaluate(lines: jsonl.split(separator: "\n", omittingEmptySubsequences: false).map {
+            $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
+        })
+    }
+
+    /// One-shot batch: compile `features`, evaluate every line of `contexts`.
+    public static func evaluate(features: Data, contexts: String, mode: ValidationMode = .strict,
+                                environment: EvaluationEnvironment = .init()) throws(BatchEvaluationError) -> [String] {
+        let evaluator: BatchEvaluator
+        do {
+            evaluator = try BatchEvaluator(features: features, mode: mode, environment: environment)
+        } catch {
+            throw .features(error)
+        }
+        do {
+            return try evaluator.evaluate(jsonl: contexts)
+        } catch {
+            throw .input(error)
+        }
+    }
+
+    /// The output line for one answer.
+    public static func outputLine(toggle: String, enabled: Bool, variant: Variant) -> String {
+        var out = "{\"toggle\":"
+        appendJSONString(toggle, to: &out)
+        out += ",\"enabled\":\(enabled),\"variant\":{\"name\":"
+        appendJSONString(variant.name, to: &out)
+        out += ",\"enabled\":\(variant.enabled),\"feature_enabled\":\(variant.featureEnabled)"
+        if let payload = variant.payload {
+            out += ",\"payload\":{\"type\":"
+            appendJSONString(payload.type, to: &out)
+            out += ",\"value\":"
+            appendJSONString(payload.value, to: &out)
+            out += "}"
+        }
+        out += "}}"
+        return out
+    }
+
+    /// Appends `text` as a JSON string, escaped exactly as Python's `json.dumps(..., ensure_ascii=False)`.
+    static func appendJSONString(_ text: String, to out: inout String) {
+        out.append("\"")
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out.append("\\\"")
+            case "\\": out.append("\\\\")
+            case "\n": out.append("\\n")
+            case "\r": out.append("\\r")
+            case "\t": out.append("\\t")
+            case "\u{08}": out.append("\\b")
+            case "\u{0C}": out.append("\\f")
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out.append("\\u" + String(repeating: "0", count: 4 - hex.count) + hex)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out.append("\"")
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+            return keys.isEmpty ? "" : " at '\(keys.joined(separator: "."))'"
+        }
+        switch error {
+        case .keyNotFound(let key, _):
+            return "missing required key '\(key.stringValue)'"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "wrong type\(path(context)): \(context.debugDescription)"
+        case .dataCorrupted(let context):
+            return "invalid JSON\(path(context)): \(context.debugDescription)"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import PlugboardVersioning
+
+/// A context field a constraint, stickiness or override reads.
+enum ContextField: Sendable, Hashable {
+    case userId, sessionId, environment, appName, remoteAddress, currentTime
+    case property(String)
+
+    /// The field as constraints and rollout stickiness name it.
+    init(constraintName name: String) {
+        switch name {
+        case "userId": self = .userId
+        case "sessionId": self = .sessionId
+        case "environment": self = .environment
+        case "appName": self = .appName
+        case "remoteAddress": self = .remoteAddress
+        case "currentTime": self = .currentTime
+        default: self = .property(name)
+        }
+    }
+
+    /// The field as variant stickiness names it (Unleash's engine reads `currentTime` stickiness from properties).
+    init(variantStickinessName name: String) {
+        self = name == "currentTime" ? .property(name) : ContextField(constraintName: name)
+    }
+}
+
+/// Strings compared byte for byte (UTF-8), as Unleash's engine compares them — Swift's `==` would also equate
+/// canonically equivalent strings (`é` and `e` + combining accent), which Unleash does not.
+struct ExactStringSet: Sendable {
+    private let members: [String: [String]]
+    let isEmpty: Bool
+
+    init(_ values: some Sequence<String>) {
+        var members: [String: [String]] = [:]
+        for value in values where !(members[value]?.contains { $0.utf8.elementsEqual(value.utf8) } ?? false) {
+            members[value, default: []].append(value)
+        }
+        self.members = members
+        isEmpty = members.isEmpty
+    }
+
+    func contains(_ value: String) -> Bool {
+        guard let candidates = members[value] else { return false }
+        return candidates.contains { $0.utf8.elementsEqual(value.utf8) }
+    }
+}
+
+enum OrdinalComparison: Sendable {
+    case equal, greater, greaterOrEqual, less, lessOrEqual
+
+    func holds<T: Comparable>(_ lhs: T, _ rhs: T) -> Bool {
+        switch self {
+        case .equal: lhs == rhs
+        case .greater: lhs > rhs
+        case .greaterOrEqual: lhs >= rhs
+        case .less: lhs < rhs
+        case .lessOrEqual: lhs <= rhs
+        }
+    }
+}
+
+enum StringMatch: Sendable { case contains, startsWith, endsWith }
+
+/// A constraint with its values parsed once.
+struct CompiledConstraint: Sendable {
+    enum Test: Sendable {
+        /// False before inversion (an invalid regular expression or version, as in Unleash).
+        case never
+        case inList(ExactStringSet)
+        case notInList(ExactStringSet)
+        case string(StringMatch, values: [String], caseInsensitive: Bool)
+        case number(OrdinalComparison, Double)
+        case date(OrdinalComparison, UnleashInstant)
+        case semver(OrdinalComparison, SemanticVersion)
+        case regex([UnleashRegex])
+        case cidr([IPNetwork])
+    }
+
+    let field: ContextField
+    let test: Test
+    let inverted: Bool
+}
+
+/// A strategy's own activation rule, before its constraints.
+enum StrategyRule: Sendable {
+    case always
+    case never
+    case userIds(ExactStringSet)
+    /// `percent` of users by the first present stickiness source; `groupId` `nil` means the evaluated flag's name.
+    case rollout(percent: UInt32, stickiness: [StickinessSource], groupId: String?)
+    case random(percent: UInt64)
+    case remoteAddress([IPNetwork])
+    case hostname(Set<String>)
+}
+
+enum StickinessSource: Sendable {
+    case field(ContextField)
+    case random
+}
+
+struct CompiledStrategy: Sendable {
+    let rule: StrategyRule
+    let constraints: [CompiledConstraint]
+    /// Non-empty strategy variants; `nil` falls back to the flag's variants.
+    let variants: CompiledVariants?
+    /// Whether the strategy has constraints or segments (for the OpenFeature reason).
+    let isTargeted: Bool
+}
+
+struct CompiledVariant: Sendable {
+    let name: String
+    let weight: UInt32
+    let payload: VariantPayload?
+    let overrides: [(ContextField, ExactStringSet)]
+}
+
+/// A weighted variant list with the stickiness and group used to bucket it.
+struct CompiledVariants: Sendable {
+    enum Stickiness: Sendable {
+        /// `userId`, else `sessionId`, else random.
+        case standard
+        case field(ContextField)
+    }
+
+    let variants: [CompiledVariant]
+    let totalWeight: UInt32
+    let stickiness: Stickiness
+    let groupId: String
+    /// How many variants have a positive weight (for the OpenFeature reason: more than one is a split).
+    let weightedCount: Int
+}
+
+struct CompiledDependency: Sendable {
+    /// Index of the parent flag in the snapshot; `nil` when the parent does not exist.
+    let parent: Int?
+    let expectEnabled: Bool
+    let variants: [String]?
+}
+
+struct CompiledFlag: Sendable {
+    let name: String
+    let enabled: Bool
+    /// Unleash's engine could not compile the flag (unknown operator, unparsable number or date, missing
+    /// segment, out-of-range percentage): it is off for everyone.
+    let broken: Bool
+    let strategies: [CompiledStrategy]
+    let variants: CompiledVariants?
+    let dependencies: [CompiledDependency]
+}

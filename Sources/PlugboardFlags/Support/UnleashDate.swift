@@ -1,0 +1,281 @@
+import Foundation
+
+/// An instant with nanosecond precision, as Unleash's engine compares dates (a leap second is second 59 plus a
+/// nanosecond count of one second or more, so it orders after 59.999…).
+struct UnleashInstant: Comparable, Hashable, Sendable {
+    var seconds: Int64
+    var nanoseconds: Int64
+
+    static func < (lhs: Self, rhs: Self) -> Bool {
+        lhs.seconds != rhs.seconds ? lhs.seconds < rhs.seconds : lhs.nanoseconds < rhs.nanoseconds
+    }
+
+    init(seconds: Int64, nanoseconds: Int64) {
+        self.seconds = seconds
+        self.nanoseconds = nanoseconds
+    }
+
+    /// The instant of a `Date`, to the whole second (as the engine formats "now").
+    init(wholeSecondsOf date: Date) {
+        seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+        nanoseconds = 0
+    }
+}
+
+/// Date parsing with the two grammars of Unleash's engine.
+///
+/// Constraint values must be exactly `YYYY-MM-DDTHH:MM:SS[.mmm](Z|±HH:MM)`. Context values (`currentTime`) are
+/// read with the relaxed RFC 3339 rules of Rust's chrono: `T`, `t` or a space between date and time, 1–2 digit
+/// fields, any number of fraction digits, `Z`, `UTC` or `±HH[:]MM` offsets, spaces between fields.
+enum UnleashDate {
+    /// Parses a constraint's date value; `nil` when the engine would refuse it.
+    static func parseConstraintValue(_ text: String) -> UnleashInstant? {
+        let bytes = Array(text.utf8)
+        var start = 0
+        var end = bytes.count
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        let token = Array(bytes[start..<end])
+        // YYYY-MM-DDTHH:MM:SS = 19 bytes, then optional .mmm, then Z or ±HH:MM.
+        func isDigit(_ i: Int) -> Bool { i < token.count && (0x30...0x39).contains(token[i]) }
+        func digits(_ positions: [Int]) -> Bool { positions.allSatisfy(isDigit) }
+        guard token.count >= 20, digits([0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]),
+              token[4] == 0x2D, token[7] == 0x2D, token[10] == 0x54, token[13] == 0x3A, token[16] == 0x3A
+        else { return nil }
+        var index = 19
+        if index < token.count, token[index] == 0x2E {
+            guard digits([index + 1, index + 2, index + 3]) else { return nil }
+            index += 4
+        }
+        if index < token.count, token[index] == 0x5A {
+            index += 1
+        } else if index < token.count, token[index] == 0x2B || token[index] == 0x2D {
+            guard index + 5 < token.count + 0, digits([index + 1, index + 2, index + 4, index + 5]), token[index + 3] == 0x3A
+            else { return nil }
+            index += 6
+        } else {
+            return nil
+        }
+        guard index == token.count else { return nil }
+        return parseContextValue(String(decoding: token, as: UTF8.self))
+    }
+
+    /// Parses a context date the way chrono's `DateTime<Utc>::from_str` does; `nil` when it would fail.
+    static func parseContextValue(_ text: String) -> UnleashInstant? {
+        var scanner = Scanner(Array(text.unicodeScalars))
+        // Date: year (4 digits, or any number with an explicit sign), '-', month, '-', day.
+        scanner.skipWhitespace()
+        let year: Int64
+        if scanner.consume("-") {
+            guard let value = scanner.number(maxDigits: 30) else { return nil }
+            year = -value
+        } else if scanner.consume("+") {
+            guard let value = scanner.number(maxDigits: 30) else { return nil }
+            year = value
+        } else {
+            guard let value = scanner.number(maxDigits: 4) else { return nil }
+            year = value
+        }
+        scanner.skipWhitespace()
+        guard scanner.consume("-") else { return nil }
+        scanner.skipWhitespace()
+        guard let month = scanner.number(maxDigits: 2) else { return nil }
+        scanner.skipWhitespace()
+        guard scanner.consume("-") else { return nil }
+        scanner.skipWhitespace()
+        guard let day = scanner.number(maxDigits: 2) else { return nil }
+        guard scanner.consume("T") || scanner.consume("t") || scanner.consume(" ") else { return nil }
+        // Time: hour ':' minute ':' second ['.' fraction].
+        scanner.skipWhitespace()
+        guard let hour = scanner.number(maxDigits: 2) else { return nil }
+        scanner.skipWhitespace()
+        guard scanner.consume(":") else { return nil }
+        scanner.skipWhitespace()
+        guard let minute = scanner.number(maxDigits: 2) else { return nil }
+        scanner.skipWhitespace()
+        guard scanner.consume(":") else { return nil }
+        scanner.skipWhitespace()
+        guard let second = scanner.number(maxDigits: 2) else { return nil }
+        var nanoseconds: Int64 = 0
+        if scanner.consume(".") {
+            guard let (value, count) = scanner.fraction() else { return nil }
+            nanoseconds = value
+            for _ in count..<9 { nanoseconds *= 10 }
+        }
+        scanner.skipWhitespace()
+        // Offset: 'UTC' (any case), 'Z'/'z', or sign HH [colons/spaces] MM.
+        let offsetSeconds: Int64
+        if scanner.consumeCaseInsensitive("UTC") {
+            offsetSeconds = 0
+        } else if scanner.consume("Z") || scanner.consume("z") {
+            offsetSeconds = 0
+        } else {
+            let negative: Bool
+            if scanner.consume("+") {
+                negative = false
+            } else if scanner.consume("-") || scanner.consume("\u{2212}") {
+                negative = true
+            } else {
+                return nil
+            }
+            guard let hours = scanner.twoDigits() else { return nil }
+            scanner.skip { $0 == ":" || $0.properties.isWhitespace }
+            guard let minutes = scanner.twoDigits(), minutes < 60 else { return nil }
+            let total = hours * 3600 + minutes * 60
+            offsetSeconds = negative ? -total : total
+        }
+        scanner.skipWhitespace()
+        guard scanner.atEnd else { return nil }
+        // Validation as chrono's `Parsed::to_datetime`.
+        guard abs(offsetSeconds) < 86_400, (1...12).contains(month), (0...23).contains(hour), (0...59).contains(minute),
+              (0...60).contains(second), year > -262_144, year < 262_144,
+              day >= 1, day <= daysInMonth(year: year, month: month)
+        else { return nil }
+        var wholeSecond = second
+        if second == 60 {
+            wholeSecond = 59
+            nanoseconds += 1_000_000_000
+        }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let local = days * 86_400 + hour * 3600 + minute * 60 + wholeSecond
+        return UnleashInstant(seconds: local - offsetSeconds, nanoseconds: nanoseconds)
+    }
+
+    /// Formats a date as `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC).
+    static func format(_ date: Date) -> String {
+        let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let milliseconds = ((totalMilliseconds % 1000) + 1000) % 1000
+        let totalSeconds = (totalMilliseconds - milliseconds) / 1000
+        let secondsOfDay = ((totalSeconds % 86_400) + 86_400) % 86_400
+        let days = (totalSeconds - secondsOfDay) / 86_400
+        let (year, month, day) = civilFromDays(days)
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondsOfDay / 3600, 2)):"
+            + "\(pad(secondsOfDay / 60 % 60, 2)):\(pad(secondsOfDay % 60, 2)).\(pad(milliseconds, 3))Z"
+    }
+
+    /// Formats an instant as `YYYY-MM-DDTHH:MM:SSZ`, the form the engine gives a missing `currentTime`.
+    static func formatWholeSeconds(_ date: Date) -> String {
+        let text = format(date)
+        return String(text.prefix(19)) + "Z"
+    }
+
+    private static func isLeapYear(_ year: Int64) -> Bool {
+        (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+    }
+
+    private static func daysInMonth(year: Int64, month: Int64) -> Int64 {
+        switch month {
+        case 2: isLeapYear(year) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civilFromDays(_ days: Int64) -> (Int64, Int64, Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    /// A tiny scanner over Unicode scalars.
+    private struct Scanner {
+        let scalars: [Unicode.Scalar]
+        var index = 0
+
+        init(_ scalars: [Unicode.Scalar]) { self.scalars = scalars }
+
+        var atEnd: Bool { index == scalars.count }
+
+        mutating func consume(_ scalar: Unicode.Scalar) -> Bool {
+            guard index < scalars.count, scalars[index] == scalar else { return false }
+            index += 1
+            return true
+        }
+
+        mutating func consumeCaseInsensitive(_ text: String) -> Bool {
+            let wanted = Array(text.unicodeScalars)
+            guard index + wanted.count <= scalars.count else { return false }
+            for (offset, scalar) in wanted.enumerated() {
+                let actual = scalars[index + offset]
+                guard actual.isASCII, Character(actual).uppercased() == Character(scalar).uppercased() else { return false }
+            }
+            index += wanted.count
+            return true
+        }
+
+        mutating func skipWhitespace() { skip { $0.properties.isWhitespace } }
+
+        mutating func skip(while predicate: (Unicode.Scalar) -> Bool) {
+            while index < scalars.count, predicate(scalars[index]) { index += 1 }
+        }
+
+        private func digit(at position: Int) -> Int64? {
+            guard position < scalars.count, let value = scalars[position].asciiDigitValue else { return nil }
+            return value
+        }
+
+        /// 1...maxDigits ASCII digits.
+        mutating func number(maxDigits: Int) -> Int64? {
+            var value: Int64 = 0
+            var count = 0
+            while count < maxDigits, let digit = digit(at: index) {
+                let (product, overflow1) = value.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = product.addingReportingOverflow(digit)
+                if overflow1 || overflow2 { return nil }
+                value = sum
+                index += 1
+                count += 1
+            }
+            return count > 0 ? value : nil
+        }
+
+        /// At least one digit; the first nine count, the rest are skipped. Returns the value and digits used.
+        mutating func fraction() -> (Int64, Int)? {
+            var value: Int64 = 0
+            var count = 0
+            while count < 9, let digit = digit(at: index) {
+                value = value * 10 + digit
+                index += 1
+                count += 1
+            }
+            guard count > 0 else { return nil }
+            while digit(at: index) != nil { index += 1 }
+            return (value, count)
+        }
+
+        /// Exactly two ASCII digits.
+        mutating func twoDigits() -> Int64? {
+            guard let tens = digit(at: index), let ones = digit(at: index + 1) else { return nil }
+            index += 2
+            return tens * 10 + ones
+        }
+    }
+}
+
+extension Unicode.Scalar {
+    /// The value of an ASCII digit, or `nil`.
+    var asciiDigitValue: Int64? {
+        (0x30...0x39).contains(value) ? Int64(value - 0x30) : nil
+    }
+}

@@ -1,0 +1,133 @@
+/// What a validation problem is about: a flag, or a segment (which flags use by id).
+public enum FlagValidationSubject: Sendable, Hashable, CustomStringConvertible {
+    /// A feature flag, by name.
+    case flag(String)
+    /// A segment, by id, with the names of the flags whose strategies use it.
+    case segment(id: Int, usedBy: [String])
+    /// The feature set as a whole.
+    case featureSet
+
+    /// `flag 'checkout'`, `segment 4 (used by flags 'a', 'b')` or `the feature set`.
+    public var description: String {
+        switch self {
+        case .flag(let name): return "flag '\(name)'"
+        case .segment(let id, let usedBy):
+            if usedBy.isEmpty { return "segment \(id)" }
+            let names = usedBy.map { "'\($0)'" }.joined(separator: ", ")
+            return "segment \(id) (used by flag\(usedBy.count == 1 ? "" : "s") \(names))"
+        case .featureSet: return "the feature set"
+        }
+    }
+
+    /// The flag name, when the subject is a flag.
+    public var flagName: String? {
+        if case .flag(let name) = self { return name }
+        return nil
+    }
+}
+
+/// A definition that Plugboard refuses: one sentence naming the flag (or segment), the field and the problem.
+///
+/// Example: `flag 'checkout' strategy 2 constraint 1 operator: 'REGEX_MATCHES' is not a known operator`.
+/// Fields are 1-based (`strategy 2` is the second strategy).
+public struct FlagValidationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The flag or segment the problem is in.
+    public let subject: FlagValidationSubject
+    /// The field inside it, for example `strategy 2 constraint 1 value`.
+    public let field: String
+    /// What is wrong, for example `'12,5' is not a number`.
+    public let message: String
+
+    /// Creates an error.
+    public init(subject: FlagValidationSubject, field: String, message: String) {
+        self.subject = subject
+        self.field = field
+        self.message = message
+    }
+
+    /// `<subject> <field>: <message>`.
+    public var description: String { field.isEmpty ? "\(subject): \(message)" : "\(subject) \(field): \(message)" }
+}
+
+/// A definition Plugboard accepts but that will not behave as its author probably meant (for example a
+/// dependency on a flag that does not exist, which keeps the child off, as in Unleash).
+public struct FlagValidationWarning: Sendable, Hashable, CustomStringConvertible {
+    /// The flag or segment the problem is in.
+    public let subject: FlagValidationSubject
+    /// The field inside it, for example `dependency 1`.
+    public let field: String
+    /// What will happen, for example `flag 'parent' does not exist, so this flag is always off`.
+    public let message: String
+
+    /// Creates a warning.
+    public init(subject: FlagValidationSubject, field: String, message: String) {
+        self.subject = subject
+        self.field = field
+        self.message = message
+    }
+
+    /// `<subject> <field>: <message>`.
+    public var description: String { field.isEmpty ? "\(subject): \(message)" : "\(subject) \(field): \(message)" }
+}
+
+/// The outcome of ``FeatureSet/validate()``: the errors that make a set unusable, and warnings.
+public struct FlagValidationReport: Sendable, Hashable {
+    /// Problems that make ``FlagSnapshot`` refuse the set in ``ValidationMode/strict`` mode.
+    public var errors: [FlagValidationError]
+    /// Accepted oddities, reported for the author.
+    public var warnings: [FlagValidationWarning]
+
+    /// Whether there are no errors.
+    public var isValid: Bool { errors.isEmpty }
+}
+
+/// A feature set refused by strict validation; lists every error found.
+public struct FlagValidationFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Every error, in definition order.
+    public let errors: [FlagValidationError]
+    /// The warnings found alongside.
+    public let warnings: [FlagValidationWarning]
+
+    /// One error per line.
+    public var description: String { errors.map(\.description).joined(separator: "\n") }
+}
+
+/// Any reason a features JSON could not be turned into a ``FlagSnapshot``.
+public enum FlagSetError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The JSON is malformed or a field has the wrong shape.
+    case decoding(FlagDecodingError)
+    /// The JSON decoded but strict validation refused it.
+    case validation(FlagValidationFailure)
+
+    /// The underlying message(s).
+    public var description: String {
+        switch self {
+        case .decoding(let error): error.description
+        case .validation(let failure): failure.description
+        }
+    }
+}
+
+/// How strictly a ``FlagSnapshot`` treats definitions Unleash would merely evaluate as "off".
+public enum ValidationMode: Sendable, Hashable {
+    /// Refuse the whole set when ``FeatureSet/validate()`` reports any error (the default for Plugboard's board).
+    case strict
+    /// Accept everything Unleash's engine accepts and evaluate it the way that engine does: an unknown
+    /// operator, an unparsable number or date, a missing segment switch the flag off; an invalid regular
+    /// expression, version or CIDR makes only its constraint false. Used for the Unleash conformance suite.
+    case lenient
+}
+
+extension FeatureSet {
+    /// Checks every flag, strategy, constraint, variant, segment and dependency.
+    ///
+    /// Errors: bad operators, invalid regular expressions, CIDRs, versions, numbers or dates in constraints,
+    /// rollout percentages outside 0–100, unknown segment ids, dependency cycles, duplicate names, variant
+    /// weights that are negative or sum to zero. Warnings: dependencies on missing flags or on flags that have
+    /// dependencies themselves (Unleash keeps such children off), unknown strategies (always off), payloads
+    /// that do not parse as their type.
+    public func validate() -> FlagValidationReport {
+        let compiled = FlagCompiler.compile(self)
+        return FlagValidationReport(errors: compiled.errors, warnings: compiled.warnings)
+    }
+}
