@@ -53,6 +53,7 @@ let package = Package(
             name: "PlugboardStore",
             dependencies: [
                 "PlugboardMigrations",
+                "PlugboardFlags",
                 "PlugboardVersioning",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -20,6 +20,8 @@ public enum FlagErrorCode: String, Sendable, Hashable, Codable {
     case typeMismatch = "TYPE_MISMATCH"
     case parseError = "PARSE_ERROR"
     case providerNotReady = "PROVIDER_NOT_READY"
+    case targetingKeyMissing = "TARGETING_KEY_MISSING"
+    case invalidContext = "INVALID_CONTEXT"
     case general = "GENERAL"
 }
 

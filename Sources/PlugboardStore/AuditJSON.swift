@@ -7,6 +7,9 @@ public indirect enum AuditJSON: Sendable, Hashable {
     case string(String)
     case array([AuditJSON])
     case object([String: AuditJSON])
+    /// JSON text that is already canonical (keys sorted, no insignificant space), inserted as is; used for
+    /// definitions the board stores as JSON, such as a flag's strategies.
+    case rawJSON(String)
 
     /// A string, or `null` when `value` is nil.
     public static func optional(_ value: String?) -> AuditJSON { value.map(AuditJSON.string) ?? .null }
@@ -21,6 +24,7 @@ public indirect enum AuditJSON: Sendable, Hashable {
     private func write(to out: inout String) {
         switch self {
         case .null: out += "null"
+        case .rawJSON(let text): out += text
         case .bool(let value): out += value ? "true" : "false"
         case .int(let value): out += String(value)
         case .string(let value): Self.writeString(value, to: &out)

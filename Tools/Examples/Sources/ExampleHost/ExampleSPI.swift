@@ -9,8 +9,10 @@ enum ExampleSPI {
         { pluginID in UnavailableSecureStorage(pluginID: pluginID, why: "board-backed secure storage is not wired into the example host yet") }
     }
 
-    /// Feature flags for gates and plug-ins.
-    static func flags(boardPath: String) -> any HostFlagProvider { NoFlags() }
+    /// Feature flags for gates and plug-ins: the board's flags for the host's environment.
+    static func flags(boardPath: String, environment: String) -> any HostFlagProvider {
+        (try? BoardFlagProvider(boardPath: boardPath, environment: environment)) ?? NoFlags()
+    }
 
     /// The time of day, for event lines.
     static func clock() -> String {

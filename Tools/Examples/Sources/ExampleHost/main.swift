@@ -37,7 +37,7 @@ do {
     host = try PluginHost(configuration: HostConfiguration(
         boardPath: boardPath, identity: identity,
         secureStorage: ExampleSPI.secureStorage(boardPath: boardPath),
-        flags: ExampleSPI.flags(boardPath: boardPath),
+        flags: ExampleSPI.flags(boardPath: boardPath, environment: identity.environment),
         configuration: { id in PluginConfiguration(json: Data(id == NotesPlugin.id ? #"{"maxNotes": 50}"#.utf8 : "{}".utf8)) },
         services: services))
 } catch {

@@ -1,0 +1,94 @@
+import Foundation
+import Logging
+import PlugboardFlags
+import PlugboardPluginAPI
+import PlugboardStore
+
+/// Flags from the board: an immutable compiled snapshot of the host's environment, rebuilt when the host
+/// notices a board change (``refresh()``). Evaluation never touches SQLite and never blocks on a rebuild.
+///
+/// The host's identity is the default evaluation context: its id is the `userId` (so a `flexibleRollout` with
+/// default stickiness rolls a gate out to a stable percentage of *hosts*) and the `hostId` property, its
+/// environment is `environment`, its properties are properties. A plug-in's per-call context overrides these
+/// (`userId`, `sessionId`, `remoteAddress`, `appName`, `environment`, `currentTime`; any other key is a property).
+public final class BoardFlagProvider: HostFlagProvider {
+    private let board: Board
+    private let environment: String
+    private let snapshots = FlagSnapshotProvider()
+    private let evaluationEnvironment: EvaluationEnvironment
+    private let logger: Logger
+
+    /// Opens the board read-only and compiles the environment's flags.
+    public init(boardPath: String, environment: String, hostname: String? = ProcessInfo.processInfo.hostName,
+                logger: Logger = Logger(label: "plugboard.flags")) throws(BoardError) {
+        board = try Board.open(at: boardPath, readOnly: true)
+        self.environment = environment
+        evaluationEnvironment = EvaluationEnvironment(hostname: hostname)
+        self.logger = logger
+        refresh()
+    }
+
+    /// The snapshot in use.
+    public var snapshot: FlagSnapshot { snapshots.currentSnapshot }
+
+    /// Re-reads and recompiles the environment's flags; on failure the previous snapshot stays in use.
+    public func refresh() {
+        do {
+            let set = try board.featureSet(environment: environment)
+            snapshots.replace(with: try FlagSnapshot(set, mode: .strict, environment: evaluationEnvironment))
+        } catch {
+            logger.warning("keeping the previous flags: cannot load the flags of \(environment) from the board: \(error)")
+        }
+    }
+
+    public func evaluator(for host: HostIdentity) -> any FlagEvaluating {
+        HostBoundFlags(resolver: snapshots, base: UnleashContext(
+            userId: host.hostID, environment: host.environment,
+            properties: host.properties.merging(["hostId": host.hostID]) { current, _ in current }))
+    }
+}
+
+/// Adapts the evaluator's OpenFeature-style results to the plug-in API's types, with the host's context.
+struct HostBoundFlags: FlagEvaluating {
+    let resolver: any FlagResolver
+    let base: UnleashContext
+
+    func context(_ overrides: [String: String]) -> UnleashContext {
+        var context = base
+        for (key, value) in overrides {
+            switch key {
+            case "userId": context.userId = value
+            case "sessionId": context.sessionId = value
+            case "remoteAddress": context.remoteAddress = value
+            case "appName": context.appName = value
+            case "environment": context.environment = value
+            case "currentTime": context.currentTime = value
+            default: context.properties[key] = value
+            }
+        }
+        return context
+    }
+
+    func bool(_ flag: String, default value: Bool, context: [String: String]) -> FlagResolution<Bool> {
+        Self.convert(resolver.bool(flag, default: value, context: self.context(context)))
+    }
+
+    func string(_ flag: String, default value: String, context: [String: String]) -> FlagResolution<String> {
+        Self.convert(resolver.string(flag, default: value, context: self.context(context)))
+    }
+
+    func int(_ flag: String, default value: Int, context: [String: String]) -> FlagResolution<Int> {
+        Self.convert(resolver.int(flag, default: value, context: self.context(context)))
+    }
+
+    func double(_ flag: String, default value: Double, context: [String: String]) -> FlagResolution<Double> {
+        Self.convert(resolver.double(flag, default: value, context: self.context(context)))
+    }
+
+    static func convert<T>(_ details: ResolutionDetails<T>) -> FlagResolution<T> {
+        FlagResolution(value: details.value, variant: details.variant,
+                       reason: FlagReason(rawValue: details.reason.rawValue) ?? .error,
+                       errorCode: details.errorCode.map { FlagErrorCode(rawValue: $0.rawValue) ?? .general },
+                       errorMessage: details.errorMessage)
+    }
+}

@@ -1,0 +1,202 @@
+import ArgumentParser
+import Foundation
+import PlugboardFlags
+import PlugboardStore
+
+struct FlagCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "flag", abstract: "Create, roll out, import, export and evaluate feature flags (Unleash-compatible).",
+        subcommands: [Create.self, List.self, Show.self, Enable.self, Disable.self, Rollout.self, Archive.self, Unarchive.self,
+                      Import.self, Export.self, Evaluate.self])
+
+    struct Create: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a flag, off in every environment; you become its owner.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The flag name, for example checkout.new-flow.") var name: String
+        @Option(name: .long, help: "release, experiment, operational, kill-switch or permission.") var type: FlagType = .release
+        @Option(name: .long, help: "What the flag is for.") var description: String?
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().createFlag(name, type: type, description: description, actor: try global.actor()))
+        }
+    }
+
+    struct List: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "List flags and their state in the environment.")
+        @OptionGroup var global: GlobalOptions
+        @Flag(name: .long, help: "Only flags older than their type's expected lifetime (release/experiment 40 days, operational 7).")
+        var stale = false
+        @Flag(name: .long, help: "Include archived flags.") var archived = false
+
+        func execute(_ output: Output) throws(BoardError) {
+            let flags = try global.openBoard().flagSummaries(environment: try global.environment(), staleOnly: stale, includeArchived: archived)
+            if output.json { output.printJSON(flags); return }
+            var table = Table("NAME", "TYPE", "ENABLED", "STRATEGIES", "VARIANTS", "STALE", "OWNER", "CREATED")
+            for flag in flags {
+                table.add(flag.name + (flag.archived ? " (archived)" : ""), flag.type, flag.enabled.yesNo, String(flag.strategyCount),
+                          String(flag.variantCount), flag.potentiallyStale ? "potentially" : "no", flag.owner, String(flag.createdAt.prefix(10)))
+            }
+            table.print(empty: stale ? "No potentially stale flags." : "No flags yet; create one with plugboard flag create NAME.")
+        }
+    }
+
+    struct Show: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a flag's definition in every environment.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The flag name.") var name: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            let flag = try global.openBoard().flagDetail(name)
+            if output.json { output.printJSON(flag); return }
+            print("\(flag.name)  (\(flag.type), owner \(flag.owner)\(flag.archivedAt == nil ? "" : ", archived \(flag.archivedAt!)")\(flag.potentiallyStale ? ", potentially stale" : ""))")
+            if let description = flag.description { print(description) }
+            if !flag.dependencies.isEmpty {
+                print("depends on: " + flag.dependencies.map { dependency in
+                    dependency.feature + (dependency.enabled == false ? " (off)" : "") + (dependency.variants.map { " variants \($0.joined(separator: ","))" } ?? "")
+                }.joined(separator: ", "))
+            }
+            var table = Table("ENVIRONMENT", "ENABLED", "STRATEGIES", "VARIANTS")
+            for env in flag.environments {
+                let strategies = env.strategies.map { strategy -> String in
+                    var text = strategy.name
+                    if let rollout = strategy.parameters?["rollout"] { text += " \(rollout)%" }
+                    if let constraints = strategy.constraints, !constraints.isEmpty { text += " (\(constraints.count) constraint\(constraints.count == 1 ? "" : "s"))" }
+                    return text
+                }.joined(separator: "; ")
+                table.add(env.environment, env.enabled.yesNo, strategies.isEmpty ? (env.enabled ? "(everyone)" : "-") : strategies,
+                          env.variants.isEmpty ? "-" : env.variants.map { "\($0.name):\($0.weight)" }.joined(separator: ", "))
+            }
+            print(table.render())
+        }
+    }
+
+    struct Enable: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Switch a flag on in the environment.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The flag name.") var name: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().setFlagEnabled(name, true, environment: try global.environment(), actor: try global.actor()))
+        }
+    }
+
+    struct Disable: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Switch a flag off in the environment.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The flag name.") var name: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().setFlagEnabled(name, false, environment: try global.environment(), actor: try global.actor()))
+        }
+    }
+
+    struct Rollout: BoardCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Roll a flag out to a percentage of users (a flexibleRollout strategy).",
+            discussion: "Stickiness decides what keeps a user in the same bucket: default (userId, else sessionId, else random), userId, sessionId, random, or any context field.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The flag name.") var name: String
+        @Argument(help: "0 to 100.") var percent: Int
+        @Option(name: .long, help: "The context field that keeps a user in the same bucket.") var stickiness = "default"
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().rolloutFlag(name, percent: percent, stickiness: stickiness, environment: try global.environment(), actor: try global.actor()))
+        }
+    }
+
+    struct Archive: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Archive a flag: no longer evaluated (off) or exported.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The flag name.") var name: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().archiveFlag(name, archived: true, actor: try global.actor()))
+        }
+    }
+
+    struct Unarchive: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Bring an archived flag back.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The flag name.") var name: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().archiveFlag(name, archived: false, actor: try global.actor()))
+        }
+    }
+
+    struct Import: BoardCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import Unleash client-API features JSON into the environment (admins).",
+            discussion: "The file is {\"version\":…,\"features\":[…],\"segments\":[…]}. It is validated as a whole; an invalid file changes nothing. Flags not in the file are left alone.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The features JSON file, or - for stdin.") var file: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            let data = try readInput(file, what: "features")
+            let set: FeatureSet
+            do { set = try FeatureSet.decode(from: data) } catch { throw BoardError(.invalidInput, error.message) }
+            output.report(try global.openBoard().importFlags(set, environment: try global.environment(), actor: try global.actor()))
+        }
+    }
+
+    struct Export: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the environment's flags as Unleash client-API features JSON.")
+        @OptionGroup var global: GlobalOptions
+
+        func execute(_ output: Output) throws(BoardError) {
+            let set = try global.openBoard().featureSet(environment: try global.environment())
+            print(String(decoding: set.encoded(prettyPrinted: true), as: UTF8.self))
+        }
+    }
+
+    struct Evaluate: BoardCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Evaluate flags for a batch of contexts (JSON Lines in, JSON Lines out).",
+            discussion: """
+                Each input line is {"toggle": "NAME", "context": {userId, sessionId, remoteAddress, environment, appName, currentTime, properties}}.
+                Each output line is {"toggle":…,"enabled":…,"variant":{"name":…,"enabled":…,"feature_enabled":…,"payload":…}}, in input order.
+                With --features FILE the file is evaluated exactly as Unleash's engine would (problems are warnings on stderr) and no board is opened;
+                otherwise the board's flags for --env are used.
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Option(name: .long, help: ArgumentHelp("Unleash client-API features JSON to evaluate instead of the board.", valueName: "file"))
+        var features: String?
+        @Option(name: .long, help: ArgumentHelp("The contexts, one JSON object a line, or - for stdin.", valueName: "file.jsonl"))
+        var contexts: String
+        @Option(name: .long, help: "The host name applicationHostname strategies compare with (default: this machine's).")
+        var hostname: String?
+
+        func execute(_ output: Output) throws(BoardError) {
+            let environment = EvaluationEnvironment(hostname: hostname ?? ProcessInfo.processInfo.hostName)
+            let evaluator: BatchEvaluator
+            if let features {
+                let data = try readInput(features, what: "features")
+                do {
+                    let set = try FeatureSet.decode(from: data)
+                    for problem in set.validate().errors { Output.printWarning("\(problem) (evaluated as Unleash does)") }
+                    evaluator = BatchEvaluator(snapshot: try FlagSnapshot(set, mode: .lenient, environment: environment))
+                } catch let error as FlagDecodingError {
+                    throw BoardError(.invalidInput, error.message)
+                } catch {
+                    throw BoardError(.invalidInput, "the features file \(features) cannot be evaluated: \(error)")
+                }
+            } else {
+                let set = try global.openBoard().featureSet(environment: try global.environment())
+                do { evaluator = BatchEvaluator(snapshot: try FlagSnapshot(set, mode: .strict, environment: environment)) } catch {
+                    throw BoardError(.integrity, "the board's flags for this environment do not validate: \(error)")
+                }
+            }
+            let input = String(decoding: try readInput(contexts, what: "contexts"), as: UTF8.self)
+            let lines: [String]
+            do { lines = try evaluator.evaluate(jsonl: input) } catch {
+                throw BoardError(.invalidInput, "--contexts line \(error.lineNumber): \(error.message)")
+            }
+            // Everything is evaluated before anything is printed: a bad line gives no partial output.
+            var text = lines.joined(separator: "\n")
+            if !text.isEmpty { text += "\n" }
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
+    }
+}
+
+extension FlagType: ExpressibleByArgument {}
