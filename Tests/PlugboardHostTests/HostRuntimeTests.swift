@@ -232,3 +232,53 @@ struct HostRuntimeTests {
         }
     }
 }
+
+@Suite("host runtime: gate flags from the board", .serialized)
+struct HostGateFlagTests {
+    @Test func aGateRolledOutOnTheBoardDecidesAndFollowsChangesLive() async throws {
+        let t = try TestBoard()
+        try t.register("com.example.gated", "1.0.0", "\"gate\":\"plugin.gated.rollout\"")
+        _ = try t.board.createFlag("plugin.gated.rollout", type: .release, actor: TestBoard.admin)
+        _ = try t.board.rolloutFlag("plugin.gated.rollout", percent: 100, environment: "default", actor: TestBoard.admin)
+        _ = try t.board.setFlagEnabled("plugin.gated.rollout", true, environment: "default", actor: TestBoard.admin)
+
+        func makeHost(_ id: String) throws -> PluginHost {
+            let host = try PluginHost(configuration: HostConfiguration(
+                boardPath: t.board.path, identity: HostIdentity(hostID: id, environment: "default", hostVersion: "2.1.0"),
+                pollInterval: .milliseconds(20), flags: BoardFlagProvider(boardPath: t.board.path, environment: "default")))
+            host.register("com.example.gated", version: "1.0.0") { _ in TestPlugin(id: "gated") }
+            return host
+        }
+        let host = try makeHost("host-1")
+        let events = host.events()
+        await host.start()
+        #expect(host.activePlugins.map(\.pluginID) == ["com.example.gated"])
+
+        // Switching the flag off on the board deactivates the gated plug-in without a restart.
+        _ = try Board.open(at: t.board.path).setFlagEnabled("plugin.gated.rollout", false, environment: "default", actor: TestBoard.admin)
+        let reasons = await HostRuntimeTests.collect(events, until: { !$0.isEmpty }) { event -> SkipReason? in
+            if case .deactivated(_, _, let reason) = event { return reason }
+            return nil
+        }
+        #expect(reasons.first?.code == .gateOff)
+        #expect(host.activePlugins.isEmpty)
+        await host.stop()
+    }
+
+    @Test func aPercentageRolloutPicksAStableShareOfHosts() async throws {
+        let t = try TestBoard()
+        try t.register("com.example.gated", "1.0.0", "\"gate\":\"plugin.gated.rollout\"")
+        _ = try t.board.createFlag("plugin.gated.rollout", actor: TestBoard.admin)
+        _ = try t.board.rolloutFlag("plugin.gated.rollout", percent: 30, environment: "default", actor: TestBoard.admin)
+        _ = try t.board.setFlagEnabled("plugin.gated.rollout", true, environment: "default", actor: TestBoard.admin)
+        let flags = try BoardFlagProvider(boardPath: t.board.path, environment: "default")
+        func gateOn(_ hostID: String) -> Bool {
+            flags.evaluator(for: HostIdentity(hostID: hostID, environment: "default", hostVersion: "2.1.0")).isEnabled("plugin.gated.rollout")
+        }
+        let hosts = (0..<400).map { "host-\($0)" }
+        let on = hosts.filter(gateOn)
+        // Unleash bucketing: about 30% of hosts, and the same hosts every time.
+        #expect((80...160).contains(on.count), "\(on.count) of 400 hosts")
+        #expect(hosts.filter(gateOn) == on)
+    }
+}
