@@ -239,6 +239,9 @@ struct DifferentialTests {
                 outcome.disagreements.append("line \(index + 1) input \(inputLines[index])\n  ours:      \(ours[index])\n  yggdrasil: \(theirs[index])")
             }
         }
+        if let report = ProcessInfo.processInfo.environment["PLUGBOARD_DIFF_REPORT"] {
+            try outcome.disagreements.joined(separator: "\n").write(toFile: report, atomically: true, encoding: .utf8)
+        }
         return outcome
     }
 
@@ -270,11 +273,29 @@ struct DifferentialTests {
         }
         let seed: UInt64 = 0x1E_17E7
         let contexts = 600
-        let url = Self.featuresURL.deletingLastPathComponent().appendingPathComponent("features-lenient.json")
+        // PLUGBOARD_DIFF_FEATURES=/path/to/features.json compares another file (lenient) for ad-hoc investigations.
+        let url = ProcessInfo.processInfo.environment["PLUGBOARD_DIFF_FEATURES"].map { URL(fileURLWithPath: $0) }
+            ?? Self.featuresURL.deletingLastPathComponent().appendingPathComponent("features-lenient.json")
         let outcome = try Self.compare(featuresURL: url, mode: .lenient, contextCount: contexts, seed: seed)
         for disagreement in outcome.disagreements.prefix(15) { Issue.record(Comment(rawValue: disagreement)) }
         #expect(outcome.disagreements.count == 0, "\(outcome.disagreements.count) of \(outcome.lines - outcome.random) deterministic answers differ")
         print("Differential vs yggdrasil, lenient definitions (seed \(String(seed, radix: 16))): \(contexts) contexts, \(outcome.lines) lines; "
               + "\(outcome.agree) deterministic lines identical, \(outcome.disagreements.count) differ, \(outcome.random) random-dependent lines not compared")
+    }
+
+    @Test("regular expressions (RE2 syntax and semantics) agree with yggdrasil", availability)
+    func regexesAgreeWithYggdrasil() throws {
+        guard Yggdrasil.isAvailable else {
+            Issue.record("yggdrasil-engine is not installed for python3 (pip install yggdrasil-engine); the differential test cannot run")
+            return
+        }
+        let seed: UInt64 = 0x2E6E_7E57
+        let contexts = 150
+        let url = Self.featuresURL.deletingLastPathComponent().appendingPathComponent("features-regex.json")
+        let outcome = try Self.compare(featuresURL: url, mode: .lenient, contextCount: contexts, seed: seed)
+        for disagreement in outcome.disagreements.prefix(15) { Issue.record(Comment(rawValue: disagreement)) }
+        #expect(outcome.disagreements.count == 0, "\(outcome.disagreements.count) of \(outcome.lines - outcome.random) answers differ")
+        print("Differential vs yggdrasil, regular expressions (seed \(String(seed, radix: 16))): \(contexts) contexts, \(outcome.lines) lines; "
+              + "\(outcome.agree) identical, \(outcome.disagreements.count) differ")
     }
 }

@@ -120,7 +120,7 @@ struct OperatorTests {
         #expect(!(try regex("straße", caseInsensitive: true).isEnabled("f", context: props(["s": "STRASSE"]))), "simple case folding, as RE2")
         #expect(try regex("straße", caseInsensitive: true).isEnabled("f", context: props(["s": "STRAẞE"])))
         #expect(try regex("[[:foo:]]").isEnabled("f", context: props(["s": "o"])), "an unknown POSIX name is a nested class in RE2")
-        for refused in ["[\\d-z]", "(a)\\1", "(?=a)b", "(?<!a)b", "a*+", "(?>a)", "(regex", "\\Qa\\E", "a\\Z"] {
+        for refused in ["[\\d-z]", "(a)\\1", "(?=a)b", "(?<!a)b", "(?>a)", "(regex", "\\Qa\\E", "a\\Z"] {
             #expect(throws: FlagValidationFailure.self, "\(refused)") { try regex(refused) }
         }
     }
