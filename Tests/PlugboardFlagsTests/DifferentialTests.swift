@@ -128,6 +128,8 @@ struct ContextGenerator {
         if chance(5) { properties["userId"] = userId() }
         if chance(5) { properties["environment"] = "production" }
         if chance(3) { properties["tenant"] = NSNull() }
+        if chance(5) { context["tenant"] = pick(["acme", "beta", "globex"]) }  // top-level extras are properties
+        if chance(3) { context["country"] = pick(["norway", "spain"]) }
         if !properties.isEmpty { context["properties"] = properties }
         return context
     }

@@ -141,6 +141,12 @@ struct OperatorTests {
         }
     }
 
+    @Test("unknown top-level context keys with string values are properties, as in Unleash's engine")
+    func topLevelExtras() throws {
+        let context = try JSONDecoder().decode(UnleashContext.self, from: Data(#"{"tenant":"acme","properties":{"tenant":"x","n":12,"b":true,"z":null},"flag":true}"#.utf8))
+        #expect(context.properties == ["tenant": "acme", "n": "12", "b": "true"])
+    }
+
     @Test("standard fields fall back to properties of the same name")
     func propertyFallback() throws {
         let users = try snapshot(constraint: Constraint(contextName: "userId", operator: "IN", values: ["x"]))
