@@ -267,7 +267,7 @@ struct DifferentialTests {
               + "\(outcome.agree) deterministic lines identical, \(outcome.disagreements.count) differ, \(outcome.random) random-dependent lines not compared")
     }
 
-    @Test("odd definitions (lenient mode) and regular expressions agree with yggdrasil", availability)
+    @Test("odd definitions (lenient mode) agree with yggdrasil", availability)
     func lenientAgreesWithYggdrasil() throws {
         guard Yggdrasil.isAvailable else {
             Issue.record("yggdrasil-engine is not installed for python3 (pip install yggdrasil-engine); the differential test cannot run")
