@@ -128,6 +128,8 @@ struct ContextGenerator {
         if chance(5) { properties["userId"] = userId() }
         if chance(5) { properties["environment"] = "production" }
         if chance(3) { properties["tenant"] = NSNull() }
+        if chance(5) { context["tenant"] = pick(["acme", "beta", "globex"]) }  // top-level extras are properties
+        if chance(3) { context["country"] = pick(["norway", "spain"]) }
         if !properties.isEmpty { context["properties"] = properties }
         return context
     }
@@ -239,6 +241,9 @@ struct DifferentialTests {
                 outcome.disagreements.append("line \(index + 1) input \(inputLines[index])\n  ours:      \(ours[index])\n  yggdrasil: \(theirs[index])")
             }
         }
+        if let report = ProcessInfo.processInfo.environment["PLUGBOARD_DIFF_REPORT"] {
+            try outcome.disagreements.joined(separator: "\n").write(toFile: report, atomically: true, encoding: .utf8)
+        }
         return outcome
     }
 
@@ -262,7 +267,7 @@ struct DifferentialTests {
               + "\(outcome.agree) deterministic lines identical, \(outcome.disagreements.count) differ, \(outcome.random) random-dependent lines not compared")
     }
 
-    @Test("odd definitions (lenient mode) and regular expressions agree with yggdrasil", availability)
+    @Test("odd definitions (lenient mode) agree with yggdrasil", availability)
     func lenientAgreesWithYggdrasil() throws {
         guard Yggdrasil.isAvailable else {
             Issue.record("yggdrasil-engine is not installed for python3 (pip install yggdrasil-engine); the differential test cannot run")
@@ -270,11 +275,29 @@ struct DifferentialTests {
         }
         let seed: UInt64 = 0x1E_17E7
         let contexts = 600
-        let url = Self.featuresURL.deletingLastPathComponent().appendingPathComponent("features-lenient.json")
+        // PLUGBOARD_DIFF_FEATURES=/path/to/features.json compares another file (lenient) for ad-hoc investigations.
+        let url = ProcessInfo.processInfo.environment["PLUGBOARD_DIFF_FEATURES"].map { URL(fileURLWithPath: $0) }
+            ?? Self.featuresURL.deletingLastPathComponent().appendingPathComponent("features-lenient.json")
         let outcome = try Self.compare(featuresURL: url, mode: .lenient, contextCount: contexts, seed: seed)
         for disagreement in outcome.disagreements.prefix(15) { Issue.record(Comment(rawValue: disagreement)) }
         #expect(outcome.disagreements.count == 0, "\(outcome.disagreements.count) of \(outcome.lines - outcome.random) deterministic answers differ")
         print("Differential vs yggdrasil, lenient definitions (seed \(String(seed, radix: 16))): \(contexts) contexts, \(outcome.lines) lines; "
               + "\(outcome.agree) deterministic lines identical, \(outcome.disagreements.count) differ, \(outcome.random) random-dependent lines not compared")
+    }
+
+    @Test("regular expressions (RE2 syntax and semantics) agree with yggdrasil", availability)
+    func regexesAgreeWithYggdrasil() throws {
+        guard Yggdrasil.isAvailable else {
+            Issue.record("yggdrasil-engine is not installed for python3 (pip install yggdrasil-engine); the differential test cannot run")
+            return
+        }
+        let seed: UInt64 = 0x2E6E_7E57
+        let contexts = 150
+        let url = Self.featuresURL.deletingLastPathComponent().appendingPathComponent("features-regex.json")
+        let outcome = try Self.compare(featuresURL: url, mode: .lenient, contextCount: contexts, seed: seed)
+        for disagreement in outcome.disagreements.prefix(15) { Issue.record(Comment(rawValue: disagreement)) }
+        #expect(outcome.disagreements.count == 0, "\(outcome.disagreements.count) of \(outcome.lines - outcome.random) answers differ")
+        print("Differential vs yggdrasil, regular expressions (seed \(String(seed, radix: 16))): \(contexts) contexts, \(outcome.lines) lines; "
+              + "\(outcome.agree) identical, \(outcome.disagreements.count) differ")
     }
 }

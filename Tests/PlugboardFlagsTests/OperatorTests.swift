@@ -120,7 +120,7 @@ struct OperatorTests {
         #expect(!(try regex("straße", caseInsensitive: true).isEnabled("f", context: props(["s": "STRASSE"]))), "simple case folding, as RE2")
         #expect(try regex("straße", caseInsensitive: true).isEnabled("f", context: props(["s": "STRAẞE"])))
         #expect(try regex("[[:foo:]]").isEnabled("f", context: props(["s": "o"])), "an unknown POSIX name is a nested class in RE2")
-        for refused in ["[\\d-z]", "(a)\\1", "(?=a)b", "(?<!a)b", "a*+", "(?>a)", "(regex", "\\Qa\\E", "a\\Z"] {
+        for refused in ["[\\d-z]", "(a)\\1", "(?=a)b", "(?<!a)b", "(?>a)", "(regex", "\\Qa\\E", "a\\Z"] {
             #expect(throws: FlagValidationFailure.self, "\(refused)") { try regex(refused) }
         }
     }
@@ -139,6 +139,12 @@ struct OperatorTests {
         #expect(throws: FlagValidationFailure.self) {
             try snapshot(constraint: Constraint(contextName: "remoteAddress", operator: "IN_CIDR", values: ["10.0.0.0/33"]))
         }
+    }
+
+    @Test("unknown top-level context keys with string values are properties, as in Unleash's engine")
+    func topLevelExtras() throws {
+        let context = try JSONDecoder().decode(UnleashContext.self, from: Data(#"{"tenant":"acme","properties":{"tenant":"x","n":12,"b":true,"z":null},"flag":true}"#.utf8))
+        #expect(context.properties == ["tenant": "acme", "n": "12", "b": "true"])
     }
 
     @Test("standard fields fall back to properties of the same name")

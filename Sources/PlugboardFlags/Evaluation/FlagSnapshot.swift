@@ -312,7 +312,7 @@ struct Evaluator {
             var identifier: String?
             for source in stickiness {
                 switch source {
-                case .field(let field): identifier = value(of: field)
+                case .field(let field): identifier = currentValue(field)
                 case .random: identifier = String(storage.environment.random(10_000))
                 }
                 if identifier != nil { break }
@@ -435,7 +435,7 @@ struct Evaluator {
         guard let set, set.totalWeight > 0 else { return nil }
         for variant in set.variants {
             for (field, values) in variant.overrides {
-                if let text = value(of: field), values.contains(text) { return (variant, .override) }
+                if let text = currentValue(field), values.contains(text) { return (variant, .override) }
             }
         }
         let seed: String?

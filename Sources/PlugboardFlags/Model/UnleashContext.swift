@@ -45,7 +45,8 @@ public struct UnleashContext: Sendable, Hashable, Codable {
     }
 
     /// Decodes a context; `null` fields and `null` property values count as absent, and property values that
-    /// are JSON numbers or booleans are kept as their text.
+    /// are JSON numbers or booleans are kept as their text. As in Unleash's engine, any other top-level key
+    /// with a string value is a property too, and wins over the same name inside `properties`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         userId = try container.decodeIfPresent(LenientString.self, forKey: .userId)?.text
@@ -56,6 +57,17 @@ public struct UnleashContext: Sendable, Hashable, Codable {
         currentTime = try container.decodeIfPresent(LenientString.self, forKey: .currentTime)?.text
         let raw = try container.decodeIfPresent([String: LenientString].self, forKey: .properties) ?? [:]
         properties = raw.compactMapValues(\.text)
+        let all = try decoder.container(keyedBy: AnyKey.self)
+        for key in all.allKeys where CodingKeys(stringValue: key.stringValue) == nil {
+            if let value = try? all.decode(String.self, forKey: key) { properties[key.stringValue] = value }
+        }
+    }
+
+    private struct AnyKey: CodingKey {
+        let stringValue: String
+        init?(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
     }
 
     /// Encodes the context, omitting absent fields.
