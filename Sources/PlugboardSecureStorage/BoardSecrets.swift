@@ -574,15 +574,16 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
         }
     }
 
-    /// A key provider's failure as a ``BoardError``; for a missing key file of an initialised board, says to
-    /// restore it.
+    /// A key provider's failure as a ``BoardError``. A missing key file is explained by the board's state: a board
+    /// without a key check value needs `plugboard keys init`; an initialised one needs its key file restored.
     private static func missingKeyError(_ error: KeyProviderError, board: Board, source: MasterKeySource) throws(BoardError)
         -> BoardError
     {
-        if error.code == .notFound, case .keyFile(let path) = source,
-           let stored = try board.read({ db in try BoardVaultTransaction(db: db).keyCheckValue() }),
-           let id = MasterKey.identifier(ofKeyCheckValue: stored)
-        {
+        if error.code == .notFound, case .keyFile(let path) = source {
+            guard let stored = try board.read({ db in try BoardVaultTransaction(db: db).keyCheckValue() }) else {
+                return boardError(SecureStorageError(.notInitialized, ""), boardPath: board.path)
+            }
+            let id = MasterKey.identifier(ofKeyCheckValue: stored) ?? "unknown"
             return BoardError(.masterKey, "the master key file \(path) does not exist, and the board's secrets need the key with id \(id); restore the key file from your backup (mode 0600), or set \(EnvironmentKeyProvider.defaultVariableName) to that key")
         }
         return BoardError(.masterKey, sentence(error.message))

@@ -22,7 +22,7 @@ struct Plugboard: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [Init.self, Migrate.self, PluginCommand.self, OwnerCommand.self, AdminCommand.self,
-                      EnvCommand.self, AuditCommand.self]
+                      EnvCommand.self, SecretCommand.self, KeysCommand.self, AuditCommand.self]
     )
 
     static func main() {
