@@ -282,10 +282,7 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
         } catch {
             throw Self.boardError(error)
         }
-        let refusal = AuditEntry(action: "secret.set", targetType: "plugin", targetID: pluginID)
-        return try change(actor, refusal: refusal) { db, engine in
-            try requirePlugin(db, pluginID)
-            try requirePluginRole(db, actor: actor, pluginID: pluginID, roles: [.owner, .maintainer], doing: "set the secrets of")
+        return try changePlugin(pluginID, action: "secret.set", doing: "set the secrets of", actor: actor) { db, engine in
             let records = BoardVaultTransaction(db: db)
             let before = try records.sealedValue(pluginID: pluginID, key: key)
             if before != nil, let current = try? engine.value(forKey: key, pluginID: pluginID), current == value {
@@ -310,10 +307,7 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
     public func secret(forKey key: String, pluginID: String, actor: Actor) throws(BoardError) -> Data {
         try Validate.pluginID(pluginID)
         let key = try Self.validatedKeyName(key)
-        let refusal = AuditEntry(action: "secret.get", targetType: "plugin", targetID: pluginID)
-        return try change(actor, refusal: refusal) { db, engine in
-            try requirePlugin(db, pluginID)
-            try requirePluginRole(db, actor: actor, pluginID: pluginID, roles: [.owner, .maintainer], doing: "read the secrets of")
+        return try changePlugin(pluginID, action: "secret.get", doing: "read the secrets of", actor: actor) { db, engine in
             let missing = BoardError(.notFound, "\(pluginID) has no secret named '\(key)'; see plugboard secret list --plugin \(pluginID)")
             guard let record = try BoardVaultTransaction(db: db).sealedValue(pluginID: pluginID, key: key) else { throw missing }
             let opened: Data?
@@ -338,10 +332,7 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
     public func deleteSecret(forKey key: String, pluginID: String, actor: Actor) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         let key = try Self.validatedKeyName(key)
-        let refusal = AuditEntry(action: "secret.delete", targetType: "plugin", targetID: pluginID)
-        return try change(actor, refusal: refusal) { db, engine in
-            try requirePlugin(db, pluginID)
-            try requirePluginRole(db, actor: actor, pluginID: pluginID, roles: [.owner, .maintainer], doing: "delete the secrets of")
+        return try changePlugin(pluginID, action: "secret.delete", doing: "delete the secrets of", actor: actor) { db, engine in
             guard let record = try BoardVaultTransaction(db: db).sealedValue(pluginID: pluginID, key: key) else {
                 return ChangeResult(changed: false, "\(pluginID) has no secret named '\(key)'; nothing changed.")
             }
@@ -427,10 +418,7 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
     /// `keys.rotate_data_key` audit row. Needs an owner or maintainer of the plug-in, or an admin.
     public func rotateDataKey(pluginID: String, reencrypt: Bool = false, actor: Actor) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
-        let refusal = AuditEntry(action: "keys.rotate_data_key", targetType: "plugin", targetID: pluginID)
-        return try change(actor, refusal: refusal) { db, engine in
-            try requirePlugin(db, pluginID)
-            try requirePluginRole(db, actor: actor, pluginID: pluginID, roles: [.owner, .maintainer], doing: "rotate the data key of")
+        return try changePlugin(pluginID, action: "keys.rotate_data_key", doing: "rotate the data key of", actor: actor) { db, engine in
             let rotation = try engine.rotateDataKey(pluginID: pluginID, reencrypt: reencrypt)
             var after: [String: AuditJSON] = ["active_version": .int(rotation.newVersion)]
             var message = "Rotated the data key of \(pluginID): version \(rotation.newVersion) seals new values"
@@ -464,10 +452,7 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
     public func shredDataKeys(pluginID: String, reason: String? = nil, actor: Actor) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         if let reason { try Validate.reason(reason) }
-        let refusal = AuditEntry(action: "keys.shred", targetType: "plugin", targetID: pluginID, reason: reason)
-        let result: ChangeResult = try change(actor, refusal: refusal) { db, engine in
-            try requirePlugin(db, pluginID)
-            try requirePluginRole(db, actor: actor, pluginID: pluginID, roles: [.owner, .maintainer], doing: "shred the data keys of")
+        let result: ChangeResult = try changePlugin(pluginID, action: "keys.shred", doing: "shred the data keys of", reason: reason, actor: actor) { db, engine in
             let shredding = try engine.shredDataKeys(pluginID: pluginID)
             guard !shredding.shreddedVersions.isEmpty else {
                 return ChangeResult(changed: false, "\(pluginID) has no data key left to shred; nothing changed.")
@@ -507,6 +492,20 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
                 let stored = try? BoardVaultTransaction(db: db).keyCheckValue()
                 throw Self.boardError(error, key: key, source: keySource, boardPath: board.path, storedCheck: stored ?? nil)
             }
+        }
+    }
+
+    /// Runs `body` as a change of one plug-in's secrets or data keys (``change(_:refusal:_:)``), after checking that
+    /// the plug-in is registered and that the actor is one of its owners or maintainers, or an admin.
+    private func changePlugin<T>(
+        _ pluginID: String, action: String, doing what: String, reason: String? = nil, actor: Actor,
+        _ body: (Database, SecretsEngine) throws -> T
+    ) throws(BoardError) -> T {
+        let refusal = AuditEntry(action: action, targetType: "plugin", targetID: pluginID, reason: reason)
+        return try change(actor, refusal: refusal) { db, engine in
+            try requirePlugin(db, pluginID)
+            try requirePluginRole(db, actor: actor, pluginID: pluginID, roles: [.owner, .maintainer], doing: what)
+            return try body(db, engine)
         }
     }
 

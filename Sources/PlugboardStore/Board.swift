@@ -214,7 +214,7 @@ public final class Board: Sendable {
     }
 
     /// Turns any error into a ``BoardError`` that names the board and says what to do.
-    package func mapError(_ error: any Error) -> BoardError {
+    func mapError(_ error: any Error) -> BoardError {
         if let error = error as? BoardError { return error }
         if let error = error as? DatabaseError {
             switch error.resultCode {
