@@ -66,6 +66,7 @@ let package = Package(
                 "PlugboardStore",
                 "PlugboardPluginAPI",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .target(
@@ -123,7 +124,10 @@ let package = Package(
         ),
         .testTarget(
             name: "PlugboardSecureStorageTests",
-            dependencies: ["PlugboardSecureStorage", "PlugboardTesting", "PlugboardPluginAPI"]
+            dependencies: [
+                "PlugboardSecureStorage", "PlugboardTesting", "PlugboardPluginAPI", "PlugboardStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
     ]
 )

@@ -224,10 +224,22 @@ public struct KeyFileProvider: KeyProvider, CustomStringConvertible {
     public static func replace(at path: String, with key: MasterKey) throws(KeyProviderError) {
         let temporary = path + ".tmp-" + UUID().uuidString
         try write(key, to: temporary)
-        guard rename(temporary, path) == 0 else {
-            let code = errno
+        do {
+            try move(temporary, to: path)
+        } catch {
             unlink(temporary)
-            throw ioError("replace", path: path, errno: code)
+            throw error
+        }
+    }
+
+    /// Renames the key file at `source` to `path`, replacing any file there atomically, and `fsync`s the
+    /// directory so that the rename survives a crash: step 3 of a rotation (see ``replace(at:with:)``), moving
+    /// `<path>.next` into place.
+    ///
+    /// - Throws: ``KeyProviderError`` with code ``KeyProviderError/Code/ioFailure``; nothing was renamed.
+    public static func move(_ source: String, to path: String) throws(KeyProviderError) {
+        guard rename(source, path) == 0 else {
+            throw ioError("replace", path: path, errno: errno)
         }
         let directory = (path as NSString).deletingLastPathComponent
         let dfd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -162,6 +162,16 @@ public final class SecretsEngine: Sendable, CustomStringConvertible, CustomRefle
         currentKey.withLock { $0.identifier }
     }
 
+    /// The master key in use, for ``BoardSecrets`` to open engines that join its transactions.
+    var masterKey: MasterKey {
+        currentKey.withLock { $0 }
+    }
+
+    /// Makes `key` the master key in use, once a rotation made by another engine over the same board committed.
+    func adoptMasterKey(_ key: MasterKey) {
+        currentKey.withLock { $0 = key }
+    }
+
     /// Checks that the engine's master key is the board's.
     ///
     /// - Throws: `SecureStorageError` with code `wrongMasterKey` or `notInitialized`.

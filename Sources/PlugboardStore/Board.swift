@@ -16,7 +16,9 @@ import Darwin
 /// leaves the board exactly as it was. Reads use ``read(_:)``.
 ///
 /// Board settings: WAL journal (many readers, one writer), foreign keys on, a busy timeout so that a
-/// second process waits for the writer instead of failing, files created with mode 0600.
+/// second process waits for the writer instead of failing, files created with mode 0600, and
+/// `PRAGMA secure_delete` on every connection, so that deleted or overwritten content (a replaced sealed secret,
+/// a shredded data key) is overwritten with zeros instead of lingering in free pages.
 public final class Board: Sendable {
     /// The `PRAGMA application_id` of every board ("PLGB"), which tells a board from any other SQLite file.
     public static let applicationID: Int32 = 0x504C_4742
@@ -81,8 +83,13 @@ public final class Board: Sendable {
     /// Creates a new board file with mode 0600, applies every migration, records `actor` as its first admin
     /// and its creator, and creates the `default` environment.
     ///
+    /// - Parameter finishing: Runs on the new board once it is migrated, to set up what the board needs beyond
+    ///   its schema (`plugboard init` initialises the secure storage there). If it throws, the board files are
+    ///   removed as for any other failure, and the error is rethrown.
     /// - Throws: ``BoardError`` if a file already exists at `path` (it is never overwritten) or cannot be created.
-    public static func create(at path: String, actor: Actor) throws(BoardError) -> Board {
+    public static func create(
+        at path: String, actor: Actor, finishing: (Board) throws(BoardError) -> Void = { _ in }
+    ) throws(BoardError) -> Board {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
             var isDirectory: ObjCBool = false
@@ -108,6 +115,7 @@ public final class Board: Sendable {
             }
             let board = Board(path: path, database: queue, isReadOnly: false)
             _ = try board.migrate(actor: actor, initializing: true)
+            try finishing(board)
             return board
         } catch {
             // Leave nothing half-made behind.
@@ -124,6 +132,8 @@ public final class Board: Sendable {
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(busyTimeout)
         config.label = "plugboard"
+        // Deleted and overwritten content is zeroed in the file (replaced sealed values, shredded data keys).
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
         return config
     }
 
@@ -157,16 +167,22 @@ public final class Board: Sendable {
             throw BoardError(.notAllowed, "the board at \(path) was opened read-only; changes need write access")
         }
         do {
-            return try database.writeWithoutTransaction { db in
-                var result: T?
-                try db.inTransaction(.immediate) {
-                    result = try body(db)
-                    return .commit
-                }
-                return result!
-            }
+            return try transaction(body)
         } catch {
             throw mapError(error)
+        }
+    }
+
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction like ``write(_:)``, but lets every error through
+    /// unchanged, for layers with errors of their own (the secure storage's vault).
+    package func transaction<T>(_ body: (Database) throws -> T) throws -> T {
+        try database.writeWithoutTransaction { db in
+            var result: T?
+            try db.inTransaction(.immediate) {
+                result = try body(db)
+                return .commit
+            }
+            return result!
         }
     }
 
@@ -174,6 +190,24 @@ public final class Board: Sendable {
     public func read<T>(_ body: (Database) throws -> T) throws(BoardError) -> T {
         do {
             return try database.read(body)
+        } catch {
+            throw mapError(error)
+        }
+    }
+
+    /// Copies the WAL into the board file and truncates the WAL to zero bytes (`PRAGMA wal_checkpoint(TRUNCATE)`),
+    /// so that page images written before, such as data keys that were just shredded, no longer sit in the WAL.
+    ///
+    /// - Returns: `false` when a reader kept the checkpoint from completing; the WAL is then truncated at a later
+    ///   checkpoint. Never throws for that.
+    @discardableResult
+    public func checkpointWAL() throws(BoardError) -> Bool {
+        guard !isReadOnly else { return false }
+        do {
+            return try database.writeWithoutTransaction { db in
+                let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                return (row?[0] as Int?) == 0
+            }
         } catch {
             throw mapError(error)
         }

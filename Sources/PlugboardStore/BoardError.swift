@@ -17,8 +17,11 @@ public struct BoardError: Error, Sendable, Hashable, CustomStringConvertible {
         case notABoard = "not_a_board"
         /// The board's schema does not match this binary (edited, newer, or pending migrations).
         case schemaMismatch = "schema_mismatch"
-        /// An integrity check failed (audit chain, artifact digest).
+        /// An integrity check failed (audit chain, artifact digest, a secret or data key that does not
+        /// authenticate).
         case integrity
+        /// The master key of the secure storage is missing, unreadable, insecure, or does not belong to the board.
+        case masterKey = "master_key"
         /// Reading or writing a file or the database failed.
         case io
     }

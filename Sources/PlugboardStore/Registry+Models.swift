@@ -149,7 +149,8 @@ public struct ChangeResult: Sendable, Hashable, Codable {
     /// Extra notes, such as warnings.
     public let notes: [String]
 
-    init(changed: Bool, _ message: String, notes: [String] = []) {
+    /// Creates a result.
+    public init(changed: Bool, _ message: String, notes: [String] = []) {
         self.changed = changed
         self.message = message
         self.notes = notes

@@ -440,13 +440,13 @@ func isAdmin(_ db: Database, _ principal: String) throws -> Bool {
     try Bool.fetchOne(db, sql: "SELECT 1 FROM admins WHERE principal = ?", arguments: [principal]) ?? false
 }
 
-func requireAdmin(_ db: Database, actor: Actor, doing what: String) throws {
+package func requireAdmin(_ db: Database, actor: Actor, doing what: String) throws {
     guard try isAdmin(db, actor.osUser) else {
         throw BoardError.notAllowed("\(actor.osUser) may not \(what): only a board admin may (see plugboard admin list)")
     }
 }
 
-func requirePlugin(_ db: Database, _ pluginID: String) throws {
+package func requirePlugin(_ db: Database, _ pluginID: String) throws {
     guard try Bool.fetchOne(db, sql: "SELECT 1 FROM plugins WHERE id = ?", arguments: [pluginID]) ?? false else {
         throw BoardError.notFound("plug-in \(pluginID) is not registered; see plugboard plugin list")
     }
@@ -460,7 +460,7 @@ func requireEnvironment(_ db: Database, _ environment: String) throws {
 }
 
 /// Passes for admins and for principals holding one of `roles` on the plug-in.
-func requirePluginRole(_ db: Database, actor: Actor, pluginID: String, roles: Set<PluginOwner.Role>, doing what: String) throws {
+package func requirePluginRole(_ db: Database, actor: Actor, pluginID: String, roles: Set<PluginOwner.Role>, doing what: String) throws {
     if try isAdmin(db, actor.osUser) { return }
     if let role = try String.fetchOne(db, sql: "SELECT role FROM plugin_owners WHERE plugin_id = ? AND principal = ?", arguments: [pluginID, actor.osUser]),
        let parsed = PluginOwner.Role(rawValue: role), roles.contains(parsed) {

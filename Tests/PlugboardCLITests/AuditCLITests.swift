@@ -20,7 +20,7 @@ struct AuditCLITests {
         let rows = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         let actions = rows.compactMap { $0["action"] as? String }
         let migrations = Self.migrationCount(sandbox)
-        #expect(actions == ["board.init"] + Array(repeating: "board.migrate", count: migrations)
+        #expect(actions == ["board.init"] + Array(repeating: "board.migrate", count: migrations) + ["keys.init"]
             + ["plugin.register", "plugin.register", "environment.create", "plugin.enable", "plugin.kill", "owner.add"])
         let kill = try #require(rows.first { $0["action"] as? String == "plugin.kill" })
         #expect(kill["reason"] as? String == "INC-7 crash loop")
@@ -50,8 +50,9 @@ struct AuditCLITests {
         return (status?["applied"] as? [Any])?.count ?? 0
     }
 
-    /// The sequence number of the last audit row of the busy board.
-    static func lastSeq(_ sandbox: Sandbox) -> Int { 1 + migrationCount(sandbox) + 6 }
+    /// The sequence number of the last audit row of the busy board: `board.init`, one `board.migrate` a migration,
+    /// `keys.init` (the master key of the secure storage), then the six changes of ``busyBoard()``.
+    static func lastSeq(_ sandbox: Sandbox) -> Int { 1 + migrationCount(sandbox) + 1 + 6 }
 
     @Test func verifyPassesOnAnUntouchedLog() throws {
         let sandbox = try Self.busyBoard()
