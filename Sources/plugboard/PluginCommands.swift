@@ -219,14 +219,16 @@ func parseVersion(_ text: String) throws(BoardError) -> SemanticVersion {
     do { return try SemanticVersion(text) } catch { throw BoardError(.invalidInput, error.message) }
 }
 
-/// Reads a file argument, or stdin for `-`.
+/// Reads a file argument (a regular file, or a pipe such as bash's `<(…)`), or stdin for `-`.
 func readInput(_ path: String, what: String) throws(BoardError) -> Data {
     if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
-    guard FileManager.default.fileExists(atPath: path) else {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
         throw BoardError(.invalidInput, "the \(what) file \(path) does not exist")
     }
-    guard let data = FileManager.default.contents(atPath: path) else {
+    guard !isDirectory.boolValue, let handle = FileHandle(forReadingAtPath: path) else {
         throw BoardError(.invalidInput, "the \(what) file \(path) cannot be read")
     }
-    return data
+    defer { try? handle.close() }
+    return handle.readDataToEndOfFile()
 }

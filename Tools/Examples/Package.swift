@@ -43,6 +43,8 @@ let package = Package(
                 "NotesPlugin",
                 .product(name: "PlugboardHost", package: "Plugboard"),
                 .product(name: "PlugboardPluginAPI", package: "Plugboard"),
+                .product(name: "PlugboardSecureStorage", package: "Plugboard"),
+                .product(name: "PlugboardStore", package: "Plugboard"),
                 .product(name: "ExampleFeatures", package: "ExampleFeatures"),
                 .product(name: "Logging", package: "swift-log"),
             ],

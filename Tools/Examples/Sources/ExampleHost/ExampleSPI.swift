@@ -1,12 +1,24 @@
 import Foundation
 import PlugboardHost
 import PlugboardPluginAPI
+import PlugboardSecureStorage
+import PlugboardStore
 
 /// The SPI implementations this example host injects.
 enum ExampleSPI {
-    /// Secure storage for one plug-in.
+    /// Secure storage for one plug-in: the board's, encrypted under the master key (`PLUGBOARD_MASTER_KEY`, else
+    /// `<board>.key`). If the key cannot be had, plug-ins get a storage that says why on every call, and the host
+    /// and every plug-in keep running.
     static func secureStorage(boardPath: String) -> @Sendable (String) throws -> any SecureStorage {
-        { pluginID in UnavailableSecureStorage(pluginID: pluginID, why: "board-backed secure storage is not wired into the example host yet") }
+        let secrets: Result<BoardSecrets, BoardError> = Result { () throws(BoardError) in
+            try BoardSecrets.open(board: Board.open(at: boardPath))
+        }
+        return { pluginID in
+            switch secrets {
+            case .success(let secrets): return try secrets.storage(forPlugin: pluginID)
+            case .failure(let error): return UnavailableSecureStorage(pluginID: pluginID, why: error.message)
+            }
+        }
     }
 
     /// Feature flags for gates and plug-ins: the board's flags for the host's environment.

@@ -18,6 +18,11 @@ func option(_ name: String) -> String? {
 
 func describe(_ entry: some Any) -> String { "\(entry)" }
 
+/// Writes one line straight to stdout (unbuffered), so a script piping it sees each event as it happens.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
 let boardPath = option("--db") ?? ProcessInfo.processInfo.environment["PLUGBOARD_DB"] ?? "plugboard.sqlite"
 let identity = HostIdentity(hostID: option("--host-id") ?? "example-host", environment: option("--env") ?? "default",
                             hostVersion: option("--host-version") ?? "2.3.0", properties: ["region": "eu-west"])
@@ -46,7 +51,7 @@ do {
 }
 host.register(NotesPlugin.id, version: NotesPlugin.version) { NotesPlugin(context: $0) }
 
-print("example-host \(identity.hostID) (host API \(identity.hostVersion), environment \(identity.environment))")
+say("example-host \(identity.hostID) (host API \(identity.hostVersion), environment \(identity.environment))")
 let report = await host.start()
 for entry in report {
     let version = entry.version.map { "@\($0)" } ?? ""
@@ -56,38 +61,38 @@ for entry in report {
             if case .dynamicLibrary(let sha) = plugin.origin { return "from its library, SHA-256 \(sha.prefix(12))… verified" }
             return "compiled in"
         } ?? ""
-        print("  loaded   \(entry.pluginID)\(version)  (\(origin))")
+        say("  loaded   \(entry.pluginID)\(version)  (\(origin))")
     default:
-        print("  \(entry.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(entry.pluginID)\(version)  — \(entry.reason ?? "")")
+        say("  \(entry.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(entry.pluginID)\(version)  — \(entry.reason ?? "")")
     }
 }
 
 for notes in host.features((any NoteTaking).self) {
     do {
         try await notes.save(title: "launch", body: "secret launch code 4711")
-        print("notes: saved a note through secure storage and read back: \(try await notes.note(titled: "launch") ?? "nothing")")
+        say("notes: saved a note through secure storage and read back: \(try await notes.note(titled: "launch") ?? "nothing")")
     } catch {
-        print("notes: \(error)")
+        say("notes: \(error)")
     }
 }
 for greeter in host.features((any Greeting).self) {
-    do { print("greeter: \(try await greeter.greet("newcomer"))") } catch { print("greeter: \(error)") }
+    do { say("greeter: \(try await greeter.greet("newcomer"))") } catch { say("greeter: \(error)") }
 }
 
 if let watchSeconds {
-    print("watching the board for \(Int(watchSeconds)) s (polling every 100 ms)…")
+    say("watching the board for \(Int(watchSeconds)) s (polling every 100 ms)…")
     let events = host.events()
     let watcher = Task {
         for await event in events {
             switch event {
             case .deactivated(let id, let version, let reason):
-                print("  [\(ExampleSPI.clock())] deactivated \(id)@\(version): \(reason.message); lookups no longer return it")
+                say("  [\(ExampleSPI.clock())] deactivated \(id)@\(version): \(reason.message); lookups no longer return it")
             case .loaded(let id, let version):
-                print("  [\(ExampleSPI.clock())] loaded \(id)@\(version)")
+                say("  [\(ExampleSPI.clock())] loaded \(id)@\(version)")
             case .skipped(let id, _, let reason):
-                print("  [\(ExampleSPI.clock())] skipped \(id): \(reason.message)")
+                say("  [\(ExampleSPI.clock())] skipped \(id): \(reason.message)")
             case .failed(let id, _, let reason):
-                print("  [\(ExampleSPI.clock())] failed \(id): \(reason.message)")
+                say("  [\(ExampleSPI.clock())] failed \(id): \(reason.message)")
             case .boardChanged, .warning:
                 break
             }
@@ -95,6 +100,6 @@ if let watchSeconds {
     }
     try? await Task.sleep(for: .seconds(watchSeconds))
     watcher.cancel()
-    print("active plug-ins now: \(host.activePlugins.map(\.pluginID).joined(separator: ", "))")
+    say("active plug-ins now: \(host.activePlugins.map(\.pluginID).joined(separator: ", "))")
 }
 await host.stop()

@@ -21,7 +21,9 @@ final class GreeterPlugin: Plugin, Greeting {
         let salutation = context.services.service((any GreetingStyle).self)?.salutation ?? "Hello"
         let count = (try await context.secureStorage.value(Int.self, forKey: "greetings") ?? 0) + 1
         try await context.secureStorage.set(count, forKey: "greetings")
-        return "\(salutation), \(name)! (greeting #\(count) from \(context.pluginID)@\(context.version))"
+        // A secret an operator set with `plugboard secret set --plugin com.example.greeter greeting-suffix …`.
+        let suffix = try await context.secureStorage.data(forKey: "greeting-suffix").map { " " + String(decoding: $0, as: UTF8.self) } ?? ""
+        return "\(salutation), \(name)!\(suffix) (greeting #\(count) from \(context.pluginID)@\(context.version))"
     }
 }
 
