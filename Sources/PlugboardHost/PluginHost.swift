@@ -60,6 +60,8 @@ public actor PluginHost {
     private nonisolated let subscribers = Mutex<[UUID: AsyncStream<HostEvent>.Continuation]>([:])
 
     private var libraries: [String: LoadedLibrary] = [:]
+    /// Plug-ins whose board-selected version differs from the library already loaded: kept running until a restart.
+    private var pendingRestart: [String: String] = [:]
     private var lastDataVersion: Int64?
     private var lastReport: [LoadReportEntry]?
     private var reportsDisabled = false
@@ -193,6 +195,13 @@ public actor PluginHost {
         for plugin in lookup.withLock({ $0 }).reversed() where wanted[plugin.pluginID] != plugin.version {
             let reason = skips[plugin.pluginID].flatMap { $0 }
                 ?? SkipReason(.restartRequired, "\(plugin.pluginID) moves to version \(wanted[plugin.pluginID] ?? "?")")
+            if reason.code == .restartRequired, pendingRestart[plugin.pluginID] != reason.message {
+                // A newer version of a loaded library cannot replace it in-process: keep serving, say so once.
+                pendingRestart[plugin.pluginID] = reason.message
+                warn(reason.message)
+                continue
+            }
+            if reason.code == .restartRequired { continue }
             await deactivate(plugin, reason: reason, reportState: .deactivated)
         }
 

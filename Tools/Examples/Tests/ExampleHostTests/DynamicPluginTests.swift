@@ -148,3 +148,35 @@ struct DynamicPluginTests {
         await host.stop()
     }
 }
+
+@Suite("dynamic plug-ins: new versions", .serialized)
+struct DynamicPluginVersionTests {
+    @Test func aNewVersionOfALoadedLibraryKeepsTheOldOneRunningAndAsksForARestart() async throws {
+        let example = try ExampleBoard()
+        let host = try example.host()
+        let events = host.events()
+        await host.start()
+        #expect(host.activePlugins.first { $0.pluginID == "com.example.greeter" }?.version == "1.0.0")
+
+        // Version 1.1.0 is registered (same library bytes, new version) while the host runs.
+        var manifest = try String(contentsOf: ExampleBoard.examples.appendingPathComponent("manifests/greeter.json"), encoding: .utf8)
+        manifest = manifest.replacingOccurrences(of: "\"version\": \"1.0.0\"", with: "\"version\": \"1.1.0\"")
+        _ = try Board.open(at: example.board.path).register(PluginManifest.parse(Data(manifest.utf8)),
+                                                            artifactPath: ExampleBoard.greeterLibrary, actor: ExampleBoard.admin)
+        let warning: String? = await withTaskGroup(of: String?.self) { group in
+            group.addTask {
+                for await event in events { if case .warning(let message) = event { return message } }
+                return nil
+            }
+            group.addTask { try? await Task.sleep(for: .seconds(5)); return nil }  // never hang the suite
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        #expect(warning?.contains("restart the host to load 1.1.0") == true, "\(warning ?? "no warning")")
+        // The running version keeps serving until the restart.
+        #expect(host.activePlugins.first { $0.pluginID == "com.example.greeter" }?.version == "1.0.0")
+        #expect(host.features((any Greeting).self).count == 1)
+        await host.stop()
+    }
+}
