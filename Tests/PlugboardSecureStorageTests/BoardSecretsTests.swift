@@ -75,15 +75,7 @@ final class BoardFixture {
 /// Runs `body` and returns the `BoardError` it threw.
 @discardableResult
 func boardError(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) -> BoardError? {
-    do {
-        try body()
-        Issue.record("expected a BoardError, nothing was thrown", sourceLocation: sourceLocation)
-    } catch let error as BoardError {
-        return error
-    } catch {
-        Issue.record("expected a BoardError, got \(error)", sourceLocation: sourceLocation)
-    }
-    return nil
+    thrown(BoardError.self, sourceLocation: sourceLocation, body)
 }
 
 /// Whether `needle` occurs in `haystack`.

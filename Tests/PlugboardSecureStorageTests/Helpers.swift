@@ -4,53 +4,50 @@ import PlugboardPluginAPI
 import Synchronization
 import Testing
 
-/// Runs `body` and returns the `SecureStorageError` it threw, recording an issue if it threw nothing or another
-/// error.
+/// Runs `body` and returns the error of type `E` it threw, recording an issue if it threw nothing or another error.
 @discardableResult
-func secureStorageError(
-    _ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation
-) -> SecureStorageError? {
+func thrown<E: Error>(_ type: E.Type, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) -> E? {
     do {
         try body()
-        Issue.record("expected a SecureStorageError, nothing was thrown", sourceLocation: sourceLocation)
-    } catch let error as SecureStorageError {
+        Issue.record("expected a \(E.self), nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as E {
         return error
     } catch {
-        Issue.record("expected a SecureStorageError, got \(error)", sourceLocation: sourceLocation)
+        Issue.record("expected a \(E.self), got \(error)", sourceLocation: sourceLocation)
     }
     return nil
 }
 
-/// The async form of ``secureStorageError(_:sourceLocation:)``.
+/// The async form of ``thrown(_:sourceLocation:_:)``.
 @discardableResult
-func secureStorageError(
-    _ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation
-) async -> SecureStorageError? {
+func thrown<E: Error>(_ type: E.Type, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async -> E? {
     do {
         try await body()
-        Issue.record("expected a SecureStorageError, nothing was thrown", sourceLocation: sourceLocation)
-    } catch let error as SecureStorageError {
+        Issue.record("expected a \(E.self), nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as E {
         return error
     } catch {
-        Issue.record("expected a SecureStorageError, got \(error)", sourceLocation: sourceLocation)
+        Issue.record("expected a \(E.self), got \(error)", sourceLocation: sourceLocation)
     }
     return nil
 }
 
-/// Runs `body` and returns the `KeyProviderError` it threw.
+/// The `SecureStorageError` that `body` throws.
 @discardableResult
-func keyProviderError(
-    _ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation
-) -> KeyProviderError? {
-    do {
-        try body()
-        Issue.record("expected a KeyProviderError, nothing was thrown", sourceLocation: sourceLocation)
-    } catch let error as KeyProviderError {
-        return error
-    } catch {
-        Issue.record("expected a KeyProviderError, got \(error)", sourceLocation: sourceLocation)
-    }
-    return nil
+func secureStorageError(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) -> SecureStorageError? {
+    thrown(SecureStorageError.self, sourceLocation: sourceLocation, body)
+}
+
+/// The `SecureStorageError` that `body` throws, for async code.
+@discardableResult
+func secureStorageError(_ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async -> SecureStorageError? {
+    await thrown(SecureStorageError.self, sourceLocation: sourceLocation, body)
+}
+
+/// The `KeyProviderError` that `body` throws.
+@discardableResult
+func keyProviderError(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) -> KeyProviderError? {
+    thrown(KeyProviderError.self, sourceLocation: sourceLocation, body)
 }
 
 /// An engine on a fresh in-memory vault.
