@@ -3,6 +3,7 @@ import Logging
 import PlugboardFlags
 import PlugboardPluginAPI
 import PlugboardStore
+import Synchronization
 
 /// Flags from the board: an immutable compiled snapshot of the host's environment, rebuilt when the host
 /// notices a board change (``refresh()``). Evaluation never touches SQLite and never blocks on a rebuild.
@@ -17,6 +18,8 @@ public final class BoardFlagProvider: HostFlagProvider {
     private let snapshots = FlagSnapshotProvider()
     private let evaluationEnvironment: EvaluationEnvironment
     private let logger: Logger
+    /// `PRAGMA data_version` when the snapshot in use was read.
+    private let loadedVersion = Mutex<Int64?>(nil)
 
     /// Opens the board read-only and compiles the environment's flags.
     public init(boardPath: String, environment: String, hostname: String? = ProcessInfo.processInfo.hostName,
@@ -31,13 +34,40 @@ public final class BoardFlagProvider: HostFlagProvider {
     /// The snapshot in use.
     public var snapshot: FlagSnapshot { snapshots.currentSnapshot }
 
+    /// The underlying provider, for apps that use the typed flag API directly (OpenFeature-style details).
+    public var resolver: FlagSnapshotProvider { snapshots }
+
     /// Re-reads and recompiles the environment's flags; on failure the previous snapshot stays in use.
     public func refresh() {
         do {
+            let version = try board.dataVersion()
             let set = try board.featureSet(environment: environment)
             snapshots.replace(with: try FlagSnapshot(set, mode: .strict, environment: evaluationEnvironment))
+            loadedVersion.withLock { $0 = version }
         } catch {
             logger.warning("keeping the previous flags: cannot load the flags of \(environment) from the board: \(error)")
+        }
+    }
+
+    /// Reloads only if the board changed since the snapshot was read (`PRAGMA data_version`, a cheap read).
+    ///
+    /// - Returns: Whether a reload happened.
+    @discardableResult
+    public func refreshIfChanged() -> Bool {
+        guard let current = try? board.dataVersion(), current != loadedVersion.withLock({ $0 }) else { return false }
+        refresh()
+        return true
+    }
+
+    /// Polls the board every `interval` and reloads when it changed, until the returned task is cancelled.
+    /// A host does not need this: it refreshes its flags whenever it notices a board change.
+    public func watch(every interval: Duration = .milliseconds(100)) -> Task<Void, Never> {
+        Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard let self else { return }
+                self.refreshIfChanged()
+            }
         }
     }
 

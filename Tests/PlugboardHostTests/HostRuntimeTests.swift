@@ -282,3 +282,32 @@ struct HostGateFlagTests {
         #expect(hosts.filter(gateOn) == on)
     }
 }
+
+@Suite("board flag provider")
+struct BoardFlagProviderTests {
+    @Test func itReloadsOnlyWhenTheBoardChangesAndAWatcherFollowsChanges() async throws {
+        let t = try TestBoard()
+        _ = try t.board.createFlag("new-ui", actor: TestBoard.admin)
+        let provider = try BoardFlagProvider(boardPath: t.board.path, environment: "default")
+        let host = HostIdentity(hostID: "h", environment: "default", hostVersion: "1.0.0")
+        #expect(provider.evaluator(for: host).bool("new-ui", default: true, context: [:]).reason == .disabled)
+        #expect(provider.refreshIfChanged() == false)
+
+        _ = try Board.open(at: t.board.path).setFlagEnabled("new-ui", true, environment: "default", actor: TestBoard.admin)
+        #expect(provider.refreshIfChanged() == true)
+        let on = provider.evaluator(for: host).bool("new-ui", default: false, context: [:])
+        #expect(on.value == true && on.reason == .staticValue)
+
+        let watcher = provider.watch(every: .milliseconds(10))
+        defer { watcher.cancel() }
+        _ = try Board.open(at: t.board.path).setFlagEnabled("new-ui", false, environment: "default", actor: TestBoard.admin)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while provider.evaluator(for: host).isEnabled("new-ui"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(!provider.evaluator(for: host).isEnabled("new-ui"))
+        // Evaluation errors come back as the caller's default with a code, never as a throw.
+        let missing = provider.evaluator(for: host).string("no-such-flag", default: "fallback", context: [:])
+        #expect(missing.value == "fallback" && missing.errorCode == .flagNotFound)
+    }
+}
