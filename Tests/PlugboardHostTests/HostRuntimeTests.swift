@@ -311,3 +311,55 @@ struct BoardFlagProviderTests {
         #expect(missing.value == "fallback" && missing.errorCode == .flagNotFound)
     }
 }
+
+/// Listens on a topic from activation until it is deactivated.
+final class Listener: Plugin {
+    let received = Mutex<[PluginEvent]>([])
+    let ended = Mutex(false)
+
+    func activate(context: PluginContext) async throws {
+        let stream = context.events.subscribe("calendar.synced")
+        Task { [self] in
+            for await event in stream { received.withLock { $0.append(event) } }
+            ended.withLock { $0 = true }
+        }
+    }
+
+    func deactivate() async {}
+}
+
+/// Publishes when asked.
+final class Publisher: Plugin {
+    let context = Mutex<PluginContext?>(nil)
+    func activate(context: PluginContext) async throws { self.context.withLock { $0 = context } }
+    func deactivate() async {}
+    func publish() { context.withLock { $0 }?.events.publish("calendar.synced", payload: Data("{\"items\":3}".utf8)) }
+}
+
+@Suite("host runtime: events between plug-ins", .serialized)
+struct HostEventBusTests {
+    @Test func eventsReachSubscribersWithTheSenderBoundAndStopAtDeactivation() async throws {
+        let t = try TestBoard()
+        try t.register("com.example.listener", "1.0.0", "\"capabilities\":[\"events\"]")
+            .register("com.example.publisher", "1.0.0", "\"capabilities\":[\"events\"]")
+        let host = try PluginHost(configuration: HostConfiguration(
+            boardPath: t.board.path, identity: HostIdentity(hostID: "h", environment: "default", hostVersion: "2.1.0"),
+            pollInterval: .milliseconds(20)))
+        let listener = Listener(), publisher = Publisher()
+        host.register("com.example.listener", version: "1.0.0") { _ in listener }
+        host.register("com.example.publisher", version: "1.0.0") { _ in publisher }
+        await host.start()
+        publisher.publish()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while listener.received.withLock({ $0.isEmpty }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        let event = try #require(listener.received.withLock { $0.first })
+        #expect(event.sender == "com.example.publisher")
+        #expect(String(decoding: event.payload, as: UTF8.self) == "{\"items\":3}")
+
+        // Killing the listener ends its subscriptions.
+        _ = try Board.open(at: t.board.path).kill(.plugin("com.example.listener"), reason: "test", actor: TestBoard.admin)
+        while !listener.ended.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(listener.ended.withLock { $0 })
+        await host.stop()
+    }
+}
