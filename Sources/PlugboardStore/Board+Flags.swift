@@ -77,9 +77,16 @@ extension Board {
 
     /// The Unleash client-API feature set of one environment: every flag that is not archived, and every segment.
     /// This is what hosts evaluate and what `plugboard flag export` prints.
-    public func featureSet(environment: String) throws(BoardError) -> FeatureSet {
+    ///
+    /// - Parameter requireExisting: Refuse an environment the board does not know (`.notFound`), so that an
+    ///   operator's typo in `--env` is not taken for an environment where every flag is off. Hosts leave it
+    ///   false: an environment nobody has configured yet has every flag off.
+    public func featureSet(environment: String, requireExisting: Bool = false) throws(BoardError) -> FeatureSet {
         try Validate.environment(environment)
-        return try read { db in try FlagRows.featureSet(db, environment: environment) }
+        return try read { db in
+            if requireExisting { try requireEnvironment(db, environment) }
+            return try FlagRows.featureSet(db, environment: environment)
+        }
     }
 
     /// Flags with their state in `environment`, sorted by name.
