@@ -77,9 +77,16 @@ extension Board {
 
     /// The Unleash client-API feature set of one environment: every flag that is not archived, and every segment.
     /// This is what hosts evaluate and what `plugboard flag export` prints.
-    public func featureSet(environment: String) throws(BoardError) -> FeatureSet {
+    ///
+    /// - Parameter requireExisting: Refuse an environment the board does not know (`.notFound`), so that an
+    ///   operator's typo in `--env` is not taken for an environment where every flag is off. Hosts leave it
+    ///   false: an environment nobody has configured yet has every flag off.
+    public func featureSet(environment: String, requireExisting: Bool = false) throws(BoardError) -> FeatureSet {
         try Validate.environment(environment)
-        return try read { db in try FlagRows.featureSet(db, environment: environment) }
+        return try read { db in
+            if requireExisting { try requireEnvironment(db, environment) }
+            return try FlagRows.featureSet(db, environment: environment)
+        }
     }
 
     /// Flags with their state in `environment`, sorted by name.
@@ -210,8 +217,9 @@ extension Board {
     ///
     /// Flags in the file are created or replaced in that environment (type, description, dependencies and
     /// impression data are board-wide); flags not in the file are left alone; segments are created or replaced
-    /// by id. The result must validate as a whole (no unknown operator, invalid regex/CIDR/semver, dependency
-    /// cycle…), or nothing changes. Needs a board admin.
+    /// by id. An archived flag in the file is brought back (a note says so). Flags the file leaves as they were
+    /// are not touched and get no audit row. The result must validate as a whole (no unknown operator, invalid
+    /// regex/CIDR/semver, dependency cycle…), or nothing changes. Needs a board admin.
     public func importFlags(_ set: FeatureSet, environment: String, actor: Actor) throws(BoardError) -> ChangeResult {
         try Validate.environment(environment)
         for feature in set.features { try Validate.flagName(feature.name) }
@@ -242,34 +250,44 @@ extension Board {
                     before: before.map { .object(["name": .optional($0["name"]), "constraints": .rawJSON($0["constraints_json"])]) },
                     after: .object(["name": .optional(segment.name), "constraints": .rawJSON(constraints)])), at: now)
             }
+            var unarchived: [String] = []
             for feature in set.features {
                 let type = feature.type.flatMap(FlagType.init(rawValue:))
                 let existing = try Row.fetchOne(db, sql: "SELECT * FROM flags WHERE name = ?", arguments: [feature.name])
                 let before = try existing.map { _ in try FlagRows.auditState(db, flag: feature.name, environment: environment) }
-                if existing == nil {
-                    try db.execute(sql: """
-                        INSERT INTO flags (name, type, description, owner, impression_data, dependencies_json, created_at, created_by, updated_at, updated_by)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """, arguments: [feature.name, (type ?? .release).rawValue, feature.description, actor.osUser, feature.impressionData ?? false,
-                                         FlagRows.encode(feature.dependencies ?? []), now, actor.osUser, now, actor.osUser])
-                } else {
-                    try db.execute(sql: """
-                        UPDATE flags SET type = ?, description = ?, impression_data = ?, dependencies_json = ?, archived_at = NULL, archived_by = NULL,
-                            updated_at = ?, updated_by = ? WHERE name = ?
-                        """, arguments: [(type ?? FlagType(rawValue: existing?["type"] ?? "") ?? .release).rawValue, feature.description,
-                                         feature.impressionData ?? false, FlagRows.encode(feature.dependencies ?? []), now, actor.osUser, feature.name])
+                // Each flag in a savepoint: a flag the file leaves as it was is rolled back, so that its rows (and
+                // their updated_at) stay untouched and no audit row is needed.
+                var after: AuditJSON?
+                try db.inSavepoint {
+                    if existing == nil {
+                        try db.execute(sql: """
+                            INSERT INTO flags (name, type, description, owner, impression_data, dependencies_json, created_at, created_by, updated_at, updated_by)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            """, arguments: [feature.name, (type ?? .release).rawValue, feature.description, actor.osUser, feature.impressionData ?? false,
+                                             FlagRows.encode(feature.dependencies ?? []), now, actor.osUser, now, actor.osUser])
+                    } else {
+                        try db.execute(sql: """
+                            UPDATE flags SET type = ?, description = ?, impression_data = ?, dependencies_json = ?, archived_at = NULL, archived_by = NULL,
+                                updated_at = ?, updated_by = ? WHERE name = ?
+                            """, arguments: [(type ?? FlagType(rawValue: existing?["type"] ?? "") ?? .release).rawValue, feature.description,
+                                             feature.impressionData ?? false, FlagRows.encode(feature.dependencies ?? []), now, actor.osUser, feature.name])
+                    }
+                    try FlagRows.saveDefinition(db, flag: feature.name, environment: environment,
+                                                definition: .init(enabled: feature.enabled, strategies: feature.strategies ?? [], variants: feature.variants ?? []),
+                                                actor: actor, at: now)
+                    let state = try FlagRows.auditState(db, flag: feature.name, environment: environment)
+                    if state == before { return .rollback }
+                    after = state
+                    return .commit
                 }
-                try FlagRows.saveDefinition(db, flag: feature.name, environment: environment,
-                                            definition: .init(enabled: feature.enabled, strategies: feature.strategies ?? [], variants: feature.variants ?? []),
-                                            actor: actor, at: now)
-                let after = try FlagRows.auditState(db, flag: feature.name, environment: environment)
-                if before == after { continue }
+                guard let after else { continue }
                 changed += 1
+                if (existing?["archived_at"] as String?) != nil { unarchived.append(feature.name) }
                 try AuditLog.append(db, actor: actor, entry: AuditEntry(
                     action: "flag.import", targetType: "flag", targetID: feature.name, environment: environment, before: before, after: after), at: now)
             }
             try FlagRows.validateAllEnvironments(db)
-            let warnings = report.warnings.map(\.description)
+            let warnings = unarchived.map { "flag '\($0)' was archived; the import brought it back in every environment" } + report.warnings.map(\.description)
             return ChangeResult(changed: changed > 0,
                                 "Imported \(set.features.count) flag(s) and \((set.segments ?? []).count) segment(s) into \(environment): \(changed) flag(s) changed.",
                                 notes: warnings)
@@ -357,7 +375,8 @@ enum FlagRows {
         let env = try Row.fetchOne(db, sql: "SELECT enabled, strategies_json, variants_json FROM flag_environments WHERE flag_name = ? AND environment = ?",
                                    arguments: [flag, environment])
         return .object([
-            "type": .string(row["type"]), "description": .optional(row["description"]),
+            "type": .string(row["type"]), "description": .optional(row["description"]), "archived": .bool((row["archived_at"] as String?) != nil),
+            "impressionData": .bool(row["impression_data"]),
             "dependencies": .rawJSON(row["dependencies_json"]), "enabled": .bool(env?["enabled"] ?? false),
             "strategies": .rawJSON(env?["strategies_json"] ?? "[]"), "variants": .rawJSON(env?["variants_json"] ?? "[]"),
         ])

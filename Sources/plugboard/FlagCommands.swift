@@ -144,7 +144,7 @@ struct FlagCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {
-            let set = try global.openBoard().featureSet(environment: try global.environment())
+            let set = try global.openBoard().featureSet(environment: try global.environment(), requireExisting: true)
             print(String(decoding: set.encoded(prettyPrinted: true), as: UTF8.self))
         }
     }
@@ -181,7 +181,7 @@ struct FlagCommand: ParsableCommand {
                     throw BoardError(.invalidInput, "the features file \(features) cannot be evaluated: \(error)")
                 }
             } else {
-                let set = try global.openBoard().featureSet(environment: try global.environment())
+                let set = try global.openBoard().featureSet(environment: try global.environment(), requireExisting: true)
                 do { evaluator = BatchEvaluator(snapshot: try FlagSnapshot(set, mode: .strict, environment: environment)) } catch {
                     throw BoardError(.integrity, "the board's flags for this environment do not validate: \(error)")
                 }
