@@ -118,7 +118,7 @@ extension Board {
                 return FlagEnvironmentDefinition(environment: environment, enabled: definition.enabled, strategies: definition.strategies, variants: definition.variants)
             }
             return FlagDetail(name: name, type: flag["type"], description: flag["description"], owner: flag["owner"],
-                              impressionData: flag["impression_data"], dependencies: FlagRows.decode(flag["dependencies_json"]),
+                              impressionData: flag["impression_data"], dependencies: try FlagRows.decode(flag["dependencies_json"], "dependencies_json", of: "flag '\(name)'"),
                               createdAt: flag["created_at"], createdBy: flag["created_by"], updatedAt: flag["updated_at"],
                               archivedAt: flag["archived_at"], potentiallyStale: stale, environments: environments)
         }
@@ -222,7 +222,12 @@ extension Board {
     /// regex/CIDR/semver, dependency cycle…), or nothing changes. Needs a board admin.
     public func importFlags(_ set: FeatureSet, environment: String, actor: Actor) throws(BoardError) -> ChangeResult {
         try Validate.environment(environment)
-        for feature in set.features { try Validate.flagName(feature.name) }
+        for feature in set.features {
+            try Validate.flagName(feature.name)
+            if let type = feature.type, FlagType(rawValue: type) == nil {
+                throw .invalid("flag '\(feature.name)' type: '\(Validate.printable(type))' is not a flag type; use \(FlagType.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
         var names = Set<String>()
         for feature in set.features where !names.insert(feature.name).inserted {
             throw .invalid("the features file defines flag '\(feature.name)' twice")
@@ -337,9 +342,15 @@ enum FlagRows {
         return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
     }
 
-    static func decode<T: Decodable>(_ text: String?) -> [T] {
+    /// Decodes a JSON array column. Unreadable JSON (someone edited the board by hand) is an integrity error,
+    /// never an empty list: an empty strategy list would turn an enabled flag on for everyone.
+    static func decode<T: Decodable>(_ text: String?, _ column: String, of owner: String) throws -> [T] {
         guard let text else { return [] }
-        return (try? JSONDecoder().decode([T].self, from: Data(text.utf8))) ?? []
+        do {
+            return try JSONDecoder().decode([T].self, from: Data(text.utf8))
+        } catch {
+            throw BoardError(.integrity, "\(owner) has an unreadable \(column) in the board (it was edited outside Plugboard); re-import its definition with plugboard flag import")
+        }
     }
 
     static func requireFlag(_ db: Database, _ name: String) throws -> Row {
@@ -357,7 +368,9 @@ enum FlagRows {
     static func environmentDefinition(_ db: Database, flag: String, environment: String) throws -> Definition {
         let row = try Row.fetchOne(db, sql: "SELECT enabled, strategies_json, variants_json FROM flag_environments WHERE flag_name = ? AND environment = ?",
                                    arguments: [flag, environment])
-        return Definition(enabled: row?["enabled"] ?? false, strategies: decode(row?["strategies_json"]), variants: decode(row?["variants_json"]))
+        let owner = "flag '\(flag)' in \(environment)"
+        return Definition(enabled: row?["enabled"] ?? false, strategies: try decode(row?["strategies_json"], "strategies_json", of: owner),
+                          variants: try decode(row?["variants_json"], "variants_json", of: owner))
     }
 
     static func saveDefinition(_ db: Database, flag: String, environment: String, definition: Definition, actor: Actor, at now: String) throws {
@@ -390,15 +403,16 @@ enum FlagRows {
             FROM flags f LEFT JOIN flag_environments fe ON fe.flag_name = f.name AND fe.environment = ?
             WHERE f.archived_at IS NULL ORDER BY f.name
             """, arguments: [environment]).map { row in
-            let dependencies: [FeatureDependency] = decode(row["dependencies_json"])
-            let variants: [FeatureVariant] = decode(row["variants_json"])
+            let owner = "flag '\(row["name"] as String)'"
+            let dependencies: [FeatureDependency] = try decode(row["dependencies_json"], "dependencies_json", of: owner)
+            let variants: [FeatureVariant] = try decode(row["variants_json"], "variants_json", of: owner + " in \(environment)")
             return FeatureFlag(name: row["name"], type: row["type"], description: row["description"], project: "default",
                                enabled: row["enabled"], stale: nil, impressionData: row["impression_data"],
-                               strategies: decode(row["strategies_json"]), variants: variants,
+                               strategies: try decode(row["strategies_json"], "strategies_json", of: owner + " in \(environment)"), variants: variants,
                                dependencies: dependencies.isEmpty ? nil : dependencies)
         }
         let segments = try Row.fetchAll(db, sql: "SELECT id, name, constraints_json FROM segments ORDER BY id").map { row in
-            Segment(id: row["id"], name: row["name"], constraints: decode(row["constraints_json"]))
+            Segment(id: row["id"], name: row["name"], constraints: try decode(row["constraints_json"], "constraints_json", of: "segment \(row["id"] as Int)"))
         }
         return FeatureSet(version: 2, features: features, segments: segments)
     }

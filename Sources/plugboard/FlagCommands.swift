@@ -166,6 +166,10 @@ struct FlagCommand: ParsableCommand {
         @Option(name: .long, help: "The host name applicationHostname strategies compare with (default: this machine's).")
         var hostname: String?
 
+        func validate() throws {
+            if features == "-" && contexts == "-" { throw ValidationError("--features and --contexts cannot both read stdin; give one of them a file") }
+        }
+
         func execute(_ output: Output) throws(BoardError) {
             let environment = EvaluationEnvironment(hostname: hostname ?? ProcessInfo.processInfo.hostName)
             let evaluator: BatchEvaluator

@@ -646,3 +646,35 @@ struct FlagCLITests {
         #expect(try sandbox.ok("audit", "verify").status == 0)
     }
 }
+
+@Suite("flag store: fail closed")
+struct FlagFailClosedTests {
+    @Test func aHandBrokenDefinitionIsAnIntegrityErrorNotAFlagOnForEveryone() throws {
+        let sandbox = try Sandbox.withBoard()
+        try sandbox.ok("flag", "create", "guarded")
+        try sandbox.ok("flag", "rollout", "guarded", "5")
+        try sandbox.ok("flag", "enable", "guarded")
+        try sandbox.database().write { db in
+            try db.execute(sql: "UPDATE flag_environments SET strategies_json = '[{broken' WHERE flag_name = 'guarded'")
+        }
+        let contexts = try sandbox.write("c.jsonl", "{\"toggle\":\"guarded\",\"context\":{\"userId\":\"1\"}}\n")
+        let result = try sandbox.run(["flag", "evaluate", "--contexts", contexts])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("flag 'guarded' in default has an unreadable strategies_json"))
+    }
+
+    @Test func anUnknownFlagTypeInAnImportIsRefused() throws {
+        let sandbox = try Sandbox.withBoard()
+        let file = try sandbox.write("f.json", "{\"version\":1,\"features\":[{\"name\":\"x\",\"type\":\"banana\",\"enabled\":true}]}")
+        let before = try sandbox.snapshot()
+        let result = try sandbox.run(["flag", "import", file])
+        #expect(result.status == 1 && result.stderr.contains("flag 'x' type: 'banana' is not a flag type"), "\(result)")
+        #expect(try sandbox.snapshot() == before)
+    }
+
+    @Test func featuresAndContextsCannotBothReadStdin() throws {
+        let sandbox = try Sandbox.withBoard()
+        #expect(try sandbox.run(["flag", "evaluate", "--features", "-", "--contexts", "-"]).status == 2)
+    }
+}
