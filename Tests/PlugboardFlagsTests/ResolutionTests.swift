@@ -53,7 +53,7 @@ struct ResolutionTests {
         #expect(half.contains { $0.value } && half.contains { !$0.value })
         #expect(half.filter(\.value).allSatisfy { $0.reason == .split })
         let missing = s.bool("nope", default: true, context: ctx)
-        #expect(missing == ResolutionDetails(value: true, reason: .default, errorCode: .flagNotFound, errorMessage: "flag 'nope' does not exist"))
+        #expect(missing == ResolutionDetails(value: true, reason: .error, errorCode: .flagNotFound, errorMessage: "flag 'nope' does not exist"))
     }
 
     @Test("typed values from payloads")

@@ -116,7 +116,7 @@ public enum FlagJSON: Sendable, Hashable, Codable {
 /// both conform.
 ///
 /// Mapping of Unleash outcomes (details in <doc:EvaluationSemantics>):
-/// - unknown flag → caller's default, ``ResolutionReason/default``, ``ResolutionErrorCode/flagNotFound``;
+/// - unknown flag → caller's default, ``ResolutionReason/error``, ``ResolutionErrorCode/flagNotFound`` (as OpenFeature providers report it);
 /// - flag switched off (`enabled: false`) or a dependency not met → ``ResolutionReason/disabled``
 ///   (`bool` gives `false`, the other types the caller's default);
 /// - flag on but no strategy matched → ``ResolutionReason/default`` (`false` / caller's default);
@@ -216,7 +216,7 @@ extension FlagResolver {
 
     func failure<Value>(_ flag: String, _ evaluation: Evaluation, _ defaultValue: Value) -> ResolutionDetails<Value> {
         if case .notFound = evaluation.outcome {
-            return ResolutionDetails(value: defaultValue, reason: .default, errorCode: .flagNotFound, errorMessage: "flag '\(flag)' does not exist")
+            return ResolutionDetails(value: defaultValue, reason: .error, errorCode: .flagNotFound, errorMessage: "flag '\(flag)' does not exist")
         }
         return ResolutionDetails(
             value: defaultValue, reason: .error, errorCode: .general,
