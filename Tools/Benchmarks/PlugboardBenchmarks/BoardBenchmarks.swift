@@ -84,7 +84,7 @@ func auditBoard(rows: Int) throws -> ScratchBoard {
 func boardBenchmarks() {
     // Change detection: what a host pays at every poll when nothing changed.
     Benchmark("board.dataVersion", configuration: .init(
-        metrics: [.wallClock, .throughput, .mallocCountTotal, .syscalls], warmupIterations: 10, scalingFactor: .kilo,
+        metrics: [.wallClock, .throughput, .mallocCountTotal], warmupIterations: 10, scalingFactor: .kilo,
         maxDuration: .seconds(3), maxIterations: 500)) { benchmark, board in
         for _ in benchmark.scaledIterations {
             blackHole(try! board.dataVersion())
@@ -157,7 +157,7 @@ func boardBenchmarks() {
 
     // Writes: one audited change (BEGIN IMMEDIATE, checks, upsert, hash-chained audit append, commit + fsync).
     Benchmark("board.setEnabled", configuration: .init(
-        metrics: [.wallClock, .throughput, .syscalls], warmupIterations: 3, maxDuration: .seconds(5), maxIterations: 300)) { benchmark, fixture in
+        metrics: [.wallClock, .throughput], warmupIterations: 3, maxDuration: .seconds(5), maxIterations: 300)) { benchmark, fixture in
         for _ in benchmark.scaledIterations {
             fixture.enabled.toggle()
             blackHole(try! fixture.scratch.board.setEnabled(fixture.pluginID, fixture.enabled, environment: "default", actor: Fixtures.admin))
