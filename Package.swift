@@ -135,3 +135,29 @@ let package = Package(
 for target in package.targets where target.type != .plugin {
     target.swiftSettings = (target.swiftSettings ?? []) + commonSwiftSettings
 }
+
+// MARK: Benchmarks (opt-in)
+//
+// ordo-one/benchmark is declared only when PLUGBOARD_BENCHMARKS=1, so an ordinary `swift build` or `swift test`
+// never resolves, fetches or builds it. Run them with
+//   PLUGBOARD_BENCHMARKS=1 swift package --allow-writing-to-package-directory benchmark
+// (see Tools/Benchmarks/README.md).
+if Context.environment["PLUGBOARD_BENCHMARKS"] == "1" {
+    // The MallocInterposer trait only: the default traits need a package this project does not use.
+    package.dependencies.append(.package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]))
+    package.targets.append(.executableTarget(
+        name: "PlugboardBenchmarks",
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            "PlugboardFlags",
+            "PlugboardStore",
+            "PlugboardHost",
+            "PlugboardPluginAPI",
+            "PlugboardVersioning",
+            .product(name: "Logging", package: "swift-log"),
+        ],
+        path: "Tools/Benchmarks/PlugboardBenchmarks",
+        swiftSettings: commonSwiftSettings,
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    ))
+}
