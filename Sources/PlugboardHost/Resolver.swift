@@ -27,14 +27,35 @@ public struct Resolver: Sendable {
         self.availability = availability
     }
 
+    /// Version ranges and versions parsed once per resolution (the same texts recur across passes and plug-ins).
+    private final class Parsed {
+        private var ranges: [String: VersionRange?] = [:]
+        private var versions: [String: SemanticVersion?] = [:]
+
+        func range(_ text: String) -> VersionRange? {
+            if let cached = ranges[text] { return cached }
+            let range = VersionRange(parsing: text)
+            ranges[text] = range
+            return range
+        }
+
+        func version(_ text: String) -> SemanticVersion? {
+            if let cached = versions[text] { return cached }
+            let version = SemanticVersion(parsing: text)
+            versions[text] = version
+            return version
+        }
+    }
+
     /// Resolves every plug-in of the snapshot.
     public func resolve(_ snapshot: RegistrySnapshot) -> Resolution {
+        let parsed = Parsed()
         var skipped: [String: LoadDecision] = [:]
         var candidates: [String: RegistrySnapshot.Version] = [:]
 
         // Rules 1, 2, 3 and 5, per plug-in.
         for plugin in snapshot.plugins.values {
-            switch select(plugin, in: snapshot) {
+            switch select(plugin, in: snapshot, parsed) {
             case .success(let version): candidates[plugin.id] = version
             case .failure(let failure): skipped[plugin.id] = LoadDecision(pluginID: plugin.id, version: failure.version, skip: failure.reason)
             }
@@ -45,7 +66,7 @@ public struct Resolver: Sendable {
             var changed = false
             for id in candidates.keys.sorted() {
                 guard let version = candidates[id] else { continue }
-                if let reason = dependencyProblem(id, version, candidates: candidates, skipped: skipped, snapshot: snapshot) {
+                if let reason = dependencyProblem(id, version, candidates: candidates, skipped: skipped, snapshot: snapshot, parsed) {
                     candidates[id] = nil
                     skipped[id] = LoadDecision(pluginID: id, version: version.version, skip: reason)
                     changed = true
@@ -74,7 +95,11 @@ public struct Resolver: Sendable {
     }
 
     /// Rules 1, 2, 3 and 5 for one plug-in.
-    private func select(_ plugin: RegistrySnapshot.Plugin, in snapshot: RegistrySnapshot) -> Result<RegistrySnapshot.Version, Refusal> {
+    private func select(_ plugin: RegistrySnapshot.Plugin, in snapshot: RegistrySnapshot, _ parsed: Parsed) -> Result<RegistrySnapshot.Version, Refusal> {
+        func worksWithHost(_ version: RegistrySnapshot.Version) -> Bool {
+            guard let text = version.hostRange else { return true }
+            return parsed.range(text)?.contains(hostVersion) ?? false
+        }
         let id = plugin.id
         guard plugin.enabled else {
             return .failure(Refusal(version: nil, reason: SkipReason(.disabled, "\(id) is not enabled in \(snapshot.environment)")))
@@ -98,7 +123,7 @@ public struct Resolver: Sendable {
             }
             version = match
         } else {
-            let live = plugin.versions.filter { !$0.yanked && !$0.killed && !(SemanticVersion(parsing: $0.version)?.isPrerelease ?? true) }
+            let live = plugin.versions.filter { !$0.yanked && !$0.killed && !(parsed.version($0.version)?.isPrerelease ?? true) }
             guard !live.isEmpty else {
                 let why = plugin.versions.isEmpty ? "has no registered version" : "has no release left that is neither yanked nor killed"
                 return .failure(Refusal(version: nil, reason: SkipReason(.yanked, "\(id) \(why)")))
@@ -118,14 +143,8 @@ public struct Resolver: Sendable {
         return .success(version)
     }
 
-    private func worksWithHost(_ version: RegistrySnapshot.Version) -> Bool {
-        guard let text = version.hostRange else { return true }
-        guard let range = VersionRange(parsing: text) else { return false }
-        return range.contains(hostVersion)
-    }
-
     private func dependencyProblem(_ id: String, _ version: RegistrySnapshot.Version, candidates: [String: RegistrySnapshot.Version],
-                                   skipped: [String: LoadDecision], snapshot: RegistrySnapshot) -> SkipReason? {
+                                   skipped: [String: LoadDecision], snapshot: RegistrySnapshot, _ parsed: Parsed) -> SkipReason? {
         for (dependency, rangeText) in version.dependencies.sorted(by: { $0.key < $1.key }) {
             guard snapshot.plugins[dependency] != nil else {
                 return SkipReason(.missingDependency, "\(id) needs \(dependency) \(rangeText), which is not registered")
@@ -134,8 +153,7 @@ public struct Resolver: Sendable {
                 let why = skipped[dependency]?.skip?.message ?? "it is not loaded"
                 return SkipReason(.dependencyNotLoaded, "\(id) needs \(dependency), which is not loaded: \(why)")
             }
-            let range = VersionRange(parsing: rangeText)
-            guard let resolvedVersion = SemanticVersion(parsing: resolved.version), let range, range.contains(resolvedVersion) else {
+            guard let resolvedVersion = parsed.version(resolved.version), let range = parsed.range(rangeText), range.contains(resolvedVersion) else {
                 return SkipReason(.incompatibleDependency, "\(id) needs \(dependency) \(rangeText), but \(dependency)@\(resolved.version) is the one loaded")
             }
         }
@@ -158,18 +176,28 @@ public struct Resolver: Sendable {
         }
     }
 
-    /// Kahn's algorithm over candidate → dependency edges; ties by id. Plug-ins on a cycle are left out.
+    /// Kahn's algorithm over candidate → dependency edges, layer by layer with each layer sorted by id (so the
+    /// order is deterministic). Plug-ins on a cycle, or that depend on one, are left out. O(V log V + E).
     private func topologicalOrder(_ candidates: [String: RegistrySnapshot.Version]) -> [String] {
-        var remaining = candidates.mapValues { Set($0.dependencies.keys).intersection(candidates.keys) }
+        var waitingOn: [String: Int] = [:]
+        var dependents: [String: [String]] = [:]
+        for (id, version) in candidates {
+            let dependencies = version.dependencies.keys.filter { candidates[$0] != nil }
+            waitingOn[id] = dependencies.count
+            for dependency in dependencies { dependents[dependency, default: []].append(id) }
+        }
         var order: [String] = []
-        while true {
-            let ready = remaining.filter { $0.value.isEmpty }.keys.sorted()
-            guard !ready.isEmpty else { break }
-            for id in ready {
-                order.append(id)
-                remaining[id] = nil
+        var layer = waitingOn.filter { $0.value == 0 }.map(\.key).sorted()
+        while !layer.isEmpty {
+            order.append(contentsOf: layer)
+            var next: [String] = []
+            for id in layer {
+                for dependent in dependents[id] ?? [] {
+                    waitingOn[dependent, default: 0] -= 1
+                    if waitingOn[dependent] == 0 { next.append(dependent) }
+                }
             }
-            for key in remaining.keys { remaining[key]?.subtract(ready) }
+            layer = next.sorted()
         }
         return order
     }
