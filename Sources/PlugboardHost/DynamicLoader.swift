@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import PlugboardPluginAPI
+import PlugboardStore
 
 #if canImport(Glibc)
 import Glibc
@@ -41,12 +42,6 @@ struct DynamicLoader: Sendable {
         #endif
     }
 
-    /// SHA-256 of a file, hex; nil if it cannot be read.
-    static func sha256(of path: String) -> String? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        return SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
-    }
-
     /// Loads the plug-in library at `path` whose content must hash to `expectedSHA256`.
     func load(pluginID: String, version: String, path: String, expectedSHA256: String, entry: String) -> Result<PluginRegistration, SkipReason> {
         guard Self.interfaceIsShared else {
@@ -55,7 +50,7 @@ struct DynamicLoader: Sendable {
         guard let bytes = FileManager.default.contents(atPath: path) else {
             return .failure(SkipReason(.loadFailed, "the artifact of \(pluginID)@\(version) is missing from the artifact store (\(path))"))
         }
-        let actual = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let actual = SHA256.hash(data: bytes).hex
         guard actual == expectedSHA256 else {
             return .failure(SkipReason(.digestMismatch, "the artifact of \(pluginID)@\(version) changed after registration (SHA-256 \(actual.prefix(12))…, registered \(expectedSHA256.prefix(12))…); it was not loaded"))
         }
@@ -68,7 +63,7 @@ struct DynamicLoader: Sendable {
             return .failure(SkipReason(.loadFailed, "the plug-in library folder \(folder) is not private to this user; remove it"))
         }
         let copy = folder + "/\(expectedSHA256).so"
-        if Self.sha256(of: copy) != expectedSHA256 {
+        if ArtifactStore.sha256(ofFile: copy) != expectedSHA256 {
             let temporary = copy + ".\(getpid()).tmp"
             guard FileManager.default.createFile(atPath: temporary, contents: bytes, attributes: [.posixPermissions: 0o500]),
                   rename(temporary, copy) == 0 else {

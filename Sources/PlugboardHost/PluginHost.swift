@@ -254,7 +254,7 @@ public actor PluginHost {
                     return loadedVersion == version.version ? nil : SkipReason(
                         .restartRequired, "\(id)@\(loadedVersion) is already loaded as a library; restart the host to load \(version.version)")
                 }
-                guard let actual = DynamicLoader.sha256(of: artifacts.path(forSHA256: sha)) else {
+                guard let actual = artifacts.currentSHA256(of: sha) else {
                     return SkipReason(.loadFailed, "the artifact of \(id)@\(version.version) is missing from the artifact store")
                 }
                 return actual == sha ? nil : SkipReason(

@@ -62,6 +62,7 @@ public struct Resolver: Sendable {
         }
 
         // Rule 4: drop candidates whose dependencies do not resolve, until nothing changes; then break cycles.
+        // Ends when every remaining candidate can be ordered (each pass removes at least one plug-in otherwise).
         while true {
             var changed = false
             for id in candidates.keys.sorted() {
@@ -73,20 +74,20 @@ public struct Resolver: Sendable {
                 }
             }
             if changed { continue }
-            let cyclic = cycleMembers(candidates)
-            if cyclic.isEmpty { break }
-            let members = cyclic.sorted()
+            let order = topologicalOrder(candidates)
+            if order.count == candidates.count {
+                return Resolution(
+                    load: order.map { LoadDecision(pluginID: $0, version: candidates[$0]?.version, skip: nil) },
+                    skipped: skipped.keys.sorted().compactMap { skipped[$0] })
+            }
+            // Something is left unordered, so at least one cycle remains: skip its members and go round again.
+            let members = cycleMembers(candidates, unordered: Set(candidates.keys).subtracting(order)).sorted()
             for id in members {
                 skipped[id] = LoadDecision(pluginID: id, version: candidates[id]?.version, skip: SkipReason(
                     .dependencyCycle, "\(id) is in a dependency cycle (\(members.joined(separator: " -> "))); break the cycle in the manifests"))
                 candidates[id] = nil
             }
         }
-
-        let order = topologicalOrder(candidates)
-        return Resolution(
-            load: order.map { LoadDecision(pluginID: $0, version: candidates[$0]?.version, skip: nil) },
-            skipped: skipped.keys.sorted().compactMap { skipped[$0] })
     }
 
     private struct Refusal: Error {
@@ -162,8 +163,8 @@ public struct Resolver: Sendable {
 
     /// Plug-ins that lie on a dependency cycle (not those that merely depend on one: they are skipped
     /// afterwards because their dependency is not loaded).
-    private func cycleMembers(_ candidates: [String: RegistrySnapshot.Version]) -> Set<String> {
-        let unordered = Set(candidates.keys).subtracting(topologicalOrder(candidates))
+    /// `unordered` are the candidates a topological ordering left out.
+    private func cycleMembers(_ candidates: [String: RegistrySnapshot.Version], unordered: Set<String>) -> Set<String> {
         func edges(_ id: String) -> Set<String> { Set(candidates[id]?.dependencies.keys ?? [:].keys).intersection(unordered) }
         return unordered.filter { start in
             var seen: Set<String> = []

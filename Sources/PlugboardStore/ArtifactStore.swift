@@ -70,7 +70,7 @@ public struct ArtifactStore: Sendable {
             unlink(temporary)
             throw BoardError(.io, "cannot copy the artifact \(source) into \(root): \(error)")
         }
-        let sha = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        let sha = hasher.finalize().hex
         return Staged(sha256: sha, size: size, fileName: (source as NSString).lastPathComponent, temporaryPath: temporary)
     }
 
@@ -104,7 +104,7 @@ public struct ArtifactStore: Sendable {
         do {
             while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
         } catch { return nil }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return hasher.finalize().hex
     }
 
     private func ensureFolders() throws(BoardError) {

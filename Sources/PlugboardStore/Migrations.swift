@@ -134,20 +134,3 @@ extension Board {
             after: .object(["admin": .string(actor.osUser), "environment": .string("default")])), at: now)
     }
 }
-
-extension SHA256 {
-    /// The lower-case hex SHA-256 of `data`.
-    ///
-    /// Written out by hand: `String(format: "%02x")` per byte cost ~50 µs per hash on Linux, most of the time of
-    /// `audit verify` (see Tools/Benchmarks/README.md).
-    static func hex(_ data: Data) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(2 * SHA256.byteCount)
-        for byte in hash(data: data) {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-}

@@ -62,7 +62,7 @@ extension Board {
                     "capabilities": .array(manifest.capabilities.map(AuditJSON.string)),
                     "dependencies": .object(manifest.dependencies.mapValues { .string($0.description) }),
                     "artifact_sha256": .optional(staged?.sha256),
-                    "manifest_sha256": .string(SHA256Hex.of(manifest.source)),
+                    "manifest_sha256": .string(SHA256.hex(Data(manifest.source.utf8))),
                 ]
                 if !exists { after["owner"] = .string(actor.osUser) }
                 try AuditLog.append(db, actor: actor, entry: AuditEntry(action: "plugin.register", targetType: "plugin_version", targetID: target, after: .object(after)), at: now)
@@ -534,8 +534,4 @@ func requireKillTarget(_ db: Database, _ target: KillTarget, actor: Actor, doing
             throw BoardError.notFound("\(id)@\(version) is not registered; see plugboard plugin show \(id)")
         }
     }
-}
-
-enum SHA256Hex {
-    static func of(_ text: String) -> String { SHA256.hex(Data(text.utf8)) }
 }

@@ -60,7 +60,6 @@ struct Table {
     init(_ headers: String...) { self.headers = headers }
 
     mutating func add(_ cells: String...) { rows.append(cells) }
-    mutating func add(row cells: [String]) { rows.append(cells) }
 
     func render() -> String {
         let all = [headers] + rows
