@@ -108,6 +108,22 @@ let package = Package(
         ),
 
         // MARK: Tests
+        // What several test targets share: the CLI harness, child processes, a safe reader of board files.
+        .target(
+            name: "PlugboardTestSupport",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/PlugboardTestSupport"
+        ),
+        // A host process for the tests that cross processes (registry, flags and secure storage embedded).
+        .executableTarget(
+            name: "plugboard-test-host",
+            dependencies: ["PlugboardHost", "PlugboardStore", "PlugboardSecureStorage", "PlugboardPluginAPI"],
+            path: "Tests/PlugboardTestHost"
+        ),
+        .testTarget(
+            name: "PlugboardProcessTests",
+            dependencies: ["plugboard", "plugboard-test-host", "PlugboardTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
         .testTarget(name: "PlugboardFlagsTests", dependencies: ["PlugboardFlags"], exclude: ["Fixtures"]),
         .testTarget(
@@ -120,12 +136,12 @@ let package = Package(
         ),
         .testTarget(
             name: "PlugboardCLITests",
-            dependencies: ["plugboard", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["plugboard", "PlugboardTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "PlugboardSecureStorageTests",
             dependencies: [
-                "PlugboardSecureStorage", "PlugboardTesting", "PlugboardPluginAPI", "PlugboardStore",
+                "PlugboardSecureStorage", "PlugboardTesting", "PlugboardPluginAPI", "PlugboardStore", "PlugboardTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

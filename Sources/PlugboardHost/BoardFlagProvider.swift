@@ -18,13 +18,15 @@ public final class BoardFlagProvider: HostFlagProvider {
     private let snapshots = FlagSnapshotProvider()
     private let evaluationEnvironment: EvaluationEnvironment
     private let logger: Logger
-    /// `PRAGMA data_version` when the snapshot in use was read.
-    private let loadedVersion = Mutex<Int64?>(nil)
+    /// The board's version when the snapshot in use was read.
+    private let loadedVersion = Mutex<BoardVersion?>(nil)
 
-    /// Opens the board read-only and compiles the environment's flags.
-    public init(boardPath: String, environment: String, hostname: String? = ProcessInfo.processInfo.hostName,
-                logger: Logger = Logger(label: "plugboard.flags")) throws(BoardError) {
-        board = try Board.open(at: boardPath, readOnly: true)
+    /// Compiles the environment's flags from `board`: pass the host's own ``Board``, so that flags, secure storage
+    /// and the registry share one connection. It only reads. If the flags cannot be read now, every evaluation returns its
+    /// default with the error code `PROVIDER_NOT_READY` until a later ``refresh()`` succeeds; the problem is logged.
+    public init(board: Board, environment: String, hostname: String? = ProcessInfo.processInfo.hostName,
+                logger: Logger = Logger(label: "plugboard.flags")) {
+        self.board = board
         self.environment = environment
         evaluationEnvironment = EvaluationEnvironment(hostname: hostname)
         self.logger = logger
@@ -40,7 +42,7 @@ public final class BoardFlagProvider: HostFlagProvider {
     /// Re-reads and recompiles the environment's flags; on failure the previous snapshot stays in use.
     public func refresh() {
         do {
-            let version = try board.dataVersion()
+            let version = try board.version()
             let set = try board.featureSet(environment: environment)
             snapshots.replace(with: try FlagSnapshot(set, mode: .strict, environment: evaluationEnvironment))
             loadedVersion.withLock { $0 = version }
@@ -49,12 +51,12 @@ public final class BoardFlagProvider: HostFlagProvider {
         }
     }
 
-    /// Reloads only if the board changed since the snapshot was read (`PRAGMA data_version`, a cheap read).
+    /// Reloads only if the board changed since the snapshot was read (``Board/version()``, a cheap read).
     ///
     /// - Returns: Whether a reload happened.
     @discardableResult
     public func refreshIfChanged() -> Bool {
-        guard let current = try? board.dataVersion(), current != loadedVersion.withLock({ $0 }) else { return false }
+        guard let current = try? board.version(), current != loadedVersion.withLock({ $0 }) else { return false }
         refresh()
         return true
     }

@@ -2,15 +2,18 @@ import Foundation
 import Logging
 import PlugboardPluginAPI
 
+import PlugboardStore
+
 /// How a host is set up: which board, who it is, and the SPI implementations it injects into plug-ins.
 ///
 /// Everything is passed in (dependency injection, no globals), so two hosts in one process can run with
 /// different SPI implementations.
+///
+/// Open the board once per process and hand the same ``Board`` to the host, its ``BoardFlagProvider`` and its
+/// secure storage: one connection to one file, whatever reads it.
 public struct HostConfiguration: Sendable {
-    /// The board file.
-    public var boardPath: String
-    /// Open the board read-only: the host works, but cannot write load reports (it says so once).
-    public var readOnly: Bool
+    /// The board. A board opened read-only works: the host cannot write load reports then, and says so once.
+    public var board: Board
     /// Who the host is: id, environment, API version, flag context.
     public var identity: HostIdentity
     /// How often the host polls the board for changes (`PRAGMA data_version`).
@@ -30,15 +33,14 @@ public struct HostConfiguration: Sendable {
 
     /// Creates a configuration with defaults: poll every 100 ms, no flags (gated plug-ins stay off), no secure
     /// storage (plug-ins asking for it get a clear error), empty configuration slices.
-    public init(boardPath: String, identity: HostIdentity, readOnly: Bool = false, pollInterval: Duration = .milliseconds(100),
+    public init(board: Board, identity: HostIdentity, pollInterval: Duration = .milliseconds(100),
                 secureStorage: @escaping @Sendable (String) throws -> any SecureStorage = { id in UnavailableSecureStorage(pluginID: id) },
                 flags: any HostFlagProvider = NoFlags(),
                 configuration: @escaping @Sendable (String) -> PluginConfiguration = { _ in PluginConfiguration() },
                 services: ServiceRegistry = ServiceRegistry(),
                 logger: Logger = Logger(label: "plugboard.host"),
                 dynamicLibraryCache: String = NSTemporaryDirectory()) {
-        self.boardPath = boardPath
-        self.readOnly = readOnly
+        self.board = board
         self.identity = identity
         self.pollInterval = pollInterval
         self.secureStorage = secureStorage

@@ -10,7 +10,7 @@ public enum HostEvent: Sendable, Hashable {
     case failed(pluginID: String, version: String?, reason: SkipReason)
     /// A plug-in was detached from every lookup and told to stop.
     case deactivated(pluginID: String, version: String, reason: SkipReason)
-    /// The board changed and the host applied it.
+    /// The board changed (its `PRAGMA data_version` is given) and the host applied it.
     case boardChanged(dataVersion: Int64)
     /// A problem that does not stop the host (for example: load reports cannot be written).
     case warning(String)

@@ -9,9 +9,11 @@ import Synchronization
 /// their failures, and applies board changes (kill switches, enable, disable) while it runs.
 ///
 /// ```swift
-/// let host = try PluginHost(configuration: HostConfiguration(
-///     boardPath: "/var/lib/app/plugboard.sqlite",
-///     identity: HostIdentity(hostID: "web-1", environment: "production", hostVersion: "2.4.0")))
+/// let board = try Board.open(at: "/var/lib/app/plugboard.sqlite")
+/// let host = PluginHost(configuration: HostConfiguration(
+///     board: board,
+///     identity: HostIdentity(hostID: "web-1", environment: "production", hostVersion: "2.4.0"),
+///     flags: BoardFlagProvider(board: board, environment: "production")))
 /// host.register("com.example.calendar", version: "1.4.0") { _ in CalendarPlugin() }
 /// await host.start()
 /// for provider in host.features(CalendarProvider.self) { … }
@@ -62,17 +64,17 @@ public actor PluginHost {
     private var libraries: [String: LoadedLibrary] = [:]
     /// Plug-ins whose board-selected version differs from the library already loaded: kept running until a restart.
     private var pendingRestart: [String: String] = [:]
-    private var lastDataVersion: Int64?
+    private var lastVersion: BoardVersion?
     private var lastReport: [LoadReportEntry]?
     private var reportsDisabled = false
     private var polling: Task<Void, Never>?
     private var reconciling = false
     private var reconcileAgain = false
 
-    /// Opens the board (read-only if configured) and prepares the host; nothing is loaded until ``start()``.
-    public init(configuration: HostConfiguration) throws(BoardError) {
+    /// Prepares the host on the configured board; nothing is loaded until ``start()``.
+    public init(configuration: HostConfiguration) {
         self.configuration = configuration
-        self.board = try Board.open(at: configuration.boardPath, readOnly: configuration.readOnly)
+        self.board = configuration.board
         self.loader = DynamicLoader(cacheFolder: configuration.dynamicLibraryCache)
         _ = DynamicLoader.interfaceIsShared  // decided now, before any plug-in library is loaded
     }
@@ -148,10 +150,10 @@ public actor PluginHost {
         continuations.forEach { $0.finish() }
     }
 
-    /// Checks `PRAGMA data_version` once and applies changes if the board changed.
+    /// Checks the board's version once (`PRAGMA data_version`, a cheap read) and applies changes if it changed.
     public func pollOnce() async {
-        guard let version = try? board.dataVersion(), version != lastDataVersion else { return }
-        emit(.boardChanged(dataVersion: version))
+        guard let version = try? board.version(), version != lastVersion else { return }
+        emit(.boardChanged(dataVersion: version.dataVersion))
         await reconcile()
     }
 
@@ -179,7 +181,7 @@ public actor PluginHost {
             warn("cannot read the board: \(error.message); keeping the current plug-ins")
             return
         }
-        lastDataVersion = snapshot.dataVersion
+        lastVersion = snapshot.version
         configuration.flags.refresh()
         let resolution = resolver().resolve(snapshot)
 
@@ -347,8 +349,8 @@ public actor PluginHost {
         do {
             let identity = configuration.identity
             try board.writeLoadReport(hostID: identity.hostID, environment: identity.environment, hostVersion: identity.hostVersion, entries: report)
-            // No need to refresh lastDataVersion: a connection's own commits do not change its data_version,
-            // and re-reading it here could swallow a change another process committed meanwhile.
+            // A load report does not change the board's version (it is telemetry), and re-reading the version
+            // here could swallow a change another process committed meanwhile.
             lastReport = report
         } catch {
             // Said once: a read-only host keeps working without reports.

@@ -102,7 +102,7 @@ public struct DataKeyEntry: Sendable, Hashable, Codable {
 /// ```swift
 /// let board = try Board.open(at: path)
 /// let secrets = try BoardSecrets.open(board: board)      // PLUGBOARD_MASTER_KEY, else <board>.key
-/// let config = HostConfiguration(boardPath: path, identity: identity,
+/// let config = HostConfiguration(board: board, identity: identity,
 ///                                secureStorage: { id in try secrets.storage(forPlugin: id) })
 /// ```
 public final class BoardSecrets: Sendable, CustomStringConvertible {

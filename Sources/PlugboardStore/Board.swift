@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -31,6 +32,9 @@ public final class Board: Sendable {
     public let database: any DatabaseWriter
     /// True when the board was opened read-only (hosts that only read the board).
     public let isReadOnly: Bool
+    /// How many changes were committed through this object: its connection's own commits do not move
+    /// `PRAGMA data_version`, so ``version()`` counts them here.
+    private let ownChanges = Mutex<Int64>(0)
 
     private init(path: String, database: any DatabaseWriter, isReadOnly: Bool) {
         self.path = path
@@ -56,16 +60,22 @@ public final class Board: Sendable {
     ///     migrations were edited, is always refused.
     /// - Throws: ``BoardError`` with code `.notABoard` or `.schemaMismatch`; the file is never modified.
     public static func open(at path: String, readOnly: Bool = false, requireCurrentSchema: Bool = true) throws(BoardError) -> Board {
-        try checkLooksLikeBoard(path)
+        try checkIsRegularFile(path)
+        // Every look at the file goes through SQLite. A plain open()/close() of the board here would drop every
+        // POSIX lock this process holds on it, SQLite's included (see `checkIsRegularFile`).
         let board: Board
         do {
             board = Board(path: path, database: try DatabaseQueue(path: path, configuration: configuration(readOnly: readOnly)), isReadOnly: readOnly)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
+            throw BoardError(.notABoard, "\(path) is not a Plugboard board (not an SQLite database); check --db, or create a board with plugboard init")
         } catch {
             throw BoardError(.notABoard, "cannot open the board at \(path): \(describe(error)); check the path and its permissions")
         }
         let appID: Int32
         do {
             appID = try board.database.read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0 }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
+            throw BoardError(.notABoard, "\(path) is not a Plugboard board (not an SQLite database); check --db, or create a board with plugboard init")
         } catch {
             throw BoardError(.notABoard, "\(path) is not a Plugboard board (\(describe(error))); create one with plugboard init")
         }
@@ -137,22 +147,30 @@ public final class Board: Sendable {
         return config
     }
 
-    /// Refuses, without opening it with SQLite, a path that is missing, not a regular file, or not an SQLite file.
-    private static func checkLooksLikeBoard(_ path: String) throws(BoardError) {
+    /// Refuses a path that is missing or not a regular file, with `stat(2)` only.
+    ///
+    /// Never open and close the board file (or its `-wal`, `-shm`) with a plain descriptor in a process that may
+    /// hold SQLite connections to it: on Linux, `close(2)` of *any* descriptor of a file drops every POSIX lock the
+    /// process holds on that file, SQLite's included. Another process then believes it is the last connection,
+    /// checkpoints, and deletes the WAL from under the running one ("How To Corrupt An SQLite Database File",
+    /// section 2.2). Whether the file is an SQLite database is SQLite's to say (`SQLITE_NOTADB`).
+    private static func checkIsRegularFile(_ path: String) throws(BoardError) {
         var info = stat()
         guard stat(path, &info) == 0 else {
+            if errno == EACCES {
+                throw BoardError(.notABoard, "cannot read the board at \(path): permission denied on its folder")
+            }
             throw BoardError(.notABoard, "there is no board at \(path); create one with plugboard init, or pass --db PATH (or set PLUGBOARD_DB)")
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw BoardError(.notABoard, "\(path) is not a board: it is not a regular file")
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw BoardError(.notABoard, "cannot read the board at \(path): permission denied")
+        guard info.st_size > 0 else {
+            // SQLite would take an empty file for an empty database.
+            throw BoardError(.notABoard, "\(path) is not a Plugboard board (it is an empty file, not an SQLite database); check --db, or create a board with plugboard init")
         }
-        defer { try? handle.close() }
-        let header = (try? handle.read(upToCount: 16)) ?? Data()
-        guard header == Data("SQLite format 3\0".utf8) else {
-            throw BoardError(.notABoard, "\(path) is not a Plugboard board (not an SQLite database); check --db, or create a board with plugboard init")
+        guard access(path, R_OK) == 0 else {
+            throw BoardError(.notABoard, "cannot read the board at \(path): permission denied")
         }
     }
 
@@ -162,12 +180,18 @@ public final class Board: Sendable {
     ///
     /// Errors thrown by `body` that are ``BoardError`` pass through unchanged; database errors become a
     /// ``BoardError`` with a sentence that says what to do.
-    public func write<T>(_ body: (Database) throws -> T) throws(BoardError) -> T {
+    ///
+    /// A committed write changes ``version()``, so that whoever shares this `Board` (a host, its flags) notices it
+    /// as it notices other processes' changes. Telemetry that changes no policy (load reports) passes
+    /// `notify: false`.
+    public func write<T>(notify: Bool = true, _ body: (Database) throws -> T) throws(BoardError) -> T {
         guard !isReadOnly else {
             throw BoardError(.notAllowed, "the board at \(path) was opened read-only; changes need write access")
         }
         do {
-            return try transaction(body)
+            let result = try transaction(body)
+            if notify { ownChanges.withLock { $0 += 1 } }
+            return result
         } catch {
             throw mapError(error)
         }
@@ -194,6 +218,23 @@ public final class Board: Sendable {
             throw mapError(error)
         }
     }
+
+    /// A value that changes whenever the board changes: another connection (any process) committed, which SQLite
+    /// reports as a new `PRAGMA data_version`, or a change was written through this `Board`. Reading it is cheap
+    /// (one pragma on the open connection), so a host polls it to notice changes.
+    public func version() throws(BoardError) -> BoardVersion {
+        let own = ownChanges.withLock { $0 }
+        return try read { db in try BoardVersion(dataVersion: Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0, ownChanges: own) }
+    }
+
+    /// ``version()`` inside a read that is already open, counting this object's changes as of `own`.
+    func version(_ db: Database, ownChangesBefore own: Int64) throws -> BoardVersion {
+        try BoardVersion(dataVersion: Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0, ownChanges: own)
+    }
+
+    /// The count of changes written through this object, read before a snapshot so that a change committed
+    /// while the snapshot is read makes the next ``version()`` differ.
+    var ownChangeCount: Int64 { ownChanges.withLock { $0 } }
 
     /// Copies the WAL into the board file and truncates the WAL to zero bytes (`PRAGMA wal_checkpoint(TRUNCATE)`),
     /// so that page images written before, such as data keys that were just shredded, no longer sit in the WAL.
@@ -237,6 +278,16 @@ public final class Board: Sendable {
         if let error = error as? DatabaseError { return error.message ?? "\(error.resultCode)" }
         return "\(error)"
     }
+}
+
+/// The state of a board as its readers see it; see ``Board/version()``. Compare two for equality only.
+public struct BoardVersion: Sendable, Hashable, CustomStringConvertible {
+    /// `PRAGMA data_version` of the board's connection: moves when another connection commits.
+    public let dataVersion: Int64
+    /// Changes committed through the `Board` object itself.
+    public let ownChanges: Int64
+
+    public var description: String { "\(dataVersion).\(ownChanges)" }
 }
 
 /// `open(2)` under a name that does not clash with `Board.open`.

@@ -39,10 +39,11 @@ public struct HostLoadStatus: Sendable, Hashable, Codable {
 }
 
 extension Board {
-    /// Replaces a host's load report with `entries`, in one transaction. Not audited: it is telemetry.
+    /// Replaces a host's load report with `entries`, in one transaction. Not audited, and not a change of the
+    /// board's ``version()``: it is telemetry.
     public func writeLoadReport(hostID: String, environment: String, hostVersion: String, entries: [LoadReportEntry]) throws(BoardError) {
         let now = Timestamp.now()
-        try write { db in
+        try write(notify: false) { db in
             try db.execute(sql: """
                 INSERT INTO hosts (host_id, environment, host_version, os_user, last_report) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (host_id) DO UPDATE SET environment = excluded.environment, host_version = excluded.host_version,

@@ -40,8 +40,8 @@ public struct RegistrySnapshot: Sendable, Hashable {
     public let allKilledReason: String?
     /// Every registered plug-in, by id.
     public let plugins: [String: Plugin]
-    /// `PRAGMA data_version` when the snapshot was read, to notice later changes cheaply.
-    public let dataVersion: Int64
+    /// The board's version when the snapshot was read (see ``Board/version()``), to notice later changes cheaply.
+    public let version: BoardVersion
 }
 
 extension Board {
@@ -49,8 +49,9 @@ extension Board {
     /// not know yet simply has nothing enabled.
     public func registrySnapshot(environment: String) throws(BoardError) -> RegistrySnapshot {
         try Validate.environment(environment)
+        let own = ownChangeCount
         return try read { db in
-            let dataVersion = try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0
+            let boardVersion = try version(db, ownChangesBefore: own)
             let kills = try Row.fetchAll(db, sql: "SELECT scope, plugin_id, version, reason FROM kill_switches WHERE revived_at IS NULL")
             let allKill = kills.first { $0["scope"] == "all" }
             var pluginKills: [String: String] = [:]
@@ -86,13 +87,7 @@ extension Board {
                                                       killed: pluginKills[id] != nil, killReason: pluginKills[id], versions: versions[id] ?? [])
             }
             return RegistrySnapshot(environment: environment, allKilled: allKill != nil, allKilledReason: allKill?["reason"],
-                                    plugins: plugins, dataVersion: dataVersion)
+                                    plugins: plugins, version: boardVersion)
         }
-    }
-
-    /// `PRAGMA data_version` of this connection: it changes when another connection commits a change, so a
-    /// host can poll it cheaply to notice board changes.
-    public func dataVersion() throws(BoardError) -> Int64 {
-        try read { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
     }
 }

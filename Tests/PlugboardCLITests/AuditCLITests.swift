@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PlugboardTestSupport
 import Testing
 
 /// The audit log: every change is recorded, and tampering done directly with SQLite is detected.

@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardTestSupport
 import Testing
 
 /// Bad input gets exit 1, one clear sentence on stderr, nothing on stdout, and leaves the board byte-for-byte unchanged.
@@ -88,19 +89,19 @@ struct BadInputCLITests {
             let result = try sandbox.run(["plugin", "list", "--db", path], db: false)
             #expect(result.status == 1, "\(result)")
             #expect(result.stderr.contains("is not a Plugboard board"))
-            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == content)
+            #expect(try FileBytes.read(path) == content)
         }
         // An SQLite database of another application.
         let other = sandbox.root.appendingPathComponent("other.sqlite").path
         let queue = try GRDBQueue(path: other)
         try queue.write { db in try db.execute(sql: "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')") }
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: other))
+        let bytes = try FileBytes.read(other)
         for arguments in [["plugin", "list"], ["plugin", "register", try sandbox.write("m.json", manifest())], ["migrate"], ["audit", "verify"]] {
             let result = try sandbox.run(arguments + ["--db", other], db: false)
             #expect(result.status == 1, "\(result)")
             #expect(result.stderr.contains("not a Plugboard board"))
         }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: other)) == bytes)
+        #expect(try FileBytes.read(other) == bytes)
         let missing = try sandbox.run(["plugin", "list", "--db", sandbox.root.appendingPathComponent("nothing.sqlite").path], db: false)
         #expect(missing.status == 1 && missing.stderr.contains("plugboard init"))
         #expect(!FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("nothing.sqlite").path))

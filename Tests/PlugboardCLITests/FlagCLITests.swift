@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PlugboardTestSupport
 import Testing
 
 #if canImport(Glibc)

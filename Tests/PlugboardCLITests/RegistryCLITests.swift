@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PlugboardTestSupport
 import Testing
 
 /// End-to-end tests of the registry commands: each runs the real `plugboard` binary and checks its exit

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Synchronization
+import PlugboardTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -42,9 +42,10 @@ final class TestPlugin: Plugin, Greeting {
 @Suite("host runtime", .serialized)
 struct HostRuntimeTests {
     func host(_ t: TestBoard, environment: String = "default", readOnly: Bool = false) throws -> PluginHost {
-        try PluginHost(configuration: HostConfiguration(
-            boardPath: t.board.path, identity: HostIdentity(hostID: "test-host", environment: environment, hostVersion: "2.1.0"),
-            readOnly: readOnly, pollInterval: .milliseconds(20)))
+        PluginHost(configuration: HostConfiguration(
+            board: readOnly ? try Board.open(at: t.board.path, readOnly: true) : t.board,
+            identity: HostIdentity(hostID: "test-host", environment: environment, hostVersion: "2.1.0"),
+            pollInterval: .milliseconds(20)))
     }
 
     @Test func loadsOnlyEligibleCompiledInPluginsInDependencyOrder() async throws {
@@ -186,8 +187,8 @@ struct HostRuntimeTests {
         let t = try TestBoard()
         try t.register("com.example.vault", "1.0.0", "\"capabilities\":[\"secure-storage\"]").register("com.example.nocap", "1.0.0")
         let stores = Mutex<[String: InMemorySecureStorage]>([:])
-        let host = try PluginHost(configuration: HostConfiguration(
-            boardPath: t.board.path, identity: HostIdentity(hostID: "h", environment: "default", hostVersion: "2.1.0"),
+        let host = PluginHost(configuration: HostConfiguration(
+            board: t.board, identity: HostIdentity(hostID: "h", environment: "default", hostVersion: "2.1.0"),
             secureStorage: { id in stores.withLock { stores in
                 if let existing = stores[id] { return existing }
                 let fresh = InMemorySecureStorage()
@@ -244,9 +245,9 @@ struct HostGateFlagTests {
         _ = try t.board.setFlagEnabled("plugin.gated.rollout", true, environment: "default", actor: TestBoard.admin)
 
         func makeHost(_ id: String) throws -> PluginHost {
-            let host = try PluginHost(configuration: HostConfiguration(
-                boardPath: t.board.path, identity: HostIdentity(hostID: id, environment: "default", hostVersion: "2.1.0"),
-                pollInterval: .milliseconds(20), flags: BoardFlagProvider(boardPath: t.board.path, environment: "default")))
+            let host = PluginHost(configuration: HostConfiguration(
+                board: t.board, identity: HostIdentity(hostID: id, environment: "default", hostVersion: "2.1.0"),
+                pollInterval: .milliseconds(20), flags: BoardFlagProvider(board: t.board, environment: "default")))
             host.register("com.example.gated", version: "1.0.0") { _ in TestPlugin(id: "gated") }
             return host
         }
@@ -272,7 +273,7 @@ struct HostGateFlagTests {
         _ = try t.board.createFlag("plugin.gated.rollout", actor: TestBoard.admin)
         _ = try t.board.rolloutFlag("plugin.gated.rollout", percent: 30, environment: "default", actor: TestBoard.admin)
         _ = try t.board.setFlagEnabled("plugin.gated.rollout", true, environment: "default", actor: TestBoard.admin)
-        let flags = try BoardFlagProvider(boardPath: t.board.path, environment: "default")
+        let flags = BoardFlagProvider(board: t.board, environment: "default")
         func gateOn(_ hostID: String) -> Bool {
             flags.evaluator(for: HostIdentity(hostID: hostID, environment: "default", hostVersion: "2.1.0")).isEnabled("plugin.gated.rollout")
         }
@@ -289,7 +290,7 @@ struct BoardFlagProviderTests {
     @Test func itReloadsOnlyWhenTheBoardChangesAndAWatcherFollowsChanges() async throws {
         let t = try TestBoard()
         _ = try t.board.createFlag("new-ui", actor: TestBoard.admin)
-        let provider = try BoardFlagProvider(boardPath: t.board.path, environment: "default")
+        let provider = BoardFlagProvider(board: t.board, environment: "default")
         let host = HostIdentity(hostID: "h", environment: "default", hostVersion: "1.0.0")
         #expect(provider.evaluator(for: host).bool("new-ui", default: true, context: [:]).reason == .disabled)
         #expect(provider.refreshIfChanged() == false)
@@ -343,8 +344,8 @@ struct HostEventBusTests {
         let t = try TestBoard()
         try t.register("com.example.listener", "1.0.0", "\"capabilities\":[\"events\"]")
             .register("com.example.publisher", "1.0.0", "\"capabilities\":[\"events\"]")
-        let host = try PluginHost(configuration: HostConfiguration(
-            boardPath: t.board.path, identity: HostIdentity(hostID: "h", environment: "default", hostVersion: "2.1.0"),
+        let host = PluginHost(configuration: HostConfiguration(
+            board: t.board, identity: HostIdentity(hostID: "h", environment: "default", hostVersion: "2.1.0"),
             pollInterval: .milliseconds(20)))
         let listener = Listener(), publisher = Publisher()
         host.register("com.example.listener", version: "1.0.0") { _ in listener }

@@ -3,6 +3,7 @@ import GRDB
 import PlugboardPluginAPI
 @testable import PlugboardSecureStorage
 import PlugboardStore
+import PlugboardTestSupport
 import Synchronization
 import Testing
 
@@ -41,7 +42,8 @@ final class BoardFixture {
     func files() -> [String: Data] {
         var files: [String: Data] = [:]
         for suffix in ["", "-wal", "-shm", "-journal"] {
-            if let data = FileManager.default.contents(atPath: path + suffix) { files[path + suffix] = data }
+            // Read by a child process: this process holds connections to the board (see FileBytes).
+            if let data = try? FileBytes.readIfPresent(path + suffix) { files[path + suffix] = data }
         }
         return files
     }

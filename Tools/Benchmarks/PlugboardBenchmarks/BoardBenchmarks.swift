@@ -83,11 +83,11 @@ func auditBoard(rows: Int) throws -> ScratchBoard {
 
 func boardBenchmarks() {
     // Change detection: what a host pays at every poll when nothing changed.
-    Benchmark("board.dataVersion", configuration: .init(
+    Benchmark("board.version", configuration: .init(
         metrics: [.wallClock, .throughput, .mallocCountTotal], warmupIterations: 10, scalingFactor: .kilo,
         maxDuration: .seconds(3), maxIterations: 500)) { benchmark, board in
         for _ in benchmark.scaledIterations {
-            blackHole(try! board.dataVersion())
+            blackHole(try! board.version())
         }
     } setup: {
         try Board.open(at: ScratchBoard("poll").path)
@@ -105,8 +105,8 @@ func boardBenchmarks() {
         let scratch = try ScratchBoard("pollhost")
         try scratch.register("com.bench.one", "1.0.0")
         _ = try scratch.board.setEnabled("com.bench.one", true, environment: "default", actor: Fixtures.admin)
-        let host = try PluginHost(configuration: HostConfiguration(
-            boardPath: scratch.path, identity: HostIdentity(hostID: "bench-host", environment: "default", hostVersion: "2.1.0"),
+        let host = PluginHost(configuration: HostConfiguration(
+            board: scratch.board, identity: HostIdentity(hostID: "bench-host", environment: "default", hostVersion: "2.1.0"),
             pollInterval: .seconds(3600), logger: quietLogger()))
         host.register("com.bench.one", version: "1.0.0") { _ in NoopPlugin() }
         await host.start()

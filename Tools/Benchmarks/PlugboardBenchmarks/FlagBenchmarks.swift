@@ -115,7 +115,7 @@ func flagBenchmarks() {
     } setup: { () -> (EvaluationFixture, any FlagEvaluating, [[String: String]]) in
         let fixture = try EvaluationFixture()
         let board = try BoardFlagsFixture()
-        let provider = try BoardFlagProvider(boardPath: board.scratch.path, environment: board.environment, hostname: "bench-host")
+        let provider = BoardFlagProvider(board: board.scratch.board, environment: board.environment, hostname: "bench-host")
         let evaluator = provider.evaluator(for: HostIdentity(hostID: "bench-host", environment: board.environment, hostVersion: "2.1.0",
                                                               properties: ["region": "eu-north"]))
         return (fixture, evaluator, fixture.contexts.map(pluginContext))

@@ -56,9 +56,10 @@ final class KillSwitchFixture: Sendable {
             compiledIn = [(pluginID, "1.0.0")]
         }
         let identity = HostIdentity(hostID: "bench-host", environment: "default", hostVersion: "2.1.0")
-        host = try PluginHost(configuration: HostConfiguration(
-            boardPath: scratch.path, identity: identity, pollInterval: pollInterval,
-            flags: try BoardFlagProvider(boardPath: scratch.path, environment: identity.environment, hostname: "bench-host"),
+        let board = try Board.open(at: scratch.path)
+        host = PluginHost(configuration: HostConfiguration(
+            board: board, identity: identity, pollInterval: pollInterval,
+            flags: BoardFlagProvider(board: board, environment: identity.environment, hostname: "bench-host"),
             logger: quietLogger()))
         for (id, version) in compiledIn {
             host.register(id, version: version) { _ in NoopPlugin() }

@@ -9,9 +9,9 @@ enum ExampleSPI {
     /// Secure storage for one plug-in: the board's, encrypted under the master key (`PLUGBOARD_MASTER_KEY`, else
     /// `<board>.key`). If the key cannot be had, plug-ins get a storage that says why on every call, and the host
     /// and every plug-in keep running.
-    static func secureStorage(boardPath: String) -> @Sendable (String) throws -> any SecureStorage {
+    static func secureStorage(board: Board) -> @Sendable (String) throws -> any SecureStorage {
         let secrets: Result<BoardSecrets, BoardError> = Result { () throws(BoardError) in
-            try BoardSecrets.open(board: Board.open(at: boardPath))
+            try BoardSecrets.open(board: board)
         }
         return { pluginID in
             switch secrets {
@@ -21,10 +21,6 @@ enum ExampleSPI {
         }
     }
 
-    /// Feature flags for gates and plug-ins: the board's flags for the host's environment.
-    static func flags(boardPath: String, environment: String) -> any HostFlagProvider {
-        (try? BoardFlagProvider(boardPath: boardPath, environment: environment)) ?? NoFlags()
-    }
 
     /// The time of day, for event lines.
     static func clock() -> String {

@@ -9,6 +9,7 @@ import Logging
 import NotesPlugin
 import PlugboardHost
 import PlugboardPluginAPI
+import PlugboardStore
 
 func option(_ name: String) -> String? {
     let arguments = CommandLine.arguments
@@ -37,18 +38,20 @@ LoggingSystem.bootstrap { label in
 let services = ServiceRegistry()
 services.register((any GreetingStyle).self, FixedGreetingStyle("Hello"))
 
-let host: PluginHost
+// One Board for the whole process: the registry, the flags and the secure storage share its connection.
+let board: Board
 do {
-    host = try PluginHost(configuration: HostConfiguration(
-        boardPath: boardPath, identity: identity,
-        secureStorage: ExampleSPI.secureStorage(boardPath: boardPath),
-        flags: ExampleSPI.flags(boardPath: boardPath, environment: identity.environment),
-        configuration: { id in PluginConfiguration(json: Data(id == NotesPlugin.id ? #"{"maxNotes": 50}"#.utf8 : "{}".utf8)) },
-        services: services))
+    board = try Board.open(at: boardPath)
 } catch {
     FileHandle.standardError.write(Data("example-host: \(error)\n".utf8))
     exit(1)
 }
+let host = PluginHost(configuration: HostConfiguration(
+    board: board, identity: identity,
+    secureStorage: ExampleSPI.secureStorage(board: board),
+    flags: BoardFlagProvider(board: board, environment: identity.environment),
+    configuration: { id in PluginConfiguration(json: Data(id == NotesPlugin.id ? #"{"maxNotes": 50}"#.utf8 : "{}".utf8)) },
+    services: services))
 host.register(NotesPlugin.id, version: NotesPlugin.version) { NotesPlugin(context: $0) }
 
 say("example-host \(identity.hostID) (host API \(identity.hostVersion), environment \(identity.environment))")

@@ -50,8 +50,8 @@ final class ExampleBoard: Sendable {
               storage: @escaping @Sendable (String) -> any SecureStorage = { _ in InMemorySecureStorage() }) throws -> PluginHost {
         let services = ServiceRegistry()
         services.register((any GreetingStyle).self, FixedGreetingStyle(style))
-        let host = try PluginHost(configuration: HostConfiguration(
-            boardPath: board.path, identity: HostIdentity(hostID: id, environment: "default", hostVersion: "2.3.0"),
+        let host = PluginHost(configuration: HostConfiguration(
+            board: board, identity: HostIdentity(hostID: id, environment: "default", hostVersion: "2.3.0"),
             pollInterval: .milliseconds(20), secureStorage: storage,
             flags: FakeFlagProvider(flags: FakeFlags(["plugin.greeter.rollout": gate])), services: services,
             dynamicLibraryCache: folder.path))

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -9,25 +10,31 @@ import Darwin
 #endif
 
 /// What one run of the `plugboard` binary produced.
-struct CLIResult: CustomStringConvertible {
-    let status: Int32
-    let stdout: String
-    let stderr: String
+public struct CLIResult: CustomStringConvertible, Sendable {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
 
-    var description: String { "exit \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
+    public init(status: Int32, stdout: String, stderr: String) {
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+    }
+
+    public var description: String { "exit \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
 
     /// Parses stdout as JSON.
-    func json() throws -> Any {
+    public func json() throws -> Any {
         try JSONSerialization.jsonObject(with: Data(stdout.utf8), options: [.fragmentsAllowed])
     }
 }
 
 /// A scratch folder with a board path, and a way to run the CLI against it as a user would.
-final class Sandbox: Sendable {
-    let root: URL
-    var board: String { root.appendingPathComponent("board.sqlite").path }
+public final class Sandbox: Sendable {
+    public let root: URL
+    public var board: String { root.appendingPathComponent("board.sqlite").path }
 
-    init() throws {
+    public init() throws {
         let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("plugboard-tests-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
         root = base
@@ -36,20 +43,25 @@ final class Sandbox: Sendable {
     deinit { try? FileManager.default.removeItem(at: root) }
 
     /// The built `plugboard` executable, beside the test bundle in the build folder.
-    static let binary: String = {
+    public static let binary: String = {
         if let override = ProcessInfo.processInfo.environment["PLUGBOARD_BIN"] { return override }
+        return builtExecutable("plugboard")
+    }()
+
+    /// An executable of this package, found beside the test bundle in the build folder.
+    public static func builtExecutable(_ name: String) -> String {
         var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<3 {
-            let candidate = folder.appendingPathComponent("plugboard").path
+            let candidate = folder.appendingPathComponent(name).path
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
             folder = folder.deletingLastPathComponent()
         }
-        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("plugboard").path
-    }()
+        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name).path
+    }
 
     /// Writes a file in the sandbox and returns its path.
     @discardableResult
-    func write(_ name: String, _ text: String) throws -> String {
+    public func write(_ name: String, _ text: String) throws -> String {
         let url = root.appendingPathComponent(name)
         try Data(text.utf8).write(to: url)
         return url.path
@@ -57,8 +69,8 @@ final class Sandbox: Sendable {
 
     /// Runs `plugboard ARGS --db BOARD` (the board is added unless `db: false`).
     @discardableResult
-    func run(_ arguments: [String], db: Bool = true, environment: [String: String] = [:], stdin: String? = nil,
-             executable: String = Sandbox.binary, prefix: [String] = []) throws -> CLIResult {
+    public func run(_ arguments: [String], db: Bool = true, environment: [String: String] = [:], stdin: String? = nil,
+                    executable: String = Sandbox.binary, prefix: [String] = []) throws -> CLIResult {
         let process = Process()
         let launcher = prefix.first
         process.executableURL = URL(fileURLWithPath: launcher ?? executable)
@@ -72,25 +84,34 @@ final class Sandbox: Sendable {
         process.standardError = err
         process.standardInput = input
         try process.run()
+        // Read both pipes to the end before waiting (stderr on its own thread), so that no output can block the child.
+        let errData = Mutex(Data())
+        let errRead = DispatchGroup()
+        DispatchQueue.global().async(group: errRead) { errData.withLock { $0 = err.fileHandleForReading.readDataToEndOfFile() } }
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
-        // Read both pipes to the end before waiting, so a large output cannot block the child.
         let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        errRead.wait()
         process.waitUntilExit()
-        return CLIResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+        return CLIResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))
     }
 
     /// Runs the CLI and records a test issue unless it exits 0.
     @discardableResult
-    func ok(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
+    public func ok(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
+        try ok(arguments, sourceLocation: sourceLocation)
+    }
+
+    /// Runs the CLI and records a test issue unless it exits 0.
+    @discardableResult
+    public func ok(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
         let result = try run(arguments)
         #expect(result.status == 0, "plugboard \(arguments.joined(separator: " ")) failed: \(result)", sourceLocation: sourceLocation)
         return result
     }
 
     /// A fresh board with one registered plug-in per manifest given.
-    static func withBoard(_ manifests: [String] = []) throws -> Sandbox {
+    public static func withBoard(_ manifests: [String] = []) throws -> Sandbox {
         let sandbox = try Sandbox()
         try sandbox.ok("init")
         for (index, manifest) in manifests.enumerated() {
@@ -101,17 +122,18 @@ final class Sandbox: Sendable {
     }
 
     /// Everything in the board: the file's bytes and every table's rows, for before/after comparisons.
-    struct Snapshot: Equatable {
-        let bytes: Data
-        let dump: String
+    public struct Snapshot: Equatable {
+        public let bytes: Data
+        public let dump: String
     }
 
-    func snapshot() throws -> Snapshot {
-        Snapshot(bytes: try Data(contentsOf: URL(fileURLWithPath: board)), dump: try logicalDump())
+    /// The board's bytes (read by a child process: see ``FileBytes``) and its logical dump.
+    public func snapshot() throws -> Snapshot {
+        Snapshot(bytes: try FileBytes.read(board), dump: try logicalDump())
     }
 
     /// A logical dump of every table and the schema, opened read-only.
-    func logicalDump() throws -> String {
+    public func logicalDump() throws -> String {
         var config = Configuration()
         config.readonly = true
         let queue = try DatabaseQueue(path: board, configuration: config)
@@ -128,12 +150,12 @@ final class Sandbox: Sendable {
     }
 
     /// Opens the board directly with GRDB, as someone with sqlite3 would.
-    func database() throws -> DatabaseQueue {
+    public func database() throws -> DatabaseQueue {
         try DatabaseQueue(path: board)
     }
 
     /// The permission bits of a file.
-    func mode(_ path: String) -> mode_t {
+    public func mode(_ path: String) -> mode_t {
         var info = stat()
         stat(path, &info)
         return info.st_mode & 0o777
@@ -141,9 +163,9 @@ final class Sandbox: Sendable {
 }
 
 /// A manifest with the given id and version, and optional extra fields (JSON members without braces).
-func manifest(_ id: String = "com.example.calendar", _ version: String = "1.0.0", _ extra: String = "") -> String {
+public func manifest(_ id: String = "com.example.calendar", _ version: String = "1.0.0", _ extra: String = "") -> String {
     "{\"id\":\"\(id)\",\"name\":\"Test \(id)\",\"version\":\"\(version)\"\(extra.isEmpty ? "" : "," + extra)}"
 }
 
 /// True when tests run as root with setpriv available, so they can act as another OS user.
-let canSwitchUser: Bool = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+public let canSwitchUser: Bool = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")

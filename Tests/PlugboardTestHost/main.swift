@@ -1,0 +1,105 @@
+// plugboard-test-host: a host process for the tests that cross processes. It embeds the registry, board-backed
+// flags and secure storage, runs compiled-in plug-ins, and prints what happens as JSON lines on stdout. It runs
+// until its standard input closes, then stops its plug-ins and exits 0.
+//
+// Usage: plugboard-test-host --db BOARD --plugins ID[,ID…] [--counting ID[,ID…]] [--host-id ID] [--env NAME]
+//                            [--poll-ms N] [--board-per-service]
+//
+// The plug-ins named by --counting count their activations in their secure storage (key `activations`).
+//
+// With --board-per-service the registry, the flags and the secure storage each open the board themselves (three
+// connections in one process, as hosts did before they shared one Board): opening must never cost another
+// connection its locks.
+
+import Foundation
+import PlugboardHost
+import PlugboardPluginAPI
+import PlugboardSecureStorage
+import PlugboardStore
+
+func option(_ name: String) -> String? {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+/// One JSON object a line, written at once (stdout is a pipe).
+func emit(_ fields: [String: String]) {
+    let data = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data("{}".utf8)
+    FileHandle.standardOutput.write(data + Data("\n".utf8))
+}
+
+/// A compiled-in plug-in that uses its host services on every activation: it evaluates a flag and, when
+/// `counting`, counts its activations in its secure storage, so that plug-in writes go through the shared board too.
+final class ProbePlugin: Plugin {
+    let counting: Bool
+    init(counting: Bool) { self.counting = counting }
+
+    func activate(context: PluginContext) async throws {
+        _ = context.flags.bool("probe.flag", default: false, context: [:])
+        guard counting else { return }
+        let stored: Data? = try await context.secureStorage.data(forKey: "activations")
+        let count = stored.flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
+        try await context.secureStorage.set(Data(String(count + 1).utf8), forKey: "activations")
+    }
+
+    func deactivate() async {}
+}
+
+guard let boardPath = option("--db"), let pluginList = option("--plugins") else {
+    FileHandle.standardError.write(Data("usage: plugboard-test-host --db BOARD --plugins ID[,ID…]\n".utf8))
+    exit(2)
+}
+let identity = HostIdentity(hostID: option("--host-id") ?? "test-host", environment: option("--env") ?? "default", hostVersion: "2.0.0")
+let boardPerService = CommandLine.arguments.contains("--board-per-service")
+
+func openBoard() -> Board {
+    do { return try Board.open(at: boardPath) } catch {
+        FileHandle.standardError.write(Data("plugboard-test-host: \(error.message)\n".utf8))
+        exit(1)
+    }
+}
+
+let board = openBoard()
+let secrets: BoardSecrets
+do { secrets = try BoardSecrets.open(board: boardPerService ? openBoard() : board) } catch {
+    FileHandle.standardError.write(Data("plugboard-test-host: \(error.message)\n".utf8))
+    exit(1)
+}
+let flags = BoardFlagProvider(board: boardPerService ? openBoard() : board, environment: identity.environment)
+let host = PluginHost(configuration: HostConfiguration(
+    board: board, identity: identity, pollInterval: .milliseconds(Int(option("--poll-ms") ?? "") ?? 100),
+    secureStorage: { id in try secrets.storage(forPlugin: id) }, flags: flags))
+let counting = Set((option("--counting") ?? "").split(separator: ",").map(String.init))
+for id in pluginList.split(separator: ",").map(String.init) {
+    host.register(id, version: "1.0.0") { _ in ProbePlugin(counting: counting.contains(id)) }
+}
+
+let events = host.events()
+let printer = Task {
+    for await event in events {
+        switch event {
+        case .loaded(let id, let version): emit(["event": "loaded", "plugin": id, "version": version])
+        case .deactivated(let id, let version, let reason):
+            emit(["event": "deactivated", "plugin": id, "version": version, "reason": reason.code.rawValue])
+        case .skipped(let id, _, let reason): emit(["event": "skipped", "plugin": id, "reason": reason.code.rawValue])
+        case .failed(let id, _, let reason): emit(["event": "failed", "plugin": id, "reason": reason.message])
+        case .boardChanged(let version): emit(["event": "changed", "data_version": String(version)])
+        case .warning(let message): emit(["event": "warning", "message": message])
+        }
+    }
+}
+await host.start()
+emit(["event": "started", "pid": String(getpid())])
+
+// Run until stdin closes.
+await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+    DispatchQueue.global().async {
+        _ = FileHandle.standardInput.readDataToEndOfFile()
+        done.resume()
+    }
+}
+await host.stop()
+printer.cancel()
+emit(["event": "stopped"])
+exit(0)

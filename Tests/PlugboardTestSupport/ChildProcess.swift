@@ -1,0 +1,132 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A long-running child process (a host) whose standard output is collected line by line as it comes.
+///
+/// Its standard input stays open until ``closeInput()``: test hosts stop when it closes.
+public final class ChildProcess: Sendable {
+    /// What the child printed, filled by reader threads.
+    private final class Collected: Sendable {
+        let lines = Mutex<[String]>([])
+        let errors = Mutex<Data>(Data())
+    }
+
+    private let process: Process
+    private let input: Pipe
+    private let collected = Collected()
+
+    /// Starts `executable` with `arguments`.
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PLUGBOARD_") }
+        env.merge(environment) { $1 }
+        process.environment = env
+        input = Pipe()
+        let out = Pipe(), err = Pipe()
+        process.standardInput = input
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let collected = self.collected
+        DispatchQueue.global().async {
+            var pending = Data()
+            while true {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                    pending.removeSubrange(pending.startIndex...newline)
+                    collected.lines.withLock { $0.append(line) }
+                }
+            }
+        }
+        DispatchQueue.global().async {
+            let data = err.fileHandleForReading.readDataToEndOfFile()
+            collected.errors.withLock { $0.append(data) }
+        }
+    }
+
+    /// The process id.
+    public var pid: Int32 { process.processIdentifier }
+
+    /// Every line printed so far.
+    public var output: [String] { collected.lines.withLock { $0 } }
+
+    /// What it printed on stderr (complete once it exited).
+    public var errorOutput: String { String(decoding: collected.errors.withLock { $0 }, as: UTF8.self) }
+
+    /// Waits until a line printed after the first `after` lines satisfies `match`; returns its index, or nil after
+    /// `timeout` (a guard against hanging, not a measurement) or when the process exits first.
+    public func waitForLine(after: Int = 0, timeout: Duration = .seconds(60), _ match: (String) -> Bool) -> Int? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let found = collected.lines.withLock { lines -> Int? in
+                guard lines.count > after else { return nil }
+                return lines[after...].firstIndex(where: match)
+            }
+            if let found { return found }
+            if !process.isRunning || ContinuousClock.now > deadline { return nil }
+            usleep(2000)
+        }
+    }
+
+    /// Closes its standard input (a test host stops then) and waits for it to exit; returns its exit status,
+    /// or nil (after killing it) when it did not exit within `timeout`.
+    @discardableResult
+    public func closeInput(timeout: Duration = .seconds(60)) -> Int32? {
+        try? input.fileHandleForWriting.close()
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now > deadline {
+                process.terminate()
+                process.waitUntilExit()
+                return nil
+            }
+            usleep(5000)
+        }
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// What `/proc` says about a process's hold on a board file (Linux only).
+public enum BoardFileHold {
+    /// Descriptors of `pid` that point at a deleted board file, its WAL or its shared memory.
+    public static func deletedBoardFiles(pid: Int32, board: String) -> [String] {
+        let folder = "/proc/\(pid)/fd"
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\($0)") }
+            .filter { $0.hasPrefix(board) && $0.hasSuffix(" (deleted)") }
+    }
+
+    /// Whether `pid` holds a POSIX lock on the file at `path` (`/proc/locks`).
+    public static func holdsLock(pid: Int32, on path: String) -> Bool {
+        var info = stat()
+        // Read to the end: a /proc file has no size, and a sized read would stop short.
+        guard stat(path, &info) == 0, let handle = FileHandle(forReadingAtPath: "/proc/locks") else { return false }
+        let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        try? handle.close()
+        for line in text.split(separator: "\n") {
+            // "1: POSIX  ADVISORY  READ 7428 fe:00:16228432 128 128"
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, fields[1] == "POSIX", Int32(fields[4]) == pid else { continue }
+            if let inode = fields[5].split(separator: ":").last, UInt64(inode) == UInt64(info.st_ino) { return true }
+        }
+        return false
+    }
+}
