@@ -24,8 +24,10 @@ public final class BoardFlagProvider: HostFlagProvider {
     /// Compiles the environment's flags from `board`: pass the host's own ``Board``, so that flags, secure storage
     /// and the registry share one connection. It only reads. If the flags cannot be read now, every evaluation returns its
     /// default with the error code `PROVIDER_NOT_READY` until a later ``refresh()`` succeeds; the problem is logged.
-    public init(board: Board, environment: String, hostname: String? = ProcessInfo.processInfo.hostName,
-                logger: Logger = Logger(label: "plugboard.flags")) {
+    public init(
+        board: Board, environment: String, hostname: String? = ProcessInfo.processInfo.hostName,
+        logger: Logger = Logger(label: "plugboard.flags")
+    ) {
         self.board = board
         self.environment = environment
         evaluationEnvironment = EvaluationEnvironment(hostname: hostname)
@@ -74,9 +76,11 @@ public final class BoardFlagProvider: HostFlagProvider {
     }
 
     public func evaluator(for host: HostIdentity) -> any FlagEvaluating {
-        HostBoundFlags(resolver: snapshots, base: UnleashContext(
-            userId: host.hostID, environment: host.environment,
-            properties: host.properties.merging(["hostId": host.hostID]) { current, _ in current }))
+        HostBoundFlags(
+            resolver: snapshots,
+            base: UnleashContext(
+                userId: host.hostID, environment: host.environment,
+                properties: host.properties.merging(["hostId": host.hostID]) { current, _ in current }))
     }
 }
 
@@ -118,9 +122,10 @@ struct HostBoundFlags: FlagEvaluating {
     }
 
     static func convert<T>(_ details: ResolutionDetails<T>) -> FlagResolution<T> {
-        FlagResolution(value: details.value, variant: details.variant,
-                       reason: FlagReason(rawValue: details.reason.rawValue) ?? .error,
-                       errorCode: details.errorCode.map { FlagErrorCode(rawValue: $0.rawValue) ?? .general },
-                       errorMessage: details.errorMessage)
+        FlagResolution(
+            value: details.value, variant: details.variant,
+            reason: FlagReason(rawValue: details.reason.rawValue) ?? .error,
+            errorCode: details.errorCode.map { FlagErrorCode(rawValue: $0.rawValue) ?? .general },
+            errorMessage: details.errorMessage)
     }
 }

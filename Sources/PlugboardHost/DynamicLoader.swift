@@ -24,7 +24,9 @@ struct DynamicLoader: Sendable {
     ///
     /// Checked by image name rather than by the address of a symbol: linkers copy-relocate class metadata into
     /// executables, so an address can point into the executable even when the library is shared.
-    static let interfaceIsShared: Bool = loadedImages().contains { $0.hasSuffix("/libPlugboardPluginAPI.so") || $0.hasSuffix("/libPlugboardPluginAPI.dylib") }
+    static let interfaceIsShared: Bool = loadedImages().contains {
+        $0.hasSuffix("/libPlugboardPluginAPI.so") || $0.hasSuffix("/libPlugboardPluginAPI.dylib")
+    }
 
     /// The files of the images loaded in this process.
     static func loadedImages() -> [String] {
@@ -43,16 +45,26 @@ struct DynamicLoader: Sendable {
     }
 
     /// Loads the plug-in library at `path` whose content must hash to `expectedSHA256`.
-    func load(pluginID: String, version: String, path: String, expectedSHA256: String, entry: String) -> Result<PluginRegistration, SkipReason> {
+    func load(pluginID: String, version: String, path: String, expectedSHA256: String, entry: String) -> Result<
+        PluginRegistration, SkipReason
+    > {
         guard Self.interfaceIsShared else {
-            return .failure(SkipReason(.loadFailed, "this host links PlugboardPluginAPI statically, so dynamic plug-ins cannot share its types; add the PlugboardPluginAPI library product to the host app's dependencies"))
+            return .failure(
+                SkipReason(
+                    .loadFailed,
+                    "this host links PlugboardPluginAPI statically, so dynamic plug-ins cannot share its types; add the PlugboardPluginAPI library product to the host app's dependencies"
+                ))
         }
         guard let bytes = FileManager.default.contents(atPath: path) else {
             return .failure(SkipReason(.loadFailed, "the artifact of \(pluginID)@\(version) is missing from the artifact store (\(path))"))
         }
         let actual = SHA256.hash(data: bytes).hex
         guard actual == expectedSHA256 else {
-            return .failure(SkipReason(.digestMismatch, "the artifact of \(pluginID)@\(version) changed after registration (SHA-256 \(actual.prefix(12))…, registered \(expectedSHA256.prefix(12))…); it was not loaded"))
+            return .failure(
+                SkipReason(
+                    .digestMismatch,
+                    "the artifact of \(pluginID)@\(version) changed after registration (SHA-256 \(actual.prefix(12))…, registered \(expectedSHA256.prefix(12))…); it was not loaded"
+                ))
         }
         let folder = cacheFolder + "/plugboard-host-\(getuid())"
         if mkdir(folder, 0o700) != 0 && errno != EEXIST {
@@ -66,7 +78,8 @@ struct DynamicLoader: Sendable {
         if ArtifactStore.sha256(ofFile: copy) != expectedSHA256 {
             let temporary = copy + ".\(getpid()).tmp"
             guard FileManager.default.createFile(atPath: temporary, contents: bytes, attributes: [.posixPermissions: 0o500]),
-                  rename(temporary, copy) == 0 else {
+                rename(temporary, copy) == 0
+            else {
                 unlink(temporary)
                 return .failure(SkipReason(.loadFailed, "cannot place a verified copy of \(pluginID)'s library in \(folder)"))
             }
@@ -84,13 +97,24 @@ struct DynamicLoader: Sendable {
         }
         let object = Unmanaged<AnyObject>.fromOpaque(raw).takeRetainedValue()
         guard let registration = object as? PluginRegistration else {
-            return .failure(SkipReason(.loadFailed, "\(pluginID)@\(version) returned an object that is not this host's PluginRegistration: the plug-in links its own copy of PlugboardPluginAPI; link the PlugboardPluginAPI dynamic library product instead"))
+            return .failure(
+                SkipReason(
+                    .loadFailed,
+                    "\(pluginID)@\(version) returned an object that is not this host's PluginRegistration: the plug-in links its own copy of PlugboardPluginAPI; link the PlugboardPluginAPI dynamic library product instead"
+                ))
         }
         guard registration.abiVersion == PluginABI.version else {
-            return .failure(SkipReason(.loadFailed, "\(pluginID)@\(version) was built for plug-in ABI \(registration.abiVersion), this host speaks ABI \(PluginABI.version); rebuild the plug-in"))
+            return .failure(
+                SkipReason(
+                    .loadFailed,
+                    "\(pluginID)@\(version) was built for plug-in ABI \(registration.abiVersion), this host speaks ABI \(PluginABI.version); rebuild the plug-in"
+                ))
         }
         guard registration.pluginID == pluginID else {
-            return .failure(SkipReason(.loadFailed, "the library registered for \(pluginID) says it is \(registration.pluginID); refusing to load it under another id"))
+            return .failure(
+                SkipReason(
+                    .loadFailed,
+                    "the library registered for \(pluginID) says it is \(registration.pluginID); refusing to load it under another id"))
         }
         return .success(registration)
     }

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import PlugboardPluginAPI
-
 import PlugboardStore
 
 /// How a host is set up: which board, who it is, and the SPI implementations it injects into plug-ins.
@@ -33,13 +32,15 @@ public struct HostConfiguration: Sendable {
 
     /// Creates a configuration with defaults: poll every 100 ms, no flags (gated plug-ins stay off), no secure
     /// storage (plug-ins asking for it get a clear error), empty configuration slices.
-    public init(board: Board, identity: HostIdentity, pollInterval: Duration = .milliseconds(100),
-                secureStorage: @escaping @Sendable (String) throws -> any SecureStorage = { id in UnavailableSecureStorage(pluginID: id) },
-                flags: any HostFlagProvider = NoFlags(),
-                configuration: @escaping @Sendable (String) -> PluginConfiguration = { _ in PluginConfiguration() },
-                services: ServiceRegistry = ServiceRegistry(),
-                logger: Logger = Logger(label: "plugboard.host"),
-                dynamicLibraryCache: String = NSTemporaryDirectory()) {
+    public init(
+        board: Board, identity: HostIdentity, pollInterval: Duration = .milliseconds(100),
+        secureStorage: @escaping @Sendable (String) throws -> any SecureStorage = { id in UnavailableSecureStorage(pluginID: id) },
+        flags: any HostFlagProvider = NoFlags(),
+        configuration: @escaping @Sendable (String) -> PluginConfiguration = { _ in PluginConfiguration() },
+        services: ServiceRegistry = ServiceRegistry(),
+        logger: Logger = Logger(label: "plugboard.host"),
+        dynamicLibraryCache: String = NSTemporaryDirectory()
+    ) {
         self.board = board
         self.identity = identity
         self.pollInterval = pollInterval
@@ -70,7 +71,9 @@ public struct NoFlags: HostFlagProvider, FlagEvaluating {
     public func int(_ flag: String, default value: Int, context: [String: String]) -> FlagResolution<Int> { missing(flag, value) }
     public func double(_ flag: String, default value: Double, context: [String: String]) -> FlagResolution<Double> { missing(flag, value) }
     private func missing<T>(_ flag: String, _ value: T) -> FlagResolution<T> {
-        FlagResolution(value: value, reason: .error, errorCode: .flagNotFound, errorMessage: "no flag provider is configured, so flag \(flag) is not found")
+        FlagResolution(
+            value: value, reason: .error, errorCode: .flagNotFound,
+            errorMessage: "no flag provider is configured, so flag \(flag) is not found")
     }
 }
 

@@ -188,14 +188,17 @@ public actor PluginHost {
         // Compiled-in plug-ins the board does not know are reported, never loaded.
         var decisions = resolution.skipped
         for id in compiledIn.withLock({ Array($0.keys) }).sorted() where snapshot.plugins[id] == nil {
-            decisions.append(LoadDecision(pluginID: id, version: nil, skip: SkipReason(.disabled, "\(id) is compiled in but not registered on the board")))
+            decisions.append(
+                LoadDecision(
+                    pluginID: id, version: nil, skip: SkipReason(.disabled, "\(id) is compiled in but not registered on the board")))
         }
 
         // 1. Deactivate what must stop, dependants first (reverse load order).
         let wanted = Dictionary(uniqueKeysWithValues: resolution.load.map { ($0.pluginID, $0.version ?? "") })
         let skips = Dictionary(decisions.map { ($0.pluginID, $0.skip) }, uniquingKeysWith: { a, _ in a })
         for plugin in lookup.withLock({ $0 }).reversed() where wanted[plugin.pluginID] != plugin.version {
-            let reason = skips[plugin.pluginID].flatMap { $0 }
+            let reason =
+                skips[plugin.pluginID].flatMap { $0 }
                 ?? SkipReason(.restartRequired, "\(plugin.pluginID) moves to version \(wanted[plugin.pluginID] ?? "?")")
             if reason.code == .restartRequired, pendingRestart[plugin.pluginID] != reason.message {
                 // A newer version of a loaded library cannot replace it in-process: keep serving, say so once.
@@ -211,9 +214,10 @@ public actor PluginHost {
         for decision in decisions {
             guard let skip = decision.skip, lookup.withLock({ !$0.contains { $0.pluginID == decision.pluginID } }) else { continue }
             let previous = statuses.withLock { $0[decision.pluginID] }
-            let entry = LoadReportEntry(pluginID: decision.pluginID, version: decision.version,
-                                        state: previous?.state == .deactivated && previous?.reasonCode == skip.code.rawValue ? .deactivated : .skipped,
-                                        reasonCode: skip.code.rawValue, reason: skip.message)
+            let entry = LoadReportEntry(
+                pluginID: decision.pluginID, version: decision.version,
+                state: previous?.state == .deactivated && previous?.reasonCode == skip.code.rawValue ? .deactivated : .skipped,
+                reasonCode: skip.code.rawValue, reason: skip.message)
             if previous != entry {
                 setStatus(entry)
                 if entry.state == .skipped { emit(.skipped(pluginID: decision.pluginID, version: decision.version, reason: skip)) }
@@ -222,10 +226,12 @@ public actor PluginHost {
 
         // 3. Activate what should run and does not, dependencies first.
         for decision in resolution.load {
-            let id = decision.pluginID, version = decision.version ?? ""
+            let id = decision.pluginID
+            let version = decision.version ?? ""
             if lookup.withLock({ $0.contains { $0.pluginID == id } }) { continue }
             if let missing = snapshot.plugins[id]?.versions.first(where: { $0.version == version })?.dependencies.keys.sorted()
-                .first(where: { dependency in lookup.withLock { !$0.contains { $0.pluginID == dependency } } }) {
+                .first(where: { dependency in lookup.withLock { !$0.contains { $0.pluginID == dependency } } })
+            {
                 let why = statuses.withLock { $0[missing]?.reason } ?? "it is not active"
                 record(id, version, .skipped, SkipReason(.dependencyNotLoaded, "\(id) needs \(missing), which is not active: \(why)"))
                 continue
@@ -246,21 +252,33 @@ public actor PluginHost {
             gate: { flag in evaluator.bool(flag, default: false, context: [:]).value },
             availability: { id, version in
                 if let compiledVersion = compiled[id] {
-                    return compiledVersion == version.version ? nil : SkipReason(
-                        .noImplementation, "the board selects \(id)@\(version.version) but this host has \(compiledVersion) compiled in; pin \(compiledVersion) or ship a host with \(version.version)")
+                    return compiledVersion == version.version
+                        ? nil
+                        : SkipReason(
+                            .noImplementation,
+                            "the board selects \(id)@\(version.version) but this host has \(compiledVersion) compiled in; pin \(compiledVersion) or ship a host with \(version.version)"
+                        )
                 }
                 guard let sha = version.artifactSHA256 else {
-                    return SkipReason(.noImplementation, "\(id)@\(version.version) is not compiled into this host and has no artifact on the board")
+                    return SkipReason(
+                        .noImplementation, "\(id)@\(version.version) is not compiled into this host and has no artifact on the board")
                 }
                 if let loadedVersion = loaded[id] {
-                    return loadedVersion == version.version ? nil : SkipReason(
-                        .restartRequired, "\(id)@\(loadedVersion) is already loaded as a library; restart the host to load \(version.version)")
+                    return loadedVersion == version.version
+                        ? nil
+                        : SkipReason(
+                            .restartRequired,
+                            "\(id)@\(loadedVersion) is already loaded as a library; restart the host to load \(version.version)")
                 }
                 guard let actual = artifacts.currentSHA256(of: sha) else {
                     return SkipReason(.loadFailed, "the artifact of \(id)@\(version.version) is missing from the artifact store")
                 }
-                return actual == sha ? nil : SkipReason(
-                    .digestMismatch, "the artifact of \(id)@\(version.version) changed after registration (SHA-256 \(actual.prefix(12))…, registered \(sha.prefix(12))…); it was not loaded")
+                return actual == sha
+                    ? nil
+                    : SkipReason(
+                        .digestMismatch,
+                        "the artifact of \(id)@\(version.version) changed after registration (SHA-256 \(actual.prefix(12))…, registered \(sha.prefix(12))…); it was not loaded"
+                    )
             })
     }
 
@@ -276,7 +294,9 @@ public actor PluginHost {
                 factory = library.registration.factory
             } else {
                 let path = ArtifactStore(root: board.artifactsPath).path(forSHA256: sha)
-                switch loader.load(pluginID: id, version: version, path: path, expectedSHA256: sha, entry: entry.entry ?? PluginABI.defaultEntrySymbol) {
+                switch loader.load(
+                    pluginID: id, version: version, path: path, expectedSHA256: sha, entry: entry.entry ?? PluginABI.defaultEntrySymbol)
+                {
                 case .success(let registration):
                     libraries[id] = LoadedLibrary(version: version, registration: registration)
                     factory = registration.factory
@@ -309,7 +329,10 @@ public actor PluginHost {
         lookup.withLock { $0.removeAll { $0.pluginID == plugin.pluginID } }
         eventBus.endSubscriptions(of: plugin.pluginID)
         await plugin.instance.deactivate()
-        setStatus(LoadReportEntry(pluginID: plugin.pluginID, version: plugin.version, state: reportState, reasonCode: reason.code.rawValue, reason: reason.message))
+        setStatus(
+            LoadReportEntry(
+                pluginID: plugin.pluginID, version: plugin.version, state: reportState, reasonCode: reason.code.rawValue,
+                reason: reason.message))
         emit(.deactivated(pluginID: plugin.pluginID, version: plugin.version, reason: reason))
         configuration.logger.notice("deactivated \(plugin.pluginID)@\(plugin.version): \(reason.message)")
     }
@@ -325,17 +348,20 @@ public actor PluginHost {
         } else {
             storage = UnavailableSecureStorage(pluginID: id, why: "its manifest does not request the secure-storage capability")
         }
-        return PluginContext(pluginID: id, version: version, host: configuration.identity, logger: logger, secureStorage: storage,
-                             flags: configuration.flags.evaluator(for: configuration.identity),
-                             configuration: configuration.configuration(id), events: eventBus.bound(to: id),
-                             services: configuration.services)
+        return PluginContext(
+            pluginID: id, version: version, host: configuration.identity, logger: logger, secureStorage: storage,
+            flags: configuration.flags.evaluator(for: configuration.identity),
+            configuration: configuration.configuration(id), events: eventBus.bound(to: id),
+            services: configuration.services)
     }
 
     // MARK: Reporting
 
     private func record(_ id: String, _ version: String?, _ state: LoadReportEntry.State, _ reason: SkipReason) {
         setStatus(LoadReportEntry(pluginID: id, version: version, state: state, reasonCode: reason.code.rawValue, reason: reason.message))
-        emit(state == .failed ? .failed(pluginID: id, version: version, reason: reason) : .skipped(pluginID: id, version: version, reason: reason))
+        emit(
+            state == .failed
+                ? .failed(pluginID: id, version: version, reason: reason) : .skipped(pluginID: id, version: version, reason: reason))
         configuration.logger.warning("\(state.rawValue) \(id)\(version.map { "@\($0)" } ?? ""): \(reason.message)")
     }
 
@@ -348,7 +374,8 @@ public actor PluginHost {
         guard report != lastReport, !reportsDisabled else { return }
         do {
             let identity = configuration.identity
-            try board.writeLoadReport(hostID: identity.hostID, environment: identity.environment, hostVersion: identity.hostVersion, entries: report)
+            try board.writeLoadReport(
+                hostID: identity.hostID, environment: identity.environment, hostVersion: identity.hostVersion, entries: report)
             // A load report does not change the board's version (it is telemetry), and re-reading the version
             // here could swallow a change another process committed meanwhile.
             lastReport = report

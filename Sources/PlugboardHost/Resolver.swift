@@ -20,8 +20,10 @@ public struct Resolver: Sendable {
     public let availability: @Sendable (_ pluginID: String, _ version: RegistrySnapshot.Version) -> SkipReason?
 
     /// Creates a resolver.
-    public init(hostVersion: SemanticVersion, gate: @escaping @Sendable (String) -> Bool,
-                availability: @escaping @Sendable (String, RegistrySnapshot.Version) -> SkipReason?) {
+    public init(
+        hostVersion: SemanticVersion, gate: @escaping @Sendable (String) -> Bool,
+        availability: @escaping @Sendable (String, RegistrySnapshot.Version) -> SkipReason?
+    ) {
         self.hostVersion = hostVersion
         self.gate = gate
         self.availability = availability
@@ -57,7 +59,8 @@ public struct Resolver: Sendable {
         for plugin in snapshot.plugins.values {
             switch select(plugin, in: snapshot, parsed) {
             case .success(let version): candidates[plugin.id] = version
-            case .failure(let failure): skipped[plugin.id] = LoadDecision(pluginID: plugin.id, version: failure.version, skip: failure.reason)
+            case .failure(let failure):
+                skipped[plugin.id] = LoadDecision(pluginID: plugin.id, version: failure.version, skip: failure.reason)
             }
         }
 
@@ -83,8 +86,11 @@ public struct Resolver: Sendable {
             // Something is left unordered, so at least one cycle remains: skip its members and go round again.
             let members = cycleMembers(candidates, unordered: Set(candidates.keys).subtracting(order)).sorted()
             for id in members {
-                skipped[id] = LoadDecision(pluginID: id, version: candidates[id]?.version, skip: SkipReason(
-                    .dependencyCycle, "\(id) is in a dependency cycle (\(members.joined(separator: " -> "))); break the cycle in the manifests"))
+                skipped[id] = LoadDecision(
+                    pluginID: id, version: candidates[id]?.version,
+                    skip: SkipReason(
+                        .dependencyCycle,
+                        "\(id) is in a dependency cycle (\(members.joined(separator: " -> "))); break the cycle in the manifests"))
                 candidates[id] = nil
             }
         }
@@ -96,7 +102,9 @@ public struct Resolver: Sendable {
     }
 
     /// Rules 1, 2, 3 and 5 for one plug-in.
-    private func select(_ plugin: RegistrySnapshot.Plugin, in snapshot: RegistrySnapshot, _ parsed: Parsed) -> Result<RegistrySnapshot.Version, Refusal> {
+    private func select(_ plugin: RegistrySnapshot.Plugin, in snapshot: RegistrySnapshot, _ parsed: Parsed) -> Result<
+        RegistrySnapshot.Version, Refusal
+    > {
         func worksWithHost(_ version: RegistrySnapshot.Version) -> Bool {
             guard let text = version.hostRange else { return true }
             return parsed.range(text)?.contains(hostVersion) ?? false
@@ -106,21 +114,35 @@ public struct Resolver: Sendable {
             return .failure(Refusal(version: nil, reason: SkipReason(.disabled, "\(id) is not enabled in \(snapshot.environment)")))
         }
         if snapshot.allKilled {
-            return .failure(Refusal(version: nil, reason: SkipReason(.killed, "a kill switch covers all plug-ins (\(snapshot.allKilledReason ?? "no reason given"))")))
+            return .failure(
+                Refusal(
+                    version: nil,
+                    reason: SkipReason(.killed, "a kill switch covers all plug-ins (\(snapshot.allKilledReason ?? "no reason given"))")))
         }
         if plugin.killed {
-            return .failure(Refusal(version: nil, reason: SkipReason(.killed, "a kill switch covers \(id) (\(plugin.killReason ?? "no reason given"))")))
+            return .failure(
+                Refusal(version: nil, reason: SkipReason(.killed, "a kill switch covers \(id) (\(plugin.killReason ?? "no reason given"))"))
+            )
         }
         let version: RegistrySnapshot.Version
         if let pinned = plugin.pinnedVersion {
             guard let match = plugin.versions.first(where: { $0.version == pinned }) else {
-                return .failure(Refusal(version: pinned, reason: SkipReason(.pinnedVersionMissing, "\(id) is pinned to \(pinned), which is not registered")))
+                return .failure(
+                    Refusal(
+                        version: pinned, reason: SkipReason(.pinnedVersionMissing, "\(id) is pinned to \(pinned), which is not registered"))
+                )
             }
             if match.killed {
-                return .failure(Refusal(version: pinned, reason: SkipReason(.killed, "a kill switch covers \(id)@\(pinned), the pinned version")))
+                return .failure(
+                    Refusal(version: pinned, reason: SkipReason(.killed, "a kill switch covers \(id)@\(pinned), the pinned version")))
             }
             if !worksWithHost(match) {
-                return .failure(Refusal(version: pinned, reason: SkipReason(.incompatibleHost, "\(id)@\(pinned) (pinned) needs host \(match.hostRange ?? "*"), this host is \(hostVersion)")))
+                return .failure(
+                    Refusal(
+                        version: pinned,
+                        reason: SkipReason(
+                            .incompatibleHost, "\(id)@\(pinned) (pinned) needs host \(match.hostRange ?? "*"), this host is \(hostVersion)")
+                    ))
             }
             version = match
         } else {
@@ -131,7 +153,11 @@ public struct Resolver: Sendable {
             }
             guard let match = live.first(where: worksWithHost) else {
                 let ranges = Set(live.compactMap(\.hostRange)).sorted().joined(separator: ", ")
-                return .failure(Refusal(version: live.first?.version, reason: SkipReason(.incompatibleHost, "no release of \(id) works with host API \(hostVersion) (they need \(ranges))")))
+                return .failure(
+                    Refusal(
+                        version: live.first?.version,
+                        reason: SkipReason(
+                            .incompatibleHost, "no release of \(id) works with host API \(hostVersion) (they need \(ranges))")))
             }
             version = match
         }
@@ -144,8 +170,10 @@ public struct Resolver: Sendable {
         return .success(version)
     }
 
-    private func dependencyProblem(_ id: String, _ version: RegistrySnapshot.Version, candidates: [String: RegistrySnapshot.Version],
-                                   skipped: [String: LoadDecision], snapshot: RegistrySnapshot, _ parsed: Parsed) -> SkipReason? {
+    private func dependencyProblem(
+        _ id: String, _ version: RegistrySnapshot.Version, candidates: [String: RegistrySnapshot.Version],
+        skipped: [String: LoadDecision], snapshot: RegistrySnapshot, _ parsed: Parsed
+    ) -> SkipReason? {
         for (dependency, rangeText) in version.dependencies.sorted(by: { $0.key < $1.key }) {
             guard snapshot.plugins[dependency] != nil else {
                 return SkipReason(.missingDependency, "\(id) needs \(dependency) \(rangeText), which is not registered")
@@ -154,8 +182,12 @@ public struct Resolver: Sendable {
                 let why = skipped[dependency]?.skip?.message ?? "it is not loaded"
                 return SkipReason(.dependencyNotLoaded, "\(id) needs \(dependency), which is not loaded: \(why)")
             }
-            guard let resolvedVersion = parsed.version(resolved.version), let range = parsed.range(rangeText), range.contains(resolvedVersion) else {
-                return SkipReason(.incompatibleDependency, "\(id) needs \(dependency) \(rangeText), but \(dependency)@\(resolved.version) is the one loaded")
+            guard let resolvedVersion = parsed.version(resolved.version), let range = parsed.range(rangeText),
+                range.contains(resolvedVersion)
+            else {
+                return SkipReason(
+                    .incompatibleDependency,
+                    "\(id) needs \(dependency) \(rangeText), but \(dependency)@\(resolved.version) is the one loaded")
             }
         }
         return nil

@@ -65,4 +65,3 @@ public final class PluginRegistration: Sendable {
         Unmanaged.passRetained(self).toOpaque()
     }
 }
-

@@ -27,8 +27,10 @@ public struct PluginContext: Sendable {
     public let services: ServiceRegistry
 
     /// Creates a context. Hosts build these; plug-in tests get one from `PlugboardTesting`.
-    public init(pluginID: String, version: String, host: HostIdentity, logger: Logger, secureStorage: any SecureStorage,
-                flags: any FlagEvaluating, configuration: PluginConfiguration, events: any EventBus, services: ServiceRegistry) {
+    public init(
+        pluginID: String, version: String, host: HostIdentity, logger: Logger, secureStorage: any SecureStorage,
+        flags: any FlagEvaluating, configuration: PluginConfiguration, events: any EventBus, services: ServiceRegistry
+    ) {
         self.pluginID = pluginID
         self.version = version
         self.host = host

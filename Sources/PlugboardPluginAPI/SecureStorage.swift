@@ -128,7 +128,7 @@ public struct SecureStorageError: Error, Sendable, Hashable, CustomStringConvert
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable, Hashable {
             case invalidKeyName, invalidNamespace, valueTooLarge, integrityFailure, keysShredded,
-                 wrongMasterKey, notInitialized, unavailable, encodingFailed, decodingFailed
+                wrongMasterKey, notInitialized, unavailable, encodingFailed, decodingFailed
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }

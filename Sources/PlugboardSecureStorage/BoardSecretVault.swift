@@ -189,7 +189,7 @@ struct BoardVaultTransaction: SecretVaultWriter {
         let pluginID: String = row["plugin_id"]
         let version: Int = row["version"]
         guard let state = DataKeyState(rawValue: row["state"] ?? ""),
-              let createdAt = Timestamp.parse(row["created_at"] ?? "")
+            let createdAt = Timestamp.parse(row["created_at"] ?? "")
         else {
             throw SecureStorageError(
                 .integrityFailure,

@@ -147,7 +147,8 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
         configuration: SecretsEngine.Configuration = SecretsEngine.Configuration()
     ) throws(BoardError) -> BoardSecrets {
         let provider = DefaultKeyProvider(boardPath: board.path, environment: environment)
-        let source: MasterKeySource = environment.isSet
+        let source: MasterKeySource =
+            environment.isSet
             ? .environment(variable: environment.variableName) : .keyFile(path: provider.keyFile.path)
         let key: MasterKey
         do {
@@ -207,7 +208,7 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
                 source = .keyFile(path: keyFile.path)
                 do {
                     key = try keyFile.loadMasterKey()
-                } catch where error.code == .notFound {
+                } catch  where error.code == .notFound {
                     key = try KeyFileProvider.create(at: keyFile.path)
                     created = true
                 }
@@ -228,9 +229,11 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
                     throw boardError(error, key: key, source: source, boardPath: board.path, storedCheck: stored)
                 }
                 guard stored == nil else { return false }
-                try AuditLog.append(db, actor: actor, entry: AuditEntry(
-                    action: "keys.init", targetType: "board", targetID: boardID,
-                    after: .object(["key_id": .string(key.identifier), "source": .string(source.auditName)])))
+                try AuditLog.append(
+                    db, actor: actor,
+                    entry: AuditEntry(
+                        action: "keys.init", targetType: "board", targetID: boardID,
+                        after: .object(["key_id": .string(key.identifier), "source": .string(source.auditName)])))
                 return true
             }
         } catch {
@@ -290,10 +293,15 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
             }
             try engine.setValue(value, forKey: key, pluginID: pluginID)
             let version = try records.sealedValue(pluginID: pluginID, key: key)?.dataKeyVersion
-            try AuditLog.append(db, actor: actor, entry: AuditEntry(
-                action: "secret.set", targetType: "plugin", targetID: pluginID,
-                before: Self.slot(key, before?.dataKeyVersion), after: Self.slot(key, version)))
-            return ChangeResult(changed: true, "\(before == nil ? "Stored" : "Replaced") the secret '\(key)' of \(pluginID) (sealed with data key version \(version ?? 0)).")
+            try AuditLog.append(
+                db, actor: actor,
+                entry: AuditEntry(
+                    action: "secret.set", targetType: "plugin", targetID: pluginID,
+                    before: Self.slot(key, before?.dataKeyVersion), after: Self.slot(key, version)))
+            return ChangeResult(
+                changed: true,
+                "\(before == nil ? "Stored" : "Replaced") the secret '\(key)' of \(pluginID) (sealed with data key version \(version ?? 0))."
+            )
         }
     }
 
@@ -314,13 +322,21 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
             do {
                 opened = try engine.value(forKey: key, pluginID: pluginID)
             } catch let error as SecureStorageError where error.code == .keysShredded {
-                throw BoardError(.conflict, "the secret '\(key)' of \(pluginID) can no longer be decrypted because its data key was shredded; delete it (plugboard secret delete) or set it again")
+                throw BoardError(
+                    .conflict,
+                    "the secret '\(key)' of \(pluginID) can no longer be decrypted because its data key was shredded; delete it (plugboard secret delete) or set it again"
+                )
             } catch let error as SecureStorageError where error.code == .integrityFailure {
-                throw BoardError(.integrity, "the secret '\(key)' of \(pluginID) failed its integrity check (it or its data key was altered, or copied from another plug-in, key or version), so nothing was returned; set it again, and find out who edited the board")
+                throw BoardError(
+                    .integrity,
+                    "the secret '\(key)' of \(pluginID) failed its integrity check (it or its data key was altered, or copied from another plug-in, key or version), so nothing was returned; set it again, and find out who edited the board"
+                )
             }
             guard let value = opened else { throw missing }
-            try AuditLog.append(db, actor: actor, entry: AuditEntry(
-                action: "secret.get", targetType: "plugin", targetID: pluginID, after: Self.slot(key, record.dataKeyVersion)))
+            try AuditLog.append(
+                db, actor: actor,
+                entry: AuditEntry(
+                    action: "secret.get", targetType: "plugin", targetID: pluginID, after: Self.slot(key, record.dataKeyVersion)))
             return value
         }
     }
@@ -337,9 +353,11 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
                 return ChangeResult(changed: false, "\(pluginID) has no secret named '\(key)'; nothing changed.")
             }
             try engine.removeValue(forKey: key, pluginID: pluginID)
-            try AuditLog.append(db, actor: actor, entry: AuditEntry(
-                action: "secret.delete", targetType: "plugin", targetID: pluginID,
-                before: Self.slot(key, record.dataKeyVersion), after: Self.slot(key, nil)))
+            try AuditLog.append(
+                db, actor: actor,
+                entry: AuditEntry(
+                    action: "secret.delete", targetType: "plugin", targetID: pluginID,
+                    before: Self.slot(key, record.dataKeyVersion), after: Self.slot(key, nil)))
             return ChangeResult(changed: true, "Deleted the secret '\(key)' of \(pluginID).")
         }
     }
@@ -363,11 +381,16 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
                 throw BoardError(.invalidInput, "the new master key is the board's current key (id \(oldID)); rotate to a new random key")
             }
             let count = try engine.rotateMasterKey(to: newKey)
-            try AuditLog.append(db, actor: actor, entry: AuditEntry(
-                action: "keys.rotate_master", targetType: "board", targetID: boardID,
-                before: .object(["key_id": .string(oldID)]),
-                after: .object(["key_id": .string(newKey.identifier), "rewrapped_data_keys": .int(count)])))
-            return ChangeResult(changed: true, "Rotated the master key from id \(oldID) to id \(newKey.identifier): rewrapped \(count) data key(s); no value was re-encrypted.")
+            try AuditLog.append(
+                db, actor: actor,
+                entry: AuditEntry(
+                    action: "keys.rotate_master", targetType: "board", targetID: boardID,
+                    before: .object(["key_id": .string(oldID)]),
+                    after: .object(["key_id": .string(newKey.identifier), "rewrapped_data_keys": .int(count)])))
+            return ChangeResult(
+                changed: true,
+                "Rotated the master key from id \(oldID) to id \(newKey.identifier): rewrapped \(count) data key(s); no value was re-encrypted."
+            )
         }
         engine.adoptMasterKey(newKey)
         return withCheckpointNote(result, about: "the data keys wrapped under the old master key")
@@ -387,11 +410,17 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
     ///   step 1 fails or step 2 fails, `<board>.key.next` is removed and nothing changed.
     public func rotateMasterKeyFile(to newKey: MasterKey = .generate(), actor: Actor) throws(BoardError) -> ChangeResult {
         guard case .keyFile(let path) = keySource else {
-            throw BoardError(.masterKey, "the master key comes from \(keySource), not from a key file, so plugboard cannot store the new key; give the new key to \(keySource) yourself and rotate to it (plugboard keys rotate --new-key-env VAR)")
+            throw BoardError(
+                .masterKey,
+                "the master key comes from \(keySource), not from a key file, so plugboard cannot store the new key; give the new key to \(keySource) yourself and rotate to it (plugboard keys rotate --new-key-env VAR)"
+            )
         }
         let next = Self.nextKeyFilePath(path)
         if access(next, F_OK) == 0 {
-            throw BoardError(.conflict, "\(next) exists, left by an interrupted master-key rotation, and this board does not use it (its key is \(path)); remove \(next) and rotate again")
+            throw BoardError(
+                .conflict,
+                "\(next) exists, left by an interrupted master-key rotation, and this board does not use it (its key is \(path)); remove \(next) and rotate again"
+            )
         }
         do {
             try KeyFileProvider.write(newKey, to: next)
@@ -408,7 +437,10 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
         do {
             try KeyFileProvider.move(next, to: path)
         } catch {
-            throw BoardError(.masterKey, "the board now uses the new master key (id \(newKey.identifier)), which is in \(next), but it could not be moved over \(path) (\(Self.sentence(error.message))); run mv \(next) \(path) now")
+            throw BoardError(
+                .masterKey,
+                "the board now uses the new master key (id \(newKey.identifier)), which is in \(next), but it could not be moved over \(path) (\(Self.sentence(error.message))); run mv \(next) \(path) now"
+            )
         }
         return result
     }
@@ -431,13 +463,17 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
                 after["unreadable_keys"] = .array(moved.unreadableKeys.map(AuditJSON.string))
                 message += "; re-encrypted \(moved.reencryptedValueCount) value(s) with the new version"
                 if !moved.unreadableKeys.isEmpty {
-                    notes.append("\(moved.unreadableKeys.count) secret(s) could not be re-encrypted because their data key was shredded: \(moved.unreadableKeys.map { "'\($0)'" }.joined(separator: ", ")); delete them or set them again.")
+                    notes.append(
+                        "\(moved.unreadableKeys.count) secret(s) could not be re-encrypted because their data key was shredded: \(moved.unreadableKeys.map { "'\($0)'" }.joined(separator: ", ")); delete them or set them again."
+                    )
                 }
             }
-            try AuditLog.append(db, actor: actor, entry: AuditEntry(
-                action: "keys.rotate_data_key", targetType: "plugin", targetID: pluginID,
-                before: .object(["active_version": rotation.previousVersion.map(AuditJSON.int) ?? .null]),
-                after: .object(after)))
+            try AuditLog.append(
+                db, actor: actor,
+                entry: AuditEntry(
+                    action: "keys.rotate_data_key", targetType: "plugin", targetID: pluginID,
+                    before: .object(["active_version": rotation.previousVersion.map(AuditJSON.int) ?? .null]),
+                    after: .object(after)))
             return ChangeResult(changed: true, message + ".", notes: notes)
         }
     }
@@ -452,23 +488,29 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
     public func shredDataKeys(pluginID: String, reason: String? = nil, actor: Actor) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         if let reason { try Validate.reason(reason) }
-        let result: ChangeResult = try changePlugin(pluginID, action: "keys.shred", doing: "shred the data keys of", reason: reason, actor: actor) { db, engine in
+        let result: ChangeResult = try changePlugin(
+            pluginID, action: "keys.shred", doing: "shred the data keys of", reason: reason, actor: actor
+        ) { db, engine in
             let shredding = try engine.shredDataKeys(pluginID: pluginID)
             guard !shredding.shreddedVersions.isEmpty else {
                 return ChangeResult(changed: false, "\(pluginID) has no data key left to shred; nothing changed.")
             }
-            try AuditLog.append(db, actor: actor, entry: AuditEntry(
-                action: "keys.shred", targetType: "plugin", targetID: pluginID, reason: reason,
-                before: .object(["live_versions": .array(shredding.shreddedVersions.map(AuditJSON.int))]),
-                after: .object([
-                    "live_versions": .array([]), "shredded_versions": .array(shredding.shreddedVersions.map(AuditJSON.int)),
-                    "unreadable_values": .int(shredding.unreadableValueCount),
-                ])))
+            try AuditLog.append(
+                db, actor: actor,
+                entry: AuditEntry(
+                    action: "keys.shred", targetType: "plugin", targetID: pluginID, reason: reason,
+                    before: .object(["live_versions": .array(shredding.shreddedVersions.map(AuditJSON.int))]),
+                    after: .object([
+                        "live_versions": .array([]), "shredded_versions": .array(shredding.shreddedVersions.map(AuditJSON.int)),
+                        "unreadable_values": .int(shredding.unreadableValueCount),
+                    ])))
             let versions = shredding.shreddedVersions.map(String.init).joined(separator: ", ")
             return ChangeResult(
                 changed: true,
                 "Shredded data key version(s) \(versions) of \(pluginID): its \(shredding.unreadableValueCount) stored secret(s) can no longer be decrypted.",
-                notes: ["Backups and replicas of the board made before now still hold the old wrapped keys; rotate the master key (plugboard keys rotate) to make them useless with the new key."])
+                notes: [
+                    "Backups and replicas of the board made before now still hold the old wrapped keys; rotate the master key (plugboard keys rotate) to make them useless with the new key."
+                ])
         }
         return result.changed ? withCheckpointNote(result, about: "the shredded wrapped keys") : result
     }
@@ -513,9 +555,11 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
     /// checkpoint from completing.
     private func withCheckpointNote(_ result: ChangeResult, about what: String) -> ChangeResult {
         if (try? board.checkpointWAL()) == true { return result }
-        return ChangeResult(changed: result.changed, result.message, notes: result.notes + [
-            "Another process was reading the board, so the WAL still holds \(what) until the next checkpoint (any later write, or sqlite3 \(board.path) 'PRAGMA wal_checkpoint(TRUNCATE)').",
-        ])
+        return ChangeResult(
+            changed: result.changed, result.message,
+            notes: result.notes + [
+                "Another process was reading the board, so the WAL still holds \(what) until the next checkpoint (any later write, or sqlite3 \(board.path) 'PRAGMA wal_checkpoint(TRUNCATE)')."
+            ])
     }
 
     // MARK: Errors
@@ -550,7 +594,10 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
         case .keysShredded:
             return BoardError(.conflict, sentence(error.message))
         case .notInitialized:
-            return BoardError(.masterKey, "the secure storage of the board at \(boardPath) has no master key yet (the board predates secure storage, or its plugboard init was interrupted); run plugboard keys init")
+            return BoardError(
+                .masterKey,
+                "the secure storage of the board at \(boardPath) has no master key yet (the board predates secure storage, or its plugboard init was interrupted); run plugboard keys init"
+            )
         case .wrongMasterKey:
             guard let key, let source else { return BoardError(.masterKey, sentence(error.message)) }
             let expected = storedCheck.flatMap(MasterKey.identifier(ofKeyCheckValue:)).map { "id \($0)" } ?? "another key"
@@ -558,16 +605,22 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
             if case .keyFile(let path) = source {
                 let next = nextKeyFilePath(path)
                 if let storedCheck, let nextKey = try? KeyFileProvider(path: next).loadMasterKey(),
-                   nextKey.matches(keyCheckValue: storedCheck)
+                    nextKey.matches(keyCheckValue: storedCheck)
                 {
-                    remedy = "a master-key rotation was interrupted after the board switched to its new key, which is in \(next); run mv \(next) \(path)"
+                    remedy =
+                        "a master-key rotation was interrupted after the board switched to its new key, which is in \(next); run mv \(next) \(path)"
                 } else {
-                    remedy = "restore the board's key file \(path) from your backup, or set \(EnvironmentKeyProvider.defaultVariableName) to the board's key"
+                    remedy =
+                        "restore the board's key file \(path) from your backup, or set \(EnvironmentKeyProvider.defaultVariableName) to the board's key"
                 }
             } else if case .environment(let variable) = source {
-                remedy = "set \(variable) to the board's key (after a master-key rotation, to the new one), or unset it to use the key file beside the board"
+                remedy =
+                    "set \(variable) to the board's key (after a master-key rotation, to the new one), or unset it to use the key file beside the board"
             }
-            return BoardError(.masterKey, "this master key does not belong to this board (\(source) holds the key with id \(key.identifier); the board expects \(expected)); nothing was read or written: \(remedy)")
+            return BoardError(
+                .masterKey,
+                "this master key does not belong to this board (\(source) holds the key with id \(key.identifier); the board expects \(expected)); nothing was read or written: \(remedy)"
+            )
         default:
             return BoardError(.io, sentence(error.message))
         }
@@ -583,7 +636,10 @@ public final class BoardSecrets: Sendable, CustomStringConvertible {
                 return boardError(SecureStorageError(.notInitialized, ""), boardPath: board.path)
             }
             let id = MasterKey.identifier(ofKeyCheckValue: stored) ?? "unknown"
-            return BoardError(.masterKey, "the master key file \(path) does not exist, and the board's secrets need the key with id \(id); restore the key file from your backup (mode 0600), or set \(EnvironmentKeyProvider.defaultVariableName) to that key")
+            return BoardError(
+                .masterKey,
+                "the master key file \(path) does not exist, and the board's secrets need the key with id \(id); restore the key file from your backup (mode 0600), or set \(EnvironmentKeyProvider.defaultVariableName) to that key"
+            )
         }
         return BoardError(.masterKey, sentence(error.message))
     }

@@ -105,7 +105,7 @@ public enum Envelope {
         )
         let aad = dataKeyAssociatedData(pluginID: pluginID, version: version)
         guard version >= 1, wrapped.count == wrappedKeyByteCount,
-              var bytes = open(wrapped, using: masterKey.wrappingKey, authenticating: aad)
+            var bytes = open(wrapped, using: masterKey.wrappingKey, authenticating: aad)
         else { throw failure }
         defer { bytes.resetBytes(in: 0..<bytes.count) }
         guard bytes.count == 32 else { throw failure }

@@ -7,7 +7,7 @@ public struct KeyProviderError: Error, Sendable, Hashable, CustomStringConvertib
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable, Hashable {
             case notFound, insecurePermissions, symbolicLink, notRegularFile, wrongOwner, malformed,
-                 alreadyExists, ioFailure, unavailable
+                alreadyExists, ioFailure, unavailable
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }

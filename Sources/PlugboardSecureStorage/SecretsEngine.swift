@@ -390,7 +390,7 @@ public final class SecretsEngine: Sendable, CustomStringConvertible, CustomRefle
         let key = currentKey.withLock { $0 }
         do {
             return try Self.mappingErrors { try attempt(key) }
-        } catch where error.code == .wrongMasterKey {
+        } catch  where error.code == .wrongMasterKey {
             let latest = currentKey.withLock { $0 }
             guard latest != key else { throw error }
             return try Self.mappingErrors { try attempt(latest) }
@@ -417,7 +417,8 @@ public final class SecretsEngine: Sendable, CustomStringConvertible, CustomRefle
             )
         }
         guard masterKey.matches(keyCheckValue: stored) else {
-            let expected = MasterKey.identifier(ofKeyCheckValue: stored).map { "the key with id \($0)" }
+            let expected =
+                MasterKey.identifier(ofKeyCheckValue: stored).map { "the key with id \($0)" }
                 ?? "another key"
             throw SecureStorageError(
                 .wrongMasterKey,
@@ -460,8 +461,8 @@ public final class SecretsEngine: Sendable, CustomStringConvertible, CustomRefle
     ) throws -> SealingKey {
         let records = try writer.dataKeys(pluginID: pluginID)
         if let active = records.last(where: { $0.state == .active }),
-           active.encryptionCount < configuration.dataKeyRotationThreshold,
-           let wrapped = active.wrappedKey
+            active.encryptionCount < configuration.dataKeyRotationThreshold,
+            let wrapped = active.wrappedKey
         {
             let dataKey = try Envelope.unwrap(wrapped, pluginID: pluginID, version: active.version, under: masterKey)
             return SealingKey(record: active, dataKey: dataKey)

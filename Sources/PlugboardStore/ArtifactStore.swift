@@ -117,7 +117,10 @@ public struct ArtifactStore: Sendable {
                 throw BoardError(.io, "the artifact store \(folder) is not a folder")
             }
             if info.st_mode & 0o077 != 0 {
-                throw BoardError(.io, "the artifact store folder \(folder) is accessible to other users (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 700 \(folder)")
+                throw BoardError(
+                    .io,
+                    "the artifact store folder \(folder) is accessible to other users (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 700 \(folder)"
+                )
             }
         }
     }

@@ -30,8 +30,10 @@ public struct AuditEntry: Sendable, Hashable {
     public var after: AuditJSON?
 
     /// Creates an entry.
-    public init(action: String, outcome: Outcome = .ok, targetType: String, targetID: String? = nil,
-                environment: String? = nil, reason: String? = nil, before: AuditJSON? = nil, after: AuditJSON? = nil) {
+    public init(
+        action: String, outcome: Outcome = .ok, targetType: String, targetID: String? = nil,
+        environment: String? = nil, reason: String? = nil, before: AuditJSON? = nil, after: AuditJSON? = nil
+    ) {
         self.action = action
         self.outcome = outcome
         self.targetType = targetType
@@ -95,8 +97,10 @@ public struct AuditCheckpoint: Sendable, Hashable, Codable, CustomStringConverti
     public init(parsing text: String) throws(BoardError) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, let seq = Int64(parts[0]), seq >= 0,
-              parts[1].count == 64, parts[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
-            throw .invalid("checkpoint '\(Validate.printable(text))' is not valid: expected SEQ:HASH as printed by plugboard audit checkpoint")
+            parts[1].count == 64, parts[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase })
+        else {
+            throw .invalid(
+                "checkpoint '\(Validate.printable(text))' is not valid: expected SEQ:HASH as printed by plugboard audit checkpoint")
         }
         self.seq = seq
         self.hash = String(parts[1])
@@ -194,8 +198,10 @@ public enum AuditLog {
 
     /// The fields of a stored row in canonical order.
     static func fields(of record: AuditRecord) -> [String?] {
-        [String(record.seq), record.at, record.actor, record.onBehalfOf, record.action, record.outcome, record.targetType,
-         record.targetID, record.environment, record.reason, record.beforeJSON, record.afterJSON]
+        [
+            String(record.seq), record.at, record.actor, record.onBehalfOf, record.action, record.outcome, record.targetType,
+            record.targetID, record.environment, record.reason, record.beforeJSON, record.afterJSON,
+        ]
     }
 
     /// The triggers that make the table append-only.
@@ -227,7 +233,10 @@ public enum AuditLog {
                 }
             }
             if record.prevHash != expectedPrev {
-                fail(record.seq, "audit row \(record.seq) does not chain to the row before it (prev_hash differs): a row was deleted, inserted or reordered")
+                fail(
+                    record.seq,
+                    "audit row \(record.seq) does not chain to the row before it (prev_hash differs): a row was deleted, inserted or reordered"
+                )
             }
             if chainHash(prevHash: record.prevHash, fields: fields(of: record)) != record.hash {
                 fail(record.seq, "audit row \(record.seq) was edited: its content does not match its hash")
@@ -246,10 +255,14 @@ public enum AuditLog {
         if let checkpoint {
             if let stored = hashes[checkpoint.seq] {
                 if stored != checkpoint.hash {
-                    fail(checkpoint.seq, "audit row \(checkpoint.seq) does not match the checkpoint: the log was rewritten after the checkpoint was taken")
+                    fail(
+                        checkpoint.seq,
+                        "audit row \(checkpoint.seq) does not match the checkpoint: the log was rewritten after the checkpoint was taken")
                 }
             } else if checkpoint.seq > 0 {
-                fail(checkpoint.seq, "audit row \(checkpoint.seq) of the checkpoint is gone: the log was truncated (it now ends at row \(head?.seq ?? 0))")
+                fail(
+                    checkpoint.seq,
+                    "audit row \(checkpoint.seq) of the checkpoint is gone: the log was truncated (it now ends at row \(head?.seq ?? 0))")
             }
         }
         return AuditVerification(ok: problems.isEmpty, rowsChecked: count, head: head, firstBadSeq: firstBad, problems: problems)
@@ -307,7 +320,7 @@ extension Board {
     public func change<T>(_ actor: Actor, refusal: AuditEntry, _ body: (Database) throws -> T) throws(BoardError) -> T {
         do {
             return try write(body)
-        } catch where error.code == .notAllowed || error.code == .notFound {
+        } catch  where error.code == .notAllowed || error.code == .notFound {
             var entry = refusal
             entry.outcome = .refused
             entry.reason = error.message

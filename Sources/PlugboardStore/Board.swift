@@ -65,9 +65,11 @@ public final class Board: Sendable {
         // POSIX lock this process holds on it, SQLite's included (see `checkIsRegularFile`).
         let board: Board
         do {
-            board = Board(path: path, database: try DatabaseQueue(path: path, configuration: configuration(readOnly: readOnly)), isReadOnly: readOnly)
+            board = Board(
+                path: path, database: try DatabaseQueue(path: path, configuration: configuration(readOnly: readOnly)), isReadOnly: readOnly)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
-            throw BoardError(.notABoard, "\(path) is not a Plugboard board (not an SQLite database); check --db, or create a board with plugboard init")
+            throw BoardError(
+                .notABoard, "\(path) is not a Plugboard board (not an SQLite database); check --db, or create a board with plugboard init")
         } catch {
             throw BoardError(.notABoard, "cannot open the board at \(path): \(describe(error)); check the path and its permissions")
         }
@@ -75,17 +77,22 @@ public final class Board: Sendable {
         do {
             appID = try board.database.read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0 }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
-            throw BoardError(.notABoard, "\(path) is not a Plugboard board (not an SQLite database); check --db, or create a board with plugboard init")
+            throw BoardError(
+                .notABoard, "\(path) is not a Plugboard board (not an SQLite database); check --db, or create a board with plugboard init")
         } catch {
             throw BoardError(.notABoard, "\(path) is not a Plugboard board (\(describe(error))); create one with plugboard init")
         }
         guard appID == applicationID else {
-            throw BoardError(.notABoard, "\(path) is an SQLite database but not a Plugboard board; create a board with plugboard init --db NEW-PATH")
+            throw BoardError(
+                .notABoard, "\(path) is an SQLite database but not a Plugboard board; create a board with plugboard init --db NEW-PATH")
         }
         let status = try board.migrationStatus()
         try status.checkCompatible()
         if requireCurrentSchema, !status.pending.isEmpty {
-            throw BoardError(.schemaMismatch, "the board at \(path) needs \(status.pending.count) pending migration(s) (\(status.pending.map(\.fileName).joined(separator: ", "))); run plugboard migrate")
+            throw BoardError(
+                .schemaMismatch,
+                "the board at \(path) needs \(status.pending.count) pending migration(s) (\(status.pending.map(\.fileName).joined(separator: ", "))); run plugboard migrate"
+            )
         }
         return board
     }
@@ -112,7 +119,9 @@ public final class Board: Sendable {
         guard fd >= 0 else {
             let err = errno
             if err == EEXIST {
-                throw BoardError(.conflict, "a file already exists at \(path); plugboard init never overwrites a board (use --db to choose another path)")
+                throw BoardError(
+                    .conflict, "a file already exists at \(path); plugboard init never overwrites a board (use --db to choose another path)"
+                )
             }
             throw BoardError(.io, "cannot create the board at \(path): \(String(cString: strerror(err)))")
         }
@@ -160,14 +169,18 @@ public final class Board: Sendable {
             if errno == EACCES {
                 throw BoardError(.notABoard, "cannot read the board at \(path): permission denied on its folder")
             }
-            throw BoardError(.notABoard, "there is no board at \(path); create one with plugboard init, or pass --db PATH (or set PLUGBOARD_DB)")
+            throw BoardError(
+                .notABoard, "there is no board at \(path); create one with plugboard init, or pass --db PATH (or set PLUGBOARD_DB)")
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw BoardError(.notABoard, "\(path) is not a board: it is not a regular file")
         }
         guard info.st_size > 0 else {
             // SQLite would take an empty file for an empty database.
-            throw BoardError(.notABoard, "\(path) is not a Plugboard board (it is an empty file, not an SQLite database); check --db, or create a board with plugboard init")
+            throw BoardError(
+                .notABoard,
+                "\(path) is not a Plugboard board (it is an empty file, not an SQLite database); check --db, or create a board with plugboard init"
+            )
         }
         guard access(path, R_OK) == 0 else {
             throw BoardError(.notABoard, "cannot read the board at \(path): permission denied")
@@ -260,15 +273,24 @@ public final class Board: Sendable {
         if let error = error as? DatabaseError {
             switch error.resultCode {
             case .SQLITE_BUSY, .SQLITE_LOCKED:
-                return BoardError(.io, "the board at \(path) is busy: another process held the write lock for more than \(Int(Self.busyTimeout)) seconds; try again")
+                return BoardError(
+                    .io,
+                    "the board at \(path) is busy: another process held the write lock for more than \(Int(Self.busyTimeout)) seconds; try again"
+                )
             case .SQLITE_READONLY:
                 return BoardError(.notAllowed, "the board at \(path) is read-only for this user; run as a user who can write it")
             case .SQLITE_NOTADB, .SQLITE_CORRUPT:
                 return BoardError(.notABoard, "\(path) is not a readable Plugboard board (the database file is damaged or not SQLite)")
             case .SQLITE_CONSTRAINT:
-                return BoardError(.conflict, "the board refused the change because it would break a constraint (\(error.message ?? "constraint failed")); nothing was changed")
+                return BoardError(
+                    .conflict,
+                    "the board refused the change because it would break a constraint (\(error.message ?? "constraint failed")); nothing was changed"
+                )
             default:
-                return BoardError(.io, "the board at \(path) could not complete the operation (SQLite: \(error.message ?? "\(error.resultCode)")); nothing was changed")
+                return BoardError(
+                    .io,
+                    "the board at \(path) could not complete the operation (SQLite: \(error.message ?? "\(error.resultCode)")); nothing was changed"
+                )
             }
         }
         return BoardError(.io, "the operation on the board at \(path) failed: \(Self.describe(error)); nothing was changed")

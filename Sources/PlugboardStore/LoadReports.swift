@@ -44,15 +44,18 @@ extension Board {
     public func writeLoadReport(hostID: String, environment: String, hostVersion: String, entries: [LoadReportEntry]) throws(BoardError) {
         let now = Timestamp.now()
         try write(notify: false) { db in
-            try db.execute(sql: """
-                INSERT INTO hosts (host_id, environment, host_version, os_user, last_report) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (host_id) DO UPDATE SET environment = excluded.environment, host_version = excluded.host_version,
-                    os_user = excluded.os_user, last_report = excluded.last_report
-                """, arguments: [hostID, environment, hostVersion, Actor.currentOSUser(), now])
+            try db.execute(
+                sql: """
+                    INSERT INTO hosts (host_id, environment, host_version, os_user, last_report) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (host_id) DO UPDATE SET environment = excluded.environment, host_version = excluded.host_version,
+                        os_user = excluded.os_user, last_report = excluded.last_report
+                    """, arguments: [hostID, environment, hostVersion, Actor.currentOSUser(), now])
             try db.execute(sql: "DELETE FROM load_reports WHERE host_id = ?", arguments: [hostID])
             for entry in entries {
-                try db.execute(sql: "INSERT INTO load_reports (host_id, plugin_id, version, state, reason_code, reason, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                               arguments: [hostID, entry.pluginID, entry.version, entry.state.rawValue, entry.reasonCode, entry.reason, now])
+                try db.execute(
+                    sql:
+                        "INSERT INTO load_reports (host_id, plugin_id, version, state, reason_code, reason, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    arguments: [hostID, entry.pluginID, entry.version, entry.state.rawValue, entry.reasonCode, entry.reason, now])
             }
         }
     }
@@ -61,12 +64,15 @@ extension Board {
     public func loadStatus(pluginID: String? = nil) throws(BoardError) -> [HostLoadStatus] {
         if let pluginID { try Validate.pluginID(pluginID) }
         return try read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM plugin_load_status \(pluginID == nil ? "" : "WHERE plugin_id = ?")",
-                             arguments: pluginID.map { [$0] } ?? []).map { row in
-                HostLoadStatus(hostID: row["host_id"], environment: row["environment"], hostVersion: row["host_version"],
-                               pluginID: row["plugin_id"], version: row["version"],
-                               state: LoadReportEntry.State(rawValue: row["state"]) ?? .skipped,
-                               reasonCode: row["reason_code"], reason: row["reason"], reportedAt: row["reported_at"])
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM plugin_load_status \(pluginID == nil ? "" : "WHERE plugin_id = ?")",
+                arguments: pluginID.map { [$0] } ?? []
+            ).map { row in
+                HostLoadStatus(
+                    hostID: row["host_id"], environment: row["environment"], hostVersion: row["host_version"],
+                    pluginID: row["plugin_id"], version: row["version"],
+                    state: LoadReportEntry.State(rawValue: row["state"]) ?? .skipped,
+                    reasonCode: row["reason_code"], reason: row["reason"], reportedAt: row["reported_at"])
             }
         }
     }

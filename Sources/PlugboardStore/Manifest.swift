@@ -17,7 +17,9 @@ public struct PluginManifest: Sendable, Hashable {
     /// The capabilities a plug-in may request; anything else is refused.
     public static let knownCapabilities: Set<String> = ["secure-storage", "flags", "events", "services", "configuration", "logging"]
     /// The fields a manifest may have.
-    public static let knownFields: Set<String> = ["id", "name", "version", "description", "host", "dependencies", "capabilities", "gate", "entry", "metadata"]
+    public static let knownFields: Set<String> = [
+        "id", "name", "version", "description", "host", "dependencies", "capabilities", "gate", "entry", "metadata",
+    ]
     /// The largest manifest accepted, in bytes.
     public static let maximumSize = 1 << 20
 
@@ -60,7 +62,9 @@ public struct PluginManifest: Sendable, Hashable {
 
         let unknown = fields.keys.filter { !knownFields.contains($0) }.sorted()
         if !unknown.isEmpty {
-            throw .invalid("the manifest has unknown field\(unknown.count > 1 ? "s" : "") \(unknown.map { "'\(Validate.printable($0))'" }.joined(separator: ", ")); allowed fields are \(knownFields.sorted().joined(separator: ", ")) (put free-form data under metadata)")
+            throw .invalid(
+                "the manifest has unknown field\(unknown.count > 1 ? "s" : "") \(unknown.map { "'\(Validate.printable($0))'" }.joined(separator: ", ")); allowed fields are \(knownFields.sorted().joined(separator: ", ")) (put free-form data under metadata)"
+            )
         }
 
         func string(_ key: String, required: Bool) throws(BoardError) -> String? {
@@ -122,7 +126,9 @@ public struct PluginManifest: Sendable, Hashable {
                     throw .invalid("manifest field 'capabilities' must contain only strings")
                 }
                 guard knownCapabilities.contains(capability) else {
-                    throw .invalid("manifest field 'capabilities': '\(Validate.printable(capability))' is not a known capability; known ones are \(knownCapabilities.sorted().joined(separator: ", "))")
+                    throw .invalid(
+                        "manifest field 'capabilities': '\(Validate.printable(capability))' is not a known capability; known ones are \(knownCapabilities.sorted().joined(separator: ", "))"
+                    )
                 }
                 guard !capabilities.contains(capability) else {
                     throw .invalid("manifest field 'capabilities' lists '\(capability)' twice")
@@ -133,15 +139,21 @@ public struct PluginManifest: Sendable, Hashable {
 
         let gate = try string("gate", required: false)
         if let gate {
-            guard !gate.isEmpty, gate.utf8.count <= 255, !gate.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == " " }) else {
+            guard !gate.isEmpty, gate.utf8.count <= 255,
+                !gate.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == " " })
+            else {
                 throw .invalid("manifest field 'gate' must be a flag name of 1-255 characters without spaces or control characters")
             }
         }
 
         let entry = try string("entry", required: false)
         if let entry {
-            let valid = entry.utf8.count <= 255 && entry.utf8.first.map { !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } == true
-                && entry.utf8.allSatisfy { ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: "_") }
+            let valid =
+                entry.utf8.count <= 255 && entry.utf8.first.map { !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } == true
+                && entry.utf8.allSatisfy {
+                    ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z"))
+                        || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: "_")
+                }
             guard valid else {
                 throw .invalid("manifest field 'entry' must be a C symbol name such as plugboard_plugin_entry")
             }
@@ -154,9 +166,10 @@ public struct PluginManifest: Sendable, Hashable {
             metadataJSON = data.flatMap { String(data: $0, encoding: .utf8) }
         }
 
-        return PluginManifest(id: id, name: name, version: version, description: description, host: host,
-                              dependencies: dependencies, capabilities: capabilities, gate: gate, entry: entry,
-                              metadataJSON: metadataJSON, source: source)
+        return PluginManifest(
+            id: id, name: name, version: version, description: description, host: host,
+            dependencies: dependencies, capabilities: capabilities, gate: gate, entry: entry,
+            metadataJSON: metadataJSON, source: source)
     }
 
     /// A short summary of a JSON parser error, without Foundation's long debug text.

@@ -31,10 +31,16 @@ public struct MigrationStatus: Sendable, Hashable, Codable {
     /// Throws when the board must not be touched by this binary (newer schema or edited migrations).
     public func checkCompatible() throws(BoardError) {
         if let first = unknown.first {
-            throw BoardError(.schemaMismatch, "this board was written by a newer Plugboard: migration \(first.fileName) is unknown to this binary; upgrade plugboard (the board was not modified)")
+            throw BoardError(
+                .schemaMismatch,
+                "this board was written by a newer Plugboard: migration \(first.fileName) is unknown to this binary; upgrade plugboard (the board was not modified)"
+            )
         }
         if let first = edited.first {
-            throw BoardError(.schemaMismatch, "migration \(first.fileName) was edited after it was applied to this board (its checksum differs); restore the original file and add changes as a new migration")
+            throw BoardError(
+                .schemaMismatch,
+                "migration \(first.fileName) was edited after it was applied to this board (its checksum differs); restore the original file and add changes as a new migration"
+            )
         }
     }
 }
@@ -50,18 +56,31 @@ extension Board {
 
     /// Compares the board's `schema_migrations` with the migrations compiled into this binary.
     public func migrationStatus() throws(BoardError) -> MigrationStatus {
-        struct Applied { let version: Int; let fileName: String; let checksum: String; let appliedAt: String; let appliedBy: String }
+        struct Applied {
+            let version: Int
+            let fileName: String
+            let checksum: String
+            let appliedAt: String
+            let appliedBy: String
+        }
         let rows: [Applied] = try read { db in
             guard try db.tableExists("schema_migrations") else { return [] }
-            return try Row.fetchAll(db, sql: "SELECT version, file_name, checksum, applied_at, applied_by FROM schema_migrations ORDER BY version")
-                .map { Applied(version: $0["version"], fileName: $0["file_name"], checksum: $0["checksum"], appliedAt: $0["applied_at"], appliedBy: $0["applied_by"]) }
+            return try Row.fetchAll(
+                db, sql: "SELECT version, file_name, checksum, applied_at, applied_by FROM schema_migrations ORDER BY version"
+            )
+            .map {
+                Applied(
+                    version: $0["version"], fileName: $0["file_name"], checksum: $0["checksum"], appliedAt: $0["applied_at"],
+                    appliedBy: $0["applied_by"])
+            }
         }
         let known = Self.knownMigrations
         var applied: [MigrationInfo] = []
         var unknown: [MigrationInfo] = []
         var edited: [MigrationInfo] = []
         for row in rows {
-            let info = MigrationInfo(version: row.version, fileName: row.fileName, checksum: row.checksum, appliedAt: row.appliedAt, appliedBy: row.appliedBy)
+            let info = MigrationInfo(
+                version: row.version, fileName: row.fileName, checksum: row.checksum, appliedAt: row.appliedAt, appliedBy: row.appliedBy)
             applied.append(info)
             if let match = known.first(where: { $0.version == row.version }) {
                 if match.checksum != row.checksum { edited.append(info) }
@@ -71,7 +90,9 @@ extension Board {
         }
         let appliedVersions = Set(rows.map(\.version))
         let pending = known.filter { !appliedVersions.contains($0.version) }
-            .map { MigrationInfo(version: $0.version, fileName: $0.migration.fileName, checksum: $0.checksum, appliedAt: nil, appliedBy: nil) }
+            .map {
+                MigrationInfo(version: $0.version, fileName: $0.migration.fileName, checksum: $0.checksum, appliedAt: nil, appliedBy: nil)
+            }
         return MigrationStatus(applied: applied, pending: pending, unknown: unknown, edited: edited)
     }
 
@@ -94,15 +115,16 @@ extension Board {
             guard let entry = known.first(where: { $0.version == info.version }) else { continue }
             let now = Timestamp.now()
             try write { db in
-                try db.execute(sql: """
-                    CREATE TABLE IF NOT EXISTS schema_migrations (
-                        version    INTEGER PRIMARY KEY,
-                        file_name  TEXT NOT NULL,
-                        checksum   TEXT NOT NULL,
-                        applied_at TEXT NOT NULL,
-                        applied_by TEXT NOT NULL
-                    )
-                    """)
+                try db.execute(
+                    sql: """
+                        CREATE TABLE IF NOT EXISTS schema_migrations (
+                            version    INTEGER PRIMARY KEY,
+                            file_name  TEXT NOT NULL,
+                            checksum   TEXT NOT NULL,
+                            applied_at TEXT NOT NULL,
+                            applied_by TEXT NOT NULL
+                        )
+                        """)
                 try db.execute(sql: entry.migration.sql)
                 try db.execute(
                     sql: "INSERT INTO schema_migrations (version, file_name, checksum, applied_at, applied_by) VALUES (?, ?, ?, ?, ?)",
@@ -111,12 +133,18 @@ extension Board {
                 if initializing && index == 0 {
                     try initializeBoard(db, actor: actor, at: now)
                 }
-                try AuditLog.append(db, actor: actor, entry: AuditEntry(
-                    action: "board.migrate", targetType: "schema", targetID: info.fileName,
-                    after: AuditJSON.object(["version": .int(info.version), "file": .string(info.fileName), "checksum": .string(info.checksum)])),
+                try AuditLog.append(
+                    db, actor: actor,
+                    entry: AuditEntry(
+                        action: "board.migrate", targetType: "schema", targetID: info.fileName,
+                        after: AuditJSON.object([
+                            "version": .int(info.version), "file": .string(info.fileName), "checksum": .string(info.checksum),
+                        ])),
                     at: now)
             }
-            done.append(MigrationInfo(version: info.version, fileName: info.fileName, checksum: info.checksum, appliedAt: now, appliedBy: actor.osUser))
+            done.append(
+                MigrationInfo(
+                    version: info.version, fileName: info.fileName, checksum: info.checksum, appliedAt: now, appliedBy: actor.osUser))
         }
         return done
     }
@@ -127,10 +155,14 @@ extension Board {
         for (key, value) in [("board_id", boardID), ("created_at", now), ("created_by", actor.osUser)] {
             try db.execute(sql: "INSERT INTO board_info (key, value) VALUES (?, ?)", arguments: [key, value])
         }
-        try db.execute(sql: "INSERT INTO admins (principal, added_at, added_by) VALUES (?, ?, ?)", arguments: [actor.osUser, now, actor.osUser])
-        try db.execute(sql: "INSERT INTO environments (name, created_at, created_by) VALUES ('default', ?, ?)", arguments: [now, actor.osUser])
-        try AuditLog.append(db, actor: actor, entry: AuditEntry(
-            action: "board.init", targetType: "board", targetID: boardID,
-            after: .object(["admin": .string(actor.osUser), "environment": .string("default")])), at: now)
+        try db.execute(
+            sql: "INSERT INTO admins (principal, added_at, added_by) VALUES (?, ?, ?)", arguments: [actor.osUser, now, actor.osUser])
+        try db.execute(
+            sql: "INSERT INTO environments (name, created_at, created_by) VALUES ('default', ?, ?)", arguments: [now, actor.osUser])
+        try AuditLog.append(
+            db, actor: actor,
+            entry: AuditEntry(
+                action: "board.init", targetType: "board", targetID: boardID,
+                after: .object(["admin": .string(actor.osUser), "environment": .string("default")])), at: now)
     }
 }

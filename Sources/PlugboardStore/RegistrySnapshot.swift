@@ -65,29 +65,37 @@ extension Board {
             }
             var dependencies: [String: [String: String]] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT plugin_id, version, dependency_id, version_range FROM plugin_dependencies") {
-                dependencies["\(row["plugin_id"] as String)@\(row["version"] as String)", default: [:]][row["dependency_id"]] = row["version_range"]
+                dependencies["\(row["plugin_id"] as String)@\(row["version"] as String)", default: [:]][row["dependency_id"]] =
+                    row["version_range"]
             }
             var versions: [String: [RegistrySnapshot.Version]] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT * FROM plugin_versions ORDER BY plugin_id, sort_key DESC") {
-                let id: String = row["plugin_id"], version: String = row["version"]
+                let id: String = row["plugin_id"]
+                let version: String = row["version"]
                 let key = "\(id)@\(version)"
                 let capabilities = (try? JSONDecoder().decode([String].self, from: Data((row["capabilities"] as String).utf8))) ?? []
-                versions[id, default: []].append(RegistrySnapshot.Version(
-                    version: version, hostRange: row["host_range"], dependencies: dependencies[key] ?? [:], gate: row["gate_flag"],
-                    entry: row["entry_symbol"], capabilities: capabilities, artifactSHA256: row["artifact_sha256"],
-                    yanked: (row["yanked_at"] as String?) != nil, killed: versionKills.contains(key)))
+                versions[id, default: []].append(
+                    RegistrySnapshot.Version(
+                        version: version, hostRange: row["host_range"], dependencies: dependencies[key] ?? [:], gate: row["gate_flag"],
+                        entry: row["entry_symbol"], capabilities: capabilities, artifactSHA256: row["artifact_sha256"],
+                        yanked: (row["yanked_at"] as String?) != nil, killed: versionKills.contains(key)))
             }
             var plugins: [String: RegistrySnapshot.Plugin] = [:]
-            for row in try Row.fetchAll(db, sql: """
-                SELECT p.id, ifnull(pe.enabled, 0) AS enabled, pe.pinned_version
-                FROM plugins p LEFT JOIN plugin_environments pe ON pe.plugin_id = p.id AND pe.environment = ?
-                """, arguments: [environment]) {
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT p.id, ifnull(pe.enabled, 0) AS enabled, pe.pinned_version
+                    FROM plugins p LEFT JOIN plugin_environments pe ON pe.plugin_id = p.id AND pe.environment = ?
+                    """, arguments: [environment])
+            {
                 let id: String = row["id"]
-                plugins[id] = RegistrySnapshot.Plugin(id: id, enabled: row["enabled"], pinnedVersion: row["pinned_version"],
-                                                      killed: pluginKills[id] != nil, killReason: pluginKills[id], versions: versions[id] ?? [])
+                plugins[id] = RegistrySnapshot.Plugin(
+                    id: id, enabled: row["enabled"], pinnedVersion: row["pinned_version"],
+                    killed: pluginKills[id] != nil, killReason: pluginKills[id], versions: versions[id] ?? [])
             }
-            return RegistrySnapshot(environment: environment, allKilled: allKill != nil, allKilledReason: allKill?["reason"],
-                                    plugins: plugins, version: boardVersion)
+            return RegistrySnapshot(
+                environment: environment, allKilled: allKill != nil, allKilledReason: allKill?["reason"],
+                plugins: plugins, version: boardVersion)
         }
     }
 }

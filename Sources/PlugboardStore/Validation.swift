@@ -31,10 +31,12 @@ public enum Validate {
     /// An environment name: 1–63 characters of `a-z`, `0-9`, `-`, `_`, starting with a letter.
     public static func environment(_ name: String) throws(BoardError) {
         guard !name.isEmpty, name.utf8.count <= 63,
-              let first = name.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first),
-              name.utf8.allSatisfy({ isLowerAlnum($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") })
+            let first = name.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first),
+            name.utf8.allSatisfy({ isLowerAlnum($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") })
         else {
-            throw .invalid("environment '\(printable(name))' is not valid: use 1-63 characters of a-z, 0-9, '-' and '_', starting with a letter (for example production)")
+            throw .invalid(
+                "environment '\(printable(name))' is not valid: use 1-63 characters of a-z, 0-9, '-' and '_', starting with a letter (for example production)"
+            )
         }
     }
 
@@ -46,7 +48,9 @@ public enum Validate {
                 || "._@+-:/$".utf8.contains($0)
         }
         guard !name.isEmpty, name.utf8.count <= 128, name.utf8.allSatisfy(allowed), !name.hasPrefix("-") else {
-            throw .invalid("\(field) '\(printable(name))' is not valid: use 1-128 characters of letters, digits and . _ @ + - : / (for example alice or ci-bot@example.com)")
+            throw .invalid(
+                "\(field) '\(printable(name))' is not valid: use 1-128 characters of letters, digits and . _ @ + - : / (for example alice or ci-bot@example.com)"
+            )
         }
     }
 

@@ -53,10 +53,12 @@ public final class FakeFlags: FlagEvaluating {
     private func resolve<T: Sendable>(_ flag: String, _ fallback: T, _ extract: (Value) -> T?) -> FlagResolution<T> {
         calls.withLock { $0.append(flag) }
         guard let stored = values.withLock({ $0[flag] }) else {
-            return FlagResolution(value: fallback, reason: .error, errorCode: .flagNotFound, errorMessage: "flag \(flag) is not defined in FakeFlags")
+            return FlagResolution(
+                value: fallback, reason: .error, errorCode: .flagNotFound, errorMessage: "flag \(flag) is not defined in FakeFlags")
         }
         guard let value = extract(stored) else {
-            return FlagResolution(value: fallback, reason: .error, errorCode: .typeMismatch, errorMessage: "flag \(flag) holds \(stored), not \(T.self)")
+            return FlagResolution(
+                value: fallback, reason: .error, errorCode: .typeMismatch, errorMessage: "flag \(flag) holds \(stored), not \(T.self)")
         }
         return FlagResolution(value: value, reason: .staticValue)
     }

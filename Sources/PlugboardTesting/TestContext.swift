@@ -23,9 +23,10 @@ extension PluginContext {
         services: ServiceRegistry = ServiceRegistry(),
         logger: Logger? = nil
     ) -> PluginContext {
-        PluginContext(pluginID: pluginID, version: version, host: host,
-                      logger: logger ?? Logger(label: "plugboard.plugin.\(pluginID)"),
-                      secureStorage: secureStorage ?? InMemorySecureStorage(),
-                      flags: flags, configuration: configuration, events: events.bound(to: pluginID), services: services)
+        PluginContext(
+            pluginID: pluginID, version: version, host: host,
+            logger: logger ?? Logger(label: "plugboard.plugin.\(pluginID)"),
+            secureStorage: secureStorage ?? InMemorySecureStorage(),
+            flags: flags, configuration: configuration, events: events.bound(to: pluginID), services: services)
     }
 }

@@ -9,7 +9,11 @@ struct AuditCommand: BoardCommand {
         subcommands: [Verify.self, Checkpoint.self])
 
     @OptionGroup var global: GlobalOptions
-    @Option(name: .long, help: ArgumentHelp("Only rows at or after this time: ISO-8601 (2026-11-21, 2026-11-21T18:00:00Z) or an age such as 30m, 12h, 7d.", valueName: "time"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Only rows at or after this time: ISO-8601 (2026-11-21, 2026-11-21T18:00:00Z) or an age such as 30m, 12h, 7d.",
+            valueName: "time"))
     var since: String?
     @Option(name: .long, help: "Only rows whose OS user or declared principal is this name.") var actor: String?
     @Option(name: .long, help: "Only rows about this target id (a plug-in id also matches its versions).") var target: String?
@@ -20,7 +24,8 @@ struct AuditCommand: BoardCommand {
     }
 
     func execute(_ output: Output) throws(BoardError) {
-        let query = AuditQuery(since: try since.map { text throws(BoardError) in try parseSince(text) }, actor: actor, target: target, limit: limit)
+        let query = AuditQuery(
+            since: try since.map { text throws(BoardError) in try parseSince(text) }, actor: actor, target: target, limit: limit)
         let records = try global.openBoard().auditRecords(query)
         if output.json {
             // JSON Lines: one record a line, oldest first.
@@ -30,8 +35,9 @@ struct AuditCommand: BoardCommand {
         var table = Table("SEQ", "AT", "ACTOR", "ACTION", "OUTCOME", "TARGET", "ENV", "REASON")
         for record in records {
             let who = record.onBehalfOf.map { "\(record.actor) (for \($0))" } ?? record.actor
-            table.add(String(record.seq), record.at, who, record.action, record.outcome,
-                      record.targetID.map { "\(record.targetType):\($0)" } ?? record.targetType, record.environment.cell, record.reason.cell)
+            table.add(
+                String(record.seq), record.at, who, record.action, record.outcome,
+                record.targetID.map { "\(record.targetType):\($0)" } ?? record.targetType, record.environment.cell, record.reason.cell)
         }
         table.print(empty: "No audit rows match.")
     }
@@ -43,13 +49,17 @@ struct AuditCommand: BoardCommand {
             return Timestamp.format(Date().addingTimeInterval(-amount * seconds))
         }
         if let date = Timestamp.parse(text) { return Timestamp.format(date) }
-        throw BoardError(.invalidInput, "--since '\(text)' is not a time: use ISO-8601 (2026-11-21 or 2026-11-21T18:00:00Z) or an age such as 30m, 12h, 7d")
+        throw BoardError(
+            .invalidInput,
+            "--since '\(text)' is not a time: use ISO-8601 (2026-11-21 or 2026-11-21T18:00:00Z) or an age such as 30m, 12h, 7d")
     }
 
     struct Verify: BoardCommand {
         static let configuration = CommandConfiguration(
             abstract: "Recompute the hash chain; exit 1 naming the first bad row if it is broken.",
-            discussion: "With --checkpoint SEQ:HASH (from plugboard audit checkpoint, kept elsewhere) a truncated or rewritten log is detected too.")
+            discussion:
+                "With --checkpoint SEQ:HASH (from plugboard audit checkpoint, kept elsewhere) a truncated or rewritten log is detected too."
+        )
         @OptionGroup var global: GlobalOptions
         @Option(name: .long, help: ArgumentHelp("A checkpoint printed earlier by plugboard audit checkpoint.", valueName: "seq:hash"))
         var checkpoint: String?
@@ -61,10 +71,14 @@ struct AuditCommand: BoardCommand {
             if output.json { output.printJSON(result) }
             guard result.ok else {
                 // The first line is the error; further problems follow as notes.
-                throw BoardError(.integrity, (["audit log verification failed: \(result.problems[0])"] + result.problems.dropFirst()).joined(separator: "\n"))
+                throw BoardError(
+                    .integrity,
+                    (["audit log verification failed: \(result.problems[0])"] + result.problems.dropFirst()).joined(separator: "\n"))
             }
             if !output.json {
-                print("The audit log is intact: \(result.rowsChecked) rows, head \(result.head?.description ?? "-")\(expected.map { ", checkpoint \($0.seq) matches" } ?? "").")
+                print(
+                    "The audit log is intact: \(result.rowsChecked) rows, head \(result.head?.description ?? "-")\(expected.map { ", checkpoint \($0.seq) matches" } ?? "")."
+                )
             }
         }
     }

@@ -21,16 +21,32 @@ struct Init: BoardCommand {
             setup = try BoardSecrets.initialize(board: board, actor: actor).setup
         }
         let status = try board.migrationStatus()
-        struct MasterKeyResult: Encodable { let source: String; let path: String?; let variable: String?; let keyID: String; let created: Bool }
-        struct Result: Encodable { let board: String; let boardID: String?; let admin: String; let migrations: [String]; let masterKey: MasterKeyResult? }
+        struct MasterKeyResult: Encodable {
+            let source: String
+            let path: String?
+            let variable: String?
+            let keyID: String
+            let created: Bool
+        }
+        struct Result: Encodable {
+            let board: String
+            let boardID: String?
+            let admin: String
+            let migrations: [String]
+            let masterKey: MasterKeyResult?
+        }
         let masterKey = setup.map { setup in
             switch setup.source {
-            case .keyFile(let path): MasterKeyResult(source: "key_file", path: path, variable: nil, keyID: setup.keyID, created: setup.createdKeyFile)
-            case .environment(let variable): MasterKeyResult(source: "environment", path: nil, variable: variable, keyID: setup.keyID, created: false)
+            case .keyFile(let path):
+                MasterKeyResult(source: "key_file", path: path, variable: nil, keyID: setup.keyID, created: setup.createdKeyFile)
+            case .environment(let variable):
+                MasterKeyResult(source: "environment", path: nil, variable: variable, keyID: setup.keyID, created: false)
             case .host: MasterKeyResult(source: "host", path: nil, variable: nil, keyID: setup.keyID, created: false)
             }
         }
-        let result = Result(board: board.path, boardID: try board.info("board_id"), admin: actor.osUser, migrations: status.applied.map(\.fileName), masterKey: masterKey)
+        let result = Result(
+            board: board.path, boardID: try board.info("board_id"), admin: actor.osUser, migrations: status.applied.map(\.fileName),
+            masterKey: masterKey)
         if output.json {
             output.printJSON(result)
         } else {
@@ -59,8 +75,11 @@ struct Migrate: BoardCommand {
             }
             var table = Table("VERSION", "FILE", "STATE", "APPLIED AT", "APPLIED BY")
             for info in state.applied {
-                let edited = state.edited.contains(info), unknown = state.unknown.contains(info)
-                table.add(String(format: "%04d", info.version), info.fileName, unknown ? "unknown (newer)" : edited ? "EDITED" : "applied", info.appliedAt.cell, info.appliedBy.cell)
+                let edited = state.edited.contains(info)
+                let unknown = state.unknown.contains(info)
+                table.add(
+                    String(format: "%04d", info.version), info.fileName, unknown ? "unknown (newer)" : edited ? "EDITED" : "applied",
+                    info.appliedAt.cell, info.appliedBy.cell)
             }
             for info in state.pending { table.add(String(format: "%04d", info.version), info.fileName, "pending", "-", "-") }
             table.print(empty: "No migrations.")
@@ -125,7 +144,10 @@ struct AdminCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             let admins = try global.openBoard().admins()
-            if output.json { output.printJSON(admins); return }
+            if output.json {
+                output.printJSON(admins)
+                return
+            }
             var table = Table("PRINCIPAL", "ADDED AT", "ADDED BY")
             for admin in admins { table.add(admin.principal, admin.addedAt, admin.addedBy) }
             table.print(empty: "No admins.")
@@ -168,7 +190,10 @@ struct OwnerCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             let owners = try global.openBoard().owners(of: id)
-            if output.json { output.printJSON(owners); return }
+            if output.json {
+                output.printJSON(owners)
+                return
+            }
             var table = Table("PRINCIPAL", "ROLE", "ADDED AT", "ADDED BY")
             for owner in owners { table.add(owner.principal, owner.role.rawValue, owner.addedAt, owner.addedBy) }
             table.print(empty: "\(id) has no owners.")

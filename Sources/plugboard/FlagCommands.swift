@@ -6,8 +6,10 @@ import PlugboardStore
 struct FlagCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flag", abstract: "Create, roll out, import, export and evaluate feature flags (Unleash-compatible).",
-        subcommands: [Create.self, List.self, Show.self, Enable.self, Disable.self, Rollout.self, Archive.self, Unarchive.self,
-                      Import.self, Export.self, Evaluate.self])
+        subcommands: [
+            Create.self, List.self, Show.self, Enable.self, Disable.self, Rollout.self, Archive.self, Unarchive.self,
+            Import.self, Export.self, Evaluate.self,
+        ])
 
     struct Create: BoardCommand {
         static let configuration = CommandConfiguration(abstract: "Create a flag, off in every environment; you become its owner.")
@@ -29,12 +31,17 @@ struct FlagCommand: ParsableCommand {
         @Flag(name: .long, help: "Include archived flags.") var archived = false
 
         func execute(_ output: Output) throws(BoardError) {
-            let flags = try global.openBoard().flagSummaries(environment: try global.environment(), staleOnly: stale, includeArchived: archived)
-            if output.json { output.printJSON(flags); return }
+            let flags = try global.openBoard().flagSummaries(
+                environment: try global.environment(), staleOnly: stale, includeArchived: archived)
+            if output.json {
+                output.printJSON(flags)
+                return
+            }
             var table = Table("NAME", "TYPE", "ENABLED", "STRATEGIES", "VARIANTS", "STALE", "OWNER", "CREATED")
             for flag in flags {
-                table.add(flag.name + (flag.archived ? " (archived)" : ""), flag.type, flag.enabled.yesNo, String(flag.strategyCount),
-                          String(flag.variantCount), flag.potentiallyStale ? "potentially" : "no", flag.owner, String(flag.createdAt.prefix(10)))
+                table.add(
+                    flag.name + (flag.archived ? " (archived)" : ""), flag.type, flag.enabled.yesNo, String(flag.strategyCount),
+                    String(flag.variantCount), flag.potentiallyStale ? "potentially" : "no", flag.owner, String(flag.createdAt.prefix(10)))
             }
             table.print(empty: stale ? "No potentially stale flags." : "No flags yet; create one with plugboard flag create NAME.")
         }
@@ -47,24 +54,35 @@ struct FlagCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             let flag = try global.openBoard().flagDetail(name)
-            if output.json { output.printJSON(flag); return }
-            print("\(flag.name)  (\(flag.type), owner \(flag.owner)\(flag.archivedAt == nil ? "" : ", archived \(flag.archivedAt!)")\(flag.potentiallyStale ? ", potentially stale" : ""))")
+            if output.json {
+                output.printJSON(flag)
+                return
+            }
+            print(
+                "\(flag.name)  (\(flag.type), owner \(flag.owner)\(flag.archivedAt == nil ? "" : ", archived \(flag.archivedAt!)")\(flag.potentiallyStale ? ", potentially stale" : ""))"
+            )
             if let description = flag.description { print(description) }
             if !flag.dependencies.isEmpty {
-                print("depends on: " + flag.dependencies.map { dependency in
-                    dependency.feature + (dependency.enabled == false ? " (off)" : "") + (dependency.variants.map { " variants \($0.joined(separator: ","))" } ?? "")
-                }.joined(separator: ", "))
+                print(
+                    "depends on: "
+                        + flag.dependencies.map { dependency in
+                            dependency.feature + (dependency.enabled == false ? " (off)" : "")
+                                + (dependency.variants.map { " variants \($0.joined(separator: ","))" } ?? "")
+                        }.joined(separator: ", "))
             }
             var table = Table("ENVIRONMENT", "ENABLED", "STRATEGIES", "VARIANTS")
             for env in flag.environments {
                 let strategies = env.strategies.map { strategy -> String in
                     var text = strategy.name
                     if let rollout = strategy.parameters?["rollout"] { text += " \(rollout)%" }
-                    if let constraints = strategy.constraints, !constraints.isEmpty { text += " (\(constraints.count) constraint\(constraints.count == 1 ? "" : "s"))" }
+                    if let constraints = strategy.constraints, !constraints.isEmpty {
+                        text += " (\(constraints.count) constraint\(constraints.count == 1 ? "" : "s"))"
+                    }
                     return text
                 }.joined(separator: "; ")
-                table.add(env.environment, env.enabled.yesNo, strategies.isEmpty ? (env.enabled ? "(everyone)" : "-") : strategies,
-                          env.variants.isEmpty ? "-" : env.variants.map { "\($0.name):\($0.weight)" }.joined(separator: ", "))
+                table.add(
+                    env.environment, env.enabled.yesNo, strategies.isEmpty ? (env.enabled ? "(everyone)" : "-") : strategies,
+                    env.variants.isEmpty ? "-" : env.variants.map { "\($0.name):\($0.weight)" }.joined(separator: ", "))
             }
             print(table.render())
         }
@@ -76,7 +94,8 @@ struct FlagCommand: ParsableCommand {
         @Argument(help: "The flag name.") var name: String
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().setFlagEnabled(name, true, environment: try global.environment(), actor: try global.actor()))
+            output.report(
+                try global.openBoard().setFlagEnabled(name, true, environment: try global.environment(), actor: try global.actor()))
         }
     }
 
@@ -86,21 +105,26 @@ struct FlagCommand: ParsableCommand {
         @Argument(help: "The flag name.") var name: String
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().setFlagEnabled(name, false, environment: try global.environment(), actor: try global.actor()))
+            output.report(
+                try global.openBoard().setFlagEnabled(name, false, environment: try global.environment(), actor: try global.actor()))
         }
     }
 
     struct Rollout: BoardCommand {
         static let configuration = CommandConfiguration(
             abstract: "Roll a flag out to a percentage of users (a flexibleRollout strategy).",
-            discussion: "Stickiness decides what keeps a user in the same bucket: default (userId, else sessionId, else random), userId, sessionId, random, or any context field.")
+            discussion:
+                "Stickiness decides what keeps a user in the same bucket: default (userId, else sessionId, else random), userId, sessionId, random, or any context field."
+        )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The flag name.") var name: String
         @Argument(help: "0 to 100.") var percent: Int
         @Option(name: .long, help: "The context field that keeps a user in the same bucket.") var stickiness = "default"
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().rolloutFlag(name, percent: percent, stickiness: stickiness, environment: try global.environment(), actor: try global.actor()))
+            output.report(
+                try global.openBoard().rolloutFlag(
+                    name, percent: percent, stickiness: stickiness, environment: try global.environment(), actor: try global.actor()))
         }
     }
 
@@ -127,7 +151,9 @@ struct FlagCommand: ParsableCommand {
     struct Import: BoardCommand {
         static let configuration = CommandConfiguration(
             abstract: "Import Unleash client-API features JSON into the environment (admins).",
-            discussion: "The file is {\"version\":…,\"features\":[…],\"segments\":[…]}. It is validated as a whole; an invalid file changes nothing. Flags not in the file are left alone.")
+            discussion:
+                "The file is {\"version\":…,\"features\":[…],\"segments\":[…]}. It is validated as a whole; an invalid file changes nothing. Flags not in the file are left alone."
+        )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The features JSON file, or - for stdin.") var file: String
 
@@ -167,7 +193,9 @@ struct FlagCommand: ParsableCommand {
         var hostname: String?
 
         func validate() throws {
-            if features == "-" && contexts == "-" { throw ValidationError("--features and --contexts cannot both read stdin; give one of them a file") }
+            if features == "-" && contexts == "-" {
+                throw ValidationError("--features and --contexts cannot both read stdin; give one of them a file")
+            }
         }
 
         func execute(_ output: Output) throws(BoardError) {

@@ -13,7 +13,10 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print one JSON document on stdout instead of text.")
     var json = false
 
-    @Option(name: .customLong("as"), help: ArgumentHelp("Declare the principal automation acts for; recorded beside the OS user, never instead of it.", valueName: "name"))
+    @Option(
+        name: .customLong("as"),
+        help: ArgumentHelp(
+            "Declare the principal automation acts for; recorded beside the OS user, never instead of it.", valueName: "name"))
     var onBehalfOf: String?
 
     /// The board path after defaults.

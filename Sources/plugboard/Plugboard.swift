@@ -21,8 +21,10 @@ struct Plugboard: ParsableCommand {
             Exit status: 0 success, 1 refused or failed, 2 usage error.
             """,
         version: "0.1.0",
-        subcommands: [Init.self, Migrate.self, PluginCommand.self, OwnerCommand.self, FlagCommand.self, SecretCommand.self,
-                      KeysCommand.self, AdminCommand.self, EnvCommand.self, AuditCommand.self]
+        subcommands: [
+            Init.self, Migrate.self, PluginCommand.self, OwnerCommand.self, FlagCommand.self, SecretCommand.self,
+            KeysCommand.self, AdminCommand.self, EnvCommand.self, AuditCommand.self,
+        ]
     )
 
     static func main() {

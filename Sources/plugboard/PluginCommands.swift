@@ -6,13 +6,17 @@ import PlugboardVersioning
 struct PluginCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plugin", abstract: "Register, enable, kill, yank and pin plug-ins.",
-        subcommands: [Register.self, List.self, Show.self, Enable.self, Disable.self, Kill.self, Revive.self,
-                      Yank.self, Unyank.self, Pin.self, Unpin.self, Status.self])
+        subcommands: [
+            Register.self, List.self, Show.self, Enable.self, Disable.self, Kill.self, Revive.self,
+            Yank.self, Unyank.self, Pin.self, Unpin.self, Status.self,
+        ])
 
     struct Register: BoardCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add a plug-in (if new) and a version from its manifest.",
-            discussion: "Use - to read the manifest from stdin. With --artifact the file is copied into the board's artifact store and its SHA-256 recorded.")
+            discussion:
+                "Use - to read the manifest from stdin. With --artifact the file is copied into the board's artifact store and its SHA-256 recorded."
+        )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The manifest JSON file.") var manifest: String
         @Option(name: .long, help: ArgumentHelp("The plug-in's artifact (a shared library) to store with this version.", valueName: "file"))
@@ -32,11 +36,15 @@ struct PluginCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             let plugins = try global.openBoard().pluginSummaries(environment: try global.environment())
-            if output.json { output.printJSON(plugins); return }
+            if output.json {
+                output.printJSON(plugins)
+                return
+            }
             var table = Table("ID", "NAME", "ENABLED", "KILLED", "PINNED", "ACTIVE", "LATEST", "VERSIONS")
             for plugin in plugins {
-                table.add(plugin.id, plugin.name, plugin.enabled.yesNo, plugin.killed.yesNo, plugin.pinnedVersion.cell,
-                          plugin.activeVersion.cell, plugin.latestVersion.cell, String(plugin.versionCount))
+                table.add(
+                    plugin.id, plugin.name, plugin.enabled.yesNo, plugin.killed.yesNo, plugin.pinnedVersion.cell,
+                    plugin.activeVersion.cell, plugin.latestVersion.cell, String(plugin.versionCount))
             }
             table.print(empty: "No plug-ins are registered; add one with plugboard plugin register MANIFEST.json.")
         }
@@ -49,7 +57,10 @@ struct PluginCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             let detail = try global.openBoard().pluginDetail(id)
-            if output.json { output.printJSON(detail); return }
+            if output.json {
+                output.printJSON(detail)
+                return
+            }
             print("\(detail.id)  \(detail.name)")
             if let description = detail.description { print(description) }
             print("registered \(detail.createdAt) by \(detail.createdBy)")
@@ -59,15 +70,19 @@ struct PluginCommand: ParsableCommand {
                 var state: [String] = []
                 if version.killed { state.append("killed") }
                 if let reason = version.yankReason { state.append("yanked: \(reason)") }
-                versions.add(version.version, version.hostRange.cell,
-                             version.dependencies.isEmpty ? "-" : version.dependencies.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
-                             version.gate.cell, version.artifactSHA256.map { String($0.prefix(12)) }.cell,
-                             "\(version.registeredAt) by \(version.registeredBy)", state.isEmpty ? "ok" : state.joined(separator: "; "))
+                versions.add(
+                    version.version, version.hostRange.cell,
+                    version.dependencies.isEmpty
+                        ? "-" : version.dependencies.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
+                    version.gate.cell, version.artifactSHA256.map { String($0.prefix(12)) }.cell,
+                    "\(version.registeredAt) by \(version.registeredBy)", state.isEmpty ? "ok" : state.joined(separator: "; "))
             }
             print(versions.render())
             print("\nEnvironments:")
             var environments = Table("ENVIRONMENT", "ENABLED", "PINNED", "ACTIVE")
-            for env in detail.environments { environments.add(env.environment, env.enabled.yesNo, env.pinnedVersion.cell, env.activeVersion.cell) }
+            for env in detail.environments {
+                environments.add(env.environment, env.enabled.yesNo, env.pinnedVersion.cell, env.activeVersion.cell)
+            }
             print(environments.render())
             print("\nOwners:")
             var owners = Table("PRINCIPAL", "ROLE")
@@ -78,7 +93,10 @@ struct PluginCommand: ParsableCommand {
             if !active.isEmpty {
                 var kills = Table("SCOPE", "TARGET", "REASON", "KILLED")
                 for kill in active {
-                    kills.add(kill.scope, kill.scope == "all" ? "all plug-ins" : [kill.pluginID, kill.version].compactMap { $0 }.joined(separator: "@"), kill.reason, "\(kill.killedAt) by \(kill.killedBy)")
+                    kills.add(
+                        kill.scope,
+                        kill.scope == "all" ? "all plug-ins" : [kill.pluginID, kill.version].compactMap { $0 }.joined(separator: "@"),
+                        kill.reason, "\(kill.killedAt) by \(kill.killedBy)")
                 }
                 print(kills.render())
             }
@@ -168,7 +186,8 @@ struct PluginCommand: ParsableCommand {
         @Option(name: .long, help: "Why.") var reason: String?
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().yank(id, version: try parseVersion(version), reason: reason, undo: true, actor: try global.actor()))
+            output.report(
+                try global.openBoard().yank(id, version: try parseVersion(version), reason: reason, undo: true, actor: try global.actor()))
         }
     }
 
@@ -179,7 +198,9 @@ struct PluginCommand: ParsableCommand {
         @Argument(help: "The version.") var version: String
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().pin(id, version: try parseVersion(version), environment: try global.environment(), actor: try global.actor()))
+            output.report(
+                try global.openBoard().pin(
+                    id, version: try parseVersion(version), environment: try global.environment(), actor: try global.actor()))
         }
     }
 
@@ -204,12 +225,17 @@ struct PluginCommand: ParsableCommand {
                 _ = try board.pluginDetail(id)  // a clear "not registered" for a typo
             }
             let rows = try board.loadStatus(pluginID: id)
-            if output.json { output.printJSON(rows); return }
+            if output.json {
+                output.printJSON(rows)
+                return
+            }
             var table = Table("PLUGIN", "HOST", "ENV", "VERSION", "STATE", "WHY", "REPORTED")
             for row in rows {
                 table.add(row.pluginID, row.hostID, row.environment, row.version.cell, row.state.rawValue, row.reason.cell, row.reportedAt)
             }
-            table.print(empty: id.map { "No host has reported on \($0) yet." } ?? "No host has reported yet: hosts write a load report when they start and whenever their plug-ins change.")
+            table.print(
+                empty: id.map { "No host has reported on \($0) yet." }
+                    ?? "No host has reported yet: hosts write a load report when they start and whenever their plug-ins change.")
         }
     }
 }

@@ -35,17 +35,23 @@ struct SecretCommand: ParsableCommand {
         @Option(name: .long, help: "The plug-in id.") var plugin: String
         @Argument(help: "The key name (not secret: stored in clear and audited).") var key: String
         @Argument(help: "The value (prefer --from-file).") var value: String?
-        @Option(name: .customLong("from-file"), help: ArgumentHelp("Read the value from this file, byte for byte; - reads stdin.", valueName: "file"))
+        @Option(
+            name: .customLong("from-file"),
+            help: ArgumentHelp("Read the value from this file, byte for byte; - reads stdin.", valueName: "file"))
         var fromFile: String?
 
         func validate() throws {
             if value != nil, fromFile != nil { throw ValidationError("give the value either as an argument or with --from-file, not both") }
-            if value == nil, fromFile == nil { throw ValidationError("give the value with --from-file FILE (- for stdin), or as an argument") }
+            if value == nil, fromFile == nil {
+                throw ValidationError("give the value with --from-file FILE (- for stdin), or as an argument")
+            }
         }
 
         func execute(_ output: Output) throws(BoardError) {
             if value != nil {
-                Output.printWarning("a value given on the command line may stay in your shell history and is visible to other users in the process list; prefer --from-file FILE or --from-file - (stdin)")
+                Output.printWarning(
+                    "a value given on the command line may stay in your shell history and is visible to other users in the process list; prefer --from-file FILE or --from-file - (stdin)"
+                )
             }
             let secrets = try BoardSecrets.open(board: try global.openBoard())
             let data = try fromFile.map { path throws(BoardError) in try readInput(path, what: "value") } ?? Data((value ?? "").utf8)
@@ -89,7 +95,8 @@ struct SecretCommand: ParsableCommand {
             let secrets = try BoardSecrets.open(board: try global.openBoard())
             let value = try secrets.secret(forKey: key, pluginID: plugin, actor: try global.actor())
             if output.json {
-                output.printJSON(Result(plugin: plugin, key: key, value: String(data: value, encoding: .utf8), valueBase64: value.base64EncodedString()))
+                output.printJSON(
+                    Result(plugin: plugin, key: key, value: String(data: value, encoding: .utf8), valueBase64: value.base64EncodedString()))
                 return
             }
             FileHandle.standardOutput.write(value)
@@ -106,10 +113,15 @@ struct SecretCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             let entries = try global.openBoard().secretEntries(pluginID: plugin)
-            if output.json { output.printJSON(entries); return }
+            if output.json {
+                output.printJSON(entries)
+                return
+            }
             var table = Table("KEY", "DATA KEY", "STATE", "UPDATED")
             for entry in entries {
-                table.add(entry.key, "v\(entry.dataKeyVersion) (\(entry.dataKeyState))", entry.readable ? "readable" : "unreadable: data key shredded", entry.updatedAt)
+                table.add(
+                    entry.key, "v\(entry.dataKeyVersion) (\(entry.dataKeyState))",
+                    entry.readable ? "readable" : "unreadable: data key shredded", entry.updatedAt)
             }
             table.print(empty: "\(plugin) has no secrets; store one with plugboard secret set --plugin \(plugin) KEY --from-file FILE.")
         }
@@ -145,16 +157,24 @@ struct KeysCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Option(name: .long, help: "Only this plug-in's data keys.") var plugin: String?
 
-        struct Result: Encodable { let masterKeyID: String?; let dataKeys: [DataKeyEntry] }
+        struct Result: Encodable {
+            let masterKeyID: String?
+            let dataKeys: [DataKeyEntry]
+        }
 
         func execute(_ output: Output) throws(BoardError) {
             let board = try global.openBoard()
             let result = Result(masterKeyID: try board.masterKeyIdentifier(), dataKeys: try board.dataKeyEntries(pluginID: plugin))
-            if output.json { output.printJSON(result); return }
+            if output.json {
+                output.printJSON(result)
+                return
+            }
             print("Master key: \(result.masterKeyID.map { "id \($0)" } ?? "none yet (run plugboard keys init)")")
             var table = Table("PLUGIN", "VERSION", "STATE", "SEALED", "VALUES", "CREATED", "RETIRED")
             for key in result.dataKeys {
-                table.add(key.pluginID, String(key.version), key.state, String(key.encryptionCount), String(key.valueCount), key.createdAt, key.retiredAt.cell)
+                table.add(
+                    key.pluginID, String(key.version), key.state, String(key.encryptionCount), String(key.valueCount), key.createdAt,
+                    key.retiredAt.cell)
             }
             table.print(empty: "No data keys yet: a plug-in gets its first one with its first secret.")
         }
@@ -175,12 +195,19 @@ struct KeysCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Option(name: .long, help: "Rotate this plug-in's data key instead of the master key.") var plugin: String?
         @Flag(name: .long, help: "With --plugin: also re-encrypt the plug-in's values with the new data key.") var reencrypt = false
-        @Option(name: .customLong("new-key-env"), help: ArgumentHelp("Take the new master key from this environment variable (base64 of 32 bytes) instead of generating one.", valueName: "var"))
+        @Option(
+            name: .customLong("new-key-env"),
+            help: ArgumentHelp(
+                "Take the new master key from this environment variable (base64 of 32 bytes) instead of generating one.", valueName: "var"))
         var newKeyEnv: String?
 
         func validate() throws {
-            if reencrypt, plugin == nil { throw ValidationError("--reencrypt needs --plugin: a master-key rotation never re-encrypts values") }
-            if newKeyEnv != nil, plugin != nil { throw ValidationError("--new-key-env is for the master key; a data key is always generated") }
+            if reencrypt, plugin == nil {
+                throw ValidationError("--reencrypt needs --plugin: a master-key rotation never re-encrypts values")
+            }
+            if newKeyEnv != nil, plugin != nil {
+                throw ValidationError("--new-key-env is for the master key; a data key is always generated")
+            }
         }
 
         func execute(_ output: Output) throws(BoardError) {
@@ -191,7 +218,10 @@ struct KeysCommand: ParsableCommand {
                 return
             }
             if case .environment(let variable) = secrets.keySource, newKeyEnv == nil {
-                throw BoardError(.masterKey, "the master key comes from the environment variable \(variable), which plugboard cannot rewrite; put a new key in another variable (export NEW=$(openssl rand -base64 32)), run plugboard keys rotate --new-key-env NEW, then set \(variable) to that value wherever the board is used")
+                throw BoardError(
+                    .masterKey,
+                    "the master key comes from the environment variable \(variable), which plugboard cannot rewrite; put a new key in another variable (export NEW=$(openssl rand -base64 32)), run plugboard keys rotate --new-key-env NEW, then set \(variable) to that value wherever the board is used"
+                )
             }
             var newKey = MasterKey.generate()
             if let newKeyEnv {
@@ -204,14 +234,20 @@ struct KeysCommand: ParsableCommand {
             switch secrets.keySource {
             case .keyFile(let path):
                 let result = try secrets.rotateMasterKeyFile(to: newKey, actor: actor)
-                output.report(ChangeResult(changed: true, result.message, notes: result.notes + [
-                    "The new key is in \(path) (mode 0600); back it up now, apart from the board. The old key no longer opens this board.",
-                ]))
+                output.report(
+                    ChangeResult(
+                        changed: true, result.message,
+                        notes: result.notes + [
+                            "The new key is in \(path) (mode 0600); back it up now, apart from the board. The old key no longer opens this board."
+                        ]))
             case .environment(let variable):
                 let result = try secrets.rotateMasterKey(to: newKey, actor: actor)
-                output.report(ChangeResult(changed: true, result.message, notes: result.notes + [
-                    "The board now needs the key in \(newKeyEnv ?? "the new variable"): set \(variable) to it wherever the board is used (hosts too); the old key no longer opens it.",
-                ]))
+                output.report(
+                    ChangeResult(
+                        changed: true, result.message,
+                        notes: result.notes + [
+                            "The board now needs the key in \(newKeyEnv ?? "the new variable"): set \(variable) to it wherever the board is used (hosts too); the old key no longer opens it."
+                        ]))
             case .host:
                 output.report(try secrets.rotateMasterKey(to: newKey, actor: actor))
             }
@@ -235,7 +271,10 @@ struct KeysCommand: ParsableCommand {
             let secrets = try BoardSecrets.open(board: try global.openBoard())
             if !yes, isatty(STDIN_FILENO) == 1 {
                 let count = try secrets.board.secretEntries(pluginID: id).count
-                FileHandle.standardError.write(Data("Shredding destroys every data key of \(id): its \(count) secret(s) can never be decrypted again.\nType the plug-in id to confirm: ".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "Shredding destroys every data key of \(id): its \(count) secret(s) can never be decrypted again.\nType the plug-in id to confirm: "
+                            .utf8))
                 let answer = readLine(strippingNewline: true) ?? ""
                 guard answer == id else {
                     throw BoardError(.invalidInput, "shredding was not confirmed (the answer was not \(id)); nothing was shredded")
@@ -258,10 +297,17 @@ struct KeysCommand: ParsableCommand {
         func execute(_ output: Output) throws(BoardError) {
             let (_, setup) = try BoardSecrets.initialize(board: try global.openBoard(), actor: try global.actor())
             guard setup.changed else {
-                output.report(ChangeResult(changed: false, "The board's secure storage is already initialised with the master key id \(setup.keyID) (\(setup.source)); nothing changed."))
+                output.report(
+                    ChangeResult(
+                        changed: false,
+                        "The board's secure storage is already initialised with the master key id \(setup.keyID) (\(setup.source)); nothing changed."
+                    ))
                 return
             }
-            output.report(ChangeResult(changed: true, "Initialised the board's secure storage with the master key id \(setup.keyID).", notes: [masterKeyNote(setup)]))
+            output.report(
+                ChangeResult(
+                    changed: true, "Initialised the board's secure storage with the master key id \(setup.keyID).",
+                    notes: [masterKeyNote(setup)]))
         }
     }
 }
@@ -270,9 +316,11 @@ struct KeysCommand: ParsableCommand {
 func masterKeyNote(_ setup: MasterKeySetup) -> String {
     switch setup.source {
     case .keyFile(let path):
-        return "\(setup.createdKeyFile ? "Created the master key file" : "Using the existing master key file") \(path) (mode 0600, key id \(setup.keyID)): back it up now, apart from the board; without it the board's secrets cannot be decrypted."
+        return
+            "\(setup.createdKeyFile ? "Created the master key file" : "Using the existing master key file") \(path) (mode 0600, key id \(setup.keyID)): back it up now, apart from the board; without it the board's secrets cannot be decrypted."
     case .environment(let variable):
-        return "The master key comes from \(variable) (key id \(setup.keyID)); no key file was created. Keep that key safe, apart from the board: without it the board's secrets cannot be decrypted."
+        return
+            "The master key comes from \(variable) (key id \(setup.keyID)); no key file was created. Keep that key safe, apart from the board: without it the board's secrets cannot be decrypted."
     case .host(let what):
         return "The master key comes from \(what) (key id \(setup.keyID))."
     }

@@ -21,8 +21,9 @@ struct AuditCLITests {
         let rows = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         let actions = rows.compactMap { $0["action"] as? String }
         let migrations = Self.migrationCount(sandbox)
-        #expect(actions == ["board.init"] + Array(repeating: "board.migrate", count: migrations) + ["keys.init"]
-            + ["plugin.register", "plugin.register", "environment.create", "plugin.enable", "plugin.kill", "owner.add"])
+        #expect(
+            actions == ["board.init"] + Array(repeating: "board.migrate", count: migrations) + ["keys.init"]
+                + ["plugin.register", "plugin.register", "environment.create", "plugin.enable", "plugin.kill", "owner.add"])
         let kill = try #require(rows.first { $0["action"] as? String == "plugin.kill" })
         #expect(kill["reason"] as? String == "INC-7 crash loop")
         #expect(kill["target_id"] as? String == "com.example.mail")
@@ -32,7 +33,8 @@ struct AuditCLITests {
         #expect(enable["environment"] as? String == "production")
         #expect((enable["at"] as? String)?.hasSuffix("Z") == true)
 
-        #expect(try sandbox.ok("audit", "--target", "com.example.mail", "--json").stdout.split(separator: "\n").count == 2)  // its register and its kill
+        // Its register and its kill.
+        #expect(try sandbox.ok("audit", "--target", "com.example.mail", "--json").stdout.split(separator: "\n").count == 2)
         #expect(try sandbox.ok("audit", "--limit", "2", "--json").stdout.split(separator: "\n").count == 2)
         #expect(try sandbox.ok("audit", "--since", "1h", "--json").stdout.split(separator: "\n").count == rows.count)
         #expect(try sandbox.ok("audit", "--since", "2999-01-01").stdout.contains("No audit rows match"))
@@ -68,7 +70,9 @@ struct AuditCLITests {
     @Test func theTriggersRefuseUpdateAndDelete() throws {
         let sandbox = try Self.busyBoard()
         let db = try sandbox.database()
-        #expect(throws: DatabaseError.self) { try db.write { try $0.execute(sql: "UPDATE audit_log SET reason = 'nothing' WHERE seq = 7") } }
+        #expect(throws: DatabaseError.self) {
+            try db.write { try $0.execute(sql: "UPDATE audit_log SET reason = 'nothing' WHERE seq = 7") }
+        }
         #expect(throws: DatabaseError.self) { try db.write { try $0.execute(sql: "DELETE FROM audit_log WHERE seq = 7") } }
     }
 
@@ -81,31 +85,44 @@ struct AuditCLITests {
     }
 
     static let tamperings: [Tampering] = [
-        Tampering(name: "edit a reason", sql: """
-            DROP TRIGGER audit_log_no_update; UPDATE audit_log SET reason = 'routine maintenance' WHERE seq = @kill;
-            """, expected: "audit row @kill was edited"),
-        Tampering(name: "edit the actor and restore the trigger", sql: """
-            DROP TRIGGER audit_log_no_update; UPDATE audit_log SET actor = 'someone-else' WHERE seq = @reg;
-            CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
-            """, expected: "audit row @reg was edited"),
-        Tampering(name: "delete a row in the middle", sql: """
-            DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq = @env;
-            CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
-            """, expected: "audit row @env is missing"),
-        Tampering(name: "delete the first row", sql: """
-            DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq = 1;
-            CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
-            """, expected: "audit row 1 is missing"),
-        Tampering(name: "insert a forged row at the end", sql: """
-            INSERT INTO audit_log (seq, at, actor, action, outcome, target_type, prev_hash, hash)
-            SELECT @next, '2026-01-01T00:00:00.000Z', 'mallory', 'plugin.enable', 'ok', 'plugin', hash, printf('%064d', 1) FROM audit_log WHERE seq = @last;
-            """, expected: "audit row @next was edited"),
-        Tampering(name: "swap two rows", sql: """
-            DROP TRIGGER audit_log_no_update;
-            UPDATE audit_log SET seq = -1 WHERE seq = @enable; UPDATE audit_log SET seq = @enable WHERE seq = @kill; UPDATE audit_log SET seq = @kill WHERE seq = -1;
-            """, expected: "audit row @enable "),
-        Tampering(name: "drop the triggers only", sql: "DROP TRIGGER audit_log_no_update; DROP TRIGGER audit_log_no_delete;",
-                  expected: "trigger audit_log_no_update on audit_log was dropped"),
+        Tampering(
+            name: "edit a reason",
+            sql: """
+                DROP TRIGGER audit_log_no_update; UPDATE audit_log SET reason = 'routine maintenance' WHERE seq = @kill;
+                """, expected: "audit row @kill was edited"),
+        Tampering(
+            name: "edit the actor and restore the trigger",
+            sql: """
+                DROP TRIGGER audit_log_no_update; UPDATE audit_log SET actor = 'someone-else' WHERE seq = @reg;
+                CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
+                """, expected: "audit row @reg was edited"),
+        Tampering(
+            name: "delete a row in the middle",
+            sql: """
+                DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq = @env;
+                CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
+                """, expected: "audit row @env is missing"),
+        Tampering(
+            name: "delete the first row",
+            sql: """
+                DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq = 1;
+                CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
+                """, expected: "audit row 1 is missing"),
+        Tampering(
+            name: "insert a forged row at the end",
+            sql: """
+                INSERT INTO audit_log (seq, at, actor, action, outcome, target_type, prev_hash, hash)
+                SELECT @next, '2026-01-01T00:00:00.000Z', 'mallory', 'plugin.enable', 'ok', 'plugin', hash, printf('%064d', 1) FROM audit_log WHERE seq = @last;
+                """, expected: "audit row @next was edited"),
+        Tampering(
+            name: "swap two rows",
+            sql: """
+                DROP TRIGGER audit_log_no_update;
+                UPDATE audit_log SET seq = -1 WHERE seq = @enable; UPDATE audit_log SET seq = @enable WHERE seq = @kill; UPDATE audit_log SET seq = @kill WHERE seq = -1;
+                """, expected: "audit row @enable "),
+        Tampering(
+            name: "drop the triggers only", sql: "DROP TRIGGER audit_log_no_update; DROP TRIGGER audit_log_no_delete;",
+            expected: "trigger audit_log_no_update on audit_log was dropped"),
     ]
 
     @Test(arguments: tamperings)
@@ -129,10 +146,11 @@ struct AuditCLITests {
         let sandbox = try Self.busyBoard()
         let checkpoint = try sandbox.ok("audit", "checkpoint").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         try sandbox.database().writeWithoutTransaction { db in
-            try db.execute(sql: """
-                DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq >= \(Self.lastSeq(sandbox) - 1);
-                CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
-                """)
+            try db.execute(
+                sql: """
+                    DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq >= \(Self.lastSeq(sandbox) - 1);
+                    CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
+                    """)
         }
         // Without the checkpoint the shorter chain is self-consistent...
         #expect(try sandbox.run(["audit", "verify"]).status == 0)

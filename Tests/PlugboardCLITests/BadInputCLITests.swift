@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import PlugboardTestSupport
 import Testing
 
@@ -42,17 +43,31 @@ struct BadInputCLITests {
         Case("bad version: two parts", manifest: manifest("com.example.x", "1.2"), "MAJOR.MINOR.PATCH"),
         Case("bad version: prefix v", manifest: manifest("com.example.x", "v1.2.3"), "not a number"),
         Case("bad host range", manifest: manifest("com.example.x", "1.0.0", "\"host\":\">=2.0.0 <<3\""), "manifest field 'host'"),
-        Case("bad dependency range", manifest: manifest("com.example.x", "1.0.0", "\"dependencies\":{\"com.example.auth\":\"^1.x.y.z\"}"), "range for com.example.auth is invalid"),
-        Case("dependency on itself", manifest: manifest("com.example.x", "1.0.0", "\"dependencies\":{\"com.example.x\":\"^1.0.0\"}"), "depends on itself"),
-        Case("bad dependency id", manifest: manifest("com.example.x", "1.0.0", "\"dependencies\":{\"Auth\":\"^1.0.0\"}"), "dependency 'Auth' is not valid"),
-        Case("unknown capability", manifest: manifest("com.example.x", "1.0.0", "\"capabilities\":[\"root-shell\"]"), "not a known capability"),
+        Case(
+            "bad dependency range", manifest: manifest("com.example.x", "1.0.0", "\"dependencies\":{\"com.example.auth\":\"^1.x.y.z\"}"),
+            "range for com.example.auth is invalid"),
+        Case(
+            "dependency on itself", manifest: manifest("com.example.x", "1.0.0", "\"dependencies\":{\"com.example.x\":\"^1.0.0\"}"),
+            "depends on itself"),
+        Case(
+            "bad dependency id", manifest: manifest("com.example.x", "1.0.0", "\"dependencies\":{\"Auth\":\"^1.0.0\"}"),
+            "dependency 'Auth' is not valid"),
+        Case(
+            "unknown capability", manifest: manifest("com.example.x", "1.0.0", "\"capabilities\":[\"root-shell\"]"),
+            "not a known capability"),
         Case("bad entry symbol", manifest: manifest("com.example.x", "1.0.0", "\"entry\":\"9 lives\""), "C symbol"),
-        Case("metadata not an object", manifest: manifest("com.example.x", "1.0.0", "\"metadata\":\"team\""), "'metadata' must be a JSON object"),
-        Case("artifact that does not exist", arguments: ["plugin", "register", "MANIFEST", "--artifact", "/nonexistent/lib.so"], "does not exist"),
+        Case(
+            "metadata not an object", manifest: manifest("com.example.x", "1.0.0", "\"metadata\":\"team\""),
+            "'metadata' must be a JSON object"),
+        Case(
+            "artifact that does not exist", arguments: ["plugin", "register", "MANIFEST", "--artifact", "/nonexistent/lib.so"],
+            "does not exist"),
         Case("manifest file that does not exist", arguments: ["plugin", "register", "/nonexistent/manifest.json"], "does not exist"),
         Case("unknown plug-in to enable", arguments: ["plugin", "enable", "com.example.x"], "is not registered"),
         Case("bad id on the command line", arguments: ["plugin", "enable", "NOT AN ID"], "is not valid"),
-        Case("bad environment", arguments: ["plugin", "enable", "com.example.calendar", "--env", "Prod!"], "environment 'Prod!' is not valid"),
+        Case(
+            "bad environment", arguments: ["plugin", "enable", "com.example.calendar", "--env", "Prod!"], "environment 'Prod!' is not valid"
+        ),
         Case("empty reason", arguments: ["plugin", "kill", "com.example.calendar", "--reason", "  "], "the reason is empty"),
         Case("bad checkpoint", arguments: ["audit", "verify", "--checkpoint", "12:zz"], "checkpoint '12:zz' is not valid"),
         Case("bad --since", arguments: ["audit", "--since", "yesterday"], "--since 'yesterday' is not a time"),
@@ -62,7 +77,8 @@ struct BadInputCLITests {
     func refusedWithOneSentenceAndNothingChanged(_ badCase: Case) throws {
         let sandbox = try Sandbox.withBoard([manifest()])
         let manifestPath = try sandbox.write("bad.json", badCase.manifest ?? manifest("com.example.new"))
-        let arguments = badCase.manifest != nil ? ["plugin", "register", manifestPath] : badCase.arguments.map { $0 == "MANIFEST" ? manifestPath : $0 }
+        let arguments =
+            badCase.manifest != nil ? ["plugin", "register", manifestPath] : badCase.arguments.map { $0 == "MANIFEST" ? manifestPath : $0 }
         let before = try sandbox.snapshot()
         let result = try sandbox.run(arguments)
         #expect(result.status == 1, "\(result)")
@@ -96,7 +112,9 @@ struct BadInputCLITests {
         let queue = try GRDBQueue(path: other)
         try queue.write { db in try db.execute(sql: "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')") }
         let bytes = try FileBytes.read(other)
-        for arguments in [["plugin", "list"], ["plugin", "register", try sandbox.write("m.json", manifest())], ["migrate"], ["audit", "verify"]] {
+        for arguments in [
+            ["plugin", "list"], ["plugin", "register", try sandbox.write("m.json", manifest())], ["migrate"], ["audit", "verify"],
+        ] {
             let result = try sandbox.run(arguments + ["--db", other], db: false)
             #expect(result.status == 1, "\(result)")
             #expect(result.stderr.contains("not a Plugboard board"))
@@ -121,5 +139,4 @@ struct BadInputCLITests {
     }
 }
 
-import GRDB
 typealias GRDBQueue = DatabaseQueue

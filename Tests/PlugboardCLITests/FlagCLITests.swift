@@ -61,8 +61,10 @@ enum FlagSpec {
                 if dropping.contains(toggle) { continue }
                 let request: [String: Any] = ["toggle": toggle, "context": test["context"] ?? [String: Any]()]
                 let line = String(decoding: try JSONSerialization.data(withJSONObject: request, options: [.sortedKeys]), as: UTF8.self)
-                result.append(Case(toggle: toggle, line: line, expected: test["expectedResult"] as Any, isVariant: isVariant,
-                                   description: test["description"] as? String ?? toggle))
+                result.append(
+                    Case(
+                        toggle: toggle, line: line, expected: test["expectedResult"] as Any, isVariant: isVariant,
+                        description: test["description"] as? String ?? toggle))
             }
         }
         return result
@@ -85,13 +87,18 @@ enum FlagSpec {
         let lines = output.split(separator: "\n", omittingEmptySubsequences: false).dropLast()  // the text ends with a newline
         #expect(lines.count == cases.count, "\(file): \(lines.count) output lines for \(cases.count) cases", sourceLocation: sourceLocation)
         for (line, test) in zip(lines, cases) {
-            let answer = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], sourceLocation: sourceLocation)
+            let answer = try #require(
+                try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], sourceLocation: sourceLocation)
             #expect(answer["toggle"] as? String == test.toggle, sourceLocation: sourceLocation)
             if test.isVariant {
                 let variant = answer["variant"] as? NSDictionary
-                #expect(variant == (test.expected as? NSDictionary), "\(file): \(test.description): got \(line)", sourceLocation: sourceLocation)
+                #expect(
+                    variant == (test.expected as? NSDictionary), "\(file): \(test.description): got \(line)", sourceLocation: sourceLocation
+                )
             } else {
-                #expect(answer["enabled"] as? Bool == test.expected as? Bool, "\(file): \(test.description): got \(line)", sourceLocation: sourceLocation)
+                #expect(
+                    answer["enabled"] as? Bool == test.expected as? Bool, "\(file): \(test.description): got \(line)",
+                    sourceLocation: sourceLocation)
             }
         }
     }
@@ -105,26 +112,35 @@ private func jsonObject(_ text: String) throws -> NSObject {
 extension Sandbox {
     /// The flag's `show --json` document.
     func flagDetail(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
-        try #require(try ok("flag", "show", name, "--json", sourceLocation: sourceLocation).json() as? [String: Any], sourceLocation: sourceLocation)
+        try #require(
+            try ok("flag", "show", name, "--json", sourceLocation: sourceLocation).json() as? [String: Any], sourceLocation: sourceLocation)
     }
 
     /// The flag's definition in one environment, from `show --json`.
-    func flagEnvironment(_ name: String, _ environment: String = "default", sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+    func flagEnvironment(_ name: String, _ environment: String = "default", sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> [String: Any]
+    {
         let environments = try flagDetail(name, sourceLocation: sourceLocation)["environments"] as? [[String: Any]] ?? []
-        return try #require(environments.first { $0["environment"] as? String == environment }, "\(name) has no \(environment)", sourceLocation: sourceLocation)
+        return try #require(
+            environments.first { $0["environment"] as? String == environment }, "\(name) has no \(environment)",
+            sourceLocation: sourceLocation)
     }
 
     /// Evaluates one toggle for one context against the board (`flag evaluate`, contexts on stdin).
-    func evaluate(_ toggle: String, context: String = "{\"userId\":\"42\"}", env: String = "default",
-                  sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
-        let result = try run(["flag", "evaluate", "--contexts", "-", "--env", env], stdin: "{\"toggle\":\"\(toggle)\",\"context\":\(context)}\n")
+    func evaluate(
+        _ toggle: String, context: String = "{\"userId\":\"42\"}", env: String = "default",
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> [String: Any] {
+        let result = try run(
+            ["flag", "evaluate", "--contexts", "-", "--env", env], stdin: "{\"toggle\":\"\(toggle)\",\"context\":\(context)}\n")
         #expect(result.status == 0, "\(result)", sourceLocation: sourceLocation)
         return try #require(try result.json() as? [String: Any], sourceLocation: sourceLocation)
     }
 
     /// The audit rows of one action, oldest first.
     func auditRows(_ action: String) throws -> [Row] {
-        try database().read { db in try Row.fetchAll(db, sql: "SELECT * FROM audit_log WHERE action = ? ORDER BY seq", arguments: [action]) }
+        try database().read { db in try Row.fetchAll(db, sql: "SELECT * FROM audit_log WHERE action = ? ORDER BY seq", arguments: [action])
+        }
     }
 }
 
@@ -143,7 +159,9 @@ struct FlagCLITests {
         let duplicate = try sandbox.run(["flag", "create", "checkout.new-flow", "--type", "experiment"])
         #expect(duplicate.status == 1, "\(duplicate)")
         #expect(duplicate.stdout.isEmpty)
-        #expect(duplicate.stderr.hasPrefix("error: ") && duplicate.stderr.contains("flag 'checkout.new-flow' already exists"), "\(duplicate.stderr)")
+        #expect(
+            duplicate.stderr.hasPrefix("error: ") && duplicate.stderr.contains("flag 'checkout.new-flow' already exists"),
+            "\(duplicate.stderr)")
         #expect(duplicate.stderr.split(separator: "\n").count == 1)
         #expect(try sandbox.snapshot() == before)
 
@@ -164,7 +182,10 @@ struct FlagCLITests {
         #expect(lines.count == 6)
         #expect(lines.contains { $0.hasPrefix("t.kill-switch ") && $0.contains("kill-switch") && $0.contains(" no ") })
         let list = try #require(try sandbox.ok("flag", "list", "--json").json() as? [[String: Any]])
-        #expect(list.compactMap { $0["name"] as? String } == ["checkout.new-flow", "t.experiment", "t.kill-switch", "t.operational", "t.permission"])
+        #expect(
+            list.compactMap { $0["name"] as? String } == [
+                "checkout.new-flow", "t.experiment", "t.kill-switch", "t.operational", "t.permission",
+            ])
         #expect(list.dropFirst().compactMap { $0["type"] as? String } == types.sorted())
         let first = try #require(list.first)
         #expect(first["type"] as? String == "release")
@@ -230,12 +251,14 @@ struct FlagCLITests {
         var strategies = try #require(try sandbox.flagEnvironment("pricing.v3")["strategies"] as? [[String: Any]])
         #expect(strategies.count == 1)
         #expect(strategies.first?["name"] as? String == "flexibleRollout")
-        #expect(strategies.first?["parameters"] as? [String: String] == ["rollout": "25", "stickiness": "default", "groupId": "pricing.v3"])
+        #expect(
+            strategies.first?["parameters"] as? [String: String] == ["rollout": "25", "stickiness": "default", "groupId": "pricing.v3"])
 
         try sandbox.ok("flag", "rollout", "pricing.v3", "60", "--stickiness", "sessionId")
         strategies = try #require(try sandbox.flagEnvironment("pricing.v3")["strategies"] as? [[String: Any]])
         #expect(strategies.count == 1)
-        #expect(strategies.first?["parameters"] as? [String: String] == ["rollout": "60", "stickiness": "sessionId", "groupId": "pricing.v3"])
+        #expect(
+            strategies.first?["parameters"] as? [String: String] == ["rollout": "60", "stickiness": "sessionId", "groupId": "pricing.v3"])
         #expect(try sandbox.ok("flag", "rollout", "pricing.v3", "60", "--stickiness", "sessionId").stdout.contains("nothing changed"))
 
         // 0% and 100% of an enabled flag, evaluated from the board.
@@ -256,7 +279,9 @@ struct FlagCLITests {
         #expect(try sandbox.snapshot() == before)
 
         // A flag with more elaborate strategies is refused: a percentage would change what they mean.
-        let complex = try sandbox.write("complex.json", """
+        let complex = try sandbox.write(
+            "complex.json",
+            """
             {"version":1,"features":[{"name":"beta.users","enabled":true,"strategies":[
               {"name":"userWithId","parameters":{"userIds":"1,2,3"}},
               {"name":"flexibleRollout","parameters":{"rollout":"10","stickiness":"default","groupId":"beta.users"}}]}]}
@@ -270,7 +295,9 @@ struct FlagCLITests {
         #expect(refused.stderr.split(separator: "\n").count == 1)
         #expect(try sandbox.snapshot() == beforeComplex)
         // So is a default strategy with constraints.
-        let constrained = try sandbox.write("constrained.json", """
+        let constrained = try sandbox.write(
+            "constrained.json",
+            """
             {"version":1,"features":[{"name":"eu.only","enabled":true,"strategies":[
               {"name":"default","constraints":[{"contextName":"region","operator":"IN","values":["eu"]}]}]}]}
             """)
@@ -327,7 +354,8 @@ struct FlagCLITests {
         #expect((try jsonObject(row["after_json"] as String) as? [String: Any])?["archived"] as? Bool == false)
 
         // A change of impression data alone is a change too.
-        let impressions = try sandbox.write("impressions.json", Self.features("{\"name\":\"returning\",\"enabled\":true,\"impressionData\":true}"))
+        let impressions = try sandbox.write(
+            "impressions.json", Self.features("{\"name\":\"returning\",\"enabled\":true,\"impressionData\":true}"))
         #expect(try sandbox.ok("flag", "import", impressions).stdout.contains(": 1 flag(s) changed"))
         #expect(try sandbox.flagDetail("returning")["impression_data"] as? Bool == true)
         #expect(try sandbox.auditRows("flag.import").count == 2)
@@ -348,8 +376,9 @@ struct FlagCLITests {
         #expect(try sandbox.ok("flag", "list", "--stale").stdout.contains("No potentially stale flags"))
         try sandbox.database().write { db in
             for (name, _, days) in ages {
-                try db.execute(sql: "UPDATE flags SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?) WHERE name = ?",
-                               arguments: ["-\(days) days", name])
+                try db.execute(
+                    sql: "UPDATE flags SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?) WHERE name = ?",
+                    arguments: ["-\(days) days", name])
             }
         }
         let stale = try #require(try sandbox.ok("flag", "list", "--stale", "--json").json() as? [[String: Any]])
@@ -396,8 +425,10 @@ struct FlagCLITests {
         // Every flag of the file is there, and evaluates from the board as the specification expects, in both
         // environments (the file itself is checked in evaluateFeaturesFileMatchesTheSpecification).
         let exported = try #require(try jsonObject(firstText) as? [String: Any])
-        let originalFeatures = (try jsonObject(try FlagSpec.stateJSON(spec, dropping: dropped)) as? [String: Any])?["features"] as? [[String: Any]] ?? []
-        #expect(Set((exported["features"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String })
+        let originalFeatures =
+            (try jsonObject(try FlagSpec.stateJSON(spec, dropping: dropped)) as? [String: Any])?["features"] as? [[String: Any]] ?? []
+        #expect(
+            Set((exported["features"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String })
                 == Set(originalFeatures.compactMap { $0["name"] as? String }))
         let cases = try FlagSpec.cases(spec, dropping: dropped)
         let contexts = try sandbox.write("contexts.jsonl", FlagSpec.jsonl(cases))
@@ -411,7 +442,8 @@ struct FlagCLITests {
     // MARK: evaluate
 
     static let specFiles: [String] = {
-        let index = (try? Data(contentsOf: FlagSpec.folder.appendingPathComponent("index.json")))
+        let index =
+            (try? Data(contentsOf: FlagSpec.folder.appendingPathComponent("index.json")))
             .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String] } ?? []
         return index.filter { !["19-delta-api-hydration.json", "20-delta-api-events.json"].contains($0) }
     }()
@@ -438,8 +470,10 @@ struct FlagCLITests {
         let spec = try FlagSpec.load("08-variants.json")
         let features = try sandbox.write("features.json", try FlagSpec.stateJSON(spec))
         let cases = try FlagSpec.cases(spec)
-        let fromFile = try sandbox.run(["flag", "evaluate", "--features", features, "--contexts", try sandbox.write("c.jsonl", FlagSpec.jsonl(cases))], db: false)
-        let fromStdin = try sandbox.run(["flag", "evaluate", "--features", features, "--contexts", "-"], db: false, stdin: FlagSpec.jsonl(cases))
+        let fromFile = try sandbox.run(
+            ["flag", "evaluate", "--features", features, "--contexts", try sandbox.write("c.jsonl", FlagSpec.jsonl(cases))], db: false)
+        let fromStdin = try sandbox.run(
+            ["flag", "evaluate", "--features", features, "--contexts", "-"], db: false, stdin: FlagSpec.jsonl(cases))
         #expect(fromStdin.status == 0, "\(fromStdin)")
         #expect(fromStdin.stdout == fromFile.stdout && !fromStdin.stdout.isEmpty)
         // Blank lines are skipped but counted; the output keeps the input order.
@@ -447,8 +481,10 @@ struct FlagCLITests {
         let mixedResult = try sandbox.run(["flag", "evaluate", "--features", features, "--contexts", "-"], db: false, stdin: mixed)
         #expect(mixedResult.stdout.split(separator: "\n").count == 2, "\(mixedResult)")
 
-        for (bad, number) in [("{\"toggle\": \"Feature.Variants.A\", \"context\": ", 3), ("[1,2]", 3), ("{\"context\": {}}", 3),
-                              ("{\"toggle\": 7}", 3), ("{\"toggle\":\"x\",\"context\":{\"userId\":[1]}}", 3)] {
+        for (bad, number) in [
+            ("{\"toggle\": \"Feature.Variants.A\", \"context\": ", 3), ("[1,2]", 3), ("{\"context\": {}}", 3),
+            ("{\"toggle\": 7}", 3), ("{\"toggle\":\"x\",\"context\":{\"userId\":[1]}}", 3),
+        ] {
             let input = cases[0].line + "\n" + cases[1].line + "\n" + bad + "\n" + cases[2].line + "\n"
             let result = try sandbox.run(["flag", "evaluate", "--features", features, "--contexts", "-"], db: false, stdin: input)
             #expect(result.status == 1, "\(bad): \(result)")
@@ -461,15 +497,24 @@ struct FlagCLITests {
         let noContexts = try sandbox.run(["flag", "evaluate", "--features", features], db: false)
         #expect(noContexts.status == 2, "\(noContexts)")
         // applicationHostname compares with --hostname (default: this machine's name).
-        let hosts = try sandbox.write("hosts.json", Self.features("{\"name\":\"build.hosts\",\"enabled\":true,\"strategies\":[{\"name\":\"applicationHostname\",\"parameters\":{\"hostNames\":\"build-01,build-02\"}}]}"))
+        let hosts = try sandbox.write(
+            "hosts.json",
+            Self.features(
+                "{\"name\":\"build.hosts\",\"enabled\":true,\"strategies\":[{\"name\":\"applicationHostname\",\"parameters\":{\"hostNames\":\"build-01,build-02\"}}]}"
+            ))
         for (hostname, expected) in [("build-02", true), ("laptop", false)] {
-            let result = try sandbox.run(["flag", "evaluate", "--features", hosts, "--contexts", "-", "--hostname", hostname], db: false,
-                                         stdin: "{\"toggle\":\"build.hosts\"}\n")
+            let result = try sandbox.run(
+                ["flag", "evaluate", "--features", hosts, "--contexts", "-", "--hostname", hostname], db: false,
+                stdin: "{\"toggle\":\"build.hosts\"}\n")
             #expect(result.stdout.hasPrefix("{\"toggle\":\"build.hosts\",\"enabled\":\(expected),"), "\(hostname): \(result)")
         }
-        let badFeatures = try sandbox.run(["flag", "evaluate", "--features", try sandbox.write("bad.json", "{\"version\":1,\"features\":[{\"name\":\"x\"}]}"),
-                                           "--contexts", "-"], db: false, stdin: "")
-        #expect(badFeatures.status == 1 && badFeatures.stderr.contains("flag 'x'") && badFeatures.stderr.contains("enabled"), "\(badFeatures)")
+        let badFeatures = try sandbox.run(
+            [
+                "flag", "evaluate", "--features", try sandbox.write("bad.json", "{\"version\":1,\"features\":[{\"name\":\"x\"}]}"),
+                "--contexts", "-",
+            ], db: false, stdin: "")
+        #expect(
+            badFeatures.status == 1 && badFeatures.stderr.contains("flag 'x'") && badFeatures.stderr.contains("enabled"), "\(badFeatures)")
     }
 
     @Test func evaluateFromTheBoardMatchesTheFeaturesFile() throws {
@@ -512,51 +557,72 @@ struct FlagCLITests {
     }
 
     static let badImports: [BadImport] = [
-        BadImport(name: "malformed JSON", json: "{\"version\":1,\"features\":[{\"name\":\"half.written\",\"enabled\":true,", expected: ["not valid JSON"]),
-        BadImport(name: "wrong type of field", json: features("{\"name\":\"typo.enabled\",\"enabled\":\"yes\"}"), expected: ["flag 'typo.enabled'", "enabled"]),
+        BadImport(
+            name: "malformed JSON", json: "{\"version\":1,\"features\":[{\"name\":\"half.written\",\"enabled\":true,",
+            expected: ["not valid JSON"]),
+        BadImport(
+            name: "wrong type of field", json: features("{\"name\":\"typo.enabled\",\"enabled\":\"yes\"}"),
+            expected: ["flag 'typo.enabled'", "enabled"]),
         BadImport(name: "missing enabled", json: features("{\"name\":\"no.enabled\"}"), expected: ["flag 'no.enabled'", "enabled"]),
-        BadImport(name: "unknown operator",
-                  json: features(flag("bad.operator", "{\"contextName\":\"userId\",\"operator\":\"REGEX_MATCHES\",\"values\":[\"1\"]}")),
-                  expected: ["flag 'bad.operator'", "operator", "REGEX_MATCHES"]),
-        BadImport(name: "invalid regex",
-                  json: features(flag("bad.regex", "{\"contextName\":\"email\",\"operator\":\"REGEX\",\"value\":\"(unclosed\"}")),
-                  expected: ["flag 'bad.regex'", "constraint 1", "(unclosed"]),
-        BadImport(name: "invalid CIDR",
-                  json: features(flag("bad.cidr", "{\"contextName\":\"remoteAddress\",\"operator\":\"IN_CIDR\",\"values\":[\"10.0.0.0/33\"]}")),
-                  expected: ["flag 'bad.cidr'", "constraint 1", "10.0.0.0/33"]),
-        BadImport(name: "invalid semver",
-                  json: features(flag("bad.semver", "{\"contextName\":\"version\",\"operator\":\"SEMVER_GT\",\"value\":\"1.2\"}")),
-                  expected: ["flag 'bad.semver'", "constraint 1", "1.2"]),
-        BadImport(name: "dependency cycle",
-                  json: features("{\"name\":\"cycle.a\",\"enabled\":true,\"dependencies\":[{\"feature\":\"cycle.b\"}]}",
-                                 "{\"name\":\"cycle.b\",\"enabled\":true,\"dependencies\":[{\"feature\":\"cycle.a\"}]}"),
-                  expected: ["cycle.a", "cycle.b", "cycle"]),
-        BadImport(name: "rollout of 150",
-                  json: features("{\"name\":\"too.much\",\"enabled\":true,\"strategies\":[{\"name\":\"flexibleRollout\",\"parameters\":{\"rollout\":\"150\",\"stickiness\":\"default\",\"groupId\":\"g\"}}]}"),
-                  expected: ["flag 'too.much'", "strategy 1", "150"]),
-        BadImport(name: "unknown segment",
-                  json: features("{\"name\":\"seg.user\",\"enabled\":true,\"strategies\":[{\"name\":\"default\",\"segments\":[99]}]}"),
-                  expected: ["flag 'seg.user'", "strategy 1", "99"]),
-        BadImport(name: "the same flag twice",
-                  json: features("{\"name\":\"twice\",\"enabled\":true}", "{\"name\":\"twice\",\"enabled\":false}"),
-                  expected: ["flag 'twice'", "twice"]),
-        BadImport(name: "negative variant weight",
-                  json: features("{\"name\":\"bad.weight\",\"enabled\":true,\"variants\":[{\"name\":\"a\",\"weight\":-5}]}"),
-                  expected: ["flag 'bad.weight'", "variant 1"]),
-        BadImport(name: "a cycle through a flag already on the board",
-                  json: features("{\"name\":\"board.child\",\"enabled\":true,\"dependencies\":[{\"feature\":\"board.parent\"}]}"),
-                  expected: ["board.child", "board.parent", "cycle"]),
+        BadImport(
+            name: "unknown operator",
+            json: features(flag("bad.operator", "{\"contextName\":\"userId\",\"operator\":\"REGEX_MATCHES\",\"values\":[\"1\"]}")),
+            expected: ["flag 'bad.operator'", "operator", "REGEX_MATCHES"]),
+        BadImport(
+            name: "invalid regex",
+            json: features(flag("bad.regex", "{\"contextName\":\"email\",\"operator\":\"REGEX\",\"value\":\"(unclosed\"}")),
+            expected: ["flag 'bad.regex'", "constraint 1", "(unclosed"]),
+        BadImport(
+            name: "invalid CIDR",
+            json: features(flag("bad.cidr", "{\"contextName\":\"remoteAddress\",\"operator\":\"IN_CIDR\",\"values\":[\"10.0.0.0/33\"]}")),
+            expected: ["flag 'bad.cidr'", "constraint 1", "10.0.0.0/33"]),
+        BadImport(
+            name: "invalid semver",
+            json: features(flag("bad.semver", "{\"contextName\":\"version\",\"operator\":\"SEMVER_GT\",\"value\":\"1.2\"}")),
+            expected: ["flag 'bad.semver'", "constraint 1", "1.2"]),
+        BadImport(
+            name: "dependency cycle",
+            json: features(
+                "{\"name\":\"cycle.a\",\"enabled\":true,\"dependencies\":[{\"feature\":\"cycle.b\"}]}",
+                "{\"name\":\"cycle.b\",\"enabled\":true,\"dependencies\":[{\"feature\":\"cycle.a\"}]}"),
+            expected: ["cycle.a", "cycle.b", "cycle"]),
+        BadImport(
+            name: "rollout of 150",
+            json: features(
+                "{\"name\":\"too.much\",\"enabled\":true,\"strategies\":[{\"name\":\"flexibleRollout\",\"parameters\":{\"rollout\":\"150\",\"stickiness\":\"default\",\"groupId\":\"g\"}}]}"
+            ),
+            expected: ["flag 'too.much'", "strategy 1", "150"]),
+        BadImport(
+            name: "unknown segment",
+            json: features("{\"name\":\"seg.user\",\"enabled\":true,\"strategies\":[{\"name\":\"default\",\"segments\":[99]}]}"),
+            expected: ["flag 'seg.user'", "strategy 1", "99"]),
+        BadImport(
+            name: "the same flag twice",
+            json: features("{\"name\":\"twice\",\"enabled\":true}", "{\"name\":\"twice\",\"enabled\":false}"),
+            expected: ["flag 'twice'", "twice"]),
+        BadImport(
+            name: "negative variant weight",
+            json: features("{\"name\":\"bad.weight\",\"enabled\":true,\"variants\":[{\"name\":\"a\",\"weight\":-5}]}"),
+            expected: ["flag 'bad.weight'", "variant 1"]),
+        BadImport(
+            name: "a cycle through a flag already on the board",
+            json: features("{\"name\":\"board.child\",\"enabled\":true,\"dependencies\":[{\"feature\":\"board.parent\"}]}"),
+            expected: ["board.child", "board.parent", "cycle"]),
     ]
 
     /// One board for every case: a refused import changes nothing, so each case starts from the same board.
     @Test func anInvalidImportIsRefusedAndChangesNothing() throws {
         let sandbox = try Sandbox.withBoard()
         // A board with flags and a segment already, one of which depends on board.child.
-        try sandbox.ok("flag", "import", try sandbox.write("good.json", """
-            {"version":1,"segments":[{"id":1,"name":"beta","constraints":[{"contextName":"userId","operator":"IN","values":["1"]}]}],
-             "features":[{"name":"board.parent","enabled":true,"dependencies":[{"feature":"board.child"}]},
-                         {"name":"board.child","enabled":true,"strategies":[{"name":"default","segments":[1]}]}]}
-            """))
+        try sandbox.ok(
+            "flag", "import",
+            try sandbox.write(
+                "good.json",
+                """
+                {"version":1,"segments":[{"id":1,"name":"beta","constraints":[{"contextName":"userId","operator":"IN","values":["1"]}]}],
+                 "features":[{"name":"board.parent","enabled":true,"dependencies":[{"feature":"board.child"}]},
+                             {"name":"board.child","enabled":true,"strategies":[{"name":"default","segments":[1]}]}]}
+                """))
         let before = try sandbox.snapshot()
         for bad in Self.badImports {
             let path = try sandbox.write("bad.json", bad.json)
@@ -582,16 +648,23 @@ struct FlagCLITests {
         try sandbox.ok("flag", "disable", "audited", "--env", "production")
         try sandbox.ok("flag", "archive", "audited")
         try sandbox.ok("flag", "unarchive", "audited")
-        try sandbox.ok("flag", "import", try sandbox.write("f.json", Self.features("{\"name\":\"audited\",\"type\":\"experiment\",\"enabled\":true}")))
+        try sandbox.ok(
+            "flag", "import", try sandbox.write("f.json", Self.features("{\"name\":\"audited\",\"type\":\"experiment\",\"enabled\":true}")))
         // Nothing-to-do commands write no row.
         try sandbox.ok("flag", "rollout", "audited", "30", "--env", "production")
 
         let rows = try sandbox.database().read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM audit_log WHERE target_type = 'flag' ORDER BY seq")
         }
-        #expect(rows.map { $0["action"] as String } == ["flag.create", "flag.enable", "flag.rollout", "flag.rollout", "flag.disable",
-                                                          "flag.archive", "flag.unarchive", "flag.import"])
-        #expect(rows.allSatisfy { $0["target_id"] as String == "audited" && $0["outcome"] as String == "ok" && ($0["after_json"] as String?) != nil })
+        #expect(
+            rows.map { $0["action"] as String } == [
+                "flag.create", "flag.enable", "flag.rollout", "flag.rollout", "flag.disable",
+                "flag.archive", "flag.unarchive", "flag.import",
+            ])
+        #expect(
+            rows.allSatisfy {
+                $0["target_id"] as String == "audited" && $0["outcome"] as String == "ok" && ($0["after_json"] as String?) != nil
+            })
         #expect(rows.dropFirst().allSatisfy { ($0["before_json"] as String?) != nil }, "every change after create records the before state")
 
         let rollout = rows[3]

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PlugboardTestSupport
+import Synchronization
 import Testing
 
 /// End-to-end tests of the registry commands: each runs the real `plugboard` binary and checks its exit
@@ -29,7 +30,9 @@ struct RegistryCLITests {
         let first = try sandbox.run(["plugin", "register", try sandbox.write("m1.json", manifest("com.example.calendar", "1.0.0"))])
         #expect(first.status == 0, "\(first)")
         #expect(first.stdout.contains("new plug-in com.example.calendar"))
-        let second = try sandbox.run(["plugin", "register", try sandbox.write("m2.json", manifest("com.example.calendar", "1.1.0", "\"host\":\">=2.0.0 <3.0.0\""))])
+        let second = try sandbox.run([
+            "plugin", "register", try sandbox.write("m2.json", manifest("com.example.calendar", "1.1.0", "\"host\":\">=2.0.0 <3.0.0\"")),
+        ])
         #expect(second.status == 0, "\(second)")
         let before = try sandbox.snapshot()
         let duplicate = try sandbox.run(["plugin", "register", try sandbox.write("m3.json", manifest("com.example.calendar", "1.1.0"))])
@@ -113,7 +116,9 @@ struct RegistryCLITests {
     }
 
     @Test func killAndReviveAPluginAVersionAndAll() throws {
-        let sandbox = try Sandbox.withBoard([manifest("com.example.calendar", "1.0.0"), manifest("com.example.calendar", "1.1.0"), manifest("com.example.mail", "2.0.0")])
+        let sandbox = try Sandbox.withBoard([
+            manifest("com.example.calendar", "1.0.0"), manifest("com.example.calendar", "1.1.0"), manifest("com.example.mail", "2.0.0"),
+        ])
         func state() throws -> [String: [String: Any]] {
             let list = try #require(try sandbox.ok("plugin", "list", "--json").json() as? [[String: Any]])
             return Dictionary(uniqueKeysWithValues: list.map { ($0["id"] as! String, $0) })
@@ -148,7 +153,9 @@ struct RegistryCLITests {
         #expect(both.status == 2)
 
         // Revived kill switches stay in the board for auditors.
-        let rows = try sandbox.database().read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM kill_switches WHERE revived_at IS NOT NULL") }
+        let rows = try sandbox.database().read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM kill_switches WHERE revived_at IS NOT NULL")
+        }
         #expect(rows == 3)
     }
 
@@ -234,7 +241,8 @@ struct RegistryCLITests {
         #expect(try sandbox.ok("plugin", "list", "--json").stdout == before)
         let kill = try sandbox.run(["plugin", "kill", "--all", "--reason", "x"], prefix: asNobody)
         #expect(kill.status == 1 && kill.stderr.contains("only a board admin"))
-        let register = try sandbox.run(["plugin", "register", try sandbox.write("v2.json", manifest("com.example.calendar", "2.0.0"))], prefix: asNobody)
+        let register = try sandbox.run(
+            ["plugin", "register", try sandbox.write("v2.json", manifest("com.example.calendar", "2.0.0"))], prefix: asNobody)
         #expect(register.status == 1 && register.stderr.contains("may not register a new version"))
 
         let refusals = try sandbox.database().read { db in
@@ -278,5 +286,3 @@ struct RegistryCLITests {
         #expect(status.stdout.contains("0001_registry.sql") && status.stdout.contains("applied"))
     }
 }
-
-import Synchronization

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
-import Synchronization
 import PlugboardTestSupport
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -74,11 +74,13 @@ struct SecretCLITests {
         #expect(created.stdout.contains("comes from PLUGBOARD_MASTER_KEY"))
         #expect(!FileManager.default.fileExists(atPath: sandbox.board + ".key"))
         try sandbox.ok("plugin", "register", try sandbox.write("m.json", manifest()))
-        let set = try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], environment: ["PLUGBOARD_MASTER_KEY": key], stdin: "v")
+        let set = try sandbox.run(
+            ["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], environment: ["PLUGBOARD_MASTER_KEY": key], stdin: "v")
         #expect(set.status == 0, "\(set)")
         // Without the variable there is no key at all, and the error says what to do.
         Self.expectRefused(try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"]), "restore the key file from your backup")
-        #expect(try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: ["PLUGBOARD_MASTER_KEY": key]).stdout == "v")
+        #expect(
+            try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: ["PLUGBOARD_MASTER_KEY": key]).stdout == "v")
     }
 
     @Test func initRefusesAKeyFileOthersCanReadAndLeavesNoBoard() throws {
@@ -99,7 +101,8 @@ struct SecretCLITests {
         // A board from before secure storage: no key check value.
         try sandbox.database().write { db in try db.execute(sql: "DELETE FROM secret_master_key") }
         try FileManager.default.removeItem(atPath: sandbox.board + ".key")
-        Self.expectRefused(try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v"), "run plugboard keys init")
+        Self.expectRefused(
+            try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v"), "run plugboard keys init")
         let initialised = try sandbox.ok("keys", "init")
         #expect(initialised.stdout.contains("Initialised the board's secure storage"))
         #expect(initialised.stdout.contains("Created the master key file"))
@@ -157,7 +160,11 @@ struct SecretCLITests {
         let actions = audit.split(separator: "\n").compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["action"] as? String
         }.filter { $0.hasPrefix("secret.") }
-        #expect(actions == ["secret.set", "secret.get", "secret.set", "secret.get", "secret.set", "secret.get", "secret.get", "secret.delete", "secret.get"])
+        #expect(
+            actions == [
+                "secret.set", "secret.get", "secret.set", "secret.get", "secret.set", "secret.get", "secret.get", "secret.delete",
+                "secret.get",
+            ])
         #expect(audit.contains("\\\"key\\\":\\\"api-token\\\""))
         #expect(!audit.contains("s3cr3t") && !audit.contains("hunter2") && !audit.contains(binary.base64EncodedString().prefix(12)))
         #expect(try sandbox.ok("audit", "verify").status == 0)
@@ -169,7 +176,10 @@ struct SecretCLITests {
         let tooLarge = try Self.write(sandbox, "big.bin", Data(count: (1 << 20) + 1))
         let cases: [([String], String)] = [
             (["secret", "set", "--plugin", Self.calendar, "a\u{7}b", "--from-file", "-"], "invalid secure storage key name"),
-            (["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "/nonexistent/value"], "the value file /nonexistent/value does not exist"),
+            (
+                ["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "/nonexistent/value"],
+                "the value file /nonexistent/value does not exist"
+            ),
             (["secret", "set", "--plugin", Self.calendar, "k", "--from-file", tooLarge], "secure storage holds at most 1048576 bytes"),
             (["secret", "set", "--plugin", "Not An Id", "k", "--from-file", "-"], "is not valid"),
             (["secret", "get", "--plugin", Self.calendar, ""], "it is empty"),
@@ -182,7 +192,9 @@ struct SecretCLITests {
             #expect(try sandbox.snapshot() == before, "\(arguments)")
         }
         // An unknown plug-in is refused (and, like every "not found", audited).
-        Self.expectRefused(try sandbox.run(["secret", "set", "--plugin", "com.example.unknown", "k", "--from-file", "-"], stdin: "v"), "com.example.unknown is not registered")
+        Self.expectRefused(
+            try sandbox.run(["secret", "set", "--plugin", "com.example.unknown", "k", "--from-file", "-"], stdin: "v"),
+            "com.example.unknown is not registered")
     }
 
     // MARK: The master key
@@ -214,7 +226,9 @@ struct SecretCLITests {
         try Data((Self.randomKey() + "\n").utf8).write(to: URL(fileURLWithPath: sandbox.board + ".key"))
         chmod(sandbox.board + ".key", 0o600)
         for command in commands.prefix(5) {
-            Self.expectRefused(try sandbox.run(command, stdin: "w"), "this master key does not belong to this board (the key file \(sandbox.board).key holds")
+            Self.expectRefused(
+                try sandbox.run(command, stdin: "w"),
+                "this master key does not belong to this board (the key file \(sandbox.board).key holds")
             #expect(try sandbox.snapshot() == before, "\(command)")
         }
         #expect(!FileManager.default.fileExists(atPath: sandbox.board + ".key.next"))
@@ -232,7 +246,9 @@ struct SecretCLITests {
         #expect(sandbox.mode(sandbox.board) & 0o077 == 0)
         chmod(keyFile, 0o644)
         let before = try sandbox.snapshot()
-        Self.expectRefused(try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"]), "is readable or writable by its group or others (mode 0644); run `chmod 600 \(keyFile)`")
+        Self.expectRefused(
+            try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"]),
+            "is readable or writable by its group or others (mode 0644); run `chmod 600 \(keyFile)`")
         Self.expectRefused(try sandbox.run(["keys", "rotate"]), "chmod 600")
         #expect(try sandbox.snapshot() == before)
         #expect(sandbox.mode(keyFile) == 0o644)
@@ -262,7 +278,9 @@ struct SecretCLITests {
         #expect(sandbox.mode(keyFile) == 0o600)
         #expect(!FileManager.default.fileExists(atPath: keyFile + ".next"))
         try expectReadable()
-        Self.expectRefused(try sandbox.run(["secret", "get", "--plugin", Self.calendar, "a"], environment: ["PLUGBOARD_MASTER_KEY": oldKey]), "does not belong to this board")
+        Self.expectRefused(
+            try sandbox.run(["secret", "get", "--plugin", Self.calendar, "a"], environment: ["PLUGBOARD_MASTER_KEY": oldKey]),
+            "does not belong to this board")
 
         let data = try sandbox.ok("keys", "rotate", "--plugin", Self.calendar)
         #expect(data.stdout.contains("version 2 seals new values; version 1 is retired"))
@@ -285,11 +303,14 @@ struct SecretCLITests {
 
     @Test func aMasterKeyFromTheEnvironmentRotatesThroughANewVariable() throws {
         let sandbox = try Sandbox()
-        let oldKey = Self.randomKey(), newKey = Self.randomKey()
+        let oldKey = Self.randomKey()
+        let newKey = Self.randomKey()
         let old = ["PLUGBOARD_MASTER_KEY": oldKey]
         #expect(try sandbox.run(["init"], environment: old).status == 0)
         try sandbox.ok("plugin", "register", try sandbox.write("m.json", manifest()))
-        #expect(try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], environment: old, stdin: "v").status == 0)
+        #expect(
+            try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], environment: old, stdin: "v").status == 0
+        )
 
         let before = try sandbox.snapshot()
         Self.expectRefused(try sandbox.run(["keys", "rotate"], environment: old), "plugboard keys rotate --new-key-env NEW")
@@ -299,8 +320,10 @@ struct SecretCLITests {
         #expect(rotated.status == 0, "\(rotated)")
         #expect(rotated.stdout.contains("set PLUGBOARD_MASTER_KEY to it"))
         #expect(!FileManager.default.fileExists(atPath: sandbox.board + ".key"))
-        Self.expectRefused(try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: old), "does not belong to this board")
-        #expect(try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: ["PLUGBOARD_MASTER_KEY": newKey]).stdout == "v")
+        Self.expectRefused(
+            try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: old), "does not belong to this board")
+        #expect(
+            try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: ["PLUGBOARD_MASTER_KEY": newKey]).stdout == "v")
     }
 
     @Test func shreddingMakesSecretsUnreadable() throws {
@@ -309,7 +332,9 @@ struct SecretCLITests {
         try sandbox.run(["secret", "set", "--plugin", Self.mail, "k", "--from-file", "-"], stdin: "m")
         let shred = try sandbox.ok("keys", "shred", Self.calendar, "--reason", "plug-in retired (CHG-9)")
         #expect(shred.stdout.contains("Shredded data key version(s) 1 of \(Self.calendar)"), "\(shred)")
-        Self.expectRefused(try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"]), "can no longer be decrypted because its data key was shredded")
+        Self.expectRefused(
+            try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"]),
+            "can no longer be decrypted because its data key was shredded")
         #expect(try sandbox.ok("secret", "list", "--plugin", Self.calendar).stdout.contains("unreadable"))
         #expect(try sandbox.ok("secret", "get", "--plugin", Self.mail, "k").stdout == "m")
         #expect(try sandbox.ok("keys", "shred", Self.calendar).stdout.contains("nothing changed"))
@@ -328,8 +353,12 @@ struct SecretCLITests {
         // Two loops, each a stream of plugboard processes, writing different keys at the same time.
         DispatchQueue.concurrentPerform(iterations: 2) { loop in
             for index in 0..<20 {
-                let result = try? sandbox.run(["secret", "set", "--plugin", Self.calendar, "loop\(loop)-\(index)", "--from-file", "-"], stdin: "value \(loop)-\(index)")
-                if result?.status != 0 { failures.withLock { $0.append(result ?? CLIResult(status: -1, stdout: "", stderr: "did not run")) } }
+                let result = try? sandbox.run(
+                    ["secret", "set", "--plugin", Self.calendar, "loop\(loop)-\(index)", "--from-file", "-"],
+                    stdin: "value \(loop)-\(index)")
+                if result?.status != 0 {
+                    failures.withLock { $0.append(result ?? CLIResult(status: -1, stdout: "", stderr: "did not run")) }
+                }
             }
         }
         for failure in failures.withLock({ $0 }) { Issue.record("a writer failed: \(failure)") }
@@ -337,7 +366,8 @@ struct SecretCLITests {
         #expect(entries.count == 40)
         for loop in 0..<2 {
             for index in 0..<20 {
-                #expect(try sandbox.ok("secret", "get", "--plugin", Self.calendar, "loop\(loop)-\(index)").stdout == "value \(loop)-\(index)")
+                #expect(
+                    try sandbox.ok("secret", "get", "--plugin", Self.calendar, "loop\(loop)-\(index)").stdout == "value \(loop)-\(index)")
             }
         }
         let keys = try #require(try sandbox.ok("keys", "list", "--plugin", Self.calendar, "--json").json() as? [String: Any])
@@ -358,10 +388,17 @@ struct SecretCLITests {
         // With the key, still no role: refused, and the refusal audited.
         let key = try String(contentsOfFile: sandbox.board + ".key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         let env = ["PLUGBOARD_MASTER_KEY": key, "NEW": Self.randomKey()]
-        Self.expectRefused(try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: env, prefix: asNobody), "nobody may not read the secrets of \(Self.calendar)")
-        Self.expectRefused(try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], environment: env, stdin: "x", prefix: asNobody), "nobody may not set the secrets of")
-        Self.expectRefused(try sandbox.run(["keys", "shred", Self.calendar], environment: env, prefix: asNobody), "nobody may not shred the data keys of")
-        Self.expectRefused(try sandbox.run(["keys", "rotate", "--new-key-env", "NEW"], environment: env, prefix: asNobody), "only a board admin")
+        Self.expectRefused(
+            try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: env, prefix: asNobody),
+            "nobody may not read the secrets of \(Self.calendar)")
+        Self.expectRefused(
+            try sandbox.run(
+                ["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], environment: env, stdin: "x", prefix: asNobody),
+            "nobody may not set the secrets of")
+        Self.expectRefused(
+            try sandbox.run(["keys", "shred", Self.calendar], environment: env, prefix: asNobody), "nobody may not shred the data keys of")
+        Self.expectRefused(
+            try sandbox.run(["keys", "rotate", "--new-key-env", "NEW"], environment: env, prefix: asNobody), "only a board admin")
         let refusals = try sandbox.database().read { db in
             try String.fetchAll(db, sql: "SELECT action FROM audit_log WHERE outcome = 'refused' AND actor = 'nobody' ORDER BY seq")
         }
@@ -372,6 +409,7 @@ struct SecretCLITests {
         try sandbox.ok("owner", "add", Self.calendar, "nobody", "--role", "maintainer")
         let read = try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: env, prefix: asNobody)
         #expect(read.status == 0 && read.stdout == "v", "\(read)")
-        Self.expectRefused(try sandbox.run(["keys", "rotate", "--new-key-env", "NEW"], environment: env, prefix: asNobody), "only a board admin")
+        Self.expectRefused(
+            try sandbox.run(["keys", "rotate", "--new-key-env", "NEW"], environment: env, prefix: asNobody), "only a board admin")
     }
 }

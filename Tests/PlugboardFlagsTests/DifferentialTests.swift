@@ -45,7 +45,8 @@ struct ContextGenerator {
         case 0: return "2001:db8:\(hex(&self))::\(hex(&self))"
         case 1: return "2001:db8:1:\(hex(&self))::1"
         case 2: return "fd\(String(int(0...255), radix: 16)):\(hex(&self))::\(hex(&self))"
-        case 3: return pick(["::1", "::", "::ffff:10.1.2.3", "2001:db8::1%eth0", "[::1]", "1:2:3:4:5:6:7:8", "1::2::3", "fe80::1:2:3:4:5:6:7"])
+        case 3:
+            return pick(["::1", "::", "::ffff:10.1.2.3", "2001:db8::1%eth0", "[::1]", "1:2:3:4:5:6:7:8", "1::2::3", "fe80::1:2:3:4:5:6:7"])
         default: return (0..<8).map { _ in hex(&self) }.joined(separator: ":")
         }
     }
@@ -66,9 +67,12 @@ struct ContextGenerator {
         case 4: return "\(base) \(time)Z"
         case 5: return "\(base)t\(time)z"
         case 6: return "\(base)T\(time)"
-        case 7: return pick(["2024-06-01T12:00:00Z", "2024-06-01T12:00:00.000000001Z", "2026-12-31T22:00:00Z", "2026-12-31T22:00:00.000Z",
-                             "2024-02-30T00:00:00Z", "not a date", "2025-1-2T3:4:5Z", "2025-01-01T00:00:00 UTC", "2025-01-01T23:59:60Z",
-                             "2025-01-01T00:00:00+0130", "2025-01-01T00:00:00+01", "+2025-01-01T00:00:00Z", "2025-01-01T00:00:00.Z"])
+        case 7:
+            return pick([
+                "2024-06-01T12:00:00Z", "2024-06-01T12:00:00.000000001Z", "2026-12-31T22:00:00Z", "2026-12-31T22:00:00.000Z",
+                "2024-02-30T00:00:00Z", "not a date", "2025-1-2T3:4:5Z", "2025-01-01T00:00:00 UTC", "2025-01-01T23:59:60Z",
+                "2025-01-01T00:00:00+0130", "2025-01-01T00:00:00+01", "+2025-01-01T00:00:00Z", "2025-01-01T00:00:00.Z",
+            ])
         default: return "\(base)T\(time).\(int(0...999_999))+\(two(int(0...14))):00"
         }
     }
@@ -80,7 +84,11 @@ struct ContextGenerator {
         case 1: return "\(core)-\(pick(["alpha", "beta", "rc"])).\(int(0...4))"
         case 2: return "\(core)-\(pick(["alpha", "beta.2", "rc.1", "0", "x-y"]))"
         case 3: return "\(core)+build.\(int(0...9))"
-        case 4: return pick(["v1.4.2", "1.4", "01.4.2", "1.4.2-01", "not", "", "2.0.0-beta.2", "1.4.2", "0.9.0", "3.0.0-alpha", "0.1.0-rc.1", "0.1.0-rc.2"])
+        case 4:
+            return pick([
+                "v1.4.2", "1.4", "01.4.2", "1.4.2-01", "not", "", "2.0.0-beta.2", "1.4.2", "0.9.0", "3.0.0-alpha", "0.1.0-rc.1",
+                "0.1.0-rc.2",
+            ])
         default: return core
         }
     }
@@ -89,7 +97,11 @@ struct ContextGenerator {
         switch int(0...6) {
         case 0, 1: return String(int(-10...120))
         case 2: return String(Double(int(-1000...12_000)) / 100)
-        case 3: return pick(["1e2", "100", "100.0", "1E2", "-3", "-3.0", "inf", "-inf", "NaN", "abc", "", " 20", "18", "65.5", "65.49", "1.", ".5e2", "0x10", "+40"])
+        case 3:
+            return pick([
+                "1e2", "100", "100.0", "1E2", "-3", "-3.0", "inf", "-inf", "NaN", "abc", "", " 20", "18", "65.5", "65.49", "1.", ".5e2",
+                "0x10", "+40",
+            ])
         default: return String(int(0...100))
         }
     }
@@ -99,9 +111,11 @@ struct ContextGenerator {
             let letters = Array("abcxyzABC019 \n.@é")
             return String((0..<int(0...6)).map { _ in letters[int(0...(letters.count - 1))] })
         }
-        return pick(["abc", "ABC", "a cat b", "concatenate", "foo", "fo", "f", "AbCdef", "a___b___b", "a___b___c", "a\nb", "x\nfoo\ny",
-                     "x", "x\n", "", "12", "1234", "12345", "user@example.com", "A1", "Ab", "αβγ", "éa", "e\u{301}a", "straße", "STRASSE",
-                     "hello world", "hello  world", ".", "aa", "aaa", "abc\n", "ab", "c", "ababc", "b", "٣٤", "Σίσυφος", "cat", "CAT", "\u{E9}"])
+        return pick([
+            "abc", "ABC", "a cat b", "concatenate", "foo", "fo", "f", "AbCdef", "a___b___b", "a___b___c", "a\nb", "x\nfoo\ny",
+            "x", "x\n", "", "12", "1234", "12345", "user@example.com", "A1", "Ab", "αβγ", "éa", "e\u{301}a", "straße", "STRASSE",
+            "hello world", "hello  world", ".", "aa", "aaa", "abc\n", "ab", "c", "ababc", "b", "٣٤", "Σίσυφος", "cat", "CAT", "\u{E9}",
+        ])
     }
 
     mutating func context() -> [String: Any] {
@@ -113,14 +127,24 @@ struct ContextGenerator {
         if chance(40) { context["environment"] = pick(["production", "staging", "test", "dev"]) }
         if chance(30) { context["appName"] = pick(["web", "ios", "android", "cli"]) }
         if chance(70) { context["currentTime"] = date() }
-        if chance(60) { properties["tenant"] = pick(["acme", "globex", "initech", "beta", "x\nbeta", "ÜBER", "über-corp", "Beta-Labs", "t-\(int(0...99))"]) }
-        if chance(60) { properties["country"] = pick(["norway", "sweden", "denmark", "Norway", "Ærø", "Ae\u{0301}rø", "finland", "germany", "galway", "norway1", ""]) }
+        if chance(60) {
+            properties["tenant"] = pick([
+                "acme", "globex", "initech", "beta", "x\nbeta", "ÜBER", "über-corp", "Beta-Labs", "t-\(int(0...99))",
+            ])
+        }
+        if chance(60) {
+            properties["country"] = pick([
+                "norway", "sweden", "denmark", "Norway", "Ærø", "Ae\u{0301}rø", "finland", "germany", "galway", "norway1", "",
+            ])
+        }
         if chance(60) { properties["age"] = number() }
         if chance(40) { properties["score"] = number() }
         if chance(60) { properties["version"] = version() }
         if chance(50) {
-            properties["email"] = pick(["admin@example.com", "Root@EXAMPLE.COM", "bob@test.com", "eve@example.org", "x@Example.org",
-                                        "a.b-c@example.com", "ADMIN@corp.net", "admin", "mallory@example.com\n", "user\(int(0...99))@test.com"])
+            properties["email"] = pick([
+                "admin@example.com", "Root@EXAMPLE.COM", "bob@test.com", "eve@example.org", "x@Example.org",
+                "a.b-c@example.com", "ADMIN@corp.net", "admin", "mallory@example.com\n", "user\(int(0...99))@test.com",
+            ])
         }
         if chance(40) { properties["clientIp"] = chance(50) ? ipv4() : ipv6() }
         if chance(30) { properties["launchAt"] = date() }
@@ -238,7 +262,8 @@ struct DifferentialTests {
             if ours[index] == theirs[index] {
                 outcome.agree += 1
             } else {
-                outcome.disagreements.append("line \(index + 1) input \(inputLines[index])\n  ours:      \(ours[index])\n  yggdrasil: \(theirs[index])")
+                outcome.disagreements.append(
+                    "line \(index + 1) input \(inputLines[index])\n  ours:      \(ours[index])\n  yggdrasil: \(theirs[index])")
             }
         }
         if let report = ProcessInfo.processInfo.environment["PLUGBOARD_DIFF_REPORT"] {
@@ -249,7 +274,8 @@ struct DifferentialTests {
 
     static let availability = Testing.ConditionTrait.enabled(
         if: Yggdrasil.isAvailable || Yggdrasil.isCI,
-        "skipped: `python3 -c 'import yggdrasil_engine'` fails here — run `pip install yggdrasil-engine` to compare against Unleash's engine")
+        "skipped: `python3 -c 'import yggdrasil_engine'` fails here — run `pip install yggdrasil-engine` to compare against Unleash's engine"
+    )
 
     @Test("random contexts give the same answers as yggdrasil", availability)
     func agreesWithYggdrasil() throws {
@@ -261,10 +287,14 @@ struct DifferentialTests {
         let contexts = 3000
         let outcome = try Self.compare(featuresURL: Self.featuresURL, mode: .strict, contextCount: contexts, seed: seed)
         for disagreement in outcome.disagreements.prefix(15) { Issue.record(Comment(rawValue: disagreement)) }
-        #expect(outcome.disagreements.count == 0, "\(outcome.disagreements.count) of \(outcome.lines - outcome.random) deterministic answers differ")
+        #expect(
+            outcome.disagreements.count == 0,
+            "\(outcome.disagreements.count) of \(outcome.lines - outcome.random) deterministic answers differ")
         #expect(outcome.agree > outcome.lines / 2)
-        print("Differential vs yggdrasil (seed \(String(seed, radix: 16))): \(contexts) contexts, \(outcome.lines) lines; "
-              + "\(outcome.agree) deterministic lines identical, \(outcome.disagreements.count) differ, \(outcome.random) random-dependent lines not compared")
+        print(
+            "Differential vs yggdrasil (seed \(String(seed, radix: 16))): \(contexts) contexts, \(outcome.lines) lines; "
+                + "\(outcome.agree) deterministic lines identical, \(outcome.disagreements.count) differ, \(outcome.random) random-dependent lines not compared"
+        )
     }
 
     @Test("odd definitions (lenient mode) agree with yggdrasil", availability)
@@ -276,13 +306,18 @@ struct DifferentialTests {
         let seed: UInt64 = 0x1E_17E7
         let contexts = 600
         // PLUGBOARD_DIFF_FEATURES=/path/to/features.json compares another file (lenient) for ad-hoc investigations.
-        let url = ProcessInfo.processInfo.environment["PLUGBOARD_DIFF_FEATURES"].map { URL(fileURLWithPath: $0) }
+        let url =
+            ProcessInfo.processInfo.environment["PLUGBOARD_DIFF_FEATURES"].map { URL(fileURLWithPath: $0) }
             ?? Self.featuresURL.deletingLastPathComponent().appendingPathComponent("features-lenient.json")
         let outcome = try Self.compare(featuresURL: url, mode: .lenient, contextCount: contexts, seed: seed)
         for disagreement in outcome.disagreements.prefix(15) { Issue.record(Comment(rawValue: disagreement)) }
-        #expect(outcome.disagreements.count == 0, "\(outcome.disagreements.count) of \(outcome.lines - outcome.random) deterministic answers differ")
-        print("Differential vs yggdrasil, lenient definitions (seed \(String(seed, radix: 16))): \(contexts) contexts, \(outcome.lines) lines; "
-              + "\(outcome.agree) deterministic lines identical, \(outcome.disagreements.count) differ, \(outcome.random) random-dependent lines not compared")
+        #expect(
+            outcome.disagreements.count == 0,
+            "\(outcome.disagreements.count) of \(outcome.lines - outcome.random) deterministic answers differ")
+        print(
+            "Differential vs yggdrasil, lenient definitions (seed \(String(seed, radix: 16))): \(contexts) contexts, \(outcome.lines) lines; "
+                + "\(outcome.agree) deterministic lines identical, \(outcome.disagreements.count) differ, \(outcome.random) random-dependent lines not compared"
+        )
     }
 
     @Test("regular expressions (RE2 syntax and semantics) agree with yggdrasil", availability)
@@ -297,7 +332,8 @@ struct DifferentialTests {
         let outcome = try Self.compare(featuresURL: url, mode: .lenient, contextCount: contexts, seed: seed)
         for disagreement in outcome.disagreements.prefix(15) { Issue.record(Comment(rawValue: disagreement)) }
         #expect(outcome.disagreements.count == 0, "\(outcome.disagreements.count) of \(outcome.lines - outcome.random) answers differ")
-        print("Differential vs yggdrasil, regular expressions (seed \(String(seed, radix: 16))): \(contexts) contexts, \(outcome.lines) lines; "
-              + "\(outcome.agree) identical, \(outcome.disagreements.count) differ")
+        print(
+            "Differential vs yggdrasil, regular expressions (seed \(String(seed, radix: 16))): \(contexts) contexts, \(outcome.lines) lines; "
+                + "\(outcome.agree) identical, \(outcome.disagreements.count) differ")
     }
 }

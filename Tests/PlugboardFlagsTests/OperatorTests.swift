@@ -3,7 +3,9 @@ import PlugboardFlags
 import Testing
 
 /// Builds a one-flag snapshot whose only strategy has the given constraint.
-func snapshot(constraint: Constraint, mode: ValidationMode = .strict, now: Date = Date(timeIntervalSince1970: 1_750_000_000)) throws -> FlagSnapshot {
+func snapshot(constraint: Constraint, mode: ValidationMode = .strict, now: Date = Date(timeIntervalSince1970: 1_750_000_000)) throws
+    -> FlagSnapshot
+{
     let flag = FeatureFlag(name: "f", enabled: true, strategies: [Strategy(name: "default", constraints: [constraint])])
     return try FlagSnapshot(FeatureSet(features: [flag]), mode: mode, environment: EvaluationEnvironment(now: { now }))
 }
@@ -35,7 +37,8 @@ struct OperatorTests {
 
     @Test("STR_* operators, caseInsensitive and a missing field")
     func strings() throws {
-        let ends = try snapshot(constraint: Constraint(contextName: "email", operator: "STR_ENDS_WITH", values: ["@Example.com"], caseInsensitive: true))
+        let ends = try snapshot(
+            constraint: Constraint(contextName: "email", operator: "STR_ENDS_WITH", values: ["@Example.com"], caseInsensitive: true))
         #expect(ends.isEnabled("f", context: props(["email": "a@EXAMPLE.COM"])))
         #expect(!ends.isEnabled("f", context: UnleashContext()))
         let starts = try snapshot(constraint: Constraint(contextName: "email", operator: "STR_STARTS_WITH", values: ["admin"]))
@@ -69,7 +72,8 @@ struct OperatorTests {
     @Test("DATE_* operators: default now, time zones, invalid dates")
     func dates() throws {
         let now = Date(timeIntervalSince1970: 1_750_000_000)  // 2025-06-15T15:06:40Z
-        let after = try snapshot(constraint: Constraint(contextName: "currentTime", operator: "DATE_AFTER", value: "2025-06-15T15:00:00.000Z"), now: now)
+        let after = try snapshot(
+            constraint: Constraint(contextName: "currentTime", operator: "DATE_AFTER", value: "2025-06-15T15:00:00.000Z"), now: now)
         #expect(after.isEnabled("f", context: UnleashContext()), "no currentTime means now")
         #expect(!after.isEnabled("f", context: UnleashContext(currentTime: "2025-06-15T15:00:00Z")), "exclusive")
         #expect(after.isEnabled("f", context: UnleashContext(currentTime: "2025-06-15T15:00:00.000000001Z")))
@@ -117,7 +121,8 @@ struct OperatorTests {
         #expect(try regex("^abc$", caseInsensitive: true).isEnabled("f", context: props(["s": "ABC"])))
         #expect(try regex("\\bcat\\b").isEnabled("f", context: props(["s": "a cat b"])))
         #expect(!(try regex("x").isEnabled("f", context: UnleashContext())))
-        #expect(!(try regex("straße", caseInsensitive: true).isEnabled("f", context: props(["s": "STRASSE"]))), "simple case folding, as RE2")
+        #expect(
+            !(try regex("straße", caseInsensitive: true).isEnabled("f", context: props(["s": "STRASSE"]))), "simple case folding, as RE2")
         #expect(try regex("straße", caseInsensitive: true).isEnabled("f", context: props(["s": "STRAẞE"])))
         #expect(try regex("[[:foo:]]").isEnabled("f", context: props(["s": "o"])), "an unknown POSIX name is a nested class in RE2")
         for refused in ["[\\d-z]", "(a)\\1", "(?=a)b", "(?<!a)b", "(?>a)", "(regex", "\\Qa\\E", "a\\Z"] {
@@ -128,7 +133,8 @@ struct OperatorTests {
     @Test("IN_CIDR: IPv4, IPv6, invalid entries and addresses")
     func cidrs() throws {
         let cidr = try snapshot(
-            constraint: Constraint(contextName: "remoteAddress", operator: "IN_CIDR", values: ["10.0.0.0/8", "2001:db8::/32", "192.168.1.7"]))
+            constraint: Constraint(
+                contextName: "remoteAddress", operator: "IN_CIDR", values: ["10.0.0.0/8", "2001:db8::/32", "192.168.1.7"]))
         #expect(cidr.isEnabled("f", context: UnleashContext(remoteAddress: "10.200.3.4")))
         #expect(cidr.isEnabled("f", context: UnleashContext(remoteAddress: "2001:db8:ffff::1")))
         #expect(cidr.isEnabled("f", context: UnleashContext(remoteAddress: "192.168.1.7")))
@@ -143,7 +149,8 @@ struct OperatorTests {
 
     @Test("unknown top-level context keys with string values are properties, as in Unleash's engine")
     func topLevelExtras() throws {
-        let context = try JSONDecoder().decode(UnleashContext.self, from: Data(#"{"tenant":"acme","properties":{"tenant":"x","n":12,"b":true,"z":null},"flag":true}"#.utf8))
+        let context = try JSONDecoder().decode(
+            UnleashContext.self, from: Data(#"{"tenant":"acme","properties":{"tenant":"x","n":12,"b":true,"z":null},"flag":true}"#.utf8))
         #expect(context.properties == ["tenant": "acme", "n": "12", "b": "true"])
     }
 

@@ -5,29 +5,29 @@ import Testing
 @Suite("OpenFeature-style evaluation, provider and batch output")
 struct ResolutionTests {
     static let json = #"""
-    {"version":1,"features":[
-      {"name":"everyone","enabled":true,"strategies":[]},
-      {"name":"default.strategy","enabled":true,"strategies":[{"name":"default"}]},
-      {"name":"killed","enabled":false,"strategies":[{"name":"default"}],"variants":[{"name":"v","weight":1,"payload":{"type":"string","value":"x"}}]},
-      {"name":"targeted","enabled":true,"strategies":[{"name":"default","constraints":[{"contextName":"tenant","operator":"IN","values":["acme"]}]}]},
-      {"name":"users","enabled":true,"strategies":[{"name":"userWithId","parameters":{"userIds":"u1"}}]},
-      {"name":"half","enabled":true,"strategies":[{"name":"flexibleRollout","parameters":{"rollout":"50","stickiness":"userId","groupId":"half"}}]},
-      {"name":"full","enabled":true,"strategies":[{"name":"flexibleRollout","parameters":{"rollout":"100","stickiness":"default","groupId":"full"}}]},
-      {"name":"child","enabled":true,"dependencies":[{"feature":"killed"}],"strategies":[{"name":"default"}]},
-      {"name":"text","enabled":true,"strategies":[{"name":"default"}],
-       "variants":[{"name":"only","weight":1,"payload":{"type":"string","value":"hello \"world\"\n"}}]},
-      {"name":"split.text","enabled":true,"strategies":[{"name":"default"}],
-       "variants":[{"name":"a","weight":1,"stickiness":"userId","payload":{"type":"string","value":"A"},
-                    "overrides":[{"contextName":"userId","values":["vip"]}]},
-                   {"name":"b","weight":1,"stickiness":"userId","payload":{"type":"csv","value":"b1,b2"}}]},
-      {"name":"count","enabled":true,"strategies":[{"name":"default"}],"variants":[{"name":"n","weight":1,"payload":{"type":"number","value":"42"}}]},
-      {"name":"ratio","enabled":true,"strategies":[{"name":"default"}],"variants":[{"name":"r","weight":1,"payload":{"type":"number","value":"0.25"}}]},
-      {"name":"config","enabled":true,"strategies":[{"name":"default"}],
-       "variants":[{"name":"c","weight":1,"payload":{"type":"json","value":"{\"limit\":3,\"tags\":[\"a\"],\"on\":true}"}}]},
-      {"name":"broken.json","enabled":true,"strategies":[{"name":"default"}],"variants":[{"name":"j","weight":1,"payload":{"type":"json","value":"{oops"}}]},
-      {"name":"no.payload","enabled":true,"strategies":[{"name":"default"}],"variants":[{"name":"bare","weight":1}]}
-    ]}
-    """#
+        {"version":1,"features":[
+          {"name":"everyone","enabled":true,"strategies":[]},
+          {"name":"default.strategy","enabled":true,"strategies":[{"name":"default"}]},
+          {"name":"killed","enabled":false,"strategies":[{"name":"default"}],"variants":[{"name":"v","weight":1,"payload":{"type":"string","value":"x"}}]},
+          {"name":"targeted","enabled":true,"strategies":[{"name":"default","constraints":[{"contextName":"tenant","operator":"IN","values":["acme"]}]}]},
+          {"name":"users","enabled":true,"strategies":[{"name":"userWithId","parameters":{"userIds":"u1"}}]},
+          {"name":"half","enabled":true,"strategies":[{"name":"flexibleRollout","parameters":{"rollout":"50","stickiness":"userId","groupId":"half"}}]},
+          {"name":"full","enabled":true,"strategies":[{"name":"flexibleRollout","parameters":{"rollout":"100","stickiness":"default","groupId":"full"}}]},
+          {"name":"child","enabled":true,"dependencies":[{"feature":"killed"}],"strategies":[{"name":"default"}]},
+          {"name":"text","enabled":true,"strategies":[{"name":"default"}],
+           "variants":[{"name":"only","weight":1,"payload":{"type":"string","value":"hello \"world\"\n"}}]},
+          {"name":"split.text","enabled":true,"strategies":[{"name":"default"}],
+           "variants":[{"name":"a","weight":1,"stickiness":"userId","payload":{"type":"string","value":"A"},
+                        "overrides":[{"contextName":"userId","values":["vip"]}]},
+                       {"name":"b","weight":1,"stickiness":"userId","payload":{"type":"csv","value":"b1,b2"}}]},
+          {"name":"count","enabled":true,"strategies":[{"name":"default"}],"variants":[{"name":"n","weight":1,"payload":{"type":"number","value":"42"}}]},
+          {"name":"ratio","enabled":true,"strategies":[{"name":"default"}],"variants":[{"name":"r","weight":1,"payload":{"type":"number","value":"0.25"}}]},
+          {"name":"config","enabled":true,"strategies":[{"name":"default"}],
+           "variants":[{"name":"c","weight":1,"payload":{"type":"json","value":"{\"limit\":3,\"tags\":[\"a\"],\"on\":true}"}}]},
+          {"name":"broken.json","enabled":true,"strategies":[{"name":"default"}],"variants":[{"name":"j","weight":1,"payload":{"type":"json","value":"{oops"}}]},
+          {"name":"no.payload","enabled":true,"strategies":[{"name":"default"}],"variants":[{"name":"bare","weight":1}]}
+        ]}
+        """#
 
     static let snapshot: FlagSnapshot = {
         do {
@@ -53,15 +53,17 @@ struct ResolutionTests {
         #expect(half.contains { $0.value } && half.contains { !$0.value })
         #expect(half.filter(\.value).allSatisfy { $0.reason == .split })
         let missing = s.bool("nope", default: true, context: ctx)
-        #expect(missing == ResolutionDetails(value: true, reason: .error, errorCode: .flagNotFound, errorMessage: "flag 'nope' does not exist"))
+        #expect(
+            missing == ResolutionDetails(value: true, reason: .error, errorCode: .flagNotFound, errorMessage: "flag 'nope' does not exist"))
     }
 
     @Test("typed values from payloads")
     func typedValues() {
         let s = Self.snapshot
         #expect(s.string("text", default: "-") == ResolutionDetails(value: "hello \"world\"\n", variant: "only", reason: .static))
-        #expect(s.string("split.text", default: "-", context: UnleashContext(userId: "vip")) ==
-                ResolutionDetails(value: "A", variant: "a", reason: .targetingMatch))
+        #expect(
+            s.string("split.text", default: "-", context: UnleashContext(userId: "vip"))
+                == ResolutionDetails(value: "A", variant: "a", reason: .targetingMatch))
         let split = s.string("split.text", default: "-", context: UnleashContext(userId: "someone"))
         #expect(split.reason == .split && ["A", "b1,b2"].contains(split.value))
         #expect(s.int("count", default: 0) == ResolutionDetails(value: 42, variant: "n", reason: .static))
@@ -91,8 +93,10 @@ struct ResolutionTests {
         #expect(s.variant("killed", context: UnleashContext()) == .disabled(featureEnabled: false))
         #expect(s.variant("everyone", context: UnleashContext()) == .disabled(featureEnabled: true))
         #expect(s.variant("nope", context: UnleashContext()) == .disabled(featureEnabled: false))
-        #expect(s.variant("text", context: UnleashContext()) ==
-                Variant(name: "only", payload: VariantPayload(type: "string", value: "hello \"world\"\n"), enabled: true, featureEnabled: true))
+        #expect(
+            s.variant("text", context: UnleashContext())
+                == Variant(
+                    name: "only", payload: VariantPayload(type: "string", value: "hello \"world\"\n"), enabled: true, featureEnabled: true))
     }
 
     @Test("the provider swaps snapshots atomically and reports not-ready before the first")
@@ -131,18 +135,21 @@ struct ResolutionTests {
     @Test("batch output format, payload omission, escaping, and line-numbered errors")
     func batch() throws {
         let evaluator = BatchEvaluator(snapshot: Self.snapshot)
-        let lines = try evaluator.evaluate(jsonl: """
-            {"toggle":"text","context":{}}
+        let lines = try evaluator.evaluate(
+            jsonl: """
+                {"toggle":"text","context":{}}
 
-            {"toggle":"everyone"}
-            {"toggle":"nope","context":{"userId":"1"}}
-            """)
-        #expect(lines == [
-            #"{"toggle":"text","enabled":true,"variant":{"name":"only","enabled":true,"feature_enabled":true,"payload":{"type":"string","value":"hello \"world\"\n"}}}"#,
-            #"{"toggle":"everyone","enabled":true,"variant":{"name":"disabled","enabled":false,"feature_enabled":true}}"#,
-            #"{"toggle":"nope","enabled":false,"variant":{"name":"disabled","enabled":false,"feature_enabled":false}}"#,
-        ])
-        #expect(BatchEvaluator.outputLine(toggle: "t\u{1}é/", enabled: false, variant: .disabled(featureEnabled: false))
+                {"toggle":"everyone"}
+                {"toggle":"nope","context":{"userId":"1"}}
+                """)
+        #expect(
+            lines == [
+                #"{"toggle":"text","enabled":true,"variant":{"name":"only","enabled":true,"feature_enabled":true,"payload":{"type":"string","value":"hello \"world\"\n"}}}"#,
+                #"{"toggle":"everyone","enabled":true,"variant":{"name":"disabled","enabled":false,"feature_enabled":true}}"#,
+                #"{"toggle":"nope","enabled":false,"variant":{"name":"disabled","enabled":false,"feature_enabled":false}}"#,
+            ])
+        #expect(
+            BatchEvaluator.outputLine(toggle: "t\u{1}é/", enabled: false, variant: .disabled(featureEnabled: false))
                 == #"{"toggle":"t\u0001é/","enabled":false,"variant":{"name":"disabled","enabled":false,"feature_enabled":false}}"#)
         do {
             _ = try evaluator.evaluate(jsonl: "{\"toggle\":\"text\"}\n{\"context\":{}}\n")

@@ -13,7 +13,8 @@ enum Conformance {
     /// Every file listed in `index.json`.
     static var indexedFiles: [String] {
         guard let data = try? Data(contentsOf: folder.appendingPathComponent("index.json")),
-              let names = try? JSONDecoder().decode([String].self, from: data) else { return [] }
+            let names = try? JSONDecoder().decode([String].self, from: data)
+        else { return [] }
         return names
     }
 
@@ -109,6 +110,8 @@ struct UnleashConformanceTests {
         #expect(failed == 0)
         #expect(passed == cases)
         #expect(cases > 250, "expected the full suite, found \(cases) cases")
-        print("Unleash conformance: \(passed) cases passed, \(failed) failed (skipped \(skipped.joined(separator: ", ")): delta sync API not implemented)")
+        print(
+            "Unleash conformance: \(passed) cases passed, \(failed) failed (skipped \(skipped.joined(separator: ", ")): delta sync API not implemented)"
+        )
     }
 }

@@ -12,7 +12,10 @@ struct ValidationTests {
     func decodingErrors() {
         #expect(throws: FlagDecodingError.self) { try FeatureSet.decode(from: "{not json") }
         do {
-            _ = try FeatureSet.decode(from: #"{"version":1,"features":[{"name":"ok","enabled":true},{"name":"checkout","enabled":true,"strategies":[{"name":"default","constraints":[{"contextName":"x","values":["a"]}]}]}]}"#)
+            _ = try FeatureSet.decode(
+                from:
+                    #"{"version":1,"features":[{"name":"ok","enabled":true},{"name":"checkout","enabled":true,"strategies":[{"name":"default","constraints":[{"contextName":"x","values":["a"]}]}]}]}"#
+            )
             Issue.record("expected a decoding error")
         } catch {
             #expect(error.message == "flag 'checkout' (features[1]) strategy 1 constraint 1: missing required key 'operator'")
@@ -28,23 +31,23 @@ struct ValidationTests {
     @Test("every refused definition names the flag and the field")
     func validationErrors() throws {
         let json = #"""
-        {"version":1,"features":[
-          {"name":"checkout","enabled":true,"strategies":[
-            {"name":"default"},
-            {"name":"default","constraints":[{"contextName":"email","operator":"REGEX_MATCHES","value":"x"}]}]},
-          {"name":"bad.values","enabled":true,"strategies":[{"name":"default","constraints":[
-            {"contextName":"s","operator":"REGEX","value":"(open"},
-            {"contextName":"ip","operator":"IN_CIDR","values":["10.0.0.0/8","300.1.1.1"]},
-            {"contextName":"v","operator":"SEMVER_GT","value":"1.2"},
-            {"contextName":"n","operator":"NUM_LT","value":"12,5"},
-            {"contextName":"currentTime","operator":"DATE_AFTER","value":"2024-13-01T00:00:00Z"},
-            {"contextName":"e","operator":"STR_CONTAINS","values":[]}]}]},
-          {"name":"rollout","enabled":true,"strategies":[{"name":"flexibleRollout","parameters":{"rollout":"150"},"segments":[9]}],
-           "variants":[{"name":"a","weight":0},{"name":"b","weight":0}]},
-          {"name":"a","enabled":true,"dependencies":[{"feature":"b"}]},
-          {"name":"b","enabled":true,"dependencies":[{"feature":"a"}]}
-        ]}
-        """#
+            {"version":1,"features":[
+              {"name":"checkout","enabled":true,"strategies":[
+                {"name":"default"},
+                {"name":"default","constraints":[{"contextName":"email","operator":"REGEX_MATCHES","value":"x"}]}]},
+              {"name":"bad.values","enabled":true,"strategies":[{"name":"default","constraints":[
+                {"contextName":"s","operator":"REGEX","value":"(open"},
+                {"contextName":"ip","operator":"IN_CIDR","values":["10.0.0.0/8","300.1.1.1"]},
+                {"contextName":"v","operator":"SEMVER_GT","value":"1.2"},
+                {"contextName":"n","operator":"NUM_LT","value":"12,5"},
+                {"contextName":"currentTime","operator":"DATE_AFTER","value":"2024-13-01T00:00:00Z"},
+                {"contextName":"e","operator":"STR_CONTAINS","values":[]}]}]},
+              {"name":"rollout","enabled":true,"strategies":[{"name":"flexibleRollout","parameters":{"rollout":"150"},"segments":[9]}],
+               "variants":[{"name":"a","weight":0},{"name":"b","weight":0}]},
+              {"name":"a","enabled":true,"dependencies":[{"feature":"b"}]},
+              {"name":"b","enabled":true,"dependencies":[{"feature":"a"}]}
+            ]}
+            """#
         let found = try errors(json)
         let expected = [
             "flag 'checkout' strategy 2 constraint 1 operator: 'REGEX_MATCHES' is not a known operator",
@@ -68,10 +71,12 @@ struct ValidationTests {
 
     @Test("a dependency on a missing flag is accepted with a warning and keeps the child off")
     func missingParent() throws {
-        let set = try FeatureSet.decode(from: #"{"version":1,"features":[{"name":"child","enabled":true,"dependencies":[{"feature":"ghost"}]}]}"#)
+        let set = try FeatureSet.decode(
+            from: #"{"version":1,"features":[{"name":"child","enabled":true,"dependencies":[{"feature":"ghost"}]}]}"#)
         let report = set.validate()
         #expect(report.isValid)
-        #expect(report.warnings.map(\.description) == ["flag 'child' dependency 1: flag 'ghost' does not exist, so this flag is always off"])
+        #expect(
+            report.warnings.map(\.description) == ["flag 'child' dependency 1: flag 'ghost' does not exist, so this flag is always off"])
         let snapshot = try FlagSnapshot(set)
         #expect(!snapshot.isEnabled("child", context: UnleashContext()))
         #expect(snapshot.warnings.count == 1)
@@ -80,9 +85,9 @@ struct ValidationTests {
     @Test("segment problems name the segment and the flags using it")
     func segmentErrors() throws {
         let json = #"""
-        {"version":1,"features":[{"name":"f","enabled":true,"strategies":[{"name":"default","segments":[3]}]}],
-         "segments":[{"id":3,"constraints":[{"contextName":"age","operator":"NUM_GT","value":"old"}]}]}
-        """#
+            {"version":1,"features":[{"name":"f","enabled":true,"strategies":[{"name":"default","segments":[3]}]}],
+             "segments":[{"id":3,"constraints":[{"contextName":"age","operator":"NUM_GT","value":"old"}]}]}
+            """#
         #expect(try errors(json) == ["segment 3 (used by flag 'f') constraint 1 value: 'old' is not a number"])
         // Leniently, the flag is off, as Unleash's engine cannot compile it.
         let lenient = try FlagSnapshot(FeatureSet.decode(from: json), mode: .lenient)
@@ -108,11 +113,12 @@ struct ValidationTests {
 
     @Test("numbers in parameters and payload values are kept as text")
     func lenientScalars() throws {
-        let set = try FeatureSet.decode(from: #"""
-        {"version":1,"features":[{"name":"f","enabled":true,
-          "strategies":[{"name":"flexibleRollout","parameters":{"rollout":50,"stickiness":"default"}}],
-          "variants":[{"name":"v","weight":1,"payload":{"type":"number","value":1.5}}]}]}
-        """#)
+        let set = try FeatureSet.decode(
+            from: #"""
+                {"version":1,"features":[{"name":"f","enabled":true,
+                  "strategies":[{"name":"flexibleRollout","parameters":{"rollout":50,"stickiness":"default"}}],
+                  "variants":[{"name":"v","weight":1,"payload":{"type":"number","value":1.5}}]}]}
+                """#)
         #expect(set.features[0].strategies?[0].parameters?["rollout"] == "50")
         #expect(set.features[0].variants?[0].payload?.value == "1.5")
     }

@@ -42,10 +42,11 @@ final class TestPlugin: Plugin, Greeting {
 @Suite("host runtime", .serialized)
 struct HostRuntimeTests {
     func host(_ t: TestBoard, environment: String = "default", readOnly: Bool = false) throws -> PluginHost {
-        PluginHost(configuration: HostConfiguration(
-            board: readOnly ? try Board.open(at: t.board.path, readOnly: true) : t.board,
-            identity: HostIdentity(hostID: "test-host", environment: environment, hostVersion: "2.1.0"),
-            pollInterval: .milliseconds(20)))
+        PluginHost(
+            configuration: HostConfiguration(
+                board: readOnly ? try Board.open(at: t.board.path, readOnly: true) : t.board,
+                identity: HostIdentity(hostID: "test-host", environment: environment, hostVersion: "2.1.0"),
+                pollInterval: .milliseconds(20)))
     }
 
     @Test func loadsOnlyEligibleCompiledInPluginsInDependencyOrder() async throws {
@@ -59,7 +60,8 @@ struct HostRuntimeTests {
         }
         let report = await host.start()
         #expect(host.activePlugins.map(\.pluginID) == ["com.example.base", "com.example.app"])
-        #expect(host.features((any Greeting).self).map { $0.greet("ann") } == ["com.example.base greets ann", "com.example.app greets ann"])
+        #expect(
+            host.features((any Greeting).self).map { $0.greet("ann") } == ["com.example.base greets ann", "com.example.app greets ann"])
         let byID = Dictionary(uniqueKeysWithValues: report.map { ($0.pluginID, $0) })
         #expect(byID["com.example.off"]?.reasonCode == "disabled")
         #expect(byID["com.example.unregistered"]?.reason?.contains("not registered on the board") == true)
@@ -96,7 +98,8 @@ struct HostRuntimeTests {
             .register("com.example.app", "1.0.0", "\"dependencies\":{\"com.example.base\":\"*\"}")
             .register("com.example.other", "1.0.0")
         let host = try host(t)
-        let base = TestPlugin(id: "base"), app = TestPlugin(id: "app")
+        let base = TestPlugin(id: "base")
+        let app = TestPlugin(id: "app")
         host.register("com.example.base", version: "1.0.0") { _ in base }
         host.register("com.example.app", version: "1.0.0") { _ in app }
         host.register("com.example.other", version: "1.0.0") { _ in TestPlugin(id: "other") }
@@ -107,7 +110,7 @@ struct HostRuntimeTests {
         // An operator throws the kill switch from another connection (as the CLI would).
         let operatorBoard = try Board.open(at: t.board.path)
         _ = try operatorBoard.kill(.plugin("com.example.base"), reason: "INC-77", actor: TestBoard.admin)
-        let deactivated = await Self.collect(events, until: { $0.count == 2 }) { event -> String? in
+        let deactivated = await Self.collect(events, count: 2) { event -> String? in
             if case .deactivated(let id, _, _) = event { return id }
             return nil
         }
@@ -121,7 +124,7 @@ struct HostRuntimeTests {
         // Reviving loads them again without a restart.
         let events2 = host.events()
         _ = try operatorBoard.revive(.plugin("com.example.base"), reason: "fixed", actor: TestBoard.admin)
-        _ = await Self.collect(events2, until: { $0.count == 2 }) { event -> String? in
+        _ = await Self.collect(events2, count: 2) { event -> String? in
             if case .loaded(let id, _) = event { return id }
             return nil
         }
@@ -138,13 +141,13 @@ struct HostRuntimeTests {
         await host.start()
         #expect(host.activePlugins.isEmpty)
         _ = try Board.open(at: t.board.path).setEnabled("com.example.late", true, environment: "default", actor: TestBoard.admin)
-        _ = await Self.collect(events, until: { !$0.isEmpty }) { event -> String? in
+        _ = await Self.collect(events, count: 1) { event -> String? in
             if case .loaded(let id, _) = event { return id }
             return nil
         }
         #expect(host.activePlugins.map(\.pluginID) == ["com.example.late"])
         _ = try Board.open(at: t.board.path).setEnabled("com.example.late", false, environment: "default", actor: TestBoard.admin)
-        _ = await Self.collect(events, until: { !$0.isEmpty }) { event -> String? in
+        _ = await Self.collect(events, count: 1) { event -> String? in
             if case .deactivated(let id, _, _) = event { return id }
             return nil
         }
@@ -160,7 +163,8 @@ struct HostRuntimeTests {
         let report = await host.start()
         #expect(host.activePlugins.isEmpty)
         #expect(report.first?.reasonCode == "no_implementation")
-        _ = try Board.open(at: t.board.path).pin("com.example.cal", version: SemanticVersion("1.0.0"), environment: "default", actor: TestBoard.admin)
+        _ = try Board.open(at: t.board.path).pin(
+            "com.example.cal", version: SemanticVersion("1.0.0"), environment: "default", actor: TestBoard.admin)
         await host.pollOnce()
         #expect(host.activePlugins.map(\.version) == ["1.0.0"])
         await host.stop()
@@ -174,7 +178,7 @@ struct HostRuntimeTests {
         let events = host.events()
         await host.start()
         #expect(host.activePlugins.map(\.pluginID) == ["com.example.ro"])
-        let warnings = await Self.collect(events, until: { !$0.isEmpty }) { event -> String? in
+        let warnings = await Self.collect(events, count: 1) { event -> String? in
             if case .warning(let message) = event { return message }
             return nil
         }
@@ -187,14 +191,17 @@ struct HostRuntimeTests {
         let t = try TestBoard()
         try t.register("com.example.vault", "1.0.0", "\"capabilities\":[\"secure-storage\"]").register("com.example.nocap", "1.0.0")
         let stores = Mutex<[String: InMemorySecureStorage]>([:])
-        let host = PluginHost(configuration: HostConfiguration(
-            board: t.board, identity: HostIdentity(hostID: "h", environment: "default", hostVersion: "2.1.0"),
-            secureStorage: { id in stores.withLock { stores in
-                if let existing = stores[id] { return existing }
-                let fresh = InMemorySecureStorage()
-                stores[id] = fresh
-                return fresh
-            } }))
+        let host = PluginHost(
+            configuration: HostConfiguration(
+                board: t.board, identity: HostIdentity(hostID: "h", environment: "default", hostVersion: "2.1.0"),
+                secureStorage: { id in
+                    stores.withLock { stores in
+                        if let existing = stores[id] { return existing }
+                        let fresh = InMemorySecureStorage()
+                        stores[id] = fresh
+                        return fresh
+                    }
+                }))
         let contexts = Mutex<[String: PluginContext]>([:])
         for id in ["com.example.vault", "com.example.nocap"] {
             host.register(id, version: "1.0.0") { context in
@@ -211,16 +218,18 @@ struct HostRuntimeTests {
         await host.stop()
     }
 
-    /// Collects mapped events until `done` says enough, or 60 s pass (a guard against hanging, generous because the
+    /// Collects mapped events until there are `count` of them, or 60 s pass (a guard against hanging, generous because the
     /// whole suite can starve the cooperative threads on a 2-core machine).
-    static func collect<T: Sendable>(_ events: AsyncStream<HostEvent>, until done: @escaping @Sendable ([T]) -> Bool,
-                                     _ map: @escaping @Sendable (HostEvent) -> T?) async -> [T] {
+    static func collect<T: Sendable>(
+        _ events: AsyncStream<HostEvent>, count: Int,
+        _ map: @escaping @Sendable (HostEvent) -> T?
+    ) async -> [T] {
         await withTaskGroup(of: [T]?.self) { group in
             group.addTask {
                 var collected: [T] = []
                 for await event in events {
                     if let value = map(event) { collected.append(value) }
-                    if done(collected) { return collected }
+                    if collected.count >= count { return collected }
                 }
                 return collected
             }
@@ -245,9 +254,10 @@ struct HostGateFlagTests {
         _ = try t.board.setFlagEnabled("plugin.gated.rollout", true, environment: "default", actor: TestBoard.admin)
 
         func makeHost(_ id: String) throws -> PluginHost {
-            let host = PluginHost(configuration: HostConfiguration(
-                board: t.board, identity: HostIdentity(hostID: id, environment: "default", hostVersion: "2.1.0"),
-                pollInterval: .milliseconds(20), flags: BoardFlagProvider(board: t.board, environment: "default")))
+            let host = PluginHost(
+                configuration: HostConfiguration(
+                    board: t.board, identity: HostIdentity(hostID: id, environment: "default", hostVersion: "2.1.0"),
+                    pollInterval: .milliseconds(20), flags: BoardFlagProvider(board: t.board, environment: "default")))
             host.register("com.example.gated", version: "1.0.0") { _ in TestPlugin(id: "gated") }
             return host
         }
@@ -258,7 +268,7 @@ struct HostGateFlagTests {
 
         // Switching the flag off on the board deactivates the gated plug-in without a restart.
         _ = try Board.open(at: t.board.path).setFlagEnabled("plugin.gated.rollout", false, environment: "default", actor: TestBoard.admin)
-        let reasons = await HostRuntimeTests.collect(events, until: { !$0.isEmpty }) { event -> SkipReason? in
+        let reasons = await HostRuntimeTests.collect(events, count: 1) { event -> SkipReason? in
             if case .deactivated(_, _, let reason) = event { return reason }
             return nil
         }
@@ -275,7 +285,8 @@ struct HostGateFlagTests {
         _ = try t.board.setFlagEnabled("plugin.gated.rollout", true, environment: "default", actor: TestBoard.admin)
         let flags = BoardFlagProvider(board: t.board, environment: "default")
         func gateOn(_ hostID: String) -> Bool {
-            flags.evaluator(for: HostIdentity(hostID: hostID, environment: "default", hostVersion: "2.1.0")).isEnabled("plugin.gated.rollout")
+            flags.evaluator(for: HostIdentity(hostID: hostID, environment: "default", hostVersion: "2.1.0")).isEnabled(
+                "plugin.gated.rollout")
         }
         let hosts = (0..<400).map { "host-\($0)" }
         let on = hosts.filter(gateOn)
@@ -344,10 +355,12 @@ struct HostEventBusTests {
         let t = try TestBoard()
         try t.register("com.example.listener", "1.0.0", "\"capabilities\":[\"events\"]")
             .register("com.example.publisher", "1.0.0", "\"capabilities\":[\"events\"]")
-        let host = PluginHost(configuration: HostConfiguration(
-            board: t.board, identity: HostIdentity(hostID: "h", environment: "default", hostVersion: "2.1.0"),
-            pollInterval: .milliseconds(20)))
-        let listener = Listener(), publisher = Publisher()
+        let host = PluginHost(
+            configuration: HostConfiguration(
+                board: t.board, identity: HostIdentity(hostID: "h", environment: "default", hostVersion: "2.1.0"),
+                pollInterval: .milliseconds(20)))
+        let listener = Listener()
+        let publisher = Publisher()
         host.register("com.example.listener", version: "1.0.0") { _ in listener }
         host.register("com.example.publisher", version: "1.0.0") { _ in publisher }
         await host.start()

@@ -27,8 +27,10 @@ final class TestBoard: Sendable {
         return self
     }
 
-    func resolve(host: String = "2.1.0", gate: @escaping @Sendable (String) -> Bool = { _ in true },
-                 availability: @escaping @Sendable (String, RegistrySnapshot.Version) -> SkipReason? = { _, _ in nil }) throws -> Resolution {
+    func resolve(
+        host: String = "2.1.0", gate: @escaping @Sendable (String) -> Bool = { _ in true },
+        availability: @escaping @Sendable (String, RegistrySnapshot.Version) -> SkipReason? = { _, _ in nil }
+    ) throws -> Resolution {
         try Resolver(hostVersion: SemanticVersion(host), gate: gate, availability: availability)
             .resolve(board.registrySnapshot(environment: "default"))
     }

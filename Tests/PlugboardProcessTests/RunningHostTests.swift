@@ -20,7 +20,8 @@ struct RunningHostTests {
     func makeBoard() throws -> Sandbox {
         let sandbox = try Sandbox()
         try sandbox.ok("init")
-        try sandbox.ok("plugin", "register", sandbox.write("alpha.json", manifest(Self.alpha, "1.0.0", #""capabilities":["secure-storage","flags"]"#)))
+        try sandbox.ok(
+            "plugin", "register", sandbox.write("alpha.json", manifest(Self.alpha, "1.0.0", #""capabilities":["secure-storage","flags"]"#)))
         try sandbox.ok("plugin", "register", sandbox.write("beta.json", manifest(Self.beta, "1.0.0", #""gate":"beta.gate""#)))
         try sandbox.ok("plugin", "enable", Self.alpha)
         try sandbox.ok("plugin", "enable", Self.beta)
@@ -48,11 +49,14 @@ struct RunningHostTests {
         return false
     }
 
-    func expectHostHoldsTheBoard(_ host: ChildProcess, _ sandbox: Sandbox, _ when: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectHostHoldsTheBoard(
+        _ host: ChildProcess, _ sandbox: Sandbox, _ when: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let deleted = BoardFileHold.deletedBoardFiles(pid: host.pid, board: sandbox.board)
         #expect(deleted.isEmpty, "after \(when) the host holds deleted board files: \(deleted)", sourceLocation: sourceLocation)
-        #expect(BoardFileHold.holdsLock(pid: host.pid, on: sandbox.board), "after \(when) the host holds no lock on the board file",
-                sourceLocation: sourceLocation)
+        #expect(
+            BoardFileHold.holdsLock(pid: host.pid, on: sandbox.board), "after \(when) the host holds no lock on the board file",
+            sourceLocation: sourceLocation)
     }
 
     static func event(_ name: String, _ plugin: String) -> (String) -> Bool {
@@ -62,15 +66,20 @@ struct RunningHostTests {
     @Test("every kill switch and gate change reaches the host; its reports reach the board", arguments: [false, true])
     func everyChangeReachesARunningHost(boardPerService: Bool) throws {
         let sandbox = try makeBoard()
-        let host = try ChildProcess(Self.hostBinary, ["--db", sandbox.board, "--plugins", "\(Self.alpha),\(Self.beta)", "--counting", Self.alpha, "--poll-ms", "50"]
-            + (boardPerService ? ["--board-per-service"] : []))
+        let host = try ChildProcess(
+            Self.hostBinary,
+            ["--db", sandbox.board, "--plugins", "\(Self.alpha),\(Self.beta)", "--counting", Self.alpha, "--poll-ms", "50"]
+                + (boardPerService ? ["--board-per-service"] : []))
         #expect(host.waitForLine { $0.contains("\"started\"") } != nil, "the host did not start: \(host.errorOutput)")
-        #expect(host.output.contains(where: Self.event("loaded", Self.alpha)) && host.output.contains(where: Self.event("loaded", Self.beta)),
-                "\(host.output)")
+        #expect(
+            host.output.contains(where: Self.event("loaded", Self.alpha)) && host.output.contains(where: Self.event("loaded", Self.beta)),
+            "\(host.output)")
         expectHostHoldsTheBoard(host, sandbox, "start")
 
         // Other processes open and close the board between changes: reads of every kind, then a change.
-        let reads: [[String]] = [["plugin", "list"], ["flag", "list"], ["audit", "verify"], ["secret", "list", "--plugin", Self.alpha], ["plugin", "status"]]
+        let reads: [[String]] = [
+            ["plugin", "list"], ["flag", "list"], ["audit", "verify"], ["secret", "list", "--plugin", Self.alpha], ["plugin", "status"],
+        ]
         var latencies: [Duration] = []
         for round in 0..<4 {
             for plugin in [Self.alpha, Self.beta] {
@@ -80,30 +89,42 @@ struct RunningHostTests {
                 try sandbox.ok("plugin", "kill", plugin, "--reason", "round \(round)")
                 let killed = ContinuousClock.now
                 let deactivated = host.waitForLine(after: seen, Self.event("deactivated", plugin))
-                #expect(deactivated != nil, "round \(round): the host never deactivated \(plugin) after its kill switch: \(host.output.suffix(5))")
+                #expect(
+                    deactivated != nil,
+                    "round \(round): the host never deactivated \(plugin) after its kill switch: \(host.output.suffix(5))")
                 latencies.append(ContinuousClock.now - killed)
-                #expect(try waitForReport(sandbox, plugin, "deactivated"), "round \(round): the host's report for \(plugin) never reached the board")
+                #expect(
+                    try waitForReport(sandbox, plugin, "deactivated"),
+                    "round \(round): the host's report for \(plugin) never reached the board")
                 expectHostHoldsTheBoard(host, sandbox, "killing \(plugin) in round \(round)")
 
                 try sandbox.ok(reads[(round + 1) % reads.count])
                 seen = host.output.count
                 try sandbox.ok("plugin", "revive", plugin, "--reason", "round \(round) over")
-                #expect(host.waitForLine(after: seen, Self.event("loaded", plugin)) != nil, "round \(round): \(plugin) was not loaded again after its revive")
-                #expect(try waitForReport(sandbox, plugin, "loaded"), "round \(round): the host's report of \(plugin) loaded never reached the board")
+                #expect(
+                    host.waitForLine(after: seen, Self.event("loaded", plugin)) != nil,
+                    "round \(round): \(plugin) was not loaded again after its revive")
+                #expect(
+                    try waitForReport(sandbox, plugin, "loaded"),
+                    "round \(round): the host's report of \(plugin) loaded never reached the board")
                 expectHostHoldsTheBoard(host, sandbox, "reviving \(plugin) in round \(round)")
             }
             // A flag change reaches the host's board-backed flags: the gate turns beta off, then on.
             var seen = host.output.count
             try sandbox.ok("flag", "disable", "beta.gate")
-            #expect(host.waitForLine(after: seen) { Self.event("deactivated", Self.beta)($0) && $0.contains("gate_off") } != nil,
-                    "round \(round): the gate turned off never reached the host")
+            #expect(
+                host.waitForLine(after: seen) { Self.event("deactivated", Self.beta)($0) && $0.contains("gate_off") } != nil,
+                "round \(round): the gate turned off never reached the host")
             seen = host.output.count
             try sandbox.ok("flag", "enable", "beta.gate")
-            #expect(host.waitForLine(after: seen, Self.event("loaded", Self.beta)) != nil, "round \(round): the gate turned on never reached the host")
+            #expect(
+                host.waitForLine(after: seen, Self.event("loaded", Self.beta)) != nil,
+                "round \(round): the gate turned on never reached the host")
             expectHostHoldsTheBoard(host, sandbox, "the gate changes of round \(round)")
         }
         #expect(host.closeInput() == 0, "the host did not stop cleanly: \(host.errorOutput)")
-        print("kill switch to deactivation, from the CLI's exit (poll 50 ms): max \(latencies.max() ?? .zero) over \(latencies.count) kills")
+        print(
+            "kill switch to deactivation, from the CLI's exit (poll 50 ms): max \(latencies.max() ?? .zero) over \(latencies.count) kills")
 
         // Alpha counted each activation in its secure storage through the shared board: 1 at start + 4 revives.
         let activations = try sandbox.ok("secret", "get", "--plugin", Self.alpha, "activations").stdout

@@ -1,11 +1,12 @@
 import Foundation
 import GRDB
 import PlugboardPluginAPI
-@testable import PlugboardSecureStorage
 import PlugboardStore
 import PlugboardTestSupport
 import Synchronization
 import Testing
+
+@testable import PlugboardSecureStorage
 
 /// A real board in a temporary folder, with its secure storage initialised from a key file and two registered
 /// plug-ins.
@@ -142,12 +143,15 @@ struct BoardSecretsTests {
         let spi = try fixture.secrets.storage(forPlugin: calendar)
         let attacker = try fixture.attacker()
 
-        let sealed = try #require(try await attacker.read { db in
-            try Data.fetchOne(db, sql: "SELECT sealed FROM secret_values WHERE plugin_id = ? AND key = 'k'", arguments: [calendar])
-        })
-        let wrapped = try #require(try await attacker.read { db in
-            try Data.fetchOne(db, sql: "SELECT wrapped_key FROM secret_data_keys WHERE plugin_id = ? AND version = 1", arguments: [calendar])
-        })
+        let sealed = try #require(
+            try await attacker.read { db in
+                try Data.fetchOne(db, sql: "SELECT sealed FROM secret_values WHERE plugin_id = ? AND key = 'k'", arguments: [calendar])
+            })
+        let wrapped = try #require(
+            try await attacker.read { db in
+                try Data.fetchOne(
+                    db, sql: "SELECT wrapped_key FROM secret_data_keys WHERE plugin_id = ? AND version = 1", arguments: [calendar])
+            })
         #expect(sealed.count == 1 + 12 + value.count + 16)
         #expect(wrapped.count == 61)
 
@@ -185,27 +189,30 @@ struct BoardSecretsTests {
         let attacker = try fixture.attacker()
         // Same plug-in, same data key version, another key name.
         try await attacker.write { db in
-            try db.execute(sql: """
-                UPDATE secret_values SET sealed = (SELECT sealed FROM secret_values WHERE plugin_id = ?1 AND key = 'a')
-                WHERE plugin_id = ?1 AND key = 'b'
-                """, arguments: [calendar])
+            try db.execute(
+                sql: """
+                    UPDATE secret_values SET sealed = (SELECT sealed FROM secret_values WHERE plugin_id = ?1 AND key = 'a')
+                    WHERE plugin_id = ?1 AND key = 'b'
+                    """, arguments: [calendar])
         }
         #expect(boardError { _ = try fixture.secrets.secret(forKey: "b", pluginID: calendar, actor: fixture.admin) }?.code == .integrity)
         // Another plug-in, same key name.
         try await attacker.write { db in
-            try db.execute(sql: """
-                UPDATE secret_values SET sealed = (SELECT sealed FROM secret_values WHERE plugin_id = ?1 AND key = 'a')
-                WHERE plugin_id = ?2 AND key = 'a'
-                """, arguments: [calendar, mail])
+            try db.execute(
+                sql: """
+                    UPDATE secret_values SET sealed = (SELECT sealed FROM secret_values WHERE plugin_id = ?1 AND key = 'a')
+                    WHERE plugin_id = ?2 AND key = 'a'
+                    """, arguments: [calendar, mail])
         }
         let spiError = await secureStorageError { _ = try await fixture.secrets.storage(forPlugin: mail).data(forKey: "a") }
         #expect(spiError?.code == .integrityFailure)
         // A wrapped data key copied to another plug-in does not unwrap there.
         try await attacker.write { db in
-            try db.execute(sql: """
-                UPDATE secret_data_keys SET wrapped_key = (SELECT wrapped_key FROM secret_data_keys WHERE plugin_id = ?1 AND version = 1)
-                WHERE plugin_id = ?2 AND version = 1
-                """, arguments: [calendar, mail])
+            try db.execute(
+                sql: """
+                    UPDATE secret_data_keys SET wrapped_key = (SELECT wrapped_key FROM secret_data_keys WHERE plugin_id = ?1 AND version = 1)
+                    WHERE plugin_id = ?2 AND version = 1
+                    """, arguments: [calendar, mail])
         }
         #expect(boardError { _ = try fixture.secrets.secret(forKey: "a", pluginID: mail, actor: fixture.admin) }?.code == .integrity)
         // The untouched value still opens.
@@ -225,7 +232,9 @@ struct BoardSecretsTests {
         #expect(error?.message.contains(wrong.identifier) == true)
         #expect(error?.message.contains(fixture.secrets.masterKeyIdentifier) == true)
         let env = EnvironmentKeyProvider(environment: ["PLUGBOARD_MASTER_KEY": wrong.withUnsafeBytes { Data($0).base64EncodedString() }])
-        #expect(boardError { _ = try BoardSecrets.open(board: fixture.board, environment: env) }?.message.contains("PLUGBOARD_MASTER_KEY") == true)
+        #expect(
+            boardError { _ = try BoardSecrets.open(board: fixture.board, environment: env) }?.message.contains("PLUGBOARD_MASTER_KEY")
+                == true)
         #expect(try fixture.state() == before)
     }
 
@@ -300,7 +309,8 @@ struct BoardSecretsTests {
         }
         #expect(error?.code == .notAllowed)
         #expect(!FileManager.default.fileExists(atPath: path + ".key"))
-        let setup = try BoardSecrets.initialize(board: board, actor: try Actor(osUser: "tester"), environment: BoardFixture.noEnvironment).setup
+        let setup = try BoardSecrets.initialize(board: board, actor: try Actor(osUser: "tester"), environment: BoardFixture.noEnvironment)
+            .setup
         #expect(setup.changed && setup.createdKeyFile)
         #expect(try permissions(of: path + ".key") == 0o600)
     }
@@ -329,7 +339,9 @@ struct BoardSecretsTests {
         let values = [(calendar, "a", "1"), (calendar, "b", "2"), (mail, "a", "3")]
         func checkAll(_ secrets: BoardSecrets, sourceLocation: SourceLocation = #_sourceLocation) throws {
             for (plugin, key, value) in values {
-                #expect(try secrets.secret(forKey: key, pluginID: plugin, actor: fixture.admin) == Data(value.utf8), sourceLocation: sourceLocation)
+                #expect(
+                    try secrets.secret(forKey: key, pluginID: plugin, actor: fixture.admin) == Data(value.utf8),
+                    sourceLocation: sourceLocation)
             }
         }
         for (plugin, key, value) in values {
@@ -404,14 +416,18 @@ struct BoardSecretsTests {
         for key in ["a", "b"] {
             let error = boardError { _ = try fixture.secrets.secret(forKey: key, pluginID: calendar, actor: fixture.admin) }
             #expect(error?.code == .conflict)
-            #expect(error?.message == "the secret '\(key)' of \(calendar) can no longer be decrypted because its data key was shredded; delete it (plugboard secret delete) or set it again")
+            #expect(
+                error?.message
+                    == "the secret '\(key)' of \(calendar) can no longer be decrypted because its data key was shredded; delete it (plugboard secret delete) or set it again"
+            )
         }
         let spiError = await secureStorageError { _ = try await fixture.secrets.storage(forPlugin: calendar).data(forKey: "a") }
         #expect(spiError?.code == .keysShredded)
         #expect(try fixture.board.secretEntries(pluginID: calendar).map(\.readable) == [false, false])
         // The wrapped keys are gone from the board.
         let wrapped = try fixture.board.read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM secret_data_keys WHERE plugin_id = ? AND wrapped_key IS NOT NULL", arguments: [calendar])
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM secret_data_keys WHERE plugin_id = ? AND wrapped_key IS NOT NULL", arguments: [calendar])
         }
         #expect(wrapped == 0)
         // Other plug-ins are untouched; the shredded plug-in can start again with a new data key.
@@ -490,7 +506,9 @@ struct BoardSecretsTests {
         let fixture = try BoardFixture()
         let secret = "SECRET-\(UUID().uuidString)"
         _ = try fixture.secrets.setSecret(Data(secret.utf8), forKey: "api-token", pluginID: calendar, actor: fixture.admin)
-        #expect(try fixture.secrets.setSecret(Data(secret.utf8), forKey: "api-token", pluginID: calendar, actor: fixture.admin).changed == false)
+        #expect(
+            try fixture.secrets.setSecret(Data(secret.utf8), forKey: "api-token", pluginID: calendar, actor: fixture.admin).changed == false
+        )
         _ = try fixture.secrets.setSecret(Data((secret + "2").utf8), forKey: "api-token", pluginID: calendar, actor: fixture.admin)
         _ = try fixture.secrets.secret(forKey: "api-token", pluginID: calendar, actor: fixture.admin)
         _ = try fixture.secrets.deleteSecret(forKey: "api-token", pluginID: calendar, actor: fixture.admin)
@@ -498,14 +516,16 @@ struct BoardSecretsTests {
 
         let rows = try fixture.board.auditRecords(AuditQuery(target: calendar)).filter { $0.action.hasPrefix("secret.") }
         #expect(rows.map(\.action) == ["secret.set", "secret.set", "secret.get", "secret.delete"])
-        #expect(rows.map(\.beforeJSON) == [
-            "{\"data_key_version\":null,\"key\":\"api-token\"}", "{\"data_key_version\":1,\"key\":\"api-token\"}", nil,
-            "{\"data_key_version\":1,\"key\":\"api-token\"}",
-        ])
-        #expect(rows.map(\.afterJSON) == [
-            "{\"data_key_version\":1,\"key\":\"api-token\"}", "{\"data_key_version\":1,\"key\":\"api-token\"}",
-            "{\"data_key_version\":1,\"key\":\"api-token\"}", "{\"data_key_version\":null,\"key\":\"api-token\"}",
-        ])
+        #expect(
+            rows.map(\.beforeJSON) == [
+                "{\"data_key_version\":null,\"key\":\"api-token\"}", "{\"data_key_version\":1,\"key\":\"api-token\"}", nil,
+                "{\"data_key_version\":1,\"key\":\"api-token\"}",
+            ])
+        #expect(
+            rows.map(\.afterJSON) == [
+                "{\"data_key_version\":1,\"key\":\"api-token\"}", "{\"data_key_version\":1,\"key\":\"api-token\"}",
+                "{\"data_key_version\":1,\"key\":\"api-token\"}", "{\"data_key_version\":null,\"key\":\"api-token\"}",
+            ])
         #expect(rows.allSatisfy { $0.targetType == "plugin" && $0.targetID == calendar && $0.actor == "tester" })
         let text = try fixture.auditText()
         #expect(!text.contains(secret))
@@ -533,7 +553,10 @@ struct BoardSecretsTests {
             #expect(error?.code == .notAllowed, "\(name)")
         }
         let refusals = try fixture.board.auditRecords(AuditQuery()).filter { $0.outcome == "refused" }
-        #expect(refusals.map(\.action) == ["secret.set", "secret.get", "secret.delete", "keys.rotate_data_key", "keys.shred", "keys.rotate_master"])
+        #expect(
+            refusals.map(\.action) == [
+                "secret.set", "secret.get", "secret.delete", "keys.rotate_data_key", "keys.shred", "keys.rotate_master",
+            ])
         #expect(try fixture.secrets.secret(forKey: "k", pluginID: calendar, actor: fixture.admin) == Data("v".utf8))
 
         // A maintainer may do everything but rotate the master key.
@@ -542,19 +565,46 @@ struct BoardSecretsTests {
         _ = try fixture.secrets.rotateDataKey(pluginID: calendar, reencrypt: true, actor: maintainer)
         _ = try fixture.secrets.shredDataKeys(pluginID: calendar, actor: maintainer)
         // But not on another plug-in.
-        #expect(boardError { _ = try fixture.secrets.setSecret(Data("m".utf8), forKey: "k", pluginID: self.mail, actor: maintainer) }?.code == .notAllowed)
+        #expect(
+            boardError { _ = try fixture.secrets.setSecret(Data("m".utf8), forKey: "k", pluginID: self.mail, actor: maintainer) }?.code
+                == .notAllowed)
     }
 
     @Test func invalidInputWritesNothing() throws {
         let fixture = try BoardFixture()
         let before = try fixture.state()
         let cases: [(String, BoardError.Code, () throws -> Void)] = [
-            ("empty key", .invalidInput, { _ = try fixture.secrets.setSecret(Data("v".utf8), forKey: "", pluginID: self.calendar, actor: fixture.admin) }),
-            ("control character", .invalidInput, { _ = try fixture.secrets.setSecret(Data("v".utf8), forKey: "a\nb", pluginID: self.calendar, actor: fixture.admin) }),
-            ("too large", .invalidInput, { _ = try fixture.secrets.setSecret(Data(count: SecureStorageLimits.maximumValueByteCount + 1), forKey: "k", pluginID: self.calendar, actor: fixture.admin) }),
-            ("bad plug-in id", .invalidInput, { _ = try fixture.secrets.setSecret(Data("v".utf8), forKey: "k", pluginID: "Bad Id", actor: fixture.admin) }),
-            ("same key", .invalidInput, { _ = try fixture.secrets.rotateMasterKey(to: try KeyFileProvider(path: fixture.keyFile).loadMasterKey(), actor: fixture.admin) }),
-            ("empty reason", .invalidInput, { _ = try fixture.secrets.shredDataKeys(pluginID: self.calendar, reason: " ", actor: fixture.admin) }),
+            (
+                "empty key", .invalidInput,
+                { _ = try fixture.secrets.setSecret(Data("v".utf8), forKey: "", pluginID: self.calendar, actor: fixture.admin) }
+            ),
+            (
+                "control character", .invalidInput,
+                { _ = try fixture.secrets.setSecret(Data("v".utf8), forKey: "a\nb", pluginID: self.calendar, actor: fixture.admin) }
+            ),
+            (
+                "too large", .invalidInput,
+                {
+                    _ = try fixture.secrets.setSecret(
+                        Data(count: SecureStorageLimits.maximumValueByteCount + 1), forKey: "k", pluginID: self.calendar,
+                        actor: fixture.admin)
+                }
+            ),
+            (
+                "bad plug-in id", .invalidInput,
+                { _ = try fixture.secrets.setSecret(Data("v".utf8), forKey: "k", pluginID: "Bad Id", actor: fixture.admin) }
+            ),
+            (
+                "same key", .invalidInput,
+                {
+                    _ = try fixture.secrets.rotateMasterKey(
+                        to: try KeyFileProvider(path: fixture.keyFile).loadMasterKey(), actor: fixture.admin)
+                }
+            ),
+            (
+                "empty reason", .invalidInput,
+                { _ = try fixture.secrets.shredDataKeys(pluginID: self.calendar, reason: " ", actor: fixture.admin) }
+            ),
         ]
         for (name, code, attempt) in cases {
             #expect(boardError(attempt)?.code == code, "\(name)")

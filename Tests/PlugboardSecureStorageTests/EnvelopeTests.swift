@@ -1,8 +1,9 @@
 import Crypto
 import Foundation
 import PlugboardPluginAPI
-@testable import PlugboardSecureStorage
 import Testing
+
+@testable import PlugboardSecureStorage
 
 @Suite("Envelope primitives")
 struct EnvelopeTests {

@@ -1,8 +1,9 @@
 import Foundation
 import PlugboardPluginAPI
-@testable import PlugboardSecureStorage
 import Synchronization
 import Testing
+
+@testable import PlugboardSecureStorage
 
 /// Runs `body` and returns the error of type `E` it threw, recording an issue if it threw nothing or another error.
 @discardableResult
@@ -70,7 +71,8 @@ final class TemporaryDirectory {
     let path: String
 
     init() throws {
-        path = FileManager.default.temporaryDirectory
+        path =
+            FileManager.default.temporaryDirectory
             .appendingPathComponent("plugboard-tests-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
     }

@@ -1,7 +1,8 @@
 import Foundation
 import PlugboardPluginAPI
-@testable import PlugboardSecureStorage
 import Testing
+
+@testable import PlugboardSecureStorage
 
 @Suite("Key providers")
 struct KeyProviderTests {

@@ -1,8 +1,9 @@
 import Foundation
 import PlugboardPluginAPI
-@testable import PlugboardSecureStorage
 import PlugboardTesting
 import Testing
+
+@testable import PlugboardSecureStorage
 
 /// Every way Swift can print a value.
 func renderings(of value: Any) -> [String] {

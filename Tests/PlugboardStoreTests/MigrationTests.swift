@@ -28,7 +28,10 @@ struct MigrationTests {
         #expect(status.pending.isEmpty)
         #expect(status.applied.map(\.fileName) == Board.knownMigrations.map(\.migration.fileName))
         let (journal, foreignKeys, appID) = try board.read { db in
-            (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Bool.fetchOne(db, sql: "PRAGMA foreign_keys"), try Int32.fetchOne(db, sql: "PRAGMA application_id"))
+            (
+                try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Bool.fetchOne(db, sql: "PRAGMA foreign_keys"),
+                try Int32.fetchOne(db, sql: "PRAGMA application_id")
+            )
         }
         #expect(journal == "wal")
         #expect(foreignKeys == true)
@@ -56,7 +59,8 @@ struct MigrationTests {
         defer { temp.remove() }
         _ = try Board.create(at: temp.path, actor: TemporaryBoard.actor)
         try DatabaseQueue(path: temp.path).write { db in
-            try db.execute(sql: "INSERT INTO schema_migrations VALUES (9999, '9999_future.sql', 'abc', '2030-01-01T00:00:00.000Z', 'future')")
+            try db.execute(
+                sql: "INSERT INTO schema_migrations VALUES (9999, '9999_future.sql', 'abc', '2030-01-01T00:00:00.000Z', 'future')")
         }
         let bytes = try Data(contentsOf: URL(fileURLWithPath: temp.path))
         let error = #expect(throws: BoardError.self) { try Board.open(at: temp.path, requireCurrentSchema: false) }

@@ -8,9 +8,11 @@ import Testing
 struct RegistryModelTests {
     @Test func precedenceKeyOrdersLikeSemVer() throws {
         // SemVer 2.0.0 §11 example, plus numeric and length edge cases.
-        let ordered = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11",
-                       "1.0.0-rc.1", "1.0.0", "1.0.1", "1.2.0", "1.10.0-0", "1.10.0-a", "1.10.0-a-b", "1.10.0", "2.0.0", "10.0.0",
-                       "18446744073709551615.0.0"]
+        let ordered = [
+            "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11",
+            "1.0.0-rc.1", "1.0.0", "1.0.1", "1.2.0", "1.10.0-0", "1.10.0-a", "1.10.0-a-b", "1.10.0", "2.0.0", "10.0.0",
+            "18446744073709551615.0.0",
+        ]
         let versions = try ordered.map { try SemanticVersion($0) }
         let keys = versions.map(\.precedenceKey)
         #expect(keys == keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
@@ -21,11 +23,13 @@ struct RegistryModelTests {
     }
 
     @Test func aFullManifestParses() throws {
-        let manifest = try PluginManifest.parse(Data("""
-            {"id":"com.example.calendar","name":"Calendar","version":"1.4.0","description":"Calendar sync",
-             "host":">=2.0.0 <3.0.0","dependencies":{"com.example.auth":"^1.2"},"capabilities":["secure-storage","flags","events"],
-             "gate":"plugin.calendar.rollout","entry":"plugboard_plugin_entry","metadata":{"team":"inbox"}}
-            """.utf8))
+        let manifest = try PluginManifest.parse(
+            Data(
+                """
+                {"id":"com.example.calendar","name":"Calendar","version":"1.4.0","description":"Calendar sync",
+                 "host":">=2.0.0 <3.0.0","dependencies":{"com.example.auth":"^1.2"},"capabilities":["secure-storage","flags","events"],
+                 "gate":"plugin.calendar.rollout","entry":"plugboard_plugin_entry","metadata":{"team":"inbox"}}
+                """.utf8))
         #expect(manifest.id == "com.example.calendar")
         #expect(manifest.version == (try SemanticVersion("1.4.0")))
         #expect(manifest.dependencies.keys.sorted() == ["com.example.auth"])
@@ -39,8 +43,10 @@ struct RegistryModelTests {
         try Validate.pluginID(id)
     }
 
-    @Test(arguments: ["", "calendar", "Com.example.x", "com..x", ".com.x", "com.x.", "9com.x", "com.-x", "com.x-", "com.ex ample", "com.exämple",
-                      String(repeating: "a", count: 64) + ".x"])
+    @Test(arguments: [
+        "", "calendar", "Com.example.x", "com..x", ".com.x", "com.x.", "9com.x", "com.-x", "com.x-", "com.ex ample", "com.exämple",
+        String(repeating: "a", count: 64) + ".x",
+    ])
     func invalidIDs(_ id: String) {
         #expect(throws: BoardError.self) { try Validate.pluginID(id) }
     }
@@ -52,14 +58,17 @@ struct RegistryModelTests {
         let board = try Board.create(at: temp.path, actor: TemporaryBoard.actor)
         let row = try #require(try board.auditRecords(AuditQuery()).first)
         var text = AuditLog.genesisHash + "\nplugboard-audit-v1\n"
-        for field in [String(row.seq), row.at, row.actor, row.onBehalfOf, row.action, row.outcome, row.targetType, row.targetID,
-                      row.environment, row.reason, row.beforeJSON, row.afterJSON] {
+        for field in [
+            String(row.seq), row.at, row.actor, row.onBehalfOf, row.action, row.outcome, row.targetType, row.targetID,
+            row.environment, row.reason, row.beforeJSON, row.afterJSON,
+        ] {
             text += field.map { "\($0.utf8.count):\($0)\n" } ?? "-\n"
         }
         let python = Process()
         python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         python.arguments = ["sha256sum"]
-        let input = Pipe(), output = Pipe()
+        let input = Pipe()
+        let output = Pipe()
         python.standardInput = input
         python.standardOutput = output
         try python.run()
@@ -76,7 +85,9 @@ struct RegistryModelTests {
         defer { temp.remove() }
         let board = try Board.create(at: temp.path, actor: TemporaryBoard.actor)
         let before = try board.auditRecords(AuditQuery()).count
-        #expect(throws: BoardError.self) { try board.setEnabled("com.example.ghost", true, environment: "default", actor: TemporaryBoard.actor) }
+        #expect(throws: BoardError.self) {
+            try board.setEnabled("com.example.ghost", true, environment: "default", actor: TemporaryBoard.actor)
+        }
         let rows = try board.auditRecords(AuditQuery())
         #expect(rows.count == before + 1)
         #expect(rows.last?.outcome == "refused")

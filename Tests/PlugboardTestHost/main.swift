@@ -67,9 +67,10 @@ do { secrets = try BoardSecrets.open(board: boardPerService ? openBoard() : boar
     exit(1)
 }
 let flags = BoardFlagProvider(board: boardPerService ? openBoard() : board, environment: identity.environment)
-let host = PluginHost(configuration: HostConfiguration(
-    board: board, identity: identity, pollInterval: .milliseconds(Int(option("--poll-ms") ?? "") ?? 100),
-    secureStorage: { id in try secrets.storage(forPlugin: id) }, flags: flags))
+let host = PluginHost(
+    configuration: HostConfiguration(
+        board: board, identity: identity, pollInterval: .milliseconds(Int(option("--poll-ms") ?? "") ?? 100),
+        secureStorage: { id in try secrets.storage(forPlugin: id) }, flags: flags))
 let counting = Set((option("--counting") ?? "").split(separator: ",").map(String.init))
 for id in pluginList.split(separator: ",").map(String.init) {
     host.register(id, version: "1.0.0") { _ in ProbePlugin(counting: counting.contains(id)) }

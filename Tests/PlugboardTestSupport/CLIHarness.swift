@@ -69,8 +69,10 @@ public final class Sandbox: Sendable {
 
     /// Runs `plugboard ARGS --db BOARD` (the board is added unless `db: false`).
     @discardableResult
-    public func run(_ arguments: [String], db: Bool = true, environment: [String: String] = [:], stdin: String? = nil,
-                    executable: String = Sandbox.binary, prefix: [String] = []) throws -> CLIResult {
+    public func run(
+        _ arguments: [String], db: Bool = true, environment: [String: String] = [:], stdin: String? = nil,
+        executable: String = Sandbox.binary, prefix: [String] = []
+    ) throws -> CLIResult {
         let process = Process()
         let launcher = prefix.first
         process.executableURL = URL(fileURLWithPath: launcher ?? executable)
@@ -79,7 +81,9 @@ public final class Sandbox: Sendable {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PLUGBOARD_") }
         env.merge(environment) { $1 }
         process.environment = env
-        let out = Pipe(), err = Pipe(), input = Pipe()
+        let out = Pipe()
+        let err = Pipe()
+        let input = Pipe()
         process.standardOutput = out
         process.standardError = err
         process.standardInput = input
@@ -93,7 +97,9 @@ public final class Sandbox: Sendable {
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         errRead.wait()
         process.waitUntilExit()
-        return CLIResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))
+        return CLIResult(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))
     }
 
     /// Runs the CLI and records a test issue unless it exits 0.
@@ -139,7 +145,9 @@ public final class Sandbox: Sendable {
         let queue = try DatabaseQueue(path: board, configuration: config)
         return try queue.read { db in
             var text = ""
-            for (name, sql) in try Row.fetchAll(db, sql: "SELECT name, ifnull(sql, '') AS sql FROM sqlite_master ORDER BY type, name").map({ ($0["name"] as String, $0["sql"] as String) }) {
+            for (name, sql) in try Row.fetchAll(db, sql: "SELECT name, ifnull(sql, '') AS sql FROM sqlite_master ORDER BY type, name").map({
+                ($0["name"] as String, $0["sql"] as String)
+            }) {
                 text += "schema \(name): \(sql)\n"
             }
             for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") {

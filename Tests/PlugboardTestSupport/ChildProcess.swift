@@ -30,7 +30,8 @@ public final class ChildProcess: Sendable {
         env.merge(environment) { $1 }
         process.environment = env
         input = Pipe()
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardInput = input
         process.standardOutput = out
         process.standardError = err

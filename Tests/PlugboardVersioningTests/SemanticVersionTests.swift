@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import PlugboardVersioning
 
 @Suite struct SemanticVersionTests {
@@ -38,18 +39,19 @@ import Testing
         #expect(built.description == "1.0.0-beta+exp.sha.5114f85")
     }
 
-    @Test(arguments: [
-        ("1.0.0-0.3.7", 1, 0, 0, ["0", "3", "7"], [String]()),
-        ("1.0.0-x.7.z.92", 1, 0, 0, ["x", "7", "z", "92"], []),
-        ("1.0.0-x-y-z.--", 1, 0, 0, ["x-y-z", "--"], []),
-        ("1.0.0-alpha+001", 1, 0, 0, ["alpha"], ["001"]),
-        ("1.0.0+20130313144700", 1, 0, 0, [], ["20130313144700"]),
-        ("1.0.0-beta+exp.sha.5114f85", 1, 0, 0, ["beta"], ["exp", "sha", "5114f85"]),
-        ("1.0.0+21AF26D3----117B344092BD", 1, 0, 0, [], ["21AF26D3----117B344092BD"]),
-        ("0.0.0", 0, 0, 0, [], []),
-        ("10.20.30", 10, 20, 30, [], []),
-        ("18446744073709551615.0.1", 18_446_744_073_709_551_615, 0, 1, [], []),
-    ] as [(String, UInt64, UInt64, UInt64, [String], [String])])
+    @Test(
+        arguments: [
+            ("1.0.0-0.3.7", 1, 0, 0, ["0", "3", "7"], [String]()),
+            ("1.0.0-x.7.z.92", 1, 0, 0, ["x", "7", "z", "92"], []),
+            ("1.0.0-x-y-z.--", 1, 0, 0, ["x-y-z", "--"], []),
+            ("1.0.0-alpha+001", 1, 0, 0, ["alpha"], ["001"]),
+            ("1.0.0+20130313144700", 1, 0, 0, [], ["20130313144700"]),
+            ("1.0.0-beta+exp.sha.5114f85", 1, 0, 0, ["beta"], ["exp", "sha", "5114f85"]),
+            ("1.0.0+21AF26D3----117B344092BD", 1, 0, 0, [], ["21AF26D3----117B344092BD"]),
+            ("0.0.0", 0, 0, 0, [], []),
+            ("10.20.30", 10, 20, 30, [], []),
+            ("18446744073709551615.0.1", 18_446_744_073_709_551_615, 0, 1, [], []),
+        ] as [(String, UInt64, UInt64, UInt64, [String], [String])])
     func parsesValidVersions(
         _ text: String, _ major: UInt64, _ minor: UInt64, _ patch: UInt64, _ prerelease: [String], _ build: [String]
     ) throws {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import PlugboardVersioning
 
 /// Adapted from node-semver's `test/fixtures/range-include.js` and `range-exclude.js`: loose-mode cases,
@@ -234,7 +235,7 @@ import Testing
         ("^1.0.0", "1.0.0-rc1", false),
         ("^1.2.3-rc2", "2.0.0", false),
         ("^1.0.0", "2.0.0-rc1", false),
-        ("~1.2", "1.2.0-beta", false),   // node-semver's tilde keeps its release floor
+        ("~1.2", "1.2.0-beta", false),  // node-semver's tilde keeps its release floor
         ("<1.2", "1.2.0-beta", false),
         ("1.0.0 - 2.0.0", "2.0.1-0", false),
         ("1.2.3", "1.2.3-beta", false),

@@ -94,14 +94,17 @@ public struct BatchEvaluator: Sendable {
 
     /// Evaluates a whole JSONL text (lines separated by `\n`, `\r\n` accepted).
     public func evaluate(jsonl: String) throws(BatchInputError) -> [String] {
-        try evaluate(lines: jsonl.split(separator: "\n", omittingEmptySubsequences: false).map {
-            $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
-        })
+        try evaluate(
+            lines: jsonl.split(separator: "\n", omittingEmptySubsequences: false).map {
+                $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
+            })
     }
 
     /// One-shot batch: compile `features`, evaluate every line of `contexts`.
-    public static func evaluate(features: Data, contexts: String, mode: ValidationMode = .strict,
-                                environment: EvaluationEnvironment = .init()) throws(BatchEvaluationError) -> [String] {
+    public static func evaluate(
+        features: Data, contexts: String, mode: ValidationMode = .strict,
+        environment: EvaluationEnvironment = .init()
+    ) throws(BatchEvaluationError) -> [String] {
         let evaluator: BatchEvaluator
         do {
             evaluator = try BatchEvaluator(features: features, mode: mode, environment: environment)

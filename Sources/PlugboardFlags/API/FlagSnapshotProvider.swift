@@ -52,7 +52,9 @@ public final class FlagSnapshotProvider: FlagResolver {
     ///
     /// - Throws: ``FlagSetError`` when the JSON is malformed or refused by validation.
     @discardableResult
-    public func update(json: Data, mode: ValidationMode = .strict, environment: EvaluationEnvironment = .init()) throws(FlagSetError) -> FlagSnapshot {
+    public func update(json: Data, mode: ValidationMode = .strict, environment: EvaluationEnvironment = .init()) throws(FlagSetError)
+        -> FlagSnapshot
+    {
         let snapshot = try FlagSnapshot(json: json, mode: mode, environment: environment)
         replace(with: snapshot)
         return snapshot

@@ -50,7 +50,9 @@ public struct ResolutionDetails<Value: Sendable>: Sendable {
     public var errorMessage: String?
 
     /// Creates resolution details.
-    public init(value: Value, variant: String? = nil, reason: ResolutionReason, errorCode: ResolutionErrorCode? = nil, errorMessage: String? = nil) {
+    public init(
+        value: Value, variant: String? = nil, reason: ResolutionReason, errorCode: ResolutionErrorCode? = nil, errorMessage: String? = nil
+    ) {
         self.value = value
         self.variant = variant
         self.reason = reason
@@ -160,7 +162,9 @@ extension FlagResolver {
     }
 
     /// The text of a `string` or `csv` variant payload.
-    public func string(_ flag: String, default defaultValue: String, context: UnleashContext = UnleashContext()) -> ResolutionDetails<String> {
+    public func string(_ flag: String, default defaultValue: String, context: UnleashContext = UnleashContext()) -> ResolutionDetails<
+        String
+    > {
         payloadValue(flag, defaultValue, context, typeName: "string", accepted: ["string", "csv"]) { text in .success(text) }
     }
 
@@ -175,7 +179,9 @@ extension FlagResolver {
     }
 
     /// A `number` variant payload as a floating-point number.
-    public func double(_ flag: String, default defaultValue: Double, context: UnleashContext = UnleashContext()) -> ResolutionDetails<Double> {
+    public func double(_ flag: String, default defaultValue: Double, context: UnleashContext = UnleashContext()) -> ResolutionDetails<
+        Double
+    > {
         payloadValue(flag, defaultValue, context, typeName: "number", accepted: ["number"]) { text in
             guard let value = UnleashNumber.parseContextValue(text) else { return .parse("'\(text)' is not a number") }
             return .success(value)
@@ -183,7 +189,9 @@ extension FlagResolver {
     }
 
     /// A `json` variant payload that holds a JSON object.
-    public func json(_ flag: String, default defaultValue: [String: FlagJSON], context: UnleashContext = UnleashContext()) -> ResolutionDetails<[String: FlagJSON]> {
+    public func json(_ flag: String, default defaultValue: [String: FlagJSON], context: UnleashContext = UnleashContext())
+        -> ResolutionDetails<[String: FlagJSON]>
+    {
         payloadValue(flag, defaultValue, context, typeName: "JSON object", accepted: ["json"]) { text in
             guard let value = try? JSONDecoder().decode(FlagJSON.self, from: Data(text.utf8)) else {
                 return .parse("the json payload is not valid JSON")
@@ -210,13 +218,15 @@ extension FlagResolver {
 
     func notReady<Value>(_ flag: String, _ defaultValue: Value) -> ResolutionDetails<Value>? {
         guard !isReady else { return nil }
-        return ResolutionDetails(value: defaultValue, reason: .error, errorCode: .providerNotReady,
-                                 errorMessage: "no flags are loaded yet, so flag '\(flag)' uses the default")
+        return ResolutionDetails(
+            value: defaultValue, reason: .error, errorCode: .providerNotReady,
+            errorMessage: "no flags are loaded yet, so flag '\(flag)' uses the default")
     }
 
     func failure<Value>(_ flag: String, _ evaluation: Evaluation, _ defaultValue: Value) -> ResolutionDetails<Value> {
         if case .notFound = evaluation.outcome {
-            return ResolutionDetails(value: defaultValue, reason: .error, errorCode: .flagNotFound, errorMessage: "flag '\(flag)' does not exist")
+            return ResolutionDetails(
+                value: defaultValue, reason: .error, errorCode: .flagNotFound, errorMessage: "flag '\(flag)' does not exist")
         }
         return ResolutionDetails(
             value: defaultValue, reason: .error, errorCode: .general,
@@ -251,18 +261,21 @@ extension FlagResolver {
         }
         switch convert(payload.value) {
         case .success(let value):
-            let reason: ResolutionReason = switch evaluation.pick {
-            case .override: .targetingMatch
-            case .split: .split
-            case .single, .none: Self.enabledReason(evaluation)
-            }
+            let reason: ResolutionReason =
+                switch evaluation.pick {
+                case .override: .targetingMatch
+                case .split: .split
+                case .single, .none: Self.enabledReason(evaluation)
+                }
             return ResolutionDetails(value: value, variant: variant.name, reason: reason)
         case .mismatch(let why):
-            return ResolutionDetails(value: defaultValue, variant: variant.name, reason: .error, errorCode: .typeMismatch,
-                                     errorMessage: "flag '\(flag)' variant '\(variant.name)': \(why)")
+            return ResolutionDetails(
+                value: defaultValue, variant: variant.name, reason: .error, errorCode: .typeMismatch,
+                errorMessage: "flag '\(flag)' variant '\(variant.name)': \(why)")
         case .parse(let why):
-            return ResolutionDetails(value: defaultValue, variant: variant.name, reason: .error, errorCode: .parseError,
-                                     errorMessage: "flag '\(flag)' variant '\(variant.name)': \(why)")
+            return ResolutionDetails(
+                value: defaultValue, variant: variant.name, reason: .error, errorCode: .parseError,
+                errorMessage: "flag '\(flag)' variant '\(variant.name)': \(why)")
         }
     }
 }

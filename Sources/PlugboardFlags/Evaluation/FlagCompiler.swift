@@ -100,9 +100,13 @@ struct FlagCompiler {
             if parent == nil {
                 warning(field, "flag '\(dependency.feature)' does not exist, so this flag is always off")
             } else if let parent, !(set.features[parent].dependencies ?? []).isEmpty, dependency.feature != feature.name {
-                warning(field, "flag '\(dependency.feature)' has dependencies itself; Unleash does not follow transitive dependencies, so this flag is always off")
+                warning(
+                    field,
+                    "flag '\(dependency.feature)' has dependencies itself; Unleash does not follow transitive dependencies, so this flag is always off"
+                )
             }
-            dependencies.append(CompiledDependency(parent: parent, expectEnabled: dependency.enabled ?? true, variants: dependency.variants))
+            dependencies.append(
+                CompiledDependency(parent: parent, expectEnabled: dependency.enabled ?? true, variants: dependency.variants))
         }
         return CompiledFlag(
             name: feature.name, enabled: feature.enabled, broken: flagBroken, strategies: strategies,
@@ -148,9 +152,11 @@ struct FlagCompiler {
             rule = .always
         case "userWithId":
             if let ids = parameters["userIds"] {
-                rule = .userIds(ExactStringSet(ids.split(separator: ",", omittingEmptySubsequences: false).map {
-                    String($0).trimmingCharacters(in: .whitespacesAndNewlines)
-                }))
+                rule = .userIds(
+                    ExactStringSet(
+                        ids.split(separator: ",", omittingEmptySubsequences: false).map {
+                            String($0).trimmingCharacters(in: .whitespacesAndNewlines)
+                        }))
             } else {
                 error("\(field) parameter 'userIds'", "the userWithId strategy needs a 'userIds' parameter", .local)
                 rule = .never
@@ -182,7 +188,9 @@ struct FlagCompiler {
                 if value > 100 { warning("\(field) parameter 'percentage'", "'\(text)' is above 100, so the strategy always matches") }
                 rule = .random(percent: value)
             } else {
-                let text = parameters["percentage"].map { "'\($0)' is not a whole number from 0 to 100" } ?? "the gradualRolloutRandom strategy needs a 'percentage' parameter"
+                let text =
+                    parameters["percentage"].map { "'\($0)' is not a whole number from 0 to 100" }
+                    ?? "the gradualRolloutRandom strategy needs a 'percentage' parameter"
                 error("\(field) parameter 'percentage'", text, .local)
                 rule = .never
             }
@@ -207,11 +215,14 @@ struct FlagCompiler {
             if parameters["hostNames"] == nil {
                 warning("\(field) parameter 'hostNames'", "the applicationHostname strategy has no 'hostNames', so it never matches")
             }
-            rule = .hostname(Set(names.split(separator: ",", omittingEmptySubsequences: false).map {
-                String($0).trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
-            }))
+            rule = .hostname(
+                Set(
+                    names.split(separator: ",", omittingEmptySubsequences: false).map {
+                        String($0).trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+                    }))
         default:
-            warning("\(field) name", "'\(strategy.name)' is not a built-in strategy; custom strategies are not supported, so it never matches")
+            warning(
+                "\(field) name", "'\(strategy.name)' is not a built-in strategy; custom strategies are not supported, so it never matches")
             rule = .never
         }
 
@@ -309,13 +320,14 @@ struct FlagCompiler {
                 error("\(field) value", "'\(text)' is not a number", .breaksFlag)
                 return nil
             }
-            let comparison: OrdinalComparison = switch op {
-            case .numEq: .equal
-            case .numGt: .greater
-            case .numGte: .greaterOrEqual
-            case .numLt: .less
-            default: .lessOrEqual
-            }
+            let comparison: OrdinalComparison =
+                switch op {
+                case .numEq: .equal
+                case .numGt: .greater
+                case .numGte: .greaterOrEqual
+                case .numLt: .less
+                default: .lessOrEqual
+                }
             return make(.number(comparison, number))
         case .dateAfter, .dateBefore:
             guard let text = constraint.value else {
@@ -338,13 +350,14 @@ struct FlagCompiler {
                 error("\(field) value", "'\(text)' is not a semantic version\(hint)", .local)
                 return make(.never)
             }
-            let comparison: OrdinalComparison = switch op {
-            case .semverEq: .equal
-            case .semverGt: .greater
-            case .semverGte: .greaterOrEqual
-            case .semverLt: .less
-            default: .lessOrEqual
-            }
+            let comparison: OrdinalComparison =
+                switch op {
+                case .semverEq: .equal
+                case .semverGt: .greater
+                case .semverGte: .greaterOrEqual
+                case .semverLt: .less
+                default: .lessOrEqual
+                }
             return make(.semver(comparison, version))
         case .regex:
             let patterns = constraint.value.map { [$0] } ?? constraint.values ?? []
@@ -416,7 +429,8 @@ struct FlagCompiler {
             error("\(prefix)variants", "the variant weights add up to more than \(UInt32.max)", .local)
             return nil
         }
-        let sticky: CompiledVariants.Stickiness = stickiness == "default" ? .standard : .field(ContextField(variantStickinessName: stickiness))
+        let sticky: CompiledVariants.Stickiness =
+            stickiness == "default" ? .standard : .field(ContextField(variantStickinessName: stickiness))
         return CompiledVariants(
             variants: variants, totalWeight: UInt32(total), stickiness: sticky, groupId: groupId,
             weightedCount: variants.filter { $0.weight > 0 }.count)

@@ -69,7 +69,10 @@ public struct FlagSnapshot: Sendable {
         let warnings: [FlagValidationWarning]
         let environment: EvaluationEnvironment
 
-        init(source: FeatureSet, flags: [CompiledFlag], index: [String: Int], warnings: [FlagValidationWarning], environment: EvaluationEnvironment) {
+        init(
+            source: FeatureSet, flags: [CompiledFlag], index: [String: Int], warnings: [FlagValidationWarning],
+            environment: EvaluationEnvironment
+        ) {
             self.source = source
             self.flags = flags
             self.index = index
@@ -88,12 +91,15 @@ public struct FlagSnapshot: Sendable {
     ///     ``ValidationMode/lenient`` evaluates whatever Unleash's engine would.
     ///   - environment: hostname, clock and randomness.
     /// - Throws: ``FlagValidationFailure`` in strict mode, listing every error.
-    public init(_ features: FeatureSet, mode: ValidationMode = .strict, environment: EvaluationEnvironment = .init()) throws(FlagValidationFailure) {
+    public init(_ features: FeatureSet, mode: ValidationMode = .strict, environment: EvaluationEnvironment = .init())
+        throws(FlagValidationFailure)
+    {
         let output = FlagCompiler.compile(features)
         if mode == .strict, !output.errors.isEmpty {
             throw FlagValidationFailure(errors: output.errors, warnings: output.warnings)
         }
-        let warnings = mode == .strict
+        let warnings =
+            mode == .strict
             ? output.warnings
             : output.warnings + output.errors.map { FlagValidationWarning(subject: $0.subject, field: $0.field, message: $0.message) }
         storage = Storage(source: features, flags: output.flags, index: output.index, warnings: warnings, environment: environment)
@@ -119,7 +125,8 @@ public struct FlagSnapshot: Sendable {
     /// A snapshot with no flags: every flag is unknown.
     public static let empty: FlagSnapshot = {
         // An empty set has nothing to refuse.
-        (try? FlagSnapshot(FeatureSet())) ?? FlagSnapshot(storage: Storage(source: FeatureSet(), flags: [], index: [:], warnings: [], environment: .init()))
+        (try? FlagSnapshot(FeatureSet()))
+            ?? FlagSnapshot(storage: Storage(source: FeatureSet(), flags: [], index: [:], warnings: [], environment: .init()))
     }()
 
     private init(storage: Storage) { self.storage = storage }
@@ -445,7 +452,8 @@ struct Evaluator {
         }
         let target: UInt32
         if let seed {
-            target = MurmurHash3.normalizedValue(groupId: set.groupId, identifier: seed, modulus: set.totalWeight, seed: MurmurHash3.variantSeed)
+            target = MurmurHash3.normalizedValue(
+                groupId: set.groupId, identifier: seed, modulus: set.totalWeight, seed: MurmurHash3.variantSeed)
         } else {
             target = storage.environment.random(set.totalWeight) + 1
         }

@@ -37,7 +37,8 @@ extension FeatureSet {
     /// Decoding the result gives back an equal ``FeatureSet``.
     public func encoded(prettyPrinted: Bool = false) -> Data {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = prettyPrinted ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.outputFormatting =
+            prettyPrinted ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         // Encoding plain strings, numbers and booleans cannot fail.
         return (try? encoder.encode(self)) ?? Data("{}".utf8)
     }
@@ -111,8 +112,9 @@ extension FeatureSet {
 
     private static func flagName(at index: Int, in data: Data) -> String? {
         guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let features = root["features"] as? [Any], index < features.count,
-              let feature = features[index] as? [String: Any] else { return nil }
+            let features = root["features"] as? [Any], index < features.count,
+            let feature = features[index] as? [String: Any]
+        else { return nil }
         return feature["name"] as? String
     }
 }

@@ -48,7 +48,7 @@ struct IPAddress: Hashable, Sendable {
                 continue
             }
             guard (1...4).contains(part.count), let value = UInt16(String(decoding: part, as: UTF8.self), radix: 16),
-                  part.allSatisfy({ isHexDigit($0) })
+                part.allSatisfy({ isHexDigit($0) })
             else { return nil }
             groups.append(value)
         }
@@ -67,7 +67,7 @@ struct IPAddress: Hashable, Sendable {
             let tail = bytes[(gap + 2)...]
             if tail.firstRange(of: [0x3A, 0x3A]) != nil { return nil }
             guard let headGroups = parseGroups(head, limit: 7), !head.contains(0x2E) || head.isEmpty,
-                  let tailGroups = parseGroups(tail, limit: 7 - headGroups.count)
+                let tailGroups = parseGroups(tail, limit: 7 - headGroups.count)
             else { return nil }
             groups = headGroups + Array(repeating: 0, count: 8 - headGroups.count - tailGroups.count) + tailGroups
         } else {

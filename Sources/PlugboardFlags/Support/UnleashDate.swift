@@ -40,7 +40,7 @@ enum UnleashDate {
         func isDigit(_ i: Int) -> Bool { i < token.count && (0x30...0x39).contains(token[i]) }
         func digits(_ positions: [Int]) -> Bool { positions.allSatisfy(isDigit) }
         guard token.count >= 20, digits([0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]),
-              token[4] == 0x2D, token[7] == 0x2D, token[10] == 0x54, token[13] == 0x3A, token[16] == 0x3A
+            token[4] == 0x2D, token[7] == 0x2D, token[10] == 0x54, token[13] == 0x3A, token[16] == 0x3A
         else { return nil }
         var index = 19
         if index < token.count, token[index] == 0x2E {
@@ -128,8 +128,8 @@ enum UnleashDate {
         guard scanner.atEnd else { return nil }
         // Validation as chrono's `Parsed::to_datetime`.
         guard abs(offsetSeconds) < 86_400, (1...12).contains(month), (0...23).contains(hour), (0...59).contains(minute),
-              (0...60).contains(second), year > -262_144, year < 262_144,
-              day >= 1, day <= daysInMonth(year: year, month: month)
+            (0...60).contains(second), year > -262_144, year < 262_144,
+            day >= 1, day <= daysInMonth(year: year, month: month)
         else { return nil }
         var wholeSecond = second
         if second == 60 {

@@ -172,11 +172,19 @@ struct UnleashRegex: @unchecked Sendable {
                 // A counted repetition {n}, {n,}, {n,m}; anything else is a literal brace.
                 var cursor = index + 1
                 var body = ""
-                while cursor < chars.count, chars[cursor] != "}" { body.unicodeScalars.append(chars[cursor]); cursor += 1 }
+                while cursor < chars.count, chars[cursor] != "}" {
+                    body.unicodeScalars.append(chars[cursor])
+                    cursor += 1
+                }
                 let compact = body.filter { !$0.isWhitespace }
                 let parts = compact.split(separator: ",", omittingEmptySubsequences: false)
-                let isRepetition = cursor < chars.count && !compact.isEmpty && parts.count <= 2
-                    && parts.enumerated().allSatisfy { $0.offset == 1 ? $0.element.allSatisfy { ("0"..."9").contains($0) } : (!$0.element.isEmpty && $0.element.allSatisfy { ("0"..."9").contains($0) }) }
+                let isRepetition =
+                    cursor < chars.count && !compact.isEmpty && parts.count <= 2
+                    && parts.enumerated().allSatisfy {
+                        $0.offset == 1
+                            ? $0.element.allSatisfy { ("0"..."9").contains($0) }
+                            : (!$0.element.isEmpty && $0.element.allSatisfy { ("0"..."9").contains($0) })
+                    }
                 if !isRepetition {
                     index += 1
                     emitAtom("\\{")
@@ -240,10 +248,13 @@ struct UnleashRegex: @unchecked Sendable {
                 // The group name, copied verbatim: (?P<name> and (?<name> both become (?<name>.
                 var name = ""
                 index += 1
-                while let n = peek(), n != ">" { name.unicodeScalars.append(n); index += 1 }
+                while let n = peek(), n != ">" {
+                    name.unicodeScalars.append(n)
+                    index += 1
+                }
                 guard peek() == ">", !name.isEmpty,
-                      name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }),
-                      let first = name.unicodeScalars.first, !("0"..."9").contains(first)
+                    name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }),
+                    let first = name.unicodeScalars.first, !("0"..."9").contains(first)
                 else { throw fail("an invalid group name") }
                 index += 1
                 groupStarts.append(start)
@@ -311,7 +322,7 @@ struct UnleashRegex: @unchecked Sendable {
             case "0": throw fail("octal escapes are not supported")
             case "k": throw fail("named back-references are not supported")
             case "Z", "G", "Q", "E", "K", "R", "X", "N", "h", "H", "V", "c", "e", "g", "o", "y", "i", "j", "l", "m", "q", "C", "F",
-                 "I", "J", "L", "M", "O", "T", "Y":
+                "I", "J", "L", "M", "O", "T", "Y":
                 throw fail("'\\\(next)' is not supported")
             case "v": return "\\x{B}"
             case "a": return "\\x{7}"
@@ -323,7 +334,10 @@ struct UnleashRegex: @unchecked Sendable {
                 if next == "b", peek() == "{" {
                     var name = ""
                     var cursor = index + 1
-                    while cursor < chars.count, chars[cursor] != "}" { name.unicodeScalars.append(chars[cursor]); cursor += 1 }
+                    while cursor < chars.count, chars[cursor] != "}" {
+                        name.unicodeScalars.append(chars[cursor])
+                        cursor += 1
+                    }
                     let forms = ["start": "\\b(?=\\w)", "end": "\\b(?<=\\w)", "start-half": "(?<!\\w)", "end-half": "(?!\\w)"]
                     guard cursor < chars.count, let form = forms[name] else { throw fail("'\\b{\(name)}' is not a known word boundary") }
                     index = cursor + 1
@@ -339,7 +353,10 @@ struct UnleashRegex: @unchecked Sendable {
                 var hex = ""
                 if peek() == "{" {
                     index += 1
-                    while let c = peek(), c != "}" { hex.unicodeScalars.append(c); index += 1 }
+                    while let c = peek(), c != "}" {
+                        hex.unicodeScalars.append(c)
+                        index += 1
+                    }
                     guard peek() == "}" else { throw fail("an unterminated '\\\(next){'") }
                     index += 1
                 } else {
@@ -351,14 +368,17 @@ struct UnleashRegex: @unchecked Sendable {
                     }
                 }
                 guard !hex.isEmpty, hex.count <= 8, hex.unicodeScalars.allSatisfy({ $0.properties.isASCIIHexDigit }),
-                      let value = UInt32(hex, radix: 16), Unicode.Scalar(value) != nil
+                    let value = UInt32(hex, radix: 16), Unicode.Scalar(value) != nil
                 else { throw fail("'\\\(next)\(hex)' is not a valid code point") }
                 return "\\x{\(String(value, radix: 16))}"
             case "p", "P":
                 var name = ""
                 if peek() == "{" {
                     index += 1
-                    while let c = peek(), c != "}" { name.unicodeScalars.append(c); index += 1 }
+                    while let c = peek(), c != "}" {
+                        name.unicodeScalars.append(c)
+                        index += 1
+                    }
                     guard peek() == "}" else { throw fail("an unterminated '\\\(next){'") }
                     index += 1
                 } else if let c = peek() {
@@ -397,15 +417,24 @@ struct UnleashRegex: @unchecked Sendable {
             var previousWasClassEscape = false
             while true {
                 guard let c = peek() else { throw fail("an unclosed character class") }
-                if c == "]" && !first { index += 1; break }
+                if c == "]" && !first {
+                    index += 1
+                    break
+                }
                 first = false
                 if c == "[" && peek(1) == ":" {
                     // POSIX class [:name:] or [:^name:].
                     var cursor = index + 2
                     var negated = false
-                    if cursor < chars.count, chars[cursor] == "^" { negated = true; cursor += 1 }
+                    if cursor < chars.count, chars[cursor] == "^" {
+                        negated = true
+                        cursor += 1
+                    }
                     var name = ""
-                    while cursor < chars.count, chars[cursor] != ":" { name.unicodeScalars.append(chars[cursor]); cursor += 1 }
+                    while cursor < chars.count, chars[cursor] != ":" {
+                        name.unicodeScalars.append(chars[cursor])
+                        cursor += 1
+                    }
                     if cursor + 1 < chars.count, chars[cursor + 1] == "]", let ranges = UnleashRegex.posixClasses[name] {
                         if negated, !current.unicode { throw fail("in (?-u) mode a negated class can match invalid UTF-8") }
                         text += negated ? "[^\(ranges)]" : "[\(ranges)]"

@@ -24,7 +24,9 @@ final class RegistryFixture {
         for index in 0..<Self.pluginCount {
             var dependencies: [String] = []
             if index > 0 { dependencies.append("\"\(Self.id((index - 1) / 2))\":\"^1.0.0\"") }
-            if index >= 10, index % 3 == 0, (index / 3 - 1) != (index - 1) / 2 { dependencies.append("\"\(Self.id(index / 3 - 1))\":\">=1.0.0 <2.0.0\"") }
+            if index >= 10, index % 3 == 0, (index / 3 - 1) != (index - 1) / 2 {
+                dependencies.append("\"\(Self.id(index / 3 - 1))\":\">=1.0.0 <2.0.0\"")
+            }
             var extra = "\"host\":\"^2.0.0\",\"capabilities\":[\"flags\"]"
             if !dependencies.isEmpty { extra += ",\"dependencies\":{\(dependencies.joined(separator: ","))}" }
             if index % 20 == 7 {
@@ -41,15 +43,18 @@ final class RegistryFixture {
         }
         _ = try scratch.board.kill(.plugin(Self.id(190)), reason: "INC-1", actor: Fixtures.admin)
         _ = try scratch.board.yank(Self.id(180), version: SemanticVersion("1.1.0"), reason: "bad build", actor: Fixtures.admin)
-        let features = gates.map { """
+        let features = gates.map {
+            """
             {"name":"\($0)","enabled":true,"strategies":[{"name":"flexibleRollout","parameters":{"rollout":"50","stickiness":"default","groupId":"\($0)"}}]}
-            """ }
+            """
+        }
         let set = try FeatureSet.decode(from: Data("{\"version\":1,\"features\":[\(features.joined(separator: ","))]}".utf8))
         _ = try scratch.board.importFlags(set, environment: Self.environment, actor: Fixtures.admin)
         let flags = try FlagSnapshot(scratch.board.featureSet(environment: Self.environment), environment: Fixtures.evaluationEnvironment)
         let host = UnleashContext(userId: "bench-host", environment: Self.environment, properties: ["hostId": "bench-host"])
-        resolver = Resolver(hostVersion: try SemanticVersion("2.1.0"), gate: { flags.isEnabled($0, context: host) },
-                            availability: { _, _ in nil })
+        resolver = Resolver(
+            hostVersion: try SemanticVersion("2.1.0"), gate: { flags.isEnabled($0, context: host) },
+            availability: { _, _ in nil })
     }
 }
 
@@ -72,10 +77,12 @@ func auditBoard(rows: Int) throws -> ScratchBoard {
     try scratch.board.write { db in
         for index in existing..<rows {
             let enabled = index % 2 == 0
-            try AuditLog.append(db, actor: Fixtures.admin, entry: AuditEntry(
-                action: enabled ? "plugin.enable" : "plugin.disable", targetType: "plugin", targetID: "com.example.plugin\(index % 50)",
-                environment: "production", before: .object(["enabled": .bool(!enabled), "pinned": .null]),
-                after: .object(["enabled": .bool(enabled), "pinned": .null])))
+            try AuditLog.append(
+                db, actor: Fixtures.admin,
+                entry: AuditEntry(
+                    action: enabled ? "plugin.enable" : "plugin.disable", targetType: "plugin", targetID: "com.example.plugin\(index % 50)",
+                    environment: "production", before: .object(["enabled": .bool(!enabled), "pinned": .null]),
+                    after: .object(["enabled": .bool(enabled), "pinned": .null])))
         }
     }
     return scratch
@@ -83,9 +90,12 @@ func auditBoard(rows: Int) throws -> ScratchBoard {
 
 func boardBenchmarks() {
     // Change detection: what a host pays at every poll when nothing changed.
-    Benchmark("board.version", configuration: .init(
-        metrics: [.wallClock, .throughput, .mallocCountTotal], warmupIterations: 10, scalingFactor: .kilo,
-        maxDuration: .seconds(3), maxIterations: 500)) { benchmark, board in
+    Benchmark(
+        "board.version",
+        configuration: .init(
+            metrics: [.wallClock, .throughput, .mallocCountTotal], warmupIterations: 10, scalingFactor: .kilo,
+            maxDuration: .seconds(3), maxIterations: 500)
+    ) { benchmark, board in
         for _ in benchmark.scaledIterations {
             blackHole(try! board.version())
         }
@@ -95,9 +105,12 @@ func boardBenchmarks() {
         ScratchBoard.removeAll()
     }
 
-    Benchmark("host.pollOnce.unchanged", configuration: .init(
-        metrics: [.wallClock, .throughput, .mallocCountTotal], warmupIterations: 10, scalingFactor: .kilo,
-        maxDuration: .seconds(3), maxIterations: 500)) { benchmark, host in
+    Benchmark(
+        "host.pollOnce.unchanged",
+        configuration: .init(
+            metrics: [.wallClock, .throughput, .mallocCountTotal], warmupIterations: 10, scalingFactor: .kilo,
+            maxDuration: .seconds(3), maxIterations: 500)
+    ) { benchmark, host in
         for _ in benchmark.scaledIterations {
             await host.pollOnce()
         }
@@ -105,9 +118,10 @@ func boardBenchmarks() {
         let scratch = try ScratchBoard("pollhost")
         try scratch.register("com.bench.one", "1.0.0")
         _ = try scratch.board.setEnabled("com.bench.one", true, environment: "default", actor: Fixtures.admin)
-        let host = PluginHost(configuration: HostConfiguration(
-            board: scratch.board, identity: HostIdentity(hostID: "bench-host", environment: "default", hostVersion: "2.1.0"),
-            pollInterval: .seconds(3600), logger: quietLogger()))
+        let host = PluginHost(
+            configuration: HostConfiguration(
+                board: scratch.board, identity: HostIdentity(hostID: "bench-host", environment: "default", hostVersion: "2.1.0"),
+                pollInterval: .seconds(3600), logger: quietLogger()))
         host.register("com.bench.one", version: "1.0.0") { _ in NoopPlugin() }
         await host.start()
         return host
@@ -156,11 +170,15 @@ func boardBenchmarks() {
     }
 
     // Writes: one audited change (BEGIN IMMEDIATE, checks, upsert, hash-chained audit append, commit + fsync).
-    Benchmark("board.setEnabled", configuration: .init(
-        metrics: [.wallClock, .throughput], warmupIterations: 3, maxDuration: .seconds(5), maxIterations: 300)) { benchmark, fixture in
+    Benchmark(
+        "board.setEnabled",
+        configuration: .init(
+            metrics: [.wallClock, .throughput], warmupIterations: 3, maxDuration: .seconds(5), maxIterations: 300)
+    ) { benchmark, fixture in
         for _ in benchmark.scaledIterations {
             fixture.enabled.toggle()
-            blackHole(try! fixture.scratch.board.setEnabled(fixture.pluginID, fixture.enabled, environment: "default", actor: Fixtures.admin))
+            blackHole(
+                try! fixture.scratch.board.setEnabled(fixture.pluginID, fixture.enabled, environment: "default", actor: Fixtures.admin))
         }
     } setup: {
         try WriteFixture()
@@ -170,8 +188,12 @@ func boardBenchmarks() {
 
     // `plugboard audit verify`: recompute the whole chain.
     for rows in [1_000, 10_000] {
-        Benchmark("audit.verify.\(rows)", configuration: .init(
-            metrics: [.wallClock, .throughput, .mallocCountTotal], warmupIterations: 1, maxDuration: .seconds(4), maxIterations: rows > 1_000 ? 30 : 100)) { benchmark, scratch in
+        Benchmark(
+            "audit.verify.\(rows)",
+            configuration: .init(
+                metrics: [.wallClock, .throughput, .mallocCountTotal], warmupIterations: 1, maxDuration: .seconds(4),
+                maxIterations: rows > 1_000 ? 30 : 100)
+        ) { benchmark, scratch in
             for _ in benchmark.scaledIterations {
                 let verification = try! scratch.board.verifyAudit()
                 precondition(verification.ok && verification.rowsChecked == rows)

@@ -91,9 +91,12 @@ func flagBenchmarks() {
     let byFlag = ProcessInfo.processInfo.environment["PLUGBOARD_BENCH_BY_FLAG"] == "1"
     let flagNames = byFlag ? ((try? EvaluationFixture())?.snapshot.flagNames ?? []) : []
     for name in flagNames {
-        Benchmark("flags.isEnabled.by-flag.\(name)", configuration: .init(
-            metrics: [.wallClock, .mallocCountTotal], warmupIterations: 5, scalingFactor: .kilo,
-            maxDuration: .milliseconds(500), maxIterations: 300)) { benchmark, fixture in
+        Benchmark(
+            "flags.isEnabled.by-flag.\(name)",
+            configuration: .init(
+                metrics: [.wallClock, .mallocCountTotal], warmupIterations: 5, scalingFactor: .kilo,
+                maxDuration: .milliseconds(500), maxIterations: 300)
+        ) { benchmark, fixture in
             let snapshot = fixture.snapshot
             for _ in benchmark.scaledIterations {
                 let i = fixture.cursor.next(mask: EvaluationFixture.mask)
@@ -116,8 +119,10 @@ func flagBenchmarks() {
         let fixture = try EvaluationFixture()
         let board = try BoardFlagsFixture()
         let provider = BoardFlagProvider(board: board.scratch.board, environment: board.environment, hostname: "bench-host")
-        let evaluator = provider.evaluator(for: HostIdentity(hostID: "bench-host", environment: board.environment, hostVersion: "2.1.0",
-                                                              properties: ["region": "eu-north"]))
+        let evaluator = provider.evaluator(
+            for: HostIdentity(
+                hostID: "bench-host", environment: board.environment, hostVersion: "2.1.0",
+                properties: ["region": "eu-north"]))
         return (fixture, evaluator, fixture.contexts.map(pluginContext))
     } teardown: {
         ScratchBoard.removeAll()

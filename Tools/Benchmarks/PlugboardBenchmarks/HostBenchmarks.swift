@@ -13,7 +13,9 @@ func quietLogger() -> Logger {
 }
 
 /// Waits for the first event `match` accepts; false after `timeout` (so a lost event cannot hang the run).
-func waitFor(_ events: AsyncStream<HostEvent>, timeout: Duration = .seconds(10), _ match: @escaping @Sendable (HostEvent) -> Bool) async -> Bool {
+func waitFor(_ events: AsyncStream<HostEvent>, timeout: Duration = .seconds(10), _ match: @escaping @Sendable (HostEvent) -> Bool) async
+    -> Bool
+{
     await withTaskGroup(of: Bool.self) { group in
         group.addTask {
             for await event in events where match(event) { return true }
@@ -57,10 +59,11 @@ final class KillSwitchFixture: Sendable {
         }
         let identity = HostIdentity(hostID: "bench-host", environment: "default", hostVersion: "2.1.0")
         let board = try Board.open(at: scratch.path)
-        host = PluginHost(configuration: HostConfiguration(
-            board: board, identity: identity, pollInterval: pollInterval,
-            flags: BoardFlagProvider(board: board, environment: identity.environment, hostname: "bench-host"),
-            logger: quietLogger()))
+        host = PluginHost(
+            configuration: HostConfiguration(
+                board: board, identity: identity, pollInterval: pollInterval,
+                flags: BoardFlagProvider(board: board, environment: identity.environment, hostname: "bench-host"),
+                logger: quietLogger()))
         for (id, version) in compiledIn {
             host.register(id, version: version) { _ in NoopPlugin() }
         }
@@ -84,8 +87,11 @@ func hostBenchmarks() {
     // `.deactivated` event (the plug-in is out of every lookup). One kill per sample; between samples the
     // switch is revived and the plug-in reloaded, outside the measurement.
     for (milliseconds, large) in [(100, false), (10, false), (100, true)] {
-        Benchmark("killswitch.reaction.poll-\(milliseconds)ms\(large ? ".200-plugins" : "")", configuration: .init(
-            metrics: [.wallClock], warmupIterations: 2, maxDuration: .seconds(20), maxIterations: milliseconds == 100 ? 60 : 100)) { benchmark, fixture in
+        Benchmark(
+            "killswitch.reaction.poll-\(milliseconds)ms\(large ? ".200-plugins" : "")",
+            configuration: .init(
+                metrics: [.wallClock], warmupIterations: 2, maxDuration: .seconds(20), maxIterations: milliseconds == 100 ? 60 : 100)
+        ) { benchmark, fixture in
             let id = fixture.pluginID
             // Throw the switch at a random moment of the poll cycle (else every sample would start right after
             // the poll that reloaded the plug-in, and wait a whole interval).

@@ -51,16 +51,22 @@ enum Fixtures {
             }
         }
         func date() -> String {
-            let month = int(1...12), day = int(1...28)
-            return "\(int(2023...2027))-\(month < 10 ? "0" : "")\(month)-\(day < 10 ? "0" : "")\(day)T\(int(10...23)):\(int(10...59)):00.000Z"
+            let month = int(1...12)
+            let day = int(1...28)
+            return
+                "\(int(2023...2027))-\(month < 10 ? "0" : "")\(month)-\(day < 10 ? "0" : "")\(day)T\(int(10...23)):\(int(10...59)):00.000Z"
         }
         return (0..<count).map { _ in
             var properties: [String: String] = [
                 "tenant": pick(["acme", "globex", "initech", "beta", "Beta-Labs", "über-corp", "t-\(int(0...99))"]),
                 "country": pick(["norway", "sweden", "denmark", "finland", "germany", "spain", "Ærø"]),
                 "age": String(int(12...90)),
-                "version": pick(["1.4.2", "2.0.0", "2.1.0-beta.3", "2.3.1", "0.9.0", "3.0.0-alpha", "0.1.0-rc.2", "\(int(0...3)).\(int(0...5)).\(int(0...9))"]),
-                "email": pick(["user\(int(0...9999))@example.com", "admin@example.com", "bob@test.com", "eve@example.org", "root@corp.net"]),
+                "version": pick([
+                    "1.4.2", "2.0.0", "2.1.0-beta.3", "2.3.1", "0.9.0", "3.0.0-alpha", "0.1.0-rc.2",
+                    "\(int(0...3)).\(int(0...5)).\(int(0...9))",
+                ]),
+                "email": pick(["user\(int(0...9999))@example.com", "admin@example.com", "bob@test.com", "eve@example.org", "root@corp.net"]
+                ),
             ]
             if chance(40) { properties["score"] = String(int(-10...150)) }
             if chance(40) { properties["clientIp"] = ipv4() }
@@ -86,7 +92,8 @@ final class ScratchBoard: Sendable {
     var path: String { board.path }
 
     init(_ label: String) throws {
-        let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("plugboard-bench-\(label)-\(UUID().uuidString.prefix(8))")
+        let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "plugboard-bench-\(label)-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         Self.folders.withLock { $0.append(folder) }
         self.folder = folder
@@ -95,7 +102,10 @@ final class ScratchBoard: Sendable {
 
     /// Removes the folder of every scratch board made so far.
     static func removeAll() {
-        for folder in folders.withLock({ folders in defer { folders.removeAll() }; return folders }) {
+        for folder in folders.withLock({ folders in
+            defer { folders.removeAll() }
+            return folders
+        }) {
             try? FileManager.default.removeItem(at: folder)
         }
     }

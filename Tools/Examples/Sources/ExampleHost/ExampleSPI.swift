@@ -21,7 +21,6 @@ enum ExampleSPI {
         }
     }
 
-
     /// The time of day, for event lines.
     static func clock() -> String {
         Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true).time(includingFractionalSeconds: true))

@@ -25,8 +25,9 @@ func say(_ line: String) {
 }
 
 let boardPath = option("--db") ?? ProcessInfo.processInfo.environment["PLUGBOARD_DB"] ?? "plugboard.sqlite"
-let identity = HostIdentity(hostID: option("--host-id") ?? "example-host", environment: option("--env") ?? "default",
-                            hostVersion: option("--host-version") ?? "2.3.0", properties: ["region": "eu-west"])
+let identity = HostIdentity(
+    hostID: option("--host-id") ?? "example-host", environment: option("--env") ?? "default",
+    hostVersion: option("--host-version") ?? "2.3.0", properties: ["region": "eu-west"])
 let watchSeconds = option("--watch").flatMap(Double.init)
 
 LoggingSystem.bootstrap { label in
@@ -46,12 +47,13 @@ do {
     FileHandle.standardError.write(Data("example-host: \(error)\n".utf8))
     exit(1)
 }
-let host = PluginHost(configuration: HostConfiguration(
-    board: board, identity: identity,
-    secureStorage: ExampleSPI.secureStorage(board: board),
-    flags: BoardFlagProvider(board: board, environment: identity.environment),
-    configuration: { id in PluginConfiguration(json: Data(id == NotesPlugin.id ? #"{"maxNotes": 50}"#.utf8 : "{}".utf8)) },
-    services: services))
+let host = PluginHost(
+    configuration: HostConfiguration(
+        board: board, identity: identity,
+        secureStorage: ExampleSPI.secureStorage(board: board),
+        flags: BoardFlagProvider(board: board, environment: identity.environment),
+        configuration: { id in PluginConfiguration(json: Data(id == NotesPlugin.id ? #"{"maxNotes": 50}"#.utf8 : "{}".utf8)) },
+        services: services))
 host.register(NotesPlugin.id, version: NotesPlugin.version) { NotesPlugin(context: $0) }
 
 say("example-host \(identity.hostID) (host API \(identity.hostVersion), environment \(identity.environment))")
@@ -60,13 +62,16 @@ for entry in report {
     let version = entry.version.map { "@\($0)" } ?? ""
     switch entry.state {
     case .loaded:
-        let origin = host.activePlugins.first { $0.pluginID == entry.pluginID }.map { plugin -> String in
-            if case .dynamicLibrary(let sha) = plugin.origin { return "from its library, SHA-256 \(sha.prefix(12))… verified" }
-            return "compiled in"
-        } ?? ""
+        let origin =
+            host.activePlugins.first { $0.pluginID == entry.pluginID }.map { plugin -> String in
+                if case .dynamicLibrary(let sha) = plugin.origin { return "from its library, SHA-256 \(sha.prefix(12))… verified" }
+                return "compiled in"
+            } ?? ""
         say("  loaded   \(entry.pluginID)\(version)  (\(origin))")
     default:
-        say("  \(entry.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(entry.pluginID)\(version)  — \(entry.reason ?? "")")
+        say(
+            "  \(entry.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(entry.pluginID)\(version)  — \(entry.reason ?? "")"
+        )
     }
 }
 

@@ -20,7 +20,8 @@ final class ExampleBoard: Sendable {
     let folder: URL
     let board: Board
     static let admin = try! Actor(osUser: "admin")
-    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// The plug-in library built by this package (`swift build` builds it next to the test bundle).
     static let greeterLibrary: String = {
@@ -46,15 +47,18 @@ final class ExampleBoard: Sendable {
 
     deinit { try? FileManager.default.removeItem(at: folder) }
 
-    func host(id: String = "host-a", gate: Bool = true, style: String = "Hello",
-              storage: @escaping @Sendable (String) -> any SecureStorage = { _ in InMemorySecureStorage() }) throws -> PluginHost {
+    func host(
+        id: String = "host-a", gate: Bool = true, style: String = "Hello",
+        storage: @escaping @Sendable (String) -> any SecureStorage = { _ in InMemorySecureStorage() }
+    ) throws -> PluginHost {
         let services = ServiceRegistry()
         services.register((any GreetingStyle).self, FixedGreetingStyle(style))
-        let host = PluginHost(configuration: HostConfiguration(
-            board: board, identity: HostIdentity(hostID: id, environment: "default", hostVersion: "2.3.0"),
-            pollInterval: .milliseconds(20), secureStorage: storage,
-            flags: FakeFlagProvider(flags: FakeFlags(["plugin.greeter.rollout": gate])), services: services,
-            dynamicLibraryCache: folder.path))
+        let host = PluginHost(
+            configuration: HostConfiguration(
+                board: board, identity: HostIdentity(hostID: id, environment: "default", hostVersion: "2.3.0"),
+                pollInterval: .milliseconds(20), secureStorage: storage,
+                flags: FakeFlagProvider(flags: FakeFlags(["plugin.greeter.rollout": gate])), services: services,
+                dynamicLibraryCache: folder.path))
         host.register(NotesPlugin.id, version: NotesPlugin.version) { NotesPlugin(context: $0) }
         return host
     }
@@ -115,7 +119,8 @@ struct DynamicPluginTests {
 
     @Test func theSamePluginBinaryRunsInTwoHostsWithDifferentSPIs() async throws {
         let example = try ExampleBoard()
-        let storeA = InMemorySecureStorage(), storeB = InMemorySecureStorage()
+        let storeA = InMemorySecureStorage()
+        let storeB = InMemorySecureStorage()
         let hostA = try example.host(id: "host-a", style: "Hello", storage: { _ in storeA })
         let hostB = try example.host(id: "host-b", style: "Bonjour", storage: { _ in storeB })
         await hostA.start()
@@ -161,14 +166,18 @@ struct DynamicPluginVersionTests {
         // Version 1.1.0 is registered (same library bytes, new version) while the host runs.
         var manifest = try String(contentsOf: ExampleBoard.examples.appendingPathComponent("manifests/greeter.json"), encoding: .utf8)
         manifest = manifest.replacingOccurrences(of: "\"version\": \"1.0.0\"", with: "\"version\": \"1.1.0\"")
-        _ = try Board.open(at: example.board.path).register(PluginManifest.parse(Data(manifest.utf8)),
-                                                            artifactPath: ExampleBoard.greeterLibrary, actor: ExampleBoard.admin)
+        _ = try Board.open(at: example.board.path).register(
+            PluginManifest.parse(Data(manifest.utf8)),
+            artifactPath: ExampleBoard.greeterLibrary, actor: ExampleBoard.admin)
         let warning: String? = await withTaskGroup(of: String?.self) { group in
             group.addTask {
                 for await event in events { if case .warning(let message) = event { return message } }
                 return nil
             }
-            group.addTask { try? await Task.sleep(for: .seconds(60)); return nil }  // never hang the suite
+            group.addTask {
+                try? await Task.sleep(for: .seconds(60))
+                return nil
+            }  // never hang the suite
             let first = await group.next() ?? nil
             group.cancelAll()
             return first
