@@ -132,7 +132,9 @@ let package = Package(
         ),
         .testTarget(
             name: "PlugboardHostTests",
-            dependencies: ["PlugboardHost", "PlugboardStore", "PlugboardVersioning", "PlugboardPluginAPI", "PlugboardTesting"]
+            dependencies: [
+                "PlugboardHost", "PlugboardStore", "PlugboardFlags", "PlugboardVersioning", "PlugboardPluginAPI", "PlugboardTesting",
+            ]
         ),
         .testTarget(
             name: "PlugboardCLITests",

@@ -1,9 +1,13 @@
+// Why these types mirror PlugboardFlags' `ResolutionReason`, `ResolutionErrorCode` and `ResolutionDetails`: a
+// plug-in links this module only, and it must not depend on the evaluator (no flag model, no SQLite). The two
+// sets share case names and raw values (OpenFeature's), and the host converts one into the other by raw value.
+
 /// Why a flag evaluated to its value (OpenFeature's reasons).
-public enum FlagReason: String, Sendable, Hashable, Codable {
+public enum FlagReason: String, Sendable, Hashable, Codable, CaseIterable {
     /// The flag is on for everyone, with no targeting.
-    case staticValue = "STATIC"
-    /// The caller's default was used.
-    case defaultValue = "DEFAULT"
+    case `static` = "STATIC"
+    /// No rule applied, or the caller's default was used.
+    case `default` = "DEFAULT"
     /// A targeting rule matched.
     case targetingMatch = "TARGETING_MATCH"
     /// A percentage rollout or weighted variant decided.
@@ -15,13 +19,20 @@ public enum FlagReason: String, Sendable, Hashable, Codable {
 }
 
 /// What went wrong when a flag could not be evaluated (OpenFeature's error codes).
-public enum FlagErrorCode: String, Sendable, Hashable, Codable {
-    case flagNotFound = "FLAG_NOT_FOUND"
-    case typeMismatch = "TYPE_MISMATCH"
-    case parseError = "PARSE_ERROR"
+public enum FlagErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The host has no flags loaded yet.
     case providerNotReady = "PROVIDER_NOT_READY"
+    /// No flag has this name.
+    case flagNotFound = "FLAG_NOT_FOUND"
+    /// The variant payload could not be parsed as its declared type.
+    case parseError = "PARSE_ERROR"
+    /// The variant payload's type does not fit the requested type.
+    case typeMismatch = "TYPE_MISMATCH"
+    /// The context lacks a targeting key the flag needs.
     case targetingKeyMissing = "TARGETING_KEY_MISSING"
+    /// The context is malformed.
     case invalidContext = "INVALID_CONTEXT"
+    /// Any other problem.
     case general = "GENERAL"
 }
 

@@ -60,6 +60,6 @@ public final class FakeFlags: FlagEvaluating {
             return FlagResolution(
                 value: fallback, reason: .error, errorCode: .typeMismatch, errorMessage: "flag \(flag) holds \(stored), not \(T.self)")
         }
-        return FlagResolution(value: value, reason: .staticValue)
+        return FlagResolution(value: value, reason: .static)
     }
 }

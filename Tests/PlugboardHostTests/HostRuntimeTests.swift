@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardFlags
 import PlugboardHost
 import PlugboardPluginAPI
 import PlugboardStore
@@ -309,7 +310,7 @@ struct BoardFlagProviderTests {
         _ = try Board.open(at: t.board.path).setFlagEnabled("new-ui", true, environment: "default", actor: TestBoard.admin)
         #expect(provider.refreshIfChanged() == true)
         let on = provider.evaluator(for: host).bool("new-ui", default: false, context: [:])
-        #expect(on.value == true && on.reason == .staticValue)
+        #expect(on.value == true && on.reason == .static)
 
         let watcher = provider.watch(every: .milliseconds(10))
         defer { watcher.cancel() }
@@ -376,5 +377,17 @@ struct HostEventBusTests {
         while !listener.ended.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(listener.ended.withLock { $0 })
         await host.stop()
+    }
+}
+
+@Suite("flag results for plug-ins")
+struct FlagResultModelTests {
+    /// The plug-in API mirrors the evaluator's OpenFeature results (it must not depend on the evaluator); the host
+    /// converts by raw value, so both must name the same reasons and error codes.
+    @Test func thePluginAPIAndTheEvaluatorShareReasonsAndErrorCodes() {
+        #expect(Set(ResolutionReason.allCases.map(\.rawValue)) == Set(FlagReason.allCases.map(\.rawValue)))
+        #expect(Set(ResolutionErrorCode.allCases.map(\.rawValue)) == Set(FlagErrorCode.allCases.map(\.rawValue)))
+        #expect(ResolutionReason.allCases.map { "\($0)" } == FlagReason.allCases.map { "\($0)" })
+        #expect(ResolutionErrorCode.allCases.map { "\($0)" } == FlagErrorCode.allCases.map { "\($0)" })
     }
 }

@@ -26,44 +26,42 @@ public enum FlagValidationSubject: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A definition that Plugboard refuses: one sentence naming the flag (or segment), the field and the problem.
+/// A problem in a flag definition: one sentence naming the flag (or segment), the field and the problem.
 ///
-/// Example: `flag 'checkout' strategy 2 constraint 1 operator: 'REGEX_MATCHES' is not a known operator`.
-/// Fields are 1-based (`strategy 2` is the second strategy).
-public struct FlagValidationError: Error, Sendable, Hashable, CustomStringConvertible {
+/// An ``Severity/error`` is a definition Plugboard refuses, for example
+/// `flag 'checkout' strategy 2 constraint 1 operator: 'REGEX_MATCHES' is not a known operator`. A
+/// ``Severity/warning`` is one it accepts but that will not behave as its author probably meant, for example a
+/// dependency on a flag that does not exist, which keeps the child off, as in Unleash. Fields are 1-based
+/// (`strategy 2` is the second strategy).
+public struct FlagValidationProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Whether the definition is refused or merely suspicious.
+    public enum Severity: String, Sendable, Hashable {
+        /// Refused in ``ValidationMode/strict`` mode.
+        case error
+        /// Accepted, reported for the author.
+        case warning
+    }
+
+    /// Refused or merely suspicious.
+    public let severity: Severity
     /// The flag or segment the problem is in.
     public let subject: FlagValidationSubject
     /// The field inside it, for example `strategy 2 constraint 1 value`.
     public let field: String
-    /// What is wrong, for example `'12,5' is not a number`.
+    /// What is wrong, or what will happen, for example `'12,5' is not a number`.
     public let message: String
 
-    /// Creates an error.
-    public init(subject: FlagValidationSubject, field: String, message: String) {
+    /// Creates a problem.
+    public init(_ severity: Severity, subject: FlagValidationSubject, field: String, message: String) {
+        self.severity = severity
         self.subject = subject
         self.field = field
         self.message = message
     }
 
-    /// `<subject> <field>: <message>`.
-    public var description: String { field.isEmpty ? "\(subject): \(message)" : "\(subject) \(field): \(message)" }
-}
-
-/// A definition Plugboard accepts but that will not behave as its author probably meant (for example a
-/// dependency on a flag that does not exist, which keeps the child off, as in Unleash).
-public struct FlagValidationWarning: Sendable, Hashable, CustomStringConvertible {
-    /// The flag or segment the problem is in.
-    public let subject: FlagValidationSubject
-    /// The field inside it, for example `dependency 1`.
-    public let field: String
-    /// What will happen, for example `flag 'parent' does not exist, so this flag is always off`.
-    public let message: String
-
-    /// Creates a warning.
-    public init(subject: FlagValidationSubject, field: String, message: String) {
-        self.subject = subject
-        self.field = field
-        self.message = message
+    /// The same problem reported with another severity (a lenient snapshot reports refused definitions as warnings).
+    public func with(_ severity: Severity) -> FlagValidationProblem {
+        FlagValidationProblem(severity, subject: subject, field: field, message: message)
     }
 
     /// `<subject> <field>: <message>`.
@@ -73,9 +71,9 @@ public struct FlagValidationWarning: Sendable, Hashable, CustomStringConvertible
 /// The outcome of ``FeatureSet/validate()``: the errors that make a set unusable, and warnings.
 public struct FlagValidationReport: Sendable, Hashable {
     /// Problems that make ``FlagSnapshot`` refuse the set in ``ValidationMode/strict`` mode.
-    public var errors: [FlagValidationError]
+    public var errors: [FlagValidationProblem]
     /// Accepted oddities, reported for the author.
-    public var warnings: [FlagValidationWarning]
+    public var warnings: [FlagValidationProblem]
 
     /// Whether there are no errors.
     public var isValid: Bool { errors.isEmpty }
@@ -84,9 +82,9 @@ public struct FlagValidationReport: Sendable, Hashable {
 /// A feature set refused by strict validation; lists every error found.
 public struct FlagValidationFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// Every error, in definition order.
-    public let errors: [FlagValidationError]
+    public let errors: [FlagValidationProblem]
     /// The warnings found alongside.
-    public let warnings: [FlagValidationWarning]
+    public let warnings: [FlagValidationProblem]
 
     /// One error per line.
     public var description: String { errors.map(\.description).joined(separator: "\n") }
