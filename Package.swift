@@ -128,7 +128,8 @@ let package = Package(
         .testTarget(name: "PlugboardFlagsTests", dependencies: ["PlugboardFlags"], exclude: ["Fixtures"]),
         .testTarget(
             name: "PlugboardStoreTests",
-            dependencies: ["PlugboardStore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["PlugboardStore", .product(name: "GRDB", package: "GRDB.swift")],
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "PlugboardHostTests",
