@@ -66,7 +66,6 @@ let package = Package(
                 "PlugboardStore",
                 "PlugboardPluginAPI",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .target(

@@ -12,5 +12,5 @@ public struct EmbeddedMigration: Sendable, Hashable {
     }
 }
 
-/// The namespace of the migrations compiled into this binary (see `embedded`, generated at build time).
+/// The namespace of the migrations compiled into this binary (see `embedded` and `support`, generated at build time).
 public enum MigrationCatalog {}

@@ -320,7 +320,7 @@ public actor PluginHost {
             emit(.loaded(pluginID: id, version: version))
             configuration.logger.info("loaded \(id)@\(version)")
         } catch {
-            record(id, version, .failed, SkipReason(.activationFailed, "\(id)@\(version) failed to activate: \(Self.describe(error))"))
+            record(id, version, .failed, SkipReason(.activationFailed, "\(id)@\(version) failed to activate: \(error)"))
         }
     }
 
@@ -343,7 +343,7 @@ public actor PluginHost {
         let storage: any SecureStorage
         if capabilities.contains("secure-storage") {
             do { storage = try configuration.secureStorage(id) } catch {
-                storage = UnavailableSecureStorage(pluginID: id, why: Self.describe(error))
+                storage = UnavailableSecureStorage(pluginID: id, why: String(describing: error))
             }
         } else {
             storage = UnavailableSecureStorage(pluginID: id, why: "its manifest does not request the secure-storage capability")
@@ -393,9 +393,5 @@ public actor PluginHost {
 
     private nonisolated func emit(_ event: HostEvent) {
         for continuation in subscribers.withLock({ Array($0.values) }) { continuation.yield(event) }
-    }
-
-    private static func describe(_ error: any Error) -> String {
-        String(describing: error)
     }
 }

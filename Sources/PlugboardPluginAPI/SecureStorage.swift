@@ -83,7 +83,7 @@ extension SecureStorage {
             // The underlying EncodingError may quote the value: it is not kept.
             throw SecureStorageError(
                 .encodingFailed,
-                "The value for key '\(key)' could not be encoded as JSON (type \(T.self))."
+                "the value for key '\(key)' could not be encoded as JSON (type \(T.self)); store a value that encodes"
             )
         }
         try await set(data, forKey: key)
@@ -101,7 +101,7 @@ extension SecureStorage {
             // The underlying DecodingError may quote part of the secret: it is not kept.
             throw SecureStorageError(
                 .decodingFailed,
-                "The value for key '\(key)' is not a JSON \(T.self)."
+                "the value for key '\(key)' is not a JSON \(T.self); read it with the type it was stored as"
             )
         }
     }
@@ -198,7 +198,7 @@ public enum SecureStorageLimits {
     ///   the name only when it is printable.
     public static func validatedKeyName(_ name: String) throws(SecureStorageError) -> String {
         if let problem = problem(with: name) {
-            throw SecureStorageError(.invalidKeyName, "Invalid secure storage key name: \(problem).")
+            throw SecureStorageError(.invalidKeyName, "the secure storage key name is not valid: \(problem)")
         }
         return name.precomposedStringWithCanonicalMapping
     }
@@ -210,7 +210,7 @@ public enum SecureStorageLimits {
     /// - Throws: ``SecureStorageError`` with code ``SecureStorageError/Code/invalidNamespace``.
     public static func validatedNamespace(_ id: String) throws(SecureStorageError) -> String {
         if let problem = problem(with: id) {
-            throw SecureStorageError(.invalidNamespace, "Invalid secure storage namespace (plug-in id): \(problem).")
+            throw SecureStorageError(.invalidNamespace, "the secure storage namespace (plug-in id) is not valid: \(problem)")
         }
         return id.precomposedStringWithCanonicalMapping
     }
@@ -222,8 +222,7 @@ public enum SecureStorageLimits {
         if value.count > maximumValueByteCount {
             throw SecureStorageError(
                 .valueTooLarge,
-                "The value for key '\(key)' is \(value.count) bytes; secure storage holds at most "
-                    + "\(maximumValueByteCount) bytes a value."
+                "the value for key '\(key)' is \(value.count) bytes; secure storage holds at most \(maximumValueByteCount) bytes a value"
             )
         }
     }

@@ -6,11 +6,11 @@ import PlugboardPluginAPI
 ///
 /// A data key exists unwrapped only in memory, for the span of one operation. Its `description` and `dump` never
 /// show its bytes.
-public struct DataKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+struct DataKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The plug-in that owns the key.
-    public let pluginID: String
+    let pluginID: String
     /// The key's version, from 1.
-    public let version: Int
+    let version: Int
     let key: SymmetricKey
 
     init(pluginID: String, version: Int, key: SymmetricKey) {
@@ -21,16 +21,16 @@ public struct DataKey: Sendable, CustomStringConvertible, CustomDebugStringConve
     }
 
     /// Returns a new random 256-bit data key for `pluginID` at `version`.
-    public static func generate(pluginID: String, version: Int) -> DataKey {
+    static func generate(pluginID: String, version: Int) -> DataKey {
         DataKey(pluginID: pluginID, version: version, key: SymmetricKey(size: .bits256))
     }
 
     /// `DataKey(<redacted>, plugin: …, version: …)`.
-    public var description: String { "DataKey(<redacted>, plugin: \(pluginID), version: \(version))" }
+    var description: String { "DataKey(<redacted>, plugin: \(pluginID), version: \(version))" }
     /// Same as ``description``.
-    public var debugDescription: String { description }
+    var debugDescription: String { description }
     /// A mirror that shows the plug-in and the version, never the key.
-    public var customMirror: Mirror {
+    var customMirror: Mirror {
         Mirror(self, children: ["pluginID": pluginID, "version": version], displayStyle: .struct)
     }
 }
@@ -56,15 +56,15 @@ public struct DataKey: Sendable, CustomStringConvertible, CustomDebugStringConve
 /// Data keys are wrapped with the master key's wrapping key (HKDF-SHA256 of the master key, see ``MasterKey``).
 /// Opening anything that was modified, truncated, or moved to another plug-in, key name or version throws
 /// `SecureStorageError` with code `integrityFailure`; it never returns wrong data.
-public enum Envelope {
+enum Envelope {
     /// The format byte that starts wrapped keys and sealed values.
-    public static let formatVersion: UInt8 = 1
+    static let formatVersion: UInt8 = 1
     /// The AES-GCM nonce length: 12 bytes.
-    public static let nonceByteCount = 12
+    static let nonceByteCount = 12
     /// The AES-GCM tag length: 16 bytes.
-    public static let tagByteCount = 16
+    static let tagByteCount = 16
     /// The length of a wrapped data key: 61 bytes.
-    public static let wrappedKeyByteCount = 1 + nonceByteCount + 32 + tagByteCount
+    static let wrappedKeyByteCount = 1 + nonceByteCount + 32 + tagByteCount
 
     static let dataKeyLabel = Data("plugboard/dek/v1".utf8)
     static let valueLabel = Data("plugboard/value/v1".utf8)
@@ -72,19 +72,19 @@ public enum Envelope {
     // MARK: Associated data
 
     /// The associated data that binds a wrapped data key to its plug-in and version.
-    public static func dataKeyAssociatedData(pluginID: String, version: Int) -> Data {
+    static func dataKeyAssociatedData(pluginID: String, version: Int) -> Data {
         encodeFields([dataKeyLabel, Data(pluginID.utf8), encodeVersion(version)])
     }
 
     /// The associated data that binds a sealed value to its plug-in, key name and data key version.
-    public static func valueAssociatedData(pluginID: String, key: String, dataKeyVersion: Int) -> Data {
+    static func valueAssociatedData(pluginID: String, key: String, dataKeyVersion: Int) -> Data {
         encodeFields([valueLabel, Data(pluginID.utf8), Data(key.utf8), encodeVersion(dataKeyVersion)])
     }
 
     // MARK: Data keys
 
     /// Wraps (encrypts) `dataKey` under `masterKey`, bound to the data key's plug-in and version.
-    public static func wrap(_ dataKey: DataKey, under masterKey: MasterKey) -> Data {
+    static func wrap(_ dataKey: DataKey, under masterKey: MasterKey) -> Data {
         let aad = dataKeyAssociatedData(pluginID: dataKey.pluginID, version: dataKey.version)
         return dataKey.key.withUnsafeBytes { raw in
             seal(raw, using: masterKey.wrappingKey, authenticating: aad)
@@ -95,13 +95,12 @@ public enum Envelope {
     ///
     /// - Throws: `SecureStorageError` with code `integrityFailure` if `wrapped` was not made
     ///   by ``wrap(_:under:)`` for this plug-in and version under this master key, or was altered in any way.
-    public static func unwrap(
+    static func unwrap(
         _ wrapped: Data, pluginID: String, version: Int, under masterKey: MasterKey
     ) throws(SecureStorageError) -> DataKey {
         let failure = SecureStorageError(
             .integrityFailure,
-            "Data key version \(version) of plug-in '\(pluginID)' failed its integrity check: it was altered, "
-                + "moved from another plug-in or version, or wrapped under another master key."
+            "data key version \(version) of plug-in \(pluginID) failed its integrity check: it was altered, moved from another plug-in or version, or wrapped under another master key"
         )
         let aad = dataKeyAssociatedData(pluginID: pluginID, version: version)
         guard version >= 1, wrapped.count == wrappedKeyByteCount,
@@ -115,7 +114,7 @@ public enum Envelope {
     // MARK: Values
 
     /// Seals `value` stored under `key` with `dataKey`, bound to the data key's plug-in and version and to `key`.
-    public static func seal(_ value: Data, forKey key: String, with dataKey: DataKey) -> Data {
+    static func seal(_ value: Data, forKey key: String, with dataKey: DataKey) -> Data {
         let aad = valueAssociatedData(pluginID: dataKey.pluginID, key: key, dataKeyVersion: dataKey.version)
         return seal(value, using: dataKey.key, authenticating: aad)
     }
@@ -124,15 +123,14 @@ public enum Envelope {
     ///
     /// - Throws: `SecureStorageError` with code `integrityFailure` if `sealed` was altered
     ///   or was sealed for another key name, plug-in or data key version.
-    public static func open(_ sealed: Data, forKey key: String, with dataKey: DataKey) throws(SecureStorageError)
+    static func open(_ sealed: Data, forKey key: String, with dataKey: DataKey) throws(SecureStorageError)
         -> Data
     {
         let aad = valueAssociatedData(pluginID: dataKey.pluginID, key: key, dataKeyVersion: dataKey.version)
         guard let value = open(sealed, using: dataKey.key, authenticating: aad) else {
             throw SecureStorageError(
                 .integrityFailure,
-                "The value for key '\(key)' of plug-in '\(dataKey.pluginID)' failed its integrity check: it was "
-                    + "altered, or moved from another key, plug-in or data key version. Remove it or set it again."
+                "the value for key '\(key)' of plug-in \(dataKey.pluginID) failed its integrity check (it was altered, or moved from another key, plug-in or data key version); remove it or set it again"
             )
         }
         return value

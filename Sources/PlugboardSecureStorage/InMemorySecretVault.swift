@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardPluginAPI
+import PlugboardStore
 import Synchronization
 
 /// A ``SecretVault`` in memory, with the same transaction semantics as the board: a write transaction works on a
@@ -7,47 +8,47 @@ import Synchronization
 ///
 /// For tests, ``snapshot`` exposes the whole state, ``modify(_:)`` lets a test tamper with it, and
 /// ``failNext(_:after:)`` makes one write operation throw, to check that a failed operation changes nothing.
-public final class InMemorySecretVault: SecretVault {
+final class InMemorySecretVault: SecretVault {
     /// Identifies a data key: plug-in and version.
-    public struct DataKeyID: Sendable, Hashable {
+    struct DataKeyID: Sendable, Hashable {
         /// The plug-in.
-        public var pluginID: String
+        var pluginID: String
         /// The version.
-        public var version: Int
+        var version: Int
         /// Creates an identifier.
-        public init(pluginID: String, version: Int) {
+        init(pluginID: String, version: Int) {
             self.pluginID = pluginID
             self.version = version
         }
     }
 
     /// Identifies a value: plug-in and key name.
-    public struct ValueID: Sendable, Hashable {
+    struct ValueID: Sendable, Hashable {
         /// The plug-in.
-        public var pluginID: String
+        var pluginID: String
         /// The key name.
-        public var key: String
+        var key: String
         /// Creates an identifier.
-        public init(pluginID: String, key: String) {
+        init(pluginID: String, key: String) {
             self.pluginID = pluginID
             self.key = key
         }
     }
 
     /// The whole state of the vault.
-    public struct Snapshot: Sendable, Hashable {
+    struct Snapshot: Sendable, Hashable {
         /// The master key check value.
-        public var keyCheckValue: Data?
+        var keyCheckValue: Data?
         /// Every data key.
-        public var dataKeys: [DataKeyID: DataKeyRecord] = [:]
+        var dataKeys: [DataKeyID: DataKeyRecord] = [:]
         /// Every sealed value.
-        public var values: [ValueID: SealedValueRecord] = [:]
+        var values: [ValueID: SealedValueRecord] = [:]
         /// Creates an empty state.
-        public init() {}
+        init() {}
     }
 
     /// A write operation that ``failNext(_:after:)`` can make fail.
-    public enum Operation: Sendable, Hashable {
+    enum Operation: Sendable, Hashable {
         /// ``SecretVaultWriter/setKeyCheckValue(_:)``.
         case setKeyCheckValue
         /// ``SecretVaultWriter/insertDataKey(_:)``.
@@ -62,11 +63,11 @@ public final class InMemorySecretVault: SecretVault {
     }
 
     /// The error an injected failure throws.
-    public struct InjectedFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    struct InjectedFailure: Error, Sendable, Hashable, CustomStringConvertible {
         /// The operation that failed.
-        public var operation: Operation
+        var operation: Operation
         /// `injected failure of <operation>`.
-        public var description: String { "injected failure of \(operation)" }
+        var description: String { "injected failure of \(operation)" }
     }
 
     private struct State {
@@ -77,33 +78,33 @@ public final class InMemorySecretVault: SecretVault {
     private let state: Mutex<State>
 
     /// Creates a vault holding `snapshot`, empty by default.
-    public init(_ snapshot: Snapshot = Snapshot()) {
+    init(_ snapshot: Snapshot = Snapshot()) {
         state = Mutex(State(snapshot: snapshot))
     }
 
     /// A copy of the whole state.
-    public var snapshot: Snapshot {
+    var snapshot: Snapshot {
         state.withLock { $0.snapshot }
     }
 
     /// Changes the state directly, outside the engine: for tests that tamper with stored records.
-    public func modify(_ body: (inout Snapshot) -> Void) {
+    func modify(_ body: (inout Snapshot) -> Void) {
         state.withLock { body(&$0.snapshot) }
     }
 
     /// Makes the next `count` calls of `operation` throw ``InjectedFailure``, which rolls the transaction back.
     /// With `after`, that many calls succeed first.
-    public func failNext(_ operation: Operation, after: Int = 0) {
+    func failNext(_ operation: Operation, after: Int = 0) {
         state.withLock { $0.failures[operation] = after + 1 }
     }
 
     /// Runs `body` on a snapshot of the state.
-    public func read<T>(_ body: (any SecretVaultReader) throws -> T) throws -> T {
+    func read<T>(_ body: (any SecretVaultReader) throws -> T) throws -> T {
         try body(Transaction(snapshot: snapshot))
     }
 
     /// Runs `body` on a copy of the state, which replaces the state if `body` returns.
-    public func write<T>(_ body: (any SecretVaultWriter) throws -> T) throws -> T {
+    func write<T>(_ body: (any SecretVaultWriter) throws -> T) throws -> T {
         var result: T?
         try state.withLock { (state: inout State) throws in
             let transaction = Transaction(snapshot: state.snapshot)
@@ -170,7 +171,7 @@ public final class InMemorySecretVault: SecretVault {
             guard snapshot.dataKeys[id] == nil else {
                 throw SecureStorageError(
                     .unavailable,
-                    "Data key version \(record.version) of plug-in '\(record.pluginID)' already exists.")
+                    "data key version \(record.version) of plug-in \(record.pluginID) already exists")
             }
             snapshot.dataKeys[id] = record
         }
@@ -181,7 +182,7 @@ public final class InMemorySecretVault: SecretVault {
             guard snapshot.dataKeys[id] != nil else {
                 throw SecureStorageError(
                     .unavailable,
-                    "Data key version \(record.version) of plug-in '\(record.pluginID)' does not exist.")
+                    "data key version \(record.version) of plug-in \(record.pluginID) does not exist")
             }
             snapshot.dataKeys[id] = record
         }

@@ -63,15 +63,13 @@ public struct KeyFileProvider: KeyProvider, CustomStringConvertible {
             case ENOENT:
                 throw KeyProviderError(
                     .notFound,
-                    "The master key file \(path) does not exist; create the board with `plugboard init`, "
-                        + "or set PLUGBOARD_MASTER_KEY.",
+                    "the master key file \(path) does not exist; create the board with plugboard init, or set PLUGBOARD_MASTER_KEY",
                     path: path
                 )
             case ELOOP:
                 throw KeyProviderError(
                     .symbolicLink,
-                    "The master key file \(path) is a symbolic link, which is refused; put the key file itself "
-                        + "at this path.",
+                    "the master key file \(path) is a symbolic link, which is refused; put the key file itself at this path",
                     path: path
                 )
             default:
@@ -86,14 +84,13 @@ public struct KeyFileProvider: KeyProvider, CustomStringConvertible {
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw KeyProviderError(
-                .notRegularFile, "The master key file \(path) is not a regular file.", path: path)
+                .notRegularFile, "the master key file \(path) is not a regular file; put the key file itself at this path", path: path)
         }
         let owner = info.st_uid
         guard owner == geteuid() || owner == 0 else {
             throw KeyProviderError(
                 .wrongOwner,
-                "The master key file \(path) belongs to user id \(owner), not to the current user (\(geteuid())) "
-                    + "or root; give it to the user that runs Plugboard with `chown`.",
+                "the master key file \(path) belongs to user id \(owner), not to the current user (\(geteuid())) or root; give it to the user that runs Plugboard with chown",
                 path: path
             )
         }
@@ -101,16 +98,14 @@ public struct KeyFileProvider: KeyProvider, CustomStringConvertible {
         guard permissions & 0o077 == 0 else {
             throw KeyProviderError(
                 .insecurePermissions,
-                "The master key file \(path) is readable or writable by its group or others (mode "
-                    + "\(Self.octal(permissions))); run `chmod 600 \(path)`.",
+                "the master key file \(path) is readable or writable by its group or others (mode \(Self.octal(permissions))); run chmod 600 \(path)",
                 path: path
             )
         }
         guard Int(info.st_size) <= Self.maximumFileSize else {
             throw KeyProviderError(
                 .malformed,
-                "The master key file \(path) is \(info.st_size) bytes, too large for a key file; it must hold "
-                    + "only the base64 encoding of 32 bytes.",
+                "the master key file \(path) is \(info.st_size) bytes, too large for a key file; it must hold only the base64 encoding of 32 bytes",
                 path: path
             )
         }
@@ -131,7 +126,8 @@ public struct KeyFileProvider: KeyProvider, CustomStringConvertible {
         }
         guard length <= Self.maximumFileSize else {
             throw KeyProviderError(
-                .malformed, "The master key file \(path) is too large for a key file.", path: path)
+                .malformed, "the master key file \(path) is too large for a key file; it must hold only the base64 encoding of 32 bytes",
+                path: path)
         }
         var text = Array(buffer[0..<length])
         defer { wipe(&text) }
@@ -175,8 +171,7 @@ public struct KeyFileProvider: KeyProvider, CustomStringConvertible {
             if code == EEXIST {
                 throw KeyProviderError(
                     .alreadyExists,
-                    "A master key file already exists at \(path); it is never overwritten. Move it away first "
-                        + "if you really mean to replace it (values encrypted under it become unreadable).",
+                    "a master key file already exists at \(path) and is never overwritten; move it away first if you really mean to replace it (values encrypted under it become unreadable)",
                     path: path
                 )
             }
@@ -255,7 +250,7 @@ public struct KeyFileProvider: KeyProvider, CustomStringConvertible {
     private static func ioError(_ action: String, path: String, errno code: Int32) -> KeyProviderError {
         let reason = String(cString: strerror(code))
         return KeyProviderError(
-            .ioFailure, "Could not \(action) the master key file \(path): \(reason).", path: path)
+            .ioFailure, "could not \(action) the master key file \(path): \(reason); check the folder and its permissions", path: path)
     }
 
     private static func octal(_ mode: mode_t) -> String {

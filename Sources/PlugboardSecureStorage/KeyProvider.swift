@@ -84,8 +84,7 @@ public struct EnvironmentKeyProvider: KeyProvider, CustomStringConvertible {
         guard let value = lookup(variableName) else {
             throw KeyProviderError(
                 .notFound,
-                "The environment variable \(variableName) is not set; set it to the base64 encoding of 32 random "
-                    + "bytes (`openssl rand -base64 32`)."
+                "the environment variable \(variableName) is not set; set it to the base64 encoding of 32 random bytes (openssl rand -base64 32)"
             )
         }
         var bytes = Array(value.utf8)

@@ -63,7 +63,7 @@ public struct MasterKey: Sendable, Equatable, CustomStringConvertible, CustomDeb
         guard key.bitCount == Self.byteCount * 8 else {
             throw KeyProviderError(
                 .malformed,
-                "A master key must be \(Self.byteCount) bytes long; this one is \(key.bitCount / 8) bytes."
+                "a master key must be \(Self.byteCount) bytes long; this one is \(key.bitCount / 8) bytes"
             )
         }
         self.key = key
@@ -99,23 +99,20 @@ public struct MasterKey: Sendable, Equatable, CustomStringConvertible, CustomDeb
         guard start < end else {
             throw KeyProviderError(
                 .malformed,
-                "\(source) is empty; it must be the base64 encoding of \(Self.byteCount) random bytes "
-                    + "(for example the output of `openssl rand -base64 32`)."
+                "\(source) is empty; it must be the base64 encoding of \(Self.byteCount) random bytes (for example the output of openssl rand -base64 32)"
             )
         }
         guard var decoded = Data(base64Encoded: Data(text[start..<end])) else {
             throw KeyProviderError(
                 .malformed,
-                "\(source) is not valid base64; it must be the base64 encoding of \(Self.byteCount) random bytes "
-                    + "(for example the output of `openssl rand -base64 32`)."
+                "\(source) is not valid base64; it must be the base64 encoding of \(Self.byteCount) random bytes (for example the output of openssl rand -base64 32)"
             )
         }
         defer { decoded.resetBytes(in: 0..<decoded.count) }
         guard decoded.count == Self.byteCount else {
             throw KeyProviderError(
                 .malformed,
-                "\(source) decodes to \(decoded.count) bytes; a master key is exactly \(Self.byteCount) bytes "
-                    + "(for example the output of `openssl rand -base64 32`)."
+                "\(source) decodes to \(decoded.count) bytes; a master key is exactly \(Self.byteCount) bytes (for example the output of openssl rand -base64 32)"
             )
         }
         try self.init(bytes: decoded)

@@ -32,8 +32,8 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The actor of record: the OS user, with the declared `--as` principal.
-    func actor() throws(BoardError) -> Actor {
-        try Actor.current(onBehalfOf: onBehalfOf)
+    func actor() throws(BoardError) -> Principal {
+        try Principal.current(onBehalfOf: onBehalfOf)
     }
 
     /// Opens the board, refusing anything that is not a current board.

@@ -7,20 +7,20 @@ import Testing
 @Suite("audit log")
 struct AuditCLITests {
     /// A board with a few changes, so the chain has rows to break.
-    static func busyBoard() throws -> Sandbox {
-        let sandbox = try Sandbox.withBoard([manifest("com.example.calendar", "1.0.0"), manifest("com.example.mail", "1.0.0")])
-        try sandbox.ok("plugin", "enable", "com.example.calendar", "--env", "production")
-        try sandbox.ok("plugin", "kill", "com.example.mail", "--reason", "INC-7 crash loop")
-        try sandbox.ok("owner", "add", "com.example.calendar", "alice")
+    static func busyBoard() async throws -> Sandbox {
+        let sandbox = try await Sandbox.withBoard([manifest("com.example.calendar", "1.0.0"), manifest("com.example.mail", "1.0.0")])
+        try await sandbox.ok("plugin", "enable", "com.example.calendar", "--env", "production")
+        try await sandbox.ok("plugin", "kill", "com.example.mail", "--reason", "INC-7 crash loop")
+        try await sandbox.ok("owner", "add", "com.example.calendar", "alice")
         return sandbox
     }
 
-    @Test func everyChangeIsListedWithWhoWhatWhenAndWhy() throws {
-        let sandbox = try Self.busyBoard()
-        let lines = try sandbox.ok("audit", "--json").stdout.split(separator: "\n")
+    @Test func everyChangeIsListedWithWhoWhatWhenAndWhy() async throws {
+        let sandbox = try await Self.busyBoard()
+        let lines = try await sandbox.ok("audit", "--json").stdout.split(separator: "\n")
         let rows = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         let actions = rows.compactMap { $0["action"] as? String }
-        let migrations = Self.migrationCount(sandbox)
+        let migrations = await Self.migrationCount(sandbox)
         #expect(
             actions == ["board.init"] + Array(repeating: "board.migrate", count: migrations) + ["keys.init"]
                 + ["plugin.register", "plugin.register", "environment.create", "plugin.enable", "plugin.kill", "owner.add"])
@@ -34,11 +34,11 @@ struct AuditCLITests {
         #expect((enable["at"] as? String)?.hasSuffix("Z") == true)
 
         // Its register and its kill.
-        #expect(try sandbox.ok("audit", "--target", "com.example.mail", "--json").stdout.split(separator: "\n").count == 2)
-        #expect(try sandbox.ok("audit", "--limit", "2", "--json").stdout.split(separator: "\n").count == 2)
-        #expect(try sandbox.ok("audit", "--since", "1h", "--json").stdout.split(separator: "\n").count == rows.count)
-        #expect(try sandbox.ok("audit", "--since", "2999-01-01").stdout.contains("No audit rows match"))
-        let table = try sandbox.ok("audit").stdout
+        #expect(try await sandbox.ok("audit", "--target", "com.example.mail", "--json").stdout.split(separator: "\n").count == 2)
+        #expect(try await sandbox.ok("audit", "--limit", "2", "--json").stdout.split(separator: "\n").count == 2)
+        #expect(try await sandbox.ok("audit", "--since", "1h", "--json").stdout.split(separator: "\n").count == rows.count)
+        #expect(try await sandbox.ok("audit", "--since", "2999-01-01").stdout.contains("No audit rows match"))
+        let table = try await sandbox.ok("audit").stdout
         #expect(table.hasPrefix("SEQ") && table.contains("plugin.kill"))
         // The auditors' view answers "who killed what, when and why" in one SELECT.
         let who = try sandbox.database().read { db in
@@ -48,27 +48,27 @@ struct AuditCLITests {
     }
 
     /// How many migrations a new board applied (each writes one `board.migrate` row).
-    static func migrationCount(_ sandbox: Sandbox) -> Int {
-        let status = try? sandbox.ok("migrate", "--status", "--json").json() as? [String: Any]
+    static func migrationCount(_ sandbox: Sandbox) async -> Int {
+        let status = try? await sandbox.ok("migrate", "--status", "--json").json() as? [String: Any]
         return (status?["applied"] as? [Any])?.count ?? 0
     }
 
     /// The sequence number of the last audit row of the busy board: `board.init`, one `board.migrate` a migration,
     /// `keys.init` (the master key of the secure storage), then the six changes of ``busyBoard()``.
-    static func lastSeq(_ sandbox: Sandbox) -> Int { 1 + migrationCount(sandbox) + 1 + 6 }
+    static func lastSeq(_ sandbox: Sandbox) async -> Int { await 1 + migrationCount(sandbox) + 1 + 6 }
 
-    @Test func verifyPassesOnAnUntouchedLog() throws {
-        let sandbox = try Self.busyBoard()
-        let last = Self.lastSeq(sandbox)
-        let result = try sandbox.ok("audit", "verify")
+    @Test func verifyPassesOnAnUntouchedLog() async throws {
+        let sandbox = try await Self.busyBoard()
+        let last = await Self.lastSeq(sandbox)
+        let result = try await sandbox.ok("audit", "verify")
         #expect(result.stdout.contains("intact: \(last) rows"))
-        let checkpoint = try sandbox.ok("audit", "checkpoint").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let checkpoint = try await sandbox.ok("audit", "checkpoint").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(checkpoint.hasPrefix("\(last):"))
-        #expect(try sandbox.ok("audit", "verify", "--checkpoint", checkpoint).stdout.contains("checkpoint \(last) matches"))
+        #expect(try await sandbox.ok("audit", "verify", "--checkpoint", checkpoint).stdout.contains("checkpoint \(last) matches"))
     }
 
-    @Test func theTriggersRefuseUpdateAndDelete() throws {
-        let sandbox = try Self.busyBoard()
+    @Test func theTriggersRefuseUpdateAndDelete() async throws {
+        let sandbox = try await Self.busyBoard()
         let db = try sandbox.database()
         #expect(throws: DatabaseError.self) {
             try db.write { try $0.execute(sql: "UPDATE audit_log SET reason = 'nothing' WHERE seq = 7") }
@@ -126,46 +126,48 @@ struct AuditCLITests {
     ]
 
     @Test(arguments: tamperings)
-    func tamperingWithSQLiteIsDetected(_ tampering: Tampering) throws {
-        let sandbox = try Self.busyBoard()
-        let last = Self.lastSeq(sandbox)
+    func tamperingWithSQLiteIsDetected(_ tampering: Tampering) async throws {
+        let sandbox = try await Self.busyBoard()
+        let last = await Self.lastSeq(sandbox)
         // Rows of the busy board, counted from its end: … register, register, environment.create, enable, kill, owner.add.
         func fill(_ text: String) -> String {
             text.replacingOccurrences(of: "@next", with: "\(last + 1)").replacingOccurrences(of: "@last", with: "\(last)")
                 .replacingOccurrences(of: "@kill", with: "\(last - 1)").replacingOccurrences(of: "@enable", with: "\(last - 2)")
                 .replacingOccurrences(of: "@env", with: "\(last - 3)").replacingOccurrences(of: "@reg", with: "\(last - 5)")
         }
-        try sandbox.database().writeWithoutTransaction { db in try db.execute(sql: fill(tampering.sql)) }
-        let result = try sandbox.run(["audit", "verify"])
+        let sql = fill(tampering.sql)
+        try await sandbox.database().writeWithoutTransaction { db in try db.execute(sql: sql) }
+        let result = try await sandbox.run(["audit", "verify"])
         #expect(result.status == 1, "\(result)")
         #expect(result.stderr.contains(fill(tampering.expected)), "\(result.stderr)")
         #expect(result.stderr.hasPrefix("error: audit log verification failed"))
     }
 
-    @Test func aTruncatedTailIsDetectedWithACheckpoint() throws {
-        let sandbox = try Self.busyBoard()
-        let checkpoint = try sandbox.ok("audit", "checkpoint").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        try sandbox.database().writeWithoutTransaction { db in
+    @Test func aTruncatedTailIsDetectedWithACheckpoint() async throws {
+        let sandbox = try await Self.busyBoard()
+        let checkpoint = try await sandbox.ok("audit", "checkpoint").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let last = await Self.lastSeq(sandbox)
+        try await sandbox.database().writeWithoutTransaction { db in
             try db.execute(
                 sql: """
-                    DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq >= \(Self.lastSeq(sandbox) - 1);
+                    DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq >= \(last - 1);
                     CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
                     """)
         }
         // Without the checkpoint the shorter chain is self-consistent...
-        #expect(try sandbox.run(["audit", "verify"]).status == 0)
+        #expect(try await sandbox.run(["audit", "verify"]).status == 0)
         // ...with it, the truncation is named.
-        let result = try sandbox.run(["audit", "verify", "--checkpoint", checkpoint])
+        let result = try await sandbox.run(["audit", "verify", "--checkpoint", checkpoint])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("audit row \(Self.lastSeq(sandbox)) of the checkpoint is gone: the log was truncated"))
+        #expect(result.stderr.contains("audit row \(last) of the checkpoint is gone: the log was truncated"))
     }
 
-    @Test func verifyJSONNamesTheFirstBadRow() throws {
-        let sandbox = try Self.busyBoard()
-        try sandbox.database().writeWithoutTransaction { db in
+    @Test func verifyJSONNamesTheFirstBadRow() async throws {
+        let sandbox = try await Self.busyBoard()
+        try await sandbox.database().writeWithoutTransaction { db in
             try db.execute(sql: "DROP TRIGGER audit_log_no_update; UPDATE audit_log SET after_json = '{}' WHERE seq = 2")
         }
-        let result = try sandbox.run(["audit", "verify", "--json"])
+        let result = try await sandbox.run(["audit", "verify", "--json"])
         #expect(result.status == 1)
         let json = try #require(try result.json() as? [String: Any])
         #expect(json["first_bad_seq"] as? Int == 2)

@@ -74,13 +74,13 @@ struct BadInputCLITests {
     ]
 
     @Test(arguments: cases)
-    func refusedWithOneSentenceAndNothingChanged(_ badCase: Case) throws {
-        let sandbox = try Sandbox.withBoard([manifest()])
+    func refusedWithOneSentenceAndNothingChanged(_ badCase: Case) async throws {
+        let sandbox = try await Sandbox.withBoard([manifest()])
         let manifestPath = try sandbox.write("bad.json", badCase.manifest ?? manifest("com.example.new"))
         let arguments =
             badCase.manifest != nil ? ["plugin", "register", manifestPath] : badCase.arguments.map { $0 == "MANIFEST" ? manifestPath : $0 }
-        let before = try sandbox.snapshot()
-        let result = try sandbox.run(arguments)
+        let before = try await sandbox.snapshot()
+        let result = try await sandbox.run(arguments)
         #expect(result.status == 1, "\(result)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.hasPrefix("error: "))
@@ -89,11 +89,11 @@ struct BadInputCLITests {
         #expect(!result.stderr.contains("SQLite error"))
         // "Not found" refusals are audited; everything else leaves the board byte-for-byte as it was.
         if badCase.stderrContains != "is not registered" {
-            #expect(try sandbox.snapshot() == before)
+            #expect(try await sandbox.snapshot() == before)
         }
     }
 
-    @Test func aBoardThatIsNotABoardIsRefusedAndLeftAlone() throws {
+    @Test func aBoardThatIsNotABoardIsRefusedAndLeftAlone() async throws {
         let sandbox = try Sandbox()
         let cases: [(String, Data)] = [
             ("text.sqlite", Data("hello, I am a text file\n".utf8)),
@@ -102,7 +102,7 @@ struct BadInputCLITests {
         for (name, content) in cases {
             let path = sandbox.root.appendingPathComponent(name).path
             try content.write(to: URL(fileURLWithPath: path))
-            let result = try sandbox.run(["plugin", "list", "--db", path], db: false)
+            let result = try await sandbox.run(["plugin", "list", "--db", path], db: false)
             #expect(result.status == 1, "\(result)")
             #expect(result.stderr.contains("is not a Plugboard board"))
             #expect(try FileBytes.read(path) == content)
@@ -110,30 +110,31 @@ struct BadInputCLITests {
         // An SQLite database of another application.
         let other = sandbox.root.appendingPathComponent("other.sqlite").path
         let queue = try GRDBQueue(path: other)
-        try queue.write { db in try db.execute(sql: "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')") }
+        try await queue.write { db in try db.execute(sql: "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')") }
         let bytes = try FileBytes.read(other)
         for arguments in [
             ["plugin", "list"], ["plugin", "register", try sandbox.write("m.json", manifest())], ["migrate"], ["audit", "verify"],
         ] {
-            let result = try sandbox.run(arguments + ["--db", other], db: false)
+            let result = try await sandbox.run(arguments + ["--db", other], db: false)
             #expect(result.status == 1, "\(result)")
             #expect(result.stderr.contains("not a Plugboard board"))
         }
         #expect(try FileBytes.read(other) == bytes)
-        let missing = try sandbox.run(["plugin", "list", "--db", sandbox.root.appendingPathComponent("nothing.sqlite").path], db: false)
+        let missing = try await sandbox.run(
+            ["plugin", "list", "--db", sandbox.root.appendingPathComponent("nothing.sqlite").path], db: false)
         #expect(missing.status == 1 && missing.stderr.contains("plugboard init"))
         #expect(!FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("nothing.sqlite").path))
     }
 
-    @Test func usageErrorsExitTwo() throws {
-        let sandbox = try Sandbox.withBoard()
+    @Test func usageErrorsExitTwo() async throws {
+        let sandbox = try await Sandbox.withBoard()
         for arguments in [["plugin", "frobnicate"], ["plugin", "enable"], ["--no-such-flag"], ["audit", "--limit", "0"]] {
-            let result = try sandbox.run(arguments)
+            let result = try await sandbox.run(arguments)
             #expect(result.status == 2, "\(arguments): \(result)")
         }
         // Global options may come before the subcommand.
         let sandbox2 = try Sandbox()
-        let early = try sandbox2.run(["--db", sandbox2.board, "--json", "init"], db: false)
+        let early = try await sandbox2.run(["--db", sandbox2.board, "--json", "init"], db: false)
         #expect(early.status == 0, "\(early)")
         #expect(try (early.json() as? [String: Any])?["admin"] != nil)
     }

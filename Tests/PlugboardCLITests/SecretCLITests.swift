@@ -17,8 +17,8 @@ struct SecretCLITests {
     static let mail = "com.example.mail"
 
     /// A board with the calendar and mail plug-ins registered.
-    static func board() throws -> Sandbox {
-        try Sandbox.withBoard([manifest(calendar), manifest(mail)])
+    static func board() async throws -> Sandbox {
+        try await Sandbox.withBoard([manifest(calendar), manifest(mail)])
     }
 
     /// A new random master key, base64, as `openssl rand -base64 32` prints it.
@@ -44,9 +44,9 @@ struct SecretCLITests {
 
     // MARK: init and the key file
 
-    @Test func initCreatesAPrivateKeyFileAndSaysToBackItUp() throws {
+    @Test func initCreatesAPrivateKeyFileAndSaysToBackItUp() async throws {
         let sandbox = try Sandbox()
-        let created = try sandbox.ok("init")
+        let created = try await sandbox.ok("init")
         let keyFile = sandbox.board + ".key"
         #expect(created.stdout.contains("Created the master key file \(keyFile) (mode 0600"), "\(created)")
         #expect(created.stdout.contains("back it up"))
@@ -54,109 +54,117 @@ struct SecretCLITests {
         #expect(sandbox.mode(sandbox.board) == 0o600)
         let keyText = try String(contentsOfFile: keyFile, encoding: .utf8)
         #expect(Data(base64Encoded: keyText.trimmingCharacters(in: .whitespacesAndNewlines))?.count == 32)
-        let keys = try #require(try sandbox.ok("keys", "list", "--json").json() as? [String: Any])
+        let keys = try #require(try await sandbox.ok("keys", "list", "--json").json() as? [String: Any])
         #expect((keys["master_key_id"] as? String)?.count == 16)
         #expect(created.stdout.contains(keys["master_key_id"] as? String ?? "?"))
 
         let json = try Sandbox()
-        let result = try #require(try json.ok("init", "--json").json() as? [String: Any])
+        let result = try #require(try await json.ok("init", "--json").json() as? [String: Any])
         let masterKey = try #require(result["master_key"] as? [String: Any])
         #expect(masterKey["source"] as? String == "key_file")
         #expect(masterKey["path"] as? String == json.board + ".key")
         #expect(masterKey["created"] as? Bool == true)
     }
 
-    @Test func initWithTheEnvironmentVariableCreatesNoKeyFile() throws {
+    @Test func initWithTheEnvironmentVariableCreatesNoKeyFile() async throws {
         let sandbox = try Sandbox()
         let key = Self.randomKey()
-        let created = try sandbox.run(["init"], environment: ["PLUGBOARD_MASTER_KEY": key])
+        let created = try await sandbox.run(["init"], environment: ["PLUGBOARD_MASTER_KEY": key])
         #expect(created.status == 0, "\(created)")
         #expect(created.stdout.contains("comes from PLUGBOARD_MASTER_KEY"))
         #expect(!FileManager.default.fileExists(atPath: sandbox.board + ".key"))
-        try sandbox.ok("plugin", "register", try sandbox.write("m.json", manifest()))
-        let set = try sandbox.run(
+        try await sandbox.ok("plugin", "register", try sandbox.write("m.json", manifest()))
+        let set = try await sandbox.run(
             ["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], environment: ["PLUGBOARD_MASTER_KEY": key], stdin: "v")
         #expect(set.status == 0, "\(set)")
         // Without the variable there is no key at all, and the error says what to do.
-        Self.expectRefused(try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"]), "restore the key file from your backup")
+        Self.expectRefused(
+            try await sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"]), "restore the key file from your backup")
         #expect(
-            try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: ["PLUGBOARD_MASTER_KEY": key]).stdout == "v")
+            try await sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: ["PLUGBOARD_MASTER_KEY": key]).stdout
+                == "v")
     }
 
-    @Test func initRefusesAKeyFileOthersCanReadAndLeavesNoBoard() throws {
+    @Test func initRefusesAKeyFileOthersCanReadAndLeavesNoBoard() async throws {
         let sandbox = try Sandbox()
         let keyFile = sandbox.board + ".key"
         try Data((Self.randomKey() + "\n").utf8).write(to: URL(fileURLWithPath: keyFile))
         chmod(keyFile, 0o644)
-        Self.expectRefused(try sandbox.run(["init"]), "run `chmod 600 \(keyFile)`")
+        Self.expectRefused(try await sandbox.run(["init"]), "run chmod 600 \(keyFile)")
         #expect(!FileManager.default.fileExists(atPath: sandbox.board))
         // Once private, the existing key file is used rather than replaced.
         chmod(keyFile, 0o600)
-        let created = try sandbox.ok("init")
+        let created = try await sandbox.ok("init")
         #expect(created.stdout.contains("Using the existing master key file \(keyFile)"), "\(created)")
     }
 
-    @Test func keysInitGivesAnOlderBoardItsMasterKey() throws {
-        let sandbox = try Self.board()
+    @Test func keysInitGivesAnOlderBoardItsMasterKey() async throws {
+        let sandbox = try await Self.board()
         // A board from before secure storage: no key check value.
-        try sandbox.database().write { db in try db.execute(sql: "DELETE FROM secret_master_key") }
+        try await sandbox.database().write { db in try db.execute(sql: "DELETE FROM secret_master_key") }
         try FileManager.default.removeItem(atPath: sandbox.board + ".key")
         Self.expectRefused(
-            try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v"), "run plugboard keys init")
-        let initialised = try sandbox.ok("keys", "init")
+            try await sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v"),
+            "run plugboard keys init")
+        let initialised = try await sandbox.ok("keys", "init")
         #expect(initialised.stdout.contains("Initialised the board's secure storage"))
         #expect(initialised.stdout.contains("Created the master key file"))
         #expect(sandbox.mode(sandbox.board + ".key") == 0o600)
-        #expect(try sandbox.ok("keys", "init").stdout.contains("already initialised"))
-        try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v")
-        #expect(try sandbox.ok("secret", "get", "--plugin", Self.calendar, "k").stdout == "v")
+        #expect(try await sandbox.ok("keys", "init").stdout.contains("already initialised"))
+        try await sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v")
+        #expect(try await sandbox.ok("secret", "get", "--plugin", Self.calendar, "k").stdout == "v")
     }
 
     // MARK: secret set, get, list, delete
 
-    @Test func setGetListAndDeleteRoundTripExactBytes() throws {
-        let sandbox = try Self.board()
+    @Test func setGetListAndDeleteRoundTripExactBytes() async throws {
+        let sandbox = try await Self.board()
         // stdin, byte for byte: the newline is part of the value.
-        let set = try sandbox.run(["secret", "set", "--plugin", Self.calendar, "api-token", "--from-file", "-"], stdin: "s3cr3t\n")
+        let set = try await sandbox.run(["secret", "set", "--plugin", Self.calendar, "api-token", "--from-file", "-"], stdin: "s3cr3t\n")
         #expect(set.status == 0 && set.stderr.isEmpty, "\(set)")
-        #expect(try sandbox.ok("secret", "get", "--plugin", Self.calendar, "api-token").stdout == "s3cr3t\n")
+        #expect(try await sandbox.ok("secret", "get", "--plugin", Self.calendar, "api-token").stdout == "s3cr3t\n")
 
         // A binary file, exactly.
         let binary = Data((0...255).map { UInt8($0) })
-        try sandbox.ok("secret", "set", "--plugin", Self.calendar, "cert", "--from-file", try Self.write(sandbox, "cert.bin", binary))
-        let json = try #require(try sandbox.ok("secret", "get", "--plugin", Self.calendar, "cert", "--json").json() as? [String: Any])
+        try await sandbox.ok("secret", "set", "--plugin", Self.calendar, "cert", "--from-file", try Self.write(sandbox, "cert.bin", binary))
+        let json = try #require(try await sandbox.ok("secret", "get", "--plugin", Self.calendar, "cert", "--json").json() as? [String: Any])
         #expect(json["value_base64"] as? String == binary.base64EncodedString())
         #expect(json["value"] is NSNull)
         #expect(json["plugin"] as? String == Self.calendar && json["key"] as? String == "cert")
 
         // A value on the command line works, with a warning; no newline is added on output.
-        let inline = try sandbox.run(["secret", "set", "--plugin", Self.calendar, "password", "hunter2"])
+        let inline = try await sandbox.run(["secret", "set", "--plugin", Self.calendar, "password", "hunter2"])
         #expect(inline.status == 0, "\(inline)")
         #expect(inline.stderr.hasPrefix("warning: ") && inline.stderr.contains("shell history"))
-        #expect(try sandbox.ok("secret", "get", "--plugin", Self.calendar, "password").stdout == "hunter2")
-        let text = try #require(try sandbox.ok("secret", "get", "--plugin", Self.calendar, "password", "--json").json() as? [String: Any])
+        #expect(try await sandbox.ok("secret", "get", "--plugin", Self.calendar, "password").stdout == "hunter2")
+        let text = try #require(
+            try await sandbox.ok("secret", "get", "--plugin", Self.calendar, "password", "--json").json() as? [String: Any])
         #expect(text["value"] as? String == "hunter2")
         // The same value again changes nothing.
-        #expect(try sandbox.run(["secret", "set", "--plugin", Self.calendar, "password", "hunter2"]).stdout.contains("nothing changed"))
+        #expect(
+            try await sandbox.run(["secret", "set", "--plugin", Self.calendar, "password", "hunter2"]).stdout.contains("nothing changed"))
 
-        #expect(try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "v", "--from-file", "-"]).status == 2)
-        #expect(try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k"]).status == 2)
-        #expect(try sandbox.run(["secret", "get", "k"]).status == 2)
+        #expect(try await sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "v", "--from-file", "-"]).status == 2)
+        #expect(try await sandbox.run(["secret", "set", "--plugin", Self.calendar, "k"]).status == 2)
+        #expect(try await sandbox.run(["secret", "get", "k"]).status == 2)
 
-        let list = try sandbox.ok("secret", "list", "--plugin", Self.calendar).stdout
+        let list = try await sandbox.ok("secret", "list", "--plugin", Self.calendar).stdout
         #expect(list.contains("api-token") && list.contains("cert") && list.contains("password") && list.contains("readable"))
         #expect(!list.contains("s3cr3t") && !list.contains("hunter2"))
-        let entries = try #require(try sandbox.ok("secret", "list", "--plugin", Self.calendar, "--json").json() as? [[String: Any]])
+        let entries = try #require(try await sandbox.ok("secret", "list", "--plugin", Self.calendar, "--json").json() as? [[String: Any]])
         #expect(entries.compactMap { $0["key"] as? String } == ["api-token", "cert", "password"])
         #expect(entries.allSatisfy { $0["value"] == nil && $0["data_key_version"] as? Int == 1 })
-        #expect(try sandbox.ok("secret", "list", "--plugin", Self.mail).stdout.contains("has no secrets"))
+        #expect(try await sandbox.ok("secret", "list", "--plugin", Self.mail).stdout.contains("has no secrets"))
 
-        #expect(try sandbox.ok("secret", "delete", "--plugin", Self.calendar, "password").stdout.contains("Deleted the secret 'password'"))
-        Self.expectRefused(try sandbox.run(["secret", "get", "--plugin", Self.calendar, "password"]), "has no secret named 'password'")
-        #expect(try sandbox.ok("secret", "delete", "--plugin", Self.calendar, "password").stdout.contains("nothing changed"))
+        #expect(
+            try await sandbox.ok("secret", "delete", "--plugin", Self.calendar, "password").stdout.contains("Deleted the secret 'password'")
+        )
+        Self.expectRefused(
+            try await sandbox.run(["secret", "get", "--plugin", Self.calendar, "password"]), "has no secret named 'password'")
+        #expect(try await sandbox.ok("secret", "delete", "--plugin", Self.calendar, "password").stdout.contains("nothing changed"))
 
         // Every change and read is audited with the key name, never the value.
-        let audit = try sandbox.ok("audit", "--json").stdout
+        let audit = try await sandbox.ok("audit", "--json").stdout
         let actions = audit.split(separator: "\n").compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["action"] as? String
         }.filter { $0.hasPrefix("secret.") }
@@ -167,15 +175,15 @@ struct SecretCLITests {
             ])
         #expect(audit.contains("\\\"key\\\":\\\"api-token\\\""))
         #expect(!audit.contains("s3cr3t") && !audit.contains("hunter2") && !audit.contains(binary.base64EncodedString().prefix(12)))
-        #expect(try sandbox.ok("audit", "verify").status == 0)
+        #expect(try await sandbox.ok("audit", "verify").status == 0)
     }
 
-    @Test func badInputIsRefusedWithOneSentenceAndChangesNothing() throws {
-        let sandbox = try Self.board()
-        try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v")
+    @Test func badInputIsRefusedWithOneSentenceAndChangesNothing() async throws {
+        let sandbox = try await Self.board()
+        try await sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v")
         let tooLarge = try Self.write(sandbox, "big.bin", Data(count: (1 << 20) + 1))
         let cases: [([String], String)] = [
-            (["secret", "set", "--plugin", Self.calendar, "a\u{7}b", "--from-file", "-"], "invalid secure storage key name"),
+            (["secret", "set", "--plugin", Self.calendar, "a\u{7}b", "--from-file", "-"], "the secure storage key name is not valid"),
             (
                 ["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "/nonexistent/value"],
                 "the value file /nonexistent/value does not exist"
@@ -187,21 +195,21 @@ struct SecretCLITests {
             (["keys", "rotate", "--new-key-env", "NO_SUCH_VARIABLE_HERE"], "NO_SUCH_VARIABLE_HERE is not set"),
         ]
         for (arguments, message) in cases {
-            let before = try sandbox.snapshot()
-            Self.expectRefused(try sandbox.run(arguments, stdin: "v"), message)
-            #expect(try sandbox.snapshot() == before, "\(arguments)")
+            let before = try await sandbox.snapshot()
+            Self.expectRefused(try await sandbox.run(arguments, stdin: "v"), message)
+            #expect(try await sandbox.snapshot() == before, "\(arguments)")
         }
         // An unknown plug-in is refused (and, like every "not found", audited).
         Self.expectRefused(
-            try sandbox.run(["secret", "set", "--plugin", "com.example.unknown", "k", "--from-file", "-"], stdin: "v"),
+            try await sandbox.run(["secret", "set", "--plugin", "com.example.unknown", "k", "--from-file", "-"], stdin: "v"),
             "com.example.unknown is not registered")
     }
 
     // MARK: The master key
 
-    @Test func aWrongMasterKeyIsRefusedBeforeAnythingChanges() throws {
-        let sandbox = try Self.board()
-        try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v")
+    @Test func aWrongMasterKeyIsRefusedBeforeAnythingChanges() async throws {
+        let sandbox = try await Self.board()
+        try await sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v")
         let wrong = ["PLUGBOARD_MASTER_KEY": Self.randomKey(), "NEW": Self.randomKey()]
         let commands: [[String]] = [
             ["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"],
@@ -213,13 +221,13 @@ struct SecretCLITests {
             ["keys", "rotate", "--plugin", Self.calendar, "--reencrypt"],
             ["keys", "shred", Self.calendar],
         ]
-        let before = try sandbox.snapshot()
+        let before = try await sandbox.snapshot()
         let keyFile = try Data(contentsOf: URL(fileURLWithPath: sandbox.board + ".key"))
         for command in commands {
-            let result = try sandbox.run(command, environment: wrong, stdin: "w")
+            let result = try await sandbox.run(command, environment: wrong, stdin: "w")
             Self.expectRefused(result, "error: this master key does not belong to this board (")
             #expect(result.stderr.contains("PLUGBOARD_MASTER_KEY"))
-            #expect(try sandbox.snapshot() == before, "\(command)")
+            #expect(try await sandbox.snapshot() == before, "\(command)")
         }
         // A key file holding another key: refused the same way, and the message says what to do.
         try FileManager.default.removeItem(atPath: sandbox.board + ".key")
@@ -227,133 +235,135 @@ struct SecretCLITests {
         chmod(sandbox.board + ".key", 0o600)
         for command in commands.prefix(5) {
             Self.expectRefused(
-                try sandbox.run(command, stdin: "w"),
+                try await sandbox.run(command, stdin: "w"),
                 "this master key does not belong to this board (the key file \(sandbox.board).key holds")
-            #expect(try sandbox.snapshot() == before, "\(command)")
+            #expect(try await sandbox.snapshot() == before, "\(command)")
         }
         #expect(!FileManager.default.fileExists(atPath: sandbox.board + ".key.next"))
         try FileManager.default.removeItem(atPath: sandbox.board + ".key")
         try keyFile.write(to: URL(fileURLWithPath: sandbox.board + ".key"))
         chmod(sandbox.board + ".key", 0o600)
-        #expect(try sandbox.ok("secret", "get", "--plugin", Self.calendar, "k").stdout == "v")
+        #expect(try await sandbox.ok("secret", "get", "--plugin", Self.calendar, "k").stdout == "v")
     }
 
-    @Test func aKeyFileOthersCanReadIsRefused() throws {
-        let sandbox = try Self.board()
-        try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v")
+    @Test func aKeyFileOthersCanReadIsRefused() async throws {
+        let sandbox = try await Self.board()
+        try await sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v")
         let keyFile = sandbox.board + ".key"
         #expect(sandbox.mode(keyFile) == 0o600)
         #expect(sandbox.mode(sandbox.board) & 0o077 == 0)
         chmod(keyFile, 0o644)
-        let before = try sandbox.snapshot()
+        let before = try await sandbox.snapshot()
         Self.expectRefused(
-            try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"]),
-            "is readable or writable by its group or others (mode 0644); run `chmod 600 \(keyFile)`")
-        Self.expectRefused(try sandbox.run(["keys", "rotate"]), "chmod 600")
-        #expect(try sandbox.snapshot() == before)
+            try await sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"]),
+            "is readable or writable by its group or others (mode 0644); run chmod 600 \(keyFile)")
+        Self.expectRefused(try await sandbox.run(["keys", "rotate"]), "chmod 600")
+        #expect(try await sandbox.snapshot() == before)
         #expect(sandbox.mode(keyFile) == 0o644)
     }
 
     // MARK: Rotation and shredding
 
-    @Test func rotationsKeepEveryValueReadable() throws {
-        let sandbox = try Self.board()
+    @Test func rotationsKeepEveryValueReadable() async throws {
+        let sandbox = try await Self.board()
         let values = [(Self.calendar, "a", "one"), (Self.calendar, "b", "two"), (Self.mail, "a", "three")]
         for (plugin, key, value) in values {
-            try sandbox.run(["secret", "set", "--plugin", plugin, key, "--from-file", "-"], stdin: value)
+            try await sandbox.run(["secret", "set", "--plugin", plugin, key, "--from-file", "-"], stdin: value)
         }
-        func expectReadable(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        func expectReadable(sourceLocation: SourceLocation = #_sourceLocation) async throws {
             for (plugin, key, value) in values {
-                #expect(try sandbox.ok("secret", "get", "--plugin", plugin, key).stdout == value, sourceLocation: sourceLocation)
+                #expect(try await sandbox.ok("secret", "get", "--plugin", plugin, key).stdout == value, sourceLocation: sourceLocation)
             }
         }
         let keyFile = sandbox.board + ".key"
         let oldKey = try String(contentsOfFile: keyFile, encoding: .utf8)
-        let oldID = try #require(try sandbox.ok("keys", "list", "--json").json() as? [String: Any])["master_key_id"] as? String
+        let oldID = try #require(try await sandbox.ok("keys", "list", "--json").json() as? [String: Any])["master_key_id"] as? String
 
-        let master = try sandbox.ok("keys", "rotate")
+        let master = try await sandbox.ok("keys", "rotate")
         #expect(master.stdout.contains("Rotated the master key from id \(oldID ?? "?")"), "\(master)")
         #expect(master.stdout.contains("rewrapped 2 data key(s)") && master.stdout.contains("back it up"))
         #expect(try String(contentsOfFile: keyFile, encoding: .utf8) != oldKey)
         #expect(sandbox.mode(keyFile) == 0o600)
         #expect(!FileManager.default.fileExists(atPath: keyFile + ".next"))
-        try expectReadable()
+        try await expectReadable()
         Self.expectRefused(
-            try sandbox.run(["secret", "get", "--plugin", Self.calendar, "a"], environment: ["PLUGBOARD_MASTER_KEY": oldKey]),
+            try await sandbox.run(["secret", "get", "--plugin", Self.calendar, "a"], environment: ["PLUGBOARD_MASTER_KEY": oldKey]),
             "does not belong to this board")
 
-        let data = try sandbox.ok("keys", "rotate", "--plugin", Self.calendar)
+        let data = try await sandbox.ok("keys", "rotate", "--plugin", Self.calendar)
         #expect(data.stdout.contains("version 2 seals new values; version 1 is retired"))
-        try expectReadable()
-        let reencrypted = try sandbox.ok("keys", "rotate", "--plugin", Self.calendar, "--reencrypt")
+        try await expectReadable()
+        let reencrypted = try await sandbox.ok("keys", "rotate", "--plugin", Self.calendar, "--reencrypt")
         #expect(reencrypted.stdout.contains("re-encrypted 2 value(s)"))
-        try expectReadable()
-        let list = try #require(try sandbox.ok("secret", "list", "--plugin", Self.calendar, "--json").json() as? [[String: Any]])
+        try await expectReadable()
+        let list = try #require(try await sandbox.ok("secret", "list", "--plugin", Self.calendar, "--json").json() as? [[String: Any]])
         #expect(list.compactMap { $0["data_key_version"] as? Int } == [3, 3])
-        let keys = try #require(try sandbox.ok("keys", "list", "--plugin", Self.calendar, "--json").json() as? [String: Any])
+        let keys = try #require(try await sandbox.ok("keys", "list", "--plugin", Self.calendar, "--json").json() as? [String: Any])
         #expect((keys["data_keys"] as? [[String: Any]])?.compactMap { $0["state"] as? String } == ["retired", "retired", "active"])
-        #expect(try sandbox.run(["keys", "rotate", "--reencrypt"]).status == 2)
+        #expect(try await sandbox.run(["keys", "rotate", "--reencrypt"]).status == 2)
 
-        let actions = try sandbox.ok("audit", "--json").stdout.split(separator: "\n").compactMap { line in
+        let actions = try await sandbox.ok("audit", "--json").stdout.split(separator: "\n").compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["action"] as? String
         }
         #expect(actions.filter { $0.hasPrefix("keys.rotate") } == ["keys.rotate_master", "keys.rotate_data_key", "keys.rotate_data_key"])
-        #expect(try sandbox.ok("audit", "verify").status == 0)
+        #expect(try await sandbox.ok("audit", "verify").status == 0)
     }
 
-    @Test func aMasterKeyFromTheEnvironmentRotatesThroughANewVariable() throws {
+    @Test func aMasterKeyFromTheEnvironmentRotatesThroughANewVariable() async throws {
         let sandbox = try Sandbox()
         let oldKey = Self.randomKey()
         let newKey = Self.randomKey()
         let old = ["PLUGBOARD_MASTER_KEY": oldKey]
-        #expect(try sandbox.run(["init"], environment: old).status == 0)
-        try sandbox.ok("plugin", "register", try sandbox.write("m.json", manifest()))
+        #expect(try await sandbox.run(["init"], environment: old).status == 0)
+        try await sandbox.ok("plugin", "register", try sandbox.write("m.json", manifest()))
         #expect(
-            try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], environment: old, stdin: "v").status == 0
+            try await sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], environment: old, stdin: "v")
+                .status == 0
         )
 
-        let before = try sandbox.snapshot()
-        Self.expectRefused(try sandbox.run(["keys", "rotate"], environment: old), "plugboard keys rotate --new-key-env NEW")
-        #expect(try sandbox.snapshot() == before)
+        let before = try await sandbox.snapshot()
+        Self.expectRefused(try await sandbox.run(["keys", "rotate"], environment: old), "plugboard keys rotate --new-key-env NEW")
+        #expect(try await sandbox.snapshot() == before)
 
-        let rotated = try sandbox.run(["keys", "rotate", "--new-key-env", "NEW"], environment: old.merging(["NEW": newKey]) { $1 })
+        let rotated = try await sandbox.run(["keys", "rotate", "--new-key-env", "NEW"], environment: old.merging(["NEW": newKey]) { $1 })
         #expect(rotated.status == 0, "\(rotated)")
         #expect(rotated.stdout.contains("set PLUGBOARD_MASTER_KEY to it"))
         #expect(!FileManager.default.fileExists(atPath: sandbox.board + ".key"))
         Self.expectRefused(
-            try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: old), "does not belong to this board")
+            try await sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: old), "does not belong to this board")
         #expect(
-            try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: ["PLUGBOARD_MASTER_KEY": newKey]).stdout == "v")
+            try await sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: ["PLUGBOARD_MASTER_KEY": newKey]).stdout
+                == "v")
     }
 
-    @Test func shreddingMakesSecretsUnreadable() throws {
-        let sandbox = try Self.board()
-        try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v")
-        try sandbox.run(["secret", "set", "--plugin", Self.mail, "k", "--from-file", "-"], stdin: "m")
-        let shred = try sandbox.ok("keys", "shred", Self.calendar, "--reason", "plug-in retired (CHG-9)")
+    @Test func shreddingMakesSecretsUnreadable() async throws {
+        let sandbox = try await Self.board()
+        try await sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v")
+        try await sandbox.run(["secret", "set", "--plugin", Self.mail, "k", "--from-file", "-"], stdin: "m")
+        let shred = try await sandbox.ok("keys", "shred", Self.calendar, "--reason", "plug-in retired (CHG-9)")
         #expect(shred.stdout.contains("Shredded data key version(s) 1 of \(Self.calendar)"), "\(shred)")
         Self.expectRefused(
-            try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"]),
+            try await sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"]),
             "can no longer be decrypted because its data key was shredded")
-        #expect(try sandbox.ok("secret", "list", "--plugin", Self.calendar).stdout.contains("unreadable"))
-        #expect(try sandbox.ok("secret", "get", "--plugin", Self.mail, "k").stdout == "m")
-        #expect(try sandbox.ok("keys", "shred", Self.calendar).stdout.contains("nothing changed"))
-        let audit = try sandbox.ok("audit", "--target", Self.calendar).stdout
+        #expect(try await sandbox.ok("secret", "list", "--plugin", Self.calendar).stdout.contains("unreadable"))
+        #expect(try await sandbox.ok("secret", "get", "--plugin", Self.mail, "k").stdout == "m")
+        #expect(try await sandbox.ok("keys", "shred", Self.calendar).stdout.contains("nothing changed"))
+        let audit = try await sandbox.ok("audit", "--target", Self.calendar).stdout
         #expect(audit.contains("keys.shred") && audit.contains("plug-in retired (CHG-9)"))
         // Setting the secret again starts a new data key.
-        try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v2")
-        #expect(try sandbox.ok("secret", "get", "--plugin", Self.calendar, "k").stdout == "v2")
+        try await sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v2")
+        #expect(try await sandbox.ok("secret", "get", "--plugin", Self.calendar, "k").stdout == "v2")
     }
 
     // MARK: Concurrency and permissions
 
-    @Test func concurrentWritersFromTwoProcessesLoseNoValue() throws {
-        let sandbox = try Self.board()
+    @Test func concurrentWritersFromTwoProcessesLoseNoValue() async throws {
+        let sandbox = try await Self.board()
         let failures = Mutex<[CLIResult]>([])
         // Two loops, each a stream of plugboard processes, writing different keys at the same time.
         DispatchQueue.concurrentPerform(iterations: 2) { loop in
             for index in 0..<20 {
-                let result = try? sandbox.run(
+                let result = try? sandbox.runBlocking(
                     ["secret", "set", "--plugin", Self.calendar, "loop\(loop)-\(index)", "--from-file", "-"],
                     stdin: "value \(loop)-\(index)")
                 if result?.status != 0 {
@@ -362,54 +372,56 @@ struct SecretCLITests {
             }
         }
         for failure in failures.withLock({ $0 }) { Issue.record("a writer failed: \(failure)") }
-        let entries = try #require(try sandbox.ok("secret", "list", "--plugin", Self.calendar, "--json").json() as? [[String: Any]])
+        let entries = try #require(try await sandbox.ok("secret", "list", "--plugin", Self.calendar, "--json").json() as? [[String: Any]])
         #expect(entries.count == 40)
         for loop in 0..<2 {
             for index in 0..<20 {
                 #expect(
-                    try sandbox.ok("secret", "get", "--plugin", Self.calendar, "loop\(loop)-\(index)").stdout == "value \(loop)-\(index)")
+                    try await sandbox.ok("secret", "get", "--plugin", Self.calendar, "loop\(loop)-\(index)").stdout
+                        == "value \(loop)-\(index)")
             }
         }
-        let keys = try #require(try sandbox.ok("keys", "list", "--plugin", Self.calendar, "--json").json() as? [String: Any])
+        let keys = try #require(try await sandbox.ok("keys", "list", "--plugin", Self.calendar, "--json").json() as? [String: Any])
         #expect((keys["data_keys"] as? [[String: Any]])?.first?["encryption_count"] as? Int == 40)
-        #expect(try sandbox.ok("audit", "verify").status == 0)
+        #expect(try await sandbox.ok("audit", "verify").status == 0)
     }
 
     @Test(.enabled(if: canSwitchUser, "needs root and setpriv to act as another OS user"))
-    func anotherUserCannotReadTheKeyFileNorActWithoutARole() throws {
-        let sandbox = try Self.board()
-        try sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v")
+    func anotherUserCannotReadTheKeyFileNorActWithoutARole() async throws {
+        let sandbox = try await Self.board()
+        try await sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v")
         chown(sandbox.root.path, 65534, 65534)
         chown(sandbox.board, 65534, 65534)
         let asNobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
         // The key file (root's, 0600) is not readable by another user.
-        Self.expectRefused(try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], prefix: asNobody), "Permission denied")
+        Self.expectRefused(try await sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], prefix: asNobody), "Permission denied")
 
         // With the key, still no role: refused, and the refusal audited.
         let key = try String(contentsOfFile: sandbox.board + ".key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         let env = ["PLUGBOARD_MASTER_KEY": key, "NEW": Self.randomKey()]
         Self.expectRefused(
-            try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: env, prefix: asNobody),
+            try await sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: env, prefix: asNobody),
             "nobody may not read the secrets of \(Self.calendar)")
         Self.expectRefused(
-            try sandbox.run(
+            try await sandbox.run(
                 ["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], environment: env, stdin: "x", prefix: asNobody),
             "nobody may not set the secrets of")
         Self.expectRefused(
-            try sandbox.run(["keys", "shred", Self.calendar], environment: env, prefix: asNobody), "nobody may not shred the data keys of")
+            try await sandbox.run(["keys", "shred", Self.calendar], environment: env, prefix: asNobody),
+            "nobody may not shred the data keys of")
         Self.expectRefused(
-            try sandbox.run(["keys", "rotate", "--new-key-env", "NEW"], environment: env, prefix: asNobody), "only a board admin")
-        let refusals = try sandbox.database().read { db in
+            try await sandbox.run(["keys", "rotate", "--new-key-env", "NEW"], environment: env, prefix: asNobody), "only a board admin")
+        let refusals = try await sandbox.database().read { db in
             try String.fetchAll(db, sql: "SELECT action FROM audit_log WHERE outcome = 'refused' AND actor = 'nobody' ORDER BY seq")
         }
         #expect(refusals == ["secret.get", "secret.set", "keys.shred", "keys.rotate_master"])
-        #expect(try sandbox.ok("secret", "get", "--plugin", Self.calendar, "k").stdout == "v")
+        #expect(try await sandbox.ok("secret", "get", "--plugin", Self.calendar, "k").stdout == "v")
 
         // A maintainer may read and write the plug-in's secrets, but not rotate the master key.
-        try sandbox.ok("owner", "add", Self.calendar, "nobody", "--role", "maintainer")
-        let read = try sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: env, prefix: asNobody)
+        try await sandbox.ok("owner", "add", Self.calendar, "nobody", "--role", "maintainer")
+        let read = try await sandbox.run(["secret", "get", "--plugin", Self.calendar, "k"], environment: env, prefix: asNobody)
         #expect(read.status == 0 && read.stdout == "v", "\(read)")
         Self.expectRefused(
-            try sandbox.run(["keys", "rotate", "--new-key-env", "NEW"], environment: env, prefix: asNobody), "only a board admin")
+            try await sandbox.run(["keys", "rotate", "--new-key-env", "NEW"], environment: env, prefix: asNobody), "only a board admin")
     }
 }

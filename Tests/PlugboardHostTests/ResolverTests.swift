@@ -8,7 +8,7 @@ import Testing
 final class TestBoard: Sendable {
     let folder: URL
     let board: Board
-    static let admin = try! Actor(osUser: "admin")
+    static let admin = try! Principal(osUser: "admin")
 
     init() throws {
         folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("plugboard-host-\(UUID().uuidString.prefix(8))")

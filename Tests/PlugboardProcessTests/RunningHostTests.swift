@@ -17,34 +17,34 @@ struct RunningHostTests {
     static let beta = "com.example.beta"
 
     /// A board with two enabled plug-ins (alpha keeps a secret, beta is gated by a flag), made with the CLI.
-    func makeBoard() throws -> Sandbox {
+    func makeBoard() async throws -> Sandbox {
         let sandbox = try Sandbox()
-        try sandbox.ok("init")
-        try sandbox.ok(
+        try await sandbox.ok("init")
+        try await sandbox.ok(
             "plugin", "register", sandbox.write("alpha.json", manifest(Self.alpha, "1.0.0", #""capabilities":["secure-storage","flags"]"#)))
-        try sandbox.ok("plugin", "register", sandbox.write("beta.json", manifest(Self.beta, "1.0.0", #""gate":"beta.gate""#)))
-        try sandbox.ok("plugin", "enable", Self.alpha)
-        try sandbox.ok("plugin", "enable", Self.beta)
-        try sandbox.ok("flag", "create", "beta.gate")
-        try sandbox.ok("flag", "rollout", "beta.gate", "100")
-        try sandbox.ok("flag", "enable", "beta.gate")
-        let secret = try sandbox.run(["secret", "set", "--plugin", Self.alpha, "activations", "--from-file", "-"], stdin: "0")
+        try await sandbox.ok("plugin", "register", sandbox.write("beta.json", manifest(Self.beta, "1.0.0", #""gate":"beta.gate""#)))
+        try await sandbox.ok("plugin", "enable", Self.alpha)
+        try await sandbox.ok("plugin", "enable", Self.beta)
+        try await sandbox.ok("flag", "create", "beta.gate")
+        try await sandbox.ok("flag", "rollout", "beta.gate", "100")
+        try await sandbox.ok("flag", "enable", "beta.gate")
+        let secret = try await sandbox.run(["secret", "set", "--plugin", Self.alpha, "activations", "--from-file", "-"], stdin: "0")
         #expect(secret.status == 0, "\(secret)")
         return sandbox
     }
 
     /// What the host last reported for `plugin`, as `plugboard plugin status --json` shows it.
-    func reportedState(_ sandbox: Sandbox, _ plugin: String) throws -> String? {
-        let rows = try sandbox.ok("plugin", "status", plugin, "--json").json() as? [[String: Any]] ?? []
+    func reportedState(_ sandbox: Sandbox, _ plugin: String) async throws -> String? {
+        let rows = try await sandbox.ok("plugin", "status", plugin, "--json").json() as? [[String: Any]] ?? []
         return rows.first { $0["host_id"] as? String == "test-host" }?["state"] as? String
     }
 
     /// Waits (a guard against hanging, not a measurement) until the host's report for `plugin` reaches the board.
-    func waitForReport(_ sandbox: Sandbox, _ plugin: String, _ state: String) throws -> Bool {
+    func waitForReport(_ sandbox: Sandbox, _ plugin: String, _ state: String) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
-            if try reportedState(sandbox, plugin) == state { return true }
-            usleep(20_000)
+            if try await reportedState(sandbox, plugin) == state { return true }
+            try await Task.sleep(for: .milliseconds(20))
         }
         return false
     }
@@ -64,13 +64,13 @@ struct RunningHostTests {
     }
 
     @Test("every kill switch and gate change reaches the host; its reports reach the board", arguments: [false, true])
-    func everyChangeReachesARunningHost(boardPerService: Bool) throws {
-        let sandbox = try makeBoard()
+    func everyChangeReachesARunningHost(boardPerService: Bool) async throws {
+        let sandbox = try await makeBoard()
         let host = try ChildProcess(
             Self.hostBinary,
             ["--db", sandbox.board, "--plugins", "\(Self.alpha),\(Self.beta)", "--counting", Self.alpha, "--poll-ms", "50"]
                 + (boardPerService ? ["--board-per-service"] : []))
-        #expect(host.waitForLine { $0.contains("\"started\"") } != nil, "the host did not start: \(host.errorOutput)")
+        #expect(await host.waitForLine { $0.contains("\"started\"") } != nil, "the host did not start: \(host.errorOutput)")
         #expect(
             host.output.contains(where: Self.event("loaded", Self.alpha)) && host.output.contains(where: Self.event("loaded", Self.beta)),
             "\(host.output)")
@@ -83,56 +83,56 @@ struct RunningHostTests {
         var latencies: [Duration] = []
         for round in 0..<4 {
             for plugin in [Self.alpha, Self.beta] {
-                try sandbox.ok(reads[round % reads.count])
-                try sandbox.ok(reads[(round + 2) % reads.count])
+                try await sandbox.ok(reads[round % reads.count])
+                try await sandbox.ok(reads[(round + 2) % reads.count])
                 var seen = host.output.count
-                try sandbox.ok("plugin", "kill", plugin, "--reason", "round \(round)")
+                try await sandbox.ok("plugin", "kill", plugin, "--reason", "round \(round)")
                 let killed = ContinuousClock.now
-                let deactivated = host.waitForLine(after: seen, Self.event("deactivated", plugin))
+                let deactivated = await host.waitForLine(after: seen, Self.event("deactivated", plugin))
                 #expect(
                     deactivated != nil,
                     "round \(round): the host never deactivated \(plugin) after its kill switch: \(host.output.suffix(5))")
                 latencies.append(ContinuousClock.now - killed)
                 #expect(
-                    try waitForReport(sandbox, plugin, "deactivated"),
+                    try await waitForReport(sandbox, plugin, "deactivated"),
                     "round \(round): the host's report for \(plugin) never reached the board")
                 expectHostHoldsTheBoard(host, sandbox, "killing \(plugin) in round \(round)")
 
-                try sandbox.ok(reads[(round + 1) % reads.count])
+                try await sandbox.ok(reads[(round + 1) % reads.count])
                 seen = host.output.count
-                try sandbox.ok("plugin", "revive", plugin, "--reason", "round \(round) over")
+                try await sandbox.ok("plugin", "revive", plugin, "--reason", "round \(round) over")
                 #expect(
-                    host.waitForLine(after: seen, Self.event("loaded", plugin)) != nil,
+                    await host.waitForLine(after: seen, Self.event("loaded", plugin)) != nil,
                     "round \(round): \(plugin) was not loaded again after its revive")
                 #expect(
-                    try waitForReport(sandbox, plugin, "loaded"),
+                    try await waitForReport(sandbox, plugin, "loaded"),
                     "round \(round): the host's report of \(plugin) loaded never reached the board")
                 expectHostHoldsTheBoard(host, sandbox, "reviving \(plugin) in round \(round)")
             }
             // A flag change reaches the host's board-backed flags: the gate turns beta off, then on.
             var seen = host.output.count
-            try sandbox.ok("flag", "disable", "beta.gate")
+            try await sandbox.ok("flag", "disable", "beta.gate")
             #expect(
-                host.waitForLine(after: seen) { Self.event("deactivated", Self.beta)($0) && $0.contains("gate_off") } != nil,
+                await host.waitForLine(after: seen) { Self.event("deactivated", Self.beta)($0) && $0.contains("gate_off") } != nil,
                 "round \(round): the gate turned off never reached the host")
             seen = host.output.count
-            try sandbox.ok("flag", "enable", "beta.gate")
+            try await sandbox.ok("flag", "enable", "beta.gate")
             #expect(
-                host.waitForLine(after: seen, Self.event("loaded", Self.beta)) != nil,
+                await host.waitForLine(after: seen, Self.event("loaded", Self.beta)) != nil,
                 "round \(round): the gate turned on never reached the host")
             expectHostHoldsTheBoard(host, sandbox, "the gate changes of round \(round)")
         }
-        #expect(host.closeInput() == 0, "the host did not stop cleanly: \(host.errorOutput)")
+        #expect(await host.closeInput() == 0, "the host did not stop cleanly: \(host.errorOutput)")
         print(
             "kill switch to deactivation, from the CLI's exit (poll 50 ms): max \(latencies.max() ?? .zero) over \(latencies.count) kills")
 
         // Alpha counted each activation in its secure storage through the shared board: 1 at start + 4 revives.
-        let activations = try sandbox.ok("secret", "get", "--plugin", Self.alpha, "activations").stdout
+        let activations = try await sandbox.ok("secret", "get", "--plugin", Self.alpha, "activations").stdout
         #expect(activations == "5", "alpha's activation count in its secure storage: \(activations)")
 
         // After all this the board is intact and its audit log verifies.
-        let integrity = try sandbox.database().read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+        let integrity = try await sandbox.database().read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
         #expect(integrity == ["ok"])
-        try sandbox.ok("audit", "verify")
+        try await sandbox.ok("audit", "verify")
     }
 }

@@ -1,12 +1,12 @@
 import Foundation
 import GRDB
 import PlugboardPluginAPI
-import PlugboardStore
 import PlugboardTestSupport
 import Synchronization
 import Testing
 
 @testable import PlugboardSecureStorage
+@testable import PlugboardStore
 
 /// A real board in a temporary folder, with its secure storage initialised from a key file and two registered
 /// plug-ins.
@@ -18,16 +18,16 @@ final class BoardFixture {
 
     let directory: TemporaryDirectory
     let path: String
-    let admin: Actor
+    let admin: Principal
     let board: Board
-    let secrets: BoardSecrets
+    let secrets: BoardSecretStore
 
     init() throws {
         directory = try TemporaryDirectory()
         path = directory.file("board.sqlite")
-        admin = try Actor(osUser: "tester")
+        admin = try Principal(osUser: "tester")
         board = try Board.create(at: path, actor: admin)
-        secrets = try BoardSecrets.initialize(board: board, actor: admin, environment: Self.noEnvironment).secrets
+        secrets = try BoardSecretStore.initialize(board: board, actor: admin, environment: Self.noEnvironment).secrets
         for id in [Self.calendar, Self.mail] {
             let manifest = try PluginManifest.parse(Data("{\"id\":\"\(id)\",\"name\":\"N\",\"version\":\"1.0.0\"}".utf8))
             _ = try board.register(manifest, actor: admin)
@@ -71,7 +71,7 @@ final class BoardFixture {
     }
 
     func closeBoard() throws {
-        try (board.database as? DatabaseQueue)?.close()
+        try (board.writer as? DatabaseQueue)?.close()
     }
 }
 
@@ -226,14 +226,16 @@ struct BoardSecretsTests {
         _ = try fixture.secrets.setSecret(Data("v".utf8), forKey: "k", pluginID: calendar, actor: fixture.admin)
         let before = try fixture.state()
         let wrong = MasterKey.generate()
-        let error = boardError { _ = try BoardSecrets(board: fixture.board, masterKey: wrong, source: .keyFile(path: "/elsewhere.key")) }
+        let error = boardError {
+            _ = try BoardSecretStore(board: fixture.board, masterKey: wrong, source: .keyFile(path: "/elsewhere.key"))
+        }
         #expect(error?.code == .masterKey)
         #expect(error?.message.hasPrefix("this master key does not belong to this board (") == true, "\(String(describing: error))")
         #expect(error?.message.contains(wrong.identifier) == true)
         #expect(error?.message.contains(fixture.secrets.masterKeyIdentifier) == true)
         let env = EnvironmentKeyProvider(environment: ["PLUGBOARD_MASTER_KEY": wrong.withUnsafeBytes { Data($0).base64EncodedString() }])
         #expect(
-            boardError { _ = try BoardSecrets.open(board: fixture.board, environment: env) }?.message.contains("PLUGBOARD_MASTER_KEY")
+            boardError { _ = try BoardSecretStore.open(board: fixture.board, environment: env) }?.message.contains("PLUGBOARD_MASTER_KEY")
                 == true)
         #expect(try fixture.state() == before)
     }
@@ -243,7 +245,7 @@ struct BoardSecretsTests {
     @Test func aStaleMasterKeyIsRefusedInsideEveryTransaction() throws {
         let fixture = try BoardFixture()
         _ = try fixture.secrets.setSecret(Data("v".utf8), forKey: "k", pluginID: calendar, actor: fixture.admin)
-        let other = try BoardSecrets.open(board: fixture.board, environment: BoardFixture.noEnvironment)
+        let other = try BoardSecretStore.open(board: fixture.board, environment: BoardFixture.noEnvironment)
         _ = try other.rotateMasterKey(to: .generate(), actor: fixture.admin)
         let before = try fixture.state()
         let stale = fixture.secrets
@@ -277,7 +279,7 @@ struct BoardSecretsTests {
         #expect(inits.first?.afterJSON == "{\"key_id\":\"\(fixture.secrets.masterKeyIdentifier)\",\"source\":\"key_file\"}")
 
         let before = try fixture.state()
-        let again = try BoardSecrets.initialize(board: fixture.board, actor: fixture.admin, environment: BoardFixture.noEnvironment)
+        let again = try BoardSecretStore.initialize(board: fixture.board, actor: fixture.admin, environment: BoardFixture.noEnvironment)
         #expect(again.setup.changed == false)
         #expect(try fixture.state() == before)
     }
@@ -285,15 +287,15 @@ struct BoardSecretsTests {
     @Test func aKeyFileReadableByOthersIsRefused() throws {
         let fixture = try BoardFixture()
         chmod(fixture.keyFile, 0o644)
-        let error = boardError { _ = try BoardSecrets.open(board: fixture.board, environment: BoardFixture.noEnvironment) }
+        let error = boardError { _ = try BoardSecretStore.open(board: fixture.board, environment: BoardFixture.noEnvironment) }
         #expect(error?.code == .masterKey)
-        #expect(error?.message.contains("run `chmod 600 \(fixture.keyFile)`") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("run chmod 600 \(fixture.keyFile)") == true, "\(String(describing: error))")
     }
 
     @Test func aMissingKeyFileSaysToRestoreIt() throws {
         let fixture = try BoardFixture()
         try FileManager.default.removeItem(atPath: fixture.keyFile)
-        let error = boardError { _ = try BoardSecrets.open(board: fixture.board, environment: BoardFixture.noEnvironment) }
+        let error = boardError { _ = try BoardSecretStore.open(board: fixture.board, environment: BoardFixture.noEnvironment) }
         #expect(error?.message.contains("restore the key file from your backup") == true)
         #expect(error?.message.contains(fixture.secrets.masterKeyIdentifier) == true)
     }
@@ -301,16 +303,19 @@ struct BoardSecretsTests {
     @Test func aFailedInitialisationRemovesTheKeyFileItCreated() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("board.sqlite")
-        let board = try Board.create(at: path, actor: try Actor(osUser: "tester"))
-        let before = try board.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM secret_master_key") }
+        let board = try Board.create(at: path, actor: try Principal(osUser: "tester"))
+        let before = try DatabaseQueue(path: board.path).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM secret_master_key") }
         #expect(before == 0)
         let error = boardError {
-            _ = try BoardSecrets.initialize(board: board, actor: try Actor(osUser: "mallory"), environment: BoardFixture.noEnvironment)
+            _ = try BoardSecretStore.initialize(
+                board: board, actor: try Principal(osUser: "mallory"), environment: BoardFixture.noEnvironment)
         }
         #expect(error?.code == .notAllowed)
         #expect(!FileManager.default.fileExists(atPath: path + ".key"))
-        let setup = try BoardSecrets.initialize(board: board, actor: try Actor(osUser: "tester"), environment: BoardFixture.noEnvironment)
-            .setup
+        let setup = try BoardSecretStore.initialize(
+            board: board, actor: try Principal(osUser: "tester"), environment: BoardFixture.noEnvironment
+        )
+        .setup
         #expect(setup.changed && setup.createdKeyFile)
         #expect(try permissions(of: path + ".key") == 0o600)
     }
@@ -320,15 +325,15 @@ struct BoardSecretsTests {
         let path = directory.file("board.sqlite")
         let key = MasterKey.generate()
         let env = EnvironmentKeyProvider(environment: ["PLUGBOARD_MASTER_KEY": key.withUnsafeBytes { Data($0).base64EncodedString() }])
-        let actor = try Actor(osUser: "tester")
+        let actor = try Principal(osUser: "tester")
         let board = try Board.create(at: path, actor: actor)
-        let setup = try BoardSecrets.initialize(board: board, actor: actor, environment: env).setup
+        let setup = try BoardSecretStore.initialize(board: board, actor: actor, environment: env).setup
         #expect(setup.source == .environment(variable: "PLUGBOARD_MASTER_KEY"))
         #expect(setup.keyID == key.identifier && !setup.createdKeyFile)
         #expect(!FileManager.default.fileExists(atPath: path + ".key"))
-        #expect(try BoardSecrets.open(board: board, environment: env).masterKeyIdentifier == key.identifier)
+        #expect(try BoardSecretStore.open(board: board, environment: env).masterKeyIdentifier == key.identifier)
         // Master rotation cannot write the variable: only the key file procedure refuses.
-        let secrets = try BoardSecrets.open(board: board, environment: env)
+        let secrets = try BoardSecretStore.open(board: board, environment: env)
         #expect(boardError { _ = try secrets.rotateMasterKeyFile(actor: actor) }?.message.contains("PLUGBOARD_MASTER_KEY") == true)
     }
 
@@ -337,7 +342,7 @@ struct BoardSecretsTests {
     @Test func rotationsKeepEveryValueReadable() throws {
         let fixture = try BoardFixture()
         let values = [(calendar, "a", "1"), (calendar, "b", "2"), (mail, "a", "3")]
-        func checkAll(_ secrets: BoardSecrets, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        func checkAll(_ secrets: BoardSecretStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
             for (plugin, key, value) in values {
                 #expect(
                     try secrets.secret(forKey: key, pluginID: plugin, actor: fixture.admin) == Data(value.utf8),
@@ -354,16 +359,16 @@ struct BoardSecretsTests {
         let rotated = try fixture.secrets.rotateMasterKey(to: newKey, actor: fixture.admin)
         #expect(rotated.message.contains("rewrapped 2 data key(s)"))
         try checkAll(fixture.secrets)
-        try checkAll(try BoardSecrets(board: fixture.board, masterKey: newKey))
-        #expect(boardError { _ = try BoardSecrets(board: fixture.board, masterKey: oldKey) }?.code == .masterKey)
+        try checkAll(try BoardSecretStore(board: fixture.board, masterKey: newKey))
+        #expect(boardError { _ = try BoardSecretStore(board: fixture.board, masterKey: oldKey) }?.code == .masterKey)
 
         // Master key kept in the key file: .next, transaction, rename.
         try KeyFileProvider.replace(at: fixture.keyFile, with: newKey)
-        let fromFile = try BoardSecrets.open(board: fixture.board, environment: BoardFixture.noEnvironment)
+        let fromFile = try BoardSecretStore.open(board: fixture.board, environment: BoardFixture.noEnvironment)
         _ = try fromFile.rotateMasterKeyFile(actor: fixture.admin)
         #expect(!FileManager.default.fileExists(atPath: fixture.keyFile + ".next"))
         #expect(try permissions(of: fixture.keyFile) == 0o600)
-        let reopened = try BoardSecrets.open(board: fixture.board, environment: BoardFixture.noEnvironment)
+        let reopened = try BoardSecretStore.open(board: fixture.board, environment: BoardFixture.noEnvironment)
         #expect(reopened.masterKeyIdentifier != newKey.identifier)
         try checkAll(fromFile)
         try checkAll(reopened)
@@ -391,11 +396,11 @@ struct BoardSecretsTests {
         let newKey = MasterKey.generate()
         try KeyFileProvider.write(newKey, to: fixture.keyFile + ".next")
         _ = try fixture.secrets.rotateMasterKey(to: newKey, actor: fixture.admin)
-        let error = boardError { _ = try BoardSecrets.open(board: fixture.board, environment: BoardFixture.noEnvironment) }
+        let error = boardError { _ = try BoardSecretStore.open(board: fixture.board, environment: BoardFixture.noEnvironment) }
         #expect(error?.message.contains("run mv \(fixture.keyFile).next \(fixture.keyFile)") == true, "\(String(describing: error))")
         // A leftover .next that the board does not use blocks the next rotation until removed.
         try KeyFileProvider.move(fixture.keyFile + ".next", to: fixture.keyFile)
-        let secrets = try BoardSecrets.open(board: fixture.board, environment: BoardFixture.noEnvironment)
+        let secrets = try BoardSecretStore.open(board: fixture.board, environment: BoardFixture.noEnvironment)
         try KeyFileProvider.write(MasterKey.generate(), to: fixture.keyFile + ".next")
         let before = try fixture.state()
         #expect(boardError { _ = try secrets.rotateMasterKeyFile(actor: fixture.admin) }?.code == .conflict)
@@ -425,7 +430,7 @@ struct BoardSecretsTests {
         #expect(spiError?.code == .keysShredded)
         #expect(try fixture.board.secretEntries(pluginID: calendar).map(\.readable) == [false, false])
         // The wrapped keys are gone from the board.
-        let wrapped = try fixture.board.read { db in
+        let wrapped = try await fixture.attacker().read { db in
             try Int.fetchOne(
                 db, sql: "SELECT count(*) FROM secret_data_keys WHERE plugin_id = ? AND wrapped_key IS NOT NULL", arguments: [calendar])
         }
@@ -469,7 +474,7 @@ struct BoardSecretsTests {
     @Test func aReadOnlyBoardGivesAClearErrorOnWrite() async throws {
         let fixture = try BoardFixture()
         let readOnly = try Board.open(at: fixture.path, readOnly: true)
-        let secrets = try BoardSecrets.open(board: readOnly, environment: BoardFixture.noEnvironment)
+        let secrets = try BoardSecretStore.open(board: readOnly, environment: BoardFixture.noEnvironment)
         let error = await secureStorageError { try await secrets.storage(forPlugin: calendar).set(Data("v".utf8), forKey: "k") }
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains("read-only") == true)
@@ -535,8 +540,8 @@ struct BoardSecretsTests {
 
     @Test func permissionsFollowTheRegistryRoles() throws {
         let fixture = try BoardFixture()
-        let mallory = try Actor(osUser: "mallory")
-        let maintainer = try Actor(osUser: "maria")
+        let mallory = try Principal(osUser: "mallory")
+        let maintainer = try Principal(osUser: "maria")
         _ = try fixture.board.addOwner(calendar, principal: "maria", role: .maintainer, actor: fixture.admin)
         _ = try fixture.secrets.setSecret(Data("v".utf8), forKey: "k", pluginID: calendar, actor: fixture.admin)
 

@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardPluginAPI
+import PlugboardStore
 import Synchronization
 import Testing
 
@@ -55,12 +56,12 @@ func keyProviderError(_ body: () throws -> Void, sourceLocation: SourceLocation 
 struct Fixture {
     let vault: InMemorySecretVault
     let masterKey: MasterKey
-    let engine: SecretsEngine
+    let engine: SecretStore
 
-    init(threshold: Int = SecretsEngine.Configuration.defaultDataKeyRotationThreshold) throws {
+    init(threshold: Int = SecureStorageConfiguration.defaultDataKeyRotationThreshold) throws {
         vault = InMemorySecretVault()
         masterKey = MasterKey.generate()
-        engine = try SecretsEngine.initialize(
+        engine = try SecretStore.initialize(
             vault: vault, masterKey: masterKey,
             configuration: .init(dataKeyRotationThreshold: threshold))
     }

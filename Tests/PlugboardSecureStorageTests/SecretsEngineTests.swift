@@ -16,14 +16,14 @@ struct SecretsEngineTests {
         #expect(fixture.vault.snapshot.keyCheckValue == fixture.masterKey.keyCheckValue)
         #expect(fixture.vault.snapshot.keyCheckValue?.count == 33)
         let before = fixture.vault.snapshot
-        _ = try SecretsEngine.initialize(vault: fixture.vault, masterKey: fixture.masterKey)
+        _ = try SecretStore.initialize(vault: fixture.vault, masterKey: fixture.masterKey)
         #expect(fixture.vault.snapshot == before)
         #expect(fixture.engine.masterKeyIdentifier == fixture.masterKey.identifier)
     }
 
     @Test func openingAnUninitialisedBoardIsRefused() {
         let error = secureStorageError {
-            _ = try SecretsEngine(vault: InMemorySecretVault(), masterKey: .generate())
+            _ = try SecretStore(vault: InMemorySecretVault(), masterKey: .generate())
         }
         #expect(error?.code == .notInitialized)
     }
@@ -34,7 +34,7 @@ struct SecretsEngineTests {
         fixture.vault.modify { $0.keyCheckValue = nil }
         let before = fixture.vault.snapshot
         let error = secureStorageError {
-            _ = try SecretsEngine.initialize(vault: fixture.vault, masterKey: .generate())
+            _ = try SecretStore.initialize(vault: fixture.vault, masterKey: .generate())
         }
         #expect(error?.code == .integrityFailure)
         #expect(fixture.vault.snapshot == before)
@@ -46,8 +46,8 @@ struct SecretsEngineTests {
         let before = fixture.vault.snapshot
         let wrong = MasterKey.generate()
         for attempt in [
-            { _ = try SecretsEngine(vault: fixture.vault, masterKey: wrong) },
-            { _ = try SecretsEngine.initialize(vault: fixture.vault, masterKey: wrong) },
+            { _ = try SecretStore(vault: fixture.vault, masterKey: wrong) },
+            { _ = try SecretStore.initialize(vault: fixture.vault, masterKey: wrong) },
         ] as [() throws -> Void] {
             let error = secureStorageError(attempt)
             #expect(error?.code == .wrongMasterKey)
@@ -64,11 +64,11 @@ struct SecretsEngineTests {
         let inner = InMemorySecretVault()
         let vault = RecordingVault(inner)
         let key = MasterKey.generate()
-        let engine = try SecretsEngine.initialize(vault: vault, masterKey: key)
+        let engine = try SecretStore.initialize(vault: vault, masterKey: key)
         try engine.setValue(Data("v".utf8), forKey: "k", pluginID: calendar)
         try engine.setValue(Data("w".utf8), forKey: "k", pluginID: mail)
         // Another process re-keys the board.
-        try SecretsEngine(vault: inner, masterKey: key).rotateMasterKey(to: .generate())
+        try SecretStore(vault: inner, masterKey: key).rotateMasterKey(to: .generate())
         let before = inner.snapshot
         let operations: [(String, () throws -> Void)] = [
             ("verify", { try engine.verifyMasterKey() }),
@@ -263,9 +263,9 @@ struct SecretsEngineTests {
             _ = try Envelope.unwrap(record.wrappedKey!, pluginID: record.pluginID, version: record.version, under: newKey)
         }
         // The board now refuses the old key and accepts the new one.
-        let refused = secureStorageError { _ = try SecretsEngine(vault: fixture.vault, masterKey: fixture.masterKey) }
+        let refused = secureStorageError { _ = try SecretStore(vault: fixture.vault, masterKey: fixture.masterKey) }
         #expect(refused?.code == .wrongMasterKey)
-        let reopened = try SecretsEngine(vault: fixture.vault, masterKey: newKey)
+        let reopened = try SecretStore(vault: fixture.vault, masterKey: newKey)
         #expect(try reopened.value(forKey: "key9", pluginID: calendar) == Data("calendar-new".utf8))
     }
 
@@ -285,7 +285,7 @@ struct SecretsEngineTests {
     @Test func anotherEnginesRotationMakesThisOneRefuseCleanly() throws {
         let fixture = try Fixture()
         try fixture.engine.setValue(Data("a".utf8), forKey: "k", pluginID: calendar)
-        let admin = try SecretsEngine(vault: fixture.vault, masterKey: fixture.masterKey)
+        let admin = try SecretStore(vault: fixture.vault, masterKey: fixture.masterKey)
         try admin.rotateMasterKey(to: .generate())
         let before = fixture.vault.snapshot
         let error = secureStorageError { try fixture.engine.setValue(Data("b".utf8), forKey: "k", pluginID: calendar) }
@@ -480,10 +480,10 @@ struct SecretsEngineTests {
 
     @Test func openWithAKeyProvider() async throws {
         let fixture = try Fixture()
-        let engine = try await SecretsEngine.open(vault: fixture.vault, keyProvider: StaticKeyProvider(fixture.masterKey))
+        let engine = try await SecretStore.open(vault: fixture.vault, keyProvider: StaticKeyProvider(fixture.masterKey))
         #expect(engine.masterKeyIdentifier == fixture.masterKey.identifier)
         await #expect(throws: SecureStorageError.self) {
-            _ = try await SecretsEngine.open(vault: fixture.vault, keyProvider: StaticKeyProvider(.generate()))
+            _ = try await SecretStore.open(vault: fixture.vault, keyProvider: StaticKeyProvider(.generate()))
         }
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import PlugboardPluginAPI
-import PlugboardSecureStorage
 import PlugboardTesting
 import Testing
+
+@testable import PlugboardSecureStorage
 
 /// The implementations that must behave the same: the fake plug-in authors test with, and the real one.
 enum Implementation: String, CaseIterable, CustomTestStringConvertible {
@@ -17,7 +18,7 @@ enum Implementation: String, CaseIterable, CustomTestStringConvertible {
         case .inMemoryFake:
             return (InMemorySecureStorage(), InMemorySecureStorage())
         case .envelope:
-            let engine = try SecretsEngine.initialize(vault: InMemorySecretVault(), masterKey: .generate())
+            let engine = try SecretStore.initialize(vault: InMemorySecretVault(), masterKey: .generate())
             return (try engine.storage(forPlugin: "com.example.a"), try engine.storage(forPlugin: "com.example.b"))
         }
     }

@@ -1,7 +1,8 @@
 import Foundation
 import GRDB
-import PlugboardStore
 import Testing
+
+@testable import PlugboardStore
 
 /// A temporary board file for one test.
 struct TemporaryBoard {
@@ -15,7 +16,7 @@ struct TemporaryBoard {
 
     func remove() { try? FileManager.default.removeItem(at: folder) }
 
-    static let actor = try! Actor(osUser: "tester")
+    static let actor = try! Principal(osUser: "tester")
 }
 
 @Suite("migrations")

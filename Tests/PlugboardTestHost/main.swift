@@ -61,8 +61,8 @@ func openBoard() -> Board {
 }
 
 let board = openBoard()
-let secrets: BoardSecrets
-do { secrets = try BoardSecrets.open(board: boardPerService ? openBoard() : board) } catch {
+let secrets: BoardSecretStore
+do { secrets = try BoardSecretStore.open(board: boardPerService ? openBoard() : board) } catch {
     FileHandle.standardError.write(Data("plugboard-test-host: \(error.message)\n".utf8))
     exit(1)
 }

@@ -69,7 +69,7 @@ public final class Sandbox: Sendable {
 
     /// Runs `plugboard ARGS --db BOARD` (the board is added unless `db: false`).
     @discardableResult
-    public func run(
+    public func runBlocking(
         _ arguments: [String], db: Bool = true, environment: [String: String] = [:], stdin: String? = nil,
         executable: String = Sandbox.binary, prefix: [String] = []
     ) throws -> CLIResult {
@@ -102,40 +102,60 @@ public final class Sandbox: Sendable {
             stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))
     }
 
-    /// Runs the CLI and records a test issue unless it exits 0.
+    /// Runs `plugboard ARGS --db BOARD` as ``runBlocking(_:db:environment:stdin:executable:prefix:)`` does, on a thread of
+    /// its own: waiting for a process must not hold a thread of the shared pool, or tasks that other tests wait for (a
+    /// host's polling) starve.
     @discardableResult
-    public func ok(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
-        try ok(arguments, sourceLocation: sourceLocation)
+    public func run(
+        _ arguments: [String], db: Bool = true, environment: [String: String] = [:], stdin: String? = nil,
+        executable: String = Sandbox.binary, prefix: [String] = []
+    ) async throws -> CLIResult {
+        try await Self.offPool {
+            try self.runBlocking(arguments, db: db, environment: environment, stdin: stdin, executable: executable, prefix: prefix)
+        }
+    }
+
+    /// Runs blocking work on a GCD thread, outside the cooperative pool.
+    public static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
     }
 
     /// Runs the CLI and records a test issue unless it exits 0.
     @discardableResult
-    public func ok(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
-        let result = try run(arguments)
+    public func ok(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) async throws -> CLIResult {
+        try await ok(arguments, sourceLocation: sourceLocation)
+    }
+
+    /// Runs the CLI and records a test issue unless it exits 0.
+    @discardableResult
+    public func ok(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> CLIResult {
+        let result = try await run(arguments)
         #expect(result.status == 0, "plugboard \(arguments.joined(separator: " ")) failed: \(result)", sourceLocation: sourceLocation)
         return result
     }
 
     /// A fresh board with one registered plug-in per manifest given.
-    public static func withBoard(_ manifests: [String] = []) throws -> Sandbox {
+    public static func withBoard(_ manifests: [String] = []) async throws -> Sandbox {
         let sandbox = try Sandbox()
-        try sandbox.ok("init")
+        try await sandbox.ok("init")
         for (index, manifest) in manifests.enumerated() {
             let path = try sandbox.write("manifest-\(index).json", manifest)
-            try sandbox.ok("plugin", "register", path)
+            try await sandbox.ok("plugin", "register", path)
         }
         return sandbox
     }
 
     /// Everything in the board: the file's bytes and every table's rows, for before/after comparisons.
-    public struct Snapshot: Equatable {
+    public struct Snapshot: Equatable, Sendable {
         public let bytes: Data
         public let dump: String
     }
 
     /// The board's bytes (read by a child process: see ``FileBytes``) and its logical dump.
-    public func snapshot() throws -> Snapshot {
-        Snapshot(bytes: try FileBytes.read(board), dump: try logicalDump())
+    public func snapshot() async throws -> Snapshot {
+        try await Self.offPool { Snapshot(bytes: try FileBytes.read(self.board), dump: try self.logicalDump()) }
     }
 
     /// A logical dump of every table and the schema, opened read-only.

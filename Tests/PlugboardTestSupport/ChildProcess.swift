@@ -67,7 +67,8 @@ public final class ChildProcess: Sendable {
 
     /// Waits until a line printed after the first `after` lines satisfies `match`; returns its index, or nil after
     /// `timeout` (a guard against hanging, not a measurement) or when the process exits first.
-    public func waitForLine(after: Int = 0, timeout: Duration = .seconds(60), _ match: (String) -> Bool) -> Int? {
+    /// Sleeps between looks (it never blocks a thread of the shared pool).
+    public func waitForLine(after: Int = 0, timeout: Duration = .seconds(60), _ match: (String) -> Bool) async -> Int? {
         let deadline = ContinuousClock.now + timeout
         while true {
             let found = collected.lines.withLock { lines -> Int? in
@@ -76,14 +77,14 @@ public final class ChildProcess: Sendable {
             }
             if let found { return found }
             if !process.isRunning || ContinuousClock.now > deadline { return nil }
-            usleep(2000)
+            try? await Task.sleep(for: .milliseconds(2))
         }
     }
 
     /// Closes its standard input (a test host stops then) and waits for it to exit; returns its exit status,
     /// or nil (after killing it) when it did not exit within `timeout`.
     @discardableResult
-    public func closeInput(timeout: Duration = .seconds(60)) -> Int32? {
+    public func closeInput(timeout: Duration = .seconds(60)) async -> Int32? {
         try? input.fileHandleForWriting.close()
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
@@ -92,7 +93,7 @@ public final class ChildProcess: Sendable {
                 process.waitUntilExit()
                 return nil
             }
-            usleep(5000)
+            try? await Task.sleep(for: .milliseconds(5))
         }
         return process.terminationStatus
     }

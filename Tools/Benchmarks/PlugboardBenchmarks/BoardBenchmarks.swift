@@ -74,17 +74,14 @@ final class WriteFixture {
 func auditBoard(rows: Int) throws -> ScratchBoard {
     let scratch = try ScratchBoard("audit")
     let existing = try scratch.board.verifyAudit().rowsChecked
-    try scratch.board.write { db in
-        for index in existing..<rows {
-            let enabled = index % 2 == 0
-            try AuditLog.append(
-                db, actor: Fixtures.admin,
-                entry: AuditEntry(
-                    action: enabled ? "plugin.enable" : "plugin.disable", targetType: "plugin", targetID: "com.example.plugin\(index % 50)",
-                    environment: "production", before: .object(["enabled": .bool(!enabled), "pinned": .null]),
-                    after: .object(["enabled": .bool(enabled), "pinned": .null])))
-        }
+    let entries = (existing..<rows).map { index in
+        let enabled = index % 2 == 0
+        return AuditEntry(
+            action: enabled ? "plugin.enable" : "plugin.disable", targetType: "plugin", targetID: "com.example.plugin\(index % 50)",
+            environment: "production", before: .object(["enabled": .bool(!enabled), "pinned": .null]),
+            after: .object(["enabled": .bool(enabled), "pinned": .null]))
     }
+    try scratch.board.appendAuditEntries(entries, actor: Fixtures.admin)
     return scratch
 }
 

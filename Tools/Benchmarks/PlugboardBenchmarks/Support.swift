@@ -34,7 +34,7 @@ enum Fixtures {
     /// The host-independent evaluation environment (fixed host name; system clock and randomness, as in production).
     static let evaluationEnvironment = EvaluationEnvironment(hostname: "bench-host")
 
-    static let admin = try! Actor(osUser: "bench-admin")
+    static let admin = try! Principal(osUser: "bench-admin")
 
     /// `count` realistic contexts: every request has a user id and most of the properties the flags read.
     static func contexts(count: Int, seed: UInt64 = 0x5EED) -> [UnleashContext] {

@@ -10,8 +10,8 @@ enum ExampleSPI {
     /// `<board>.key`). If the key cannot be had, plug-ins get a storage that says why on every call, and the host
     /// and every plug-in keep running.
     static func secureStorage(board: Board) -> @Sendable (String) throws -> any SecureStorage {
-        let secrets: Result<BoardSecrets, BoardError> = Result { () throws(BoardError) in
-            try BoardSecrets.open(board: board)
+        let secrets: Result<BoardSecretStore, BoardError> = Result { () throws(BoardError) in
+            try BoardSecretStore.open(board: board)
         }
         return { pluginID in
             switch secrets {

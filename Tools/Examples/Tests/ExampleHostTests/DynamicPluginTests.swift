@@ -19,7 +19,7 @@ struct FakeFlagProvider: HostFlagProvider {
 final class ExampleBoard: Sendable {
     let folder: URL
     let board: Board
-    static let admin = try! Actor(osUser: "admin")
+    static let admin = try! Principal(osUser: "admin")
     static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

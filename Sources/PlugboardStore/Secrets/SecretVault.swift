@@ -1,31 +1,18 @@
 import Foundation
 
-/// Where the secrets engine keeps its records: the board in production, ``InMemorySecretVault`` in tests.
+/// Where the secure storage keeps its records: the board's secret tables (``Board/secretVault``), or an in-memory
+/// vault in tests.
 ///
 /// A vault stores only what is safe to store: the master key's key check value, data keys wrapped by the master
 /// key, and sealed values. It never sees a plaintext value or an unwrapped key, so it needs no cryptography and
 /// its errors cannot leak a secret.
 ///
-/// Every engine operation runs inside exactly one call to ``read(_:)`` or ``write(_:)``, and does all its
+/// Every secure-storage operation runs inside exactly one call to ``read(_:)`` or ``write(_:)``, and does all its
 /// reading and writing through the view it is given. A conforming type must make each call one transaction:
 /// ``write(_:)`` commits everything the body did if it returns, and nothing if it throws. Operations that touch
 /// several records (a value and its data key's encryption count; every wrapped key during a master-key rotation)
-/// depend on it. With GRDB this is one line each:
-///
-/// ```swift
-/// struct BoardSecretVault: SecretVault {
-///     let writer: any DatabaseWriter
-///     func read<T>(_ body: (any SecretVaultReader) throws -> T) throws -> T {
-///         try writer.read { db in try body(BoardVaultTransaction(db: db)) }
-///     }
-///     func write<T>(_ body: (any SecretVaultWriter) throws -> T) throws -> T {
-///         try writer.write { db in try body(BoardVaultTransaction(db: db)) }
-///     }
-/// }
-/// ```
-///
-/// The view must not be used after the body returns. The engine never nests calls.
-public protocol SecretVault: Sendable {
+/// depend on it. The view must not be used after the body returns; calls are never nested.
+package protocol SecretVault: Sendable {
     /// Runs `body` in a read-only transaction that sees one consistent state, and returns its result.
     func read<T>(_ body: (any SecretVaultReader) throws -> T) throws -> T
 
@@ -34,8 +21,8 @@ public protocol SecretVault: Sendable {
     func write<T>(_ body: (any SecretVaultWriter) throws -> T) throws -> T
 }
 
-/// The reads the secrets engine makes inside a vault transaction.
-public protocol SecretVaultReader {
+/// The reads the secure storage makes inside a vault transaction.
+package protocol SecretVaultReader {
     /// The board's master key check value (see ``MasterKey/keyCheckValue``), or `nil` if the board's secure
     /// storage was never initialised.
     func keyCheckValue() throws -> Data?
@@ -59,8 +46,8 @@ public protocol SecretVaultReader {
     func valueKeys(pluginID: String) throws -> [String]
 }
 
-/// The writes the secrets engine makes inside a read-write vault transaction.
-public protocol SecretVaultWriter: SecretVaultReader {
+/// The writes the secure storage makes inside a read-write vault transaction.
+package protocol SecretVaultWriter: SecretVaultReader {
     /// Stores the board's master key check value, replacing any previous one.
     func setKeyCheckValue(_ value: Data) throws
 
@@ -81,7 +68,7 @@ public protocol SecretVaultWriter: SecretVaultReader {
 }
 
 /// The life cycle of a data key.
-public enum DataKeyState: String, Sendable, Hashable, Codable, CaseIterable {
+package enum DataKeyState: String, Sendable, Hashable, Codable, CaseIterable {
     /// The key new values are sealed with. A plug-in has at most one active key.
     case active
     /// A former active key, kept to open the values sealed with it.
@@ -91,28 +78,26 @@ public enum DataKeyState: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// A plug-in's data key as the board stores it: wrapped by the master key, never in the clear.
-///
-/// Suggested table: primary key (`pluginID`, `version`); `state` as text; `wrappedKey` a blob, `NULL` once
-/// shredded.
-public struct DataKeyRecord: Sendable, Hashable {
+/// Table `secret_data_keys` (migration 0003).
+package struct DataKeyRecord: Sendable, Hashable {
     /// The plug-in that owns the key.
-    public var pluginID: String
+    package var pluginID: String
     /// The version, from 1, increasing by one with each rotation and never reused.
-    public var version: Int
+    package var version: Int
     /// Active, retired or shredded.
-    public var state: DataKeyState
-    /// The key wrapped by the master key (61 bytes, see ``Envelope``), or `nil` once shredded.
-    public var wrappedKey: Data?
-    /// How many values were sealed with this key. The engine rotates the key before this reaches its
+    package var state: DataKeyState
+    /// The key wrapped by the master key (61 bytes), or `nil` once shredded.
+    package var wrappedKey: Data?
+    /// How many values were sealed with this key. The secure storage rotates the key before this reaches its
     /// threshold, far below the 2^32 limit of AES-GCM with random nonces.
-    public var encryptionCount: Int
+    package var encryptionCount: Int
     /// When the key was created.
-    public var createdAt: Date
+    package var createdAt: Date
     /// When the key stopped being active (retired or shredded), if it did.
-    public var retiredAt: Date?
+    package var retiredAt: Date?
 
     /// Creates a record.
-    public init(
+    package init(
         pluginID: String, version: Int, state: DataKeyState, wrappedKey: Data?, encryptionCount: Int,
         createdAt: Date, retiredAt: Date? = nil
     ) {
@@ -127,26 +112,59 @@ public struct DataKeyRecord: Sendable, Hashable {
 }
 
 /// A value as the board stores it: sealed, never in the clear.
-///
-/// Suggested table: primary key (`pluginID`, `key`); `sealedBox` a blob.
-public struct SealedValueRecord: Sendable, Hashable {
+/// Table `secret_values` (migration 0003).
+package struct SealedValueRecord: Sendable, Hashable {
     /// The plug-in that owns the value.
-    public var pluginID: String
+    package var pluginID: String
     /// The key name, NFC-normalised.
-    public var key: String
+    package var key: String
     /// The version of the data key the value is sealed with.
-    public var dataKeyVersion: Int
-    /// The sealed value (see ``Envelope``).
-    public var sealedBox: Data
+    package var dataKeyVersion: Int
+    /// The sealed value: format byte, nonce, ciphertext and tag.
+    package var sealedBox: Data
     /// When the value was last written (set, or re-encrypted).
-    public var updatedAt: Date
+    package var updatedAt: Date
 
     /// Creates a record.
-    public init(pluginID: String, key: String, dataKeyVersion: Int, sealedBox: Data, updatedAt: Date) {
+    package init(pluginID: String, key: String, dataKeyVersion: Int, sealedBox: Data, updatedAt: Date) {
         self.pluginID = pluginID
         self.key = key
         self.dataKeyVersion = dataKeyVersion
         self.sealedBox = sealedBox
         self.updatedAt = updatedAt
     }
+}
+
+/// One stored secret as `plugboard secret list` shows it: its name and how it is sealed, never its value.
+public struct SecretEntry: Sendable, Hashable, Codable {
+    /// The plug-in.
+    public let pluginID: String
+    /// The key name (not secret).
+    public let key: String
+    /// The data key version that sealed the value.
+    public let dataKeyVersion: Int
+    /// That data key's state: `active`, `retired` or `shredded`.
+    public let dataKeyState: String
+    /// False when the data key was shredded: the value can no longer be decrypted.
+    public let readable: Bool
+    /// When the value was last set or re-encrypted.
+    public let updatedAt: String
+}
+
+/// One data key as `plugboard keys list` shows it: never the key, wrapped or not.
+public struct DataKeyEntry: Sendable, Hashable, Codable {
+    /// The plug-in.
+    public let pluginID: String
+    /// The version, from 1.
+    public let version: Int
+    /// `active`, `retired` or `shredded`.
+    public let state: String
+    /// How many values the key has sealed.
+    public let encryptionCount: Int
+    /// How many stored values it seals now.
+    public let valueCount: Int
+    /// When it was created.
+    public let createdAt: String
+    /// When it stopped being active, if it did.
+    public let retiredAt: String?
 }

@@ -12,34 +12,59 @@ import Darwin
 
 /// The board: one SQLite file that is the single source of truth for plug-ins, flags, secrets and the audit log.
 ///
-/// Open an existing board with ``open(at:readOnly:)`` and create one with ``create(at:actor:)``.
-/// Every change goes through ``write(_:)``: one `BEGIN IMMEDIATE` transaction, so a refused or failed change
-/// leaves the board exactly as it was. Reads use ``read(_:)``.
+/// Open an existing board with ``open(at:readOnly:requireCurrentSchema:)`` and create one with
+/// ``create(at:actor:finishing:)``. Open it **once per process** and share the object: a host hands the same `Board`
+/// to its flags, its secure storage and itself.
 ///
-/// Board settings: WAL journal (many readers, one writer), foreign keys on, a busy timeout so that a
-/// second process waits for the writer instead of failing, files created with mode 0600, and
-/// `PRAGMA secure_delete` on every connection, so that deleted or overwritten content (a replaced sealed secret,
-/// a shredded data key) is overwritten with zeros instead of lingering in free pages.
+/// Callers see operations, never SQL: every change is one typed operation (``register(_:artifactPath:actor:)``,
+/// ``kill(_:reason:actor:)``, ``importFlags(_:environment:actor:)``, …) that checks who may make it and writes its
+/// audit row in the same `BEGIN IMMEDIATE` transaction, so a refused or failed change leaves the board exactly as
+/// it was.
+///
+/// Board settings: WAL journal (readers in other processes never wait for the writer), foreign keys on, a busy
+/// timeout so that a second process waits for the writer instead of failing, files created with mode 0600, and
+/// `PRAGMA secure_delete`, so that deleted or overwritten content (a replaced sealed secret, a shredded data key) is
+/// overwritten with zeros instead of lingering in free pages.
+///
+/// One connection per `Board` (a GRDB `DatabaseQueue`), not a `DatabasePool`: opening a pool writes to the file
+/// (GRDB creates and drops a table whenever the WAL is empty, and sets `synchronous = NORMAL`), so every read-only
+/// command would become a commit that wakes every running host, refused commands would no longer leave the file
+/// byte-for-byte unchanged, and a committed kill switch could be lost on power failure. A board's reads are short
+/// and in-process concurrency is low (a host, its flags, its plug-ins' secrets), so one serialized connection costs
+/// little; the server keeps its hot data in memory.
 public final class Board: Sendable {
     /// The `PRAGMA application_id` of every board ("PLGB"), which tells a board from any other SQLite file.
     public static let applicationID: Int32 = 0x504C_4742
     /// How long a writer waits for another process's write lock before giving up.
     public static let busyTimeout: TimeInterval = 10
 
-    /// The path of the board file.
+    /// The path of the board file (`:memory:` for a board in memory).
     public let path: String
-    /// The database connection; `DatabaseQueue` over a WAL-mode file.
-    public let database: any DatabaseWriter
     /// True when the board was opened read-only (hosts that only read the board).
     public let isReadOnly: Bool
+    /// The connection: a `DatabaseQueue` over the WAL file, or any writer a test gives (an in-memory queue).
+    let writer: any DatabaseWriter
     /// How many changes were committed through this object: its connection's own commits do not move
     /// `PRAGMA data_version`, so ``version()`` counts them here.
     private let ownChanges = Mutex<Int64>(0)
 
-    private init(path: String, database: any DatabaseWriter, isReadOnly: Bool) {
+    /// A board over any GRDB writer whose schema is already migrated, for tests of the store's operations
+    /// (``inMemory(actor:)`` makes one).
+    package init(writer: any DatabaseWriter, path: String = ":memory:", isReadOnly: Bool = false) {
         self.path = path
-        self.database = database
+        self.writer = writer
         self.isReadOnly = isReadOnly
+    }
+
+    /// A new board in memory, migrated and initialised with `actor` as its first admin: for tests.
+    package static func inMemory(actor: Principal) throws(BoardError) -> Board {
+        let queue: DatabaseQueue
+        do { queue = try DatabaseQueue(configuration: configuration(readOnly: false)) } catch {
+            throw BoardError(.io, "cannot create a board in memory: \(describe(error))")
+        }
+        let board = Board(writer: queue)
+        _ = try board.migrate(actor: actor, initializing: true)
+        return board
     }
 
     /// The folder of the content-addressed artifact store beside the board (`<board>.artifacts`).
@@ -61,37 +86,31 @@ public final class Board: Sendable {
     /// - Throws: ``BoardError`` with code `.notABoard` or `.schemaMismatch`; the file is never modified.
     public static func open(at path: String, readOnly: Bool = false, requireCurrentSchema: Bool = true) throws(BoardError) -> Board {
         try checkIsRegularFile(path)
-        // Every look at the file goes through SQLite. A plain open()/close() of the board here would drop every
-        // POSIX lock this process holds on it, SQLite's included (see `checkIsRegularFile`).
-        let board: Board
-        do {
-            board = Board(
-                path: path, database: try DatabaseQueue(path: path, configuration: configuration(readOnly: readOnly)), isReadOnly: readOnly)
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
-            throw BoardError(
-                .notABoard, "\(path) is not a Plugboard board (not an SQLite database); check --db, or create a board with plugboard init")
-        } catch {
-            throw BoardError(.notABoard, "cannot open the board at \(path): \(describe(error)); check the path and its permissions")
-        }
+        // Every look at the file goes through SQLite: a plain open()/close() of the board here would drop every POSIX
+        // lock this process holds on it, SQLite's included (see `checkIsRegularFile`).
+        let notSQLite = BoardError(
+            .notABoard, "\(path) is not a Plugboard board (not an SQLite database); check --db, or create a board with plugboard init")
+        let queue: DatabaseQueue
         let appID: Int32
         do {
-            appID = try board.database.read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0 }
+            queue = try DatabaseQueue(path: path, configuration: configuration(readOnly: readOnly))
+            appID = try queue.read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0 }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
-            throw BoardError(
-                .notABoard, "\(path) is not a Plugboard board (not an SQLite database); check --db, or create a board with plugboard init")
+            throw notSQLite
         } catch {
-            throw BoardError(.notABoard, "\(path) is not a Plugboard board (\(describe(error))); create one with plugboard init")
+            throw BoardError(.notABoard, "cannot open the board at \(path): \(describe(error)); check the path and its permissions")
         }
         guard appID == applicationID else {
             throw BoardError(
                 .notABoard, "\(path) is an SQLite database but not a Plugboard board; create a board with plugboard init --db NEW-PATH")
         }
+        let board = Board(writer: queue, path: path, isReadOnly: readOnly)
         let status = try board.migrationStatus()
         try status.checkCompatible()
         if requireCurrentSchema, !status.pending.isEmpty {
+            let names = status.pending.map(\.fileName).joined(separator: ", ")
             throw BoardError(
-                .schemaMismatch,
-                "the board at \(path) needs \(status.pending.count) pending migration(s) (\(status.pending.map(\.fileName).joined(separator: ", "))); run plugboard migrate"
+                .schemaMismatch, "the board at \(path) needs \(status.pending.count) pending migration(s) (\(names)); run plugboard migrate"
             )
         }
         return board
@@ -105,7 +124,7 @@ public final class Board: Sendable {
     ///   removed as for any other failure, and the error is rethrown.
     /// - Throws: ``BoardError`` if a file already exists at `path` (it is never overwritten) or cannot be created.
     public static func create(
-        at path: String, actor: Actor, finishing: (Board) throws(BoardError) -> Void = { _ in }
+        at path: String, actor: Principal, finishing: (Board) throws(BoardError) -> Void = { _ in }
     ) throws(BoardError) -> Board {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
@@ -114,7 +133,8 @@ public final class Board: Sendable {
                 throw BoardError(.io, "cannot create the board at \(path): the folder \(directory) does not exist")
             }
         }
-        // Create the file ourselves so that it is 0600 from its first byte (never chmod afterwards).
+        // Create the file ourselves so that it is 0600 from its first byte (never chmod afterwards). No connection to
+        // it can exist yet in this process (O_EXCL), so closing this descriptor drops no lock.
         let fd = Glibc_open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let err = errno
@@ -127,21 +147,31 @@ public final class Board: Sendable {
         }
         close(fd)
         do {
-            let queue = try DatabaseQueue(path: path, configuration: configuration(readOnly: false))
+            let board = try makeBoard(at: path, actor: actor)
+            try finishing(board)
+            return board
+        } catch {
+            // Leave nothing half-made behind (the connections are closed by now: `board` is gone).
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+            throw error
+        }
+    }
+
+    /// Opens the new, empty file, switches it to WAL, stamps it as a board and migrates it.
+    private static func makeBoard(at path: String, actor: Principal) throws(BoardError) -> Board {
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue(path: path, configuration: configuration(readOnly: false))
             try queue.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA journal_mode = WAL")
                 try db.execute(sql: "PRAGMA application_id = \(applicationID)")
             }
-            let board = Board(path: path, database: queue, isReadOnly: false)
-            _ = try board.migrate(actor: actor, initializing: true)
-            try finishing(board)
-            return board
         } catch {
-            // Leave nothing half-made behind.
-            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
-            if let error = error as? BoardError { throw error }
             throw BoardError(.io, "cannot create the board at \(path): \(describe(error))")
         }
+        let board = Board(writer: queue, path: path)
+        _ = try board.migrate(actor: actor, initializing: true)
+        return board
     }
 
     /// The GRDB configuration every board connection uses.
@@ -156,7 +186,7 @@ public final class Board: Sendable {
         return config
     }
 
-    /// Refuses a path that is missing or not a regular file, with `stat(2)` only.
+    /// Refuses a path that is missing or not a regular file, with `stat(2)` and `access(2)` only.
     ///
     /// Never open and close the board file (or its `-wal`, `-shm`) with a plain descriptor in a process that may
     /// hold SQLite connections to it: on Linux, `close(2)` of *any* descriptor of a file drops every POSIX lock the
@@ -187,67 +217,26 @@ public final class Board: Sendable {
         }
     }
 
-    // MARK: Transactions
-
-    /// Runs `body` in one `BEGIN IMMEDIATE` transaction and commits it; any error rolls everything back.
-    ///
-    /// Errors thrown by `body` that are ``BoardError`` pass through unchanged; database errors become a
-    /// ``BoardError`` with a sentence that says what to do.
-    ///
-    /// A committed write changes ``version()``, so that whoever shares this `Board` (a host, its flags) notices it
-    /// as it notices other processes' changes. Telemetry that changes no policy (load reports) passes
-    /// `notify: false`.
-    public func write<T>(notify: Bool = true, _ body: (Database) throws -> T) throws(BoardError) -> T {
-        guard !isReadOnly else {
-            throw BoardError(.notAllowed, "the board at \(path) was opened read-only; changes need write access")
-        }
-        do {
-            let result = try transaction(body)
-            if notify { ownChanges.withLock { $0 += 1 } }
-            return result
-        } catch {
-            throw mapError(error)
-        }
-    }
-
-    /// Runs `body` in one `BEGIN IMMEDIATE` transaction like ``write(_:)``, but lets every error through
-    /// unchanged, for layers with errors of their own (the secure storage's vault).
-    package func transaction<T>(_ body: (Database) throws -> T) throws -> T {
-        try database.writeWithoutTransaction { db in
-            var result: T?
-            try db.inTransaction(.immediate) {
-                result = try body(db)
-                return .commit
-            }
-            return result!
-        }
-    }
-
-    /// Runs `body` with read access to a consistent view of the board.
-    public func read<T>(_ body: (Database) throws -> T) throws(BoardError) -> T {
-        do {
-            return try database.read(body)
-        } catch {
-            throw mapError(error)
-        }
-    }
+    // MARK: Change detection
 
     /// A value that changes whenever the board changes: another connection (any process) committed, which SQLite
     /// reports as a new `PRAGMA data_version`, or a change was written through this `Board`. Reading it is cheap
     /// (one pragma on the open connection), so a host polls it to notice changes.
     public func version() throws(BoardError) -> BoardVersion {
         let own = ownChanges.withLock { $0 }
-        return try read { db in try BoardVersion(dataVersion: Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0, ownChanges: own) }
+        do {
+            // Always the same connection: data_version is a per-connection counter.
+            let dataVersion = try writer.writeWithoutTransaction { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+            return BoardVersion(dataVersion: dataVersion, ownChanges: own)
+        } catch {
+            throw mapError(error)
+        }
     }
 
-    /// ``version()`` inside a read that is already open, counting this object's changes as of `own`.
-    func version(_ db: Database, ownChangesBefore own: Int64) throws -> BoardVersion {
-        try BoardVersion(dataVersion: Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0, ownChanges: own)
+    /// Counts a change committed through this object (see ``version()``).
+    func noteOwnChange() {
+        ownChanges.withLock { $0 += 1 }
     }
-
-    /// The count of changes written through this object, read before a snapshot so that a change committed
-    /// while the snapshot is read makes the next ``version()`` differ.
-    var ownChangeCount: Int64 { ownChanges.withLock { $0 } }
 
     /// Copies the WAL into the board file and truncates the WAL to zero bytes (`PRAGMA wal_checkpoint(TRUNCATE)`),
     /// so that page images written before, such as data keys that were just shredded, no longer sit in the WAL.
@@ -258,47 +247,13 @@ public final class Board: Sendable {
     public func checkpointWAL() throws(BoardError) -> Bool {
         guard !isReadOnly else { return false }
         do {
-            return try database.writeWithoutTransaction { db in
+            return try writer.writeWithoutTransaction { db in
                 let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
                 return (row?[0] as Int?) == 0
             }
         } catch {
             throw mapError(error)
         }
-    }
-
-    /// Turns any error into a ``BoardError`` that names the board and says what to do.
-    func mapError(_ error: any Error) -> BoardError {
-        if let error = error as? BoardError { return error }
-        if let error = error as? DatabaseError {
-            switch error.resultCode {
-            case .SQLITE_BUSY, .SQLITE_LOCKED:
-                return BoardError(
-                    .io,
-                    "the board at \(path) is busy: another process held the write lock for more than \(Int(Self.busyTimeout)) seconds; try again"
-                )
-            case .SQLITE_READONLY:
-                return BoardError(.notAllowed, "the board at \(path) is read-only for this user; run as a user who can write it")
-            case .SQLITE_NOTADB, .SQLITE_CORRUPT:
-                return BoardError(.notABoard, "\(path) is not a readable Plugboard board (the database file is damaged or not SQLite)")
-            case .SQLITE_CONSTRAINT:
-                return BoardError(
-                    .conflict,
-                    "the board refused the change because it would break a constraint (\(error.message ?? "constraint failed")); nothing was changed"
-                )
-            default:
-                return BoardError(
-                    .io,
-                    "the board at \(path) could not complete the operation (SQLite: \(error.message ?? "\(error.resultCode)")); nothing was changed"
-                )
-            }
-        }
-        return BoardError(.io, "the operation on the board at \(path) failed: \(Self.describe(error)); nothing was changed")
-    }
-
-    static func describe(_ error: any Error) -> String {
-        if let error = error as? DatabaseError { return error.message ?? "\(error.resultCode)" }
-        return "\(error)"
     }
 }
 

@@ -1,5 +1,3 @@
-import GRDB
-
 /// One line of a host's load report: what happened to one plug-in, and why.
 public struct LoadReportEntry: Sendable, Hashable, Codable {
     /// What the host did with the plug-in.
@@ -43,37 +41,21 @@ extension Board {
     /// board's ``version()``: it is telemetry.
     public func writeLoadReport(hostID: String, environment: String, hostVersion: String, entries: [LoadReportEntry]) throws(BoardError) {
         let now = Timestamp.now()
-        try write(notify: false) { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO hosts (host_id, environment, host_version, os_user, last_report) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (host_id) DO UPDATE SET environment = excluded.environment, host_version = excluded.host_version,
-                        os_user = excluded.os_user, last_report = excluded.last_report
-                    """, arguments: [hostID, environment, hostVersion, Actor.currentOSUser(), now])
-            try db.execute(sql: "DELETE FROM load_reports WHERE host_id = ?", arguments: [hostID])
-            for entry in entries {
-                try db.execute(
-                    sql:
-                        "INSERT INTO load_reports (host_id, plugin_id, version, state, reason_code, reason, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    arguments: [hostID, entry.pluginID, entry.version, entry.state.rawValue, entry.reasonCode, entry.reason, now])
+        do {
+            try writeUnaudited(.loadReport) { db in
+                try ReportQueries.replaceReport(
+                    db, hostID: hostID, environment: environment, hostVersion: hostVersion, osUser: Principal.currentOSUser(),
+                    entries: entries,
+                    at: now)
             }
+        } catch {
+            throw mapError(error)
         }
     }
 
     /// The latest load reports of every host, optionally for one plug-in, sorted by plug-in then host.
     public func loadStatus(pluginID: String? = nil) throws(BoardError) -> [HostLoadStatus] {
         if let pluginID { try Validate.pluginID(pluginID) }
-        return try read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT * FROM plugin_load_status \(pluginID == nil ? "" : "WHERE plugin_id = ?")",
-                arguments: pluginID.map { [$0] } ?? []
-            ).map { row in
-                HostLoadStatus(
-                    hostID: row["host_id"], environment: row["environment"], hostVersion: row["host_version"],
-                    pluginID: row["plugin_id"], version: row["version"],
-                    state: LoadReportEntry.State(rawValue: row["state"]) ?? .skipped,
-                    reasonCode: row["reason_code"], reason: row["reason"], reportedAt: row["reported_at"])
-            }
-        }
+        return try read { db in try ReportQueries.loadStatus(db, pluginID: pluginID) }
     }
 }

@@ -1,0 +1,246 @@
+import Foundation
+import PlugboardPluginAPI
+import PlugboardStore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The secure storage of one board: a ``SecretStore`` over the board, with the master key checked, for hosts
+/// and for the `plugboard` CLI.
+///
+/// - Hosts hand each plug-in ``storage(forPlugin:)``, a `SecureStorage` bound to that plug-in's namespace. Those
+///   reads and writes are the plug-ins' runtime data: each is one short transaction, and none is audited.
+/// - Operators change secrets and keys through the admin operations (``setSecret(_:forKey:pluginID:actor:)``,
+///   ``secret(forKey:pluginID:actor:)``, ``rotateMasterKey(to:actor:)``, ``shredDataKeys(pluginID:reason:actor:)``,
+///   …). Each checks the actor's permissions and the master key, makes the change and appends its audit row in
+///   **one** transaction: the secret store joins the board's transaction instead of opening its own. Audit rows
+///   name plug-ins, key names and key versions, never a value or key material. Reading a secret is audited too.
+///
+/// A wrong master key is refused when the storage is opened, and again at the start of every transaction, before
+/// anything is read or written.
+///
+/// ```swift
+/// let board = try Board.open(at: path)
+/// let secrets = try BoardSecretStore.open(board: board)      // PLUGBOARD_MASTER_KEY, else <board>.key
+/// let config = HostConfiguration(board: board, identity: identity,
+///                                secureStorage: { id in try secrets.storage(forPlugin: id) })
+/// ```
+public final class BoardSecretStore: Sendable, CustomStringConvertible {
+    /// The board.
+    public let board: Board
+    /// Where the master key came from.
+    public let keySource: MasterKeySource
+    /// The secret store over the board's ``PlugboardStore/Board/secretVault``, for the plug-ins' storage; admin
+    /// operations open stores that join their transaction, with this store's key and configuration.
+    let store: SecretStore
+
+    // MARK: Opening
+
+    /// Opens the secure storage of `board` with a master key the caller already holds.
+    ///
+    /// - Parameters:
+    ///   - source: Where the key came from, named in error messages.
+    /// - Throws: ``BoardError`` with code `masterKey` when the key does not belong to the board ("this master key
+    ///   does not belong to this board (…)") or the board's secure storage was never initialised; nothing was read
+    ///   or written.
+    public init(
+        board: Board, masterKey: MasterKey, source: MasterKeySource = .host("the host's master key"),
+        configuration: SecureStorageConfiguration = SecureStorageConfiguration()
+    ) throws(BoardError) {
+        self.board = board
+        self.keySource = source
+        do {
+            store = try SecretStore(vault: board.secretVault, masterKey: masterKey, configuration: configuration)
+        } catch {
+            let stored = try? board.masterKeyCheckValue()
+            throw Self.boardError(error, key: masterKey, source: source, boardPath: board.path, storedCheck: stored ?? nil)
+        }
+    }
+
+    /// Opens the secure storage of `board` with the default key: `PLUGBOARD_MASTER_KEY` when that variable is set,
+    /// else the key file `<board>.key` (see ``DefaultKeyProvider``).
+    ///
+    /// - Throws: ``BoardError`` with code `masterKey` when the key is missing, malformed, readable by others, or
+    ///   not the board's. The message names the file or variable and says what to do.
+    public static func open(
+        board: Board, environment: EnvironmentKeyProvider = EnvironmentKeyProvider(),
+        configuration: SecureStorageConfiguration = SecureStorageConfiguration()
+    ) throws(BoardError) -> BoardSecretStore {
+        let provider = DefaultKeyProvider(boardPath: board.path, environment: environment)
+        let source: MasterKeySource =
+            environment.isSet
+            ? .environment(variable: environment.variableName) : .keyFile(path: provider.keyFile.path)
+        let key: MasterKey
+        do {
+            key = try provider.loadMasterKey()
+        } catch {
+            throw try missingKeyError(error, board: board, source: source)
+        }
+        return try BoardSecretStore(board: board, masterKey: key, source: source, configuration: configuration)
+    }
+
+    /// Opens the secure storage of `board` with the key that `keyProvider` returns (a host's KMS or keychain).
+    ///
+    /// - Throws: ``BoardError`` with code `masterKey` when the provider fails or its key is not the board's.
+    public static func open(
+        board: Board, keyProvider: any KeyProvider,
+        configuration: SecureStorageConfiguration = SecureStorageConfiguration()
+    ) async throws(BoardError) -> BoardSecretStore {
+        let key: MasterKey
+        do {
+            key = try await keyProvider.masterKey()
+        } catch let error as KeyProviderError {
+            throw BoardError(.masterKey, error.message)
+        } catch {
+            throw BoardError(.masterKey, "the master key provider \(keyProvider) failed: \(error)")
+        }
+        return try BoardSecretStore(
+            board: board, masterKey: key, source: .host("the key provider \(keyProvider)"), configuration: configuration)
+    }
+
+    /// Initialises the secure storage of `board`: the master key is `PLUGBOARD_MASTER_KEY` when that variable is
+    /// set, else the key file `<board>.key`, created with mode 0600 if it does not exist; its key check value is
+    /// stored in the board with a `keys.init` audit row, in one transaction. Needs an admin.
+    ///
+    /// Called by `plugboard init` and `plugboard keys init`. On a board whose storage is already initialised it
+    /// only opens it (``MasterKeySetup/changed`` is false). If the transaction fails, a key file it created is
+    /// removed again.
+    public static func initialize(
+        board: Board, actor: Principal, environment: EnvironmentKeyProvider = EnvironmentKeyProvider(),
+        configuration: SecureStorageConfiguration = SecureStorageConfiguration()
+    ) throws(BoardError) -> (secrets: BoardSecretStore, setup: MasterKeySetup) {
+        if try board.masterKeyCheckValue() != nil {
+            let secrets = try open(board: board, environment: environment, configuration: configuration)
+            let setup = MasterKeySetup(
+                source: secrets.keySource, keyID: secrets.store.masterKeyIdentifier, createdKeyFile: false,
+                changed: false)
+            return (secrets, setup)
+        }
+        let keyFile = KeyFileProvider(boardPath: board.path)
+        let source: MasterKeySource
+        let key: MasterKey
+        var created = false
+        do {
+            if environment.isSet {
+                source = .environment(variable: environment.variableName)
+                key = try environment.loadMasterKey()
+            } else {
+                source = .keyFile(path: keyFile.path)
+                do {
+                    key = try keyFile.loadMasterKey()
+                } catch  where error.code == .notFound {
+                    key = try KeyFileProvider.create(at: keyFile.path)
+                    created = true
+                }
+            }
+        } catch {
+            throw BoardError(.masterKey, error.message)
+        }
+        let changed: Bool
+        do {
+            let boardID = try board.info("board_id")
+            changed = try board.changeSecrets(
+                actor, refusal: AuditEntry(action: "keys.init", targetType: "board", targetID: boardID),
+                requiring: .admin(doing: "initialise the secure storage of the board")
+            ) { vault, change in
+                let stored = try vault.read { try $0.keyCheckValue() }
+                do throws(SecureStorageError) {
+                    _ = try SecretStore.initialize(vault: vault, masterKey: key, configuration: configuration)
+                } catch {
+                    throw boardError(error, key: key, source: source, boardPath: board.path, storedCheck: stored)
+                }
+                guard stored == nil else { return false }
+                try change.record(
+                    AuditEntry(
+                        action: "keys.init", targetType: "board", targetID: boardID,
+                        after: .object(["key_id": .string(key.identifier), "source": .string(source.auditName)])))
+                return true
+            }
+        } catch {
+            if created { unlink(keyFile.path) }
+            throw error
+        }
+        let secrets = try BoardSecretStore(board: board, masterKey: key, source: source, configuration: configuration)
+        return (secrets, MasterKeySetup(source: source, keyID: key.identifier, createdKeyFile: created, changed: changed))
+    }
+
+    /// The non-secret ``MasterKey/identifier`` of the master key in use.
+    public var masterKeyIdentifier: String { store.masterKeyIdentifier }
+
+    /// `BoardSecretStore(<board>, master key: <id> from <source>)`: never a key.
+    public var description: String {
+        "BoardSecretStore(\(board.path), master key: \(store.masterKeyIdentifier) from \(keySource))"
+    }
+
+    // MARK: Plug-ins (the SPI)
+
+    /// The secure storage of one registered plug-in, to hand to that plug-in only: it reaches the plug-in's own
+    /// namespace and no other. Its reads and writes are not audited.
+    ///
+    /// - Throws: ``BoardError`` with code `invalidInput` for an invalid id, `notFound` if the plug-in is not
+    ///   registered (secure storage keeps values only for registered plug-ins).
+    public func storage(forPlugin pluginID: String) throws(BoardError) -> any SecureStorage {
+        try board.requirePlugin(pluginID)
+        do {
+            return try store.storage(forPlugin: pluginID)
+        } catch {
+            throw Self.boardError(error)
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` as one audited change of the board's secret tables (``PlugboardStore/Board/changeSecrets(_:refusal:requiring:_:)``:
+    /// `access` is checked, and not-allowed and not-found refusals are audited) with a secret store that joins the
+    /// transaction. That store checks the master key first, so a wrong key is refused before anything else is read
+    /// or written. Secure-storage errors become ``PlugboardStore/BoardError``s.
+    func change<T>(
+        _ actor: Principal, refusal: AuditEntry, requiring access: Access,
+        _ body: (AuditedChange, SecretStore, any SecretVault) throws -> T
+    ) throws(BoardError) -> T {
+        let key = store.masterKey
+        return try board.changeSecrets(actor, refusal: refusal, requiring: access) { vault, change in
+            do {
+                let joined = try SecretStore(vault: vault, masterKey: key, configuration: store.configuration)
+                return try body(change, joined, vault)
+            } catch let error as SecureStorageError {
+                let stored = try? vault.read { try $0.keyCheckValue() }
+                throw Self.boardError(error, key: key, source: keySource, boardPath: board.path, storedCheck: stored ?? nil)
+            }
+        }
+    }
+
+    /// Runs `body` as a change of one plug-in's secrets or data keys (``change(_:refusal:requiring:_:)``): the
+    /// plug-in must be registered and the actor one of its owners or maintainers, or an admin.
+    func changePlugin<T>(
+        _ pluginID: String, action: String, doing what: String, reason: String? = nil, actor: Principal,
+        _ body: (AuditedChange, SecretStore, any SecretVault) throws -> T
+    ) throws(BoardError) -> T {
+        let refusal = AuditEntry(action: action, targetType: "plugin", targetID: pluginID, reason: reason)
+        return try change(actor, refusal: refusal, requiring: .pluginMaintainers(pluginID, doing: what), body)
+    }
+
+    /// Checkpoints the WAL after a change that erased key material, and adds a note if a reader kept the
+    /// checkpoint from completing.
+    func withCheckpointNote(_ result: ChangeResult, about what: String) -> ChangeResult {
+        if (try? board.checkpointWAL()) == true { return result }
+        return ChangeResult(
+            changed: result.changed, result.message,
+            notes: result.notes + [
+                "Another process was reading the board, so the WAL still holds \(what) until the next checkpoint (any later write, or sqlite3 \(board.path) 'PRAGMA wal_checkpoint(TRUNCATE)')."
+            ])
+    }
+}
+
+extension Board {
+    /// The non-secret id of the board's master key (from its key check value), or `nil` if the board's secure
+    /// storage was never initialised. Needs no key.
+    public func masterKeyIdentifier() throws(BoardError) -> String? {
+        try masterKeyCheckValue().flatMap(MasterKey.identifier(ofKeyCheckValue:))
+    }
+}

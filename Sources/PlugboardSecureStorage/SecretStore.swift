@@ -1,0 +1,299 @@
+import Foundation
+import PlugboardPluginAPI
+import PlugboardStore
+import Synchronization
+
+/// Envelope encryption of plug-in values over a `SecretVault`: the secure storage's own logic, free of any board.
+///
+/// A secret store holds the master key in memory and keeps everything else in the vault: the key check value, every
+/// plug-in's data keys wrapped by the master key, and the sealed values. Each public method is one vault
+/// transaction, and each transaction first checks the board's key check value against the master key, so a wrong
+/// master key is refused (`SecureStorageError.Code.wrongMasterKey`) before anything is read
+/// or written.
+///
+/// A plug-in never talks to the store: the host hands it ``storage(forPlugin:)``, a
+/// `SecureStorage` bound to the plug-in's namespace. The admin operations (rotation,
+/// re-encryption, shredding) are for the host and the `plugboard` CLI.
+///
+/// ```swift
+/// let store = try SecretStore.initialize(vault: board.secretVault, masterKey: .generate())
+/// let storage = try store.storage(forPlugin: "com.example.calendar")
+/// try await storage.set(Data("t0k3n".utf8), forKey: "oauth-token")
+/// ```
+///
+/// ## Keys and rotation
+///
+/// Each plug-in has its own data keys (DEKs), numbered from 1; at most one is active and seals new values, the
+/// retired ones still open the values sealed with them. The store counts the values each data key sealed and
+/// rotates to a new version before the count reaches ``Configuration/dataKeyRotationThreshold`` (2^30 by
+/// default), far below the 2^32 limit of AES-GCM with random nonces.
+///
+/// - ``rotateMasterKey(to:)`` rewraps every data key under a new master key, without touching values.
+/// - ``rotateDataKey(pluginID:reencrypt:)`` starts a new data key version for a plug-in.
+/// - ``reencryptValues(pluginID:)`` moves a plug-in's values to its newest data key.
+/// - ``shredDataKeys(pluginID:)`` destroys a plug-in's data keys: its values can no longer be opened.
+final class SecretStore: Sendable, CustomStringConvertible, CustomReflectable {
+    /// Settings of a secret store: ``SecureStorageConfiguration``.
+    typealias Configuration = SecureStorageConfiguration
+
+    /// The result of ``rotateDataKey(pluginID:reencrypt:)``.
+    struct DataKeyRotation: Sendable, Hashable {
+        /// The plug-in.
+        var pluginID: String
+        /// The version that was active before, if there was one.
+        var previousVersion: Int?
+        /// The new active version.
+        var newVersion: Int
+        /// What re-encryption did, if it was asked for.
+        var reencryption: Reencryption?
+    }
+
+    /// The result of ``reencryptValues(pluginID:)``.
+    struct Reencryption: Sendable, Hashable {
+        /// The plug-in.
+        var pluginID: String
+        /// How many values were opened and sealed again with the newest data key.
+        var reencryptedValueCount: Int
+        /// Keys whose value could not be moved because its data key was shredded, sorted.
+        var unreadableKeys: [String]
+    }
+
+    /// The result of ``shredDataKeys(pluginID:)``.
+    struct Shredding: Sendable, Hashable {
+        /// The plug-in.
+        var pluginID: String
+        /// The data key versions that were destroyed by this call.
+        var shreddedVersions: [Int]
+        /// How many stored values can no longer be opened.
+        var unreadableValueCount: Int
+    }
+
+    /// Where records are kept.
+    let vault: any SecretVault
+    /// The store's settings.
+    let configuration: Configuration
+    let currentKey: Mutex<MasterKey>
+
+    // MARK: Opening
+
+    /// Opens the secure storage of a board whose storage was initialised with `masterKey`.
+    ///
+    /// - Throws: `SecureStorageError` with code `wrongMasterKey` if the board belongs to
+    ///   another master key, `notInitialized` if the board has no key check value, `unavailable` if the vault
+    ///   failed.
+    /// - Precondition: `configuration.dataKeyRotationThreshold` is between 1 and
+    ///   ``Configuration/maximumDataKeyRotationThreshold``.
+    init(
+        vault: any SecretVault, masterKey: MasterKey, configuration: Configuration = Configuration()
+    ) throws(SecureStorageError) {
+        precondition(
+            (1...Configuration.maximumDataKeyRotationThreshold).contains(configuration.dataKeyRotationThreshold),
+            "dataKeyRotationThreshold must be between 1 and 2^32"
+        )
+        self.vault = vault
+        self.configuration = configuration
+        self.currentKey = Mutex(masterKey)
+        try verifyMasterKey()
+    }
+
+    /// Opens the secure storage of a board with the key that `keyProvider` returns.
+    ///
+    /// - Throws: the provider's error (``KeyProviderError`` for Plugboard's providers), or the errors of
+    ///   ``init(vault:masterKey:configuration:)``.
+    static func open(
+        vault: any SecretVault, keyProvider: any KeyProvider, configuration: Configuration = Configuration()
+    ) async throws -> SecretStore {
+        let key = try await keyProvider.masterKey()
+        return try SecretStore(vault: vault, masterKey: key, configuration: configuration)
+    }
+
+    /// Initialises a board's secure storage with `masterKey`, by storing its key check value, and opens it.
+    ///
+    /// Called by `plugboard init`. Calling it again with the same key just opens the storage.
+    ///
+    /// - Throws: `SecureStorageError` with code `wrongMasterKey` if the board was
+    ///   initialised with another key; `integrityFailure` if the board has data keys but no key check value
+    ///   (a damaged or partly restored board), which is never overwritten; `unavailable` if the vault failed.
+    static func initialize(
+        vault: any SecretVault, masterKey: MasterKey, configuration: Configuration = Configuration()
+    ) throws(SecureStorageError) -> SecretStore {
+        try mappingErrors {
+            try vault.write { writer in
+                if let stored = try writer.keyCheckValue() {
+                    try verify(masterKey, against: stored)
+                    return
+                }
+                let existing = try writer.allDataKeys()
+                guard existing.isEmpty else {
+                    throw SecureStorageError(
+                        .integrityFailure,
+                        "the board holds \(existing.count) data keys but no master key check value (it was damaged or partly restored); restore it from a complete backup; it was not changed"
+                    )
+                }
+                try writer.setKeyCheckValue(masterKey.keyCheckValue)
+            }
+        }
+        return try SecretStore(vault: vault, masterKey: masterKey, configuration: configuration)
+    }
+
+    /// The ``MasterKey/identifier`` of the master key in use.
+    var masterKeyIdentifier: String {
+        currentKey.withLock { $0.identifier }
+    }
+
+    /// The master key in use, for ``BoardSecretStore`` to open stores that join its transactions.
+    var masterKey: MasterKey {
+        currentKey.withLock { $0 }
+    }
+
+    /// Makes `key` the master key in use, once a rotation made by another store over the same board committed.
+    func adoptMasterKey(_ key: MasterKey) {
+        currentKey.withLock { $0 = key }
+    }
+
+    /// Checks that the store's master key is the board's.
+    ///
+    /// - Throws: `SecureStorageError` with code `wrongMasterKey` or `notInitialized`.
+    func verifyMasterKey() throws(SecureStorageError) {
+        try reading { _, _ in }
+    }
+
+    /// Returns the secure storage of one plug-in: a `SecureStorage` bound to `pluginID`,
+    /// to hand to that plug-in.
+    ///
+    /// - Throws: `SecureStorageError` with code `invalidNamespace`.
+    func storage(forPlugin pluginID: String) throws(SecureStorageError) -> PluginSecureStorage {
+        PluginSecureStorage(store: self, pluginID: try SecureStorageLimits.validatedNamespace(pluginID))
+    }
+
+    // MARK: Values
+
+    /// Seals `value` and stores it under `key` for `pluginID`, rotating the plug-in's data key first if it
+    /// reached the rotation threshold.
+    ///
+    /// - Throws: `SecureStorageError`; nothing was changed.
+    func setValue(_ value: Data, forKey key: String, pluginID: String) throws(SecureStorageError) {
+        let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
+        let key = try SecureStorageLimits.validatedKeyName(key)
+        try SecureStorageLimits.validateValue(value, forKey: key)
+        try writing { writer, masterKey in
+            var sealing: SealingKey?
+            try seal(value, forKey: key, pluginID: pluginID, writer: writer, masterKey: masterKey, using: &sealing)
+        }
+    }
+
+    /// Opens and returns the value stored under `key` for `pluginID`, or `nil` if there is none.
+    ///
+    /// - Throws: `SecureStorageError` with code `integrityFailure` if the value or its data
+    ///   key was altered or moved, `keysShredded` if its data key was shredded; never returns wrong data.
+    func value(forKey key: String, pluginID: String) throws(SecureStorageError) -> Data? {
+        let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
+        let key = try SecureStorageLimits.validatedKeyName(key)
+        return try reading { reader, masterKey in
+            guard let record = try reader.sealedValue(pluginID: pluginID, key: key) else { return nil }
+            let dataKey = try openingKey(
+                pluginID: pluginID, version: record.dataKeyVersion, forKey: key, reader: reader,
+                masterKey: masterKey)
+            return try Envelope.open(record.sealedBox, forKey: key, with: dataKey)
+        }
+    }
+
+    /// Removes the value stored under `key` for `pluginID`, and tells whether there was one.
+    @discardableResult
+    func removeValue(forKey key: String, pluginID: String) throws(SecureStorageError) -> Bool {
+        let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
+        let key = try SecureStorageLimits.validatedKeyName(key)
+        return try writing { writer, _ in
+            try writer.deleteSealedValue(pluginID: pluginID, key: key)
+        }
+    }
+
+    /// The keys of `pluginID` that have a value, sorted by UTF-8 bytes.
+    func keys(pluginID: String) throws(SecureStorageError) -> [String] {
+        let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
+        return try reading { reader, _ in
+            try reader.valueKeys(pluginID: pluginID).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        }
+    }
+
+    /// Removes every value of `pluginID`, and returns how many there were. Data keys are kept.
+    @discardableResult
+    func removeAllValues(pluginID: String) throws(SecureStorageError) -> Int {
+        let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
+        return try writing { writer, _ in
+            try writer.deleteSealedValues(pluginID: pluginID)
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a read transaction after checking the master key.
+    func reading<T>(_ body: (any SecretVaultReader, MasterKey) throws -> T) throws(SecureStorageError) -> T {
+        try retryingAfterRotation { masterKey in
+            try vault.read { reader in
+                try Self.verify(masterKey, against: reader.keyCheckValue())
+                return try body(reader, masterKey)
+            }
+        }
+    }
+
+    /// Runs `body` in a write transaction after checking the master key.
+    func writing<T>(_ body: (any SecretVaultWriter, MasterKey) throws -> T) throws(SecureStorageError) -> T {
+        try retryingAfterRotation { masterKey in
+            try vault.write { writer in
+                try Self.verify(masterKey, against: writer.keyCheckValue())
+                return try body(writer, masterKey)
+            }
+        }
+    }
+
+    /// Runs `attempt` with the current master key; if the board refused it because this store rotated the key
+    /// meanwhile, runs it once more with the new key.
+    private func retryingAfterRotation<T>(_ attempt: (MasterKey) throws -> T) throws(SecureStorageError) -> T {
+        let key = currentKey.withLock { $0 }
+        do {
+            return try Self.mappingErrors { try attempt(key) }
+        } catch  where error.code == .wrongMasterKey {
+            let latest = currentKey.withLock { $0 }
+            guard latest != key else { throw error }
+            return try Self.mappingErrors { try attempt(latest) }
+        }
+    }
+
+    /// Passes ``SecureStorageError``s through and gives the vault's errors a secure-storage code, keeping their
+    /// message (the board's errors already name the thing and say what to do). Vault errors cannot contain a
+    /// secret: the vault never sees one.
+    private static func mappingErrors<T>(_ body: () throws -> T) throws(SecureStorageError) -> T {
+        do {
+            return try body()
+        } catch let error as SecureStorageError {
+            throw error
+        } catch let error as BoardError {
+            switch error.code {
+            case .integrity: throw SecureStorageError(.integrityFailure, error.message)
+            case .notFound: throw SecureStorageError(.invalidNamespace, error.message)
+            default: throw SecureStorageError(.unavailable, error.message)
+            }
+        } catch {
+            throw SecureStorageError(.unavailable, "the secure storage could not use its vault: \(error)")
+        }
+    }
+
+    private static func verify(_ masterKey: MasterKey, against stored: Data?) throws(SecureStorageError) {
+        guard let stored else {
+            throw SecureStorageError(
+                .notInitialized,
+                "the board's secure storage has no master key yet; initialise it with plugboard keys init"
+            )
+        }
+        guard masterKey.matches(keyCheckValue: stored) else {
+            let expected =
+                MasterKey.identifier(ofKeyCheckValue: stored).map { "the key with id \($0)" }
+                ?? "another key"
+            throw SecureStorageError(
+                .wrongMasterKey,
+                "this master key (id \(masterKey.identifier)) does not belong to this board, which expects \(expected), so nothing was read or written; use the board's own key (PLUGBOARD_MASTER_KEY or the key file beside the board), and after a rotation the new one"
+            )
+        }
+    }
+}

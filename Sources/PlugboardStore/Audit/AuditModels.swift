@@ -1,0 +1,132 @@
+/// What a change writes to the audit log (the board fills in sequence, time, actor and hashes).
+public struct AuditEntry: Sendable, Hashable {
+    /// Whether the change was made or refused.
+    public enum Outcome: String, Sendable, Hashable, Codable {
+        /// The change was made.
+        case ok
+        /// The attempt was refused (not allowed, not found); nothing else changed.
+        case refused
+    }
+
+    /// A dotted verb such as `plugin.enable`, `plugin.kill`, `owner.add`.
+    public var action: String
+    /// Made or refused.
+    public var outcome: Outcome
+    /// The kind of thing changed: `plugin`, `plugin_version`, `kill_switch`, `owner`, `admin`, `environment`, …
+    public var targetType: String
+    /// The id of the thing changed.
+    public var targetID: String?
+    /// The environment the change applies to, when it applies to one.
+    public var environment: String?
+    /// The reason given (kill, yank, revive), or the refusal message.
+    public var reason: String?
+    /// The state before the change.
+    public var before: AuditJSON?
+    /// The state after the change.
+    public var after: AuditJSON?
+
+    /// Creates an entry.
+    public init(
+        action: String, outcome: Outcome = .ok, targetType: String, targetID: String? = nil,
+        environment: String? = nil, reason: String? = nil, before: AuditJSON? = nil, after: AuditJSON? = nil
+    ) {
+        self.action = action
+        self.outcome = outcome
+        self.targetType = targetType
+        self.targetID = targetID
+        self.environment = environment
+        self.reason = reason
+        self.before = before
+        self.after = after
+    }
+}
+
+/// One row of the audit log as stored (see ``AuditLog`` for how its hash is computed).
+public struct AuditRecord: Sendable, Hashable, Codable {
+    public let seq: Int64
+    public let at: String
+    public let actor: String
+    public let onBehalfOf: String?
+    public let action: String
+    public let outcome: String
+    public let targetType: String
+    public let targetID: String?
+    public let environment: String?
+    public let reason: String?
+    public let beforeJSON: String?
+    public let afterJSON: String?
+    public let prevHash: String
+    public let hash: String
+}
+
+/// The head of the audit chain: keep it somewhere else to detect a truncated or rewritten log later.
+public struct AuditCheckpoint: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The sequence number of the last row.
+    public let seq: Int64
+    /// The hash of the last row.
+    public let hash: String
+
+    /// Creates a checkpoint.
+    public init(seq: Int64, hash: String) {
+        self.seq = seq
+        self.hash = hash
+    }
+
+    /// Parses `SEQ:HASH` as printed by `plugboard audit checkpoint`.
+    public init(parsing text: String) throws(BoardError) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let seq = Int64(parts[0]), seq >= 0,
+            parts[1].count == 64, parts[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase })
+        else {
+            throw .invalid(
+                "checkpoint '\(Validate.printable(text))' is not valid: expected SEQ:HASH as printed by plugboard audit checkpoint")
+        }
+        self.seq = seq
+        self.hash = String(parts[1])
+    }
+
+    /// `SEQ:HASH`.
+    public var description: String { "\(seq):\(hash)" }
+}
+
+/// The result of recomputing the audit chain.
+public struct AuditVerification: Sendable, Hashable, Codable {
+    /// True when every row, the chain, the triggers and the checkpoint (if given) check out.
+    public let ok: Bool
+    /// How many rows were checked.
+    public let rowsChecked: Int
+    /// The current head of the chain.
+    public let head: AuditCheckpoint?
+    /// The sequence number of the first bad row, when one is found.
+    public let firstBadSeq: Int64?
+    /// What is wrong, one sentence per problem (the first names the first bad row).
+    public let problems: [String]
+}
+
+/// Filters for reading the audit log.
+public struct AuditQuery: Sendable, Hashable {
+    /// Only rows at or after this time (ISO-8601 text compares in time order).
+    public var since: String?
+    /// Only rows whose OS user or declared principal is this name.
+    public var actor: String?
+    /// Only rows whose target id is this; a plug-in id also matches its versions (`id@version`).
+    public var target: String?
+    /// At most this many rows, the newest.
+    public var limit: Int?
+
+    /// Creates a query.
+    public init(since: String? = nil, actor: String? = nil, target: String? = nil, limit: Int? = nil) {
+        self.since = since
+        self.actor = actor
+        self.target = target
+        self.limit = limit
+    }
+}
+
+/// The append-only, hash-chained audit log.
+///
+/// Each row's `hash` is `SHA-256(prev_hash ‖ "\n" ‖ canonical encoding of the row)`, hex, where the canonical
+/// encoding is the line `plugboard-audit-v1` followed by the fields `seq, at, actor, on_behalf_of, action,
+/// outcome, target_type, target_id, environment, reason, before_json, after_json`, each written as
+/// `-\n` when NULL and `<UTF-8 byte length>:<bytes>\n` otherwise. The first row's `prev_hash` is 64 zeros.
+/// The README shows how to recompute it with a few lines of Python.

@@ -1,0 +1,57 @@
+/// An error from the board: one sentence that names the thing and says what to do.
+///
+/// The ``code`` tells a program what kind of failure it is; ``message`` is for people. Messages never contain
+/// secrets and never consist of a raw SQLite message alone. It has the shape and the message style of the
+/// secure storage's `SecureStorageError` and `KeyProviderError` (a code, one lower-case sentence without a final
+/// period), so that no layer rewrites another's messages: a layer may choose another code, never another wording.
+public struct BoardError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure. New codes may be added: a `switch` over codes needs a `default` case.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable, Hashable {
+            case invalidInput, notFound, notAllowed, conflict, notABoard, schemaMismatch, integrity, masterKey, io
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The input is malformed or invalid (manifest, id, version, range, JSON, path).
+        public static let invalidInput = Code(.invalidInput)
+        /// The thing named does not exist.
+        public static let notFound = Code(.notFound)
+        /// The actor is not allowed to do this.
+        public static let notAllowed = Code(.notAllowed)
+        /// The change conflicts with the board's state (for example a version that already exists).
+        public static let conflict = Code(.conflict)
+        /// The file is not a Plugboard board, or the board cannot be opened.
+        public static let notABoard = Code(.notABoard)
+        /// The board's schema does not match this binary (edited, newer, or pending migrations).
+        public static let schemaMismatch = Code(.schemaMismatch)
+        /// An integrity check failed (audit chain, artifact digest, a secret or data key that does not authenticate).
+        public static let integrity = Code(.integrity)
+        /// The master key of the secure storage is missing, unreadable, insecure, or does not belong to the board.
+        public static let masterKey = Code(.masterKey)
+        /// Reading or writing a file or the database failed.
+        public static let io = Code(.io)
+
+        /// The code's name, for example `notFound`.
+        public var description: String { base.rawValue }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// One readable sentence.
+    public let message: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The message.
+    public var description: String { message }
+
+    static func invalid(_ message: String) -> BoardError { BoardError(.invalidInput, message) }
+    static func notFound(_ message: String) -> BoardError { BoardError(.notFound, message) }
+    static func notAllowed(_ message: String) -> BoardError { BoardError(.notAllowed, message) }
+    static func conflict(_ message: String) -> BoardError { BoardError(.conflict, message) }
+}

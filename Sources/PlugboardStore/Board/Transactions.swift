@@ -1,0 +1,172 @@
+import Foundation
+import GRDB
+
+// The only ways into the board's tables. Reads run in a read transaction. A change of the board's policy runs in
+// `change(_:refusal:requiring:_:)`: one `BEGIN IMMEDIATE` transaction that checks who may make it and must record its
+// audit rows, or it is rolled back. Runtime data that is not policy (load reports, plug-ins' own secret values)
+// goes through `writeUnaudited(_:)`, which names why it is not audited.
+
+/// One audited change in progress: the transaction, who makes it and when. Record its audit rows with ``record(_:)``.
+///
+/// The store hands one to each operation; ``Board/changeSecrets(_:refusal:requiring:_:)`` hands one to the secure
+/// storage. A change that writes rows but records no audit row is rolled back, so no caller can skip the audit log.
+package final class AuditedChange {
+    /// Who makes the change.
+    package let actor: Principal
+    /// When: the same timestamp for every row the change writes.
+    package let now: String
+    let db: Database
+    private let changesAtStart: Int
+    private var rolledBackChanges = 0
+    private(set) var recordedCount = 0
+
+    init(db: Database, actor: Principal, now: String) {
+        self.db = db
+        self.actor = actor
+        self.now = now
+        changesAtStart = db.totalChangesCount
+    }
+
+    /// Appends `entry` to the audit log, in this change's transaction.
+    package func record(_ entry: AuditEntry) throws {
+        try AuditLog.append(db, actor: actor, entry: entry, at: now)
+        recordedCount += 1
+    }
+
+    /// Runs `body` in a savepoint; returning false (or throwing) rolls back what it wrote, which then needs no
+    /// audit row.
+    func savepoint(_ body: () throws -> Bool) throws {
+        let before = db.totalChangesCount
+        var kept = false
+        defer { if !kept { rolledBackChanges += db.totalChangesCount - before } }
+        try db.inSavepoint {
+            kept = try body()
+            return kept ? .commit : .rollback
+        }
+    }
+
+    /// Whether rows were written that stay written.
+    var wroteRows: Bool { db.totalChangesCount - changesAtStart - rolledBackChanges > 0 }
+}
+
+/// Who may make a change, checked inside its transaction.
+package enum Access: Sendable, Hashable {
+    /// A board admin.
+    case admin(doing: String)
+    /// The plug-in's owners or a board admin; the plug-in must be registered.
+    case pluginOwners(String, doing: String)
+    /// The plug-in's owners or maintainers, or a board admin; the plug-in must be registered.
+    case pluginMaintainers(String, doing: String)
+}
+
+extension Board {
+    /// Runs `body` with read access to a consistent view of the board.
+    func read<T>(_ body: (Database) throws -> T) throws(BoardError) -> T {
+        do {
+            return try writer.read(body)
+        } catch {
+            throw mapError(error)
+        }
+    }
+
+    /// Why a write is not audited: it is runtime data, not a change of the board's policy.
+    enum UnauditedWrite {
+        /// A host's load report (telemetry; `plugboard plugin status` shows it).
+        case loadReport
+        /// A plug-in's own secret values, written through its `SecureStorage` (sealed; never plaintext).
+        case pluginSecrets
+    }
+
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction without an audit row; see ``UnauditedWrite`` for the only
+    /// writes that may. Such writes do not change ``version()``. Errors pass through unchanged, for layers with
+    /// errors of their own; ``BoardError``s are mapped by the caller.
+    func writeUnaudited<T>(_ why: UnauditedWrite, _ body: (Database) throws -> T) throws -> T {
+        guard !isReadOnly else {
+            throw BoardError(.notAllowed, "the board at \(path) was opened read-only; this needs write access")
+        }
+        return try transaction(body)
+    }
+
+    /// Runs one audited change: checks `access`, runs `body`, and commits only if every row it wrote comes with an
+    /// audit row (``AuditedChange/record(_:)``). If the change is refused as not allowed or not found, the refused
+    /// attempt is recorded (in a transaction of its own) with `refusal`'s action and target, and the error
+    /// rethrown. Invalid input is not recorded: it leaves the board byte-for-byte unchanged.
+    func change<T>(
+        _ actor: Principal, refusal: AuditEntry, requiring access: Access? = nil, _ body: (AuditedChange) throws -> T
+    ) throws(BoardError) -> T {
+        guard !isReadOnly else {
+            throw BoardError(.notAllowed, "the board at \(path) was opened read-only; changes need write access")
+        }
+        do {
+            let result = try transaction { db in
+                let change = AuditedChange(db: db, actor: actor, now: Timestamp.now())
+                if let access { try Access.check(access, db, actor: actor) }
+                let result = try body(change)
+                if change.wroteRows && change.recordedCount == 0 {
+                    throw BoardError(
+                        .integrity,
+                        "the change '\(refusal.action)' wrote to the board without an audit row, so it was rolled back; this is a bug in Plugboard"
+                    )
+                }
+                return result
+            }
+            noteOwnChange()
+            return result
+        } catch {
+            let error = mapError(error)
+            if error.code == .notAllowed || error.code == .notFound {
+                var entry = refusal
+                entry.outcome = .refused
+                entry.reason = error.message
+                _ = try? transaction { db in try AuditLog.append(db, actor: actor, entry: entry) }
+            }
+            throw error
+        }
+    }
+
+    /// One `BEGIN IMMEDIATE` transaction; any error rolls everything back and passes through unchanged.
+    private func transaction<T>(_ body: (Database) throws -> T) throws -> T {
+        try writer.writeWithoutTransaction { db in
+            var result: T?
+            try db.inTransaction(.immediate) {
+                result = try body(db)
+                return .commit
+            }
+            return result!
+        }
+    }
+
+    /// Turns any error into a ``BoardError`` that names the board and says what to do.
+    func mapError(_ error: any Error) -> BoardError {
+        if let error = error as? BoardError { return error }
+        if let error = error as? DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_BUSY, .SQLITE_LOCKED:
+                return BoardError(
+                    .io,
+                    "the board at \(path) is busy: another process held the write lock for more than \(Int(Self.busyTimeout)) seconds; try again"
+                )
+            case .SQLITE_READONLY:
+                return BoardError(.notAllowed, "the board at \(path) is read-only for this user; run as a user who can write it")
+            case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+                return BoardError(.notABoard, "\(path) is not a readable Plugboard board (the database file is damaged or not SQLite)")
+            case .SQLITE_CONSTRAINT:
+                return BoardError(
+                    .conflict,
+                    "the board refused the change because it would break a constraint (\(error.message ?? "constraint failed")); nothing was changed"
+                )
+            default:
+                return BoardError(
+                    .io,
+                    "the board at \(path) could not complete the operation (SQLite: \(error.message ?? "\(error.resultCode)")); nothing was changed"
+                )
+            }
+        }
+        return BoardError(.io, "the operation on the board at \(path) failed: \(Self.describe(error)); nothing was changed")
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? DatabaseError { return error.message ?? "\(error.resultCode)" }
+        return "\(error)"
+    }
+}

@@ -1,0 +1,141 @@
+import GRDB
+import PlugboardVersioning
+
+extension Board {
+    /// Enables or disables a plug-in in one environment (created if it does not exist yet).
+    public func setEnabled(_ pluginID: String, _ enabled: Bool, environment: String, actor: Principal) throws(BoardError) -> ChangeResult {
+        try Validate.pluginID(pluginID)
+        try Validate.environment(environment)
+        let action = enabled ? "plugin.enable" : "plugin.disable"
+        return try changeEnvironmentRow(
+            pluginID, environment, action: action, doing: enabled ? "enable" : "disable", actor: actor
+        ) { before, _ in
+            if before.enabled == enabled {
+                return .unchanged("\(pluginID) is already \(enabled ? "enabled" : "disabled") in \(environment); nothing changed.")
+            }
+            return .changed(EnvironmentRow(enabled: enabled, pinned: before.pinned))
+        } done: { change in
+            var notes: [String] = []
+            if enabled, try KillSwitchRules.isKilled(change.db, .plugin(pluginID)) {
+                notes.append("A kill switch still covers \(pluginID); hosts will not load it until it is revived.")
+            }
+            return ChangeResult(changed: true, "\(enabled ? "Enabled" : "Disabled") \(pluginID) in \(environment).", notes: notes)
+        }
+    }
+
+    /// Pins a plug-in to one version in one environment; hosts load that version instead of the highest.
+    public func pin(_ pluginID: String, version: SemanticVersion, environment: String, actor: Principal) throws(BoardError) -> ChangeResult
+    {
+        try Validate.pluginID(pluginID)
+        try Validate.environment(environment)
+        let versionText = version.description
+        return try changeEnvironmentRow(pluginID, environment, action: "plugin.pin", doing: "pin", actor: actor) { before, db in
+            guard let yank = try RegistryQueries.yankState(db, pluginID, versionText) else {
+                throw BoardError.notFound("\(pluginID)@\(versionText) is not registered; see plugboard plugin show \(pluginID)")
+            }
+            if yank.yanked {
+                throw BoardError.conflict(
+                    "\(pluginID)@\(versionText) is yanked and cannot be pinned; pin another version or unyank it first")
+            }
+            if before.pinned == versionText {
+                return .unchanged("\(pluginID) is already pinned to \(versionText) in \(environment); nothing changed.")
+            }
+            return .changed(EnvironmentRow(enabled: before.enabled, pinned: versionText))
+        } done: { _ in
+            ChangeResult(changed: true, "Pinned \(pluginID) to \(versionText) in \(environment).")
+        }
+    }
+
+    /// Removes a plug-in's version pin in one environment.
+    public func unpin(_ pluginID: String, environment: String, actor: Principal) throws(BoardError) -> ChangeResult {
+        try Validate.pluginID(pluginID)
+        try Validate.environment(environment)
+        return try changeEnvironmentRow(pluginID, environment, action: "plugin.unpin", doing: "unpin", actor: actor) { before, _ in
+            guard before.pinned != nil else { return .unchanged("\(pluginID) is not pinned in \(environment); nothing changed.") }
+            return .changed(EnvironmentRow(enabled: before.enabled, pinned: nil))
+        } done: { _ in
+            ChangeResult(changed: true, "Unpinned \(pluginID) in \(environment); hosts pick the highest eligible version.")
+        }
+    }
+
+    /// Yanks a version (hosts no longer pick it) or, with `undo`, brings it back.
+    public func yank(_ pluginID: String, version: SemanticVersion, reason: String?, undo: Bool = false, actor: Principal) throws(BoardError)
+        -> ChangeResult
+    {
+        try Validate.pluginID(pluginID)
+        if let reason { try Validate.reason(reason) } else if !undo { try Validate.reason("") }
+        let versionText = version.description
+        let target = "\(pluginID)@\(versionText)"
+        let action = undo ? "plugin.unyank" : "plugin.yank"
+        return try change(
+            actor, refusal: AuditEntry(action: action, targetType: "plugin_version", targetID: target),
+            requiring: .pluginMaintainers(pluginID, doing: undo ? "unyank" : "yank")
+        ) { change in
+            let db = change.db
+            guard let state = try RegistryQueries.yankState(db, pluginID, versionText) else {
+                throw BoardError.notFound("\(target) is not registered; see plugboard plugin show \(pluginID)")
+            }
+            if state.yanked != undo {
+                return ChangeResult(changed: false, "\(target) is \(undo ? "not" : "already") yanked; nothing changed.")
+            }
+            try RegistryQueries.setYank(db, pluginID, versionText, reason: undo ? nil : reason, by: change.actor, at: change.now)
+            try change.record(
+                AuditEntry(
+                    action: action, targetType: "plugin_version", targetID: target, reason: reason,
+                    before: .object(["yanked": .bool(state.yanked), "reason": .optional(state.reason)]),
+                    after: .object(["yanked": .bool(!undo), "reason": undo ? .null : .optional(reason)])))
+            var notes: [String] = []
+            let pinnedIn = undo ? [] : try RegistryQueries.environmentsPinning(db, pluginID, versionText)
+            if !pinnedIn.isEmpty {
+                notes.append(
+                    "\(target) is still pinned in \(pinnedIn.joined(separator: ", ")), and a pin wins over a yank; unpin it or kill the version to stop hosts loading it."
+                )
+            }
+            return ChangeResult(changed: true, undo ? "Unyanked \(target)." : "Yanked \(target); hosts no longer pick it.", notes: notes)
+        }
+    }
+
+    /// What an edit of a plug-in's environment row decided.
+    private enum RowEdit {
+        case unchanged(String)
+        case changed(EnvironmentRow)
+    }
+
+    /// Applies `edit` to a plug-in's row in one environment (creating the environment if needed) and audits the
+    /// row before and after; needs the plug-in's owners or maintainers.
+    private func changeEnvironmentRow(
+        _ pluginID: String, _ environment: String, action: String, doing what: String, actor: Principal,
+        edit: (EnvironmentRow, Database) throws -> RowEdit, done: (AuditedChange) throws -> ChangeResult
+    ) throws(BoardError) -> ChangeResult {
+        try change(
+            actor, refusal: AuditEntry(action: action, targetType: "plugin", targetID: pluginID, environment: environment),
+            requiring: .pluginMaintainers(pluginID, doing: what)
+        ) { change in
+            let before = try RegistryQueries.environmentRow(change.db, pluginID, environment)
+            switch try edit(before, change.db) {
+            case .unchanged(let message):
+                return ChangeResult(changed: false, message)
+            case .changed(let after):
+                try change.ensureEnvironment(environment)
+                try RegistryQueries.saveEnvironmentRow(change.db, pluginID, environment, after, by: change.actor, at: change.now)
+                try change.record(
+                    AuditEntry(
+                        action: action, targetType: "plugin", targetID: pluginID, environment: environment, before: before.json,
+                        after: after.json))
+                return try done(change)
+            }
+        }
+    }
+}
+
+extension AuditedChange {
+    /// Creates an environment the first time a change names it, with its own audit row.
+    func ensureEnvironment(_ environment: String) throws {
+        if try RegistryQueries.environmentExists(db, environment) { return }
+        try RegistryQueries.insertEnvironment(db, environment, by: actor, at: now)
+        try record(
+            AuditEntry(
+                action: "environment.create", targetType: "environment", targetID: environment,
+                after: .object(["name": .string(environment)])))
+    }
+}

@@ -1,0 +1,71 @@
+import Crypto
+import Foundation
+
+extension Board {
+    /// Registers a version of a plug-in (and the plug-in itself, if new), optionally with an artifact file.
+    ///
+    /// A new plug-in may be registered by any board user, who becomes its owner; a new version of an existing
+    /// plug-in needs its owner, a maintainer or an admin. Versions are immutable: registering an existing
+    /// version is refused. With `artifactPath`, the file is copied into the content-addressed store beside the
+    /// board and its SHA-256 recorded; the copy is kept only if the registration commits.
+    public func register(_ manifest: PluginManifest, artifactPath: String? = nil, actor: Principal) throws(BoardError) -> ChangeResult {
+        let store = ArtifactStore(root: artifactsPath)
+        let staged = try artifactPath.map { path throws(BoardError) in try store.stage(path) }
+        let target = "\(manifest.id)@\(manifest.version)"
+        do {
+            return try change(actor, refusal: AuditEntry(action: "plugin.register", targetType: "plugin_version", targetID: target)) {
+                change in
+                let isNew = try registerVersion(manifest, artifact: staged, change)
+                if let staged { try store.commit(staged) }
+                return ChangeResult(
+                    changed: true,
+                    isNew
+                        ? "Registered the new plug-in \(manifest.id) at version \(manifest.version); \(actor.osUser) is its owner. It is disabled until you run plugboard plugin enable \(manifest.id)."
+                        : "Registered \(target).")
+            }
+        } catch {
+            if let staged { store.discard(staged) }
+            throw error
+        }
+    }
+
+    /// Writes the plug-in (if new), its owner, the artifact row, the version and its dependencies, and the audit row.
+    /// Returns whether the plug-in is new.
+    private func registerVersion(_ manifest: PluginManifest, artifact staged: ArtifactStore.Staged?, _ change: AuditedChange) throws -> Bool
+    {
+        let db = change.db
+        let version = manifest.version.description
+        let isNew = try !RegistryQueries.pluginExists(db, manifest.id)
+        if isNew {
+            try RegistryQueries.insertPlugin(db, manifest, by: change.actor, at: change.now)
+            try AccessQueries.saveOwner(
+                db, pluginID: manifest.id, principal: change.actor.osUser, role: .owner, by: change.actor, at: change.now)
+        } else {
+            try Access.check(.pluginMaintainers(manifest.id, doing: "register a new version of"), db, actor: change.actor)
+            if let existing = try RegistryQueries.registration(db, manifest.id, version) {
+                throw BoardError.conflict(
+                    "\(manifest.id)@\(version) is already registered (on \(existing.at) by \(existing.by)); versions are immutable, so register a new version"
+                )
+            }
+        }
+        if let staged { try RegistryQueries.insertArtifact(db, staged, by: change.actor, at: change.now) }
+        let capabilities = AuditJSON.array(manifest.capabilities.map(AuditJSON.string))
+        try RegistryQueries.insertVersion(
+            db, manifest, capabilities: capabilities.canonicalText, artifact: staged?.sha256, by: change.actor, at: change.now)
+        // The plug-in's name and description follow its highest registered version.
+        if !isNew, try RegistryQueries.highestVersion(db, manifest.id) == version {
+            try RegistryQueries.updatePluginNaming(db, manifest)
+        }
+        var after: [String: AuditJSON] = [
+            "id": .string(manifest.id), "version": .string(version), "name": .string(manifest.name),
+            "host": .optional(manifest.host?.description), "gate": .optional(manifest.gate), "entry": .optional(manifest.entry),
+            "capabilities": capabilities, "dependencies": .object(manifest.dependencies.mapValues { .string($0.description) }),
+            "artifact_sha256": .optional(staged?.sha256), "manifest_sha256": .string(SHA256.hex(Data(manifest.source.utf8))),
+        ]
+        if isNew { after["owner"] = .string(change.actor.osUser) }
+        try change.record(
+            AuditEntry(
+                action: "plugin.register", targetType: "plugin_version", targetID: "\(manifest.id)@\(version)", after: .object(after)))
+        return isNew
+    }
+}

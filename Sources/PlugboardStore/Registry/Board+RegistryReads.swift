@@ -1,0 +1,41 @@
+extension Board {
+    /// Every plug-in with its state in `environment`, sorted by id.
+    public func pluginSummaries(environment: String) throws(BoardError) -> [PluginSummary] {
+        try Validate.environment(environment)
+        return try read { db in
+            try RegistryQueries.requireEnvironment(db, environment)
+            return try RegistryQueries.pluginSummaries(db, environment: environment)
+        }
+    }
+
+    /// Everything about one plug-in.
+    public func pluginDetail(_ pluginID: String) throws(BoardError) -> PluginDetail {
+        try Validate.pluginID(pluginID)
+        return try read { db in
+            guard let plugin = try RegistryQueries.pluginRow(db, pluginID) else {
+                throw BoardError.notFound("plug-in \(pluginID) is not registered; see plugboard plugin list")
+            }
+            return PluginDetail(
+                id: pluginID, name: plugin.name, description: plugin.description, createdAt: plugin.createdAt, createdBy: plugin.createdBy,
+                versions: try RegistryQueries.versionInfos(db, pluginID), environments: try RegistryQueries.environmentStates(db, pluginID),
+                owners: try AccessQueries.owners(db, pluginID: pluginID),
+                killSwitches: try RegistryQueries.killSwitches(db, coveringPlugin: pluginID))
+        }
+    }
+
+    /// Throws ``BoardError`` `notFound` unless `pluginID` is registered (and `invalidInput` for an invalid id).
+    public func requirePlugin(_ pluginID: String) throws(BoardError) {
+        try Validate.pluginID(pluginID)
+        try read { db in try RegistryQueries.requirePlugin(db, pluginID) }
+    }
+
+    /// The environments of the board, sorted by name.
+    public func environments() throws(BoardError) -> [String] {
+        try read { db in try RegistryQueries.environments(db) }
+    }
+
+    /// A fact about the board itself (`board_id`, `created_at`, `created_by`).
+    public func info(_ key: String) throws(BoardError) -> String? {
+        try read { db in try BoardQueries.info(db, key) }
+    }
+}

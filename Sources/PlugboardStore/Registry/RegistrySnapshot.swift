@@ -1,0 +1,66 @@
+import Foundation
+
+/// Everything a host needs to decide what to load in one environment, read in one transaction.
+///
+/// Hosts read only: building a snapshot never writes, so a host with read-only access to the board works.
+public struct RegistrySnapshot: Sendable, Hashable {
+    /// One registered version as a host sees it.
+    public struct Version: Sendable, Hashable {
+        public let version: String
+        public let hostRange: String?
+        public let dependencies: [String: String]
+        public let gate: String?
+        public let entry: String?
+        public let capabilities: [String]
+        public let artifactSHA256: String?
+        public let yanked: Bool
+        /// True when a version-scoped kill switch covers it.
+        public let killed: Bool
+    }
+
+    /// One plug-in as a host sees it in the snapshot's environment.
+    public struct Plugin: Sendable, Hashable {
+        public let id: String
+        public let enabled: Bool
+        public let pinnedVersion: String?
+        /// True when a plug-in-scoped kill switch covers it.
+        public let killed: Bool
+        /// The reason of the kill switch, when killed.
+        public let killReason: String?
+        /// Every registered version, highest precedence first.
+        public let versions: [Version]
+    }
+
+    /// The environment the snapshot describes.
+    public let environment: String
+    /// True when a kill switch covers all plug-ins.
+    public let allKilled: Bool
+    /// The reason of the all-plug-ins kill switch.
+    public let allKilledReason: String?
+    /// Every registered plug-in, by id.
+    public let plugins: [String: Plugin]
+    /// The board's version when the snapshot was read (see ``Board/version()``), to notice later changes cheaply.
+    public let version: BoardVersion
+}
+
+extension Board {
+    /// Reads a ``RegistrySnapshot`` of `environment` in one read transaction. An environment the board does
+    /// not know yet simply has nothing enabled.
+    public func registrySnapshot(environment: String) throws(BoardError) -> RegistrySnapshot {
+        try Validate.environment(environment)
+        // The version first: a change committed while the snapshot is read makes the next version() differ.
+        let boardVersion = try version()
+        return try read { db in
+            let kills = try RegistryQueries.activePluginKills(db)
+            let versions = try RegistryQueries.snapshotVersions(db)
+            var plugins: [String: RegistrySnapshot.Plugin] = [:]
+            for row in try RegistryQueries.snapshotEnablement(db, environment: environment) {
+                plugins[row.id] = RegistrySnapshot.Plugin(
+                    id: row.id, enabled: row.enabled, pinnedVersion: row.pinned, killed: kills.plugins[row.id] != nil,
+                    killReason: kills.plugins[row.id], versions: versions[row.id] ?? [])
+            }
+            return RegistrySnapshot(
+                environment: environment, allKilled: kills.all != nil, allKilledReason: kills.all, plugins: plugins, version: boardVersion)
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import GRDB
+
+/// The SQL of the hosts' load reports (telemetry, not audited).
+enum ReportQueries {
+    static func replaceReport(
+        _ db: Database, hostID: String, environment: String, hostVersion: String, osUser: String, entries: [LoadReportEntry], at now: String
+    ) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO hosts (host_id, environment, host_version, os_user, last_report) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (host_id) DO UPDATE SET environment = excluded.environment, host_version = excluded.host_version,
+                    os_user = excluded.os_user, last_report = excluded.last_report
+                """, arguments: [hostID, environment, hostVersion, osUser, now])
+        try db.execute(sql: "DELETE FROM load_reports WHERE host_id = ?", arguments: [hostID])
+        for entry in entries {
+            try db.execute(
+                sql:
+                    "INSERT INTO load_reports (host_id, plugin_id, version, state, reason_code, reason, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                arguments: [hostID, entry.pluginID, entry.version, entry.state.rawValue, entry.reasonCode, entry.reason, now])
+        }
+    }
+
+    static func loadStatus(_ db: Database, pluginID: String?) throws -> [HostLoadStatus] {
+        try Row.fetchAll(
+            db, sql: "SELECT * FROM plugin_load_status \(pluginID == nil ? "" : "WHERE plugin_id = ?")",
+            arguments: pluginID.map { [$0] } ?? []
+        ).map { row in
+            HostLoadStatus(
+                hostID: row["host_id"], environment: row["environment"], hostVersion: row["host_version"],
+                pluginID: row["plugin_id"], version: row["version"], state: LoadReportEntry.State(rawValue: row["state"]) ?? .skipped,
+                reasonCode: row["reason_code"], reason: row["reason"], reportedAt: row["reported_at"])
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import GRDB
+
+// The board's side of the secure storage: its tables hold sealed bytes only. The cryptography (the master key, data
+// keys, sealing) is PlugboardSecureStorage's; the store never sees a plaintext or an unwrapped key.
+
+extension Board {
+    /// The secret tables as a vault for the plug-ins' runtime values: each call is one transaction of its own.
+    ///
+    /// Plug-ins' reads and writes through their `SecureStorage` are their runtime data, not changes of the board's
+    /// policy: they are not audited. Operators' changes go through ``changeSecrets(_:refusal:requiring:_:)``.
+    package var secretVault: any SecretVault { BoardSecretVault(board: self) }
+
+    /// Runs one audited change of the secret tables: checks `access` (refusals of not-allowed and not-found are
+    /// audited), then gives `body` a vault that joins this change's transaction and the change, whose
+    /// ``AuditedChange/record(_:)`` writes the audit rows. If `body` writes without recording an audit row, or
+    /// throws, nothing is kept.
+    package func changeSecrets<T>(
+        _ actor: Principal, refusal: AuditEntry, requiring access: Access, _ body: (any SecretVault, AuditedChange) throws -> T
+    ) throws(BoardError) -> T {
+        try change(actor, refusal: refusal, requiring: access) { change in
+            try body(JoinedSecretVault(change: change), change)
+        }
+    }
+
+    /// The master key's key check value (33 bytes), or `nil` if the board's secure storage was never initialised.
+    /// Reveals nothing about the key.
+    package func masterKeyCheckValue() throws(BoardError) -> Data? {
+        try read { db in try SecretQueries(db: db).keyCheckValue() }
+    }
+
+    /// The secrets of `pluginID`: names, data key versions and whether they can still be decrypted, never values.
+    /// Needs no master key: key names are not secret.
+    ///
+    /// - Throws: ``BoardError`` with code `notFound` if the plug-in is not registered.
+    public func secretEntries(pluginID: String) throws(BoardError) -> [SecretEntry] {
+        try Validate.pluginID(pluginID)
+        return try read { db in
+            try RegistryQueries.requirePlugin(db, pluginID)
+            return try SecretQueries.secretEntries(db, pluginID: pluginID)
+        }
+    }
+
+    /// The data keys of `pluginID`, or of every plug-in when `nil`, in plug-in and version order. Needs no master
+    /// key; never returns key material.
+    public func dataKeyEntries(pluginID: String? = nil) throws(BoardError) -> [DataKeyEntry] {
+        if let pluginID { try Validate.pluginID(pluginID) }
+        return try read { db in
+            if let pluginID { try RegistryQueries.requirePlugin(db, pluginID) }
+            return try SecretQueries.dataKeyEntries(db, pluginID: pluginID)
+        }
+    }
+}
+
+/// The vault of ``Board/secretVault``: each read one read transaction, each write one unaudited `BEGIN IMMEDIATE`
+/// transaction, so that a second process waits for the writer instead of failing.
+struct BoardSecretVault: SecretVault {
+    let board: Board
+
+    func read<T>(_ body: (any SecretVaultReader) throws -> T) throws -> T {
+        try board.writer.read { db in try body(SecretQueries(db: db)) }
+    }
+
+    func write<T>(_ body: (any SecretVaultWriter) throws -> T) throws -> T {
+        try board.writeUnaudited(.pluginSecrets) { db in try body(SecretQueries(db: db)) }
+    }
+}
+
+/// A vault over an audited change in progress, so that secure-storage operations join its transaction. Reads run
+/// directly; each write runs in a savepoint, so that a failed operation is undone even if the caller goes on.
+///
+/// Unchecked `Sendable`: the change holds GRDB's `Database`, which is not `Sendable`. A value of this type is made
+/// inside the closure that received the change, used synchronously there, and never escapes it.
+struct JoinedSecretVault: SecretVault, @unchecked Sendable {
+    let change: AuditedChange
+
+    func read<T>(_ body: (any SecretVaultReader) throws -> T) throws -> T {
+        try body(SecretQueries(db: change.db))
+    }
+
+    func write<T>(_ body: (any SecretVaultWriter) throws -> T) throws -> T {
+        var result: T?
+        try change.savepoint {
+            result = try body(SecretQueries(db: change.db))
+            return true
+        }
+        return result!
+    }
+}

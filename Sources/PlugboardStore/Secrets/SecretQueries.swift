@@ -1,0 +1,156 @@
+import Foundation
+import GRDB
+
+/// The SQL of the secret tables (migration `0003_secure_storage.sql`: `secret_master_key`, `secret_data_keys`,
+/// `secret_values`), as the reads and writes of one vault transaction. Only sealed bytes pass through here.
+struct SecretQueries: SecretVaultWriter {
+    let db: Database
+
+    // MARK: Reads
+
+    func keyCheckValue() throws -> Data? {
+        try Data.fetchOne(db, sql: "SELECT key_check_value FROM secret_master_key WHERE id = 1")
+    }
+
+    func dataKey(pluginID: String, version: Int) throws -> DataKeyRecord? {
+        try Row.fetchOne(db, sql: "SELECT * FROM secret_data_keys WHERE plugin_id = ? AND version = ?", arguments: [pluginID, version])
+            .map(Self.dataKeyRecord)
+    }
+
+    func dataKeys(pluginID: String) throws -> [DataKeyRecord] {
+        try Row.fetchAll(db, sql: "SELECT * FROM secret_data_keys WHERE plugin_id = ? ORDER BY version", arguments: [pluginID]).map(
+            Self.dataKeyRecord)
+    }
+
+    func allDataKeys() throws -> [DataKeyRecord] {
+        try Row.fetchAll(db, sql: "SELECT * FROM secret_data_keys ORDER BY plugin_id, version").map(Self.dataKeyRecord)
+    }
+
+    func sealedValue(pluginID: String, key: String) throws -> SealedValueRecord? {
+        try Row.fetchOne(db, sql: "SELECT * FROM secret_values WHERE plugin_id = ? AND key = ?", arguments: [pluginID, key])
+            .map(Self.sealedValueRecord)
+    }
+
+    func sealedValues(pluginID: String) throws -> [SealedValueRecord] {
+        try Row.fetchAll(db, sql: "SELECT * FROM secret_values WHERE plugin_id = ?", arguments: [pluginID]).map(Self.sealedValueRecord)
+    }
+
+    func valueKeys(pluginID: String) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT key FROM secret_values WHERE plugin_id = ?", arguments: [pluginID])
+    }
+
+    // MARK: Writes
+
+    func setKeyCheckValue(_ value: Data) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO secret_master_key (id, key_check_value, updated_at) VALUES (1, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET key_check_value = excluded.key_check_value, updated_at = excluded.updated_at
+                """,
+            arguments: [value, Timestamp.now()])
+    }
+
+    func insertDataKey(_ record: DataKeyRecord) throws {
+        do {
+            try db.execute(
+                sql: """
+                    INSERT INTO secret_data_keys (plugin_id, version, state, wrapped_key, encryption_count, created_at, retired_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: Self.arguments(record))
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY {
+            throw BoardError.notFound(
+                "plug-in \(record.pluginID) is not registered on this board, and secure storage keeps values only for registered plug-ins; register it with plugboard plugin register"
+            )
+        }
+    }
+
+    func updateDataKey(_ record: DataKeyRecord) throws {
+        try db.execute(
+            sql: """
+                UPDATE secret_data_keys SET state = ?3, wrapped_key = ?4, encryption_count = ?5, created_at = ?6, retired_at = ?7
+                WHERE plugin_id = ?1 AND version = ?2
+                """,
+            arguments: Self.arguments(record))
+        guard db.changesCount == 1 else {
+            throw BoardError(
+                .integrity,
+                "data key version \(record.version) of plug-in \(record.pluginID) is missing from the board: it was altered; nothing was changed"
+            )
+        }
+    }
+
+    func saveSealedValue(_ record: SealedValueRecord) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO secret_values (plugin_id, key, data_key_version, sealed, updated_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (plugin_id, key) DO UPDATE SET data_key_version = excluded.data_key_version,
+                    sealed = excluded.sealed, updated_at = excluded.updated_at
+                """,
+            arguments: [record.pluginID, record.key, record.dataKeyVersion, record.sealedBox, Timestamp.format(record.updatedAt)])
+    }
+
+    func deleteSealedValue(pluginID: String, key: String) throws -> Bool {
+        try db.execute(sql: "DELETE FROM secret_values WHERE plugin_id = ? AND key = ?", arguments: [pluginID, key])
+        return db.changesCount > 0
+    }
+
+    func deleteSealedValues(pluginID: String) throws -> Int {
+        try db.execute(sql: "DELETE FROM secret_values WHERE plugin_id = ?", arguments: [pluginID])
+        return db.changesCount
+    }
+
+    // MARK: Listing (names and versions, never key material)
+
+    static func secretEntries(_ db: Database, pluginID: String) throws -> [SecretEntry] {
+        try Row.fetchAll(db, sql: "SELECT * FROM secret_inventory WHERE plugin_id = ?", arguments: [pluginID]).map { row in
+            SecretEntry(
+                pluginID: row["plugin_id"], key: row["key"], dataKeyVersion: row["data_key_version"], dataKeyState: row["data_key_state"],
+                readable: row["readable"], updatedAt: row["updated_at"])
+        }.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+    }
+
+    static func dataKeyEntries(_ db: Database, pluginID: String?) throws -> [DataKeyEntry] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT k.plugin_id, k.version, k.state, k.encryption_count, k.created_at, k.retired_at,
+                       (SELECT count(*) FROM secret_values v WHERE v.plugin_id = k.plugin_id AND v.data_key_version = k.version) AS value_count
+                FROM secret_data_keys k WHERE ?1 IS NULL OR k.plugin_id = ?1 ORDER BY k.plugin_id, k.version
+                """,
+            arguments: [pluginID]
+        ).map { row in
+            DataKeyEntry(
+                pluginID: row["plugin_id"], version: row["version"], state: row["state"], encryptionCount: row["encryption_count"],
+                valueCount: row["value_count"], createdAt: row["created_at"], retiredAt: row["retired_at"])
+        }
+    }
+
+    // MARK: Rows
+
+    private static func arguments(_ record: DataKeyRecord) -> StatementArguments {
+        [
+            record.pluginID, record.version, record.state.rawValue, record.wrappedKey, record.encryptionCount,
+            Timestamp.format(record.createdAt), record.retiredAt.map(Timestamp.format),
+        ]
+    }
+
+    private static func dataKeyRecord(_ row: Row) throws -> DataKeyRecord {
+        let pluginID: String = row["plugin_id"]
+        let version: Int = row["version"]
+        guard let state = DataKeyState(rawValue: row["state"] ?? ""), let createdAt = Timestamp.parse(row["created_at"] ?? "") else {
+            throw BoardError(
+                .integrity,
+                "data key version \(version) of plug-in \(pluginID) has an unreadable state or creation time: the board was altered")
+        }
+        return DataKeyRecord(
+            pluginID: pluginID, version: version, state: state, wrappedKey: row["wrapped_key"], encryptionCount: row["encryption_count"],
+            createdAt: createdAt, retiredAt: (row["retired_at"] as String?).flatMap(Timestamp.parse))
+    }
+
+    private static func sealedValueRecord(_ row: Row) throws -> SealedValueRecord {
+        SealedValueRecord(
+            pluginID: row["plugin_id"], key: row["key"], dataKeyVersion: row["data_key_version"], sealedBox: row["sealed"] ?? Data(),
+            updatedAt: Timestamp.parse(row["updated_at"] ?? "") ?? Date(timeIntervalSince1970: 0))
+    }
+}

@@ -1,0 +1,95 @@
+import ArgumentParser
+import Foundation
+import PlugboardStore
+
+/// `plugboard admin …`: who administers the board.
+struct AdminCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "admin", abstract: "Manage board admins.",
+        subcommands: [Add.self, Remove.self, List.self])
+
+    struct Add: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Make a principal (an OS user name) a board admin.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The principal to make an admin.") var principal: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().addAdmin(principal, actor: try global.actor()))
+        }
+    }
+
+    struct Remove: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a board admin (never the last one).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The admin to remove.") var principal: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().removeAdmin(principal, actor: try global.actor()))
+        }
+    }
+
+    struct List: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "List board admins.")
+        @OptionGroup var global: GlobalOptions
+
+        func execute(_ output: Output) throws(BoardError) {
+            let admins = try global.openBoard().admins()
+            if output.json {
+                output.printJSON(admins)
+                return
+            }
+            var table = Table("PRINCIPAL", "ADDED AT", "ADDED BY")
+            for admin in admins { table.add(admin.principal, admin.addedAt, admin.addedBy) }
+            table.print(empty: "No admins.")
+        }
+    }
+}
+
+/// `plugboard owner …`: who owns and maintains each plug-in.
+struct OwnerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "owner", abstract: "Manage who owns and maintains a plug-in.",
+        subcommands: [Add.self, Remove.self, List.self])
+
+    struct Add: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Add an owner or maintainer to a plug-in (or change their role).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The plug-in id.") var id: String
+        @Argument(help: "The principal (an OS user name).") var principal: String
+        @Option(name: .long, help: "owner (may manage owners) or maintainer.") var role: PluginOwner.Role = .owner
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().addOwner(id, principal: principal, role: role, actor: try global.actor()))
+        }
+    }
+
+    struct Remove: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove an owner or maintainer (never the last owner).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The plug-in id.") var id: String
+        @Argument(help: "The principal to remove.") var principal: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().removeOwner(id, principal: principal, actor: try global.actor()))
+        }
+    }
+
+    struct List: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "List a plug-in's owners and maintainers.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The plug-in id.") var id: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            let owners = try global.openBoard().owners(of: id)
+            if output.json {
+                output.printJSON(owners)
+                return
+            }
+            var table = Table("PRINCIPAL", "ROLE", "ADDED AT", "ADDED BY")
+            for owner in owners { table.add(owner.principal, owner.role.rawValue, owner.addedAt, owner.addedBy) }
+            table.print(empty: "\(id) has no owners.")
+        }
+    }
+}
+
+extension PluginOwner.Role: ExpressibleByArgument {}

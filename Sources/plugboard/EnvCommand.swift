@@ -1,0 +1,20 @@
+import ArgumentParser
+import Foundation
+import PlugboardStore
+
+/// `plugboard env …`: the board's environments.
+struct EnvCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "env", abstract: "List environments.",
+        subcommands: [List.self], defaultSubcommand: List.self)
+
+    struct List: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "List the board's environments.")
+        @OptionGroup var global: GlobalOptions
+
+        func execute(_ output: Output) throws(BoardError) {
+            let names = try global.openBoard().environments()
+            if output.json { output.printJSON(names) } else { names.forEach { print($0) } }
+        }
+    }
+}

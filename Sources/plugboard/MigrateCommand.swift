@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import PlugboardStore
+
+/// `plugboard migrate`: apply pending schema migrations or show their status.
+struct Migrate: BoardCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Apply pending migrations, or show applied and pending ones with --status.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(name: .long, help: "Show applied and pending migrations without changing anything.")
+    var status = false
+
+    func execute(_ output: Output) throws(BoardError) {
+        let board = try Board.open(at: global.boardPath, requireCurrentSchema: false)
+        if status {
+            let state = try board.migrationStatus()
+            if output.json {
+                output.printJSON(state)
+                return
+            }
+            var table = Table("VERSION", "FILE", "STATE", "APPLIED AT", "APPLIED BY")
+            for info in state.applied {
+                let edited = state.edited.contains(info)
+                let unknown = state.unknown.contains(info)
+                table.add(
+                    String(format: "%04d", info.version), info.fileName, unknown ? "unknown (newer)" : edited ? "EDITED" : "applied",
+                    info.appliedAt.cell, info.appliedBy.cell)
+            }
+            for info in state.pending { table.add(String(format: "%04d", info.version), info.fileName, "pending", "-", "-") }
+            table.print(empty: "No migrations.")
+            try state.checkCompatible()
+            return
+        }
+        let applied = try board.migrate(actor: try global.actor())
+        if output.json {
+            output.printJSON(["applied": applied.map(\.fileName)])
+        } else if applied.isEmpty {
+            print("The board is up to date; nothing to apply.")
+        } else {
+            print("Applied \(applied.count) migration(s): \(applied.map(\.fileName).joined(separator: ", ")).")
+        }
+    }
+}

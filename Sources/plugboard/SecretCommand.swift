@@ -1,0 +1,141 @@
+import ArgumentParser
+import Foundation
+import PlugboardSecureStorage
+import PlugboardStore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `plugboard secret …`: plug-ins' encrypted secrets.
+struct SecretCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "secret", abstract: "Store, read, list and delete a plug-in's encrypted secrets.",
+        discussion: """
+            Values are encrypted with the plug-in's data key under the board's master key ($PLUGBOARD_MASTER_KEY,
+            else the key file <board>.key). Key names are not secret: they are stored in clear and audited.
+            Setting, reading and deleting a secret need an owner or maintainer of the plug-in, or an admin.
+            """,
+        subcommands: [SetSecret.self, GetSecret.self, ListSecrets.self, DeleteSecret.self])
+
+    struct SetSecret: BoardCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set", abstract: "Encrypt and store a secret of a plug-in.",
+            discussion: """
+                The value is stored byte for byte: from --from-file FILE (or - for stdin) nothing is added or
+                stripped, so `printf %s "$TOKEN" | plugboard secret set --plugin ID KEY --from-file -` stores no
+                newline. A VALUE argument works too, but may stay in your shell history and is visible to other
+                users in the process list.
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Option(name: .long, help: "The plug-in id.") var plugin: String
+        @Argument(help: "The key name (not secret: stored in clear and audited).") var key: String
+        @Argument(help: "The value (prefer --from-file).") var value: String?
+        @Option(
+            name: .customLong("from-file"),
+            help: ArgumentHelp("Read the value from this file, byte for byte; - reads stdin.", valueName: "file"))
+        var fromFile: String?
+
+        func validate() throws {
+            if value != nil, fromFile != nil { throw ValidationError("give the value either as an argument or with --from-file, not both") }
+            if value == nil, fromFile == nil {
+                throw ValidationError("give the value with --from-file FILE (- for stdin), or as an argument")
+            }
+        }
+
+        func execute(_ output: Output) throws(BoardError) {
+            if value != nil {
+                Output.printWarning(
+                    "a value given on the command line may stay in your shell history and is visible to other users in the process list; prefer --from-file FILE or --from-file - (stdin)"
+                )
+            }
+            let secrets = try BoardSecretStore.open(board: try global.openBoard())
+            let data = try fromFile.map { path throws(BoardError) in try readInput(path, what: "value") } ?? Data((value ?? "").utf8)
+            output.report(try secrets.setSecret(data, forKey: key, pluginID: plugin, actor: try global.actor()))
+        }
+    }
+
+    struct GetSecret: BoardCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "get", abstract: "Decrypt a secret of a plug-in and print it (the read is audited).",
+            discussion: """
+                Prints the value's bytes exactly as stored, with no newline added, so that
+                `plugboard secret get --plugin ID KEY > file` and "$(plugboard secret get …)" give back what was set;
+                only when stdout is a terminal a newline follows, to keep your prompt on its own line.
+                With --json: {"plugin", "key", "value", "value_base64"}; "value" is the text when the bytes are
+                UTF-8, else null, and "value_base64" always holds the exact bytes.
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Option(name: .long, help: "The plug-in id.") var plugin: String
+        @Argument(help: "The key name.") var key: String
+
+        /// The `--json` document.
+        struct Result: Encodable {
+            let plugin: String
+            let key: String
+            let value: String?
+            let valueBase64: String
+
+            enum CodingKeys: String, CodingKey { case plugin, key, value, valueBase64 }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(plugin, forKey: .plugin)
+                try container.encode(key, forKey: .key)
+                try container.encode(value, forKey: .value)  // null, not absent, for bytes that are not UTF-8
+                try container.encode(valueBase64, forKey: .valueBase64)
+            }
+        }
+
+        func execute(_ output: Output) throws(BoardError) {
+            let secrets = try BoardSecretStore.open(board: try global.openBoard())
+            let value = try secrets.secret(forKey: key, pluginID: plugin, actor: try global.actor())
+            if output.json {
+                output.printJSON(
+                    Result(plugin: plugin, key: key, value: String(data: value, encoding: .utf8), valueBase64: value.base64EncodedString()))
+                return
+            }
+            FileHandle.standardOutput.write(value)
+            if isatty(STDOUT_FILENO) == 1 { FileHandle.standardOutput.write(Data("\n".utf8)) }
+        }
+    }
+
+    struct ListSecrets: BoardCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List a plug-in's secrets: names and data key versions, never values.",
+            discussion: "Needs no master key: key names are not secret.")
+        @OptionGroup var global: GlobalOptions
+        @Option(name: .long, help: "The plug-in id.") var plugin: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            let entries = try global.openBoard().secretEntries(pluginID: plugin)
+            if output.json {
+                output.printJSON(entries)
+                return
+            }
+            var table = Table("KEY", "DATA KEY", "STATE", "UPDATED")
+            for entry in entries {
+                table.add(
+                    entry.key, "v\(entry.dataKeyVersion) (\(entry.dataKeyState))",
+                    entry.readable ? "readable" : "unreadable: data key shredded", entry.updatedAt)
+            }
+            table.print(empty: "\(plugin) has no secrets; store one with plugboard secret set --plugin \(plugin) KEY --from-file FILE.")
+        }
+    }
+
+    struct DeleteSecret: BoardCommand {
+        static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a secret of a plug-in.")
+        @OptionGroup var global: GlobalOptions
+        @Option(name: .long, help: "The plug-in id.") var plugin: String
+        @Argument(help: "The key name.") var key: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            let secrets = try BoardSecretStore.open(board: try global.openBoard())
+            output.report(try secrets.deleteSecret(forKey: key, pluginID: plugin, actor: try global.actor()))
+        }
+    }
+}

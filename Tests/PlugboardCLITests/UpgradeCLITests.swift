@@ -1,0 +1,74 @@
+import Foundation
+import PlugboardTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A board made by an earlier Plugboard (`Tests/PlugboardStoreTests/Fixtures/legacy-board`, made by the CLI of commit
+/// a71fec0, before the store was restructured) opens, reads, decrypts and verifies with this one, and takes new changes.
+@Suite("boards made by an earlier Plugboard")
+struct UpgradeCLITests {
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("PlugboardStoreTests/Fixtures/legacy-board")
+    static let checkpoint = "27:7046c61bbabe9cdedf7e6f48fabb2f54e865973dda8296dcbdeffb92f536a032"
+
+    /// The fixture's first admin is the OS user `root`, who made it; other users may only read it.
+    static var runningAsRoot: Bool { geteuid() == 0 }
+
+    /// Copies the fixture (board, key file with mode 0600, artifact store) into the sandbox as its board.
+    static func copy(into sandbox: Sandbox) throws {
+        let files = FileManager.default
+        try files.copyItem(atPath: fixture.appendingPathComponent("legacy-board.sqlite").path, toPath: sandbox.board)
+        try files.copyItem(atPath: fixture.appendingPathComponent("legacy-board.sqlite.key").path, toPath: sandbox.board + ".key")
+        try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: sandbox.board + ".key")
+        try files.copyItem(
+            atPath: fixture.appendingPathComponent("legacy-board.sqlite.artifacts").path, toPath: sandbox.board + ".artifacts")
+    }
+
+    @Test(.enabled(if: runningAsRoot, "the fixture's admin is root"))
+    func aBoardFromBeforeTheRestructuringReadsVerifiesAndTakesChanges() async throws {
+        let sandbox = try Sandbox()
+        try Self.copy(into: sandbox)
+
+        // Nothing to migrate, the audit chain extends the checkpoint taken when the fixture was made.
+        let migrations = try await sandbox.ok("migrate", "--status", "--json").json() as? [String: Any]
+        #expect((migrations?["pending"] as? [Any])?.isEmpty == true)
+        #expect((migrations?["applied"] as? [Any])?.isEmpty == false)
+        #expect(try await sandbox.ok("migrate").stdout.contains("up to date"))
+        #expect(try await sandbox.ok("audit", "verify", "--checkpoint", Self.checkpoint).stdout.contains("intact"))
+
+        // The registry as the old CLI left it.
+        let list = try await sandbox.ok("plugin", "list", "--env", "production", "--json").json() as? [[String: Any]] ?? []
+        let byID = Dictionary(uniqueKeysWithValues: list.compactMap { row in (row["id"] as? String).map { ($0, row) } })
+        #expect(byID["com.example.notes"]?["enabled"] as? Bool == true)
+        #expect(byID["com.example.greeter"]?["pinned_version"] as? String == "1.2.0")
+        #expect(byID["com.example.notes"]?["killed"] as? Bool == false)
+
+        // Secrets sealed before two key rotations, and after them.
+        #expect(try await sandbox.ok("secret", "get", "--plugin", "com.example.notes", "oauth-token").stdout == "s3cret-token")
+        #expect(try await sandbox.ok("secret", "get", "--plugin", "com.example.notes", "second").stdout == "after-rotation")
+        #expect(try await sandbox.ok("secret", "get", "--plugin", "com.example.greeter", "suffix").stdout == "other")
+
+        // The stored artifact still matches its digest, and the flag gate evaluates.
+        let status = try await sandbox.ok("plugin", "show", "com.example.greeter", "--json").json() as? [String: Any]
+        let versions = status?["versions"] as? [[String: Any]] ?? []
+        let pinned = versions.first { $0["version"] as? String == "1.2.0" }
+        #expect((pinned?["artifact_sha256"] as? String)?.hasPrefix("e29cfb") == true)
+        #expect(pinned?["killed"] as? Bool == true)
+        #expect(versions.first { $0["version"] as? String == "1.3.0-beta.1" }?["yank_reason"] as? String == "broken beta")
+        #expect(try await sandbox.ok("flag", "show", "plugin.greeter.rollout").stdout.contains("30"))
+
+        // A new change extends the old chain.
+        try await sandbox.ok("plugin", "kill", "com.example.notes", "--reason", "INC-3")
+        let set = try await sandbox.run(["secret", "set", "--plugin", "com.example.notes", "third", "--from-file", "-"], stdin: "new")
+        #expect(set.status == 0, "\(set)")
+        let verified = try await sandbox.ok("audit", "verify", "--checkpoint", Self.checkpoint, "--json").json() as? [String: Any]
+        #expect(verified?["ok"] as? Bool == true)
+        #expect((verified?["rows_checked"] as? Int ?? 0) >= 29)
+        #expect(try await sandbox.ok("secret", "get", "--plugin", "com.example.notes", "third").stdout == "new")
+    }
+}

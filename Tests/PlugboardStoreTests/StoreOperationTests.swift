@@ -1,0 +1,159 @@
+import Foundation
+import GRDB
+import PlugboardVersioning
+import Testing
+
+@testable import PlugboardStore
+
+/// The store's operations on a board in memory: each change is one transaction with its audit rows, checked for
+/// permission inside it, and visible to the readers a host uses.
+@Suite("store operations")
+struct StoreOperationTests {
+    static let admin = try! Principal(osUser: "alice")
+    static let stranger = try! Principal(osUser: "mallory")
+
+    static func manifest(_ id: String, _ version: String, extra: String = "") throws -> PluginManifest {
+        try PluginManifest.parse(Data(#"{"id":"\#(id)","name":"\#(id)","version":"\#(version)"\#(extra)}"#.utf8))
+    }
+
+    static func actions(_ board: Board) throws -> [String] {
+        try board.auditRecords(AuditQuery()).map { "\($0.action):\($0.outcome)" }
+    }
+
+    @Test func registerEnablePinYankKillAndReviveReachTheSnapshot() throws {
+        let board = try Board.inMemory(actor: Self.admin)
+        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), actor: Self.admin)
+        _ = try board.register(Self.manifest("com.example.a", "1.1.0"), actor: Self.admin)
+        #expect(try board.setEnabled("com.example.a", true, environment: "production", actor: Self.admin).changed)
+        #expect(try board.pin("com.example.a", version: SemanticVersion("1.0.0"), environment: "production", actor: Self.admin).changed)
+        _ = try board.yank("com.example.a", version: SemanticVersion("1.1.0"), reason: "broken", actor: Self.admin)
+
+        var snapshot = try board.registrySnapshot(environment: "production")
+        let plugin = try #require(snapshot.plugins["com.example.a"])
+        #expect(plugin.enabled && plugin.pinnedVersion == "1.0.0" && !plugin.killed)
+        #expect(plugin.versions.map(\.version).sorted() == ["1.0.0", "1.1.0"])
+        #expect(plugin.versions.first { $0.version == "1.1.0" }?.yanked == true)
+        #expect(try board.registrySnapshot(environment: "default").plugins["com.example.a"]?.enabled == false)
+
+        _ = try board.kill(.plugin("com.example.a"), reason: "INC-1", actor: Self.admin)
+        snapshot = try board.registrySnapshot(environment: "production")
+        #expect(snapshot.plugins["com.example.a"]?.killed == true && snapshot.plugins["com.example.a"]?.killReason == "INC-1")
+        _ = try board.kill(.version("com.example.a", SemanticVersion("1.0.0")), reason: "INC-2", actor: Self.admin)
+        _ = try board.revive(.plugin("com.example.a"), reason: "fixed", actor: Self.admin)
+        snapshot = try board.registrySnapshot(environment: "production")
+        #expect(snapshot.plugins["com.example.a"]?.killed == false)
+        #expect(snapshot.plugins["com.example.a"]?.versions.first { $0.version == "1.0.0" }?.killed == true)
+        #expect(try board.killSwitches().count == 1)
+        #expect(try board.killSwitches(includeRevived: true).count == 2)
+
+        _ = try board.kill(.all, reason: "stop everything", actor: Self.admin)
+        #expect(try board.registrySnapshot(environment: "production").allKilled)
+
+        let verification = try board.verifyAudit()
+        #expect(verification.ok, "\(verification.problems)")
+        #expect(
+            try Self.actions(board).filter { $0.hasPrefix("plugin.") } == [
+                "plugin.register:ok", "plugin.register:ok", "plugin.enable:ok", "plugin.pin:ok", "plugin.yank:ok", "plugin.kill:ok",
+                "plugin.kill:ok", "plugin.revive:ok", "plugin.kill:ok",
+            ])
+    }
+
+    @Test func aChangeThatChangesNothingWritesNoAuditRow() throws {
+        let board = try Board.inMemory(actor: Self.admin)
+        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), actor: Self.admin)
+        _ = try board.setEnabled("com.example.a", true, environment: "default", actor: Self.admin)
+        let before = try board.auditRecords(AuditQuery()).count
+        #expect(try board.setEnabled("com.example.a", true, environment: "default", actor: Self.admin).changed == false)
+        #expect(try board.auditRecords(AuditQuery()).count == before)
+    }
+
+    @Test func aRefusedChangeLeavesTheTablesAsTheyWereAndRecordsTheRefusal() throws {
+        let board = try Board.inMemory(actor: Self.admin)
+        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), actor: Self.admin)
+        let registryBefore = try board.registrySnapshot(environment: "default").plugins
+        #expect(throws: BoardError.self) { try board.kill(.plugin("com.example.a"), reason: "mine", actor: Self.stranger) }
+        #expect(throws: BoardError.self) { try board.addAdmin("mallory", actor: Self.stranger) }
+        #expect(try board.registrySnapshot(environment: "default").plugins == registryBefore)
+        #expect(try board.killSwitches().isEmpty)
+        #expect(try board.admins().map(\.principal) == ["alice"])
+        let refusals = try board.auditRecords(AuditQuery()).filter { $0.outcome == "refused" }
+        #expect(refusals.map(\.actor) == ["mallory", "mallory"])
+        #expect(refusals.allSatisfy { $0.reason?.contains("mallory may not") == true })
+        // A duplicate version is refused and changes nothing (not a permission problem: no refusal row).
+        let count = try board.auditRecords(AuditQuery()).count
+        #expect(throws: BoardError.self) { try board.register(Self.manifest("com.example.a", "1.0.0"), actor: Self.admin) }
+        #expect(try board.auditRecords(AuditQuery()).count == count)
+        #expect(try board.verifyAudit().ok)
+    }
+
+    @Test func ownersMayActOnTheirPluginOnly() throws {
+        let board = try Board.inMemory(actor: Self.admin)
+        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), actor: Self.admin)
+        _ = try board.register(Self.manifest("com.example.b", "1.0.0"), actor: Self.admin)
+        _ = try board.addOwner("com.example.a", principal: "mallory", role: .maintainer, actor: Self.admin)
+        #expect(try board.owners(of: "com.example.a").map(\.principal).contains("mallory"))
+        _ = try board.kill(.plugin("com.example.a"), reason: "maintainer may", actor: Self.stranger)
+        #expect(throws: BoardError.self) { try board.kill(.plugin("com.example.b"), reason: "not mine", actor: Self.stranger) }
+        // A maintainer is not an owner: it may not add owners.
+        #expect(throws: BoardError.self) {
+            try board.addOwner("com.example.a", principal: "eve", role: .owner, actor: Self.stranger)
+        }
+        let unknown = #expect(throws: BoardError.self) { try board.kill(.plugin("com.example.zzz"), reason: "x", actor: Self.admin) }
+        #expect(unknown?.code == .notFound)
+    }
+
+    @Test func everyWriteWithoutAnAuditRowIsRolledBack() throws {
+        let board = try Board.inMemory(actor: Self.admin)
+        let entry = AuditEntry(action: "test.sneak", targetType: "admin", targetID: "mallory")
+        let error = #expect(throws: BoardError.self) {
+            try board.change(Self.admin, refusal: entry) { change in
+                try change.db.execute(
+                    sql: "INSERT INTO admins (principal, added_at, added_by) VALUES ('mallory', ?, 'alice')", arguments: [change.now])
+            }
+        }
+        #expect(error?.code == .integrity)
+        #expect(try board.admins().map(\.principal) == ["alice"])
+        // With its audit row, the same write commits.
+        try board.change(Self.admin, refusal: entry) { change in
+            try change.db.execute(
+                sql: "INSERT INTO admins (principal, added_at, added_by) VALUES ('mallory', ?, 'alice')", arguments: [change.now])
+            try change.record(entry)
+        }
+        #expect(try board.admins().map(\.principal).sorted() == ["alice", "mallory"])
+        #expect(try board.verifyAudit().ok)
+    }
+
+    @Test func loadReportsAreReadableAndDoNotChangeTheBoardVersion() throws {
+        let board = try Board.inMemory(actor: Self.admin)
+        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), actor: Self.admin)
+        let version = try board.version()
+        try board.writeLoadReport(
+            hostID: "web-1", environment: "default", hostVersion: "2.0.0",
+            entries: [LoadReportEntry(pluginID: "com.example.a", version: "1.0.0", state: .loaded)])
+        try board.writeLoadReport(
+            hostID: "web-1", environment: "default", hostVersion: "2.0.0",
+            entries: [LoadReportEntry(pluginID: "com.example.a", version: nil, state: .skipped, reasonCode: "killed", reason: "killed")])
+        #expect(try board.version() == version)
+        let status = try board.loadStatus(pluginID: "com.example.a")
+        #expect(status.count == 1)
+        #expect(status.first?.state == .skipped && status.first?.hostID == "web-1")
+        // Reports are not policy: no audit row.
+        #expect(try Self.actions(board).allSatisfy { !$0.hasPrefix("report") })
+    }
+
+    @Test func flagChangesAreAuditedAndReachTheFeatureSet() throws {
+        let board = try Board.inMemory(actor: Self.admin)
+        _ = try board.createFlag("new-ui", actor: Self.admin)
+        _ = try board.rolloutFlag("new-ui", percent: 25, environment: "production", actor: Self.admin)
+        _ = try board.setFlagEnabled("new-ui", true, environment: "production", actor: Self.admin)
+        let set = try board.featureSet(environment: "production")
+        #expect(set.features.map(\.name) == ["new-ui"])
+        #expect(set.features.first?.enabled == true)
+        #expect(try board.featureSet(environment: "default").features.first?.enabled == false)
+        let flagActions = try Self.actions(board).filter { $0.hasPrefix("flag.") }
+        #expect(flagActions.count == 3 && flagActions.allSatisfy { $0.hasSuffix(":ok") })
+        #expect(throws: BoardError.self) { try board.createFlag("new-ui", actor: Self.admin) }
+        #expect(throws: BoardError.self) { try board.setFlagEnabled("new-ui", false, environment: "production", actor: Self.stranger) }
+        #expect(try board.featureSet(environment: "production").features.first?.enabled == true)
+    }
+}
