@@ -134,6 +134,7 @@ let package = Package(
             name: "PlugboardHostTests",
             dependencies: [
                 "PlugboardHost", "PlugboardStore", "PlugboardFlags", "PlugboardVersioning", "PlugboardPluginAPI", "PlugboardTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(

@@ -24,6 +24,8 @@ public struct SkipReason: Error, Sendable, Hashable, Codable, CustomStringConver
         case gateOff = "gate_off"
         /// The artifact's SHA-256 differs from the digest recorded at registration.
         case digestMismatch = "digest_mismatch"
+        /// The board's rows for the release differ from what its audit log recorded (edited behind the CLI's back).
+        case unprovenState = "unproven_state"
         /// The host has neither a compiled-in factory for the selected version nor an artifact to load.
         case noImplementation = "no_implementation"
         /// The dynamic library could not be loaded or is not a compatible plug-in.

@@ -247,38 +247,14 @@ public actor PluginHost {
         let compiled = compiledIn.withLock { $0.mapValues(\.version) }
         let loaded = libraries.mapValues(\.version)
         let artifacts = ArtifactStore(root: board.artifactsPath)
+        let board = board
+        let environment = configuration.identity.environment
         return Resolver(
             hostVersion: hostVersion,
             gate: { flag in evaluator.bool(flag, default: false, context: [:]).value },
             availability: { id, version in
-                if let compiledVersion = compiled[id] {
-                    return compiledVersion == version.version
-                        ? nil
-                        : SkipReason(
-                            .noImplementation,
-                            "the board selects \(id)@\(version.version) but this host has \(compiledVersion) compiled in; pin \(compiledVersion) or ship a host with \(version.version)"
-                        )
-                }
-                guard let sha = version.artifactSHA256 else {
-                    return SkipReason(
-                        .noImplementation, "\(id)@\(version.version) is not compiled into this host and has no artifact on the board")
-                }
-                if let loadedVersion = loaded[id] {
-                    return loadedVersion == version.version
-                        ? nil
-                        : SkipReason(
-                            .restartRequired,
-                            "\(id)@\(loadedVersion) is already loaded as a library; restart the host to load \(version.version)")
-                }
-                guard let actual = artifacts.currentSHA256(of: sha) else {
-                    return SkipReason(.loadFailed, "the artifact of \(id)@\(version.version) is missing from the artifact store")
-                }
-                return actual == sha
-                    ? nil
-                    : SkipReason(
-                        .digestMismatch,
-                        "the artifact of \(id)@\(version.version) changed after registration (SHA-256 \(actual.prefix(12))…, registered \(sha.prefix(12))…); it was not loaded"
-                    )
+                Self.availability(
+                    of: id, version, compiled: compiled, loaded: loaded, artifacts: artifacts, board: board, environment: environment)
             })
     }
 

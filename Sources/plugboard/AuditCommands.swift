@@ -56,12 +56,13 @@ struct AuditCommand: BoardCommand {
 
     struct Verify: BoardCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Recompute the hash chain; exit 1 naming the first bad row if it is broken.",
+            abstract:
+                "Recompute the hash chain and compare every row of policy with the digests the log recorded; exit 1 naming what differs.",
             discussion:
-                "With --checkpoint SEQ:HASH (from plugboard audit checkpoint, kept elsewhere) a truncated or rewritten log is detected too."
+                "Names every row added, changed or removed behind the CLI's back. With --checkpoint SEQ:HASH:ROOT (from plugboard audit checkpoint, kept elsewhere) a truncated or rewritten log and state are detected too."
         )
         @OptionGroup var global: GlobalOptions
-        @Option(name: .long, help: ArgumentHelp("A checkpoint printed earlier by plugboard audit checkpoint.", valueName: "seq:hash"))
+        @Option(name: .long, help: ArgumentHelp("A checkpoint printed earlier by plugboard audit checkpoint.", valueName: "seq:hash:root"))
         var checkpoint: String?
 
         func execute(_ output: Output) throws(BoardError) {
@@ -76,8 +77,10 @@ struct AuditCommand: BoardCommand {
                     (["audit log verification failed: \(result.problems[0])"] + result.problems.dropFirst()).joined(separator: "\n"))
             }
             if !output.json {
+                let state =
+                    result.stateRoot.map { "; the board's \(result.stateRowsChecked) rows of policy match it (state root \($0))" } ?? ""
                 print(
-                    "The audit log is intact: \(result.rowsChecked) rows, head \(result.head?.description ?? "-")\(expected.map { ", checkpoint \($0.seq) matches" } ?? "")."
+                    "The audit log is intact: \(result.rowsChecked) rows, head \(result.head?.description ?? "-")\(expected.map { ", checkpoint \($0.seq) matches" } ?? "")\(state)."
                 )
             }
         }
@@ -85,7 +88,7 @@ struct AuditCommand: BoardCommand {
 
     struct Checkpoint: BoardCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print the head of the audit chain (SEQ:HASH) to keep somewhere else.")
+            abstract: "Print the head of the audit chain and the state root (SEQ:HASH:ROOT) to keep somewhere else.")
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {

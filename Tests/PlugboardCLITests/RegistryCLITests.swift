@@ -84,7 +84,7 @@ struct RegistryCLITests {
         let pipe = Pipe()
         digest.standardOutput = pipe
         try digest.run()
-        digest.waitUntilExit()
+        try await Sandbox.offPool { digest.waitUntilExit() }
         let expected = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(64)
         #expect(sha == String(expected))
         let stored = sandbox.board + ".artifacts/sha256/" + sha
@@ -267,9 +267,12 @@ struct RegistryCLITests {
         let sandbox = try await Sandbox.withBoard()
         let paths = try (0..<8).map { try sandbox.write("c\($0).json", manifest("com.example.p\($0)", "1.0.0")) }
         let results = Mutex<[CLIResult]>([])
-        DispatchQueue.concurrentPerform(iterations: paths.count) { index in
-            let result = try? sandbox.runBlocking(["plugin", "register", paths[index]])
-            results.withLock { $0.append(result ?? CLIResult(status: -1, stdout: "", stderr: "did not run")) }
+        // Off the shared pool: concurrentPerform blocks its calling thread until every process has exited.
+        try await Sandbox.offPool {
+            DispatchQueue.concurrentPerform(iterations: paths.count) { index in
+                let result = try? sandbox.runBlocking(["plugin", "register", paths[index]])
+                results.withLock { $0.append(result ?? CLIResult(status: -1, stdout: "", stderr: "did not run")) }
+            }
         }
         for result in results.withLock({ $0 }) { #expect(result.status == 0, "\(result)") }
         let list = try #require(try await sandbox.ok("plugin", "list", "--json").json() as? [Any])

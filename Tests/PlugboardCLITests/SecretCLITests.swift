@@ -361,13 +361,16 @@ struct SecretCLITests {
         let sandbox = try await Self.board()
         let failures = Mutex<[CLIResult]>([])
         // Two loops, each a stream of plugboard processes, writing different keys at the same time.
-        DispatchQueue.concurrentPerform(iterations: 2) { loop in
-            for index in 0..<20 {
-                let result = try? sandbox.runBlocking(
-                    ["secret", "set", "--plugin", Self.calendar, "loop\(loop)-\(index)", "--from-file", "-"],
-                    stdin: "value \(loop)-\(index)")
-                if result?.status != 0 {
-                    failures.withLock { $0.append(result ?? CLIResult(status: -1, stdout: "", stderr: "did not run")) }
+        // Off the shared pool: concurrentPerform blocks its calling thread until both loops are done.
+        try await Sandbox.offPool {
+            DispatchQueue.concurrentPerform(iterations: 2) { loop in
+                for index in 0..<20 {
+                    let result = try? sandbox.runBlocking(
+                        ["secret", "set", "--plugin", Self.calendar, "loop\(loop)-\(index)", "--from-file", "-"],
+                        stdin: "value \(loop)-\(index)")
+                    if result?.status != 0 {
+                        failures.withLock { $0.append(result ?? CLIResult(status: -1, stdout: "", stderr: "did not run")) }
+                    }
                 }
             }
         }

@@ -34,12 +34,19 @@ struct UpgradeCLITests {
         let sandbox = try Sandbox()
         try Self.copy(into: sandbox)
 
-        // Nothing to migrate, the audit chain extends the checkpoint taken when the fixture was made.
+        // Commands say to migrate first.
+        let stale = try await sandbox.run(["plugin", "list"])
+        #expect(stale.status != 0 && stale.stderr.contains("plugboard migrate"), "\(stale)")
         let migrations = try await sandbox.ok("migrate", "--status", "--json").json() as? [String: Any]
-        #expect((migrations?["pending"] as? [Any])?.isEmpty == true)
-        #expect((migrations?["applied"] as? [Any])?.isEmpty == false)
+        #expect((migrations?["pending"] as? [[String: Any]])?.contains { $0["file_name"] as? String == "0006_state_proof.sql" } == true)
+        #expect(try await sandbox.ok("migrate").stdout.contains("0006_state_proof.sql"))
         #expect(try await sandbox.ok("migrate").stdout.contains("up to date"))
-        #expect(try await sandbox.ok("audit", "verify", "--checkpoint", Self.checkpoint).stdout.contains("intact"))
+        // The migration recorded the digests of the board's rows as they were (board.baseline), and they verify.
+        let baseline = try await sandbox.ok("audit", "--json").stdout.split(separator: "\n").filter { $0.contains("\"board.baseline\"") }
+        #expect(baseline.count == 1)
+        let upgraded = try await sandbox.ok("audit", "verify", "--checkpoint", Self.checkpoint, "--json").json() as? [String: Any]
+        #expect(upgraded?["ok"] as? Bool == true)
+        #expect((upgraded?["state_rows_checked"] as? Int ?? 0) > 20)
 
         // The registry as the old CLI left it.
         let list = try await sandbox.ok("plugin", "list", "--env", "production", "--json").json() as? [[String: Any]] ?? []

@@ -300,6 +300,10 @@ struct HostGateFlagTests {
 @Suite("board flag provider")
 struct BoardFlagProviderTests {
     @Test func itReloadsOnlyWhenTheBoardChangesAndAWatcherFollowsChanges() async throws {
+        try await onHighPriority { try await reloadsAndWatches() }
+    }
+
+    func reloadsAndWatches() async throws {
         let t = try TestBoard()
         _ = try t.board.createFlag("new-ui", actor: TestBoard.admin)
         let provider = BoardFlagProvider(board: t.board, environment: "default")
@@ -353,6 +357,10 @@ final class Publisher: Plugin {
 @Suite("host runtime: events between plug-ins", .serialized)
 struct HostEventBusTests {
     @Test func eventsReachSubscribersWithTheSenderBoundAndStopAtDeactivation() async throws {
+        try await onHighPriority { try await eventsFlowAndStop() }
+    }
+
+    func eventsFlowAndStop() async throws {
         let t = try TestBoard()
         try t.register("com.example.listener", "1.0.0", "\"capabilities\":[\"events\"]")
             .register("com.example.publisher", "1.0.0", "\"capabilities\":[\"events\"]")
@@ -390,4 +398,12 @@ struct FlagResultModelTests {
         #expect(ResolutionReason.allCases.map { "\($0)" } == FlagReason.allCases.map { "\($0)" })
         #expect(ResolutionErrorCode.allCases.map { "\($0)" } == FlagErrorCode.allCases.map { "\($0)" })
     }
+}
+
+/// Runs `body` (and the tasks it starts, which inherit its priority: a host's polling, a watcher, a plug-in's
+/// listener) at high priority. The test runner queues every test at the start; a task that wakes from a sleep queues
+/// behind the tests not yet started at its priority, so under a full run on two cores a test that waits for
+/// background work would wait for most of the suite.
+func onHighPriority(_ body: @escaping @Sendable () async throws -> Void) async throws {
+    try await Task(priority: .high) { try await body() }.value
 }

@@ -464,8 +464,13 @@ struct BoardSecretsTests {
         #expect(try await calendarStorage.keys() == ["com.example.mail/token", "token"])
         try await mailStorage.removeValue(forKey: "token")
         #expect(try await calendarStorage.data(forKey: "token") == Data("calendar secret".utf8))
-        // The SPI's writes are plug-in data, not admin changes: not audited.
-        #expect(try fixture.board.auditRecords(AuditQuery()).allSatisfy { !$0.action.hasPrefix("secret.") })
+        // The SPI's writes are recorded as `secret.write` rows that name the plug-in and the keys, never a value, so
+        // that the audit log proves the sealed rows too.
+        let writes = try fixture.board.auditRecords(AuditQuery()).filter { $0.action == "secret.write" }
+        #expect(writes.filter { $0.targetID == calendar }.count == 2)
+        #expect(writes.allSatisfy { !($0.afterJSON ?? "").contains("calendar secret") })
+        #expect(writes.first?.afterJSON?.contains("\"token\"") == true)
+        #expect(try fixture.board.verifyAudit().ok)
 
         #expect(boardError { _ = try fixture.secrets.storage(forPlugin: "com.example.unknown") }?.code == .notFound)
         #expect(boardError { _ = try fixture.secrets.storage(forPlugin: "Not An Id") }?.code == .invalidInput)

@@ -14,48 +14,92 @@ public enum AuditLog {
     public static let genesisHash = String(repeating: "0", count: 64)
 
     /// Appends `entry` inside the caller's transaction and returns the stored row's sequence and hash. Only
-    /// ``AuditedChange/record(_:)`` and the migration runner call it.
+    /// ``AuditedChange`` and the refusal path of `Board.change` call it. With `state`, the row is written in chain format
+    /// v2 and carries the change's state digests and the state root after it.
     @discardableResult
-    static func append(_ db: Database, actor: Principal, entry: AuditEntry, at: String = Timestamp.now()) throws -> AuditCheckpoint {
+    static func append(
+        _ db: Database, actor: Principal, entry: AuditEntry, at: String = Timestamp.now(), state: (changes: String?, root: String)? = nil
+    ) throws -> AuditCheckpoint {
         let last = try AuditQueries.head(db)
         let seq = (last?.seq ?? 0) + 1
         let prevHash = last?.hash ?? genesisHash
-        let fields: [String?] = [
+        var fields: [String?] = [
             String(seq), at, actor.osUser, actor.onBehalfOf, entry.action, entry.outcome.rawValue, entry.targetType,
             entry.targetID, entry.environment, entry.reason, entry.before?.canonicalText, entry.after?.canonicalText,
         ]
+        if let state { fields += [state.changes, state.root] }
         let hash = chainHash(prevHash: prevHash, fields: fields)
         try AuditQueries.insert(db, fields: fields, prevHash: prevHash, hash: hash)
-        return AuditCheckpoint(seq: seq, hash: hash)
+        return AuditCheckpoint(seq: seq, hash: hash, stateRoot: state?.root)
     }
 
-    /// The hash of a row given the previous row's hash and the row's fields in canonical order.
+    /// The hash of a row given the previous row's hash and the row's fields in canonical order: 12 fields for chain
+    /// format v1, 14 (with `state_changes` and `state_root`) for v2.
     public static func chainHash(prevHash: String, fields: [String?]) -> String {
-        var bytes = Data(prevHash.utf8)
-        bytes.append(contentsOf: "\nplugboard-audit-v1\n".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(512)
+        bytes.append(contentsOf: prevHash.utf8)
+        bytes.append(contentsOf: (fields.count == 14 ? "\nplugboard-audit-v2\n" : "\nplugboard-audit-v1\n").utf8)
         for field in fields {
-            if let field {
-                let utf8 = Data(field.utf8)
-                bytes.append(contentsOf: "\(utf8.count):".utf8)
-                bytes.append(utf8)
-                bytes.append(UInt8(ascii: "\n"))
-            } else {
-                bytes.append(contentsOf: "-\n".utf8)
+            guard let field else {
+                bytes.append(UInt8(ascii: "-"))
+                bytes.append(10)
+                continue
             }
+            var text = field
+            text.withUTF8 { utf8 in
+                appendDecimal(utf8.count, to: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                bytes.append(contentsOf: utf8)
+            }
+            bytes.append(10)
         }
-        return SHA256.hex(bytes)
+        return SHA256.hash(data: bytes).hex
     }
 
-    /// The fields of a stored row in canonical order.
+    /// Appends the decimal digits of `value` (≥ 0) without formatting a string.
+    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        if value < 10 {
+            bytes.append(UInt8(ascii: "0") + UInt8(value))
+            return
+        }
+        var digits: [UInt8] = []
+        var rest = value
+        while rest > 0 {
+            digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        }
+        bytes.append(contentsOf: digits.reversed())
+    }
+
+    /// The fields of a stored row in canonical order: v2 when the row has a state root.
     static func fields(of record: AuditRecord) -> [String?] {
-        [
+        let v1: [String?] = [
             String(record.seq), record.at, record.actor, record.onBehalfOf, record.action, record.outcome, record.targetType,
             record.targetID, record.environment, record.reason, record.beforeJSON, record.afterJSON,
         ]
+        return record.stateRoot == nil ? v1 : v1 + [record.stateChanges, record.stateRoot]
+    }
+
+    /// Whether a stored row's hash matches its content.
+    static func isIntact(_ record: AuditRecord) -> Bool {
+        chainHash(prevHash: record.prevHash, fields: fields(of: record)) == record.hash
     }
 
     /// The triggers that make the table append-only.
-    static let requiredTriggers = ["audit_log_no_update", "audit_log_no_delete"]
+    /// Their SQL as migration 0001 created them, with runs of white space made one space: a trigger of the same name
+    /// that does something else is as good as a dropped one.
+    static let requiredTriggers = [
+        "audit_log_no_update":
+            "CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only: rows cannot be updated'); END",
+        "audit_log_no_delete":
+            "CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only: rows cannot be deleted'); END",
+    ]
+
+    /// `sql` with every run of white space made one space, trimmed.
+    static func normalized(_ sql: String) -> String {
+        sql.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+    }
 
     /// Recomputes the whole chain, checks the append-only triggers, and, when given, the checkpoint.
     static func verify(_ db: Database, checkpoint: AuditCheckpoint? = nil) throws -> AuditVerification {
@@ -70,6 +114,9 @@ public enum AuditLog {
         var expectedPrev = genesisHash
         var count = 0
         var hashes: [Int64: String] = [:]
+        var roots: [Int64: String] = [:]
+        var expected: [StateEntity: String] = [:]
+        var lastRoot: String?
         try AuditQueries.forEachRecord(db) { record in
             count += 1
             if record.seq != expectedSeq {
@@ -90,14 +137,49 @@ public enum AuditLog {
                 fail(record.seq, "audit row \(record.seq) was edited: its content does not match its hash")
             }
             hashes[record.seq] = record.hash
+            if let root = record.stateRoot {
+                roots[record.seq] = root
+                lastRoot = root
+                if let text = record.stateChanges {
+                    if let changes = StateDigest.parseChanges(text) {
+                        for (entity, digest) in changes { expected[entity] = digest }
+                    } else {
+                        fail(record.seq, "audit row \(record.seq) has state digests that cannot be read")
+                    }
+                }
+            } else if lastRoot != nil {
+                fail(record.seq, "audit row \(record.seq) has no state root although the rows before it have one")
+            }
             expectedSeq = record.seq + 1
             expectedPrev = record.hash
         }
-        let head: AuditCheckpoint? = count == 0 ? nil : AuditCheckpoint(seq: expectedSeq - 1, hash: expectedPrev)
+        let head: AuditCheckpoint? =
+            count == 0 ? nil : AuditCheckpoint(seq: expectedSeq - 1, hash: expectedPrev, stateRoot: roots[expectedSeq - 1])
 
-        let triggers = try AuditQueries.triggerNames(db)
-        for name in requiredTriggers where !triggers.contains(name) {
-            fail(nil, "the append-only trigger \(name) on audit_log was dropped: the table can be edited behind the CLI's back")
+        var stateRows = 0
+        var stateRoot: String?
+        if try StateQueries.isTracked(db) {
+            if lastRoot == nil {
+                fail(nil, "the board has the state proof's tables but no audit row records a state root: its baseline row is missing")
+            }
+            let comparison = try StateLedger.compare(db, expected: expected, recordedRoot: lastRoot)
+            stateRows = comparison.rows
+            stateRoot = comparison.root
+            for problem in comparison.problems { fail(nil, problem) }
+        }
+
+        let triggers = try AuditQueries.triggers(db)
+        for (name, sql) in requiredTriggers.sorted(by: { $0.key < $1.key }) {
+            if let found = triggers[name] {
+                if normalized(found) != sql {
+                    fail(
+                        nil,
+                        "the append-only trigger \(name) on audit_log was replaced by one that does something else: the table can be edited behind the CLI's back"
+                    )
+                }
+            } else {
+                fail(nil, "the append-only trigger \(name) on audit_log was dropped: the table can be edited behind the CLI's back")
+            }
         }
 
         if let checkpoint {
@@ -107,12 +189,20 @@ public enum AuditLog {
                         checkpoint.seq,
                         "audit row \(checkpoint.seq) does not match the checkpoint: the log was rewritten after the checkpoint was taken")
                 }
+                if let root = checkpoint.stateRoot, roots[checkpoint.seq] != root {
+                    fail(
+                        checkpoint.seq,
+                        "the state root of audit row \(checkpoint.seq) does not match the checkpoint: the state was rewritten after the checkpoint was taken"
+                    )
+                }
             } else if checkpoint.seq > 0 {
                 fail(
                     checkpoint.seq,
                     "audit row \(checkpoint.seq) of the checkpoint is gone: the log was truncated (it now ends at row \(head?.seq ?? 0))")
             }
         }
-        return AuditVerification(ok: problems.isEmpty, rowsChecked: count, head: head, firstBadSeq: firstBad, problems: problems)
+        return AuditVerification(
+            ok: problems.isEmpty, rowsChecked: count, head: head, firstBadSeq: firstBad, problems: problems, stateRowsChecked: stateRows,
+            stateRoot: stateRoot)
     }
 }

@@ -57,6 +57,11 @@ public struct AuditRecord: Sendable, Hashable, Codable {
     public let afterJSON: String?
     public let prevHash: String
     public let hash: String
+    /// The digests of the rows the change left behind (`table<TAB>key<TAB>digest` lines; `-` for a removed row), or
+    /// nil for a row written before the state proof or a change that touched no row of policy.
+    public let stateChanges: String?
+    /// The board-wide state root after this row, or nil for rows written before the state proof (migration 0006).
+    public let stateRoot: String?
 }
 
 /// The head of the audit chain: keep it somewhere else to detect a truncated or rewritten log later.
@@ -65,28 +70,35 @@ public struct AuditCheckpoint: Sendable, Hashable, Codable, CustomStringConverti
     public let seq: Int64
     /// The hash of the last row.
     public let hash: String
+    /// The board-wide state root after the last row, when the row has one.
+    public let stateRoot: String?
 
     /// Creates a checkpoint.
-    public init(seq: Int64, hash: String) {
+    public init(seq: Int64, hash: String, stateRoot: String? = nil) {
         self.seq = seq
         self.hash = hash
+        self.stateRoot = stateRoot
     }
 
-    /// Parses `SEQ:HASH` as printed by `plugboard audit checkpoint`.
+    /// Parses `SEQ:HASH:ROOT` as printed by `plugboard audit checkpoint`, or `SEQ:HASH` (a checkpoint taken before
+    /// the state proof, or of the log alone).
     public init(parsing text: String) throws(BoardError) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, let seq = Int64(parts[0]), seq >= 0,
-            parts[1].count == 64, parts[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase })
+        func isHash(_ part: Substring) -> Bool { part.count == 64 && part.allSatisfy { $0.isHexDigit && !$0.isUppercase } }
+        guard parts.count == 2 || parts.count == 3, let seq = Int64(parts[0]), seq >= 0, isHash(parts[1]),
+            parts.count == 2 || isHash(parts[2])
         else {
             throw .invalid(
-                "checkpoint '\(Validate.printable(text))' is not valid: expected SEQ:HASH as printed by plugboard audit checkpoint")
+                "checkpoint '\(Validate.printable(text))' is not valid: expected SEQ:HASH:ROOT (or SEQ:HASH) as printed by plugboard audit checkpoint"
+            )
         }
         self.seq = seq
         self.hash = String(parts[1])
+        self.stateRoot = parts.count == 3 ? String(parts[2]) : nil
     }
 
-    /// `SEQ:HASH`.
-    public var description: String { "\(seq):\(hash)" }
+    /// `SEQ:HASH:ROOT`, or `SEQ:HASH` without a state root.
+    public var description: String { "\(seq):\(hash)" + (stateRoot.map { ":" + $0 } ?? "") }
 }
 
 /// The result of recomputing the audit chain.
@@ -101,6 +113,11 @@ public struct AuditVerification: Sendable, Hashable, Codable {
     public let firstBadSeq: Int64?
     /// What is wrong, one sentence per problem (the first names the first bad row).
     public let problems: [String]
+    /// How many rows of policy (registry, owners, admins, kill switches, flags, sealed secrets…) were compared with
+    /// the digests the log recorded; 0 for a board without the state proof.
+    public let stateRowsChecked: Int
+    /// The state root of the rows as they are, when the board has the state proof.
+    public let stateRoot: String?
 }
 
 /// Filters for reading the audit log.

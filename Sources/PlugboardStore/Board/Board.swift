@@ -47,6 +47,11 @@ public final class Board: Sendable {
     /// How many changes were committed through this object: its connection's own commits do not move
     /// `PRAGMA data_version`, so ``version()`` counts them here.
     private let ownChanges = Mutex<Int64>(0)
+    /// The last check of the state proof's index, by board version (see `Board.stateProblems`).
+    let indexCheck = Mutex<(key: String, problem: String?)?>(nil)
+
+    /// How many changes were committed through this object.
+    var ownChangeCount: Int64 { ownChanges.withLock { $0 } }
 
     /// A board over any GRDB writer whose schema is already migrated, for tests of the store's operations
     /// (``inMemory(actor:)`` makes one).

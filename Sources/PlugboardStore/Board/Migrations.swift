@@ -91,6 +91,17 @@ extension Board {
         try status.checkCompatible()
         var done: [MigrationInfo] = []
         let known = Self.knownMigrations
+        if !status.pending.isEmpty, try read({ db in try StateQueries.isTracked(db) }) {
+            // A migration re-records the digests of every row: on a board edited behind the log's back, that would
+            // make the edit look audited.
+            let verification = try verifyAudit()
+            if !verification.ok {
+                throw BoardError(
+                    .integrity,
+                    "the board does not match its audit log (\(verification.problems[0])), so it is not migrated; run plugboard audit verify"
+                )
+            }
+        }
         for (index, info) in status.pending.enumerated() {
             guard let entry = known.first(where: { $0.version == info.version }) else { continue }
             let refusal = AuditEntry(action: "board.migrate", targetType: "schema", targetID: info.fileName)
@@ -102,6 +113,15 @@ extension Board {
                         action: "board.migrate", targetType: "schema", targetID: info.fileName,
                         after: .object(["version": .int(info.version), "file": .string(info.fileName), "checksum": .string(info.checksum)]))
                 )
+                if try StateQueries.isTracked(change.db) {
+                    // The digests of every row after this migration: the state proof's starting point (migration
+                    // 0006), or its new one after a migration that changed tables of policy.
+                    change.baseline = true
+                    try change.record(
+                        AuditEntry(
+                            action: "board.baseline", targetType: "board", targetID: info.fileName,
+                            after: .object(["reason": .string("the audit log records the digests of every row of policy from here on")])))
+                }
                 return change.now
             }
             done.append(

@@ -3,8 +3,9 @@ import GRDB
 
 // The only ways into the board's tables. Reads run in a read transaction. A change of the board's policy runs in
 // `change(_:refusal:requiring:_:)`: one `BEGIN IMMEDIATE` transaction that checks who may make it and must record its
-// audit rows, or it is rolled back. Runtime data that is not policy (load reports, plug-ins' own secret values)
-// goes through `writeUnaudited(_:)`, which names why it is not audited.
+// audit rows, or it is rolled back; its last audit row commits to the digests of the rows it changed (the state
+// proof, State/). Runtime data that is not policy (hosts' load reports) goes through `writeUnaudited(_:)`, which
+// names why it is not audited.
 
 /// One audited change in progress: the transaction, who makes it and when. Record its audit rows with ``record(_:)``.
 ///
@@ -18,7 +19,11 @@ package final class AuditedChange {
     let db: Database
     private let changesAtStart: Int
     private var rolledBackChanges = 0
-    private(set) var recordedCount = 0
+    /// The audit rows recorded so far: written when the change ends, the last one with the change's state digests.
+    private var entries: [AuditEntry] = []
+    var recordedCount: Int { entries.count }
+    /// Commit to the digests of every row of policy, not only those this change touched (a migration's baseline).
+    var baseline = false
 
     init(db: Database, actor: Principal, now: String) {
         self.db = db
@@ -27,10 +32,25 @@ package final class AuditedChange {
         changesAtStart = db.totalChangesCount
     }
 
-    /// Appends `entry` to the audit log, in this change's transaction.
+    /// Records `entry` in the audit log, in this change's transaction. Rows are written in order when the change's
+    /// body returns; the last one carries the digests of the rows the change left behind.
     package func record(_ entry: AuditEntry) throws {
-        try AuditLog.append(db, actor: actor, entry: entry, at: now)
-        recordedCount += 1
+        entries.append(entry)
+    }
+
+    /// Writes the recorded rows: with the state proof (migration 0006), the digests of the touched rows and the state
+    /// root go into the last row, and every row carries the root.
+    func finish() throws {
+        guard !entries.isEmpty else { return }
+        guard try StateQueries.isTracked(db) else {
+            for entry in entries { try AuditLog.append(db, actor: actor, entry: entry, at: now) }
+            return
+        }
+        let commitment = try StateLedger.commit(db, baseline: baseline)
+        for (index, entry) in entries.enumerated() {
+            let last = index == entries.count - 1
+            try AuditLog.append(db, actor: actor, entry: entry, at: now, state: (last ? commitment.changes : nil, commitment.root))
+        }
     }
 
     /// Runs `body` in a savepoint; returning false (or throwing) rolls back what it wrote, which then needs no
@@ -73,8 +93,6 @@ extension Board {
     enum UnauditedWrite {
         /// A host's load report (telemetry; `plugboard plugin status` shows it).
         case loadReport
-        /// A plug-in's own secret values, written through its `SecureStorage` (sealed; never plaintext).
-        case pluginSecrets
     }
 
     /// Runs `body` in one `BEGIN IMMEDIATE` transaction without an audit row; see ``UnauditedWrite`` for the only
@@ -99,6 +117,7 @@ extension Board {
         }
         do {
             let result = try transaction { db in
+                try prepareStateTracking(db)
                 let change = AuditedChange(db: db, actor: actor, now: Timestamp.now())
                 if let access { try Access.check(access, db, actor: actor) }
                 let result = try body(change)
@@ -108,6 +127,7 @@ extension Board {
                         "the change '\(refusal.action)' wrote to the board without an audit row, so it was rolled back; this is a bug in Plugboard"
                     )
                 }
+                try change.finish()
                 return result
             }
             noteOwnChange()
@@ -118,10 +138,21 @@ extension Board {
                 var entry = refusal
                 entry.outcome = .refused
                 entry.reason = error.message
-                _ = try? transaction { db in try AuditLog.append(db, actor: actor, entry: entry) }
+                _ = try? transaction { db in
+                    let state = try StateQueries.isTracked(db) ? (changes: String?.none, root: try StateLedger.currentRoot(db)) : nil
+                    try AuditLog.append(db, actor: actor, entry: entry, state: state)
+                }
             }
             throw error
         }
+    }
+
+    /// Installs this connection's triggers that note touched rows when some are missing (a new connection, or a
+    /// migration made a table of policy), and forgets rows noted by an earlier transaction. Checked in the
+    /// transaction each time, so that a rolled-back installation is never taken for a done one.
+    private func prepareStateTracking(_ db: Database) throws {
+        if try !StateQueries.triggersInstalled(db) { try StateQueries.installTriggers(db) }
+        try StateQueries.clearTouched(db)
     }
 
     /// One `BEGIN IMMEDIATE` transaction; any error rolls everything back and passes through unchanged.

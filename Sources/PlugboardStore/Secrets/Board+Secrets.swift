@@ -61,8 +61,41 @@ struct BoardSecretVault: SecretVault {
         try board.writer.read { db in try body(SecretQueries(db: db)) }
     }
 
+    /// One audited change: the audit row names the plug-in and the keys it wrote (never a value), and carries the
+    /// digests of the sealed rows, so that an old sealed value copied back is seen by `audit verify` and hosts.
     func write<T>(_ body: (any SecretVaultWriter) throws -> T) throws -> T {
-        try board.writeUnaudited(.pluginSecrets) { db in try body(SecretQueries(db: db)) }
+        try board.change(try Principal.current(), refusal: AuditEntry(action: "secret.write", targetType: "plugin")) { change in
+            let result = try body(SecretQueries(db: change.db))
+            try change.recordSecretWrites()
+            return result
+        }
+    }
+}
+
+extension AuditedChange {
+    /// Records one `secret.write` row per plug-in whose sealed values or data keys this change touched.
+    func recordSecretWrites() throws {
+        var keys: [String: Set<String>] = [:]
+        var dataKeys: [String: Set<Int64>] = [:]
+        for entity in try StateQueries.touched(db) where entity.table == "secret_values" || entity.table == "secret_data_keys" {
+            guard let data = entity.key.data(using: .utf8), let parts = try? JSONSerialization.jsonObject(with: data) as? [Any],
+                parts.count == 2, let plugin = parts[0] as? String
+            else { continue }
+            if entity.table == "secret_values", let key = parts[1] as? String {
+                keys[plugin, default: []].insert(key)
+            } else if let version = parts[1] as? NSNumber {
+                dataKeys[plugin, default: []].insert(version.int64Value)
+            }
+        }
+        for plugin in Set(keys.keys).union(dataKeys.keys).sorted() {
+            try record(
+                AuditEntry(
+                    action: "secret.write", targetType: "plugin", targetID: plugin,
+                    after: .object([
+                        "keys": .array((keys[plugin] ?? []).sorted().map(AuditJSON.string)),
+                        "data_key_versions": .array((dataKeys[plugin] ?? []).sorted().map { .int(Int($0)) }),
+                    ])))
+        }
     }
 }
 

@@ -166,6 +166,24 @@ func boardBenchmarks() {
         ScratchBoard.removeAll()
     }
 
+    // The state proof's check before loading: the rows of every loadable release against the log's digests (the
+    // index's own check is once per board change, not per call, as in a host).
+    Benchmark("registry.stateProblems.200", configuration: registry) { benchmark, state in
+        let (fixture, candidates) = state
+        for _ in benchmark.scaledIterations {
+            for (id, version) in candidates {
+                blackHole(
+                    try! fixture.scratch.board.stateProblems(pluginID: id, version: version, environment: RegistryFixture.environment))
+            }
+        }
+    } setup: { () -> (RegistryFixture, [(String, String)]) in
+        let fixture = try RegistryFixture()
+        let resolution = fixture.resolver.resolve(try fixture.scratch.board.registrySnapshot(environment: RegistryFixture.environment))
+        return (fixture, resolution.load.map { ($0.pluginID, $0.version ?? "") })
+    } teardown: {
+        ScratchBoard.removeAll()
+    }
+
     // Writes: one audited change (BEGIN IMMEDIATE, checks, upsert, hash-chained audit append, commit + fsync).
     Benchmark(
         "board.setEnabled",
@@ -201,5 +219,35 @@ func boardBenchmarks() {
         } teardown: {
             ScratchBoard.removeAll()
         }
+    }
+
+    // `audit verify` with the state proof on a board of policy: 2,000 plug-ins (a plug-in, a version, an owner and
+    // an enablement row each) and 10,000 audit rows; throughput counts audit rows plus rows of policy.
+    Benchmark(
+        "audit.verify.state.2000x10000",
+        configuration: .init(
+            metrics: [.wallClock, .throughput, .mallocCountTotal], warmupIterations: 1, maxDuration: .seconds(6), maxIterations: 20)
+    ) { benchmark, scratch in
+        for _ in benchmark.scaledIterations {
+            let verification = try! scratch.board.verifyAudit()
+            precondition(verification.ok && verification.stateRowsChecked > 8_000, "\(verification.problems.prefix(3))")
+            blackHole(verification)
+        }
+    } setup: {
+        let scratch = try ScratchBoard("state")
+        for index in 0..<2_000 { try scratch.register("com.bench.s\(index)", "1.0.0") }
+        var rows = try scratch.board.verifyAudit().rowsChecked
+        var index = 0
+        while rows < 10_000 {
+            _ = try scratch.board.setEnabled(
+                "com.bench.s\(index % 2_000)", index / 2_000 % 2 == 0, environment: "default", actor: Fixtures.admin)
+            rows += 1
+            index += 1
+        }
+        let verification = try scratch.board.verifyAudit()
+        print("state fixture: \(verification.rowsChecked) audit rows, \(verification.stateRowsChecked) rows of policy")
+        return scratch
+    } teardown: {
+        ScratchBoard.removeAll()
     }
 }

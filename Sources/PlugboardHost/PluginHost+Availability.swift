@@ -1,0 +1,49 @@
+import PlugboardStore
+
+extension PluginHost {
+    /// Whether this host can load `id@version` now, or why not: the board's rows for it must be the ones its audit
+    /// log recorded, and the host needs its implementation (compiled in, or an artifact whose SHA-256 still matches).
+    static func availability(
+        of id: String, _ version: RegistrySnapshot.Version, compiled: [String: String], loaded: [String: String], artifacts: ArtifactStore,
+        board: Board, environment: String
+    ) -> SkipReason? {
+        // Only rows the audit log recorded: an edit behind the CLI's back (a revived kill switch, another
+        // artifact digest) keeps the release from loading, and unloads it if it runs.
+        do {
+            if let problem = try board.stateProblems(pluginID: id, version: version.version, environment: environment).first {
+                return SkipReason(.unprovenState, "\(problem); run plugboard audit verify")
+            }
+        } catch {
+            return SkipReason(
+                .unprovenState, "cannot check the board's rows for \(id)@\(version.version) against its audit log: \(error.message)")
+        }
+        if let compiledVersion = compiled[id] {
+            return compiledVersion == version.version
+                ? nil
+                : SkipReason(
+                    .noImplementation,
+                    "the board selects \(id)@\(version.version) but this host has \(compiledVersion) compiled in; pin \(compiledVersion) or ship a host with \(version.version)"
+                )
+        }
+        guard let sha = version.artifactSHA256 else {
+            return SkipReason(
+                .noImplementation, "\(id)@\(version.version) is not compiled into this host and has no artifact on the board")
+        }
+        if let loadedVersion = loaded[id] {
+            return loadedVersion == version.version
+                ? nil
+                : SkipReason(
+                    .restartRequired,
+                    "\(id)@\(loadedVersion) is already loaded as a library; restart the host to load \(version.version)")
+        }
+        guard let actual = artifacts.currentSHA256(of: sha) else {
+            return SkipReason(.loadFailed, "the artifact of \(id)@\(version.version) is missing from the artifact store")
+        }
+        return actual == sha
+            ? nil
+            : SkipReason(
+                .digestMismatch,
+                "the artifact of \(id)@\(version.version) changed after registration (SHA-256 \(actual.prefix(12))…, registered \(sha.prefix(12))…); it was not loaded"
+            )
+    }
+}

@@ -1,0 +1,57 @@
+import GRDB
+
+extension Board {
+    /// Checks, before a host loads `pluginID@version` in `environment`, that the rows it relies on are the rows the
+    /// audit log recorded: the plug-in, the version (manifest, artifact digest), its dependencies, its artifact, its
+    /// enablement and pin, every kill switch that could cover it, and its gate flag. Returns one sentence per
+    /// problem, for example "the board's row com.example.x@1.2.0 in plugin_versions does not match its audit log";
+    /// empty when the rows are proven, or for a board from before the state proof.
+    ///
+    /// This compares the rows with the index of the log's digests kept beside it and checks the index against the
+    /// state root of the last audit row; `audit verify` checks the index against the whole log.
+    public func stateProblems(pluginID: String, version: String, environment: String) throws(BoardError) -> [String] {
+        try read { db in
+            guard try StateQueries.isTracked(db) else { return [] }
+            func key(_ values: [any DatabaseValueConvertible]) throws -> String {
+                try String.fetchOne(
+                    db, sql: "SELECT json_array(" + Array(repeating: "?", count: values.count).joined(separator: ", ") + ")",
+                    arguments: StatementArguments(values)) ?? "[]"
+            }
+            var entities = [
+                StateEntity(table: "plugins", key: try key([pluginID])),
+                StateEntity(table: "plugin_versions", key: try key([pluginID, version])),
+                StateEntity(table: "plugin_environments", key: try key([pluginID, environment])),
+            ]
+            for dependency in try String.fetchAll(
+                db,
+                sql: "SELECT json_array(plugin_id, version, dependency_id) FROM plugin_dependencies WHERE plugin_id = ? AND version = ?",
+                arguments: [pluginID, version])
+            {
+                entities.append(StateEntity(table: "plugin_dependencies", key: dependency))
+            }
+            if let row = try Row.fetchOne(
+                db, sql: "SELECT artifact_sha256, gate_flag FROM plugin_versions WHERE plugin_id = ? AND version = ?",
+                arguments: [pluginID, version])
+            {
+                if let sha: String = row[0] { entities.append(StateEntity(table: "artifacts", key: try key([sha]))) }
+                if let gate: String = row[1] {
+                    entities.append(StateEntity(table: "flags", key: try key([gate])))
+                    entities.append(StateEntity(table: "flag_environments", key: try key([gate, environment])))
+                }
+            }
+            if let problem = try checkedIndex(db) { return [problem] }
+            return try StateLedger.check(db, entities, killSwitchesOf: pluginID)
+        }
+    }
+
+    /// ``StateLedger/indexProblem(_:)``, computed once per version of the board (a host checks many releases per
+    /// reconciliation, and reconciles only when the board changed).
+    private func checkedIndex(_ db: Database) throws -> String? {
+        let version = try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0
+        let key = "\(version).\(ownChangeCount)"
+        if let cached = indexCheck.withLock({ $0 }), cached.key == key { return cached.problem }
+        let problem = try StateLedger.indexProblem(db)
+        indexCheck.withLock { $0 = (key, problem) }
+        return problem
+    }
+}

@@ -1,0 +1,99 @@
+import Crypto
+import Foundation
+import GRDB
+
+/// The encodings of the state proof. They are simple on purpose, so that an auditor can recompute them with
+/// `sqlite3` and a short script (the DocC article "Reading the board" has one):
+///
+/// - A row's digest: SHA-256 of `plugboard-row-v1\n<table>\n`, then for each column in table order
+///   `<name>=<value>\n`, the value written `-` for NULL, `i:<integer>`, `r:<%.17g>`, `t:<UTF-8 length>:<text>` or
+///   `b:<length>:<bytes>`; lower-case hex.
+/// - An entity's line: `<table>\t<key>\t<digest>\n`, and its bucket: the first byte of SHA-256(`<table>\t<key>`).
+/// - A bucket's hash: SHA-256 of its lines sorted by table then key (empty bucket: SHA-256 of nothing).
+/// - The state root: SHA-256 of `plugboard-state-v1\n` and the 256 bucket hashes, each followed by `\n`.
+enum StateDigest {
+    /// The hash of a bucket without entities.
+    static let emptyBucket = SHA256.hex(Data())
+
+    /// The digest of a row: `columns` are the table's column names, `values` the row's values in that order.
+    static func rowDigest(table: String, columns: [String], values: [DatabaseValue]) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        bytes.append(contentsOf: "plugboard-row-v1\n".utf8)
+        bytes.append(contentsOf: table.utf8)
+        bytes.append(10)
+        for (name, value) in zip(columns, values) {
+            bytes.append(contentsOf: name.utf8)
+            bytes.append(UInt8(ascii: "="))
+            switch value.storage {
+            case .null:
+                bytes.append(UInt8(ascii: "-"))
+            case .int64(let number):
+                bytes.append(contentsOf: "i:\(number)".utf8)
+            case .double(let number):
+                bytes.append(contentsOf: "r:".utf8)
+                bytes.append(contentsOf: String(format: "%.17g", number).utf8)
+            case .string(let text):
+                let utf8 = Array(text.utf8)
+                bytes.append(contentsOf: "t:\(utf8.count):".utf8)
+                bytes.append(contentsOf: utf8)
+            case .blob(let data):
+                bytes.append(contentsOf: "b:\(data.count):".utf8)
+                bytes.append(contentsOf: data)
+            }
+            bytes.append(10)
+        }
+        return SHA256.hash(data: bytes).hex
+    }
+
+    /// The bucket of an entity (0…255).
+    static func bucket(_ entity: StateEntity) -> Int {
+        var hasher = SHA256()
+        hasher.update(data: Array(entity.table.utf8))
+        hasher.update(data: [9])
+        hasher.update(data: Array(entity.key.utf8))
+        return Int(hasher.finalize().withUnsafeBytes { $0[0] })
+    }
+
+    /// The hash of one bucket from its entities and digests, sorted here.
+    static func bucketHash(_ entries: [(StateEntity, String)]) -> String {
+        if entries.isEmpty { return emptyBucket }
+        var hasher = SHA256()
+        for (entity, digest) in entries.sorted(by: { $0.0 < $1.0 }) {
+            hasher.update(data: Array("\(entity.table)\t\(entity.key)\t\(digest)\n".utf8))
+        }
+        return hasher.finalize().hex
+    }
+
+    /// The state root of 256 bucket hashes (bucket 0 first).
+    static func root(_ buckets: [String]) -> String {
+        var text = "plugboard-state-v1\n"
+        for hash in buckets { text += hash + "\n" }
+        return SHA256.hex(Data(text.utf8))
+    }
+
+    /// The state root of a whole set of entity digests.
+    static func root(of digests: [StateEntity: String]) -> String {
+        var buckets = [[(StateEntity, String)]](repeating: [], count: 256)
+        for (entity, digest) in digests { buckets[bucket(entity)].append((entity, digest)) }
+        return root(buckets.map(bucketHash))
+    }
+
+    /// The `state_changes` text of an audit row: sorted lines `table\tkey\tdigest` (`-` for a removed row).
+    static func changesText(_ changes: [StateEntity: String?]) -> String? {
+        if changes.isEmpty { return nil }
+        return changes.keys.sorted().map { "\($0.table)\t\($0.key)\t\((changes[$0] ?? nil) ?? "-")" }.joined(separator: "\n")
+    }
+
+    /// Parses `state_changes`; nil for a malformed text.
+    static func parseChanges(_ text: String) -> [(StateEntity, String?)]? {
+        var result: [(StateEntity, String?)] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let parts = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard parts.count == 3 else { return nil }
+            let digest = String(parts[2])
+            result.append((StateEntity(table: String(parts[0]), key: String(parts[1])), digest == "-" ? nil : digest))
+        }
+        return result
+    }
+}

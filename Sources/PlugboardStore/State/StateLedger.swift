@@ -1,0 +1,174 @@
+import Foundation
+import GRDB
+
+/// The state proof's operations: what a change commits to, and how the log's digests are checked against the rows.
+enum StateLedger {
+    /// What one change commits to: the digests of the rows it touched, after it, and the state root.
+    struct Commitment {
+        /// The `state_changes` text (nil when the change touched no row of ``StateTables``).
+        let changes: String?
+        /// The board-wide state root after the change.
+        let root: String
+    }
+
+    /// Computes the digests of the rows this change touched (of every row with `baseline`), updates the index of
+    /// digests and buckets, and returns what the change's last audit row records. Runs inside the change's
+    /// transaction, after its body.
+    static func commit(_ db: Database, baseline: Bool) throws -> Commitment {
+        var changes: [StateEntity: String?] = [:]
+        if baseline {
+            var current: [StateEntity: String] = [:]
+            for table in StateTables.all where try db.tableExists(table.name) {
+                try StateQueries.forEachDigest(db, table) { key, digest in current[StateEntity(table: table.name, key: key)] = digest }
+            }
+            for entity in try StateQueries.allIndexed(db).keys where current[entity] == nil { changes[entity] = .some(nil) }
+            for (entity, digest) in current { changes[entity] = digest }
+        } else {
+            var columns: [String: [String]] = [:]
+            for entity in try StateQueries.touched(db) {
+                if columns[entity.table] == nil { columns[entity.table] = try StateQueries.columns(db, entity.table) }
+                changes[entity] = .some(try StateQueries.digest(db, entity, columns: columns[entity.table]!))
+            }
+        }
+        try StateQueries.clearTouched(db)
+
+        var touchedBuckets = Set<Int>()
+        for (entity, digest) in changes {
+            let bucket = StateDigest.bucket(entity)
+            try StateQueries.setIndexed(db, entity, bucket: bucket, digest: digest)
+            touchedBuckets.insert(bucket)
+        }
+        for bucket in touchedBuckets {
+            try StateQueries.setBucketHash(db, bucket, StateDigest.bucketHash(try StateQueries.bucketEntries(db, bucket)))
+        }
+        return Commitment(changes: StateDigest.changesText(changes), root: StateDigest.root(try StateQueries.bucketHashes(db)))
+    }
+
+    /// The state root of the index, for audit rows written outside a change (refusals): the state did not change.
+    static func currentRoot(_ db: Database) throws -> String {
+        StateDigest.root(try StateQueries.bucketHashes(db))
+    }
+
+    // MARK: Verification
+
+    /// Compares the digests the log expects (replayed from its rows) with the board's rows and with the index.
+    /// Returns the problems, each naming a table and a row, and the root of the rows as they are.
+    static func compare(_ db: Database, expected: [StateEntity: String], recordedRoot: String?) throws -> (
+        problems: [String], root: String, rows: Int
+    ) {
+        var problems: [String] = []
+        var actual: [StateEntity: String] = [:]
+        for table in StateTables.all where try db.tableExists(table.name) {
+            try StateQueries.forEachDigest(db, table) { key, digest in actual[StateEntity(table: table.name, key: key)] = digest }
+        }
+        for entity in Set(actual.keys).union(expected.keys).sorted() {
+            switch (expected[entity], actual[entity]) {
+            case (nil, .some):
+                problems.append("\(entity.table): row \(entity.readableKey) was added without an audit row")
+            case (.some, nil):
+                problems.append("\(entity.table): row \(entity.readableKey) was removed outside the log")
+            case (.some(let logged), .some(let current)) where logged != current:
+                problems.append("\(entity.table): \(describeChange(db, entity)) outside the log")
+            default:
+                break
+            }
+        }
+        let root = StateDigest.root(of: actual)
+        if problems.isEmpty, let recordedRoot, recordedRoot != root {
+            problems.append("the state root of the rows (\(root)) differs from the one the log recorded last (\(recordedRoot))")
+        }
+        let indexed = try StateQueries.allIndexed(db)
+        if indexed != expected {
+            let differing = Set(indexed.keys).union(expected.keys).filter { indexed[$0] != expected[$0] }.sorted()
+            problems.append(
+                "state_digests: the index of digests differs from the log for \(differing.count) row(s) (first: \(differing[0].table) \(differing[0].readableKey)); hosts check against it"
+            )
+        } else if try StateQueries.bucketHashes(db) != bucketHashes(of: expected) {
+            problems.append("state_buckets: the bucket hashes differ from the log's digests; hosts check against them")
+        }
+        return (problems, root, actual.count)
+    }
+
+    private static func bucketHashes(of digests: [StateEntity: String]) -> [String] {
+        var buckets = [[(StateEntity, String)]](repeating: [], count: 256)
+        for (entity, digest) in digests { buckets[StateDigest.bucket(entity)].append((entity, digest)) }
+        return buckets.map(StateDigest.bucketHash)
+    }
+
+    /// "row X was changed", or for a kill switch what happened to it.
+    private static func describeChange(_ db: Database, _ entity: StateEntity) -> String {
+        if entity.table == "kill_switches",
+            let row = try? Row.fetchOne(
+                db, sql: "SELECT scope, plugin_id, version, revived_at FROM kill_switches WHERE id = json_extract(?, '$[0]')",
+                arguments: [entity.key])
+        {
+            let target: String =
+                row["scope"] == "all"
+                ? "all plug-ins" : [row["plugin_id"], row["version"]].compactMap { $0 as String? }.joined(separator: "@")
+            let revived = (row["revived_at"] as String?) != nil
+            return "the kill switch on \(target) (row \(entity.readableKey)) was \(revived ? "revived or edited" : "edited")"
+        }
+        return "row \(entity.readableKey) was changed"
+    }
+
+    // MARK: Hosts
+
+    /// Checks that `entities` (rows a host relies on) and every kill switch that could cover `pluginID` match the
+    /// index of the log's digests. Returns one sentence per problem. The index itself is checked against the log's
+    /// last state root by ``indexProblem(_:)``.
+    static func check(_ db: Database, _ entities: [StateEntity], killSwitchesOf pluginID: String) throws -> [String] {
+        var problems: [String] = []
+        var columns: [String: [String]] = [:]
+        var all = entities
+        let switches = try String.fetchAll(
+            db, sql: "SELECT json_array(id) FROM kill_switches WHERE plugin_id IS NULL OR plugin_id = ?", arguments: [pluginID])
+        all += switches.map { StateEntity(table: "kill_switches", key: $0) }
+        let removedSwitches = try String.fetchAll(
+            db,
+            sql: """
+                SELECT key FROM state_digests WHERE tbl = 'kill_switches'
+                   AND NOT EXISTS (SELECT 1 FROM kill_switches WHERE id = json_extract(state_digests.key, '$[0]'))
+                """)
+        for key in removedSwitches {
+            problems.append(
+                "the kill switch \(StateEntity(table: "kill_switches", key: key).readableKey) was removed outside the audit log")
+        }
+        for entity in all {
+            if columns[entity.table] == nil { columns[entity.table] = try StateQueries.columns(db, entity.table) }
+            let current = try StateQueries.digest(db, entity, columns: columns[entity.table]!)
+            if current != (try StateQueries.indexedDigest(db, entity)) {
+                problems.append("the board's row \(entity.readableKey) in \(entity.table) does not match its audit log")
+            }
+        }
+        return problems
+    }
+
+    /// Whether the index of digests (`state_digests`) still hashes to the state root of the last audit row that
+    /// recorded one, and that row is intact; one sentence when not. One pass over the index, in bucket order.
+    static func indexProblem(_ db: Database) throws -> String? {
+        guard let recorded = try StateQueries.lastRecordedRoot(db) else { return nil }
+        var buckets = [String](repeating: StateDigest.emptyBucket, count: 256)
+        var current = -1
+        var entries: [(StateEntity, String)] = []
+        func close() { if current >= 0 { buckets[current] = StateDigest.bucketHash(entries) } }
+        let cursor = try Row.fetchCursor(db, sql: "SELECT bucket, tbl, key, digest FROM state_digests ORDER BY bucket")
+        while let row = try cursor.next() {
+            let bucket: Int = row[0]
+            guard (0..<256).contains(bucket) else { return "the index of the audit log's digests was edited (bucket \(bucket))" }
+            if bucket != current {
+                close()
+                current = bucket
+                entries = []
+            }
+            entries.append((StateEntity(table: row[1], key: row[2]), row[3]))
+        }
+        close()
+        if StateDigest.root(buckets) != recorded.root {
+            return "the index of the audit log's digests does not match the state root of audit row \(recorded.seq)"
+        }
+        if let record = try AuditQueries.record(db, seq: recorded.seq), !AuditLog.isIntact(record) {
+            return "audit row \(recorded.seq) was edited: its content does not match its hash"
+        }
+        return nil
+    }
+}

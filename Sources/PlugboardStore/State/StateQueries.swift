@@ -1,0 +1,133 @@
+import GRDB
+
+/// The SQL of the state proof.
+enum StateQueries {
+    /// Whether the board has the state proof's tables (migration 0006 applied).
+    static func isTracked(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'state_buckets')") ?? false
+    }
+
+    /// Creates, on this connection, the temporary triggers that note every row a change inserts, updates or deletes
+    /// in the tables of ``StateTables`` (only in tables that exist). Idempotent. They belong to this connection only:
+    /// nothing another process does with the file depends on them, and `audit verify` never trusts them.
+    static func installTriggers(_ db: Database) throws {
+        // No unique key: an upsert's conflict policy would override a trigger's OR IGNORE. Readers deduplicate.
+        try db.execute(
+            sql: "CREATE TEMP TABLE IF NOT EXISTS state_touched (tbl TEXT NOT NULL, key TEXT NOT NULL)")
+        let existing = try Set(String.fetchAll(db, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table'"))
+        for table in StateTables.all where existing.contains(table.name) {
+            let name = table.name
+            func note(_ prefix: String) -> String {
+                "INSERT INTO state_touched (tbl, key) VALUES ('\(name)', \(table.keyExpression(prefix)));"
+            }
+            try db.execute(
+                sql: """
+                    CREATE TEMP TRIGGER IF NOT EXISTS state_\(name)_insert AFTER INSERT ON main.\(name) BEGIN \(note("NEW.")) END;
+                    CREATE TEMP TRIGGER IF NOT EXISTS state_\(name)_update AFTER UPDATE ON main.\(name) BEGIN \(note("OLD.")) \(note("NEW.")) END;
+                    CREATE TEMP TRIGGER IF NOT EXISTS state_\(name)_delete AFTER DELETE ON main.\(name) BEGIN \(note("OLD.")) END;
+                    """)
+        }
+    }
+
+    /// Whether this connection has the triggers of every table of ``StateTables`` that exists.
+    static func triggersInstalled(_ db: Database) throws -> Bool {
+        let names = StateTables.all.map { "'\($0.name)'" }.joined(separator: ", ")
+        return try Bool.fetchOne(
+            db,
+            sql: """
+                SELECT (SELECT count(*) FROM temp.sqlite_master WHERE type = 'trigger' AND name GLOB 'state_*')
+                     = 3 * (SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name IN (\(names)))
+                   AND EXISTS (SELECT 1 FROM temp.sqlite_master WHERE type = 'table' AND name = 'state_touched')
+                """) ?? false
+    }
+
+    /// The rows noted since the last ``clearTouched(_:)``.
+    static func touched(_ db: Database) throws -> [StateEntity] {
+        try Row.fetchAll(db, sql: "SELECT DISTINCT tbl, key FROM temp.state_touched").map { StateEntity(table: $0[0], key: $0[1]) }
+    }
+
+    static func clearTouched(_ db: Database) throws {
+        try db.execute(sql: "DELETE FROM temp.state_touched")
+    }
+
+    /// The column names of `table`, in table order.
+    static func columns(_ db: Database, _ table: String) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?) ORDER BY cid", arguments: [table])
+    }
+
+    /// The current digest of one row, or nil when the row does not exist.
+    static func digest(_ db: Database, _ entity: StateEntity, columns: [String]) throws -> String? {
+        guard let table = StateTables.byName[entity.table] else { return nil }
+        let condition = table.key.map { "\($0) = json_extract(:key, '$[\(table.key.firstIndex(of: $0)!)]')" }.joined(separator: " AND ")
+        let list = columns.joined(separator: ", ")
+        guard
+            let row = try Row.fetchOne(db, sql: "SELECT \(list) FROM main.\(table.name) WHERE \(condition)", arguments: ["key": entity.key])
+        else { return nil }
+        return StateDigest.rowDigest(table: table.name, columns: columns, values: Array(row.databaseValues))
+    }
+
+    /// Calls `body` with the key and digest of every row of `table`.
+    static func forEachDigest(_ db: Database, _ table: StateTable, _ body: (String, String) throws -> Void) throws {
+        let columns = try columns(db, table.name)
+        guard !columns.isEmpty else { return }
+        let cursor = try Row.fetchCursor(
+            db, sql: "SELECT \(table.keyExpression()), \(columns.joined(separator: ", ")) FROM main.\(table.name)")
+        while let row = try cursor.next() {
+            let values = Array(row.databaseValues)
+            try body(
+                String.fromDatabaseValue(values[0]) ?? "",
+                StateDigest.rowDigest(table: table.name, columns: columns, values: Array(values.dropFirst())))
+        }
+    }
+
+    /// The indexed digest of one entity.
+    static func indexedDigest(_ db: Database, _ entity: StateEntity) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT digest FROM state_digests WHERE tbl = ? AND key = ?", arguments: [entity.table, entity.key])
+    }
+
+    /// Every indexed digest.
+    static func allIndexed(_ db: Database) throws -> [StateEntity: String] {
+        var result: [StateEntity: String] = [:]
+        let cursor = try Row.fetchCursor(db, sql: "SELECT tbl, key, digest FROM state_digests")
+        while let row = try cursor.next() { result[StateEntity(table: row[0], key: row[1])] = row[2] }
+        return result
+    }
+
+    static func setIndexed(_ db: Database, _ entity: StateEntity, bucket: Int, digest: String?) throws {
+        if let digest {
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO state_digests (tbl, key, bucket, digest) VALUES (?, ?, ?, ?)",
+                arguments: [entity.table, entity.key, bucket, digest])
+        } else {
+            try db.execute(sql: "DELETE FROM state_digests WHERE tbl = ? AND key = ?", arguments: [entity.table, entity.key])
+        }
+    }
+
+    /// The indexed entities of one bucket with their digests.
+    static func bucketEntries(_ db: Database, _ bucket: Int) throws -> [(StateEntity, String)] {
+        try Row.fetchAll(db, sql: "SELECT tbl, key, digest FROM state_digests WHERE bucket = ?", arguments: [bucket]).map {
+            (StateEntity(table: $0[0], key: $0[1]), $0[2])
+        }
+    }
+
+    /// The 256 stored bucket hashes, bucket 0 first (the empty bucket's hash where none is stored).
+    static func bucketHashes(_ db: Database) throws -> [String] {
+        var hashes = [String](repeating: StateDigest.emptyBucket, count: 256)
+        for row in try Row.fetchAll(db, sql: "SELECT bucket, hash FROM state_buckets") {
+            let bucket: Int = row[0]
+            if (0..<256).contains(bucket) { hashes[bucket] = row[1] }
+        }
+        return hashes
+    }
+
+    static func setBucketHash(_ db: Database, _ bucket: Int, _ hash: String) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO state_buckets (bucket, hash) VALUES (?, ?)", arguments: [bucket, hash])
+    }
+
+    /// The state root recorded by the last audit row that has one, with that row's sequence.
+    static func lastRecordedRoot(_ db: Database) throws -> (seq: Int64, root: String)? {
+        try Row.fetchOne(db, sql: "SELECT seq, state_root FROM audit_log WHERE state_root IS NOT NULL ORDER BY seq DESC LIMIT 1").map {
+            ($0[0], $0[1])
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Crypto
+import Foundation
+
+/// A table whose rows the audit log proves: its name and the columns of its primary key.
+///
+/// A row's identity in the proof is its *key*: SQLite's `json_array(key columns…)` of the row, for example
+/// `["com.example.a","1.0.0"]`. Its *digest* is the SHA-256 of its canonical encoding (``StateDigest/rowDigest``).
+struct StateTable: Sendable, Hashable {
+    /// The table's name.
+    let name: String
+    /// The primary key's columns, in order.
+    let key: [String]
+
+    /// The SQL expression of a row's key, with `prefix` (`NEW.`, `OLD.` or nothing) before each column.
+    func keyExpression(_ prefix: String = "") -> String {
+        "json_array(" + key.map { prefix + $0 }.joined(separator: ", ") + ")"
+    }
+}
+
+/// The tables of the board's policy, whose every row the audit log proves.
+///
+/// Not here, on purpose: `audit_log` itself (its chain proves it), `hosts` and `load_reports` (hosts' telemetry),
+/// `state_digests` and `state_buckets` (an index of the log, checked against it). A migration that adds a table of
+/// policy adds it here; the migration's own `board.baseline` row then records its rows.
+enum StateTables {
+    static let all: [StateTable] = [
+        StateTable(name: "board_info", key: ["key"]),
+        StateTable(name: "schema_migrations", key: ["version"]),
+        StateTable(name: "admins", key: ["principal"]),
+        StateTable(name: "environments", key: ["name"]),
+        StateTable(name: "plugins", key: ["id"]),
+        StateTable(name: "artifacts", key: ["sha256"]),
+        StateTable(name: "plugin_versions", key: ["plugin_id", "version"]),
+        StateTable(name: "plugin_dependencies", key: ["plugin_id", "version", "dependency_id"]),
+        StateTable(name: "plugin_owners", key: ["plugin_id", "principal"]),
+        StateTable(name: "plugin_environments", key: ["plugin_id", "environment"]),
+        StateTable(name: "kill_switches", key: ["id"]),
+        StateTable(name: "flags", key: ["name"]),
+        StateTable(name: "flag_environments", key: ["flag_name", "environment"]),
+        StateTable(name: "segments", key: ["id"]),
+        StateTable(name: "secret_master_key", key: ["id"]),
+        StateTable(name: "secret_data_keys", key: ["plugin_id", "version"]),
+        StateTable(name: "secret_values", key: ["plugin_id", "key"]),
+    ]
+
+    static let byName: [String: StateTable] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
+}
+
+/// One row's place in the proof: its table and key.
+struct StateEntity: Hashable, Comparable, Sendable {
+    let table: String
+    let key: String
+
+    /// Ordered by table, then key, each as UTF-8 bytes: SQLite's `ORDER BY tbl, key` and Python's sort of byte
+    /// pairs give the same order.
+    static func < (a: StateEntity, b: StateEntity) -> Bool {
+        if a.table != b.table { return Array(a.table.utf8).lexicographicallyPrecedes(Array(b.table.utf8)) }
+        return Array(a.key.utf8).lexicographicallyPrecedes(Array(b.key.utf8))
+    }
+
+    /// The key for people: `mallory`, `com.example.a@1.0.0`, `com.example.a/bob`.
+    var readableKey: String {
+        guard let data = key.data(using: .utf8), let values = try? JSONSerialization.jsonObject(with: data) as? [Any] else { return key }
+        let parts = values.map { "\($0)" }
+        if table == "plugin_versions" || table == "secret_data_keys", parts.count == 2 { return parts[0] + "@" + parts[1] }
+        if table == "plugin_dependencies", parts.count == 3 { return "\(parts[0])@\(parts[1]) → \(parts[2])" }
+        return parts.joined(separator: "/")
+    }
+}

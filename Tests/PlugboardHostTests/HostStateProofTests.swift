@@ -1,0 +1,91 @@
+import Foundation
+import GRDB
+import PlugboardHost
+import PlugboardPluginAPI
+import PlugboardStore
+import Testing
+
+/// A host loads only releases whose rows are the ones the audit log recorded: an edit made with SQLite behind the
+/// CLI's back keeps the release unloaded, with a reason that names the row.
+@Suite("host runtime: only proven state")
+struct HostStateProofTests {
+    func host(_ t: TestBoard) -> PluginHost {
+        let host = PluginHost(
+            configuration: HostConfiguration(
+                board: t.board, identity: HostIdentity(hostID: "test-host", environment: "default", hostVersion: "2.1.0"),
+                pollInterval: .milliseconds(20)))
+        for id in ["com.example.a", "com.example.b"] {
+            host.register(id, version: "1.0.0") { _ in TestPlugin(id: id) }
+        }
+        return host
+    }
+
+    /// Runs `sql` on the board file through a connection of its own, as `sqlite3` would.
+    func edit(_ t: TestBoard, _ sql: String) throws {
+        let queue = try DatabaseQueue(path: t.board.path)
+        try queue.writeWithoutTransaction { db in try db.execute(sql: sql) }
+        try queue.close()
+    }
+
+    @Test func aKillSwitchRevivedBehindTheLogKeepsThePluginUnloaded() async throws {
+        let t = try TestBoard()
+        try t.register("com.example.a", "1.0.0").register("com.example.b", "1.0.0")
+        _ = try t.board.kill(.plugin("com.example.a"), reason: "INC-1", actor: TestBoard.admin)
+        try edit(t, "UPDATE kill_switches SET revived_at = '2026-01-01T00:00:00.000Z', revived_by = 'mallory'")
+
+        let host = host(t)
+        await host.start()
+        #expect(host.activePlugins.map(\.pluginID) == ["com.example.b"])
+        let status = host.status.first { $0.pluginID == "com.example.a" }
+        #expect(status?.reasonCode == "unproven_state")
+        #expect(status?.reason?.contains("in kill_switches does not match its audit log") == true, "\(status?.reason ?? "")")
+        await host.stop()
+    }
+
+    @Test func aVersionEditedBehindTheLogIsNotLoadedAndARunningOneStops() async throws {
+        try await onHighPriority { try await editedVersionStops() }
+    }
+
+    func editedVersionStops() async throws {
+        let t = try TestBoard()
+        try t.register("com.example.a", "1.0.0").register("com.example.b", "1.0.0")
+        let host = host(t)
+        let events = host.events()
+        await host.start()
+        #expect(Set(host.activePlugins.map(\.pluginID)) == ["com.example.a", "com.example.b"])
+
+        // Another artifact digest for the running release: the host stops it at its next poll.
+        let other = String(repeating: "ab", count: 32)
+        try edit(
+            t,
+            """
+            INSERT INTO artifacts (sha256, size_bytes, file_name, stored_at, stored_by) VALUES ('\(other)', 1, 'evil.so', '2026-01-01T00:00:00.000Z', 'm');
+            UPDATE plugin_versions SET artifact_sha256 = '\(other)' WHERE plugin_id = 'com.example.a';
+            """)
+        let deadline = ContinuousClock.now + .seconds(60)
+        for await event in events {
+            if case .deactivated(let id, _, _) = event, id == "com.example.a" { break }
+            if ContinuousClock.now > deadline { break }
+        }
+        #expect(host.activePlugins.map(\.pluginID) == ["com.example.b"])
+        let status = host.status.first { $0.pluginID == "com.example.a" }
+        #expect(
+            status?.reason?.contains("com.example.a@1.0.0 in plugin_versions does not match its audit log") == true,
+            "\(status?.reason ?? "")")
+        await host.stop()
+    }
+
+    @Test func theIndexOfDigestsCannotBeEditedAlongWithTheRow() async throws {
+        let t = try TestBoard()
+        try t.register("com.example.a", "1.0.0").register("com.example.b", "1.0.0")
+        _ = try t.board.kill(.plugin("com.example.a"), reason: "INC-1", actor: TestBoard.admin)
+        // The row and its digest in the index: the index no longer matches the root the last audit row recorded.
+        try edit(t, "DELETE FROM kill_switches; DELETE FROM state_digests WHERE tbl = 'kill_switches'")
+        let host = host(t)
+        await host.start()
+        #expect(host.activePlugins.map(\.pluginID) == [])
+        #expect(host.status.allSatisfy { $0.reasonCode == "unproven_state" })
+        #expect(host.status.first?.reason?.contains("index of the audit log's digests") == true, "\(host.status)")
+        await host.stop()
+    }
+}
