@@ -107,7 +107,7 @@ struct OperatorTests {
         #expect(!lenient.isEnabled("f", context: props(["version": "1.0.0"])))
     }
 
-    @Test("REGEX: RE2 semantics on ICU")
+    @Test("REGEX: RE2 semantics (as Rust's regex)")
     func regexes() throws {
         func regex(_ pattern: String, caseInsensitive: Bool = false) throws -> FlagSnapshot {
             try snapshot(constraint: Constraint(contextName: "s", operator: "REGEX", value: pattern, caseInsensitive: caseInsensitive))
