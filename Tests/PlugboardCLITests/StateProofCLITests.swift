@@ -124,6 +124,10 @@ struct StateProofCLITests {
         let result = try await sandbox.run(["audit", "verify"])
         #expect(result.status == 1)
         #expect(result.stderr.contains("secret_values: row com.example.calendar/token was changed outside the log"), "\(result.stderr)")
+        // Reading it is refused, not answered with the old plaintext.
+        let read = try await sandbox.run(["secret", "get", "--plugin", "com.example.calendar", "token"])
+        #expect(read.status == 1 && read.stdout.isEmpty, "\(read)")
+        #expect(read.stderr.contains("the sealed value of token for com.example.calendar does not match the audit log"), "\(read.stderr)")
     }
 
     @Test func anEditOfTheDigestIndexIsNamedToo() async throws {

@@ -13,8 +13,12 @@ struct SecretQueries: SecretVaultWriter {
     }
 
     func dataKey(pluginID: String, version: Int) throws -> DataKeyRecord? {
-        try Row.fetchOne(db, sql: "SELECT * FROM secret_data_keys WHERE plugin_id = ? AND version = ?", arguments: [pluginID, version])
-            .map(Self.dataKeyRecord)
+        guard
+            let row = try Row.fetchOne(
+                db, sql: "SELECT * FROM secret_data_keys WHERE plugin_id = ? AND version = ?", arguments: [pluginID, version])
+        else { return nil }
+        try prove("secret_data_keys", [pluginID, version], "the wrapped data key \(version) of \(pluginID)")
+        return try Self.dataKeyRecord(row)
     }
 
     func dataKeys(pluginID: String) throws -> [DataKeyRecord] {
@@ -26,9 +30,24 @@ struct SecretQueries: SecretVaultWriter {
         try Row.fetchAll(db, sql: "SELECT * FROM secret_data_keys ORDER BY plugin_id, version").map(Self.dataKeyRecord)
     }
 
+    /// The sealed value, proven against the audit log first: an earlier sealed value copied back (a replay) opens
+    /// with its key and binding, so the check of the row against the log is what refuses it.
     func sealedValue(pluginID: String, key: String) throws -> SealedValueRecord? {
-        try Row.fetchOne(db, sql: "SELECT * FROM secret_values WHERE plugin_id = ? AND key = ?", arguments: [pluginID, key])
-            .map(Self.sealedValueRecord)
+        guard
+            let row = try Row.fetchOne(db, sql: "SELECT * FROM secret_values WHERE plugin_id = ? AND key = ?", arguments: [pluginID, key])
+        else { return nil }
+        try prove("secret_values", [pluginID, key], "the sealed value of \(key) for \(pluginID)")
+        return try Self.sealedValueRecord(row)
+    }
+
+    /// Refuses a row that the audit log does not prove (see `StateLedger.proveRow`).
+    private func prove(_ table: String, _ key: [any DatabaseValueConvertible], _ what: String) throws {
+        let text = try String.fetchOne(
+            db, sql: "SELECT json_array(" + Array(repeating: "?", count: key.count).joined(separator: ", ") + ")",
+            arguments: StatementArguments(key))
+        if let problem = try StateLedger.proveRow(db, StateEntity(table: table, key: text ?? "[]")) {
+            throw BoardError(.integrity, "\(what) \(problem); run plugboard audit verify")
+        }
     }
 
     func sealedValues(pluginID: String) throws -> [SealedValueRecord] {

@@ -46,6 +46,14 @@ enum StateQueries {
         try Row.fetchAll(db, sql: "SELECT DISTINCT tbl, key FROM temp.state_touched").map { StateEntity(table: $0[0], key: $0[1]) }
     }
 
+    /// Whether the change in progress wrote `entity` (false outside a change).
+    static func wasTouched(_ db: Database, _ entity: StateEntity) throws -> Bool {
+        guard try db.tableExists("state_touched", in: "temp") else { return false }
+        return try Bool.fetchOne(
+            db, sql: "SELECT EXISTS (SELECT 1 FROM temp.state_touched WHERE tbl = ? AND key = ?)", arguments: [entity.table, entity.key])
+            ?? false
+    }
+
     static func clearTouched(_ db: Database) throws {
         try db.execute(sql: "DELETE FROM temp.state_touched")
     }
