@@ -158,7 +158,7 @@ struct FlagCommand: ParsableCommand {
         @Argument(help: "The features JSON file, or - for stdin.") var file: String
 
         func execute(_ output: Output) throws(BoardError) {
-            let data = try readInput(file, what: "features")
+            let data = try BoundedInput.read(path: file, limit: BoundedInput.featuresLimit, what: "features")
             let set: FeatureSet
             do { set = try FeatureSet.decode(from: data) } catch { throw BoardError(.invalidInput, error.message) }
             output.report(try global.openBoard().importFlags(set, environment: try global.environment(), actor: try global.actor()))
@@ -202,7 +202,7 @@ struct FlagCommand: ParsableCommand {
             let environment = EvaluationEnvironment(hostname: hostname ?? ProcessInfo.processInfo.hostName)
             let evaluator: BatchEvaluator
             if let features {
-                let data = try readInput(features, what: "features")
+                let data = try BoundedInput.read(path: features, limit: BoundedInput.featuresLimit, what: "features")
                 do {
                     let set = try FeatureSet.decode(from: data)
                     for problem in set.validate().errors { Output.printWarning("\(problem) (evaluated as Unleash does)") }
@@ -218,7 +218,9 @@ struct FlagCommand: ParsableCommand {
                     throw BoardError(.integrity, "the board's flags for this environment do not validate: \(error)")
                 }
             }
-            let input = String(decoding: try readInput(contexts, what: "contexts"), as: UTF8.self)
+            let contextData = try BoundedInput.read(path: contexts, limit: BoundedInput.contextsLimit, what: "contexts")
+            try BoundedInput.checkLines(contextData, limit: BoundedInput.contextLineLimit, what: "--contexts")
+            let input = String(decoding: contextData, as: UTF8.self)
             let lines: [String]
             do { lines = try evaluator.evaluate(jsonl: input) } catch {
                 throw BoardError(.invalidInput, "--contexts line \(error.lineNumber): \(error.message)")
