@@ -59,15 +59,15 @@ struct FlagCommand: ParsableCommand {
                 return
             }
             print(
-                "\(flag.name)  (\(flag.type), owner \(flag.owner)\(flag.archivedAt == nil ? "" : ", archived \(flag.archivedAt!)")\(flag.potentiallyStale ? ", potentially stale" : ""))"
+                "\(Validate.escaped(flag.name))  (\(flag.type), owner \(Validate.escaped(flag.owner))\(flag.archivedAt == nil ? "" : ", archived \(flag.archivedAt!)")\(flag.potentiallyStale ? ", potentially stale" : ""))"
             )
-            if let description = flag.description { print(description) }
+            if let description = flag.description { print(multiline(description)) }
             if !flag.dependencies.isEmpty {
                 print(
                     "depends on: "
                         + flag.dependencies.map { dependency in
-                            dependency.feature + (dependency.enabled == false ? " (off)" : "")
-                                + (dependency.variants.map { " variants \($0.joined(separator: ","))" } ?? "")
+                            Validate.escaped(dependency.feature) + (dependency.enabled == false ? " (off)" : "")
+                                + (dependency.variants.map { " variants \(Validate.escaped($0.joined(separator: ",")))" } ?? "")
                         }.joined(separator: ", "))
             }
             var table = Table("ENVIRONMENT", "ENABLED", "STRATEGIES", "VARIANTS")

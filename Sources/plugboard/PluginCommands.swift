@@ -61,9 +61,9 @@ struct PluginCommand: ParsableCommand {
                 output.printJSON(detail)
                 return
             }
-            print("\(detail.id)  \(detail.name)")
-            if let description = detail.description { print(description) }
-            print("registered \(detail.createdAt) by \(detail.createdBy)")
+            print("\(detail.id)  \(Validate.escaped(detail.name))")
+            if let description = detail.description { print(multiline(description)) }
+            print("registered \(detail.createdAt) by \(Validate.escaped(detail.createdBy))")
             print("\nVersions:")
             var versions = Table("VERSION", "HOST", "DEPENDENCIES", "GATE", "ARTIFACT", "REGISTERED", "STATE")
             for version in detail.versions {

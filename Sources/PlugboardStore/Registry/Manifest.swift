@@ -83,7 +83,7 @@ public struct PluginManifest: Sendable, Hashable {
 
         let name = try string("name", required: true)!
         guard !name.trimmingSpaces.isEmpty else { throw .invalid("manifest field 'name' is empty") }
-        try Validate.text(name, field: "manifest field 'name'", limit: 200)
+        try Validate.name(name, field: "manifest field 'name'", limit: 200)
 
         let versionText = try string("version", required: true)!
         let version: SemanticVersion
@@ -140,9 +140,10 @@ public struct PluginManifest: Sendable, Hashable {
         let gate = try string("gate", required: false)
         if let gate {
             guard !gate.isEmpty, gate.utf8.count <= 255,
-                !gate.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == " " })
+                !gate.unicodeScalars.contains(where: { Validate.isUnsafe($0) || $0 == " " })
             else {
-                throw .invalid("manifest field 'gate' must be a flag name of 1-255 characters without spaces or control characters")
+                throw .invalid(
+                    "manifest field 'gate' must be a flag name of 1-255 characters without spaces, control or invisible characters")
             }
         }
 
