@@ -161,6 +161,12 @@ struct FlagCommand: ParsableCommand {
             let data = try BoundedInput.read(path: file, limit: BoundedInput.featuresLimit, what: "features")
             let set: FeatureSet
             do { set = try FeatureSet.decode(from: data) } catch { throw BoardError(.invalidInput, error.message) }
+            if let duplicate = DuplicateKeys.first(in: data) {
+                throw BoardError(
+                    .invalidInput,
+                    "the features file \(file) has the key '\(Validate.escaped(duplicate.key))' twice (in \(Validate.escaped(duplicate.location))), and JSON readers disagree on which one counts; keep one"
+                )
+            }
             output.report(try global.openBoard().importFlags(set, environment: try global.environment(), actor: try global.actor()))
         }
     }

@@ -59,6 +59,11 @@ public struct PluginManifest: Sendable, Hashable {
             throw .invalid("the manifest is not valid JSON (\(jsonErrorSummary(error))); check it with a JSON linter")
         }
         guard let fields = object as? [String: Any] else { throw .invalid("the manifest must be a JSON object") }
+        if let duplicate = DuplicateKeys.first(in: data) {
+            throw .invalid(
+                "the manifest has the key '\(Validate.printable(duplicate.key))' twice (in \(Validate.printable(duplicate.location))), and JSON readers disagree on which one counts; keep one"
+            )
+        }
 
         let unknown = fields.keys.filter { !knownFields.contains($0) }.sorted()
         if !unknown.isEmpty {
