@@ -59,15 +59,15 @@ struct FlagCommand: ParsableCommand {
                 return
             }
             print(
-                "\(flag.name)  (\(flag.type), owner \(flag.owner)\(flag.archivedAt == nil ? "" : ", archived \(flag.archivedAt!)")\(flag.potentiallyStale ? ", potentially stale" : ""))"
+                "\(Validate.escaped(flag.name))  (\(flag.type), owner \(Validate.escaped(flag.owner))\(flag.archivedAt == nil ? "" : ", archived \(flag.archivedAt!)")\(flag.potentiallyStale ? ", potentially stale" : ""))"
             )
-            if let description = flag.description { print(description) }
+            if let description = flag.description { print(multiline(description)) }
             if !flag.dependencies.isEmpty {
                 print(
                     "depends on: "
                         + flag.dependencies.map { dependency in
-                            dependency.feature + (dependency.enabled == false ? " (off)" : "")
-                                + (dependency.variants.map { " variants \($0.joined(separator: ","))" } ?? "")
+                            Validate.escaped(dependency.feature) + (dependency.enabled == false ? " (off)" : "")
+                                + (dependency.variants.map { " variants \(Validate.escaped($0.joined(separator: ",")))" } ?? "")
                         }.joined(separator: ", "))
             }
             var table = Table("ENVIRONMENT", "ENABLED", "STRATEGIES", "VARIANTS")
@@ -158,9 +158,15 @@ struct FlagCommand: ParsableCommand {
         @Argument(help: "The features JSON file, or - for stdin.") var file: String
 
         func execute(_ output: Output) throws(BoardError) {
-            let data = try readInput(file, what: "features")
+            let data = try BoundedInput.read(path: file, limit: BoundedInput.featuresLimit, what: "features")
             let set: FeatureSet
             do { set = try FeatureSet.decode(from: data) } catch { throw BoardError(.invalidInput, error.message) }
+            if let duplicate = DuplicateKeys.first(in: data) {
+                throw BoardError(
+                    .invalidInput,
+                    "the features file \(file) has the key '\(Validate.escaped(duplicate.key))' twice (in \(Validate.escaped(duplicate.location))), and JSON readers disagree on which one counts; keep one"
+                )
+            }
             output.report(try global.openBoard().importFlags(set, environment: try global.environment(), actor: try global.actor()))
         }
     }
@@ -202,7 +208,7 @@ struct FlagCommand: ParsableCommand {
             let environment = EvaluationEnvironment(hostname: hostname ?? ProcessInfo.processInfo.hostName)
             let evaluator: BatchEvaluator
             if let features {
-                let data = try readInput(features, what: "features")
+                let data = try BoundedInput.read(path: features, limit: BoundedInput.featuresLimit, what: "features")
                 do {
                     let set = try FeatureSet.decode(from: data)
                     for problem in set.validate().errors { Output.printWarning("\(problem) (evaluated as Unleash does)") }
@@ -218,7 +224,9 @@ struct FlagCommand: ParsableCommand {
                     throw BoardError(.integrity, "the board's flags for this environment do not validate: \(error)")
                 }
             }
-            let input = String(decoding: try readInput(contexts, what: "contexts"), as: UTF8.self)
+            let contextData = try BoundedInput.read(path: contexts, limit: BoundedInput.contextsLimit, what: "contexts")
+            try BoundedInput.checkLines(contextData, limit: BoundedInput.contextLineLimit, what: "--contexts")
+            let input = String(decoding: contextData, as: UTF8.self)
             let lines: [String]
             do { lines = try evaluator.evaluate(jsonl: input) } catch {
                 throw BoardError(.invalidInput, "--contexts line \(error.lineNumber): \(error.message)")

@@ -146,7 +146,7 @@ struct KeysCommand: ParsableCommand {
                     Data(
                         "Shredding destroys every data key of \(id): its \(count) secret(s) can never be decrypted again.\nType the plug-in id to confirm: "
                             .utf8))
-                let answer = readLine(strippingNewline: true) ?? ""
+                let answer = try BoundedInput.line(what: "answer") ?? ""
                 guard answer == id else {
                     throw BoardError(.invalidInput, "shredding was not confirmed (the answer was not \(id)); nothing was shredded")
                 }

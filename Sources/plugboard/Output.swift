@@ -32,8 +32,8 @@ struct Output {
         if json {
             printJSON(result)
         } else {
-            print(result.message)
-            for note in result.notes { print("note: \(note)") }
+            print(multiline(result.message))
+            for note in result.notes { print("note: \(multiline(note))") }
         }
     }
 
@@ -54,13 +54,16 @@ struct Output {
 }
 
 /// A text table with aligned columns: a header row, then rows, two spaces between columns.
+///
+/// Cells are escaped as they are added (``Validate/escaped(_:)``): a newline shows as `\n`, an escape sequence or a
+/// right-to-left override as `\u{…}`, so that one row stays one line and shows what the board holds.
 struct Table {
     var headers: [String]
     var rows: [[String]] = []
 
     init(_ headers: String...) { self.headers = headers }
 
-    mutating func add(_ cells: String...) { rows.append(cells) }
+    mutating func add(_ cells: String...) { rows.append(cells.map(Validate.escaped)) }
 
     func render() -> String {
         let all = [headers] + rows
@@ -80,6 +83,11 @@ struct Table {
     func print(empty: String) {
         Swift.print(rows.isEmpty ? empty : render())
     }
+}
+
+/// Free text that may span lines (a description), each line escaped as ``Validate/escaped(_:)`` does.
+func multiline(_ text: String) -> String {
+    text.split(separator: "\n", omittingEmptySubsequences: false).map { Validate.escaped(String($0)) }.joined(separator: "\n")
 }
 
 extension Optional where Wrapped == String {

@@ -23,7 +23,7 @@ struct PluginCommand: ParsableCommand {
         var artifact: String?
 
         func execute(_ output: Output) throws(BoardError) {
-            let data = try readInput(manifest, what: "manifest")
+            let data = try BoundedInput.read(path: manifest, limit: BoundedInput.manifestLimit, what: "manifest")
             let parsed = try PluginManifest.parse(data)
             let board = try global.openBoard()
             output.report(try board.register(parsed, artifactPath: artifact, actor: try global.actor()))
@@ -61,9 +61,9 @@ struct PluginCommand: ParsableCommand {
                 output.printJSON(detail)
                 return
             }
-            print("\(detail.id)  \(detail.name)")
-            if let description = detail.description { print(description) }
-            print("registered \(detail.createdAt) by \(detail.createdBy)")
+            print("\(detail.id)  \(Validate.escaped(detail.name))")
+            if let description = detail.description { print(multiline(description)) }
+            print("registered \(detail.createdAt) by \(Validate.escaped(detail.createdBy))")
             print("\nVersions:")
             var versions = Table("VERSION", "HOST", "DEPENDENCIES", "GATE", "ARTIFACT", "REGISTERED", "STATE")
             for version in detail.versions {
@@ -243,18 +243,4 @@ struct PluginCommand: ParsableCommand {
 /// Parses a version argument, turning a bad one into a refusal with exit status 1.
 func parseVersion(_ text: String) throws(BoardError) -> SemanticVersion {
     do { return try SemanticVersion(text) } catch { throw BoardError(.invalidInput, error.message) }
-}
-
-/// Reads a file argument (a regular file, or a pipe such as bash's `<(…)`), or stdin for `-`.
-func readInput(_ path: String, what: String) throws(BoardError) -> Data {
-    if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-        throw BoardError(.invalidInput, "the \(what) file \(path) does not exist")
-    }
-    guard !isDirectory.boolValue, let handle = FileHandle(forReadingAtPath: path) else {
-        throw BoardError(.invalidInput, "the \(what) file \(path) cannot be read")
-    }
-    defer { try? handle.close() }
-    return handle.readDataToEndOfFile()
 }

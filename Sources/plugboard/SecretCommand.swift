@@ -53,8 +53,11 @@ struct SecretCommand: ParsableCommand {
                     "a value given on the command line may stay in your shell history and is visible to other users in the process list; prefer --from-file FILE or --from-file - (stdin)"
                 )
             }
+            let data =
+                try fromFile.map { path throws(BoardError) in
+                    try BoundedInput.read(path: path, limit: BoundedInput.secretLimit, what: "value")
+                } ?? Data((value ?? "").utf8)
             let secrets = try BoardSecretStore.open(board: try global.openBoard())
-            let data = try fromFile.map { path throws(BoardError) in try readInput(path, what: "value") } ?? Data((value ?? "").utf8)
             output.report(try secrets.setSecret(data, forKey: key, pluginID: plugin, actor: try global.actor()))
         }
     }

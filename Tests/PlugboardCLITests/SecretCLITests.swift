@@ -188,7 +188,7 @@ struct SecretCLITests {
                 ["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "/nonexistent/value"],
                 "the value file /nonexistent/value does not exist"
             ),
-            (["secret", "set", "--plugin", Self.calendar, "k", "--from-file", tooLarge], "secure storage holds at most 1048576 bytes"),
+            (["secret", "set", "--plugin", Self.calendar, "k", "--from-file", tooLarge], "is larger than 1 MiB; nothing was changed"),
             (["secret", "set", "--plugin", "Not An Id", "k", "--from-file", "-"], "is not valid"),
             (["secret", "get", "--plugin", Self.calendar, ""], "it is empty"),
             (["keys", "shred", Self.calendar, "--reason", " "], "the reason is empty"),

@@ -59,25 +59,62 @@ public enum Validate {
         let trimmed = text.trimmingSpaces
         guard !trimmed.isEmpty else { throw .invalid("the reason is empty: say why, for example --reason \"crashes on start (INC-123)\"") }
         guard text.count <= 1000 else { throw .invalid("the reason is longer than 1000 characters") }
-        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw .invalid("the reason contains control characters; use a single line of text")
+        guard !text.unicodeScalars.contains(where: isUnsafe) else {
+            throw .invalid(
+                "the reason '\(printable(text))' contains control, bidirectional or invisible characters; use a single line of plain text")
         }
     }
 
-    /// A single line of free text (names, descriptions): at most `limit` characters and no control characters.
+    /// Free text that may span lines (descriptions): at most `limit` characters; newlines and tabs, but no other
+    /// control characters and no bidirectional overrides or invisible characters.
     static func text(_ text: String, field: String, limit: Int) throws(BoardError) {
         guard text.count <= limit else { throw .invalid("\(field) is longer than \(limit) characters") }
-        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }) else {
-            throw .invalid("\(field) contains control characters")
+        guard !text.unicodeScalars.contains(where: { isUnsafe($0) && $0 != "\n" && $0 != "\t" }) else {
+            throw .invalid("\(field) contains control, bidirectional or invisible characters; remove them")
         }
     }
 
-    /// Escapes control characters so that a value can be shown inside an error message.
+    /// A name shown on one line (a plug-in's name): at most `limit` characters and none of the characters
+    /// ``isUnsafe(_:)`` names, so that it can neither break a table row nor reorder or hide what a terminal shows.
+    static func name(_ text: String, field: String, limit: Int) throws(BoardError) {
+        guard text.count <= limit else { throw .invalid("\(field) is longer than \(limit) characters") }
+        guard !text.unicodeScalars.contains(where: isUnsafe) else {
+            throw .invalid(
+                "\(field) '\(printable(text))' contains control, bidirectional or invisible characters; use a single line of plain text")
+        }
+    }
+
+    /// True for the characters that must not appear where an identifier or a name is expected, because a terminal
+    /// would act on them or hide them: C0 and C1 controls and DEL (including newline and tab), line and paragraph
+    /// separators, bidirectional marks, embeddings, overrides and isolates (U+061C, U+200E–U+200F,
+    /// U+202A–U+202E, U+2066–U+2069), zero-width characters (U+200B–U+200D, U+2060) and the byte order mark U+FEFF.
+    public static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200B...0x200F, 0x2028...0x202E, 0x2060, 0x2066...0x2069, 0xFEFF: true
+        default: false
+        }
+    }
+
+    /// `value` with every character ``isUnsafe(_:)`` names written as an escape (`\n`, `\t`, `\r`, `\u{202e}`),
+    /// so that it prints as exactly one line and shows what it holds.
+    public static func escaped(_ value: String) -> String {
+        guard value.unicodeScalars.contains(where: isUnsafe) else { return value }
+        var result = ""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case "\r": result += "\\r"
+            case _ where isUnsafe(scalar): result += "\\u{\(String(scalar.value, radix: 16))}"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    /// Escapes control and invisible characters (see ``escaped(_:)``) so that a value can be shown inside an error message.
     static func printable(_ value: String) -> String {
-        let limited = value.count > 80 ? String(value.prefix(77)) + "..." : value
-        return limited.unicodeScalars.map { scalar in
-            scalar.properties.generalCategory == .control ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
-        }.joined()
+        escaped(value.count > 80 ? String(value.prefix(77)) + "..." : value)
     }
 
     private static func isLowerAlnum(_ byte: UInt8) -> Bool {

@@ -49,9 +49,11 @@ extension Board {
         throws(BoardError) -> ChangeResult
     {
         guard (0...100).contains(percent) else { throw .invalid("the rollout percentage \(percent) is not between 0 and 100") }
-        guard !stickiness.isEmpty, !stickiness.contains(where: \.isWhitespace) else {
+        guard !stickiness.isEmpty, stickiness.count <= 255,
+            !stickiness.unicodeScalars.contains(where: { $0.properties.isWhitespace || Validate.isUnsafe($0) })
+        else {
             throw .invalid(
-                "--stickiness '\(Validate.printable(stickiness))' is not valid: use default, userId, sessionId, random or a context field name"
+                "--stickiness '\(Validate.printable(stickiness))' is not valid: use default, userId, sessionId, random or a context field name without spaces, control or invisible characters"
             )
         }
         return try changeFlagDefinition(name, environment: environment, action: "flag.rollout", actor: actor) { definition in

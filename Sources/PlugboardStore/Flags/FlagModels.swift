@@ -60,13 +60,15 @@ public struct FlagDetail: Sendable, Hashable, Codable {
 }
 
 extension Validate {
-    /// A flag name: 1–255 characters with no whitespace or control characters (Unleash allows UTF-8 names).
+    /// A flag name: 1–255 characters with no whitespace and none of the characters ``Validate/isUnsafe(_:)`` names
+    /// (Unleash allows UTF-8 names).
     public static func flagName(_ name: String) throws(BoardError) {
         guard !name.isEmpty, name.utf8.count <= 255,
-            !name.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control })
+            !name.unicodeScalars.contains(where: { $0.properties.isWhitespace || isUnsafe($0) })
         else {
             throw .invalid(
-                "flag name '\(printable(name))' is not valid: use 1-255 characters without spaces, for example checkout.new-flow")
+                "flag name '\(printable(name))' is not valid: use 1-255 characters without spaces, control or invisible characters, for example checkout.new-flow"
+            )
         }
     }
 }

@@ -12,8 +12,9 @@ import Darwin
 /// The content-addressed store of plug-in artifacts beside the board: `<board>.artifacts/sha256/<hex>`.
 ///
 /// The folder is created with mode 0700 and files with 0600, so that other users can read neither.
-/// Files are written to a temporary name while they are hashed and renamed into place only when the
-/// registration that refers to them commits.
+/// Files are written to a temporary name (`tmp/<pid>-<uuid>`) while they are hashed and renamed into place only
+/// when the registration that refers to them commits; what a killed registration left there is removed at the
+/// next staging (``removeStaleStaging(now:)``).
 public struct ArtifactStore: Sendable {
     /// The root folder, `<board>.artifacts`.
     public let root: String
@@ -52,7 +53,8 @@ public struct ArtifactStore: Sendable {
         }
         defer { try? input.close() }
         try ensureFolders()
-        let temporary = root + "/tmp/\(UUID().uuidString.lowercased())"
+        removeStaleStaging()
+        let temporary = root + "/tmp/\(getpid())-\(UUID().uuidString.lowercased())"
         let fd = Glibc_open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw BoardError(.io, "cannot write to the artifact store \(root): \(String(cString: strerror(errno)))") }
         let output = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
@@ -105,6 +107,30 @@ public struct ArtifactStore: Sendable {
             while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
         } catch { return nil }
         return hasher.finalize().hex
+    }
+
+    /// How long a staged file may go unmodified before it counts as left behind, whoever staged it.
+    public static let stagingLifetime: TimeInterval = 3600
+
+    /// Deletes the staged files that a registration killed mid-way left in `tmp`: those whose process (the number
+    /// their name starts with) no longer runs, and any not modified for ``stagingLifetime``. A copy in progress
+    /// belongs to a live process and is written to as it goes, so it is kept. Failures are ignored: this is tidying.
+    public func removeStaleStaging(now: Date = Date()) {
+        let folder = root + "/tmp"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names {
+            let path = folder + "/" + name
+            var info = stat()
+            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            #if canImport(Darwin)
+            let modified = Date(timeIntervalSince1970: TimeInterval(info.st_mtimespec.tv_sec))
+            #else
+            let modified = Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec))
+            #endif
+            let owner = name.split(separator: "-", maxSplits: 1).first.flatMap { pid_t($0) }
+            let ownerGone = owner.map { $0 > 0 && kill($0, 0) != 0 && errno == ESRCH } ?? false
+            if ownerGone || now.timeIntervalSince(modified) > Self.stagingLifetime { unlink(path) }
+        }
     }
 
     private func ensureFolders() throws(BoardError) {

@@ -28,11 +28,14 @@ extension Board {
     {
         try Validate.pluginID(pluginID)
         try Validate.environment(environment)
-        let versionText = version.description
+        var versionText = version.description  // the registered text, build metadata included
         return try changeEnvironmentRow(pluginID, environment, action: "plugin.pin", doing: "pin", actor: actor) { before, db in
-            guard let yank = try RegistryQueries.yankState(db, pluginID, versionText) else {
-                throw BoardError.notFound("\(pluginID)@\(versionText) is not registered; see plugboard plugin show \(pluginID)")
+            guard let registered = try VersionLookup.registered(db, pluginID, version),
+                let yank = try RegistryQueries.yankState(db, pluginID, registered)
+            else {
+                throw BoardError.notFound("\(pluginID)@\(version) is not registered; see plugboard plugin show \(pluginID)")
             }
+            versionText = registered
             if yank.yanked {
                 throw BoardError.conflict(
                     "\(pluginID)@\(versionText) is yanked and cannot be pinned; pin another version or unyank it first")
@@ -64,17 +67,18 @@ extension Board {
     {
         try Validate.pluginID(pluginID)
         if let reason { try Validate.reason(reason) } else if !undo { try Validate.reason("") }
-        let versionText = version.description
-        let target = "\(pluginID)@\(versionText)"
         let action = undo ? "plugin.unyank" : "plugin.yank"
         return try change(
-            actor, refusal: AuditEntry(action: action, targetType: "plugin_version", targetID: target),
+            actor, refusal: AuditEntry(action: action, targetType: "plugin_version", targetID: "\(pluginID)@\(version)"),
             requiring: .pluginMaintainers(pluginID, doing: undo ? "unyank" : "yank")
         ) { change in
             let db = change.db
-            guard let state = try RegistryQueries.yankState(db, pluginID, versionText) else {
-                throw BoardError.notFound("\(target) is not registered; see plugboard plugin show \(pluginID)")
+            guard let versionText = try VersionLookup.registered(db, pluginID, version),
+                let state = try RegistryQueries.yankState(db, pluginID, versionText)
+            else {
+                throw BoardError.notFound("\(pluginID)@\(version) is not registered; see plugboard plugin show \(pluginID)")
             }
+            let target = "\(pluginID)@\(versionText)"
             if state.yanked != undo {
                 return ChangeResult(changed: false, "\(target) is \(undo ? "not" : "already") yanked; nothing changed.")
             }

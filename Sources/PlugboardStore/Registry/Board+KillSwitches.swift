@@ -9,21 +9,21 @@ extension Board {
         try Validate.reason(reason)
         return try change(actor, refusal: AuditEntry(action: "plugin.kill", targetType: "kill_switch", targetID: target.description)) {
             change in
-            try KillSwitchRules.requireTarget(change, target, doing: "kill")
-            if let active = try RegistryQueries.activeKillSwitch(change.db, target) {
+            let resolved = try KillSwitchRules.requireTarget(change, target, doing: "kill")
+            if let active = try RegistryQueries.activeKillSwitch(change.db, resolved) {
                 return ChangeResult(
                     changed: false,
-                    "\(target) is already killed (since \(active.killedAt) by \(active.killedBy): \(active.reason)); nothing changed.")
+                    "\(resolved) is already killed (since \(active.killedAt) by \(active.killedBy): \(active.reason)); nothing changed.")
             }
-            let id = try RegistryQueries.insertKillSwitch(change.db, target, reason: reason, by: change.actor, at: change.now)
+            let id = try RegistryQueries.insertKillSwitch(change.db, resolved, reason: reason, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
-                    action: "plugin.kill", targetType: "kill_switch", targetID: target.description, reason: reason,
+                    action: "plugin.kill", targetType: "kill_switch", targetID: resolved.description, reason: reason,
                     before: .object(["killed": .bool(false)]),
-                    after: .object(["killed": .bool(true), "kill_switch_id": .int(Int(id)), "scope": .string(target.scope)])))
+                    after: .object(["killed": .bool(true), "kill_switch_id": .int(Int(id)), "scope": .string(resolved.scope)])))
             return ChangeResult(
                 changed: true,
-                "Killed \(target) in every environment: hosts deactivate \(target == .all ? "them" : "it") at their next poll.")
+                "Killed \(resolved) in every environment: hosts deactivate \(resolved == .all ? "them" : "it") at their next poll.")
         }
     }
 
@@ -33,21 +33,21 @@ extension Board {
         if let reason { try Validate.reason(reason) }
         return try change(actor, refusal: AuditEntry(action: "plugin.revive", targetType: "kill_switch", targetID: target.description)) {
             change in
-            try KillSwitchRules.requireTarget(change, target, doing: "revive")
-            guard let active = try RegistryQueries.activeKillSwitch(change.db, target) else {
-                return ChangeResult(changed: false, "\(target) is not killed; nothing changed.")
+            let resolved = try KillSwitchRules.requireTarget(change, target, doing: "revive")
+            guard let active = try RegistryQueries.activeKillSwitch(change.db, resolved) else {
+                return ChangeResult(changed: false, "\(resolved) is not killed; nothing changed.")
             }
             try RegistryQueries.reviveKillSwitch(change.db, id: active.id, reason: reason, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
-                    action: "plugin.revive", targetType: "kill_switch", targetID: target.description, reason: reason,
+                    action: "plugin.revive", targetType: "kill_switch", targetID: resolved.description, reason: reason,
                     before: .object(["killed": .bool(true), "kill_switch_id": .int(Int(active.id)), "kill_reason": .string(active.reason)]),
                     after: .object(["killed": .bool(false)])))
             var notes: [String] = []
-            if target != .all, try KillSwitchRules.isKilled(change.db, .all) {
+            if resolved != .all, try KillSwitchRules.isKilled(change.db, .all) {
                 notes.append("A kill switch over all plug-ins is still active.")
             }
-            return ChangeResult(changed: true, "Revived \(target).", notes: notes)
+            return ChangeResult(changed: true, "Revived \(resolved).", notes: notes)
         }
     }
 
@@ -75,7 +75,9 @@ enum KillSwitchRules {
     }
 
     /// All plug-ins need an admin; one plug-in or version its owners or maintainers, and it must be registered.
-    static func requireTarget(_ change: AuditedChange, _ target: KillTarget, doing what: String) throws {
+    ///
+    /// Returns the target as registered: a version is the registered one with its precedence (see ``VersionLookup``).
+    static func requireTarget(_ change: AuditedChange, _ target: KillTarget, doing what: String) throws -> KillTarget {
         switch target {
         case .all:
             try Access.check(.admin(doing: "\(what) all plug-ins"), change.db, actor: change.actor)
@@ -83,9 +85,11 @@ enum KillSwitchRules {
             try Access.check(.pluginMaintainers(id, doing: what), change.db, actor: change.actor)
         case .version(let id, let version):
             try Access.check(.pluginMaintainers(id, doing: what), change.db, actor: change.actor)
-            guard try RegistryQueries.versionExists(change.db, id, version.description) else {
+            guard let registered = try VersionLookup.registeredVersion(change.db, id, version) else {
                 throw BoardError.notFound("\(id)@\(version) is not registered; see plugboard plugin show \(id)")
             }
+            return .version(id, registered)
         }
+        return target
     }
 }

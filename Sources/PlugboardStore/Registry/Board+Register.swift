@@ -47,6 +47,11 @@ extension Board {
                     "\(manifest.id)@\(version) is already registered (on \(existing.at) by \(existing.by)); versions are immutable, so register a new version"
                 )
             }
+            if let same = try RegistryQueries.versions(db, manifest.id, precedenceKey: manifest.version.precedenceKey).first {
+                throw BoardError.conflict(
+                    "\(manifest.id)@\(version) is already registered: \(version) has the same precedence as the registered \(same) (build metadata does not make a new version); register a new version"
+                )
+            }
         }
         if let staged { try RegistryQueries.insertArtifact(db, staged, by: change.actor, at: change.now) }
         let capabilities = AuditJSON.array(manifest.capabilities.map(AuditJSON.string))

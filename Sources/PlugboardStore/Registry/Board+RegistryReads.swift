@@ -1,3 +1,6 @@
+import GRDB
+import PlugboardVersioning
+
 extension Board {
     /// Every plug-in with its state in `environment`, sorted by id.
     public func pluginSummaries(environment: String) throws(BoardError) -> [PluginSummary] {
@@ -37,5 +40,31 @@ extension Board {
     /// A fact about the board itself (`board_id`, `created_at`, `created_by`).
     public func info(_ key: String) throws(BoardError) -> String? {
         try read { db in try BoardQueries.info(db, key) }
+    }
+}
+
+/// Finds the registered version a version argument means. SemVer gives versions that differ only in build metadata
+/// (`1.0.0+build.1`, `1.0.0+build.2`) the same precedence, so they are one version: `1.0.0` names `1.0.0+build.1`.
+enum VersionLookup {
+    /// The registered text of `version`: itself when registered exactly, else the one registered version with its
+    /// precedence; nil when there is none.
+    ///
+    /// - Throws: ``BoardError`` `.conflict` when several registered versions (from before this rule) share the
+    ///   precedence and none is `version` exactly.
+    static func registered(_ db: Database, _ pluginID: String, _ version: SemanticVersion) throws -> String? {
+        let candidates = try RegistryQueries.versions(db, pluginID, precedenceKey: version.precedenceKey)
+        if candidates.contains(version.description) { return version.description }
+        guard candidates.count <= 1 else {
+            throw BoardError.conflict(
+                "\(pluginID)@\(version) matches the versions \(candidates.joined(separator: ", ")), which differ only in build metadata; name one of them exactly"
+            )
+        }
+        return candidates.first
+    }
+
+    /// ``registered(_:_:_:)`` as a ``SemanticVersion``.
+    static func registeredVersion(_ db: Database, _ pluginID: String, _ version: SemanticVersion) throws -> SemanticVersion? {
+        guard let text = try registered(db, pluginID, version) else { return nil }
+        return SemanticVersion(parsing: text) ?? version
     }
 }

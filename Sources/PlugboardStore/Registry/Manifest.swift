@@ -59,6 +59,11 @@ public struct PluginManifest: Sendable, Hashable {
             throw .invalid("the manifest is not valid JSON (\(jsonErrorSummary(error))); check it with a JSON linter")
         }
         guard let fields = object as? [String: Any] else { throw .invalid("the manifest must be a JSON object") }
+        if let duplicate = DuplicateKeys.first(in: data) {
+            throw .invalid(
+                "the manifest has the key '\(Validate.printable(duplicate.key))' twice (in \(Validate.printable(duplicate.location))), and JSON readers disagree on which one counts; keep one"
+            )
+        }
 
         let unknown = fields.keys.filter { !knownFields.contains($0) }.sorted()
         if !unknown.isEmpty {
@@ -83,7 +88,7 @@ public struct PluginManifest: Sendable, Hashable {
 
         let name = try string("name", required: true)!
         guard !name.trimmingSpaces.isEmpty else { throw .invalid("manifest field 'name' is empty") }
-        try Validate.text(name, field: "manifest field 'name'", limit: 200)
+        try Validate.name(name, field: "manifest field 'name'", limit: 200)
 
         let versionText = try string("version", required: true)!
         let version: SemanticVersion
@@ -140,9 +145,10 @@ public struct PluginManifest: Sendable, Hashable {
         let gate = try string("gate", required: false)
         if let gate {
             guard !gate.isEmpty, gate.utf8.count <= 255,
-                !gate.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == " " })
+                !gate.unicodeScalars.contains(where: { Validate.isUnsafe($0) || $0 == " " })
             else {
-                throw .invalid("manifest field 'gate' must be a flag name of 1-255 characters without spaces or control characters")
+                throw .invalid(
+                    "manifest field 'gate' must be a flag name of 1-255 characters without spaces, control or invisible characters")
             }
         }
 

@@ -34,6 +34,13 @@ enum RegistryQueries {
         ).map { ($0["registered_at"], $0["registered_by"]) }
     }
 
+    /// The registered versions of a plug-in with this SemVer precedence (`sort_key`), which ignores build metadata.
+    static func versions(_ db: Database, _ pluginID: String, precedenceKey: String) throws -> [String] {
+        try String.fetchAll(
+            db, sql: "SELECT version FROM plugin_versions WHERE plugin_id = ? AND sort_key = ? ORDER BY version",
+            arguments: [pluginID, precedenceKey])
+    }
+
     static func versionExists(_ db: Database, _ pluginID: String, _ version: String) throws -> Bool {
         try registration(db, pluginID, version) != nil
     }

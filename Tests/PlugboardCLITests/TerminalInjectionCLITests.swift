@@ -1,0 +1,73 @@
+import Foundation
+import GRDB
+import PlugboardTestSupport
+import Testing
+
+/// Terminal and table injection (issue 9, item 4): control characters, bidirectional overrides and invisible
+/// characters are refused where a name is expected, and escaped wherever the CLI prints a table.
+@Suite("terminal injection is refused or escaped")
+struct TerminalInjectionCLITests {
+    @Test func aManifestNameThatBreaksALineOrHidesTextIsRefused() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest()])
+        let names = [
+            "Evil\\ncom.forged.row  Forged  yes", "Tab\\there", "Red\\u001b[31m", "abc\\u202Eevil", "zero\\u200Bwidth", "bom\\uFEFF",
+            "isolate\\u2066x", "del\\u007F", "c1\\u0085",
+        ]
+        for name in names {
+            let path = try sandbox.write("m.json", "{\"id\":\"com.example.evil\",\"name\":\"\(name)\",\"version\":\"1.0.0\"}")
+            let result = try await HostileInputCLITests.refused(
+                sandbox, ["plugin", "register", path], "manifest field 'name'")
+            #expect(result.stderr.contains("control, bidirectional or invisible characters"), "\(result.stderr)")
+            #expect(!result.stderr.utf8.contains(0x1B), "no raw escape reaches the terminal")
+        }
+        // Names may still hold any printable text.
+        try await sandbox.ok(
+            "plugin", "register",
+            try sandbox.write(
+                "ok.json",
+                manifest("com.example.ok", "1.0.0").replacingOccurrences(
+                    of: "\"Test com.example.ok\"", with: "\"Kalender – 日本語 ✓\"")))
+    }
+
+    @Test func controlCharactersInStickinessFlagNamesAndReasonsAreRefused() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest()])
+        try await sandbox.ok("flag", "create", "pricing.v3")
+        let escape = try await HostileInputCLITests.refused(
+            sandbox, ["flag", "rollout", "pricing.v3", "50", "--stickiness", "\u{1B}[31mred"], "--stickiness '\\u{1b}[31mred' is not valid")
+        #expect(!escape.stderr.utf8.contains(0x1B))
+        try await HostileInputCLITests.refused(
+            sandbox, ["flag", "rollout", "pricing.v3", "50", "--stickiness", "user\u{202E}Id"],
+            "--stickiness 'user\\u{202e}Id' is not valid")
+        try await HostileInputCLITests.refused(
+            sandbox, ["flag", "create", "zero\u{200B}width"], "flag name 'zero\\u{200b}width' is not valid")
+        try await HostileInputCLITests.refused(
+            sandbox, ["plugin", "kill", "com.example.calendar", "--reason", "fine\u{2067}evil"], "the reason 'fine\\u{2067}evil' contains")
+        try await HostileInputCLITests.refused(
+            sandbox, ["flag", "create", "x.desc", "--description", "line\u{1B}[2J"], "the description contains control")
+    }
+
+    @Test func tablesEscapeWhatTheBoardHolds() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest()])
+        // Imported flags are Unleash's: variant names and strategy parameters are free text, shown escaped.
+        let features = """
+            {"version":2,"features":[{"name":"evil.flag","type":"release","enabled":true,
+              "strategies":[{"name":"flexibleRollout","parameters":{"rollout":"50","stickiness":"x\\u001b[31m","groupId":"g"}}],
+              "variants":[{"name":"a\\nforged  row","weight":1000,"weightType":"variable","stickiness":"default"}]}]}
+            """
+        try await sandbox.ok("flag", "import", try sandbox.write("features.json", features))
+        let show = try await sandbox.ok("flag", "show", "evil.flag")
+        #expect(show.stdout.contains("a\\nforged  row:1000"), "\(show.stdout)")
+        #expect(!show.stdout.contains("a\nforged"))
+        // A name stored before names were checked (here written with SQL) still prints as one escaped row.
+        try await sandbox.ok("plugin", "register", try sandbox.write("m2.json", manifest("com.example.other")))
+        try await sandbox.database().write { db in
+            try db.execute(
+                sql: "UPDATE plugins SET name = 'Evil' || char(10) || 'com.forged.row' || char(27) || '[31m' WHERE id = ?",
+                arguments: ["com.example.calendar"])
+        }
+        let list = try await sandbox.ok("plugin", "list")
+        #expect(list.stdout.split(separator: "\n").count == 3, "\(list.stdout)")
+        #expect(list.stdout.contains("Evil\\ncom.forged.row\\u{1b}[31m"), "\(list.stdout)")
+        #expect(!list.stdout.utf8.contains(0x1B))
+    }
+}
