@@ -9,32 +9,36 @@ struct SecretQueries: SecretVaultWriter {
     // MARK: Reads
 
     func keyCheckValue() throws -> Data? {
-        try Data.fetchOne(db, sql: "SELECT key_check_value FROM secret_master_key WHERE id = 1")
+        try Data.fetchOne(db.cachedStatement(sql: "SELECT key_check_value FROM secret_master_key WHERE id = 1"))
     }
 
     func dataKey(pluginID: String, version: Int) throws -> DataKeyRecord? {
         guard
             let row = try Row.fetchOne(
-                db, sql: "SELECT * FROM secret_data_keys WHERE plugin_id = ? AND version = ?", arguments: [pluginID, version])
+                db.cachedStatement(sql: "SELECT * FROM secret_data_keys WHERE plugin_id = ? AND version = ?"),
+                arguments: [pluginID, version])
         else { return nil }
         try prove("secret_data_keys", [pluginID, version], "the wrapped data key \(version) of \(pluginID)")
         return try Self.dataKeyRecord(row)
     }
 
     func dataKeys(pluginID: String) throws -> [DataKeyRecord] {
-        try Row.fetchAll(db, sql: "SELECT * FROM secret_data_keys WHERE plugin_id = ? ORDER BY version", arguments: [pluginID]).map(
+        try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT * FROM secret_data_keys WHERE plugin_id = ? ORDER BY version"), arguments: [pluginID]
+        ).map(
             Self.dataKeyRecord)
     }
 
     func allDataKeys() throws -> [DataKeyRecord] {
-        try Row.fetchAll(db, sql: "SELECT * FROM secret_data_keys ORDER BY plugin_id, version").map(Self.dataKeyRecord)
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM secret_data_keys ORDER BY plugin_id, version")).map(Self.dataKeyRecord)
     }
 
     /// The sealed value, proven against the audit log first: an earlier sealed value copied back (a replay) opens
     /// with its key and binding, so the check of the row against the log is what refuses it.
     func sealedValue(pluginID: String, key: String) throws -> SealedValueRecord? {
         guard
-            let row = try Row.fetchOne(db, sql: "SELECT * FROM secret_values WHERE plugin_id = ? AND key = ?", arguments: [pluginID, key])
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM secret_values WHERE plugin_id = ? AND key = ?"), arguments: [pluginID, key])
         else { return nil }
         try prove("secret_values", [pluginID, key], "the sealed value of \(key) for \(pluginID)")
         return try Self.sealedValueRecord(row)
@@ -43,7 +47,7 @@ struct SecretQueries: SecretVaultWriter {
     /// Refuses a row that the audit log does not prove (see `StateLedger.proveRow`).
     private func prove(_ table: String, _ key: [any DatabaseValueConvertible], _ what: String) throws {
         let text = try String.fetchOne(
-            db, sql: "SELECT json_array(" + Array(repeating: "?", count: key.count).joined(separator: ", ") + ")",
+            db.cachedStatement(sql: "SELECT json_array(" + Array(repeating: "?", count: key.count).joined(separator: ", ") + ")"),
             arguments: StatementArguments(key))
         if let problem = try StateLedger.proveRow(db, StateEntity(table: table, key: text ?? "[]")) {
             throw BoardError(.integrity, "\(what) \(problem); run plugboard audit verify")
@@ -51,11 +55,12 @@ struct SecretQueries: SecretVaultWriter {
     }
 
     func sealedValues(pluginID: String) throws -> [SealedValueRecord] {
-        try Row.fetchAll(db, sql: "SELECT * FROM secret_values WHERE plugin_id = ?", arguments: [pluginID]).map(Self.sealedValueRecord)
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM secret_values WHERE plugin_id = ?"), arguments: [pluginID]).map(
+            Self.sealedValueRecord)
     }
 
     func valueKeys(pluginID: String) throws -> [String] {
-        try String.fetchAll(db, sql: "SELECT key FROM secret_values WHERE plugin_id = ?", arguments: [pluginID])
+        try String.fetchAll(db.cachedStatement(sql: "SELECT key FROM secret_values WHERE plugin_id = ?"), arguments: [pluginID])
     }
 
     // MARK: Writes
@@ -122,7 +127,7 @@ struct SecretQueries: SecretVaultWriter {
     // MARK: Listing (names and versions, never key material)
 
     static func secretEntries(_ db: Database, pluginID: String) throws -> [SecretEntry] {
-        try Row.fetchAll(db, sql: "SELECT * FROM secret_inventory WHERE plugin_id = ?", arguments: [pluginID]).map { row in
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM secret_inventory WHERE plugin_id = ?"), arguments: [pluginID]).map { row in
             SecretEntry(
                 pluginID: row["plugin_id"], key: row["key"], dataKeyVersion: row["data_key_version"], dataKeyState: row["data_key_state"],
                 readable: row["readable"], updatedAt: row["updated_at"])

@@ -14,7 +14,8 @@ extension Board {
             guard try StateQueries.isTracked(db) else { return [] }
             func key(_ values: [any DatabaseValueConvertible]) throws -> String {
                 try String.fetchOne(
-                    db, sql: "SELECT json_array(" + Array(repeating: "?", count: values.count).joined(separator: ", ") + ")",
+                    db.cachedStatement(
+                        sql: "SELECT json_array(" + Array(repeating: "?", count: values.count).joined(separator: ", ") + ")"),
                     arguments: StatementArguments(values)) ?? "[]"
             }
             var entities = [
@@ -30,7 +31,7 @@ extension Board {
                 entities.append(StateEntity(table: "plugin_dependencies", key: dependency))
             }
             if let row = try Row.fetchOne(
-                db, sql: "SELECT artifact_sha256, gate_flag FROM plugin_versions WHERE plugin_id = ? AND version = ?",
+                db.cachedStatement(sql: "SELECT artifact_sha256, gate_flag FROM plugin_versions WHERE plugin_id = ? AND version = ?"),
                 arguments: [pluginID, version])
             {
                 if let sha: String = row[0] { entities.append(StateEntity(table: "artifacts", key: try key([sha]))) }
@@ -47,7 +48,7 @@ extension Board {
     /// ``StateLedger/indexProblem(_:)``, computed once per version of the board (a host checks many releases per
     /// reconciliation, and reconciles only when the board changed).
     private func checkedIndex(_ db: Database) throws -> String? {
-        let version = try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0
+        let version = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
         let key = "\(version).\(ownChangeCount)"
         if let cached = indexCheck.withLock({ $0 }), cached.key == key { return cached.problem }
         let problem = try StateLedger.indexProblem(db)

@@ -29,21 +29,51 @@ enum StateDigest {
             case .null:
                 bytes.append(UInt8(ascii: "-"))
             case .int64(let number):
-                bytes.append(contentsOf: "i:\(number)".utf8)
+                bytes.append(UInt8(ascii: "i"))
+                bytes.append(UInt8(ascii: ":"))
+                appendDecimal(number, to: &bytes)
             case .double(let number):
                 bytes.append(contentsOf: "r:".utf8)
                 bytes.append(contentsOf: String(format: "%.17g", number).utf8)
-            case .string(let text):
-                let utf8 = Array(text.utf8)
-                bytes.append(contentsOf: "t:\(utf8.count):".utf8)
-                bytes.append(contentsOf: utf8)
+            case .string(var text):
+                text.withUTF8 { utf8 in
+                    bytes.append(UInt8(ascii: "t"))
+                    bytes.append(UInt8(ascii: ":"))
+                    appendDecimal(Int64(utf8.count), to: &bytes)
+                    bytes.append(UInt8(ascii: ":"))
+                    bytes.append(contentsOf: utf8)
+                }
             case .blob(let data):
-                bytes.append(contentsOf: "b:\(data.count):".utf8)
+                bytes.append(UInt8(ascii: "b"))
+                bytes.append(UInt8(ascii: ":"))
+                appendDecimal(Int64(data.count), to: &bytes)
+                bytes.append(UInt8(ascii: ":"))
                 bytes.append(contentsOf: data)
             }
             bytes.append(10)
         }
         return SHA256.hash(data: bytes).hex
+    }
+
+    /// Appends the decimal digits of `value` without formatting a string.
+    static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
+        if value < 0 {
+            bytes.append(UInt8(ascii: "-"))
+            // Int64.min has no positive counterpart: its magnitude as UInt64.
+            appendDigits(UInt64(bitPattern: 0 &- value), to: &bytes)
+        } else {
+            appendDigits(UInt64(value), to: &bytes)
+        }
+    }
+
+    private static func appendDigits(_ value: UInt64, to bytes: inout [UInt8]) {
+        var buffer: [UInt8] = []
+        var rest = value
+        repeat {
+            buffer.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        bytes.append(contentsOf: buffer.reversed())
     }
 
     /// The bucket of an entity (0…255).

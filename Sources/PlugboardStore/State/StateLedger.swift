@@ -73,7 +73,8 @@ enum StateLedger {
                 break
             }
         }
-        let root = StateDigest.root(of: actual)
+        let actualBuckets = bucketHashes(of: actual)
+        let root = StateDigest.root(actualBuckets)
         if problems.isEmpty, let recordedRoot, recordedRoot != root {
             problems.append("the state root of the rows (\(root)) differs from the one the log recorded last (\(recordedRoot))")
         }
@@ -83,7 +84,7 @@ enum StateLedger {
             problems.append(
                 "state_digests: the index of digests differs from the log for \(differing.count) row(s) (first: \(differing[0].table) \(differing[0].readableKey)); hosts check against it"
             )
-        } else if try StateQueries.bucketHashes(db) != bucketHashes(of: expected) {
+        } else if try StateQueries.bucketHashes(db) != (problems.isEmpty ? actualBuckets : bucketHashes(of: expected)) {
             problems.append("state_buckets: the bucket hashes differ from the log's digests; hosts check against them")
         }
         return (problems, root, actual.count)
@@ -99,7 +100,8 @@ enum StateLedger {
     private static func describeChange(_ db: Database, _ entity: StateEntity) -> String {
         if entity.table == "kill_switches",
             let row = try? Row.fetchOne(
-                db, sql: "SELECT scope, plugin_id, version, revived_at FROM kill_switches WHERE id = json_extract(?, '$[0]')",
+                db.cachedStatement(
+                    sql: "SELECT scope, plugin_id, version, revived_at FROM kill_switches WHERE id = json_extract(?, '$[0]')"),
                 arguments: [entity.key])
         {
             let target: String =
@@ -121,7 +123,8 @@ enum StateLedger {
         var columns: [String: [String]] = [:]
         var all = entities
         let switches = try String.fetchAll(
-            db, sql: "SELECT json_array(id) FROM kill_switches WHERE plugin_id IS NULL OR plugin_id = ?", arguments: [pluginID])
+            db.cachedStatement(sql: "SELECT json_array(id) FROM kill_switches WHERE plugin_id IS NULL OR plugin_id = ?"),
+            arguments: [pluginID])
         all += switches.map { StateEntity(table: "kill_switches", key: $0) }
         let removedSwitches = try String.fetchAll(
             db,
@@ -151,7 +154,7 @@ enum StateLedger {
         var current = -1
         var entries: [(StateEntity, String)] = []
         func close() { if current >= 0 { buckets[current] = StateDigest.bucketHash(entries) } }
-        let cursor = try Row.fetchCursor(db, sql: "SELECT bucket, tbl, key, digest FROM state_digests ORDER BY bucket")
+        let cursor = try Row.fetchCursor(db.cachedStatement(sql: "SELECT bucket, tbl, key, digest FROM state_digests ORDER BY bucket"))
         while let row = try cursor.next() {
             let bucket: Int = row[0]
             guard (0..<256).contains(bucket) else { return "the index of the audit log's digests was edited (bucket \(bucket))" }

@@ -4,7 +4,8 @@ import GRDB
 enum StateQueries {
     /// Whether the board has the state proof's tables (migration 0006 applied).
     static func isTracked(_ db: Database) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'state_buckets')") ?? false
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'state_buckets')")) ?? false
     }
 
     /// Creates, on this connection, the temporary triggers that note every row a change inserts, updates or deletes
@@ -14,7 +15,7 @@ enum StateQueries {
         // No unique key: an upsert's conflict policy would override a trigger's OR IGNORE. Readers deduplicate.
         try db.execute(
             sql: "CREATE TEMP TABLE IF NOT EXISTS state_touched (tbl TEXT NOT NULL, key TEXT NOT NULL)")
-        let existing = try Set(String.fetchAll(db, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table'"))
+        let existing = try Set(String.fetchAll(db.cachedStatement(sql: "SELECT name FROM main.sqlite_master WHERE type = 'table'")))
         for table in StateTables.all where existing.contains(table.name) {
             let name = table.name
             func note(_ prefix: String) -> String {
@@ -43,14 +44,22 @@ enum StateQueries {
 
     /// The rows noted since the last ``clearTouched(_:)``.
     static func touched(_ db: Database) throws -> [StateEntity] {
-        try Row.fetchAll(db, sql: "SELECT DISTINCT tbl, key FROM temp.state_touched").map { StateEntity(table: $0[0], key: $0[1]) }
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT DISTINCT tbl, key FROM temp.state_touched")).map {
+            StateEntity(table: $0[0], key: $0[1])
+        }
     }
 
     /// Whether the change in progress wrote `entity` (false outside a change).
     static func wasTouched(_ db: Database, _ entity: StateEntity) throws -> Bool {
-        guard try db.tableExists("state_touched", in: "temp") else { return false }
+        // GRDB's tableExists(in: "temp") throws on a connection that never used its temp schema.
+        guard
+            try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM sqlite_temp_master WHERE type = 'table' AND name = 'state_touched')"))
+                ?? false
+        else { return false }
         return try Bool.fetchOne(
-            db, sql: "SELECT EXISTS (SELECT 1 FROM temp.state_touched WHERE tbl = ? AND key = ?)", arguments: [entity.table, entity.key])
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM temp.state_touched WHERE tbl = ? AND key = ?)"),
+            arguments: [entity.table, entity.key])
             ?? false
     }
 
@@ -60,7 +69,7 @@ enum StateQueries {
 
     /// The column names of `table`, in table order.
     static func columns(_ db: Database, _ table: String) throws -> [String] {
-        try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?) ORDER BY cid", arguments: [table])
+        try String.fetchAll(db.cachedStatement(sql: "SELECT name FROM pragma_table_info(?) ORDER BY cid"), arguments: [table])
     }
 
     /// The current digest of one row, or nil when the row does not exist.
@@ -69,7 +78,8 @@ enum StateQueries {
         let condition = table.key.map { "\($0) = json_extract(:key, '$[\(table.key.firstIndex(of: $0)!)]')" }.joined(separator: " AND ")
         let list = columns.joined(separator: ", ")
         guard
-            let row = try Row.fetchOne(db, sql: "SELECT \(list) FROM main.\(table.name) WHERE \(condition)", arguments: ["key": entity.key])
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT \(list) FROM main.\(table.name) WHERE \(condition)"), arguments: ["key": entity.key])
         else { return nil }
         return StateDigest.rowDigest(table: table.name, columns: columns, values: Array(row.databaseValues))
     }
@@ -90,13 +100,14 @@ enum StateQueries {
 
     /// The indexed digest of one entity.
     static func indexedDigest(_ db: Database, _ entity: StateEntity) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT digest FROM state_digests WHERE tbl = ? AND key = ?", arguments: [entity.table, entity.key])
+        try String.fetchOne(
+            db.cachedStatement(sql: "SELECT digest FROM state_digests WHERE tbl = ? AND key = ?"), arguments: [entity.table, entity.key])
     }
 
     /// Every indexed digest.
     static func allIndexed(_ db: Database) throws -> [StateEntity: String] {
         var result: [StateEntity: String] = [:]
-        let cursor = try Row.fetchCursor(db, sql: "SELECT tbl, key, digest FROM state_digests")
+        let cursor = try Row.fetchCursor(db.cachedStatement(sql: "SELECT tbl, key, digest FROM state_digests"))
         while let row = try cursor.next() { result[StateEntity(table: row[0], key: row[1])] = row[2] }
         return result
     }
@@ -113,7 +124,7 @@ enum StateQueries {
 
     /// The indexed entities of one bucket with their digests.
     static func bucketEntries(_ db: Database, _ bucket: Int) throws -> [(StateEntity, String)] {
-        try Row.fetchAll(db, sql: "SELECT tbl, key, digest FROM state_digests WHERE bucket = ?", arguments: [bucket]).map {
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT tbl, key, digest FROM state_digests WHERE bucket = ?"), arguments: [bucket]).map {
             (StateEntity(table: $0[0], key: $0[1]), $0[2])
         }
     }
@@ -121,7 +132,7 @@ enum StateQueries {
     /// The 256 stored bucket hashes, bucket 0 first (the empty bucket's hash where none is stored).
     static func bucketHashes(_ db: Database) throws -> [String] {
         var hashes = [String](repeating: StateDigest.emptyBucket, count: 256)
-        for row in try Row.fetchAll(db, sql: "SELECT bucket, hash FROM state_buckets") {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT bucket, hash FROM state_buckets")) {
             let bucket: Int = row[0]
             if (0..<256).contains(bucket) { hashes[bucket] = row[1] }
         }
@@ -134,7 +145,9 @@ enum StateQueries {
 
     /// The state root recorded by the last audit row that has one, with that row's sequence.
     static func lastRecordedRoot(_ db: Database) throws -> (seq: Int64, root: String)? {
-        try Row.fetchOne(db, sql: "SELECT seq, state_root FROM audit_log WHERE state_root IS NOT NULL ORDER BY seq DESC LIMIT 1").map {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT seq, state_root FROM audit_log WHERE state_root IS NOT NULL ORDER BY seq DESC LIMIT 1")
+        ).map {
             ($0[0], $0[1])
         }
     }

@@ -54,8 +54,8 @@ struct StateEntity: Hashable, Comparable, Sendable {
     /// Ordered by table, then key, each as UTF-8 bytes: SQLite's `ORDER BY tbl, key` and Python's sort of byte
     /// pairs give the same order.
     static func < (a: StateEntity, b: StateEntity) -> Bool {
-        if a.table != b.table { return Array(a.table.utf8).lexicographicallyPrecedes(Array(b.table.utf8)) }
-        return Array(a.key.utf8).lexicographicallyPrecedes(Array(b.key.utf8))
+        if a.table != b.table { return a.table.utf8.lexicographicallyPrecedes(b.table.utf8) }
+        return a.key.utf8.lexicographicallyPrecedes(b.key.utf8)
     }
 
     /// The key for people: `mallory`, `com.example.a@1.0.0`, `com.example.a/bob`.

@@ -227,13 +227,13 @@ func boardBenchmarks() {
         "audit.verify.state.2000x10000",
         configuration: .init(
             metrics: [.wallClock, .throughput, .mallocCountTotal], warmupIterations: 1, maxDuration: .seconds(6), maxIterations: 20)
-    ) { benchmark, scratch in
+    ) { (benchmark: Benchmark, scratch: ScratchBoard) in
         for _ in benchmark.scaledIterations {
             let verification = try! scratch.board.verifyAudit()
             precondition(verification.ok && verification.stateRowsChecked > 8_000, "\(verification.problems.prefix(3))")
             blackHole(verification)
         }
-    } setup: {
+    } setup: { () -> ScratchBoard in
         let scratch = try ScratchBoard("state")
         for index in 0..<2_000 { try scratch.register("com.bench.s\(index)", "1.0.0") }
         var rows = try scratch.board.verifyAudit().rowsChecked
