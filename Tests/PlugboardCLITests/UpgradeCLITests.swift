@@ -34,10 +34,13 @@ struct UpgradeCLITests {
         let sandbox = try Sandbox()
         try Self.copy(into: sandbox)
 
-        // Nothing to migrate, the audit chain extends the checkpoint taken when the fixture was made.
+        // Only the migrations added since the fixture was made are pending (0005: what plugboard serve keeps);
+        // migrate applies them, and the audit chain extends the checkpoint taken when the fixture was made.
         let migrations = try await sandbox.ok("migrate", "--status", "--json").json() as? [String: Any]
-        #expect((migrations?["pending"] as? [Any])?.isEmpty == true)
+        let pending = (migrations?["pending"] as? [[String: Any]] ?? []).compactMap { $0["file_name"] as? String }
+        #expect(pending == ["0005_serve.sql"])
         #expect((migrations?["applied"] as? [Any])?.isEmpty == false)
+        #expect(try await sandbox.ok("migrate").stdout.contains("0005_serve.sql"))
         #expect(try await sandbox.ok("migrate").stdout.contains("up to date"))
         #expect(try await sandbox.ok("audit", "verify", "--checkpoint", Self.checkpoint).stdout.contains("intact"))
 

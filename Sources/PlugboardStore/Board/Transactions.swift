@@ -75,6 +75,8 @@ extension Board {
         case loadReport
         /// A plug-in's own secret values, written through its `SecureStorage` (sealed; never plaintext).
         case pluginSecrets
+        /// What SDKs report to `plugboard serve`: registrations, flag usage counts, when a token was last used.
+        case clientUsage
     }
 
     /// Runs `body` in one `BEGIN IMMEDIATE` transaction without an audit row; see ``UnauditedWrite`` for the only
