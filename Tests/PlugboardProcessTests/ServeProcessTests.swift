@@ -67,4 +67,39 @@ struct ServeProcessTests {
         #expect(exit == 0, "serve did not stop cleanly on SIGTERM: \(server.errorOutput)")
         await stream.stop()
     }
+
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
+        ))
+    func itServesHTTPSWithACertificate() async throws {
+        let sandbox = try await Sandbox.withBoard()
+        let certificate = sandbox.root.appendingPathComponent("cert.pem").path
+        let key = sandbox.root.appendingPathComponent("key.pem").path
+        let openssl = try sandbox.runBlocking(
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
+                "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+            ], db: false, executable: "/usr/bin/openssl")
+        #expect(openssl.status == 0, "\(openssl)")
+        let created = try await sandbox.ok("token", "create", "--env", "default", "--name", "tls", "--json").json() as? [String: Any]
+        let token = try #require(created?["token"] as? String)
+        let server = try ChildProcess(
+            Sandbox.binary,
+            [
+                "serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", key, "--log-level",
+                "warning",
+            ])
+        let listening = try #require(
+            await server.waitForLine { $0.hasPrefix("Serving the board at https://127.0.0.1:") }, "\(server.errorOutput)")
+        let port = try #require(Int(server.output[listening].split(separator: ":")[2].prefix { $0.isNumber }))
+        let secure = try await Self.curl([
+            "--cacert", certificate, "-H", "Authorization: \(token)", "https://127.0.0.1:\(port)/api/client/features",
+        ])
+        #expect(secure.0 == 200, "\(secure)")
+        #expect(try await Self.curl(["http://127.0.0.1:\(port)/health"]).0 != 200, "plain HTTP must not be served on the TLS port")
+        let exit = await server.stop()
+        #expect(exit == 0, "\(server.errorOutput)")
+    }
 }
