@@ -21,7 +21,9 @@ struct OFREPRoutes: Sendable {
 
     func add(to router: Router<some RequestContext>) {
         router.post("/ofrep/v1/evaluate/flags/{key}") { request, context in
-            let key = context.parameters.get("key") ?? ""
+            // Flag names may be UTF-8: the path carries them percent-encoded.
+            let raw = context.parameters.get("key") ?? ""
+            let key = raw.removingPercentEncoding ?? raw
             return await api.respondAsync { try await self.single(request, key: key) }
         }
         router.post("/ofrep/v1/evaluate/flags") { request, _ in await api.respondAsync { try await self.bulk(request) } }

@@ -40,6 +40,10 @@ struct OFREPTests {
                 let object = ServerFixture.json(response.body)
                 #expect(object["value"] as? String == "Hello in blue" && object["variant"] as? String == "blue")
             }
+            try await client.execute(uri: "/ofrep/v1/evaluate/flags/n%C3%B6pe", method: .post, headers: bearer, body: Self.body("{}")) {
+                response in
+                #expect(ServerFixture.json(response.body)["key"] as? String == "nöpe", "path keys are percent-decoded")
+            }
             try await client.execute(uri: "/ofrep/v1/evaluate/flags/nope", method: .post, headers: bearer, body: Self.body("{}")) {
                 response in
                 #expect(response.status == .notFound)
