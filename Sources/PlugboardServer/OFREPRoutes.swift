@@ -16,7 +16,7 @@ struct OFREPRoutes: Sendable {
     let api: ClientAPIRoutes
 
     struct EvaluationRequest: Decodable {
-        var context: [String: FlagJSON]?
+        var context: [String: ContextValue]?
     }
 
     func add(to router: Router<some RequestContext>) {
@@ -38,35 +38,41 @@ struct OFREPRoutes: Sendable {
                 .notFound,
                 object: ["key": key, "errorCode": "FLAG_NOT_FOUND", "errorDetails": "flag '\(key)' does not exist in \(token.environment)"])
         }
-        let object = Self.evaluate(key, feed: feed, context: context)
-        return Reply.json(object["errorCode"] == nil ? .ok : .badRequest, object: object)
+        let (json, failed) = Self.evaluate(key, feed: feed, context: context)
+        return Reply.json(failed ? .badRequest : .ok, ByteBuffer(string: json))
     }
 
     func bulk(_ request: Request) async throws -> Response {
         let token = try api.authenticate(request)
         let context = try await evaluationContext(request, key: nil)
         let feed = try api.board { () throws(BoardError) in try api.watcher.feed(token.environment) }
-        let flags = feed.snapshot.flagNames.sorted().map { Self.evaluate($0, feed: feed, context: context) }
-        let data =
-            (try? JSONSerialization.data(withJSONObject: ["flags": flags], options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        let flags = feed.snapshot.flagNames.sorted().map { Self.evaluate($0, feed: feed, context: context).json }
+        let data = Data(("{\"flags\":[" + flags.joined(separator: ",") + "]}").utf8)
         let etag = EnvironmentFeed.etag(data)
         if Reply.matches(request.headers, etag) { return Reply.notModified(etag: etag) }
         return Reply.json(.ok, ByteBuffer(bytes: data), etag: etag)
     }
 
-    /// One flag's OFREP result object: success (`value`, `reason`, `variant`, `metadata`) or error (`errorCode`,
-    /// `errorDetails`).
-    static func evaluate(_ key: String, feed: EnvironmentFeed, context: UnleashContext) -> [String: Any] {
+    /// One flag's OFREP result object as JSON: success (`value`, `reason`, `variant`, `metadata`) or error
+    /// (`errorCode`, `errorDetails`), and whether it is an error.
+    static func evaluate(_ key: String, feed: EnvironmentFeed, context: UnleashContext) -> (json: String, failed: Bool) {
         let (details, enabled) = feed.snapshot.remoteValue(key, hasVariants: feed.variantFlags.contains(key), context: context)
         if let code = details.errorCode {
-            return ["key": key, "errorCode": code.rawValue, "errorDetails": details.errorMessage ?? "flag '\(key)' could not be evaluated"]
+            let json = JSONText.object([
+                ("key", JSONText.string(key)), ("errorCode", JSONText.string(code.rawValue)),
+                ("errorDetails", JSONText.string(details.errorMessage ?? "flag '\(key)' could not be evaluated")),
+            ])
+            return (json, true)
         }
         // OFREP clients expect a variant name: booleans are "on" or "off"; a flag with variants that picked none is
         // "disabled", Unleash's name for that case.
         let variant = details.variant ?? (feed.variantFlags.contains(key) ? "disabled" : (enabled ? "on" : "off"))
-        var object: [String: Any] = ["key": key, "reason": details.reason.rawValue, "variant": variant, "metadata": ["enabled": enabled]]
-        if let value = details.value { object["value"] = foundation(value) }
-        return object
+        var fields: [(String, String)] = [
+            ("key", JSONText.string(key)), ("reason", JSONText.string(details.reason.rawValue)), ("variant", JSONText.string(variant)),
+            ("metadata", enabled ? #"{"enabled":true}"# : #"{"enabled":false}"#),
+        ]
+        if let value = details.value { fields.append(("value", JSONText.value(value))) }
+        return (JSONText.object(fields), false)
     }
 
     private func evaluationContext(_ request: Request, key: String?) async throws -> UnleashContext {
@@ -86,14 +92,14 @@ struct OFREPRoutes: Sendable {
         return Self.unleashContext(body.context ?? [:])
     }
 
-    static func unleashContext(_ fields: [String: FlagJSON]) -> UnleashContext {
+    static func unleashContext(_ fields: [String: ContextValue]) -> UnleashContext {
         var context = UnleashContext()
         for (name, value) in fields {
             if name == "properties", case .object(let properties) = value {
-                for (property, value) in properties { if let text = text(value) { context.properties[property] = text } }
+                for case (let property, .text(let text)) in properties { context.properties[property] = text }
                 continue
             }
-            guard let text = text(value) else { continue }
+            guard case .text(let text) = value else { continue }
             switch name {
             case "targetingKey": if context.userId == nil { context.userId = text }
             case "userId": context.userId = text
@@ -106,25 +112,5 @@ struct OFREPRoutes: Sendable {
             }
         }
         return context
-    }
-
-    private static func text(_ value: FlagJSON) -> String? {
-        switch value {
-        case .string(let text): text
-        case .bool(let flag): flag ? "true" : "false"
-        case .number(let number): number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
-        case .null, .array, .object: nil
-        }
-    }
-
-    static func foundation(_ value: FlagJSON) -> Any {
-        switch value {
-        case .null: NSNull()
-        case .bool(let flag): flag
-        case .number(let number): number.rounded() == number && abs(number) < 1e15 ? Int64(number) as Any : number as Any
-        case .string(let text): text
-        case .array(let values): values.map(foundation)
-        case .object(let fields): fields.mapValues(foundation)
-        }
     }
 }
