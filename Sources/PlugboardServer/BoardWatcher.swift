@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Logging
 import NIOCore
@@ -91,7 +92,7 @@ final class BoardWatcher: Service, Sendable {
         await withGracefulShutdownHandler {
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
                 try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.configuration.pollInterval) }
-                check()
+                await Self.offPool { self.check() }
                 sinceKeepAlive += configuration.pollInterval
                 if sinceKeepAlive >= configuration.streamKeepAlive {
                     sinceKeepAlive = .zero
@@ -156,6 +157,17 @@ final class BoardWatcher: Service, Sendable {
             return state.streams.values.flatMap(\.values)
         }
         for continuation in all { continuation.finish() }
+    }
+
+    /// Runs blocking board work on a thread of its own: a board busy with another process's write (up to its busy
+    /// timeout) must not hold one of the few threads that serve requests.
+    static func offPool(_ body: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                body()
+                continuation.resume()
+            }
+        }
     }
 
     /// Delta events as one SSE message whose data is `{"events":[…]}` (the shape Unleash streams).

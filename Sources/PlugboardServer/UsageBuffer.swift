@@ -93,10 +93,10 @@ final class UsageBuffer: Service, Sendable {
         await withGracefulShutdownHandler {
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
                 try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.configuration.usageFlushInterval) }
-                flush()
+                await BoardWatcher.offPool { self.flush() }
             }
         } onGracefulShutdown: {
         }
-        flush()
+        await BoardWatcher.offPool { self.flush() }
     }
 }
