@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "PlugboardSecureStorage", targets: ["PlugboardSecureStorage"]),
         .library(name: "PlugboardHost", targets: ["PlugboardHost"]),
         .library(name: "PlugboardTesting", targets: ["PlugboardTesting"]),
+        .library(name: "PlugboardServer", targets: ["PlugboardServer"]),
         .executable(name: "plugboard", targets: ["plugboard"]),
     ],
     dependencies: [
@@ -27,6 +28,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
     ],
     targets: [
         // MARK: Pure modules (no I/O)
@@ -85,6 +91,24 @@ let package = Package(
             dependencies: ["PlugboardPluginAPI", .product(name: "Logging", package: "swift-log")]
         ),
 
+        // MARK: The server: the board's flags over HTTP (Unleash client API, OFREP)
+        .target(
+            name: "PlugboardServer",
+            dependencies: [
+                "PlugboardStore",
+                "PlugboardFlags",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // MARK: The admin CLI
         .executableTarget(
             name: "plugboard",
@@ -92,8 +116,10 @@ let package = Package(
                 "PlugboardStore",
                 "PlugboardFlags",
                 "PlugboardSecureStorage",
+                "PlugboardServer",
                 "PlugboardVersioning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
@@ -140,6 +166,13 @@ let package = Package(
         .testTarget(
             name: "PlugboardCLITests",
             dependencies: ["plugboard", "PlugboardTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
+            name: "PlugboardServerTests",
+            dependencies: [
+                "PlugboardServer", "PlugboardStore", "PlugboardFlags", "plugboard", "PlugboardTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
         ),
         .testTarget(
             name: "PlugboardSecureStorageTests",

@@ -29,10 +29,23 @@ struct FlagCommand: ParsableCommand {
         @Flag(name: .long, help: "Only flags older than their type's expected lifetime (release/experiment 40 days, operational 7).")
         var stale = false
         @Flag(name: .long, help: "Include archived flags.") var archived = false
+        @Option(
+            name: .long,
+            help: ArgumentHelp("Only flags no client of plugboard serve evaluated in the last DAYS days (at most 30).", valueName: "days"))
+        var unused: Int?
+
+        func validate() throws {
+            if unused != nil && (stale || archived) { throw ValidationError("--unused cannot be combined with --stale or --archived") }
+        }
 
         func execute(_ output: Output) throws(BoardError) {
-            let flags = try global.openBoard().flagSummaries(
-                environment: try global.environment(), staleOnly: stale, includeArchived: archived)
+            let board = try global.openBoard()
+            let flags =
+                if let unused {
+                    try board.unusedFlags(environment: try global.environment(), days: unused)
+                } else {
+                    try board.flagSummaries(environment: try global.environment(), staleOnly: stale, includeArchived: archived)
+                }
             if output.json {
                 output.printJSON(flags)
                 return
@@ -43,7 +56,9 @@ struct FlagCommand: ParsableCommand {
                     flag.name + (flag.archived ? " (archived)" : ""), flag.type, flag.enabled.yesNo, String(flag.strategyCount),
                     String(flag.variantCount), flag.potentiallyStale ? "potentially" : "no", flag.owner, String(flag.createdAt.prefix(10)))
             }
-            table.print(empty: stale ? "No potentially stale flags." : "No flags yet; create one with plugboard flag create NAME.")
+            table.print(
+                empty: unused.map { "Every flag was evaluated by a client in the last \($0) days." }
+                    ?? (stale ? "No potentially stale flags." : "No flags yet; create one with plugboard flag create NAME."))
         }
     }
 
@@ -84,6 +99,24 @@ struct FlagCommand: ParsableCommand {
                     env.environment, env.enabled.yesNo, strategies.isEmpty ? (env.enabled ? "(everyone)" : "-") : strategies,
                     env.variants.isEmpty ? "-" : env.variants.map { "\($0.name):\($0.weight)" }.joined(separator: ", "))
             }
+            print(table.render())
+            Self.printUsage(flag.usage)
+        }
+
+        /// Last seen and counts per environment, from what SDKs reported to plugboard serve.
+        static func printUsage(_ usage: [FlagUsageSummary]) {
+            guard !usage.isEmpty else {
+                print("usage: no client of plugboard serve reported evaluating it in the last \(UsageRetention.days) days")
+                return
+            }
+            var table = Table("ENVIRONMENT", "LAST SEEN", "YES", "NO", "VARIANTS")
+            for entry in usage {
+                table.add(
+                    entry.environment, entry.lastSeen.cell, String(entry.yes), String(entry.no),
+                    entry.variants.isEmpty
+                        ? "-" : entry.variants.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ", "))
+            }
+            print("usage (last \(UsageRetention.days) days, per hour bucket):")
             print(table.render())
         }
     }

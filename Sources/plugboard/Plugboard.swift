@@ -14,7 +14,8 @@ import Darwin
 struct Plugboard: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plugboard",
-        abstract: "Administer a Plugboard board: plug-ins, owners, kill switches, flags, secrets and the audit log.",
+        abstract:
+            "Administer a Plugboard board: plug-ins, owners, kill switches, flags, secrets, the audit log, and serve flags over HTTP.",
         discussion: """
             The board is one SQLite file (--db, $PLUGBOARD_DB, else ./plugboard.sqlite). Every change is one
             transaction with a row in the hash-chained audit log; a refused command changes nothing.
@@ -23,7 +24,8 @@ struct Plugboard: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Init.self, Migrate.self, PluginCommand.self, OwnerCommand.self, FlagCommand.self, SecretCommand.self,
-            KeysCommand.self, AdminCommand.self, EnvCommand.self, AuditCommand.self,
+            KeysCommand.self, AdminCommand.self, EnvCommand.self, AuditCommand.self, TokenCommand.self, ClientsCommand.self,
+            ServeCommand.self,
         ]
     )
 

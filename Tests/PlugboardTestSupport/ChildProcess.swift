@@ -98,6 +98,23 @@ public final class ChildProcess: Sendable {
         return process.terminationStatus
     }
 
+    /// Sends `signal` (SIGTERM by default) and waits for the process to exit; returns its exit status, or nil (after
+    /// killing it) when it did not exit within `timeout`.
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(30)) async -> Int32? {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now > deadline {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return nil
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return process.terminationStatus
+    }
+
     deinit {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)

@@ -93,6 +93,8 @@ extension Board {
     enum UnauditedWrite {
         /// A host's load report (telemetry; `plugboard plugin status` shows it).
         case loadReport
+        /// What SDKs report to `plugboard serve`: registrations, flag usage counts, when a token was last used.
+        case clientUsage
     }
 
     /// Runs `body` in one `BEGIN IMMEDIATE` transaction without an audit row; see ``UnauditedWrite`` for the only
@@ -102,7 +104,13 @@ extension Board {
         guard !isReadOnly else {
             throw BoardError(.notAllowed, "the board at \(path) was opened read-only; this needs write access")
         }
-        return try transaction(body)
+        return try transaction { db in
+            let result = try body(db)
+            // Rows of policy an unaudited write touches are only columns left out of the proof (a token's last use):
+            // forget them, so that nothing reads them as written by a change in progress.
+            if try StateQueries.hasTouchedTable(db) { try StateQueries.clearTouched(db) }
+            return result
+        }
     }
 
     /// Runs one audited change: checks `access`, runs `body`, and commits only if every row it wrote comes with an

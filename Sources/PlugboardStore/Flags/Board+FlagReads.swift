@@ -42,7 +42,8 @@ extension Board {
                 name: name, type: flag.type, description: flag.description, owner: flag.owner, impressionData: flag.impressionData,
                 dependencies: try FlagQueries.decode(flag.dependenciesJSON, "dependencies_json", of: "flag '\(name)'"),
                 createdAt: flag.createdAt, createdBy: flag.createdBy, updatedAt: flag.updatedAt, archivedAt: flag.archivedAt,
-                potentiallyStale: try FlagQueries.isPotentiallyStale(db, name), environments: environments)
+                potentiallyStale: try FlagQueries.isPotentiallyStale(db, name), environments: environments,
+                usage: try UsageQueries.usage(db, flag: name))
         }
     }
 }

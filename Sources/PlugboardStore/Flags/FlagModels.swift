@@ -57,6 +57,8 @@ public struct FlagDetail: Sendable, Hashable, Codable {
     public let archivedAt: String?
     public let potentiallyStale: Bool
     public let environments: [FlagEnvironmentDefinition]
+    /// How clients of `plugboard serve` evaluated it, per environment (empty when none did).
+    public let usage: [FlagUsageSummary]
 }
 
 extension Validate {

@@ -51,15 +51,18 @@ enum StateQueries {
 
     /// Whether the change in progress wrote `entity` (false outside a change).
     static func wasTouched(_ db: Database, _ entity: StateEntity) throws -> Bool {
-        // GRDB's tableExists(in: "temp") throws on a connection that never used its temp schema.
-        guard
-            try Bool.fetchOne(
-                db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM sqlite_temp_master WHERE type = 'table' AND name = 'state_touched')"))
-                ?? false
-        else { return false }
+        guard try hasTouchedTable(db) else { return false }
         return try Bool.fetchOne(
             db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM temp.state_touched WHERE tbl = ? AND key = ?)"),
             arguments: [entity.table, entity.key])
+            ?? false
+    }
+
+    /// Whether this connection has made its table of touched rows (GRDB's `tableExists(in: "temp")` throws on a
+    /// connection that never used its temp schema).
+    static func hasTouchedTable(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM sqlite_temp_master WHERE type = 'table' AND name = 'state_touched')"))
             ?? false
     }
 
@@ -69,7 +72,11 @@ enum StateQueries {
 
     /// The column names of `table`, in table order.
     static func columns(_ db: Database, _ table: String) throws -> [String] {
-        try String.fetchAll(db.cachedStatement(sql: "SELECT name FROM pragma_table_info(?) ORDER BY cid"), arguments: [table])
+        let excluded = StateTables.byName[table]?.excluded ?? []
+        return try String.fetchAll(db.cachedStatement(sql: "SELECT name FROM pragma_table_info(?) ORDER BY cid"), arguments: [table]).filter
+        {
+            !excluded.contains($0)
+        }
     }
 
     /// The current digest of one row, or nil when the row does not exist.

@@ -10,6 +10,9 @@ struct StateTable: Sendable, Hashable {
     let name: String
     /// The primary key's columns, in order.
     let key: [String]
+    /// Columns written without an audit row on purpose (runtime data such as when a token was last used): left out
+    /// of the row's digest.
+    var excluded: Set<String> = []
 
     /// The SQL expression of a row's key, with `prefix` (`NEW.`, `OLD.` or nothing) before each column.
     func keyExpression(_ prefix: String = "") -> String {
@@ -20,6 +23,7 @@ struct StateTable: Sendable, Hashable {
 /// The tables of the board's policy, whose every row the audit log proves.
 ///
 /// Not here, on purpose: `audit_log` itself (its chain proves it), `hosts` and `load_reports` (hosts' telemetry),
+/// `client_instances` and `flag_usage` (what SDKs report to `plugboard serve`),
 /// `state_digests` and `state_buckets` (an index of the log, checked against it). A migration that adds a table of
 /// policy adds it here; the migration's own `board.baseline` row then records its rows.
 enum StateTables {
@@ -41,6 +45,7 @@ enum StateTables {
         StateTable(name: "secret_master_key", key: ["id"]),
         StateTable(name: "secret_data_keys", key: ["plugin_id", "version"]),
         StateTable(name: "secret_values", key: ["plugin_id", "key"]),
+        StateTable(name: "api_tokens", key: ["name"], excluded: ["last_used_at"]),
     ]
 
     static let byName: [String: StateTable] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })

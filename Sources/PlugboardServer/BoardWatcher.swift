@@ -1,0 +1,181 @@
+import Dispatch
+import Foundation
+import Logging
+import NIOCore
+import PlugboardFlags
+import PlugboardStore
+import ServiceLifecycle
+import Synchronization
+
+/// Watches the board and keeps every served environment's feed current.
+///
+/// One task polls the board's change counter (`PRAGMA data_version`, a pragma on an open connection) every
+/// ``ServerConfiguration/pollInterval``; on a change it reloads the tokens and each environment that a client asked
+/// for, computes the delta once, and hands the encoded event to every connected stream of that environment.
+final class BoardWatcher: Service, Sendable {
+    private struct State {
+        var feeds: [String: EnvironmentFeed] = [:]
+        var streams: [String: [UInt64: AsyncStream<ByteBuffer>.Continuation]] = [:]
+        var nextStreamID: UInt64 = 0
+        var closed = false
+    }
+
+    let board: any ServedBoard
+    let tokens: TokenCheck
+    let metrics: ServerMetrics
+    private let configuration: ServerConfiguration
+    private let state = Mutex(State())
+    /// The first event id of this run: the start time in seconds, so that ids from an earlier run are older and a
+    /// resuming client gets a hydration rather than a wrong "nothing new".
+    private let firstRevision: Int
+    private let lastVersion = Mutex<BoardVersion?>(nil)
+
+    init(board: any ServedBoard, tokens: TokenCheck, metrics: ServerMetrics, configuration: ServerConfiguration) {
+        self.board = board
+        self.tokens = tokens
+        self.metrics = metrics
+        self.configuration = configuration
+        self.firstRevision = Int(Date().timeIntervalSince1970)
+    }
+
+    /// Loads the tokens; call before serving.
+    func start() throws(BoardError) {
+        let version = try board.version()
+        tokens.reload(try board.apiTokenCredentials())
+        lastVersion.withLock { $0 = version }
+        metrics.boardChanges.withLock { $0 = 0 }
+    }
+
+    /// The environment's feed, loaded from the board the first time it is asked for.
+    func feed(_ environment: String) throws(BoardError) -> EnvironmentFeed {
+        if let feed = state.withLock({ $0.feeds[environment] }) { return feed }
+        let features = try board.featureSet(environment: environment)
+        return state.withLock { state in
+            if let feed = state.feeds[environment] { return feed }
+            let feed = EnvironmentFeed(features: features, revision: firstRevision)
+            state.feeds[environment] = feed
+            return feed
+        }
+    }
+
+    /// Opens an event stream of an environment: the first chunk is what the client lacks (a hydration, or the
+    /// events after `lastEventID` when the log still holds them), then every change as it is committed.
+    func openStream(_ environment: String, lastEventID: Int?) throws(BoardError) -> AsyncStream<ByteBuffer> {
+        _ = try feed(environment)
+        let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(256))
+        let id: UInt64? = state.withLock { state in
+            guard !state.closed, let feed = state.feeds[environment] else { return nil }
+            if let lastEventID, let missed = feed.events(after: lastEventID) {
+                if !missed.isEmpty { continuation.yield(Self.sse("unleash-updated", missed)) }
+            } else {
+                continuation.yield(Self.sse("unleash-connected", id: feed.revision, events: [feed.hydration()]))
+            }
+            state.nextStreamID += 1
+            state.streams[environment, default: [:]][state.nextStreamID] = continuation
+            return state.nextStreamID
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        metrics.streams.add(1)
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            self.metrics.streams.add(-1)
+            self.state.withLock { _ = $0.streams[environment]?.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    func run() async throws {
+        var sinceKeepAlive = Duration.zero
+        await withGracefulShutdownHandler {
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.configuration.pollInterval) }
+                await Self.offPool { self.check() }
+                sinceKeepAlive += configuration.pollInterval
+                if sinceKeepAlive >= configuration.streamKeepAlive {
+                    sinceKeepAlive = .zero
+                    broadcastKeepAlive()
+                }
+            }
+        } onGracefulShutdown: {
+            self.closeStreams()
+        }
+        closeStreams()
+    }
+
+    /// One look at the board: on a change, reload tokens and feeds and fan the deltas out.
+    func check() {
+        let version: BoardVersion
+        do { version = try board.version() } catch {
+            configuration.logger.warning("cannot read the board's change counter", metadata: ["error": "\(error.message)"])
+            return
+        }
+        guard lastVersion.withLock({ $0 }) != version else { return }
+        lastVersion.withLock { $0 = version }
+        metrics.boardChanges.withLock { $0 += 1 }
+        do { tokens.reload(try board.apiTokenCredentials()) } catch {
+            configuration.logger.warning("cannot reload the API tokens", metadata: ["error": "\(error.message)"])
+        }
+        let environments = state.withLock { Array($0.feeds.keys) }
+        for environment in environments {
+            let next: FeatureSet
+            do { next = try board.featureSet(environment: environment) } catch {
+                configuration.logger.warning(
+                    "cannot reload flags", metadata: ["environment": "\(environment)", "error": "\(error.message)"])
+                continue
+            }
+            state.withLock { state in
+                guard var feed = state.feeds[environment] else { return }
+                let added = feed.advance(to: next)
+                state.feeds[environment] = feed
+                guard !added.isEmpty, let streams = state.streams[environment] else { return }
+                let chunk = Self.sse("unleash-updated", added)
+                for (id, continuation) in streams {
+                    if case .dropped = continuation.yield(chunk) {
+                        // A client that cannot keep up is disconnected; it resumes with Last-Event-ID.
+                        continuation.finish()
+                        state.streams[environment]?.removeValue(forKey: id)
+                    }
+                }
+            }
+        }
+    }
+
+    private func broadcastKeepAlive() {
+        let chunk = ByteBuffer(string: ": keep-alive\n\n")
+        state.withLock { state in
+            for streams in state.streams.values { for continuation in streams.values { continuation.yield(chunk) } }
+        }
+    }
+
+    private func closeStreams() {
+        let all = state.withLock { state in
+            state.closed = true
+            defer { state.streams = [:] }
+            return state.streams.values.flatMap(\.values)
+        }
+        for continuation in all { continuation.finish() }
+    }
+
+    /// Runs blocking board work on a thread of its own: a board busy with another process's write (up to its busy
+    /// timeout) must not hold one of the few threads that serve requests.
+    static func offPool(_ body: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                body()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Delta events as one SSE message whose data is `{"events":[…]}` (the shape Unleash streams).
+    static func sse(_ event: String, _ events: [(id: Int, json: String)]) -> ByteBuffer {
+        sse(event, id: events.last?.id ?? 0, events: events.map(\.json))
+    }
+
+    static func sse(_ event: String, id: Int, events: [String]) -> ByteBuffer {
+        ByteBuffer(string: "event: \(event)\nid: \(id)\ndata: {\"events\":[\(events.joined(separator: ","))]}\n\n")
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PlugboardFlags
+import PlugboardStore
+import ServiceLifecycle
+
+/// The Unleash client API: features (with ETag), delta, streaming, register, metrics.
+struct ClientAPIRoutes: Sendable {
+    let watcher: BoardWatcher
+    let usage: UsageBuffer
+    let configuration: ServerConfiguration
+
+    func add(to router: Router<some RequestContext>) {
+        router.get("/api/client/features") { request, _ in self.respond { try self.features(request) } }
+        router.get("/api/client/delta") { request, _ in self.respond { try self.delta(request) } }
+        router.get("/api/client/streaming") { request, _ in self.respond { try self.streaming(request) } }
+        router.post("/api/client/register") { request, _ in await self.respondAsync { try await self.register(request) } }
+        router.post("/api/client/metrics") { request, _ in await self.respondAsync { try await self.metrics(request) } }
+    }
+
+    // MARK: Reading flags
+
+    func features(_ request: Request) throws -> Response {
+        let token = try authenticate(request)
+        let feed = try board { () throws(BoardError) in try watcher.feed(token.environment) }
+        let query = request.uri.queryParameters
+        let namePrefix = query.get("namePrefix")
+        let projects = query.getAll("project").filter { !$0.isEmpty }
+        let tags = query.getAll("tag").filter { !$0.isEmpty }
+        if namePrefix == nil && projects.isEmpty && tags.isEmpty {
+            if Reply.matches(request.headers, feed.etag) { return Reply.notModified(etag: feed.etag) }
+            return Reply.json(.ok, feed.body, etag: feed.etag)
+        }
+        var set = feed.features
+        set.features = set.features.filter { feature in
+            (namePrefix.map { feature.name.hasPrefix($0) } ?? true) && (projects.isEmpty || projects.contains(feature.project ?? "default"))
+                // The board keeps no tags: a tag filter matches no flag.
+                && tags.isEmpty
+        }
+        let data = set.encoded(prettyPrinted: false)
+        let etag = EnvironmentFeed.etag(data)
+        if Reply.matches(request.headers, etag) { return Reply.notModified(etag: etag) }
+        return Reply.json(.ok, ByteBuffer(bytes: data), etag: etag)
+    }
+
+    func delta(_ request: Request) throws -> Response {
+        let token = try authenticate(request)
+        let feed = try board { () throws(BoardError) in try watcher.feed(token.environment) }
+        let etag = "\"\(feed.revision)\""
+        let known = request.headers[.ifNoneMatch].flatMap { Int($0.trimmingCharacters(in: CharacterSet(charactersIn: "\" W/"))) }
+        if let known, let missed = feed.events(after: known) {
+            if missed.isEmpty { return Reply.notModified(etag: etag) }
+            return Reply.json(.ok, ByteBuffer(string: "{\"events\":[\(missed.map(\.json).joined(separator: ","))]}"), etag: etag)
+        }
+        return Reply.json(.ok, ByteBuffer(string: "{\"events\":[\(feed.hydration())]}"), etag: etag)
+    }
+
+    func streaming(_ request: Request) throws -> Response {
+        let token = try authenticate(request)
+        let lastEventID = request.headers[.lastEventID].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let stream = try board { () throws(BoardError) in try watcher.openStream(token.environment, lastEventID: lastEventID) }
+        let headers: HTTPFields = [
+            .contentType: "text/event-stream", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no",
+        ]
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                // Ends when the client goes, the watcher closes the stream, or the server shuts down.
+                for await chunk in stream.cancelOnGracefulShutdown() { try await writer.write(chunk) }
+                try await writer.finish(nil)
+            })
+    }
+
+    // MARK: What SDKs report
+
+    struct RegisterBody: Decodable {
+        var appName: String?
+        var instanceId: String?
+        var sdkVersion: String?
+        var strategies: [String]?
+    }
+
+    struct MetricsBody: Decodable {
+        struct Toggle: Decodable {
+            var yes: Int?
+            var no: Int?
+            var variants: [String: Int]?
+        }
+        struct Bucket: Decodable { var toggles: [String: Toggle]? }
+        var appName: String?
+        var instanceId: String?
+        var sdkVersion: String?
+        var bucket: Bucket?
+    }
+
+    func register(_ request: Request) async throws -> Response {
+        let token = try authenticate(request)
+        let body = try await decode(RegisterBody.self, request, what: "/api/client/register")
+        let (app, instance) = try identity(request, appName: body.appName, instanceID: body.instanceId)
+        let sdk = try checked(body.sdkVersion ?? request.headers[.unleashSDK], "sdkVersion")
+        let strategies = try (body.strategies ?? []).prefix(100).map { try checked($0, "strategies")! }
+        usage.register(
+            ClientRegistration(
+                appName: app, instanceID: instance, environment: token.environment, sdkVersion: sdk, strategies: strategies,
+                tokenName: token.name))
+        return Reply.accepted()
+    }
+
+    func metrics(_ request: Request) async throws -> Response {
+        let token = try authenticate(request)
+        let body = try await decode(MetricsBody.self, request, what: "/api/client/metrics")
+        let (app, instance) = try identity(request, appName: body.appName, instanceID: body.instanceId)
+        let toggles = body.bucket?.toggles ?? [:]
+        guard toggles.count <= 10_000 else {
+            throw ResponseFailure(Reply.error(.badRequest, "the metrics report names more than 10000 flags; send smaller reports"))
+        }
+        let bucket = FlagUsageCount.bucket(for: Date())
+        var counts: [FlagUsageCount] = []
+        for (name, toggle) in toggles {
+            _ = try checked(name, "a flag name")
+            let values = [toggle.yes ?? 0, toggle.no ?? 0] + (toggle.variants ?? [:]).values
+            guard values.allSatisfy({ (0...1_000_000_000_000).contains($0) }), (toggle.variants ?? [:]).count <= 100 else {
+                throw ResponseFailure(
+                    Reply.error(.badRequest, "the counts of flag '\(name)' are negative or too large; send counts of at most 10^12"))
+            }
+            for variant in (toggle.variants ?? [:]).keys { _ = try checked(variant, "a variant name") }
+            counts.append(
+                FlagUsageCount(
+                    bucket: bucket, flag: name, environment: token.environment, appName: app, yes: toggle.yes ?? 0, no: toggle.no ?? 0,
+                    variants: toggle.variants ?? [:]))
+        }
+        usage.add(counts)
+        usage.register(
+            ClientRegistration(
+                appName: app, instanceID: instance, environment: token.environment, sdkVersion: try checked(body.sdkVersion, "sdkVersion"),
+                tokenName: token.name))
+        return Reply.accepted()
+    }
+
+    // MARK: Helpers
+
+    private func identity(_ request: Request, appName: String?, instanceID: String?) throws -> (String, String) {
+        guard let app = try checked(appName ?? request.headers[.unleashAppName], "appName"), !app.isEmpty else {
+            throw ResponseFailure(Reply.error(.badRequest, "the body has no appName; send the application's name as Unleash SDKs do"))
+        }
+        let instance = try checked(instanceID ?? request.headers[.unleashInstanceID], "instanceId") ?? "unknown"
+        return (app, instance.isEmpty ? "unknown" : instance)
+    }
+
+    /// A reported name: at most 255 characters, no control characters.
+    private func checked(_ value: String?, _ field: String) throws -> String? {
+        guard let value else { return nil }
+        guard value.utf8.count <= 255, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ResponseFailure(Reply.error(.badRequest, "\(field) is longer than 255 bytes or contains control characters"))
+        }
+        return value
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ request: Request, what: String) async throws -> T {
+        switch await Body.decode(type, request, limit: configuration.maxBodyBytes, what: what) {
+        case .success(let value): return value
+        case .failure(let failure): throw failure
+        }
+    }
+
+    func authenticate(_ request: Request) throws -> APITokenCredential {
+        let requested = request.uri.queryParameters.get("environment") ?? request.headers[.plugboardEnvironment]
+        switch watcher.tokens.authenticate(request.headers, requestedEnvironment: requested) {
+        case .success(let token): return token
+        case .failure(.unauthorized(let message)): throw ResponseFailure(Reply.error(.unauthorized, message))
+        case .failure(.forbidden(let message)): throw ResponseFailure(Reply.error(.forbidden, message))
+        }
+    }
+
+    func board<T>(_ body: () throws(BoardError) -> T) throws -> T {
+        do { return try body() } catch {
+            configuration.logger.error("cannot read the board", metadata: ["error": "\(error.message)"])
+            throw ResponseFailure(Reply.error(.serviceUnavailable, "the server cannot read the board right now; try again"))
+        }
+    }
+
+    func respond(_ body: () throws -> Response) -> Response {
+        do { return try body() } catch let failure as ResponseFailure { return failure.response } catch {
+            return Reply.error(.internalServerError, "the server failed to answer; try again")
+        }
+    }
+
+    func respondAsync(_ body: () async throws -> Response) async -> Response {
+        do { return try await body() } catch let failure as ResponseFailure { return failure.response } catch {
+            return Reply.error(.internalServerError, "the server failed to answer; try again")
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+extension HTTPField.Name {
+    static let lastEventID = HTTPField.Name("Last-Event-ID")!
+    static let plugboardEnvironment = HTTPField.Name("X-Plugboard-Environment")!
+    static let unleashAppName = HTTPField.Name("unleash-appname")!
+    static let unleashInstanceID = HTTPField.Name("unleash-instanceid")!
+    static let unleashSDK = HTTPField.Name("unleash-sdk")!
+}
+
+/// Building responses.
+enum Reply {
+    static func json(_ status: HTTPResponse.Status, _ body: ByteBuffer, etag: String? = nil) -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if let etag { headers[.eTag] = etag }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: body))
+    }
+
+    static func json(_ status: HTTPResponse.Status, object: Any, etag: String? = nil) -> Response {
+        let data =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return json(status, ByteBuffer(bytes: data), etag: etag)
+    }
+
+    /// An error as `{"error": "...", "message": "one sentence"}`.
+    static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        json(status, object: ["error": status.reasonPhrase.lowercased(), "message": message])
+    }
+
+    static func notModified(etag: String) -> Response {
+        Response(status: .notModified, headers: [.eTag: etag])
+    }
+
+    static func accepted() -> Response { Response(status: .accepted) }
+
+    /// Whether an `If-None-Match` header matches `etag` (weak comparison, lists and `*` understood).
+    static func matches(_ fields: HTTPFields, _ etag: String) -> Bool {
+        guard let header = fields[.ifNoneMatch] else { return false }
+        let bare = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
+        return header.split(separator: ",").contains { candidate in
+            var tag = candidate.trimmingCharacters(in: .whitespaces)
+            if tag == "*" { return true }
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            return tag == bare
+        }
+    }
+}
+
+/// Reading request bodies with a size limit.
+enum Body {
+    enum Failure: Error {
+        case tooLarge(Int)
+        case unreadable
+    }
+
+    /// The whole body, or `.tooLarge` as soon as it passes `limit` bytes (checked on `Content-Length` first).
+    static func collect(_ request: Request, limit: Int) async -> Result<ByteBuffer, Failure> {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit { return .failure(.tooLarge(limit)) }
+        var buffer = ByteBuffer()
+        do {
+            for try await var chunk in request.body {
+                guard buffer.readableBytes + chunk.readableBytes <= limit else { return .failure(.tooLarge(limit)) }
+                buffer.writeBuffer(&chunk)
+            }
+        } catch {
+            return .failure(.unreadable)
+        }
+        return .success(buffer)
+    }
+
+    /// Decodes a JSON body, or the response that refuses it (413 too large, 400 not JSON of the expected shape).
+    static func decode<T: Decodable>(_ type: T.Type, _ request: Request, limit: Int, what: String, allowEmpty: Bool = false) async
+        -> Result<
+            T, ResponseFailure
+        >
+    {
+        let buffer: ByteBuffer
+        switch await collect(request, limit: limit) {
+        case .success(let collected): buffer = collected
+        case .failure(.tooLarge(let limit)):
+            return .failure(ResponseFailure(Reply.error(.contentTooLarge, "the request body is larger than \(limit) bytes; send less")))
+        case .failure(.unreadable):
+            return .failure(ResponseFailure(Reply.error(.badRequest, "the request body could not be read; send it again")))
+        }
+        let data = Data(buffer.readableBytesView)
+        let text = data.isEmpty && allowEmpty ? Data("{}".utf8) : data
+        do {
+            return .success(try JSONDecoder().decode(T.self, from: text))
+        } catch {
+            return .failure(
+                ResponseFailure(Reply.error(.badRequest, "the body of \(what) is not valid JSON of the expected shape: \(describe(error))"))
+            )
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "it cannot be parsed" }
+        func path(_ keys: [any CodingKey]) -> String {
+            keys.isEmpty ? "the top level" : "'" + keys.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".") + "'"
+        }
+        switch error {
+        case .dataCorrupted(let context): return context.codingPath.isEmpty ? "it is not JSON" : "\(path(context.codingPath)) is malformed"
+        case .keyNotFound(let key, let context): return "\(path(context.codingPath + [key])) is missing"
+        case .typeMismatch(_, let context): return "\(path(context.codingPath)) has the wrong type"
+        case .valueNotFound(_, let context): return "\(path(context.codingPath)) is null"
+        @unknown default: return "it cannot be parsed"
+        }
+    }
+}
+
+/// A response that ends a request early.
+struct ResponseFailure: Error {
+    let response: Response
+    init(_ response: Response) { self.response = response }
+}
+
+/// Request logs and `/metrics` counts for every request. Never logs a token or a body.
+struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let route = Self.route(request.uri.path)
+        let status: Int
+        do {
+            let response = try await next(request, context)
+            status = response.status.code
+            finish(request, route: route, status: status, since: start)
+            return response
+        } catch {
+            status = (error as? any HTTPResponseError)?.status.code ?? 500
+            finish(request, route: route, status: status, since: start)
+            throw error
+        }
+    }
+
+    private func finish(_ request: Request, route: String, status: Int, since start: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        metrics.record(route: route, status: status, seconds: seconds)
+        if logger.logLevel <= .info {
+            logger.info(
+                "request",
+                metadata: [
+                    "method": "\(request.method.rawValue)", "route": "\(route)", "status": "\(status)",
+                    "duration_ms": "\(String(format: "%.2f", seconds * 1000))",
+                    "app": "\(request.headers[.unleashAppName] ?? "-")",
+                ])
+        }
+    }
+
+    /// The route a path belongs to, with its parameter named: a bounded set of labels for metrics.
+    static func route(_ path: String) -> String {
+        switch path {
+        case "/api/client/features", "/api/client/delta", "/api/client/streaming", "/api/client/register", "/api/client/metrics",
+            "/ofrep/v1/evaluate/flags", "/health", "/metrics":
+            return path
+        default:
+            return path.hasPrefix("/ofrep/v1/evaluate/flags/") ? "/ofrep/v1/evaluate/flags/{key}" : "other"
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import Logging
+import NIOCore
+import NIOSSL
+import PlugboardStore
+import ServiceLifecycle
+
+/// `plugboard serve`: the board's flags over HTTP, for every Unleash SDK (client API: features with ETag, delta,
+/// server-sent-event streaming, register, metrics) and every OpenFeature SDK (OFREP).
+///
+/// Every route except `GET /health` needs an API token (`plugboard token create`). The server reads the board and
+/// never writes a flag definition; what SDKs report (registrations, usage counts) is buffered and written in
+/// batches without audit rows. A change committed by any process reaches connected streams within
+/// ``ServerConfiguration/pollInterval`` plus the time to compute the delta.
+public struct PlugboardServer: Sendable {
+    let board: any ServedBoard
+    let configuration: ServerConfiguration
+    let metrics = ServerMetrics()
+    let tokens = TokenCheck()
+    let watcher: BoardWatcher
+    let usage: UsageBuffer
+
+    /// Creates a server for `board`.
+    public init(board: any ServedBoard, configuration: ServerConfiguration = ServerConfiguration()) {
+        self.board = board
+        self.configuration = configuration
+        watcher = BoardWatcher(board: board, tokens: tokens, metrics: metrics, configuration: configuration)
+        usage = UsageBuffer(board: board, tokens: tokens, metrics: metrics, configuration: configuration)
+    }
+
+    /// Serves until SIGTERM or SIGINT, then closes event streams, finishes requests in flight, writes buffered usage
+    /// and returns.
+    ///
+    /// - Parameter onListening: Called with the bound port once the server accepts connections.
+    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let application = try makeApplication(onListening: onListening)
+        let group = ServiceGroup(
+            configuration: .init(services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
+        try await group.run()
+    }
+
+    /// The Hummingbird application (server plus board watcher and usage writer), for tests and embedding.
+    public func makeApplication(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
+        do { try watcher.start() } catch { throw error }
+        let server: HTTPServerBuilder
+        let idle = TimeAmount.seconds(max(1, configuration.idleTimeout.components.seconds))
+        let http1 = HTTPServerBuilder.http1(configuration: HTTP1Channel.Configuration(idleTimeout: idle))
+        if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
+            let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
+            let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .file(key))
+            server = try .tls(http1, tlsConfiguration: tls)
+        } else {
+            server = http1
+        }
+        let logger = configuration.logger
+        return Application(
+            router: makeRouter(),
+            server: server,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "plugboard"),
+            services: [watcher, usage],
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                logger.notice("serving the board", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
+                await onListening(port)
+            },
+            logger: logger
+        )
+    }
+
+    func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.middlewares.add(AccessLogMiddleware(metrics: metrics, logger: configuration.logger))
+        let api = ClientAPIRoutes(watcher: watcher, usage: usage, configuration: configuration)
+        api.add(to: router)
+        OFREPRoutes(api: api).add(to: router)
+        router.get("/health") { _, _ in
+            if let problem = board.healthProblem() {
+                return Reply.json(.serviceUnavailable, object: ["status": "unhealthy", "message": problem])
+            }
+            return Reply.json(.ok, object: ["status": "ok"])
+        }
+        router.get("/metrics") { request, _ in
+            api.respond {
+                _ = try api.authenticate(request)
+                return Response(
+                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
+            }
+        }
+        return router
+    }
+
+    /// Checks the board once for changes now (tests; the watcher does it every ``ServerConfiguration/pollInterval``).
+    func checkBoard() { watcher.check() }
+
+    /// Writes buffered usage now (tests; the writer does it every ``ServerConfiguration/usageFlushInterval``).
+    func flushUsage() { usage.flush() }
+}

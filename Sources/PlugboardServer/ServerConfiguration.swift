@@ -1,0 +1,45 @@
+import Foundation
+import Logging
+
+/// How `plugboard serve` listens and how it treats clients.
+public struct ServerConfiguration: Sendable {
+    /// The address to listen on (loopback by default).
+    public var host: String
+    /// The port; 0 picks a free one (see ``PlugboardServer/run(onListening:)``).
+    public var port: Int
+    /// PEM certificate chain and private key for HTTPS; both or neither.
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
+    /// Request bodies larger than this get 413.
+    public var maxBodyBytes: Int
+    /// Connections idle for this long are closed.
+    public var idleTimeout: Duration
+    /// How often the board is checked for changes.
+    public var pollInterval: Duration
+    /// How often buffered client registrations and metrics are written to the board.
+    public var usageFlushInterval: Duration
+    /// How often an idle event stream gets a comment line, so that proxies keep it open.
+    public var streamKeepAlive: Duration
+    /// The request log and the server's own messages.
+    public var logger: Logger
+
+    /// Creates a configuration with the defaults: 127.0.0.1:4242, 1 MiB bodies, 60 s idle timeout, a board check
+    /// every 50 ms, usage written every 5 s.
+    public init(
+        host: String = "127.0.0.1", port: Int = 4242, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil,
+        maxBodyBytes: Int = 1 << 20, idleTimeout: Duration = .seconds(60), pollInterval: Duration = .milliseconds(50),
+        usageFlushInterval: Duration = .seconds(5), streamKeepAlive: Duration = .seconds(15),
+        logger: Logger = Logger(label: "plugboard.serve")
+    ) {
+        self.host = host
+        self.port = port
+        self.tlsCertificatePath = tlsCertificatePath
+        self.tlsKeyPath = tlsKeyPath
+        self.maxBodyBytes = maxBodyBytes
+        self.idleTimeout = idleTimeout
+        self.pollInterval = pollInterval
+        self.usageFlushInterval = usageFlushInterval
+        self.streamKeepAlive = streamKeepAlive
+        self.logger = logger
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Synchronization
+
+/// The server's own counters, exposed at `GET /metrics` in the Prometheus text format (written by hand: a few
+/// counters and one histogram do not need a metrics library).
+final class ServerMetrics: Sendable {
+    /// A gauge that goes up and down.
+    final class Gauge: Sendable {
+        private let value = Mutex(0)
+        func add(_ delta: Int) { value.withLock { $0 += delta } }
+        var current: Int { value.withLock { $0 } }
+    }
+
+    private struct RouteStats {
+        var byStatus: [Int: Int] = [:]
+        var buckets: [Int]
+        var sum: Double = 0
+        var count = 0
+    }
+
+    /// Latency bucket bounds, in seconds.
+    static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1]
+
+    private let routes = Mutex<[String: RouteStats]>([:])
+    /// Connected event streams.
+    let streams = Gauge()
+    /// Board changes the server noticed since it started.
+    let boardChanges = Mutex(0)
+    /// Client usage entries dropped because the buffer was full.
+    let droppedUsage = Gauge()
+
+    func record(route: String, status: Int, seconds: Double) {
+        routes.withLock { routes in
+            var stats = routes[route] ?? RouteStats(buckets: Array(repeating: 0, count: Self.bounds.count))
+            stats.byStatus[status, default: 0] += 1
+            for (index, bound) in Self.bounds.enumerated() where seconds <= bound { stats.buckets[index] += 1 }
+            stats.sum += seconds
+            stats.count += 1
+            routes[route] = stats
+        }
+    }
+
+    /// The Prometheus text exposition (format 0.0.4).
+    func exposition() -> String {
+        let routes = self.routes.withLock { $0 }
+        var text = "# HELP plugboard_http_requests_total HTTP requests by route and status.\n# TYPE plugboard_http_requests_total counter\n"
+        for (route, stats) in routes.sorted(by: { $0.key < $1.key }) {
+            for (status, count) in stats.byStatus.sorted(by: { $0.key < $1.key }) {
+                text += "plugboard_http_requests_total{route=\"\(route)\",status=\"\(status)\"} \(count)\n"
+            }
+        }
+        text +=
+            "# HELP plugboard_http_request_duration_seconds Time to the response head, by route.\n# TYPE plugboard_http_request_duration_seconds histogram\n"
+        for (route, stats) in routes.sorted(by: { $0.key < $1.key }) {
+            for (index, bound) in Self.bounds.enumerated() {
+                text += "plugboard_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"\(bound)\"} \(stats.buckets[index])\n"
+            }
+            text += "plugboard_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"+Inf\"} \(stats.count)\n"
+            text += "plugboard_http_request_duration_seconds_sum{route=\"\(route)\"} \(stats.sum)\n"
+            text += "plugboard_http_request_duration_seconds_count{route=\"\(route)\"} \(stats.count)\n"
+        }
+        text += "# HELP plugboard_streams_connected Connected event streams.\n# TYPE plugboard_streams_connected gauge\n"
+        text += "plugboard_streams_connected \(streams.current)\n"
+        text += "# HELP plugboard_board_changes_total Board changes noticed since the server started.\n"
+        text += "# TYPE plugboard_board_changes_total counter\nplugboard_board_changes_total \(boardChanges.withLock { $0 })\n"
+        text += "# HELP plugboard_usage_dropped_total Client usage entries dropped because the buffer was full.\n"
+        text += "# TYPE plugboard_usage_dropped_total counter\nplugboard_usage_dropped_total \(droppedUsage.current)\n"
+        return text
+    }
+}

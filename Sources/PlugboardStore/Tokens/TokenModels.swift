@@ -1,0 +1,112 @@
+import Crypto
+import Foundation
+
+/// An API token as people see it: never its secret, never its hash.
+public struct APIToken: Sendable, Hashable, Codable {
+    /// Whether a token is accepted now.
+    public enum State: String, Sendable, Hashable, Codable {
+        case active, expired, revoked
+    }
+
+    /// The token's unique name, for example `checkout-service`.
+    public let name: String
+    /// The one environment the token reads.
+    public let environment: String
+    /// The first characters of the secret, to recognise it (`*:production.pb_Xy3k…`).
+    public let prefix: String
+    public let createdAt: String
+    public let createdBy: String
+    /// When the token stops being accepted; nil for never.
+    public let expiresAt: String?
+    public let revokedAt: String?
+    public let revokedBy: String?
+    public let revokeReason: String?
+    /// When a server last accepted it (written in batches, so up to a minute late).
+    public let lastUsedAt: String?
+    /// Active, expired or revoked, now.
+    public let state: State
+}
+
+/// A token just created: the only time its secret exists outside the client that keeps it.
+public struct CreatedAPIToken: Sendable {
+    /// The stored token.
+    public let token: APIToken
+    /// The secret to hand to the SDK; the board keeps only its SHA-256.
+    public let secret: String
+}
+
+/// What a server needs to check a presented token: its digest and whether it is still good. No secret.
+public struct APITokenCredential: Sendable, Hashable {
+    /// The token's name.
+    public let name: String
+    /// The environment it reads.
+    public let environment: String
+    /// The SHA-256 of the secret (32 bytes).
+    public let digest: [UInt8]
+    /// When it stops being accepted; nil for never.
+    public let expiresAt: Date?
+    /// Revoked tokens are kept so that a client hears "revoked", not "unknown".
+    public let revoked: Bool
+
+    /// Creates a credential (the store makes them; tests too).
+    package init(name: String, environment: String, digest: [UInt8], expiresAt: Date?, revoked: Bool) {
+        self.name = name
+        self.environment = environment
+        self.digest = digest
+        self.expiresAt = expiresAt
+        self.revoked = revoked
+    }
+}
+
+/// Making and hashing token secrets.
+public enum APITokenSecret {
+    /// A new secret for `environment`: `*:ENV.pb_` followed by 32 random bytes in base64url (43 characters).
+    ///
+    /// The `*:ENV.` shape is the one Unleash gives its client tokens, so Unleash SDKs read the environment
+    /// from it as they do from Unleash's own tokens.
+    public static func generate(environment: String) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        return "*:\(environment).pb_" + base64URL(bytes)
+    }
+
+    /// The SHA-256 of a presented secret (32 bytes).
+    public static func digest(_ secret: String) -> [UInt8] {
+        Array(SHA256.hash(data: Data(secret.utf8)))
+    }
+
+    /// Compares two digests in time that depends only on their lengths.
+    public static func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        var difference: UInt8 = 0
+        for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
+        return difference == 0
+    }
+
+    /// The part of a secret shown in listings: its environment and the first 6 characters after `pb_`.
+    static func displayPrefix(_ secret: String) -> String {
+        guard let range = secret.range(of: ".pb_") else { return String(secret.prefix(8)) + "…" }
+        return String(secret[..<range.upperBound]) + String(secret[range.upperBound...].prefix(6)) + "…"
+    }
+
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}
+
+extension Validate {
+    /// A token name: 1–128 characters of `a-z A-Z 0-9 . _ -`, starting with a letter or digit.
+    public static func tokenName(_ name: String) throws(BoardError) {
+        let allowed: (UInt8) -> Bool = { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "._-".utf8.contains(byte)
+        }
+        guard !name.isEmpty, name.utf8.count <= 128, name.utf8.allSatisfy(allowed), let first = name.utf8.first, !"._-".utf8.contains(first)
+        else {
+            throw .invalid(
+                "token name '\(printable(name))' is not valid: use 1-128 characters of letters, digits, '.', '_' and '-' (for example checkout-service)"
+            )
+        }
+    }
+}

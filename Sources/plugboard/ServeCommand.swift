@@ -1,0 +1,94 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import PlugboardServer
+import PlugboardStore
+import Synchronization
+
+/// `plugboard serve`: the board's flags over HTTP for Unleash SDKs and OpenFeature (OFREP) SDKs.
+struct ServeCommand: BoardCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the board's flags over HTTP: Unleash's client API (point SDKs at http://HOST:PORT/api) and OFREP.",
+        discussion: """
+            Every request needs a token from plugboard token create (Authorization: TOKEN, or Authorization: Bearer TOKEN);
+            a token reads one environment. GET /health needs none. Changes made with the CLI reach streaming clients
+            within a fraction of a second. Stops cleanly on SIGTERM or SIGINT. Request logs go to stderr.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Option(name: .long, help: ArgumentHelp("Where to listen; 0.0.0.0:PORT exposes it to the network.", valueName: "host:port"))
+    var listen = "127.0.0.1:4242"
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("PEM certificate chain: serve HTTPS.", valueName: "file"))
+    var tlsCert: String?
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("PEM private key of the certificate.", valueName: "file"))
+    var tlsKey: String?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info (one line a request), notice, warning, error.")
+    var logLevel = "info"
+
+    func validate() throws {
+        if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together; give both or neither") }
+        if Logger.Level(rawValue: logLevel) == nil {
+            throw ValidationError("--log-level '\(logLevel)' is not one of trace, debug, info, notice, warning, error")
+        }
+        _ = try Self.address(listen)
+    }
+
+    static func address(_ text: String) throws -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            throw ValidationError("--listen '\(text)' is not HOST:PORT, for example 127.0.0.1:4242")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw ValidationError("--listen '\(text)' has no host; use for example 127.0.0.1:4242") }
+        return (host, port)
+    }
+
+    func execute(_ output: Output) throws(BoardError) {
+        let board = try global.openBoard()
+        guard let (host, port) = try? Self.address(listen) else { return }
+        for path in [tlsCert, tlsKey].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: path) {
+            throw BoardError(.io, "cannot read \(path); give a readable PEM file to --tls-cert and --tls-key")
+        }
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        var logger = Logger(label: "plugboard.serve")
+        logger.logLevel = level
+        let configuration = ServerConfiguration(host: host, port: port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey, logger: logger)
+        let server = PlugboardServer(board: board, configuration: configuration)
+        let scheme = tlsCert == nil ? "http" : "https"
+        let json = output.json
+        let failure = ServeFailure()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do {
+                try await server.run { port in
+                    let url = "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+                    let line =
+                        json
+                        ? Output.jsonText(["url": url, "unleash": url + "/api", "ofrep": url + "/ofrep/v1"], pretty: false)
+                        : "Serving the board at \(url): Unleash SDKs at \(url)/api, OFREP at \(url)/ofrep/v1 (Ctrl-C stops)"
+                    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+                }
+            } catch let error as BoardError {
+                failure.set(error)
+            } catch {
+                failure.set(BoardError(.io, "cannot serve on \(listen): \(error); is the port in use? choose another with --listen"))
+            }
+            done.signal()
+        }
+        done.wait()
+        if let error = failure.error { throw error }
+    }
+}
+
+/// The error a serving task ended with, handed back to the command's thread.
+private final class ServeFailure: Sendable {
+    private let stored = Mutex<BoardError?>(nil)
+    func set(_ error: BoardError) { stored.withLock { $0 = error } }
+    var error: BoardError? { stored.withLock { $0 } }
+}

@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import PlugboardStore
+
+/// `plugboard token …`: the API tokens `plugboard serve` accepts.
+struct TokenCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token", abstract: "Create, list and revoke the API tokens SDKs use to read flags from plugboard serve.",
+        subcommands: [Create.self, List.self, Revoke.self])
+
+    struct Create: BoardCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a token that reads one environment; prints its secret once (admins).",
+            discussion: """
+                The board keeps only the secret's SHA-256: store the printed secret where the SDK reads it. The secret has
+                Unleash's shape (*:ENV.pb_…), so Unleash SDKs take it as they take Unleash's own client tokens.
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Option(name: .long, help: "A unique name for the token, for example checkout-service.") var name: String
+        @Option(name: .long, help: ArgumentHelp("How long it is accepted: 90d, 12h, 30m, 2w, or a time (2027-01-31).", valueName: "age"))
+        var expires: String?
+
+        func execute(_ output: Output) throws(BoardError) {
+            let expiresAt = try expires.map { text throws(BoardError) in try Self.expiry(text) }
+            let created = try global.openBoard().createAPIToken(
+                name: name, environment: try global.environment(), expiresAt: expiresAt, actor: try global.actor())
+            if output.json {
+                output.printJSON(
+                    TokenJSON(
+                        name: created.token.name, environment: created.token.environment, token: created.secret,
+                        expiresAt: created.token.expiresAt))
+                return
+            }
+            print(created.secret)
+            Output.printWarning(
+                "this is the only time the token '\(name)' is shown; the board keeps only its hash (reads \(created.token.environment)\(created.token.expiresAt.map { ", expires \($0)" } ?? ""))"
+            )
+        }
+
+        struct TokenJSON: Encodable {
+            let name: String
+            let environment: String
+            let token: String
+            let expiresAt: String?
+        }
+
+        /// `90d`, `12h`, `30m`, `2w`, or an ISO-8601 time or date.
+        static func expiry(_ text: String) throws(BoardError) -> Date {
+            let units: [Character: Double] = ["m": 60, "h": 3600, "d": 86400, "w": 7 * 86400]
+            if let unit = text.last, let seconds = units[unit], let count = Int(text.dropLast()), count > 0 {
+                return Date().addingTimeInterval(Double(count) * seconds)
+            }
+            if let date = Timestamp.parse(text) { return date }
+            throw BoardError(
+                .invalidInput, "--expires '\(text)' is not an age or a time: use for example 90d, 12h, 30m, 2w or 2027-01-31")
+        }
+    }
+
+    struct List: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "List tokens: environment, state, expiry and last use (never secrets).")
+        @OptionGroup var global: GlobalOptions
+
+        func execute(_ output: Output) throws(BoardError) {
+            let tokens = try global.openBoard().apiTokens()
+            if output.json {
+                output.printJSON(tokens)
+                return
+            }
+            var table = Table("NAME", "ENVIRONMENT", "STATE", "PREFIX", "EXPIRES", "LAST USED", "CREATED")
+            for token in tokens {
+                table.add(
+                    token.name, token.environment, token.state.rawValue, token.prefix, token.expiresAt.cell, token.lastUsedAt.cell,
+                    "\(token.createdAt.prefix(10)) by \(token.createdBy)")
+            }
+            table.print(empty: "No tokens yet; create one with plugboard token create --env ENV --name NAME.")
+        }
+    }
+
+    struct Revoke: BoardCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke a token: servers refuse it from now on (admins).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The token's name.") var name: String
+        @Option(name: .long, help: "Why, for the audit log.") var reason: String?
+
+        func execute(_ output: Output) throws(BoardError) {
+            output.report(try global.openBoard().revokeAPIToken(name, reason: reason, actor: try global.actor()))
+        }
+    }
+}

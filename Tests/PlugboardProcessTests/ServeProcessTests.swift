@@ -1,0 +1,105 @@
+import Foundation
+import PlugboardTestSupport
+import Testing
+
+/// `plugboard serve` as a process of its own, with the CLI changing the board from another process: the change
+/// must reach a connected event stream, tokens must be checked, and SIGTERM must stop it cleanly.
+@Suite("plugboard serve (processes)")
+struct ServeProcessTests {
+    /// Runs curl and returns (status code, body).
+    static func curl(_ arguments: [String]) async throws -> (Int, String) {
+        try await Sandbox.offPool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            process.arguments = ["-s", "-w", "\n%{http_code}", "--max-time", "10"] + arguments
+            let out = Pipe()
+            process.standardOutput = out
+            try process.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            let text = String(decoding: data, as: UTF8.self)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+        }
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
+    func aCLIChangeReachesAConnectedStreamAndTokensAreChecked() async throws {
+        let sandbox = try await Sandbox.withBoard()
+        try await sandbox.ok("flag", "create", "checkout.new-flow")
+        try await sandbox.ok("flag", "create", "other.env", "--env", "staging")
+        try await sandbox.ok("flag", "enable", "other.env", "--env", "staging")
+        let created = try await sandbox.ok("token", "create", "--env", "default", "--name", "shop", "--json").json() as? [String: Any]
+        let token = try #require(created?["token"] as? String)
+        let server = try ChildProcess(
+            Sandbox.binary, ["serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--log-level", "warning"])
+        let listening = try #require(
+            await server.waitForLine { $0.hasPrefix("Serving the board at http://127.0.0.1:") }, "\(server.errorOutput)")
+        let line = server.output[listening]
+        let port = try #require(Int(line.split(separator: ":")[2].prefix { $0.isNumber }))
+        let base = "http://127.0.0.1:\(port)"
+
+        #expect(try await Self.curl(["\(base)/api/client/features"]).0 == 401)
+        #expect(try await Self.curl(["-H", "Authorization: *:default.pb_wrong", "\(base)/api/client/features"]).0 == 401)
+        let forbidden = try await Self.curl(["-H", "Authorization: \(token)", "\(base)/api/client/features?environment=staging"])
+        #expect(forbidden.0 == 403, "\(forbidden)")
+        let (status, body) = try await Self.curl(["-H", "Authorization: \(token)", "\(base)/api/client/features"])
+        #expect(status == 200 && body.contains("checkout.new-flow") && body.contains("other.env"), "\(status) \(body)")
+
+        let stream = try ChildProcess("/usr/bin/curl", ["-sN", "-H", "Authorization: \(token)", "\(base)/api/client/streaming"])
+        let hydrated = await stream.waitForLine(timeout: .seconds(20)) { $0.contains(#""type":"hydration""#) }
+        #expect(hydrated != nil, "no hydration event: \(stream.output)")
+        let seen = stream.output.count
+        let start = ContinuousClock.now
+        try await sandbox.ok("flag", "enable", "checkout.new-flow")
+        let updated = await stream.waitForLine(after: seen, timeout: .seconds(20)) {
+            $0.contains(#""type":"feature-updated""#) && $0.contains("checkout.new-flow")
+        }
+        #expect(updated != nil, "the change did not reach the stream: \(stream.output)")
+        // Informational: the CLI process's own run time is most of this.
+        print("CLI change reached the stream \(ContinuousClock.now - start) after the CLI started")
+
+        try await sandbox.ok("token", "revoke", "shop")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await Self.curl(["-H", "Authorization: \(token)", "\(base)/api/client/features"]).0 == 401)
+
+        let exit = await server.stop()
+        #expect(exit == 0, "serve did not stop cleanly on SIGTERM: \(server.errorOutput)")
+        await stream.stop()
+    }
+
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
+        ))
+    func itServesHTTPSWithACertificate() async throws {
+        let sandbox = try await Sandbox.withBoard()
+        let certificate = sandbox.root.appendingPathComponent("cert.pem").path
+        let key = sandbox.root.appendingPathComponent("key.pem").path
+        let openssl = try sandbox.runBlocking(
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
+                "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+            ], db: false, executable: "/usr/bin/openssl")
+        #expect(openssl.status == 0, "\(openssl)")
+        let created = try await sandbox.ok("token", "create", "--env", "default", "--name", "tls", "--json").json() as? [String: Any]
+        let token = try #require(created?["token"] as? String)
+        let server = try ChildProcess(
+            Sandbox.binary,
+            [
+                "serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", key, "--log-level",
+                "warning",
+            ])
+        let listening = try #require(
+            await server.waitForLine { $0.hasPrefix("Serving the board at https://127.0.0.1:") }, "\(server.errorOutput)")
+        let port = try #require(Int(server.output[listening].split(separator: ":")[2].prefix { $0.isNumber }))
+        let secure = try await Self.curl([
+            "--cacert", certificate, "-H", "Authorization: \(token)", "https://127.0.0.1:\(port)/api/client/features",
+        ])
+        #expect(secure.0 == 200, "\(secure)")
+        #expect(try await Self.curl(["http://127.0.0.1:\(port)/health"]).0 != 200, "plain HTTP must not be served on the TLS port")
+        let exit = await server.stop()
+        #expect(exit == 0, "\(server.errorOutput)")
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import PlugboardFlags
+import PlugboardStore
+import Testing
+
+@testable import PlugboardServer
+
+@Suite("OFREP")
+struct OFREPTests {
+    static func body(_ context: String) -> ByteBuffer { ByteBuffer(string: #"{"context":\#(context)}"#) }
+
+    @Test func singleEvaluationMapsResolutionDetails() async throws {
+        let fixture = try ServerFixture()
+        let bearer: HTTPFields = [.authorization: "Bearer \(fixture.token)", .contentType: "application/json"]
+        try await fixture.test { client in
+            try await client.execute(
+                uri: "/ofrep/v1/evaluate/flags/checkout.new-flow", method: .post, headers: bearer,
+                body: Self.body(#"{"targetingKey":"u1"}"#)
+            ) { response in
+                #expect(response.status == .ok)
+                let object = ServerFixture.json(response.body)
+                #expect(object["value"] as? Bool == true && object["reason"] as? String == "STATIC")
+            }
+            try await client.execute(uri: "/ofrep/v1/evaluate/flags/checkout.off", method: .post, headers: bearer, body: Self.body("{}")) {
+                response in
+                let object = ServerFixture.json(response.body)
+                #expect(object["value"] as? Bool == false && object["reason"] as? String == "DISABLED")
+            }
+            try await client.execute(
+                uri: "/ofrep/v1/evaluate/flags/beta.only", method: .post, headers: bearer, body: Self.body(#"{"appName":"beta-app"}"#)
+            ) { response in
+                let object = ServerFixture.json(response.body)
+                #expect(object["value"] as? Bool == true && object["reason"] as? String == "TARGETING_MATCH")
+            }
+            try await client.execute(uri: "/ofrep/v1/evaluate/flags/banner.text", method: .post, headers: bearer, body: Self.body("{}")) {
+                response in
+                let object = ServerFixture.json(response.body)
+                #expect(object["value"] as? String == "Hello in blue" && object["variant"] as? String == "blue")
+            }
+            try await client.execute(uri: "/ofrep/v1/evaluate/flags/n%C3%B6pe", method: .post, headers: bearer, body: Self.body("{}")) {
+                response in
+                #expect(ServerFixture.json(response.body)["key"] as? String == "nöpe", "path keys are percent-decoded")
+            }
+            try await client.execute(uri: "/ofrep/v1/evaluate/flags/nope", method: .post, headers: bearer, body: Self.body("{}")) {
+                response in
+                #expect(response.status == .notFound)
+                #expect(ServerFixture.json(response.body)["errorCode"] as? String == "FLAG_NOT_FOUND")
+            }
+            try await client.execute(
+                uri: "/ofrep/v1/evaluate/flags/checkout.off", method: .post, headers: bearer, body: ByteBuffer(string: "[1,2")
+            ) { response in
+                #expect(response.status == .badRequest)
+                #expect(ServerFixture.json(response.body)["errorCode"] as? String == "INVALID_CONTEXT")
+            }
+            try await client.execute(
+                uri: "/ofrep/v1/evaluate/flags/checkout.off", method: .post, headers: [.authorization: "Bearer \(fixture.productionToken)"],
+                body: Self.body("{}")
+            ) { response in
+                #expect(response.status == .ok, "a token for production evaluates production")
+            }
+        }
+    }
+
+    @Test func bulkEvaluationHasAnETag() async throws {
+        let fixture = try ServerFixture()
+        let bearer: HTTPFields = [.authorization: "Bearer \(fixture.token)"]
+        try await fixture.test { client in
+            var etag = ""
+            try await client.execute(
+                uri: "/ofrep/v1/evaluate/flags", method: .post, headers: bearer, body: Self.body(#"{"targetingKey":"u1"}"#)
+            ) {
+                response in
+                #expect(response.status == .ok)
+                etag = try #require(response.headers[.eTag])
+                let flags = try #require(ServerFixture.json(response.body)["flags"] as? [[String: Any]])
+                #expect(flags.count == 4)
+            }
+            var conditional = bearer
+            conditional[.ifNoneMatch] = etag
+            try await client.execute(
+                uri: "/ofrep/v1/evaluate/flags", method: .post, headers: conditional, body: Self.body(#"{"targetingKey":"u1"}"#)
+            ) { response in
+                #expect(response.status == .notModified)
+            }
+        }
+    }
+}
+
+@Suite("event streams")
+struct StreamTests {
+    static func next(_ iterator: inout AsyncStream<ByteBuffer>.Iterator) async -> String {
+        await iterator.next().map { String(buffer: $0) } ?? ""
+    }
+
+    @Test func streamHydratesThenSendsDeltasAndResumesWithLastEventID() async throws {
+        let fixture = try ServerFixture()
+        _ = try fixture.server.makeApplication()
+        let watcher = fixture.server.watcher
+        var first = try watcher.openStream("default", lastEventID: nil).makeAsyncIterator()
+        let hydration = await Self.next(&first)
+        #expect(hydration.hasPrefix("event: unleash-connected\n"))
+        #expect(hydration.contains(#""type":"hydration""#) && hydration.contains("checkout.new-flow"))
+        let hydrationID = try #require(Int(hydration.split(separator: "\n")[1].dropFirst(4)))
+
+        _ = try fixture.board.setFlagEnabled("checkout.off", true, environment: "default", actor: ServerFixture.admin)
+        watcher.check()
+        let update = await Self.next(&first)
+        #expect(update.hasPrefix("event: unleash-updated\nid: \(hydrationID + 1)\n"))
+        #expect(update.contains(#""type":"feature-updated""#) && update.contains("checkout.off"))
+
+        // A client that saw only the hydration resumes with exactly what it missed.
+        var resumed = try watcher.openStream("default", lastEventID: hydrationID).makeAsyncIterator()
+        let missed = await Self.next(&resumed)
+        #expect(missed.hasPrefix("event: unleash-updated\nid: \(hydrationID + 1)\n") && missed.contains("checkout.off"))
+        // An id from another run or from the future gets a fresh hydration.
+        var stranger = try watcher.openStream("default", lastEventID: 42).makeAsyncIterator()
+        #expect(await Self.next(&stranger).hasPrefix("event: unleash-connected\n"))
+        // Another environment's stream hears nothing of default's changes.
+        var production = try watcher.openStream("production", lastEventID: nil).makeAsyncIterator()
+        _ = await Self.next(&production)
+        _ = try fixture.board.setFlagEnabled("checkout.off", false, environment: "default", actor: ServerFixture.admin)
+        watcher.check()
+        #expect(await Self.next(&first).contains("checkout.off"))
+        #expect(fixture.server.metrics.streams.current == 4)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import PlugboardFlags
+import PlugboardStore
+
+@testable import PlugboardServer
+
+/// A board in memory with a few flags in `default` and `production`, tokens for both, and a server over it.
+struct ServerFixture {
+    static let admin = try! Principal(osUser: "alice")
+    static let features = """
+        {"version": 1,
+         "segments": [{"id": 1, "name": "beta", "constraints": [{"contextName": "appName", "operator": "IN", "values": ["beta-app"]}]}],
+         "features": [
+          {"name": "checkout.new-flow", "enabled": true, "strategies": [{"name": "default"}]},
+          {"name": "checkout.off", "enabled": false, "strategies": [{"name": "default"}]},
+          {"name": "beta.only", "enabled": true, "strategies": [{"name": "default", "segments": [1]}]},
+          {"name": "banner.text", "enabled": true, "strategies": [{"name": "default"}],
+           "variants": [{"name": "blue", "weight": 1000, "stickiness": "default", "payload": {"type": "string", "value": "Hello in blue"}}]}
+         ]}
+        """
+
+    let board: Board
+    let server: PlugboardServer
+    let token: String
+    let productionToken: String
+    let revokedToken: String
+
+    init(maxBodyBytes: Int = 1 << 20) throws {
+        board = try Board.inMemory(actor: Self.admin)
+        let set = try FeatureSet.decode(from: Data(Self.features.utf8))
+        _ = try board.importFlags(set, environment: "default", actor: Self.admin)
+        _ = try board.importFlags(set, environment: "production", actor: Self.admin)
+        token = try board.createAPIToken(name: "app", environment: "default", actor: Self.admin).secret
+        productionToken = try board.createAPIToken(name: "prod", environment: "production", actor: Self.admin).secret
+        revokedToken = try board.createAPIToken(name: "old", environment: "default", actor: Self.admin).secret
+        _ = try board.revokeAPIToken("old", reason: "leaked", actor: Self.admin)
+        server = PlugboardServer(board: board, configuration: ServerConfiguration(maxBodyBytes: maxBodyBytes))
+    }
+
+    /// Runs `body` against the server's router (no sockets).
+    func test(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        let app = try server.makeApplication()
+        try await app.test(.router, body)
+    }
+
+    /// The body as a JSON object (empty when it is not one).
+    static func json(_ buffer: ByteBuffer) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView))) as? [String: Any] ?? [:]
+    }
+
+    /// The flag names of a features body (empty when it is not one).
+    static func names(_ buffer: ByteBuffer) -> [String] {
+        ((try? FeatureSet.decode(from: Data(buffer.readableBytesView)))?.features ?? []).map(\.name)
+    }
+}
