@@ -73,10 +73,8 @@ enum StateQueries {
     /// The column names of `table`, in table order.
     static func columns(_ db: Database, _ table: String) throws -> [String] {
         let excluded = StateTables.byName[table]?.excluded ?? []
-        return try String.fetchAll(db.cachedStatement(sql: "SELECT name FROM pragma_table_info(?) ORDER BY cid"), arguments: [table]).filter
-        {
-            !excluded.contains($0)
-        }
+        return try String.fetchAll(db.cachedStatement(sql: "SELECT name FROM pragma_table_info(?) ORDER BY cid"), arguments: [table])
+            .filter { !excluded.contains($0) }
     }
 
     /// The current digest of one row, or nil when the row does not exist.
