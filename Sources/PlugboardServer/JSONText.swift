@@ -45,21 +45,7 @@ struct JSONText {
     }
 
     private mutating func appendString(_ value: String) {
-        text.append("\"")
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": text.append("\\\"")
-            case "\\": text.append("\\\\")
-            case "\n": text.append("\\n")
-            case "\r": text.append("\\r")
-            case "\t": text.append("\\t")
-            case _ where scalar.value < 0x20:
-                text.append("\\u00")
-                text.append(String(scalar.value, radix: 16).leftPadded(to: 2))
-            default: text.unicodeScalars.append(scalar)
-            }
-        }
-        text.append("\"")
+        BatchEvaluator.appendJSONString(value, to: &text)
     }
 }
 

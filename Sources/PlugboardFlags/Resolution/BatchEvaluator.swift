@@ -136,8 +136,9 @@ public struct BatchEvaluator: Sendable {
         return out
     }
 
-    /// Appends `text` as a JSON string, escaped exactly as Python's `json.dumps(..., ensure_ascii=False)`.
-    static func appendJSONString(_ text: String, to out: inout String) {
+    /// Appends `text` as a JSON string, escaped exactly as Python's `json.dumps(..., ensure_ascii=False)`. The server
+    /// writes its JSON with it too.
+    package static func appendJSONString(_ text: String, to out: inout String) {
         out.append("\"")
         for scalar in text.unicodeScalars {
             switch scalar {
