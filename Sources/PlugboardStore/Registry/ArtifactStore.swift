@@ -70,10 +70,21 @@ public struct ArtifactStore: Sendable {
             try output.close()
         } catch {
             unlink(temporary)
-            throw BoardError(.io, "cannot copy the artifact \(source) into \(root): \(error)")
+            throw BoardError(.io, "cannot copy the artifact \(source) into \(root): \(Self.describe(error)); nothing was changed")
         }
         let sha = hasher.finalize().hex
         return Staged(sha256: sha, size: size, fileName: (source as NSString).lastPathComponent, temporaryPath: temporary)
+    }
+
+    /// The system's words for a failed read or write ("file too large", "no space left on device"), not Foundation's
+    /// error dump, with a hint when the disk or a size limit is the cause.
+    static func describe(_ error: any Error) -> String {
+        let ns = error as NSError
+        let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError
+        let code = ns.domain == NSPOSIXErrorDomain ? ns.code : underlying?.domain == NSPOSIXErrorDomain ? underlying?.code : nil
+        guard let code else { return ns.localizedDescription }
+        let words = String(cString: strerror(Int32(code))).lowercased()
+        return [EFBIG, ENOSPC, EDQUOT].contains(Int32(code)) ? "\(words) (the disk is full or a file size limit was reached)" : words
     }
 
     /// Moves a staged file to its content address (or drops it if the same content is already there).

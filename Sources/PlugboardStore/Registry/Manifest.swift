@@ -93,7 +93,7 @@ public struct PluginManifest: Sendable, Hashable {
         let versionText = try string("version", required: true)!
         let version: SemanticVersion
         do { version = try SemanticVersion(versionText) } catch {
-            throw .invalid("manifest field 'version': \(error.message)")
+            throw .invalid("manifest field 'version': \(Validate.escaped(error.message))")
         }
 
         let description = try string("description", required: false)
@@ -101,7 +101,7 @@ public struct PluginManifest: Sendable, Hashable {
 
         var host: VersionRange?
         if let text = try string("host", required: false) {
-            do { host = try VersionRange(text) } catch { throw .invalid("manifest field 'host': \(error.message)") }
+            do { host = try VersionRange(text) } catch { throw .invalid("manifest field 'host': \(Validate.escaped(error.message))") }
         }
 
         var dependencies: [String: VersionRange] = [:]
@@ -118,7 +118,7 @@ public struct PluginManifest: Sendable, Hashable {
                     throw .invalid("manifest field 'dependencies': the range for \(dependency) must be a string such as \"^1.2\"")
                 }
                 do { dependencies[dependency] = try VersionRange(rangeText) } catch {
-                    throw .invalid("manifest field 'dependencies': the range for \(dependency) is invalid: \(error.message)")
+                    throw .invalid("manifest field 'dependencies': the range for \(dependency) is invalid: \(Validate.escaped(error.message))")
                 }
             }
         }
