@@ -40,6 +40,21 @@ struct RegexEngineTests {
         }
     }
 
+    @Test("a counted repetition of a star compiles to the star: the work per character does not grow with the count")
+    func countedStarsAreOneStar() throws {
+        // Found by Tools/stress: `(.*){1,1000}(.*){1,1000}b` took seconds per thousand characters.
+        let regex = try UnleashRegex("(.*){1,1000}(.*){1,1000}b", caseInsensitive: false)
+        #expect(regex.programSize < 30, "\(regex.programSize) instructions")
+        let input = String(repeating: "a", count: 5_000)
+        let run = regex.run(input)
+        #expect(!run.matched)
+        #expect(run.steps <= 2 * (input.count + 1) * regex.programSize)
+        #expect(try UnleashRegex("(.*){1,1000}b", caseInsensitive: false).matches("xxb"))
+        // `{0}` of a star is the empty string, not the star.
+        #expect(try !UnleashRegex("^(a*){0}b$", caseInsensitive: false).matches("aab"))
+        #expect(try UnleashRegex("^(a*){0}b$", caseInsensitive: false).matches("b"))
+    }
+
     @Test("an anchored pattern stops when no thread is left")
     func anchoredStopsEarly() throws {
         let regex = try UnleashRegex("^user-[0-9]+@example\\.com$", caseInsensitive: false)

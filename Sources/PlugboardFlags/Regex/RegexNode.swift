@@ -17,6 +17,23 @@ indirect enum RegexNode: Sendable {
     /// `node{min,max}`; `max == nil` means no upper bound.
     case repetition(RegexNode, min: Int, max: Int?)
 
+    /// The same language with less program: a counted repetition of a star, `(x*){n,m}` with `m ≥ 1`, is `x*` (any
+    /// string of `x*` is one copy plus empty ones, and `x*` is closed under concatenation). Only whether a pattern
+    /// matches is computed, never captures, so groups do not matter. Without it, `(.*){1,1000}` compiles to
+    /// thousands of instructions, and the Pike VM pays each of them for every input character (found by
+    /// `Tools/stress`: seconds per thousand characters).
+    func simplified() -> RegexNode {
+        switch self {
+        case .concatenation(let nodes): return .concatenation(nodes.map { $0.simplified() })
+        case .alternation(let nodes): return .alternation(nodes.map { $0.simplified() })
+        case .repetition(let node, let low, let high):
+            let inner = node.simplified()
+            if case .repetition(_, 0, nil) = inner, high.map({ $0 >= 1 }) ?? true { return inner }
+            return .repetition(inner, min: low, max: high)
+        default: return self
+        }
+    }
+
     /// The number of program instructions this node compiles to, saturating at `limit + 1`, computed without
     /// building anything, so that `((a{1000}){1000}){1000}` is refused at once.
     func programSize(limit: Int) -> Int {

@@ -85,7 +85,8 @@ struct RegexProgram: Sendable {
     let anchoredAtStart: Bool
 
     /// Compiles `node`; throws when the program would be over `instructionLimit` instructions.
-    static func compile(_ node: RegexNode, pattern: String) throws(UnleashRegex.RegexProblem) -> RegexProgram {
+    static func compile(_ parsed: RegexNode, pattern: String) throws(UnleashRegex.RegexProblem) -> RegexProgram {
+        let node = parsed.simplified()
         let tooLarge = UnleashRegex.RegexProblem(
             "'\(pattern)' is not a valid regular expression: it is too large (over \(instructionLimit) instructions once compiled)")
         guard node.programSize(limit: instructionLimit) + 1 <= instructionLimit else { throw tooLarge }
