@@ -118,7 +118,8 @@ public struct PluginManifest: Sendable, Hashable {
                     throw .invalid("manifest field 'dependencies': the range for \(dependency) must be a string such as \"^1.2\"")
                 }
                 do { dependencies[dependency] = try VersionRange(rangeText) } catch {
-                    throw .invalid("manifest field 'dependencies': the range for \(dependency) is invalid: \(Validate.escaped(error.message))")
+                    throw .invalid(
+                        "manifest field 'dependencies': the range for \(dependency) is invalid: \(Validate.escaped(error.message))")
                 }
             }
         }
