@@ -46,10 +46,7 @@ struct SecretQueries: SecretVaultWriter {
 
     /// Refuses a row that the audit log does not prove (see `StateLedger.proveRow`).
     private func prove(_ table: String, _ key: [any DatabaseValueConvertible], _ what: String) throws {
-        let text = try String.fetchOne(
-            db.cachedStatement(sql: "SELECT json_array(" + Array(repeating: "?", count: key.count).joined(separator: ", ") + ")"),
-            arguments: StatementArguments(key))
-        if let problem = try StateLedger.proveRow(db, StateEntity(table: table, key: text ?? "[]")) {
+        if let problem = try StateLedger.proveRow(db, StateEntity(table: table, key: StateQueries.key(db, key))) {
             throw BoardError(.integrity, "\(what) \(problem); run plugboard audit verify")
         }
     }

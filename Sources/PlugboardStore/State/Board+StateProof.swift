@@ -12,12 +12,7 @@ extension Board {
     public func stateProblems(pluginID: String, version: String, environment: String) throws(BoardError) -> [String] {
         try read { db in
             guard try StateQueries.isTracked(db) else { return [] }
-            func key(_ values: [any DatabaseValueConvertible]) throws -> String {
-                try String.fetchOne(
-                    db.cachedStatement(
-                        sql: "SELECT json_array(" + Array(repeating: "?", count: values.count).joined(separator: ", ") + ")"),
-                    arguments: StatementArguments(values)) ?? "[]"
-            }
+            func key(_ values: [any DatabaseValueConvertible]) throws -> String { try StateQueries.key(db, values) }
             var entities = [
                 StateEntity(table: "plugins", key: try key([pluginID])),
                 StateEntity(table: "plugin_versions", key: try key([pluginID, version])),

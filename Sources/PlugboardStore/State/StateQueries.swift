@@ -30,6 +30,13 @@ enum StateQueries {
         }
     }
 
+    /// The proof's key of a row whose primary key holds `values`: SQLite's own `json_array`, as the triggers write it.
+    static func key(_ db: Database, _ values: [any DatabaseValueConvertible]) throws -> String {
+        try String.fetchOne(
+            db.cachedStatement(sql: "SELECT json_array(" + Array(repeating: "?", count: values.count).joined(separator: ", ") + ")"),
+            arguments: StatementArguments(values)) ?? "[]"
+    }
+
     /// Whether this connection has the triggers of every table of ``StateTables`` that exists.
     static func triggersInstalled(_ db: Database) throws -> Bool {
         let names = StateTables.all.map { "'\($0.name)'" }.joined(separator: ", ")
