@@ -91,17 +91,7 @@ struct HostBoundFlags: FlagEvaluating {
 
     func context(_ overrides: [String: String]) -> UnleashContext {
         var context = base
-        for (key, value) in overrides {
-            switch key {
-            case "userId": context.userId = value
-            case "sessionId": context.sessionId = value
-            case "remoteAddress": context.remoteAddress = value
-            case "appName": context.appName = value
-            case "environment": context.environment = value
-            case "currentTime": context.currentTime = value
-            default: context.properties[key] = value
-            }
-        }
+        for (key, value) in overrides { context.set(key, to: value) }
         return context
     }
 

@@ -100,15 +100,10 @@ struct OFREPRoutes: Sendable {
                 continue
             }
             guard case .text(let text) = value else { continue }
-            switch name {
-            case "targetingKey": if context.userId == nil { context.userId = text }
-            case "userId": context.userId = text
-            case "sessionId": context.sessionId = text
-            case "remoteAddress": context.remoteAddress = text
-            case "environment": context.environment = text
-            case "appName": context.appName = text
-            case "currentTime": context.currentTime = text
-            default: context.properties[name] = text
+            if name == "targetingKey" {
+                if context.userId == nil { context.userId = text }
+            } else {
+                context.set(name, to: text)
             }
         }
         return context

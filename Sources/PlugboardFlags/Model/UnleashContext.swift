@@ -70,6 +70,20 @@ public struct UnleashContext: Sendable, Hashable, Codable {
         init?(intValue: Int) { nil }
     }
 
+    /// Sets the field Unleash names `name` (`userId`, `sessionId`, `environment`, `appName`, `remoteAddress`,
+    /// `currentTime`) to `value`, or else the property `name`.
+    public mutating func set(_ name: String, to value: String) {
+        switch name {
+        case "userId": userId = value
+        case "sessionId": sessionId = value
+        case "environment": environment = value
+        case "appName": appName = value
+        case "remoteAddress": remoteAddress = value
+        case "currentTime": currentTime = value
+        default: properties[name] = value
+        }
+    }
+
     /// Encodes the context, omitting absent fields.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)

@@ -48,28 +48,13 @@ public enum AuditLog {
             }
             var text = field
             text.withUTF8 { utf8 in
-                appendDecimal(utf8.count, to: &bytes)
+                bytes.appendDecimal(Int64(utf8.count))
                 bytes.append(UInt8(ascii: ":"))
                 bytes.append(contentsOf: utf8)
             }
             bytes.append(10)
         }
         return SHA256.hash(data: bytes).hex
-    }
-
-    /// Appends the decimal digits of `value` (≥ 0) without formatting a string.
-    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
-        if value < 10 {
-            bytes.append(UInt8(ascii: "0") + UInt8(value))
-            return
-        }
-        var digits: [UInt8] = []
-        var rest = value
-        while rest > 0 {
-            digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
-            rest /= 10
-        }
-        bytes.append(contentsOf: digits.reversed())
     }
 
     /// The fields of a stored row in canonical order: v2 when the row has a state root.

@@ -23,3 +23,19 @@ extension SHA256 {
     /// The lower-case hex SHA-256 of `data`.
     static func hex(_ data: Data) -> String { hash(data: data).hex }
 }
+
+extension [UInt8] {
+    /// Appends the decimal digits of `value` without formatting a string: the audit chain and the state proof
+    /// write lengths and integers this way on their hot paths.
+    mutating func appendDecimal(_ value: Int64) {
+        if value < 0 { append(UInt8(ascii: "-")) }
+        // Int64.min has no positive counterpart: its magnitude as UInt64.
+        var rest = value < 0 ? UInt64(bitPattern: 0 &- value) : UInt64(value)
+        var digits: [UInt8] = []
+        repeat {
+            digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        append(contentsOf: digits.reversed())
+    }
+}

@@ -31,7 +31,7 @@ enum StateDigest {
             case .int64(let number):
                 bytes.append(UInt8(ascii: "i"))
                 bytes.append(UInt8(ascii: ":"))
-                appendDecimal(number, to: &bytes)
+                bytes.appendDecimal(number)
             case .double(let number):
                 bytes.append(contentsOf: "r:".utf8)
                 bytes.append(contentsOf: String(format: "%.17g", number).utf8)
@@ -39,41 +39,20 @@ enum StateDigest {
                 text.withUTF8 { utf8 in
                     bytes.append(UInt8(ascii: "t"))
                     bytes.append(UInt8(ascii: ":"))
-                    appendDecimal(Int64(utf8.count), to: &bytes)
+                    bytes.appendDecimal(Int64(utf8.count))
                     bytes.append(UInt8(ascii: ":"))
                     bytes.append(contentsOf: utf8)
                 }
             case .blob(let data):
                 bytes.append(UInt8(ascii: "b"))
                 bytes.append(UInt8(ascii: ":"))
-                appendDecimal(Int64(data.count), to: &bytes)
+                bytes.appendDecimal(Int64(data.count))
                 bytes.append(UInt8(ascii: ":"))
                 bytes.append(contentsOf: data)
             }
             bytes.append(10)
         }
         return SHA256.hash(data: bytes).hex
-    }
-
-    /// Appends the decimal digits of `value` without formatting a string.
-    static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
-        if value < 0 {
-            bytes.append(UInt8(ascii: "-"))
-            // Int64.min has no positive counterpart: its magnitude as UInt64.
-            appendDigits(UInt64(bitPattern: 0 &- value), to: &bytes)
-        } else {
-            appendDigits(UInt64(value), to: &bytes)
-        }
-    }
-
-    private static func appendDigits(_ value: UInt64, to bytes: inout [UInt8]) {
-        var buffer: [UInt8] = []
-        var rest = value
-        repeat {
-            buffer.append(UInt8(ascii: "0") + UInt8(rest % 10))
-            rest /= 10
-        } while rest > 0
-        bytes.append(contentsOf: buffer.reversed())
     }
 
     /// The bucket of an entity (0…255).
@@ -102,11 +81,11 @@ enum StateDigest {
         return SHA256.hex(Data(text.utf8))
     }
 
-    /// The state root of a whole set of entity digests.
-    static func root(of digests: [StateEntity: String]) -> String {
+    /// The 256 bucket hashes of a whole set of entity digests, bucket 0 first.
+    static func bucketHashes(of digests: [StateEntity: String]) -> [String] {
         var buckets = [[(StateEntity, String)]](repeating: [], count: 256)
         for (entity, digest) in digests { buckets[bucket(entity)].append((entity, digest)) }
-        return root(buckets.map(bucketHash))
+        return buckets.map(bucketHash)
     }
 
     /// The `state_changes` text of an audit row: sorted lines `table\tkey\tdigest` (`-` for a removed row).

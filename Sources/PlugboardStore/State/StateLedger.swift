@@ -73,7 +73,7 @@ enum StateLedger {
                 break
             }
         }
-        let actualBuckets = bucketHashes(of: actual)
+        let actualBuckets = StateDigest.bucketHashes(of: actual)
         let root = StateDigest.root(actualBuckets)
         if problems.isEmpty, let recordedRoot, recordedRoot != root {
             problems.append("the state root of the rows (\(root)) differs from the one the log recorded last (\(recordedRoot))")
@@ -84,16 +84,10 @@ enum StateLedger {
             problems.append(
                 "state_digests: the index of digests differs from the log for \(differing.count) row(s) (first: \(differing[0].table) \(differing[0].readableKey)); hosts check against it"
             )
-        } else if try StateQueries.bucketHashes(db) != (problems.isEmpty ? actualBuckets : bucketHashes(of: expected)) {
+        } else if try StateQueries.bucketHashes(db) != (problems.isEmpty ? actualBuckets : StateDigest.bucketHashes(of: expected)) {
             problems.append("state_buckets: the bucket hashes differ from the log's digests; hosts check against them")
         }
         return (problems, root, actual.count)
-    }
-
-    private static func bucketHashes(of digests: [StateEntity: String]) -> [String] {
-        var buckets = [[(StateEntity, String)]](repeating: [], count: 256)
-        for (entity, digest) in digests { buckets[StateDigest.bucket(entity)].append((entity, digest)) }
-        return buckets.map(StateDigest.bucketHash)
     }
 
     /// "row X was changed", or for a kill switch what happened to it.
