@@ -36,9 +36,12 @@ struct GlobalOptions: ParsableArguments {
         try Principal.current(onBehalfOf: onBehalfOf)
     }
 
-    /// Opens the board, refusing anything that is not a current board.
-    func openBoard() throws(BoardError) -> Board {
-        try Board.open(at: boardPath)
+    /// Opens the board, refusing anything that is not a current board (or, with `requireCurrentSchema` false, a
+    /// board with pending migrations), and warns on stderr when every user of the machine can read it.
+    func openBoard(requireCurrentSchema: Bool = true) throws(BoardError) -> Board {
+        let board = try Board.open(at: boardPath, requireCurrentSchema: requireCurrentSchema)
+        if let warning = board.exposureWarning { Output.printWarning(warning) }
+        return board
     }
 }
 

@@ -13,7 +13,7 @@ struct Migrate: BoardCommand {
     var status = false
 
     func execute(_ output: Output) throws(BoardError) {
-        let board = try Board.open(at: global.boardPath, requireCurrentSchema: false)
+        let board = try global.openBoard(requireCurrentSchema: false)
         if status {
             let state = try board.migrationStatus()
             if output.json {

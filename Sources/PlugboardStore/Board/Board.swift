@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 
 #if canImport(Glibc)
@@ -37,6 +38,9 @@ public final class Board: Sendable {
     public static let applicationID: Int32 = 0x504C_4742
     /// How long a writer waits for another process's write lock before giving up.
     public static let busyTimeout: TimeInterval = 10
+    /// The size in bytes the WAL is truncated to after a checkpoint resets it (and to zero when the last connection
+    /// closes).
+    static let walSizeLimit = 4 << 20
 
     /// The path of the board file (`:memory:` for a board in memory).
     public let path: String
@@ -49,6 +53,11 @@ public final class Board: Sendable {
     private let ownChanges = Mutex<Int64>(0)
     /// The last check of the state proof's index, by board version (see `Board.stateProblems`).
     let indexCheck = Mutex<(key: String, problem: String?)?>(nil)
+    /// The board file's identity while this object has it open (see `BoardSharing`).
+    private let openFile: BoardSharing.FileIdentity?
+    /// True when this process may not write the board's `-shm`: SQLite then rebuilds its WAL index in private
+    /// memory for every read and `PRAGMA data_version` moves on every read, so ``version()`` follows the audit log.
+    private let sharedMemoryIsPrivate: Bool
 
     /// How many changes were committed through this object.
     var ownChangeCount: Int64 { ownChanges.withLock { $0 } }
@@ -59,6 +68,12 @@ public final class Board: Sendable {
         self.path = path
         self.writer = writer
         self.isReadOnly = isReadOnly
+        self.openFile = path == ":memory:" ? nil : BoardSharing.noteOpened(path)
+        self.sharedMemoryIsPrivate = path != ":memory:" && access(path + "-shm", W_OK) != 0
+    }
+
+    deinit {
+        if let openFile { BoardSharing.noteClosed(openFile) }
     }
 
     /// A new board in memory, migrated and initialised with `actor` as its first admin: for tests.
@@ -78,6 +93,10 @@ public final class Board: Sendable {
     /// The master-key file beside the board (`<board>.key`).
     public var keyFilePath: String { path + ".key" }
 
+    /// A warning to show when every user of the machine can read the board file (mode `o+r`), or nil. The board
+    /// holds no key material, but its registry, flags and audit log are not for everyone.
+    public var exposureWarning: String? { path == ":memory:" ? nil : BoardSharing.exposureWarning(for: path) }
+
     // MARK: Opening
 
     /// Opens an existing board, checking that it is a board and that its schema matches this binary.
@@ -95,11 +114,14 @@ public final class Board: Sendable {
         // lock this process holds on it, SQLite's included (see `checkIsRegularFile`).
         let notSQLite = BoardError(
             .notABoard, "\(path) is not a Plugboard board (not an SQLite database); check --db, or create a board with plugboard init")
+        let writing = !readOnly && access(path, W_OK) == 0
+        try BoardSharing.checkSidecars(of: path, writing: writing)
         let queue: DatabaseQueue
         let appID: Int32
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration(readOnly: readOnly))
             appID = try queue.read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0 }
+            if writing { BoardSharing.alignSidecars(of: path) }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
             throw notSQLite
         } catch {
@@ -186,8 +208,16 @@ public final class Board: Sendable {
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(busyTimeout)
         config.label = "plugboard"
-        // Deleted and overwritten content is zeroed in the file (replaced sealed values, shredded data keys).
-        config.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
+        config.prepareDatabase { db in
+            // Deleted and overwritten content is zeroed in the file (replaced sealed values, shredded data keys).
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+            // Keep the -wal and -shm files when the last connection closes, the WAL truncated to zero bytes: then they
+            // always belong to a user who can write the board, and a user who may only read it can still open it
+            // (see `BoardSharing`). In memory, there are no such files and SQLite ignores both.
+            var persist: Int32 = 1
+            _ = sqlite3_file_control(db.sqliteConnection, nil, SQLITE_FCNTL_PERSIST_WAL, &persist)
+            try db.execute(sql: "PRAGMA journal_size_limit = \(walSizeLimit)")
+        }
         return config
     }
 
@@ -227,15 +257,26 @@ public final class Board: Sendable {
     /// A value that changes whenever the board changes: another connection (any process) committed, which SQLite
     /// reports as a new `PRAGMA data_version`, or a change was written through this `Board`. Reading it is cheap
     /// (one pragma on the open connection), so a host polls it to notice changes.
+    ///
+    /// A process that may only read the board, and so cannot write its `-shm`, reads through a private copy of
+    /// SQLite's WAL index, where `data_version` moves on every read: there the value follows the head of the audit
+    /// log instead (every change a host acts on is audited; load reports and usage counts are not).
     public func version() throws(BoardError) -> BoardVersion {
         let own = ownChanges.withLock { $0 }
         do {
             // Always the same connection: data_version is a per-connection counter.
-            let dataVersion = try writer.writeWithoutTransaction { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
-            return BoardVersion(dataVersion: dataVersion, ownChanges: own)
+            let counter = try writer.writeWithoutTransaction { db in try changeCounter(db) }
+            return BoardVersion(dataVersion: counter, ownChanges: own)
         } catch {
             throw mapError(error)
         }
+    }
+
+    /// The counter behind ``version()``: `PRAGMA data_version`, or the last audit sequence number when the shared
+    /// memory is private to this process.
+    func changeCounter(_ db: Database) throws -> Int64 {
+        let sql = sharedMemoryIsPrivate ? "SELECT coalesce(max(seq), 0) FROM audit_log" : "PRAGMA data_version"
+        return try Int64.fetchOne(db.cachedStatement(sql: sql)) ?? 0
     }
 
     /// Counts a change committed through this object (see ``version()``).

@@ -11,7 +11,11 @@ import Darwin
 
 /// The content-addressed store of plug-in artifacts beside the board: `<board>.artifacts/sha256/<hex>`.
 ///
-/// The folder is created with mode 0700 and files with 0600, so that other users can read neither.
+/// Its folders and files follow the board file (the sharing model of "Sharing a board between users" in the
+/// README): a board of mode 0600 gets folders of mode 0700 and files of 0600; a board its group may read (0640)
+/// gets folders of 2750 and files of 0640; a board its group may write (0660) gets folders of 2770, so that every
+/// operator of the group can add artifacts. Folders and files take the board file's group. Stored files are never
+/// writable by anyone but their owner.
 /// Files are written to a temporary name (`tmp/<pid>-<uuid>`) while they are hashed and renamed into place only
 /// when the registration that refers to them commits; what a killed registration left there is removed at the
 /// next staging (``removeStaleStaging(now:)``).
@@ -57,6 +61,9 @@ public struct ArtifactStore: Sendable {
         let temporary = root + "/tmp/\(getpid())-\(UUID().uuidString.lowercased())"
         let fd = Glibc_open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw BoardError(.io, "cannot write to the artifact store \(root): \(String(cString: strerror(errno)))") }
+        let sharing = sharing()
+        _ = fchmod(fd, sharing.fileMode)
+        if let group = sharing.group { _ = fchown(fd, uid_t.max, group) }
         let output = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         var hasher = SHA256()
         var size: Int64 = 0
@@ -144,7 +151,44 @@ public struct ArtifactStore: Sendable {
         }
     }
 
+    /// The modes and group the store takes from the board file beside it.
+    struct Sharing: Equatable {
+        /// The board file's mode (0600 when there is no board file, as for a store of its own).
+        var boardMode: mode_t
+        /// The board file's group, nil when there is no board file.
+        var group: gid_t?
+
+        /// The folders: what the board gives its group and others to read becomes read and search, to write
+        /// becomes write and search, with the set-group-ID bit when the group may use the board.
+        var folderMode: mode_t {
+            var mode: mode_t = 0o700
+            for shift: mode_t in [3, 0] {
+                let bits = (boardMode >> shift) & 0o7
+                if bits & 0o4 != 0 { mode |= 0o5 << shift }
+                if bits & 0o2 != 0 { mode |= 0o3 << shift }
+            }
+            return (boardMode & 0o070) != 0 ? mode | mode_t(S_ISGID) : mode
+        }
+
+        /// The files: readable where the board is readable, writable by their owner only.
+        var fileMode: mode_t { 0o600 | (boardMode & 0o044) }
+    }
+
+    /// The board file beside the store (`<board>.artifacts` → `<board>`).
+    var boardPath: String? { root.hasSuffix(".artifacts") ? String(root.dropLast(".artifacts".count)) : nil }
+
+    func sharing() -> Sharing {
+        var info = stat()
+        guard let boardPath, stat(boardPath, &info) == 0 else { return Sharing(boardMode: 0o600, group: nil) }
+        return Sharing(boardMode: info.st_mode & 0o777, group: info.st_gid)
+    }
+
+    /// Creates the folders with the modes and group that follow the board, fixes the ones this user owns, and
+    /// refuses folders that are open to users the board is not shared with, or that this user cannot write.
     private func ensureFolders() throws(BoardError) {
+        let sharing = sharing()
+        let wanted = sharing.folderMode
+        let guide = "(see \"Sharing a board between users\" in the README)"
         for folder in [root, root + "/sha256", root + "/tmp"] {
             if mkdir(folder, 0o700) != 0 && errno != EEXIST {
                 throw BoardError(.io, "cannot create the artifact store folder \(folder): \(String(cString: strerror(errno)))")
@@ -153,10 +197,22 @@ public struct ArtifactStore: Sendable {
             guard stat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
                 throw BoardError(.io, "the artifact store \(folder) is not a folder")
             }
-            if info.st_mode & 0o077 != 0 {
+            if info.st_uid == geteuid() {
+                if let group = sharing.group, info.st_gid != group { _ = chown(folder, uid_t.max, group) }
+                if info.st_mode & 0o7777 != wanted { _ = chmod(folder, wanted) }
+                _ = stat(folder, &info)
+            }
+            let mode = info.st_mode & 0o777
+            if mode & ~(wanted & 0o777) != 0 {
                 throw BoardError(
                     .io,
-                    "the artifact store folder \(folder) is accessible to other users (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 700 \(folder)"
+                    "the artifact store folder \(folder) is open to users the board is not shared with (mode \(BoardSharing.octal(mode)), board \(BoardSharing.octal(sharing.boardMode))); run chmod \(BoardSharing.octal(wanted & 0o777)) \(folder) \(guide)"
+                )
+            }
+            guard access(folder, W_OK | X_OK) == 0 else {
+                throw BoardError(
+                    .notAllowed,
+                    "the artifact store folder \(folder) (\(BoardSharing.ownerDescription(folder))) is not writable by \(BoardSharing.userName(geteuid())); for a board its group may write (mode 0660), its owner runs chmod \(BoardSharing.octal(Sharing(boardMode: 0o660).folderMode)) \(folder), which Plugboard also does at the owner's next registration with an artifact \(guide)"
                 )
             }
         }

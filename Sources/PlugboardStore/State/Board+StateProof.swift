@@ -43,7 +43,7 @@ extension Board {
     /// ``StateLedger/indexProblem(_:)``, computed once per version of the board (a host checks many releases per
     /// reconciliation, and reconciles only when the board changed).
     private func checkedIndex(_ db: Database) throws -> String? {
-        let version = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
+        let version = try changeCounter(db)
         let key = "\(version).\(ownChangeCount)"
         if let cached = indexCheck.withLock({ $0 }), cached.key == key { return cached.problem }
         let problem = try StateLedger.indexProblem(db)
