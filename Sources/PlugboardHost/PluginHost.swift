@@ -176,7 +176,11 @@ public actor PluginHost {
     private func reconcileOnce() async {
         let snapshot: RegistrySnapshot
         do {
-            snapshot = try board.registrySnapshot(environment: configuration.identity.environment)
+            // Only what this host can act on: enabled plug-ins, its compiled-in, active and reported ones, and their
+            // dependencies. The rest of the registry costs it nothing.
+            let relevant = compiledIn.withLock { Set($0.keys) }.union(lookup.withLock { $0.map(\.pluginID) })
+                .union(statuses.withLock { $0.keys })
+            snapshot = try board.registrySnapshot(environment: configuration.identity.environment, relevantTo: relevant)
         } catch {
             warn("cannot read the board: \(error.message); keeping the current plug-ins")
             return

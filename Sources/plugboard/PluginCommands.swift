@@ -13,20 +13,73 @@ struct PluginCommand: ParsableCommand {
 
     struct Register: BoardCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add a plug-in (if new) and a version from its manifest.",
-            discussion:
-                "Use - to read the manifest from stdin. With --artifact the file is copied into the board's artifact store and its SHA-256 recorded."
+            abstract: "Add a plug-in (if new) and a version from its manifest; several manifests in one change.",
+            discussion: """
+                Use - to read the manifest from stdin. With --artifact the file is copied into the board's artifact store \
+                and its SHA-256 recorded. Several manifests, or folders of them (every *.json inside, in name order), are \
+                registered in one transaction: all of them, or none if any one is refused.
+                """
         )
+        /// The most manifests one command registers.
+        static let manifestCountLimit = 100_000
+
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "The manifest JSON file.") var manifest: String
+        @Argument(help: "The manifest JSON files, or folders of them.") var manifests: [String]
         @Option(name: .long, help: ArgumentHelp("The plug-in's artifact (a shared library) to store with this version.", valueName: "file"))
         var artifact: String?
 
+        func validate() throws {
+            if manifests.isEmpty { throw ValidationError("give at least one manifest") }
+            if artifact != nil && manifests.count > 1 {
+                throw ValidationError("--artifact registers one manifest; give one manifest with it")
+            }
+        }
+
         func execute(_ output: Output) throws(BoardError) {
-            let data = try BoundedInput.read(path: manifest, limit: BoundedInput.manifestLimit, what: "manifest")
-            let parsed = try PluginManifest.parse(data)
-            let board = try global.openBoard()
-            output.report(try board.register(parsed, artifactPath: artifact, actor: try global.actor()))
+            let paths = try Self.expand(manifests)
+            if paths.count == 1, manifests.count == 1, paths[0] == manifests[0] {
+                let data = try BoundedInput.read(path: paths[0], limit: BoundedInput.manifestLimit, what: "manifest")
+                let parsed = try PluginManifest.parse(data)
+                let board = try global.openBoard()
+                output.report(try board.register(parsed, artifactPath: artifact, actor: try global.actor()))
+                return
+            }
+            if artifact != nil { throw BoardError(.invalidInput, "--artifact registers one manifest, and \(manifests[0]) is a folder") }
+            var parsed: [PluginManifest] = []
+            parsed.reserveCapacity(paths.count)
+            for path in paths {
+                let data = try BoundedInput.read(path: path, limit: BoundedInput.manifestLimit, what: "manifest")
+                do { parsed.append(try PluginManifest.parse(data)) } catch {
+                    throw BoardError(error.code, "\(path): \(error.message); nothing was registered")
+                }
+            }
+            output.report(try global.openBoard().register(parsed, actor: try global.actor()))
+        }
+
+        /// The manifest files named: files as given, folders replaced by their `*.json` files in name order.
+        static func expand(_ arguments: [String]) throws(BoardError) -> [String] {
+            var paths: [String] = []
+            for argument in arguments {
+                var isFolder: ObjCBool = false
+                if argument != "-", FileManager.default.fileExists(atPath: argument, isDirectory: &isFolder), isFolder.boolValue {
+                    guard let names = try? FileManager.default.contentsOfDirectory(atPath: argument) else {
+                        throw BoardError(.invalidInput, "the folder \(argument) cannot be read")
+                    }
+                    let found = names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted()
+                    if found.isEmpty {
+                        throw BoardError(.invalidInput, "the folder \(argument) holds no *.json manifest; nothing was registered")
+                    }
+                    paths += found.map { (argument as NSString).appendingPathComponent($0) }
+                } else {
+                    paths.append(argument)
+                }
+                if paths.count > manifestCountLimit {
+                    throw BoardError(
+                        .invalidInput, "more than \(manifestCountLimit) manifests were given; register them in several commands")
+                }
+            }
+            if paths.filter({ $0 == "-" }).count > 1 { throw BoardError(.invalidInput, "stdin (-) can hold one manifest only") }
+            return paths
         }
     }
 

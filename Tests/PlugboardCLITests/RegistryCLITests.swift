@@ -59,6 +59,38 @@ struct RegistryCLITests {
         #expect(text.contains("1.1.0") && text.contains("Owners:"))
     }
 
+    @Test func manyManifestsRegisterInOneChangeOrNotAtAll() async throws {
+        let sandbox = try await Sandbox.withBoard()
+        let folder = sandbox.root.appendingPathComponent("manifests").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for (name, text) in [("a.json", manifest("com.example.a")), ("b.json", manifest("com.example.b")), ("notes.txt", "not a manifest")]
+        {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: folder + "/" + name))
+        }
+        let extra = try sandbox.write("c.json", manifest("com.example.a", "2.0.0"))
+        let registered = try await sandbox.ok("plugin", "register", folder, extra)
+        #expect(registered.stdout.contains("Registered 3 versions in one change (2 new plug-ins"), "\(registered)")
+        let rows = try sandbox.database().read { db in
+            try Row.fetchAll(db, sql: "SELECT action, target_id FROM audit_log WHERE action = 'plugin.register' ORDER BY seq")
+        }
+        #expect(rows.map { $0["target_id"] as String } == ["com.example.a@1.0.0", "com.example.b@1.0.0", "com.example.a@2.0.0"])
+
+        // One refused manifest (a version that exists) refuses them all, and names it.
+        let before = try await sandbox.snapshot()
+        let fresh = try sandbox.write("d.json", manifest("com.example.d"))
+        let refused = try await sandbox.run(["plugin", "register", fresh, extra])
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.stderr.contains("com.example.a@2.0.0: com.example.a@2.0.0 is already registered"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("nothing was registered"))
+        #expect(try await sandbox.snapshot() == before)
+        let invalid = try sandbox.write("bad.json", "{\"id\": \"com.example.bad\"}")
+        let unparsable = try await sandbox.run(["plugin", "register", fresh, invalid])
+        #expect(unparsable.status == 1 && unparsable.stderr.contains("\(invalid): "), "\(unparsable)")
+        #expect(try await sandbox.snapshot() == before)
+        let withArtifact = try await sandbox.run(["plugin", "register", fresh, extra, "--artifact", fresh])
+        #expect(withArtifact.status == 2 && withArtifact.stderr.contains("--artifact registers one manifest"), "\(withArtifact)")
+    }
+
     @Test func versionsSortBySemVerPrecedenceNotText() async throws {
         let sandbox = try await Sandbox.withBoard([
             manifest("com.example.sort", "1.9.0"), manifest("com.example.sort", "1.10.0"),

@@ -73,6 +73,25 @@ struct HostRuntimeTests {
         await host.stop()
     }
 
+    @Test func theHostReadsOnlyWhatItCanActOn() async throws {
+        let t = try TestBoard()
+        // An enabled plug-in needs a disabled one the host does not compile in; a third is disabled and unrelated.
+        try t.register("com.example.lib", "1.0.0", enable: false)
+            .register("com.example.app", "1.0.0", "\"dependencies\":{\"com.example.lib\":\"*\"}")
+            .register("com.example.unrelated", "1.0.0", enable: false)
+        let snapshot = try t.board.registrySnapshot(environment: "default", relevantTo: [])
+        #expect(Set(snapshot.plugins.keys) == ["com.example.app", "com.example.lib"])
+        #expect(try t.board.registrySnapshot(environment: "default").plugins.count == 3)
+
+        let host = try host(t)
+        host.register("com.example.app", version: "1.0.0") { _ in TestPlugin(id: "app") }
+        let report = Dictionary(uniqueKeysWithValues: await host.start().map { ($0.pluginID, $0) })
+        #expect(report["com.example.app"]?.reasonCode == "dependency_not_loaded", "\(report)")
+        #expect(report["com.example.lib"]?.reasonCode == "disabled")
+        #expect(report["com.example.unrelated"] == nil, "an unrelated, disabled plug-in is not the host's business")
+        await host.stop()
+    }
+
     @Test func aPluginThatThrowsIsFailedWhileItsSiblingsLoad() async throws {
         let t = try TestBoard()
         try t.register("com.example.good", "1.0.0")

@@ -29,6 +29,34 @@ extension Board {
         }
     }
 
+    /// Registers many versions in one change (a migration from another registry, a release train): all of them, or
+    /// none when any one is refused. Each version gets its own audit row, as with ``register(_:artifactPath:actor:)``
+    /// one at a time; versions of the same plug-in may follow each other (the first one makes the plug-in).
+    ///
+    /// - Throws: ``BoardError`` naming the manifest that was refused (`conflict`, `notAllowed`), with nothing changed;
+    ///   `invalidInput` for an empty list.
+    public func register(_ manifests: [PluginManifest], actor: Principal) throws(BoardError) -> ChangeResult {
+        guard let first = manifests.first else { throw .invalid("no manifest was given; nothing was changed") }
+        if manifests.count == 1 { return try register(first, actor: actor) }
+        let refusal = AuditEntry(
+            action: "plugin.register", targetType: "plugin_version",
+            targetID: "\(first.id)@\(first.version) and \(manifests.count - 1) more")
+        return try change(actor, refusal: refusal) { change in
+            var created = 0
+            for manifest in manifests {
+                do {
+                    if try registerVersion(manifest, artifact: nil, change) { created += 1 }
+                } catch let error as BoardError {
+                    throw BoardError(error.code, "\(manifest.id)@\(manifest.version): \(error.message); nothing was registered")
+                }
+            }
+            return ChangeResult(
+                changed: true,
+                "Registered \(manifests.count) versions in one change (\(created) new plug-in\(created == 1 ? "" : "s"), owned by \(actor.osUser) and disabled until enabled)."
+            )
+        }
+    }
+
     /// Writes the plug-in (if new), its owner, the artifact row, the version and its dependencies, and the audit row.
     /// Returns whether the plug-in is new.
     private func registerVersion(_ manifest: PluginManifest, artifact staged: ArtifactStore.Staged?, _ change: AuditedChange) throws -> Bool

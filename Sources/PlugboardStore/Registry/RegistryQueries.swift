@@ -265,19 +265,30 @@ enum RegistryQueries {
     // MARK: What hosts read
 
     /// Every registered version with its dependencies and version-scoped kills, highest precedence first per plug-in.
-    static func snapshotVersions(_ db: Database) throws -> [String: [RegistrySnapshot.Version]] {
+    static func snapshotVersions(_ db: Database, ids: [String]? = nil) throws -> [String: [RegistrySnapshot.Version]] {
+        // With `ids`, only those plug-ins' rows: a JSON array bound once, expanded by json_each.
+        let only = ids.map { _ in "plugin_id IN (SELECT value FROM json_each(?))" }
+        let arguments: StatementArguments = ids.map { [AuditJSON.array($0.map(AuditJSON.string)).canonicalText] } ?? []
         var versionKills: Set<String> = []
-        for row in try Row.fetchAll(db, sql: "SELECT plugin_id, version FROM kill_switches WHERE revived_at IS NULL AND scope = 'version'")
+        for row in try Row.fetchAll(
+            db, sql: "SELECT plugin_id, version FROM kill_switches WHERE revived_at IS NULL AND scope = 'version'")
         {
             versionKills.insert("\(row["plugin_id"] as String)@\(row["version"] as String)")
         }
         var dependencies: [String: [String: String]] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT plugin_id, version, dependency_id, version_range FROM plugin_dependencies") {
+        for row in try Row.fetchAll(
+            db,
+            sql: "SELECT plugin_id, version, dependency_id, version_range FROM plugin_dependencies" + (only.map { " WHERE \($0)" } ?? ""),
+            arguments: arguments)
+        {
             dependencies["\(row["plugin_id"] as String)@\(row["version"] as String)", default: [:]][row["dependency_id"]] =
                 row["version_range"]
         }
         var versions: [String: [RegistrySnapshot.Version]] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT * FROM plugin_versions ORDER BY plugin_id, sort_key DESC") {
+        for row in try Row.fetchAll(
+            db, sql: "SELECT * FROM plugin_versions" + (only.map { " WHERE \($0)" } ?? "") + " ORDER BY plugin_id, sort_key DESC",
+            arguments: arguments)
+        {
             let id: String = row["plugin_id"]
             let version: String = row["version"]
             let key = "\(id)@\(version)"
@@ -290,15 +301,26 @@ enum RegistryQueries {
         return versions
     }
 
-    /// Every plug-in's enablement and pin in `environment`.
-    static func snapshotEnablement(_ db: Database, environment: String) throws -> [(id: String, enabled: Bool, pinned: String?)] {
-        try Row.fetchAll(
+    /// Every plug-in's enablement and pin in `environment` (with `ids`, only those plug-ins').
+    static func snapshotEnablement(_ db: Database, environment: String, ids: [String]? = nil) throws -> [(
+        id: String, enabled: Bool, pinned: String?
+    )] {
+        var arguments: StatementArguments = [environment]
+        if let ids { arguments += [AuditJSON.array(ids.map(AuditJSON.string)).canonicalText] }
+        return try Row.fetchAll(
             db,
             sql: """
                 SELECT p.id, ifnull(pe.enabled, 0) AS enabled, pe.pinned_version
                 FROM plugins p LEFT JOIN plugin_environments pe ON pe.plugin_id = p.id AND pe.environment = ?
-                """, arguments: [environment]
+                """ + (ids == nil ? "" : " WHERE p.id IN (SELECT value FROM json_each(?))"), arguments: arguments
         ).map { ($0["id"], $0["enabled"], $0["pinned_version"]) }
+    }
+
+    /// The ids of the plug-ins enabled in `environment`.
+    static func enabledIDs(_ db: Database, environment: String) throws -> [String] {
+        try String.fetchAll(
+            db.cachedStatement(sql: "SELECT plugin_id FROM plugin_environments WHERE environment = ? AND enabled = 1"),
+            arguments: [environment])
     }
 
     /// The reasons of the active kill switches over all plug-ins (`nil` key) and over whole plug-ins.

@@ -46,15 +46,36 @@ public struct RegistrySnapshot: Sendable, Hashable {
 extension Board {
     /// Reads a ``RegistrySnapshot`` of `environment` in one read transaction. An environment the board does
     /// not know yet simply has nothing enabled.
-    public func registrySnapshot(environment: String) throws(BoardError) -> RegistrySnapshot {
+    ///
+    /// - Parameter relevantTo: When given, the snapshot holds only what a host can act on: the plug-ins enabled in
+    ///   the environment, the plug-ins named here (a host's compiled-in, active and reported ones), and every
+    ///   plug-in their versions depend on, transitively. A host's work then follows what it runs, not the size of
+    ///   the registry. When nil, every registered plug-in.
+    public func registrySnapshot(environment: String, relevantTo: Set<String>? = nil) throws(BoardError) -> RegistrySnapshot {
         try Validate.environment(environment)
         // The version first: a change committed while the snapshot is read makes the next version() differ.
         let boardVersion = try version()
         return try read { db in
             let kills = try RegistryQueries.activePluginKills(db)
-            let versions = try RegistryQueries.snapshotVersions(db)
+            var versions: [String: [RegistrySnapshot.Version]]
+            var ids: [String]?
+            if let relevantTo {
+                // The enabled and named plug-ins, then their dependencies until none is new.
+                var seen = relevantTo.union(try RegistryQueries.enabledIDs(db, environment: environment))
+                versions = try RegistryQueries.snapshotVersions(db, ids: seen.sorted())
+                var frontier = Set(versions.values.joined().flatMap(\.dependencies.keys)).subtracting(seen)
+                while !frontier.isEmpty {
+                    seen.formUnion(frontier)
+                    let more = try RegistryQueries.snapshotVersions(db, ids: frontier.sorted())
+                    versions.merge(more) { current, _ in current }
+                    frontier = Set(more.values.joined().flatMap(\.dependencies.keys)).subtracting(seen)
+                }
+                ids = seen.sorted()
+            } else {
+                versions = try RegistryQueries.snapshotVersions(db)
+            }
             var plugins: [String: RegistrySnapshot.Plugin] = [:]
-            for row in try RegistryQueries.snapshotEnablement(db, environment: environment) {
+            for row in try RegistryQueries.snapshotEnablement(db, environment: environment, ids: ids) {
                 plugins[row.id] = RegistrySnapshot.Plugin(
                     id: row.id, enabled: row.enabled, pinnedVersion: row.pinned, killed: kills.plugins[row.id] != nil,
                     killReason: kills.plugins[row.id], versions: versions[row.id] ?? [])
