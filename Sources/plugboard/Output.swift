@@ -73,11 +73,22 @@ struct Table {
                 widths[index] = max(widths[index], cell.count)
             }
         }
-        return all.map { row in
-            row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
-            }.joined(separator: "  ")
-        }.joined(separator: "\n")
+        // Padded by characters, appended to one string (Foundation's padding(toLength:) cost a third of a
+        // 10,000-row `plugin list`).
+        var text = ""
+        text.reserveCapacity(all.count * (widths.reduce(0, +) + 2 * widths.count + 1))
+        for (number, row) in all.enumerated() {
+            if number > 0 { text.append("\n") }
+            for (index, cell) in row.enumerated() {
+                if index > 0 { text.append("  ") }
+                text.append(cell)
+                if index < row.count - 1, index < widths.count {
+                    let missing = widths[index] - cell.count
+                    if missing > 0 { text.append(String(repeating: " ", count: missing)) }
+                }
+            }
+        }
+        return text
     }
 
     func print(empty: String) {

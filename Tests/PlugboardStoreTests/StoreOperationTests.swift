@@ -123,6 +123,44 @@ struct StoreOperationTests {
         #expect(try board.verifyAudit().ok)
     }
 
+    @Test func pluginSummariesAgreeWithThePluginStateView() throws {
+        let board = try Board.inMemory(actor: Self.admin)
+        for (id, versions) in [
+            ("com.example.a", ["1.0.0", "1.1.0", "2.0.0-beta.1"]), ("com.example.b", ["0.9.0", "1.0.0"]), ("com.example.c", ["3.0.0"]),
+        ] {
+            for version in versions { _ = try board.register(Self.manifest(id, version), actor: Self.admin) }
+        }
+        _ = try board.register(Self.manifest("com.example.d", "1.0.0"), actor: Self.admin)
+        _ = try board.setEnabled("com.example.a", true, environment: "production", actor: Self.admin)
+        _ = try board.pin("com.example.b", version: SemanticVersion("0.9.0"), environment: "production", actor: Self.admin)
+        _ = try board.yank("com.example.a", version: SemanticVersion("1.1.0"), reason: "broken", actor: Self.admin)
+        _ = try board.kill(.version("com.example.b", SemanticVersion("1.0.0")), reason: "INC-1", actor: Self.admin)
+        _ = try board.kill(.plugin("com.example.c"), reason: "INC-2", actor: Self.admin)
+
+        func view(_ environment: String) throws -> [PluginSummary] {
+            try board.read { db in
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT p.id, p.name, s.enabled, s.killed, s.pinned_version, s.latest_version, s.active_version,
+                               (SELECT count(*) FROM plugin_versions v WHERE v.plugin_id = p.id) AS n
+                        FROM plugins p JOIN plugin_state s ON s.plugin_id = p.id AND s.environment = ? ORDER BY p.id
+                        """, arguments: [environment]
+                ).map {
+                    PluginSummary(
+                        id: $0[0], name: $0[1], environment: environment, enabled: $0[2], killed: $0[3], pinnedVersion: $0[4],
+                        latestVersion: $0[5], activeVersion: $0[6], versionCount: $0[7])
+                }
+            }
+        }
+        for environment in ["production", "default"] {
+            #expect(try board.pluginSummaries(environment: environment) == view(environment), "\(environment)")
+        }
+        _ = try board.kill(.all, reason: "INC-3", actor: Self.admin)
+        #expect(try board.pluginSummaries(environment: "production") == view("production"))
+        #expect(try board.pluginSummaries(environment: "production").allSatisfy(\.killed))
+    }
+
     @Test func loadReportsAreReadableAndDoNotChangeTheBoardVersion() throws {
         let board = try Board.inMemory(actor: Self.admin)
         _ = try board.register(Self.manifest("com.example.a", "1.0.0"), actor: Self.admin)

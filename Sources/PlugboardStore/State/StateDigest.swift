@@ -67,11 +67,43 @@ enum StateDigest {
     /// The hash of one bucket from its entities and digests, sorted here.
     static func bucketHash(_ entries: [(StateEntity, String)]) -> String {
         if entries.isEmpty { return emptyBucket }
+        // Entries read in (table, key) order need no sorting; check rather than sort.
+        let sorted = zip(entries, entries.dropFirst()).allSatisfy { $0.0 < $1.0 } ? entries : entries.sorted(by: { $0.0 < $1.0 })
         var hasher = SHA256()
-        for (entity, digest) in entries.sorted(by: { $0.0 < $1.0 }) {
-            hasher.update(data: Array("\(entity.table)\t\(entity.key)\t\(digest)\n".utf8))
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
+        for (entity, digest) in sorted {
+            line.removeAll(keepingCapacity: true)
+            line.append(contentsOf: entity.table.utf8)
+            line.append(9)
+            line.append(contentsOf: entity.key.utf8)
+            line.append(9)
+            line.append(contentsOf: digest.utf8)
+            line.append(10)
+            hasher.update(data: line)
         }
         return hasher.finalize().hex
+    }
+
+    /// The 256 bucket hashes computed as lines arrive, for lines that arrive in each bucket's order (table, then
+    /// key, as bytes: the primary-key order of `state_digests`): the same hashes as ``bucketHash(_:)``.
+    struct BucketHashers {
+        private var hashers = [SHA256](repeating: SHA256(), count: 256)
+        private var line: [UInt8] = []
+
+        mutating func add(bucket: Int, table: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, digest: UnsafeRawBufferPointer) {
+            line.removeAll(keepingCapacity: true)
+            line.append(contentsOf: table)
+            line.append(9)
+            line.append(contentsOf: key)
+            line.append(9)
+            line.append(contentsOf: digest)
+            line.append(10)
+            line.withUnsafeBytes { hashers[bucket].update(bufferPointer: $0) }
+        }
+
+        /// The hashes, bucket 0 first (an empty bucket hashes nothing, as ``emptyBucket``).
+        func finalize() -> [String] { hashers.map { $0.finalize().hex } }
     }
 
     /// The state root of 256 bucket hashes (bucket 0 first).

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The state proof's operations: what a change commits to, and how the log's digests are checked against the rows.
 enum StateLedger {
@@ -144,22 +145,27 @@ enum StateLedger {
     /// recorded one, and that row is intact; one sentence when not. One pass over the index, in bucket order.
     static func indexProblem(_ db: Database) throws -> String? {
         guard let recorded = try StateQueries.lastRecordedRoot(db) else { return nil }
-        var buckets = [String](repeating: StateDigest.emptyBucket, count: 256)
-        var current = -1
-        var entries: [(StateEntity, String)] = []
-        func close() { if current >= 0 { buckets[current] = StateDigest.bucketHash(entries) } }
-        let cursor = try Row.fetchCursor(db.cachedStatement(sql: "SELECT bucket, tbl, key, digest FROM state_digests ORDER BY bucket"))
-        while let row = try cursor.next() {
-            let bucket: Int = row[0]
-            guard (0..<256).contains(bucket) else { return "the index of the audit log's digests was edited (bucket \(bucket))" }
-            if bucket != current {
-                close()
-                current = bucket
-                entries = []
-            }
-            entries.append((StateEntity(table: row[1], key: row[2]), row[3]))
+        // One pass over the table in its primary-key order, (tbl, key) as bytes, which is the order of each bucket's
+        // lines: every line goes straight into its bucket's hash, with no sorting and no strings made.
+        var hashers = StateDigest.BucketHashers()
+        // SQLite's own stepping and column buffers: the index is the largest table a host reads on a change, and
+        // GRDB's row objects cost more than the hashing.
+        let statement = try db.makeStatement(sql: "SELECT bucket, tbl, key, digest FROM state_digests ORDER BY tbl, key")
+        let handle = statement.sqliteStatement
+        func column(_ index: Int32) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, index), count: Int(sqlite3_column_bytes(handle, index)))
         }
-        close()
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            }
+            let bucket = Int(sqlite3_column_int64(handle, 0))
+            guard (0..<256).contains(bucket) else { return "the index of the audit log's digests was edited (bucket \(bucket))" }
+            hashers.add(bucket: bucket, table: column(1), key: column(2), digest: column(3))
+        }
+        let buckets = hashers.finalize()
         if StateDigest.root(buckets) != recorded.root {
             return "the index of the audit log's digests does not match the state root of audit row \(recorded.seq)"
         }
