@@ -29,14 +29,7 @@ struct HostSignatureTests {
     }
 
     func host(_ t: TestBoard) -> PluginHost {
-        let host = PluginHost(
-            configuration: HostConfiguration(
-                board: t.board, identity: HostIdentity(hostID: "test-host", environment: "default", hostVersion: "2.1.0"),
-                pollInterval: .milliseconds(20)))
-        for id in ["com.example.signed", "com.example.unsigned"] {
-            host.register(id, version: "1.0.0") { _ in TestPlugin(id: id) }
-        }
-        return host
+        t.host(compiledIn: ["com.example.signed", "com.example.unsigned"])
     }
 
     func status(_ host: PluginHost, _ id: String) -> LoadReportEntry? {

@@ -29,6 +29,20 @@ struct SignatureTests {
 
     static func auditCount(_ board: Board) throws -> Int { try board.auditRecords(AuditQuery()).count }
 
+    /// A board with com.example.a@1.0.0 signed by a new key (trusted for it when `trust`), and the policy of
+    /// `default` set when given.
+    static func signedBoard(trust: Bool = true, policy: SignaturePolicy? = nil) throws -> (
+        board: Board, key: Curve25519.Signing.PrivateKey, keyID: String
+    ) {
+        let board = try Board.inMemory(actor: Self.admin)
+        let key = Curve25519.Signing.PrivateKey()
+        let manifest = try Self.manifest()
+        _ = try board.register(manifest, signatures: [try Self.signature(manifest, key)], actor: Self.admin)
+        if trust { _ = try board.addSigner(pluginID: "com.example.a", publicKey: Self.publicKey(key), actor: Self.admin) }
+        if let policy { _ = try board.setSignaturePolicy(policy, environment: "default", actor: Self.admin) }
+        return (board, key, SigningKeys.keyID(publicKey: key.publicKey.rawRepresentation))
+    }
+
     @Test func aSignedReleaseIsValidOnceItsKeyIsTrusted() throws {
         let board = try Board.inMemory(actor: Self.admin)
         let key = Curve25519.Signing.PrivateKey()
@@ -46,6 +60,15 @@ struct SignatureTests {
         #expect(!(try board.addSigner(pluginID: "com.example.a", publicKey: Self.publicKey(key), actor: Self.admin).changed))
         let actions = try board.auditRecords(AuditQuery()).map(\.action)
         #expect(actions.contains("plugin.sign") && actions.contains("signer.add"))
+    }
+
+    @Test func migration0007AddsEmptyTablesOfPolicyWithoutANewBaseline() throws {
+        let board = try Board.inMemory(actor: Self.admin)
+        let records = try board.auditRecords(AuditQuery())
+        #expect(records.filter { $0.action == "board.baseline" }.map(\.targetID) == ["0006_state_proof.sql"])
+        let migrated = try #require(records.first { $0.targetID == "0007_signatures.sql" })
+        #expect(migrated.stateChanges?.contains("schema_migrations\t[7]") == true, "\(migrated.stateChanges ?? "none")")
+        #expect(try board.verifyAudit().ok)
     }
 
     @Test func theKeyIDIsTheStartOfTheSHA256OfThePublicKey() throws {
@@ -147,13 +170,8 @@ struct SignatureTests {
     }
 
     @Test func revocationCoversWhatTheKeySignedBefore() throws {
-        let board = try Board.inMemory(actor: Self.admin)
-        let key = Curve25519.Signing.PrivateKey()
-        let manifest = try Self.manifest()
-        _ = try board.register(manifest, signatures: [try Self.signature(manifest, key)], actor: Self.admin)
-        _ = try board.addSigner(pluginID: "com.example.a", publicKey: Self.publicKey(key), actor: Self.admin)
+        let (board, key, keyID) = try Self.signedBoard()
         #expect(try board.signatureVerdict(pluginID: "com.example.a", version: "1.0.0")?.state == .valid)
-        let keyID = SigningKeys.keyID(publicKey: key.publicKey.rawRepresentation)
         _ = try board.revokeSigner(keyID: keyID, reason: "key leaked (INC-9)", actor: Self.admin)
         let verdict = try #require(try board.signatureVerdict(pluginID: "com.example.a", version: "1.0.0"))
         #expect(verdict.state == .revoked && verdict.message.contains("key leaked (INC-9)"), "\(verdict)")
@@ -220,15 +238,10 @@ struct SignatureTests {
     }
 
     @Test func aSignerRowInsertedBehindTheLogIsNamedAndProvesNothing() throws {
-        let board = try Board.inMemory(actor: Self.admin)
-        let key = Curve25519.Signing.PrivateKey()
-        let manifest = try Self.manifest()
-        _ = try board.register(manifest, signatures: [try Self.signature(manifest, key)], actor: Self.admin)
-        _ = try board.setSignaturePolicy(.require, environment: "default", actor: Self.admin)
+        let (board, key, keyID) = try Self.signedBoard(trust: false, policy: .require)
         #expect(try board.verifyAudit().ok)
         #expect(try board.stateProblems(pluginID: "com.example.a", version: "1.0.0", environment: "default").isEmpty)
 
-        let keyID = SigningKeys.keyID(publicKey: key.publicKey.rawRepresentation)
         try board.writer.writeWithoutTransaction { db in
             try db.execute(
                 sql: "INSERT INTO signers VALUES (?, 'com.example.a', ?, NULL, '2026-01-01T00:00:00.000Z', 'mallory')",
@@ -246,13 +259,7 @@ struct SignatureTests {
     }
 
     @Test func aRevocationDeletedBehindTheLogIsNamed() throws {
-        let board = try Board.inMemory(actor: Self.admin)
-        let key = Curve25519.Signing.PrivateKey()
-        let manifest = try Self.manifest()
-        _ = try board.register(manifest, signatures: [try Self.signature(manifest, key)], actor: Self.admin)
-        _ = try board.addSigner(pluginID: "com.example.a", publicKey: Self.publicKey(key), actor: Self.admin)
-        _ = try board.setSignaturePolicy(.require, environment: "default", actor: Self.admin)
-        let keyID = SigningKeys.keyID(publicKey: key.publicKey.rawRepresentation)
+        let (board, _, keyID) = try Self.signedBoard(policy: .require)
         _ = try board.revokeSigner(keyID: keyID, reason: "leaked", actor: Self.admin)
         try board.writer.writeWithoutTransaction { db in try db.execute(sql: "DELETE FROM signer_revocations") }
         let problems = try board.stateProblems(pluginID: "com.example.a", version: "1.0.0", environment: "default")
