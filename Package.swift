@@ -119,6 +119,7 @@ let package = Package(
                 "PlugboardServer",
                 "PlugboardVersioning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -153,14 +154,16 @@ let package = Package(
         .testTarget(name: "PlugboardFlagsTests", dependencies: ["PlugboardFlags"], exclude: ["Fixtures"]),
         .testTarget(
             name: "PlugboardStoreTests",
-            dependencies: ["PlugboardStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "PlugboardStore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+            ],
             exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "PlugboardHostTests",
             dependencies: [
                 "PlugboardHost", "PlugboardStore", "PlugboardFlags", "PlugboardVersioning", "PlugboardPluginAPI", "PlugboardTesting",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(

@@ -1,3 +1,5 @@
+import PlugboardStore
+
 /// Why a plug-in was not loaded (or stopped), as a stable code and a readable sentence.
 public struct SkipReason: Error, Sendable, Hashable, Codable, CustomStringConvertible {
     /// The kinds of reasons. Codes are stable: they are written to the board's load reports.
@@ -26,6 +28,19 @@ public struct SkipReason: Error, Sendable, Hashable, Codable, CustomStringConver
         case digestMismatch = "digest_mismatch"
         /// The board's rows for the release differ from what its audit log recorded (edited behind the CLI's back).
         case unprovenState = "unproven_state"
+        /// The environment requires signatures and the release carries none.
+        case unsigned
+        /// The release is signed only by keys not trusted for the plug-in.
+        case untrustedSigner = "untrusted_signer"
+        /// The release is signed by a key that was revoked (revocation covers what the key signed before).
+        case revokedSigner = "revoked_signer"
+        /// The manifest or the artifact differs from what was signed: modified after signing (in the board's rows,
+        /// or the library on disk).
+        case modifiedAfterSigning = "modified_after_signing"
+        /// The signature covers another release (another version or plug-in): replayed.
+        case signatureForOtherRelease = "signature_for_other_release"
+        /// The stored signature does not verify with the trusted key.
+        case invalidSignature = "invalid_signature"
         /// The host has neither a compiled-in factory for the selected version nor an artifact to load.
         case noImplementation = "no_implementation"
         /// The dynamic library could not be loaded or is not a compatible plug-in.
@@ -48,6 +63,23 @@ public struct SkipReason: Error, Sendable, Hashable, Codable, CustomStringConver
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
+
+    /// The reason for a signature level other than valid (nil for valid).
+    public init?(_ verdict: SignatureVerdict, policy: SignaturePolicy, environment: String) {
+        let code: Code
+        switch verdict.state {
+        case .valid: return nil
+        case .unsigned: code = .unsigned
+        case .untrusted: code = .untrustedSigner
+        case .revoked: code = .revokedSigner
+        case .modified: code = .modifiedAfterSigning
+        case .otherRelease: code = .signatureForOtherRelease
+        case .invalid: code = .invalidSignature
+        }
+        let policyText =
+            policy == .require ? "\(environment) requires a valid signature by a trusted key" : "\(environment) warns about signatures"
+        self.init(code, "\(verdict.message); \(policyText)")
+    }
 }
 
 /// What the resolver decided for one plug-in.

@@ -2,10 +2,12 @@ import PlugboardStore
 
 extension PluginHost {
     /// Whether this host can load `id@version` now, or why not: the board's rows for it must be the ones its audit
-    /// log recorded, and the host needs its implementation (compiled in, or an artifact whose SHA-256 still matches).
+    /// log recorded; under the `require` signature policy a trusted, unrevoked key must have signed exactly this
+    /// release (id, version, manifest, artifact); and the host needs its implementation (compiled in, or an artifact
+    /// whose SHA-256 still matches the digest recorded and signed). All of it before any of the plug-in's code loads.
     static func availability(
         of id: String, _ version: RegistrySnapshot.Version, compiled: [String: String], loaded: [String: String], artifacts: ArtifactStore,
-        board: Board, environment: String
+        board: Board, environment: String, policy: SignaturePolicy
     ) -> SkipReason? {
         // Only rows the audit log recorded: an edit behind the CLI's back (a revived kill switch, another
         // artifact digest) keeps the release from loading, and unloads it if it runs.
@@ -16,6 +18,19 @@ extension PluginHost {
         } catch {
             return SkipReason(
                 .unprovenState, "cannot check the board's rows for \(id)@\(version.version) against its audit log: \(error.message)")
+        }
+        // Signatures: the board's rows are proven above (signer, revocation and signature rows included), so trust
+        // comes only from audited rows.
+        var signed: SignatureVerdict?
+        if policy != .off {
+            do {
+                signed = try board.signatureVerdict(pluginID: id, version: version.version)
+            } catch {
+                return SkipReason(.invalidSignature, "cannot read the signatures of \(id)@\(version.version): \(error.message)")
+            }
+            if policy == .require, let verdict = signed, let reason = SkipReason(verdict, policy: policy, environment: environment) {
+                return reason
+            }
         }
         if let compiledVersion = compiled[id] {
             return compiledVersion == version.version
@@ -38,6 +53,12 @@ extension PluginHost {
         }
         guard let actual = artifacts.currentSHA256(of: sha) else {
             return SkipReason(.loadFailed, "the artifact of \(id)@\(version.version) is missing from the artifact store")
+        }
+        if actual != sha, signed?.state == .valid {
+            return SkipReason(
+                .modifiedAfterSigning,
+                "the library of \(id)@\(version.version) on disk was modified after signing (SHA-256 \(actual.prefix(12))…, signed \(sha.prefix(12))…); it was not loaded"
+            )
         }
         return actual == sha
             ? nil

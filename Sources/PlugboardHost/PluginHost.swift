@@ -70,6 +70,8 @@ public actor PluginHost {
     private var polling: Task<Void, Never>?
     private var reconciling = false
     private var reconcileAgain = false
+    /// The environment's signature policy as of the last snapshot.
+    private var policy: SignaturePolicy = .off
 
     /// Prepares the host on the configured board; nothing is loaded until ``start()``.
     public init(configuration: HostConfiguration) {
@@ -187,6 +189,7 @@ public actor PluginHost {
         }
         lastVersion = snapshot.version
         configuration.flags.refresh()
+        policy = snapshot.signaturePolicy
         let resolution = resolver().resolve(snapshot)
 
         // Compiled-in plug-ins the board does not know are reported, never loaded.
@@ -242,6 +245,15 @@ public actor PluginHost {
             }
             await activate(id, version: version, in: snapshot)
         }
+
+        // 4. Keep the signature warnings of running plug-ins current (a policy changed, a key revoked or trusted).
+        for plugin in lookup.withLock({ $0 }) {
+            let warning = signatureWarning(plugin.pluginID, plugin.version)
+            guard let previous = statuses.withLock({ $0[plugin.pluginID] }), previous.state == .loaded, previous.warning != warning
+            else { continue }
+            setStatus(LoadReportEntry(pluginID: plugin.pluginID, version: plugin.version, state: .loaded, warning: warning))
+            if let warning { warn("\(plugin.pluginID)@\(plugin.version) keeps running despite a signature problem: \(warning)") }
+        }
         writeReportIfChanged()
     }
 
@@ -253,12 +265,14 @@ public actor PluginHost {
         let artifacts = ArtifactStore(root: board.artifactsPath)
         let board = board
         let environment = configuration.identity.environment
+        let policy = policy
         return Resolver(
             hostVersion: hostVersion,
             gate: { flag in evaluator.bool(flag, default: false, context: [:]).value },
             availability: { id, version in
                 Self.availability(
-                    of: id, version, compiled: compiled, loaded: loaded, artifacts: artifacts, board: board, environment: environment)
+                    of: id, version, compiled: compiled, loaded: loaded, artifacts: artifacts, board: board, environment: environment,
+                    policy: policy)
             })
     }
 
@@ -296,11 +310,27 @@ public actor PluginHost {
             let instance = try factory(context)
             try await instance.activate(context: context)
             lookup.withLock { $0.append(ActivePlugin(pluginID: id, version: version, origin: origin, instance: instance)) }
-            setStatus(LoadReportEntry(pluginID: id, version: version, state: .loaded))
+            let warning = signatureWarning(id, version)
+            setStatus(LoadReportEntry(pluginID: id, version: version, state: .loaded, warning: warning))
             emit(.loaded(pluginID: id, version: version))
             configuration.logger.info("loaded \(id)@\(version)")
+            if let warning { warn("loaded \(id)@\(version) despite a signature problem: \(warning)") }
         } catch {
             record(id, version, .failed, SkipReason(.activationFailed, "\(id)@\(version) failed to activate: \(error)"))
+        }
+    }
+
+    /// Under the `warn` policy, the signature problem of a release the host loads anyway (nil when it has none).
+    private func signatureWarning(_ id: String, _ version: String) -> String? {
+        guard policy == .warn else { return nil }
+        let environment = configuration.identity.environment
+        do {
+            guard let verdict = try board.signatureVerdict(pluginID: id, version: version),
+                let reason = SkipReason(verdict, policy: .warn, environment: environment)
+            else { return nil }
+            return "\(reason.code.rawValue): \(reason.message)"
+        } catch {
+            return "cannot read the signatures of \(id)@\(version): \(error.message)"
         }
     }
 

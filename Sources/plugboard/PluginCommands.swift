@@ -3,11 +3,19 @@ import Foundation
 import PlugboardStore
 import PlugboardVersioning
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 struct PluginCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plugin", abstract: "Register, enable, kill, yank and pin plug-ins.",
         subcommands: [
-            Register.self, List.self, Show.self, Enable.self, Disable.self, Kill.self, Revive.self,
+            Register.self, Sign.self, AddSignature.self, List.self, Show.self, Enable.self, Disable.self, Kill.self, Revive.self,
             Yank.self, Unyank.self, Pin.self, Unpin.self, Status.self,
         ])
 
@@ -16,8 +24,9 @@ struct PluginCommand: ParsableCommand {
             abstract: "Add a plug-in (if new) and a version from its manifest; several manifests in one change.",
             discussion: """
                 Use - to read the manifest from stdin. With --artifact the file is copied into the board's artifact store \
-                and its SHA-256 recorded. Several manifests, or folders of them (every *.json inside, in name order), are \
-                registered in one transaction: all of them, or none if any one is refused.
+                and its SHA-256 recorded. Each --signature (from plugboard plugin sign) must cover exactly this release; it \
+                is stored in the same transaction. Several manifests, or folders of them (every *.json inside, in name \
+                order), are registered in one transaction: all of them, or none if any one is refused.
                 """
         )
         /// The most manifests one command registers.
@@ -27,11 +36,13 @@ struct PluginCommand: ParsableCommand {
         @Argument(help: "The manifest JSON files, or folders of them.") var manifests: [String]
         @Option(name: .long, help: ArgumentHelp("The plug-in's artifact (a shared library) to store with this version.", valueName: "file"))
         var artifact: String?
+        @Option(name: .long, help: ArgumentHelp("A signature file of this release (repeatable).", valueName: "sig"))
+        var signature: [String] = []
 
         func validate() throws {
             if manifests.isEmpty { throw ValidationError("give at least one manifest") }
-            if artifact != nil && manifests.count > 1 {
-                throw ValidationError("--artifact registers one manifest; give one manifest with it")
+            if (artifact != nil || !signature.isEmpty) && manifests.count > 1 {
+                throw ValidationError("--artifact and --signature register one manifest; give one manifest with them")
             }
         }
 
@@ -40,11 +51,14 @@ struct PluginCommand: ParsableCommand {
             if paths.count == 1, manifests.count == 1, paths[0] == manifests[0] {
                 let data = try BoundedInput.read(path: paths[0], limit: BoundedInput.manifestLimit, what: "manifest")
                 let parsed = try PluginManifest.parse(data)
+                let signatures = try signature.map { path throws(BoardError) in try readSignature(path) }
                 let board = try global.openBoard()
-                output.report(try board.register(parsed, artifactPath: artifact, actor: try global.actor()))
+                output.report(try board.register(parsed, artifactPath: artifact, signatures: signatures, actor: try global.actor()))
                 return
             }
-            if artifact != nil { throw BoardError(.invalidInput, "--artifact registers one manifest, and \(manifests[0]) is a folder") }
+            if artifact != nil || !signature.isEmpty {
+                throw BoardError(.invalidInput, "--artifact and --signature register one manifest, and \(manifests[0]) is a folder")
+            }
             var parsed: [PluginManifest] = []
             parsed.reserveCapacity(paths.count)
             for path in paths {
@@ -83,6 +97,72 @@ struct PluginCommand: ParsableCommand {
         }
     }
 
+    struct Sign: BoardCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Sign a release with your Ed25519 key: its id, version, manifest and artifact.",
+            discussion: """
+                Signs the canonical statement of the release (plug-in id, version, SHA-256 of the manifest bytes, SHA-256 of the
+                artifact or none) and writes a small JSON signature file (stdout without --out). Needs no board: store the
+                signature with plugboard plugin register --signature SIG or plugboard plugin add-signature ID VERSION SIG.
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The manifest JSON file, exactly as it is (or will be) registered.") var manifest: String
+        @Option(name: .long, help: ArgumentHelp("The release's artifact (a shared library).", valueName: "file")) var artifact: String?
+        @Option(name: .long, help: ArgumentHelp("The private key file (plugboard signing-key generate).", valueName: "file")) var key:
+            String
+        @Option(name: .long, help: ArgumentHelp("Where to write the signature file (default: stdout).", valueName: "sig")) var out: String?
+
+        func execute(_ output: Output) throws(BoardError) {
+            let parsed = try PluginManifest.parse(
+                try BoundedInput.read(path: manifest, limit: BoundedInput.manifestLimit, what: "manifest"))
+            var artifactSHA256: String?
+            if let artifact {
+                var info = stat()
+                guard stat(artifact, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, let sha = ArtifactStore.sha256(ofFile: artifact)
+                else {
+                    throw BoardError(.invalidInput, "the artifact \(artifact) is not a readable file; check the path given to --artifact")
+                }
+                artifactSHA256 = sha
+            }
+            let statement = ReleaseStatement(manifest: parsed, artifactSHA256: artifactSHA256)
+            let signature = try ReleaseSignature.sign(statement, with: try SigningKeyFile.read(key))
+            guard let out else {
+                FileHandle.standardOutput.write(signature.fileData())
+                return
+            }
+            do { try signature.fileData().write(to: URL(fileURLWithPath: out)) } catch {
+                throw BoardError(.io, "cannot write the signature file \(out) (\((error as NSError).localizedDescription))")
+            }
+            if output.json {
+                print(
+                    SigningKeyFile.json([
+                        "keyID": signature.keyID, "release": statement.release, "manifestSHA256": statement.manifestSHA256,
+                        "artifactSHA256": statement.artifactSHA256, "out": out,
+                    ]))
+                return
+            }
+            print(
+                "Signed \(statement.release) with key \(signature.keyID) (manifest SHA-256 \(statement.manifestSHA256.prefix(12))…, artifact \(statement.artifactSHA256.map { "SHA-256 \($0.prefix(12))…" } ?? "none")); wrote \(out)."
+            )
+        }
+    }
+
+    struct AddSignature: BoardCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "add-signature", abstract: "Add a signature to a registered release (its owners, maintainers or an admin).",
+            discussion: "The signature must verify and cover exactly this release: its id, version, manifest and artifact as registered.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The plug-in id.") var id: String
+        @Argument(help: "The version.") var version: String
+        @Argument(help: "The signature file (plugboard plugin sign).") var signature: String
+
+        func execute(_ output: Output) throws(BoardError) {
+            let parsedVersion = try parseVersion(version)
+            let file = try readSignature(signature)
+            output.report(try global.openBoard().addSignature(id, version: parsedVersion, file, actor: try global.actor()))
+        }
+    }
+
     struct List: BoardCommand {
         static let configuration = CommandConfiguration(abstract: "List plug-ins and their state in the environment.")
         @OptionGroup var global: GlobalOptions
@@ -118,7 +198,7 @@ struct PluginCommand: ParsableCommand {
             if let description = detail.description { print(multiline(description)) }
             print("registered \(detail.createdAt) by \(Validate.escaped(detail.createdBy))")
             print("\nVersions:")
-            var versions = Table("VERSION", "HOST", "DEPENDENCIES", "GATE", "ARTIFACT", "REGISTERED", "STATE")
+            var versions = Table("VERSION", "HOST", "DEPENDENCIES", "GATE", "ARTIFACT", "SIGNATURE", "REGISTERED", "STATE")
             for version in detail.versions {
                 var state: [String] = []
                 if version.killed { state.append("killed") }
@@ -127,7 +207,7 @@ struct PluginCommand: ParsableCommand {
                     version.version, version.hostRange.cell,
                     version.dependencies.isEmpty
                         ? "-" : version.dependencies.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
-                    version.gate.cell, version.artifactSHA256.map { String($0.prefix(12)) }.cell,
+                    version.gate.cell, version.artifactSHA256.map { String($0.prefix(12)) }.cell, version.signature.cell,
                     "\(version.registeredAt) by \(version.registeredBy)", state.isEmpty ? "ok" : state.joined(separator: "; "))
             }
             print(versions.render())
@@ -282,14 +362,28 @@ struct PluginCommand: ParsableCommand {
                 output.printJSON(rows)
                 return
             }
-            var table = Table("PLUGIN", "HOST", "ENV", "VERSION", "STATE", "WHY", "REPORTED")
+            var table = Table("PLUGIN", "HOST", "ENV", "VERSION", "STATE", "SIGNATURE", "WHY", "REPORTED")
             for row in rows {
-                table.add(row.pluginID, row.hostID, row.environment, row.version.cell, row.state.rawValue, row.reason.cell, row.reportedAt)
+                table.add(
+                    row.pluginID, row.hostID, row.environment, row.version.cell, row.state.rawValue, row.signature?.rawValue ?? "-",
+                    row.reason ?? row.warning.map { "warning: \($0)" } ?? "-", row.reportedAt)
             }
             table.print(
                 empty: id.map { "No host has reported on \($0) yet." }
                     ?? "No host has reported yet: hosts write a load report when they start and whenever their plug-ins change.")
         }
+    }
+}
+
+/// Reads and checks a signature file (bounded: a signature file is small).
+func readSignature(_ path: String) throws(BoardError) -> ReleaseSignature {
+    try ReleaseSignature.parse(try BoundedInput.read(path: path, limit: ReleaseSignature.maximumSize, what: "signature"), named: path)
+}
+
+extension SignatureVerdict {
+    /// `valid (key 3f1c…)`, `unsigned`, `revoked (key …)`: a table cell.
+    var cell: String {
+        keyIDs.isEmpty ? state.rawValue : "\(state.rawValue) (key \(keyIDs.joined(separator: ", ")))"
     }
 }
 

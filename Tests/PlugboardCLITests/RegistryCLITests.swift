@@ -88,7 +88,8 @@ struct RegistryCLITests {
         #expect(unparsable.status == 1 && unparsable.stderr.contains("\(invalid): "), "\(unparsable)")
         #expect(try await sandbox.snapshot() == before)
         let withArtifact = try await sandbox.run(["plugin", "register", fresh, extra, "--artifact", fresh])
-        #expect(withArtifact.status == 2 && withArtifact.stderr.contains("--artifact registers one manifest"), "\(withArtifact)")
+        #expect(
+            withArtifact.status == 2 && withArtifact.stderr.contains("--artifact and --signature register one manifest"), "\(withArtifact)")
     }
 
     @Test func versionsSortBySemVerPrecedenceNotText() async throws {

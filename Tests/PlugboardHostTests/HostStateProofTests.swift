@@ -10,14 +10,7 @@ import Testing
 @Suite("host runtime: only proven state")
 struct HostStateProofTests {
     func host(_ t: TestBoard) -> PluginHost {
-        let host = PluginHost(
-            configuration: HostConfiguration(
-                board: t.board, identity: HostIdentity(hostID: "test-host", environment: "default", hostVersion: "2.1.0"),
-                pollInterval: .milliseconds(20)))
-        for id in ["com.example.a", "com.example.b"] {
-            host.register(id, version: "1.0.0") { _ in TestPlugin(id: id) }
-        }
-        return host
+        t.host(compiledIn: ["com.example.a", "com.example.b"])
     }
 
     /// Runs `sql` on the board file through a connection of its own, as `sqlite3` would.

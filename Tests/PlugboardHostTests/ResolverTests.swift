@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardHost
+import PlugboardPluginAPI
 import PlugboardStore
 import PlugboardVersioning
 import Testing
@@ -25,6 +26,19 @@ final class TestBoard: Sendable {
         _ = try board.register(PluginManifest.parse(Data(json.utf8)), artifactPath: artifact, actor: Self.admin)
         if enable { _ = try board.setEnabled(id, true, environment: "default", actor: Self.admin) }
         return self
+    }
+
+    /// A host in `default` (host API 2.1.0, polling every 20 ms) with a ``TestPlugin`` compiled in for each of `ids`
+    /// at version 1.0.0.
+    func host(compiledIn ids: [String]) -> PluginHost {
+        let host = PluginHost(
+            configuration: HostConfiguration(
+                board: board, identity: HostIdentity(hostID: "test-host", environment: "default", hostVersion: "2.1.0"),
+                pollInterval: .milliseconds(20)))
+        for id in ids {
+            host.register(id, version: "1.0.0") { _ in TestPlugin(id: id) }
+        }
+        return host
     }
 
     func resolve(

@@ -19,6 +19,7 @@ let package = Package(
         .package(name: "Plugboard", path: "../.."),
         .package(name: "ExampleFeatures", path: "Features"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
     ],
     targets: [
         .target(
@@ -59,6 +60,7 @@ let package = Package(
                 .product(name: "PlugboardStore", package: "Plugboard"),
                 .product(name: "PlugboardTesting", package: "Plugboard"),
                 .product(name: "ExampleFeatures", package: "ExampleFeatures"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: settings
         ),

@@ -106,6 +106,8 @@ extension Board {
             guard let entry = known.first(where: { $0.version == info.version }) else { continue }
             let refusal = AuditEntry(action: "board.migrate", targetType: "schema", targetID: info.fileName)
             let appliedAt = try change(actor, refusal: refusal) { change in
+                let wasTracked = try StateQueries.isTracked(change.db)
+                let shapeBefore = try StateQueries.policyShape(change.db)
                 try BoardQueries.apply(change.db, entry.migration, info: info, by: actor, at: change.now)
                 if initializing && index == 0 { try initializeBoard(change) }
                 try change.record(
@@ -113,9 +115,12 @@ extension Board {
                         action: "board.migrate", targetType: "schema", targetID: info.fileName,
                         after: .object(["version": .int(info.version), "file": .string(info.fileName), "checksum": .string(info.checksum)]))
                 )
-                if try StateQueries.isTracked(change.db) {
-                    // The digests of every row after this migration: the state proof's starting point (migration
-                    // 0006), or its new one after a migration that changed tables of policy.
+                // The digests of every row after this migration: the state proof's starting point (migration 0006), or
+                // its new one after a migration that changed the columns of a table of policy or filled a new one. A
+                // migration that only adds empty tables (0007) needs none: its own rows are noted like any change's.
+                if try StateQueries.isTracked(change.db),
+                    try !wasTracked || StateQueries.reshapedPolicy(change.db, since: shapeBefore)
+                {
                     change.baseline = true
                     try change.record(
                         AuditEntry(

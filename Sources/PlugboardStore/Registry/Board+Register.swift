@@ -7,8 +7,11 @@ extension Board {
     /// A new plug-in may be registered by any board user, who becomes its owner; a new version of an existing
     /// plug-in needs its owner, a maintainer or an admin. Versions are immutable: registering an existing
     /// version is refused. With `artifactPath`, the file is copied into the content-addressed store beside the
-    /// board and its SHA-256 recorded; the copy is kept only if the registration commits.
-    public func register(_ manifest: PluginManifest, artifactPath: String? = nil, actor: Principal) throws(BoardError) -> ChangeResult {
+    /// board and its SHA-256 recorded; the copy is kept only if the registration commits. Each of `signatures` must
+    /// verify and cover exactly this release (``ReleaseStatement``); they are stored in the same transaction.
+    public func register(
+        _ manifest: PluginManifest, artifactPath: String? = nil, signatures: [ReleaseSignature] = [], actor: Principal
+    ) throws(BoardError) -> ChangeResult {
         let store = ArtifactStore(root: artifactsPath)
         let staged = try artifactPath.map { path throws(BoardError) in try store.stage(path) }
         let target = "\(manifest.id)@\(manifest.version)"
@@ -16,12 +19,15 @@ extension Board {
             return try change(actor, refusal: AuditEntry(action: "plugin.register", targetType: "plugin_version", targetID: target)) {
                 change in
                 let isNew = try registerVersion(manifest, artifact: staged, change)
+                try storeSignatures(signatures, of: manifest.id, manifest.version.description, change)
+                let notes = try trustNotes(signatures, manifest.id, change.db)
                 if let staged { try store.commit(staged) }
                 return ChangeResult(
                     changed: true,
                     isNew
                         ? "Registered the new plug-in \(manifest.id) at version \(manifest.version); \(actor.osUser) is its owner. It is disabled until you run plugboard plugin enable \(manifest.id)."
-                        : "Registered \(target).")
+                        : "Registered \(target)\(signatures.isEmpty ? "" : " with \(signatures.count) signature\(signatures.count == 1 ? "" : "s")").",
+                    notes: notes)
             }
         } catch {
             if let staged { store.discard(staged) }

@@ -36,6 +36,9 @@ public struct PluginVersionInfo: Sendable, Hashable, Codable {
     public let killed: Bool
     /// The manifest exactly as registered.
     public let manifest: String
+    /// The release's signature level, with the keys involved (Grafana's signature levels: valid, unsigned,
+    /// untrusted, revoked, modified, other-release, invalid).
+    public let signature: SignatureVerdict
 }
 
 /// A plug-in's enablement and pin in one environment.

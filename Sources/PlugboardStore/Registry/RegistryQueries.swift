@@ -264,6 +264,8 @@ enum RegistryQueries {
             try String.fetchAll(
                 db, sql: "SELECT version FROM kill_switches WHERE scope = 'version' AND plugin_id = ? AND revived_at IS NULL",
                 arguments: [pluginID]))
+        let signatures = try SignatureQueries.allSignatures(db, pluginID: pluginID)
+        let trust = try SignatureQueries.trust(db)
         return try Row.fetchAll(db, sql: "SELECT * FROM plugin_versions WHERE plugin_id = ? ORDER BY sort_key DESC", arguments: [pluginID])
             .map {
                 row in
@@ -277,7 +279,12 @@ enum RegistryQueries {
                         }),
                     artifactSHA256: row["artifact_sha256"], registeredAt: row["registered_at"], registeredBy: row["registered_by"],
                     yankedAt: row["yanked_at"], yankedBy: row["yanked_by"], yankReason: row["yank_reason"],
-                    killed: killedVersions.contains(version), manifest: row["manifest_json"])
+                    killed: killedVersions.contains(version), manifest: row["manifest_json"],
+                    signature: SignatureCheck.verdict(
+                        for: ReleaseStatement(
+                            pluginID: pluginID, version: version, manifestSHA256: ReleaseStatement.manifestSHA256(row["manifest_json"]),
+                            artifactSHA256: row["artifact_sha256"]),
+                        signatures: signatures["\(pluginID)@\(version)"] ?? [], trust: trust))
             }
     }
 

@@ -39,6 +39,9 @@ public struct RegistrySnapshot: Sendable, Hashable {
     public let allKilledReason: String?
     /// Every registered plug-in, by id.
     public let plugins: [String: Plugin]
+    /// The environment's signature policy: under `warn` and `require` a host checks each release's signatures
+    /// (``Board/signatureVerdict(pluginID:version:)``) before any of its code loads.
+    public let signaturePolicy: SignaturePolicy
     /// The board's version when the snapshot was read (see ``Board/version()``), to notice later changes cheaply.
     public let version: BoardVersion
 }
@@ -81,7 +84,8 @@ extension Board {
                     killReason: kills.plugins[row.id], versions: versions[row.id] ?? [])
             }
             return RegistrySnapshot(
-                environment: environment, allKilled: kills.all != nil, allKilledReason: kills.all, plugins: plugins, version: boardVersion)
+                environment: environment, allKilled: kills.all != nil, allKilledReason: kills.all, plugins: plugins,
+                signaturePolicy: try SignatureQueries.policy(db, environment), version: boardVersion)
         }
     }
 }

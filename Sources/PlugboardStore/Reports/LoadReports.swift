@@ -12,14 +12,19 @@ public struct LoadReportEntry: Sendable, Hashable, Codable {
     public let reasonCode: String?
     /// One sentence for people; nil when loaded.
     public let reason: String?
+    /// A problem the host reports but loaded despite (a signature problem under the `warn` policy).
+    public let warning: String?
 
     /// Creates an entry.
-    public init(pluginID: String, version: String?, state: State, reasonCode: String? = nil, reason: String? = nil) {
+    public init(
+        pluginID: String, version: String?, state: State, reasonCode: String? = nil, reason: String? = nil, warning: String? = nil
+    ) {
         self.pluginID = pluginID
         self.version = version
         self.state = state
         self.reasonCode = reasonCode
         self.reason = reason
+        self.warning = warning
     }
 }
 
@@ -33,6 +38,10 @@ public struct HostLoadStatus: Sendable, Hashable, Codable {
     public let state: LoadReportEntry.State
     public let reasonCode: String?
     public let reason: String?
+    /// A problem the host loaded the plug-in despite (a signature problem under `warn`).
+    public let warning: String?
+    /// The signature level of the reported version as the board sees it now (nil when no version is reported).
+    public let signature: SignatureState?
     public let reportedAt: String
 }
 

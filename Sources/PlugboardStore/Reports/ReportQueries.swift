@@ -15,20 +15,35 @@ enum ReportQueries {
         for entry in entries {
             try db.execute(
                 sql:
-                    "INSERT INTO load_reports (host_id, plugin_id, version, state, reason_code, reason, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                arguments: [hostID, entry.pluginID, entry.version, entry.state.rawValue, entry.reasonCode, entry.reason, now])
+                    "INSERT INTO load_reports (host_id, plugin_id, version, state, reason_code, reason, warning, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    hostID, entry.pluginID, entry.version, entry.state.rawValue, entry.reasonCode, entry.reason, entry.warning, now,
+                ])
         }
     }
 
     static func loadStatus(_ db: Database, pluginID: String?) throws -> [HostLoadStatus] {
-        try Row.fetchAll(
+        let trust = try SignatureQueries.trust(db)
+        var verdicts: [String: SignatureState?] = [:]
+        func signature(_ pluginID: String, _ version: String?) throws -> SignatureState? {
+            guard let version else { return nil }
+            let key = "\(pluginID)@\(version)"
+            if let known = verdicts[key] { return known }
+            let state = try SignatureQueries.release(db, pluginID, version).map {
+                SignatureCheck.verdict(for: $0, signatures: try SignatureQueries.signatures(db, pluginID, version), trust: trust).state
+            }
+            verdicts[key] = state
+            return state
+        }
+        return try Row.fetchAll(
             db, sql: "SELECT * FROM plugin_load_status \(pluginID == nil ? "" : "WHERE plugin_id = ?")",
             arguments: pluginID.map { [$0] } ?? []
         ).map { row in
             HostLoadStatus(
                 hostID: row["host_id"], environment: row["environment"], hostVersion: row["host_version"],
                 pluginID: row["plugin_id"], version: row["version"], state: LoadReportEntry.State(rawValue: row["state"]) ?? .skipped,
-                reasonCode: row["reason_code"], reason: row["reason"], reportedAt: row["reported_at"])
+                reasonCode: row["reason_code"], reason: row["reason"], warning: row["warning"],
+                signature: try signature(row["plugin_id"], row["version"]), reportedAt: row["reported_at"])
         }
     }
 }

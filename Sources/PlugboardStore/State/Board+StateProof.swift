@@ -3,7 +3,9 @@ import GRDB
 extension Board {
     /// Checks, before a host loads `pluginID@version` in `environment`, that the rows it relies on are the rows the
     /// audit log recorded: the plug-in, the version (manifest, artifact digest), its dependencies, its artifact, its
-    /// enablement and pin, every kill switch that could cover it, and its gate flag. Returns one sentence per
+    /// enablement and pin, every kill switch that could cover it, its gate flag, the environment's signature policy
+    /// and, under `warn` or `require`, the release's signatures and the trust and revocation rows of their keys
+    /// (so that a signer row inserted with `sqlite3` never makes a release trusted). Returns one sentence per
     /// problem, for example "the board's row com.example.x@1.2.0 in plugin_versions does not match its audit log";
     /// empty when the rows are proven, or for a board from before the state proof.
     ///
@@ -33,6 +35,18 @@ extension Board {
                 if let gate: String = row[1] {
                     entities.append(StateEntity(table: "flags", key: try key([gate])))
                     entities.append(StateEntity(table: "flag_environments", key: try key([gate, environment])))
+                }
+            }
+            if try SignatureQueries.hasTables(db) {
+                entities.append(StateEntity(table: "signature_policies", key: try key([environment])))
+                if try SignatureQueries.policy(db, environment) != .off {
+                    for signature in try SignatureQueries.signatures(db, pluginID, version) {
+                        let keyID = signature.keyID
+                        entities.append(StateEntity(table: "release_signatures", key: try key([pluginID, version, keyID])))
+                        entities.append(StateEntity(table: "signers", key: try key([keyID, pluginID])))
+                        entities.append(StateEntity(table: "signers", key: try key([keyID, Signer.everyPlugin])))
+                        entities.append(StateEntity(table: "signer_revocations", key: try key([keyID])))
+                    }
                 }
             }
             if let problem = try checkedIndex(db) { return [problem] }

@@ -49,6 +49,30 @@ enum StateQueries {
                 """) ?? false
     }
 
+    /// The columns of every table of ``StateTables`` that exists, by table: what a migration may change.
+    static func policyShape(_ db: Database) throws -> [String: [String]] {
+        var shape: [String: [String]] = [:]
+        for table in StateTables.all {
+            let columns = try String.fetchAll(
+                db.cachedStatement(sql: "SELECT name FROM pragma_table_info(?) ORDER BY cid"), arguments: [table.name])
+            if !columns.isEmpty { shape[table.name] = columns }
+        }
+        return shape
+    }
+
+    /// Whether the tables of policy changed since `before` (``policyShape(_:)``) in a way that changes row digests
+    /// the log has not recorded: columns of an existing table changed, or a new table has rows.
+    static func reshapedPolicy(_ db: Database, since before: [String: [String]]) throws -> Bool {
+        for (table, columns) in try policyShape(db) {
+            if let previous = before[table] {
+                if previous != columns { return true }
+            } else if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM main.\(table))") ?? false {
+                return true
+            }
+        }
+        return false
+    }
+
     /// The rows noted since the last ``clearTouched(_:)``.
     static func touched(_ db: Database) throws -> [StateEntity] {
         try Row.fetchAll(db.cachedStatement(sql: "SELECT DISTINCT tbl, key FROM temp.state_touched")).map {

@@ -46,6 +46,10 @@ enum StateTables {
         StateTable(name: "secret_data_keys", key: ["plugin_id", "version"]),
         StateTable(name: "secret_values", key: ["plugin_id", "key"]),
         StateTable(name: "api_tokens", key: ["name"], excluded: ["last_used_at"]),
+        StateTable(name: "signers", key: ["key_id", "plugin_id"]),
+        StateTable(name: "signer_revocations", key: ["key_id"]),
+        StateTable(name: "release_signatures", key: ["plugin_id", "version", "key_id"]),
+        StateTable(name: "signature_policies", key: ["environment"]),
     ]
 
     static let byName: [String: StateTable] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
@@ -69,6 +73,7 @@ struct StateEntity: Hashable, Comparable, Sendable {
         let parts = values.map { "\($0)" }
         if table == "plugin_versions" || table == "secret_data_keys", parts.count == 2 { return parts[0] + "@" + parts[1] }
         if table == "plugin_dependencies", parts.count == 3 { return "\(parts[0])@\(parts[1]) → \(parts[2])" }
+        if table == "release_signatures", parts.count == 3 { return "\(parts[0])@\(parts[1]) by key \(parts[2])" }
         return parts.joined(separator: "/")
     }
 }

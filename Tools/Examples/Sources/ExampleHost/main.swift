@@ -67,7 +67,7 @@ for entry in report {
                 if case .dynamicLibrary(let sha) = plugin.origin { return "from its library, SHA-256 \(sha.prefix(12))… verified" }
                 return "compiled in"
             } ?? ""
-        say("  loaded   \(entry.pluginID)\(version)  (\(origin))")
+        say("  loaded   \(entry.pluginID)\(version)  (\(origin))\(entry.warning.map { " — warning: \($0)" } ?? "")")
     default:
         say(
             "  \(entry.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(entry.pluginID)\(version)  — \(entry.reason ?? "")"

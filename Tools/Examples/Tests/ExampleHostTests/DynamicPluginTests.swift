@@ -1,3 +1,4 @@
+import Crypto
 import ExampleFeatures
 import Foundation
 import NotesPlugin
@@ -107,6 +108,35 @@ struct DynamicPluginTests {
         #expect(host.features((any Greeting).self).isEmpty)
         #expect(report["com.example.notes"]?.state == .loaded)
         await host.stop()
+    }
+
+    @Test func aSignedLibraryLoadsUnderRequireAndOneSwappedOnDiskAfterSigningIsRefused() async throws {
+        let example = try ExampleBoard()
+        let board = example.board
+        let key = Curve25519.Signing.PrivateKey()
+        let manifest = try PluginManifest.parse(Data(contentsOf: ExampleBoard.examples.appendingPathComponent("manifests/greeter.json")))
+        let sha = try #require(ArtifactStore.sha256(ofFile: ExampleBoard.greeterLibrary))
+        let signature = try ReleaseSignature.sign(ReleaseStatement(manifest: manifest, artifactSHA256: sha), with: key)
+        _ = try board.addSignature("com.example.greeter", version: manifest.version, signature, actor: ExampleBoard.admin)
+        _ = try board.addSigner(
+            pluginID: "com.example.greeter", publicKey: key.publicKey.rawRepresentation.base64EncodedString(), actor: ExampleBoard.admin)
+        _ = try board.setSignaturePolicy(.require, environment: "default", actor: ExampleBoard.admin)
+
+        let host = try example.host()
+        var report = Dictionary(uniqueKeysWithValues: await host.start().map { ($0.pluginID, $0) })
+        #expect(report["com.example.greeter"]?.state == .loaded, "\(report)")
+        #expect(report["com.example.notes"]?.reasonCode == "unsigned", "\(report)")
+        await host.stop()
+
+        // The library in the artifact store is swapped after signing: the next host refuses it before dlopen.
+        let stored = ArtifactStore(root: board.artifactsPath).path(forSHA256: sha)
+        try Data("not the library that was signed".utf8).write(to: URL(fileURLWithPath: stored))
+        let next = try example.host(id: "host-b")
+        report = Dictionary(uniqueKeysWithValues: await next.start().map { ($0.pluginID, $0) })
+        #expect(report["com.example.greeter"]?.reasonCode == "modified_after_signing", "\(report)")
+        #expect(report["com.example.greeter"]?.reason?.contains("on disk was modified after signing") == true)
+        #expect(next.features((any Greeting).self).isEmpty)
+        await next.stop()
     }
 
     @Test func theGateFlagKeepsAPluginOffForThisHost() async throws {
