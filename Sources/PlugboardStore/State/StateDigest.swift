@@ -126,15 +126,30 @@ enum StateDigest {
         return changes.keys.sorted().map { "\($0.table)\t\($0.key)\t\((changes[$0] ?? nil) ?? "-")" }.joined(separator: "\n")
     }
 
-    /// Parses `state_changes`; nil for a malformed text.
+    /// Parses `state_changes`; nil for a malformed text. One pass over the UTF-8 bytes (`audit verify` parses every
+    /// audit row's changes).
     static func parseChanges(_ text: String) -> [(StateEntity, String?)]? {
-        var result: [(StateEntity, String?)] = []
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            let parts = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard parts.count == 3 else { return nil }
-            let digest = String(parts[2])
-            result.append((StateEntity(table: String(parts[0]), key: String(parts[1])), digest == "-" ? nil : digest))
+        var text = text
+        return text.withUTF8 { bytes -> [(StateEntity, String?)]? in
+            var result: [(StateEntity, String?)] = []
+            var fields: [String] = []
+            fields.reserveCapacity(3)
+            var start = 0
+            func field(_ end: Int) { fields.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)) }
+            for index in 0...bytes.count {
+                let byte = index < bytes.count ? bytes[index] : 10
+                if byte == 9 {
+                    field(index)
+                    start = index + 1
+                } else if byte == 10 {
+                    field(index)
+                    start = index + 1
+                    guard fields.count == 3 else { return nil }
+                    result.append((StateEntity(table: fields[0], key: fields[1]), fields[2] == "-" ? nil : fields[2]))
+                    fields.removeAll(keepingCapacity: true)
+                }
+            }
+            return result
         }
-        return result
     }
 }

@@ -59,10 +59,22 @@ enum StateLedger {
     ) {
         var problems: [String] = []
         var actual: [StateEntity: String] = [:]
+        actual.reserveCapacity(expected.count)
         for table in StateTables.all where try db.tableExists(table.name) {
             try StateQueries.forEachDigest(db, table) { key, digest in actual[StateEntity(table: table.name, key: key)] = digest }
         }
-        for entity in Set(actual.keys).union(expected.keys).sorted() {
+        let indexed = try StateQueries.allIndexed(db)
+        // The usual case: rows, log and index agree. The index, read in key order, then gives the bucket hashes of the
+        // rows without sorting; only when they do not match the stored ones or the recorded root is the slow path
+        // below needed, to name what differs.
+        if actual == expected, indexed == expected, let buckets = try indexBucketHashes(db) {
+            let root = StateDigest.root(buckets)
+            if recordedRoot == nil || recordedRoot == root, try StateQueries.bucketHashes(db) == buckets {
+                return ([], root, actual.count)
+            }
+        }
+        // The usual case, every row as the log says, needs no sorted walk.
+        for entity in actual == expected ? [] : Set(actual.keys).union(expected.keys).sorted() {
             switch (expected[entity], actual[entity]) {
             case (nil, .some):
                 problems.append("\(entity.table): row \(entity.readableKey) was added without an audit row")
@@ -79,7 +91,6 @@ enum StateLedger {
         if problems.isEmpty, let recordedRoot, recordedRoot != root {
             problems.append("the state root of the rows (\(root)) differs from the one the log recorded last (\(recordedRoot))")
         }
-        let indexed = try StateQueries.allIndexed(db)
         if indexed != expected {
             let differing = Set(indexed.keys).union(expected.keys).filter { indexed[$0] != expected[$0] }.sorted()
             problems.append(
@@ -143,13 +154,13 @@ enum StateLedger {
 
     /// Whether the index of digests (`state_digests`) still hashes to the state root of the last audit row that
     /// recorded one, and that row is intact; one sentence when not. One pass over the index, in bucket order.
-    static func indexProblem(_ db: Database) throws -> String? {
-        guard let recorded = try StateQueries.lastRecordedRoot(db) else { return nil }
-        // One pass over the table in its primary-key order, (tbl, key) as bytes, which is the order of each bucket's
-        // lines: every line goes straight into its bucket's hash, with no sorting and no strings made.
+    /// The 256 bucket hashes of the index as it is (by its stored bucket numbers); nil when a bucket number is out of
+    /// range. One pass over the table in its primary-key order, (tbl, key) as bytes, which is the order of each
+    /// bucket's lines: every line goes straight into its bucket's hash, with no sorting and no strings made. SQLite's
+    /// own stepping and column buffers: the index is the largest table a host reads on a change, and GRDB's row
+    /// objects cost more than the hashing.
+    static func indexBucketHashes(_ db: Database) throws -> [String]? {
         var hashers = StateDigest.BucketHashers()
-        // SQLite's own stepping and column buffers: the index is the largest table a host reads on a change, and
-        // GRDB's row objects cost more than the hashing.
         let statement = try db.makeStatement(sql: "SELECT bucket, tbl, key, digest FROM state_digests ORDER BY tbl, key")
         let handle = statement.sqliteStatement
         func column(_ index: Int32) -> UnsafeRawBufferPointer {
@@ -162,10 +173,17 @@ enum StateLedger {
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
             }
             let bucket = Int(sqlite3_column_int64(handle, 0))
-            guard (0..<256).contains(bucket) else { return "the index of the audit log's digests was edited (bucket \(bucket))" }
+            guard (0..<256).contains(bucket) else { return nil }
             hashers.add(bucket: bucket, table: column(1), key: column(2), digest: column(3))
         }
-        let buckets = hashers.finalize()
+        return hashers.finalize()
+    }
+
+    static func indexProblem(_ db: Database) throws -> String? {
+        guard let recorded = try StateQueries.lastRecordedRoot(db) else { return nil }
+        guard let buckets = try indexBucketHashes(db) else {
+            return "the index of the audit log's digests was edited (a bucket out of range)"
+        }
         if StateDigest.root(buckets) != recorded.root {
             return "the index of the audit log's digests does not match the state root of audit row \(recorded.seq)"
         }
