@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The encodings of the state proof. They are simple on purpose, so that an auditor can recompute them with
 /// `sqlite3` and a short script (the DocC article "Reading the board" has one):
@@ -17,42 +18,76 @@ enum StateDigest {
 
     /// The digest of a row: `columns` are the table's column names, `values` the row's values in that order.
     static func rowDigest(table: String, columns: [String], values: [DatabaseValue]) -> String {
+        rowDigest(table: table, columns: columns) { index, bytes in
+            switch values[index].storage {
+            case .null: appendNull(to: &bytes)
+            case .int64(let number): appendInteger(number, to: &bytes)
+            case .double(let number): appendReal(number, to: &bytes)
+            case .string(var text): text.withUTF8 { appendBytes(UnsafeRawBufferPointer($0), tag: UInt8(ascii: "t"), to: &bytes) }
+            case .blob(let data): data.withUnsafeBytes { appendBytes($0, tag: UInt8(ascii: "b"), to: &bytes) }
+            }
+        }
+    }
+
+    /// The digest of the current row of an SQLite statement whose columns `offset…` are the table's `columns`, read
+    /// from SQLite's own buffers (`audit verify` digests every row of policy).
+    static func rowDigest(table: String, columns: [String], statement handle: OpaquePointer, offset: Int32) -> String {
+        rowDigest(table: table, columns: columns) { index, bytes in
+            let column = offset + Int32(index)
+            switch sqlite3_column_type(handle, column) {
+            case SQLITE_NULL: appendNull(to: &bytes)
+            case SQLITE_INTEGER: appendInteger(sqlite3_column_int64(handle, column), to: &bytes)
+            case SQLITE_FLOAT: appendReal(sqlite3_column_double(handle, column), to: &bytes)
+            case SQLITE_TEXT:
+                let text = sqlite3_column_text(handle, column)
+                appendBytes(
+                    UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))), tag: UInt8(ascii: "t"),
+                    to: &bytes)
+            default:
+                let blob = sqlite3_column_blob(handle, column)
+                appendBytes(
+                    UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_column_bytes(handle, column))), tag: UInt8(ascii: "b"),
+                    to: &bytes)
+            }
+        }
+    }
+
+    /// The encoding of a row around its values, which `appendValue` writes (column index, bytes).
+    private static func rowDigest(table: String, columns: [String], appendValue: (Int, inout [UInt8]) -> Void) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256)
         bytes.append(contentsOf: "plugboard-row-v1\n".utf8)
         bytes.append(contentsOf: table.utf8)
         bytes.append(10)
-        for (name, value) in zip(columns, values) {
+        for (index, name) in columns.enumerated() {
             bytes.append(contentsOf: name.utf8)
             bytes.append(UInt8(ascii: "="))
-            switch value.storage {
-            case .null:
-                bytes.append(UInt8(ascii: "-"))
-            case .int64(let number):
-                bytes.append(UInt8(ascii: "i"))
-                bytes.append(UInt8(ascii: ":"))
-                bytes.appendDecimal(number)
-            case .double(let number):
-                bytes.append(contentsOf: "r:".utf8)
-                bytes.append(contentsOf: String(format: "%.17g", number).utf8)
-            case .string(var text):
-                text.withUTF8 { utf8 in
-                    bytes.append(UInt8(ascii: "t"))
-                    bytes.append(UInt8(ascii: ":"))
-                    bytes.appendDecimal(Int64(utf8.count))
-                    bytes.append(UInt8(ascii: ":"))
-                    bytes.append(contentsOf: utf8)
-                }
-            case .blob(let data):
-                bytes.append(UInt8(ascii: "b"))
-                bytes.append(UInt8(ascii: ":"))
-                bytes.appendDecimal(Int64(data.count))
-                bytes.append(UInt8(ascii: ":"))
-                bytes.append(contentsOf: data)
-            }
+            appendValue(index, &bytes)
             bytes.append(10)
         }
         return SHA256.hash(data: bytes).hex
+    }
+
+    private static func appendNull(to bytes: inout [UInt8]) { bytes.append(UInt8(ascii: "-")) }
+
+    private static func appendInteger(_ number: Int64, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "i"))
+        bytes.append(UInt8(ascii: ":"))
+        bytes.appendDecimal(number)
+    }
+
+    private static func appendReal(_ number: Double, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: "r:".utf8)
+        bytes.append(contentsOf: String(format: "%.17g", number).utf8)
+    }
+
+    /// `t:<length>:<bytes>` or `b:<length>:<bytes>`.
+    private static func appendBytes(_ value: UnsafeRawBufferPointer, tag: UInt8, to bytes: inout [UInt8]) {
+        bytes.append(tag)
+        bytes.append(UInt8(ascii: ":"))
+        bytes.appendDecimal(Int64(value.count))
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(contentsOf: value)
     }
 
     /// The bucket of an entity (0…255).

@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 
 /// The SQL of the state proof.
 enum StateQueries {
@@ -124,13 +125,19 @@ enum StateQueries {
     static func forEachDigest(_ db: Database, _ table: StateTable, _ body: (String, String) throws -> Void) throws {
         let columns = try columns(db, table.name)
         guard !columns.isEmpty else { return }
-        let cursor = try Row.fetchCursor(
-            db, sql: "SELECT \(table.keyExpression()), \(columns.joined(separator: ", ")) FROM main.\(table.name)")
-        while let row = try cursor.next() {
-            let values = Array(row.databaseValues)
-            try body(
-                String.fromDatabaseValue(values[0]) ?? "",
-                StateDigest.rowDigest(table: table.name, columns: columns, values: Array(values.dropFirst())))
+        // SQLite's stepping and column buffers: `audit verify` digests every row of policy, and GRDB's rows would cost
+        // more than the hashing.
+        let statement = try db.makeStatement(
+            sql: "SELECT \(table.keyExpression()), \(columns.joined(separator: ", ")) FROM main.\(table.name)")
+        let handle = statement.sqliteStatement
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            }
+            let key = sqlite3_column_text(handle, 0).map { String(cString: $0) } ?? ""
+            try body(key, StateDigest.rowDigest(table: table.name, columns: columns, statement: handle, offset: 1))
         }
     }
 
