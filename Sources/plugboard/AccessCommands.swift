@@ -9,7 +9,8 @@ struct AdminCommand: ParsableCommand {
         subcommands: [Add.self, Remove.self, List.self])
 
     struct Add: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Make a principal (an OS user name) a board admin.")
+        static let configuration = CommandConfiguration(
+            commandName: "add", abstract: "Make a principal (an OS user name) a board admin.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The principal to make an admin.") var principal: String
 
@@ -19,7 +20,8 @@ struct AdminCommand: ParsableCommand {
     }
 
     struct Remove: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a board admin (never the last one).")
+        static let configuration = CommandConfiguration(
+            commandName: "remove", abstract: "Remove a board admin (never the last one).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The admin to remove.") var principal: String
 
@@ -29,7 +31,8 @@ struct AdminCommand: ParsableCommand {
     }
 
     struct List: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "List board admins.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List board admins.")
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {
@@ -52,7 +55,8 @@ struct OwnerCommand: ParsableCommand {
         subcommands: [Add.self, Remove.self, List.self])
 
     struct Add: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Add an owner or maintainer to a plug-in (or change their role).")
+        static let configuration = CommandConfiguration(
+            commandName: "add", abstract: "Add an owner or maintainer to a plug-in (or change their role).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
         @Argument(help: "The principal (an OS user name).") var principal: String
@@ -64,7 +68,8 @@ struct OwnerCommand: ParsableCommand {
     }
 
     struct Remove: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove an owner or maintainer (never the last owner).")
+        static let configuration = CommandConfiguration(
+            commandName: "remove", abstract: "Remove an owner or maintainer (never the last owner).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
         @Argument(help: "The principal to remove.") var principal: String
@@ -75,7 +80,8 @@ struct OwnerCommand: ParsableCommand {
     }
 
     struct List: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "List a plug-in's owners and maintainers.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List a plug-in's owners and maintainers.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
 

@@ -56,6 +56,7 @@ struct AuditCommand: BoardCommand {
 
     struct Verify: BoardCommand {
         static let configuration = CommandConfiguration(
+            commandName: "verify",
             abstract:
                 "Recompute the hash chain and compare every row of policy with the digests the log recorded; exit 1 naming what differs.",
             discussion:
@@ -88,6 +89,7 @@ struct AuditCommand: BoardCommand {
 
     struct Checkpoint: BoardCommand {
         static let configuration = CommandConfiguration(
+            commandName: "checkpoint",
             abstract: "Print the head of the audit chain and the state root (SEQ:HASH:ROOT) to keep somewhere else.")
         @OptionGroup var global: GlobalOptions
 

@@ -9,7 +9,8 @@ struct EnvCommand: ParsableCommand {
         subcommands: [List.self], defaultSubcommand: List.self)
 
     struct List: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "List the board's environments.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List the board's environments.")
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {

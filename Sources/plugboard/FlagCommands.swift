@@ -12,7 +12,8 @@ struct FlagCommand: ParsableCommand {
         ])
 
     struct Create: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a flag, off in every environment; you become its owner.")
+        static let configuration = CommandConfiguration(
+            commandName: "create", abstract: "Create a flag, off in every environment; you become its owner.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The flag name, for example checkout.new-flow.") var name: String
         @Option(name: .long, help: "release, experiment, operational, kill-switch or permission.") var type: FlagType = .release
@@ -24,7 +25,8 @@ struct FlagCommand: ParsableCommand {
     }
 
     struct List: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "List flags and their state in the environment.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List flags and their state in the environment.")
         @OptionGroup var global: GlobalOptions
         @Flag(name: .long, help: "Only flags older than their type's expected lifetime (release/experiment 40 days, operational 7).")
         var stale = false
@@ -63,7 +65,8 @@ struct FlagCommand: ParsableCommand {
     }
 
     struct Show: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Show a flag's definition in every environment.")
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "Show a flag's definition in every environment.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The flag name.") var name: String
 
@@ -122,7 +125,8 @@ struct FlagCommand: ParsableCommand {
     }
 
     struct Enable: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Switch a flag on in the environment.")
+        static let configuration = CommandConfiguration(
+            commandName: "enable", abstract: "Switch a flag on in the environment.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The flag name.") var name: String
 
@@ -133,7 +137,8 @@ struct FlagCommand: ParsableCommand {
     }
 
     struct Disable: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Switch a flag off in the environment.")
+        static let configuration = CommandConfiguration(
+            commandName: "disable", abstract: "Switch a flag off in the environment.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The flag name.") var name: String
 
@@ -145,7 +150,7 @@ struct FlagCommand: ParsableCommand {
 
     struct Rollout: BoardCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Roll a flag out to a percentage of users (a flexibleRollout strategy).",
+            commandName: "rollout", abstract: "Roll a flag out to a percentage of users (a flexibleRollout strategy).",
             discussion:
                 "Stickiness decides what keeps a user in the same bucket: default (userId, else sessionId, else random), userId, sessionId, random, or any context field."
         )
@@ -162,7 +167,8 @@ struct FlagCommand: ParsableCommand {
     }
 
     struct Archive: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Archive a flag: no longer evaluated (off) or exported.")
+        static let configuration = CommandConfiguration(
+            commandName: "archive", abstract: "Archive a flag: no longer evaluated (off) or exported.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The flag name.") var name: String
 
@@ -172,7 +178,8 @@ struct FlagCommand: ParsableCommand {
     }
 
     struct Unarchive: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Bring an archived flag back.")
+        static let configuration = CommandConfiguration(
+            commandName: "unarchive", abstract: "Bring an archived flag back.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The flag name.") var name: String
 
@@ -183,7 +190,7 @@ struct FlagCommand: ParsableCommand {
 
     struct Import: BoardCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Import Unleash client-API features JSON into the environment (admins).",
+            commandName: "import", abstract: "Import Unleash client-API features JSON into the environment (admins).",
             discussion:
                 "The file is {\"version\":…,\"features\":[…],\"segments\":[…]}. It is validated as a whole; an invalid file changes nothing. Flags not in the file are left alone."
         )
@@ -205,7 +212,8 @@ struct FlagCommand: ParsableCommand {
     }
 
     struct Export: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the environment's flags as Unleash client-API features JSON.")
+        static let configuration = CommandConfiguration(
+            commandName: "export", abstract: "Print the environment's flags as Unleash client-API features JSON.")
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {
@@ -216,7 +224,7 @@ struct FlagCommand: ParsableCommand {
 
     struct Evaluate: BoardCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Evaluate flags for a batch of contexts (JSON Lines in, JSON Lines out).",
+            commandName: "evaluate", abstract: "Evaluate flags for a batch of contexts (JSON Lines in, JSON Lines out).",
             discussion: """
                 Each input line is {"toggle": "NAME", "context": {userId, sessionId, remoteAddress, environment, appName, currentTime, properties}}.
                 Each output line is {"toggle":…,"enabled":…,"variant":{"name":…,"enabled":…,"feature_enabled":…,"payload":…}}, in input order.

@@ -6,7 +6,7 @@ import PlugboardStore
 /// `plugboard init`: a new board, its first admin and its master key.
 struct Init: BoardCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create the board, apply migrations, make you its first admin, and set up its master key.",
+        commandName: "init", abstract: "Create the board, apply migrations, make you its first admin, and set up its master key.",
         discussion: """
             The board file is created with mode 0600 and never overwritten. The master key of its secure storage is
             $PLUGBOARD_MASTER_KEY when set; otherwise the key file <board>.key is created with mode 0600 (an

@@ -23,7 +23,7 @@ struct KeysCommand: ParsableCommand {
 
     struct List: BoardCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show the master key's id and the data keys (versions, states, counts), never key material.",
+            commandName: "list", abstract: "Show the master key's id and the data keys (versions, states, counts), never key material.",
             discussion: "Needs no master key.")
         @OptionGroup var global: GlobalOptions
         @Option(name: .long, help: "Only this plug-in's data keys.") var plugin: String?
@@ -53,7 +53,7 @@ struct KeysCommand: ParsableCommand {
 
     struct Rotate: BoardCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Rotate the master key (rewrap every data key), or with --plugin one plug-in's data key.",
+            commandName: "rotate", abstract: "Rotate the master key (rewrap every data key), or with --plugin one plug-in's data key.",
             discussion: """
                 Master key (admins): a new random key is written to <board>.key.next, the board is rotated to it in
                 one transaction, then the file is renamed over <board>.key; back up the new key file. Values are not
@@ -127,7 +127,7 @@ struct KeysCommand: ParsableCommand {
 
     struct Shred: BoardCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Destroy a plug-in's data keys: its secrets can never be decrypted again.",
+            commandName: "shred", abstract: "Destroy a plug-in's data keys: its secrets can never be decrypted again.",
             discussion: """
                 The secrets stay listed (as unreadable) until deleted or set again; a new secret starts a new data
                 key. On a terminal you are asked to type the plug-in id unless --yes is given; scripts (stdin not a
@@ -157,7 +157,7 @@ struct KeysCommand: ParsableCommand {
 
     struct Init: BoardCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Give a board created before secure storage existed its master key (admins).",
+            commandName: "init", abstract: "Give a board created before secure storage existed its master key (admins).",
             discussion: """
                 Uses $PLUGBOARD_MASTER_KEY when set, else the key file <board>.key, which is created (mode 0600)
                 when missing. plugboard init already does this for new boards; on an initialised board it changes

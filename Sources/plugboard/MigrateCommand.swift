@@ -5,7 +5,7 @@ import PlugboardStore
 /// `plugboard migrate`: apply pending schema migrations or show their status.
 struct Migrate: BoardCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Apply pending migrations, or show applied and pending ones with --status.")
+        commandName: "migrate", abstract: "Apply pending migrations, or show applied and pending ones with --status.")
 
     @OptionGroup var global: GlobalOptions
 

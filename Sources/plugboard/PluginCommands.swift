@@ -21,7 +21,7 @@ struct PluginCommand: ParsableCommand {
 
     struct Register: BoardCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add a plug-in (if new) and a version from its manifest; several manifests in one change.",
+            commandName: "register", abstract: "Add a plug-in (if new) and a version from its manifest; several manifests in one change.",
             discussion: """
                 Use - to read the manifest from stdin. With --artifact the file is copied into the board's artifact store \
                 and its SHA-256 recorded. Each --signature (from plugboard plugin sign) must cover exactly this release; it \
@@ -99,7 +99,7 @@ struct PluginCommand: ParsableCommand {
 
     struct Sign: BoardCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Sign a release with your Ed25519 key: its id, version, manifest and artifact.",
+            commandName: "sign", abstract: "Sign a release with your Ed25519 key: its id, version, manifest and artifact.",
             discussion: """
                 Signs the canonical statement of the release (plug-in id, version, SHA-256 of the manifest bytes, SHA-256 of the
                 artifact or none) and writes a small JSON signature file (stdout without --out). Needs no board: store the
@@ -164,7 +164,8 @@ struct PluginCommand: ParsableCommand {
     }
 
     struct List: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "List plug-ins and their state in the environment.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List plug-ins and their state in the environment.")
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {
@@ -184,7 +185,8 @@ struct PluginCommand: ParsableCommand {
     }
 
     struct Show: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Show a plug-in: versions, environments, owners, kill switches.")
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "Show a plug-in: versions, environments, owners, kill switches.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
 
@@ -237,7 +239,8 @@ struct PluginCommand: ParsableCommand {
     }
 
     struct Enable: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Enable a plug-in in the environment.")
+        static let configuration = CommandConfiguration(
+            commandName: "enable", abstract: "Enable a plug-in in the environment.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
 
@@ -247,7 +250,8 @@ struct PluginCommand: ParsableCommand {
     }
 
     struct Disable: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Disable a plug-in in the environment.")
+        static let configuration = CommandConfiguration(
+            commandName: "disable", abstract: "Disable a plug-in in the environment.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
 
@@ -277,7 +281,7 @@ struct PluginCommand: ParsableCommand {
 
     struct Kill: BoardCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Throw a kill switch over a plug-in, one of its versions, or all plug-ins.",
+            commandName: "kill", abstract: "Throw a kill switch over a plug-in, one of its versions, or all plug-ins.",
             discussion: "A kill switch covers every environment; running hosts deactivate what it covers at their next poll.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var target: KillTargetOptions
@@ -289,7 +293,8 @@ struct PluginCommand: ParsableCommand {
     }
 
     struct Revive: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.")
+        static let configuration = CommandConfiguration(
+            commandName: "revive", abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var target: KillTargetOptions
         @Option(name: .long, help: "Why.") var reason: String?
@@ -300,7 +305,8 @@ struct PluginCommand: ParsableCommand {
     }
 
     struct Yank: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Yank a version so hosts no longer pick it (a pin still wins).")
+        static let configuration = CommandConfiguration(
+            commandName: "yank", abstract: "Yank a version so hosts no longer pick it (a pin still wins).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
         @Argument(help: "The version to yank.") var version: String
@@ -312,7 +318,8 @@ struct PluginCommand: ParsableCommand {
     }
 
     struct Unyank: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Undo a yank.")
+        static let configuration = CommandConfiguration(
+            commandName: "unyank", abstract: "Undo a yank.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
         @Argument(help: "The version.") var version: String
@@ -325,7 +332,8 @@ struct PluginCommand: ParsableCommand {
     }
 
     struct Pin: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Pin a plug-in to one version in the environment.")
+        static let configuration = CommandConfiguration(
+            commandName: "pin", abstract: "Pin a plug-in to one version in the environment.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
         @Argument(help: "The version.") var version: String
@@ -338,7 +346,8 @@ struct PluginCommand: ParsableCommand {
     }
 
     struct Unpin: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove the version pin in the environment.")
+        static let configuration = CommandConfiguration(
+            commandName: "unpin", abstract: "Remove the version pin in the environment.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
 
@@ -348,7 +357,8 @@ struct PluginCommand: ParsableCommand {
     }
 
     struct Status: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "What each host loaded or skipped, and why.")
+        static let configuration = CommandConfiguration(
+            commandName: "status", abstract: "What each host loaded or skipped, and why.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Only this plug-in.") var id: String?
 

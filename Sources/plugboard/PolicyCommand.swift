@@ -28,7 +28,8 @@ struct PolicyCommand: ParsableCommand {
     }
 
     struct Show: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Show every environment's signature policy.", aliases: ["list"])
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "Show every environment's signature policy.", aliases: ["list"])
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {

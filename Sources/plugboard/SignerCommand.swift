@@ -10,6 +10,7 @@ struct SignerCommand: ParsableCommand {
 
     struct Add: BoardCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Trust a public key to sign one plug-in's releases (its owners or an admin), or every plug-in's with --all (admins).",
             discussion: "Usage: plugboard signer add ID PUBLIC_KEY [--name TEXT], or plugboard signer add --all PUBLIC_KEY [--name TEXT].")
         @OptionGroup var global: GlobalOptions
@@ -32,6 +33,7 @@ struct SignerCommand: ParsableCommand {
 
     struct List: BoardCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List trusted keys: all, or those that may sign one plug-in (its own and those trusted for every plug-in).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Only the keys that may sign this plug-in.") var id: String?
@@ -57,7 +59,7 @@ struct SignerCommand: ParsableCommand {
 
     struct Revoke: BoardCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Revoke a key: no signature it made counts any more, including earlier ones.",
+            commandName: "revoke", abstract: "Revoke a key: no signature it made counts any more, including earlier ones.",
             discussion: "Admins may revoke any key; the owners of every plug-in a key is trusted for may revoke it.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The key id (plugboard signer list).") var keyID: String

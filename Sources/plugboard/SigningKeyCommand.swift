@@ -19,7 +19,7 @@ struct SigningKeyCommand: ParsableCommand {
 
     struct Generate: BoardCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Write a new Ed25519 private key to a file (mode 0600) and print its public key and key id.",
+            commandName: "generate", abstract: "Write a new Ed25519 private key to a file (mode 0600) and print its public key and key id.",
             discussion: """
                 The key id is the first 8 bytes of the SHA-256 of the raw 32-byte public key, in hex. Give the public key to the
                 plug-in's owners (plugboard signer add ID PUBLIC_KEY); keep the private key file off the board and out of version

@@ -10,7 +10,7 @@ struct TokenCommand: ParsableCommand {
 
     struct Create: BoardCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create a token that reads one environment; prints its secret once (admins).",
+            commandName: "create", abstract: "Create a token that reads one environment; prints its secret once (admins).",
             discussion: """
                 The board keeps only the secret's SHA-256: store the printed secret where the SDK reads it. The secret has
                 Unleash's shape (*:ENV.pb_…), so Unleash SDKs take it as they take Unleash's own client tokens.
@@ -57,7 +57,8 @@ struct TokenCommand: ParsableCommand {
     }
 
     struct List: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "List tokens: environment, state, expiry and last use (never secrets).")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List tokens: environment, state, expiry and last use (never secrets).")
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {
@@ -77,7 +78,8 @@ struct TokenCommand: ParsableCommand {
     }
 
     struct Revoke: BoardCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke a token: servers refuse it from now on (admins).")
+        static let configuration = CommandConfiguration(
+            commandName: "revoke", abstract: "Revoke a token: servers refuse it from now on (admins).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The token's name.") var name: String
         @Option(name: .long, help: "Why, for the audit log.") var reason: String?
