@@ -270,28 +270,28 @@ struct Evaluator {
         @inline(__always) func fold(_ byte: UInt8) -> UInt8 {
             foldingASCII && (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
         }
+        /// Whether `pattern` stands in `haystack` at `start` (no closure is stored, so nothing is allocated).
+        func matches(at start: String.UTF8View.Index) -> Bool {
+            var h = start
+            for byte in pattern {
+                guard h < haystack.endIndex, fold(haystack[h]) == byte else { return false }
+                haystack.formIndex(after: &h)
+            }
+            return true
+        }
         switch match {
         case .startsWith:
-            return haystack.lazy.map(fold).starts(with: pattern)
+            return matches(at: haystack.startIndex)
         case .endsWith:
             guard haystack.count >= pattern.count else { return false }
-            return haystack.suffix(pattern.count).lazy.map(fold).elementsEqual(pattern)
+            return matches(at: haystack.index(haystack.endIndex, offsetBy: -pattern.count))
         case .contains:
             if pattern.isEmpty { return true }
             guard haystack.count >= pattern.count else { return false }
             var start = haystack.startIndex
             let last = haystack.index(haystack.endIndex, offsetBy: -pattern.count)
             while start <= last {
-                var h = start
-                var matched = true
-                for byte in pattern {
-                    if fold(haystack[h]) != byte {
-                        matched = false
-                        break
-                    }
-                    haystack.formIndex(after: &h)
-                }
-                if matched { return true }
+                if matches(at: start) { return true }
                 haystack.formIndex(after: &start)
             }
             return false
