@@ -191,28 +191,56 @@ for target in package.targets where target.type != .plugin {
     target.swiftSettings = (target.swiftSettings ?? []) + commonSwiftSettings
 }
 
-// MARK: Benchmarks (opt-in)
+// MARK: Benchmarks and the peer comparison (opt-in)
 //
 // ordo-one/benchmark is declared only when PLUGBOARD_BENCHMARKS=1, so an ordinary `swift build` or `swift test`
 // never resolves, fetches or builds it. Run them with
 //   PLUGBOARD_BENCHMARKS=1 swift package --allow-writing-to-package-directory benchmark
-// (see Tools/Benchmarks/README.md).
-if Context.environment["PLUGBOARD_BENCHMARKS"] == "1" {
+// (see Tools/Benchmarks/README.md). PLUGBOARD_COMPARE_PEER=1 declares the `compare-peer` executable that
+// Tools/compare-peer builds (Unleash's engine against ours, from native code); it needs no other package.
+let benchmarks = Context.environment["PLUGBOARD_BENCHMARKS"] == "1"
+let comparePeer = Context.environment["PLUGBOARD_COMPARE_PEER"] == "1"
+if benchmarks || comparePeer {
+    // The features file and seeded contexts both measure.
+    package.targets.append(
+        .target(
+            name: "BenchmarkContexts",
+            dependencies: ["PlugboardFlags"],
+            path: "Tools/Benchmarks/BenchmarkContexts",
+            swiftSettings: commonSwiftSettings
+        ))
+}
+if comparePeer {
+    package.products.append(.executable(name: "compare-peer", targets: ["compare-peer"]))
+    package.targets.append(
+        .executableTarget(
+            name: "compare-peer",
+            dependencies: ["PlugboardFlags", "BenchmarkContexts"],
+            path: "Tools/ComparePeer",
+            swiftSettings: commonSwiftSettings
+        ))
+}
+if benchmarks {
     // The MallocInterposer trait only: the default traits need a package this project does not use.
     package.dependencies.append(.package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]))
-    package.targets.append(.executableTarget(
-        name: "PlugboardBenchmarks",
-        dependencies: [
-            .product(name: "Benchmark", package: "benchmark"),
-            "PlugboardFlags",
-            "PlugboardStore",
-            "PlugboardHost",
-            "PlugboardPluginAPI",
-            "PlugboardVersioning",
-            .product(name: "Logging", package: "swift-log"),
-        ],
-        path: "Tools/Benchmarks/PlugboardBenchmarks",
-        swiftSettings: commonSwiftSettings,
-        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-    ))
+    package.targets.append(
+        .executableTarget(
+            name: "PlugboardBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkContexts",
+                "PlugboardFlags",
+                "PlugboardStore",
+                "PlugboardHost",
+                "PlugboardPluginAPI",
+                "PlugboardSecureStorage",
+                "PlugboardVersioning",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tools/Benchmarks/PlugboardBenchmarks",
+            swiftSettings: commonSwiftSettings,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ))
 }

@@ -95,8 +95,14 @@ struct HostBoundFlags: FlagEvaluating {
         return context
     }
 
+    /// The per-call fields are read before the host's (no merged copy is made).
     func bool(_ flag: String, default value: Bool, context: [String: String]) -> FlagResolution<Bool> {
-        Self.convert(resolver.bool(flag, default: value, context: self.context(context)))
+        Self.convert(resolver.bool(flag, default: value, context: base, overrides: context))
+    }
+
+    /// The fields merged into the host's context once, for every later call.
+    func with(context: [String: String]) -> any FlagEvaluating {
+        HostBoundFlags(resolver: resolver, base: self.context(context))
     }
 
     func string(_ flag: String, default value: String, context: [String: String]) -> FlagResolution<String> {

@@ -70,11 +70,49 @@ public protocol FlagEvaluating: Sendable {
     func int(_ flag: String, default: Int, context: [String: String]) -> FlagResolution<Int>
     /// Evaluates a flag whose variant payload is a floating-point number.
     func double(_ flag: String, default: Double, context: [String: String]) -> FlagResolution<Double>
+    /// An evaluator whose context includes `context`: build it once (per request, per user) and reuse it, so that
+    /// the fields are not merged again on every call. Later per-call fields override these.
+    func with(context: [String: String]) -> any FlagEvaluating
 }
 
 extension FlagEvaluating {
+    /// A wrapper that adds `context` to every call (what an evaluator without its own binding does).
+    public func with(context: [String: String]) -> any FlagEvaluating {
+        ContextBoundFlags(base: self, context: context)
+    }
+
     /// `true` when the flag is on for the host's context.
     public func isEnabled(_ flag: String, context: [String: String] = [:]) -> Bool {
         bool(flag, default: false, context: context).value
+    }
+}
+
+/// An evaluator with fields added to every call's context; the per-call fields win.
+struct ContextBoundFlags: FlagEvaluating {
+    let base: any FlagEvaluating
+    let context: [String: String]
+
+    private func merged(_ overrides: [String: String]) -> [String: String] {
+        overrides.isEmpty ? context : context.merging(overrides) { _, new in new }
+    }
+
+    func bool(_ flag: String, default value: Bool, context: [String: String]) -> FlagResolution<Bool> {
+        base.bool(flag, default: value, context: merged(context))
+    }
+
+    func string(_ flag: String, default value: String, context: [String: String]) -> FlagResolution<String> {
+        base.string(flag, default: value, context: merged(context))
+    }
+
+    func int(_ flag: String, default value: Int, context: [String: String]) -> FlagResolution<Int> {
+        base.int(flag, default: value, context: merged(context))
+    }
+
+    func double(_ flag: String, default value: Double, context: [String: String]) -> FlagResolution<Double> {
+        base.double(flag, default: value, context: merged(context))
+    }
+
+    func with(context: [String: String]) -> any FlagEvaluating {
+        ContextBoundFlags(base: base, context: merged(context))
     }
 }

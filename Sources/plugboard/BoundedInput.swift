@@ -16,8 +16,6 @@ enum BoundedInput {
     static let manifestLimit = PluginManifest.maximumSize
     /// The largest Unleash features document read by `flag import` and `flag evaluate --features`.
     static let featuresLimit = 16 << 20
-    /// The largest `--contexts` input read by `flag evaluate`.
-    static let contextsLimit = 64 << 20
     /// The longest line of a `--contexts` input.
     static let contextLineLimit = 64 << 10
     /// The largest secret value read by `secret set --from-file` (what secure storage holds a value).
@@ -34,17 +32,24 @@ enum BoundedInput {
     ///   than `limit` ("the manifest /dev/zero is larger than 1 MiB; nothing was changed").
     static func read(path: String, limit: Int, what: String) throws(BoardError) -> Data {
         if path == "-" { return try read(fd: STDIN_FILENO, limit: limit, named: "the \(what) on stdin") }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = try open(path, what: what)
+        defer { close(fd) }
+        return try read(fd: fd, limit: limit, named: "the \(what) \(path)")
+    }
+
+    /// Opens a file argument for reading, refusing a folder.
+    private static func open(_ path: String, what: String) throws(BoardError) -> Int32 {
+        let fd = systemOpen(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT || errno == ENOTDIR { throw BoardError(.invalidInput, "the \(what) file \(path) does not exist") }
             throw BoardError(.invalidInput, "the \(what) file \(path) cannot be read (\(String(cString: strerror(errno))))")
         }
-        defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR else {
+            close(fd)
             throw BoardError(.invalidInput, "the \(what) file \(path) cannot be read (it is a folder)")
         }
-        return try read(fd: fd, limit: limit, named: "the \(what) \(path)")
+        return fd
     }
 
     /// Reads one line from stdin (without its newline), refusing more than `limit` bytes; nil at end of input.
@@ -61,23 +66,60 @@ enum BoundedInput {
         }
     }
 
-    /// Checks that no line of `data` is longer than `limit` bytes.
+    /// Calls `body` with each line of `path` (or stdin for `-`) and its 1-based number, reading in chunks: memory stays
+    /// the same whatever the input's size. The newline and one `\r` before it are not part of the line; bytes that are
+    /// not UTF-8 read as U+FFFD.
     ///
-    /// - Throws: ``BoardError`` `.invalidInput` naming the first line that is ("--contexts line 3 is longer than 64 KiB").
-    static func checkLines(_ data: Data, limit: Int, what: String) throws(BoardError) {
+    /// - Throws: ``BoardError`` `.invalidInput` when the input cannot be read or a line is longer than `limit` bytes
+    ///   ("--contexts line 3 is longer than 64 KiB"), or what `body` throws.
+    static func forEachLine(
+        path: String, limit: Int, what: String, _ body: (String, Int) throws(BoardError) -> Void
+    ) throws(BoardError) {
+        let fd: Int32
+        if path == "-" {
+            fd = STDIN_FILENO
+        } else {
+            fd = try open(path, what: what)
+        }
+        defer { if fd != STDIN_FILENO { close(fd) } }
+        let name = path == "-" ? "the \(what) on stdin" : "the \(what) \(path)"
+        var buffer = [UInt8](repeating: 0, count: chunkSize)
+        var pending: [UInt8] = []
         var lineNumber = 1
-        var length = 0
-        for byte in data {
-            if byte == UInt8(ascii: "\n") {
-                lineNumber += 1
-                length = 0
-            } else {
-                length += 1
-                if length > limit {
-                    throw BoardError(.invalidInput, "\(what) line \(lineNumber) is longer than \(size(limit)); nothing was changed")
+        func emit(_ bytes: UnsafeBufferPointer<UInt8>) throws(BoardError) {
+            let end = bytes.last == UInt8(ascii: "\r") ? bytes.count - 1 : bytes.count
+            try body(String(decoding: UnsafeBufferPointer(rebasing: bytes[..<end]), as: UTF8.self), lineNumber)
+            lineNumber += 1
+        }
+        func tooLong() -> BoardError {
+            BoardError(.invalidInput, "--\(what) line \(lineNumber) is longer than \(size(limit)); nothing was changed")
+        }
+        while true {
+            let count = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, chunkSize) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw BoardError(.invalidInput, "\(name) cannot be read (\(String(cString: strerror(errno))))")
+            }
+            if count == 0 { break }
+            try buffer.withUnsafeBufferPointer { (chunk) throws(BoardError) in
+                var start = 0
+                while let newline = chunk[start..<count].firstIndex(of: UInt8(ascii: "\n")) {
+                    if pending.isEmpty {
+                        guard newline - start <= limit else { throw tooLong() }
+                        try emit(UnsafeBufferPointer(rebasing: chunk[start..<newline]))
+                    } else {
+                        pending.append(contentsOf: chunk[start..<newline])
+                        guard pending.count <= limit else { throw tooLong() }
+                        try pending.withUnsafeBufferPointer { (line) throws(BoardError) in try emit(line) }
+                        pending.removeAll(keepingCapacity: true)
+                    }
+                    start = newline + 1
                 }
+                pending.append(contentsOf: chunk[start..<count])
+                guard pending.count <= limit else { throw tooLong() }
             }
         }
+        try pending.withUnsafeBufferPointer { (line) throws(BoardError) in try emit(line) }
     }
 
     /// A byte count as people write it: 1 MiB, 64 KiB, 100 bytes.
@@ -107,6 +149,11 @@ enum BoundedInput {
     private static func tooLarge(_ name: String, limit: Int) -> BoardError {
         BoardError(.invalidInput, "\(name) is larger than \(size(limit)); nothing was changed")
     }
+}
+
+/// open(2), named apart from ``BoundedInput``'s own `open`.
+private func systemOpen(_ path: String, _ flags: Int32) -> Int32 {
+    open(path, flags)
 }
 
 /// read(2), named apart from ``BoundedInput``'s own `read` methods.

@@ -230,6 +230,8 @@ struct FlagCommand: ParsableCommand {
                 Each output line is {"toggle":…,"enabled":…,"variant":{"name":…,"enabled":…,"feature_enabled":…,"payload":…}}, in input order.
                 With --features FILE the file is evaluated exactly as Unleash's engine would (problems are warnings on stderr) and no board is opened;
                 otherwise the board's flags for --env are used.
+                The input is streamed: memory stays the same whatever its size, and output is written in blocks as it is made.
+                A malformed line stops the command with its line number; the output of the lines before it may have been written.
                 """)
         @OptionGroup var global: GlobalOptions
         @Option(name: .long, help: ArgumentHelp("Unleash client-API features JSON to evaluate instead of the board.", valueName: "file"))
@@ -265,16 +267,30 @@ struct FlagCommand: ParsableCommand {
                     throw BoardError(.integrity, "the board's flags for this environment do not validate: \(error)")
                 }
             }
-            let contextData = try BoundedInput.read(path: contexts, limit: BoundedInput.contextsLimit, what: "contexts")
-            try BoundedInput.checkLines(contextData, limit: BoundedInput.contextLineLimit, what: "--contexts")
-            let input = String(decoding: contextData, as: UTF8.self)
-            let lines: [String]
-            do { lines = try evaluator.evaluate(jsonl: input) } catch {
-                throw BoardError(.invalidInput, "--contexts line \(error.lineNumber): \(error.message)")
+            // Streamed: one line in memory at a time, the output written in blocks as it fills. A bad line stops the
+            // command; what was written before it stays (nothing, for an output under one block).
+            var block = ""
+            block.reserveCapacity(Self.blockSize + BoundedInput.contextLineLimit)
+            try BoundedInput.forEachLine(path: contexts, limit: BoundedInput.contextLineLimit, what: "contexts") {
+                line, lineNumber throws(BoardError) in
+                guard !BatchEvaluator.isBlank(line) else { return }
+                do throws(BatchInputError) { try evaluator.evaluate(line: line, lineNumber: lineNumber, appendingTo: &block) } catch {
+                    throw BoardError(.invalidInput, "--contexts line \(error.lineNumber): \(error.message)")
+                }
+                block.append("\n")
+                if block.utf8.count >= Self.blockSize {
+                    Self.write(block)
+                    block.removeAll(keepingCapacity: true)
+                }
             }
-            // Everything is evaluated before anything is printed: a bad line gives no partial output.
-            var text = lines.joined(separator: "\n")
-            if !text.isEmpty { text += "\n" }
+            Self.write(block)
+        }
+
+        /// How much output is gathered before it is written.
+        static let blockSize = 64 << 10
+
+        private static func write(_ text: String) {
+            guard !text.isEmpty else { return }
             FileHandle.standardOutput.write(Data(text.utf8))
         }
     }

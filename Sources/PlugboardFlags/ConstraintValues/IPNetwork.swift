@@ -7,82 +7,117 @@ struct IPAddress: Hashable, Sendable {
     let isV6: Bool
 
     init?(_ text: String) {
-        let bytes = Array(text.utf8)
-        if let v4 = Self.parseV4(bytes[...]) {
-            high = 0
-            low = UInt64(v4)
-            isV6 = false
-        } else if let v6 = Self.parseV6(bytes) {
-            high = v6.0
-            low = v6.1
-            isV6 = true
-        } else {
-            return nil
+        var text = text
+        // `withUTF8` on a native string reads its bytes in place; parsing allocates nothing.
+        guard let parsed = text.withUTF8({ Self.parse($0) }) else { return nil }
+        self = parsed
+    }
+
+    init?(_ text: Substring) {
+        var text = text
+        guard let parsed = text.withUTF8({ Self.parse($0) }) else { return nil }
+        self = parsed
+    }
+
+    private init(high: UInt64, low: UInt64, isV6: Bool) {
+        self.high = high
+        self.low = low
+        self.isV6 = isV6
+    }
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> IPAddress? {
+        if let v4 = parseV4(bytes[...]) { return IPAddress(high: 0, low: UInt64(v4), isV6: false) }
+        guard let v6 = parseV6(bytes) else { return nil }
+        return IPAddress(high: UInt64(truncatingIfNeeded: v6 >> 64), low: UInt64(truncatingIfNeeded: v6), isV6: true)
+    }
+
+    /// Four decimal octets separated by `.`, each 1–3 digits without a leading zero and at most 255.
+    static func parseV4(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> UInt32? {
+        var value: UInt32 = 0
+        var parts = 0
+        var octet: UInt32 = 0
+        var digits = 0
+        var firstIsZero = false
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if byte == 0x2E {
+                guard digits > 0, parts < 3 else { return nil }
+                value = value << 8 | octet
+                parts += 1
+                octet = 0
+                digits = 0
+                continue
+            }
+            // 1–3 digits, and no digit after a leading zero.
+            guard (0x30...0x39).contains(byte), digits < 3, digits == 0 || !firstIsZero else { return nil }
+            if digits == 0 { firstIsZero = byte == 0x30 }
+            octet = octet * 10 + UInt32(byte - 0x30)
+            digits += 1
+            guard octet <= 255 else { return nil }
+        }
+        guard parts == 3, digits > 0 else { return nil }
+        return value << 8 | octet
+    }
+
+    /// Groups of 1–4 hex digits separated by `:`, a dotted quad allowed as the last two; at most `limit` groups.
+    /// Returns the groups packed into the low bits (the last group lowest) and how many there are.
+    private static func parseGroups(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, limit: Int) -> (UInt128, Int)? {
+        if bytes.isEmpty { return (0, 0) }
+        var value: UInt128 = 0
+        var count = 0
+        var start = bytes.startIndex
+        while true {
+            let end = bytes[start...].firstIndex(of: 0x3A) ?? bytes.endIndex
+            let part = bytes[start..<end]
+            if end == bytes.endIndex, part.contains(0x2E) {
+                guard let v4 = parseV4(part) else { return nil }
+                value = value << 32 | UInt128(v4)
+                count += 2
+            } else {
+                guard (1...4).contains(part.count) else { return nil }
+                var group: UInt128 = 0
+                for byte in part {
+                    guard let digit = hexValue(byte) else { return nil }
+                    group = group << 4 | UInt128(digit)
+                }
+                value = value << 16 | group
+                count += 1
+            }
+            guard count <= limit else { return nil }
+            if end == bytes.endIndex { return (value, count) }
+            start = end + 1
         }
     }
 
-    static func parseV4(_ bytes: ArraySlice<UInt8>) -> UInt32? {
-        let parts = bytes.split(separator: 0x2E, omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return nil }
-        var value: UInt32 = 0
-        for part in parts {
-            guard (1...3).contains(part.count), part.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-            if part.count > 1, part.first == 0x30 { return nil }
-            let octet = part.reduce(0) { $0 * 10 + UInt32($1 - 0x30) }
-            guard octet <= 255 else { return nil }
-            value = value << 8 | octet
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte - 0x30
+        case 0x41...0x46: byte - 0x41 + 10
+        case 0x61...0x66: byte - 0x61 + 10
+        default: nil
         }
+    }
+
+    /// An IPv6 address as one 128-bit number.
+    static func parseV6(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt128? {
+        guard bytes.count >= 2, bytes.count <= 45 else { return nil }
+        if let gap = findDoubleColon(bytes[...]) {
+            let head = bytes[..<gap]
+            let tail = bytes[(gap + 2)...]
+            if findDoubleColon(tail) != nil { return nil }
+            guard head.isEmpty || !head.contains(0x2E), let (headValue, headCount) = parseGroups(head, limit: 7),
+                let (tailValue, tailCount) = parseGroups(tail, limit: 7 - headCount)
+            else { return nil }
+            _ = tailCount
+            return headCount == 0 ? tailValue : headValue << UInt128(16 * (8 - headCount)) | tailValue
+        }
+        guard let (value, count) = parseGroups(bytes[...], limit: 8), count == 8 else { return nil }
         return value
     }
 
-    private static func parseGroups(_ bytes: ArraySlice<UInt8>, limit: Int) -> [UInt16]? {
-        // Groups of 1-4 hex digits separated by ':'; a dotted quad may take the last two slots.
-        if bytes.isEmpty { return [] }
-        var groups: [UInt16] = []
-        let parts = bytes.split(separator: 0x3A, omittingEmptySubsequences: false)
-        for (index, part) in parts.enumerated() {
-            if index == parts.count - 1, part.contains(0x2E) {
-                guard let v4 = parseV4(part) else { return nil }
-                groups.append(UInt16(v4 >> 16))
-                groups.append(UInt16(v4 & 0xFFFF))
-                continue
-            }
-            guard (1...4).contains(part.count), let value = UInt16(String(decoding: part, as: UTF8.self), radix: 16),
-                part.allSatisfy({ isHexDigit($0) })
-            else { return nil }
-            groups.append(value)
-        }
-        return groups.count <= limit ? groups : nil
-    }
-
-    private static func isHexDigit(_ byte: UInt8) -> Bool {
-        (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
-    }
-
-    static func parseV6(_ bytes: [UInt8]) -> (UInt64, UInt64)? {
-        guard bytes.count >= 2, bytes.count <= 45 else { return nil }
-        var groups: [UInt16]
-        if let gap = findDoubleColon(bytes) {
-            let head = bytes[..<gap]
-            let tail = bytes[(gap + 2)...]
-            if tail.firstRange(of: [0x3A, 0x3A]) != nil { return nil }
-            guard let headGroups = parseGroups(head, limit: 7), !head.contains(0x2E) || head.isEmpty,
-                let tailGroups = parseGroups(tail, limit: 7 - headGroups.count)
-            else { return nil }
-            groups = headGroups + Array(repeating: 0, count: 8 - headGroups.count - tailGroups.count) + tailGroups
-        } else {
-            guard let all = parseGroups(bytes[...], limit: 8), all.count == 8 else { return nil }
-            groups = all
-        }
-        guard groups.count == 8 else { return nil }
-        let high = groups[0..<4].reduce(UInt64(0)) { $0 << 16 | UInt64($1) }
-        let low = groups[4..<8].reduce(UInt64(0)) { $0 << 16 | UInt64($1) }
-        return (high, low)
-    }
-
-    private static func findDoubleColon(_ bytes: [UInt8]) -> Int? {
+    private static func findDoubleColon(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
         guard bytes.count >= 2 else { return nil }
-        for index in 0..<(bytes.count - 1) where bytes[index] == 0x3A && bytes[index + 1] == 0x3A { return index }
+        for index in bytes.startIndex..<(bytes.endIndex - 1) where bytes[index] == 0x3A && bytes[index + 1] == 0x3A { return index }
         return nil
     }
 }
@@ -95,7 +130,7 @@ struct IPNetwork: Hashable, Sendable {
 
     init?(_ text: String) {
         let pieces = text.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
-        guard pieces.count <= 2, let address = IPAddress(String(pieces[0])) else { return nil }
+        guard pieces.count <= 2, let address = IPAddress(pieces[0]) else { return nil }
         let maximum = address.isV6 ? 128 : 32
         if pieces.count == 2 {
             guard let prefix = UnleashNumber.parsePercentage(String(pieces[1])), prefix <= maximum else { return nil }

@@ -62,7 +62,7 @@ enum UnleashDate {
 
     /// Parses a context date the way chrono's `DateTime<Utc>::from_str` does; `nil` when it would fail.
     static func parseContextValue(_ text: String) -> UnleashInstant? {
-        var scanner = Scanner(Array(text.unicodeScalars))
+        var scanner = Scanner(text.unicodeScalars)
         // Date: year (4 digits, or any number with an explicit sign), '-', month, '-', day.
         scanner.skipWhitespace()
         let year: Int64
@@ -119,7 +119,7 @@ enum UnleashDate {
                 return nil
             }
             guard let hours = scanner.twoDigits() else { return nil }
-            scanner.skip { $0 == ":" || $0.properties.isWhitespace }
+            scanner.skip { $0 == ":" || $0.isWhitespace }
             guard let minutes = scanner.twoDigits(), minutes < 60 else { return nil }
             let total = hours * 3600 + minutes * 60
             offsetSeconds = negative ? -total : total
@@ -198,41 +198,46 @@ enum UnleashDate {
         return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
-    /// A tiny scanner over Unicode scalars.
+    /// A tiny scanner over Unicode scalars, reading the string in place (no copy, no allocation).
     private struct Scanner {
-        let scalars: [Unicode.Scalar]
-        var index = 0
+        let scalars: String.UnicodeScalarView
+        var index: String.Index
 
-        init(_ scalars: [Unicode.Scalar]) { self.scalars = scalars }
+        init(_ scalars: String.UnicodeScalarView) {
+            self.scalars = scalars
+            index = scalars.startIndex
+        }
 
-        var atEnd: Bool { index == scalars.count }
+        var atEnd: Bool { index == scalars.endIndex }
 
         mutating func consume(_ scalar: Unicode.Scalar) -> Bool {
-            guard index < scalars.count, scalars[index] == scalar else { return false }
-            index += 1
+            guard index < scalars.endIndex, scalars[index] == scalar else { return false }
+            scalars.formIndex(after: &index)
             return true
         }
 
-        mutating func consumeCaseInsensitive(_ text: String) -> Bool {
-            let wanted = Array(text.unicodeScalars)
-            guard index + wanted.count <= scalars.count else { return false }
-            for (offset, scalar) in wanted.enumerated() {
-                let actual = scalars[index + offset]
-                guard actual.isASCII, Character(actual).uppercased() == Character(scalar).uppercased() else { return false }
+        /// Consumes `text` (ASCII letters) in any case.
+        mutating func consumeCaseInsensitive(_ text: StaticString) -> Bool {
+            var position = index
+            for byte in UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount) {
+                guard position < scalars.endIndex, scalars[position].isASCII,
+                    UInt8(scalars[position].value) | 0x20 == byte | 0x20
+                else { return false }
+                scalars.formIndex(after: &position)
             }
-            index += wanted.count
+            index = position
             return true
         }
 
-        mutating func skipWhitespace() { skip { $0.properties.isWhitespace } }
+        mutating func skipWhitespace() { skip(while: \.isWhitespace) }
 
         mutating func skip(while predicate: (Unicode.Scalar) -> Bool) {
-            while index < scalars.count, predicate(scalars[index]) { index += 1 }
+            while index < scalars.endIndex, predicate(scalars[index]) { scalars.formIndex(after: &index) }
         }
 
-        private func digit(at position: Int) -> Int64? {
-            guard position < scalars.count, let value = scalars[position].asciiDigitValue else { return nil }
-            return value
+        private func digit(at position: String.Index) -> Int64? {
+            guard position < scalars.endIndex else { return nil }
+            return scalars[position].asciiDigitValue
         }
 
         /// 1...maxDigits ASCII digits.
@@ -244,7 +249,7 @@ enum UnleashDate {
                 let (sum, overflow2) = product.addingReportingOverflow(digit)
                 if overflow1 || overflow2 { return nil }
                 value = sum
-                index += 1
+                scalars.formIndex(after: &index)
                 count += 1
             }
             return count > 0 ? value : nil
@@ -256,24 +261,31 @@ enum UnleashDate {
             var count = 0
             while count < 9, let digit = digit(at: index) {
                 value = value * 10 + digit
-                index += 1
+                scalars.formIndex(after: &index)
                 count += 1
             }
             guard count > 0 else { return nil }
-            while digit(at: index) != nil { index += 1 }
+            while digit(at: index) != nil { scalars.formIndex(after: &index) }
             return (value, count)
         }
 
         /// Exactly two ASCII digits.
         mutating func twoDigits() -> Int64? {
-            guard let tens = digit(at: index), let ones = digit(at: index + 1) else { return nil }
-            index += 2
+            guard let tens = digit(at: index) else { return nil }
+            let next = scalars.index(after: index)
+            guard let ones = digit(at: next) else { return nil }
+            index = scalars.index(after: next)
             return tens * 10 + ones
         }
     }
 }
 
 extension Unicode.Scalar {
+    /// Unicode's White_Space, with ASCII answered without the property tables.
+    var isWhitespace: Bool {
+        isASCII ? self == " " || (0x09...0x0D).contains(value) : properties.isWhitespace
+    }
+
     /// The value of an ASCII digit, or `nil`.
     var asciiDigitValue: Int64? {
         (0x30...0x39).contains(value) ? Int64(value - 0x30) : nil

@@ -18,6 +18,21 @@ enum ContextField: Sendable, Hashable {
         }
     }
 
+    /// The key that overrides this field in a per-call `[String: String]` context (``UnleashContext/set(_:to:)``
+    /// semantics): a standard field's own name, or the property's name; `nil` for a property named like a
+    /// standard field (the override sets the field, not the property).
+    var overrideName: String? {
+        switch self {
+        case .userId: "userId"
+        case .sessionId: "sessionId"
+        case .environment: "environment"
+        case .appName: "appName"
+        case .remoteAddress: "remoteAddress"
+        case .currentTime: "currentTime"
+        case .property(let name): ContextField(constraintName: name) == self ? name : nil
+        }
+    }
+
     /// The field as variant stickiness names it (Unleash's engine reads `currentTime` stickiness from properties).
     init(variantStickinessName name: String) {
         self = name == "currentTime" ? .property(name) : ContextField(constraintName: name)
@@ -98,13 +113,21 @@ enum StickinessSource: Sendable {
     case random
 }
 
-struct CompiledStrategy: Sendable {
+/// A class, so that the evaluator reaches it through one reference instead of copying its fields.
+final class CompiledStrategy: Sendable {
     let rule: StrategyRule
     let constraints: [CompiledConstraint]
     /// Non-empty strategy variants; `nil` falls back to the flag's variants.
     let variants: CompiledVariants?
     /// Whether the strategy has constraints or segments (for the OpenFeature reason).
     let isTargeted: Bool
+
+    init(rule: StrategyRule, constraints: [CompiledConstraint], variants: CompiledVariants?, isTargeted: Bool) {
+        self.rule = rule
+        self.constraints = constraints
+        self.variants = variants
+        self.isTargeted = isTargeted
+    }
 }
 
 struct CompiledVariant: Sendable {
@@ -137,7 +160,8 @@ struct CompiledDependency: Sendable {
     let variants: [String]?
 }
 
-struct CompiledFlag: Sendable {
+/// A class, so that the evaluator reaches it through one reference instead of copying its fields.
+final class CompiledFlag: Sendable {
     let name: String
     let enabled: Bool
     /// Unleash's engine could not compile the flag (unknown operator, unparsable number or date, missing
@@ -146,4 +170,16 @@ struct CompiledFlag: Sendable {
     let strategies: [CompiledStrategy]
     let variants: CompiledVariants?
     let dependencies: [CompiledDependency]
+
+    init(
+        name: String, enabled: Bool, broken: Bool, strategies: [CompiledStrategy], variants: CompiledVariants?,
+        dependencies: [CompiledDependency]
+    ) {
+        self.name = name
+        self.enabled = enabled
+        self.broken = broken
+        self.strategies = strategies
+        self.variants = variants
+        self.dependencies = dependencies
+    }
 }

@@ -2,22 +2,37 @@ import Foundation
 import PlugboardVersioning
 
 /// Evaluates flags of one snapshot for one context.
+///
+/// It lives for one evaluation, on the stack, inside ``FlagSnapshot``'s `evaluate`, which keeps the storage and the
+/// context alive: so it holds both without reference counting (an unowned reference and a pointer), which is most of
+/// what an evaluation would otherwise cost.
 struct Evaluator {
-    let storage: FlagSnapshot.Storage
-    let context: UnleashContext
+    unowned(unsafe) let storage: FlagSnapshot.Storage
+    private let contextPointer: UnsafePointer<UnleashContext>
+    private var context: UnleashContext { _read { yield contextPointer.pointee } }
+    /// Fields that override the context's, by Unleash's names (`userId`, …, or a property name): what a plug-in
+    /// passes per call, read first instead of being merged into a copy of the context.
+    let overrides: [String: String]
     /// The name of the flag being asked about; rollouts without a `groupId` hash with it (for a parent
     /// evaluated as a dependency, Unleash's engine uses the child's name).
-    var toggleName = ""
+    private unowned(unsafe) var toggle: CompiledFlag?
     private var nowInstant: UnleashInstant?
+    // Context values parsed at most once per evaluation, whatever the number of constraints that read them.
+    private var versions = ParsedOnce<SemanticVersionView>()
+    private var addresses = ParsedOnce<IPAddress>()
+    private var dates = ParsedOnce<UnleashInstant>()
+    private var numbers = ParsedOnce<Double>()
 
-    init(storage: FlagSnapshot.Storage, context: UnleashContext) {
+    /// `context` must outlive the evaluator.
+    init(storage: FlagSnapshot.Storage, context: UnsafePointer<UnleashContext>, overrides: [String: String] = [:]) {
         self.storage = storage
-        self.context = context
+        self.contextPointer = context
+        self.overrides = overrides
     }
 
     mutating func evaluate(_ position: Int, wantVariant: Bool) -> Evaluation {
-        let flag = storage.flags[position]
-        toggleName = flag.name
+        unowned(unsafe) let flag = storage.flags[position]
+        toggle = flag
         var result = Evaluation(outcome: .noStrategyMatched)
         if !flag.enabled {
             result.outcome = .flagOff
@@ -28,7 +43,7 @@ struct Evaluator {
         } else if let match = matchStrategy(flag) {
             result.outcome = .enabled(strategy: match)
             if let match {
-                let strategy = flag.strategies[match]
+                unowned(unsafe) let strategy = flag.strategies[match]
                 result.targeted = strategy.isTargeted
                 switch strategy.rule {
                 case .rollout(let percent, _, _): result.percentage = percent < 100
@@ -53,8 +68,10 @@ struct Evaluator {
     // MARK: Context
 
     /// A standard field falls back to the property of the same name, as in Unleash's engine.
+    @inline(__always)
     func value(of field: ContextField) -> String? {
-        switch field {
+        if !overrides.isEmpty, let name = field.overrideName, let value = overrides[name] { return value }
+        return switch field {
         case .userId: context.userId ?? context.properties["userId"]
         case .sessionId: context.sessionId ?? context.properties["sessionId"]
         case .environment: context.environment ?? context.properties["environment"]
@@ -77,7 +94,7 @@ struct Evaluator {
     private mutating func dependenciesMet(_ flag: CompiledFlag) -> Bool {
         for dependency in flag.dependencies {
             guard let parentIndex = dependency.parent else { return false }
-            let parent = storage.flags[parentIndex]
+            unowned(unsafe) let parent = storage.flags[parentIndex]
             // Unleash does not follow transitive dependencies: a parent with dependencies never satisfies.
             guard parent.dependencies.isEmpty else { return false }
             // The parent is evaluated with the child's name as default group id, as Unleash's engine does.
@@ -99,20 +116,25 @@ struct Evaluator {
 
     /// The index of the first matching strategy: `.some(nil)` when the flag has no strategies (on for all),
     /// `nil` when none matches.
+    @inline(__always)
     private mutating func matchStrategy(_ flag: CompiledFlag) -> Int?? {
         if flag.strategies.isEmpty { return .some(nil) }
-        for (index, strategy) in flag.strategies.enumerated() where strategyMatches(strategy) {
-            return .some(index)
+        let strategies = flag.strategies
+        for index in strategies.indices {
+            unowned(unsafe) let strategy = strategies[index]
+            if strategyMatches(strategy) { return .some(index) }
         }
         return nil
     }
 
+    @inline(__always)
     private mutating func strategyMatches(_ strategy: CompiledStrategy) -> Bool {
         guard ruleMatches(strategy.rule) else { return false }
         for constraint in strategy.constraints where !constraintHolds(constraint) { return false }
         return true
     }
 
+    @inline(__always)
     private mutating func ruleMatches(_ rule: StrategyRule) -> Bool {
         switch rule {
         case .always:
@@ -132,12 +154,12 @@ struct Evaluator {
                 if identifier != nil { break }
             }
             guard let identifier else { return false }
-            let bucket = MurmurHash3.normalizedValue(groupId: groupId ?? toggleName, identifier: identifier)
+            let bucket = MurmurHash3.normalizedValue(groupId: groupId ?? toggle?.name ?? "", identifier: identifier)
             return bucket <= percent
         case .random(let percent):
             return UInt64(storage.environment.random(100)) + 1 <= percent
         case .remoteAddress(let networks):
-            guard let text = value(of: .remoteAddress), let address = IPAddress(text) else { return false }
+            guard let address = parsedAddress(of: .remoteAddress) else { return false }
             return networks.contains { $0.contains(address) }
         case .hostname(let names):
             guard let hostname = storage.environment.hostname else { return false }
@@ -155,29 +177,27 @@ struct Evaluator {
         case .notInList(let set):
             result = currentValue(constraint.field).map { !set.contains($0) } ?? true
         case .string(let match, let values, let caseInsensitive):
-            if var text = currentValue(constraint.field) {
-                if caseInsensitive { text = text.lowercased() }
-                result = values.contains { Self.bytesMatch(text, $0, match) }
+            if let text = currentValue(constraint.field) {
+                if caseInsensitive, !text.utf8.allSatisfy({ $0 < 0x80 }) {
+                    let lowered = text.lowercased()
+                    result = values.contains { Self.bytesMatch(lowered, $0, match, foldingASCII: false) }
+                } else {
+                    result = values.contains { Self.bytesMatch(text, $0, match, foldingASCII: caseInsensitive) }
+                }
             } else {
                 result = false
             }
         case .number(let comparison, let number):
-            if let text = currentValue(constraint.field), let value = UnleashNumber.parseContextValue(text) {
+            if let value = parsedNumber(of: constraint.field) {
                 result = comparison == .equal ? abs(value - number) < Double.ulpOfOne : comparison.holds(value, number)
             } else {
                 result = false
             }
         case .date(let comparison, let instant):
-            let parsed: UnleashInstant?
-            if let text = value(of: constraint.field) {
-                parsed = UnleashDate.parseContextValue(text)
-            } else {
-                parsed = constraint.field == .currentTime ? now() : nil
-            }
-            result = parsed.map { comparison.holds($0, instant) } ?? false
+            result = parsedDate(of: constraint.field).map { comparison.holds($0, instant) } ?? false
         case .semver(let comparison, let version):
-            if let text = currentValue(constraint.field), let value = SemanticVersionCache.parse(text) {
-                result = comparison.holds(value, version)
+            if let value = parsedVersion(of: constraint.field) {
+                result = comparison.holds(value.compare(to: version), 0)
             } else {
                 result = false
             }
@@ -188,7 +208,7 @@ struct Evaluator {
                 result = false
             }
         case .cidr(let networks):
-            if let text = currentValue(constraint.field), let address = IPAddress(text) {
+            if let address = parsedAddress(of: constraint.field) {
                 result = networks.contains { $0.contains(address) }
             } else {
                 result = false
@@ -198,42 +218,84 @@ struct Evaluator {
     }
 
     /// The field's value for string operators; a missing `currentTime` reads as now (`YYYY-MM-DDTHH:MM:SSZ`).
+    @inline(__always)
     private mutating func currentValue(_ field: ContextField) -> String? {
         if let text = value(of: field) { return text }
         if field == .currentTime { return UnleashDate.formatWholeSeconds(storage.environment.now()) }
         return nil
     }
 
-    /// Byte-wise (UTF-8) prefix, suffix or substring test, as Unleash's engine does it.
-    static func bytesMatch(_ text: String, _ needle: String, _ match: StringMatch) -> Bool {
-        let haystack = text.utf8
-        let pattern = needle.utf8
-        switch match {
-        case .startsWith:
-            return haystack.starts(with: pattern)
-        case .endsWith:
-            guard haystack.count >= pattern.count else { return false }
-            return haystack.suffix(pattern.count).elementsEqual(pattern)
-        case .contains:
-            if pattern.isEmpty { return true }
-            if let found = haystack.withContiguousStorageIfAvailable({ h in
-                pattern.withContiguousStorageIfAvailable { p in Self.containsBytes(h, p) }
-            }), let found {
-                return found
-            }
-            return Self.containsBytes(Array(haystack), Array(pattern))
-        }
+    /// The field as a semantic version (parsed once per evaluation).
+    private mutating func parsedVersion(of field: ContextField) -> SemanticVersionView? {
+        if let hit = versions[field] { return hit }
+        let parsed = currentValue(field).flatMap(SemanticVersionView.init)
+        versions.store(parsed, for: field)
+        return parsed
     }
 
-    private static func containsBytes(_ h: some RandomAccessCollection<UInt8>, _ p: some RandomAccessCollection<UInt8>) -> Bool {
-        guard h.count >= p.count, let first = p.first else { return p.isEmpty }
-        var start = h.startIndex
-        let last = h.index(h.endIndex, offsetBy: -p.count)
-        while start <= last {
-            if h[start] == first, h[start..<h.index(start, offsetBy: p.count)].elementsEqual(p) { return true }
-            start = h.index(after: start)
+    /// The field as an IP address (parsed once per evaluation).
+    private mutating func parsedAddress(of field: ContextField) -> IPAddress? {
+        if let hit = addresses[field] { return hit }
+        let parsed = currentValue(field).flatMap { IPAddress($0) }
+        addresses.store(parsed, for: field)
+        return parsed
+    }
+
+    /// The field as a date (parsed once per evaluation); a missing `currentTime` is now.
+    private mutating func parsedDate(of field: ContextField) -> UnleashInstant? {
+        if let hit = dates[field] { return hit }
+        let parsed: UnleashInstant?
+        if let text = value(of: field) {
+            parsed = UnleashDate.parseContextValue(text)
+        } else {
+            parsed = field == .currentTime ? now() : nil
         }
-        return false
+        dates.store(parsed, for: field)
+        return parsed
+    }
+
+    /// The field as a number (parsed once per evaluation).
+    private mutating func parsedNumber(of field: ContextField) -> Double? {
+        if let hit = numbers[field] { return hit }
+        let parsed = currentValue(field).flatMap(UnleashNumber.parseContextValue)
+        numbers.store(parsed, for: field)
+        return parsed
+    }
+
+    /// Byte-wise (UTF-8) prefix, suffix or substring test, as Unleash's engine does it; `foldingASCII` lowercases
+    /// the text's ASCII letters on the fly (the needle is lowercased already).
+    static func bytesMatch(_ text: String, _ needle: String, _ match: StringMatch, foldingASCII: Bool = false) -> Bool {
+        let haystack = text.utf8
+        let pattern = needle.utf8
+        @inline(__always) func fold(_ byte: UInt8) -> UInt8 {
+            foldingASCII && (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
+        }
+        /// Whether `pattern` stands in `haystack` at `start` (no closure is stored, so nothing is allocated).
+        func matches(at start: String.UTF8View.Index) -> Bool {
+            var h = start
+            for byte in pattern {
+                guard h < haystack.endIndex, fold(haystack[h]) == byte else { return false }
+                haystack.formIndex(after: &h)
+            }
+            return true
+        }
+        switch match {
+        case .startsWith:
+            return matches(at: haystack.startIndex)
+        case .endsWith:
+            guard haystack.count >= pattern.count else { return false }
+            return matches(at: haystack.index(haystack.endIndex, offsetBy: -pattern.count))
+        case .contains:
+            if pattern.isEmpty { return true }
+            guard haystack.count >= pattern.count else { return false }
+            var start = haystack.startIndex
+            let last = haystack.index(haystack.endIndex, offsetBy: -pattern.count)
+            while start <= last {
+                if matches(at: start) { return true }
+                haystack.formIndex(after: &start)
+            }
+            return false
+        }
     }
 
     // MARK: Variants
@@ -273,7 +335,20 @@ struct Evaluator {
     }
 }
 
-/// Parses context versions; a thin wrapper so the strict `SemanticVersion` stays the single source of rules.
-enum SemanticVersionCache {
-    static func parse(_ text: String) -> SemanticVersion? { SemanticVersion(parsing: text) }
+/// A context value parsed at most once per evaluation: the last field read as this kind and its value.
+/// One entry is enough: the constraints of a flag that parse a kind of value almost always read one field.
+struct ParsedOnce<Value> {
+    private var field: ContextField?
+    private var value: Value?
+
+    /// The value already parsed for `field` (`.some(nil)` when it did not parse), or `nil` when not read yet.
+    subscript(field: ContextField) -> Value?? {
+        guard let cached = self.field, cached == field else { return nil }
+        return .some(value)
+    }
+
+    mutating func store(_ value: Value?, for field: ContextField) {
+        self.field = field
+        self.value = value
+    }
 }

@@ -154,10 +154,14 @@ public struct FlagSnapshot: Sendable {
     }
 
     /// Both answers at once (one evaluation), with the details the OpenFeature API reports.
-    func evaluate(_ name: String, context: UnleashContext, wantVariant: Bool = false) -> Evaluation {
+    func evaluate(_ name: String, context: UnleashContext, overrides: [String: String] = [:], wantVariant: Bool = false) -> Evaluation {
         guard let position = storage.index[name] else { return Evaluation(outcome: .notFound) }
-        var evaluator = Evaluator(storage: storage, context: context)
-        return evaluator.evaluate(position, wantVariant: wantVariant)
+        return withExtendedLifetime(storage) {
+            withUnsafePointer(to: context) { context in
+                var evaluator = Evaluator(storage: storage, context: context, overrides: overrides)
+                return evaluator.evaluate(position, wantVariant: wantVariant)
+            }
+        }
     }
 }
 

@@ -26,11 +26,52 @@ public enum MurmurHash3 {
     /// and ``variantSeed`` it picks a variant.
     public static func normalizedValue(groupId: String, identifier: String, modulus: UInt32 = 100, seed: UInt32 = 0) -> UInt32 {
         precondition(modulus > 0, "modulus must be positive")
-        var hasher = Streaming(seed: seed)
-        hasher.add(groupId.utf8)
-        hasher.add(CollectionOfOne(UInt8(ascii: ":")))
-        hasher.add(identifier.utf8)
-        return hasher.finish() % modulus + 1
+        return joinedHash(groupId, identifier, seed: seed) % modulus + 1
+    }
+
+    /// The hash of `"\(first):\(second)"`: both strings are copied into one stack buffer and hashed four bytes at a
+    /// time (no heap allocation); very long strings are streamed instead.
+    static func joinedHash(_ first: String, _ second: String, seed: UInt32) -> UInt32 {
+        let firstCount = first.utf8.count
+        let total = firstCount + 1 + second.utf8.count
+        guard total <= 1024 else {
+            var hasher = Streaming(seed: seed)
+            hasher.add(first.utf8)
+            hasher.add(CollectionOfOne(UInt8(ascii: ":")))
+            hasher.add(second.utf8)
+            return hasher.finish()
+        }
+        return withUnsafeTemporaryAllocation(byteCount: total, alignment: 4) { buffer in
+            var first = first
+            var second = second
+            first.withUTF8 { bytes in
+                if !bytes.isEmpty { buffer.baseAddress!.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+            }
+            buffer[firstCount] = UInt8(ascii: ":")
+            second.withUTF8 { bytes in
+                if !bytes.isEmpty {
+                    (buffer.baseAddress! + firstCount + 1).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+                }
+            }
+            return hash(UnsafeRawBufferPointer(buffer), seed: seed)
+        }
+    }
+
+    /// The hash of contiguous bytes, four at a time.
+    static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt32) -> UInt32 {
+        var h1 = seed
+        let blocks = bytes.count / 4
+        for block in 0..<blocks {
+            let k = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: block * 4, as: UInt32.self))
+            h1 ^= Streaming.mix(k)
+            h1 = (h1 << 13) | (h1 >> 19)
+            h1 = h1 &* 5 &+ 0xe654_6b64
+        }
+        var tail: UInt32 = 0
+        let rest = bytes.count & 3
+        for offset in 0..<rest { tail |= UInt32(bytes[blocks * 4 + offset]) << (8 * UInt32(offset)) }
+        if rest > 0 { h1 ^= Streaming.mix(tail) }
+        return Streaming.finalize(h1, length: UInt32(truncatingIfNeeded: bytes.count))
     }
 
     /// An incremental hasher: feed bytes in pieces, then ``finish()``.
@@ -45,7 +86,7 @@ public enum MurmurHash3 {
         init(seed: UInt32) { h1 = seed }
 
         @inline(__always)
-        private static func mix(_ k: UInt32) -> UInt32 {
+        static func mix(_ k: UInt32) -> UInt32 {
             var k = k &* c1
             k = (k << 15) | (k >> 17)
             return k &* c2
@@ -69,6 +110,12 @@ public enum MurmurHash3 {
         func finish() -> UInt32 {
             var h = h1
             if pending > 0 { h ^= Self.mix(block) }
+            return Self.finalize(h, length: length)
+        }
+
+        @inline(__always)
+        static func finalize(_ h1: UInt32, length: UInt32) -> UInt32 {
+            var h = h1
             h ^= length
             h ^= h >> 16
             h = h &* 0x85eb_ca6b

@@ -65,20 +65,46 @@ public struct BatchEvaluator: Sendable {
     /// - Throws: ``BatchInputError`` naming `lineNumber` when the line is not a JSON object with a string
     ///   `toggle` and an optional object `context`.
     public func evaluate(line: String, lineNumber: Int) throws(BatchInputError) -> String {
-        let data = Data(line.utf8)
-        guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
-            throw BatchInputError(lineNumber: lineNumber, message: "expected a JSON object like {\"toggle\": \"NAME\", \"context\": {…}}")
+        var out = ""
+        try evaluate(line: line, lineNumber: lineNumber, appendingTo: &out)
+        return out
+    }
+
+    /// Evaluates one input line and appends its output line (without a newline) to `output`: what a stream of
+    /// lines uses, so that no string is made per line. The line is parsed once, by a fast reader for the plain
+    /// shape, or else by `JSONDecoder`.
+    ///
+    /// - Throws: ``BatchInputError`` naming `lineNumber` when the line is not a JSON object with a string
+    ///   `toggle` and an optional object `context`; `output` is then unchanged.
+    public func evaluate(line: String, lineNumber: Int, appendingTo output: inout String) throws(BatchInputError) {
+        let toggle: String
+        let context: UnleashContext?
+        if let request = RequestLineParser.parse(line) {
+            (toggle, context) = (request.toggle, request.context)
+        } else {
+            let request = try Self.decode(line, lineNumber: lineNumber)
+            (toggle, context) = (request.toggle, request.context)
         }
-        let request: Request
+        let evaluation = snapshot.evaluate(toggle, context: context ?? UnleashContext(), wantVariant: true)
+        Self.appendOutputLine(toggle: toggle, enabled: evaluation.enabled, variant: evaluation.variant, to: &output)
+    }
+
+    /// The slow path: `JSONDecoder`; only when that fails is the line parsed again, to tell a line that is not a JSON
+    /// object from one with a missing or mistyped key.
+    private static func decode(_ line: String, lineNumber: Int) throws(BatchInputError) -> Request {
+        let data = Data(line.utf8)
         do {
-            request = try JSONDecoder().decode(Request.self, from: data)
-        } catch let error as DecodingError {
-            throw BatchInputError(lineNumber: lineNumber, message: Self.describe(error))
+            return try JSONDecoder().decode(Request.self, from: data)
         } catch {
+            guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
+                throw BatchInputError(
+                    lineNumber: lineNumber, message: "expected a JSON object like {\"toggle\": \"NAME\", \"context\": {…}}")
+            }
+            if let error = error as? DecodingError {
+                throw BatchInputError(lineNumber: lineNumber, message: Self.describe(error))
+            }
             throw BatchInputError(lineNumber: lineNumber, message: "\(error)")
         }
-        let evaluation = snapshot.evaluate(request.toggle, context: request.context ?? UnleashContext(), wantVariant: true)
-        return Self.outputLine(toggle: request.toggle, enabled: evaluation.enabled, variant: evaluation.variant)
     }
 
     /// Evaluates every non-blank line, in order; blank lines produce no output but still count for line numbers.
@@ -86,7 +112,7 @@ public struct BatchEvaluator: Sendable {
     /// - Throws: ``BatchInputError`` for the first malformed line.
     public func evaluate(lines: some Sequence<String>) throws(BatchInputError) -> [String] {
         var output: [String] = []
-        for (offset, line) in lines.enumerated() where !line.allSatisfy(\.isWhitespace) {
+        for (offset, line) in lines.enumerated() where !Self.isBlank(line) {
             output.append(try evaluate(line: line, lineNumber: offset + 1))
         }
         return output
@@ -98,6 +124,12 @@ public struct BatchEvaluator: Sendable {
             lines: jsonl.split(separator: "\n", omittingEmptySubsequences: false).map {
                 $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
             })
+    }
+
+    /// Whether a line has only white space (Unicode's), so produces no output.
+    public static func isBlank(_ line: String) -> Bool {
+        line.utf8.allSatisfy { $0 == 0x20 || (0x09...0x0D).contains($0) }
+            || (line.utf8.contains { $0 >= 0x80 } && line.allSatisfy(\.isWhitespace))
     }
 
     /// One-shot batch: compile `features`, evaluate every line of `contexts`.
@@ -120,11 +152,19 @@ public struct BatchEvaluator: Sendable {
 
     /// The output line for one answer.
     public static func outputLine(toggle: String, enabled: Bool, variant: Variant) -> String {
-        var out = "{\"toggle\":"
+        var out = ""
+        appendOutputLine(toggle: toggle, enabled: enabled, variant: variant, to: &out)
+        return out
+    }
+
+    /// Appends the output line for one answer (without a newline) to `out`.
+    public static func appendOutputLine(toggle: String, enabled: Bool, variant: Variant, to out: inout String) {
+        out += "{\"toggle\":"
         appendJSONString(toggle, to: &out)
-        out += ",\"enabled\":\(enabled),\"variant\":{\"name\":"
+        out += enabled ? ",\"enabled\":true,\"variant\":{\"name\":" : ",\"enabled\":false,\"variant\":{\"name\":"
         appendJSONString(variant.name, to: &out)
-        out += ",\"enabled\":\(variant.enabled),\"feature_enabled\":\(variant.featureEnabled)"
+        out += variant.enabled ? ",\"enabled\":true" : ",\"enabled\":false"
+        out += variant.featureEnabled ? ",\"feature_enabled\":true" : ",\"feature_enabled\":false"
         if let payload = variant.payload {
             out += ",\"payload\":{\"type\":"
             appendJSONString(payload.type, to: &out)
@@ -133,13 +173,17 @@ public struct BatchEvaluator: Sendable {
             out += "}"
         }
         out += "}}"
-        return out
     }
 
     /// Appends `text` as a JSON string, escaped exactly as Python's `json.dumps(..., ensure_ascii=False)`. The server
     /// writes its JSON with it too.
     package static func appendJSONString(_ text: String, to out: inout String) {
         out.append("\"")
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+            out.append(text)
+            out.append("\"")
+            return
+        }
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": out.append("\\\"")

@@ -147,8 +147,16 @@ extension FlagSnapshot: FlagResolver {
 extension FlagResolver {
     /// Whether the flag is on, as a boolean (Unleash's `isEnabled`); the default is used only when the flag is unknown or broken.
     public func bool(_ flag: String, default defaultValue: Bool, context: UnleashContext = UnleashContext()) -> ResolutionDetails<Bool> {
+        bool(flag, default: defaultValue, context: context, overrides: [:])
+    }
+
+    /// ``bool(_:default:context:)`` with `overrides` read before the context's own fields, as if set on a copy of it
+    /// with ``UnleashContext/set(_:to:)`` (without making the copy).
+    package func bool(_ flag: String, default defaultValue: Bool, context: UnleashContext, overrides: [String: String])
+        -> ResolutionDetails<Bool>
+    {
         if let notReady = notReady(flag, defaultValue) { return notReady }
-        let evaluation = currentSnapshot.evaluate(flag, context: context)
+        let evaluation = currentSnapshot.evaluate(flag, context: context, overrides: overrides)
         switch evaluation.outcome {
         case .notFound, .broken:
             return failure(flag, evaluation, defaultValue)

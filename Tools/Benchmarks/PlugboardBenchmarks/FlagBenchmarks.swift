@@ -1,4 +1,5 @@
 import Benchmark
+import BenchmarkContexts
 import Foundation
 import PlugboardFlags
 import PlugboardHost
@@ -50,6 +51,16 @@ func pluginContext(_ context: UnleashContext) -> [String: String] {
     return result
 }
 
+/// What a plug-in's `PluginContext.flags` is: `BoardFlagProvider`'s evaluator for a host, on the features file
+/// imported into a scratch board.
+func pluginFlags() throws -> any FlagEvaluating {
+    let board = try BoardFlagsFixture()
+    let provider = BoardFlagProvider(board: board.scratch.board, environment: board.environment, hostname: "bench-host")
+    return provider.evaluator(
+        for: HostIdentity(
+            hostID: "bench-host", environment: board.environment, hostVersion: "2.1.0", properties: ["region": "eu-north"]))
+}
+
 func flagBenchmarks() {
     // Hot path: one evaluation per scaled iteration, 1000 per sample; `--scale` shows the cost of one.
     let hotPath = Benchmark.Configuration(
@@ -86,6 +97,27 @@ func flagBenchmarks() {
         try EvaluationFixture()
     }
 
+    // One benchmark per family of definitions (the families of Tools/compare-peer): time and mallocs of each kind.
+    // `flags.family.rollout.user` is the plain flexibleRollout by userId alone.
+    let userRollout = FlagFamily(name: "rollout.user", flags: ["rollout.user"])
+    for family in BenchmarkContexts.families + [userRollout] {
+        Benchmark("flags.family.\(family.name)", configuration: hotPath) { benchmark, fixture in
+            let snapshot = fixture.snapshot
+            let flags = family.flags
+            for _ in benchmark.scaledIterations {
+                let i = fixture.cursor.next(mask: EvaluationFixture.mask)
+                let flag = flags[i % flags.count]
+                if family.variants {
+                    blackHole(snapshot.variant(flag, context: fixture.contexts[i]))
+                } else {
+                    blackHole(snapshot.isEnabled(flag, context: fixture.contexts[i]))
+                }
+            }
+        } setup: {
+            try EvaluationFixture()
+        }
+    }
+
     // One benchmark per flag of the features file, to find the expensive definitions. Off by default (33 more
     // benchmarks); PLUGBOARD_BENCH_BY_FLAG=1 turns them on, e.g. with --filter 'flags.isEnabled.by-flag.*'.
     let byFlag = ProcessInfo.processInfo.environment["PLUGBOARD_BENCH_BY_FLAG"] == "1"
@@ -117,13 +149,22 @@ func flagBenchmarks() {
         }
     } setup: { () -> (EvaluationFixture, any FlagEvaluating, [[String: String]]) in
         let fixture = try EvaluationFixture()
-        let board = try BoardFlagsFixture()
-        let provider = BoardFlagProvider(board: board.scratch.board, environment: board.environment, hostname: "bench-host")
-        let evaluator = provider.evaluator(
-            for: HostIdentity(
-                hostID: "bench-host", environment: board.environment, hostVersion: "2.1.0",
-                properties: ["region": "eu-north"]))
-        return (fixture, evaluator, fixture.contexts.map(pluginContext))
+        return (fixture, try pluginFlags(), fixture.contexts.map(pluginContext))
+    } teardown: {
+        ScratchBoard.removeAll()
+    }
+
+    // The same with the context bound once (`flags.with(context:)`, what a plug-in keeps per request or user).
+    Benchmark("flags.plugin-api.bool.bound", configuration: hotPath) { benchmark, state in
+        let (fixture, evaluators) = state
+        for _ in benchmark.scaledIterations {
+            let i = fixture.cursor.next(mask: EvaluationFixture.mask)
+            blackHole(evaluators[i].bool(fixture.names[i], default: false, context: [:]))
+        }
+    } setup: { () -> (EvaluationFixture, [any FlagEvaluating]) in
+        let fixture = try EvaluationFixture()
+        let evaluator = try pluginFlags()
+        return (fixture, fixture.contexts.map { evaluator.with(context: pluginContext($0)) })
     } teardown: {
         ScratchBoard.removeAll()
     }

@@ -6,4 +6,5 @@ let benchmarks: @Sendable () -> Void = {
     regexBenchmarks()
     boardBenchmarks()
     hostBenchmarks()
+    secureStorageBenchmarks()
 }

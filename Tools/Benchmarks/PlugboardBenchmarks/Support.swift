@@ -1,3 +1,4 @@
+import BenchmarkContexts
 import Foundation
 import PlugboardFlags
 import PlugboardPluginAPI
@@ -6,28 +7,9 @@ import Synchronization
 
 // Fixtures shared by the benchmarks: the differential features file, seeded contexts, scratch boards.
 
-/// SplitMix64, so that every run evaluates the same contexts.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 enum Fixtures {
-    /// The repository root (this file is Tools/Benchmarks/PlugboardBenchmarks/Support.swift).
-    static let repositoryRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    /// The features file of the differential tests: 33 flags, 3 segments — flexibleRollout with several
-    /// stickiness sources, gradual and random rollouts, user ids, remote addresses, string/list/number/date/semver/
-    /// regex/CIDR constraints, segments, flag and strategy variants, dependencies.
-    static let featuresURL = repositoryRoot.appendingPathComponent("Tests/PlugboardFlagsTests/Fixtures/differential/features.json")
+    /// The features file of the differential tests (see ``BenchmarkContexts``).
+    static let featuresURL = BenchmarkContexts.featuresURL
 
     static func featuresData() throws -> Data { try Data(contentsOf: featuresURL) }
 
@@ -36,50 +18,9 @@ enum Fixtures {
 
     static let admin = try! Principal(osUser: "bench-admin")
 
-    /// `count` realistic contexts: every request has a user id and most of the properties the flags read.
+    /// `count` realistic contexts (see ``BenchmarkContexts/contexts(count:seed:)``).
     static func contexts(count: Int, seed: UInt64 = 0x5EED) -> [UnleashContext] {
-        var rng = SplitMix64(seed: seed)
-        func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
-        func chance(_ percent: Int) -> Bool { int(0...99) < percent }
-        func pick(_ items: [String]) -> String { items[int(0...(items.count - 1))] }
-        func ipv4() -> String {
-            switch int(0...3) {
-            case 0: return "10.\(int(0...255)).\(int(0...255)).\(int(0...255))"
-            case 1: return "172.\(int(14...33)).\(int(0...255)).\(int(1...254))"
-            case 2: return "203.0.113.\(int(1...254))"
-            default: return "\(int(1...223)).\(int(0...255)).\(int(0...255)).\(int(1...254))"
-            }
-        }
-        func date() -> String {
-            let month = int(1...12)
-            let day = int(1...28)
-            return
-                "\(int(2023...2027))-\(month < 10 ? "0" : "")\(month)-\(day < 10 ? "0" : "")\(day)T\(int(10...23)):\(int(10...59)):00.000Z"
-        }
-        return (0..<count).map { _ in
-            var properties: [String: String] = [
-                "tenant": pick(["acme", "globex", "initech", "beta", "Beta-Labs", "über-corp", "t-\(int(0...99))"]),
-                "country": pick(["norway", "sweden", "denmark", "finland", "germany", "spain", "Ærø"]),
-                "age": String(int(12...90)),
-                "version": pick([
-                    "1.4.2", "2.0.0", "2.1.0-beta.3", "2.3.1", "0.9.0", "3.0.0-alpha", "0.1.0-rc.2",
-                    "\(int(0...3)).\(int(0...5)).\(int(0...9))",
-                ]),
-                "email": pick(["user\(int(0...9999))@example.com", "admin@example.com", "bob@test.com", "eve@example.org", "root@corp.net"]
-                ),
-            ]
-            if chance(40) { properties["score"] = String(int(-10...150)) }
-            if chance(40) { properties["clientIp"] = ipv4() }
-            if chance(20) { properties["launchAt"] = date() }
-            return UnleashContext(
-                userId: chance(95) ? "user-\(int(0...999_999))" : pick(["u1", "alice", "USER-42"]),
-                sessionId: chance(80) ? "s-\(int(0...99_999))" : nil,
-                environment: pick(["production", "production", "production", "staging"]),
-                appName: pick(["web", "ios", "android"]),
-                remoteAddress: ipv4(),
-                currentTime: chance(50) ? date() : nil,
-                properties: properties)
-        }
+        BenchmarkContexts.contexts(count: count, seed: seed)
     }
 }
 

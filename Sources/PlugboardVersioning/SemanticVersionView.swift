@@ -1,0 +1,130 @@
+/// A strict SemVer 2.0.0 version read in place from a string: the numbers parsed, the pre-release kept as a slice of
+/// the text. Parsing and comparing allocate nothing, which is what flag evaluation needs for context values.
+///
+/// It accepts exactly the strings ``SemanticVersion/init(parsing:)`` accepts (the tests check both on the same
+/// inputs), and orders like ``SemanticVersion`` (§11; build metadata ignored).
+package struct SemanticVersionView: Sendable {
+    package let major: UInt64
+    package let minor: UInt64
+    package let patch: UInt64
+    /// The pre-release identifiers joined by `.`, without the `-`; empty for a release.
+    package let prerelease: Substring
+
+    /// Reads `text`; `nil` when it is not a strict SemVer 2.0.0 version.
+    package init?(_ text: String) {
+        let utf8 = text.utf8
+        var index = utf8.startIndex
+        let end = utf8.endIndex
+        // MAJOR.MINOR.PATCH: digits without a leading zero, fitting UInt64.
+        func number() -> UInt64? {
+            let start = index
+            var value: UInt64 = 0
+            while index < end, let digit = Self.digit(utf8[index]) {
+                let (product, overflow1) = value.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = product.addingReportingOverflow(UInt64(digit))
+                guard !overflow1, !overflow2 else { return nil }
+                value = sum
+                utf8.formIndex(after: &index)
+            }
+            guard start != index else { return nil }
+            if utf8[start] == 0x30, utf8.distance(from: start, to: index) > 1 { return nil }
+            return value
+        }
+        func dot() -> Bool {
+            guard index < end, utf8[index] == 0x2E else { return false }
+            utf8.formIndex(after: &index)
+            return true
+        }
+        guard let major = number(), dot(), let minor = number(), dot(), let patch = number() else { return nil }
+        var prerelease = text[index..<index]
+        if index < end, utf8[index] == 0x2D {
+            utf8.formIndex(after: &index)
+            let start = index
+            while index < end, utf8[index] != 0x2B { utf8.formIndex(after: &index) }
+            guard Self.validIdentifiers(utf8[start..<index], numericLeadingZeroAllowed: false) else { return nil }
+            prerelease = text[start..<index]
+        }
+        if index < end {
+            guard utf8[index] == 0x2B else { return nil }
+            utf8.formIndex(after: &index)
+            guard Self.validIdentifiers(utf8[index..<end], numericLeadingZeroAllowed: true) else { return nil }
+        }
+        self.major = major
+        self.minor = minor
+        self.patch = patch
+        self.prerelease = prerelease
+    }
+
+    private static func digit(_ byte: UInt8) -> UInt8? { (0x30...0x39).contains(byte) ? byte - 0x30 : nil }
+
+    private static func isIdentifierByte(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D
+    }
+
+    /// Dot-separated identifiers, each non-empty and of `[0-9A-Za-z-]` (numeric pre-release ones without a leading zero).
+    private static func validIdentifiers(_ bytes: Substring.UTF8View, numericLeadingZeroAllowed: Bool) -> Bool {
+        var length = 0
+        var numeric = true
+        var leadingZero = false
+        for byte in bytes {
+            if byte == 0x2E {
+                guard length > 0, numericLeadingZeroAllowed || !(numeric && leadingZero && length > 1) else { return false }
+                length = 0
+                numeric = true
+                continue
+            }
+            guard isIdentifierByte(byte) else { return false }
+            if length == 0 { leadingZero = byte == 0x30 }
+            if digit(byte) == nil { numeric = false }
+            length += 1
+        }
+        return length > 0 && (numericLeadingZeroAllowed || !(numeric && leadingZero && length > 1))
+    }
+
+    /// The order of `self` against `other`: negative, zero or positive (§11).
+    package func compare(to other: SemanticVersion) -> Int {
+        if major != other.major { return major < other.major ? -1 : 1 }
+        if minor != other.minor { return minor < other.minor ? -1 : 1 }
+        if patch != other.patch { return patch < other.patch ? -1 : 1 }
+        switch (prerelease.isEmpty, other.prerelease.isEmpty) {
+        case (true, true): return 0
+        case (true, false): return 1  // a release is above its pre-releases
+        case (false, true): return -1
+        case (false, false): break
+        }
+        var rest = prerelease.utf8[...]
+        for identifier in other.prerelease {
+            guard !rest.isEmpty else { return -1 }  // fewer identifiers, all equal so far
+            let cut = rest.firstIndex(of: 0x2E) ?? rest.endIndex
+            let order = Self.compareIdentifier(rest[rest.startIndex..<cut], identifier.utf8)
+            if order != 0 { return order }
+            rest = cut == rest.endIndex ? rest[cut...] : rest[rest.index(after: cut)...]
+        }
+        return rest.isEmpty ? 0 : 1
+    }
+
+    /// Compares two pre-release identifiers (§11.4): numeric ones numerically and below alphanumeric ones,
+    /// alphanumeric ones in ASCII order.
+    private static func compareIdentifier(_ l: Substring.UTF8View.SubSequence, _ r: String.UTF8View) -> Int {
+        let lNumeric = l.allSatisfy { digit($0) != nil }
+        let rNumeric = r.allSatisfy { digit($0) != nil }
+        switch (lNumeric, rNumeric) {
+        case (true, false): return -1
+        case (false, true): return 1
+        case (true, true):
+            // No leading zeros, so a shorter digit string is a smaller number.
+            let (lCount, rCount) = (l.count, r.count)
+            if lCount != rCount { return lCount < rCount ? -1 : 1 }
+            fallthrough
+        case (false, false):
+            var (li, ri) = (l.startIndex, r.startIndex)
+            while li < l.endIndex, ri < r.endIndex {
+                if l[li] != r[ri] { return l[li] < r[ri] ? -1 : 1 }
+                l.formIndex(after: &li)
+                r.formIndex(after: &ri)
+            }
+            if li < l.endIndex { return 1 }
+            return ri < r.endIndex ? -1 : 0
+        }
+    }
+}

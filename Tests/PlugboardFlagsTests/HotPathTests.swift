@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+@testable import PlugboardFlags
+
+/// The hot path's own parsers and hashes against the slower, obviously right forms they replace.
+@Suite("Hot path")
+struct HotPathTests {
+    @Test("the joined rollout hash equals hashing the joined string, for every length")
+    func joinedHash() {
+        var text = ""
+        for length in 0..<40 {
+            for seed: UInt32 in [0, MurmurHash3.variantSeed] {
+                #expect(MurmurHash3.joinedHash("group", text, seed: seed) == MurmurHash3.hash("group:" + text, seed: seed))
+                #expect(MurmurHash3.joinedHash(text, "", seed: seed) == MurmurHash3.hash(text + ":", seed: seed))
+            }
+            text.append(length % 3 == 0 ? "é" : "x")
+        }
+        let long = String(repeating: "ab", count: 700)
+        #expect(MurmurHash3.joinedHash(long, long, seed: 0) == MurmurHash3.hash(long + ":" + long))
+    }
+
+    @Test(
+        "IP addresses: Rust's grammar",
+        arguments: [
+            ("10.0.0.1", true), ("255.255.255.255", true), ("0.0.0.0", true), ("256.0.0.1", false), ("01.2.3.4", false),
+            ("1.2.3", false), ("1.2.3.4.5", false), ("1..2.3", false), ("1.2.3.4 ", false), ("::", true), ("::1", true),
+            ("2001:db8::1", true), ("2001:db8:0:0:0:0:0:1", true), ("1:2:3:4:5:6:7:8", true), ("1:2:3:4:5:6:7:8:9", false),
+            ("::ffff:10.0.0.1", true), ("1::2::3", false), ("1:2:3:4:5:6:7::", true), ("::1:2:3:4:5:6:7", true),
+            ("1.2.3.4::", false), ("12345::", false), ("fe80::1%eth0", false), ("g::1", false), (":1", false), ("1:", false),
+            ("1:2:3:4:5:6:1.2.3.4", true), ("1:2:3:4:5:6:7:1.2.3.4", false), ("", false), ("1.2.3.04", false),
+        ])
+    func addresses(_ text: String, _ valid: Bool) {
+        #expect((IPAddress(text) != nil) == valid, "\(text)")
+    }
+
+    @Test("IPv6 forms of one address are one address")
+    func ipv6Forms() throws {
+        let full = try #require(IPAddress("2001:0db8:0000:0000:0000:ff00:0042:8329"))
+        #expect(IPAddress("2001:db8::ff00:42:8329") == full)
+        #expect(full.high == 0x2001_0db8_0000_0000 && full.low == 0x0000_ff00_0042_8329)
+        #expect(IPAddress("::ffff:1.2.3.4")?.low == 0x0000_ffff_0102_0304)
+        #expect(IPAddress("10.1.2.3")?.low == 0x0A01_0203)
+    }
+
+    @Test("a context date parses as before: chrono's relaxed grammar")
+    func dates() {
+        #expect(UnleashDate.parseContextValue("2024-05-01T12:00:00Z") == UnleashInstant(seconds: 1_714_564_800, nanoseconds: 0))
+        #expect(
+            UnleashDate.parseContextValue("2024-05-01 12:00:00.5 utc") == UnleashInstant(seconds: 1_714_564_800, nanoseconds: 500_000_000))
+        #expect(UnleashDate.parseContextValue("2024-05-01T12:00:00+01:30") == UnleashInstant(seconds: 1_714_559_400, nanoseconds: 0))
+        #expect(UnleashDate.parseContextValue("2024-05-01T12:00:00 UTX") == nil)
+        #expect(UnleashDate.parseContextValue("2024-05-01T12:00:00") == nil)
+    }
+
+    @Test("per-call overrides read as if merged into the context")
+    func overrides() throws {
+        let snapshot = try FlagSnapshot(json: Data(contentsOf: Self.features), environment: EvaluationEnvironment(random: { _ in 0 }))
+        let base = UnleashContext(userId: "host-1", environment: "production", properties: ["region": "eu", "tenant": "acme"])
+        let calls: [[String: String]] = [
+            [:], ["userId": "user-7"], ["tenant": "globex", "version": "2.1.0"], ["currentTime": "2030-01-01T00:00:00Z"],
+            ["remoteAddress": "10.1.2.3", "sessionId": "s-9"], ["appName": "ios", "email": "bob@test.com", "age": "40"],
+        ]
+        for call in calls {
+            var merged = base
+            for (key, value) in call { merged.set(key, to: value) }
+            for flag in snapshot.flagNames {
+                let layered = snapshot.evaluate(flag, context: base, overrides: call, wantVariant: true)
+                let plain = snapshot.evaluate(flag, context: merged, wantVariant: true)
+                #expect(layered.enabled == plain.enabled, "\(flag) \(call)")
+                #expect(layered.variant == plain.variant, "\(flag) \(call)")
+            }
+        }
+    }
+
+    static let features = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/differential/features.json")
+}
