@@ -179,6 +179,30 @@ struct StoreOperationTests {
         #expect(try Self.actions(board).allSatisfy { !$0.hasPrefix("report") })
     }
 
+    @Test func loadReportsAreWrittenAsADelta() throws {
+        let board = try Board.inMemory(actor: Self.admin)
+        func write(_ entries: [LoadReportEntry]) throws {
+            try board.writeLoadReport(hostID: "web-1", environment: "default", hostVersion: "2.0.0", entries: entries)
+        }
+        let a = LoadReportEntry(pluginID: "com.example.a", version: "1.0.0", state: .loaded)
+        let b = LoadReportEntry(pluginID: "com.example.b", version: nil, state: .skipped, reasonCode: "disabled", reason: "disabled")
+        let c = LoadReportEntry(pluginID: "com.example.c", version: "1.0.0", state: .loaded)
+        try write([a, b, c])
+        func reportedAt() throws -> [String: String] {
+            Dictionary(uniqueKeysWithValues: try board.loadStatus().map { ($0.pluginID, $0.reportedAt) })
+        }
+        let first = try reportedAt()
+        Thread.sleep(forTimeInterval: 0.01)
+        let killed = LoadReportEntry(
+            pluginID: "com.example.a", version: "1.0.0", state: .deactivated, reasonCode: "killed", reason: "INC-1")
+        try write([killed, b])
+        let second = try reportedAt()
+        #expect(second["com.example.b"] == first["com.example.b"], "an unchanged row is not rewritten")
+        #expect(second["com.example.a"] != first["com.example.a"])
+        #expect(second["com.example.c"] == nil, "a plug-in no longer reported is removed")
+        #expect(try board.loadStatus().first { $0.pluginID == "com.example.a" }?.reasonCode == "killed")
+    }
+
     @Test func flagChangesAreAuditedAndReachTheFeatureSet() throws {
         let board = try Board.inMemory(actor: Self.admin)
         _ = try board.createFlag("new-ui", actor: Self.admin)

@@ -11,14 +11,35 @@ enum ReportQueries {
                 ON CONFLICT (host_id) DO UPDATE SET environment = excluded.environment, host_version = excluded.host_version,
                     os_user = excluded.os_user, last_report = excluded.last_report
                 """, arguments: [hostID, environment, hostVersion, osUser, now])
-        try db.execute(sql: "DELETE FROM load_reports WHERE host_id = ?", arguments: [hostID])
-        for entry in entries {
-            try db.execute(
-                sql:
-                    "INSERT INTO load_reports (host_id, plugin_id, version, state, reason_code, reason, warning, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                arguments: [
-                    hostID, entry.pluginID, entry.version, entry.state.rawValue, entry.reasonCode, entry.reason, entry.warning, now,
-                ])
+        // A delta: rows of plug-ins no longer reported go, rows whose content changed are rewritten, and the others
+        // stay as they are (with the time they were first reported so).
+        var stored: [String: LoadReportEntry] = [:]
+        for row in try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT plugin_id, version, state, reason_code, reason, warning FROM load_reports WHERE host_id = ?"),
+            arguments: [hostID])
+        {
+            stored[row[0]] = LoadReportEntry(
+                pluginID: row[0], version: row[1], state: LoadReportEntry.State(rawValue: row[2]) ?? .skipped, reasonCode: row[3],
+                reason: row[4], warning: row[5])
+        }
+        let reported = Set(entries.map(\.pluginID))
+        for pluginID in stored.keys where !reported.contains(pluginID) {
+            try db.cachedStatement(sql: "DELETE FROM load_reports WHERE host_id = ? AND plugin_id = ?").execute(arguments: [
+                hostID, pluginID,
+            ])
+        }
+        for entry in entries where stored[entry.pluginID] != entry {
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO load_reports (host_id, plugin_id, version, state, reason_code, reason, warning, reported_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (host_id, plugin_id) DO UPDATE SET version = excluded.version, state = excluded.state,
+                        reason_code = excluded.reason_code, reason = excluded.reason, warning = excluded.warning,
+                        reported_at = excluded.reported_at
+                    """
+            ).execute(arguments: [
+                hostID, entry.pluginID, entry.version, entry.state.rawValue, entry.reasonCode, entry.reason, entry.warning, now,
+            ])
         }
     }
 
