@@ -27,6 +27,9 @@ import Darwin
 ///   auditor's `sqlite3` without `-readonly`) removes them when no process has the board open, and otherwise names
 ///   the process that holds them.
 enum BoardSharing {
+    /// Where the README explains the sharing model, for the end of messages.
+    static let readmeGuide = "(see \"Sharing a board between users\" in the README)"
+
     /// The files SQLite keeps beside a board in WAL mode.
     static let sidecarSuffixes = ["-wal", "-shm"]
 
@@ -77,7 +80,7 @@ enum BoardSharing {
         if !writing {
             // A user who may write the board (opening it read-only) creates these files as its own: no harm.
             guard access(path, W_OK) != 0 else { return }
-            let guide = "(see \"Sharing a board between users\" in the README)"
+            let guide = readmeGuide
             let user = userName(geteuid())
             if present.count < sidecarSuffixes.count {
                 // A reader must not create them (they would be its own, and no writer could use them), and SQLite
@@ -107,7 +110,7 @@ enum BoardSharing {
         let files = blocked.map { "\(path)\($0) (\(ownerDescription(path + $0)))" }.joined(separator: " and ")
         let start =
             "cannot write the board at \(path) as \(userName(geteuid())): \(files) \(blocked.count > 1 ? "are" : "is") not writable by this user, so no change can be written, kill switches included"
-        let guide = "(see \"Sharing a board between users\" in the README)"
+        let guide = readmeGuide
         var walInfo = stat()
         if stat(path + "-wal", &walInfo) == 0, walInfo.st_size > 0 {
             throw BoardError(

@@ -188,7 +188,7 @@ public struct ArtifactStore: Sendable {
     private func ensureFolders() throws(BoardError) {
         let sharing = sharing()
         let wanted = sharing.folderMode
-        let guide = "(see \"Sharing a board between users\" in the README)"
+        let guide = BoardSharing.readmeGuide
         for folder in [root, root + "/sha256", root + "/tmp"] {
             if mkdir(folder, 0o700) != 0 && errno != EEXIST {
                 throw BoardError(.io, "cannot create the artifact store folder \(folder): \(String(cString: strerror(errno)))")

@@ -210,16 +210,8 @@ enum RegistryQueries {
         {
             enablement[row[0]] = (row[1], row[2])
         }
-        var allKilled = false
-        var killedPlugins = Set<String>()
-        var killedVersions = Set<String>()
-        for row in try Row.fetchAll(db, sql: "SELECT scope, plugin_id, version FROM kill_switches WHERE revived_at IS NULL") {
-            switch row[0] as String {
-            case "all": allKilled = true
-            case "plugin": killedPlugins.insert(row[1])
-            default: killedVersions.insert("\(row[1] as String)@\(row[2] as String)")
-            }
-        }
+        let kills = try activePluginKills(db)
+        let killedVersions = try activeVersionKills(db)
         // Versions in (plug-in, precedence descending) order: the first eligible one is the latest.
         var latest: [String: String] = [:]
         var counts: [String: Int] = [:]
@@ -242,7 +234,7 @@ enum RegistryQueries {
             summaries.append(
                 PluginSummary(
                     id: id, name: row[1], environment: environment, enabled: state?.enabled ?? false,
-                    killed: allKilled || killedPlugins.contains(id), pinnedVersion: state?.pinned, latestVersion: latest[id],
+                    killed: kills.all != nil || kills.plugins[id] != nil, pinnedVersion: state?.pinned, latestVersion: latest[id],
                     activeVersion: state?.pinned ?? latest[id], versionCount: counts[id] ?? 0))
         }
         return summaries
@@ -306,13 +298,8 @@ enum RegistryQueries {
     static func snapshotVersions(_ db: Database, ids: [String]? = nil) throws -> [String: [RegistrySnapshot.Version]] {
         // With `ids`, only those plug-ins' rows: a JSON array bound once, expanded by json_each.
         let only = ids.map { _ in "plugin_id IN (SELECT value FROM json_each(?))" }
-        let arguments: StatementArguments = ids.map { [AuditJSON.array($0.map(AuditJSON.string)).canonicalText] } ?? []
-        var versionKills: Set<String> = []
-        for row in try Row.fetchAll(
-            db, sql: "SELECT plugin_id, version FROM kill_switches WHERE revived_at IS NULL AND scope = 'version'")
-        {
-            versionKills.insert("\(row["plugin_id"] as String)@\(row["version"] as String)")
-        }
+        let arguments: StatementArguments = ids.map { [idList($0)] } ?? []
+        let versionKills = try activeVersionKills(db)
         var dependencies: [String: [String: String]] = [:]
         for row in try Row.fetchAll(
             db,
@@ -344,7 +331,7 @@ enum RegistryQueries {
         id: String, enabled: Bool, pinned: String?
     )] {
         var arguments: StatementArguments = [environment]
-        if let ids { arguments += [AuditJSON.array(ids.map(AuditJSON.string)).canonicalText] }
+        if let ids { arguments += [idList(ids)] }
         return try Row.fetchAll(
             db,
             sql: """
@@ -352,6 +339,17 @@ enum RegistryQueries {
                 FROM plugins p LEFT JOIN plugin_environments pe ON pe.plugin_id = p.id AND pe.environment = ?
                 """ + (ids == nil ? "" : " WHERE p.id IN (SELECT value FROM json_each(?))"), arguments: arguments
         ).map { ($0["id"], $0["enabled"], $0["pinned_version"]) }
+    }
+
+    /// Plug-in ids as one JSON array, bound once and expanded in SQL by `json_each`.
+    private static func idList(_ ids: [String]) -> String { AuditJSON.array(ids.map(AuditJSON.string)).canonicalText }
+
+    /// `id@version` of every version under an active version-scoped kill switch.
+    static func activeVersionKills(_ db: Database) throws -> Set<String> {
+        Set(
+            try Row.fetchAll(db, sql: "SELECT plugin_id, version FROM kill_switches WHERE revived_at IS NULL AND scope = 'version'").map {
+                "\($0[0] as String)@\($0[1] as String)"
+            })
     }
 
     /// The ids of the plug-ins enabled in `environment`.

@@ -48,8 +48,7 @@ public struct HostLoadStatus: Sendable, Hashable, Codable {
 extension Board {
     /// Replaces a host's load report with `entries`, in one transaction, as a delta: rows that did not change are
     /// left as they are (their `reported_at` says since when), so a host's unchanged plug-ins cost no writes. Not
-    /// audited, and not a change of the
-    /// board's ``version()``: it is telemetry.
+    /// audited, and not a change of the board's ``version()``: it is telemetry.
     public func writeLoadReport(hostID: String, environment: String, hostVersion: String, entries: [LoadReportEntry]) throws(BoardError) {
         let now = Timestamp.now()
         do {

@@ -108,16 +108,23 @@ enum StateDigest {
         var line: [UInt8] = []
         line.reserveCapacity(256)
         for (entity, digest) in sorted {
-            line.removeAll(keepingCapacity: true)
-            line.append(contentsOf: entity.table.utf8)
-            line.append(9)
-            line.append(contentsOf: entity.key.utf8)
-            line.append(9)
-            line.append(contentsOf: digest.utf8)
-            line.append(10)
+            encodeLine(entity.table.utf8, entity.key.utf8, digest.utf8, into: &line)
             hasher.update(data: line)
         }
         return hasher.finalize().hex
+    }
+
+    /// A bucket's line, `<table>\t<key>\t<digest>\n`, written over `line` (a buffer the caller reuses).
+    static func encodeLine(
+        _ table: some Sequence<UInt8>, _ key: some Sequence<UInt8>, _ digest: some Sequence<UInt8>, into line: inout [UInt8]
+    ) {
+        line.removeAll(keepingCapacity: true)
+        line.append(contentsOf: table)
+        line.append(9)
+        line.append(contentsOf: key)
+        line.append(9)
+        line.append(contentsOf: digest)
+        line.append(10)
     }
 
     /// The 256 bucket hashes computed as lines arrive, for lines that arrive in each bucket's order (table, then
@@ -127,13 +134,7 @@ enum StateDigest {
         private var line: [UInt8] = []
 
         mutating func add(bucket: Int, table: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, digest: UnsafeRawBufferPointer) {
-            line.removeAll(keepingCapacity: true)
-            line.append(contentsOf: table)
-            line.append(9)
-            line.append(contentsOf: key)
-            line.append(9)
-            line.append(contentsOf: digest)
-            line.append(10)
+            encodeLine(table, key, digest, into: &line)
             line.withUnsafeBytes { hashers[bucket].update(bufferPointer: $0) }
         }
 

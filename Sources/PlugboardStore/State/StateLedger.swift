@@ -73,7 +73,6 @@ enum StateLedger {
                 return ([], root, actual.count)
             }
         }
-        // The usual case, every row as the log says, needs no sorted walk.
         for entity in actual == expected ? [] : Set(actual.keys).union(expected.keys).sorted() {
             switch (expected[entity], actual[entity]) {
             case (nil, .some):
@@ -152,33 +151,26 @@ enum StateLedger {
         return problems
     }
 
-    /// Whether the index of digests (`state_digests`) still hashes to the state root of the last audit row that
-    /// recorded one, and that row is intact; one sentence when not. One pass over the index, in bucket order.
     /// The 256 bucket hashes of the index as it is (by its stored bucket numbers); nil when a bucket number is out of
     /// range. One pass over the table in its primary-key order, (tbl, key) as bytes, which is the order of each
-    /// bucket's lines: every line goes straight into its bucket's hash, with no sorting and no strings made. SQLite's
-    /// own stepping and column buffers: the index is the largest table a host reads on a change, and GRDB's row
-    /// objects cost more than the hashing.
+    /// bucket's lines: every line goes straight into its bucket's hash, with no sorting and no strings made.
     static func indexBucketHashes(_ db: Database) throws -> [String]? {
         var hashers = StateDigest.BucketHashers()
-        let statement = try db.makeStatement(sql: "SELECT bucket, tbl, key, digest FROM state_digests ORDER BY tbl, key")
-        let handle = statement.sqliteStatement
-        func column(_ index: Int32) -> UnsafeRawBufferPointer {
-            UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, index), count: Int(sqlite3_column_bytes(handle, index)))
-        }
-        while true {
-            let code = sqlite3_step(handle)
-            if code == SQLITE_DONE { break }
-            guard code == SQLITE_ROW else {
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        var inRange = true
+        try StateQueries.forEachRow(db, sql: "SELECT bucket, tbl, key, digest FROM state_digests ORDER BY tbl, key") { handle in
+            func column(_ index: Int32) -> UnsafeRawBufferPointer {
+                UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, index), count: Int(sqlite3_column_bytes(handle, index)))
             }
             let bucket = Int(sqlite3_column_int64(handle, 0))
-            guard (0..<256).contains(bucket) else { return nil }
-            hashers.add(bucket: bucket, table: column(1), key: column(2), digest: column(3))
+            inRange = (0..<256).contains(bucket)
+            if inRange { hashers.add(bucket: bucket, table: column(1), key: column(2), digest: column(3)) }
+            return inRange
         }
-        return hashers.finalize()
+        return inRange ? hashers.finalize() : nil
     }
 
+    /// Whether the index of digests (`state_digests`) still hashes to the state root of the last audit row that
+    /// recorded one, and that row is intact; one sentence when not. One pass over the index.
     static func indexProblem(_ db: Database) throws -> String? {
         guard let recorded = try StateQueries.lastRecordedRoot(db) else { return nil }
         guard let buckets = try indexBucketHashes(db) else {

@@ -121,23 +121,31 @@ enum StateQueries {
         return StateDigest.rowDigest(table: table.name, columns: columns, values: Array(row.databaseValues))
     }
 
+    /// Steps `sql` with SQLite's own API and calls `row` with the statement at each row, until it returns false: the
+    /// passes over whole tables (every row of policy, the whole index) read SQLite's column buffers, which costs less
+    /// than GRDB's row objects.
+    static func forEachRow(_ db: Database, sql: String, _ row: (OpaquePointer) throws -> Bool) throws {
+        let statement = try db.makeStatement(sql: sql)
+        let handle = statement.sqliteStatement
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            }
+            guard try row(handle) else { return }
+        }
+    }
+
     /// Calls `body` with the key and digest of every row of `table`.
     static func forEachDigest(_ db: Database, _ table: StateTable, _ body: (String, String) throws -> Void) throws {
         let columns = try columns(db, table.name)
         guard !columns.isEmpty else { return }
-        // SQLite's stepping and column buffers: `audit verify` digests every row of policy, and GRDB's rows would cost
-        // more than the hashing.
-        let statement = try db.makeStatement(
-            sql: "SELECT \(table.keyExpression()), \(columns.joined(separator: ", ")) FROM main.\(table.name)")
-        let handle = statement.sqliteStatement
-        while true {
-            let code = sqlite3_step(handle)
-            if code == SQLITE_DONE { break }
-            guard code == SQLITE_ROW else {
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
-            }
+        try forEachRow(db, sql: "SELECT \(table.keyExpression()), \(columns.joined(separator: ", ")) FROM main.\(table.name)") {
+            handle in
             let key = sqlite3_column_text(handle, 0).map { String(cString: $0) } ?? ""
             try body(key, StateDigest.rowDigest(table: table.name, columns: columns, statement: handle, offset: 1))
+            return true
         }
     }
 
