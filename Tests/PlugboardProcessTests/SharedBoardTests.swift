@@ -144,7 +144,9 @@ struct SharedBoardTests {
             ],
             environment: ["PLUGBOARD_MASTER_KEY": key])
         #expect(await host.waitForLine { $0.contains("\"started\"") } != nil, "the host did not start: \(host.errorOutput)")
-        #expect(host.output.contains { $0.contains("\"loaded\"") && $0.contains("com.example.alpha") }, "\(host.output)")
+        // Events are printed from a task of their own, so "started" may come before them: wait for the line.
+        #expect(
+            await host.waitForLine { $0.contains("\"loaded\"") && $0.contains("com.example.alpha") } != nil, "\(host.output)")
 
         // A reader's SQLite rebuilds its WAL index for every read, where data_version moves on every read: the
         // host follows the audit log instead, so an idle board means an idle host.
