@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "PlugboardStore", targets: ["PlugboardStore"]),
         .library(name: "PlugboardSecureStorage", targets: ["PlugboardSecureStorage"]),
         .library(name: "PlugboardHost", targets: ["PlugboardHost"]),
+        .library(name: "PlugboardRemoteHost", targets: ["PlugboardRemoteHost"]),
         .library(name: "PlugboardTesting", targets: ["PlugboardTesting"]),
         .library(name: "PlugboardServer", targets: ["PlugboardServer"]),
         .executable(name: "plugboard", targets: ["plugboard"]),
@@ -33,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // MARK: Pure modules (no I/O)
@@ -82,6 +84,21 @@ let package = Package(
                 "PlugboardFlags",
                 "PlugboardSecureStorage",
                 "PlugboardVersioning",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // MARK: Hosts on other machines: the host runtime against a served board (HTTP client, offline cache)
+        .target(
+            name: "PlugboardRemoteHost",
+            dependencies: [
+                "PlugboardHost",
+                "PlugboardStore",
+                "PlugboardFlags",
+                "PlugboardPluginAPI",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -143,7 +160,7 @@ let package = Package(
         // A host process for the tests that cross processes (registry, flags and secure storage embedded).
         .executableTarget(
             name: "plugboard-test-host",
-            dependencies: ["PlugboardHost", "PlugboardStore", "PlugboardSecureStorage", "PlugboardPluginAPI"],
+            dependencies: ["PlugboardHost", "PlugboardRemoteHost", "PlugboardStore", "PlugboardSecureStorage", "PlugboardPluginAPI"],
             path: "Tests/PlugboardTestHost"
         ),
         .testTarget(
@@ -163,6 +180,7 @@ let package = Package(
             name: "PlugboardHostTests",
             dependencies: [
                 "PlugboardHost", "PlugboardStore", "PlugboardFlags", "PlugboardVersioning", "PlugboardPluginAPI", "PlugboardTesting",
+                "PlugboardServer", "PlugboardRemoteHost",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

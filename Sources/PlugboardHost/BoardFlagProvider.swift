@@ -12,8 +12,12 @@ import Synchronization
 /// default stickiness rolls a gate out to a stable percentage of *hosts*) and the `hostId` property, its
 /// environment is `environment`, its properties are properties. A plug-in's per-call context overrides these
 /// (`userId`, `sessionId`, `remoteAddress`, `appName`, `environment`, `currentTime`; any other key is a property).
+///
+/// A host reading a served board gets the same provider over the flags its snapshots carry
+/// (``init(environment:hostname:logger:features:)``).
 public final class BoardFlagProvider: HostFlagProvider {
-    private let board: Board
+    private let board: Board?
+    private let read: @Sendable () throws -> FeatureSet
     private let environment: String
     private let snapshots = FlagSnapshotProvider()
     private let evaluationEnvironment: EvaluationEnvironment
@@ -29,6 +33,21 @@ public final class BoardFlagProvider: HostFlagProvider {
         logger: Logger = Logger(label: "plugboard.flags")
     ) {
         self.board = board
+        self.read = { try board.featureSet(environment: environment) }
+        self.environment = environment
+        evaluationEnvironment = EvaluationEnvironment(hostname: hostname)
+        self.logger = logger
+        refresh()
+    }
+
+    /// Compiles the flags `features` returns, on every ``refresh()`` (a served board's source hands over the flags of
+    /// its latest snapshot). If it throws, evaluations return their defaults with `PROVIDER_NOT_READY` until it works.
+    public init(
+        environment: String, hostname: String? = ProcessInfo.processInfo.hostName, logger: Logger = Logger(label: "plugboard.flags"),
+        features: @escaping @Sendable () throws -> FeatureSet
+    ) {
+        self.board = nil
+        self.read = features
         self.environment = environment
         evaluationEnvironment = EvaluationEnvironment(hostname: hostname)
         self.logger = logger
@@ -44,8 +63,8 @@ public final class BoardFlagProvider: HostFlagProvider {
     /// Re-reads and recompiles the environment's flags; on failure the previous snapshot stays in use.
     public func refresh() {
         do {
-            let version = try board.version()
-            let set = try board.featureSet(environment: environment)
+            let version = try board?.version()
+            let set = try read()
             snapshots.replace(with: try FlagSnapshot(set, mode: .strict, environment: evaluationEnvironment))
             loadedVersion.withLock { $0 = version }
         } catch {
@@ -58,6 +77,10 @@ public final class BoardFlagProvider: HostFlagProvider {
     /// - Returns: Whether a reload happened.
     @discardableResult
     public func refreshIfChanged() -> Bool {
+        guard let board else {
+            refresh()
+            return true
+        }
         guard let current = try? board.version(), current != loadedVersion.withLock({ $0 }) else { return false }
         refresh()
         return true

@@ -3,7 +3,7 @@ import Logging
 import PlugboardPluginAPI
 import PlugboardStore
 
-/// How a host is set up: which board, who it is, and the SPI implementations it injects into plug-ins.
+/// How a host is set up: where it reads the board, who it is, and the SPI implementations it injects into plug-ins.
 ///
 /// Everything is passed in (dependency injection, no globals), so two hosts in one process can run with
 /// different SPI implementations.
@@ -11,11 +11,14 @@ import PlugboardStore
 /// Open the board once per process and hand the same ``Board`` to the host, its ``BoardFlagProvider`` and its
 /// secure storage: one connection to one file, whatever reads it.
 public struct HostConfiguration: Sendable {
-    /// The board. A board opened read-only works: the host cannot write load reports then, and says so once.
-    public var board: Board
+    /// Where the host reads the board: the board file (``BoardSource``) or a served board.
+    public var source: any HostSource
+    /// The board file, when the source is one (``BoardSource``). A board opened read-only works: the host cannot
+    /// write load reports then, and says so once.
+    public var board: Board? { (source as? BoardSource)?.board }
     /// Who the host is: id, environment, API version, flag context.
     public var identity: HostIdentity
-    /// How often the host polls the board for changes (`PRAGMA data_version`).
+    /// How often the host polls the board file for changes (`PRAGMA data_version`); a served board pushes changes.
     public var pollInterval: Duration
     /// The secure storage for one plug-in; the host calls it with the plug-in's id, never the plug-in itself.
     public var secureStorage: @Sendable (_ pluginID: String) throws -> any SecureStorage
@@ -41,7 +44,22 @@ public struct HostConfiguration: Sendable {
         logger: Logger = Logger(label: "plugboard.host"),
         dynamicLibraryCache: String = NSTemporaryDirectory()
     ) {
-        self.board = board
+        self.init(
+            source: BoardSource(board: board), identity: identity, pollInterval: pollInterval, secureStorage: secureStorage, flags: flags,
+            configuration: configuration, services: services, logger: logger, dynamicLibraryCache: dynamicLibraryCache)
+    }
+
+    /// Creates a configuration reading any ``HostSource``, with the same defaults.
+    public init(
+        source: any HostSource, identity: HostIdentity, pollInterval: Duration = .milliseconds(100),
+        secureStorage: @escaping @Sendable (String) throws -> any SecureStorage = { id in UnavailableSecureStorage(pluginID: id) },
+        flags: any HostFlagProvider = NoFlags(),
+        configuration: @escaping @Sendable (String) -> PluginConfiguration = { _ in PluginConfiguration() },
+        services: ServiceRegistry = ServiceRegistry(),
+        logger: Logger = Logger(label: "plugboard.host"),
+        dynamicLibraryCache: String = NSTemporaryDirectory()
+    ) {
+        self.source = source
         self.identity = identity
         self.pollInterval = pollInterval
         self.secureStorage = secureStorage

@@ -6,31 +6,25 @@ extension PluginHost {
     /// release (id, version, manifest, artifact); and the host needs its implementation (compiled in, or an artifact
     /// whose SHA-256 still matches the digest recorded and signed). All of it before any of the plug-in's code loads.
     static func availability(
-        of id: String, _ version: RegistrySnapshot.Version, compiled: [String: String], loaded: [String: String], artifacts: ArtifactStore,
-        board: Board, environment: String, policy: SignaturePolicy
+        of id: String, _ version: RegistrySnapshot.Version, compiled: [String: String], loaded: [String: String],
+        check: () throws(BoardError) -> ReleaseCheck, artifact: (String) -> Result<String, MissingArtifact>, environment: String,
+        policy: SignaturePolicy
     ) -> SkipReason? {
         // Only rows the audit log recorded: an edit behind the CLI's back (a revived kill switch, another
         // artifact digest) keeps the release from loading, and unloads it if it runs.
-        do {
-            if let problem = try board.stateProblems(pluginID: id, version: version.version, environment: environment).first {
-                return SkipReason(.unprovenState, "\(problem); run plugboard audit verify")
-            }
-        } catch {
+        let checked: ReleaseCheck
+        do { checked = try check() } catch {
             return SkipReason(
                 .unprovenState, "cannot check the board's rows for \(id)@\(version.version) against its audit log: \(error.message)")
         }
+        if let problem = checked.stateProblem {
+            return SkipReason(.unprovenState, "\(problem); run plugboard audit verify")
+        }
         // Signatures: the board's rows are proven above (signer, revocation and signature rows included), so trust
         // comes only from audited rows.
-        var signed: SignatureVerdict?
-        if policy != .off {
-            do {
-                signed = try board.signatureVerdict(pluginID: id, version: version.version)
-            } catch {
-                return SkipReason(.invalidSignature, "cannot read the signatures of \(id)@\(version.version): \(error.message)")
-            }
-            if policy == .require, let verdict = signed, let reason = SkipReason(verdict, policy: policy, environment: environment) {
-                return reason
-            }
+        let signed = policy == .off ? nil : checked.signature
+        if policy == .require, let verdict = signed, let reason = SkipReason(verdict, policy: policy, environment: environment) {
+            return reason
         }
         if let compiledVersion = compiled[id] {
             return compiledVersion == version.version
@@ -51,7 +45,12 @@ extension PluginHost {
                     .restartRequired,
                     "\(id)@\(loadedVersion) is already loaded as a library; restart the host to load \(version.version)")
         }
-        guard let actual = artifacts.currentSHA256(of: sha) else {
+        let path: String
+        switch artifact(sha) {
+        case .success(let found): path = found
+        case .failure(let missing): return SkipReason(.loadFailed, "the artifact of \(id)@\(version.version) \(missing.why)")
+        }
+        guard let actual = ArtifactStore.sha256(ofFile: path) else {
             return SkipReason(.loadFailed, "the artifact of \(id)@\(version.version) is missing from the artifact store")
         }
         if actual != sha, signed?.state == .valid {
@@ -67,4 +66,9 @@ extension PluginHost {
                 "the artifact of \(id)@\(version.version) changed after registration (SHA-256 \(actual.prefix(12))…, registered \(sha.prefix(12))…); it was not loaded"
             )
     }
+}
+
+/// Why an artifact is not on this machine: completes "the artifact of ID@VERSION …".
+struct MissingArtifact: Error {
+    let why: String
 }

@@ -51,7 +51,7 @@ public actor PluginHost {
     }
 
     public nonisolated let configuration: HostConfiguration
-    private let board: Board
+    private let source: any HostSource
     private let loader: DynamicLoader
     private let eventBus = InMemoryEventBus()
 
@@ -66,7 +66,10 @@ public actor PluginHost {
     private var pendingRestart: [String: String] = [:]
     private var lastVersion: BoardVersion?
     private var lastReport: [LoadReportEntry]?
+    private var lastReportStale: String?
     private var reportsDisabled = false
+    /// Why the snapshot in use is not current (a cached snapshot while the server is unreachable), as last said.
+    private var stale: String?
     private var polling: Task<Void, Never>?
     private var reconciling = false
     private var reconcileAgain = false
@@ -76,7 +79,7 @@ public actor PluginHost {
     /// Prepares the host on the configured board; nothing is loaded until ``start()``.
     public init(configuration: HostConfiguration) {
         self.configuration = configuration
-        self.board = configuration.board
+        self.source = configuration.source
         self.loader = DynamicLoader(cacheFolder: configuration.dynamicLibraryCache)
         _ = DynamicLoader.interfaceIsShared  // decided now, before any plug-in library is loaded
     }
@@ -124,9 +127,10 @@ public actor PluginHost {
         await reconcile()
         if polling == nil {
             let interval = configuration.pollInterval
+            let source = source
             polling = Task { [weak self] in
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: interval)
+                    await source.waitForChange(interval: interval)
                     guard let self else { return }
                     await self.pollOnce()
                 }
@@ -143,7 +147,7 @@ public actor PluginHost {
         for plugin in active.reversed() {
             await deactivate(plugin, reason: SkipReason(.disabled, "the host is stopping"), reportState: .deactivated)
         }
-        writeReportIfChanged()
+        await writeReportIfChanged()
         // Finish outside the lock: finishing runs onTermination, which takes the lock too.
         let continuations = subscribers.withLock { subscribers in
             defer { subscribers.removeAll() }
@@ -152,9 +156,10 @@ public actor PluginHost {
         continuations.forEach { $0.finish() }
     }
 
-    /// Checks the board's version once (`PRAGMA data_version`, a cheap read) and applies changes if it changed.
+    /// Checks the source's version once (for a board file `PRAGMA data_version`, a cheap read) and applies changes if
+    /// it changed.
     public func pollOnce() async {
-        guard let version = try? board.version(), version != lastVersion else { return }
+        guard let version = try? source.version(), version != lastVersion else { return }
         emit(.boardChanged(dataVersion: version.dataVersion))
         await reconcile()
     }
@@ -176,21 +181,33 @@ public actor PluginHost {
     // MARK: Reconciliation
 
     private func reconcileOnce() async {
-        let snapshot: RegistrySnapshot
+        let read: SourceSnapshot
         do {
             // Only what this host can act on: enabled plug-ins, its compiled-in, active and reported ones, and their
             // dependencies. The rest of the registry costs it nothing.
             let relevant = compiledIn.withLock { Set($0.keys) }.union(lookup.withLock { $0.map(\.pluginID) })
                 .union(statuses.withLock { $0.keys })
-            snapshot = try board.registrySnapshot(environment: configuration.identity.environment, relevantTo: relevant)
+            read = try await source.snapshot(environment: configuration.identity.environment, relevantTo: relevant)
         } catch {
-            warn("cannot read the board: \(error.message); keeping the current plug-ins")
+            warn("cannot read \(source.name): \(error.message); keeping the current plug-ins")
             return
         }
-        lastVersion = snapshot.version
+        lastVersion = read.version
+        if read.stale != stale {
+            stale = read.stale
+            if let why = read.stale { warn("the host runs from \(why)") }
+        }
+        let snapshot = read.registry
         configuration.flags.refresh()
         policy = snapshot.signaturePolicy
-        let resolution = resolver().resolve(snapshot)
+        let requests = ArtifactRequests()
+        var resolution = resolver(read, requests: requests).resolve(snapshot)
+        // Artifacts the source must bring first (a served board's, into the host's cache): fetch, then decide again.
+        let missing = requests.digests.withLock { $0.sorted() }
+        if !missing.isEmpty {
+            let failures = await source.fetchArtifacts(missing)
+            resolution = resolver(read, requests: requests, fetchFailures: failures).resolve(snapshot)
+        }
 
         // Compiled-in plug-ins the board does not know are reported, never loaded.
         var decisions = resolution.skipped
@@ -243,27 +260,28 @@ public actor PluginHost {
                 record(id, version, .skipped, SkipReason(.dependencyNotLoaded, "\(id) needs \(missing), which is not active: \(why)"))
                 continue
             }
-            await activate(id, version: version, in: snapshot)
+            await activate(id, version: version, in: snapshot, read)
         }
 
         // 4. Keep the signature warnings of running plug-ins current (a policy changed, a key revoked or trusted).
         for plugin in lookup.withLock({ $0 }) {
-            let warning = signatureWarning(plugin.pluginID, plugin.version)
+            let warning = signatureWarning(plugin.pluginID, plugin.version, read)
             guard let previous = statuses.withLock({ $0[plugin.pluginID] }), previous.state == .loaded, previous.warning != warning
             else { continue }
             setStatus(LoadReportEntry(pluginID: plugin.pluginID, version: plugin.version, state: .loaded, warning: warning))
             if let warning { warn("\(plugin.pluginID)@\(plugin.version) keeps running despite a signature problem: \(warning)") }
         }
-        writeReportIfChanged()
+        await writeReportIfChanged()
     }
 
-    private func resolver() -> Resolver {
+    /// The resolver for one snapshot. An artifact not on this machine is added to `requests` and refused for now; once
+    /// the source was asked for them (`fetchFailures` given), one still missing is refused with why.
+    private func resolver(_ read: SourceSnapshot, requests: ArtifactRequests, fetchFailures: [String: String]? = nil) -> Resolver {
         let hostVersion = SemanticVersion(parsing: configuration.identity.hostVersion) ?? (try! SemanticVersion("0.0.0"))
         let evaluator = configuration.flags.evaluator(for: configuration.identity)
         let compiled = compiledIn.withLock { $0.mapValues(\.version) }
         let loaded = libraries.mapValues(\.version)
-        let artifacts = ArtifactStore(root: board.artifactsPath)
-        let board = board
+        let source = source
         let environment = configuration.identity.environment
         let policy = policy
         return Resolver(
@@ -271,12 +289,21 @@ public actor PluginHost {
             gate: { flag in evaluator.bool(flag, default: false, context: [:]).value },
             availability: { id, version in
                 Self.availability(
-                    of: id, version, compiled: compiled, loaded: loaded, artifacts: artifacts, board: board, environment: environment,
-                    policy: policy)
+                    of: id, version, compiled: compiled, loaded: loaded,
+                    check: { () throws(BoardError) in try source.check(pluginID: id, version: version.version, in: read) },
+                    artifact: { sha in
+                        if let path = source.localArtifact(sha256: sha) { return .success(path) }
+                        guard let fetchFailures else {
+                            requests.digests.withLock { _ = $0.insert(sha) }
+                            return .failure(MissingArtifact(why: "is not on this machine yet"))
+                        }
+                        return .failure(
+                            MissingArtifact(why: "could not be fetched from \(source.name): \(fetchFailures[sha] ?? "no reason given")"))
+                    }, environment: environment, policy: policy)
             })
     }
 
-    private func activate(_ id: String, version: String, in snapshot: RegistrySnapshot) async {
+    private func activate(_ id: String, version: String, in snapshot: RegistrySnapshot, _ read: SourceSnapshot) async {
         guard let entry = snapshot.plugins[id]?.versions.first(where: { $0.version == version }) else { return }
         let factory: PluginFactory
         let origin: Origin
@@ -287,7 +314,10 @@ public actor PluginHost {
             if let library = libraries[id] {
                 factory = library.registration.factory
             } else {
-                let path = ArtifactStore(root: board.artifactsPath).path(forSHA256: sha)
+                guard let path = source.localArtifact(sha256: sha) else {
+                    record(id, version, .failed, SkipReason(.loadFailed, "the artifact of \(id)@\(version) is not on this machine"))
+                    return
+                }
                 switch loader.load(
                     pluginID: id, version: version, path: path, expectedSHA256: sha, entry: entry.entry ?? PluginABI.defaultEntrySymbol)
                 {
@@ -310,7 +340,7 @@ public actor PluginHost {
             let instance = try factory(context)
             try await instance.activate(context: context)
             lookup.withLock { $0.append(ActivePlugin(pluginID: id, version: version, origin: origin, instance: instance)) }
-            let warning = signatureWarning(id, version)
+            let warning = signatureWarning(id, version, read)
             setStatus(LoadReportEntry(pluginID: id, version: version, state: .loaded, warning: warning))
             emit(.loaded(pluginID: id, version: version))
             configuration.logger.info("loaded \(id)@\(version)")
@@ -321,11 +351,11 @@ public actor PluginHost {
     }
 
     /// Under the `warn` policy, the signature problem of a release the host loads anyway (nil when it has none).
-    private func signatureWarning(_ id: String, _ version: String) -> String? {
+    private func signatureWarning(_ id: String, _ version: String, _ read: SourceSnapshot) -> String? {
         guard policy == .warn else { return nil }
         let environment = configuration.identity.environment
         do {
-            guard let verdict = try board.signatureVerdict(pluginID: id, version: version),
+            guard let verdict = try source.check(pluginID: id, version: version, in: read).signature,
                 let reason = SkipReason(verdict, policy: .warn, environment: environment)
             else { return nil }
             return "\(reason.code.rawValue): \(reason.message)"
@@ -379,20 +409,22 @@ public actor PluginHost {
         statuses.withLock { $0[entry.pluginID] = entry }
     }
 
-    private func writeReportIfChanged() {
+    private func writeReportIfChanged() async {
         let report = status
-        guard report != lastReport, !reportsDisabled else { return }
+        guard report != lastReport || stale != lastReportStale, !reportsDisabled else { return }
         do {
-            let identity = configuration.identity
-            try board.writeLoadReport(
-                hostID: identity.hostID, environment: identity.environment, hostVersion: identity.hostVersion, entries: report)
+            try await source.writeLoadReport(configuration.identity, entries: report, source: stale)
             // A load report does not change the board's version (it is telemetry), and re-reading the version
             // here could swallow a change another process committed meanwhile.
             lastReport = report
-        } catch {
-            // Said once: a read-only host keeps working without reports.
+            lastReportStale = stale
+        } catch  where error.code == .notAllowed {
+            // Said once: a read-only host (or one whose token may not report) keeps working without reports.
             reportsDisabled = true
-            warn("cannot write load reports to the board (\(error.message)); the host keeps running without them")
+            warn("cannot write load reports to \(source.name) (\(error.message)); the host keeps running without them")
+        } catch {
+            // Unreachable for now (a served board): the report goes out with the next change or reconnection.
+            lastReport = nil
         }
     }
 
@@ -404,4 +436,9 @@ public actor PluginHost {
     private nonisolated func emit(_ event: HostEvent) {
         for continuation in subscribers.withLock({ Array($0.values) }) { continuation.yield(event) }
     }
+}
+
+/// The artifacts one reconciliation found missing on this machine.
+final class ArtifactRequests: Sendable {
+    let digests = Mutex<Set<String>>([])
 }

@@ -23,6 +23,8 @@ final class BoardWatcher: Service, Sendable {
     let board: any ServedBoard
     let tokens: TokenCheck
     let metrics: ServerMetrics
+    /// The plug-in hosts' feeds (registry changes), kept current by the same board check.
+    let hosts: HostFeeds
     private let configuration: ServerConfiguration
     private let state = Mutex(State())
     /// The first event id of this run: the start time in seconds, so that ids from an earlier run are older and a
@@ -35,6 +37,7 @@ final class BoardWatcher: Service, Sendable {
         self.tokens = tokens
         self.metrics = metrics
         self.configuration = configuration
+        self.hosts = HostFeeds(board: board, metrics: metrics, logger: configuration.logger)
         self.firstRevision = Int(Date().timeIntervalSince1970)
     }
 
@@ -118,6 +121,7 @@ final class BoardWatcher: Service, Sendable {
         do { tokens.reload(try board.apiTokenCredentials()) } catch {
             configuration.logger.warning("cannot reload the API tokens", metadata: ["error": "\(error.message)"])
         }
+        hosts.boardChanged()
         let environments = state.withLock { Array($0.feeds.keys) }
         for environment in environments {
             let next: FeatureSet
@@ -148,6 +152,7 @@ final class BoardWatcher: Service, Sendable {
         state.withLock { state in
             for streams in state.streams.values { for continuation in streams.values { continuation.yield(chunk) } }
         }
+        hosts.yieldToAll(chunk)
     }
 
     private func closeStreams() {
@@ -157,6 +162,7 @@ final class BoardWatcher: Service, Sendable {
             return state.streams.values.flatMap(\.values)
         }
         for continuation in all { continuation.finish() }
+        hosts.close()
     }
 
     /// Runs blocking board work on a thread of its own: a board busy with another process's write (up to its busy

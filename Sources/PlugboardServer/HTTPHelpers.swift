@@ -158,9 +158,10 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     static func route(_ path: String) -> String {
         switch path {
         case "/api/client/features", "/api/client/delta", "/api/client/streaming", "/api/client/register", "/api/client/metrics",
-            "/ofrep/v1/evaluate/flags", "/health", "/metrics":
+            "/ofrep/v1/evaluate/flags", "/health", "/metrics", "/api/host/snapshot", "/api/host/stream", "/api/host/report":
             return path
         default:
+            if path.hasPrefix("/api/host/artifacts/") { return "/api/host/artifacts/{sha256}" }
             return path.hasPrefix("/ofrep/v1/evaluate/flags/") ? "/ofrep/v1/evaluate/flags/{key}" : "other"
         }
     }

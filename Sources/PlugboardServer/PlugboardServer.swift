@@ -77,6 +77,7 @@ public struct PlugboardServer: Sendable {
         let api = ClientAPIRoutes(watcher: watcher, usage: usage, configuration: configuration)
         api.add(to: router)
         OFREPRoutes(api: api).add(to: router)
+        HostRoutes(api: api).add(to: router)
         router.get("/health") { _, _ in
             if let problem = board.healthProblem() {
                 return Reply.json(.serviceUnavailable, object: ["status": "unhealthy", "message": problem])

@@ -17,6 +17,14 @@ public protocol ServedBoard: Sendable {
     func recordClientUsage(registrations: [ClientRegistration], usage: [FlagUsageCount], tokensUsed: [String: Date]) throws(BoardError)
     /// Nil when the board is readable and its schema current; otherwise one sentence saying what is wrong.
     func healthProblem() -> String?
+    /// What a remote host of `environment` needs to decide (see ``PlugboardStore/Board/hostView(environment:relevantTo:)``).
+    func hostView(environment: String, relevantTo: Set<String>) throws(BoardError) -> HostView
+    /// The file of a registered release's artifact; nil when no release has this digest.
+    func artifactFile(sha256: String) throws(BoardError) -> String?
+    /// Stores a remote host's load report (unaudited telemetry), refused when the host id reports from another environment.
+    func writeRemoteLoadReport(
+        hostID: String, environment: String, hostVersion: String, entries: [LoadReportEntry], source: String, reporter: String
+    ) throws(BoardError)
 }
 
 extension Board: ServedBoard {
@@ -28,6 +36,18 @@ extension Board: ServedBoard {
         registrations: [ClientRegistration], usage: [FlagUsageCount], tokensUsed: [String: Date]
     ) throws(BoardError) {
         try recordClientUsage(registrations: registrations, usage: usage, tokensUsed: tokensUsed, now: Date())
+    }
+
+    public func artifactFile(sha256: String) throws(BoardError) -> String? {
+        try isRegisteredArtifact(sha256: sha256) ? ArtifactStore(root: artifactsPath).path(forSHA256: sha256) : nil
+    }
+
+    public func writeRemoteLoadReport(
+        hostID: String, environment: String, hostVersion: String, entries: [LoadReportEntry], source: String, reporter: String
+    ) throws(BoardError) {
+        try writeLoadReport(
+            hostID: hostID, environment: environment, hostVersion: hostVersion, entries: entries, source: source, reporter: reporter,
+            sameEnvironmentOnly: true)
     }
 
     public func healthProblem() -> String? {

@@ -372,11 +372,11 @@ struct PluginCommand: ParsableCommand {
                 output.printJSON(rows)
                 return
             }
-            var table = Table("PLUGIN", "HOST", "ENV", "VERSION", "STATE", "SIGNATURE", "WHY", "REPORTED")
+            var table = Table("PLUGIN", "HOST", "ENV", "VERSION", "STATE", "SIGNATURE", "WHY", "REPORTED", "READS")
             for row in rows {
                 table.add(
                     row.pluginID, row.hostID, row.environment, row.version.cell, row.state.rawValue, row.signature?.rawValue ?? "-",
-                    row.reason ?? row.warning.map { "warning: \($0)" } ?? "-", row.reportedAt)
+                    row.reason ?? row.warning.map { "warning: \($0)" } ?? "-", row.reportedAt, row.source ?? "the board file")
             }
             table.print(
                 empty: id.map { "No host has reported on \($0) yet." }

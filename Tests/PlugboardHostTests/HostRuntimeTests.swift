@@ -42,20 +42,23 @@ final class TestPlugin: Plugin, Greeting {
 
 @Suite("host runtime", .serialized)
 struct HostRuntimeTests {
-    func host(_ t: TestBoard, environment: String = "default", readOnly: Bool = false) throws -> PluginHost {
-        PluginHost(
+    func host(_ t: TestBoard, _ kind: HostSourceKind = .boardFile, environment: String = "default", readOnly: Bool = false)
+        async throws -> PluginHost
+    {
+        guard readOnly else { return PluginHost(configuration: try await t.configuration(kind, environment: environment)) }
+        return PluginHost(
             configuration: HostConfiguration(
-                board: readOnly ? try Board.open(at: t.board.path, readOnly: true) : t.board,
+                board: try Board.open(at: t.board.path, readOnly: true),
                 identity: HostIdentity(hostID: "test-host", environment: environment, hostVersion: "2.1.0"),
                 pollInterval: .milliseconds(20)))
     }
 
-    @Test func loadsOnlyEligibleCompiledInPluginsInDependencyOrder() async throws {
+    @Test(arguments: HostSourceKind.allCases) func loadsOnlyEligibleCompiledInPluginsInDependencyOrder(kind: HostSourceKind) async throws {
         let t = try TestBoard()
         try t.register("com.example.base", "1.0.0")
             .register("com.example.app", "1.0.0", "\"dependencies\":{\"com.example.base\":\"^1.0.0\"}")
             .register("com.example.off", "1.0.0", enable: false)
-        let host = try host(t)
+        let host = try await host(t, kind)
         for id in ["com.example.base", "com.example.app", "com.example.off", "com.example.unregistered"] {
             host.register(id, version: "1.0.0") { _ in TestPlugin(id: id) }
         }
@@ -83,7 +86,7 @@ struct HostRuntimeTests {
         #expect(Set(snapshot.plugins.keys) == ["com.example.app", "com.example.lib"])
         #expect(try t.board.registrySnapshot(environment: "default").plugins.count == 3)
 
-        let host = try host(t)
+        let host = try await host(t)
         host.register("com.example.app", version: "1.0.0") { _ in TestPlugin(id: "app") }
         let report = Dictionary(uniqueKeysWithValues: await host.start().map { ($0.pluginID, $0) })
         #expect(report["com.example.app"]?.reasonCode == "dependency_not_loaded", "\(report)")
@@ -92,13 +95,13 @@ struct HostRuntimeTests {
         await host.stop()
     }
 
-    @Test func aPluginThatThrowsIsFailedWhileItsSiblingsLoad() async throws {
+    @Test(arguments: HostSourceKind.allCases) func aPluginThatThrowsIsFailedWhileItsSiblingsLoad(kind: HostSourceKind) async throws {
         let t = try TestBoard()
         try t.register("com.example.good", "1.0.0")
             .register("com.example.bad", "1.0.0")
             .register("com.example.needsbad", "1.0.0", "\"dependencies\":{\"com.example.bad\":\"*\"}")
             .register("com.example.throwsinfactory", "1.0.0")
-        let host = try host(t)
+        let host = try await host(t, kind)
         host.register("com.example.good", version: "1.0.0") { _ in TestPlugin(id: "good") }
         host.register("com.example.bad", version: "1.0.0") { _ in TestPlugin(id: "bad", failOnActivate: true) }
         host.register("com.example.needsbad", version: "1.0.0") { _ in TestPlugin(id: "needsbad") }
@@ -112,12 +115,14 @@ struct HostRuntimeTests {
         await host.stop()
     }
 
-    @Test func aKillSwitchThrownWhileTheHostRunsDeactivatesThePluginAndItsDependants() async throws {
+    @Test(arguments: HostSourceKind.allCases) func aKillSwitchThrownWhileTheHostRunsDeactivatesThePluginAndItsDependants(
+        kind: HostSourceKind
+    ) async throws {
         let t = try TestBoard()
         try t.register("com.example.base", "1.0.0")
             .register("com.example.app", "1.0.0", "\"dependencies\":{\"com.example.base\":\"*\"}")
             .register("com.example.other", "1.0.0")
-        let host = try host(t)
+        let host = try await host(t, kind)
         let base = TestPlugin(id: "base")
         let app = TestPlugin(id: "app")
         host.register("com.example.base", version: "1.0.0") { _ in base }
@@ -152,10 +157,10 @@ struct HostRuntimeTests {
         await host.stop()
     }
 
-    @Test func enablingWhileTheHostRunsLoadsThePlugin() async throws {
+    @Test(arguments: HostSourceKind.allCases) func enablingWhileTheHostRunsLoadsThePlugin(kind: HostSourceKind) async throws {
         let t = try TestBoard()
         try t.register("com.example.late", "1.0.0", enable: false)
-        let host = try host(t)
+        let host = try await host(t, kind)
         host.register("com.example.late", version: "1.0.0") { _ in TestPlugin(id: "late") }
         let events = host.events()
         await host.start()
@@ -178,7 +183,7 @@ struct HostRuntimeTests {
     @Test func aCompiledInVersionOtherThanTheBoardsIsReportedNotLoaded() async throws {
         let t = try TestBoard()
         try t.register("com.example.cal", "1.0.0").register("com.example.cal", "1.1.0")
-        let host = try host(t)
+        let host = try await host(t)
         host.register("com.example.cal", version: "1.0.0") { _ in TestPlugin(id: "cal") }
         let report = await host.start()
         #expect(host.activePlugins.isEmpty)
@@ -193,7 +198,7 @@ struct HostRuntimeTests {
     @Test func aReadOnlyHostWorksAndSaysOnceThatItCannotReport() async throws {
         let t = try TestBoard()
         try t.register("com.example.ro", "1.0.0")
-        let host = try host(t, readOnly: true)
+        let host = try await host(t, readOnly: true)
         host.register("com.example.ro", version: "1.0.0") { _ in TestPlugin(id: "ro") }
         let events = host.events()
         await host.start()
@@ -266,22 +271,15 @@ struct HostRuntimeTests {
 
 @Suite("host runtime: gate flags from the board", .serialized)
 struct HostGateFlagTests {
-    @Test func aGateRolledOutOnTheBoardDecidesAndFollowsChangesLive() async throws {
+    @Test(arguments: HostSourceKind.allCases) func aGateRolledOutOnTheBoardDecidesAndFollowsChangesLive(kind: HostSourceKind) async throws {
         let t = try TestBoard()
         try t.register("com.example.gated", "1.0.0", "\"gate\":\"plugin.gated.rollout\"")
         _ = try t.board.createFlag("plugin.gated.rollout", type: .release, actor: TestBoard.admin)
         _ = try t.board.rolloutFlag("plugin.gated.rollout", percent: 100, environment: "default", actor: TestBoard.admin)
         _ = try t.board.setFlagEnabled("plugin.gated.rollout", true, environment: "default", actor: TestBoard.admin)
 
-        func makeHost(_ id: String) throws -> PluginHost {
-            let host = PluginHost(
-                configuration: HostConfiguration(
-                    board: t.board, identity: HostIdentity(hostID: id, environment: "default", hostVersion: "2.1.0"),
-                    pollInterval: .milliseconds(20), flags: BoardFlagProvider(board: t.board, environment: "default")))
-            host.register("com.example.gated", version: "1.0.0") { _ in TestPlugin(id: "gated") }
-            return host
-        }
-        let host = try makeHost("host-1")
+        let host = PluginHost(configuration: try await t.configuration(kind, hostID: "host-1", flags: true))
+        host.register("com.example.gated", version: "1.0.0") { _ in TestPlugin(id: "gated") }
         let events = host.events()
         await host.start()
         #expect(host.activePlugins.map(\.pluginID) == ["com.example.gated"])

@@ -36,9 +36,9 @@ struct HostSignatureTests {
         host.status.first { $0.pluginID == id }
     }
 
-    @Test func underRequireOnlyTheSignedReleaseLoads() async throws {
+    @Test(arguments: HostSourceKind.allCases) func underRequireOnlyTheSignedReleaseLoads(kind: HostSourceKind) async throws {
         let t = try board(.require)
-        let host = host(t)
+        let host = try await t.host(kind, compiledIn: ["com.example.signed", "com.example.unsigned"])
         await host.start()
         #expect(host.activePlugins.map(\.pluginID) == ["com.example.signed"])
         let unsigned = status(host, "com.example.unsigned")
@@ -57,9 +57,9 @@ struct HostSignatureTests {
         await host.stop()
     }
 
-    @Test func underWarnEverythingLoadsAndTheProblemIsReported() async throws {
+    @Test(arguments: HostSourceKind.allCases) func underWarnEverythingLoadsAndTheProblemIsReported(kind: HostSourceKind) async throws {
         let t = try board(.warn, trust: false)
-        let host = host(t)
+        let host = try await t.host(kind, compiledIn: ["com.example.signed", "com.example.unsigned"])
         let events = host.events()
         await host.start()
         #expect(host.activePlugins.map(\.pluginID).sorted() == ["com.example.signed", "com.example.unsigned"])

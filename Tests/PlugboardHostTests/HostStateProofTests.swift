@@ -20,13 +20,13 @@ struct HostStateProofTests {
         try queue.close()
     }
 
-    @Test func aKillSwitchRevivedBehindTheLogKeepsThePluginUnloaded() async throws {
+    @Test(arguments: HostSourceKind.allCases) func aKillSwitchRevivedBehindTheLogKeepsThePluginUnloaded(kind: HostSourceKind) async throws {
         let t = try TestBoard()
         try t.register("com.example.a", "1.0.0").register("com.example.b", "1.0.0")
         _ = try t.board.kill(.plugin("com.example.a"), reason: "INC-1", actor: TestBoard.admin)
         try edit(t, "UPDATE kill_switches SET revived_at = '2026-01-01T00:00:00.000Z', revived_by = 'mallory'")
 
-        let host = host(t)
+        let host = try await t.host(kind, compiledIn: ["com.example.a", "com.example.b"])
         await host.start()
         #expect(host.activePlugins.map(\.pluginID) == ["com.example.b"])
         let status = host.status.first { $0.pluginID == "com.example.a" }

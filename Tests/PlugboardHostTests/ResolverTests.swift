@@ -3,12 +3,15 @@ import PlugboardHost
 import PlugboardPluginAPI
 import PlugboardStore
 import PlugboardVersioning
+import Synchronization
 import Testing
 
 /// A scratch board driven through the store API, for host tests.
 final class TestBoard: Sendable {
     let folder: URL
     let board: Board
+    /// Servers started for hosts of ``HostSourceKind/servedBoard``; stopped with the board.
+    let servers = Mutex<[ServedTestBoard]>([])
     static let admin = try! Principal(osUser: "admin")
 
     init() throws {
@@ -17,7 +20,10 @@ final class TestBoard: Sendable {
         board = try Board.create(at: folder.appendingPathComponent("board.sqlite").path, actor: Self.admin)
     }
 
-    deinit { try? FileManager.default.removeItem(at: folder) }
+    deinit {
+        servers.withLock { $0.forEach { $0.stop() } }
+        try? FileManager.default.removeItem(at: folder)
+    }
 
     /// Registers a version; `extra` is additional manifest JSON members.
     @discardableResult

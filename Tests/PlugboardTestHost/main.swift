@@ -4,6 +4,10 @@
 //
 // Usage: plugboard-test-host --db BOARD --plugins ID[,ID…] [--counting ID[,ID…]] [--host-id ID] [--env NAME]
 //                            [--poll-ms N] [--board-per-service]
+//        plugboard-test-host --server URL --token TOKEN --cache FOLDER --plugins ID[,ID…] [--host-id ID] [--env NAME]
+//
+// With --server the host reads the board served by `plugboard serve` (no secure storage then), keeping its cache in
+// FOLDER.
 //
 // The plug-ins named by --counting count their activations in their secure storage (key `activations`).
 //
@@ -14,6 +18,7 @@
 import Foundation
 import PlugboardHost
 import PlugboardPluginAPI
+import PlugboardRemoteHost
 import PlugboardSecureStorage
 import PlugboardStore
 
@@ -46,31 +51,42 @@ final class ProbePlugin: Plugin {
     func deactivate() async {}
 }
 
-guard let boardPath = option("--db"), let pluginList = option("--plugins") else {
-    FileHandle.standardError.write(Data("usage: plugboard-test-host --db BOARD --plugins ID[,ID…]\n".utf8))
+guard let pluginList = option("--plugins"), option("--db") != nil || option("--server") != nil else {
+    FileHandle.standardError.write(
+        Data("usage: plugboard-test-host (--db BOARD | --server URL --token T --cache DIR) --plugins ID[,ID…]\n".utf8))
     exit(2)
 }
 let identity = HostIdentity(hostID: option("--host-id") ?? "test-host", environment: option("--env") ?? "default", hostVersion: "2.0.0")
 let boardPerService = CommandLine.arguments.contains("--board-per-service")
 
-func openBoard() -> Board {
-    do { return try Board.open(at: boardPath) } catch {
-        FileHandle.standardError.write(Data("plugboard-test-host: \(error.message)\n".utf8))
-        exit(1)
-    }
-}
-
-let board = openBoard()
-let secrets: BoardSecretStore
-do { secrets = try BoardSecretStore.open(board: boardPerService ? openBoard() : board) } catch {
-    FileHandle.standardError.write(Data("plugboard-test-host: \(error.message)\n".utf8))
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("plugboard-test-host: \(message)\n".utf8))
     exit(1)
 }
-let flags = BoardFlagProvider(board: boardPerService ? openBoard() : board, environment: identity.environment)
-let host = PluginHost(
-    configuration: HostConfiguration(
+
+func openBoard(_ path: String) -> Board {
+    do { return try Board.open(at: path) } catch { fail(error.message) }
+}
+
+let configuration: HostConfiguration
+if let server = option("--server") {
+    guard let url = URL(string: server), let token = option("--token"), let cache = option("--cache") else {
+        fail("--server needs a URL, --token and --cache")
+    }
+    do { configuration = try HostConfiguration(server: url, token: token, cacheFolder: cache, identity: identity) } catch {
+        fail(error.message)
+    }
+} else {
+    let boardPath = option("--db")!
+    let board = openBoard(boardPath)
+    let secrets: BoardSecretStore
+    do { secrets = try BoardSecretStore.open(board: boardPerService ? openBoard(boardPath) : board) } catch { fail(error.message) }
+    let flags = BoardFlagProvider(board: boardPerService ? openBoard(boardPath) : board, environment: identity.environment)
+    configuration = HostConfiguration(
         board: board, identity: identity, pollInterval: .milliseconds(Int(option("--poll-ms") ?? "") ?? 100),
-        secureStorage: { id in try secrets.storage(forPlugin: id) }, flags: flags))
+        secureStorage: { id in try secrets.storage(forPlugin: id) }, flags: flags)
+}
+let host = PluginHost(configuration: configuration)
 let counting = Set((option("--counting") ?? "").split(separator: ",").map(String.init))
 for id in pluginList.split(separator: ",").map(String.init) {
     host.register(id, version: "1.0.0") { _ in ProbePlugin(counting: counting.contains(id)) }

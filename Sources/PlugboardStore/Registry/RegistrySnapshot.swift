@@ -3,9 +3,9 @@ import Foundation
 /// Everything a host needs to decide what to load in one environment, read in one transaction.
 ///
 /// Hosts read only: building a snapshot never writes, so a host with read-only access to the board works.
-public struct RegistrySnapshot: Sendable, Hashable {
+public struct RegistrySnapshot: Sendable, Hashable, Codable {
     /// One registered version as a host sees it.
-    public struct Version: Sendable, Hashable {
+    public struct Version: Sendable, Hashable, Codable {
         public let version: String
         public let hostRange: String?
         public let dependencies: [String: String]
@@ -19,7 +19,7 @@ public struct RegistrySnapshot: Sendable, Hashable {
     }
 
     /// One plug-in as a host sees it in the snapshot's environment.
-    public struct Plugin: Sendable, Hashable {
+    public struct Plugin: Sendable, Hashable, Codable {
         public let id: String
         public let enabled: Bool
         public let pinnedVersion: String?
@@ -43,7 +43,7 @@ public struct RegistrySnapshot: Sendable, Hashable {
     /// (``Board/signatureVerdict(pluginID:version:)``) before any of its code loads.
     public let signaturePolicy: SignaturePolicy
     /// The board's version when the snapshot was read (see ``Board/version()``), to notice later changes cheaply.
-    public let version: BoardVersion
+    public internal(set) var version: BoardVersion
 }
 
 extension Board {

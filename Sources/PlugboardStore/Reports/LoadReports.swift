@@ -33,6 +33,9 @@ public struct HostLoadStatus: Sendable, Hashable, Codable {
     public let hostID: String
     public let environment: String
     public let hostVersion: String
+    /// Where the host read the board: nil when it opened the board file, otherwise a phrase such as
+    /// `served by http://…` or `a cached snapshot of TIME (…)`.
+    public let source: String?
     public let pluginID: String
     public let version: String?
     public let state: LoadReportEntry.State
@@ -49,21 +52,33 @@ extension Board {
     /// Replaces a host's load report with `entries`, in one transaction, as a delta: rows that did not change are
     /// left as they are (their `reported_at` says since when), so a host's unchanged plug-ins cost no writes. Not
     /// audited, and not a change of the board's ``version()``: it is telemetry.
-    public func writeLoadReport(hostID: String, environment: String, hostVersion: String, entries: [LoadReportEntry]) throws(BoardError) {
+    ///
+    /// - Parameters:
+    ///   - source: Where the host read the board (nil: this board file; see ``HostLoadStatus/source``).
+    ///   - reporter: Who wrote the report (the OS user by default; `plugboard serve` names the token a remote host used).
+    ///   - sameEnvironmentOnly: Refuse, changing nothing, when `hostID` last reported from another environment
+    ///     (a remote host's token may only write reports of its own environment).
+    public func writeLoadReport(
+        hostID: String, environment: String, hostVersion: String, entries: [LoadReportEntry], source: String? = nil,
+        reporter: String? = nil, sameEnvironmentOnly: Bool = false
+    ) throws(BoardError) {
         let now = Timestamp.now()
         do {
             try writeUnaudited(.loadReport) { db in
+                if sameEnvironmentOnly, let existing = try ReportQueries.hostEnvironment(db, hostID: hostID), existing != environment {
+                    throw BoardError(
+                        .notAllowed,
+                        "the host id \(hostID) already reports from the environment \(existing); give each host an id of its own")
+                }
                 try ReportQueries.replaceReport(
-                    db, hostID: hostID, environment: environment, hostVersion: hostVersion, osUser: Principal.currentOSUser(),
-                    entries: entries,
-                    at: now)
+                    db, hostID: hostID, environment: environment, hostVersion: hostVersion,
+                    osUser: reporter ?? Principal.currentOSUser(), source: source, entries: entries, at: now)
             }
         } catch {
             throw mapError(error)
         }
     }
 
-    /// The latest load reports of every host, optionally for one plug-in, sorted by plug-in then host.
     public func loadStatus(pluginID: String? = nil) throws(BoardError) -> [HostLoadStatus] {
         if let pluginID { try Validate.pluginID(pluginID) }
         return try read { db in try ReportQueries.loadStatus(db, pluginID: pluginID) }

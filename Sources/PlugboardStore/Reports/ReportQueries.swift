@@ -3,14 +3,15 @@ import GRDB
 /// The SQL of the hosts' load reports (telemetry, not audited).
 enum ReportQueries {
     static func replaceReport(
-        _ db: Database, hostID: String, environment: String, hostVersion: String, osUser: String, entries: [LoadReportEntry], at now: String
+        _ db: Database, hostID: String, environment: String, hostVersion: String, osUser: String, source: String?,
+        entries: [LoadReportEntry], at now: String
     ) throws {
         try db.execute(
             sql: """
-                INSERT INTO hosts (host_id, environment, host_version, os_user, last_report) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO hosts (host_id, environment, host_version, os_user, last_report, source) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (host_id) DO UPDATE SET environment = excluded.environment, host_version = excluded.host_version,
-                    os_user = excluded.os_user, last_report = excluded.last_report
-                """, arguments: [hostID, environment, hostVersion, osUser, now])
+                    os_user = excluded.os_user, last_report = excluded.last_report, source = excluded.source
+                """, arguments: [hostID, environment, hostVersion, osUser, now, source])
         // A delta: rows of plug-ins no longer reported go, rows whose content changed are rewritten, and the others
         // stay as they are (with the time they were first reported so).
         var stored: [String: LoadReportEntry] = [:]
@@ -43,6 +44,11 @@ enum ReportQueries {
         }
     }
 
+    /// The environment a host last reported from; nil for a host that never reported.
+    static func hostEnvironment(_ db: Database, hostID: String) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT environment FROM hosts WHERE host_id = ?"), arguments: [hostID])
+    }
+
     static func loadStatus(_ db: Database, pluginID: String?) throws -> [HostLoadStatus] {
         let trust = try SignatureQueries.trust(db)
         var verdicts: [String: SignatureState?] = [:]
@@ -61,7 +67,7 @@ enum ReportQueries {
             arguments: pluginID.map { [$0] } ?? []
         ).map { row in
             HostLoadStatus(
-                hostID: row["host_id"], environment: row["environment"], hostVersion: row["host_version"],
+                hostID: row["host_id"], environment: row["environment"], hostVersion: row["host_version"], source: row["source"],
                 pluginID: row["plugin_id"], version: row["version"], state: LoadReportEntry.State(rawValue: row["state"]) ?? .skipped,
                 reasonCode: row["reason_code"], reason: row["reason"], warning: row["warning"],
                 signature: try signature(row["plugin_id"], row["version"]), reportedAt: row["reported_at"])

@@ -1,0 +1,38 @@
+import Foundation
+import Logging
+import PlugboardHost
+import PlugboardPluginAPI
+import PlugboardStore
+
+extension HostConfiguration {
+    /// A host reading the board served by `plugboard serve` at `server`, with an API token of its environment.
+    ///
+    /// ```swift
+    /// let host = PluginHost(configuration: try HostConfiguration(
+    ///     server: URL(string: "https://flags.example.com:4242")!, token: ProcessInfo.processInfo.environment["PLUGBOARD_TOKEN"]!,
+    ///     cacheFolder: "/var/cache/myapp/plugboard",
+    ///     identity: HostIdentity(hostID: "web-7", environment: "production", hostVersion: "2.4.0")))
+    /// ```
+    ///
+    /// Flags come from the same snapshots (gates and the flags plug-ins evaluate), so they need no second connection.
+    /// Secure storage lives on the board's machine: give a remote host its own (`secureStorage`), or plug-ins asking for
+    /// it get a clear error.
+    ///
+    /// - Throws: ``PlugboardStore/BoardError`` when the URL or token is malformed or the cache folder cannot be made private.
+    public init(
+        server: URL, token: String, cacheFolder: String, identity: HostIdentity,
+        secureStorage: @escaping @Sendable (String) throws -> any SecureStorage = { id in
+            UnavailableSecureStorage(pluginID: id, why: "this host reads a served board and has no secure storage configured")
+        },
+        configuration: @escaping @Sendable (String) -> PluginConfiguration = { _ in PluginConfiguration() },
+        services: ServiceRegistry = ServiceRegistry(),
+        logger: Logger = Logger(label: "plugboard.host"),
+        dynamicLibraryCache: String = NSTemporaryDirectory()
+    ) throws(BoardError) {
+        let source = try ServedBoardSource(server: server, token: token, cacheFolder: cacheFolder, logger: logger)
+        let flags = BoardFlagProvider(environment: identity.environment, logger: logger, features: { try source.features() })
+        self.init(
+            source: source, identity: identity, secureStorage: secureStorage, flags: flags, configuration: configuration,
+            services: services, logger: logger, dynamicLibraryCache: dynamicLibraryCache)
+    }
+}

@@ -1,0 +1,394 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import PlugboardFlags
+import PlugboardHost
+import PlugboardPluginAPI
+import PlugboardStore
+import Synchronization
+
+/// A board served by `plugboard serve`, for hosts on other machines: the same loading rules, reasons and events as a
+/// host on the board's machine, with changes pushed over one event stream and a cache that lets the host start and run
+/// while the server is unreachable.
+///
+/// - The host reads `GET /api/host/snapshot` (with `If-None-Match`) when the event stream (`GET /api/host/stream`)
+///   says something changed, or when it reconnects. It never polls the server.
+/// - Every snapshot read is written to `cacheFolder` (atomically, mode 0600 in a 0700 folder) before the host acts on
+///   it, with the artifacts the host fetched. A host that starts while the server is unreachable runs from that cache
+///   and says so; a kill switch it has seen is in the cache, so a restart never forgets it.
+/// - Reconnection waits with exponential backoff and full jitter, so that a restarted server is not met by every host
+///   in the same millisecond.
+public final class ServedBoardSource: HostSource, Sendable {
+    /// The server, for example `https://flags.example.com:4242`.
+    public let server: URL
+    /// The folder the host keeps its last snapshot and artifacts in.
+    public let cacheFolder: String
+    /// The first reconnection delay (then doubled on each failure, up to ``maximumBackoff``, with full jitter).
+    public let initialBackoff: Duration
+    /// The longest reconnection delay.
+    public let maximumBackoff: Duration
+    /// The largest artifact the host downloads.
+    public let maximumArtifactBytes: Int
+
+    private let token: String
+    private let logger: Logger
+    private let changes = ChangeSignal()
+    private let state = Mutex(State())
+    private let streaming = Mutex<Task<Void, Never>?>(nil)
+
+    private struct State {
+        /// The revision the event stream last announced.
+        var revision = 0
+        /// Connections made so far: a reconnection is a reason to read a snapshot again (and resend the report).
+        var connections: Int64 = 0
+        var connected = false
+        /// The last snapshot read and the request it answers (for `If-None-Match`).
+        var view: HostView?
+        var viewRequest: String?
+        var etag: String?
+        /// When ``view`` was read from the server.
+        var fetchedAt: Date?
+    }
+
+    /// Snapshots, streams and artifacts: bounded waits, so an unreachable server costs a host at most this much.
+    static let client = HTTPClient(
+        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+        configuration: HTTPClient.Configuration(timeout: .init(connect: .seconds(1), read: .seconds(45))))
+
+    /// A source for the server at `server`, with an API token of the host's environment (`plugboard token create`).
+    ///
+    /// - Parameter cacheFolder: A folder the host owns (created with mode 0700 if missing).
+    /// - Throws: ``PlugboardStore/BoardError`` when the URL is not http(s) or the cache folder cannot be made private.
+    public init(
+        server: URL, token: String, cacheFolder: String, initialBackoff: Duration = .milliseconds(200),
+        maximumBackoff: Duration = .seconds(5), maximumArtifactBytes: Int = 1 << 30, logger: Logger = Logger(label: "plugboard.host.served")
+    ) throws(BoardError) {
+        guard let scheme = server.scheme?.lowercased(), scheme == "http" || scheme == "https", server.host != nil else {
+            throw BoardError(.invalidInput, "the server address \(server.absoluteString) is not an http:// or https:// URL")
+        }
+        guard !token.isEmpty, !token.contains(where: \.isNewline) else {
+            throw BoardError(.invalidInput, "the API token is empty or spans lines; pass the token plugboard token create printed")
+        }
+        self.server = server
+        self.token = token
+        self.cacheFolder = cacheFolder
+        self.initialBackoff = initialBackoff
+        self.maximumBackoff = maximumBackoff
+        self.maximumArtifactBytes = maximumArtifactBytes
+        self.logger = logger
+        try HostCache.prepare(cacheFolder)
+    }
+
+    deinit { streaming.withLock { $0?.cancel() } }
+
+    public var name: String { "the server at \(server.absoluteString)" }
+
+    /// Whether the event stream is connected now.
+    public var isConnected: Bool { state.withLock { $0.connected } }
+
+    /// The flags of the latest snapshot (cached or current), for ``PlugboardHost/BoardFlagProvider``.
+    public func features() throws -> FeatureSet {
+        if let view = state.withLock({ $0.view }) { return view.features }
+        if let cached = HostCache.read(cacheFolder) { return cached.view.features }
+        throw BoardError(.notFound, "no snapshot of the board has been read from \(name) yet")
+    }
+
+    // MARK: HostSource
+
+    public func version() throws(BoardError) -> BoardVersion {
+        startStreaming()
+        return state.withLock { BoardVersion(dataVersion: Int64($0.revision), ownChanges: $0.connections) }
+    }
+
+    public func waitForChange(interval: Duration) async {
+        startStreaming()
+        await changes.wait()
+    }
+
+    public func snapshot(environment: String, relevantTo: Set<String>) async throws(BoardError) -> SourceSnapshot {
+        let version = try version()
+        let query = relevantTo.sorted().map { "plugin=" + Self.percentEncoded($0) }.joined(separator: "&")
+        let known = state.withLock { $0.viewRequest == query ? $0.etag : nil }
+        var request = self.request("/api/host/snapshot" + (query.isEmpty ? "" : "?" + query))
+        if let known { request.headers.add(name: "If-None-Match", value: known) }
+        do {
+            let response = try await Self.client.execute(request, timeout: .seconds(5))
+            switch response.status.code {
+            case 200:
+                let body = try await response.body.collect(upTo: 256 << 20)
+                let data = Data(body.readableBytesView)
+                let view = try HostView.decode(data)
+                let etag = response.headers.first(name: "ETag")
+                // Cached before the host acts on it: a kill switch seen is a kill switch remembered.
+                HostCache.write(cacheFolder, view: data, server: server.absoluteString, logger: logger)
+                state.withLock {
+                    $0.view = view
+                    $0.viewRequest = query
+                    $0.etag = etag
+                    $0.fetchedAt = Date()
+                }
+                return SourceSnapshot(registry: view.registry, view: view, version: version)
+            case 304:
+                if let view = state.withLock({ $0.view }) { return SourceSnapshot(registry: view.registry, view: view, version: version) }
+                throw Unreachable(reason: "the server answered 304 to a snapshot this host does not have")
+            case 401, 403:
+                throw BoardError(.notAllowed, "\(name) refused the token: \(try await Self.message(response))")
+            default:
+                throw Unreachable(reason: "it answered \(response.status.code): \(try await Self.message(response))")
+            }
+        } catch let error as BoardError {
+            throw error
+        } catch {
+            return try cachedSnapshot(version: version, because: (error as? Unreachable)?.reason ?? Self.describe(error))
+        }
+    }
+
+    public func check(pluginID: String, version: String, in snapshot: SourceSnapshot) throws(BoardError) -> ReleaseCheck {
+        guard let check = snapshot.view?.checks[ReleaseCheck.key(pluginID, version)] else {
+            throw BoardError(.notFound, "\(name) sent no check of \(pluginID)@\(version)")
+        }
+        return check
+    }
+
+    public func localArtifact(sha256: String) -> String? {
+        let path = HostCache.artifactPath(cacheFolder, sha256)
+        return FileManager.default.fileExists(atPath: path) ? path : nil
+    }
+
+    public func fetchArtifacts(_ digests: [String]) async -> [String: String] {
+        var failures: [String: String] = [:]
+        for sha in digests {
+            do { try await fetchArtifact(sha) } catch { failures[sha] = (error as? Unreachable)?.reason ?? Self.describe(error) }
+        }
+        return failures
+    }
+
+    public func writeLoadReport(_ identity: HostIdentity, entries: [LoadReportEntry], source: String?) async throws(BoardError) {
+        struct Report: Encodable {
+            let hostId: String
+            let hostVersion: String
+            let stale: String?
+            let entries: [LoadReportEntry]
+        }
+        var request = self.request("/api/host/report")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        let body =
+            (try? JSONEncoder().encode(Report(hostId: identity.hostID, hostVersion: identity.hostVersion, stale: source, entries: entries)))
+            ?? Data()
+        request.body = .bytes(ByteBuffer(bytes: body))
+        do {
+            let response = try await Self.client.execute(request, timeout: .seconds(5))
+            switch response.status.code {
+            case 200..<300: _ = try? await response.body.collect(upTo: 1 << 16)
+            case 401, 403: throw BoardError(.notAllowed, "\(name) refused the load report: \(try await Self.message(response))")
+            default:
+                throw BoardError(
+                    .io, "\(name) did not store the load report (\(response.status.code)): \(try await Self.message(response))")
+            }
+        } catch let error as BoardError {
+            throw error
+        } catch {
+            throw BoardError(.io, "\(name) is unreachable: \(Self.describe(error))")
+        }
+    }
+
+    // MARK: The event stream
+
+    private func startStreaming() {
+        streaming.withLock { task in
+            guard task == nil else { return }
+            task = Task.detached { [weak self] in await self?.streamForever() }
+        }
+    }
+
+    private func streamForever() async {
+        var failures = 0
+        while !Task.isCancelled {
+            if await streamOnce() { failures = 0 } else { failures += 1 }
+            state.withLock { $0.connected = false }
+            if Task.isCancelled { return }
+            try? await Task.sleep(for: Self.backoff(failures: failures, initial: initialBackoff, maximum: maximumBackoff))
+        }
+    }
+
+    /// The delay before reconnection attempt `failures` (0 after a connection that worked): a random duration between
+    /// zero and `initial × 2^failures`, capped at `maximum` ("full jitter").
+    static func backoff(failures: Int, initial: Duration, maximum: Duration) -> Duration {
+        let ceiling = min(maximum, initial * Int(1 << min(failures, 20)))
+        let milliseconds = max(1, Int(ceiling.components.seconds * 1000 + ceiling.components.attoseconds / 1_000_000_000_000_000))
+        return .milliseconds(Int.random(in: 0...milliseconds))
+    }
+
+    /// One connection of the event stream; true when it was established.
+    private func streamOnce() async -> Bool {
+        var request = self.request("/api/host/stream")
+        request.headers.add(name: "Accept", value: "text/event-stream")
+        let last = state.withLock { $0.revision }
+        if last != 0 { request.headers.add(name: "Last-Event-ID", value: String(last)) }
+        let response: HTTPClientResponse
+        do { response = try await Self.client.execute(request, timeout: .seconds(5)) } catch { return false }
+        guard response.status == .ok else {
+            let message = (try? await Self.message(response)) ?? "no message"
+            logger.warning("the server refused the event stream (\(response.status.code)): \(message)")
+            return false
+        }
+        state.withLock {
+            $0.connected = true
+            $0.connections += 1
+        }
+        var parser = EventStreamParser()
+        do {
+            for try await buffer in response.body {
+                for event in try parser.feed(buffer.readableBytesView) {
+                    guard let id = event.id else { continue }
+                    state.withLock { $0.revision = id }
+                    changes.signal()
+                }
+            }
+        } catch {}
+        changes.signal()  // a disconnection: the host notices nothing until it reconnects, but a waiting host may look
+        return true
+    }
+
+    // MARK: Helpers
+
+    private func cachedSnapshot(version: BoardVersion, because reason: String) throws(BoardError) -> SourceSnapshot {
+        var cached = state.withLock { state in state.view.map { (view: $0, fetchedAt: state.fetchedAt ?? Date()) } }
+        if cached == nil, let disk = HostCache.read(cacheFolder) {
+            cached = (disk.view, disk.fetchedAt)
+            state.withLock {
+                $0.view = disk.view
+                $0.fetchedAt = disk.fetchedAt
+            }
+        }
+        guard let cached else {
+            throw BoardError(
+                .io,
+                "\(name) is unreachable (\(reason)) and \(cacheFolder) holds no snapshot yet; the host loads nothing and retries when the server answers"
+            )
+        }
+        let stale = "a cached snapshot of \(Timestamp.format(cached.fetchedAt)) (\(name) is unreachable: \(reason))"
+        return SourceSnapshot(registry: cached.view.registry, view: cached.view, version: version, stale: stale)
+    }
+
+    private func fetchArtifact(_ sha: String) async throws {
+        let response = try await Self.client.execute(request("/api/host/artifacts/" + sha), timeout: .seconds(10))
+        guard response.status == .ok else {
+            throw Unreachable(reason: "the server answered \(response.status.code): \(try await Self.message(response))")
+        }
+        try await HostCache.storeArtifact(cacheFolder, sha256: sha, from: response.body, limit: maximumArtifactBytes)
+    }
+
+    private func request(_ path: String) -> HTTPClientRequest {
+        var base = server.absoluteString
+        while base.hasSuffix("/") { base.removeLast() }
+        var request = HTTPClientRequest(url: base + path)
+        request.headers.add(name: "Authorization", value: token)
+        request.headers.add(name: "User-Agent", value: "plugboard-host")
+        return request
+    }
+
+    private static func message(_ response: HTTPClientResponse) async throws -> String {
+        let body = try await response.body.collect(upTo: 1 << 16)
+        struct Failure: Decodable { let message: String? }
+        return (try? JSONDecoder().decode(Failure.self, from: Data(body.readableBytesView)).message).flatMap { $0 } ?? "no message"
+    }
+
+    static func describe(_ error: any Error) -> String {
+        let text = String(describing: error)
+        return text.count > 200 ? String(text.prefix(200)) + "…" : text
+    }
+
+    static func percentEncoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
+    }
+
+    /// Why the server could not be used, in a few words.
+    struct Unreachable: Error { let reason: String }
+}
+
+/// Wakes the host when the event stream says something changed; at most one wake is kept while nobody waits.
+final class ChangeSignal: Sendable {
+    private struct State {
+        var pending = false
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var next: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    func signal() {
+        let waiting = state.withLock { state in
+            defer { state.waiters = [:] }
+            if state.waiters.isEmpty { state.pending = true }
+            return Array(state.waiters.values)
+        }
+        waiting.forEach { $0.resume() }
+    }
+
+    /// Returns at the next signal (or at once if one is pending), or when the task is cancelled.
+    func wait() async {
+        let id = state.withLock { state in
+            state.next += 1
+            return state.next
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.pending || Task.isCancelled {
+                        state.pending = false
+                        return true
+                    }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+}
+
+/// Server-sent events, parsed incrementally (a line is at most 64 KiB).
+struct EventStreamParser {
+    struct Event {
+        var name: String?
+        var id: Int?
+    }
+
+    private var line: [UInt8] = []
+    private var current = Event()
+
+    struct TooLong: Error {}
+
+    mutating func feed(_ bytes: some Sequence<UInt8>) throws -> [Event] {
+        var events: [Event] = []
+        for byte in bytes {
+            if byte == UInt8(ascii: "\n") {
+                if line.last == UInt8(ascii: "\r") { line.removeLast() }
+                if line.isEmpty {
+                    if current.id != nil || current.name != nil { events.append(current) }
+                    current = Event()
+                } else if line.first != UInt8(ascii: ":") {
+                    let text = String(decoding: line, as: UTF8.self)
+                    let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+                    let value = parts.count > 1 ? parts[1].drop(while: { $0 == " " }) : ""
+                    switch parts[0] {
+                    case "event": current.name = String(value)
+                    case "id": current.id = Int(value)
+                    default: break
+                    }
+                }
+                line.removeAll(keepingCapacity: true)
+            } else {
+                guard line.count < 1 << 16 else { throw TooLong() }
+                line.append(byte)
+            }
+        }
+        return events
+    }
+}

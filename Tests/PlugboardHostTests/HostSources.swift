@@ -1,0 +1,79 @@
+import Foundation
+import Hummingbird
+import Logging
+import PlugboardHost
+import PlugboardPluginAPI
+import PlugboardRemoteHost
+import PlugboardServer
+import PlugboardStore
+import Synchronization
+import Testing
+
+/// Where a test host reads the board: the host tests run against both, with the same expectations.
+enum HostSourceKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// The board file, opened by the host.
+    case boardFile
+    /// The same board served by `plugboard serve` (in this process, on a loopback port) through `ServedBoardSource`.
+    case servedBoard
+
+    var testDescription: String { rawValue }
+}
+
+/// `plugboard serve` over a test board, on a free loopback port, until ``stop()``.
+final class ServedTestBoard: Sendable {
+    let url: URL
+    let token: String
+    let cacheFolder: String
+    private let task: Task<Void, any Error>
+
+    init(board: Board, folder: URL) async throws {
+        token = try board.createAPIToken(name: "hosts-\(UUID().uuidString.prefix(6))", environment: "default", actor: TestBoard.admin)
+            .secret
+        var logger = Logger(label: "test.serve")
+        logger.logLevel = .error
+        let server = PlugboardServer(
+            board: board, configuration: ServerConfiguration(port: 0, pollInterval: .milliseconds(10), logger: logger))
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let app = try server.makeApplication { port in continuation.yield(port) }
+        task = Task { try await app.run() }
+        var port = 0
+        for await bound in ports {
+            port = bound
+            break
+        }
+        url = URL(string: "http://127.0.0.1:\(port)")!
+        cacheFolder = folder.appendingPathComponent("host-cache-\(UUID().uuidString.prefix(6))").path
+    }
+
+    func stop() { task.cancel() }
+
+    deinit { task.cancel() }
+}
+
+extension TestBoard {
+    /// The host configuration for `kind`: the board file, or the board served over HTTP.
+    func configuration(_ kind: HostSourceKind, hostID: String = "test-host", environment: String = "default", flags: Bool = false)
+        async throws -> HostConfiguration
+    {
+        let identity = HostIdentity(hostID: hostID, environment: environment, hostVersion: "2.1.0")
+        switch kind {
+        case .boardFile:
+            return HostConfiguration(
+                board: board, identity: identity, pollInterval: .milliseconds(20),
+                flags: flags ? BoardFlagProvider(board: board, environment: environment) : NoFlags())
+        case .servedBoard:
+            let served = try await ServedTestBoard(board: board, folder: folder)
+            servers.withLock { $0.append(served) }
+            return try HostConfiguration(server: served.url, token: served.token, cacheFolder: served.cacheFolder, identity: identity)
+        }
+    }
+
+    /// A host reading the board through `kind`, with a ``TestPlugin`` compiled in for each of `ids` at version 1.0.0.
+    func host(_ kind: HostSourceKind, compiledIn ids: [String] = [], flags: Bool = false) async throws -> PluginHost {
+        let host = PluginHost(configuration: try await configuration(kind, flags: flags))
+        for id in ids {
+            host.register(id, version: "1.0.0") { _ in TestPlugin(id: id) }
+        }
+        return host
+    }
+}
