@@ -41,7 +41,8 @@ public final class BoardFlagProvider: HostFlagProvider {
     }
 
     /// Compiles the flags `features` returns, on every ``refresh()`` (a served board's source hands over the flags of
-    /// its latest snapshot). If it throws, evaluations return their defaults with `PROVIDER_NOT_READY` until it works.
+    /// its latest snapshot; the host refreshes after each snapshot it reads). Until a refresh succeeds, evaluations
+    /// return their defaults with `PROVIDER_NOT_READY`.
     public init(
         environment: String, hostname: String? = ProcessInfo.processInfo.hostName, logger: Logger = Logger(label: "plugboard.flags"),
         features: @escaping @Sendable () throws -> FeatureSet
@@ -51,7 +52,6 @@ public final class BoardFlagProvider: HostFlagProvider {
         self.environment = environment
         evaluationEnvironment = EvaluationEnvironment(hostname: hostname)
         self.logger = logger
-        refresh()
     }
 
     /// The snapshot in use.

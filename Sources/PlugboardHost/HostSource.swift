@@ -33,6 +33,14 @@ public protocol HostSource: Sendable {
 
     /// Records the host's load report, so that `plugboard plugin status` shows it.
     func writeLoadReport(_ identity: HostIdentity, entries: [LoadReportEntry], source: String?) async throws(BoardError)
+
+    /// Called when the host stops, after its last report: deliver what is pending and let go of connections.
+    func finish() async
+}
+
+extension HostSource {
+    /// Nothing to deliver or close.
+    public func finish() async {}
 }
 
 /// A snapshot from a ``HostSource``.

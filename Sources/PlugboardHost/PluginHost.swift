@@ -148,6 +148,7 @@ public actor PluginHost {
             await deactivate(plugin, reason: SkipReason(.disabled, "the host is stopping"), reportState: .deactivated)
         }
         await writeReportIfChanged()
+        await source.finish()
         // Finish outside the lock: finishing runs onTermination, which takes the lock too.
         let continuations = subscribers.withLock { subscribers in
             defer { subscribers.removeAll() }

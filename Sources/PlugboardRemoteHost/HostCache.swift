@@ -70,7 +70,13 @@ enum HostCache {
         data.append(contentsOf: Data(",\"view\":".utf8))
         data.append(view)
         data.append(contentsOf: Data("}".utf8))
-        do { try writeAtomically(data, to: snapshotPath(folder)) } catch {
+        // Written and renamed before the host acts on it (a crash of the host process loses nothing: the data is in
+        // the kernel), then flushed to the disk off the host's path, so that 50 hosts reacting to one kill switch do
+        // not queue on fsync before they deactivate anything.
+        do {
+            try writeAtomically(data, to: snapshotPath(folder), flush: false)
+            Task.detached(priority: .background) { flush(snapshotPath(folder), folder: folder) }
+        } catch {
             logger.warning(
                 "cannot write the host cache \(snapshotPath(folder)): \(error); a restart without the server would use an older snapshot")
         }
@@ -108,20 +114,32 @@ enum HostCache {
         }
     }
 
-    static func writeAtomically(_ data: Data, to path: String) throws {
+    /// Writes `data` to a temporary file and renames it over `path`; with `flush`, the data reaches the disk before the
+    /// rename.
+    static func writeAtomically(_ data: Data, to path: String, flush: Bool = true) throws {
         let temporary = path + ".incoming-" + UUID().uuidString
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard fd >= 0 else { throw CacheError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
         defer { unlink(temporary) }
         do {
             try data.withUnsafeBytes { try writeAll(fd, $0) }
-            guard fsync(fd) == 0 else { throw CacheError("cannot flush \(temporary)") }
+            guard !flush || fsync(fd) == 0 else { throw CacheError("cannot flush \(temporary)") }
         } catch {
             close(fd)
             throw error
         }
         close(fd)
         guard rename(temporary, path) == 0 else { throw CacheError("cannot replace \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    /// Flushes a file and its folder to the disk (best effort).
+    static func flush(_ path: String, folder: String) {
+        for (name, flags) in [(path, O_RDONLY), (folder, O_RDONLY | O_DIRECTORY)] {
+            let fd = open(name, flags)
+            guard fd >= 0 else { continue }
+            _ = fsync(fd)
+            close(fd)
+        }
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws {

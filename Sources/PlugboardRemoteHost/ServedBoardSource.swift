@@ -37,6 +37,9 @@ public final class ServedBoardSource: HostSource, Sendable {
     private let changes = ChangeSignal()
     private let state = Mutex(State())
     private let streaming = Mutex<Task<Void, Never>?>(nil)
+    private let reports = Mutex(Outbox())
+    /// The longest random delay before a load report is sent.
+    public let reportDelay: Duration
 
     private struct State {
         /// The revision the event stream last announced.
@@ -53,9 +56,13 @@ public final class ServedBoardSource: HostSource, Sendable {
     }
 
     /// Snapshots, streams and artifacts: bounded waits, so an unreachable server costs a host at most this much.
-    static let client = HTTPClient(
-        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-        configuration: HTTPClient.Configuration(timeout: .init(connect: .seconds(1), read: .seconds(45))))
+    /// A refused connection fails at once (the source has its own reconnection with backoff and jitter), so a host
+    /// whose server is down starts from its cache without waiting.
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(1), read: .seconds(45)))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
 
     /// A source for the server at `server`, with an API token of the host's environment (`plugboard token create`).
     ///
@@ -63,7 +70,8 @@ public final class ServedBoardSource: HostSource, Sendable {
     /// - Throws: ``PlugboardStore/BoardError`` when the URL is not http(s) or the cache folder cannot be made private.
     public init(
         server: URL, token: String, cacheFolder: String, initialBackoff: Duration = .milliseconds(200),
-        maximumBackoff: Duration = .seconds(5), maximumArtifactBytes: Int = 1 << 30, logger: Logger = Logger(label: "plugboard.host.served")
+        maximumBackoff: Duration = .seconds(5), reportDelay: Duration = .milliseconds(250), maximumArtifactBytes: Int = 1 << 30,
+        logger: Logger = Logger(label: "plugboard.host.served")
     ) throws(BoardError) {
         guard let scheme = server.scheme?.lowercased(), scheme == "http" || scheme == "https", server.host != nil else {
             throw BoardError(.invalidInput, "the server address \(server.absoluteString) is not an http:// or https:// URL")
@@ -76,6 +84,7 @@ public final class ServedBoardSource: HostSource, Sendable {
         self.cacheFolder = cacheFolder
         self.initialBackoff = initialBackoff
         self.maximumBackoff = maximumBackoff
+        self.reportDelay = reportDelay
         self.maximumArtifactBytes = maximumArtifactBytes
         self.logger = logger
         try HostCache.prepare(cacheFolder)
@@ -165,19 +174,76 @@ public final class ServedBoardSource: HostSource, Sendable {
         return failures
     }
 
+    /// Queues the report and returns: it is sent a moment later (a random delay of up to ``reportDelay``, so that a
+    /// fleet that reacted to the same change does not report in the same millisecond, and a newer report replaces one
+    /// not sent yet). A report the server could not take is sent again when the event stream reconnects. A refusal of
+    /// the token (401, 403) is returned by the next call, and the host stops reporting.
     public func writeLoadReport(_ identity: HostIdentity, entries: [LoadReportEntry], source: String?) async throws(BoardError) {
-        struct Report: Encodable {
-            let hostId: String
-            let hostVersion: String
-            let stale: String?
-            let entries: [LoadReportEntry]
-        }
-        var request = self.request("/api/host/report")
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
         let body =
             (try? JSONEncoder().encode(Report(hostId: identity.hostID, hostVersion: identity.hostVersion, stale: source, entries: entries)))
             ?? Data()
+        let refusal = reports.withLock { outbox -> BoardError? in
+            if outbox.refusal == nil { outbox.pending = body }
+            return outbox.refusal
+        }
+        if let refusal { throw refusal }
+        sendReports(
+            after: .milliseconds(
+                Int.random(in: 0...Int(reportDelay.components.seconds * 1000 + reportDelay.components.attoseconds / 1_000_000_000_000_000)))
+        )
+    }
+
+    private struct Report: Encodable {
+        let hostId: String
+        let hostVersion: String
+        let stale: String?
+        let entries: [LoadReportEntry]
+    }
+
+    /// The report waiting to be sent, whether a sender runs, and a refusal that ends reporting.
+    private struct Outbox {
+        var pending: Data?
+        var sending = false
+        var refusal: BoardError?
+    }
+
+    /// Sends the pending report (and any that replaces it meanwhile) unless a sender already runs.
+    private func sendReports(after delay: Duration) {
+        let start = reports.withLock { outbox -> Bool in
+            guard !outbox.sending, outbox.pending != nil, outbox.refusal == nil else { return false }
+            outbox.sending = true
+            return true
+        }
+        guard start else { return }
+        Task.detached { [weak self] in
+            try? await Task.sleep(for: delay)
+            await self?.drainReports()
+        }
+    }
+
+    private func drainReports() async {
+        while let body = reports.withLock({ outbox -> Data? in
+            defer { outbox.pending = nil }
+            if outbox.pending == nil { outbox.sending = false }
+            return outbox.pending
+        }) {
+            do {
+                try await post(body)
+            } catch {
+                reports.withLock { outbox in
+                    if error.code == .notAllowed { outbox.refusal = error } else if outbox.pending == nil { outbox.pending = body }
+                    outbox.sending = false
+                }
+                logger.warning("the load report was not delivered: \(error.message)")
+                return
+            }
+        }
+    }
+
+    private func post(_ body: Data) async throws(BoardError) {
+        var request = self.request("/api/host/report")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(bytes: body))
         do {
             let response = try await Self.client.execute(request, timeout: .seconds(5))
@@ -193,6 +259,17 @@ public final class ServedBoardSource: HostSource, Sendable {
         } catch {
             throw BoardError(.io, "\(name) is unreachable: \(Self.describe(error))")
         }
+    }
+
+    /// Stops the event stream and delivers the pending load report (waiting at most 2 seconds for the server).
+    public func finish() async {
+        streaming.withLock {
+            $0?.cancel()
+            $0 = nil
+        }
+        sendReports(after: .zero)
+        let deadline = ContinuousClock.now + .seconds(2)
+        while reports.withLock({ $0.sending }), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
     }
 
     // MARK: The event stream
@@ -239,6 +316,7 @@ public final class ServedBoardSource: HostSource, Sendable {
             $0.connected = true
             $0.connections += 1
         }
+        sendReports(after: .zero)  // one the server could not take before
         var parser = EventStreamParser()
         do {
             for try await buffer in response.body {

@@ -24,10 +24,10 @@ public struct ServerConfiguration: Sendable {
     public var logger: Logger
 
     /// Creates a configuration with the defaults: 127.0.0.1:4242, 1 MiB bodies, 60 s idle timeout, a board check
-    /// every 50 ms, usage written every 5 s.
+    /// every 20 ms, usage written every 5 s.
     public init(
         host: String = "127.0.0.1", port: Int = 4242, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil,
-        maxBodyBytes: Int = 1 << 20, idleTimeout: Duration = .seconds(60), pollInterval: Duration = .milliseconds(50),
+        maxBodyBytes: Int = 1 << 20, idleTimeout: Duration = .seconds(60), pollInterval: Duration = .milliseconds(20),
         usageFlushInterval: Duration = .seconds(5), streamKeepAlive: Duration = .seconds(15),
         logger: Logger = Logger(label: "plugboard.serve")
     ) {

@@ -25,6 +25,10 @@ struct ServeCommand: BoardCommand {
     var tlsKey: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info (one line a request), notice, warning, error.")
     var logLevel = "info"
+    @Option(
+        name: .customLong("poll-ms"),
+        help: ArgumentHelp("How often to look for changes on the board (PRAGMA data_version, a cheap read), 5-1000.", valueName: "ms"))
+    var pollMilliseconds = 20
 
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together; give both or neither") }
@@ -32,6 +36,9 @@ struct ServeCommand: BoardCommand {
             throw ValidationError("--log-level '\(logLevel)' is not one of trace, debug, info, notice, warning, error")
         }
         _ = try Self.address(listen)
+        guard (5...1000).contains(pollMilliseconds) else {
+            throw ValidationError("--poll-ms \(pollMilliseconds) is outside 5-1000; 20 is the default")
+        }
     }
 
     static func address(_ text: String) throws -> (host: String, port: Int) {
@@ -58,7 +65,9 @@ struct ServeCommand: BoardCommand {
         }
         var logger = Logger(label: "plugboard.serve")
         logger.logLevel = level
-        let configuration = ServerConfiguration(host: host, port: port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey, logger: logger)
+        let configuration = ServerConfiguration(
+            host: host, port: port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey, pollInterval: .milliseconds(pollMilliseconds),
+            logger: logger)
         let server = PlugboardServer(board: board, configuration: configuration)
         let scheme = tlsCert == nil ? "http" : "https"
         let json = output.json

@@ -70,7 +70,7 @@ struct HostRuntimeTests {
         #expect(byID["com.example.off"]?.reasonCode == "disabled")
         #expect(byID["com.example.unregistered"]?.reason?.contains("not registered on the board") == true)
         // The load report reaches the board for `plugboard plugin status`.
-        let stored = try t.board.loadStatus()
+        let stored = try await t.loadStatus { rows in rows.contains { $0.pluginID == "com.example.off" } }
         #expect(stored.first { $0.pluginID == "com.example.app" }?.state == .loaded)
         #expect(stored.first { $0.pluginID == "com.example.off" }?.reasonCode == "disabled")
         await host.stop()

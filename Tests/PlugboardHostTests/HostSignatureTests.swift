@@ -44,7 +44,7 @@ struct HostSignatureTests {
         let unsigned = status(host, "com.example.unsigned")
         #expect(unsigned?.reasonCode == "unsigned")
         #expect(unsigned?.reason == "com.example.unsigned@1.0.0 is not signed; default requires a valid signature by a trusted key")
-        #expect(try t.board.loadStatus(pluginID: "com.example.signed").first?.signature == .valid)
+        #expect(try await t.loadStatus(pluginID: "com.example.signed") { !$0.isEmpty }.first?.signature == .valid)
         await host.stop()
     }
 
@@ -65,7 +65,7 @@ struct HostSignatureTests {
         #expect(host.activePlugins.map(\.pluginID).sorted() == ["com.example.signed", "com.example.unsigned"])
         #expect(status(host, "com.example.unsigned")?.warning?.hasPrefix("unsigned: com.example.unsigned@1.0.0 is not signed") == true)
         #expect(status(host, "com.example.signed")?.warning?.hasPrefix("untrusted_signer: ") == true, "\(host.status)")
-        let stored = try t.board.loadStatus(pluginID: "com.example.unsigned").first
+        let stored = try await t.loadStatus(pluginID: "com.example.unsigned") { !$0.isEmpty }.first
         #expect(
             stored?.state == .loaded && stored?.warning?.contains("default warns about signatures") == true, "\(String(describing: stored))"
         )

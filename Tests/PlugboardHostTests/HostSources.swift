@@ -77,3 +77,17 @@ extension TestBoard {
         return host
     }
 }
+
+extension TestBoard {
+    /// The board's load reports once `ready` accepts them, or as they are after 10 s (a host reading a served board
+    /// sends its report a moment after it acted).
+    func loadStatus(pluginID: String? = nil, until ready: ([HostLoadStatus]) -> Bool) async throws -> [HostLoadStatus] {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let rows = try board.loadStatus(pluginID: pluginID)
+            if ready(rows) { return rows }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return try board.loadStatus(pluginID: pluginID)
+    }
+}
