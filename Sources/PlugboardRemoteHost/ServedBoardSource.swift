@@ -120,7 +120,10 @@ public final class ServedBoardSource: HostSource, Sendable {
         let version = try version()
         let query = relevantTo.sorted().map { "plugin=" + Self.percentEncoded($0) }.joined(separator: "&")
         let known = state.withLock { $0.viewRequest == query ? $0.etag : nil }
-        var request = self.request("/api/host/snapshot" + (query.isEmpty ? "" : "?" + query))
+        // The revision the event stream announced: a cache in front of the server (a reverse proxy) keys on the URL, so a
+        // new revision is never answered from an older entry.
+        let revision = "rev=\(version.dataVersion)"
+        var request = self.request("/api/host/snapshot?" + (query.isEmpty ? revision : query + "&" + revision))
         if let known { request.headers.add(name: "If-None-Match", value: known) }
         do {
             let response = try await Self.client.execute(request, timeout: .seconds(5))
