@@ -77,17 +77,9 @@ final class BoardWatcher: Service, Sendable {
             state.streams[environment, default: [:]][state.nextStreamID] = continuation
             return state.nextStreamID
         }
-        guard let id else {
-            continuation.finish()
-            return stream
+        return metrics.openStream(stream, continuation, id: id) { [weak self] id in
+            self?.state.withLock { _ = $0.streams[environment]?.removeValue(forKey: id) }
         }
-        metrics.streams.add(1)
-        continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            self.metrics.streams.add(-1)
-            self.state.withLock { _ = $0.streams[environment]?.removeValue(forKey: id) }
-        }
-        return stream
     }
 
     func run() async throws {

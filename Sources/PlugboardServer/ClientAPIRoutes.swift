@@ -61,16 +61,7 @@ struct ClientAPIRoutes: Sendable {
         let token = try authenticate(request)
         let lastEventID = request.headers[.lastEventID].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         let stream = try board { () throws(BoardError) in try watcher.openStream(token.environment, lastEventID: lastEventID) }
-        let headers: HTTPFields = [
-            .contentType: "text/event-stream", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no",
-        ]
-        return Response(
-            status: .ok, headers: headers,
-            body: ResponseBody { writer in
-                // Ends when the client goes, the watcher closes the stream, or the server shuts down.
-                for await chunk in stream.cancelOnGracefulShutdown() { try await writer.write(chunk) }
-                try await writer.finish(nil)
-            })
+        return Reply.eventStream(stream)
     }
 
     // MARK: What SDKs report

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 extension HTTPField.Name {
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
@@ -36,6 +37,20 @@ enum Reply {
     }
 
     static func accepted() -> Response { Response(status: .accepted) }
+
+    /// A server-sent-event response that writes `stream` until the client goes, the stream ends or the server shuts
+    /// down (`X-Accel-Buffering: no` tells a reverse proxy not to buffer it).
+    static func eventStream(_ stream: AsyncStream<ByteBuffer>) -> Response {
+        let headers: HTTPFields = [
+            .contentType: "text/event-stream", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no",
+        ]
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                for await chunk in stream.cancelOnGracefulShutdown() { try await writer.write(chunk) }
+                try await writer.finish(nil)
+            })
+    }
 
     /// Whether an `If-None-Match` header matches `etag` (weak comparison, lists and `*` understood).
     static func matches(_ fields: HTTPFields, _ etag: String) -> Bool {

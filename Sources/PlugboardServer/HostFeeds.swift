@@ -82,17 +82,9 @@ final class HostFeeds: Sendable {
             state.feeds[environment]!.streams[state.nextStreamID] = continuation
             return state.nextStreamID
         }
-        guard let id else {
-            continuation.finish()
-            return stream
+        return metrics.openStream(stream, continuation, id: id) { [weak self] id in
+            self?.state.withLock { _ = $0.feeds[environment]?.streams.removeValue(forKey: id) }
         }
-        metrics.streams.add(1)
-        continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            self.metrics.streams.add(-1)
-            self.state.withLock { _ = $0.feeds[environment]?.streams.removeValue(forKey: id) }
-        }
-        return stream
     }
 
     /// After a board change: recompute the digest of every environment hosts watch, and tell its hosts when it moved.

@@ -51,15 +51,7 @@ struct HostRoutes: Sendable {
     func stream(_ request: Request) throws -> Response {
         let token = try api.authenticate(request)
         let stream = try api.board { () throws(BoardError) in try api.watcher.hosts.openStream(token.environment) }
-        let headers: HTTPFields = [
-            .contentType: "text/event-stream", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no",
-        ]
-        return Response(
-            status: .ok, headers: headers,
-            body: ResponseBody { writer in
-                for await chunk in stream.cancelOnGracefulShutdown() { try await writer.write(chunk) }
-                try await writer.finish(nil)
-            })
+        return Reply.eventStream(stream)
     }
 
     func artifact(_ request: Request, sha256: String) throws -> Response {

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Synchronization
 
 /// The server's own counters, exposed at `GET /metrics` in the Prometheus text format (written by hand: a few
@@ -66,5 +67,25 @@ final class ServerMetrics: Sendable {
         text += "# HELP plugboard_usage_dropped_total Client usage entries dropped because the buffer was full.\n"
         text += "# TYPE plugboard_usage_dropped_total counter\nplugboard_usage_dropped_total \(droppedUsage.current)\n"
         return text
+    }
+}
+
+extension ServerMetrics {
+    /// Hands out an event stream registered by `register` (nil: the server is closing): counted in
+    /// `plugboard_streams_connected` while it is open, and removed by `unregister` when the client goes.
+    func openStream(
+        _ stream: AsyncStream<ByteBuffer>, _ continuation: AsyncStream<ByteBuffer>.Continuation, id: UInt64?,
+        unregister: @escaping @Sendable (UInt64) -> Void
+    ) -> AsyncStream<ByteBuffer> {
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        streams.add(1)
+        continuation.onTermination = { [streams] _ in
+            streams.add(-1)
+            unregister(id)
+        }
+        return stream
     }
 }

@@ -76,7 +76,7 @@ struct HostRuntimeTests {
         await host.stop()
     }
 
-    @Test func theHostReadsOnlyWhatItCanActOn() async throws {
+    @Test(arguments: HostSourceKind.allCases) func theHostReadsOnlyWhatItCanActOn(kind: HostSourceKind) async throws {
         let t = try TestBoard()
         // An enabled plug-in needs a disabled one the host does not compile in; a third is disabled and unrelated.
         try t.register("com.example.lib", "1.0.0", enable: false)
@@ -86,7 +86,7 @@ struct HostRuntimeTests {
         #expect(Set(snapshot.plugins.keys) == ["com.example.app", "com.example.lib"])
         #expect(try t.board.registrySnapshot(environment: "default").plugins.count == 3)
 
-        let host = try await host(t)
+        let host = try await host(t, kind)
         host.register("com.example.app", version: "1.0.0") { _ in TestPlugin(id: "app") }
         let report = Dictionary(uniqueKeysWithValues: await host.start().map { ($0.pluginID, $0) })
         #expect(report["com.example.app"]?.reasonCode == "dependency_not_loaded", "\(report)")

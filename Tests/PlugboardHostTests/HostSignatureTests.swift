@@ -48,9 +48,9 @@ struct HostSignatureTests {
         await host.stop()
     }
 
-    @Test func underOffNothingIsChecked() async throws {
+    @Test(arguments: HostSourceKind.allCases) func underOffNothingIsChecked(kind: HostSourceKind) async throws {
         let t = try board(.off, trust: false)
-        let host = host(t)
+        let host = try await t.host(kind, compiledIn: ["com.example.signed", "com.example.unsigned"])
         await host.start()
         #expect(host.activePlugins.map(\.pluginID).sorted() == ["com.example.signed", "com.example.unsigned"])
         #expect(host.status.allSatisfy { $0.warning == nil })
@@ -75,9 +75,9 @@ struct HostSignatureTests {
         #expect(warnings.contains { $0.contains("loaded com.example.unsigned@1.0.0 despite a signature problem") }, "\(warnings)")
     }
 
-    @Test func anUntrustedSignerIsNamed() async throws {
+    @Test(arguments: HostSourceKind.allCases) func anUntrustedSignerIsNamed(kind: HostSourceKind) async throws {
         let t = try board(.require, trust: false)
-        let host = host(t)
+        let host = try await t.host(kind, compiledIn: ["com.example.signed", "com.example.unsigned"])
         await host.start()
         #expect(host.activePlugins.isEmpty)
         let signed = status(host, "com.example.signed")
@@ -86,10 +86,10 @@ struct HostSignatureTests {
         await host.stop()
     }
 
-    @Test func aKeyRevokedAfterSigningStopsTheRunningRelease() async throws {
+    @Test(arguments: HostSourceKind.allCases) func aKeyRevokedAfterSigningStopsTheRunningRelease(kind: HostSourceKind) async throws {
         try await onHighPriority {
             let t = try board(.require)
-            let host = host(t)
+            let host = try await t.host(kind, compiledIn: ["com.example.signed", "com.example.unsigned"])
             let events = host.events()
             await host.start()
             #expect(host.activePlugins.map(\.pluginID) == ["com.example.signed"])
