@@ -190,7 +190,8 @@ public actor PluginHost {
                 .union(statuses.withLock { $0.keys })
             read = try await source.snapshot(environment: configuration.identity.environment, relevantTo: relevant)
         } catch {
-            warn("cannot read \(source.name): \(error.message); keeping the current plug-ins")
+            // A stopping host cancels its poll: nothing to say.
+            if !Task.isCancelled { warn("cannot read \(source.name): \(error.message); keeping the current plug-ins") }
             return
         }
         lastVersion = read.version

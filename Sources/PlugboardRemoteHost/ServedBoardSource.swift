@@ -153,6 +153,8 @@ public final class ServedBoardSource: HostSource, Sendable {
         } catch let error as BoardError {
             throw error
         } catch {
+            // A host that is stopping cancels its read: that says nothing about the server.
+            if Task.isCancelled { throw BoardError(.io, "the read of \(name) was cancelled: the host is stopping") }
             return try cachedSnapshot(version: version, because: (error as? Unreachable)?.reason ?? Self.describe(error))
         }
     }
@@ -378,8 +380,16 @@ public final class ServedBoardSource: HostSource, Sendable {
         return (try? JSONDecoder().decode(Failure.self, from: Data(body.readableBytesView)).message).flatMap { $0 } ?? "no message"
     }
 
+    /// A network error in a few words (NIO's descriptions are long and repeat themselves).
     static func describe(_ error: any Error) -> String {
         let text = String(describing: error)
+        for (needle, words) in [
+            ("Connection refused", "connection refused"), ("connectTimeout", "no connection within 1 s"),
+            ("deadlineExceeded", "no answer in time"), ("remoteConnectionClosed", "the server closed the connection"),
+            ("NXDOMAIN", "the name does not resolve"), ("readTimeout", "no data for 45 s"),
+        ] where text.contains(needle) {
+            return words
+        }
         return text.count > 200 ? String(text.prefix(200)) + "…" : text
     }
 

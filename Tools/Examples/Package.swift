@@ -43,6 +43,7 @@ let package = Package(
             dependencies: [
                 "NotesPlugin",
                 .product(name: "PlugboardHost", package: "Plugboard"),
+                .product(name: "PlugboardRemoteHost", package: "Plugboard"),
                 .product(name: "PlugboardPluginAPI", package: "Plugboard"),
                 .product(name: "PlugboardSecureStorage", package: "Plugboard"),
                 .product(name: "PlugboardStore", package: "Plugboard"),

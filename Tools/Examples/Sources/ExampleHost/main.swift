@@ -2,6 +2,11 @@
 // features, and, with --watch, keeps running and reacts to board changes (kill switches, enable, disable).
 //
 // Usage: example-host --db BOARD [--env NAME] [--host-id ID] [--host-version V] [--watch SECONDS]
+//        example-host --server URL --token TOKEN --cache FOLDER [--env NAME] [--host-id ID] [--watch SECONDS]
+//
+// With --server the host reads the board served by `plugboard serve`, as a host on another machine would; it keeps
+// its last snapshot in FOLDER and starts from it when the server is unreachable. Secure storage stays on the board's
+// machine, so the notes plug-in says it has none.
 
 import ExampleFeatures
 import Foundation
@@ -9,6 +14,7 @@ import Logging
 import NotesPlugin
 import PlugboardHost
 import PlugboardPluginAPI
+import PlugboardRemoteHost
 import PlugboardStore
 
 func option(_ name: String) -> String? {
@@ -39,21 +45,40 @@ LoggingSystem.bootstrap { label in
 let services = ServiceRegistry()
 services.register((any GreetingStyle).self, FixedGreetingStyle("Hello"))
 
-// One Board for the whole process: the registry, the flags and the secure storage share its connection.
-let board: Board
-do {
-    board = try Board.open(at: boardPath)
-} catch {
-    FileHandle.standardError.write(Data("example-host: \(error)\n".utf8))
-    exit(1)
+let pluginConfiguration: @Sendable (String) -> PluginConfiguration = { id in
+    PluginConfiguration(json: Data(id == NotesPlugin.id ? #"{"maxNotes": 50}"#.utf8 : "{}".utf8))
 }
-let host = PluginHost(
-    configuration: HostConfiguration(
-        board: board, identity: identity,
-        secureStorage: ExampleSPI.secureStorage(board: board),
-        flags: BoardFlagProvider(board: board, environment: identity.environment),
-        configuration: { id in PluginConfiguration(json: Data(id == NotesPlugin.id ? #"{"maxNotes": 50}"#.utf8 : "{}".utf8)) },
-        services: services))
+let configuration: HostConfiguration
+if let server = option("--server") {
+    // A host on another machine: the board served by `plugboard serve`, with a cache of its own.
+    guard let url = URL(string: server), let token = option("--token") ?? ProcessInfo.processInfo.environment["PLUGBOARD_TOKEN"],
+        let cache = option("--cache")
+    else {
+        FileHandle.standardError.write(Data("example-host: --server needs a URL, --token (or PLUGBOARD_TOKEN) and --cache\n".utf8))
+        exit(2)
+    }
+    do {
+        configuration = try HostConfiguration(
+            server: url, token: token, cacheFolder: cache, identity: identity, configuration: pluginConfiguration, services: services)
+    } catch {
+        FileHandle.standardError.write(Data("example-host: \(error.message)\n".utf8))
+        exit(1)
+    }
+} else {
+    // One Board for the whole process: the registry, the flags and the secure storage share its connection.
+    let board: Board
+    do {
+        board = try Board.open(at: boardPath)
+    } catch {
+        FileHandle.standardError.write(Data("example-host: \(error)\n".utf8))
+        exit(1)
+    }
+    configuration = HostConfiguration(
+        board: board, identity: identity, secureStorage: ExampleSPI.secureStorage(board: board),
+        flags: BoardFlagProvider(board: board, environment: identity.environment), configuration: pluginConfiguration,
+        services: services)
+}
+let host = PluginHost(configuration: configuration)  // its warnings (a cached snapshot, …) go to the log on stderr
 host.register(NotesPlugin.id, version: NotesPlugin.version) { NotesPlugin(context: $0) }
 
 say("example-host \(identity.hostID) (host API \(identity.hostVersion), environment \(identity.environment))")
@@ -88,7 +113,7 @@ for greeter in host.features((any Greeting).self) {
 }
 
 if let watchSeconds {
-    say("watching the board for \(Int(watchSeconds)) s (polling every 100 ms)…")
+    say("watching the board for \(Int(watchSeconds)) s (\(option("--server") == nil ? "polling every 100 ms" : "changes are pushed"))…")
     let events = host.events()
     let watcher = Task {
         for await event in events {
