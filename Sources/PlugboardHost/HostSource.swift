@@ -45,10 +45,11 @@ extension HostSource {
 
 /// A snapshot from a ``HostSource``.
 public struct SourceSnapshot: Sendable {
-    /// The registry, checks and flags.
-    public var view: HostView?
-    /// The registry alone (a local board computes checks when asked, not in advance).
+    /// The registry.
     public var registry: RegistrySnapshot
+    /// The check of every release the host could select, by ``PlugboardStore/ReleaseCheck/key(_:_:)``, when the source
+    /// made them in advance (a served board's); nil when the source makes them when asked (the board file).
+    public var checks: [String: ReleaseCheck]?
     /// The source's ``HostSource/version()`` when the snapshot was read.
     public var version: BoardVersion
     /// Nil when the snapshot is current; otherwise where it comes from, for events and the load report
@@ -56,9 +57,9 @@ public struct SourceSnapshot: Sendable {
     public var stale: String?
 
     /// Creates a snapshot.
-    public init(registry: RegistrySnapshot, view: HostView? = nil, version: BoardVersion, stale: String? = nil) {
+    public init(registry: RegistrySnapshot, checks: [String: ReleaseCheck]? = nil, version: BoardVersion, stale: String? = nil) {
         self.registry = registry
-        self.view = view
+        self.checks = checks
         self.version = version
         self.stale = stale
     }

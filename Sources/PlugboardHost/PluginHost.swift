@@ -202,13 +202,13 @@ public actor PluginHost {
         let snapshot = read.registry
         configuration.flags.refresh()
         policy = snapshot.signaturePolicy
-        let requests = ArtifactRequests()
-        var resolution = resolver(read, requests: requests).resolve(snapshot)
+        let notes = ReconcileNotes(source: source, read: read)
+        var resolution = resolver(notes).resolve(snapshot)
         // Artifacts the source must bring first (a served board's, into the host's cache): fetch, then decide again.
-        let missing = requests.digests.withLock { $0.sorted() }
+        let missing = notes.missingArtifacts.withLock { $0.sorted() }
         if !missing.isEmpty {
             let failures = await source.fetchArtifacts(missing)
-            resolution = resolver(read, requests: requests, fetchFailures: failures).resolve(snapshot)
+            resolution = resolver(notes, fetchFailures: failures).resolve(snapshot)
         }
 
         // Compiled-in plug-ins the board does not know are reported, never loaded.
@@ -262,12 +262,12 @@ public actor PluginHost {
                 record(id, version, .skipped, SkipReason(.dependencyNotLoaded, "\(id) needs \(missing), which is not active: \(why)"))
                 continue
             }
-            await activate(id, version: version, in: snapshot, read)
+            await activate(id, version: version, notes)
         }
 
         // 4. Keep the signature warnings of running plug-ins current (a policy changed, a key revoked or trusted).
         for plugin in lookup.withLock({ $0 }) {
-            let warning = signatureWarning(plugin.pluginID, plugin.version, read)
+            let warning = signatureWarning(plugin.pluginID, plugin.version, notes)
             guard let previous = statuses.withLock({ $0[plugin.pluginID] }), previous.state == .loaded, previous.warning != warning
             else { continue }
             setStatus(LoadReportEntry(pluginID: plugin.pluginID, version: plugin.version, state: .loaded, warning: warning))
@@ -276,9 +276,9 @@ public actor PluginHost {
         await writeReportIfChanged()
     }
 
-    /// The resolver for one snapshot. An artifact not on this machine is added to `requests` and refused for now; once
-    /// the source was asked for them (`fetchFailures` given), one still missing is refused with why.
-    private func resolver(_ read: SourceSnapshot, requests: ArtifactRequests, fetchFailures: [String: String]? = nil) -> Resolver {
+    /// The resolver for one snapshot. An artifact not on this machine is noted in `notes` and refused for now; once the
+    /// source was asked for them (`fetchFailures` given), one still missing is refused with why.
+    private func resolver(_ notes: ReconcileNotes, fetchFailures: [String: String]? = nil) -> Resolver {
         let hostVersion = SemanticVersion(parsing: configuration.identity.hostVersion) ?? (try! SemanticVersion("0.0.0"))
         let evaluator = configuration.flags.evaluator(for: configuration.identity)
         let compiled = compiledIn.withLock { $0.mapValues(\.version) }
@@ -292,11 +292,11 @@ public actor PluginHost {
             availability: { id, version in
                 Self.availability(
                     of: id, version, compiled: compiled, loaded: loaded,
-                    check: { () throws(BoardError) in try source.check(pluginID: id, version: version.version, in: read) },
+                    check: { () throws(BoardError) in try notes.check(id, version.version) },
                     artifact: { sha in
                         if let path = source.localArtifact(sha256: sha) { return .success(path) }
                         guard let fetchFailures else {
-                            requests.digests.withLock { _ = $0.insert(sha) }
+                            notes.missingArtifacts.withLock { _ = $0.insert(sha) }
                             return .failure(MissingArtifact(why: "is not on this machine yet"))
                         }
                         return .failure(
@@ -305,8 +305,8 @@ public actor PluginHost {
             })
     }
 
-    private func activate(_ id: String, version: String, in snapshot: RegistrySnapshot, _ read: SourceSnapshot) async {
-        guard let entry = snapshot.plugins[id]?.versions.first(where: { $0.version == version }) else { return }
+    private func activate(_ id: String, version: String, _ notes: ReconcileNotes) async {
+        guard let entry = notes.read.registry.plugins[id]?.versions.first(where: { $0.version == version }) else { return }
         let factory: PluginFactory
         let origin: Origin
         if let compiled = compiledIn.withLock({ $0[id] }) {
@@ -342,7 +342,7 @@ public actor PluginHost {
             let instance = try factory(context)
             try await instance.activate(context: context)
             lookup.withLock { $0.append(ActivePlugin(pluginID: id, version: version, origin: origin, instance: instance)) }
-            let warning = signatureWarning(id, version, read)
+            let warning = signatureWarning(id, version, notes)
             setStatus(LoadReportEntry(pluginID: id, version: version, state: .loaded, warning: warning))
             emit(.loaded(pluginID: id, version: version))
             configuration.logger.info("loaded \(id)@\(version)")
@@ -353,11 +353,11 @@ public actor PluginHost {
     }
 
     /// Under the `warn` policy, the signature problem of a release the host loads anyway (nil when it has none).
-    private func signatureWarning(_ id: String, _ version: String, _ read: SourceSnapshot) -> String? {
+    private func signatureWarning(_ id: String, _ version: String, _ notes: ReconcileNotes) -> String? {
         guard policy == .warn else { return nil }
         let environment = configuration.identity.environment
         do {
-            guard let verdict = try source.check(pluginID: id, version: version, in: read).signature,
+            guard let verdict = try notes.check(id, version).signature,
                 let reason = SkipReason(verdict, policy: .warn, environment: environment)
             else { return nil }
             return "\(reason.code.rawValue): \(reason.message)"
@@ -440,7 +440,30 @@ public actor PluginHost {
     }
 }
 
-/// The artifacts one reconciliation found missing on this machine.
-final class ArtifactRequests: Sendable {
-    let digests = Mutex<Set<String>>([])
+/// What one reconciliation learns about releases: the check of each (made once, however often the resolver, a second
+/// resolution after a download and the signature warnings ask) and the artifacts missing on this machine.
+final class ReconcileNotes: Sendable {
+    let source: any HostSource
+    let read: SourceSnapshot
+    let missingArtifacts = Mutex<Set<String>>([])
+    private let checks = Mutex<[String: Result<ReleaseCheck, BoardError>]>([:])
+
+    init(source: any HostSource, read: SourceSnapshot) {
+        self.source = source
+        self.read = read
+    }
+
+    /// The check of `pluginID@version` in this reconciliation's snapshot.
+    func check(_ pluginID: String, _ version: String) throws(BoardError) -> ReleaseCheck {
+        let key = ReleaseCheck.key(pluginID, version)
+        if let known = checks.withLock({ $0[key] }) { return try known.get() }
+        let result: Result<ReleaseCheck, BoardError>
+        do throws(BoardError) {
+            result = .success(try source.check(pluginID: pluginID, version: version, in: read))
+        } catch {
+            result = .failure(error)
+        }
+        checks.withLock { $0[key] = result }
+        return try result.get()
+    }
 }

@@ -141,9 +141,11 @@ public final class ServedBoardSource: HostSource, Sendable {
                     $0.etag = etag
                     $0.fetchedAt = Date()
                 }
-                return SourceSnapshot(registry: view.registry, view: view, version: version)
+                return SourceSnapshot(registry: view.registry, checks: view.checks, version: version)
             case 304:
-                if let view = state.withLock({ $0.view }) { return SourceSnapshot(registry: view.registry, view: view, version: version) }
+                if let view = state.withLock({ $0.view }) {
+                    return SourceSnapshot(registry: view.registry, checks: view.checks, version: version)
+                }
                 throw Unreachable(reason: "the server answered 304 to a snapshot this host does not have")
             case 401, 403:
                 throw BoardError(.notAllowed, "\(name) refused the token: \(try await Self.message(response))")
@@ -160,7 +162,7 @@ public final class ServedBoardSource: HostSource, Sendable {
     }
 
     public func check(pluginID: String, version: String, in snapshot: SourceSnapshot) throws(BoardError) -> ReleaseCheck {
-        guard let check = snapshot.view?.checks[ReleaseCheck.key(pluginID, version)] else {
+        guard let check = snapshot.checks?[ReleaseCheck.key(pluginID, version)] else {
             throw BoardError(.notFound, "\(name) sent no check of \(pluginID)@\(version)")
         }
         return check
@@ -192,10 +194,7 @@ public final class ServedBoardSource: HostSource, Sendable {
             return outbox.refusal
         }
         if let refusal { throw refusal }
-        sendReports(
-            after: .milliseconds(
-                Int.random(in: 0...Int(reportDelay.components.seconds * 1000 + reportDelay.components.attoseconds / 1_000_000_000_000_000)))
-        )
+        sendReports(after: Self.jitter(upTo: reportDelay))
     }
 
     private struct Report: Encodable {
@@ -299,9 +298,12 @@ public final class ServedBoardSource: HostSource, Sendable {
     /// The delay before reconnection attempt `failures` (0 after a connection that worked): a random duration between
     /// zero and `initial × 2^failures`, capped at `maximum` ("full jitter").
     static func backoff(failures: Int, initial: Duration, maximum: Duration) -> Duration {
-        let ceiling = min(maximum, initial * Int(1 << min(failures, 20)))
-        let milliseconds = max(1, Int(ceiling.components.seconds * 1000 + ceiling.components.attoseconds / 1_000_000_000_000_000))
-        return .milliseconds(Int.random(in: 0...milliseconds))
+        jitter(upTo: max(.milliseconds(1), min(maximum, initial * Int(1 << min(failures, 20)))))
+    }
+
+    /// A random duration between zero and `ceiling`, in whole milliseconds.
+    static func jitter(upTo ceiling: Duration) -> Duration {
+        .milliseconds(Int.random(in: 0...Int(ceiling.components.seconds * 1000 + ceiling.components.attoseconds / 1_000_000_000_000_000)))
     }
 
     /// One connection of the event stream; true when it was established.
@@ -354,7 +356,7 @@ public final class ServedBoardSource: HostSource, Sendable {
             )
         }
         let stale = "a cached snapshot of \(Timestamp.format(cached.fetchedAt)) (\(name) is unreachable: \(reason))"
-        return SourceSnapshot(registry: cached.view.registry, view: cached.view, version: version, stale: stale)
+        return SourceSnapshot(registry: cached.view.registry, checks: cached.view.checks, version: version, stale: stale)
     }
 
     private func fetchArtifact(_ sha: String) async throws {

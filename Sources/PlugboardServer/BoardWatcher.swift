@@ -158,14 +158,19 @@ final class BoardWatcher: Service, Sendable {
     }
 
     /// Runs blocking board work on a thread of its own: a board busy with another process's write (up to its busy
-    /// timeout) must not hold one of the few threads that serve requests.
-    static func offPool(_ body: @escaping @Sendable () -> Void) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+    /// timeout) must not hold one of the few threads that serve requests. Its error, if any, is rethrown here.
+    static func offPool<Failure: Error>(_ body: @escaping @Sendable () throws(Failure) -> Void) async throws(Failure) {
+        let result: Result<Void, Failure> = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                body()
-                continuation.resume()
+                do throws(Failure) {
+                    try body()
+                    continuation.resume(returning: .success(()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
             }
         }
+        try result.get()
     }
 
     /// Delta events as one SSE message whose data is `{"events":[…]}` (the shape Unleash streams).

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Logging
 import NIOCore
@@ -69,8 +68,8 @@ final class HostFeeds: Sendable {
     }
 
     /// Opens a host's event stream: first `connected` with the current revision (a host that knew another one reads a
-    /// new snapshot), then `changed` whenever what the environment's hosts see changes. `lastEventID` is accepted for
-    /// the SSE convention; the first event always carries the current revision, which is all a host needs to resume.
+    /// new snapshot), then `changed` whenever what the environment's hosts see changes. A resuming host's
+    /// `Last-Event-ID` needs no answer of its own: the first event carries the current revision, which is all it needs.
     func openStream(_ environment: String) throws(BoardError) -> AsyncStream<ByteBuffer> {
         let digest = try digest(environment)
         let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingNewest(16))
@@ -125,9 +124,9 @@ final class HostFeeds: Sendable {
         for continuation in all { continuation.finish() }
     }
 
+    /// What every host of `environment` sees, as the ETag its snapshot would have.
     private func digest(_ environment: String) throws(BoardError) -> String {
-        let data = try board.hostView(environment: environment, relevantTo: []).encoded()
-        return SHA256.hash(data: data).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        EnvironmentFeed.etag(try board.hostView(environment: environment, relevantTo: []).encoded())
     }
 
     static func event(_ name: String, revision: Int) -> ByteBuffer {

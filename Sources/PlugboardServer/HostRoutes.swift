@@ -93,7 +93,7 @@ struct HostRoutes: Sendable {
         case .success(let value): body = value
         case .failure(let failure): throw failure
         }
-        try Self.checkText(body.hostId, "hostId", limit: 255)
+        try Self.checkText(body.hostId, "hostId", limit: 255, allowEmpty: false)
         try Self.checkText(body.hostVersion, "hostVersion", limit: 64)
         if let stale = body.stale { try Self.checkText(stale, "stale", limit: 1000) }
         guard body.entries.count <= Self.reportEntryLimit else {
@@ -114,7 +114,7 @@ struct HostRoutes: Sendable {
         }
         let source = body.stale ?? "served (token \(token.name))"
         do {
-            try await Self.offPool { () throws(BoardError) in
+            try await BoardWatcher.offPool { () throws(BoardError) in
                 try api.watcher.board.writeRemoteLoadReport(
                     hostID: body.hostId, environment: token.environment, hostVersion: body.hostVersion, entries: body.entries,
                     source: source, reporter: "token:\(token.name)")
@@ -128,28 +128,14 @@ struct HostRoutes: Sendable {
         return Reply.accepted()
     }
 
-    /// A text a host sent: at most `limit` bytes and no control characters (newlines allowed in sentences only).
-    static func checkText(_ value: String, _ field: String, limit: Int, newlines: Bool = false) throws {
+    /// A text a host sent: at most `limit` bytes and no control characters (newlines allowed in sentences only), and
+    /// not empty unless `allowEmpty`.
+    static func checkText(_ value: String, _ field: String, limit: Int, newlines: Bool = false, allowEmpty: Bool = true) throws {
         let allowed: Set<Unicode.Scalar> = newlines ? ["\n"] : []
-        guard !value.isEmpty || field != "hostId", value.utf8.count <= limit,
+        guard allowEmpty || !value.isEmpty, value.utf8.count <= limit,
             !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && !allowed.contains($0) })
         else {
             throw ResponseFailure(Reply.error(.badRequest, "\(field) is empty, longer than \(limit) bytes or contains control characters"))
         }
-    }
-
-    /// Runs a board write on a thread of its own (a write may wait for another process's lock).
-    static func offPool(_ body: @escaping @Sendable () throws(BoardError) -> Void) async throws(BoardError) {
-        let result: Result<Void, BoardError> = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                do throws(BoardError) {
-                    try body()
-                    continuation.resume(returning: .success(()))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-        }
-        try result.get()
     }
 }

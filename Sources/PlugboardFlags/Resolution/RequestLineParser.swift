@@ -56,7 +56,7 @@ struct RequestLineParser {
     private mutating func context() -> UnleashContext? {
         var context = UnleashContext()
         var seen = Set<String>()
-        var extra: [(String, String)] = []
+        var fields: [(String, String)] = []
         let ok = object { parser, key in
             guard seen.insert(key).inserted else { return false }
             if key == "properties" {
@@ -77,20 +77,12 @@ struct RequestLineParser {
             }
             if parser.null() { return true }
             guard let value = parser.string() else { return false }
-            switch key {
-            case "userId": context.userId = value
-            case "sessionId": context.sessionId = value
-            case "environment": context.environment = value
-            case "appName": context.appName = value
-            case "remoteAddress": context.remoteAddress = value
-            case "currentTime": context.currentTime = value
-            default: extra.append((key, value))
-            }
+            fields.append((key, value))
             return true
         }
         guard ok else { return nil }
-        // As the decoder does: another top-level string is a property and wins over `properties`.
-        for (key, value) in extra { context.properties[key] = value }
+        // Set after `properties`, as the decoder does: another top-level string is a property and wins over `properties`.
+        for (key, value) in fields { context.set(key, to: value) }
         return context
     }
 

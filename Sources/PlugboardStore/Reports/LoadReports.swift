@@ -34,7 +34,7 @@ public struct HostLoadStatus: Sendable, Hashable, Codable {
     public let environment: String
     public let hostVersion: String
     /// Where the host read the board: nil when it opened the board file, otherwise a phrase such as
-    /// `served by http://…` or `a cached snapshot of TIME (…)`.
+    /// `served (token NAME)` or `a cached snapshot of TIME (…)`.
     public let source: String?
     public let pluginID: String
     public let version: String?
@@ -79,6 +79,7 @@ extension Board {
         }
     }
 
+    /// The latest load reports of every host, optionally for one plug-in, sorted by plug-in then host.
     public func loadStatus(pluginID: String? = nil) throws(BoardError) -> [HostLoadStatus] {
         if let pluginID { try Validate.pluginID(pluginID) }
         return try read { db in try ReportQueries.loadStatus(db, pluginID: pluginID) }
