@@ -71,7 +71,8 @@ public actor PluginHost {
     /// Why the snapshot in use is not current (a cached snapshot while the server is unreachable), as last said.
     private var stale: String?
     private var polling: Task<Void, Never>?
-    private var reconciling = false
+    /// The reconciliation running now (its passes run until no caller asked for another).
+    private var reconciliation: Task<Void, Never>?
     private var reconcileAgain = false
     /// The environment's signature policy as of the last snapshot.
     private var policy: SignaturePolicy = .off
@@ -166,17 +167,26 @@ public actor PluginHost {
     }
 
     /// Re-reads the board and brings the set of active plug-ins in line with it.
+    ///
+    /// A call made while a reconciliation runs asks it for one more pass and returns when that pass is done, so that
+    /// every change committed before the call is applied when it returns.
     public func reconcile() async {
-        if reconciling {
+        if let running = reconciliation {
             reconcileAgain = true
+            await running.value
             return
         }
-        reconciling = true
-        defer { reconciling = false }
+        let passes = Task { await self.reconcileUntilCurrent() }
+        reconciliation = passes
+        await passes.value
+    }
+
+    private func reconcileUntilCurrent() async {
         repeat {
             reconcileAgain = false
             await reconcileOnce()
         } while reconcileAgain
+        reconciliation = nil
     }
 
     // MARK: Reconciliation

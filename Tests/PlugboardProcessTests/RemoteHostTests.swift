@@ -190,6 +190,11 @@ struct RemoteHostTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(takeover.0 == 403, "\(takeover)")
+        // … and the refused report changed nothing: remote-1 still reports from default, with its rows.
+        let rows = (try await sandbox.ok("plugin", "status", "--json").json() as? [[String: Any]] ?? []).filter {
+            $0["host_id"] as? String == "remote-1"
+        }
+        #expect(!rows.isEmpty && rows.allSatisfy { $0["environment"] as? String == "default" }, "\(rows)")
         #expect(await server.stop() == 0)
     }
 }
