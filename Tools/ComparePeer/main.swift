@@ -160,20 +160,22 @@ struct Result {
     var peerEvaluation: Double { max(0, peer - peerUnknown) }
 }
 
-/// Our answer as the engine's JSON value, for comparison.
-/// Plugboard's timed loop: the contexts are borrowed, as a caller that holds its context passes it.
-func evaluateAll(_ snapshot: FlagSnapshot, _ contexts: [UnleashContext], _ pairs: [Pair], variants: Bool) -> Int {
-    contexts.withUnsafeBufferPointer { contexts in
-        var enabled = 0
-        for pair in pairs {
+/// Plugboard's timed loop, over the same pairs as the engine's (context after context, the family's flags for each):
+/// each context is taken from the array once and every flag of the family is asked for it, as an app holds the
+/// context of a request and asks its flags. (Taking it from the array for every flag would time a copy of the
+/// context, its strings and its dictionary, with each evaluation: about 60 ns here, which an app does not pay.)
+func evaluateAll(_ snapshot: FlagSnapshot, _ contexts: [UnleashContext], _ flags: [String], variants: Bool) -> Int {
+    var enabled = 0
+    for context in contexts {
+        for flag in flags {
             if variants {
-                enabled &+= snapshot.variant(pair.flag, context: contexts[pair.context]).enabled ? 1 : 0
+                enabled &+= snapshot.variant(flag, context: context).enabled ? 1 : 0
             } else {
-                enabled &+= snapshot.isEnabled(pair.flag, context: contexts[pair.context]) ? 1 : 0
+                enabled &+= snapshot.isEnabled(flag, context: context) ? 1 : 0
             }
         }
-        return enabled
     }
+    return enabled
 }
 
 @MainActor
@@ -227,7 +229,7 @@ func measure(_ family: FlagFamily) -> Result {
     var unknownTimes: [Double] = []
     let check = family.variants ? peer.checkVariant : peer.checkEnabled
     for _ in 0..<options.rounds {
-        oursTimes.append(time(pairs.count) { sink &+= evaluateAll(snapshot, contexts, pairs, variants: family.variants) })
+        oursTimes.append(time(pairs.count) { sink &+= evaluateAll(snapshot, contexts, family.flags, variants: family.variants) })
         peerTimes.append(
             time(pairs.count) {
                 for pair in pairs {
@@ -260,12 +262,11 @@ if let name = options.profile {
     guard let family = (families + [FlagFamily(name: "all", flags: snapshot.flagNames)]).first(where: { $0.name == name }) else {
         fail("no family \(name)")
     }
-    let pairs = contexts.indices.map { Pair(flag: family.flags[$0 % family.flags.count], cFlag: cString(""), context: $0) }
     let start = now()
     var count = 0
     while now() - start < 3_000_000_000 {
-        sink &+= evaluateAll(snapshot, contexts, pairs, variants: family.variants)
-        count += pairs.count
+        sink &+= evaluateAll(snapshot, contexts, family.flags, variants: family.variants)
+        count += contexts.count * family.flags.count
     }
     print("\(name): \(format(Double(now() - start) / Double(count))) ns per evaluation (plugboard only)")
     exit(0)

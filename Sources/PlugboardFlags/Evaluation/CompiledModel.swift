@@ -40,24 +40,13 @@ enum ContextField: Sendable, Hashable {
 }
 
 /// Strings compared byte for byte (UTF-8), as Unleash's engine compares them — Swift's `==` would also equate
-/// canonically equivalent strings (`é` and `e` + combining accent), which Unleash does not.
+/// canonically equivalent strings (`é` and `e` + combining accent), which Unleash does not. ``FlagProgram`` looks
+/// them up in a ``NameTable``, which compares bytes.
 struct ExactStringSet: Sendable {
-    private let members: [String: [String]]
-    let isEmpty: Bool
+    /// The members as given (duplicates included).
+    let values: [String]
 
-    init(_ values: some Sequence<String>) {
-        var members: [String: [String]] = [:]
-        for value in values where !(members[value]?.contains { $0.utf8.elementsEqual(value.utf8) } ?? false) {
-            members[value, default: []].append(value)
-        }
-        self.members = members
-        isEmpty = members.isEmpty
-    }
-
-    func contains(_ value: String) -> Bool {
-        guard let candidates = members[value] else { return false }
-        return candidates.contains { $0.utf8.elementsEqual(value.utf8) }
-    }
+    init(_ values: some Sequence<String>) { self.values = Array(values) }
 }
 
 enum OrdinalComparison: Sendable {

@@ -3,19 +3,20 @@ import PlugboardVersioning
 
 /// Evaluates flags of one snapshot for one context.
 ///
-/// It lives for one evaluation, on the stack, inside ``FlagSnapshot``'s `evaluate`, which keeps the storage and the
-/// context alive: so it holds both without reference counting (an unowned reference and a pointer), which is most of
-/// what an evaluation would otherwise cost.
+/// It lives for one evaluation, on the stack, inside ``FlagSnapshot``'s `evaluate`, which keeps the program and the
+/// context alive: so it holds both without reference counting (an unowned reference and a pointer), and it reads the
+/// program's records in place (``FlagProgram``), which is most of what an evaluation would otherwise cost.
 struct Evaluator {
     unowned(unsafe) let storage: FlagSnapshot.Storage
+    unowned(unsafe) let program: FlagProgram
     private let contextPointer: UnsafePointer<UnleashContext>
     private var context: UnleashContext { _read { yield contextPointer.pointee } }
     /// Fields that override the context's, by Unleash's names (`userId`, …, or a property name): what a plug-in
     /// passes per call, read first instead of being merged into a copy of the context.
-    let overrides: [String: String]
-    /// The name of the flag being asked about; rollouts without a `groupId` hash with it (for a parent
-    /// evaluated as a dependency, Unleash's engine uses the child's name).
-    private unowned(unsafe) var toggle: CompiledFlag?
+    let overrides: [String: String]?
+    /// The flag being asked about; rollouts without a `groupId` hash with its name (for a parent evaluated as a
+    /// dependency, Unleash's engine uses the child's name).
+    private var toggle: Int32 = 0
     private var nowInstant: UnleashInstant?
     // Context values parsed at most once per evaluation, whatever the number of constraints that read them.
     private var versions = ParsedOnce<SemanticVersionView>()
@@ -24,39 +25,42 @@ struct Evaluator {
     private var numbers = ParsedOnce<Double>()
 
     /// `context` must outlive the evaluator.
-    init(storage: FlagSnapshot.Storage, context: UnsafePointer<UnleashContext>, overrides: [String: String] = [:]) {
+    @inline(__always)
+    init(storage: FlagSnapshot.Storage, context: UnsafePointer<UnleashContext>, overrides: [String: String]? = nil) {
         self.storage = storage
+        self.program = storage.program
         self.contextPointer = context
         self.overrides = overrides
     }
 
-    mutating func evaluate(_ position: Int, wantVariant: Bool) -> Evaluation {
-        unowned(unsafe) let flag = storage.flags[position]
-        toggle = flag
-        var result = Evaluation(outcome: .noStrategyMatched)
-        if !flag.enabled {
-            result.outcome = .flagOff
-        } else if flag.broken {
-            result.outcome = .broken
-        } else if !dependenciesMet(flag) {
-            result.outcome = .dependencyUnmet
-        } else if let match = matchStrategy(flag) {
-            result.outcome = .enabled(strategy: match)
-            if let match {
-                unowned(unsafe) let strategy = flag.strategies[match]
-                result.targeted = strategy.isTargeted
-                switch strategy.rule {
-                case .rollout(let percent, _, _): result.percentage = percent < 100
-                case .random(let percent): result.percentage = percent < 100
-                case .userIds, .remoteAddress, .hostname: result.targeted = true
-                case .always, .never: break
-                }
+    /// Whether the flag at `position` is on: ``evaluate(_:wantVariant:)`` without the details, for `isEnabled`.
+    @inline(__always)
+    mutating func isEnabled(_ position: Int32) -> Bool {
+        toggle = position
+        if case .enabled = outcome(program.flags[position]) { return true }
+        return false
+    }
+
+    mutating func evaluate(_ position: Int32, wantVariant: Bool) -> Evaluation {
+        toggle = position
+        let flag = program.flags[position]
+        var result = Evaluation(outcome: outcome(flag))
+        if case .enabled(let match?) = result.outcome {
+            let strategy = program.strategies[flag.firstStrategy + Int32(match)]
+            result.targeted = strategy.isTargeted
+            switch strategy.rule {
+            case .rollout, .random: result.percentage = strategy.percent < 100
+            case .userIds, .remoteAddress, .hostname: result.targeted = true
+            case .always, .never: break
             }
         }
         guard wantVariant else { return result }
         if case .enabled(let match) = result.outcome {
-            if let (variant, pick) = resolveVariant(flag, strategy: match) {
-                result.variant = Variant(name: variant.name, payload: variant.payload, enabled: true, featureEnabled: true)
+            if let (variant, pick) = resolveVariant(flag, strategy: match.map { Int32($0) }) {
+                let record = program.variants[variant]
+                result.variant = Variant(
+                    name: program.strings[record.name], payload: record.payload >= 0 ? program.payloads[record.payload] : nil,
+                    enabled: true, featureEnabled: true)
                 result.pick = pick
             } else {
                 result.variant = .disabled(featureEnabled: true)
@@ -65,22 +69,36 @@ struct Evaluator {
         return result
     }
 
+    @inline(__always)
+    private mutating func outcome(_ flag: FlagRecord) -> Evaluation.Outcome {
+        if !flag.enabled { return .flagOff }
+        if flag.broken { return .broken }
+        if !dependenciesMet(flag) { return .dependencyUnmet }
+        if let match = matchStrategy(flag) { return .enabled(strategy: match.map(Int.init)) }
+        return .noStrategyMatched
+    }
+
     // MARK: Context
 
     /// A standard field falls back to the property of the same name, as in Unleash's engine.
     @inline(__always)
-    func value(of field: ContextField) -> String? {
-        if !overrides.isEmpty, let name = field.overrideName, let value = overrides[name] { return value }
-        return switch field {
+    func value(of field: FieldRef) -> String? {
+        if field.override >= 0, let value = overrides?[program.strings[field.override]] { return value }
+        return switch field.kind {
         case .userId: context.userId ?? context.properties["userId"]
         case .sessionId: context.sessionId ?? context.properties["sessionId"]
         case .environment: context.environment ?? context.properties["environment"]
         case .appName: context.appName ?? context.properties["appName"]
         case .remoteAddress: context.remoteAddress ?? context.properties["remoteAddress"]
         case .currentTime: context.currentTime ?? context.properties["currentTime"]
-        case .property(let name): context.properties[name]
+        case .property: context.properties[program.strings[field.name]]
+        case .random: nil
         }
     }
+
+    private static var userId: FieldRef { .standard(.userId) }
+    private static var sessionId: FieldRef { .standard(.sessionId) }
+    private static var remoteAddress: FieldRef { .standard(.remoteAddress) }
 
     private mutating func now() -> UnleashInstant {
         if let nowInstant { return nowInstant }
@@ -91,20 +109,30 @@ struct Evaluator {
 
     // MARK: Dependencies
 
-    private mutating func dependenciesMet(_ flag: CompiledFlag) -> Bool {
-        for dependency in flag.dependencies {
-            guard let parentIndex = dependency.parent else { return false }
-            unowned(unsafe) let parent = storage.flags[parentIndex]
+    private mutating func dependenciesMet(_ flag: FlagRecord) -> Bool {
+        var index = flag.firstDependency
+        let end = index + flag.dependencyCount
+        while index < end {
+            let dependency = program.dependencies[index]
+            index += 1
+            guard dependency.parent >= 0 else { return false }
+            let parent = program.flags[dependency.parent]
             // Unleash does not follow transitive dependencies: a parent with dependencies never satisfies.
-            guard parent.dependencies.isEmpty else { return false }
+            guard parent.dependencyCount == 0 else { return false }
             // The parent is evaluated with the child's name as default group id, as Unleash's engine does.
             let match = parent.enabled && !parent.broken ? matchStrategy(parent) : nil
             let parentEnabled = match != nil
-            if let expected = dependency.variants, !expected.isEmpty {
+            if dependency.variantCount > 0 {
                 // The parent's variant is resolved whether or not the parent is on, as the engine does.
-                let strategyIndex = match ?? nil
-                if let (variant, _) = resolveVariant(parent, strategy: strategyIndex), !expected.contains(variant.name) {
-                    return false
+                if let (variant, _) = resolveVariant(parent, strategy: match ?? nil) {
+                    let name = program.variants[variant].name
+                    var expected = false
+                    for position in dependency.firstVariant..<(dependency.firstVariant + dependency.variantCount)
+                    where program.strings[position] == program.strings[name] {
+                        expected = true
+                        break
+                    }
+                    if !expected { return false }
                 }
             }
             if parentEnabled != dependency.expectEnabled { return false }
@@ -114,102 +142,136 @@ struct Evaluator {
 
     // MARK: Strategies
 
-    /// The index of the first matching strategy: `.some(nil)` when the flag has no strategies (on for all),
+    /// The offset of the first matching strategy: `.some(nil)` when the flag has no strategies (on for all),
     /// `nil` when none matches.
     @inline(__always)
-    private mutating func matchStrategy(_ flag: CompiledFlag) -> Int?? {
-        if flag.strategies.isEmpty { return .some(nil) }
-        let strategies = flag.strategies
-        for index in strategies.indices {
-            unowned(unsafe) let strategy = strategies[index]
-            if strategyMatches(strategy) { return .some(index) }
+    private mutating func matchStrategy(_ flag: FlagRecord) -> Int32?? {
+        if flag.strategyCount == 0 { return .some(nil) }
+        for offset in 0..<flag.strategyCount where strategyMatches(program.strategies[flag.firstStrategy + offset]) {
+            return .some(offset)
         }
         return nil
     }
 
     @inline(__always)
-    private mutating func strategyMatches(_ strategy: CompiledStrategy) -> Bool {
-        guard ruleMatches(strategy.rule) else { return false }
-        for constraint in strategy.constraints where !constraintHolds(constraint) { return false }
+    private mutating func strategyMatches(_ strategy: StrategyRecord) -> Bool {
+        guard ruleMatches(strategy) else { return false }
+        var index = strategy.firstConstraint
+        let end = index + strategy.constraintCount
+        while index < end {
+            if !constraintHolds(program.constraints[index]) { return false }
+            index += 1
+        }
         return true
     }
 
     @inline(__always)
-    private mutating func ruleMatches(_ rule: StrategyRule) -> Bool {
-        switch rule {
+    private mutating func ruleMatches(_ strategy: StrategyRecord) -> Bool {
+        switch strategy.rule {
         case .always:
             return true
         case .never:
             return false
-        case .userIds(let ids):
-            guard let userId = value(of: .userId) else { return false }
-            return ids.contains(userId)
-        case .rollout(let percent, let stickiness, let groupId):
-            var identifier: String?
-            for source in stickiness {
-                switch source {
-                case .field(let field): identifier = currentValue(field)
-                case .random: identifier = String(storage.environment.random(10_000))
+        case .userIds:
+            guard let userId = value(of: Self.userId) else { return false }
+            return program.sets[strategy.first].contains(userId)
+        case .rollout:
+            var index = strategy.first
+            let end = index + strategy.count
+            while index < end {
+                let source = program.fields[index]
+                index += 1
+                let identifier: String?
+                if source.kind == .random {
+                    identifier = String(storage.environment.random(10_000))
+                } else {
+                    identifier = currentValue(source)
                 }
-                if identifier != nil { break }
+                if let identifier {
+                    let groupId = strategy.groupId >= 0 ? strategy.groupId : program.flags[toggle].name
+                    let bucket = MurmurHash3.normalizedValue(groupId: program.strings[groupId], identifier: identifier)
+                    return bucket <= strategy.percent
+                }
             }
-            guard let identifier else { return false }
-            let bucket = MurmurHash3.normalizedValue(groupId: groupId ?? toggle?.name ?? "", identifier: identifier)
-            return bucket <= percent
-        case .random(let percent):
-            return UInt64(storage.environment.random(100)) + 1 <= percent
-        case .remoteAddress(let networks):
-            guard let address = parsedAddress(of: .remoteAddress) else { return false }
-            return networks.contains { $0.contains(address) }
-        case .hostname(let names):
+            return false
+        case .random:
+            return UInt64(storage.environment.random(100)) + 1 <= strategy.percent
+        case .remoteAddress:
+            guard let address = parsedAddress(of: Self.remoteAddress) else { return false }
+            return networkContains(first: strategy.first, count: strategy.count, address)
+        case .hostname:
             guard let hostname = storage.environment.hostname else { return false }
-            return names.contains(hostname.lowercased())
+            return program.hostSets[strategy.first].contains(hostname.lowercased())
         }
     }
 
-    private mutating func constraintHolds(_ constraint: CompiledConstraint) -> Bool {
+    @inline(__always)
+    private func networkContains(first: Int32, count: Int32, _ address: IPAddress) -> Bool {
+        for index in first..<(first + count) where program.networks[index].contains(address) { return true }
+        return false
+    }
+
+    private mutating func constraintHolds(_ constraint: ConstraintRecord) -> Bool {
         let result: Bool
+        let first = constraint.first
+        let end = first + constraint.count
         switch constraint.test {
         case .never:
             result = false
-        case .inList(let set):
-            result = currentValue(constraint.field).map(set.contains) ?? false
-        case .notInList(let set):
-            result = currentValue(constraint.field).map { !set.contains($0) } ?? true
-        case .string(let match, let values, let caseInsensitive):
+        case .inList:
+            result = currentValue(constraint.field).map { program.sets[first].contains($0) } ?? false
+        case .notInList:
+            result = currentValue(constraint.field).map { !program.sets[first].contains($0) } ?? true
+        case .string:
             if let text = currentValue(constraint.field) {
-                if caseInsensitive, !text.utf8.allSatisfy({ $0 < 0x80 }) {
+                var found = false
+                if constraint.caseInsensitive, !text.utf8.allSatisfy({ $0 < 0x80 }) {
                     let lowered = text.lowercased()
-                    result = values.contains { Self.bytesMatch(lowered, $0, match, foldingASCII: false) }
+                    for index in first..<end where Self.bytesMatch(lowered, program.strings[index], constraint.match) {
+                        found = true
+                        break
+                    }
                 } else {
-                    result = values.contains { Self.bytesMatch(text, $0, match, foldingASCII: caseInsensitive) }
+                    for index in first..<end
+                    where Self.bytesMatch(text, program.strings[index], constraint.match, foldingASCII: constraint.caseInsensitive) {
+                        found = true
+                        break
+                    }
                 }
+                result = found
             } else {
                 result = false
             }
-        case .number(let comparison, let number):
+        case .number:
             if let value = parsedNumber(of: constraint.field) {
-                result = comparison == .equal ? abs(value - number) < Double.ulpOfOne : comparison.holds(value, number)
+                let number = program.numbers[first]
+                result =
+                    constraint.comparison == .equal ? abs(value - number) < Double.ulpOfOne : constraint.comparison.holds(value, number)
             } else {
                 result = false
             }
-        case .date(let comparison, let instant):
-            result = parsedDate(of: constraint.field).map { comparison.holds($0, instant) } ?? false
-        case .semver(let comparison, let version):
+        case .date:
+            result = parsedDate(of: constraint.field).map { constraint.comparison.holds($0, program.instants[first]) } ?? false
+        case .semver:
             if let value = parsedVersion(of: constraint.field) {
-                result = comparison.holds(value.compare(to: version), 0)
+                result = constraint.comparison.holds(value.compare(to: program.versions[first]), 0)
             } else {
                 result = false
             }
-        case .regex(let expressions):
+        case .regex:
             if let text = currentValue(constraint.field) {
-                result = expressions.contains { $0.matches(text) }
+                var found = false
+                for index in first..<end where program.regexes[index].matches(text) {
+                    found = true
+                    break
+                }
+                result = found
             } else {
                 result = false
             }
-        case .cidr(let networks):
+        case .cidr:
             if let address = parsedAddress(of: constraint.field) {
-                result = networks.contains { $0.contains(address) }
+                result = networkContains(first: first, count: constraint.count, address)
             } else {
                 result = false
             }
@@ -219,14 +281,14 @@ struct Evaluator {
 
     /// The field's value for string operators; a missing `currentTime` reads as now (`YYYY-MM-DDTHH:MM:SSZ`).
     @inline(__always)
-    private mutating func currentValue(_ field: ContextField) -> String? {
+    private mutating func currentValue(_ field: FieldRef) -> String? {
         if let text = value(of: field) { return text }
-        if field == .currentTime { return UnleashDate.formatWholeSeconds(storage.environment.now()) }
+        if field.kind == .currentTime { return UnleashDate.formatWholeSeconds(storage.environment.now()) }
         return nil
     }
 
     /// The field as a semantic version (parsed once per evaluation).
-    private mutating func parsedVersion(of field: ContextField) -> SemanticVersionView? {
+    private mutating func parsedVersion(of field: FieldRef) -> SemanticVersionView? {
         if let hit = versions[field] { return hit }
         let parsed = currentValue(field).flatMap(SemanticVersionView.init)
         versions.store(parsed, for: field)
@@ -234,7 +296,7 @@ struct Evaluator {
     }
 
     /// The field as an IP address (parsed once per evaluation).
-    private mutating func parsedAddress(of field: ContextField) -> IPAddress? {
+    private mutating func parsedAddress(of field: FieldRef) -> IPAddress? {
         if let hit = addresses[field] { return hit }
         let parsed = currentValue(field).flatMap { IPAddress($0) }
         addresses.store(parsed, for: field)
@@ -242,20 +304,20 @@ struct Evaluator {
     }
 
     /// The field as a date (parsed once per evaluation); a missing `currentTime` is now.
-    private mutating func parsedDate(of field: ContextField) -> UnleashInstant? {
+    private mutating func parsedDate(of field: FieldRef) -> UnleashInstant? {
         if let hit = dates[field] { return hit }
         let parsed: UnleashInstant?
         if let text = value(of: field) {
             parsed = UnleashDate.parseContextValue(text)
         } else {
-            parsed = field == .currentTime ? now() : nil
+            parsed = field.kind == .currentTime ? now() : nil
         }
         dates.store(parsed, for: field)
         return parsed
     }
 
     /// The field as a number (parsed once per evaluation).
-    private mutating func parsedNumber(of field: ContextField) -> Double? {
+    private mutating func parsedNumber(of field: FieldRef) -> Double? {
         if let hit = numbers[field] { return hit }
         let parsed = currentValue(field).flatMap(UnleashNumber.parseContextValue)
         numbers.store(parsed, for: field)
@@ -300,36 +362,42 @@ struct Evaluator {
 
     // MARK: Variants
 
-    /// The strategy's own variants when it has some, else the flag's; `nil` when there is none to pick.
-    private mutating func resolveVariant(_ flag: CompiledFlag, strategy: Int?) -> (CompiledVariant, Evaluation.VariantPick)? {
-        let set: CompiledVariants?
-        if let strategy, let own = flag.strategies[strategy].variants {
-            set = own
-        } else {
-            set = flag.variants
+    /// The strategy's own variants when it has some, else the flag's: the picked variant's index in
+    /// ``FlagProgram/variants``; `nil` when there is none to pick.
+    private mutating func resolveVariant(_ flag: FlagRecord, strategy: Int32?) -> (Int32, Evaluation.VariantPick)? {
+        var setIndex = flag.variants
+        if let strategy {
+            let own = program.strategies[flag.firstStrategy + strategy].variants
+            if own >= 0 { setIndex = own }
         }
-        guard let set, set.totalWeight > 0 else { return nil }
-        for variant in set.variants {
-            for (field, values) in variant.overrides {
-                if let text = currentValue(field), values.contains(text) { return (variant, .override) }
+        guard setIndex >= 0 else { return nil }
+        let set = program.variantSets[setIndex]
+        guard set.totalWeight > 0 else { return nil }
+        let end = set.first + set.count
+        for index in set.first..<end {
+            let variant = program.variants[index]
+            for position in variant.firstOverride..<(variant.firstOverride + variant.overrideCount) {
+                let override = program.overrides[position]
+                if let text = currentValue(override.field), program.sets[override.set].contains(text) { return (index, .override) }
             }
         }
         let seed: String?
-        switch set.stickiness {
-        case .standard: seed = value(of: .userId) ?? value(of: .sessionId)
-        case .field(let field): seed = value(of: field)
+        if set.standardStickiness {
+            seed = value(of: Self.userId) ?? value(of: Self.sessionId)
+        } else {
+            seed = value(of: set.stickiness)
         }
         let target: UInt32
         if let seed {
             target = MurmurHash3.normalizedValue(
-                groupId: set.groupId, identifier: seed, modulus: set.totalWeight, seed: MurmurHash3.variantSeed)
+                groupId: program.strings[set.groupId], identifier: seed, modulus: set.totalWeight, seed: MurmurHash3.variantSeed)
         } else {
             target = storage.environment.random(set.totalWeight) + 1
         }
         var cumulative: UInt32 = 0
-        for variant in set.variants {
-            cumulative += variant.weight
-            if cumulative >= target { return (variant, set.weightedCount > 1 ? .split : .single) }
+        for index in set.first..<end {
+            cumulative += program.variants[index].weight
+            if cumulative >= target { return (index, set.weightedCount > 1 ? .split : .single) }
         }
         return nil
     }
@@ -338,16 +406,16 @@ struct Evaluator {
 /// A context value parsed at most once per evaluation: the last field read as this kind and its value.
 /// One entry is enough: the constraints of a flag that parse a kind of value almost always read one field.
 struct ParsedOnce<Value> {
-    private var field: ContextField?
+    private var field: FieldRef?
     private var value: Value?
 
     /// The value already parsed for `field` (`.some(nil)` when it did not parse), or `nil` when not read yet.
-    subscript(field: ContextField) -> Value?? {
+    subscript(field: FieldRef) -> Value?? {
         guard let cached = self.field, cached == field else { return nil }
         return .some(value)
     }
 
-    mutating func store(_ value: Value?, for field: ContextField) {
+    mutating func store(_ value: Value?, for field: FieldRef) {
         self.field = field
         self.value = value
     }

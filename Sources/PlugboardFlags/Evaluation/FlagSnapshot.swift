@@ -64,8 +64,7 @@ public struct EvaluationEnvironment: Sendable {
 public struct FlagSnapshot: Sendable {
     final class Storage: Sendable {
         let source: FeatureSet
-        let flags: [CompiledFlag]
-        let index: [String: Int]
+        let program: FlagProgram
         let warnings: [FlagValidationProblem]
         let environment: EvaluationEnvironment
 
@@ -74,8 +73,7 @@ public struct FlagSnapshot: Sendable {
             environment: EvaluationEnvironment
         ) {
             self.source = source
-            self.flags = flags
-            self.index = index
+            self.program = FlagProgram(flags: flags, index: index)
             self.warnings = warnings
             self.environment = environment
         }
@@ -138,14 +136,22 @@ public struct FlagSnapshot: Sendable {
     public var warnings: [FlagValidationProblem] { storage.warnings }
 
     /// The names of all flags, in definition order.
-    public var flagNames: [String] { storage.flags.map(\.name) }
+    public var flagNames: [String] {
+        let program = storage.program
+        return (0..<Int32(program.flags.count)).map { program.strings[program.flags[$0].name] }
+    }
 
     /// Whether a flag with this name exists.
-    public func contains(_ name: String) -> Bool { storage.index[name] != nil }
+    public func contains(_ name: String) -> Bool { storage.program.position(of: name) != nil }
 
     /// Whether the flag is on for the context (`false` for an unknown flag), as Unleash's `isEnabled`.
     public func isEnabled(_ name: String, context: UnleashContext) -> Bool {
-        evaluate(name, context: context).enabled
+        // `self` is borrowed for the call, so the storage lives as long as the evaluator, which holds it unowned.
+        guard let position = storage.program.position(of: name) else { return false }
+        return withUnsafePointer(to: context) { context in
+            var evaluator = Evaluator(storage: storage, context: context)
+            return evaluator.isEnabled(position)
+        }
     }
 
     /// The variant of the flag for the context, as Unleash's `getVariant`.
@@ -154,13 +160,11 @@ public struct FlagSnapshot: Sendable {
     }
 
     /// Both answers at once (one evaluation), with the details the OpenFeature API reports.
-    func evaluate(_ name: String, context: UnleashContext, overrides: [String: String] = [:], wantVariant: Bool = false) -> Evaluation {
-        guard let position = storage.index[name] else { return Evaluation(outcome: .notFound) }
-        return withExtendedLifetime(storage) {
-            withUnsafePointer(to: context) { context in
-                var evaluator = Evaluator(storage: storage, context: context, overrides: overrides)
-                return evaluator.evaluate(position, wantVariant: wantVariant)
-            }
+    func evaluate(_ name: String, context: UnleashContext, overrides: [String: String]? = nil, wantVariant: Bool = false) -> Evaluation {
+        guard let position = storage.program.position(of: name) else { return Evaluation(outcome: .notFound) }
+        return withUnsafePointer(to: context) { context in
+            var evaluator = Evaluator(storage: storage, context: context, overrides: overrides)
+            return evaluator.evaluate(position, wantVariant: wantVariant)
         }
     }
 }

@@ -156,7 +156,7 @@ extension FlagResolver {
         -> ResolutionDetails<Bool>
     {
         if let notReady = notReady(flag, defaultValue) { return notReady }
-        let evaluation = currentSnapshot.evaluate(flag, context: context, overrides: overrides)
+        let evaluation = currentSnapshot.evaluate(flag, context: context, overrides: overrides.isEmpty ? nil : overrides)
         switch evaluation.outcome {
         case .notFound, .broken:
             return failure(flag, evaluation, defaultValue)
