@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import PlugboardFlags
@@ -221,5 +222,41 @@ struct RegexEngineTests {
         for (pattern, subject, expected) in Self.recordedAnswers {
             #expect(Self.answer(pattern, subject) == expected, "\(pattern) on \(subject.debugDescription)")
         }
+    }
+
+    @Test("the automaton answers as the Pike VM on every pattern of the differential file and many subjects")
+    func automatonAgreesWithTheVM() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/differential/features-regex.json")
+        let set = try FeatureSet.decode(from: Data(contentsOf: url))
+        var patterns: [(String, Bool)] = Self.redos.map { ($0.pattern, false) }
+        for feature in set.features {
+            for constraint in (feature.strategies ?? []).flatMap({ $0.constraints ?? [] }) where constraint.operator == "REGEX" {
+                for pattern in constraint.value.map({ [$0] }) ?? constraint.values ?? [] {
+                    patterns.append((pattern, constraint.caseInsensitive ?? false))
+                }
+            }
+        }
+        var subjects = [
+            "", "a", "abc", "ABC", "a cat b", "concatenate", "a\nb", "x\nfoo\ny", "x\n", "\r\n", "a\r", "\rb", "12", "12345",
+            "user@example.com", "USER-12", "user-123", "beta", "x\nbeta\ny", "αβγ", "éa", "e\u{301}a", "straße", "STRASSE", "٣٤",
+            "Σίσυφος", "hello  world", "word word!", "_a_", "a.b", "\u{10FFFF}", "\u{1F600}x", "\t", "ǅ", "K", "\u{212A}",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        let letters = Array("abcxyzABC019 _\n\r.@-éß\u{212A}")
+        for _ in 0..<200 {
+            subjects.append(String((0..<Int.random(in: 0...12, using: &generator)).map { _ in letters.randomElement(using: &generator)! }))
+        }
+        var withAutomaton = 0
+        for (pattern, caseInsensitive) in patterns {
+            guard let regex = try? UnleashRegex(pattern, caseInsensitive: caseInsensitive) else { continue }
+            if regex.hasAutomaton { withAutomaton += 1 }
+            for subject in subjects {
+                #expect(regex.matches(subject) == regex.run(subject).matched, "\(pattern) on \(subject.debugDescription)")
+            }
+        }
+        // Most patterns are small enough for an automaton; the comparison above is not vacuous.
+        #expect(withAutomaton * 2 > patterns.count, "\(withAutomaton) of \(patterns.count) patterns have an automaton")
+        print("regex automaton: \(withAutomaton) of \(patterns.count) patterns; \(subjects.count) subjects each")
     }
 }

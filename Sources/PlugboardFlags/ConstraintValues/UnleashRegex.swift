@@ -32,7 +32,10 @@ struct UnleashRegex: Sendable {
     /// Whether the pattern matches anywhere in `text`.
     func matches(_ text: String) -> Bool { program.matches(text) }
 
-    /// Matches and reports the engine's work, for tests that check it is linear.
+    /// Whether the pattern runs as a deterministic automaton (it is small enough) rather than the Pike VM.
+    var hasAutomaton: Bool { program.dfa != nil }
+
+    /// Matches with the Pike VM and reports the engine's work, for tests that check it is linear.
     func run(_ text: String) -> RegexProgram.Run { program.run(text) }
 
     /// The number of instructions of the compiled program.

@@ -17,14 +17,15 @@ extension RegexProgram {
     }
 
     /// Marks "no scalar": before the start and after the end of the text.
-    private static let none: UInt32 = 0xFFFF_FFFF
+    static let noScalar: UInt32 = 0xFFFF_FFFF
+    private static var none: UInt32 { noScalar }
 
     /// `\w` with Unicode, for word boundaries.
     private static let unicodeWord = ScalarMatcher(UnicodeTables.perlWord)
     private static let asciiWord = ScalarMatcher(UnicodeTables.asciiWord)
 
-    /// Whether the pattern matches anywhere in `text`.
-    func matches(_ text: String) -> Bool { run(text).matched }
+    /// Whether the pattern matches anywhere in `text` (with the automaton when the program has one).
+    func matches(_ text: String) -> Bool { dfa?.matches(text) ?? run(text).matched }
 
     /// Runs the program over `text`, counting its steps.
     func run(_ text: String) -> Run {
@@ -124,7 +125,7 @@ extension RegexProgram {
     }
 
     /// Whether an assertion holds between the scalars `before` and `after` (`none` at the ends of the text).
-    private static func holds(_ raw: UInt32, before: UInt32, after: UInt32) -> Bool {
+    static func holds(_ raw: UInt32, before: UInt32, after: UInt32) -> Bool {
         guard let assertion = RegexAssertion(rawValue: UInt8(truncatingIfNeeded: raw)) else { return false }
         switch assertion {
         case .startText: return before == none

@@ -83,6 +83,8 @@ struct RegexProgram: Sendable {
     /// Whether every match must start at the beginning of the text (`^…` or `\A…`), so that the search stops as
     /// soon as no thread is left.
     let anchoredAtStart: Bool
+    /// The same program as a deterministic automaton, when it is small enough (`RegexDFA`).
+    private(set) var dfa: RegexDFA?
 
     /// Compiles `node`; throws when the program would be over `instructionLimit` instructions.
     static func compile(_ parsed: RegexNode, pattern: String) throws(UnleashRegex.RegexProblem) -> RegexProgram {
@@ -93,8 +95,10 @@ struct RegexProgram: Sendable {
         var compiler = Compiler()
         guard compiler.emit(node) else { throw tooLarge }
         compiler.append(RegexInstruction(operation: .match))
-        return RegexProgram(
+        var program = RegexProgram(
             instructions: compiler.instructions, sets: compiler.sets.map(ScalarMatcher.init), anchoredAtStart: isAnchoredAtStart(node))
+        program.dfa = RegexDFA(program: program, sets: compiler.sets)
+        return program
     }
 
     private static func isAnchoredAtStart(_ node: RegexNode) -> Bool {

@@ -1,0 +1,224 @@
+/// A deterministic automaton built from a small `RegexProgram` when it is compiled: one table lookup per scalar of
+/// the text instead of the Pike VM's thread lists.
+///
+/// A state is what the Pike VM would hold between two scalars: the instructions its threads continue at (before
+/// their empty transitions are followed) and what the last scalar was, as far as the program's assertions can tell
+/// (the start of the text, a `\n`, a `\r`, a word character). A transition follows the empty transitions with the
+/// next scalar known, reports a match at once (only whether there is one counts, as in Unleash), and steps the
+/// threads over the scalar. Scalars are grouped into classes that no instruction or assertion tells apart, so the
+/// table has one column per class.
+///
+/// Everything is computed ahead, so matching is read-only and any number of threads can share the automaton. A
+/// program whose automaton would have more than `stateLimit` states keeps the Pike VM, which is linear too; the
+/// differential tests run both against Unleash's engine.
+struct RegexDFA: Sendable {
+    static let stateLimit = 512
+    /// The most table entries (states × classes) and program instructions the automaton is built for, which
+    /// bounds the work of building it (it is built on every compile of a flag set).
+    static let tableLimit = 1 << 16
+    static let instructionLimit = 400
+    /// Transition targets besides states.
+    static let matched: Int32 = -1
+    static let dead: Int32 = -2
+
+    /// `classCount` entries per state.
+    private let transitions: [Int32]
+    private let classCount: Int
+    /// Whether the text may end in the state with a match.
+    private let acceptsAtEnd: [Bool]
+    /// The class of each ASCII scalar.
+    private let asciiClasses: [UInt16]
+    /// Above ASCII: the first scalar of each run of scalars with one class, sorted, and the runs' classes.
+    private let runStarts: [UInt32]
+    private let runClasses: [UInt16]
+
+    /// Whether the pattern matches anywhere in `text`.
+    func matches(_ text: String) -> Bool {
+        transitions.withUnsafeBufferPointer { table in
+            asciiClasses.withUnsafeBufferPointer { ascii in
+                var state = 0
+                for scalar in text.unicodeScalars {
+                    let value = scalar.value
+                    let column = value < 128 ? Int(ascii[Int(value)]) : Int(classOfWide(value))
+                    let next = table[state &* classCount &+ column]
+                    if next < 0 { return next == Self.matched }
+                    state = Int(next)
+                }
+                return acceptsAtEnd[state]
+            }
+        }
+    }
+
+    private func classOfWide(_ value: UInt32) -> UInt16 {
+        // The last run that starts at or before `value` (the first run starts at 128).
+        var low = 0
+        var high = runStarts.count
+        while high - low > 1 {
+            let middle = (low + high) / 2
+            if runStarts[middle] <= value { low = middle } else { high = middle }
+        }
+        return runClasses[low]
+    }
+
+    /// Builds the automaton, or `nil` when it would be over `stateLimit` states.
+    init?(program: RegexProgram, sets: [ScalarSet]) {
+        let instructions = program.instructions
+        guard instructions.count <= Self.instructionLimit else { return nil }
+        // What the assertions can tell about a scalar.
+        var usesLines = false
+        var usesUnicodeWords = false
+        var usesASCIIWords = false
+        for instruction in instructions where instruction.operation == .assertion {
+            switch RegexAssertion(rawValue: UInt8(truncatingIfNeeded: instruction.a)) {
+            case .startLine, .endLine, .startLineCRLF, .endLineCRLF: usesLines = true
+            case .wordBoundary, .notWordBoundary, .wordStart, .wordEnd, .wordStartHalf, .wordEndHalf: usesUnicodeWords = true
+            case .asciiWordBoundary, .asciiNotWordBoundary, .asciiWordStart, .asciiWordEnd, .asciiWordStartHalf,
+                .asciiWordEndHalf:
+                usesASCIIWords = true
+            case .startText, .endText, nil: break
+            }
+        }
+        func look(_ value: UInt32) -> UInt8 {
+            var bits: UInt8 = 0
+            if usesLines, value == 0x0A { bits |= 1 }
+            if usesLines, value == 0x0D { bits |= 2 }
+            if usesUnicodeWords, UnicodeTables.perlWord.contains(value) { bits |= 4 }
+            if usesASCIIWords, UnicodeTables.asciiWord.contains(value) { bits |= 8 }
+            return bits
+        }
+
+        // Classes: cut the scalar range wherever an instruction or an assertion could change its answer.
+        var cuts: Set<UInt32> = [0, 128, 0x11_0000]
+        func cut(_ set: ScalarSet) {
+            for range in set.ranges {
+                cuts.insert(range.lowerBound)
+                cuts.insert(range.upperBound + 1)
+            }
+        }
+        let consuming = instructions.indices.filter { instructions[$0].operation == .scalar || instructions[$0].operation == .set }
+        for pc in consuming {
+            let instruction = instructions[pc]
+            if instruction.operation == .scalar {
+                cuts.insert(instruction.a)
+                cuts.insert(instruction.a + 1)
+            } else {
+                cut(sets[Int(instruction.a)])
+            }
+        }
+        if usesLines { cuts.formUnion([0x0A, 0x0B, 0x0D, 0x0E]) }
+        if usesUnicodeWords { cut(UnicodeTables.perlWord) }
+        if usesASCIIWords { cut(UnicodeTables.asciiWord) }
+        for value in 0..<128 { cuts.insert(UInt32(value)) }
+        let bounds = cuts.filter { $0 <= 0x11_0000 }.sorted()
+
+        func accepts(_ pc: Int, _ value: UInt32) -> Bool {
+            let instruction = instructions[pc]
+            return instruction.operation == .scalar ? instruction.a == value : sets[Int(instruction.a)].contains(value)
+        }
+        struct Signature: Hashable {
+            var accepted: [Bool]
+            var look: UInt8
+        }
+        var classBySignature: [Signature: UInt16] = [:]
+        var representatives: [UInt32] = []
+        var asciiClasses = [UInt16](repeating: 0, count: 128)
+        var runStarts: [UInt32] = []
+        var runClasses: [UInt16] = []
+        for start in bounds.dropLast() {
+            let signature = Signature(accepted: consuming.map { accepts($0, start) }, look: look(start))
+            let classIndex: UInt16
+            if let existing = classBySignature[signature] {
+                classIndex = existing
+            } else {
+                guard representatives.count < Int(UInt16.max) else { return nil }
+                classIndex = UInt16(representatives.count)
+                classBySignature[signature] = classIndex
+                representatives.append(start)
+            }
+            if start < 128 {
+                asciiClasses[Int(start)] = classIndex
+            } else if runClasses.last != classIndex {
+                runStarts.append(start)
+                runClasses.append(classIndex)
+            }
+        }
+        let classCount = representatives.count
+        guard classCount <= Self.tableLimit / 4 else { return nil }
+
+        // States: (continuation instructions, the last scalar's look), explored breadth first from the start.
+        struct State: Hashable {
+            var seeds: [UInt32]
+            /// A scalar that looks like the last one to every assertion, or `none` at the start of the text.
+            var before: UInt32
+        }
+        let none = RegexProgram.noScalar
+        var lookRepresentative: [UInt8: UInt32] = [:]
+        for value in representatives where lookRepresentative[look(value)] == nil { lookRepresentative[look(value)] = value }
+
+        var marks = [Bool](repeating: false, count: instructions.count)
+        /// Follows the empty transitions from `seeds` between `before` and `after`: the consuming instructions
+        /// reached, or `nil` when `match` is reached.
+        func closure(_ seeds: [UInt32], before: UInt32, after: UInt32) -> [UInt32]? {
+            for index in marks.indices { marks[index] = false }
+            var stack = seeds.reversed().map { $0 }
+            var reached: [UInt32] = []
+            while let pc = stack.popLast() {
+                guard !marks[Int(pc)] else { continue }
+                marks[Int(pc)] = true
+                let instruction = instructions[Int(pc)]
+                switch instruction.operation {
+                case .match: return nil
+                case .jump: stack.append(instruction.a)
+                case .split:
+                    stack.append(instruction.b)
+                    stack.append(instruction.a)
+                case .assertion:
+                    if RegexProgram.holds(instruction.a, before: before, after: after) { stack.append(pc + 1) }
+                case .scalar, .set: reached.append(pc)
+                }
+            }
+            return reached
+        }
+
+        let anchored = program.anchoredAtStart
+        var states: [State] = [State(seeds: [0], before: none)]
+        var index: [State: Int32] = [states[0]: 0]
+        var transitions: [Int32] = []
+        var acceptsAtEnd: [Bool] = []
+        var current = 0
+        while current < states.count {
+            let state = states[current]
+            current += 1
+            acceptsAtEnd.append(closure(state.seeds, before: state.before, after: none) == nil)
+            for classIndex in 0..<classCount {
+                let scalar = representatives[classIndex]
+                guard let threads = closure(state.seeds, before: state.before, after: scalar) else {
+                    transitions.append(Self.matched)
+                    continue
+                }
+                var next = Set<UInt32>()
+                for pc in threads where accepts(Int(pc), scalar) { next.insert(pc + 1) }
+                if !anchored { next.insert(0) }
+                if next.isEmpty {
+                    transitions.append(Self.dead)
+                    continue
+                }
+                let target = State(seeds: next.sorted(), before: lookRepresentative[look(scalar)] ?? scalar)
+                if let existing = index[target] {
+                    transitions.append(existing)
+                } else {
+                    guard states.count < Self.stateLimit, (states.count + 1) * classCount <= Self.tableLimit else { return nil }
+                    index[target] = Int32(states.count)
+                    transitions.append(Int32(states.count))
+                    states.append(target)
+                }
+            }
+        }
+        self.transitions = transitions
+        self.classCount = classCount
+        self.acceptsAtEnd = acceptsAtEnd
+        self.asciiClasses = asciiClasses
+        self.runStarts = runStarts
+        self.runClasses = runClasses
+    }
+}
