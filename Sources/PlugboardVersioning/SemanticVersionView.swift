@@ -12,32 +12,23 @@ package struct SemanticVersionView: Sendable {
 
     /// Reads `text`; `nil` when it is not a strict SemVer 2.0.0 version.
     package init?(_ text: String) {
+        // MAJOR.MINOR.PATCH from the bytes in place; the rest, if any, through the string's indices.
+        let scanned =
+            text.utf8.withContiguousStorageIfAvailable { Self.numbers($0) }
+            ?? Array(text.utf8).withUnsafeBufferPointer { Self.numbers($0) }
+        guard let (major, minor, patch, length) = scanned else { return nil }
+        self.major = major
+        self.minor = minor
+        self.patch = patch
         let utf8 = text.utf8
-        var index = utf8.startIndex
+        guard length < utf8.count else {
+            prerelease = Substring()
+            return
+        }
+        var index = utf8.index(utf8.startIndex, offsetBy: length)
         let end = utf8.endIndex
-        // MAJOR.MINOR.PATCH: digits without a leading zero, fitting UInt64.
-        func number() -> UInt64? {
-            let start = index
-            var value: UInt64 = 0
-            while index < end, let digit = Self.digit(utf8[index]) {
-                let (product, overflow1) = value.multipliedReportingOverflow(by: 10)
-                let (sum, overflow2) = product.addingReportingOverflow(UInt64(digit))
-                guard !overflow1, !overflow2 else { return nil }
-                value = sum
-                utf8.formIndex(after: &index)
-            }
-            guard start != index else { return nil }
-            if utf8[start] == 0x30, utf8.distance(from: start, to: index) > 1 { return nil }
-            return value
-        }
-        func dot() -> Bool {
-            guard index < end, utf8[index] == 0x2E else { return false }
-            utf8.formIndex(after: &index)
-            return true
-        }
-        guard let major = number(), dot(), let minor = number(), dot(), let patch = number() else { return nil }
-        var prerelease = text[index..<index]
-        if index < end, utf8[index] == 0x2D {
+        var prerelease = Substring()
+        if utf8[index] == 0x2D {
             utf8.formIndex(after: &index)
             let start = index
             while index < end, utf8[index] != 0x2B { utf8.formIndex(after: &index) }
@@ -49,10 +40,33 @@ package struct SemanticVersionView: Sendable {
             utf8.formIndex(after: &index)
             guard Self.validIdentifiers(utf8[index..<end], numericLeadingZeroAllowed: true) else { return nil }
         }
-        self.major = major
-        self.minor = minor
-        self.patch = patch
         self.prerelease = prerelease
+    }
+
+    /// `MAJOR.MINOR.PATCH` at the start of `bytes` (digits without a leading zero, fitting `UInt64`) and the number
+    /// of bytes they take.
+    private static func numbers(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64, UInt64, Int)? {
+        var index = 0
+        func number() -> UInt64? {
+            let start = index
+            var value: UInt64 = 0
+            while index < bytes.count, bytes[index] &- 0x30 < 10 {
+                let (product, overflow1) = value.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = product.addingReportingOverflow(UInt64(bytes[index] &- 0x30))
+                guard !overflow1, !overflow2 else { return nil }
+                value = sum
+                index += 1
+            }
+            guard start != index, bytes[start] != 0x30 || index - start == 1 else { return nil }
+            return value
+        }
+        func dot() -> Bool {
+            guard index < bytes.count, bytes[index] == 0x2E else { return false }
+            index += 1
+            return true
+        }
+        guard let major = number(), dot(), let minor = number(), dot(), let patch = number() else { return nil }
+        return (major, minor, patch, index)
     }
 
     private static func digit(_ byte: UInt8) -> UInt8? { (0x30...0x39).contains(byte) ? byte - 0x30 : nil }

@@ -254,7 +254,8 @@ struct Evaluator {
             result = parsedDate(of: constraint.field).map { constraint.comparison.holds($0, program.instants[first]) } ?? false
         case .semver:
             if let value = parsedVersion(of: constraint.field) {
-                result = constraint.comparison.holds(value.compare(to: program.versions[first]), 0)
+                let order = program.versionKeys[first].order(of: value) ?? value.compare(to: program.versions[first])
+                result = constraint.comparison.holds(order, 0)
             } else {
                 result = false
             }

@@ -22,6 +22,8 @@ final class FlagProgram: @unchecked Sendable {
     let numbers: Table<Double>
     let instants: Table<UnleashInstant>
     let versions: Table<SemanticVersion>
+    /// The same versions' numbers, which decide most comparisons without touching the pre-release identifiers.
+    let versionKeys: Table<VersionKey>
     let regexes: Table<UnleashRegex>
     let networks: Table<IPNetwork>
     let variantSets: Table<VariantSetRecord>
@@ -46,6 +48,10 @@ final class FlagProgram: @unchecked Sendable {
         numbers = Table(builder.numbers)
         instants = Table(builder.instants)
         versions = Table(builder.versions)
+        versionKeys = Table(
+            builder.versions.map {
+                VersionKey(major: $0.major, minor: $0.minor, patch: $0.patch, isPrerelease: !$0.prerelease.isEmpty)
+            })
         regexes = Table(builder.regexes)
         networks = Table(builder.networks)
         variantSets = Table(builder.variantSets)
@@ -68,6 +74,7 @@ final class FlagProgram: @unchecked Sendable {
         numbers.free()
         instants.free()
         versions.free()
+        versionKeys.free()
         regexes.free()
         networks.free()
         variantSets.free()
@@ -329,6 +336,29 @@ struct ConstraintRecord {
     /// `networks`) and how many.
     var first: Int32 = 0
     var count: Int32 = 0
+}
+
+/// A constraint's version without its pre-release identifiers.
+struct VersionKey {
+    var major: UInt64
+    var minor: UInt64
+    var patch: UInt64
+    var isPrerelease: Bool
+
+    /// The order of `version` against this one (negative, zero, positive) when the numbers decide it or neither
+    /// is a pre-release; `nil` when the pre-release identifiers must be compared.
+    @inline(__always)
+    func order(of version: SemanticVersionView) -> Int? {
+        if version.major != major { return version.major < major ? -1 : 1 }
+        if version.minor != minor { return version.minor < minor ? -1 : 1 }
+        if version.patch != patch { return version.patch < patch ? -1 : 1 }
+        switch (version.prerelease.isEmpty, isPrerelease) {
+        case (true, false): return 0
+        case (true, true): return 1
+        case (false, false): return -1
+        case (false, true): return nil
+        }
+    }
 }
 
 struct VariantSetRecord {
