@@ -53,6 +53,20 @@ struct HotPathTests {
         #expect(UnleashDate.parseContextValue("2024-05-01T12:00:00") == nil)
     }
 
+    @Test("a context number's whole-number shortcut gives what the general conversion gives")
+    func wholeNumbers() {
+        let texts = [
+            "0", "-0", "+0", "7", "007", "-42", "+42", "123456789012345", "1234567890123456", "99999999999999999999", "9007199254740993",
+            "18", "65.5", "1e2", "", "+", "-", "1.", ".5", " 1", "1 ",
+        ]
+        for text in texts {
+            let expected: Double? = text.utf8.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E || $0 == 0x65 })
+                ? Double(text) : nil
+            let parsed = UnleashNumber.parseContextValue(text)
+            #expect(parsed == expected && parsed?.sign == expected?.sign, "\(text.debugDescription)")
+        }
+    }
+
     @Test("per-call overrides read as if merged into the context")
     func overrides() throws {
         let snapshot = try FlagSnapshot(json: Data(contentsOf: Self.features), environment: EvaluationEnvironment(random: { _ in 0 }))

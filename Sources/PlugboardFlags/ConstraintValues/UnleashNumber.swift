@@ -49,15 +49,19 @@ enum UnleashNumber {
         }
         var mantissaDigits = 0
         var index = utf8.startIndex
+        var integer: UInt64 = 0
         func digits() -> Int {
             var count = 0
             while index < utf8.endIndex, (0x30...0x39).contains(utf8[index]) {
+                integer = integer &* 10 &+ UInt64(utf8[index] - 0x30)
                 index = utf8.index(after: index)
                 count += 1
             }
             return count
         }
         mantissaDigits += digits()
+        // A whole number of up to 15 digits is exact as a double: no need for the general conversion.
+        if index == utf8.endIndex, mantissaDigits > 0, mantissaDigits <= 15 { return negative ? -Double(integer) : Double(integer) }
         if index < utf8.endIndex, utf8[index] == 0x2E {
             index = utf8.index(after: index)
             mantissaDigits += digits()
