@@ -53,6 +53,30 @@ struct HotPathTests {
         #expect(UnleashDate.parseContextValue("2024-05-01T12:00:00") == nil)
     }
 
+    @Test("a context date's shortcut for the common shape gives what the general parser gives")
+    func dateShortcut() {
+        var texts = [
+            "2024-05-01T12:00:00Z", "2024-05-01t12:00:00z", "2024-05-01 12:00:00Z", "2024-02-29T23:59:60Z", "2023-02-29T00:00:00Z",
+            "2024-13-01T00:00:00Z", "2024-00-10T00:00:00Z", "2024-04-31T00:00:00Z", "2024-05-01T24:00:00Z", "2024-05-01T12:60:00Z",
+            "2024-05-01T12:00:00.5Z", "2024-05-01T12:00:00.123456789Z", "2024-05-01T12:00:00.1234567891Z", "2024-05-01T12:00:00.Z",
+            "2024-05-01T12:00:00+01:30", "2024-05-01T12:00:00-23:59", "2024-05-01T12:00:00+24:00", "2024-05-01T12:00:00+01:60",
+            "2024-05-01T12:00:00+0130", "2024-05-01T12:00:00 UTC", "2024-05-01T12:00:00", " 2024-05-01T12:00:00Z", "2024-05-01T12:00:00Z ",
+            "2024-5-01T12:00:00Z", "+2024-05-01T12:00:00Z", "0000-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z", "2024-05-01T12:00:00ZZ",
+            "2024-05-01T12:00:00.5+01:00", "2024-05-01T12:00:00\u{2212}01:00", "２024-05-01T12:00:00Z",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        let pieces = Array("0123456789-:T .Z+z")
+        for _ in 0..<2000 {
+            var text = Array(texts[Int.random(in: 0..<texts.count, using: &generator)])
+            let position = Int.random(in: 0..<text.count, using: &generator)
+            text[position] = pieces.randomElement(using: &generator)!
+            texts.append(String(text))
+        }
+        for text in texts {
+            #expect(UnleashDate.parseContextValue(text) == UnleashDate.parseAnyContextValue(text), "\(text.debugDescription)")
+        }
+    }
+
     @Test("a context number's whole-number shortcut gives what the general conversion gives")
     func wholeNumbers() {
         let texts = [

@@ -62,6 +62,12 @@ enum UnleashDate {
 
     /// Parses a context date the way chrono's `DateTime<Utc>::from_str` does; `nil` when it would fail.
     static func parseContextValue(_ text: String) -> UnleashInstant? {
+        if let canonical = text.utf8.withContiguousStorageIfAvailable(canonicalInstant), let canonical { return canonical }
+        return parseAnyContextValue(text)
+    }
+
+    /// ``parseContextValue(_:)`` without the shortcut for the common shape (the tests compare the two).
+    static func parseAnyContextValue(_ text: String) -> UnleashInstant? {
         var scanner = Scanner(text.unicodeScalars)
         // Date: year (4 digits, or any number with an explicit sign), '-', month, '-', day.
         scanner.skipWhitespace()
@@ -126,6 +132,65 @@ enum UnleashDate {
         }
         scanner.skipWhitespace()
         guard scanner.atEnd else { return nil }
+        return instant(
+            year: year, month: month, day: day, hour: hour, minute: minute, second: second, nanoseconds: nanoseconds,
+            offsetSeconds: offsetSeconds)
+    }
+
+    /// The common shape, read at fixed places: `YYYY-MM-DD(T|t| )HH:MM:SS[.F{1,9}](Z|z|±HH:MM)`, nothing around it;
+    /// `nil` for anything else, which the general parser then reads (so this only makes the common case fast).
+    private static func canonicalInstant(_ bytes: UnsafeBufferPointer<UInt8>) -> UnleashInstant? {
+        guard bytes.count >= 20 else { return nil }
+        @inline(__always) func digits(_ at: Int, _ count: Int) -> Int64? {
+            var value: Int64 = 0
+            for index in at..<(at + count) {
+                let digit = bytes[index] &- 0x30
+                guard digit < 10 else { return nil }
+                value = value * 10 + Int64(digit)
+            }
+            return value
+        }
+        guard let year = digits(0, 4), bytes[4] == 0x2D, let month = digits(5, 2), bytes[7] == 0x2D, let day = digits(8, 2),
+            bytes[10] == 0x54 || bytes[10] == 0x74 || bytes[10] == 0x20, let hour = digits(11, 2), bytes[13] == 0x3A,
+            let minute = digits(14, 2), bytes[16] == 0x3A, let second = digits(17, 2)
+        else { return nil }
+        var index = 19
+        var nanoseconds: Int64 = 0
+        if bytes[index] == 0x2E {
+            index += 1
+            var count = 0
+            while index < bytes.count, bytes[index] &- 0x30 < 10 {
+                guard count < 9 else { return nil }
+                nanoseconds = nanoseconds * 10 + Int64(bytes[index] &- 0x30)
+                count += 1
+                index += 1
+            }
+            guard count > 0 else { return nil }
+            for _ in count..<9 { nanoseconds *= 10 }
+        }
+        guard index < bytes.count else { return nil }
+        let offsetSeconds: Int64
+        if bytes[index] == 0x5A || bytes[index] == 0x7A {
+            guard index + 1 == bytes.count else { return nil }
+            offsetSeconds = 0
+        } else if bytes[index] == 0x2B || bytes[index] == 0x2D {
+            guard index + 6 == bytes.count, let hours = digits(index + 1, 2), bytes[index + 3] == 0x3A,
+                let minutes = digits(index + 4, 2), minutes < 60
+            else { return nil }
+            offsetSeconds = (bytes[index] == 0x2D ? -1 : 1) * (hours * 3600 + minutes * 60)
+        } else {
+            return nil
+        }
+        return instant(
+            year: year, month: month, day: day, hour: hour, minute: minute, second: second, nanoseconds: nanoseconds,
+            offsetSeconds: offsetSeconds)
+    }
+
+    /// The instant of parsed fields, validated as chrono's `Parsed::to_datetime` does; `nil` when invalid.
+    private static func instant(
+        year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64, nanoseconds: Int64, offsetSeconds: Int64
+    ) -> UnleashInstant? {
+        var nanoseconds = nanoseconds
         // Validation as chrono's `Parsed::to_datetime`.
         guard abs(offsetSeconds) < 86_400, (1...12).contains(month), (0...23).contains(hour), (0...59).contains(minute),
             (0...60).contains(second), year > -262_144, year < 262_144,
