@@ -33,47 +33,62 @@ enum UnleashNumber {
     /// A context value parsed like Rust's `f64::from_str`: `[+-]?(inf|infinity|nan|digits[.digits][e[+-]digits])`,
     /// case-insensitive names, no surrounding whitespace, no hexadecimal, at least one digit in the mantissa.
     static func parseContextValue(_ text: String) -> Double? {
-        var utf8 = text.utf8[...]
-        guard !utf8.isEmpty, utf8.count < 1_000 else { return nil }
-        var negative = false
-        if let first = utf8.first, first == 0x2B || first == 0x2D {
-            negative = first == 0x2D
-            utf8 = utf8.dropFirst()
+        let shape =
+            text.utf8.withContiguousStorageIfAvailable(contextValueShape) ?? Array(text.utf8).withUnsafeBufferPointer(contextValueShape)
+        switch shape {
+        case .invalid: return nil
+        case .whole(let value): return value
+        case .general: return Double(text)
         }
-        if let first = utf8.first, first | 0x20 == 0x69 || first | 0x20 == 0x6E {  // 'i' or 'n', any case
-            switch String(decoding: utf8, as: UTF8.self).lowercased() {
-            case "inf", "infinity": return negative ? -.infinity : .infinity
-            case "nan": return .nan
-            default: return nil
+    }
+
+    private enum Shape {
+        case invalid
+        /// A whole number of up to 15 digits, which is exact as a double.
+        case whole(Double)
+        /// Valid; the general conversion gives the value.
+        case general
+    }
+
+    /// Checks Rust's grammar on the bytes in place.
+    private static func contextValueShape(_ bytes: UnsafeBufferPointer<UInt8>) -> Shape {
+        guard !bytes.isEmpty, bytes.count < 1_000 else { return .invalid }
+        var index = 0
+        var negative = false
+        if bytes[0] == 0x2B || bytes[0] == 0x2D {
+            negative = bytes[0] == 0x2D
+            index = 1
+        }
+        if index < bytes.count, bytes[index] | 0x20 == 0x69 || bytes[index] | 0x20 == 0x6E {  // 'i' or 'n', any case
+            switch String(decoding: bytes[index...], as: UTF8.self).lowercased() {
+            case "inf", "infinity": return .whole(negative ? -.infinity : .infinity)
+            case "nan": return .whole(.nan)
+            default: return .invalid
             }
         }
-        var mantissaDigits = 0
-        var index = utf8.startIndex
         var integer: UInt64 = 0
         func digits() -> Int {
             var count = 0
-            while index < utf8.endIndex, (0x30...0x39).contains(utf8[index]) {
-                integer = integer &* 10 &+ UInt64(utf8[index] - 0x30)
-                index = utf8.index(after: index)
+            while index < bytes.count, bytes[index] &- 0x30 < 10 {
+                integer = integer &* 10 &+ UInt64(bytes[index] &- 0x30)
+                index += 1
                 count += 1
             }
             return count
         }
-        mantissaDigits += digits()
-        // A whole number of up to 15 digits is exact as a double: no need for the general conversion.
-        if index == utf8.endIndex, mantissaDigits > 0, mantissaDigits <= 15 { return negative ? -Double(integer) : Double(integer) }
-        if index < utf8.endIndex, utf8[index] == 0x2E {
-            index = utf8.index(after: index)
+        var mantissaDigits = digits()
+        if index == bytes.count, mantissaDigits > 0, mantissaDigits <= 15 { return .whole(negative ? -Double(integer) : Double(integer)) }
+        if index < bytes.count, bytes[index] == 0x2E {
+            index += 1
             mantissaDigits += digits()
         }
-        guard mantissaDigits > 0 else { return nil }
-        if index < utf8.endIndex, utf8[index] == 0x65 || utf8[index] == 0x45 {
-            index = utf8.index(after: index)
-            if index < utf8.endIndex, utf8[index] == 0x2B || utf8[index] == 0x2D { index = utf8.index(after: index) }
-            guard digits() > 0 else { return nil }
+        guard mantissaDigits > 0 else { return .invalid }
+        if index < bytes.count, bytes[index] == 0x65 || bytes[index] == 0x45 {
+            index += 1
+            if index < bytes.count, bytes[index] == 0x2B || bytes[index] == 0x2D { index += 1 }
+            guard digits() > 0 else { return .invalid }
         }
-        guard index == utf8.endIndex else { return nil }
-        return Double(text)
+        return index == bytes.count ? .general : .invalid
     }
 
     /// A rollout percentage parsed like Rust's `usize::from_str` (`[+]?digits`); `nil` when that fails.
