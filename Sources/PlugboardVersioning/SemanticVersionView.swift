@@ -12,41 +12,27 @@ package struct SemanticVersionView: Sendable {
 
     /// Reads `text`; `nil` when it is not a strict SemVer 2.0.0 version.
     package init?(_ text: String) {
-        // MAJOR.MINOR.PATCH from the bytes in place; the rest, if any, through the string's indices.
+        // Everything is checked on the bytes in place; the pre-release is then cut from the string.
         let scanned =
-            text.utf8.withContiguousStorageIfAvailable { Self.numbers($0) }
-            ?? Array(text.utf8).withUnsafeBufferPointer { Self.numbers($0) }
-        guard let (major, minor, patch, length) = scanned else { return nil }
+            text.utf8.withContiguousStorageIfAvailable { Self.scan($0) }
+            ?? Array(text.utf8).withUnsafeBufferPointer { Self.scan($0) }
+        guard let (major, minor, patch, prerelease) = scanned else { return nil }
         self.major = major
         self.minor = minor
         self.patch = patch
-        let utf8 = text.utf8
-        guard length < utf8.count else {
-            prerelease = Substring()
-            return
+        if prerelease.isEmpty {
+            self.prerelease = Substring()
+        } else {
+            let utf8 = text.utf8
+            let start = utf8.index(utf8.startIndex, offsetBy: prerelease.lowerBound)
+            self.prerelease = text[start..<utf8.index(start, offsetBy: prerelease.count)]
         }
-        var index = utf8.index(utf8.startIndex, offsetBy: length)
-        let end = utf8.endIndex
-        var prerelease = Substring()
-        if utf8[index] == 0x2D {
-            utf8.formIndex(after: &index)
-            let start = index
-            while index < end, utf8[index] != 0x2B { utf8.formIndex(after: &index) }
-            guard Self.validIdentifiers(utf8[start..<index], numericLeadingZeroAllowed: false) else { return nil }
-            prerelease = text[start..<index]
-        }
-        if index < end {
-            guard utf8[index] == 0x2B else { return nil }
-            utf8.formIndex(after: &index)
-            guard Self.validIdentifiers(utf8[index..<end], numericLeadingZeroAllowed: true) else { return nil }
-        }
-        self.prerelease = prerelease
     }
 
-    /// `MAJOR.MINOR.PATCH` at the start of `bytes` (digits without a leading zero, fitting `UInt64`) and the number
-    /// of bytes they take.
-    private static func numbers(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64, UInt64, Int)? {
+    /// `MAJOR.MINOR.PATCH[-PRERELEASE][+BUILD]`: the numbers and the pre-release's byte range (empty for none).
+    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64, UInt64, Range<Int>)? {
         var index = 0
+        // Digits without a leading zero, fitting UInt64.
         func number() -> UInt64? {
             let start = index
             var value: UInt64 = 0
@@ -66,7 +52,23 @@ package struct SemanticVersionView: Sendable {
             return true
         }
         guard let major = number(), dot(), let minor = number(), dot(), let patch = number() else { return nil }
-        return (major, minor, patch, index)
+        var prerelease = index..<index
+        if index < bytes.count, bytes[index] == 0x2D {
+            index += 1
+            let start = index
+            while index < bytes.count, bytes[index] != 0x2B { index += 1 }
+            guard validIdentifiers(UnsafeBufferPointer(rebasing: bytes[start..<index]), numericLeadingZeroAllowed: false) else {
+                return nil
+            }
+            prerelease = start..<index
+        }
+        if index < bytes.count {
+            guard bytes[index] == 0x2B else { return nil }
+            guard validIdentifiers(UnsafeBufferPointer(rebasing: bytes[(index + 1)...]), numericLeadingZeroAllowed: true) else {
+                return nil
+            }
+        }
+        return (major, minor, patch, prerelease)
     }
 
     private static func digit(_ byte: UInt8) -> UInt8? { (0x30...0x39).contains(byte) ? byte - 0x30 : nil }
@@ -76,7 +78,7 @@ package struct SemanticVersionView: Sendable {
     }
 
     /// Dot-separated identifiers, each non-empty and of `[0-9A-Za-z-]` (numeric pre-release ones without a leading zero).
-    private static func validIdentifiers(_ bytes: Substring.UTF8View, numericLeadingZeroAllowed: Bool) -> Bool {
+    private static func validIdentifiers(_ bytes: UnsafeBufferPointer<UInt8>, numericLeadingZeroAllowed: Bool) -> Bool {
         var length = 0
         var numeric = true
         var leadingZero = false
@@ -110,16 +112,34 @@ package struct SemanticVersionView: Sendable {
         for identifier in other.prerelease {
             guard !rest.isEmpty else { return -1 }  // fewer identifiers, all equal so far
             let cut = rest.firstIndex(of: 0x2E) ?? rest.endIndex
-            let order = Self.compareIdentifier(rest[rest.startIndex..<cut], identifier.utf8)
+            let order = Self.compareIdentifier(rest[rest.startIndex..<cut], identifier[...].utf8)
             if order != 0 { return order }
             rest = cut == rest.endIndex ? rest[cut...] : rest[rest.index(after: cut)...]
         }
         return rest.isEmpty ? 0 : 1
     }
 
+    /// The order of `self` against a version with the same numbers whose pre-release identifiers, joined by `.`,
+    /// are `joined` (non-empty), when `self` is a pre-release too: what ``compare(to:)`` does after the numbers,
+    /// without the other version's array of identifiers.
+    package func comparePrerelease(to joined: String) -> Int {
+        var rest = prerelease.utf8[...]
+        var other = joined[...].utf8
+        while !other.isEmpty {
+            guard !rest.isEmpty else { return -1 }  // fewer identifiers, all equal so far
+            let cut = rest.firstIndex(of: 0x2E) ?? rest.endIndex
+            let otherCut = other.firstIndex(of: 0x2E) ?? other.endIndex
+            let order = Self.compareIdentifier(rest[rest.startIndex..<cut], other[other.startIndex..<otherCut])
+            if order != 0 { return order }
+            rest = cut == rest.endIndex ? rest[cut...] : rest[rest.index(after: cut)...]
+            other = otherCut == other.endIndex ? other[otherCut...] : other[other.index(after: otherCut)...]
+        }
+        return rest.isEmpty ? 0 : 1
+    }
+
     /// Compares two pre-release identifiers (§11.4): numeric ones numerically and below alphanumeric ones,
     /// alphanumeric ones in ASCII order.
-    private static func compareIdentifier(_ l: Substring.UTF8View.SubSequence, _ r: String.UTF8View) -> Int {
+    private static func compareIdentifier(_ l: Substring.UTF8View, _ r: Substring.UTF8View) -> Int {
         let lNumeric = l.allSatisfy { digit($0) != nil }
         let rNumeric = r.allSatisfy { digit($0) != nil }
         switch (lNumeric, rNumeric) {

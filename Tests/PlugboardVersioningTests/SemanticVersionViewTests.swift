@@ -15,10 +15,16 @@ struct SemanticVersionViewTests {
         "1.2.3-\u{301}", "1.2.3\r\n", "1.0.0-rc.1+build.1", "1.0.0-rc.1.x", "1.0.0-11.a", "1.0.0-9.a",
     ]
 
-    @Test("accepts exactly what SemanticVersion(parsing:) accepts")
+    @Test("accepts exactly what SemanticVersion(parsing:) accepts, with the same parts")
     func parsing() {
         for text in Self.texts {
-            #expect((SemanticVersionView(text) != nil) == (SemanticVersion(parsing: text) != nil), "\(text)")
+            let view = SemanticVersionView(text)
+            let version = SemanticVersion(parsing: text)
+            #expect((view != nil) == (version != nil), "\(text)")
+            if let view, let version {
+                #expect((view.major, view.minor, view.patch) == (version.major, version.minor, version.patch), "\(text)")
+                #expect(String(view.prerelease) == version.prerelease.joined(separator: "."), "\(text)")
+            }
         }
     }
 
@@ -30,6 +36,12 @@ struct SemanticVersionViewTests {
             for (_, other) in valid {
                 let expected = version < other ? -1 : (version == other ? 0 : 1)
                 #expect(view.compare(to: other) == expected, "\(text) vs \(other)")
+                // Same numbers, both pre-releases: the joined identifiers order as the array does.
+                if (view.major, view.minor, view.patch) == (other.major, other.minor, other.patch), !view.prerelease.isEmpty,
+                    !other.prerelease.isEmpty
+                {
+                    #expect(view.comparePrerelease(to: other.prerelease.joined(separator: ".")) == expected, "\(text) vs \(other)")
+                }
             }
         }
     }

@@ -11,6 +11,8 @@ struct Evaluator {
     unowned(unsafe) let program: FlagProgram
     private let contextPointer: UnsafePointer<UnleashContext>
     private var context: UnleashContext { _read { yield contextPointer.pointee } }
+    /// The context's properties, held for the evaluation: one retain, instead of one per lookup through the pointer.
+    private let properties: [String: String]
     /// Fields that override the context's, by Unleash's names (`userId`, …, or a property name): what a plug-in
     /// passes per call, read first instead of being merged into a copy of the context.
     let overrides: [String: String]?
@@ -30,6 +32,7 @@ struct Evaluator {
         self.storage = storage
         self.program = storage.program
         self.contextPointer = context
+        self.properties = context.pointee.properties
         self.overrides = overrides
     }
 
@@ -85,13 +88,13 @@ struct Evaluator {
     func value(of field: FieldRef) -> String? {
         if field.override >= 0, let value = overrides?[program.strings[field.override]] { return value }
         return switch field.kind {
-        case .userId: context.userId ?? context.properties["userId"]
-        case .sessionId: context.sessionId ?? context.properties["sessionId"]
-        case .environment: context.environment ?? context.properties["environment"]
-        case .appName: context.appName ?? context.properties["appName"]
-        case .remoteAddress: context.remoteAddress ?? context.properties["remoteAddress"]
-        case .currentTime: context.currentTime ?? context.properties["currentTime"]
-        case .property: context.properties[program.strings[field.name]]
+        case .userId: context.userId ?? properties["userId"]
+        case .sessionId: context.sessionId ?? properties["sessionId"]
+        case .environment: context.environment ?? properties["environment"]
+        case .appName: context.appName ?? properties["appName"]
+        case .remoteAddress: context.remoteAddress ?? properties["remoteAddress"]
+        case .currentTime: context.currentTime ?? properties["currentTime"]
+        case .property: properties[program.strings[field.name]]
         case .random: nil
         }
     }
@@ -254,7 +257,8 @@ struct Evaluator {
             result = parsedDate(of: constraint.field).map { constraint.comparison.holds($0, program.instants[first]) } ?? false
         case .semver:
             if let value = parsedVersion(of: constraint.field) {
-                let order = program.versionKeys[first].order(of: value) ?? value.compare(to: program.versions[first])
+                let key = program.versions[first]
+                let order = key.order(of: value) ?? value.comparePrerelease(to: program.strings[key.prerelease])
                 result = constraint.comparison.holds(order, 0)
             } else {
                 result = false

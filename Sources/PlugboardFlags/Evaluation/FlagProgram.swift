@@ -21,9 +21,8 @@ final class FlagProgram: @unchecked Sendable {
     let hostSets: Table<Set<String>>
     let numbers: Table<Double>
     let instants: Table<UnleashInstant>
-    let versions: Table<SemanticVersion>
-    /// The same versions' numbers, which decide most comparisons without touching the pre-release identifiers.
-    let versionKeys: Table<VersionKey>
+    /// Constraint versions: numbers, and the pre-release identifiers joined in `strings`.
+    let versions: Table<VersionKey>
     let regexes: Table<UnleashRegex>
     let networks: Table<IPNetwork>
     let variantSets: Table<VariantSetRecord>
@@ -48,10 +47,6 @@ final class FlagProgram: @unchecked Sendable {
         numbers = Table(builder.numbers)
         instants = Table(builder.instants)
         versions = Table(builder.versions)
-        versionKeys = Table(
-            builder.versions.map {
-                VersionKey(major: $0.major, minor: $0.minor, patch: $0.patch, isPrerelease: !$0.prerelease.isEmpty)
-            })
         regexes = Table(builder.regexes)
         networks = Table(builder.networks)
         variantSets = Table(builder.variantSets)
@@ -74,7 +69,6 @@ final class FlagProgram: @unchecked Sendable {
         numbers.free()
         instants.free()
         versions.free()
-        versionKeys.free()
         regexes.free()
         networks.free()
         variantSets.free()
@@ -102,7 +96,7 @@ final class FlagProgram: @unchecked Sendable {
         var hostSets: [Set<String>] = []
         var numbers: [Double] = []
         var instants: [UnleashInstant] = []
-        var versions: [SemanticVersion] = []
+        var versions: [VersionKey] = []
         var regexes: [UnleashRegex] = []
         var networks: [IPNetwork] = []
         var variantSets: [VariantSetRecord] = []
@@ -233,7 +227,9 @@ final class FlagProgram: @unchecked Sendable {
             case .semver(let comparison, let version):
                 record.test = .semver
                 record.comparison = comparison
-                (record.first, record.count) = Self.append([version], to: &versions)
+                let prerelease = version.prerelease.isEmpty ? -1 : string(version.prerelease.joined(separator: "."))
+                versions.append(VersionKey(major: version.major, minor: version.minor, patch: version.patch, prerelease: prerelease))
+                (record.first, record.count) = (Int32(versions.count - 1), 1)
             case .regex(let list):
                 record.test = .regex
                 (record.first, record.count) = Self.append(list, to: &regexes)
@@ -338,25 +334,26 @@ struct ConstraintRecord {
     var count: Int32 = 0
 }
 
-/// A constraint's version without its pre-release identifiers.
+/// A constraint's version: its numbers, and its pre-release identifiers joined by `.` in ``FlagProgram/strings``.
 struct VersionKey {
     var major: UInt64
     var minor: UInt64
     var patch: UInt64
-    var isPrerelease: Bool
+    /// -1 for a release.
+    var prerelease: Int32
 
-    /// The order of `version` against this one (negative, zero, positive) when the numbers decide it or neither
-    /// is a pre-release; `nil` when the pre-release identifiers must be compared.
+    /// The order of `version` against this one (negative, zero, positive) when the numbers decide it or one of
+    /// the two is a release; `nil` when the pre-release identifiers must be compared.
     @inline(__always)
     func order(of version: SemanticVersionView) -> Int? {
         if version.major != major { return version.major < major ? -1 : 1 }
         if version.minor != minor { return version.minor < minor ? -1 : 1 }
         if version.patch != patch { return version.patch < patch ? -1 : 1 }
-        switch (version.prerelease.isEmpty, isPrerelease) {
-        case (true, false): return 0
-        case (true, true): return 1
-        case (false, false): return -1
-        case (false, true): return nil
+        switch (version.prerelease.isEmpty, prerelease < 0) {
+        case (true, true): return 0
+        case (true, false): return 1  // a release is above its pre-releases
+        case (false, true): return -1
+        case (false, false): return nil
         }
     }
 }
