@@ -35,6 +35,9 @@ struct UnleashRegex: Sendable {
     /// Whether the pattern runs as a deterministic automaton (it is small enough) rather than the Pike VM.
     var hasAutomaton: Bool { program.dfa != nil }
 
+    /// The automaton's tables as a plain value (valid while this regex lives), for callers that keep the regex.
+    var automaton: RegexAutomaton? { program.dfa?.automaton }
+
     /// Matches with the Pike VM and reports the engine's work, for tests that check it is linear.
     func run(_ text: String) -> RegexProgram.Run { program.run(text) }
 

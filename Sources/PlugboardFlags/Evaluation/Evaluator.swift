@@ -266,7 +266,7 @@ struct Evaluator {
         case .regex:
             if let text = currentValue(constraint.field) {
                 var found = false
-                for index in first..<end where program.regexes[index].matches(text) {
+                for index in first..<end where program.automata[index]?.matches(text) ?? program.regexes[index].matches(text) {
                     found = true
                     break
                 }

@@ -24,6 +24,8 @@ final class FlagProgram: @unchecked Sendable {
     /// Constraint versions: numbers, and the pre-release identifiers joined in `strings`.
     let versions: Table<VersionKey>
     let regexes: Table<UnleashRegex>
+    /// Each regex's automaton, read without copying the regex (`nil`: it runs on the Pike VM).
+    let automata: Table<RegexAutomaton?>
     let networks: Table<IPNetwork>
     let variantSets: Table<VariantSetRecord>
     let variants: Table<VariantRecord>
@@ -48,6 +50,7 @@ final class FlagProgram: @unchecked Sendable {
         instants = Table(builder.instants)
         versions = Table(builder.versions)
         regexes = Table(builder.regexes)
+        automata = Table(builder.regexes.map(\.automaton))
         networks = Table(builder.networks)
         variantSets = Table(builder.variantSets)
         variants = Table(builder.variants)
@@ -70,6 +73,7 @@ final class FlagProgram: @unchecked Sendable {
         instants.free()
         versions.free()
         regexes.free()
+        automata.free()
         networks.free()
         variantSets.free()
         variants.free()

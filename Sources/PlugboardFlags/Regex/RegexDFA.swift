@@ -11,7 +11,7 @@
 /// Everything is computed ahead, so matching is read-only and any number of threads can share the automaton. A
 /// program whose automaton would have more than `stateLimit` states keeps the Pike VM, which is linear too; the
 /// differential tests run both against Unleash's engine.
-struct RegexDFA: Sendable {
+final class RegexDFA: Sendable {
     static let stateLimit = 512
     /// The most table entries (states × classes) and program instructions the automaton is built for, which
     /// bounds the work of building it (it is built on every compile of a flag set).
@@ -21,44 +21,10 @@ struct RegexDFA: Sendable {
     static let matched: Int32 = -1
     static let dead: Int32 = -2
 
-    /// `classCount` entries per state.
-    private let transitions: [Int32]
-    private let classCount: Int
-    /// Whether the text may end in the state with a match.
-    private let acceptsAtEnd: [Bool]
-    /// The class of each ASCII scalar.
-    private let asciiClasses: [UInt16]
-    /// Above ASCII: the first scalar of each run of scalars with one class, sorted, and the runs' classes.
-    private let runStarts: [UInt32]
-    private let runClasses: [UInt16]
+    /// The tables, which this object owns and frees.
+    let automaton: RegexAutomaton
 
-    /// Whether the pattern matches anywhere in `text`.
-    func matches(_ text: String) -> Bool {
-        transitions.withUnsafeBufferPointer { table in
-            asciiClasses.withUnsafeBufferPointer { ascii in
-                var state = 0
-                for scalar in text.unicodeScalars {
-                    let value = scalar.value
-                    let column = value < 128 ? Int(ascii[Int(value)]) : Int(classOfWide(value))
-                    let next = table[state &* classCount &+ column]
-                    if next < 0 { return next == Self.matched }
-                    state = Int(next)
-                }
-                return acceptsAtEnd[state]
-            }
-        }
-    }
-
-    private func classOfWide(_ value: UInt32) -> UInt16 {
-        // The last run that starts at or before `value` (the first run starts at 128).
-        var low = 0
-        var high = runStarts.count
-        while high - low > 1 {
-            let middle = (low + high) / 2
-            if runStarts[middle] <= value { low = middle } else { high = middle }
-        }
-        return runClasses[low]
-    }
+    deinit { automaton.free() }
 
     /// Builds the automaton, or `nil` when it would be over `stateLimit` states.
     init?(program: RegexProgram, sets: [ScalarSet]) {
@@ -214,11 +180,102 @@ struct RegexDFA: Sendable {
                 }
             }
         }
-        self.transitions = transitions
+        automaton = RegexAutomaton(
+            transitions: transitions, classCount: classCount, acceptsAtEnd: acceptsAtEnd, asciiClasses: asciiClasses,
+            runStarts: runStarts, runClasses: runClasses)
+    }
+}
+
+/// A `RegexDFA`'s tables, read through pointers, so that copying it (into a flag program's records, for instance)
+/// copies no references; valid while its `RegexDFA` lives.
+struct RegexAutomaton: @unchecked Sendable {
+    /// `classCount` entries per state.
+    private let transitions: UnsafeMutablePointer<Int32>
+    private let classCount: Int
+    /// Whether the text may end in the state with a match.
+    private let acceptsAtEnd: UnsafeMutablePointer<Bool>
+    /// The class of each ASCII scalar.
+    private let asciiClasses: UnsafeMutablePointer<UInt16>
+    /// Above ASCII: the first scalar of each run of scalars with one class, sorted, and the runs' classes.
+    private let runStarts: UnsafeMutablePointer<UInt32>
+    private let runClasses: UnsafeMutablePointer<UInt16>
+    private let runCount: Int
+
+    fileprivate init(
+        transitions: [Int32], classCount: Int, acceptsAtEnd: [Bool], asciiClasses: [UInt16], runStarts: [UInt32], runClasses: [UInt16]
+    ) {
+        func copy<T>(_ array: [T]) -> UnsafeMutablePointer<T> {
+            let pointer = UnsafeMutablePointer<T>.allocate(capacity: max(1, array.count))
+            _ = UnsafeMutableBufferPointer(start: pointer, count: array.count).initialize(from: array)
+            return pointer
+        }
+        self.transitions = copy(transitions)
         self.classCount = classCount
-        self.acceptsAtEnd = acceptsAtEnd
-        self.asciiClasses = asciiClasses
-        self.runStarts = runStarts
-        self.runClasses = runClasses
+        self.acceptsAtEnd = copy(acceptsAtEnd)
+        self.asciiClasses = copy(asciiClasses)
+        self.runStarts = copy(runStarts)
+        self.runClasses = copy(runClasses)
+        runCount = runStarts.count
+    }
+
+    fileprivate func free() {
+        transitions.deallocate()
+        acceptsAtEnd.deallocate()
+        asciiClasses.deallocate()
+        runStarts.deallocate()
+        runClasses.deallocate()
+    }
+
+    /// Whether the pattern matches anywhere in `text`.
+    func matches(_ text: String) -> Bool {
+        if let answer = text.utf8.withContiguousStorageIfAvailable({ matches(utf8: $0) }) { return answer }
+        var copy = text
+        copy.makeContiguousUTF8()
+        return matches(copy)
+    }
+
+    /// Runs over the UTF-8 of a Swift string (valid by construction), decoding scalars in place.
+    private func matches(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var state = 0
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            let lead = bytes[index]
+            let column: Int
+            if lead < 0x80 {
+                column = Int(asciiClasses[Int(lead)])
+                index += 1
+            } else {
+                var value: UInt32
+                if lead < 0xE0 {
+                    value = UInt32(lead & 0x1F) << 6 | UInt32(bytes[index + 1] & 0x3F)
+                    index += 2
+                } else if lead < 0xF0 {
+                    value = UInt32(lead & 0x0F) << 12 | UInt32(bytes[index + 1] & 0x3F) << 6
+                    value |= UInt32(bytes[index + 2] & 0x3F)
+                    index += 3
+                } else {
+                    value = UInt32(lead & 0x07) << 18 | UInt32(bytes[index + 1] & 0x3F) << 12
+                    value |= UInt32(bytes[index + 2] & 0x3F) << 6 | UInt32(bytes[index + 3] & 0x3F)
+                    index += 4
+                }
+                column = Int(classOfWide(value))
+            }
+            let next = transitions[state &* classCount &+ column]
+            if next < 0 { return next == RegexDFA.matched }
+            state = Int(next)
+        }
+        return acceptsAtEnd[state]
+    }
+
+    private func classOfWide(_ value: UInt32) -> UInt16 {
+        // The last run that starts at or before `value` (the first run starts at 128).
+        var low = 0
+        var high = runCount
+        while high - low > 1 {
+            let middle = (low + high) / 2
+            if runStarts[middle] <= value { low = middle } else { high = middle }
+        }
+        return runClasses[low]
     }
 }

@@ -25,7 +25,7 @@ extension RegexProgram {
     private static let asciiWord = ScalarMatcher(UnicodeTables.asciiWord)
 
     /// Whether the pattern matches anywhere in `text` (with the automaton when the program has one).
-    func matches(_ text: String) -> Bool { dfa?.matches(text) ?? run(text).matched }
+    func matches(_ text: String) -> Bool { dfa?.automaton.matches(text) ?? run(text).matched }
 
     /// Runs the program over `text`, counting its steps.
     func run(_ text: String) -> Run {
