@@ -180,8 +180,9 @@ final class RegexDFA: Sendable {
                 }
             }
         }
+        // Targets as the offsets of their rows, which saves a multiplication per scalar.
         automaton = RegexAutomaton(
-            transitions: transitions, classCount: classCount, acceptsAtEnd: acceptsAtEnd, asciiClasses: asciiClasses,
+            transitions: transitions.map { $0 < 0 ? $0 : $0 * Int32(classCount) }, classCount: classCount, acceptsAtEnd: acceptsAtEnd, asciiClasses: asciiClasses,
             runStarts: runStarts, runClasses: runClasses)
     }
 }
@@ -189,7 +190,7 @@ final class RegexDFA: Sendable {
 /// A `RegexDFA`'s tables, read through pointers, so that copying it (into a flag program's records, for instance)
 /// copies no references; valid while its `RegexDFA` lives.
 struct RegexAutomaton: @unchecked Sendable {
-    /// `classCount` entries per state.
+    /// `classCount` entries per state; a target is the offset of its row (`state × classCount`), or negative.
     private let transitions: UnsafeMutablePointer<Int32>
     private let classCount: Int
     /// Whether the text may end in the state with a match.
@@ -236,7 +237,7 @@ struct RegexAutomaton: @unchecked Sendable {
 
     /// Runs over the UTF-8 of a Swift string (valid by construction), decoding scalars in place.
     private func matches(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var state = 0
+        var row = 0
         var index = 0
         let count = bytes.count
         while index < count {
@@ -261,11 +262,11 @@ struct RegexAutomaton: @unchecked Sendable {
                 }
                 column = Int(classOfWide(value))
             }
-            let next = transitions[state &* classCount &+ column]
+            let next = transitions[row &+ column]
             if next < 0 { return next == RegexDFA.matched }
-            state = Int(next)
+            row = Int(next)
         }
-        return acceptsAtEnd[state]
+        return acceptsAtEnd[row / classCount]
     }
 
     private func classOfWide(_ value: UInt32) -> UInt16 {
