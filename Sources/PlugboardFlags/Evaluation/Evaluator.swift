@@ -332,35 +332,37 @@ struct Evaluator {
     /// Byte-wise (UTF-8) prefix, suffix or substring test, as Unleash's engine does it; `foldingASCII` lowercases
     /// the text's ASCII letters on the fly (the needle is lowercased already).
     static func bytesMatch(_ text: String, _ needle: String, _ match: StringMatch, foldingASCII: Bool = false) -> Bool {
-        let haystack = text.utf8
-        let pattern = needle.utf8
-        @inline(__always) func fold(_ byte: UInt8) -> UInt8 {
-            foldingASCII && (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
+        withBytes(text) { haystack in
+            withBytes(needle) { pattern in bytesMatch(haystack, pattern, match, foldingASCII: foldingASCII) }
         }
-        /// Whether `pattern` stands in `haystack` at `start` (no closure is stored, so nothing is allocated).
-        func matches(at start: String.UTF8View.Index) -> Bool {
-            var h = start
-            for byte in pattern {
-                guard h < haystack.endIndex, fold(haystack[h]) == byte else { return false }
-                haystack.formIndex(after: &h)
+    }
+
+    /// The string's UTF-8 in place (a copy only for a string that is not stored as UTF-8).
+    @inline(__always)
+    private static func withBytes<R>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(text.utf8).withUnsafeBufferPointer(body)
+    }
+
+    private static func bytesMatch(
+        _ haystack: UnsafeBufferPointer<UInt8>, _ pattern: UnsafeBufferPointer<UInt8>, _ match: StringMatch, foldingASCII: Bool
+    ) -> Bool {
+        guard haystack.count >= pattern.count else { return false }
+        /// Whether `pattern` stands in `haystack` at `start`.
+        @inline(__always) func matches(at start: Int) -> Bool {
+            if !foldingASCII { return pattern.isEmpty || memcmp(haystack.baseAddress! + start, pattern.baseAddress!, pattern.count) == 0 }
+            for offset in 0..<pattern.count {
+                var byte = haystack[start + offset]
+                if byte &- 0x41 < 26 { byte |= 0x20 }
+                if byte != pattern[offset] { return false }
             }
             return true
         }
         switch match {
-        case .startsWith:
-            return matches(at: haystack.startIndex)
-        case .endsWith:
-            guard haystack.count >= pattern.count else { return false }
-            return matches(at: haystack.index(haystack.endIndex, offsetBy: -pattern.count))
+        case .startsWith: return matches(at: 0)
+        case .endsWith: return matches(at: haystack.count - pattern.count)
         case .contains:
-            if pattern.isEmpty { return true }
-            guard haystack.count >= pattern.count else { return false }
-            var start = haystack.startIndex
-            let last = haystack.index(haystack.endIndex, offsetBy: -pattern.count)
-            while start <= last {
-                if matches(at: start) { return true }
-                haystack.formIndex(after: &start)
-            }
+            for start in 0...(haystack.count - pattern.count) where matches(at: start) { return true }
             return false
         }
     }
