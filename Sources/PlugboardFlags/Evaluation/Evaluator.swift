@@ -228,7 +228,7 @@ struct Evaluator {
         case .string:
             if let text = currentValue(constraint.field) {
                 var found = false
-                if constraint.caseInsensitive, !text.utf8.allSatisfy({ $0 < 0x80 }) {
+                if constraint.caseInsensitive, !Self.isASCII(text) {
                     let lowered = text.lowercased()
                     for index in first..<end where Self.bytesMatch(lowered, program.strings[index], constraint.match) {
                         found = true
@@ -334,6 +334,14 @@ struct Evaluator {
     static func bytesMatch(_ text: String, _ needle: String, _ match: StringMatch, foldingASCII: Bool = false) -> Bool {
         withBytes(text) { haystack in
             withBytes(needle) { pattern in bytesMatch(haystack, pattern, match, foldingASCII: foldingASCII) }
+        }
+    }
+
+    private static func isASCII(_ text: String) -> Bool {
+        withBytes(text) { bytes in
+            var high: UInt8 = 0
+            for byte in bytes { high |= byte }
+            return high < 0x80
         }
     }
 
