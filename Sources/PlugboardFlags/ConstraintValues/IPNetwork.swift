@@ -38,7 +38,8 @@ struct IPAddress: Hashable, Sendable {
         var octet: UInt32 = 0
         var digits = 0
         var firstIsZero = false
-        for index in bytes.indices {
+        // An index loop: `Slice.indices` is not specialized here and looks its type up at run time on every call.
+        for index in bytes.startIndex..<bytes.endIndex {
             let byte = bytes[index]
             if byte == 0x2E {
                 guard digits > 0, parts < 3 else { return nil }
