@@ -1,4 +1,4 @@
-import PlugboardFlags
+@testable import PlugboardFlags
 import Testing
 
 @Suite("MurmurHash3 x86 32-bit")
@@ -48,5 +48,26 @@ struct MurmurHash3Tests {
             let value = MurmurHash3.normalizedValue(groupId: "g", identifier: "user-\(index)", modulus: 7)
             #expect((1...7).contains(value))
         }
+    }
+
+    @Test("a group id hashed ahead gives the same buckets, whatever the lengths and where the blocks fall")
+    func prefixedBuckets() {
+        let alphabet = Array("abcdé:0123456789-🙂")
+        for groupLength in 0...9 {
+            let group = String((0..<groupLength).map { alphabet[($0 * 7 + groupLength) % alphabet.count] })
+            for seed in [0, MurmurHash3.variantSeed] {
+                let prefix = MurmurHash3.Prefix(groupId: group, seed: seed)
+                for idLength in 0...13 {
+                    let id = String((0..<idLength).map { alphabet[($0 * 5 + idLength) % alphabet.count] })
+                    for modulus: UInt32 in [100, 1000, 7] {
+                        #expect(
+                            MurmurHash3.normalizedValue(prefix: prefix, identifier: id, modulus: modulus)
+                                == MurmurHash3.normalizedValue(groupId: group, identifier: id, modulus: modulus, seed: seed),
+                            "\(group) / \(id)")
+                    }
+                }
+            }
+        }
+        #expect(MurmurHash3.normalizedValue(prefix: MurmurHash3.Prefix(groupId: "gr1", seed: 0), identifier: "123") == 73)
     }
 }

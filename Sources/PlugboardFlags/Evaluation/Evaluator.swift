@@ -191,8 +191,8 @@ struct Evaluator {
                     identifier = currentValue(source)
                 }
                 if let identifier {
-                    let groupId = strategy.groupId >= 0 ? strategy.groupId : program.flags[toggle].name
-                    let bucket = MurmurHash3.normalizedValue(groupId: program.strings[groupId], identifier: identifier)
+                    let prefix = strategy.groupId >= 0 ? strategy.groupPrefix : program.flags[toggle].namePrefix
+                    let bucket = MurmurHash3.normalizedValue(prefix: prefix, identifier: identifier)
                     return bucket <= strategy.percent
                 }
             }
@@ -404,8 +404,7 @@ struct Evaluator {
         }
         let target: UInt32
         if let seed {
-            target = MurmurHash3.normalizedValue(
-                groupId: program.strings[set.groupId], identifier: seed, modulus: set.totalWeight, seed: MurmurHash3.variantSeed)
+            target = MurmurHash3.normalizedValue(prefix: set.groupPrefix, identifier: seed, modulus: set.totalWeight)
         } else {
             target = storage.environment.random(set.totalWeight) + 1
         }

@@ -164,7 +164,7 @@ final class FlagProgram: @unchecked Sendable {
             }
             let (firstDependency, dependencyCount) = Self.append(dependencyRecords, to: &dependencies)
             return FlagRecord(
-                name: string(flag.name), enabled: flag.enabled, broken: flag.broken, firstStrategy: firstStrategy,
+                name: string(flag.name), namePrefix: MurmurHash3.Prefix(groupId: flag.name, seed: 0), enabled: flag.enabled, broken: flag.broken, firstStrategy: firstStrategy,
                 strategyCount: strategyCount, variants: flagVariants, firstDependency: firstDependency,
                 dependencyCount: dependencyCount)
         }
@@ -189,6 +189,7 @@ final class FlagProgram: @unchecked Sendable {
                 }
                 (record.first, record.count) = Self.append(sources, to: &fields)
                 record.groupId = groupId.map { string($0) } ?? -1
+                if let groupId { record.groupPrefix = MurmurHash3.Prefix(groupId: groupId, seed: 0) }
             case .random(let percent):
                 record.rule = .random
                 record.percent = percent
@@ -268,7 +269,8 @@ final class FlagProgram: @unchecked Sendable {
             variantSets.append(
                 VariantSetRecord(
                     first: first, count: count, totalWeight: set.totalWeight, standardStickiness: stickiness.kind == .random,
-                    stickiness: stickiness, groupId: string(set.groupId), weightedCount: Int32(set.weightedCount)))
+                    stickiness: stickiness, groupId: string(set.groupId),
+                    groupPrefix: MurmurHash3.Prefix(groupId: set.groupId, seed: MurmurHash3.variantSeed), weightedCount: Int32(set.weightedCount)))
             return Int32(variantSets.count - 1)
         }
     }
@@ -294,6 +296,8 @@ struct FieldRef: Equatable {
 
 struct FlagRecord {
     var name: Int32
+    /// The bucketing hash of `"name:"`, for rollouts without a group id.
+    var namePrefix: MurmurHash3.Prefix
     var enabled: Bool
     var broken: Bool
     var firstStrategy: Int32
@@ -316,6 +320,8 @@ struct StrategyRecord {
     var count: Int32 = 0
     /// The rollout's group id in `strings`; -1 is the evaluated flag's name.
     var groupId: Int32 = -1
+    /// The bucketing hash of `"groupId:"` when the rollout has a group id.
+    var groupPrefix = MurmurHash3.Prefix(groupId: "", seed: 0)
     var firstConstraint: Int32 = 0
     var constraintCount: Int32 = 0
     /// The strategy's own variant set, or -1.
@@ -370,6 +376,8 @@ struct VariantSetRecord {
     var standardStickiness: Bool
     var stickiness: FieldRef
     var groupId: Int32
+    /// The variant bucketing hash of `"groupId:"`.
+    var groupPrefix: MurmurHash3.Prefix
     var weightedCount: Int32
 }
 

@@ -57,6 +57,69 @@ public enum MurmurHash3 {
         }
     }
 
+    /// The hash state after `"\(groupId):"`, computed once so that bucketing an identifier hashes only the
+    /// identifier's bytes (``normalizedValue(prefix:identifier:modulus:)``).
+    struct Prefix: Sendable {
+        fileprivate var h1: UInt32
+        /// The bytes after the last whole block, in the low bits.
+        fileprivate var tail: UInt32
+        fileprivate var tailCount: Int
+        fileprivate var length: Int
+
+        init(groupId: String, seed: UInt32) {
+            var hasher = Streaming(seed: seed)
+            hasher.add(groupId.utf8)
+            hasher.add(CollectionOfOne(UInt8(ascii: ":")))
+            (h1, tail, tailCount, length) = hasher.state
+        }
+    }
+
+    /// ``normalizedValue(groupId:identifier:modulus:seed:)`` with the group id's part hashed ahead.
+    @inline(__always)
+    static func normalizedValue(prefix: Prefix, identifier: String, modulus: UInt32 = 100) -> UInt32 {
+        if let hash = identifier.utf8.withContiguousStorageIfAvailable({ hash(continuing: prefix, UnsafeRawBufferPointer($0)) }) {
+            return hash % modulus + 1
+        }
+        return Array(identifier.utf8).withUnsafeBytes { hash(continuing: prefix, $0) } % modulus + 1
+    }
+
+    /// The hash of the prefix's bytes followed by `bytes`.
+    static func hash(continuing prefix: Prefix, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        var h1 = prefix.h1
+        var block = prefix.tail
+        var pending = prefix.tailCount
+        var index = 0
+        @inline(__always) func mixBlock(_ k: UInt32) {
+            h1 ^= Streaming.mix(k)
+            h1 = (h1 << 13) | (h1 >> 19)
+            h1 = h1 &* 5 &+ 0xe654_6b64
+        }
+        // Complete the prefix's partial block, then whole blocks, then the rest.
+        while pending > 0, pending < 4, index < bytes.count {
+            block |= UInt32(bytes[index]) << (8 * UInt32(pending))
+            pending += 1
+            index += 1
+        }
+        if pending == 4 {
+            mixBlock(block)
+            block = 0
+            pending = 0
+        }
+        if pending == 0 {
+            while index + 4 <= bytes.count {
+                mixBlock(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt32.self)))
+                index += 4
+            }
+            while index < bytes.count {
+                block |= UInt32(bytes[index]) << (8 * UInt32(pending))
+                pending += 1
+                index += 1
+            }
+        }
+        if pending > 0 { h1 ^= Streaming.mix(block) }
+        return Streaming.finalize(h1, length: UInt32(truncatingIfNeeded: prefix.length + bytes.count))
+    }
+
     /// The hash of contiguous bytes, four at a time.
     static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt32) -> UInt32 {
         var h1 = seed
@@ -106,6 +169,9 @@ public enum MurmurHash3 {
                 }
             }
         }
+
+        /// The running hash, the partial block, its byte count and the total length so far.
+        var state: (UInt32, UInt32, Int, Int) { (h1, block, pending, Int(length)) }
 
         func finish() -> UInt32 {
             var h = h1

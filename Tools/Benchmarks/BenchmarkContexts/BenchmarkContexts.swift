@@ -75,6 +75,14 @@ public enum BenchmarkContexts {
 }
 
 /// A kind of flag definition, measured on its own.
+/// A context as an app holds it while it asks flags: immutable, in one place. Timed loops read contexts through
+/// these, so each call borrows the context as an app passes the one it holds; read from an array of structs, each
+/// would be copied (its strings and dictionary retained and released) before each call, which an app does not pay.
+public final class HeldContext: @unchecked Sendable {
+    public let context: UnleashContext
+    public init(_ context: UnleashContext) { self.context = context }
+}
+
 public struct FlagFamily: Sendable {
     public let name: String
     public let flags: [String]

@@ -16,6 +16,8 @@ final class EvaluationFixture {
     let provider: FlagSnapshotProvider
     let names: [String]
     let contexts: [UnleashContext]
+    /// The same contexts as an app holds them (see `HeldContext`): the timed loops read these.
+    let held: [HeldContext]
     let cursor = Cursor()
 
     init() throws {
@@ -24,6 +26,7 @@ final class EvaluationFixture {
         let flagNames = snapshot.flagNames
         names = (0..<Self.pairCount).map { flagNames[$0 % flagNames.count] }
         contexts = Fixtures.contexts(count: Self.pairCount)
+        held = contexts.map(HeldContext.init)
     }
 }
 
@@ -71,7 +74,7 @@ func flagBenchmarks() {
         let snapshot = fixture.snapshot
         for _ in benchmark.scaledIterations {
             let i = fixture.cursor.next(mask: EvaluationFixture.mask)
-            blackHole(snapshot.isEnabled(fixture.names[i], context: fixture.contexts[i]))
+            blackHole(snapshot.isEnabled(fixture.names[i], context: fixture.held[i].context))
         }
     } setup: {
         try EvaluationFixture()
@@ -81,7 +84,7 @@ func flagBenchmarks() {
         let snapshot = fixture.snapshot
         for _ in benchmark.scaledIterations {
             let i = fixture.cursor.next(mask: EvaluationFixture.mask)
-            blackHole(snapshot.variant(fixture.names[i], context: fixture.contexts[i]))
+            blackHole(snapshot.variant(fixture.names[i], context: fixture.held[i].context))
         }
     } setup: {
         try EvaluationFixture()
@@ -91,7 +94,7 @@ func flagBenchmarks() {
         let provider = fixture.provider
         for _ in benchmark.scaledIterations {
             let i = fixture.cursor.next(mask: EvaluationFixture.mask)
-            blackHole(provider.bool(fixture.names[i], default: false, context: fixture.contexts[i]))
+            blackHole(provider.bool(fixture.names[i], default: false, context: fixture.held[i].context))
         }
     } setup: {
         try EvaluationFixture()
@@ -108,9 +111,9 @@ func flagBenchmarks() {
                 let i = fixture.cursor.next(mask: EvaluationFixture.mask)
                 let flag = flags[i % flags.count]
                 if family.variants {
-                    blackHole(snapshot.variant(flag, context: fixture.contexts[i]))
+                    blackHole(snapshot.variant(flag, context: fixture.held[i].context))
                 } else {
-                    blackHole(snapshot.isEnabled(flag, context: fixture.contexts[i]))
+                    blackHole(snapshot.isEnabled(flag, context: fixture.held[i].context))
                 }
             }
         } setup: {
@@ -132,7 +135,7 @@ func flagBenchmarks() {
             let snapshot = fixture.snapshot
             for _ in benchmark.scaledIterations {
                 let i = fixture.cursor.next(mask: EvaluationFixture.mask)
-                blackHole(snapshot.isEnabled(name, context: fixture.contexts[i]))
+                blackHole(snapshot.isEnabled(name, context: fixture.held[i].context))
             }
         } setup: {
             try EvaluationFixture()
