@@ -11,8 +11,9 @@ struct Evaluator {
     unowned(unsafe) let program: FlagProgram
     private let contextPointer: UnsafePointer<UnleashContext>
     private var context: UnleashContext { _read { yield contextPointer.pointee } }
-    /// The context's properties, held for the evaluation: one retain, instead of one per lookup through the pointer.
-    private let properties: [String: String]
+    /// The context's properties, held for the rest of the evaluation from the first read of one: one retain,
+    /// instead of one per lookup through the pointer, and none for an evaluation that reads no property.
+    private var heldProperties: [String: String]?
     /// Fields that override the context's, by Unleash's names (`userId`, …, or a property name): what a plug-in
     /// passes per call, read first instead of being merged into a copy of the context.
     let overrides: [String: String]?
@@ -32,7 +33,6 @@ struct Evaluator {
         self.storage = storage
         self.program = storage.program
         self.contextPointer = context
-        self.properties = context.pointee.properties
         self.overrides = overrides
     }
 
@@ -83,18 +83,24 @@ struct Evaluator {
 
     // MARK: Context
 
+    @inline(__always)
+    private mutating func property(_ name: String) -> String? {
+        if heldProperties == nil { heldProperties = contextPointer.pointee.properties }
+        return heldProperties.unsafelyUnwrapped[name]
+    }
+
     /// A standard field falls back to the property of the same name, as in Unleash's engine.
     @inline(__always)
-    func value(of field: FieldRef) -> String? {
+    mutating func value(of field: FieldRef) -> String? {
         if field.override >= 0, let value = overrides?[program.strings[field.override]] { return value }
         return switch field.kind {
-        case .userId: context.userId ?? properties["userId"]
-        case .sessionId: context.sessionId ?? properties["sessionId"]
-        case .environment: context.environment ?? properties["environment"]
-        case .appName: context.appName ?? properties["appName"]
-        case .remoteAddress: context.remoteAddress ?? properties["remoteAddress"]
-        case .currentTime: context.currentTime ?? properties["currentTime"]
-        case .property: properties[program.strings[field.name]]
+        case .userId: context.userId ?? property("userId")
+        case .sessionId: context.sessionId ?? property("sessionId")
+        case .environment: context.environment ?? property("environment")
+        case .appName: context.appName ?? property("appName")
+        case .remoteAddress: context.remoteAddress ?? property("remoteAddress")
+        case .currentTime: context.currentTime ?? property("currentTime")
+        case .property: property(program.strings[field.name])
         case .random: nil
         }
     }
