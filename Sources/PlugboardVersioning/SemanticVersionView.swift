@@ -30,7 +30,7 @@ package struct SemanticVersionView: Sendable {
     }
 
     /// `MAJOR.MINOR.PATCH[-PRERELEASE][+BUILD]`: the numbers and the pre-release's byte range (empty for none).
-    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64, UInt64, Range<Int>)? {
+    fileprivate static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64, UInt64, Range<Int>)? {
         var index = 0
         // Digits without a leading zero, fitting UInt64.
         func number() -> UInt64? {
@@ -160,5 +160,27 @@ package struct SemanticVersionView: Sendable {
             if li < l.endIndex { return 1 }
             return ri < r.endIndex ? -1 : 0
         }
+    }
+}
+
+/// A strict SemVer 2.0.0 version's numbers and where its pre-release lies in the text: a plain value (no reference to
+/// the text), for an evaluation's cache of parsed context values. It accepts exactly what ``SemanticVersionView``
+/// accepts; when the numbers do not decide an order, read the text again as a ``SemanticVersionView``.
+package struct SemanticVersionNumbers: Sendable {
+    package let major: UInt64
+    package let minor: UInt64
+    package let patch: UInt64
+    /// The pre-release identifiers' UTF-8 offsets in the text; empty for a release.
+    package let prerelease: Range<Int>
+
+    package init?(_ text: String) {
+        let scanned =
+            text.utf8.withContiguousStorageIfAvailable { SemanticVersionView.scan($0) }
+            ?? Array(text.utf8).withUnsafeBufferPointer { SemanticVersionView.scan($0) }
+        guard let (major, minor, patch, prerelease) = scanned else { return nil }
+        self.major = major
+        self.minor = minor
+        self.patch = patch
+        self.prerelease = prerelease
     }
 }

@@ -21,8 +21,11 @@ struct SemanticVersionViewTests {
             let view = SemanticVersionView(text)
             let version = SemanticVersion(parsing: text)
             #expect((view != nil) == (version != nil), "\(text)")
-            if let view, let version {
+            #expect((SemanticVersionNumbers(text) != nil) == (version != nil), "\(text)")
+            if let view, let version, let numbers = SemanticVersionNumbers(text) {
                 #expect((view.major, view.minor, view.patch) == (version.major, version.minor, version.patch), "\(text)")
+                #expect((numbers.major, numbers.minor, numbers.patch) == (version.major, version.minor, version.patch), "\(text)")
+                #expect(String(decoding: Array(text.utf8)[numbers.prerelease], as: UTF8.self) == String(view.prerelease), "\(text)")
                 #expect(String(view.prerelease) == version.prerelease.joined(separator: "."), "\(text)")
             }
         }

@@ -22,7 +22,7 @@ struct Evaluator {
     private var toggle: Int32 = 0
     private var nowInstant: UnleashInstant?
     // Context values parsed at most once per evaluation, whatever the number of constraints that read them.
-    private var versions = ParsedOnce<SemanticVersionView>()
+    private var versions = ParsedOnce<SemanticVersionNumbers>()
     private var addresses = ParsedOnce<IPAddress>()
     private var dates = ParsedOnce<UnleashInstant>()
     private var numbers = ParsedOnce<Double>()
@@ -264,8 +264,14 @@ struct Evaluator {
         case .semver:
             if let value = parsedVersion(of: constraint.field) {
                 let key = program.versions[first]
-                let order = key.order(of: value) ?? value.comparePrerelease(to: program.strings[key.prerelease])
-                result = constraint.comparison.holds(order, 0)
+                if let order = key.order(of: value) {
+                    result = constraint.comparison.holds(order, 0)
+                } else if let text = currentValue(constraint.field), let view = SemanticVersionView(text) {
+                    // Same numbers, both pre-releases: the identifiers decide, read from the text again.
+                    result = constraint.comparison.holds(view.comparePrerelease(to: program.strings[key.prerelease]), 0)
+                } else {
+                    result = false
+                }
             } else {
                 result = false
             }
@@ -299,9 +305,9 @@ struct Evaluator {
     }
 
     /// The field as a semantic version (parsed once per evaluation).
-    private mutating func parsedVersion(of field: FieldRef) -> SemanticVersionView? {
+    private mutating func parsedVersion(of field: FieldRef) -> SemanticVersionNumbers? {
         if let hit = versions[field] { return hit }
-        let parsed = currentValue(field).flatMap(SemanticVersionView.init)
+        let parsed = currentValue(field).flatMap(SemanticVersionNumbers.init)
         versions.store(parsed, for: field)
         return parsed
     }

@@ -355,7 +355,7 @@ struct VersionKey {
     /// The order of `version` against this one (negative, zero, positive) when the numbers decide it or one of
     /// the two is a release; `nil` when the pre-release identifiers must be compared.
     @inline(__always)
-    func order(of version: SemanticVersionView) -> Int? {
+    func order(of version: SemanticVersionNumbers) -> Int? {
         if version.major != major { return version.major < major ? -1 : 1 }
         if version.minor != minor { return version.minor < minor ? -1 : 1 }
         if version.patch != patch { return version.patch < patch ? -1 : 1 }
