@@ -84,7 +84,8 @@ struct HotPathTests {
             "18", "65.5", "1e2", "", "+", "-", "1.", ".5", " 1", "1 ",
         ]
         for text in texts {
-            let expected: Double? = text.utf8.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E || $0 == 0x65 })
+            let expected: Double? =
+                text.utf8.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E || $0 == 0x65 })
                 ? Double(text) : nil
             let parsed = UnleashNumber.parseContextValue(text)
             #expect(parsed == expected && parsed?.sign == expected?.sign, "\(text.debugDescription)")

@@ -1,5 +1,6 @@
-@testable import PlugboardFlags
 import Testing
+
+@testable import PlugboardFlags
 
 @Suite("MurmurHash3 x86 32-bit")
 struct MurmurHash3Tests {

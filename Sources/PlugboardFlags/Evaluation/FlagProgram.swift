@@ -164,7 +164,8 @@ final class FlagProgram: @unchecked Sendable {
             }
             let (firstDependency, dependencyCount) = Self.append(dependencyRecords, to: &dependencies)
             return FlagRecord(
-                name: string(flag.name), namePrefix: MurmurHash3.Prefix(groupId: flag.name, seed: 0), enabled: flag.enabled, broken: flag.broken, firstStrategy: firstStrategy,
+                name: string(flag.name), namePrefix: MurmurHash3.Prefix(groupId: flag.name, seed: 0), enabled: flag.enabled,
+                broken: flag.broken, firstStrategy: firstStrategy,
                 strategyCount: strategyCount, variants: flagVariants, firstDependency: firstDependency,
                 dependencyCount: dependencyCount)
         }
@@ -270,7 +271,8 @@ final class FlagProgram: @unchecked Sendable {
                 VariantSetRecord(
                     first: first, count: count, totalWeight: set.totalWeight, standardStickiness: stickiness.kind == .random,
                     stickiness: stickiness, groupId: string(set.groupId),
-                    groupPrefix: MurmurHash3.Prefix(groupId: set.groupId, seed: MurmurHash3.variantSeed), weightedCount: Int32(set.weightedCount)))
+                    groupPrefix: MurmurHash3.Prefix(groupId: set.groupId, seed: MurmurHash3.variantSeed),
+                    weightedCount: Int32(set.weightedCount)))
             return Int32(variantSets.count - 1)
         }
     }

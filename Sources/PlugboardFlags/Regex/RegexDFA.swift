@@ -182,7 +182,8 @@ final class RegexDFA: Sendable {
         }
         // Targets as the offsets of their rows, which saves a multiplication per scalar.
         automaton = RegexAutomaton(
-            transitions: transitions.map { $0 < 0 ? $0 : $0 * Int32(classCount) }, classCount: classCount, acceptsAtEnd: acceptsAtEnd, asciiClasses: asciiClasses,
+            transitions: transitions.map { $0 < 0 ? $0 : $0 * Int32(classCount) }, classCount: classCount, acceptsAtEnd: acceptsAtEnd,
+            asciiClasses: asciiClasses,
             runStarts: runStarts, runClasses: runClasses)
     }
 }
