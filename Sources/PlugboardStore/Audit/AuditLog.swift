@@ -98,11 +98,12 @@ public enum AuditLog {
         var expectedSeq: Int64 = 1
         var expectedPrev = genesisHash
         var count = 0
-        var hashes: [Int64: String] = [:]
-        var roots: [Int64: String] = [:]
+        // The row of the checkpoint and the last row, as found (not a map of every row).
+        var checkpointRow: (hash: String, root: String?)?
+        var lastRowRoot: String?
         var expected: [StateEntity: String] = [:]
         var lastRoot: String?
-        try AuditQueries.forEachRecord(db) { record in
+        try AuditQueries.forEachChainRow(db) { record in
             count += 1
             if record.seq != expectedSeq {
                 if record.seq > expectedSeq {
@@ -118,12 +119,12 @@ public enum AuditLog {
                     "audit row \(record.seq) does not chain to the row before it (prev_hash differs): a row was deleted, inserted or reordered"
                 )
             }
-            if chainHash(prevHash: record.prevHash, fields: fields(of: record)) != record.hash {
+            if !record.contentMatchesHash {
                 fail(record.seq, "audit row \(record.seq) was edited: its content does not match its hash")
             }
-            hashes[record.seq] = record.hash
+            if record.seq == checkpoint?.seq { checkpointRow = (record.hash, record.stateRoot) }
+            lastRowRoot = record.stateRoot
             if let root = record.stateRoot {
-                roots[record.seq] = root
                 lastRoot = root
                 if let text = record.stateChanges {
                     if let changes = StateDigest.parseChanges(text) {
@@ -139,7 +140,7 @@ public enum AuditLog {
             expectedPrev = record.hash
         }
         let head: AuditCheckpoint? =
-            count == 0 ? nil : AuditCheckpoint(seq: expectedSeq - 1, hash: expectedPrev, stateRoot: roots[expectedSeq - 1])
+            count == 0 ? nil : AuditCheckpoint(seq: expectedSeq - 1, hash: expectedPrev, stateRoot: lastRowRoot)
 
         var stateRows = 0
         var stateRoot: String?
@@ -168,13 +169,13 @@ public enum AuditLog {
         }
 
         if let checkpoint {
-            if let stored = hashes[checkpoint.seq] {
-                if stored != checkpoint.hash {
+            if let stored = checkpointRow {
+                if stored.hash != checkpoint.hash {
                     fail(
                         checkpoint.seq,
                         "audit row \(checkpoint.seq) does not match the checkpoint: the log was rewritten after the checkpoint was taken")
                 }
-                if let root = checkpoint.stateRoot, roots[checkpoint.seq] != root {
+                if let root = checkpoint.stateRoot, stored.root != root {
                     fail(
                         checkpoint.seq,
                         "the state root of audit row \(checkpoint.seq) does not match the checkpoint: the state was rewritten after the checkpoint was taken"

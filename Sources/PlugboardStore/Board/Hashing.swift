@@ -2,6 +2,19 @@ import Crypto
 import Foundation
 
 extension SHA256.Digest {
+    /// Whether `text` is this digest in lowercase hex (what ``hex`` gives), compared without making a string.
+    func matchesHex(_ text: UnsafeRawBufferPointer) -> Bool {
+        guard text.count == 2 * SHA256.byteCount else { return false }
+        let digits: StaticString = "0123456789abcdef"
+        let table = UnsafeRawBufferPointer(start: digits.utf8Start, count: 16)
+        var index = 0
+        for byte in self {
+            guard text[index] == table[Int(byte >> 4)], text[index + 1] == table[Int(byte & 0x0F)] else { return false }
+            index += 2
+        }
+        return true
+    }
+
     /// The digest as lower-case hex: the one encoding of every SHA-256 the board stores or compares
     /// (audit hashes, migration checksums, artifact digests).
     ///

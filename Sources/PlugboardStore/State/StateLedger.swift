@@ -57,6 +57,15 @@ enum StateLedger {
     static func compare(_ db: Database, expected: [StateEntity: String], recordedRoot: String?) throws -> (
         problems: [String], root: String, rows: Int
     ) {
+        // The usual case: rows, log and index agree. Each row and each index entry is looked up in the log's map as it
+        // is read (no map of the rows or of the index is built); the index, read in key order, then gives the bucket
+        // hashes without sorting. Only when something differs is the slow path below needed, to name what differs.
+        if let rows = try agreeingRowCount(db, expected: expected), let buckets = try indexBucketHashes(db) {
+            let root = StateDigest.root(buckets)
+            if recordedRoot == nil || recordedRoot == root, try StateQueries.bucketHashes(db) == buckets {
+                return ([], root, rows)
+            }
+        }
         var problems: [String] = []
         var actual: [StateEntity: String] = [:]
         actual.reserveCapacity(expected.count)
@@ -64,15 +73,6 @@ enum StateLedger {
             try StateQueries.forEachDigest(db, table) { key, digest in actual[StateEntity(table: table.name, key: key)] = digest }
         }
         let indexed = try StateQueries.allIndexed(db)
-        // The usual case: rows, log and index agree. The index, read in key order, then gives the bucket hashes of the
-        // rows without sorting; only when they do not match the stored ones or the recorded root is the slow path
-        // below needed, to name what differs.
-        if actual == expected, indexed == expected, let buckets = try indexBucketHashes(db) {
-            let root = StateDigest.root(buckets)
-            if recordedRoot == nil || recordedRoot == root, try StateQueries.bucketHashes(db) == buckets {
-                return ([], root, actual.count)
-            }
-        }
         for entity in actual == expected ? [] : Set(actual.keys).union(expected.keys).sorted() {
             switch (expected[entity], actual[entity]) {
             case (nil, .some):
@@ -99,6 +99,27 @@ enum StateLedger {
             problems.append("state_buckets: the bucket hashes differ from the log's digests; hosts check against them")
         }
         return (problems, root, actual.count)
+    }
+
+    /// The number of rows of policy when every row and every index entry has the digest `expected` gives it, and
+    /// both have as many entries as `expected` (keys are unique in both, so the three maps are then equal); `nil`
+    /// otherwise.
+    private static func agreeingRowCount(_ db: Database, expected: [StateEntity: String]) throws -> Int? {
+        var rows = 0
+        var agree = true
+        for table in StateTables.all where try db.tableExists(table.name) {
+            try StateQueries.forEachDigest(db, table) { key, digest in
+                rows += 1
+                if agree, expected[StateEntity(table: table.name, key: key)] != digest { agree = false }
+            }
+        }
+        guard agree, rows == expected.count else { return nil }
+        var entries = 0
+        try StateQueries.forEachIndexed(db) { entity, digest in
+            entries += 1
+            if agree, expected[entity] != digest { agree = false }
+        }
+        return agree && entries == expected.count ? rows : nil
     }
 
     /// "row X was changed", or for a kill switch what happened to it.

@@ -155,6 +155,15 @@ enum StateQueries {
             db.cachedStatement(sql: "SELECT digest FROM state_digests WHERE tbl = ? AND key = ?"), arguments: [entity.table, entity.key])
     }
 
+    /// Calls `body` with every indexed entity and digest, from SQLite's column buffers.
+    static func forEachIndexed(_ db: Database, _ body: (StateEntity, String) throws -> Void) throws {
+        try forEachRow(db, sql: "SELECT tbl, key, digest FROM state_digests") { handle in
+            func text(_ column: Int32) -> String { sqlite3_column_text(handle, column).map { String(cString: $0) } ?? "" }
+            try body(StateEntity(table: text(0), key: text(1)), text(2))
+            return true
+        }
+    }
+
     /// Every indexed digest.
     static func allIndexed(_ db: Database) throws -> [StateEntity: String] {
         var result: [StateEntity: String] = [:]
