@@ -64,7 +64,9 @@ enum AuditQueries {
                 """
         ) { handle in
             func text(_ column: Int32) -> UnsafeRawBufferPointer? {
-                guard sqlite3_column_type(handle, column) != SQLITE_NULL, let start = sqlite3_column_text(handle, column) else { return nil }
+                guard sqlite3_column_type(handle, column) != SQLITE_NULL, let start = sqlite3_column_text(handle, column) else {
+                    return nil
+                }
                 return UnsafeRawBufferPointer(start: start, count: Int(sqlite3_column_bytes(handle, column)))
             }
             func string(_ column: Int32) -> String? { text(column).map { String(decoding: $0, as: UTF8.self) } }
