@@ -181,6 +181,64 @@ struct BoardSecretsTests {
         #expect(gets.count == 2)
     }
 
+    /// A board keeps the proofs of the rows it read while the file stays unchanged (`ProvenRows`), so that reading a
+    /// value again costs no second proof. A copy-back by another process between two reads of the same store must
+    /// still be refused at the second read, and so must an edit of the index of digests that makes the copy agree
+    /// with it; putting the row back makes the value readable again.
+    @Test func aValueCopiedBackByAnotherProcessAfterItWasReadIsRefusedAtTheNextRead() async throws {
+        let fixture = try BoardFixture()
+        let spi = try fixture.secrets.storage(forPlugin: calendar)
+        try await spi.set(Data("v1".utf8), forKey: "token")
+        func hex(_ sql: String) throws -> String {
+            try #require(try Self.sqlite3(fixture.path, sql).split(separator: "\n").first.map(String.init))
+        }
+        let row = "WHERE plugin_id = '\(calendar)' AND key = 'token'"
+        // The whole row as it was (sealed value and time), as a backup holds it.
+        let old = try hex("SELECT 'sealed = X''' || hex(sealed) || ''', updated_at = ''' || updated_at || '''' FROM secret_values \(row);")
+        let oldDigest = try hex(
+            "SELECT digest FROM state_digests WHERE tbl = 'secret_values' AND key = json_array('\(calendar)', 'token');")
+        try await spi.set(Data("v2".utf8), forKey: "token")
+        let current = try hex(
+            "SELECT 'sealed = X''' || hex(sealed) || ''', updated_at = ''' || updated_at || '''' FROM secret_values \(row);")
+        let currentDigest = try hex(
+            "SELECT digest FROM state_digests WHERE tbl = 'secret_values' AND key = json_array('\(calendar)', 'token');")
+        for _ in 0..<3 { #expect(try await spi.data(forKey: "token") == Data("v2".utf8)) }
+
+        _ = try Self.sqlite3(fixture.path, "UPDATE secret_values SET \(old) \(row);")
+        let copied = await secureStorageError { _ = try await spi.data(forKey: "token") }
+        #expect(
+            copied?.code == .integrityFailure && copied?.message.contains("does not match the audit log") == true,
+            "\(String(describing: copied))")
+
+        _ = try Self.sqlite3(
+            fixture.path,
+            "UPDATE state_digests SET digest = '\(oldDigest)' WHERE tbl = 'secret_values' AND key = json_array('\(calendar)', 'token');")
+        let indexEdited = await secureStorageError { _ = try await spi.data(forKey: "token") }
+        #expect(
+            indexEdited?.code == .integrityFailure && indexEdited?.message.contains("cannot be proven") == true,
+            "\(String(describing: indexEdited))")
+
+        _ = try Self.sqlite3(
+            fixture.path,
+            "UPDATE state_digests SET digest = '\(currentDigest)' WHERE tbl = 'secret_values' AND key = json_array('\(calendar)', 'token');"
+                + "UPDATE secret_values SET \(current) \(row);")
+        #expect(try await spi.data(forKey: "token") == Data("v2".utf8))
+    }
+
+    /// Runs `sql` with the `sqlite3` shell in a process of its own, and returns its output.
+    static func sqlite3(_ path: String, _ sql: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = ["-bail", path, ".timeout 10000", sql]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "sqlite3 failed: \(sql)")
+        return String(decoding: data, as: UTF8.self)
+    }
+
     @Test func aCiphertextCopiedToAnotherKeyOrPluginDoesNotOpen() async throws {
         let fixture = try BoardFixture()
         for (plugin, key, value) in [(calendar, "a", "calendar-a"), (calendar, "b", "calendar-b"), (mail, "a", "mail-a")] {

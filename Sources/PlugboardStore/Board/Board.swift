@@ -53,6 +53,8 @@ public final class Board: Sendable {
     private let ownChanges = Mutex<Int64>(0)
     /// The last check of the state proof's index, by board version (see `Board.stateProblems`).
     let indexCheck = Mutex<(key: String, problem: String?)?>(nil)
+    /// The rows of the secret tables this connection proved against the audit log, while the file is unchanged.
+    let provenRows = ProvenRows()
     /// The board file's identity while this object has it open (see `BoardSharing`).
     private let openFile: BoardSharing.FileIdentity?
     /// True when this process may not write the board's `-shm`: SQLite then rebuilds its WAL index in private

@@ -58,14 +58,14 @@ struct BoardSecretVault: SecretVault {
     let board: Board
 
     func read<T>(_ body: (any SecretVaultReader) throws -> T) throws -> T {
-        try board.writer.read { db in try body(SecretQueries(db: db)) }
+        try board.writer.read { db in try body(SecretQueries(db: db, proven: board.provenRows)) }
     }
 
     /// One audited change: the audit row names the plug-in and the keys it wrote (never a value), and carries the
     /// digests of the sealed rows, so that an old sealed value copied back is seen by `audit verify` and hosts.
     func write<T>(_ body: (any SecretVaultWriter) throws -> T) throws -> T {
         try board.change(try Principal.current(), refusal: AuditEntry(action: "secret.write", targetType: "plugin")) { change in
-            let result = try body(SecretQueries(db: change.db))
+            let result = try body(SecretQueries(db: change.db, proven: board.provenRows))
             try change.recordSecretWrites()
             return result
         }

@@ -5,6 +5,8 @@ import GRDB
 /// `secret_values`), as the reads and writes of one vault transaction. Only sealed bytes pass through here.
 struct SecretQueries: SecretVaultWriter {
     let db: Database
+    /// The board's proofs of rows already proven in the file's current state, when reads may use them.
+    var proven: ProvenRows? = nil
 
     // MARK: Reads
 
@@ -46,7 +48,7 @@ struct SecretQueries: SecretVaultWriter {
 
     /// Refuses a row that the audit log does not prove (see `StateLedger.proveRow`).
     private func prove(_ table: String, _ key: [any DatabaseValueConvertible], _ what: String) throws {
-        if let problem = try StateLedger.proveRow(db, StateEntity(table: table, key: StateQueries.key(db, key))) {
+        if let problem = try StateLedger.proveRow(db, StateEntity(table: table, key: StateQueries.key(db, key)), proven: proven) {
             throw BoardError(.integrity, "\(what) \(problem); run plugboard audit verify")
         }
     }
