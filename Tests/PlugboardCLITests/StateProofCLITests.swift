@@ -175,6 +175,10 @@ struct StateProofCLITests {
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
     func theAuditorsScriptRecomputesTheChainAndTheState() async throws {
         let sandbox = try await Self.provenBoard()
+        // A value longer than the row encoder's buffer (4 KiB) is hashed where SQLite holds it: the script must agree.
+        let large = try await sandbox.run(
+            ["secret", "set", "--plugin", "com.example.calendar", "large", "--from-file", "-"], stdin: String(repeating: "x", count: 100_000))
+        #expect(large.status == 0, "\(large)")
         let checkpoint = try await sandbox.ok("audit", "checkpoint").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let intact = try await sandbox.run([Self.script, sandbox.board, checkpoint], db: false, executable: "/usr/bin/python3")
         #expect(intact.status == 0, "\(intact)")

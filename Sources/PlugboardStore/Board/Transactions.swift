@@ -83,9 +83,26 @@ extension Board {
     /// Runs `body` with read access to a consistent view of the board.
     func read<T>(_ body: (Database) throws -> T) throws(BoardError) -> T {
         do {
-            return try writer.read(body)
+            return try readTransaction(body)
         } catch {
             throw mapError(error)
+        }
+    }
+
+    /// Runs `body` in one deferred transaction that is rolled back when it ends: it sees one consistent state of the
+    /// board, and nothing it wrote could stay. Errors pass through unchanged.
+    ///
+    /// Not GRDB's `read`, which turns `PRAGMA query_only` on before and off after each read: setting a flag pragma
+    /// expires every prepared statement of the connection, so every cached statement would be compiled again (with
+    /// GRDB's authorizer) at each read; that was most of the time of a secure-storage read.
+    func readTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+        try writer.writeWithoutTransaction { db in
+            var result: T?
+            try db.inTransaction(.deferred) {
+                result = try body(db)
+                return .rollback
+            }
+            return result!
         }
     }
 

@@ -52,13 +52,14 @@ extension Board {
     }
 }
 
-/// The vault of ``Board/secretVault``: each read one read transaction, each write one unaudited `BEGIN IMMEDIATE`
-/// transaction, so that a second process waits for the writer instead of failing.
+/// The vault of ``Board/secretVault``: each read one read transaction (with the board's kept proofs of rows, see
+/// `ProvenRows`), each write one audited `BEGIN IMMEDIATE` change, so that a second process waits for the writer
+/// instead of failing.
 struct BoardSecretVault: SecretVault {
     let board: Board
 
     func read<T>(_ body: (any SecretVaultReader) throws -> T) throws -> T {
-        try board.writer.read { db in try body(SecretQueries(db: db, proven: board.provenRows)) }
+        try board.readTransaction { db in try body(SecretQueries(db: db, proven: board.provenRows)) }
     }
 
     /// One audited change: the audit row names the plug-in and the keys it wrote (never a value), and carries the

@@ -89,12 +89,12 @@ struct SecretQueries: SecretVaultWriter {
     }
 
     func updateDataKey(_ record: DataKeyRecord) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 UPDATE secret_data_keys SET state = ?3, wrapped_key = ?4, encryption_count = ?5, created_at = ?6, retired_at = ?7
                 WHERE plugin_id = ?1 AND version = ?2
-                """,
-            arguments: Self.arguments(record))
+                """
+        ).execute(arguments: Self.arguments(record))
         guard db.changesCount == 1 else {
             throw BoardError(
                 .integrity,
@@ -104,13 +104,13 @@ struct SecretQueries: SecretVaultWriter {
     }
 
     func saveSealedValue(_ record: SealedValueRecord) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO secret_values (plugin_id, key, data_key_version, sealed, updated_at) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (plugin_id, key) DO UPDATE SET data_key_version = excluded.data_key_version,
                     sealed = excluded.sealed, updated_at = excluded.updated_at
-                """,
-            arguments: [record.pluginID, record.key, record.dataKeyVersion, record.sealedBox, Timestamp.format(record.updatedAt)])
+                """
+        ).execute(arguments: [record.pluginID, record.key, record.dataKeyVersion, record.sealedBox, Timestamp.format(record.updatedAt)])
     }
 
     func deleteSealedValue(pluginID: String, key: String) throws -> Bool {

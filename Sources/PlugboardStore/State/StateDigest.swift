@@ -16,78 +16,69 @@ enum StateDigest {
     /// The hash of a bucket without entities.
     static let emptyBucket = SHA256.hex(Data())
 
-    /// The digest of a row: `columns` are the table's column names, `values` the row's values in that order.
-    static func rowDigest(table: String, columns: [String], values: [DatabaseValue]) -> String {
-        rowDigest(table: table, columns: columns) { index, bytes in
-            switch values[index].storage {
-            case .null: appendNull(to: &bytes)
-            case .int64(let number): appendInteger(number, to: &bytes)
-            case .double(let number): appendReal(number, to: &bytes)
-            case .string(var text): text.withUTF8 { appendBytes(UnsafeRawBufferPointer($0), tag: UInt8(ascii: "t"), to: &bytes) }
-            case .blob(let data): data.withUnsafeBytes { appendBytes($0, tag: UInt8(ascii: "b"), to: &bytes) }
-            }
-        }
-    }
-
     /// The digest of the current row of an SQLite statement whose columns `offset…` are the table's `columns`, read
-    /// from SQLite's own buffers (`audit verify` digests every row of policy).
+    /// from SQLite's own buffers (one row proven, or every row of policy for `audit verify`).
     static func rowDigest(table: String, columns: [String], statement handle: OpaquePointer, offset: Int32) -> String {
-        rowDigest(table: table, columns: columns) { index, bytes in
+        var encoder = RowEncoder()
+        encoder.append("plugboard-row-v1\n".utf8)
+        encoder.append(table.utf8)
+        encoder.append(10)
+        for (index, name) in columns.enumerated() {
+            encoder.append(name.utf8)
+            encoder.append(UInt8(ascii: "="))
             let column = offset + Int32(index)
             switch sqlite3_column_type(handle, column) {
-            case SQLITE_NULL: appendNull(to: &bytes)
-            case SQLITE_INTEGER: appendInteger(sqlite3_column_int64(handle, column), to: &bytes)
-            case SQLITE_FLOAT: appendReal(sqlite3_column_double(handle, column), to: &bytes)
+            case SQLITE_NULL: encoder.append(UInt8(ascii: "-"))
+            case SQLITE_INTEGER:
+                encoder.append("i:".utf8)
+                encoder.bytes.appendDecimal(sqlite3_column_int64(handle, column))
+            case SQLITE_FLOAT:
+                encoder.append("r:".utf8)
+                encoder.append(String(format: "%.17g", sqlite3_column_double(handle, column)).utf8)
             case SQLITE_TEXT:
                 let text = sqlite3_column_text(handle, column)
-                appendBytes(
-                    UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))), tag: UInt8(ascii: "t"),
-                    to: &bytes)
+                encoder.appendValue(
+                    UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))), tag: UInt8(ascii: "t"))
             default:
                 let blob = sqlite3_column_blob(handle, column)
-                appendBytes(
-                    UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_column_bytes(handle, column))), tag: UInt8(ascii: "b"),
-                    to: &bytes)
+                encoder.appendValue(
+                    UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_column_bytes(handle, column))), tag: UInt8(ascii: "b"))
+            }
+            encoder.append(10)
+        }
+        return encoder.finalize()
+    }
+
+    /// The encoding of a row fed to SHA-256: short pieces gather in a buffer, a long value goes to the hash where it
+    /// lies (a sealed value of a megabyte is not copied).
+    private struct RowEncoder {
+        var hasher = SHA256()
+        var bytes: [UInt8] = []
+
+        init() { bytes.reserveCapacity(256) }
+
+        mutating func append(_ byte: UInt8) { bytes.append(byte) }
+        mutating func append(_ piece: some Sequence<UInt8>) { bytes.append(contentsOf: piece) }
+
+        /// `t:<length>:<bytes>` or `b:<length>:<bytes>`.
+        mutating func appendValue(_ value: UnsafeRawBufferPointer, tag: UInt8) {
+            bytes.append(tag)
+            bytes.append(UInt8(ascii: ":"))
+            bytes.appendDecimal(Int64(value.count))
+            bytes.append(UInt8(ascii: ":"))
+            if value.count <= 4096 {
+                bytes.append(contentsOf: value)
+            } else {
+                hasher.update(data: bytes)
+                bytes.removeAll(keepingCapacity: true)
+                hasher.update(bufferPointer: value)
             }
         }
-    }
 
-    /// The encoding of a row around its values, which `appendValue` writes (column index, bytes).
-    private static func rowDigest(table: String, columns: [String], appendValue: (Int, inout [UInt8]) -> Void) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(256)
-        bytes.append(contentsOf: "plugboard-row-v1\n".utf8)
-        bytes.append(contentsOf: table.utf8)
-        bytes.append(10)
-        for (index, name) in columns.enumerated() {
-            bytes.append(contentsOf: name.utf8)
-            bytes.append(UInt8(ascii: "="))
-            appendValue(index, &bytes)
-            bytes.append(10)
+        consuming func finalize() -> String {
+            hasher.update(data: bytes)
+            return hasher.finalize().hex
         }
-        return SHA256.hash(data: bytes).hex
-    }
-
-    private static func appendNull(to bytes: inout [UInt8]) { bytes.append(UInt8(ascii: "-")) }
-
-    private static func appendInteger(_ number: Int64, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "i"))
-        bytes.append(UInt8(ascii: ":"))
-        bytes.appendDecimal(number)
-    }
-
-    private static func appendReal(_ number: Double, to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: "r:".utf8)
-        bytes.append(contentsOf: String(format: "%.17g", number).utf8)
-    }
-
-    /// `t:<length>:<bytes>` or `b:<length>:<bytes>`.
-    private static func appendBytes(_ value: UnsafeRawBufferPointer, tag: UInt8, to bytes: inout [UInt8]) {
-        bytes.append(tag)
-        bytes.append(UInt8(ascii: ":"))
-        bytes.appendDecimal(Int64(value.count))
-        bytes.append(UInt8(ascii: ":"))
-        bytes.append(contentsOf: value)
     }
 
     /// The bucket of an entity (0…255).
@@ -144,9 +135,24 @@ enum StateDigest {
 
     /// The state root of 256 bucket hashes (bucket 0 first).
     static func root(_ buckets: [String]) -> String {
-        var text = "plugboard-state-v1\n"
-        for hash in buckets { text += hash + "\n" }
-        return SHA256.hex(Data(text.utf8))
+        var hasher = RootHasher()
+        for var hash in buckets { hash.withUTF8 { hasher.add(UnsafeRawBufferPointer($0)) } }
+        return hasher.finalize()
+    }
+
+    /// The state root computed as the bucket hashes arrive, bucket 0 first.
+    struct RootHasher {
+        private var hasher = SHA256()
+
+        init() { hasher.update(data: Array("plugboard-state-v1\n".utf8)) }
+
+        /// Adds the next bucket's hash (64 hex digits).
+        mutating func add(_ hash: UnsafeRawBufferPointer) {
+            hasher.update(bufferPointer: hash)
+            hasher.update(data: [10])
+        }
+
+        func finalize() -> String { hasher.finalize().hex }
     }
 
     /// The 256 bucket hashes of a whole set of entity digests, bucket 0 first.

@@ -42,12 +42,12 @@ enum StateLedger {
         for bucket in touchedBuckets {
             try StateQueries.setBucketHash(db, bucket, StateDigest.bucketHash(try StateQueries.bucketEntries(db, bucket)))
         }
-        return Commitment(changes: StateDigest.changesText(changes), root: StateDigest.root(try StateQueries.bucketHashes(db)))
+        return Commitment(changes: StateDigest.changesText(changes), root: try StateQueries.storedRoot(db))
     }
 
     /// The state root of the index, for audit rows written outside a change (refusals): the state did not change.
     static func currentRoot(_ db: Database) throws -> String {
-        StateDigest.root(try StateQueries.bucketHashes(db))
+        try StateQueries.storedRoot(db)
     }
 
     // MARK: Verification
@@ -212,25 +212,26 @@ enum StateLedger {
     /// Costs one bucket of the index (about 1/256 of it), not a pass over the log; with `proven`, nothing again for a
     /// row, bucket or root already proven while the file was in the same state (see ``ProvenRows``).
     static func proveRow(_ db: Database, _ entity: StateEntity, proven: ProvenRows? = nil) throws -> String? {
-        guard try StateQueries.isTracked(db) else { return nil }
-        if try StateQueries.wasTouched(db, entity) { return nil }
         var proofs = try proven.map { $0.proofs(in: try ProvenRows.state(db)) } ?? ProvenRows.Proofs()
         if proofs.rows.contains(entity) { return nil }
+        guard try StateQueries.isTracked(db) else { return nil }
+        if try StateQueries.wasTouched(db, entity) { return nil }
         let columns = try StateQueries.columns(db, entity.table)
         if try StateQueries.digest(db, entity, columns: columns) != StateQueries.indexedDigest(db, entity) {
             return "does not match the audit log: it was edited or copied back outside Plugboard"
         }
         let unproven = "cannot be proven: the index of the audit log's digests was edited"
         let bucket = StateDigest.bucket(entity)
-        if !proofs.buckets.contains(bucket) || !proofs.root {
-            let stored = try StateQueries.bucketHashes(db)
-            guard StateDigest.bucketHash(try StateQueries.bucketEntries(db, bucket)) == stored[bucket] else { return unproven }
-            if !proofs.root {
-                guard let recorded = try StateQueries.lastRecordedRoot(db), StateDigest.root(stored) == recorded.root,
-                    let record = try AuditQueries.record(db, seq: recorded.seq), AuditLog.isIntact(record)
-                else { return unproven }
+        if !proofs.buckets.contains(bucket) {
+            guard StateDigest.bucketHash(try StateQueries.bucketEntries(db, bucket)) == (try StateQueries.bucketHash(db, bucket)) else {
+                return unproven
             }
             proofs.buckets.insert(bucket)
+        }
+        if !proofs.root {
+            guard let recorded = try StateQueries.lastRecordedRoot(db), try StateQueries.storedRoot(db) == recorded.root,
+                let record = try AuditQueries.record(db, seq: recorded.seq), AuditLog.isIntact(record)
+            else { return unproven }
             proofs.root = true
         }
         proofs.rows.insert(entity)

@@ -40,15 +40,17 @@ enum StateQueries {
 
     /// Whether this connection has the triggers of every table of ``StateTables`` that exists.
     static func triggersInstalled(_ db: Database) throws -> Bool {
-        let names = StateTables.all.map { "'\($0.name)'" }.joined(separator: ", ")
-        return try Bool.fetchOne(
-            db,
-            sql: """
-                SELECT (SELECT count(*) FROM temp.sqlite_master WHERE type = 'trigger' AND name GLOB 'state_*')
-                     = 3 * (SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name IN (\(names)))
-                   AND EXISTS (SELECT 1 FROM temp.sqlite_master WHERE type = 'table' AND name = 'state_touched')
-                """) ?? false
+        try Bool.fetchOne(db.cachedStatement(sql: triggersInstalledSQL)) ?? false
     }
+
+    private static let triggersInstalledSQL: String = {
+        let names = StateTables.all.map { "'\($0.name)'" }.joined(separator: ", ")
+        return """
+            SELECT (SELECT count(*) FROM temp.sqlite_master WHERE type = 'trigger' AND name GLOB 'state_*')
+                 = 3 * (SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name IN (\(names)))
+               AND EXISTS (SELECT 1 FROM temp.sqlite_master WHERE type = 'table' AND name = 'state_touched')
+            """
+    }()
 
     /// The columns of every table of ``StateTables`` that exists, by table: what a migration may change.
     static func policyShape(_ db: Database) throws -> [String: [String]] {
@@ -99,7 +101,7 @@ enum StateQueries {
     }
 
     static func clearTouched(_ db: Database) throws {
-        try db.execute(sql: "DELETE FROM temp.state_touched")
+        try db.cachedStatement(sql: "DELETE FROM temp.state_touched").execute()
     }
 
     /// The column names of `table`, in table order.
@@ -114,19 +116,29 @@ enum StateQueries {
         guard let table = StateTables.byName[entity.table] else { return nil }
         let condition = table.key.map { "\($0) = json_extract(:key, '$[\(table.key.firstIndex(of: $0)!)]')" }.joined(separator: " AND ")
         let list = columns.joined(separator: ", ")
-        guard
-            let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT \(list) FROM main.\(table.name) WHERE \(condition)"), arguments: ["key": entity.key])
-        else { return nil }
-        return StateDigest.rowDigest(table: table.name, columns: columns, values: Array(row.databaseValues))
+        let statement = try db.cachedStatement(sql: "SELECT \(list) FROM main.\(table.name) WHERE \(condition)")
+        try statement.setArguments(["key": entity.key])
+        // From SQLite's buffers: a value of a megabyte is hashed where it lies, never copied.
+        var digest: String?
+        try forEachRow(db, statement) { handle in
+            digest = StateDigest.rowDigest(table: table.name, columns: columns, statement: handle, offset: 0)
+            return false
+        }
+        return digest
     }
 
     /// Steps `sql` with SQLite's own API and calls `row` with the statement at each row, until it returns false: the
     /// passes over whole tables (every row of policy, the whole index) read SQLite's column buffers, which costs less
     /// than GRDB's row objects.
     static func forEachRow(_ db: Database, sql: String, _ row: (OpaquePointer) throws -> Bool) throws {
-        let statement = try db.makeStatement(sql: sql)
+        try forEachRow(db, try db.makeStatement(sql: sql), row)
+    }
+
+    /// ``forEachRow(_:sql:_:)`` over a prepared statement (a cached one, with its arguments set); the statement is
+    /// reset when it returns, so that it holds no read lock and can be used again.
+    static func forEachRow(_ db: Database, _ statement: Statement, _ row: (OpaquePointer) throws -> Bool) throws {
         let handle = statement.sqliteStatement
+        defer { sqlite3_reset(handle) }
         while true {
             let code = sqlite3_step(handle)
             if code == SQLITE_DONE { return }
@@ -174,11 +186,10 @@ enum StateQueries {
 
     static func setIndexed(_ db: Database, _ entity: StateEntity, bucket: Int, digest: String?) throws {
         if let digest {
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO state_digests (tbl, key, bucket, digest) VALUES (?, ?, ?, ?)",
-                arguments: [entity.table, entity.key, bucket, digest])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO state_digests (tbl, key, bucket, digest) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [entity.table, entity.key, bucket, digest])
         } else {
-            try db.execute(sql: "DELETE FROM state_digests WHERE tbl = ? AND key = ?", arguments: [entity.table, entity.key])
+            try db.cachedStatement(sql: "DELETE FROM state_digests WHERE tbl = ? AND key = ?").execute(arguments: [entity.table, entity.key])
         }
     }
 
@@ -199,8 +210,38 @@ enum StateQueries {
         return hashes
     }
 
+    /// The stored hash of one bucket (the empty bucket's hash where none is stored).
+    static func bucketHash(_ db: Database, _ bucket: Int) throws -> String {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT hash FROM state_buckets WHERE bucket = ?"), arguments: [bucket])
+            ?? StateDigest.emptyBucket
+    }
+
+    /// The state root of the stored bucket hashes: `StateDigest.root(bucketHashes(db))`, hashed from SQLite's
+    /// buffers as the rows arrive (a change computes it once, a proof of a row once).
+    static func storedRoot(_ db: Database) throws -> String {
+        var hasher = StateDigest.RootHasher()
+        var empty = StateDigest.emptyBucket
+        var next = 0
+        func addEmpty(upTo bucket: Int) {
+            while next < bucket {
+                empty.withUTF8 { hasher.add(UnsafeRawBufferPointer($0)) }
+                next += 1
+            }
+        }
+        let statement = try db.cachedStatement(sql: "SELECT bucket, hash FROM state_buckets WHERE bucket BETWEEN 0 AND 255 ORDER BY bucket")
+        try forEachRow(db, statement) { handle in
+            let bucket = Int(sqlite3_column_int64(handle, 0))
+            addEmpty(upTo: bucket)
+            hasher.add(UnsafeRawBufferPointer(start: sqlite3_column_text(handle, 1), count: Int(sqlite3_column_bytes(handle, 1))))
+            next = bucket + 1
+            return true
+        }
+        addEmpty(upTo: 256)
+        return hasher.finalize()
+    }
+
     static func setBucketHash(_ db: Database, _ bucket: Int, _ hash: String) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO state_buckets (bucket, hash) VALUES (?, ?)", arguments: [bucket, hash])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO state_buckets (bucket, hash) VALUES (?, ?)").execute(arguments: [bucket, hash])
     }
 
     /// The state root recorded by the last audit row that has one, with that row's sequence.
