@@ -177,7 +177,8 @@ struct StateProofCLITests {
         let sandbox = try await Self.provenBoard()
         // A value longer than the row encoder's buffer (4 KiB) is hashed where SQLite holds it: the script must agree.
         let large = try await sandbox.run(
-            ["secret", "set", "--plugin", "com.example.calendar", "large", "--from-file", "-"], stdin: String(repeating: "x", count: 100_000))
+            ["secret", "set", "--plugin", "com.example.calendar", "large", "--from-file", "-"],
+            stdin: String(repeating: "x", count: 100_000))
         #expect(large.status == 0, "\(large)")
         let checkpoint = try await sandbox.ok("audit", "checkpoint").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let intact = try await sandbox.run([Self.script, sandbox.board, checkpoint], db: false, executable: "/usr/bin/python3")

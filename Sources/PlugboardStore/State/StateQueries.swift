@@ -189,7 +189,9 @@ enum StateQueries {
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO state_digests (tbl, key, bucket, digest) VALUES (?, ?, ?, ?)")
                 .execute(arguments: [entity.table, entity.key, bucket, digest])
         } else {
-            try db.cachedStatement(sql: "DELETE FROM state_digests WHERE tbl = ? AND key = ?").execute(arguments: [entity.table, entity.key])
+            try db.cachedStatement(sql: "DELETE FROM state_digests WHERE tbl = ? AND key = ?").execute(arguments: [
+                entity.table, entity.key,
+            ])
         }
     }
 
