@@ -6,7 +6,7 @@ import GRDBSQLite
 enum AuditQueries {
     /// The last row's sequence and hash, or nil for an empty log.
     static func head(_ db: Database) throws -> AuditCheckpoint? {
-        try Row.fetchOne(db, sql: "SELECT * FROM audit_log ORDER BY seq DESC LIMIT 1").map {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM audit_log ORDER BY seq DESC LIMIT 1")).map {
             AuditCheckpoint(seq: $0["seq"], hash: $0["hash"], stateRoot: $0["state_root"])
         }
     }
@@ -15,13 +15,13 @@ enum AuditQueries {
     /// With 14 fields (chain v2), the last two are `state_changes` and `state_root`.
     static func insert(_ db: Database, fields: [String?], prevHash: String, hash: String) throws {
         if fields.count == 14 {
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO audit_log (seq, at, actor, on_behalf_of, action, outcome, target_type, target_id, environment,
                                            reason, before_json, after_json, state_changes, state_root, prev_hash, hash)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: StatementArguments(fields + [prevHash, hash]))
+                    """
+            ).execute(arguments: StatementArguments(fields + [prevHash, hash]))
         } else {
             try db.execute(
                 sql: """
@@ -35,7 +35,7 @@ enum AuditQueries {
 
     /// One row by its sequence number.
     static func record(_ db: Database, seq: Int64) throws -> AuditRecord? {
-        try Row.fetchOne(db, sql: "SELECT * FROM audit_log WHERE seq = ?", arguments: [seq]).map(AuditRecord.init(row:))
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM audit_log WHERE seq = ?"), arguments: [seq]).map(AuditRecord.init(row:))
     }
 
     /// One row as `AuditLog.verify` needs it: whether its content matches its hash (recomputed from SQLite's column
