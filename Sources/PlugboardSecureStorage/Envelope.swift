@@ -123,7 +123,9 @@ enum Envelope {
     ///
     /// - Throws: `SecureStorageError` with code `integrityFailure` if `sealed` was altered
     ///   or was sealed for another key name, plug-in or data key version.
-    static func open(_ sealed: Data, forKey key: String, with dataKey: DataKey) throws(SecureStorageError)
+    /// Takes `sealed`: its bytes are released once the sealed box holds its own copy, before the plaintext is made,
+    /// so that a large value is in memory twice at most, not three times.
+    static func open(_ sealed: consuming Data, forKey key: String, with dataKey: DataKey) throws(SecureStorageError)
         -> Data
     {
         let aad = valueAssociatedData(pluginID: dataKey.pluginID, key: key, dataKeyVersion: dataKey.version)
@@ -146,9 +148,10 @@ enum Envelope {
     }
 
     /// Opens `0x01 ‖ nonce ‖ ciphertext ‖ tag`; `nil` on any failure.
-    private static func open(_ sealed: Data, using key: SymmetricKey, authenticating aad: Data) -> Data? {
+    private static func open(_ sealed: consuming Data, using key: SymmetricKey, authenticating aad: Data) -> Data? {
         guard sealed.count >= 1 + nonceByteCount + tagByteCount, sealed.first == formatVersion else { return nil }
-        guard let box = try? AES.GCM.SealedBox(combined: sealed.dropFirst()) else { return nil }
+        guard let box = try? AES.GCM.SealedBox(combined: sealed[(sealed.startIndex + 1)...]) else { return nil }
+        sealed = Data()
         return try? AES.GCM.open(box, using: key, authenticating: aad)
     }
 

@@ -190,11 +190,14 @@ final class SecretStore: Sendable, CustomStringConvertible, CustomReflectable {
         let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
         let key = try SecureStorageLimits.validatedKeyName(key)
         return try reading { reader, masterKey in
-            guard let record = try reader.sealedValue(pluginID: pluginID, key: key) else { return nil }
+            guard var record = try reader.sealedValue(pluginID: pluginID, key: key) else { return nil }
             let dataKey = try openingKey(
                 pluginID: pluginID, version: record.dataKeyVersion, forKey: key, reader: reader,
                 masterKey: masterKey)
-            return try Envelope.open(record.sealedBox, forKey: key, with: dataKey)
+            // The sealed bytes go to `open` alone, which releases them before it makes the plaintext.
+            let sealed = record.sealedBox
+            record.sealedBox = Data()
+            return try Envelope.open(consume sealed, forKey: key, with: dataKey)
         }
     }
 
