@@ -20,6 +20,30 @@ struct StoreOperationTests {
         try board.auditRecords(AuditQuery()).map { "\($0.action):\($0.outcome)" }
     }
 
+    /// A read runs in a transaction that is rolled back (`Board.readTransaction`, not GRDB's `read` with
+    /// `PRAGMA query_only`): whatever its body wrote does not stay, a body that throws leaves the connection usable, and
+    /// a read sees one state.
+    @Test func aReadKeepsNothingItWroteAndAFailedReadLeavesTheBoardUsable() throws {
+        let board = try Board.inMemory(actor: Self.admin)
+        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), actor: Self.admin)
+        let before = try Self.actions(board)
+        let written = try board.read { db in
+            try db.execute(sql: "CREATE TABLE scratch (x); DELETE FROM plugin_versions")
+            return try Int.fetchOne(db, sql: "SELECT count(*) FROM plugin_versions")
+        }
+        #expect(written == 0)
+        #expect(try board.read { db in try db.tableExists("scratch") } == false)
+        #expect(try board.registrySnapshot(environment: "production").plugins["com.example.a"]?.versions.count == 1)
+        #expect(try Self.actions(board) == before)
+
+        struct Stop: Error {}
+        #expect(throws: BoardError.self) { try board.read { _ in throw Stop() } }
+        #expect(throws: BoardError.self) { try board.read { db in try db.execute(sql: "SELECT * FROM no_such_table") } }
+        _ = try board.register(Self.manifest("com.example.after", "1.0.0"), actor: Self.admin)
+        #expect(try board.registrySnapshot(environment: "production").plugins["com.example.after"] != nil)
+        #expect(try Self.actions(board).count == before.count + 1)
+    }
+
     @Test func registerEnablePinYankKillAndReviveReachTheSnapshot() throws {
         let board = try Board.inMemory(actor: Self.admin)
         _ = try board.register(Self.manifest("com.example.a", "1.0.0"), actor: Self.admin)

@@ -97,12 +97,20 @@ extension Board {
     /// GRDB's authorizer) at each read; that was most of the time of a secure-storage read.
     func readTransaction<T>(_ body: (Database) throws -> T) throws -> T {
         try writer.writeWithoutTransaction { db in
-            var result: T?
-            try db.inTransaction(.deferred) {
-                result = try body(db)
-                return .rollback
+            // Cached statements: GRDB's `inTransaction` compiles `BEGIN` and `ROLLBACK` again each time.
+            func rollBack() throws {
+                if db.isInsideTransaction { try db.cachedStatement(sql: "ROLLBACK TRANSACTION").execute() }
             }
-            return result!
+            try db.cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
+            let result: T
+            do {
+                result = try body(db)
+            } catch {
+                try? rollBack()
+                throw error
+            }
+            try rollBack()
+            return result
         }
     }
 
