@@ -180,7 +180,9 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
     // MARK: Plug-ins (the SPI)
 
     /// The secure storage of one registered plug-in, to hand to that plug-in only: it reaches the plug-in's own
-    /// namespace and no other. Its reads and writes are not audited.
+    /// namespace and no other. Its reads are not audited; each write records a `secret.write` audit row that names
+    /// the keys it wrote (never a value) and commits to the sealed rows' digests, so that an old sealed value copied
+    /// back is refused.
     ///
     /// - Throws: ``BoardError`` with code `invalidInput` for an invalid id, `notFound` if the plug-in is not
     ///   registered (secure storage keeps values only for registered plug-ins).

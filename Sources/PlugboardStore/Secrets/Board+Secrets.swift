@@ -7,8 +7,9 @@ import GRDB
 extension Board {
     /// The secret tables as a vault for the plug-ins' runtime values: each call is one transaction of its own.
     ///
-    /// Plug-ins' reads and writes through their `SecureStorage` are their runtime data, not changes of the board's
-    /// policy: they are not audited. Operators' changes go through ``changeSecrets(_:refusal:requiring:_:)``.
+    /// Plug-ins' reads through their `SecureStorage` are not audited; each write is a change with a `secret.write`
+    /// audit row that names the keys (never a value) and carries the sealed rows' digests. Operators' changes go
+    /// through ``changeSecrets(_:refusal:requiring:_:)``.
     package var secretVault: any SecretVault { BoardSecretVault(board: self) }
 
     /// Runs one audited change of the secret tables: checks `access` (refusals of not-allowed and not-found are
