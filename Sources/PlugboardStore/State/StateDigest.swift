@@ -15,6 +15,8 @@ import GRDBSQLite
 enum StateDigest {
     /// The hash of a bucket without entities.
     static let emptyBucket = SHA256.hex(Data())
+    /// ``emptyBucket`` as UTF-8.
+    static let emptyBucketBytes = Array(emptyBucket.utf8)
 
     /// The digest of the current row of an SQLite statement whose columns `offset…` are the table's `columns`, read
     /// from SQLite's own buffers (one row proven, or every row of policy for `audit verify`).

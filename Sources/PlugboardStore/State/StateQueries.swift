@@ -202,13 +202,32 @@ enum StateQueries {
         }
     }
 
+    /// Calls `body` with the 256 stored bucket hashes in bucket order, the empty bucket's hash where none is stored,
+    /// from SQLite's buffers (valid during the call).
+    static func forEachBucketHash(_ db: Database, _ body: (UnsafeRawBufferPointer) -> Void) throws {
+        var next = 0
+        func emptyBuckets(upTo bucket: Int) {
+            while next < bucket {
+                StateDigest.emptyBucketBytes.withUnsafeBytes(body)
+                next += 1
+            }
+        }
+        let statement = try db.cachedStatement(sql: "SELECT bucket, hash FROM state_buckets WHERE bucket BETWEEN 0 AND 255 ORDER BY bucket")
+        try forEachRow(db, statement) { handle in
+            let bucket = Int(sqlite3_column_int64(handle, 0))
+            emptyBuckets(upTo: bucket)
+            body(UnsafeRawBufferPointer(start: sqlite3_column_text(handle, 1), count: Int(sqlite3_column_bytes(handle, 1))))
+            next = bucket + 1
+            return true
+        }
+        emptyBuckets(upTo: 256)
+    }
+
     /// The 256 stored bucket hashes, bucket 0 first (the empty bucket's hash where none is stored).
     static func bucketHashes(_ db: Database) throws -> [String] {
-        var hashes = [String](repeating: StateDigest.emptyBucket, count: 256)
-        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT bucket, hash FROM state_buckets")) {
-            let bucket: Int = row[0]
-            if (0..<256).contains(bucket) { hashes[bucket] = row[1] }
-        }
+        var hashes: [String] = []
+        hashes.reserveCapacity(256)
+        try forEachBucketHash(db) { hashes.append(String(decoding: $0, as: UTF8.self)) }
         return hashes
     }
 
@@ -218,27 +237,11 @@ enum StateQueries {
             ?? StateDigest.emptyBucket
     }
 
-    /// The state root of the stored bucket hashes: `StateDigest.root(bucketHashes(db))`, hashed from SQLite's
-    /// buffers as the rows arrive (a change computes it once, a proof of a row once).
+    /// The state root of the stored bucket hashes, `StateDigest.root(bucketHashes(db))`, hashed as they are read (no
+    /// string made for each).
     static func storedRoot(_ db: Database) throws -> String {
         var hasher = StateDigest.RootHasher()
-        var empty = StateDigest.emptyBucket
-        var next = 0
-        func addEmpty(upTo bucket: Int) {
-            while next < bucket {
-                empty.withUTF8 { hasher.add(UnsafeRawBufferPointer($0)) }
-                next += 1
-            }
-        }
-        let statement = try db.cachedStatement(sql: "SELECT bucket, hash FROM state_buckets WHERE bucket BETWEEN 0 AND 255 ORDER BY bucket")
-        try forEachRow(db, statement) { handle in
-            let bucket = Int(sqlite3_column_int64(handle, 0))
-            addEmpty(upTo: bucket)
-            hasher.add(UnsafeRawBufferPointer(start: sqlite3_column_text(handle, 1), count: Int(sqlite3_column_bytes(handle, 1))))
-            next = bucket + 1
-            return true
-        }
-        addEmpty(upTo: 256)
+        try forEachBucketHash(db) { hasher.add($0) }
         return hasher.finalize()
     }
 
