@@ -193,35 +193,34 @@ struct BoardSecretsTests {
             try #require(try Self.sqlite3(fixture.path, sql).split(separator: "\n").first.map(String.init))
         }
         let row = "WHERE plugin_id = '\(calendar)' AND key = 'token'"
-        // The whole row as it was (sealed value and time), as a backup holds it.
-        let old = try hex("SELECT 'sealed = X''' || hex(sealed) || ''', updated_at = ''' || updated_at || '''' FROM secret_values \(row);")
-        let oldDigest = try hex(
-            "SELECT digest FROM state_digests WHERE tbl = 'secret_values' AND key = json_array('\(calendar)', 'token');")
+        let indexEntry = "WHERE tbl = 'secret_values' AND key = json_array('\(calendar)', 'token')"
+        // The whole row as a backup holds it (sealed value and time, as an `UPDATE … SET` list), and its index entry.
+        func savedRow() throws -> (set: String, digest: String) {
+            (
+                try hex("SELECT 'sealed = X''' || hex(sealed) || ''', updated_at = ''' || updated_at || '''' FROM secret_values \(row);"),
+                try hex("SELECT digest FROM state_digests \(indexEntry);")
+            )
+        }
+        func setIndexedDigest(_ digest: String) -> String { "UPDATE state_digests SET digest = '\(digest)' \(indexEntry);" }
+
+        let old = try savedRow()
         try await spi.set(Data("v2".utf8), forKey: "token")
-        let current = try hex(
-            "SELECT 'sealed = X''' || hex(sealed) || ''', updated_at = ''' || updated_at || '''' FROM secret_values \(row);")
-        let currentDigest = try hex(
-            "SELECT digest FROM state_digests WHERE tbl = 'secret_values' AND key = json_array('\(calendar)', 'token');")
+        let current = try savedRow()
         for _ in 0..<3 { #expect(try await spi.data(forKey: "token") == Data("v2".utf8)) }
 
-        _ = try Self.sqlite3(fixture.path, "UPDATE secret_values SET \(old) \(row);")
+        _ = try Self.sqlite3(fixture.path, "UPDATE secret_values SET \(old.set) \(row);")
         let copied = await secureStorageError { _ = try await spi.data(forKey: "token") }
         #expect(
             copied?.code == .integrityFailure && copied?.message.contains("does not match the audit log") == true,
             "\(String(describing: copied))")
 
-        _ = try Self.sqlite3(
-            fixture.path,
-            "UPDATE state_digests SET digest = '\(oldDigest)' WHERE tbl = 'secret_values' AND key = json_array('\(calendar)', 'token');")
+        _ = try Self.sqlite3(fixture.path, setIndexedDigest(old.digest))
         let indexEdited = await secureStorageError { _ = try await spi.data(forKey: "token") }
         #expect(
             indexEdited?.code == .integrityFailure && indexEdited?.message.contains("cannot be proven") == true,
             "\(String(describing: indexEdited))")
 
-        _ = try Self.sqlite3(
-            fixture.path,
-            "UPDATE state_digests SET digest = '\(currentDigest)' WHERE tbl = 'secret_values' AND key = json_array('\(calendar)', 'token');"
-                + "UPDATE secret_values SET \(current) \(row);")
+        _ = try Self.sqlite3(fixture.path, setIndexedDigest(current.digest) + "UPDATE secret_values SET \(current.set) \(row);")
         #expect(try await spi.data(forKey: "token") == Data("v2".utf8))
     }
 
