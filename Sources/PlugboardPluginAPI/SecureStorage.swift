@@ -197,10 +197,10 @@ public enum SecureStorageLimits {
     /// - Throws: ``SecureStorageError`` with code ``SecureStorageError/Code/invalidKeyName``. The message quotes
     ///   the name only when it is printable.
     public static func validatedKeyName(_ name: String) throws(SecureStorageError) -> String {
-        if let problem = problem(with: name) {
-            throw SecureStorageError(.invalidKeyName, "the secure storage key name is not valid: \(problem)")
+        switch normalized(name) {
+        case .success(let normalized): return normalized
+        case .failure(let problem): throw SecureStorageError(.invalidKeyName, "the secure storage key name is not valid: \(problem)")
         }
-        return name.precomposedStringWithCanonicalMapping
     }
 
     /// Returns `id` normalised to NFC, or throws if it cannot name a plug-in namespace.
@@ -209,10 +209,11 @@ public enum SecureStorageLimits {
     ///
     /// - Throws: ``SecureStorageError`` with code ``SecureStorageError/Code/invalidNamespace``.
     public static func validatedNamespace(_ id: String) throws(SecureStorageError) -> String {
-        if let problem = problem(with: id) {
+        switch normalized(id) {
+        case .success(let normalized): return normalized
+        case .failure(let problem):
             throw SecureStorageError(.invalidNamespace, "the secure storage namespace (plug-in id) is not valid: \(problem)")
         }
-        return id.precomposedStringWithCanonicalMapping
     }
 
     /// Throws if `value` is larger than ``maximumValueByteCount``.
@@ -227,21 +228,40 @@ public enum SecureStorageLimits {
         }
     }
 
-    private static func problem(with name: String) -> String? {
-        if name.isEmpty { return "it is empty" }
+    /// A problem of `name`, as one sentence.
+    private struct Problem: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// `name` normalised to NFC, or what is wrong with it.
+    ///
+    /// A name of printable ASCII only (the usual case: ids like `com.example.sync`, keys like `api-token`) is already
+    /// NFC and has no forbidden character, so it is checked byte by byte; any other name takes the general path.
+    private static func normalized(_ name: String) -> Result<String, Problem> {
+        if name.isEmpty { return .failure(Problem(description: "it is empty")) }
+        let printableASCII = name.utf8.withContiguousStorageIfAvailable { $0.allSatisfy { (0x20...0x7E).contains($0) } }
+            ?? name.utf8.allSatisfy { (0x20...0x7E).contains($0) }
+        if printableASCII { return checkingLength(name) }
         for scalar in name.unicodeScalars {
             switch scalar.properties.generalCategory {
             case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned:
                 let code = String(scalar.value, radix: 16, uppercase: true)
-                return "it contains the non-printable character U+\(String(repeating: "0", count: max(0, 4 - code.count)))\(code)"
+                return .failure(
+                    Problem(
+                        description:
+                            "it contains the non-printable character U+\(String(repeating: "0", count: max(0, 4 - code.count)))\(code)"))
             default:
                 continue
             }
         }
-        let count = name.precomposedStringWithCanonicalMapping.utf8.count
-        if count > maximumKeyNameByteCount {
-            return "it is \(count) bytes long, more than the \(maximumKeyNameByteCount) allowed"
+        return checkingLength(name.precomposedStringWithCanonicalMapping)
+    }
+
+    private static func checkingLength(_ normalized: String) -> Result<String, Problem> {
+        let count = normalized.utf8.count
+        guard count <= maximumKeyNameByteCount else {
+            return .failure(Problem(description: "it is \(count) bytes long, more than the \(maximumKeyNameByteCount) allowed"))
         }
-        return nil
+        return .success(normalized)
     }
 }

@@ -165,6 +165,19 @@ struct KeyNameTests {
         #expect(Array(name.utf8) == [0xC3, 0xA9])
     }
 
+    /// Names of printable ASCII take a path of their own (no normalisation); every other ASCII character is refused
+    /// there as it is on the general path.
+    @Test func everyASCIICharacterIsAllowedExactlyWhenPrintable() throws {
+        for byte in UInt8(0)...UInt8(127) {
+            let name = "a" + String(UnicodeScalar(byte)) + "b"
+            let accepted = (try? SecureStorageLimits.validatedKeyName(name)) != nil
+            #expect(accepted == (0x20...0x7E).contains(byte), "\(byte)")
+            #expect(((try? SecureStorageLimits.validatedNamespace(name)) != nil) == accepted, "\(byte)")
+        }
+        #expect(try SecureStorageLimits.validatedKeyName(String(repeating: "k", count: 256)).utf8.count == 256)
+        #expect(throws: SecureStorageError.self) { try SecureStorageLimits.validatedNamespace(String(repeating: "k", count: 257)) }
+    }
+
     @Test func theLengthLimitCountsUTF8BytesAfterNormalisation() throws {
         // 128 decomposed "é" are 384 bytes, but 256 once composed.
         let name = String(repeating: "e\u{301}", count: 128)
