@@ -7,15 +7,119 @@ public enum Timestamp {
 
     /// Formats a date as UTC ISO-8601 with milliseconds.
     public static func format(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
+        if let text = Milliseconds.format(date) { return text }
+        return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: utc))
     }
 
     /// Parses an ISO-8601 time (`2026-11-21T18:40:00Z`, with or without fraction) or a date (`2026-11-21`, UTC midnight).
     public static func parse(_ text: String) -> Date? {
-        let utc = TimeZone(identifier: "UTC")!
+        if let date = Milliseconds.parse(text) { return date }
         if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: utc).parse(text) { return date }
         if let date = try? Date.ISO8601FormatStyle(timeZone: utc).parse(text) { return date }
         if let date = try? Date.ISO8601FormatStyle(timeZone: utc).year().month().day().parse(text) { return date }
         return nil
+    }
+
+    private static let utc = TimeZone(identifier: "UTC")!
+}
+
+/// The board's own form, `YYYY-MM-DDTHH:MM:SS.mmmZ` for years 1970 to 9999, written and read by arithmetic on the
+/// characters: what the board writes on every change and reads on every secure-storage read. Any other text or date
+/// goes to Foundation's ISO-8601 style. Both give the same text and the same `Date`, bit for bit (tested on random
+/// times against Foundation).
+enum Milliseconds {
+    /// `date` in the board's form, or `nil` if its year is outside 1970...9999.
+    static func format(_ date: Date) -> String? {
+        // Foundation's arithmetic, step by step (seconds since 2001, the fraction truncated to milliseconds), so
+        // that the text is the one its ISO-8601 style writes for every date, rounding included.
+        let reference = date.timeIntervalSinceReferenceDate
+        guard reference >= -secondsFrom1970To2001, reference < 253_402_300_800 - secondsFrom1970To2001 else { return nil }
+        let whole = reference.rounded(.down)
+        let seconds = Int64(whole) + Int64(secondsFrom1970To2001)
+        let days = seconds / 86_400
+        var rest = seconds % 86_400
+        let (year, month, day) = civil(days: days)
+        var bytes = [UInt8](repeating: 0, count: 24)
+        func put(_ value: Int64, _ offset: Int, _ width: Int) {
+            var value = value
+            for index in stride(from: offset + width - 1, through: offset, by: -1) {
+                bytes[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            }
+        }
+        put(year, 0, 4)
+        put(month, 5, 2)
+        put(day, 8, 2)
+        put(rest / 3600, 11, 2)
+        rest %= 3600
+        put(rest / 60, 14, 2)
+        put(rest % 60, 17, 2)
+        put(Int64((reference - whole) * 1000), 20, 3)
+        for (offset, character) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z")] as [(Int, Unicode.Scalar)] {
+            bytes[offset] = UInt8(ascii: character)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The date of `text` if it is exactly in the board's form with valid fields, else `nil`.
+    static func parse(_ text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { bytes -> Date? in
+            guard bytes.count == 24, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
+                bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "."),
+                bytes[23] == UInt8(ascii: "Z")
+            else { return nil }
+            func number(_ offset: Int, _ width: Int) -> Int64? {
+                var value: Int64 = 0
+                for index in offset..<offset + width {
+                    let digit = bytes[index] &- UInt8(ascii: "0")
+                    guard digit < 10 else { return nil }
+                    value = value * 10 + Int64(digit)
+                }
+                return value
+            }
+            guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
+                let minute = number(14, 2), let second = number(17, 2), let millisecond = number(20, 3),
+                year >= 1970, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24, minute < 60,
+                second < 60
+            else { return nil }
+            // Foundation's arithmetic: the start of the day since 2001, plus the time of day with its fraction.
+            let dayStart = Double(self.days(year: year, month: month, day: day) * 86_400) - secondsFrom1970To2001
+            let time = Double((hour * 60 + minute) * 60 + second) + Double(millisecond) / 1000
+            return Date(timeIntervalSinceReferenceDate: dayStart + time)
+        }
+    }
+
+    private static let secondsFrom1970To2001 = Date.timeIntervalBetween1970AndReferenceDate
+
+    private static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a date of the proleptic Gregorian calendar (Howard Hinnant's `days_from_civil`).
+    private static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let year = month <= 2 ? year - 1 : year
+        let era = year / 400
+        let yearOfEra = year - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The date of a day count since 1970-01-01, for counts of zero or more (`civil_from_days`).
+    private static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let shifted = days + 719_468
+        let era = shifted / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
