@@ -15,12 +15,8 @@ struct SecretQueries: SecretVaultWriter {
     }
 
     func dataKey(pluginID: String, version: Int) throws -> DataKeyRecord? {
-        guard
-            let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT * FROM secret_data_keys WHERE plugin_id = ? AND version = ?"),
-                arguments: [pluginID, version])
-        else { return nil }
-        try prove("secret_data_keys", [pluginID, version], "the wrapped data key \(version) of \(pluginID)")
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: Self.dataKeySQL), arguments: [pluginID, version]) else { return nil }
+        try prove(Self.dataKeys, row, "the wrapped data key \(version) of \(pluginID)")
         return try Self.dataKeyRecord(row)
     }
 
@@ -38,17 +34,21 @@ struct SecretQueries: SecretVaultWriter {
     /// The sealed value, proven against the audit log first: an earlier sealed value copied back (a replay) opens
     /// with its key and binding, so the check of the row against the log is what refuses it.
     func sealedValue(pluginID: String, key: String) throws -> SealedValueRecord? {
-        guard
-            let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT * FROM secret_values WHERE plugin_id = ? AND key = ?"), arguments: [pluginID, key])
-        else { return nil }
-        try prove("secret_values", [pluginID, key], "the sealed value of \(key) for \(pluginID)")
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: Self.sealedValueSQL), arguments: [pluginID, key]) else { return nil }
+        try prove(Self.values, row, "the sealed value of \(key) for \(pluginID)")
         return try Self.sealedValueRecord(row)
     }
 
-    /// Refuses a row that the audit log does not prove (see `StateLedger.proveRow`).
-    private func prove(_ table: String, _ key: [any DatabaseValueConvertible], _ what: String) throws {
-        if let problem = try StateLedger.proveRow(db, StateEntity(table: table, key: StateQueries.key(db, key)), proven: proven) {
+    private static let dataKeys = StateTables.byName["secret_data_keys"]!
+    private static let values = StateTables.byName["secret_values"]!
+    /// The row and its key in the proof, which SQLite makes with the triggers' own expression.
+    private static let dataKeySQL =
+        "SELECT *, \(dataKeys.keyExpression()) AS state_key FROM secret_data_keys WHERE plugin_id = ? AND version = ?"
+    private static let sealedValueSQL = "SELECT *, \(values.keyExpression()) AS state_key FROM secret_values WHERE plugin_id = ? AND key = ?"
+
+    /// Refuses a row that the audit log does not prove (see `StateLedger.proveRow`); `row` has its key as `state_key`.
+    private func prove(_ table: StateTable, _ row: Row, _ what: String) throws {
+        if let problem = try StateLedger.proveRow(db, StateEntity(table: table.name, key: row["state_key"]), proven: proven) {
             throw BoardError(.integrity, "\(what) \(problem); run plugboard audit verify")
         }
     }
@@ -95,12 +95,22 @@ struct SecretQueries: SecretVaultWriter {
                 WHERE plugin_id = ?1 AND version = ?2
                 """
         ).execute(arguments: Self.arguments(record))
+        try requireOneChange(record)
+    }
+
+    private func requireOneChange(_ record: DataKeyRecord) throws {
         guard db.changesCount == 1 else {
             throw BoardError(
                 .integrity,
                 "data key version \(record.version) of plug-in \(record.pluginID) is missing from the board: it was altered; nothing was changed"
             )
         }
+    }
+
+    func updateEncryptionCount(_ record: DataKeyRecord) throws {
+        try db.cachedStatement(sql: "UPDATE secret_data_keys SET encryption_count = ? WHERE plugin_id = ? AND version = ?")
+            .execute(arguments: [record.encryptionCount, record.pluginID, record.version])
+        try requireOneChange(record)
     }
 
     func saveSealedValue(_ record: SealedValueRecord) throws {
