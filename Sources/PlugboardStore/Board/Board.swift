@@ -213,6 +213,10 @@ public final class Board: Sendable {
         config.prepareDatabase { db in
             // Deleted and overwritten content is zeroed in the file (replaced sealed values, shredded data keys).
             try db.execute(sql: "PRAGMA secure_delete = ON")
+            // Statement journals (a statement with triggers or an upsert keeps the pages it changes until it ends, a
+            // whole sealed value when it replaces one) and the temporary table of rows a change touched stay in memory
+            // instead of spilling to a temporary file: a 1 MiB secret put wrote about 1 MiB there.
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
             // Keep the -wal and -shm files when the last connection closes, the WAL truncated to zero bytes: then they
             // always belong to a user who can write the board, and a user who may only read it can still open it
             // (see `BoardSharing`). In memory, there are no such files and SQLite ignores both.
