@@ -53,7 +53,7 @@ final class InMemorySecretVault: SecretVault {
         case setKeyCheckValue
         /// ``SecretVaultWriter/insertDataKey(_:)``.
         case insertDataKey
-        /// ``SecretVaultWriter/updateDataKey(_:)``.
+        /// ``SecretVaultWriter/updateDataKey(_:)``, and ``SecretVaultWriter/updateEncryptionCount(_:)``, which calls it here.
         case updateDataKey
         /// ``SecretVaultWriter/saveSealedValue(_:)``.
         case saveSealedValue

@@ -138,7 +138,7 @@ extension SecretStore {
         }
         let sealed = Envelope.seal(value, forKey: key, with: sealing!.dataKey)
         sealing!.record.encryptionCount += 1
-        try writer.updateDataKey(sealing!.record)
+        try writer.updateEncryptionCount(sealing!.record)
         try writer.saveSealedValue(
             SealedValueRecord(
                 pluginID: pluginID, key: key, dataKeyVersion: sealing!.record.version, sealedBox: sealed,

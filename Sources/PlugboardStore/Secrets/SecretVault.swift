@@ -57,6 +57,11 @@ package protocol SecretVaultWriter: SecretVaultReader {
     /// Replaces the data key with the same plug-in and version (every other column). Throws if there is none.
     func updateDataKey(_ record: DataKeyRecord) throws
 
+    /// Stores `record`'s encryption count for the data key with the same plug-in and version, the one column a seal
+    /// changes. Throws if there is no such key. (A board writes that column alone, so that the index of active keys
+    /// is not rewritten on every put.)
+    func updateEncryptionCount(_ record: DataKeyRecord) throws
+
     /// Inserts or replaces the sealed value with the same plug-in and key.
     func saveSealedValue(_ record: SealedValueRecord) throws
 
@@ -65,6 +70,11 @@ package protocol SecretVaultWriter: SecretVaultReader {
 
     /// Deletes every sealed value of `pluginID`, and returns how many there were.
     func deleteSealedValues(pluginID: String) throws -> Int
+}
+
+extension SecretVaultWriter {
+    /// By default, ``updateDataKey(_:)`` of the whole record.
+    package func updateEncryptionCount(_ record: DataKeyRecord) throws { try updateDataKey(record) }
 }
 
 /// The life cycle of a data key.

@@ -186,8 +186,14 @@ enum StateQueries {
 
     static func setIndexed(_ db: Database, _ entity: StateEntity, bucket: Int, digest: String?) throws {
         if let digest {
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO state_digests (tbl, key, bucket, digest) VALUES (?, ?, ?, ?)")
-                .execute(arguments: [entity.table, entity.key, bucket, digest])
+            // An existing row gets its new digest in place: its bucket follows from its key, so the index by bucket is
+            // not rewritten (`INSERT OR REPLACE` deleted and inserted both entries, one more page in each commit).
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO state_digests (tbl, key, bucket, digest) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (tbl, key) DO UPDATE SET digest = excluded.digest
+                    """
+            ).execute(arguments: [entity.table, entity.key, bucket, digest])
         } else {
             try db.cachedStatement(sql: "DELETE FROM state_digests WHERE tbl = ? AND key = ?").execute(arguments: [
                 entity.table, entity.key,
