@@ -60,7 +60,8 @@ struct BoardSecretVault: SecretVault {
     let board: Board
 
     func read<T>(_ body: (any SecretVaultReader) throws -> T) throws -> T {
-        try board.readTransaction { db in try body(SecretQueries(db: db, proven: board.provenRows)) }
+        // The file's state is read once: nothing in a read transaction can move it.
+        try board.readTransaction { db in try body(SecretQueries(db: db, proven: board.provenRows, state: try ProvenRows.state(db))) }
     }
 
     /// One audited change: the audit row names the plug-in and the keys it wrote (never a value), and carries the

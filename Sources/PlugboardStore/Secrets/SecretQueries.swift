@@ -7,6 +7,9 @@ struct SecretQueries: SecretVaultWriter {
     let db: Database
     /// The board's proofs of rows already proven in the file's current state, when reads may use them.
     var proven: ProvenRows? = nil
+    /// The state of the file for a read-only transaction, read once at its start (it cannot move until it ends); nil
+    /// in a change, whose own writes move it.
+    var state: ProvenRows.FileState? = nil
 
     // MARK: Reads
 
@@ -22,13 +25,13 @@ struct SecretQueries: SecretVaultWriter {
 
     func dataKeys(pluginID: String) throws -> [DataKeyRecord] {
         try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT * FROM secret_data_keys WHERE plugin_id = ? ORDER BY version"), arguments: [pluginID]
+            db.cachedStatement(sql: "SELECT \(Self.dataKeyColumns) FROM secret_data_keys WHERE plugin_id = ? ORDER BY version"), arguments: [pluginID]
         ).map(
             Self.dataKeyRecord)
     }
 
     func allDataKeys() throws -> [DataKeyRecord] {
-        try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM secret_data_keys ORDER BY plugin_id, version")).map(Self.dataKeyRecord)
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Self.dataKeyColumns) FROM secret_data_keys ORDER BY plugin_id, version")).map(Self.dataKeyRecord)
     }
 
     /// The sealed value, proven against the audit log first: an earlier sealed value copied back (a replay) opens
@@ -41,20 +44,23 @@ struct SecretQueries: SecretVaultWriter {
 
     private static let dataKeys = StateTables.byName["secret_data_keys"]!
     private static let values = StateTables.byName["secret_values"]!
-    /// The row and its key in the proof, which SQLite makes with the triggers' own expression.
+    /// The columns of a record, in the order ``dataKeyRecord(_:)`` and ``sealedValueRecord(_:)`` read them by index.
+    private static let dataKeyColumns = "plugin_id, version, state, wrapped_key, encryption_count, created_at, retired_at"
+    private static let valueColumns = "plugin_id, key, data_key_version, sealed, updated_at"
+    /// The row and, last, its key in the proof, which SQLite makes with the triggers' own expression.
     private static let dataKeySQL =
-        "SELECT *, \(dataKeys.keyExpression()) AS state_key FROM secret_data_keys WHERE plugin_id = ? AND version = ?"
-    private static let sealedValueSQL = "SELECT *, \(values.keyExpression()) AS state_key FROM secret_values WHERE plugin_id = ? AND key = ?"
+        "SELECT \(dataKeyColumns), \(dataKeys.keyExpression()) FROM secret_data_keys WHERE plugin_id = ? AND version = ?"
+    private static let sealedValueSQL = "SELECT \(valueColumns), \(values.keyExpression()) FROM secret_values WHERE plugin_id = ? AND key = ?"
 
-    /// Refuses a row that the audit log does not prove (see `StateLedger.proveRow`); `row` has its key as `state_key`.
+    /// Refuses a row that the audit log does not prove (see `StateLedger.proveRow`); `row` ends with its key.
     private func prove(_ table: StateTable, _ row: Row, _ what: String) throws {
-        if let problem = try StateLedger.proveRow(db, StateEntity(table: table.name, key: row["state_key"]), proven: proven) {
+        if let problem = try StateLedger.proveRow(db, StateEntity(table: table.name, key: row[row.count - 1]), proven: proven, state: state) {
             throw BoardError(.integrity, "\(what) \(problem); run plugboard audit verify")
         }
     }
 
     func sealedValues(pluginID: String) throws -> [SealedValueRecord] {
-        try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM secret_values WHERE plugin_id = ?"), arguments: [pluginID]).map(
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Self.valueColumns) FROM secret_values WHERE plugin_id = ?"), arguments: [pluginID]).map(
             Self.sealedValueRecord)
     }
 
@@ -168,22 +174,24 @@ struct SecretQueries: SecretVaultWriter {
         ]
     }
 
+    /// A data key from a row of ``dataKeyColumns``.
     private static func dataKeyRecord(_ row: Row) throws -> DataKeyRecord {
-        let pluginID: String = row["plugin_id"]
-        let version: Int = row["version"]
-        guard let state = DataKeyState(rawValue: row["state"] ?? ""), let createdAt = Timestamp.parse(row["created_at"] ?? "") else {
+        let pluginID: String = row[0]
+        let version: Int = row[1]
+        guard let state = DataKeyState(rawValue: row[2] ?? ""), let createdAt = Timestamp.parse(row[5] ?? "") else {
             throw BoardError(
                 .integrity,
                 "data key version \(version) of plug-in \(pluginID) has an unreadable state or creation time: the board was altered")
         }
         return DataKeyRecord(
-            pluginID: pluginID, version: version, state: state, wrappedKey: row["wrapped_key"], encryptionCount: row["encryption_count"],
-            createdAt: createdAt, retiredAt: (row["retired_at"] as String?).flatMap(Timestamp.parse))
+            pluginID: pluginID, version: version, state: state, wrappedKey: row[3], encryptionCount: row[4],
+            createdAt: createdAt, retiredAt: (row[6] as String?).flatMap(Timestamp.parse))
     }
 
+    /// A sealed value from a row of ``valueColumns``.
     private static func sealedValueRecord(_ row: Row) throws -> SealedValueRecord {
         SealedValueRecord(
-            pluginID: row["plugin_id"], key: row["key"], dataKeyVersion: row["data_key_version"], sealedBox: row["sealed"] ?? Data(),
-            updatedAt: Timestamp.parse(row["updated_at"] ?? "") ?? Date(timeIntervalSince1970: 0))
+            pluginID: row[0], key: row[1], dataKeyVersion: row[2], sealedBox: row[3] ?? Data(),
+            updatedAt: Timestamp.parse(row[4] ?? "") ?? Date(timeIntervalSince1970: 0))
     }
 }

@@ -12,7 +12,7 @@ import Synchronization
 /// transaction that is later rolled back). When either moved, every proof is forgotten and rows are proven again.
 /// Only rows proven in full are kept, never a row taken as proven because the change in progress wrote it.
 ///
-/// A secure-storage read then costs the reads of its rows and a `PRAGMA` for each, as long as nothing wrote the board
+/// A secure-storage read then costs the reads of its rows and one `PRAGMA`, as long as nothing wrote the board
 /// since the last read; a write, or another process's commit, costs one full proof of each row read next.
 final class ProvenRows: Sendable {
     /// The state of the file as one connection sees it.

@@ -210,9 +210,12 @@ enum StateLedger {
     /// stored bucket hash, the buckets to the state root of the last audit row, and that row is intact. Nil when
     /// proven, when the board predates the proof, or when the current change wrote the row; otherwise a sentence.
     /// Costs one bucket of the index (about 1/256 of it), not a pass over the log; with `proven`, nothing again for a
-    /// row, bucket or root already proven while the file was in the same state (see ``ProvenRows``).
-    static func proveRow(_ db: Database, _ entity: StateEntity, proven: ProvenRows? = nil) throws -> String? {
-        var proofs = try proven.map { $0.proofs(in: try ProvenRows.state(db)) } ?? ProvenRows.Proofs()
+    /// row, bucket or root already proven while the file was in the same state (see ``ProvenRows``); `state` is that
+    /// state when the caller already read it in this transaction.
+    static func proveRow(_ db: Database, _ entity: StateEntity, proven: ProvenRows? = nil, state: ProvenRows.FileState? = nil)
+        throws -> String?
+    {
+        var proofs = try proven.map { $0.proofs(in: try state ?? ProvenRows.state(db)) } ?? ProvenRows.Proofs()
         if proofs.rows.contains(entity) { return nil }
         guard try StateQueries.isTracked(db) else { return nil }
         if try StateQueries.wasTouched(db, entity) { return nil }
