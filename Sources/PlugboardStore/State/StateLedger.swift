@@ -40,7 +40,7 @@ enum StateLedger {
             touchedBuckets.insert(bucket)
         }
         for bucket in touchedBuckets {
-            try StateQueries.setBucketHash(db, bucket, StateDigest.bucketHash(try StateQueries.bucketEntries(db, bucket)))
+            try StateQueries.setBucketHash(db, bucket, try StateQueries.indexedBucketHash(db, bucket))
         }
         return Commitment(changes: StateDigest.changesText(changes), root: try StateQueries.storedRoot(db))
     }
@@ -226,7 +226,7 @@ enum StateLedger {
         let unproven = "cannot be proven: the index of the audit log's digests was edited"
         let bucket = StateDigest.bucket(entity)
         if !proofs.buckets.contains(bucket) {
-            guard StateDigest.bucketHash(try StateQueries.bucketEntries(db, bucket)) == (try StateQueries.bucketHash(db, bucket)) else {
+            guard try StateQueries.indexedBucketHash(db, bucket) == (try StateQueries.bucketHash(db, bucket)) else {
                 return unproven
             }
             proofs.buckets.insert(bucket)

@@ -1,3 +1,4 @@
+import Crypto
 import GRDB
 import GRDBSQLite
 
@@ -201,11 +202,24 @@ enum StateQueries {
         }
     }
 
-    /// The indexed entities of one bucket with their digests.
-    static func bucketEntries(_ db: Database, _ bucket: Int) throws -> [(StateEntity, String)] {
-        try Row.fetchAll(db.cachedStatement(sql: "SELECT tbl, key, digest FROM state_digests WHERE bucket = ?"), arguments: [bucket]).map {
-            (StateEntity(table: $0[0], key: $0[1]), $0[2])
+    /// The hash of one bucket of the index as it is: `StateDigest.bucketHash` of its entries, hashed line by line from
+    /// SQLite's buffers in the order the index by bucket keeps them, (tbl, key) as bytes. No row objects, no strings,
+    /// no sorting: a write on a board of 10,000 plug-ins hashes a bucket of about 150 entries this way.
+    static func indexedBucketHash(_ db: Database, _ bucket: Int) throws -> String {
+        let statement = try db.cachedStatement(sql: "SELECT tbl, key, digest FROM state_digests WHERE bucket = ? ORDER BY tbl, key")
+        try statement.setArguments([bucket])
+        var hasher = SHA256()
+        var line: [UInt8] = []
+        try forEachRow(db, statement) { handle in
+            func column(_ index: Int32) -> UnsafeRawBufferPointer {
+                UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, index), count: Int(sqlite3_column_bytes(handle, index)))
+            }
+            StateDigest.encodeLine(column(0), column(1), column(2), into: &line)
+            line.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+            return true
         }
+        // No line hashes to the empty bucket's hash, SHA-256 of nothing.
+        return hasher.finalize().hex
     }
 
     /// Calls `body` with the 256 stored bucket hashes in bucket order, the empty bucket's hash where none is stored,
