@@ -18,9 +18,17 @@ final class SecureStorageFixture {
     let value: Data
     let sealed: AES.GCM.SealedBox
 
-    init(size: Int) throws {
+    /// A board with the bench plug-in and `others` more registered plug-ins (a registry's rows make the state
+    /// proof's buckets fuller, which a put hashes again).
+    init(size: Int, others: Int = 0) throws {
         scratch = try ScratchBoard("secrets")
         try scratch.register("com.example.bench", "1.0.0")
+        if others > 0 {
+            let manifests = try (0..<others).map { index in
+                try PluginManifest.parse(Data("{\"id\":\"com.example.p\(index)\",\"name\":\"P\(index)\",\"version\":\"1.0.0\"}".utf8))
+            }
+            _ = try scratch.board.register(manifests, actor: Fixtures.admin)
+        }
         let secrets = try BoardSecretStore.initialize(
             board: scratch.board, actor: Fixtures.admin, environment: EnvironmentKeyProvider(variableName: "PLUGBOARD_BENCH_NO_KEY")
         ).secrets
@@ -69,6 +77,21 @@ func secureStorageBenchmarks() {
             ("aes-gcm.seal", { blackHole(try AES.GCM.seal($0.value, using: $0.key)) }, { _ in }),
             ("aes-gcm.open", { blackHole(try AES.GCM.open($0.sealed, using: $0.key)) }, { _ in }),
         ]
+        // The same put and get on a board of 10,000 registered plug-ins: a plug-in's secure storage should not cost
+        // more because the registry is large.
+        if size == 64 {
+            for (name, body, prepare) in measures where name.hasPrefix("secure.") {
+                Benchmark("\(name).\(label).registry-10k", configuration: configuration) { benchmark, fixture in
+                    for _ in benchmark.scaledIterations { try await body(fixture) }
+                } setup: {
+                    let fixture = try SecureStorageFixture(size: size, others: 10_000)
+                    try await prepare(fixture)
+                    return fixture
+                } teardown: {
+                    ScratchBoard.removeAll()
+                }
+            }
+        }
         for (name, body, prepare) in measures {
             Benchmark("\(name).\(label)", configuration: configuration) { benchmark, fixture in
                 for _ in benchmark.scaledIterations { try await body(fixture) }
