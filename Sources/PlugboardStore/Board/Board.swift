@@ -25,7 +25,8 @@ import Darwin
 /// Board settings: WAL journal (readers in other processes never wait for the writer), foreign keys on, a busy
 /// timeout so that a second process waits for the writer instead of failing, files created with mode 0600, and
 /// `PRAGMA secure_delete`, so that deleted or overwritten content (a replaced sealed secret, a shredded data key) is
-/// overwritten with zeros instead of lingering in free pages.
+/// overwritten with zeros instead of lingering in free pages. Temporary tables and statement journals stay in memory
+/// (`PRAGMA temp_store = MEMORY`), never in a temporary file.
 ///
 /// One connection per `Board` (a GRDB `DatabaseQueue`), not a `DatabasePool`: opening a pool writes to the file
 /// (GRDB creates and drops a table whenever the WAL is empty, and sets `synchronous = NORMAL`), so every read-only
