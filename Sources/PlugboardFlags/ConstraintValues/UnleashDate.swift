@@ -194,14 +194,14 @@ enum UnleashDate {
         // Validation as chrono's `Parsed::to_datetime`.
         guard abs(offsetSeconds) < 86_400, (1...12).contains(month), (0...23).contains(hour), (0...59).contains(minute),
             (0...60).contains(second), year > -262_144, year < 262_144,
-            day >= 1, day <= daysInMonth(year: year, month: month)
+            day >= 1, day <= CivilDate.daysInMonth(year: year, month: month)
         else { return nil }
         var wholeSecond = second
         if second == 60 {
             wholeSecond = 59
             nanoseconds += 1_000_000_000
         }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = CivilDate.days(year: year, month: month, day: day)
         let local = days * 86_400 + hour * 3600 + minute * 60 + wholeSecond
         return UnleashInstant(seconds: local - offsetSeconds, nanoseconds: nanoseconds)
     }
@@ -213,7 +213,7 @@ enum UnleashDate {
         let totalSeconds = (totalMilliseconds - milliseconds) / 1000
         let secondsOfDay = ((totalSeconds % 86_400) + 86_400) % 86_400
         let days = (totalSeconds - secondsOfDay) / 86_400
-        let (year, month, day) = civilFromDays(days)
+        let (year, month, day) = CivilDate.civil(days: days)
         func pad(_ value: Int64, _ width: Int) -> String {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text
@@ -226,41 +226,6 @@ enum UnleashDate {
     static func formatWholeSeconds(_ date: Date) -> String {
         let text = format(date)
         return String(text.prefix(19)) + "Z"
-    }
-
-    private static func isLeapYear(_ year: Int64) -> Bool {
-        (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-    }
-
-    private static func daysInMonth(year: Int64, month: Int64) -> Int64 {
-        switch month {
-        case 2: isLeapYear(year) ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    static func civilFromDays(_ days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     /// A tiny scanner over Unicode scalars, reading the string in place (no copy, no allocation).

@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardFlags
 
 /// UTC ISO-8601 timestamps with milliseconds, the one time format of the board.
 public enum Timestamp {
@@ -38,7 +39,7 @@ enum Milliseconds {
         let seconds = Int64(whole) + Int64(secondsFrom1970To2001)
         let days = seconds / 86_400
         var rest = seconds % 86_400
-        let (year, month, day) = civil(days: days)
+        let (year, month, day) = CivilDate.civil(days: days)
         var bytes = [UInt8](repeating: 0, count: 24)
         func put(_ value: Int64, _ offset: Int, _ width: Int) {
             var value = value
@@ -80,46 +81,15 @@ enum Milliseconds {
             }
             guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
                 let minute = number(14, 2), let second = number(17, 2), let millisecond = number(20, 3),
-                year >= 1970, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24, minute < 60,
-                second < 60
+                year >= 1970, (1...12).contains(month), day >= 1, day <= CivilDate.daysInMonth(year: year, month: month),
+                hour < 24, minute < 60, second < 60
             else { return nil }
             // Foundation's arithmetic: the start of the day since 2001, plus the time of day with its fraction.
-            let dayStart = Double(self.days(year: year, month: month, day: day) * 86_400) - secondsFrom1970To2001
+            let dayStart = Double(CivilDate.days(year: year, month: month, day: day) * 86_400) - secondsFrom1970To2001
             let time = Double((hour * 60 + minute) * 60 + second) + Double(millisecond) / 1000
             return Date(timeIntervalSinceReferenceDate: dayStart + time)
         }
     }
 
     private static let secondsFrom1970To2001 = Date.timeIntervalBetween1970AndReferenceDate
-
-    private static func daysIn(month: Int64, year: Int64) -> Int64 {
-        switch month {
-        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a date of the proleptic Gregorian calendar (Howard Hinnant's `days_from_civil`).
-    private static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let year = month <= 2 ? year - 1 : year
-        let era = year / 400
-        let yearOfEra = year - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The date of a day count since 1970-01-01, for counts of zero or more (`civil_from_days`).
-    private static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let shifted = days + 719_468
-        let era = shifted / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
 }
