@@ -239,7 +239,8 @@ public enum SecureStorageLimits {
     /// NFC and has no forbidden character, so it is checked byte by byte; any other name takes the general path.
     private static func normalized(_ name: String) -> Result<String, Problem> {
         if name.isEmpty { return .failure(Problem(description: "it is empty")) }
-        let printableASCII = name.utf8.withContiguousStorageIfAvailable { $0.allSatisfy { (0x20...0x7E).contains($0) } }
+        let printableASCII =
+            name.utf8.withContiguousStorageIfAvailable { $0.allSatisfy { (0x20...0x7E).contains($0) } }
             ?? name.utf8.allSatisfy { (0x20...0x7E).contains($0) }
         if printableASCII { return checkingLength(name) }
         for scalar in name.unicodeScalars {

@@ -25,13 +25,15 @@ struct SecretQueries: SecretVaultWriter {
 
     func dataKeys(pluginID: String) throws -> [DataKeyRecord] {
         try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT \(Self.dataKeyColumns) FROM secret_data_keys WHERE plugin_id = ? ORDER BY version"), arguments: [pluginID]
+            db.cachedStatement(sql: "SELECT \(Self.dataKeyColumns) FROM secret_data_keys WHERE plugin_id = ? ORDER BY version"),
+            arguments: [pluginID]
         ).map(
             Self.dataKeyRecord)
     }
 
     func allDataKeys() throws -> [DataKeyRecord] {
-        try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Self.dataKeyColumns) FROM secret_data_keys ORDER BY plugin_id, version")).map(Self.dataKeyRecord)
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Self.dataKeyColumns) FROM secret_data_keys ORDER BY plugin_id, version")).map(
+            Self.dataKeyRecord)
     }
 
     /// The sealed value, proven against the audit log first: an earlier sealed value copied back (a replay) opens
@@ -50,17 +52,21 @@ struct SecretQueries: SecretVaultWriter {
     /// The row and, last, its key in the proof, which SQLite makes with the triggers' own expression.
     private static let dataKeySQL =
         "SELECT \(dataKeyColumns), \(dataKeys.keyExpression()) FROM secret_data_keys WHERE plugin_id = ? AND version = ?"
-    private static let sealedValueSQL = "SELECT \(valueColumns), \(values.keyExpression()) FROM secret_values WHERE plugin_id = ? AND key = ?"
+    private static let sealedValueSQL =
+        "SELECT \(valueColumns), \(values.keyExpression()) FROM secret_values WHERE plugin_id = ? AND key = ?"
 
     /// Refuses a row that the audit log does not prove (see `StateLedger.proveRow`); `row` ends with its key.
     private func prove(_ table: StateTable, _ row: Row, _ what: String) throws {
-        if let problem = try StateLedger.proveRow(db, StateEntity(table: table.name, key: row[row.count - 1]), proven: proven, state: state) {
+        let entity = StateEntity(table: table.name, key: row[row.count - 1])
+        if let problem = try StateLedger.proveRow(db, entity, proven: proven, state: state) {
             throw BoardError(.integrity, "\(what) \(problem); run plugboard audit verify")
         }
     }
 
     func sealedValues(pluginID: String) throws -> [SealedValueRecord] {
-        try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Self.valueColumns) FROM secret_values WHERE plugin_id = ?"), arguments: [pluginID]).map(
+        try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT \(Self.valueColumns) FROM secret_values WHERE plugin_id = ?"), arguments: [pluginID]
+        ).map(
             Self.sealedValueRecord)
     }
 
