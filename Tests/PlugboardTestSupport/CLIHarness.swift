@@ -89,17 +89,20 @@ public final class Sandbox: Sendable {
         process.standardInput = input
         try process.run()
         // Read both pipes to the end before waiting (stderr on its own thread), so that no output can block the child.
-        let errData = Mutex(Data())
+        let errData = Mutex(Result<Data, POSIXError>.success(Data()))
         let errRead = DispatchGroup()
-        DispatchQueue.global().async(group: errRead) { errData.withLock { $0 = err.fileHandleForReading.readDataToEndOfFile() } }
+        DispatchQueue.global().async(group: errRead) {
+            let result = Result { () throws(POSIXError) in try err.fileHandleForReading.readAll() }
+            errData.withLock { $0 = result }
+        }
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let outData = Result { () throws(POSIXError) in try out.fileHandleForReading.readAll() }
         errRead.wait()
         process.waitUntilExit()
         return CLIResult(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))
+            status: process.terminationStatus, stdout: String(decoding: try outData.get(), as: UTF8.self),
+            stderr: String(decoding: try errData.withLock { $0 }.get(), as: UTF8.self))
     }
 
     /// Runs `plugboard ARGS --db BOARD` as ``runBlocking(_:db:environment:stdin:executable:prefix:)`` does, on a thread of

@@ -51,7 +51,7 @@ public final class ChildProcess: Sendable {
             }
         }
         DispatchQueue.global().async {
-            let data = err.fileHandleForReading.readDataToEndOfFile()
+            let data = (try? err.fileHandleForReading.readAll()) ?? Data("(the test could not read this process's stderr)".utf8)
             collected.errors.withLock { $0.append(data) }
         }
     }

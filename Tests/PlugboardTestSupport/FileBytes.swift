@@ -21,11 +21,11 @@ public enum FileBytes {
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let data = Result { () throws(POSIXError) in try out.fileHandleForReading.readAll() }
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: path])
         }
-        return data
+        return try data.get()
     }
 }
