@@ -2,7 +2,7 @@ import GRDB
 import GRDBSQLite
 import Synchronization
 
-/// The rows a board's connection has proven against the audit log (``StateLedger/proveRow(_:_:proven:)``), and the
+/// The rows a board's connection has proven against the audit log (``StateLedger/proveRow(_:_:proven:state:)``), and the
 /// state of the file they were proven in: a row read again while the file is in that same state needs no second
 /// proof, because it is the same bytes.
 ///

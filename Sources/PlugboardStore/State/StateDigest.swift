@@ -94,45 +94,45 @@ enum StateDigest {
 
     /// The hash of one bucket from its entities and digests, sorted here.
     static func bucketHash(_ entries: [(StateEntity, String)]) -> String {
-        if entries.isEmpty { return emptyBucket }
         // Entries read in (table, key) order need no sorting; check rather than sort.
         let sorted = zip(entries, entries.dropFirst()).allSatisfy { $0.0 < $1.0 } ? entries : entries.sorted(by: { $0.0 < $1.0 })
-        var hasher = SHA256()
-        var line: [UInt8] = []
-        line.reserveCapacity(256)
-        for (entity, digest) in sorted {
-            encodeLine(entity.table.utf8, entity.key.utf8, digest.utf8, into: &line)
-            hasher.update(data: line)
-        }
-        return hasher.finalize().hex
+        var hasher = BucketHasher()
+        for (entity, digest) in sorted { hasher.add(table: entity.table.utf8, key: entity.key.utf8, digest: digest.utf8) }
+        return hasher.finalize()
     }
 
-    /// A bucket's line, `<table>\t<key>\t<digest>\n`, written over `line` (a buffer the caller reuses).
-    static func encodeLine(
-        _ table: some Sequence<UInt8>, _ key: some Sequence<UInt8>, _ digest: some Sequence<UInt8>, into line: inout [UInt8]
-    ) {
-        line.removeAll(keepingCapacity: true)
-        line.append(contentsOf: table)
-        line.append(9)
-        line.append(contentsOf: key)
-        line.append(9)
-        line.append(contentsOf: digest)
-        line.append(10)
+    /// The hash of one bucket, fed its lines `<table>\t<key>\t<digest>\n` in the bucket's order (table, then key, as
+    /// bytes). A bucket without lines hashes to ``emptyBucket``.
+    struct BucketHasher {
+        private var hasher = SHA256()
+        /// The line being hashed, a buffer reused from line to line.
+        private var line: [UInt8] = []
+
+        mutating func add(table: some Sequence<UInt8>, key: some Sequence<UInt8>, digest: some Sequence<UInt8>) {
+            line.removeAll(keepingCapacity: true)
+            line.append(contentsOf: table)
+            line.append(9)
+            line.append(contentsOf: key)
+            line.append(9)
+            line.append(contentsOf: digest)
+            line.append(10)
+            line.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        }
+
+        func finalize() -> String { hasher.finalize().hex }
     }
 
     /// The 256 bucket hashes computed as lines arrive, for lines that arrive in each bucket's order (table, then
     /// key, as bytes: the primary-key order of `state_digests`): the same hashes as ``bucketHash(_:)``.
     struct BucketHashers {
-        private var hashers = [SHA256](repeating: SHA256(), count: 256)
-        private var line: [UInt8] = []
+        private var hashers = [BucketHasher](repeating: BucketHasher(), count: 256)
 
         mutating func add(bucket: Int, table: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, digest: UnsafeRawBufferPointer) {
-            encodeLine(table, key, digest, into: &line)
-            line.withUnsafeBytes { hashers[bucket].update(bufferPointer: $0) }
+            hashers[bucket].add(table: table, key: key, digest: digest)
         }
 
         /// The hashes, bucket 0 first (an empty bucket hashes nothing, as ``emptyBucket``).
-        func finalize() -> [String] { hashers.map { $0.finalize().hex } }
+        func finalize() -> [String] { hashers.map { $0.finalize() } }
     }
 
     /// The state root of 256 bucket hashes (bucket 0 first).

@@ -179,12 +179,13 @@ enum StateLedger {
         var hashers = StateDigest.BucketHashers()
         var inRange = true
         try StateQueries.forEachRow(db, sql: "SELECT bucket, tbl, key, digest FROM state_digests ORDER BY tbl, key") { handle in
-            func column(_ index: Int32) -> UnsafeRawBufferPointer {
-                UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, index), count: Int(sqlite3_column_bytes(handle, index)))
-            }
             let bucket = Int(sqlite3_column_int64(handle, 0))
             inRange = (0..<256).contains(bucket)
-            if inRange { hashers.add(bucket: bucket, table: column(1), key: column(2), digest: column(3)) }
+            if inRange {
+                hashers.add(
+                    bucket: bucket, table: StateQueries.bytes(handle, 1), key: StateQueries.bytes(handle, 2),
+                    digest: StateQueries.bytes(handle, 3))
+            }
             return inRange
         }
         return inRange ? hashers.finalize() : nil

@@ -1,4 +1,3 @@
-import Crypto
 import GRDB
 import GRDBSQLite
 
@@ -208,18 +207,17 @@ enum StateQueries {
     static func indexedBucketHash(_ db: Database, _ bucket: Int) throws -> String {
         let statement = try db.cachedStatement(sql: "SELECT tbl, key, digest FROM state_digests WHERE bucket = ? ORDER BY tbl, key")
         try statement.setArguments([bucket])
-        var hasher = SHA256()
-        var line: [UInt8] = []
+        var hasher = StateDigest.BucketHasher()
         try forEachRow(db, statement) { handle in
-            func column(_ index: Int32) -> UnsafeRawBufferPointer {
-                UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, index), count: Int(sqlite3_column_bytes(handle, index)))
-            }
-            StateDigest.encodeLine(column(0), column(1), column(2), into: &line)
-            line.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+            hasher.add(table: bytes(handle, 0), key: bytes(handle, 1), digest: bytes(handle, 2))
             return true
         }
-        // No line hashes to the empty bucket's hash, SHA-256 of nothing.
-        return hasher.finalize().hex
+        return hasher.finalize()
+    }
+
+    /// The bytes of a column of the statement's current row, in SQLite's buffer (valid until the next step).
+    static func bytes(_ handle: OpaquePointer, _ column: Int32) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, column), count: Int(sqlite3_column_bytes(handle, column)))
     }
 
     /// Calls `body` with the 256 stored bucket hashes in bucket order, the empty bucket's hash where none is stored,
@@ -236,7 +234,7 @@ enum StateQueries {
         try forEachRow(db, statement) { handle in
             let bucket = Int(sqlite3_column_int64(handle, 0))
             emptyBuckets(upTo: bucket)
-            body(UnsafeRawBufferPointer(start: sqlite3_column_text(handle, 1), count: Int(sqlite3_column_bytes(handle, 1))))
+            body(bytes(handle, 1))
             next = bucket + 1
             return true
         }
