@@ -14,23 +14,22 @@ enum AuditQueries {
     /// Inserts a row: `fields` in the chain's canonical order (``AuditLog/fields(of:)``), then its hashes.
     /// With 14 fields (chain v2), the last two are `state_changes` and `state_root`.
     static func insert(_ db: Database, fields: [String?], prevHash: String, hash: String) throws {
-        if fields.count == 14 {
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO audit_log (seq, at, actor, on_behalf_of, action, outcome, target_type, target_id, environment,
-                                           reason, before_json, after_json, state_changes, state_root, prev_hash, hash)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(arguments: StatementArguments(fields + [prevHash, hash]))
-        } else {
-            try db.execute(
-                sql: """
-                    INSERT INTO audit_log (seq, at, actor, on_behalf_of, action, outcome, target_type, target_id, environment,
-                                           reason, before_json, after_json, prev_hash, hash)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: StatementArguments(fields + [prevHash, hash]))
-        }
+        try db.cachedStatement(sql: fields.count == 14 ? insertV2 : insertV1).execute(
+            arguments: StatementArguments(fields + [prevHash, hash]))
+    }
+
+    /// The `INSERT` of a row of chain v1 (12 fields) or v2 (with `state_changes` and `state_root`), then its hashes.
+    private static let insertV1 = insertSQL(stateColumns: false)
+    private static let insertV2 = insertSQL(stateColumns: true)
+
+    private static func insertSQL(stateColumns: Bool) -> String {
+        let columns =
+            [
+                "seq", "at", "actor", "on_behalf_of", "action", "outcome", "target_type", "target_id", "environment", "reason",
+                "before_json", "after_json",
+            ] + (stateColumns ? ["state_changes", "state_root"] : []) + ["prev_hash", "hash"]
+        return
+            "INSERT INTO audit_log (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
     }
 
     /// One row by its sequence number.
