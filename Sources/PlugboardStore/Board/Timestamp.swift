@@ -56,19 +56,21 @@ enum Milliseconds {
         put(rest / 60, 14, 2)
         put(rest % 60, 17, 2)
         put(Int64((reference - whole) * 1000), 20, 3)
-        for (offset, character) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z")] as [(Int, Unicode.Scalar)] {
-            bytes[offset] = UInt8(ascii: character)
-        }
+        for (offset, character) in separators { bytes[offset] = character }
         return String(decoding: bytes, as: UTF8.self)
     }
+
+    /// The fixed characters of the board's form and where they are.
+    private static let separators: [(Int, UInt8)] = [
+        (4, UInt8(ascii: "-")), (7, UInt8(ascii: "-")), (10, UInt8(ascii: "T")), (13, UInt8(ascii: ":")), (16, UInt8(ascii: ":")),
+        (19, UInt8(ascii: ".")), (23, UInt8(ascii: "Z")),
+    ]
 
     /// The date of `text` if it is exactly in the board's form with valid fields, else `nil`.
     static func parse(_ text: String) -> Date? {
         var text = text
         return text.withUTF8 { bytes -> Date? in
-            guard bytes.count == 24, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
-                bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "."),
-                bytes[23] == UInt8(ascii: "Z")
+            guard bytes.count == 24, separators.allSatisfy({ bytes[$0.0] == $0.1 })
             else { return nil }
             func number(_ offset: Int, _ width: Int) -> Int64? {
                 var value: Int64 = 0
