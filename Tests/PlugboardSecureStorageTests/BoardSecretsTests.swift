@@ -232,10 +232,10 @@ struct BoardSecretsTests {
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let data = Result { () throws(POSIXError) in try out.fileHandleForReading.readAll() }
         process.waitUntilExit()
         try #require(process.terminationStatus == 0, "sqlite3 failed: \(sql)")
-        return String(decoding: data, as: UTF8.self)
+        return String(decoding: try data.get(), as: UTF8.self)
     }
 
     @Test func aCiphertextCopiedToAnotherKeyOrPluginDoesNotOpen() async throws {
