@@ -98,16 +98,19 @@ enum Envelope {
     static func unwrap(
         _ wrapped: Data, pluginID: String, version: Int, under masterKey: MasterKey
     ) throws(SecureStorageError) -> DataKey {
-        let failure = SecureStorageError(
-            .integrityFailure,
-            "data key version \(version) of plug-in \(pluginID) failed its integrity check: it was altered, moved from another plug-in or version, or wrapped under another master key"
-        )
+        // Made only when it is thrown (the message is built from strings).
+        func failure() -> SecureStorageError {
+            SecureStorageError(
+                .integrityFailure,
+                "data key version \(version) of plug-in \(pluginID) failed its integrity check: it was altered, moved from another plug-in or version, or wrapped under another master key"
+            )
+        }
         let aad = dataKeyAssociatedData(pluginID: pluginID, version: version)
         guard version >= 1, wrapped.count == wrappedKeyByteCount,
             var bytes = open(wrapped, using: masterKey.wrappingKey, authenticating: aad)
-        else { throw failure }
+        else { throw failure() }
         defer { bytes.resetBytes(in: 0..<bytes.count) }
-        guard bytes.count == 32 else { throw failure }
+        guard bytes.count == 32 else { throw failure() }
         return DataKey(pluginID: pluginID, version: version, key: SymmetricKey(data: bytes))
     }
 

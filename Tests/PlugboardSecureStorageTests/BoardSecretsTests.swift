@@ -224,6 +224,57 @@ struct BoardSecretsTests {
         #expect(try await spi.data(forKey: "token") == Data("v2".utf8))
     }
 
+    /// A board keeps the stored bucket hashes of the state proof between its own changes (`StateCache`), so that a
+    /// change does not read all 256 again. Another process's edit of a bucket the next change does not touch must be
+    /// seen as without the cache: the next audit row records the root of the buckets as they are stored, and
+    /// `audit verify` names the edit.
+    @Test func bucketHashesKeptBetweenChangesAreReadAgainAfterAnotherProcessWrote() async throws {
+        let fixture = try BoardFixture()
+        let spi = try fixture.secrets.storage(forPlugin: calendar)
+        try await spi.set(Data("v1".utf8), forKey: "token")
+        try await spi.set(Data("v2".utf8), forKey: "token")
+        // A bucket the next put does not touch (not the value's, not its data key's).
+        let bucket = try #require(
+            Int(
+                try Self.sqlite3(
+                    fixture.path,
+                    """
+                    SELECT bucket FROM state_buckets WHERE bucket NOT IN
+                      (SELECT bucket FROM state_digests WHERE tbl IN ('secret_values', 'secret_data_keys')) ORDER BY bucket LIMIT 1;
+                    """
+                ).trimmingCharacters(in: .whitespacesAndNewlines)))
+        _ = try Self.sqlite3(
+            fixture.path, "UPDATE state_buckets SET hash = '\(String(repeating: "0", count: 64))' WHERE bucket = \(bucket);")
+        try await spi.set(Data("v3".utf8), forKey: "token")
+
+        let reader = try DatabaseQueue(path: fixture.path)
+        let (recorded, stored) = try await reader.read { db in
+            (
+                try String.fetchOne(db, sql: "SELECT state_root FROM audit_log ORDER BY seq DESC LIMIT 1"),
+                try StateQueries.storedRoot(db)
+            )
+        }
+        #expect(recorded == stored, "the last audit row's root is not the root of the stored bucket hashes")
+        let verification = try fixture.board.verifyAudit()
+        #expect(!verification.ok && verification.problems.contains { $0.contains("state_buckets") }, "\(verification.problems)")
+    }
+
+    /// A change that installed this connection's triggers and was then rolled back must not leave them taken for
+    /// installed: the next change checks again, installs them, and its rows are noted and proven.
+    @Test func triggersOfARolledBackChangeAreInstalledAgainByTheNextChange() async throws {
+        let fixture = try BoardFixture()
+        // A board opened anew: its connection has no triggers yet. Its first change fails after installing them.
+        let board = try Board.open(at: fixture.path)
+        #expect(throws: BoardError.self) {
+            _ = try board.kill(.plugin("com.example.not-registered"), reason: "test", actor: fixture.admin)
+        }
+        let secrets = try BoardSecretStore.open(board: board, environment: BoardFixture.noEnvironment)
+        try await secrets.storage(forPlugin: calendar).set(Data("after".utf8), forKey: "k")
+        let verification = try board.verifyAudit()
+        #expect(verification.ok, "\(verification.problems)")
+        #expect(try await secrets.storage(forPlugin: calendar).data(forKey: "k") == Data("after".utf8))
+    }
+
     /// Runs `sql` with the `sqlite3` shell in a process of its own, and returns its output.
     static func sqlite3(_ path: String, _ sql: String) throws -> String {
         let process = Process()

@@ -56,6 +56,8 @@ public final class Board: Sendable {
     let indexCheck = Mutex<(key: String, problem: String?)?>(nil)
     /// The rows of the secret tables this connection proved against the audit log, while the file is unchanged.
     let provenRows = ProvenRows()
+    /// What this connection keeps between its changes: schema facts and the state proof's bucket hashes.
+    let stateCache = StateCache()
     /// The board file's identity while this object has it open (see `BoardSharing`).
     private let openFile: BoardSharing.FileIdentity?
     /// True when this process may not write the board's `-shm`: SQLite then rebuilds its WAL index in private

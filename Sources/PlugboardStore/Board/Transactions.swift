@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 // The only ways into the board's tables. Reads run in a read transaction. A change of the board's policy runs in
 // `change(_:refusal:requiring:_:)`: one `BEGIN IMMEDIATE` transaction that checks who may make it and must record its
@@ -17,19 +18,58 @@ package final class AuditedChange {
     /// When: the same timestamp for every row the change writes.
     package let now: String
     let db: Database
-    private let changesAtStart: Int
+    private var changesAtStart: Int
     private var rolledBackChanges = 0
     /// The audit rows recorded so far: written when the change ends, the last one with the change's state digests.
     private var entries: [AuditEntry] = []
     var recordedCount: Int { entries.count }
     /// Commit to the digests of every row of policy, not only those this change touched (a migration's baseline).
     var baseline = false
+    /// What the board's connection keeps between changes, and what this change learned for it once committed.
+    private let cache: StateCache
+    /// The schema's facts as this change knows them (kept by ``cache`` once the change committed).
+    private var schema: StateCache.Schema
+    /// The state of the file when the change began, before it wrote anything.
+    private let stateAtStart: ProvenRows.FileState
+    /// The 256 stored bucket hashes after this change, when it wrote them.
+    private var bucketsAfter: StateDigest.BucketLines?
 
-    init(db: Database, actor: Principal, now: String) {
+    /// Begins a change in `db`'s transaction: prepares the noting of touched rows (``prepareStateTracking()``).
+    init(db: Database, actor: Principal, now: String, cache: StateCache) throws {
         self.db = db
         self.actor = actor
         self.now = now
+        self.cache = cache
+        // Before anything is written, the tracking's own rows included.
+        stateAtStart = try ProvenRows.state(db)
+        schema = try cache.schema(db)
+        changesAtStart = 0
+        try prepareStateTracking()
         changesAtStart = db.totalChangesCount
+    }
+
+    /// Installs this connection's triggers that note touched rows when some are missing (a new connection, or a
+    /// migration made a table of policy), and forgets rows noted by an earlier transaction. Checked against the
+    /// schema unless a committed change already did so for this version of the schema: a rolled-back installation is
+    /// never taken for a done one.
+    private func prepareStateTracking() throws {
+        if !schema.triggers {
+            if try !StateQueries.triggersInstalled(db) { try StateQueries.installTriggers(db) }
+            schema.triggers = true
+        }
+        try StateQueries.clearTouched(db)
+    }
+
+    /// Keeps what the change learned, once it committed (see ``StateCache``).
+    func committed() {
+        let buckets = bucketsAfter.map {
+            StateCache.Buckets(
+                state: ProvenRows.FileState(
+                    connection: stateAtStart.connection, dataVersion: stateAtStart.dataVersion,
+                    changedRows: sqlite3_total_changes64(db.sqliteConnection)),
+                hashes: $0)
+        }
+        cache.keep(schema: schema, buckets: buckets)
     }
 
     /// Records `entry` in the audit log, in this change's transaction. Rows are written in order when the change's
@@ -42,11 +82,19 @@ package final class AuditedChange {
     /// root go into the last row, and every row carries the root.
     func finish() throws {
         guard !entries.isEmpty else { return }
-        guard try StateQueries.isTracked(db) else {
+        // A migration in this change moved the schema: what was known of the one before says nothing of it.
+        let version = try StateQueries.schemaVersion(db)
+        let schemaMoved = version != schema.version
+        if schemaMoved { schema = StateCache.Schema(version: version) }
+        guard try schema.isTracked(db) else {
             for entry in entries { try AuditLog.append(db, actor: actor, entry: entry, at: now) }
             return
         }
-        let commitment = try StateLedger.commit(db, baseline: baseline)
+        // The stored bucket hashes as the last committed change of this connection left them, when nothing else
+        // wrote the file since and this change did not rewrite the index as a whole.
+        let stored = baseline || schemaMoved ? nil : cache.buckets(in: stateAtStart)
+        let commitment = try StateLedger.commit(db, baseline: baseline, schema: &schema, storedBuckets: stored)
+        bucketsAfter = commitment.buckets
         for (index, entry) in entries.enumerated() {
             let last = index == entries.count - 1
             try AuditLog.append(db, actor: actor, entry: entry, at: now, state: (last ? commitment.changes : nil, commitment.root))
@@ -150,8 +198,7 @@ extension Board {
         }
         do {
             let result = try transaction { db in
-                try prepareStateTracking(db)
-                let change = AuditedChange(db: db, actor: actor, now: Timestamp.now())
+                let change = try AuditedChange(db: db, actor: actor, now: Timestamp.now(), cache: stateCache)
                 if let access { try Access.check(access, db, actor: actor) }
                 let result = try body(change)
                 if change.wroteRows && change.recordedCount == 0 {
@@ -161,8 +208,10 @@ extension Board {
                     )
                 }
                 try change.finish()
-                return result
-            }
+                return (result, change)
+            } committed: {
+                $0.1.committed()
+            }.0
             noteOwnChange()
             return result
         } catch {
@@ -180,22 +229,16 @@ extension Board {
         }
     }
 
-    /// Installs this connection's triggers that note touched rows when some are missing (a new connection, or a
-    /// migration made a table of policy), and forgets rows noted by an earlier transaction. Checked in the
-    /// transaction each time, so that a rolled-back installation is never taken for a done one.
-    private func prepareStateTracking(_ db: Database) throws {
-        if try !StateQueries.triggersInstalled(db) { try StateQueries.installTriggers(db) }
-        try StateQueries.clearTouched(db)
-    }
-
-    /// One `BEGIN IMMEDIATE` transaction; any error rolls everything back and passes through unchanged.
-    private func transaction<T>(_ body: (Database) throws -> T) throws -> T {
+    /// One `BEGIN IMMEDIATE` transaction; any error rolls everything back and passes through unchanged. `committed`
+    /// runs once the transaction committed, still on the connection, with the body's result.
+    private func transaction<T>(_ body: (Database) throws -> T, committed: (T) -> Void = { _ in }) throws -> T {
         try writer.writeWithoutTransaction { db in
             var result: T?
             try db.inTransaction(.immediate) {
                 result = try body(db)
                 return .commit
             }
+            committed(result!)
             return result!
         }
     }

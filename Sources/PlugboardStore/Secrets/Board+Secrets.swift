@@ -80,14 +80,21 @@ extension AuditedChange {
     func recordSecretWrites() throws {
         var keys: [String: Set<String>] = [:]
         var dataKeys: [String: Set<Int64>] = [:]
-        for entity in try StateQueries.touched(db) where entity.table == "secret_values" || entity.table == "secret_data_keys" {
-            guard let data = entity.key.data(using: .utf8), let parts = try? JSONSerialization.jsonObject(with: data) as? [Any],
-                parts.count == 2, let plugin = parts[0] as? String
-            else { continue }
-            if entity.table == "secret_values", let key = parts[1] as? String {
-                keys[plugin, default: []].insert(key)
-            } else if let version = parts[1] as? NSNumber {
-                dataKeys[plugin, default: []].insert(version.int64Value)
+        // The plug-in and the key or version of each touched row, read from its key by SQLite itself.
+        let touched = try Row.fetchCursor(
+            db.cachedStatement(
+                sql: """
+                    SELECT DISTINCT tbl, json_extract(key, '$[0]'), json_extract(key, '$[1]') FROM temp.state_touched
+                     WHERE tbl IN ('secret_values', 'secret_data_keys')
+                    """))
+        while let row = try touched.next() {
+            let table: String = row[0]
+            let part: DatabaseValue = row[2]
+            guard let plugin = String.fromDatabaseValue(row[1]) else { continue }
+            if table == "secret_values" {
+                if let key = String.fromDatabaseValue(part) { keys[plugin, default: []].insert(key) }
+            } else if let version = Int64.fromDatabaseValue(part) {
+                dataKeys[plugin, default: []].insert(version)
             }
         }
         for plugin in Set(keys.keys).union(dataKeys.keys).sorted() {

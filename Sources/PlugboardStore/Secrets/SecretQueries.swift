@@ -24,11 +24,7 @@ struct SecretQueries: SecretVaultWriter {
     }
 
     func dataKeys(pluginID: String) throws -> [DataKeyRecord] {
-        try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT \(Self.dataKeyColumns) FROM secret_data_keys WHERE plugin_id = ? ORDER BY version"),
-            arguments: [pluginID]
-        ).map(
-            Self.dataKeyRecord)
+        try Row.fetchAll(db.cachedStatement(sql: Self.dataKeysSQL), arguments: [pluginID]).map(Self.dataKeyRecord)
     }
 
     func allDataKeys() throws -> [DataKeyRecord] {
@@ -52,6 +48,7 @@ struct SecretQueries: SecretVaultWriter {
     /// The row and, last, its key in the proof, which SQLite makes with the triggers' own expression.
     private static let dataKeySQL =
         "SELECT \(dataKeyColumns), \(dataKeys.keyExpression()) FROM secret_data_keys WHERE plugin_id = ? AND version = ?"
+    private static let dataKeysSQL = "SELECT \(dataKeyColumns) FROM secret_data_keys WHERE plugin_id = ? ORDER BY version"
     private static let sealedValueSQL =
         "SELECT \(valueColumns), \(values.keyExpression()) FROM secret_values WHERE plugin_id = ? AND key = ?"
 

@@ -142,6 +142,41 @@ enum StateDigest {
         return hasher.finalize()
     }
 
+    /// The 256 bucket hashes as the state root hashes them, in one buffer: each hash's 64 hex digits and a line feed,
+    /// bucket 0 first. A change replaces the hashes of the buckets it touched and hashes the buffer once.
+    struct BucketLines: Sendable, Equatable {
+        private static let lineLength = 65
+        private(set) var bytes: [UInt8]
+
+        /// The lines of hashes read in bucket order (``StateQueries/forEachBucketHash(_:_:)``).
+        init(reading forEach: ((UnsafeRawBufferPointer) -> Void) throws -> Void) rethrows {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(256 * Self.lineLength)
+            try forEach { hash in
+                bytes.append(contentsOf: hash)
+                bytes.append(10)
+            }
+            self.bytes = bytes
+        }
+
+        /// The hash of `bucket`.
+        subscript(bucket: Int) -> String {
+            get { String(decoding: bytes[bucket * Self.lineLength..<bucket * Self.lineLength + 64], as: UTF8.self) }
+            set {
+                precondition(newValue.utf8.count == 64, "a bucket hash is 64 hex digits")
+                bytes.replaceSubrange(bucket * Self.lineLength..<bucket * Self.lineLength + 64, with: newValue.utf8)
+            }
+        }
+
+        /// The state root: the same as ``StateDigest/root(_:)`` of the 256 hashes.
+        var root: String {
+            var hasher = SHA256()
+            hasher.update(data: Array("plugboard-state-v1\n".utf8))
+            bytes.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+            return hasher.finalize().hex
+        }
+    }
+
     /// The state root computed as the bucket hashes arrive, bucket 0 first.
     struct RootHasher {
         private var hasher = SHA256()

@@ -10,12 +10,17 @@ enum StateLedger {
         let changes: String?
         /// The board-wide state root after the change.
         let root: String
+        /// The 256 stored bucket hashes after the change.
+        let buckets: StateDigest.BucketLines
     }
 
     /// Computes the digests of the rows this change touched (of every row with `baseline`), updates the index of
     /// digests and buckets, and returns what the change's last audit row records. Runs inside the change's
-    /// transaction, after its body.
-    static func commit(_ db: Database, baseline: Bool) throws -> Commitment {
+    /// transaction, after its body. `schema` gives (and keeps) the columns of each table; `storedBuckets`, when
+    /// known, are the stored bucket hashes before the change, which are otherwise read.
+    static func commit(_ db: Database, baseline: Bool, schema: inout StateCache.Schema, storedBuckets: StateDigest.BucketLines?) throws
+        -> Commitment
+    {
         var changes: [StateEntity: String?] = [:]
         if baseline {
             var current: [StateEntity: String] = [:]
@@ -25,10 +30,8 @@ enum StateLedger {
             for entity in try StateQueries.allIndexed(db).keys where current[entity] == nil { changes[entity] = .some(nil) }
             for (entity, digest) in current { changes[entity] = digest }
         } else {
-            var columns: [String: [String]] = [:]
             for entity in try StateQueries.touched(db) {
-                if columns[entity.table] == nil { columns[entity.table] = try StateQueries.columns(db, entity.table) }
-                changes[entity] = .some(try StateQueries.digest(db, entity, columns: columns[entity.table]!))
+                changes[entity] = .some(try StateQueries.digest(db, entity, columns: try schema.columns(db, entity.table)))
             }
         }
         try StateQueries.clearTouched(db)
@@ -39,10 +42,13 @@ enum StateLedger {
             try StateQueries.setIndexed(db, entity, bucket: bucket, digest: digest)
             touchedBuckets.insert(bucket)
         }
+        var buckets = try storedBuckets ?? StateDigest.BucketLines(reading: { try StateQueries.forEachBucketHash(db, $0) })
         for bucket in touchedBuckets {
-            try StateQueries.setBucketHash(db, bucket, try StateQueries.indexedBucketHash(db, bucket))
+            let hash = try StateQueries.indexedBucketHash(db, bucket)
+            try StateQueries.setBucketHash(db, bucket, hash)
+            buckets[bucket] = hash
         }
-        return Commitment(changes: StateDigest.changesText(changes), root: try StateQueries.storedRoot(db))
+        return Commitment(changes: StateDigest.changesText(changes), root: buckets.root, buckets: buckets)
     }
 
     /// The state root of the index, for audit rows written outside a change (refusals): the state did not change.

@@ -9,6 +9,11 @@ enum StateQueries {
             db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'state_buckets')")) ?? false
     }
 
+    /// The main database's `PRAGMA schema_version`: it moves with every change of the schema, by any connection.
+    static func schemaVersion(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA main.schema_version")) ?? 0
+    }
+
     /// Creates, on this connection, the temporary triggers that note every row a change inserts, updates or deletes
     /// in the tables of ``StateTables`` (only in tables that exist). Idempotent. They belong to this connection only:
     /// nothing another process does with the file depends on them, and `audit verify` never trusts them.
@@ -114,10 +119,9 @@ enum StateQueries {
     /// The current digest of one row, or nil when the row does not exist.
     static func digest(_ db: Database, _ entity: StateEntity, columns: [String]) throws -> String? {
         guard let table = StateTables.byName[entity.table] else { return nil }
-        let condition = table.key.map { "\($0) = json_extract(:key, '$[\(table.key.firstIndex(of: $0)!)]')" }.joined(separator: " AND ")
-        let list = columns.joined(separator: ", ")
-        let statement = try db.cachedStatement(sql: "SELECT \(list) FROM main.\(table.name) WHERE \(condition)")
-        try statement.setArguments(["key": entity.key])
+        let statement = try db.cachedStatement(
+            sql: "SELECT \(columns.joined(separator: ", ")) FROM main.\(table.name) WHERE \(table.keyCondition)")
+        try statement.setArguments([entity.key])
         // From SQLite's buffers: a value of a megabyte is hashed where it lies, never copied.
         var digest: String?
         try forEachRow(db, statement) { handle in
@@ -255,12 +259,10 @@ enum StateQueries {
             ?? StateDigest.emptyBucket
     }
 
-    /// The state root of the stored bucket hashes, `StateDigest.root(bucketHashes(db))`, hashed as they are read (no
-    /// string made for each).
+    /// The state root of the stored bucket hashes, `StateDigest.root(bucketHashes(db))`, hashed from one buffer of
+    /// their lines (no string made for each).
     static func storedRoot(_ db: Database) throws -> String {
-        var hasher = StateDigest.RootHasher()
-        try forEachBucketHash(db) { hasher.add($0) }
-        return hasher.finalize()
+        try StateDigest.BucketLines(reading: { try forEachBucketHash(db, $0) }).root
     }
 
     static func setBucketHash(_ db: Database, _ bucket: Int, _ hash: String) throws {

@@ -12,7 +12,17 @@ struct StateTable: Sendable, Hashable {
     let key: [String]
     /// Columns written without an audit row on purpose (runtime data such as when a token was last used): left out
     /// of the row's digest.
-    var excluded: Set<String> = []
+    let excluded: Set<String>
+    /// The SQL condition that selects the row whose key is the statement's first argument (a key as
+    /// ``keyExpression(_:)`` makes it).
+    let keyCondition: String
+
+    init(name: String, key: [String], excluded: Set<String> = []) {
+        self.name = name
+        self.key = key
+        self.excluded = excluded
+        keyCondition = key.enumerated().map { "\($0.element) = json_extract(?1, '$[\($0.offset)]')" }.joined(separator: " AND ")
+    }
 
     /// The SQL expression of a row's key, with `prefix` (`NEW.`, `OLD.` or nothing) before each column.
     func keyExpression(_ prefix: String = "") -> String {
