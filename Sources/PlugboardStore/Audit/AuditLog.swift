@@ -20,7 +20,7 @@ public enum AuditLog {
     static func append(
         _ db: Database, actor: Principal, entry: AuditEntry, at: String = Timestamp.now(), state: (changes: String?, root: String)? = nil
     ) throws -> AuditCheckpoint {
-        let last = try AuditQueries.head(db)
+        let last = try AuditQueries.lastLink(db)
         let seq = (last?.seq ?? 0) + 1
         let prevHash = last?.hash ?? genesisHash
         var fields: [String?] = [

@@ -11,6 +11,12 @@ enum AuditQueries {
         }
     }
 
+    /// The last row's sequence and hash, what the next row chains to (nil for an empty log): two columns by index,
+    /// for every change's append.
+    static func lastLink(_ db: Database) throws -> (seq: Int64, hash: String)? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1")).map { ($0[0], $0[1]) }
+    }
+
     /// Inserts a row: `fields` in the chain's canonical order (``AuditLog/fields(of:)``), then its hashes.
     /// With 14 fields (chain v2), the last two are `state_changes` and `state_root`.
     static func insert(_ db: Database, fields: [String?], prevHash: String, hash: String) throws {
