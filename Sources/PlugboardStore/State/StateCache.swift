@@ -53,12 +53,6 @@ final class StateCache: Sendable {
         if let facts { schema.withLock { $0 = facts } }
         if let hashes { buckets.withLock { $0 = hashes } }
     }
-
-    /// Forgets everything (after a change that failed in a way that may have left this connection's state unknown).
-    func forget() {
-        schema.withLock { $0 = nil }
-        buckets.withLock { $0 = nil }
-    }
 }
 
 extension StateCache.Schema {

@@ -144,28 +144,33 @@ enum StateDigest {
 
     /// The 256 bucket hashes as the state root hashes them, in one buffer: each hash's 64 hex digits and a line feed,
     /// bucket 0 first. A change replaces the hashes of the buckets it touched and hashes the buffer once.
-    struct BucketLines: Sendable, Equatable {
+    ///
+    /// A stored hash of another length than 64 bytes (an edit behind the board's back: SQLite's `length` counts
+    /// characters, not bytes, and its checks can be turned off) takes its line as 64 `?`, which no hex digest has: the
+    /// lines keep their places, and the root matches no recorded root, as the root of such stored hashes never could.
+    struct BucketLines: Sendable {
         private static let lineLength = 65
-        private(set) var bytes: [UInt8]
+        private var bytes: [UInt8]
 
         /// The lines of hashes read in bucket order (``StateQueries/forEachBucketHash(_:_:)``).
         init(reading forEach: ((UnsafeRawBufferPointer) -> Void) throws -> Void) rethrows {
             var bytes: [UInt8] = []
             bytes.reserveCapacity(256 * Self.lineLength)
             try forEach { hash in
-                bytes.append(contentsOf: hash)
+                if hash.count == 64 {
+                    bytes.append(contentsOf: hash)
+                } else {
+                    bytes.append(contentsOf: repeatElement(UInt8(ascii: "?"), count: 64))
+                }
                 bytes.append(10)
             }
             self.bytes = bytes
         }
 
-        /// The hash of `bucket`.
-        subscript(bucket: Int) -> String {
-            get { String(decoding: bytes[bucket * Self.lineLength..<bucket * Self.lineLength + 64], as: UTF8.self) }
-            set {
-                precondition(newValue.utf8.count == 64, "a bucket hash is 64 hex digits")
-                bytes.replaceSubrange(bucket * Self.lineLength..<bucket * Self.lineLength + 64, with: newValue.utf8)
-            }
+        /// Replaces the hash of `bucket` (64 hex digits, as ``StateQueries/indexedBucketHash(_:_:)`` makes it).
+        mutating func set(_ bucket: Int, _ hash: String) {
+            precondition(hash.utf8.count == 64, "a bucket hash is 64 hex digits")
+            bytes.replaceSubrange(bucket * Self.lineLength..<bucket * Self.lineLength + 64, with: hash.utf8)
         }
 
         /// The state root: the same as ``StateDigest/root(_:)`` of the 256 hashes.

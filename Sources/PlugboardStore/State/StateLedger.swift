@@ -46,7 +46,7 @@ enum StateLedger {
         for bucket in touchedBuckets {
             let hash = try StateQueries.indexedBucketHash(db, bucket)
             try StateQueries.setBucketHash(db, bucket, hash)
-            buckets[bucket] = hash
+            buckets.set(bucket, hash)
         }
         return Commitment(changes: StateDigest.changesText(changes), root: buckets.root, buckets: buckets)
     }
