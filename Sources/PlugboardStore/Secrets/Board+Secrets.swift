@@ -80,13 +80,10 @@ extension AuditedChange {
     func recordSecretWrites() throws {
         var keys: [String: Set<String>] = [:]
         var dataKeys: [String: Set<Int64>] = [:]
-        // The plug-in and the key or version of each touched row, read from its key by SQLite itself.
+        // The plug-in and the key or version of each touched row, as the triggers noted them.
         let touched = try Row.fetchCursor(
             db.cachedStatement(
-                sql: """
-                    SELECT DISTINCT tbl, json_extract(key, '$[0]'), json_extract(key, '$[1]') FROM temp.state_touched
-                     WHERE tbl IN ('secret_values', 'secret_data_keys')
-                    """))
+                sql: "SELECT DISTINCT tbl, part0, part1 FROM temp.state_touched WHERE tbl IN ('secret_values', 'secret_data_keys')"))
         while let row = try touched.next() {
             let table: String = row[0]
             let part: DatabaseValue = row[2]

@@ -19,13 +19,16 @@ enum StateQueries {
     /// nothing another process does with the file depends on them, and `audit verify` never trusts them.
     static func installTriggers(_ db: Database) throws {
         // No unique key: an upsert's conflict policy would override a trigger's OR IGNORE. Readers deduplicate.
+        // `part0` and `part1` are the key's first two values as they are (what `key` holds as JSON), for readers that
+        // need them without parsing the JSON (the secret writes' audit entry).
         try db.execute(
-            sql: "CREATE TEMP TABLE IF NOT EXISTS state_touched (tbl TEXT NOT NULL, key TEXT NOT NULL)")
+            sql: "CREATE TEMP TABLE IF NOT EXISTS state_touched (tbl TEXT NOT NULL, key TEXT NOT NULL, part0, part1)")
         let existing = try Set(String.fetchAll(db.cachedStatement(sql: "SELECT name FROM main.sqlite_master WHERE type = 'table'")))
         for table in StateTables.all where existing.contains(table.name) {
             let name = table.name
             func note(_ prefix: String) -> String {
-                "INSERT INTO state_touched (tbl, key) VALUES ('\(name)', \(table.keyExpression(prefix)));"
+                let parts = (0..<2).map { $0 < table.key.count ? prefix + table.key[$0] : "NULL" }.joined(separator: ", ")
+                return "INSERT INTO state_touched (tbl, key, part0, part1) VALUES ('\(name)', \(table.keyExpression(prefix)), \(parts));"
             }
             try db.execute(
                 sql: """
