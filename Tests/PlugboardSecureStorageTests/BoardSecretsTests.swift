@@ -261,6 +261,21 @@ struct BoardSecretsTests {
         #expect(!verification.ok && verification.problems.contains { $0.contains("state_buckets") }, "\(verification.problems)")
     }
 
+    /// A store's write leaves what it wrote proven for its next read (`ProvenRows.carry`): the sealed row and its data
+    /// key, their buckets and the state root, in the state of the file the next read sees. Another process's write
+    /// in between moves that state (the copy-back tests above).
+    @Test func aPutLeavesItsRowsProvenForTheStoresNextRead() async throws {
+        let fixture = try BoardFixture()
+        let spi = try fixture.secrets.storage(forPlugin: calendar)
+        try await spi.set(Data("v1".utf8), forKey: "token")
+        let proofs = try fixture.board.readTransaction { db in fixture.board.provenRows.proofs(in: try ProvenRows.state(db)) }
+        let value = StateEntity(table: "secret_values", key: "[\"\(calendar)\",\"token\"]")
+        let dataKey = StateEntity(table: "secret_data_keys", key: "[\"\(calendar)\",1]")
+        #expect(proofs.root && proofs.rows.isSuperset(of: [value, dataKey]), "\(proofs.rows)")
+        #expect(proofs.buckets.isSuperset(of: [StateDigest.bucket(value), StateDigest.bucket(dataKey)]))
+        #expect(try await spi.data(forKey: "token") == Data("v1".utf8))
+    }
+
     /// A change that installed this connection's triggers and was then rolled back must not leave them taken for
     /// installed: the next change checks again, installs them, and its rows are noted and proven.
     @Test func triggersOfARolledBackChangeAreInstalledAgainByTheNextChange() async throws {

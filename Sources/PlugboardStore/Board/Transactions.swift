@@ -31,15 +31,18 @@ package final class AuditedChange {
     private var schema: StateCache.Schema
     /// The state of the file when the change began, before it wrote anything.
     private let stateAtStart: ProvenRows.FileState
-    /// The 256 stored bucket hashes after this change, when it wrote them.
-    private var bucketsAfter: StateDigest.BucketLines?
+    /// The board's proofs of rows read outside changes, carried across this change once committed.
+    private let proven: ProvenRows
+    /// What this change committed to, when it touched rows of the state proof.
+    private var commitment: StateLedger.Commitment?
 
     /// Begins a change in `db`'s transaction: prepares the noting of touched rows (``prepareStateTracking()``).
-    init(db: Database, actor: Principal, now: String, cache: StateCache) throws {
+    init(db: Database, actor: Principal, now: String, cache: StateCache, proven: ProvenRows) throws {
         self.db = db
         self.actor = actor
         self.now = now
         self.cache = cache
+        self.proven = proven
         // Before anything is written, the tracking's own rows included.
         stateAtStart = try ProvenRows.state(db)
         schema = try cache.schema(db)
@@ -60,16 +63,19 @@ package final class AuditedChange {
         try StateQueries.clearTouched(db)
     }
 
-    /// Keeps what the change learned, once it committed (see ``StateCache``).
+    /// Keeps what the change learned, once it committed (see ``StateCache``), and carries the proofs of rows across it
+    /// (``ProvenRows/carry(from:to:rows:removed:buckets:)``).
     func committed() {
-        let buckets = bucketsAfter.map {
-            StateCache.Buckets(
-                state: ProvenRows.FileState(
-                    connection: stateAtStart.connection, dataVersion: stateAtStart.dataVersion,
-                    changedRows: sqlite3_total_changes64(db.sqliteConnection)),
-                hashes: $0)
+        // Own commits do not move `data_version`; only the connection's count of changed rows moved.
+        let stateAfter = ProvenRows.FileState(
+            connection: stateAtStart.connection, dataVersion: stateAtStart.dataVersion,
+            changedRows: sqlite3_total_changes64(db.sqliteConnection))
+        cache.keep(schema: schema, buckets: commitment.map { StateCache.Buckets(state: stateAfter, hashes: $0.buckets) })
+        if let commitment {
+            proven.carry(
+                from: stateAtStart, to: stateAfter, rows: commitment.digests.compactMap { $0.value == nil ? nil : $0.key },
+                removed: commitment.digests.compactMap { $0.value == nil ? $0.key : nil }, buckets: commitment.touchedBuckets)
         }
-        cache.keep(schema: schema, buckets: buckets)
     }
 
     /// Records `entry` in the audit log, in this change's transaction. Rows are written in order when the change's
@@ -94,7 +100,7 @@ package final class AuditedChange {
         // wrote the file since and this change did not rewrite the index as a whole.
         let stored = baseline || schemaMoved ? nil : cache.buckets(in: stateAtStart)
         let commitment = try StateLedger.commit(db, baseline: baseline, schema: &schema, storedBuckets: stored)
-        bucketsAfter = commitment.buckets
+        self.commitment = commitment
         for (index, entry) in entries.enumerated() {
             let last = index == entries.count - 1
             try AuditLog.append(db, actor: actor, entry: entry, at: now, state: (last ? commitment.changes : nil, commitment.root))
@@ -198,7 +204,7 @@ extension Board {
         }
         do {
             let result = try transaction { db in
-                let change = try AuditedChange(db: db, actor: actor, now: Timestamp.now(), cache: stateCache)
+                let change = try AuditedChange(db: db, actor: actor, now: Timestamp.now(), cache: stateCache, proven: provenRows)
                 if let access { try Access.check(access, db, actor: actor) }
                 let result = try body(change)
                 if change.wroteRows && change.recordedCount == 0 {

@@ -9,11 +9,14 @@ import Synchronization
 /// The state is the connection's `PRAGMA data_version` (it moves whenever any other connection, in this process or
 /// another, commits to the file) together with the connection's own count of changed rows
 /// (`sqlite3_total_changes64`, which moves with every row this connection inserts, updates or deletes, including in a
-/// transaction that is later rolled back). When either moved, every proof is forgotten and rows are proven again.
-/// Only rows proven in full are kept, never a row taken as proven because the change in progress wrote it.
+/// transaction that is later rolled back). When either moved, every proof is forgotten and rows are proven again,
+/// except across a change this connection committed: that change proved what it wrote by construction, and carries
+/// the proofs into the state it left (``carry(from:to:rows:removed:buckets:)``). Only rows proven in full are kept,
+/// never a row taken as proven because the change in progress wrote it.
 ///
-/// A secure-storage read then costs the reads of its rows and one `PRAGMA`, as long as nothing wrote the board
-/// since the last read; a write, or another process's commit, costs one full proof of each row read next.
+/// A secure-storage read then costs the reads of its rows and one `PRAGMA`, as long as nothing but this connection's
+/// own changes wrote the board since the last read; another process's commit costs one full proof of each row read
+/// next.
 final class ProvenRows: Sendable {
     /// The state of the file as one connection sees it.
     struct FileState: Hashable {
@@ -56,5 +59,23 @@ final class ProvenRows: Sendable {
         var proofs = proofs
         if proofs.rows.count > Self.capacity { proofs.rows = [] }
         proven.withLock { $0 = proofs }
+    }
+
+    /// Carries the proofs across a change this connection committed, which began with the file in state `before` and
+    /// left it in state `after`. What the change wrote is proven by construction: it digested each touched row into the
+    /// index (`rows`, the rows it left in place), hashed each touched bucket from the index (`buckets`), and recorded the
+    /// root of the stored bucket hashes in its audit row. What was proven in `before` and the change did not touch is
+    /// the same bytes still. Proofs of another state than `before` are not carried.
+    func carry(from before: FileState, to after: FileState, rows: [StateEntity], removed: [StateEntity], buckets: Set<Int>) {
+        proven.withLock { proofs in
+            var carried = proofs.state == before ? proofs : Proofs()
+            carried.state = after
+            carried.rows.subtract(removed)
+            carried.rows.formUnion(rows)
+            if carried.rows.count > Self.capacity { carried.rows = [] }
+            carried.buckets.formUnion(buckets)
+            carried.root = true
+            proofs = carried
+        }
     }
 }

@@ -12,6 +12,10 @@ enum StateLedger {
         let root: String
         /// The 256 stored bucket hashes after the change.
         let buckets: StateDigest.BucketLines
+        /// The digests of the rows the change touched (nil for a row it removed), now in the index.
+        let digests: [StateEntity: String?]
+        /// The buckets whose stored hashes the change wrote.
+        let touchedBuckets: Set<Int>
     }
 
     /// Computes the digests of the rows this change touched (of every row with `baseline`), updates the index of
@@ -48,7 +52,9 @@ enum StateLedger {
             try StateQueries.setBucketHash(db, bucket, hash)
             buckets.set(bucket, hash)
         }
-        return Commitment(changes: StateDigest.changesText(changes), root: buckets.root, buckets: buckets)
+        return Commitment(
+            changes: StateDigest.changesText(changes), root: buckets.root, buckets: buckets, digests: changes,
+            touchedBuckets: touchedBuckets)
     }
 
     /// The state root of the index, for audit rows written outside a change (refusals): the state did not change.
