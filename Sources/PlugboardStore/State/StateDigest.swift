@@ -175,10 +175,9 @@ enum StateDigest {
 
         /// The state root: the same as ``StateDigest/root(_:)`` of the 256 hashes.
         var root: String {
-            var hasher = SHA256()
-            hasher.update(data: Array("plugboard-state-v1\n".utf8))
-            bytes.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-            return hasher.finalize().hex
+            var hasher = RootHasher()
+            bytes.withUnsafeBytes { hasher.add(lines: $0) }
+            return hasher.finalize()
         }
     }
 
@@ -192,6 +191,11 @@ enum StateDigest {
         mutating func add(_ hash: UnsafeRawBufferPointer) {
             hasher.update(bufferPointer: hash)
             hasher.update(data: [10])
+        }
+
+        /// Adds the next buckets' hashes already written as lines, each hash followed by its line feed.
+        mutating func add(lines: UnsafeRawBufferPointer) {
+            hasher.update(bufferPointer: lines)
         }
 
         func finalize() -> String { hasher.finalize().hex }
