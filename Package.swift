@@ -194,6 +194,7 @@ let package = Package(
                 "PlugboardHost", "PlugboardStore", "PlugboardFlags", "PlugboardVersioning", "PlugboardPluginAPI", "PlugboardTesting",
                 "PlugboardServer", "PlugboardRemoteHost",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(
@@ -204,7 +205,7 @@ let package = Package(
             name: "PlugboardServerTests",
             dependencies: [
                 "PlugboardServer", "PlugboardStore", "PlugboardFlags", "plugboard", "PlugboardTestSupport",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

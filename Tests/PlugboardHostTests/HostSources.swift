@@ -6,6 +6,7 @@ import PlugboardPluginAPI
 import PlugboardRemoteHost
 import PlugboardServer
 import PlugboardStore
+import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -20,11 +21,15 @@ enum HostSourceKind: String, CaseIterable, Sendable, CustomTestStringConvertible
 }
 
 /// `plugboard serve` over a test board, on a free loopback port, until ``stop()``.
+///
+/// Stopped the way `plugboard serve` stops on SIGTERM, by a graceful shutdown of its service group: cancelling the
+/// task that runs the application instead drops connections the server accepted but had not yet handled, and NIO
+/// traps on that in debug builds ("Deinited NIOAsyncWriter without calling finish()"), which ended a whole test run.
 final class ServedTestBoard: Sendable {
     let url: URL
     let token: String
     let cacheFolder: String
-    private let task: Task<Void, any Error>
+    private let group: ServiceGroup
 
     init(board: Board, folder: URL) async throws {
         token = try board.createAPIToken(name: "hosts-\(UUID().uuidString.prefix(6))", environment: "default", actor: TestBoard.admin)
@@ -35,7 +40,8 @@ final class ServedTestBoard: Sendable {
             board: board, configuration: ServerConfiguration(port: 0, pollInterval: .milliseconds(10), logger: logger))
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = try server.makeApplication { port in continuation.yield(port) }
-        task = Task { try await app.run() }
+        group = ServiceGroup(configuration: .init(services: [app], logger: logger))
+        Task { [group] in try await group.run() }
         var port = 0
         for await bound in ports {
             port = bound
@@ -45,9 +51,9 @@ final class ServedTestBoard: Sendable {
         cacheFolder = folder.appendingPathComponent("host-cache-\(UUID().uuidString.prefix(6))").path
     }
 
-    func stop() { task.cancel() }
+    func stop() { Task { [group] in await group.triggerGracefulShutdown() } }
 
-    deinit { task.cancel() }
+    deinit { stop() }
 }
 
 extension TestBoard {
