@@ -10,9 +10,18 @@ import Synchronization
 ///
 /// A load report, a client's usage counts or a change in another environment moves the board's version but not the
 /// digest, so no host is woken for it.
+///
+/// A host may read a snapshot of a state the board watcher has not looked at yet (it reads one when it connects, and
+/// the board may have moved since the last check). So the feed's digest is that of the newest state anyone read, by
+/// board version: the watcher's checks and every snapshot computed for a host both take note of what they read
+/// (``observe(_:digest:at:)``), each read at one board version. Otherwise a quick change and its undoing (a kill and a
+/// revive between two checks) would leave the digest where it was, and a host that read the state in between would
+/// never be told of the undoing.
 final class HostFeeds: Sendable {
     private struct Feed {
+        /// The digest of the newest state read, and the board version it was read at (nil: not read at one version).
         var digest: String
+        var version: BoardVersion?
         var revision: Int
         var streams: [UInt64: AsyncStream<ByteBuffer>.Continuation] = [:]
     }
@@ -31,6 +40,8 @@ final class HostFeeds: Sendable {
 
     /// How many distinct host snapshots (environment and plug-in list) are kept per board version.
     static let snapshotCacheLimit = 256
+    /// How many times a read is tried again when the board changed while it ran (see ``atOneVersion(_:)``).
+    static let readAttempts = 4
 
     let board: any ServedBoard
     let metrics: ServerMetrics
@@ -48,16 +59,28 @@ final class HostFeeds: Sendable {
 
     /// The host snapshot of `environment` for a host that names `pluginIDs`, as JSON with its ETag: computed at most
     /// once per board version, whatever the number of hosts asking.
+    ///
+    /// The snapshot and the digest of what every host sees are read at one board version, and the feed takes note of
+    /// that digest (``observe(_:digest:at:)``): a host that read a state the watcher has not checked yet is told when
+    /// the board moves on from it, whatever the watcher saw before.
     func snapshot(environment: String, pluginIDs: [String]) throws(BoardError) -> (body: ByteBuffer, etag: String) {
         let version = try board.version()
         let key = environment + "\n" + pluginIDs.joined(separator: ",")
         let result: Result<Cached, BoardError> = snapshots.withLock { cache in
             if let cached = cache[key], cached.version == version { return .success(cached) }
             do throws(BoardError) {
-                let data = try board.hostView(environment: environment, relevantTo: Set(pluginIDs)).encoded()
-                let cached = Cached(version: version, body: ByteBuffer(bytes: data), etag: EnvironmentFeed.etag(data))
-                if cache.count >= Self.snapshotCacheLimit { cache = cache.filter { $0.value.version == version } }
-                if cache.count < Self.snapshotCacheLimit { cache[key] = cached }
+                let read = try atOneVersion { () throws(BoardError) in
+                    let data = try board.hostView(environment: environment, relevantTo: Set(pluginIDs)).encoded()
+                    return (data: data, digest: pluginIDs.isEmpty ? EnvironmentFeed.etag(data) : try digest(environment))
+                }
+                observe(environment, digest: read.value.digest, at: read.version)
+                let data = read.value.data
+                let cached = Cached(version: read.version ?? version, body: ByteBuffer(bytes: data), etag: EnvironmentFeed.etag(data))
+                // Kept only when it is the state at that version: a read the board moved under is read again next time.
+                if let version = read.version {
+                    if cache.count >= Self.snapshotCacheLimit { cache = cache.filter { $0.value.version == version } }
+                    if cache.count < Self.snapshotCacheLimit { cache[key] = cached }
+                }
                 return .success(cached)
             } catch {
                 return .failure(error)
@@ -71,11 +94,13 @@ final class HostFeeds: Sendable {
     /// new snapshot), then `changed` whenever what the environment's hosts see changes. A resuming host's
     /// `Last-Event-ID` needs no answer of its own: the first event carries the current revision, which is all it needs.
     func openStream(_ environment: String) throws(BoardError) -> AsyncStream<ByteBuffer> {
-        let digest = try digest(environment)
+        let read = try atOneVersion { () throws(BoardError) in try digest(environment) }
         let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingNewest(16))
         let id: UInt64? = state.withLock { state in
             guard !state.closed else { return nil }
-            if state.feeds[environment] == nil { state.feeds[environment] = Feed(digest: digest, revision: firstRevision) }
+            if state.feeds[environment] == nil {
+                state.feeds[environment] = Feed(digest: read.value, version: read.version, revision: firstRevision)
+            }
             continuation.yield(Self.event("connected", revision: state.feeds[environment]!.revision))
             state.nextStreamID += 1
             state.feeds[environment]!.streams[state.nextStreamID] = continuation
@@ -87,23 +112,62 @@ final class HostFeeds: Sendable {
     }
 
     /// After a board change: recompute the digest of every environment hosts watch, and tell its hosts when it moved.
+    /// A digest the board moved under while it was read is left for the next check, which the move brings about.
     func boardChanged() {
         let environments = state.withLock { Array($0.feeds.keys) }
         for environment in environments {
-            let digest: String
-            do { digest = try self.digest(environment) } catch {
+            let read: (value: String, version: BoardVersion?)
+            do { read = try atOneVersion { () throws(BoardError) in try digest(environment) } } catch {
                 logger.warning("cannot read what hosts see", metadata: ["environment": "\(environment)", "error": "\(error.message)"])
                 continue
             }
-            state.withLock { state in
-                guard var feed = state.feeds[environment], feed.digest != digest else { return }
+            guard let version = read.version else { continue }
+            observe(environment, digest: read.value, at: version)
+        }
+    }
+
+    /// Takes note that the state of `environment` with `digest` (what every host of it sees) was read at board
+    /// `version`, or while the board moved (nil), by the watcher or for a host. The environment's hosts are told to
+    /// read a new snapshot when the digest differs from the feed's, or when the read was not at one version; the feed
+    /// keeps the digest when the read is the newest yet. One that is older than the feed's still tells the hosts, since
+    /// a host may hold that older state.
+    private func observe(_ environment: String, digest: String, at version: BoardVersion?) {
+        state.withLock { state in
+            guard var feed = state.feeds[environment] else { return }
+            if let version, feed.version.map({ Self.isLater(version, than: $0) }) ?? true {
+                if feed.digest == digest && feed.version != nil {
+                    feed.version = version
+                    state.feeds[environment] = feed
+                    return
+                }
                 feed.digest = digest
-                feed.revision += 1
-                let chunk = Self.event("changed", revision: feed.revision)
-                // A stream whose buffer is full keeps only the newest events: each says "read a new snapshot" anyway.
-                for continuation in feed.streams.values { continuation.yield(chunk) }
-                state.feeds[environment] = feed
+                feed.version = version
+            } else if version != nil && (feed.digest == digest || version == feed.version) {
+                return
             }
+            feed.revision += 1
+            let chunk = Self.event("changed", revision: feed.revision)
+            // A stream whose buffer is full keeps only the newest events: each says "read a new snapshot" anyway.
+            for continuation in feed.streams.values { continuation.yield(chunk) }
+            state.feeds[environment] = feed
+        }
+    }
+
+    /// Whether `version` was read after `other` on this board: both counters only grow, and one of them grew.
+    static func isLater(_ version: BoardVersion, than other: BoardVersion) -> Bool {
+        version != other && version.dataVersion >= other.dataVersion && version.ownChanges >= other.ownChanges
+    }
+
+    /// Runs `body` between two reads of the board's version, again when they differ (another change committed while it
+    /// ran), at most ``readAttempts`` times. The version is nil when the board moved under every attempt.
+    private func atOneVersion<T>(_ body: () throws(BoardError) -> T) throws(BoardError) -> (value: T, version: BoardVersion?) {
+        var attempt = 1
+        while true {
+            let before = try board.version()
+            let value = try body()
+            if try board.version() == before { return (value, before) }
+            if attempt == Self.readAttempts { return (value, nil) }
+            attempt += 1
         }
     }
 

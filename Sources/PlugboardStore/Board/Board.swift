@@ -271,11 +271,12 @@ public final class Board: Sendable {
     /// SQLite's WAL index, where `data_version` moves on every read: there the value follows the head of the audit
     /// log instead (every change a host acts on is audited; load reports and usage counts are not).
     public func version() throws(BoardError) -> BoardVersion {
-        let own = ownChanges.withLock { $0 }
         do {
-            // Always the same connection: data_version is a per-connection counter.
-            let counter = try writer.writeWithoutTransaction { db in try changeCounter(db) }
-            return BoardVersion(dataVersion: counter, ownChanges: own)
+            // Always the same connection: data_version is a per-connection counter. The count of own changes is read
+            // on the connection too, where a change's commit and its count are one step (see `noteOwnChange()`).
+            return try writer.writeWithoutTransaction { db in
+                BoardVersion(dataVersion: try changeCounter(db), ownChanges: ownChanges.withLock { $0 })
+            }
         } catch {
             throw mapError(error)
         }
@@ -288,7 +289,10 @@ public final class Board: Sendable {
         return try Int64.fetchOne(db.cachedStatement(sql: sql)) ?? 0
     }
 
-    /// Counts a change committed through this object (see ``version()``).
+    /// Counts a change committed through this object (see ``version()``). Called on the connection, right after the
+    /// commit: a version read in between would name the state before the change while reads see the state after it,
+    /// and a server that cached what it read under that version would serve the change's old state until the next
+    /// change.
     func noteOwnChange() {
         ownChanges.withLock { $0 += 1 }
     }

@@ -216,9 +216,9 @@ extension Board {
                 try change.finish()
                 return (result, change)
             } committed: {
+                noteOwnChange()
                 $0.1.committed()
             }.0
-            noteOwnChange()
             return result
         } catch {
             let error = mapError(error)
