@@ -17,12 +17,8 @@ struct HostFeedTests {
     /// watcher's two checks saw the same state. Found by the served-board host tests, where it left a host without
     /// the revived plug-ins about one run in two hundred under load.
     @Test func aHostThatReadAStateTheWatcherNeverSawIsToldWhenTheBoardMovesOn() async throws {
-        let board = try Board.inMemory(actor: Self.admin)
-        let manifest = try PluginManifest.parse(Data(#"{"id":"\#(Self.plugin)","name":"a","version":"1.0.0"}"#.utf8))
-        _ = try board.register(manifest, actor: Self.admin)
-        _ = try board.setEnabled(Self.plugin, true, environment: "default", actor: Self.admin)
-        let feeds = HostFeeds(board: board, metrics: ServerMetrics(), logger: Logger(label: "test"))
-        var events = try feeds.openStream("default").makeAsyncIterator()
+        let (board, feeds, stream) = try Self.feedOfOneEnabledPlugin()
+        var events = stream.makeAsyncIterator()
         #expect(Self.name(await events.next()) == "connected")
 
         _ = try board.kill(.plugin(Self.plugin), reason: "INC-1", actor: Self.admin)
@@ -45,12 +41,8 @@ struct HostFeedTests {
     /// A change that leaves what hosts see as it was (a flag of another environment) wakes no host, also after a host
     /// read a snapshot.
     @Test func aChangeHostsDoNotSeeWakesNoHost() async throws {
-        let board = try Board.inMemory(actor: Self.admin)
-        let manifest = try PluginManifest.parse(Data(#"{"id":"\#(Self.plugin)","name":"a","version":"1.0.0"}"#.utf8))
-        _ = try board.register(manifest, actor: Self.admin)
-        _ = try board.setEnabled(Self.plugin, true, environment: "default", actor: Self.admin)
-        let feeds = HostFeeds(board: board, metrics: ServerMetrics(), logger: Logger(label: "test"))
-        var events = try feeds.openStream("default").makeAsyncIterator()
+        let (board, feeds, stream) = try Self.feedOfOneEnabledPlugin()
+        var events = stream.makeAsyncIterator()
         #expect(Self.name(await events.next()) == "connected")
         _ = try feeds.snapshot(environment: "default", pluginIDs: [Self.plugin])
         _ = try board.setEnabled(Self.plugin, true, environment: "production", actor: Self.admin)
@@ -59,6 +51,16 @@ struct HostFeedTests {
         var after: [String?] = []
         while let event = await events.next() { after.append(Self.name(event)) }
         #expect(after.isEmpty)
+    }
+
+    /// A board with one plug-in enabled in `default`, the feeds over it, and a host's event stream of `default`.
+    static func feedOfOneEnabledPlugin() throws -> (Board, HostFeeds, AsyncStream<ByteBuffer>) {
+        let board = try Board.inMemory(actor: Self.admin)
+        let manifest = try PluginManifest.parse(Data(#"{"id":"\#(Self.plugin)","name":"a","version":"1.0.0"}"#.utf8))
+        _ = try board.register(manifest, actor: Self.admin)
+        _ = try board.setEnabled(Self.plugin, true, environment: "default", actor: Self.admin)
+        let feeds = HostFeeds(board: board, metrics: ServerMetrics(), logger: Logger(label: "test"))
+        return (board, feeds, try feeds.openStream("default"))
     }
 
     /// The event's name (`connected`, `changed`), or nil for a comment.
