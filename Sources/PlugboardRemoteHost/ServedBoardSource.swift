@@ -14,7 +14,8 @@ import Synchronization
 /// while the server is unreachable.
 ///
 /// - The host reads `GET /api/host/snapshot` (with `If-None-Match`) when the event stream (`GET /api/host/stream`)
-///   says something changed, or when it reconnects. It never polls the server.
+///   says something changed, when it reconnects, or again after a read that failed (with the reconnection's backoff).
+///   It never polls the server.
 /// - Every snapshot read is written to `cacheFolder` (atomically, mode 0600 in a 0700 folder) before the host acts on
 ///   it, with the artifacts the host fetched. A host that starts while the server is unreachable runs from that cache
 ///   and says so; a kill switch it has seen is in the cache, so a restart never forgets it.
@@ -46,6 +47,11 @@ public final class ServedBoardSource: HostSource, Sendable {
         var revision = 0
         /// Connections made so far: a reconnection is a reason to read a snapshot again (and resend the report).
         var connections: Int64 = 0
+        /// Retries after failed snapshot reads: each is a reason to read again, as a reconnection is.
+        var retries: Int64 = 0
+        /// Snapshot reads that failed in a row (the retry's backoff), and whether a retry is waiting.
+        var failedReads = 0
+        var retryWaiting = false
         var connected = false
         /// The last snapshot read and the request it answers (for `If-None-Match`).
         var view: HostView?
@@ -108,7 +114,7 @@ public final class ServedBoardSource: HostSource, Sendable {
 
     public func version() throws(BoardError) -> BoardVersion {
         startStreaming()
-        return state.withLock { BoardVersion(dataVersion: Int64($0.revision), ownChanges: $0.connections) }
+        return state.withLock { BoardVersion(dataVersion: Int64($0.revision), ownChanges: $0.connections + $0.retries) }
     }
 
     public func waitForChange(interval: Duration) async {
@@ -140,10 +146,12 @@ public final class ServedBoardSource: HostSource, Sendable {
                     $0.viewRequest = query
                     $0.etag = etag
                     $0.fetchedAt = Date()
+                    $0.failedReads = 0
                 }
                 return SourceSnapshot(registry: view.registry, checks: view.checks, version: version)
             case 304:
                 if let view = state.withLock({ $0.view }) {
+                    state.withLock { $0.failedReads = 0 }
                     return SourceSnapshot(registry: view.registry, checks: view.checks, version: version)
                 }
                 throw Unreachable(reason: "the server answered 304 to a snapshot this host does not have")
@@ -157,6 +165,7 @@ public final class ServedBoardSource: HostSource, Sendable {
         } catch {
             // A host that is stopping cancels its read: that says nothing about the server.
             if Task.isCancelled { throw BoardError(.io, "the read of \(name) was cancelled: the host is stopping") }
+            retryRead()
             return try cachedSnapshot(version: version, because: (error as? Unreachable)?.reason ?? Self.describe(error))
         }
     }
@@ -274,6 +283,29 @@ public final class ServedBoardSource: HostSource, Sendable {
         sendReports(after: .zero)
         let deadline = ContinuousClock.now + .seconds(2)
         while reports.withLock({ $0.sending }), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    /// After a failed snapshot read: wakes the host to read again after a backoff (as for reconnections), so that a
+    /// server that failed one read while the event stream stayed connected does not leave the host on an older snapshot
+    /// until the next change. At most one retry waits at a time.
+    private func retryRead() {
+        let failures: Int? = state.withLock { state in
+            state.failedReads += 1
+            guard !state.retryWaiting else { return nil }
+            state.retryWaiting = true
+            return state.failedReads - 1
+        }
+        guard let failures else { return }
+        let delay = Self.backoff(failures: failures, initial: initialBackoff, maximum: maximumBackoff)
+        Task.detached { [weak self] in
+            try? await Task.sleep(for: delay)
+            guard let self else { return }
+            self.state.withLock {
+                $0.retryWaiting = false
+                $0.retries += 1
+            }
+            self.changes.signal()
+        }
     }
 
     // MARK: The event stream

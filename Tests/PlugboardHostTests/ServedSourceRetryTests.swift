@@ -1,0 +1,84 @@
+import Foundation
+import Hummingbird
+import Logging
+import PlugboardRemoteHost
+import PlugboardStore
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// A served host whose server fails a read while its event stream stays connected.
+@Suite("served board source: failed reads")
+struct ServedSourceRetryTests {
+    /// The server answers one snapshot read with 503 and keeps the event stream open, announcing nothing more: the
+    /// source wakes the host to read again by itself, with the reconnection's backoff, instead of leaving it on what it
+    /// had until the next change.
+    @Test func aFailedSnapshotReadIsTriedAgainWhileTheStreamStaysConnected() async throws {
+        let t = try TestBoard()
+        try t.register("com.example.a", "1.0.0")
+        let view = try t.board.hostView(environment: "default", relevantTo: []).encoded()
+        let reads = Mutex(0)
+        let router = Router()
+        router.get("/api/host/stream") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "text/event-stream"],
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "event: connected\nid: 7\ndata: {\"revision\":7}\n\n"))
+                    try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(60)) }
+                    try await writer.finish(nil)
+                })
+        }
+        router.get("/api/host/snapshot") { _, _ -> Response in
+            let read = reads.withLock {
+                $0 += 1
+                return $0
+            }
+            guard read > 1 else { return Response(status: .serviceUnavailable) }
+            return Response(status: .ok, headers: [.eTag: "\"v1\""], body: ResponseBody(byteBuffer: ByteBuffer(bytes: view)))
+        }
+        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in listening.yield(channel.localAddress?.port ?? 0) })
+        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test.fake-serve")))
+        Task { try await group.run() }
+        var port = 0
+        for await bound in ports {
+            port = bound
+            break
+        }
+        let source = try ServedBoardSource(
+            server: URL(string: "http://127.0.0.1:\(port)")!, token: "token", cacheFolder: t.folder.appendingPathComponent("cache").path,
+            initialBackoff: .milliseconds(20))
+
+        // Connected, and the connection's own wake taken.
+        _ = try source.version()
+        await source.waitForChange(interval: .seconds(1))
+        #expect(try source.version().dataVersion == 7)
+        let before = try source.version()
+
+        // No cache yet: the failed read throws, and the host has nothing newer to wait for.
+        await #expect(throws: BoardError.self) { try await source.snapshot(environment: "default", relevantTo: []) }
+        let woke = await withTaskGroup(of: Bool.self) { wait in
+            wait.addTask {
+                await source.waitForChange(interval: .seconds(1))
+                return !Task.isCancelled
+            }
+            wait.addTask {
+                try? await Task.sleep(for: .seconds(10))
+                return false
+            }
+            let first = await wait.next() ?? false
+            wait.cancelAll()
+            return first
+        }
+        #expect(woke, "the source did not wake the host to read again")
+        #expect(try source.version() != before)
+        let read = try await source.snapshot(environment: "default", relevantTo: [])
+        #expect(read.stale == nil)
+        #expect(read.registry.plugins["com.example.a"]?.enabled == true)
+        #expect(reads.withLock { $0 } == 2)
+        await source.finish()
+        await group.triggerGracefulShutdown()
+    }
+}
