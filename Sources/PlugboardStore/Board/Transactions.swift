@@ -18,7 +18,7 @@ package final class AuditedChange {
     /// When: the same timestamp for every row the change writes.
     package let now: String
     let db: Database
-    private var changesAtStart: Int
+    private let changesAtStart: Int
     private var rolledBackChanges = 0
     /// The audit rows recorded so far: written when the change ends, the last one with the change's state digests.
     private var entries: [AuditEntry] = []
@@ -36,7 +36,7 @@ package final class AuditedChange {
     /// What this change committed to, when it touched rows of the state proof.
     private var commitment: StateLedger.Commitment?
 
-    /// Begins a change in `db`'s transaction: prepares the noting of touched rows (``prepareStateTracking()``).
+    /// Begins a change in `db`'s transaction: prepares the noting of touched rows (``prepareStateTracking(_:_:)``).
     init(db: Database, actor: Principal, now: String, cache: StateCache, proven: ProvenRows) throws {
         self.db = db
         self.actor = actor
@@ -45,9 +45,9 @@ package final class AuditedChange {
         self.proven = proven
         // Before anything is written, the tracking's own rows included.
         stateAtStart = try ProvenRows.state(db)
-        schema = try cache.schema(db)
-        changesAtStart = 0
-        try prepareStateTracking()
+        var schema = try cache.schema(db)
+        try Self.prepareStateTracking(db, &schema)
+        self.schema = schema
         changesAtStart = db.totalChangesCount
     }
 
@@ -55,7 +55,7 @@ package final class AuditedChange {
     /// migration made a table of policy), and forgets rows noted by an earlier transaction. Checked against the
     /// schema unless a committed change already did so for this version of the schema: a rolled-back installation is
     /// never taken for a done one.
-    private func prepareStateTracking() throws {
+    private static func prepareStateTracking(_ db: Database, _ schema: inout StateCache.Schema) throws {
         if !schema.triggers {
             if try !StateQueries.triggersInstalled(db) { try StateQueries.installTriggers(db) }
             schema.triggers = true

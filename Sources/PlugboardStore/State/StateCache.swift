@@ -1,5 +1,4 @@
 import GRDB
-import GRDBSQLite
 import Synchronization
 
 /// What a board's connection keeps between its changes so that a change does not read it again from the file: facts
