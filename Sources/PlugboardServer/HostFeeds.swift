@@ -71,11 +71,12 @@ final class HostFeeds: Sendable {
             do throws(BoardError) {
                 let read = try atOneVersion { () throws(BoardError) in
                     let data = try board.hostView(environment: environment, relevantTo: Set(pluginIDs)).encoded()
-                    return (data: data, digest: pluginIDs.isEmpty ? EnvironmentFeed.etag(data) : try digest(environment))
+                    let etag = EnvironmentFeed.etag(data)
+                    // With no plug-in named, the snapshot is what every host sees: its ETag is the digest.
+                    return (data: data, etag: etag, digest: pluginIDs.isEmpty ? etag : try digest(environment))
                 }
                 observe(environment, digest: read.value.digest, at: read.version)
-                let data = read.value.data
-                let cached = Cached(version: read.version ?? version, body: ByteBuffer(bytes: data), etag: EnvironmentFeed.etag(data))
+                let cached = Cached(version: read.version ?? version, body: ByteBuffer(bytes: read.value.data), etag: read.value.etag)
                 // Kept only when it is the state at that version: a read the board moved under is read again next time.
                 if let version = read.version {
                     if cache.count >= Self.snapshotCacheLimit { cache = cache.filter { $0.value.version == version } }
@@ -134,21 +135,21 @@ final class HostFeeds: Sendable {
     private func observe(_ environment: String, digest: String, at version: BoardVersion?) {
         state.withLock { state in
             guard var feed = state.feeds[environment] else { return }
-            if let version, feed.version.map({ Self.isLater(version, than: $0) }) ?? true {
-                if feed.digest == digest && feed.version != nil {
-                    feed.version = version
-                    state.feeds[environment] = feed
-                    return
-                }
+            let newest = version.map { version in feed.version.map { Self.isLater(version, than: $0) } ?? true } ?? false
+            let announce: Bool
+            if newest {
+                announce = feed.digest != digest || feed.version == nil
                 feed.digest = digest
                 feed.version = version
-            } else if version != nil && (feed.digest == digest || version == feed.version) {
-                return
+            } else {
+                announce = version == nil || (feed.digest != digest && version != feed.version)
             }
-            feed.revision += 1
-            let chunk = Self.event("changed", revision: feed.revision)
-            // A stream whose buffer is full keeps only the newest events: each says "read a new snapshot" anyway.
-            for continuation in feed.streams.values { continuation.yield(chunk) }
+            if announce {
+                feed.revision += 1
+                let chunk = Self.event("changed", revision: feed.revision)
+                // A stream whose buffer is full keeps only the newest events: each says "read a new snapshot" anyway.
+                for continuation in feed.streams.values { continuation.yield(chunk) }
+            }
             state.feeds[environment] = feed
         }
     }
