@@ -45,10 +45,9 @@ public final class ServedBoardSource: HostSource, Sendable {
     private struct State {
         /// The revision the event stream last announced.
         var revision = 0
-        /// Connections made so far: a reconnection is a reason to read a snapshot again (and resend the report).
-        var connections: Int64 = 0
-        /// Retries after failed snapshot reads: each is a reason to read again, as a reconnection is.
-        var retries: Int64 = 0
+        /// Reasons to read a snapshot again that the event stream did not announce: each connection it made (a
+        /// reconnection also resends the report) and each retry after a failed read.
+        var rereads: Int64 = 0
         /// Snapshot reads that failed in a row (the retry's backoff), and whether a retry is waiting.
         var failedReads = 0
         var retryWaiting = false
@@ -114,7 +113,7 @@ public final class ServedBoardSource: HostSource, Sendable {
 
     public func version() throws(BoardError) -> BoardVersion {
         startStreaming()
-        return state.withLock { BoardVersion(dataVersion: Int64($0.revision), ownChanges: $0.connections + $0.retries) }
+        return state.withLock { BoardVersion(dataVersion: Int64($0.revision), ownChanges: $0.rereads) }
     }
 
     public func waitForChange(interval: Duration) async {
@@ -302,7 +301,7 @@ public final class ServedBoardSource: HostSource, Sendable {
             guard let self else { return }
             self.state.withLock {
                 $0.retryWaiting = false
-                $0.retries += 1
+                $0.rereads += 1
             }
             self.changes.signal()
         }
@@ -353,7 +352,7 @@ public final class ServedBoardSource: HostSource, Sendable {
         }
         state.withLock {
             $0.connected = true
-            $0.connections += 1
+            $0.rereads += 1
         }
         sendReports(after: .zero)  // one the server could not take before
         var parser = EventStreamParser()
