@@ -38,15 +38,8 @@ final class ServedTestBoard: Sendable {
         logger.logLevel = .error
         let server = PlugboardServer(
             board: board, configuration: ServerConfiguration(port: 0, pollInterval: .milliseconds(10), logger: logger))
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = try server.makeApplication { port in continuation.yield(port) }
-        group = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        Task { [group] in try await group.run() }
-        var port = 0
-        for await bound in ports {
-            port = bound
-            break
-        }
+        let (group, port) = try await serveOnLoopback(logger: logger) { listening in try server.makeApplication(onListening: listening) }
+        self.group = group
         url = URL(string: "http://127.0.0.1:\(port)")!
         cacheFolder = folder.appendingPathComponent("host-cache-\(UUID().uuidString.prefix(6))").path
     }
@@ -54,6 +47,18 @@ final class ServedTestBoard: Sendable {
     func stop() { Task { [group] in await group.triggerGracefulShutdown() } }
 
     deinit { stop() }
+}
+
+/// Runs the application `make` builds in a service group of its own, until the group's graceful shutdown, and returns
+/// the group and the port the application listens on. `make` gets the callback that reports the port.
+func serveOnLoopback(
+    logger: Logger, _ make: (@escaping @Sendable (Int) async -> Void) throws -> some Service
+) async rethrows -> (group: ServiceGroup, port: Int) {
+    let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+    let group = ServiceGroup(configuration: .init(services: [try make { port in continuation.yield(port) }], logger: logger))
+    Task { try await group.run() }
+    for await port in ports { return (group, port) }
+    return (group, 0)
 }
 
 extension TestBoard {

@@ -36,16 +36,10 @@ struct ServedSourceRetryTests {
             guard read > 1 else { return Response(status: .serviceUnavailable) }
             return Response(status: .ok, headers: [.eTag: "\"v1\""], body: ResponseBody(byteBuffer: ByteBuffer(bytes: view)))
         }
-        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in listening.yield(channel.localAddress?.port ?? 0) })
-        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test.fake-serve")))
-        Task { try await group.run() }
-        var port = 0
-        for await bound in ports {
-            port = bound
-            break
+        let (group, port) = await serveOnLoopback(logger: Logger(label: "test.fake-serve")) { listening in
+            Application(
+                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                onServerRunning: { channel in await listening(channel.localAddress?.port ?? 0) })
         }
         let source = try ServedBoardSource(
             server: URL(string: "http://127.0.0.1:\(port)")!, token: "token", cacheFolder: t.folder.appendingPathComponent("cache").path,
