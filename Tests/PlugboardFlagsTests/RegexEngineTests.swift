@@ -215,6 +215,27 @@ struct RegexEngineTests {
         ("\\p{Cs}", "a", false),
         ("\\p{Cn}", "\u{378}", true),
         ("\\p{Co}", "\u{E000}", true),
+        // Unicode 16, the crate's tables, not the standard library's Unicode 17: U+088F, U+11DE0 and U+A7CE are
+        // unassigned in 16, and U+0295 is a lowercase letter in 16 (an "other" letter in 17).
+        ("^\\w$", "\u{88F}", false),
+        ("\\p{Cn}", "\u{88F}", true),
+        ("^\\p{Ll}$", "\u{295}", true),
+        ("^\\p{Lo}$", "\u{295}", false),
+        ("^\\d$", "\u{11DE0}", false),
+        ("^\\p{Lu}$", "\u{A7CE}", false),
+        ("a\\b", "a\u{88F}", true),
+        ("\\p{L}", "\u{88F}", false),
+        ("^\\s$", "\u{3000}", true),
+        ("^\\w$", "\u{295}", true),
+        ("\\P{Assigned}", "\u{88F}", true),
+        ("\\p{Other}", "\u{88F}", true),
+        ("^\\p{Alphabetic}$", "\u{88F}", false),
+        ("^\\p{Alphabetic}$", "a", true),
+        // Binary properties the crate does not know are refused there (the standard library knows these two).
+        ("\\p{Changes_When_NFKC_Casefolded}", "A", false),
+        ("\\p{Full_Composition_Exclusion}", "\u{958}", false),
+        ("\\p{CWKCF}", "A", false),
+        ("\\p{Extended_Pictographic}", "\u{1F600}", true),
     ]
 
     @Test("edge cases agree with answers recorded from Unleash's engine")

@@ -3,7 +3,8 @@
 
 Usage: generate_unicode_tables.py REGEX_SYNTAX_SRC_DIR   (the crate's `src` folder, e.g. from github.com/rust-lang/regex)
 
-The tables are those of the engine Unleash uses, so script names, name aliases and simple case folding agree with it.
+The tables are those of the engine Unleash uses (Unicode 16), so scripts, general categories, `\\w`/`\\d`/`\\s`, binary
+properties, name aliases and simple case folding agree with it, whatever Unicode version the Swift standard library has.
 """
 
 import re
@@ -29,28 +30,37 @@ def swift_string(name, doc, body):
     return f"    /// {doc}\n    static let {name} = \"\"\"\n{wrap(body)}\n        \"\"\"\n"
 
 
-# Binary properties that Unicode.Scalar.Properties does not offer; the others come from the standard library.
-MISSING_PROPERTIES = {
-    "Emoji_Component", "Extended_Pictographic", "Grapheme_Link", "Hyphen", "IDS_Unary_Operator", "ID_Compat_Math_Continue",
-    "ID_Compat_Math_Start", "InCB", "Modifier_Combining_Mark", "Other_Alphabetic", "Other_Default_Ignorable_Code_Point",
-    "Other_Grapheme_Extend", "Other_ID_Continue", "Other_ID_Start", "Other_Lowercase", "Other_Math", "Other_Uppercase",
-    "Prepended_Concatenation_Mark", "Regional_Indicator",
-}
+TABLE = r"pub const (\w+): &'static \[\(char, char\)\] =\s*&\[(.*?)\];"
 
 
-def ranges(text, only=None):
-    """`=Name first-last …` for every table of a ucd-generate file (or only the named ones)."""
+def hex_ranges(table_body):
+    """A table's `(first, last)` pairs as hexadecimal `first-last` or single code points."""
+    out = []
+    for a, b in re.findall(r"\(" + CHAR + ", " + CHAR + r"\)", table_body):
+        lo, hi = char(a), char(b)
+        out.append(f"{lo:x}" if lo == hi else f"{lo:x}-{hi:x}")
+    return out
+
+
+def ranges(text, skip=()):
+    """`=Name first-last …` for every table of a ucd-generate file (but those in `skip`), by its `BY_NAME` name."""
     body = []
-    for match in re.finditer(r"pub const (\w+): &'static \[\(char, char\)\] =\s*&\[(.*?)\];", text, re.S):
-        pairs = re.findall(r"\(" + CHAR + ", " + CHAR + r"\)", match.group(2))
+    for match in re.finditer(TABLE, text, re.S):
         name = re.search(r'\("(\w+)", ' + match.group(1) + r"\)", text).group(1)
-        if only is not None and name not in only:
+        if name in skip:
             continue
         body.append("=" + name)
-        for a, b in pairs:
-            lo, hi = char(a), char(b)
-            body.append(f"{lo:x}" if lo == hi else f"{lo:x}-{hi:x}")
+        body.extend(hex_ranges(match.group(2)))
     return " ".join(body)
+
+
+def single(text, name):
+    """`=Name first-last …` for the one table of a ucd-generate file without a `BY_NAME` list (the Perl classes)."""
+    return " ".join(["=" + name] + hex_ranges(re.search(TABLE, text, re.S).group(2)))
+
+
+# General categories that are unions of others: the Swift side composes them from the rest.
+CATEGORY_UNIONS = {"Cased_Letter", "Letter", "Mark", "Number", "Other", "Punctuation", "Separator", "Symbol"}
 
 
 def main():
@@ -94,8 +104,19 @@ def main():
         doc = "Every script's extensions (`scx=`), as `scriptRanges`."
         out.write(swift_string("scriptExtensionRanges", doc, ranges(open(src + "script_extension.rs").read())))
         out.write("\n")
-        doc = "The binary properties the standard library does not offer, as `scriptRanges`."
-        out.write(swift_string("extraPropertyRanges", doc, ranges(open(src + "property_bool.rs").read(), MISSING_PROPERTIES)))
+        doc = "Every binary property the crate knows, as `scriptRanges`."
+        out.write(swift_string("binaryPropertyRanges", doc, ranges(open(src + "property_bool.rs").read())))
+        out.write("}\n")
+    with open("UnicodeTables+Categories.swift", "w") as out:
+        out.write(header)
+        out.write("extension UnicodeTables {\n")
+        doc = "Every general category that is not a union of others, as `scriptRanges`."
+        categories = ranges(open(src + "general_category.rs").read(), skip=CATEGORY_UNIONS)
+        out.write(swift_string("generalCategoryRanges", doc, categories))
+        out.write("\n")
+        doc = "`\\w`, `\\d` and `\\s` with Unicode (`=Word`, `=Digit`, `=Space`), as `scriptRanges`."
+        perl = [single(open(src + f"perl_{file}.rs").read(), name) for file, name in (("word", "Word"), ("decimal", "Digit"), ("space", "Space"))]
+        out.write(swift_string("perlClassRanges", doc, " ".join(perl)))
         out.write("}\n")
     with open("UnicodeTables+Names.swift", "w") as out:
         out.write(header)
