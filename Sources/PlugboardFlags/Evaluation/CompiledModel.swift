@@ -76,7 +76,7 @@ struct CompiledConstraint: Sendable {
         case number(OrdinalComparison, Double)
         case date(OrdinalComparison, UnleashInstant)
         case semver(OrdinalComparison, SemanticVersion)
-        case regex([UnleashRegex])
+        case regex(UnleashRegex)
         case cidr([IPNetwork])
     }
 

@@ -277,12 +277,7 @@ struct Evaluator {
             }
         case .regex:
             if let text = currentValue(constraint.field) {
-                var found = false
-                for index in first..<end where program.automata[index]?.matches(text) ?? program.regexes[index].matches(text) {
-                    found = true
-                    break
-                }
-                result = found
+                result = program.automata[first]?.matches(text) ?? program.regexes[first].matches(text)
             } else {
                 result = false
             }

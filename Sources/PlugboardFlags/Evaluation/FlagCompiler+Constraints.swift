@@ -79,20 +79,18 @@ extension FlagCompiler {
                 }
             return make(.semver(comparison, version))
         case .regex:
-            let patterns = constraint.value.map { [$0] } ?? constraint.values ?? []
-            guard !patterns.isEmpty else {
-                error("\(field) value", "REGEX needs a regular expression in 'value'", .local)
+            // Unleash's engine reads the pattern from 'value' alone; without one it matches the empty pattern, which
+            // every value of the field matches ('values' is never read for REGEX).
+            if constraint.value == nil {
+                let hint = constraint.values.map { $0.isEmpty ? "" : " ('values' is not read for REGEX)" } ?? ""
+                error("\(field) value", "REGEX needs a regular expression in 'value'\(hint)", .local)
+            }
+            do {
+                return make(.regex(try UnleashRegex(constraint.value ?? "", caseInsensitive: caseInsensitive)))
+            } catch {
+                self.error("\(field) value", error.message, .local)
                 return make(.never)
             }
-            var compiled: [UnleashRegex] = []
-            for pattern in patterns {
-                do {
-                    compiled.append(try UnleashRegex(pattern, caseInsensitive: caseInsensitive))
-                } catch {
-                    self.error("\(field) value", error.message, .local)
-                }
-            }
-            return make(compiled.count == patterns.count ? .regex(compiled) : .never)
         case .inCIDR:
             guard let values = constraint.values, !values.isEmpty else {
                 error("\(field) values", "IN_CIDR needs at least one address or CIDR range in 'values'", .local)

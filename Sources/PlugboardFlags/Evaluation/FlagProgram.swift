@@ -236,9 +236,9 @@ final class FlagProgram: @unchecked Sendable {
                 let prerelease = version.prerelease.isEmpty ? -1 : string(version.prerelease.joined(separator: "."))
                 versions.append(VersionKey(major: version.major, minor: version.minor, patch: version.patch, prerelease: prerelease))
                 (record.first, record.count) = (Int32(versions.count - 1), 1)
-            case .regex(let list):
+            case .regex(let regex):
                 record.test = .regex
-                (record.first, record.count) = Self.append(list, to: &regexes)
+                (record.first, record.count) = Self.append([regex], to: &regexes)
             case .cidr(let list):
                 record.test = .cidr
                 (record.first, record.count) = Self.append(list, to: &networks)
