@@ -139,6 +139,18 @@ public struct Constraint: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey { case contextName, `operator`, value, values, inverted, caseInsensitive }
 
+    /// This constraint with a `REGEX` pattern moved from `values` to `value`, the only field Unleash's engine and SDKs
+    /// read: the one pattern itself, or several as alternatives (`(?:a)|(?:b)`, which matches where any of them does).
+    /// Boards once accepted `REGEX` patterns in `values` and matched any of them; a board reads them this way, so that
+    /// hosts, the server's SDKs and OFREP all see the same pattern. Any other constraint is returned as it is.
+    public var regexPatternInValue: Constraint {
+        guard self.operator == "REGEX", value == nil, let values, !values.isEmpty else { return self }
+        var moved = self
+        moved.value = values.count == 1 ? values[0] : values.map { "(?:\($0))" }.joined(separator: "|")
+        moved.values = nil
+        return moved
+    }
+
     /// Decodes a constraint; a `value` that is a JSON number is kept as its text.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)

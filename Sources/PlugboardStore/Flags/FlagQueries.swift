@@ -187,7 +187,9 @@ enum FlagQueries {
 
     // MARK: The feature set
 
-    /// The client-API feature set of one environment: flags that are not archived, and all segments.
+    /// The client-API feature set of one environment: flags that are not archived, and all segments. A `REGEX` pattern
+    /// stored in `values` (boards accepted that before) is read into `value`, where every client looks
+    /// (``Constraint/regexPatternInValue``).
     static func featureSet(_ db: Database, environment: String) throws -> FeatureSet {
         let features = try Row.fetchAll(
             db,
@@ -201,16 +203,16 @@ enum FlagQueries {
             let owner = "flag '\(row["name"] as String)'"
             let dependencies: [FeatureDependency] = try decode(row["dependencies_json"], "dependencies_json", of: owner)
             let variants: [FeatureVariant] = try decode(row["variants_json"], "variants_json", of: owner + " in \(environment)")
+            var strategies: [Strategy] = try decode(row["strategies_json"], "strategies_json", of: owner + " in \(environment)")
+            for index in strategies.indices { strategies[index].constraints = strategies[index].constraints?.map(\.regexPatternInValue) }
             return FeatureFlag(
                 name: row["name"], type: row["type"], description: row["description"], project: "default",
-                enabled: row["enabled"], stale: nil, impressionData: row["impression_data"],
-                strategies: try decode(row["strategies_json"], "strategies_json", of: owner + " in \(environment)"), variants: variants,
+                enabled: row["enabled"], stale: nil, impressionData: row["impression_data"], strategies: strategies, variants: variants,
                 dependencies: dependencies.isEmpty ? nil : dependencies)
         }
         let segments = try Row.fetchAll(db, sql: "SELECT id, name, constraints_json FROM segments ORDER BY id").map { row in
-            Segment(
-                id: row["id"], name: row["name"],
-                constraints: try decode(row["constraints_json"], "constraints_json", of: "segment \(row["id"] as Int)"))
+            let constraints: [Constraint] = try decode(row["constraints_json"], "constraints_json", of: "segment \(row["id"] as Int)")
+            return Segment(id: row["id"], name: row["name"], constraints: constraints.map(\.regexPatternInValue))
         }
         return FeatureSet(version: 2, features: features, segments: segments)
     }
