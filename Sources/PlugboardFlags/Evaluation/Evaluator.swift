@@ -83,10 +83,17 @@ struct Evaluator {
 
     // MARK: Context
 
+    /// Up to this many properties, a lookup compares names instead of hashing one with SipHash (a context usually has a
+    /// handful, and hashing was a quarter of a REGEX evaluation).
+    static let scannedProperties = 8
+
     @inline(__always)
     private mutating func property(_ name: String) -> String? {
         if heldProperties == nil { heldProperties = contextPointer.pointee.properties }
-        return heldProperties.unsafelyUnwrapped[name]
+        let properties = heldProperties.unsafelyUnwrapped
+        guard properties.count <= Self.scannedProperties else { return properties[name] }
+        for (key, value) in properties where key == name { return value }
+        return nil
     }
 
     /// A standard field falls back to the property of the same name, as in Unleash's engine.
