@@ -144,7 +144,7 @@ public struct Constraint: Sendable, Hashable, Codable {
     /// Boards once accepted `REGEX` patterns in `values` and matched any of them; a board reads them this way, so that
     /// hosts, the server's SDKs and OFREP all see the same pattern. Any other constraint is returned as it is.
     public var regexPatternInValue: Constraint {
-        guard self.operator == "REGEX", value == nil, let values, !values.isEmpty else { return self }
+        guard self.operator == ConstraintOperator.regex.rawValue, value == nil, let values, !values.isEmpty else { return self }
         var moved = self
         moved.value = values.count == 1 ? values[0] : values.map { "(?:\($0))" }.joined(separator: "|")
         moved.values = nil

@@ -41,23 +41,22 @@ enum UnicodeTables {
     private static func namedRanges(_ text: String) -> [String: ScalarSet] {
         var text = text
         return text.withUTF8 { bytes in
+            let space = UInt8(ascii: " ")
+            let lineFeed = UInt8(ascii: "\n")
             var result: [String: ScalarSet] = [:]
             var name: String?
             var ranges: [ClosedRange<UInt32>] = []
             var index = 0
-            while index <= bytes.count {
-                if index == bytes.count || bytes[index] == UInt8(ascii: "=") {
-                    if let name { result[name] = ScalarSet(ranges) }
-                    ranges.removeAll(keepingCapacity: true)
-                    if index == bytes.count { break }
-                }
-                guard bytes[index] != UInt8(ascii: " "), bytes[index] != UInt8(ascii: "\n") else {
+            while index < bytes.count {
+                guard bytes[index] != space, bytes[index] != lineFeed else {
                     index += 1
                     continue
                 }
                 var end = index
-                while end < bytes.count, bytes[end] != UInt8(ascii: " "), bytes[end] != UInt8(ascii: "\n") { end += 1 }
+                while end < bytes.count, bytes[end] != space, bytes[end] != lineFeed { end += 1 }
                 if bytes[index] == UInt8(ascii: "=") {
+                    if let name { result[name] = ScalarSet(ranges) }
+                    ranges.removeAll(keepingCapacity: true)
                     name = String(decoding: bytes[(index + 1)..<end], as: UTF8.self)
                 } else {
                     var first: UInt32?
@@ -75,6 +74,7 @@ enum UnicodeTables {
                 }
                 index = end
             }
+            if let name { result[name] = ScalarSet(ranges) }
             return result
         }
     }
