@@ -269,29 +269,17 @@ struct FlagCommand: ParsableCommand {
             }
             // Streamed: one line in memory at a time, the output written in blocks as it fills. A bad line stops the
             // command; what was written before it stays (nothing, for an output under one block).
-            var block = ""
-            block.reserveCapacity(Self.blockSize + BoundedInput.contextLineLimit)
+            var output = OutputBlocks(reserving: BoundedInput.contextLineLimit)
             try BoundedInput.forEachLine(path: contexts, limit: BoundedInput.contextLineLimit, what: "contexts") {
                 line, lineNumber throws(BoardError) in
                 guard !BatchEvaluator.isBlank(line) else { return }
-                do throws(BatchInputError) { try evaluator.evaluate(line: line, lineNumber: lineNumber, appendingTo: &block) } catch {
+                do throws(BatchInputError) { try evaluator.evaluate(line: line, lineNumber: lineNumber, appendingTo: &output.text) } catch {
                     throw BoardError(.invalidInput, "--contexts line \(error.lineNumber): \(error.message)")
                 }
-                block.append("\n")
-                if block.utf8.count >= Self.blockSize {
-                    Self.write(block)
-                    block.removeAll(keepingCapacity: true)
-                }
+                output.text.append("\n")
+                output.flushIfFull()
             }
-            Self.write(block)
-        }
-
-        /// How much output is gathered before it is written.
-        static let blockSize = 64 << 10
-
-        private static func write(_ text: String) {
-            guard !text.isEmpty else { return }
-            FileHandle.standardOutput.write(Data(text.utf8))
+            output.flush()
         }
     }
 }

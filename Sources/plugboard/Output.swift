@@ -66,33 +66,66 @@ struct Table {
     mutating func add(_ cells: String...) { rows.append(cells.map(Validate.escaped)) }
 
     func render() -> String {
-        let all = [headers] + rows
-        var widths = Array(repeating: 0, count: headers.count)
-        for row in all {
-            for (index, cell) in row.enumerated() where index < widths.count {
-                widths[index] = max(widths[index], cell.count)
-            }
-        }
-        // Padded by characters, appended to one string (Foundation's padding(toLength:) cost a third of a
-        // 10,000-row `plugin list`).
+        var widths = headers.map(\.count)
+        for row in rows { Self.widen(&widths, toFit: row) }
         var text = ""
-        text.reserveCapacity(all.count * (widths.reduce(0, +) + 2 * widths.count + 1))
-        for (number, row) in all.enumerated() {
-            if number > 0 { text.append("\n") }
-            for (index, cell) in row.enumerated() {
-                if index > 0 { text.append("  ") }
-                text.append(cell)
-                if index < row.count - 1, index < widths.count {
-                    let missing = widths[index] - cell.count
-                    if missing > 0 { text.append(String(repeating: " ", count: missing)) }
-                }
-            }
+        text.reserveCapacity((rows.count + 1) * (widths.reduce(0, +) + 2 * widths.count + 1))
+        Self.appendLine(headers, widths: widths, to: &text)
+        for row in rows {
+            text.append("\n")
+            Self.appendLine(row, widths: widths, to: &text)
         }
         return text
     }
 
+    /// Widens `widths` so that every cell of `row` (escaped) fits its column.
+    static func widen(_ widths: inout [Int], toFit row: [String]) {
+        for (index, cell) in row.enumerated() where index < widths.count {
+            widths[index] = max(widths[index], cell.count)
+        }
+    }
+
+    /// Appends one row (escaped cells), each column padded to its width but the last, without a newline.
+    ///
+    /// Padded by characters, appended to one string (Foundation's padding(toLength:) cost a third of a 10,000-row
+    /// `plugin list`).
+    static func appendLine(_ row: [String], widths: [Int], to text: inout String) {
+        for (index, cell) in row.enumerated() {
+            if index > 0 { text.append("  ") }
+            text.append(cell)
+            if index < row.count - 1, index < widths.count {
+                let missing = widths[index] - cell.count
+                if missing > 0 { text.append(String(repeating: " ", count: missing)) }
+            }
+        }
+    }
+
     func print(empty: String) {
         Swift.print(rows.isEmpty ? empty : render())
+    }
+}
+
+/// Standard output gathered in blocks: a command that prints a row at a time writes 64 KiB at a time, and holds no
+/// more than one block whatever the output's length.
+struct OutputBlocks {
+    /// How much output is gathered before it is written.
+    static let size = 64 << 10
+
+    /// What is gathered and not yet written.
+    var text = ""
+
+    init(reserving extra: Int = 0) { text.reserveCapacity(Self.size + extra) }
+
+    /// Writes the block once it is full.
+    mutating func flushIfFull() {
+        if text.utf8.count >= Self.size { flush() }
+    }
+
+    /// Writes what is gathered.
+    mutating func flush() {
+        guard !text.isEmpty else { return }
+        FileHandle.standardOutput.write(Data(text.utf8))
+        text.removeAll(keepingCapacity: true)
     }
 }
 

@@ -50,6 +50,72 @@ struct AuditCLITests {
         #expect(who?["target"] as String? == "kill_switch:com.example.mail")
     }
 
+    /// The filters against the rows as SQLite holds them, JSON that reads back as stored, and a table whose columns
+    /// line up although its widest cells come last (the listing is streamed: widths first, then rows).
+    @Test func filtersTheTableAndJSONLinesAgreeWithTheLog() async throws {
+        let sandbox = try await Sandbox.withBoard(
+            ["com.example.mail", "com.example.mailer", "com.example.mail2"].map { manifest($0, "1.0.0") })
+        try await sandbox.ok("plugin", "register", try sandbox.write("mail-1.1.json", manifest("com.example.mail", "1.1.0")))
+        try await sandbox.ok("plugin", "enable", "com.example.mailer", "--env", "production", "--as", "ci-pipeline")
+        let reason = "say \"hi\" \\ a/b — ✓ 日本"
+        try await sandbox.ok("plugin", "kill", "com.example.mail", "--reason", reason)
+        try await sandbox.ok("plugin", "kill", "com.example.mail2", "--reason", "a long reason that comes last of all the rows")
+
+        // Every row, as stored.
+        let stored = try sandbox.database().read { db in
+            try Row.fetchAll(db, sql: "SELECT seq, actor, on_behalf_of, target_id, reason FROM audit_log ORDER BY seq")
+        }
+        func seqs(_ arguments: String...) async throws -> [Int64] {
+            try await sandbox.ok(["audit", "--json"] + arguments).stdout.split(separator: "\n").map { line in
+                let row = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                return try #require(row["seq"] as? Int64 ?? (row["seq"] as? Int).map(Int64.init))
+            }
+        }
+        #expect(try await seqs() == stored.map { $0["seq"] as Int64 })
+        // A plug-in's id and its versions (`ID@…`), not the ids that begin with it.
+        let mail = stored.filter { row in
+            let target: String? = row["target_id"]
+            return target == "com.example.mail" || target?.hasPrefix("com.example.mail@") == true
+        }
+        #expect(mail.count >= 3)
+        #expect(try await seqs("--target", "com.example.mail") == mail.map { $0["seq"] as Int64 })
+        #expect(try await seqs("--target", "com.example.mail", "--limit", "1") == [try #require(mail.last)["seq"] as Int64])
+        #expect(try await seqs("--target", "com.example.mai").isEmpty)
+        // The OS user or the principal declared with --as.
+        let declared = stored.filter { ($0["on_behalf_of"] as String?) == "ci-pipeline" }.map { $0["seq"] as Int64 }
+        #expect(declared.count == 2)  // production, made on the way, and the enable
+        #expect(try await seqs("--actor", "ci-pipeline") == declared)
+        let user = try #require(stored.last)["actor"] as String
+        let mailerByUser = stored.filter { row in
+            let target: String? = row["target_id"]
+            return (target == "com.example.mailer" || target?.hasPrefix("com.example.mailer@") == true)
+                && (row["actor"] as String == user || row["on_behalf_of"] as String? == user)
+        }
+        #expect(mailerByUser.count == 2)
+        #expect(try await seqs("--actor", user, "--target", "com.example.mailer") == mailerByUser.map { $0["seq"] as Int64 })
+        // The newest rows, oldest first.
+        #expect(try await seqs("--limit", "3") == stored.suffix(3).map { $0["seq"] as Int64 })
+
+        // JSON reads back what is stored, quotes, backslashes and all.
+        let kill = try #require(
+            try await sandbox.ok("audit", "--json", "--target", "com.example.mail", "--limit", "1").json() as? [String: Any])
+        #expect(kill["reason"] as? String == reason)
+
+        // Each column starts at the same place on every line, the header's included.
+        let lines = try await sandbox.ok("audit").stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == stored.count + 1)
+        let header = try #require(lines.first)
+        let starts = ["AT", "ACTOR", "ACTION", "OUTCOME", "TARGET", "ENV", "REASON"].map { name in
+            header.distance(from: header.startIndex, to: header.range(of: name)!.lowerBound)
+        }
+        for line in lines {
+            let characters = Array(line)
+            for start in starts {
+                #expect(characters.count > start && String(characters[start - 2..<start]) == "  " && characters[start] != " ", "\(line)")
+            }
+        }
+    }
+
     /// How many migrations a new board applied (each writes one `board.migrate` row).
     static func migrationCount(_ sandbox: Sandbox) async -> Int {
         let status = try? await sandbox.ok("migrate", "--status", "--json").json() as? [String: Any]

@@ -40,7 +40,22 @@ enum AuditQueries {
 
     /// One row by its sequence number.
     static func record(_ db: Database, seq: Int64) throws -> AuditRecord? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM audit_log WHERE seq = ?"), arguments: [seq]).map(AuditRecord.init(row:))
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT \(try recordColumns(db)) FROM audit_log WHERE seq = ?"), arguments: [seq])
+            .map(AuditRecord.init(row:))
+    }
+
+    /// Whether the log has the state proof's columns (migration 0006).
+    static func hasStateColumns(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM pragma_table_info('audit_log') WHERE name = 'state_root')") ?? false
+    }
+
+    /// The columns of a row in ``AuditRecord/init(row:)``'s order: `NULL` for the state proof's columns on a board
+    /// from before migration 0006.
+    static func recordColumns(_ db: Database) throws -> String {
+        """
+        seq, at, actor, on_behalf_of, action, outcome, target_type, target_id, environment, reason, before_json, after_json, \
+        prev_hash, hash, \(try hasStateColumns(db) ? "state_changes, state_root" : "NULL, NULL")
+        """
     }
 
     /// One row as `AuditLog.verify` needs it: whether its content matches its hash (recomputed from SQLite's column
@@ -57,17 +72,9 @@ enum AuditQueries {
     /// Calls `body` with every row in `seq` order, as ``ChainRow``s: the content hashed as `AuditLog.chainHash` does,
     /// from the column buffers (a fraction of the allocations of reading ``AuditRecord``s).
     static func forEachChainRow(_ db: Database, _ body: (ChainRow) throws -> Void) throws {
-        let state =
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM pragma_table_info('audit_log') WHERE name = 'state_root')") ?? false
         var bytes: [UInt8] = []
         bytes.reserveCapacity(1024)
-        try StateQueries.forEachRow(
-            db,
-            sql: """
-                SELECT seq, at, actor, on_behalf_of, action, outcome, target_type, target_id, environment, reason, before_json,
-                       after_json, prev_hash, hash, \(state ? "state_changes, state_root" : "NULL, NULL") FROM audit_log ORDER BY seq
-                """
-        ) { handle in
+        try StateQueries.forEachRow(db, sql: "SELECT \(try recordColumns(db)) FROM audit_log ORDER BY seq") { handle in
             func text(_ column: Int32) -> UnsafeRawBufferPointer? {
                 guard sqlite3_column_type(handle, column) != SQLITE_NULL, let start = sqlite3_column_text(handle, column) else {
                     return nil
@@ -119,39 +126,71 @@ enum AuditQueries {
         return result
     }
 
-    /// Rows matching `query`, oldest first.
-    static func records(_ db: Database, matching query: AuditQuery) throws -> [AuditRecord] {
+    /// Calls `body` with each row matching `query`, oldest first, one row in memory at a time; with a limit, the
+    /// newest `limit` rows.
+    ///
+    /// `--target` goes through the index by target (`target_type, target_id, seq`) although the query names no
+    /// type: the log's few target types are found by stepping through the index (`types`, a loose index scan), then
+    /// each type's rows with the id, and those of its versions (`ID@…`, the ids from `ID@` up to `IDA`), are
+    /// looked up in it. A million-row log answers in milliseconds instead of reading every row. `--since` and
+    /// `--actor` (which also matches the declared principal, a column without an index) read the rows the other
+    /// filters leave, newest first when there is a limit.
+    static func forEachRecord(_ db: Database, matching query: AuditQuery, _ body: (AuditRecord) throws -> Void) throws {
         var clauses: [String] = []
-        var arguments: StatementArguments = []
+        var arguments: [String: (any DatabaseValueConvertible)?] = [:]
+        var prefix = ""
+        if let target = query.target {
+            prefix = """
+                WITH RECURSIVE types(type) AS (
+                    SELECT min(target_type) FROM audit_log
+                    UNION ALL SELECT (SELECT min(target_type) FROM audit_log WHERE target_type > type) FROM types WHERE type IS NOT NULL
+                ), matched(seq) AS (
+                    SELECT seq FROM audit_log WHERE target_type IN (SELECT type FROM types WHERE type IS NOT NULL) AND target_id = :target
+                    UNION ALL
+                    SELECT seq FROM audit_log WHERE target_type IN (SELECT type FROM types WHERE type IS NOT NULL)
+                        AND target_id >= :target || '@' AND target_id < :target || 'A'
+                )
+
+                """
+            clauses.append("seq IN (SELECT seq FROM matched)")
+            arguments["target"] = target
+        }
         if let since = query.since {
-            clauses.append("at >= ?")
-            arguments += [since]
+            clauses.append("at >= :since")
+            arguments["since"] = since
         }
         if let actor = query.actor {
-            clauses.append("(actor = ? OR on_behalf_of = ?)")
-            arguments += [actor, actor]
+            clauses.append("(actor = :actor OR on_behalf_of = :actor)")
+            arguments["actor"] = actor
         }
-        if let target = query.target {
-            clauses.append("(target_id = ? OR substr(target_id, 1, length(?) + 1) = ? || '@')")
-            arguments += [target, target, target]
-        }
-        var sql = "SELECT * FROM audit_log"
-        if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
-        sql += " ORDER BY seq DESC"
+        var select = "SELECT \(try recordColumns(db)) FROM audit_log"
+        if !clauses.isEmpty { select += " WHERE " + clauses.joined(separator: " AND ") }
+        let sql: String
         if let limit = query.limit {
-            sql += " LIMIT ?"
-            arguments += [limit]
+            // The newest rows, then in the log's order: SQLite keeps `limit` rows, not the log.
+            sql = prefix + "SELECT * FROM (\(select) ORDER BY seq DESC LIMIT :limit) ORDER BY seq"
+            arguments["limit"] = limit
+        } else {
+            sql = prefix + select + " ORDER BY seq"
         }
-        return try Row.fetchAll(db, sql: sql, arguments: arguments).map(AuditRecord.init(row:)).reversed()
+        let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+        while let row = try rows.next() { try body(AuditRecord(row: row)) }
+    }
+
+    /// Rows matching `query`, oldest first.
+    static func records(_ db: Database, matching query: AuditQuery) throws -> [AuditRecord] {
+        var records: [AuditRecord] = []
+        try forEachRecord(db, matching: query) { records.append($0) }
+        return records
     }
 }
 
 extension AuditRecord {
+    /// A row selected with ``AuditQueries/recordColumns(_:)``, read by position.
     init(row: Row) {
         self.init(
-            seq: row["seq"], at: row["at"], actor: row["actor"], onBehalfOf: row["on_behalf_of"], action: row["action"],
-            outcome: row["outcome"], targetType: row["target_type"], targetID: row["target_id"], environment: row["environment"],
-            reason: row["reason"], beforeJSON: row["before_json"], afterJSON: row["after_json"], prevHash: row["prev_hash"],
-            hash: row["hash"], stateChanges: row["state_changes"], stateRoot: row["state_root"])
+            seq: row[0], at: row[1], actor: row[2], onBehalfOf: row[3], action: row[4], outcome: row[5], targetType: row[6],
+            targetID: row[7], environment: row[8], reason: row[9], beforeJSON: row[10], afterJSON: row[11], prevHash: row[12],
+            hash: row[13], stateChanges: row[14], stateRoot: row[15])
     }
 }
