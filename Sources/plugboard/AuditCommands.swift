@@ -41,22 +41,34 @@ struct AuditCommand: BoardCommand {
             blocks.flush()
             return
         }
-        // A table: its columns' widths from a first pass over the rows, then the rows (both in one read of the board).
+        // A table: its columns' widths from the rows, then the rows. Up to `bufferedRows` rows are kept from the first
+        // pass; a longer listing reads the log a second time (in the same read of the board) instead of holding it.
         let headers = ["SEQ", "AT", "ACTOR", "ACTION", "OUTCOME", "TARGET", "ENV", "REASON"]
         let found = try board.readAuditLog { log in
             var widths = headers.map(\.count)
-            var found = false
+            var kept: [[String]] = []
+            var count = 0
             try log.forEach(query) { record in
-                found = true
-                Table.widen(&widths, toFit: Self.cells(record))
+                let cells = Self.cells(record)
+                Table.widen(&widths, toFit: cells)
+                count += 1
+                if count <= Self.bufferedRows {
+                    kept.append(cells)
+                } else if !kept.isEmpty {
+                    kept = []
+                }
             }
-            guard found else { return false }
-            Table.appendLine(headers, widths: widths, to: &blocks.text)
-            blocks.text.append("\n")
-            try log.forEach(query) { record in
-                Table.appendLine(Self.cells(record), widths: widths, to: &blocks.text)
+            guard count > 0 else { return false }
+            func append(_ cells: [String]) {
+                Table.appendLine(cells, widths: widths, to: &blocks.text)
                 blocks.text.append("\n")
                 blocks.flushIfFull()
+            }
+            append(headers)
+            if count <= Self.bufferedRows {
+                kept.forEach(append)
+            } else {
+                try log.forEach(query) { append(Self.cells($0)) }
             }
             return true
         }
@@ -66,6 +78,10 @@ struct AuditCommand: BoardCommand {
         }
         blocks.flush()
     }
+
+    /// How many rows of a table are kept from the pass that measures its columns (a few MB at most); a longer
+    /// listing reads the log again to print them.
+    static let bufferedRows = 10_000
 
     /// Appends `record` as one line of JSON: what `JSONEncoder` makes of it with the CLI's settings (snake_case keys,
     /// sorted; absent values left out), written directly (the encoder took 10 µs a row, most of a million-row listing).

@@ -116,6 +116,38 @@ struct AuditCLITests {
         }
     }
 
+    /// A listing longer than the table keeps from its first pass (10,000 rows) is read twice, and lines up too.
+    @Test func aLongTableIsReadTwiceAndLinesUp() async throws {
+        let sandbox = try await Sandbox.withBoard()
+        let directory = (try sandbox.write("probe", "") as NSString).deletingLastPathComponent + "/manifests"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // The widest id is registered last, so only the second pass over the rows can show it aligned.
+        for index in 0..<10_050 {
+            let id = index == 10_049 ? "com.example.a-much-longer-plug-in-id-than-the-others" : "com.example.p\(index)"
+            try manifest(id, "1.0.0").write(
+                toFile: "\(directory)/\(String(format: "%05d", index)).json", atomically: false, encoding: .utf8)
+        }
+        try await sandbox.ok("plugin", "register", directory)
+        let rows = try await sandbox.database().read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM audit_log") ?? 0 }
+        #expect(rows > 10_050)
+        let lines = try await sandbox.ok("audit").stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == rows + 1)
+        let header = try #require(lines.first)
+        let action = header.distance(from: header.startIndex, to: header.range(of: "ACTION")!.lowerBound)
+        let target = header.distance(from: header.startIndex, to: header.range(of: "TARGET")!.lowerBound)
+        let env = header.distance(from: header.startIndex, to: header.range(of: "ENV")!.lowerBound)
+        #expect(env - target >= "plugin:com.example.a-much-longer-plug-in-id-than-the-others  ".count)
+        func startsColumn(_ characters: [Character], _ start: Int) -> Bool {
+            guard characters.count > start else { return false }
+            return characters[start - 2] == " " && characters[start - 1] == " " && characters[start] != " "
+        }
+        let misaligned = lines.filter { line in
+            let characters = Array(line)
+            return !(startsColumn(characters, action) && startsColumn(characters, target) && startsColumn(characters, env))
+        }
+        #expect(misaligned.isEmpty, "\(misaligned.prefix(3))")
+    }
+
     /// How many migrations a new board applied (each writes one `board.migrate` row).
     static func migrationCount(_ sandbox: Sandbox) async -> Int {
         let status = try? await sandbox.ok("migrate", "--status", "--json").json() as? [String: Any]

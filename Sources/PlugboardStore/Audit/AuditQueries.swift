@@ -46,7 +46,8 @@ enum AuditQueries {
 
     /// Whether the log has the state proof's columns (migration 0006).
     static func hasStateColumns(_ db: Database) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM pragma_table_info('audit_log') WHERE name = 'state_root')") ?? false
+        // From the schema SQLite has parsed already, without compiling a statement.
+        sqlite3_table_column_metadata(db.sqliteConnection, "main", "audit_log", "state_root", nil, nil, nil, nil, nil) == SQLITE_OK
     }
 
     /// The columns of a row in ``AuditRecord/init(row:)``'s order: `NULL` for the state proof's columns on a board
