@@ -252,6 +252,14 @@ if comparePeer {
         ))
 }
 if benchmarks {
+    // The board of Tools/Benchmarks/audit-scale: 10,000 plug-ins and a million audit rows.
+    package.targets.append(
+        .executableTarget(
+            name: "audit-scale-board",
+            dependencies: ["PlugboardStore", "PlugboardSecureStorage"],
+            path: "Tools/Benchmarks/AuditScale",
+            swiftSettings: commonSwiftSettings
+        ))
     // The MallocInterposer trait only: the default traits need a package this project does not use.
     package.dependencies.append(.package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]))
     package.targets.append(

@@ -7,7 +7,10 @@ Makes a board with N registered plug-ins (one `plugboard plugin register FOLDER`
 - throws kill switches with the CLI and times each from the CLI's exit to the host's "deactivated" line
   (the default poll interval, 100 ms; the kill lands at a random moment of the cycle), reviving in between.
 
-Usage: Tools/Benchmarks/host-scale/run.py [--plugins N] [--kills K] [--bin .build/release]
+With --board, an existing board of such plug-ins is used instead (12 enabled the same way; for example the board of
+Tools/Benchmarks/audit-scale, whose audit log has a million rows); it gains the kills' audit rows.
+
+Usage: Tools/Benchmarks/host-scale/run.py [--plugins N] [--kills K] [--bin .build/release] [--board PATH]
 Prints one line per measure and, last, `host-scale: …`.
 """
 import argparse, json, os, random, shutil, statistics, subprocess, sys, tempfile, threading, time
@@ -18,11 +21,12 @@ p.add_argument("--kills", type=int, default=30)
 p.add_argument("--bin", default=".build/release")
 p.add_argument("--poll-ms", type=int, default=100)
 p.add_argument("--host-bin", help="the folder of plugboard-test-host, when not --bin")
+p.add_argument("--board", help="an existing board of --plugins plug-ins named com.scale.pNNNNNN, 12 of them enabled")
 args = p.parse_args()
 CLI = os.path.abspath(os.path.join(args.bin, "plugboard"))
 HOST = os.path.abspath(os.path.join(args.host_bin or args.bin, "plugboard-test-host"))
 work = tempfile.mkdtemp(prefix="plugboard-host-scale-")
-board = os.path.join(work, "board.sqlite")
+board = os.path.abspath(args.board) if args.board else os.path.join(work, "board.sqlite")
 env = {k: v for k, v in os.environ.items() if not k.startswith("PLUGBOARD_")}
 
 
@@ -34,18 +38,20 @@ def cli(*a, check=True):
 
 
 try:
-    folder = os.path.join(work, "manifests")
-    os.makedirs(folder)
-    for i in range(args.plugins):
-        with open(os.path.join(folder, f"p{i:06d}.json"), "w") as f:
-            json.dump({"id": f"com.scale.p{i:06d}", "name": f"P{i}", "version": "1.0.0", "host": ">=1.0.0"}, f)
-    cli("init")
-    t = time.monotonic()
-    cli("plugin", "register", folder)
-    register_s = time.monotonic() - t
     enabled = [f"com.scale.p{i:06d}" for i in range(0, args.plugins, max(1, args.plugins // 12))][:12]
-    for pid in enabled:
-        cli("plugin", "enable", pid)
+    register_s = 0.0
+    if not args.board:
+        folder = os.path.join(work, "manifests")
+        os.makedirs(folder)
+        for i in range(args.plugins):
+            with open(os.path.join(folder, f"p{i:06d}.json"), "w") as f:
+                json.dump({"id": f"com.scale.p{i:06d}", "name": f"P{i}", "version": "1.0.0", "host": ">=1.0.0"}, f)
+        cli("init")
+        t = time.monotonic()
+        cli("plugin", "register", folder)
+        register_s = time.monotonic() - t
+        for pid in enabled:
+            cli("plugin", "enable", pid)
     lists = []
     for _ in range(11):
         t = time.monotonic()
@@ -101,7 +107,8 @@ try:
     host.wait(timeout=30)
     reactions.sort()
     p99 = reactions[min(len(reactions) - 1, int(len(reactions) * 0.99))]
-    print(f"register {args.plugins} manifests in one command: {register_s:.1f} s")
+    if not args.board:
+        print(f"register {args.plugins} manifests in one command: {register_s:.1f} s")
     print(f"plugin list ({args.plugins} plug-ins): median {statistics.median(lists) * 1000:.0f} ms (process start included)")
     print(f"host start ({args.plugins} registered, 12 enabled): {start_ms:.0f} ms (spawn to started)")
     print(f"kill to deactivation (poll {args.poll_ms} ms, {len(reactions)} kills): p50 {statistics.median(reactions):.0f} ms, "
