@@ -256,7 +256,7 @@ if benchmarks {
     package.targets.append(
         .executableTarget(
             name: "audit-scale-board",
-            dependencies: ["PlugboardStore", "PlugboardSecureStorage"],
+            dependencies: ["BenchmarkContexts", "PlugboardStore", "PlugboardSecureStorage"],
             path: "Tools/Benchmarks/AuditScale",
             swiftSettings: commonSwiftSettings
         ))

@@ -12,6 +12,7 @@
 // - 10 by the same admins: `flag.update` of 500 flags;
 // - 5 by `deploy` on behalf of `ci-pipeline` (`--as`): `version.register` of `ID@1.0.N`;
 // - 5 by 200 other users: refused attempts (`plugin.kill`, "not allowed").
+import BenchmarkContexts
 import Foundation
 import PlugboardSecureStorage
 import PlugboardStore
@@ -34,16 +35,8 @@ guard arguments.count == 1 else { fail("usage: audit-scale-board PATH [--plugins
 let path = arguments[0]
 guard !FileManager.default.fileExists(atPath: path) else { fail("\(path) exists") }
 
-/// A seeded generator, so that two boards of the same size say the same things.
-struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+// Seeded, so that two boards of the same size say the same things.
+extension SplitMix64 {
     mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
 
@@ -63,7 +56,7 @@ do {
     // In the environment `plugboard plugin enable` and hosts use when none is named.
     for id in enabled { _ = try board.setEnabled(id, true, environment: "default", actor: admin) }
 
-    var random = SplitMix64(state: 11)
+    var random = SplitMix64(seed: 11)
     let admins = [admin.osUser, "alice", "bob", "carol", "dave"]
     let deploy = try Principal(osUser: "deploy", onBehalfOf: "ci-pipeline")
     var written = try board.verifyAudit().rowsChecked
