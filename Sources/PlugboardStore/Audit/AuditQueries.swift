@@ -40,22 +40,22 @@ enum AuditQueries {
 
     /// One row by its sequence number.
     static func record(_ db: Database, seq: Int64) throws -> AuditRecord? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT \(try recordColumns(db)) FROM audit_log WHERE seq = ?"), arguments: [seq])
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT \(recordColumns(db)) FROM audit_log WHERE seq = ?"), arguments: [seq])
             .map(AuditRecord.init(row:))
     }
 
     /// Whether the log has the state proof's columns (migration 0006).
-    static func hasStateColumns(_ db: Database) throws -> Bool {
+    static func hasStateColumns(_ db: Database) -> Bool {
         // From the schema SQLite has parsed already, without compiling a statement.
         sqlite3_table_column_metadata(db.sqliteConnection, "main", "audit_log", "state_root", nil, nil, nil, nil, nil) == SQLITE_OK
     }
 
     /// The columns of a row in ``AuditRecord/init(row:)``'s order: `NULL` for the state proof's columns on a board
     /// from before migration 0006.
-    static func recordColumns(_ db: Database) throws -> String {
+    static func recordColumns(_ db: Database) -> String {
         """
         seq, at, actor, on_behalf_of, action, outcome, target_type, target_id, environment, reason, before_json, after_json, \
-        prev_hash, hash, \(try hasStateColumns(db) ? "state_changes, state_root" : "NULL, NULL")
+        prev_hash, hash, \(hasStateColumns(db) ? "state_changes, state_root" : "NULL, NULL")
         """
     }
 
@@ -75,7 +75,7 @@ enum AuditQueries {
     static func forEachChainRow(_ db: Database, _ body: (ChainRow) throws -> Void) throws {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(1024)
-        try StateQueries.forEachRow(db, sql: "SELECT \(try recordColumns(db)) FROM audit_log ORDER BY seq") { handle in
+        try StateQueries.forEachRow(db, sql: "SELECT \(recordColumns(db)) FROM audit_log ORDER BY seq") { handle in
             func text(_ column: Int32) -> UnsafeRawBufferPointer? {
                 guard sqlite3_column_type(handle, column) != SQLITE_NULL, let start = sqlite3_column_text(handle, column) else {
                     return nil
@@ -130,12 +130,12 @@ enum AuditQueries {
     /// Calls `body` with each row matching `query`, oldest first, one row in memory at a time; with a limit, the
     /// newest `limit` rows.
     ///
-    /// `--target` goes through the index by target (`target_type, target_id, seq`) although the query names no
-    /// type: the log's few target types are found by stepping through the index (`types`, a loose index scan), then
-    /// each type's rows with the id, and those of its versions (`ID@…`, the ids from `ID@` up to `IDA`), are
-    /// looked up in it. A million-row log answers in milliseconds instead of reading every row. `--since` and
-    /// `--actor` (which also matches the declared principal, a column without an index) read the rows the other
-    /// filters leave, newest first when there is a limit.
+    /// A target (``AuditQuery/target``) goes through the index by target (`target_type, target_id, seq`) although the
+    /// query names no type: the log's few target types are found by stepping through the index (`types`, a loose
+    /// index scan), then each type's rows with the id, and those of its versions (`ID@…`, the ids from `ID@` up to
+    /// `IDA`), are looked up in it. A million-row log answers in milliseconds instead of reading every row. A time or
+    /// an actor (which also matches the declared principal, a column without an index) is checked on the rows the
+    /// other filters leave, newest first when there is a limit.
     static func forEachRecord(_ db: Database, matching query: AuditQuery, _ body: (AuditRecord) throws -> Void) throws {
         var clauses: [String] = []
         var arguments: [String: (any DatabaseValueConvertible)?] = [:]
@@ -164,7 +164,7 @@ enum AuditQueries {
             clauses.append("(actor = :actor OR on_behalf_of = :actor)")
             arguments["actor"] = actor
         }
-        var select = "SELECT \(try recordColumns(db)) FROM audit_log"
+        var select = "SELECT \(recordColumns(db)) FROM audit_log"
         if !clauses.isEmpty { select += " WHERE " + clauses.joined(separator: " AND ") }
         let sql: String
         if let limit = query.limit {
