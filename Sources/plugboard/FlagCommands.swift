@@ -269,17 +269,17 @@ struct FlagCommand: ParsableCommand {
             }
             // Streamed: one line in memory at a time, the output written in blocks as it fills. A bad line stops the
             // command; what was written before it stays (nothing, for an output under one block).
-            var output = OutputBlocks(reserving: BoundedInput.contextLineLimit)
+            var blocks = OutputBlocks(reserving: BoundedInput.contextLineLimit)
             try BoundedInput.forEachLine(path: contexts, limit: BoundedInput.contextLineLimit, what: "contexts") {
                 line, lineNumber throws(BoardError) in
                 guard !BatchEvaluator.isBlank(line) else { return }
-                do throws(BatchInputError) { try evaluator.evaluate(line: line, lineNumber: lineNumber, appendingTo: &output.text) } catch {
+                do throws(BatchInputError) { try evaluator.evaluate(line: line, lineNumber: lineNumber, appendingTo: &blocks.text) } catch {
                     throw BoardError(.invalidInput, "--contexts line \(error.lineNumber): \(error.message)")
                 }
-                output.text.append("\n")
-                output.flushIfFull()
+                blocks.text.append("\n")
+                blocks.flushIfFull()
             }
-            output.flush()
+            blocks.flush()
         }
     }
 }
