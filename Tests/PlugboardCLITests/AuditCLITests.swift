@@ -100,6 +100,18 @@ struct AuditCLITests {
         let kill = try #require(
             try await sandbox.ok("audit", "--json", "--target", "com.example.mail", "--limit", "1").json() as? [String: Any])
         #expect(kill["reason"] as? String == reason)
+        // Every line is its row: one key per column that is not NULL (the line is written by hand, not by an encoder).
+        let columns = try await sandbox.database().read { db in try Row.fetchAll(db, sql: "SELECT * FROM audit_log ORDER BY seq") }
+        let objects = try await sandbox.ok("audit", "--json").stdout.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+        #expect(objects.count == columns.count)
+        for (object, row) in zip(objects, columns) {
+            var expected: [String: String] = [:]
+            for (column, value) in row where !value.isNull { expected[column] = String.fromDatabaseValue(value) ?? value.description }
+            let written = object.mapValues { ($0 as? String) ?? "\($0)" }
+            #expect(written == expected)
+        }
 
         // Each column starts at the same place on every line, the header's included.
         let lines = try await sandbox.ok("audit").stdout.split(separator: "\n").map(String.init)
