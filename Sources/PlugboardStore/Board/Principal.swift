@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -32,11 +33,23 @@ public struct Principal: Sendable, Hashable, Codable {
     }
 
     /// The name of the effective OS user, or `uid:N` when the uid has no passwd entry.
+    ///
+    /// The name is looked up once per effective uid in a process (a passwd lookup reads `/etc/passwd` or asks NSS,
+    /// about 5 µs, and every audited change of a plug-in's secure storage needs it); a process whose effective uid
+    /// changes looks the new one up.
     public static func currentOSUser() -> String {
         let uid = geteuid()
-        if let entry = getpwuid(uid), let name = entry.pointee.pw_name {
-            return String(cString: name)
+        if let known = osUserNames.withLock({ $0 }), known.uid == uid { return known.name }
+        let name: String
+        if let entry = getpwuid(uid), let pwName = entry.pointee.pw_name {
+            name = String(cString: pwName)
+        } else {
+            name = "uid:\(uid)"
         }
-        return "uid:\(uid)"
+        osUserNames.withLock { $0 = (uid, name) }
+        return name
     }
+
+    /// The last effective uid looked up, and its name.
+    private static let osUserNames = Mutex<(uid: uid_t, name: String)?>(nil)
 }
