@@ -73,12 +73,21 @@ enum Envelope {
 
     /// The associated data that binds a wrapped data key to its plug-in and version.
     static func dataKeyAssociatedData(pluginID: String, version: Int) -> Data {
-        encodeFields([dataKeyLabel, Data(pluginID.utf8), encodeVersion(version)])
+        var fields = Fields(capacity: 3 * 4 + dataKeyLabel.count + pluginID.utf8.count + 8)
+        fields.append(dataKeyLabel)
+        fields.append(pluginID.utf8)
+        fields.append(version: version)
+        return fields.bytes
     }
 
     /// The associated data that binds a sealed value to its plug-in, key name and data key version.
     static func valueAssociatedData(pluginID: String, key: String, dataKeyVersion: Int) -> Data {
-        encodeFields([valueLabel, Data(pluginID.utf8), Data(key.utf8), encodeVersion(dataKeyVersion)])
+        var fields = Fields(capacity: 4 * 4 + valueLabel.count + pluginID.utf8.count + key.utf8.count + 8)
+        fields.append(valueLabel)
+        fields.append(pluginID.utf8)
+        fields.append(key.utf8)
+        fields.append(version: dataKeyVersion)
+        return fields.bytes
     }
 
     // MARK: Data keys
@@ -158,23 +167,37 @@ enum Envelope {
         return try? AES.GCM.open(box, using: key, authenticating: aad)
     }
 
-    private static func encodeFields(_ fields: [Data]) -> Data {
-        var out = Data()
-        out.reserveCapacity(fields.reduce(0) { $0 + 4 + $1.count })
-        for field in fields {
-            let length = UInt32(field.count)
-            out.append(contentsOf: [
-                UInt8(truncatingIfNeeded: length >> 24), UInt8(truncatingIfNeeded: length >> 16),
-                UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length),
-            ])
-            out.append(field)
-        }
-        return out
-    }
+    /// Associated data being encoded: each field a 4-byte big-endian length, then its bytes, into one buffer.
+    private struct Fields {
+        private var buffer: [UInt8] = []
 
-    private static func encodeVersion(_ version: Int) -> Data {
-        // Versions are >= 1; a bad one read from a tampered record still encodes (and then fails to open).
-        let value = UInt64(bitPattern: Int64(version))
-        return Data((0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> (UInt64($0) * 8)) })
+        init(capacity: Int) {
+            buffer.reserveCapacity(capacity)
+        }
+
+        var bytes: Data { Data(buffer) }
+
+        mutating func append(_ field: Data) {
+            appendBigEndian(UInt64(field.count), byteCount: 4)
+            buffer.append(contentsOf: field)
+        }
+
+        mutating func append(_ field: String.UTF8View) {
+            appendBigEndian(UInt64(field.count), byteCount: 4)
+            buffer.append(contentsOf: field)
+        }
+
+        /// A version as an 8-byte field. Versions are >= 1; a bad one read from a tampered record still encodes
+        /// (and then fails to open).
+        mutating func append(version: Int) {
+            appendBigEndian(8, byteCount: 4)
+            appendBigEndian(UInt64(bitPattern: Int64(version)), byteCount: 8)
+        }
+
+        private mutating func appendBigEndian(_ value: UInt64, byteCount: Int) {
+            for index in (0..<byteCount).reversed() {
+                buffer.append(UInt8(truncatingIfNeeded: value >> (UInt64(index) * 8)))
+            }
+        }
     }
 }
