@@ -261,6 +261,51 @@ struct BoardSecretsTests {
         #expect(!verification.ok && verification.problems.contains { $0.contains("state_buckets") }, "\(verification.problems)")
     }
 
+    /// A board keeps the index's entries of the buckets its changes touch (`StateCache`), so that a write rehashes a
+    /// bucket from memory instead of reading it back. On a board whose buckets hold several entries, writes that add
+    /// lines before, between and after others and remove them must leave every stored bucket hash the hash of its
+    /// entries as they are, and `audit verify` content.
+    @Test func bucketEntriesKeptBetweenChangesHashAsTheIndex() async throws {
+        let fixture = try BoardFixture()
+        let manifests = try (0..<300).map { index in
+            try PluginManifest.parse(Data("{\"id\":\"com.example.fill\(index)\",\"name\":\"N\",\"version\":\"1.0.0\"}".utf8))
+        }
+        _ = try fixture.board.register(manifests, actor: fixture.admin)
+        let spi = try fixture.secrets.storage(forPlugin: calendar)
+        for round in 0..<90 {
+            try await spi.set(Data("v\(round)".utf8), forKey: "k\(round % 30)")
+            if round % 3 == 2 { try await spi.removeValue(forKey: "k\((round * 7) % 30)") }
+        }
+        let mismatched = try fixture.board.read { db in
+            try (0..<256).filter { try StateQueries.indexedBucketHash(db, $0) != StateQueries.bucketHash(db, $0) }
+        }
+        #expect(mismatched.isEmpty, "stored bucket hashes differ from their entries in buckets \(mismatched)")
+        let verification = try fixture.board.verifyAudit()
+        #expect(verification.ok, "\(verification.problems)")
+    }
+
+    /// Another process's edit of the index in a bucket the next change touches must be hashed with it, as without
+    /// the kept entries: the stored hash is the hash of the entries as they are.
+    @Test func bucketEntriesKeptBetweenChangesAreReadAgainAfterAnotherProcessWrote() async throws {
+        let fixture = try BoardFixture()
+        let spi = try fixture.secrets.storage(forPlugin: calendar)
+        try await spi.set(Data("v1".utf8), forKey: "token")
+        try await spi.set(Data("v2".utf8), forKey: "token")
+        let bucket = try #require(
+            Int(
+                try Self.sqlite3(fixture.path, "SELECT bucket FROM state_digests WHERE tbl = 'secret_values';")
+                    .trimmingCharacters(in: .whitespacesAndNewlines)))
+        _ = try Self.sqlite3(
+            fixture.path,
+            "INSERT INTO state_digests (tbl, key, bucket, digest) VALUES ('secret_values', '[\"a\",\"b\"]', \(bucket), '\(String(repeating: "0", count: 64))');"
+        )
+        try await spi.set(Data("v3".utf8), forKey: "token")
+        let (indexed, stored) = try fixture.board.read { db in
+            (try StateQueries.indexedBucketHash(db, bucket), try StateQueries.bucketHash(db, bucket))
+        }
+        #expect(indexed == stored, "the stored hash of bucket \(bucket) leaves out the entry another process added")
+    }
+
     /// A store's write leaves what it wrote proven for its next read (`ProvenRows.carry`): the sealed row and its data
     /// key, their buckets and the state root, in the state of the file the next read sees. Another process's write
     /// in between moves that state (the copy-back tests above).

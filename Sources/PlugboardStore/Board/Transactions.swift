@@ -70,7 +70,9 @@ package final class AuditedChange {
         let stateAfter = ProvenRows.FileState(
             connection: stateAtStart.connection, dataVersion: stateAtStart.dataVersion,
             changedRows: sqlite3_total_changes64(db.sqliteConnection))
-        cache.keep(schema: schema, buckets: commitment.map { StateCache.Buckets(state: stateAfter, hashes: $0.buckets) })
+        cache.keep(
+            schema: schema,
+            buckets: commitment.map { StateCache.Buckets(state: stateAfter, hashes: $0.buckets, entries: $0.bucketEntries) })
         if let commitment {
             proven.carry(
                 from: stateAtStart, to: stateAfter, rows: commitment.digests.compactMap { $0.value == nil ? nil : $0.key },
@@ -96,10 +98,10 @@ package final class AuditedChange {
             for entry in entries { try AuditLog.append(db, actor: actor, entry: entry, at: now) }
             return
         }
-        // The stored bucket hashes as the last committed change of this connection left them, when nothing else
-        // wrote the file since and this change did not rewrite the index as a whole.
-        let stored = baseline || schemaMoved ? nil : cache.buckets(in: stateAtStart)
-        let commitment = try StateLedger.commit(db, baseline: baseline, schema: &schema, storedBuckets: stored)
+        // The stored bucket hashes and entries as the last committed change of this connection left them, when
+        // nothing else wrote the file since and this change did not rewrite the index as a whole.
+        let kept = baseline || schemaMoved ? nil : cache.buckets(in: stateAtStart)
+        let commitment = try StateLedger.commit(db, baseline: baseline, schema: &schema, kept: kept)
         self.commitment = commitment
         for (index, entry) in entries.enumerated() {
             let last = index == entries.count - 1

@@ -122,6 +122,78 @@ enum StateDigest {
         func finalize() -> String { hasher.finalize().hex }
     }
 
+    /// The lines of one bucket of the index in its order (table, then key, as bytes), kept between a connection's
+    /// changes (``StateCache``) so that a change rehashes the buckets it touched from memory: on a board of 10,000
+    /// plug-ins a bucket holds about 150 entries, and reading one back from the index cost a write 150 lookups of a
+    /// digest. The lines lie in one buffer, as the bucket's hash takes them.
+    struct BucketEntries: Sendable {
+        /// `<table>\t<key>\t<digest>\n` for each entry, in order.
+        private var bytes: [UInt8] = []
+        /// Where each line starts in ``bytes``, with the byte counts of its table and key.
+        private var lines: [(start: Int, table: Int, key: Int)] = []
+
+        /// Appends a line; lines must come in the bucket's order (``StateQueries/indexedBucket(_:_:)``).
+        mutating func append(table: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, digest: UnsafeRawBufferPointer) {
+            lines.append((bytes.count, table.count, key.count))
+            bytes.append(contentsOf: table)
+            bytes.append(9)
+            bytes.append(contentsOf: key)
+            bytes.append(9)
+            bytes.append(contentsOf: digest)
+            bytes.append(10)
+        }
+
+        /// Sets the digest of `entity`'s line, or removes the line (`nil`), keeping the order.
+        mutating func set(_ entity: StateEntity, _ digest: String?) {
+            let table = Array(entity.table.utf8)
+            let key = Array(entity.key.utf8)
+            // The first line not before (table, key).
+            var low = 0
+            var high = lines.count
+            while low < high {
+                let middle = (low + high) / 2
+                if precedes(line: middle, table: table, key: key) { low = middle + 1 } else { high = middle }
+            }
+            let found = low < lines.count && matches(line: low, table: table, key: key)
+            var line: [UInt8] = []
+            if let digest {
+                line.reserveCapacity(table.count + key.count + digest.utf8.count + 3)
+                line.append(contentsOf: table)
+                line.append(9)
+                line.append(contentsOf: key)
+                line.append(9)
+                line.append(contentsOf: digest.utf8)
+                line.append(10)
+            }
+            let start = low < lines.count ? lines[low].start : bytes.count
+            let end = found ? (low + 1 < lines.count ? lines[low + 1].start : bytes.count) : start
+            bytes.replaceSubrange(start..<end, with: line)
+            let shift = line.count - (end - start)
+            for index in (found ? low + 1 : low)..<lines.count { lines[index].start += shift }
+            switch (found, digest == nil) {
+            case (true, true): lines.remove(at: low)
+            case (false, false): lines.insert((start, table.count, key.count), at: low)
+            default: break
+            }
+        }
+
+        /// The bucket's hash: SHA-256 of its lines (``emptyBucket`` without lines).
+        var hash: String { SHA256.hash(data: bytes).hex }
+
+        private func precedes(line index: Int, table: [UInt8], key: [UInt8]) -> Bool {
+            let line = lines[index]
+            let lineTable = bytes[line.start..<line.start + line.table]
+            if !lineTable.elementsEqual(table) { return lineTable.lexicographicallyPrecedes(table) }
+            return bytes[line.start + line.table + 1..<line.start + line.table + 1 + line.key].lexicographicallyPrecedes(key)
+        }
+
+        private func matches(line index: Int, table: [UInt8], key: [UInt8]) -> Bool {
+            let line = lines[index]
+            return bytes[line.start..<line.start + line.table].elementsEqual(table)
+                && bytes[line.start + line.table + 1..<line.start + line.table + 1 + line.key].elementsEqual(key)
+        }
+    }
+
     /// The 256 bucket hashes computed as lines arrive, for lines that arrive in each bucket's order (table, then
     /// key, as bytes: the primary-key order of `state_digests`): the same hashes as ``bucketHash(_:)``.
     struct BucketHashers {

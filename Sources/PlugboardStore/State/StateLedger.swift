@@ -16,13 +16,17 @@ enum StateLedger {
         let digests: [StateEntity: String?]
         /// The buckets whose stored hashes the change wrote.
         let touchedBuckets: Set<Int>
+        /// The entries of the buckets this change and the ones before it hashed, as they are after it (at most
+        /// ``StateCache/keptBucketEntries`` buckets).
+        let bucketEntries: [Int: StateDigest.BucketEntries]
     }
 
     /// Computes the digests of the rows this change touched (of every row with `baseline`), updates the index of
     /// digests and buckets, and returns what the change's last audit row records. Runs inside the change's
-    /// transaction, after its body. `schema` gives (and keeps) the columns of each table; `storedBuckets`, when
-    /// known, are the stored bucket hashes before the change, which are otherwise read.
-    static func commit(_ db: Database, baseline: Bool, schema: inout StateCache.Schema, storedBuckets: StateDigest.BucketLines?) throws
+    /// transaction, after its body. `schema` gives (and keeps) the columns of each table; `kept`, when known, is what
+    /// the connection's last change left of the index in the state of the file before this change: the stored bucket
+    /// hashes, which are otherwise read, and the entries of some buckets, which are otherwise read from the index.
+    static func commit(_ db: Database, baseline: Bool, schema: inout StateCache.Schema, kept: StateCache.Buckets?) throws
         -> Commitment
     {
         var changes: [StateEntity: String?] = [:]
@@ -40,21 +44,41 @@ enum StateLedger {
         }
         try StateQueries.clearTouched(db)
 
-        var touchedBuckets = Set<Int>()
+        var changesByBucket: [Int: [(StateEntity, String?)]] = [:]
         for (entity, digest) in changes {
             let bucket = StateDigest.bucket(entity)
             try StateQueries.setIndexed(db, entity, bucket: bucket, digest: digest)
-            touchedBuckets.insert(bucket)
+            changesByBucket[bucket, default: []].append((entity, digest))
         }
-        var buckets = try storedBuckets ?? StateDigest.BucketLines(reading: { try StateQueries.forEachBucketHash(db, $0) })
-        for bucket in touchedBuckets {
-            let hash = try StateQueries.indexedBucketHash(db, bucket)
+        var buckets = try kept?.hashes ?? StateDigest.BucketLines(reading: { try StateQueries.forEachBucketHash(db, $0) })
+        var entries = kept?.entries ?? [:]
+        // Bounded memory: room is made for the buckets this change touches by dropping others; past the bound, a
+        // bucket is hashed from the index without keeping its entries.
+        let touchedBuckets = Set(changesByBucket.keys)
+        var excess = entries.count + touchedBuckets.subtracting(entries.keys).count - StateCache.keptBucketEntries
+        for bucket in entries.keys where excess > 0 && !touchedBuckets.contains(bucket) {
+            entries[bucket] = nil
+            excess -= 1
+        }
+        for (bucket, bucketChanges) in changesByBucket {
+            let hash: String
+            if var known = entries.removeValue(forKey: bucket) {
+                // The index's entries before this change, with what it wrote to the index above.
+                for (entity, digest) in bucketChanges { known.set(entity, digest) }
+                hash = known.hash
+                entries[bucket] = known
+            } else if entries.count < StateCache.keptBucketEntries, let read = try StateQueries.indexedBucket(db, bucket) {
+                hash = read.hash
+                entries[bucket] = read
+            } else {
+                hash = try StateQueries.indexedBucketHash(db, bucket)
+            }
             try StateQueries.setBucketHash(db, bucket, hash)
             buckets.set(bucket, hash)
         }
         return Commitment(
             changes: StateDigest.changesText(changes), root: buckets.root, buckets: buckets, digests: changes,
-            touchedBuckets: touchedBuckets)
+            touchedBuckets: touchedBuckets, bucketEntries: entries)
     }
 
     /// The state root of the index, for audit rows written outside a change (refusals): the state did not change.

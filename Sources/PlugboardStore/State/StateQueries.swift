@@ -222,6 +222,24 @@ enum StateQueries {
         return hasher.finalize()
     }
 
+    /// The entries of one bucket of the index, in its order, or nil when one of its values is not text (an edit
+    /// behind the board's back: SQLite would order such a value apart from the bytes that ``StateDigest/BucketEntries``
+    /// compares, and its hash is then left to ``indexedBucketHash(_:_:)``).
+    static func indexedBucket(_ db: Database, _ bucket: Int) throws -> StateDigest.BucketEntries? {
+        let statement = try db.cachedStatement(sql: "SELECT tbl, key, digest FROM state_digests WHERE bucket = ? ORDER BY tbl, key")
+        try statement.setArguments([bucket])
+        var entries: StateDigest.BucketEntries? = StateDigest.BucketEntries()
+        try forEachRow(db, statement) { handle in
+            guard (0..<3).allSatisfy({ sqlite3_column_type(handle, $0) == SQLITE_TEXT }) else {
+                entries = nil
+                return false
+            }
+            entries?.append(table: bytes(handle, 0), key: bytes(handle, 1), digest: bytes(handle, 2))
+            return true
+        }
+        return entries
+    }
+
     /// The bytes of a column of the statement's current row, in SQLite's buffer (valid until the next step).
     static func bytes(_ handle: OpaquePointer, _ column: Int32) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, column), count: Int(sqlite3_column_bytes(handle, column)))
