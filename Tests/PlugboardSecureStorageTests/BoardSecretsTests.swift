@@ -231,20 +231,14 @@ struct BoardSecretsTests {
     /// another length, which must not upset the change either.
     @Test(arguments: [String(repeating: "0", count: 64), "abc"])
     func bucketHashesKeptBetweenChangesAreReadAgainAfterAnotherProcessWrote(editedHash: String) async throws {
-        let fixture = try BoardFixture()
-        let spi = try fixture.secrets.storage(forPlugin: calendar)
-        try await spi.set(Data("v1".utf8), forKey: "token")
-        try await spi.set(Data("v2".utf8), forKey: "token")
+        let (fixture, spi) = try await Self.boardWithTwoPuts()
         // A bucket the next put does not touch (not the value's, not its data key's).
-        let bucket = try #require(
-            Int(
-                try Self.sqlite3(
-                    fixture.path,
-                    """
-                    SELECT bucket FROM state_buckets WHERE bucket NOT IN
-                      (SELECT bucket FROM state_digests WHERE tbl IN ('secret_values', 'secret_data_keys')) ORDER BY bucket LIMIT 1;
-                    """
-                ).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let bucket = try Self.bucket(
+            fixture,
+            """
+            SELECT bucket FROM state_buckets WHERE bucket NOT IN
+              (SELECT bucket FROM state_digests WHERE tbl IN ('secret_values', 'secret_data_keys')) ORDER BY bucket LIMIT 1;
+            """)
         _ = try Self.sqlite3(
             fixture.path, "PRAGMA ignore_check_constraints = ON; UPDATE state_buckets SET hash = '\(editedHash)' WHERE bucket = \(bucket);")
         try await spi.set(Data("v3".utf8), forKey: "token")
@@ -287,14 +281,8 @@ struct BoardSecretsTests {
     /// Another process's edit of the index in a bucket the next change touches must be hashed with it, as without
     /// the kept entries: the stored hash is the hash of the entries as they are.
     @Test func bucketEntriesKeptBetweenChangesAreReadAgainAfterAnotherProcessWrote() async throws {
-        let fixture = try BoardFixture()
-        let spi = try fixture.secrets.storage(forPlugin: calendar)
-        try await spi.set(Data("v1".utf8), forKey: "token")
-        try await spi.set(Data("v2".utf8), forKey: "token")
-        let bucket = try #require(
-            Int(
-                try Self.sqlite3(fixture.path, "SELECT bucket FROM state_digests WHERE tbl = 'secret_values';")
-                    .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let (fixture, spi) = try await Self.boardWithTwoPuts()
+        let bucket = try Self.bucket(fixture, "SELECT bucket FROM state_digests WHERE tbl = 'secret_values';")
         _ = try Self.sqlite3(
             fixture.path,
             "INSERT INTO state_digests (tbl, key, bucket, digest) VALUES ('secret_values', '[\"a\",\"b\"]', \(bucket), '\(String(repeating: "0", count: 64))');"
@@ -338,6 +326,20 @@ struct BoardSecretsTests {
     }
 
     /// Runs `sql` with the `sqlite3` shell in a process of its own, and returns its output.
+    /// A board whose calendar plug-in put `token` twice, so that its connection keeps what the state proof caches.
+    static func boardWithTwoPuts() async throws -> (BoardFixture, any SecureStorage) {
+        let fixture = try BoardFixture()
+        let spi = try fixture.secrets.storage(forPlugin: BoardFixture.calendar)
+        try await spi.set(Data("v1".utf8), forKey: "token")
+        try await spi.set(Data("v2".utf8), forKey: "token")
+        return (fixture, spi)
+    }
+
+    /// The bucket number `sql` selects, read by another process.
+    static func bucket(_ fixture: BoardFixture, _ sql: String) throws -> Int {
+        try #require(Int(try sqlite3(fixture.path, sql).trimmingCharacters(in: .whitespacesAndNewlines)))
+    }
+
     static func sqlite3(_ path: String, _ sql: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")

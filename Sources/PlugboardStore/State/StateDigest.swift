@@ -110,16 +110,23 @@ enum StateDigest {
 
         mutating func add(table: some Sequence<UInt8>, key: some Sequence<UInt8>, digest: some Sequence<UInt8>) {
             line.removeAll(keepingCapacity: true)
-            line.append(contentsOf: table)
-            line.append(9)
-            line.append(contentsOf: key)
-            line.append(9)
-            line.append(contentsOf: digest)
-            line.append(10)
+            StateDigest.appendLine(to: &line, table: table, key: key, digest: digest)
             line.withUnsafeBytes { hasher.update(bufferPointer: $0) }
         }
 
         func finalize() -> String { hasher.finalize().hex }
+    }
+
+    /// Appends an entity's line `<table>\t<key>\t<digest>\n` to `bytes`.
+    static func appendLine(
+        to bytes: inout [UInt8], table: some Sequence<UInt8>, key: some Sequence<UInt8>, digest: some Sequence<UInt8>
+    ) {
+        bytes.append(contentsOf: table)
+        bytes.append(9)
+        bytes.append(contentsOf: key)
+        bytes.append(9)
+        bytes.append(contentsOf: digest)
+        bytes.append(10)
     }
 
     /// The lines of one bucket of the index in its order (table, then key, as bytes), kept between a connection's
@@ -135,12 +142,7 @@ enum StateDigest {
         /// Appends a line; lines must come in the bucket's order (``StateQueries/indexedBucket(_:_:)``).
         mutating func append(table: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, digest: UnsafeRawBufferPointer) {
             lines.append((bytes.count, table.count, key.count))
-            bytes.append(contentsOf: table)
-            bytes.append(9)
-            bytes.append(contentsOf: key)
-            bytes.append(9)
-            bytes.append(contentsOf: digest)
-            bytes.append(10)
+            StateDigest.appendLine(to: &bytes, table: table, key: key, digest: digest)
         }
 
         /// Sets the digest of `entity`'s line, or removes the line (`nil`), keeping the order.
@@ -158,12 +160,7 @@ enum StateDigest {
             var line: [UInt8] = []
             if let digest {
                 line.reserveCapacity(table.count + key.count + digest.utf8.count + 3)
-                line.append(contentsOf: table)
-                line.append(9)
-                line.append(contentsOf: key)
-                line.append(9)
-                line.append(contentsOf: digest.utf8)
-                line.append(10)
+                StateDigest.appendLine(to: &line, table: table, key: key, digest: digest.utf8)
             }
             let start = low < lines.count ? lines[low].start : bytes.count
             let end = found ? (low + 1 < lines.count ? lines[low + 1].start : bytes.count) : start
