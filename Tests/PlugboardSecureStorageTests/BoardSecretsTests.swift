@@ -294,6 +294,26 @@ struct BoardSecretsTests {
         #expect(indexed == stored, "the stored hash of bucket \(bucket) leaves out the entry another process added")
     }
 
+    /// An index entry another process moved to another bucket than its key's is updated where it lies (the upsert
+    /// keeps its bucket): the bucket of its key must then be hashed from the index at every change, not from kept
+    /// entries that would hold the entry the index does not, through puts and the removal.
+    @Test func bucketEntriesAreNotKeptForAnEntryAnotherProcessMovedToAnotherBucket() async throws {
+        let (fixture, spi) = try await Self.boardWithTwoPuts()
+        let bucket = try Self.bucket(fixture, "SELECT bucket FROM state_digests WHERE tbl = 'secret_values';")
+        _ = try Self.sqlite3(fixture.path, "UPDATE state_digests SET bucket = \((bucket + 1) % 256) WHERE tbl = 'secret_values';")
+        for step in ["v3", "v4", "v5", "removed"] {
+            if step == "removed" {
+                try await spi.removeValue(forKey: "token")
+            } else {
+                try await spi.set(Data(step.utf8), forKey: "token")
+            }
+            let (indexed, stored) = try fixture.board.read { db in
+                (try StateQueries.indexedBucketHash(db, bucket), try StateQueries.bucketHash(db, bucket))
+            }
+            #expect(indexed == stored, "after \(step): bucket \(bucket) is stored as \(stored), its entries hash to \(indexed)")
+        }
+    }
+
     /// A store's write leaves what it wrote proven for its next read (`ProvenRows.carry`): the sealed row and its data
     /// key, their buckets and the state root, in the state of the file the next read sees. Another process's write
     /// in between moves that state (the copy-back tests above).

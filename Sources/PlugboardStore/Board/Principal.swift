@@ -36,16 +36,13 @@ public struct Principal: Sendable, Hashable, Codable {
     ///
     /// The name is looked up once per effective uid in a process (a passwd lookup reads `/etc/passwd` or asks NSS,
     /// about 5 µs, and every audited change of a plug-in's secure storage needs it); a process whose effective uid
-    /// changes looks the new one up.
+    /// changes looks the new one up. A name changed in the passwd database shows in a process started after.
     public static func currentOSUser() -> String {
         let uid = geteuid()
         if let known = osUserNames.withLock({ $0 }), known.uid == uid { return known.name }
-        let name: String
-        if let entry = getpwuid(uid), let pwName = entry.pointee.pw_name {
-            name = String(cString: pwName)
-        } else {
-            name = "uid:\(uid)"
-        }
+        // A failed lookup (no entry, or NSS failing for a moment) is not kept: the next change asks again.
+        guard let entry = getpwuid(uid), let pwName = entry.pointee.pw_name else { return "uid:\(uid)" }
+        let name = String(cString: pwName)
         osUserNames.withLock { $0 = (uid, name) }
         return name
     }

@@ -45,13 +45,18 @@ enum StateLedger {
         try StateQueries.clearTouched(db)
 
         var changesByBucket: [Int: [(StateEntity, String?)]] = [:]
+        // Buckets where the index held an entry of this change in another bucket than its key's (an edit behind the
+        // board's back): what is kept of them no longer follows from the change, so they are read from the index.
+        var misplaced = Set<Int>()
         for (entity, digest) in changes {
             let bucket = StateDigest.bucket(entity)
-            try StateQueries.setIndexed(db, entity, bucket: bucket, digest: digest)
+            if let indexed = try StateQueries.setIndexed(db, entity, bucket: bucket, digest: digest), indexed != bucket {
+                misplaced.formUnion([bucket, indexed])
+            }
             changesByBucket[bucket, default: []].append((entity, digest))
         }
         var buckets = try kept?.hashes ?? StateDigest.BucketLines(reading: { try StateQueries.forEachBucketHash(db, $0) })
-        var entries = kept?.entries ?? [:]
+        var entries = (kept?.entries ?? [:]).filter { !misplaced.contains($0.key) }
         // Bounded memory: room is made for the buckets this change touches by dropping others; past the bound, a
         // bucket is hashed from the index without keeping its entries.
         let touchedBuckets = Set(changesByBucket.keys)
@@ -67,7 +72,9 @@ enum StateLedger {
                 for (entity, digest) in bucketChanges { known.set(entity, digest) }
                 hash = known.hash
                 entries[bucket] = known
-            } else if entries.count < StateCache.keptBucketEntries, let read = try StateQueries.indexedBucket(db, bucket) {
+            } else if entries.count < StateCache.keptBucketEntries, !misplaced.contains(bucket),
+                let read = try StateQueries.indexedBucket(db, bucket)
+            {
                 hash = read.hash
                 entries[bucket] = read
             } else {

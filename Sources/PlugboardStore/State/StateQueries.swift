@@ -191,20 +191,24 @@ enum StateQueries {
         return result
     }
 
-    static func setIndexed(_ db: Database, _ entity: StateEntity, bucket: Int, digest: String?) throws {
+    /// Sets (or, with `nil`, removes) the indexed digest of `entity`, and returns the bucket the index holds (or
+    /// held) its entry in: `bucket` unless someone moved the entry (nil when a removal found none).
+    @discardableResult
+    static func setIndexed(_ db: Database, _ entity: StateEntity, bucket: Int, digest: String?) throws -> Int? {
         if let digest {
             // An existing row gets its new digest in place: its bucket follows from its key, so the index by bucket is
             // not rewritten (`INSERT OR REPLACE` deleted and inserted both entries, one more page in each commit).
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO state_digests (tbl, key, bucket, digest) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (tbl, key) DO UPDATE SET digest = excluded.digest
-                    """
-            ).execute(arguments: [entity.table, entity.key, bucket, digest])
+            return try Int.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        INSERT INTO state_digests (tbl, key, bucket, digest) VALUES (?, ?, ?, ?)
+                        ON CONFLICT (tbl, key) DO UPDATE SET digest = excluded.digest RETURNING bucket
+                        """),
+                arguments: [entity.table, entity.key, bucket, digest])
         } else {
-            try db.cachedStatement(sql: "DELETE FROM state_digests WHERE tbl = ? AND key = ?").execute(arguments: [
-                entity.table, entity.key,
-            ])
+            return try Int.fetchOne(
+                db.cachedStatement(sql: "DELETE FROM state_digests WHERE tbl = ? AND key = ? RETURNING bucket"),
+                arguments: [entity.table, entity.key])
         }
     }
 
