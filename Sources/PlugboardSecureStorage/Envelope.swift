@@ -178,12 +178,12 @@ enum Envelope {
         var bytes: Data { Data(buffer) }
 
         mutating func append(_ field: Data) {
-            appendBigEndian(UInt64(field.count), byteCount: 4)
+            appendBigEndian(UInt64(UInt32(field.count)), byteCount: 4)  // a field past 4 GiB traps, never wraps
             buffer.append(contentsOf: field)
         }
 
         mutating func append(_ field: String.UTF8View) {
-            appendBigEndian(UInt64(field.count), byteCount: 4)
+            appendBigEndian(UInt64(UInt32(field.count)), byteCount: 4)  // a field past 4 GiB traps, never wraps
             buffer.append(contentsOf: field)
         }
 
