@@ -56,7 +56,8 @@ enum StateLedger {
             changesByBucket[bucket, default: []].append((entity, digest))
         }
         var buckets = try kept?.hashes ?? StateDigest.BucketLines(reading: { try StateQueries.forEachBucketHash(db, $0) })
-        var entries = (kept?.entries ?? [:]).filter { !misplaced.contains($0.key) }
+        var entries = kept?.entries ?? [:]
+        for bucket in misplaced { entries[bucket] = nil }
         // Bounded memory: room is made for the buckets this change touches by dropping others; past the bound, a
         // bucket is hashed from the index without keeping its entries.
         let touchedBuckets = Set(changesByBucket.keys)
