@@ -2,7 +2,7 @@ import GRDB
 import Synchronization
 
 /// What a board's connection keeps between its changes so that a change does not read it again from the file: facts
-/// of the schema (whether the state proof is there, this connection's triggers, the columns of each table of policy)
+/// of the schema (whether the state proof is there, this connection's triggers, the columns of each table of policy),
 /// the 256 stored bucket hashes of the state proof, and the entries of the buckets its recent changes touched.
 ///
 /// Nothing here is trusted without a check that costs one `PRAGMA`:

@@ -73,13 +73,12 @@ enum StateLedger {
                 for (entity, digest) in bucketChanges { known.set(entity, digest) }
                 hash = known.hash
                 entries[bucket] = known
-            } else if entries.count < StateCache.keptBucketEntries, !misplaced.contains(bucket),
-                let read = try StateQueries.indexedBucket(db, bucket)
-            {
-                hash = read.hash
-                entries[bucket] = read
             } else {
-                hash = try StateQueries.indexedBucketHash(db, bucket)
+                let read = try StateQueries.indexedBucket(db, bucket)
+                hash = read.entries.hash
+                if read.keepable, !misplaced.contains(bucket), entries.count < StateCache.keptBucketEntries {
+                    entries[bucket] = read.entries
+                }
             }
             try StateQueries.setBucketHash(db, bucket, hash)
             buckets.set(bucket, hash)

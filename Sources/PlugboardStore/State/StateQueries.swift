@@ -212,36 +212,27 @@ enum StateQueries {
         }
     }
 
-    /// The hash of one bucket of the index as it is: `StateDigest.bucketHash` of its entries, hashed line by line from
-    /// SQLite's buffers in the order the index by bucket keeps them, (tbl, key) as bytes. No row objects, no strings,
-    /// no sorting: a write on a board of 10,000 plug-ins hashes a bucket of about 150 entries this way.
+    /// The hash of one bucket of the index as it is: `StateDigest.bucketHash` of its entries.
     static func indexedBucketHash(_ db: Database, _ bucket: Int) throws -> String {
-        let statement = try db.cachedStatement(sql: "SELECT tbl, key, digest FROM state_digests WHERE bucket = ? ORDER BY tbl, key")
-        try statement.setArguments([bucket])
-        var hasher = StateDigest.BucketHasher()
-        try forEachRow(db, statement) { handle in
-            hasher.add(table: bytes(handle, 0), key: bytes(handle, 1), digest: bytes(handle, 2))
-            return true
-        }
-        return hasher.finalize()
+        try indexedBucket(db, bucket).entries.hash
     }
 
-    /// The entries of one bucket of the index, in its order, or nil when one of its values is not text (an edit
-    /// behind the board's back: SQLite would order such a value apart from the bytes that ``StateDigest/BucketEntries``
-    /// compares, and its hash is then left to ``indexedBucketHash(_:_:)``).
-    static func indexedBucket(_ db: Database, _ bucket: Int) throws -> StateDigest.BucketEntries? {
+    /// The entries of one bucket of the index as it is, read from SQLite's buffers in the order the index by bucket
+    /// keeps them, (tbl, key) as bytes: no row objects, no strings, no sorting (a write on a board of 10,000 plug-ins
+    /// reads a bucket of about 150 entries). `keepable` is false when one of its values is not text (an edit behind
+    /// the board's back): SQLite would order such a value apart from the bytes that ``StateDigest/BucketEntries``
+    /// compares, so the entries may be hashed but not kept for later changes.
+    static func indexedBucket(_ db: Database, _ bucket: Int) throws -> (entries: StateDigest.BucketEntries, keepable: Bool) {
         let statement = try db.cachedStatement(sql: "SELECT tbl, key, digest FROM state_digests WHERE bucket = ? ORDER BY tbl, key")
         try statement.setArguments([bucket])
-        var entries: StateDigest.BucketEntries? = StateDigest.BucketEntries()
+        var entries = StateDigest.BucketEntries()
+        var keepable = true
         try forEachRow(db, statement) { handle in
-            guard (0..<3).allSatisfy({ sqlite3_column_type(handle, $0) == SQLITE_TEXT }) else {
-                entries = nil
-                return false
-            }
-            entries?.append(table: bytes(handle, 0), key: bytes(handle, 1), digest: bytes(handle, 2))
+            if keepable, !(0..<3).allSatisfy({ sqlite3_column_type(handle, $0) == SQLITE_TEXT }) { keepable = false }
+            entries.append(table: bytes(handle, 0), key: bytes(handle, 1), digest: bytes(handle, 2))
             return true
         }
-        return entries
+        return (entries, keepable)
     }
 
     /// The bytes of a column of the statement's current row, in SQLite's buffer (valid until the next step).
