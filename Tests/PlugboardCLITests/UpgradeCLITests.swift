@@ -35,16 +35,20 @@ struct UpgradeCLITests {
         try Self.copy(into: sandbox)
 
         // Commands say to migrate first; only the migrations added since the fixture was made are pending (0005:
-        // what plugboard serve keeps, 0006: the state proof, 0007: signed plug-ins, 0008: remote hosts).
+        // what plugboard serve keeps, 0006: the state proof, 0007: signed plug-ins, 0008: remote hosts, 0009: the audit
+        // log without its index of hashes).
         let stale = try await sandbox.run(["plugin", "list"])
         #expect(stale.status != 0 && stale.stderr.contains("plugboard migrate"), "\(stale)")
         let migrations = try await sandbox.ok("migrate", "--status", "--json").json() as? [String: Any]
         let pending = (migrations?["pending"] as? [[String: Any]] ?? []).compactMap { $0["file_name"] as? String }
-        #expect(pending == ["0005_serve.sql", "0006_state_proof.sql", "0007_signatures.sql", "0008_remote_hosts.sql"])
+        #expect(
+            pending == [
+                "0005_serve.sql", "0006_state_proof.sql", "0007_signatures.sql", "0008_remote_hosts.sql", "0009_audit_hash_unindexed.sql",
+            ])
         let applied = try await sandbox.ok("migrate").stdout
         #expect(
             applied.contains("0005_serve.sql") && applied.contains("0006_state_proof.sql") && applied.contains("0007_signatures.sql")
-                && applied.contains("0008_remote_hosts.sql"))
+                && applied.contains("0008_remote_hosts.sql") && applied.contains("0009_audit_hash_unindexed.sql"))
         #expect(try await sandbox.ok("migrate").stdout.contains("up to date"))
         // The state proof's migration recorded the digests of the board's rows as they were (board.baseline), and they
         // verify; 0007 only adds empty tables, so its own rows are recorded like any change's.

@@ -79,4 +79,56 @@ struct MigrationTests {
         let nowhere = temp.folder.appendingPathComponent("no/such/folder/board.sqlite").path
         #expect(throws: BoardError.self) { try Board.create(at: nowhere, actor: TemporaryBoard.actor) }
     }
+
+    /// Migration 0009 makes the audit log again without the index that 0001's `UNIQUE` put on `hash`: the same rows,
+    /// columns, checks, indexes, triggers and view, and the board's `secure_delete` back on after it.
+    @Test func migration0009KeepsTheAuditLogAndDropsOnlyTheIndexOfHashes() throws {
+        let temp = try TemporaryBoard()
+        defer { temp.remove() }
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/legacy-board")
+        try FileManager.default.copyItem(atPath: fixture.appendingPathComponent("legacy-board.sqlite").path, toPath: temp.path)
+        func indexes(_ db: Database) throws -> [String] {
+            try String.fetchAll(db, sql: "SELECT name FROM pragma_index_list('audit_log') ORDER BY name")
+        }
+        func columns(_ db: Database) throws -> [String] {
+            try String.fetchAll(db, sql: "SELECT printf('%s %s %d %d', name, type, \"notnull\", pk) FROM pragma_table_info('audit_log')")
+        }
+        let (rowsBefore, columnsBefore, indexesBefore) = try DatabaseQueue(path: temp.path).read { db in
+            (
+                try Row.fetchAll(db, sql: "SELECT * FROM audit_log ORDER BY seq"),
+                try columns(db), try indexes(db)
+            )
+        }
+        #expect(indexesBefore.contains("sqlite_autoindex_audit_log_1"))
+
+        let board = try Board.open(at: temp.path, requireCurrentSchema: false)
+        let applied = try board.migrate(actor: Principal(osUser: "root")).map(\.fileName)
+        #expect(applied.last == "0009_audit_hash_unindexed.sql")
+        #expect(try board.verifyAudit().ok)
+        try board.read { db in
+            // The rows from before, then the migrations' own.
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM audit_log ORDER BY seq")
+            #expect(rows.count > rowsBefore.count)
+            for (before, after) in zip(rowsBefore, rows) {
+                for column in before.columnNames { #expect(after[column] as DatabaseValue == before[column] as DatabaseValue) }
+            }
+            // 0006 added two columns at the end; the table now declares them in the same places.
+            #expect(try columns(db) == columnsBefore + ["state_changes TEXT 0 0", "state_root TEXT 0 0"])
+            #expect(try indexes(db) == ["audit_log_by_actor", "audit_log_by_target"])
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM audit_trail") == rows.count)
+            #expect(try Int.fetchOne(db, sql: "PRAGMA secure_delete") == 1)
+        }
+        // The triggers and checks are back: the log takes no edit and no malformed hash.
+        try DatabaseQueue(path: temp.path).write { db in
+            #expect(throws: DatabaseError.self) { try db.execute(sql: "UPDATE audit_log SET actor = 'mallory' WHERE seq = 1") }
+            #expect(throws: DatabaseError.self) { try db.execute(sql: "DELETE FROM audit_log WHERE seq = 1") }
+            #expect(throws: DatabaseError.self) {
+                try db.execute(
+                    sql: """
+                        INSERT INTO audit_log (at, actor, action, outcome, target_type, prev_hash, hash)
+                        VALUES ('now', 'mallory', 'x', 'ok', 'board', printf('%064d', 0), 'short')
+                        """)
+            }
+        }
+    }
 }

@@ -29,7 +29,11 @@ enum BoardQueries {
             throw BoardError(.io, "this plugboard was built without Migrations/schema_migrations.sql; rebuild it from a complete checkout")
         }
         try db.execute(sql: bookkeeping)
-        try db.execute(sql: migration.sql)
+        // A migration may turn `secure_delete` off for its own work (0009 drops a table whose pages hold nothing
+        // secret); the board's setting is back before anything else runs here, whether the migration succeeded or not.
+        let applied = Result { try db.execute(sql: migration.sql) }
+        try db.execute(sql: "PRAGMA secure_delete = ON")
+        try applied.get()
         try db.execute(
             sql: "INSERT INTO schema_migrations (version, file_name, checksum, applied_at, applied_by) VALUES (?, ?, ?, ?, ?)",
             arguments: [info.version, info.fileName, info.checksum, now, actor.osUser])
