@@ -18,9 +18,10 @@ final class SecureStorageFixture {
     let value: Data
     let sealed: AES.GCM.SealedBox
 
-    /// A board with the bench plug-in and `others` more registered plug-ins (a registry's rows make the state
-    /// proof's buckets fuller, which a put hashes again).
-    init(size: Int, others: Int = 0) throws {
+    /// A board with the bench plug-in, `others` more registered plug-ins (a registry's rows make the state proof's
+    /// buckets fuller, which a put hashes again) and `auditRows` more audit rows (a long log: its indexes outgrow
+    /// SQLite's page cache).
+    init(size: Int, others: Int = 0, auditRows: Int = 0) throws {
         scratch = try ScratchBoard("secrets")
         try scratch.register("com.example.bench", "1.0.0")
         if others > 0 {
@@ -28,6 +29,15 @@ final class SecureStorageFixture {
                 try PluginManifest.parse(Data("{\"id\":\"com.example.p\(index)\",\"name\":\"P\(index)\",\"version\":\"1.0.0\"}".utf8))
             }
             _ = try scratch.board.register(manifests, actor: Fixtures.admin)
+        }
+        for start in stride(from: 0, to: auditRows, by: 1000) {
+            // The rows a plug-in's puts leave, 1,000 to a change.
+            let entries = (start..<min(start + 1000, auditRows)).map { index in
+                AuditEntry(
+                    action: "secret.write", targetType: "plugin", targetID: "com.example.p\(index % 10_000)",
+                    after: .object(["data_key_versions": .array([.int(1)]), "keys": .array([.string("k")])]))
+            }
+            try scratch.board.appendAuditEntries(entries, actor: Fixtures.admin)
         }
         let secrets = try BoardSecretStore.initialize(
             board: scratch.board, actor: Fixtures.admin, environment: EnvironmentKeyProvider(variableName: "PLUGBOARD_BENCH_NO_KEY")
@@ -87,14 +97,15 @@ func secureStorageBenchmarks() {
         ]
         for (name, body, prepare) in measures {
             // The secure put and get of 64 B also on a board of 10,000 registered plug-ins: a plug-in's secure
-            // storage should not cost more because the registry is large.
-            let boards: [(suffix: String, others: Int)] =
-                size == 64 && name.hasPrefix("secure.") ? [("", 0), (".registry-10k", 10_000)] : [("", 0)]
+            // storage should not cost more because the registry is large. The put also after 200,000 audit rows.
+            var boards: [(suffix: String, others: Int, auditRows: Int)] = [("", 0, 0)]
+            if size == 64 && name.hasPrefix("secure.") { boards.append((".registry-10k", 10_000, 0)) }
+            if size == 64 && name == "secure.put" { boards.append((".audit-200k", 0, 200_000)) }
             for board in boards {
                 Benchmark("\(name).\(label)\(board.suffix)", configuration: configuration) { benchmark, fixture in
                     for _ in benchmark.scaledIterations { try await body(fixture) }
                 } setup: {
-                    let fixture = try SecureStorageFixture(size: size, others: board.others)
+                    let fixture = try SecureStorageFixture(size: size, others: board.others, auditRows: board.auditRows)
                     try await prepare(fixture)
                     return fixture
                 } teardown: {

@@ -11,7 +11,12 @@ alternates with the plaintext row of the Swift benchmark (`INSERT OR REPLACE` of
 does no cryptography and no row encoding here: the figures are SQLite's part of the put, a floor for any code on
 top of it. `--no-count` leaves out the data key's count (its update, digest and bucket).
 
-Usage: Tools/Benchmarks/secure-put-sql/run.py [--puts 1500] [--bin .build/release] [--no-count]
+`--audit-rows N` first appends N audit rows of the usual sizes (a long log; their hashes are random, not a chain: the
+replay never verifies). `--hash-index` adds the index of hashes that boards had before migration 0009 (0001's
+`UNIQUE` on `hash`), to measure what it cost.
+
+Usage: Tools/Benchmarks/secure-put-sql/run.py [--puts 1500] [--bin .build/release] [--no-count] [--audit-rows N]
+                                              [--hash-index]
 """
 import argparse, os, sqlite3, statistics, subprocess, sys, tempfile, time
 
@@ -19,6 +24,8 @@ p = argparse.ArgumentParser()
 p.add_argument("--puts", type=int, default=1500)
 p.add_argument("--bin", default=".build/release")
 p.add_argument("--no-count", action="store_true")
+p.add_argument("--audit-rows", type=int, default=0)
+p.add_argument("--hash-index", action="store_true")
 args = p.parse_args()
 cli = os.path.abspath(os.path.join(args.bin, "plugboard"))
 work = tempfile.mkdtemp(prefix="plugboard-secure-put-sql-")
@@ -49,6 +56,18 @@ def connect(path):
 
 
 db = connect(board)
+if args.hash_index:
+    db.execute("CREATE UNIQUE INDEX audit_log_hash ON audit_log (hash)")
+if args.audit_rows:
+    seq = db.execute("SELECT max(seq) FROM audit_log").fetchone()[0]
+    db.execute("BEGIN IMMEDIATE TRANSACTION")
+    for n in range(seq + 1, seq + 1 + args.audit_rows):
+        db.execute("INSERT INTO audit_log (seq, at, actor, action, outcome, target_type, target_id, after_json, state_changes, "
+                   "state_root, prev_hash, hash) VALUES (?, ?, 'root', 'secret.write', 'ok', 'plugin', ?, ?, ?, ?, ?, ?)",
+                   (n, "2026-11-25T02:34:51.273Z", f"com.example.p{n % 10000}", '{"data_key_versions":[1],"keys":["k"]}',
+                    f'secret_values\t["com.example.p{n % 10000}","k"]\t{os.urandom(32).hex()}', os.urandom(32).hex(),
+                    os.urandom(32).hex(), os.urandom(32).hex()))
+    db.execute("COMMIT TRANSACTION")
 # The board's temporary table of touched rows and the triggers of the two tables a put writes (StateTables.swift).
 db.execute("CREATE TEMP TABLE state_touched (tbl TEXT NOT NULL, key TEXT NOT NULL, part0, part1)")
 for table, (a, b) in {"secret_data_keys": ("plugin_id", "version"), "secret_values": ("plugin_id", "key")}.items():
@@ -123,5 +142,6 @@ us = lambda values: statistics.median(values) * 1e6
 print(f"the put's SQL ({'without the count' if args.no_count else 'as traced'}): p50 {us(put):.0f} µs "
       f"(before COMMIT {us([a - b for a, b in zip(put, put_commit)]):.0f} µs, COMMIT {us(put_commit):.0f} µs)")
 print(f"plaintext row: p50 {us(row):.0f} µs (COMMIT {us(row_commit):.0f} µs)")
-print(f"secure-put-sql: {args.puts} puts, ratio {us(put) / us(row):.2f}x the plaintext row"
-      f"{' without the count' if args.no_count else ''}")
+options = [" without the count" if args.no_count else "", f" after {args.audit_rows} audit rows" if args.audit_rows else "",
+           " with the index of hashes" if args.hash_index else ""]
+print(f"secure-put-sql: {args.puts} puts, ratio {us(put) / us(row):.2f}x the plaintext row{''.join(options)}")
