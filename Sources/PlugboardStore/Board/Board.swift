@@ -206,6 +206,10 @@ public final class Board: Sendable {
         return board
     }
 
+    /// Deleted and overwritten content is zeroed in the file (replaced sealed values, shredded data keys): every
+    /// connection sets it, and the migration runner sets it again after each migration.
+    static let secureDeletePragma = "PRAGMA secure_delete = ON"
+
     /// The GRDB configuration every board connection uses.
     static func configuration(readOnly: Bool) -> Configuration {
         var config = Configuration()
@@ -214,8 +218,7 @@ public final class Board: Sendable {
         config.busyMode = .timeout(busyTimeout)
         config.label = "plugboard"
         config.prepareDatabase { db in
-            // Deleted and overwritten content is zeroed in the file (replaced sealed values, shredded data keys).
-            try db.execute(sql: "PRAGMA secure_delete = ON")
+            try db.execute(sql: secureDeletePragma)
             // Statement journals (a statement with triggers or an upsert keeps the pages it changes until it ends, a
             // whole sealed value when it replaces one) and the temporary table of rows a change touched stay in memory
             // instead of spilling to a temporary file: a 1 MiB secret put wrote about 1 MiB there.

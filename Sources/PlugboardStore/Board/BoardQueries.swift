@@ -32,7 +32,7 @@ enum BoardQueries {
         // A migration may turn `secure_delete` off for its own work (0009 drops a table whose pages hold nothing
         // secret); the board's setting is back before anything else runs here, whether the migration succeeded or not.
         let applied = Result { try db.execute(sql: migration.sql) }
-        try db.execute(sql: "PRAGMA secure_delete = ON")
+        try db.execute(sql: Board.secureDeletePragma)
         try applied.get()
         try db.execute(
             sql: "INSERT INTO schema_migrations (version, file_name, checksum, applied_at, applied_by) VALUES (?, ?, ?, ?, ?)",
