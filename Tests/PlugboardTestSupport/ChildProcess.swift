@@ -134,17 +134,29 @@ public enum BoardFileHold {
     }
 
     /// Whether `pid` holds a POSIX lock on the file at `path` (`/proc/locks`).
-    public static func holdsLock(pid: Int32, on path: String) -> Bool {
+    ///
+    /// One read of `/proc/locks` can miss a lock that is held all along: the kernel hands the file out a page per
+    /// `read()` and finds where to go on by counting entries, so when other processes drop locks listed before ours
+    /// between two pages (a busy test run does, hundreds of times a second), our entry moves back and is skipped.
+    /// A lock cannot appear without being held, so the file is read up to `reads` times and one sighting is enough;
+    /// a lock that is really gone is missing from every read.
+    public static func holdsLock(pid: Int32, on path: String, reads: Int = 25) -> Bool {
         var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        for _ in 0..<reads where locksListed(pid: pid, inode: UInt64(info.st_ino)) { return true }
+        return false
+    }
+
+    private static func locksListed(pid: Int32, inode: UInt64) -> Bool {
         // Read to the end: a /proc file has no size, and a sized read would stop short.
-        guard stat(path, &info) == 0, let handle = FileHandle(forReadingAtPath: "/proc/locks") else { return false }
+        guard let handle = FileHandle(forReadingAtPath: "/proc/locks") else { return false }
         let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
         try? handle.close()
         for line in text.split(separator: "\n") {
             // "1: POSIX  ADVISORY  READ 7428 fe:00:16228432 128 128"
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard fields.count >= 6, fields[1] == "POSIX", Int32(fields[4]) == pid else { continue }
-            if let inode = fields[5].split(separator: ":").last, UInt64(inode) == UInt64(info.st_ino) { return true }
+            if let listed = fields[5].split(separator: ":").last, UInt64(listed) == inode { return true }
         }
         return false
     }
