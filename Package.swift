@@ -184,7 +184,8 @@ let package = Package(
         .testTarget(
             name: "PlugboardStoreTests",
             dependencies: [
-                "PlugboardStore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+                "PlugboardStore", "PlugboardMigrations", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Fixtures"]
         ),

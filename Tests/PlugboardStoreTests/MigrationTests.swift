@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PlugboardMigrations
 import Testing
 
 @testable import PlugboardStore
@@ -130,5 +131,33 @@ struct MigrationTests {
                         """)
             }
         }
+    }
+
+    /// When SQLite rolls a migration's transaction back by itself (a full disk while 0009 copies the log does), the
+    /// error that comes out is the migration's own, and the connection's `secure_delete` is on again. A trigger's
+    /// `RAISE(ROLLBACK)` stands in for the full disk.
+    @Test func aMigrationSQLiteRollsBackReportsItsOwnErrorAndRestoresSecureDelete() throws {
+        let migration = EmbeddedMigration(
+            fileName: "0099_rolled_back.sql",
+            sql: """
+                PRAGMA secure_delete = OFF;
+                CREATE TEMP TABLE doomed (x);
+                CREATE TEMP TRIGGER doomed_insert BEFORE INSERT ON doomed BEGIN SELECT RAISE(ROLLBACK, 'the disk is full, say'); END;
+                INSERT INTO doomed VALUES (1);
+                """)
+        let info = MigrationInfo(version: 99, fileName: migration.fileName, checksum: "", appliedAt: nil, appliedBy: nil)
+        let temp = try TemporaryBoard()
+        defer { temp.remove() }
+        let queue = try DatabaseQueue(path: temp.path)
+        let refused = #expect(throws: DatabaseError.self) {
+            try queue.writeWithoutTransaction { db in
+                try db.inTransaction {
+                    try BoardQueries.apply(db, migration, info: info, by: Principal(osUser: "root"), at: "now")
+                    return .commit
+                }
+            }
+        }
+        #expect(refused?.message == "the disk is full, say")
+        #expect(try queue.read { db in try Int.fetchOne(db, sql: "PRAGMA secure_delete") } == 1)
     }
 }

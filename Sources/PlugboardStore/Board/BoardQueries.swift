@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 import PlugboardMigrations
 
 /// The SQL of the board itself: its facts (`board_info`) and its schema bookkeeping (`schema_migrations`).
@@ -31,9 +32,15 @@ enum BoardQueries {
         try db.execute(sql: bookkeeping)
         // A migration may turn `secure_delete` off for its own work (0009 drops a table whose pages hold nothing
         // secret); the board's setting is back before anything else runs here, whether the migration succeeded or not.
+        // It goes to SQLite directly: the setting belongs to the connection, not the transaction, and after SQLite
+        // rolled the transaction back by itself (a full disk while 0009 copies the log), GRDB refuses every statement
+        // with "Transaction was aborted", which would hide the migration's own error.
         let applied = Result { try db.execute(sql: migration.sql) }
-        try db.execute(sql: Board.secureDeletePragma)
+        let restored = sqlite3_exec(db.sqliteConnection, Board.secureDeletePragma, nil, nil, nil)
         try applied.get()
+        guard restored == SQLITE_OK else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: restored), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
         try db.execute(
             sql: "INSERT INTO schema_migrations (version, file_name, checksum, applied_at, applied_by) VALUES (?, ?, ?, ?, ?)",
             arguments: [info.version, info.fileName, info.checksum, now, actor.osUser])
