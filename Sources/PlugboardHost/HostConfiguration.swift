@@ -32,6 +32,22 @@ public struct HostConfiguration: Sendable {
     public var logger: Logger
     /// Where verified copies of dynamic plug-ins are placed before `dlopen` (a private folder is made inside).
     public var dynamicLibraryCache: String
+    /// The host's own folder (made 0700), where it keeps its anchor: the newest audit head (sequence, hash, state root)
+    /// it accepted. The host acts only on a board whose audit log extends it, so an older copy of the board, or one
+    /// whose log was rewritten, is refused even after a restart. Nil keeps the anchor in memory only: a restarted
+    /// host then accepts the board's log as it finds it (or from ``anchor``). A served board's host uses its cache
+    /// folder.
+    public var stateFolder: String?
+    /// The anchor to start from when the state folder holds none: a checkpoint taken with `plugboard audit
+    /// checkpoint` and kept apart from the board (`SEQ:HASH:ROOT`), so that even the host's first start refuses a board
+    /// whose log does not extend it.
+    public var anchor: AuditCheckpoint?
+    /// For a served board: how long after its snapshot's signed word expired (a frozen feed, an unreachable server)
+    /// the host unloads every plug-in but ``requiredPlugins`` (reason `stale`). Nil keeps running on the last good
+    /// snapshot, reported as stale, for as long as it takes.
+    public var failClosedAfter: Duration?
+    /// Plug-ins the host keeps when it fails closed (see ``failClosedAfter``).
+    public var requiredPlugins: Set<String> = []
 
     /// Creates a configuration with defaults: poll every 100 ms, no flags (gated plug-ins stay off), no secure
     /// storage (plug-ins asking for it get a clear error), empty configuration slices.

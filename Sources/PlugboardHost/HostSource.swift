@@ -17,8 +17,13 @@ public protocol HostSource: Sendable {
     func waitForChange(interval: Duration) async
 
     /// What the host needs to decide: the registry (only what `relevantTo` and the enabled plug-ins need), the checks
-    /// of the releases it could select, and the environment's flags.
-    func snapshot(environment: String, relevantTo: Set<String>) async throws(BoardError) -> SourceSnapshot
+    /// of the releases it could select, and the environment's flags, proven from `anchor`, the newest audit head the
+    /// host accepted (nil before its first): the snapshot's ``SourceSnapshot/head`` extends it.
+    ///
+    /// - Throws: ``PlugboardStore/BoardError`` `.integrity` when what the source holds cannot be proven from the anchor
+    ///   (an edit behind the audit log, an older copy, a snapshot not signed by the board): the host then keeps its
+    ///   last good state and reports why.
+    func snapshot(environment: String, relevantTo: Set<String>, anchor: AuditCheckpoint?) async throws(BoardError) -> SourceSnapshot
 
     /// The check of one release in `snapshot` (state proof and signature level), or why it cannot be made.
     func check(pluginID: String, version: String, in snapshot: SourceSnapshot) throws(BoardError) -> ReleaseCheck
@@ -52,21 +57,32 @@ public struct SourceSnapshot: Sendable {
     public var checks: [String: ReleaseCheck]?
     /// The source's ``HostSource/version()`` when the snapshot was read.
     public var version: BoardVersion
+    /// The audit head that proves the snapshot (the host's next anchor); nil for a board whose log is empty.
+    public var head: AuditCheckpoint?
+    /// Until when the board's signed word vouches for the snapshot (a served board's); nil when it needs none (the
+    /// board file, proven as it is read). A host configured to fail closed unloads its plug-ins some time after it.
+    public var expiresAt: Date?
     /// Nil when the snapshot is current; otherwise where it comes from, for events and the load report
     /// (for example `a cached snapshot of 2026-11-23T10:00:00Z (the server at … is unreachable: …)`).
     public var stale: String?
 
     /// Creates a snapshot.
-    public init(registry: RegistrySnapshot, checks: [String: ReleaseCheck]? = nil, version: BoardVersion, stale: String? = nil) {
+    public init(
+        registry: RegistrySnapshot, checks: [String: ReleaseCheck]? = nil, version: BoardVersion, head: AuditCheckpoint? = nil,
+        stale: String? = nil, expiresAt: Date? = nil
+    ) {
         self.registry = registry
         self.checks = checks
         self.version = version
+        self.head = head
         self.stale = stale
+        self.expiresAt = expiresAt
     }
 }
 
-/// The board file on this machine: the host polls `PRAGMA data_version`, reads the registry in one transaction,
-/// proves each release against the audit log when it considers it, and writes its load report to the board.
+/// The board file on this machine: the host polls `PRAGMA data_version`, reads the registry in the transaction that
+/// proves the board from the host's anchor (structure, audit chain, state root, every kill switch), proves each release
+/// it considers against the audit log's head, and writes its load report to the board.
 public struct BoardSource: HostSource {
     /// The board.
     public let board: Board
@@ -80,14 +96,16 @@ public struct BoardSource: HostSource {
 
     public func waitForChange(interval: Duration) async { try? await Task.sleep(for: interval) }
 
-    public func snapshot(environment: String, relevantTo: Set<String>) async throws(BoardError) -> SourceSnapshot {
-        let registry = try board.registrySnapshot(environment: environment, relevantTo: relevantTo)
-        return SourceSnapshot(registry: registry, version: registry.version)
+    public func snapshot(environment: String, relevantTo: Set<String>, anchor: AuditCheckpoint?) async throws(BoardError) -> SourceSnapshot
+    {
+        let (registry, head) = try board.provenRegistrySnapshot(environment: environment, relevantTo: relevantTo, anchor: anchor)
+        return SourceSnapshot(registry: registry, version: registry.version, head: head)
     }
 
     public func check(pluginID: String, version: String, in snapshot: SourceSnapshot) throws(BoardError) -> ReleaseCheck {
         try board.releaseCheck(
-            pluginID: pluginID, version: version, environment: snapshot.registry.environment, policy: snapshot.registry.signaturePolicy)
+            pluginID: pluginID, version: version, environment: snapshot.registry.environment, policy: snapshot.registry.signaturePolicy,
+            anchor: snapshot.head)
     }
 
     public func localArtifact(sha256: String) -> String? { ArtifactStore(root: board.artifactsPath).path(forSHA256: sha256) }

@@ -49,6 +49,8 @@ public struct SkipReason: Error, Sendable, Hashable, Codable, CustomStringConver
         case activationFailed = "activation_failed"
         /// A different version of an already-loaded dynamic library is needed: restart the host.
         case restartRequired = "restart_required"
+        /// The host's snapshot of a served board expired long enough ago that the host fails closed.
+        case stale
     }
 
     /// The kind of reason.

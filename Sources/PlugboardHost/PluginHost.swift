@@ -76,6 +76,14 @@ public actor PluginHost {
     private var reconcileAgain = false
     /// The environment's signature policy as of the last snapshot.
     private var policy: SignaturePolicy = .off
+    /// The newest audit head this host accepted: it acts only on a board whose log extends it (kept in the state
+    /// folder when the configuration has one). Nil until read from there, or before the first snapshot.
+    private var anchor: AuditCheckpoint?
+    private var anchorRead = false
+    /// Why the board could not be proven, as last said (nil once it is proven again).
+    private var unproven: String?
+    /// When the host fails closed if nothing newer is verified by then (see ``HostConfiguration/failClosedAfter``).
+    private var failClosedAt: Date?
 
     /// Prepares the host on the configured board; nothing is loaded until ``start()``.
     public init(configuration: HostConfiguration) {
@@ -161,7 +169,7 @@ public actor PluginHost {
     /// Checks the source's version once (for a board file `PRAGMA data_version`, a cheap read) and applies changes if
     /// it changed.
     public func pollOnce() async {
-        guard let version = try? source.version(), version != lastVersion else { return }
+        guard let version = try? source.version(), version != lastVersion || failClosedAt.map({ Date() >= $0 }) == true else { return }
         emit(.boardChanged(dataVersion: version.dataVersion))
         await reconcile()
     }
@@ -194,17 +202,27 @@ public actor PluginHost {
     private func reconcileOnce() async {
         let read: SourceSnapshot
         do {
+            if !anchorRead {
+                anchor =
+                    try configuration.stateFolder.flatMap { folder throws(BoardError) in try HostAnchor.read(folder) }
+                    ?? configuration.anchor
+                anchorRead = true
+            }
             // Only what this host can act on: enabled plug-ins, its compiled-in, active and reported ones, and their
             // dependencies. The rest of the registry costs it nothing.
             let relevant = compiledIn.withLock { Set($0.keys) }.union(lookup.withLock { $0.map(\.pluginID) })
                 .union(statuses.withLock { $0.keys })
-            read = try await source.snapshot(environment: configuration.identity.environment, relevantTo: relevant)
+            read = try await source.snapshot(environment: configuration.identity.environment, relevantTo: relevant, anchor: anchor)
+        } catch  where error.code == .integrity {
+            await keepLastGoodState(error.message)
+            return
         } catch {
             // A stopping host cancels its poll: nothing to say.
             if !Task.isCancelled { warn("cannot read \(source.name): \(error.message); keeping the current plug-ins") }
             return
         }
         lastVersion = read.version
+        accept(read.head)
         if read.stale != stale {
             stale = read.stale
             if let why = read.stale { warn("the host runs from \(why)") }
@@ -219,6 +237,27 @@ public actor PluginHost {
         if !missing.isEmpty {
             let failures = await source.fetchArtifacts(missing)
             resolution = resolver(notes, fetchFailures: failures).resolve(snapshot)
+        }
+
+        // A served board's snapshot that nothing renewed for too long: only the required plug-ins keep running.
+        failClosedAt = nil
+        if let after = configuration.failClosedAfter, let expires = read.expiresAt {
+            let deadline = expires.addingTimeInterval(Double(after.components.seconds) + Double(after.components.attoseconds) * 1e-18)
+            if Date() >= deadline {
+                let reason = SkipReason(
+                    .stale,
+                    "the board's signed word on this host's snapshot expired at \(Timestamp.format(expires)) and nothing newer was verified since; the host fails closed"
+                )
+                let required = configuration.requiredPlugins
+                resolution = Resolution(
+                    load: resolution.load.filter { required.contains($0.pluginID) },
+                    skipped: resolution.skipped
+                        + resolution.load.filter { !required.contains($0.pluginID) }.map {
+                            LoadDecision(pluginID: $0.pluginID, version: $0.version, skip: reason)
+                        })
+            } else {
+                failClosedAt = deadline
+            }
         }
 
         // Compiled-in plug-ins the board does not know are reported, never loaded.
@@ -282,6 +321,41 @@ public actor PluginHost {
             else { continue }
             setStatus(LoadReportEntry(pluginID: plugin.pluginID, version: plugin.version, state: .loaded, warning: warning))
             if let warning { warn("\(plugin.pluginID)@\(plugin.version) keeps running despite a signature problem: \(warning)") }
+        }
+        await writeReportIfChanged()
+    }
+
+    /// Takes `head` as the host's anchor (kept in the state folder, if any) once a snapshot it proves was read.
+    private func accept(_ head: AuditCheckpoint?) {
+        if unproven != nil {
+            unproven = nil
+            configuration.logger.notice("the board is proven again at audit row \(head?.seq ?? 0)")
+        }
+        guard let head, head != anchor else { return }
+        anchor = head
+        guard let folder = configuration.stateFolder else { return }
+        do { try HostAnchor.write(head, to: folder) } catch { warn("cannot keep the host's anchor: \(error.message)") }
+    }
+
+    /// What the host does when the source cannot be proven from its anchor: it keeps what runs (its last good state),
+    /// loads nothing new, and reports every plug-in that is not running as `unproven_state` with the reason.
+    private func keepLastGoodState(_ problem: String) async {
+        lastVersion = try? source.version()
+        if unproven != problem {
+            unproven = problem
+            warn("\(source.name) cannot be proven, so the host keeps its last good state: \(problem)")
+        }
+        let active = Set(lookup.withLock { $0.map(\.pluginID) })
+        let known = compiledIn.withLock { Set($0.keys) }.union(statuses.withLock { $0.keys })
+        for id in known.subtracting(active).sorted() {
+            let previous = statuses.withLock { $0[id] }
+            let reason = SkipReason(.unprovenState, "\(problem); run plugboard audit verify")
+            let entry = LoadReportEntry(
+                pluginID: id, version: previous?.version, state: .skipped, reasonCode: reason.code.rawValue, reason: reason.message)
+            if previous != entry {
+                setStatus(entry)
+                emit(.skipped(pluginID: id, version: previous?.version, reason: reason))
+            }
         }
         await writeReportIfChanged()
     }

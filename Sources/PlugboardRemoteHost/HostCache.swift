@@ -24,7 +24,8 @@ enum HostCache {
     struct Stored: Decodable {
         let fetchedAt: String
         let server: String
-        let view: HostView
+        /// The signed snapshot as the server sent it: the host verifies it again before it uses it.
+        let snapshot: SignedSnapshot
     }
 
     static func snapshotPath(_ folder: String) -> String { folder + "/snapshot.json" }
@@ -52,22 +53,23 @@ enum HostCache {
         }
     }
 
-    /// The cached snapshot, or nil when there is none or it cannot be read (then the host acts as if there were none).
-    static func read(_ folder: String) -> (view: HostView, fetchedAt: Date)? {
+    /// The cached signed snapshot (not verified yet), or nil when there is none or it cannot be read (then the host acts
+    /// as if there were none).
+    static func read(_ folder: String) -> (snapshot: SignedSnapshot, fetchedAt: Date)? {
         guard let data = FileManager.default.contents(atPath: snapshotPath(folder)), data.count <= 256 << 20,
             let stored = try? JSONDecoder().decode(Stored.self, from: data), let when = Timestamp.parse(stored.fetchedAt)
         else { return nil }
-        return (stored.view, when)
+        return (stored.snapshot, when)
     }
 
-    /// Writes the snapshot `view` (its JSON as the server sent it) atomically. A failure is logged, not thrown: the
-    /// host keeps running on the snapshot it has.
+    /// Writes the signed snapshot `view` (its JSON as the server sent it) atomically. A failure is logged, not thrown:
+    /// the host keeps running on the snapshot it has.
     static func write(_ folder: String, view: Data, server: String, logger: Logger) {
         var data = Data("{\"fetchedAt\":".utf8)
         data.append(contentsOf: (try? JSONEncoder().encode(Timestamp.format(Date()))) ?? Data("\"\"".utf8))
         data.append(contentsOf: Data(",\"server\":".utf8))
         data.append(contentsOf: (try? JSONEncoder().encode(server)) ?? Data("\"\"".utf8))
-        data.append(contentsOf: Data(",\"view\":".utf8))
+        data.append(contentsOf: Data(",\"snapshot\":".utf8))
         data.append(view)
         data.append(contentsOf: Data("}".utf8))
         // Written and renamed before the host acts on it (a crash of the host process loses nothing: the data is in
@@ -152,6 +154,19 @@ enum HostCache {
             }
             offset += written
         }
+    }
+
+    static func keysPath(_ folder: String) -> String { folder + "/board-keys" }
+
+    /// The board keys the host learned (from statements signed by a key it trusted, or on first use), one per line.
+    static func learnedKeys(_ folder: String) -> [String] {
+        guard let data = FileManager.default.contents(atPath: keysPath(folder)), data.count <= 64 << 10 else { return [] }
+        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init)
+    }
+
+    /// Keeps the board keys the host trusts (written atomically, flushed).
+    static func keepKeys(_ folder: String, _ keys: [String]) throws {
+        try writeAtomically(Data((keys.joined(separator: "\n") + "\n").utf8), to: keysPath(folder))
     }
 
     struct CacheError: Error, CustomStringConvertible {

@@ -14,13 +14,17 @@ extension HostConfiguration {
     ///     identity: HostIdentity(hostID: "web-7", environment: "production", hostVersion: "2.4.0")))
     /// ```
     ///
+    /// `boardKeys` are the board's public keys (`plugboard board-key show`): the host uses only snapshots and caches
+    /// signed by them (see ``ServedBoardSource``). `trustOnFirstUse` trusts the first snapshot's keys instead, with a
+    /// warning.
+    ///
     /// Flags come from the same snapshots (gates and the flags plug-ins evaluate), so they need no second connection.
     /// Secure storage lives on the board's machine: give a remote host its own (`secureStorage`), or plug-ins asking for
     /// it get a clear error.
     ///
     /// - Throws: ``PlugboardStore/BoardError`` when the URL or token is malformed or the cache folder cannot be made private.
     public init(
-        server: URL, token: String, cacheFolder: String, identity: HostIdentity,
+        server: URL, token: String, cacheFolder: String, identity: HostIdentity, boardKeys: [String] = [], trustOnFirstUse: Bool = false,
         secureStorage: @escaping @Sendable (String) throws -> any SecureStorage = { id in
             UnavailableSecureStorage(pluginID: id, why: "this host reads a served board and has no secure storage configured")
         },
@@ -29,10 +33,12 @@ extension HostConfiguration {
         logger: Logger = Logger(label: "plugboard.host"),
         dynamicLibraryCache: String = NSTemporaryDirectory()
     ) throws(BoardError) {
-        let source = try ServedBoardSource(server: server, token: token, cacheFolder: cacheFolder, logger: logger)
+        let source = try ServedBoardSource(
+            server: server, token: token, cacheFolder: cacheFolder, boardKeys: boardKeys, trustOnFirstUse: trustOnFirstUse, logger: logger)
         let flags = BoardFlagProvider(environment: identity.environment, logger: logger, features: { try source.features() })
         self.init(
             source: source, identity: identity, secureStorage: secureStorage, flags: flags, configuration: configuration,
             services: services, logger: logger, dynamicLibraryCache: dynamicLibraryCache)
+        stateFolder = cacheFolder
     }
 }

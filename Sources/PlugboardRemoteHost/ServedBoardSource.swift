@@ -16,9 +16,17 @@ import Synchronization
 /// - The host reads `GET /api/host/snapshot` (with `If-None-Match`) when the event stream (`GET /api/host/stream`)
 ///   says something changed, when it reconnects, or again after a read that failed (with the reconnection's backoff).
 ///   It never polls the server.
+/// - Every snapshot is signed with the board's own key (``PlugboardStore/SignedSnapshot``): the host checks the
+///   signature against the board keys it was given (never a key the server or the cache offers), that the snapshot is
+///   of its environment and not older than its anchor (no rollback), and checks each release's signatures itself
+///   from the evidence the snapshot carries. A proxy, a tampered cache or another board cannot make it load what the
+///   board killed.
+/// - A snapshot vouches for the board's state until it expires; the server's `fresh` notices on the event stream
+///   renew it. A host that hears nothing newer reports its snapshot as stale (a frozen feed).
 /// - Every snapshot read is written to `cacheFolder` (atomically, mode 0600 in a 0700 folder) before the host acts on
 ///   it, with the artifacts the host fetched. A host that starts while the server is unreachable runs from that cache
-///   and says so; a kill switch it has seen is in the cache, so a restart never forgets it.
+///   (verified like a snapshot from the server) and says so; a kill switch it has seen is in the cache, so a restart
+///   never forgets it.
 /// - Reconnection waits with exponential backoff and full jitter, so that a restarted server is not met by every host
 ///   in the same millisecond.
 public final class ServedBoardSource: HostSource, Sendable {
@@ -35,6 +43,10 @@ public final class ServedBoardSource: HostSource, Sendable {
 
     private let token: String
     private let logger: Logger
+    /// The board keys the host trusts: those it was given, and those a statement signed by one of them named.
+    private let trusted: Mutex<[String]>
+    /// Whether the keys of the first snapshot are trusted when the host was given none (with a warning).
+    private let trustOnFirstUse: Bool
     private let changes = ChangeSignal()
     private let state = Mutex(State())
     private let streaming = Mutex<Task<Void, Never>?>(nil)
@@ -58,6 +70,13 @@ public final class ServedBoardSource: HostSource, Sendable {
         var etag: String?
         /// When ``view`` was read from the server.
         var fetchedAt: Date?
+        /// The verified statement of ``view`` (its head, environment, expiry).
+        var statement: SnapshotStatement?
+        /// Until when a signed word of the board vouches for ``view``: its own expiry, renewed by `fresh` notices of
+        /// the same head.
+        var validUntil: Date?
+        /// The environment the host reads (known from its first snapshot request), for `fresh` notices.
+        var environment: String?
     }
 
     /// Snapshots, streams and artifacts: bounded waits, so an unreachable server costs a host at most this much.
@@ -73,8 +92,14 @@ public final class ServedBoardSource: HostSource, Sendable {
     ///
     /// - Parameter cacheFolder: A folder the host owns (created with mode 0700 if missing).
     /// - Throws: ``PlugboardStore/BoardError`` when the URL is not http(s) or the cache folder cannot be made private.
+    /// - Parameters:
+    ///   - boardKeys: The board's public keys (base64), as `plugboard board-key show` prints them: only snapshots
+    ///     signed by one of them (or by a key a statement signed by one of them named) are used.
+    ///   - trustOnFirstUse: With no board key given, trust the keys of the first snapshot read (said in a warning) and
+    ///     keep them in the cache folder. Without either, the source refuses to start.
     public init(
-        server: URL, token: String, cacheFolder: String, initialBackoff: Duration = .milliseconds(200),
+        server: URL, token: String, cacheFolder: String, boardKeys: [String] = [], trustOnFirstUse: Bool = false,
+        initialBackoff: Duration = .milliseconds(200),
         maximumBackoff: Duration = .seconds(5), reportDelay: Duration = .milliseconds(250), maximumArtifactBytes: Int = 1 << 30,
         logger: Logger = Logger(label: "plugboard.host.served")
     ) throws(BoardError) {
@@ -93,6 +118,16 @@ public final class ServedBoardSource: HostSource, Sendable {
         self.maximumArtifactBytes = maximumArtifactBytes
         self.logger = logger
         try HostCache.prepare(cacheFolder)
+        for key in boardKeys { _ = try SigningKeys.publicKey(base64: key) }
+        let keys = boardKeys + HostCache.learnedKeys(cacheFolder).filter { !boardKeys.contains($0) }
+        guard !keys.isEmpty || trustOnFirstUse else {
+            throw BoardError(
+                .invalidInput,
+                "a host of a served board needs the board's public key (plugboard board-key show on the board's machine): give it, or ask for trust on first use"
+            )
+        }
+        self.trusted = Mutex(keys)
+        self.trustOnFirstUse = trustOnFirstUse
     }
 
     deinit { streaming.withLock { $0?.cancel() } }
@@ -105,7 +140,6 @@ public final class ServedBoardSource: HostSource, Sendable {
     /// The flags of the latest snapshot (cached or current), for ``PlugboardHost/BoardFlagProvider``.
     public func features() throws -> FeatureSet {
         if let view = state.withLock({ $0.view }) { return view.features }
-        if let cached = HostCache.read(cacheFolder) { return cached.view.features }
         throw BoardError(.notFound, "no snapshot of the board has been read from \(name) yet")
     }
 
@@ -113,15 +147,23 @@ public final class ServedBoardSource: HostSource, Sendable {
 
     public func version() throws(BoardError) -> BoardVersion {
         startStreaming()
-        return state.withLock { BoardVersion(dataVersion: Int64($0.revision), ownChanges: $0.rereads) }
+        // An expiry is a change too: the host then says its snapshot is stale.
+        return state.withLock {
+            BoardVersion(dataVersion: Int64($0.revision), ownChanges: $0.rereads * 2 + ($0.validUntil.map { $0 < Date() } == true ? 1 : 0))
+        }
     }
 
     public func waitForChange(interval: Duration) async {
         startStreaming()
-        await changes.wait()
+        // Until the next change, or the snapshot's expiry; once expired, every second (a host that fails closed after
+        // a while needs to look).
+        let remaining = state.withLock { $0.validUntil }?.timeIntervalSinceNow
+        let limit: Duration = remaining.map { $0 > 0 ? .milliseconds(Int(min($0, 3600) * 1000) + 10) : .seconds(1) } ?? .seconds(3600)
+        await changes.wait(atMost: limit)
     }
 
-    public func snapshot(environment: String, relevantTo: Set<String>) async throws(BoardError) -> SourceSnapshot {
+    public func snapshot(environment: String, relevantTo: Set<String>, anchor: AuditCheckpoint?) async throws(BoardError) -> SourceSnapshot
+    {
         let version = try version()
         let query = relevantTo.sorted().map { "plugin=" + Self.percentEncoded($0) }.joined(separator: "&")
         let known = state.withLock { $0.viewRequest == query ? $0.etag : nil }
@@ -130,34 +172,43 @@ public final class ServedBoardSource: HostSource, Sendable {
         let revision = "rev=\(version.dataVersion)"
         var request = self.request("/api/host/snapshot?" + (query.isEmpty ? revision : query + "&" + revision))
         if let known { request.headers.add(name: "If-None-Match", value: known) }
+        state.withLock { $0.environment = environment }
         do {
             let response = try await Self.client.execute(request, timeout: .seconds(5))
             switch response.status.code {
             case 200:
-                let body = try await response.body.collect(upTo: 256 << 20)
+                let body = try await response.body.collect(upTo: SignedSnapshot.maximumSize)
                 let data = Data(body.readableBytesView)
-                let view = try HostView.decode(data)
+                let (view, statement) = try verified(try SignedSnapshot.decode(data), environment: environment, anchor: anchor)
                 let etag = response.headers.first(name: "ETag")
                 // Cached before the host acts on it: a kill switch seen is a kill switch remembered.
                 HostCache.write(cacheFolder, view: data, server: server.absoluteString, logger: logger)
                 state.withLock {
                     $0.view = view
+                    $0.statement = statement
+                    $0.validUntil = max(
+                        $0.statement?.head == statement.head ? $0.validUntil ?? .distantPast : .distantPast, statement.expiresAt)
                     $0.viewRequest = query
                     $0.etag = etag
                     $0.fetchedAt = Date()
                     $0.failedReads = 0
                 }
-                return SourceSnapshot(registry: view.registry, checks: view.checks, version: version)
+                return current(version: version)
             case 304:
-                if let view = state.withLock({ $0.view }) {
+                if state.withLock({ $0.view }) != nil {
                     state.withLock { $0.failedReads = 0 }
-                    return SourceSnapshot(registry: view.registry, checks: view.checks, version: version)
+                    return current(version: version)
                 }
                 throw Unreachable(reason: "the server answered 304 to a snapshot this host does not have")
             case 401, 403:
                 throw BoardError(.notAllowed, "\(name) refused the token: \(try await Self.message(response))")
             default:
-                throw Unreachable(reason: "it answered \(response.status.code): \(try await Self.message(response))")
+                let message = try await Self.message(response)
+                // The server's own proof of the board failed: it signs nothing, and the host keeps its last good state.
+                if response.status.code == 503, message.hasPrefix("the board cannot be proven") {
+                    throw Unreachable(reason: "it says \(message)", unproven: true)
+                }
+                throw Unreachable(reason: "it answered \(response.status.code): \(message)")
             }
         } catch let error as BoardError {
             throw error
@@ -165,15 +216,27 @@ public final class ServedBoardSource: HostSource, Sendable {
             // A host that is stopping cancels its read: that says nothing about the server.
             if Task.isCancelled { throw BoardError(.io, "the read of \(name) was cancelled: the host is stopping") }
             retryRead()
-            return try cachedSnapshot(version: version, because: (error as? Unreachable)?.reason ?? Self.describe(error))
+            let unreachable = error as? Unreachable
+            return try cachedSnapshot(
+                version: version, environment: environment, anchor: anchor, because: unreachable?.reason ?? Self.describe(error),
+                unproven: unreachable?.unproven ?? false)
         }
     }
 
+    /// The state proof of the release as the board's signed snapshot gives it, and its signature level computed here
+    /// from the evidence the snapshot carries (never the server's conclusion).
     public func check(pluginID: String, version: String, in snapshot: SourceSnapshot) throws(BoardError) -> ReleaseCheck {
         guard let check = snapshot.checks?[ReleaseCheck.key(pluginID, version)] else {
             throw BoardError(.notFound, "\(name) sent no check of \(pluginID)@\(version)")
         }
-        return check
+        guard snapshot.registry.signaturePolicy != .off else { return ReleaseCheck(stateProblem: check.stateProblem) }
+        let evidence = state.withLock { $0.view?.evidence }
+        let verdict =
+            evidence?.verdict(pluginID: pluginID, version: version)
+            ?? SignatureCheck.verdict(
+                for: ReleaseStatement(pluginID: pluginID, version: version, manifestSHA256: "", artifactSHA256: nil), signatures: [],
+                trust: .empty)
+        return ReleaseCheck(stateProblem: check.stateProblem, signature: verdict)
     }
 
     public func localArtifact(sha256: String) -> String? {
@@ -307,6 +370,102 @@ public final class ServedBoardSource: HostSource, Sendable {
         }
     }
 
+    // MARK: Trust
+
+    /// The view and statement of a signed snapshot, once it is verified: signed by a board key the host trusts, of
+    /// `environment`, with its content, and not older than `anchor`. Keys the statement names are learned.
+    private func verified(_ envelope: SignedSnapshot, environment: String, anchor: AuditCheckpoint?) throws(BoardError) -> (
+        HostView, SnapshotStatement
+    ) {
+        var keys = trusted.withLock { $0 }
+        if keys.isEmpty, trustOnFirstUse, let offered = SnapshotStatement(text: envelope.statement)?.boardKeys, !offered.isEmpty {
+            keys = offered
+            logger.warning(
+                "trusting the board key(s) \(offered.map { (try? SigningKeys.publicKey(base64: $0)).map { SigningKeys.keyID(publicKey: $0.rawRepresentation) } ?? "?" }.joined(separator: ", ")) of \(name) on first use; give the host the board's key instead (plugboard board-key show)"
+            )
+        }
+        let (statement, content) = try envelope.verify(trusted: keys, environment: environment)
+        if let anchor {
+            if statement.head.seq < anchor.seq {
+                throw BoardError(
+                    .integrity,
+                    "the snapshot is of audit row \(statement.head.seq), older than row \(anchor.seq) that this host already accepted: an older snapshot is refused"
+                )
+            }
+            if statement.head.seq == anchor.seq, statement.head.hash != anchor.hash {
+                throw BoardError(
+                    .integrity,
+                    "the snapshot is of another audit row \(anchor.seq) than the one this host accepted: another board, or a rewritten log")
+            }
+        }
+        guard let content else { throw BoardError(.integrity, "the snapshot carries no content") }
+        let view = try HostView.decode(content)
+        guard view.registry.environment == environment else {
+            throw BoardError(.integrity, "the snapshot's registry is of another environment than its statement")
+        }
+        learn(statement.boardKeys, trusting: keys)
+        return (view, statement)
+    }
+
+    /// Trusts the keys a verified statement names (a rotation the board made), and keeps them in the cache folder.
+    private func learn(_ named: [String], trusting keys: [String]) {
+        let learned = trusted.withLock { trusted -> [String]? in
+            let all = (trusted.isEmpty ? keys : trusted) + named.filter { !trusted.contains($0) && !keys.contains($0) }
+            guard all != trusted else { return nil }
+            trusted = all
+            return all
+        }
+        guard let learned else { return }
+        do { try HostCache.keepKeys(cacheFolder, learned) } catch {
+            logger.warning("cannot keep the board keys in \(cacheFolder): \(error)")
+        }
+    }
+
+    /// The snapshot the host has, as a ``PlugboardHost/SourceSnapshot``: stale when its signed word expired.
+    private func current(version: BoardVersion, unreachable: String? = nil) -> SourceSnapshot {
+        state.withLock { state in
+            let view = state.view!
+            var stale: String?
+            if let unreachable {
+                stale = "a cached snapshot of \(Timestamp.format(state.fetchedAt ?? Date())) (\(name) is unreachable: \(unreachable))"
+            } else if let until = state.validUntil, until < Date() {
+                stale =
+                    "a snapshot of audit row \(state.statement?.head.seq ?? 0) that expired at \(Timestamp.format(until)): nothing newer came from \(name) (the feed may be frozen)"
+            }
+            return SourceSnapshot(
+                registry: view.registry, checks: view.checks, version: version, head: state.statement?.head, stale: stale,
+                expiresAt: state.validUntil)
+        }
+    }
+
+    /// A `fresh` notice from the event stream: renews the snapshot of the same head, or wakes the host to read a newer
+    /// one. A notice that does not verify is ignored (and said).
+    private func fresh(_ data: String) {
+        guard let environment = state.withLock({ $0.environment }) else { return }
+        let statement: SnapshotStatement
+        do {
+            statement = try SignedSnapshot.verify(Data(data.utf8), trusted: trusted.withLock { $0 }, environment: environment).statement
+        } catch {
+            logger.warning("ignored a freshness notice from \(name): \(error.message)")
+            return
+        }
+        let wake = state.withLock { state -> Bool in
+            guard let known = state.statement?.head else { return false }
+            if statement.head == known {
+                let wasExpired = (state.validUntil ?? .distantPast) < Date()
+                state.validUntil = max(state.validUntil ?? .distantPast, statement.expiresAt)
+                if wasExpired { state.rereads += 1 }
+                return wasExpired
+            }
+            if statement.head.seq > known.seq {
+                state.rereads += 1
+                return true
+            }
+            return false
+        }
+        if wake { changes.signal() }
+    }
+
     // MARK: The event stream
 
     private func startStreaming() {
@@ -359,6 +518,10 @@ public final class ServedBoardSource: HostSource, Sendable {
         do {
             for try await buffer in response.body {
                 for event in try parser.feed(buffer.readableBytesView) {
+                    if event.name == "fresh", let data = event.data {
+                        fresh(data)
+                        continue
+                    }
                     guard let id = event.id else { continue }
                     state.withLock { $0.revision = id }
                     changes.signal()
@@ -371,23 +534,31 @@ public final class ServedBoardSource: HostSource, Sendable {
 
     // MARK: Helpers
 
-    private func cachedSnapshot(version: BoardVersion, because reason: String) throws(BoardError) -> SourceSnapshot {
-        var cached = state.withLock { state in state.view.map { (view: $0, fetchedAt: state.fetchedAt ?? Date()) } }
-        if cached == nil, let disk = HostCache.read(cacheFolder) {
-            cached = (disk.view, disk.fetchedAt)
+    /// The snapshot in memory, or else the one in the cache folder, verified like one from the server (signed by the
+    /// board, of this environment, not older than the anchor): a cache that does not verify is refused.
+    private func cachedSnapshot(
+        version: BoardVersion, environment: String, anchor: AuditCheckpoint?, because reason: String, unproven: Bool = false
+    ) throws(BoardError) -> SourceSnapshot {
+        if state.withLock({ $0.view == nil }), let disk = HostCache.read(cacheFolder) {
+            let (view, statement): (HostView, SnapshotStatement)
+            do { (view, statement) = try verified(disk.snapshot, environment: environment, anchor: anchor) } catch {
+                throw BoardError(.integrity, "the cached snapshot in \(cacheFolder) is refused: \(error.message)")
+            }
             state.withLock {
-                $0.view = disk.view
+                $0.view = view
+                $0.statement = statement
+                $0.validUntil = statement.expiresAt
                 $0.fetchedAt = disk.fetchedAt
             }
         }
-        guard let cached else {
+        guard state.withLock({ $0.view != nil }) else {
+            if unproven { throw BoardError(.integrity, "\(name) \(reason)") }
             throw BoardError(
                 .io,
                 "\(name) is unreachable (\(reason)) and \(cacheFolder) holds no snapshot yet; the host loads nothing and retries when the server answers"
             )
         }
-        let stale = "a cached snapshot of \(Timestamp.format(cached.fetchedAt)) (\(name) is unreachable: \(reason))"
-        return SourceSnapshot(registry: cached.view.registry, checks: cached.view.checks, version: version, stale: stale)
+        return current(version: version, unreachable: reason)
     }
 
     private func fetchArtifact(_ sha: String) async throws {
@@ -431,7 +602,11 @@ public final class ServedBoardSource: HostSource, Sendable {
     }
 
     /// Why the server could not be used, in a few words.
-    struct Unreachable: Error { let reason: String }
+    struct Unreachable: Error {
+        let reason: String
+        /// The server said it cannot prove the board (rather than failing to answer).
+        var unproven = false
+    }
 }
 
 /// Wakes the host when the event stream says something changed; at most one wake is kept while nobody waits.
@@ -451,6 +626,16 @@ final class ChangeSignal: Sendable {
             return Array(state.waiters.values)
         }
         waiting.forEach { $0.resume() }
+    }
+
+    /// Returns at the next signal, or after `limit`.
+    func wait(atMost limit: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.wait() }
+            group.addTask { try? await Task.sleep(for: limit) }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     /// Returns at the next signal (or at once if one is pending), or when the task is cancelled.
@@ -482,6 +667,8 @@ struct EventStreamParser {
     struct Event {
         var name: String?
         var id: Int?
+        /// The event's data lines, joined with newlines.
+        var data: String?
     }
 
     private var line: [UInt8] = []
@@ -495,7 +682,7 @@ struct EventStreamParser {
             if byte == UInt8(ascii: "\n") {
                 if line.last == UInt8(ascii: "\r") { line.removeLast() }
                 if line.isEmpty {
-                    if current.id != nil || current.name != nil { events.append(current) }
+                    if current.id != nil || current.name != nil || current.data != nil { events.append(current) }
                     current = Event()
                 } else if line.first != UInt8(ascii: ":") {
                     let text = String(decoding: line, as: UTF8.self)
@@ -504,6 +691,7 @@ struct EventStreamParser {
                     switch parts[0] {
                     case "event": current.name = String(value)
                     case "id": current.id = Int(value)
+                    case "data": current.data = current.data.map { $0 + "\n" + value } ?? String(value)
                     default: break
                     }
                 }

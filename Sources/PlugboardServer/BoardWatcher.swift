@@ -37,7 +37,9 @@ final class BoardWatcher: Service, Sendable {
         self.tokens = tokens
         self.metrics = metrics
         self.configuration = configuration
-        self.hosts = HostFeeds(board: board, metrics: metrics, logger: configuration.logger)
+        self.hosts = HostFeeds(
+            board: board, metrics: metrics, logger: configuration.logger, keyring: configuration.boardKeys,
+            lifetime: configuration.snapshotLifetime)
         self.firstRevision = Int(Date().timeIntervalSince1970)
     }
 
@@ -84,14 +86,20 @@ final class BoardWatcher: Service, Sendable {
 
     func run() async throws {
         var sinceKeepAlive = Duration.zero
+        var sinceFreshness = Duration.zero
         await withGracefulShutdownHandler {
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
                 try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.configuration.pollInterval) }
                 await Self.offPool { self.check() }
                 sinceKeepAlive += configuration.pollInterval
+                sinceFreshness += configuration.pollInterval
                 if sinceKeepAlive >= configuration.streamKeepAlive {
                     sinceKeepAlive = .zero
                     broadcastKeepAlive()
+                }
+                if sinceFreshness >= configuration.snapshotLifetime / 4 {
+                    sinceFreshness = .zero
+                    hosts.broadcastFreshness()
                 }
             }
         } onGracefulShutdown: {

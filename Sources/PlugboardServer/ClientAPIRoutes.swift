@@ -167,6 +167,11 @@ struct ClientAPIRoutes: Sendable {
 
     func board<T>(_ body: () throws(BoardError) -> T) throws -> T {
         do { return try body() } catch {
+            if error.code == .integrity {
+                // Hosts keep their last good state: no view of an unproven board is signed.
+                configuration.logger.error("the board cannot be proven", metadata: ["error": "\(error.message)"])
+                throw ResponseFailure(Reply.error(.serviceUnavailable, "the board cannot be proven, so it is not served: \(error.message)"))
+            }
             configuration.logger.error("cannot read the board", metadata: ["error": "\(error.message)"])
             throw ResponseFailure(Reply.error(.serviceUnavailable, "the server cannot read the board right now; try again"))
         }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import NIOCore
@@ -46,19 +47,28 @@ final class HostFeeds: Sendable {
     let board: any ServedBoard
     let metrics: ServerMetrics
     let logger: Logger
+    /// The board's keys, which sign every snapshot and freshness notice.
+    let keyring: BoardKeyring
+    /// How long a signed snapshot or notice vouches for the state.
+    let lifetime: Duration
     private let state = Mutex(State())
+    /// The newest audit head a host view was read at: what freshness notices vouch for.
+    private let head = Mutex<AuditCheckpoint?>(nil)
     private let snapshots = Mutex<[String: Cached]>([:])
     /// The first revision of this run: milliseconds since 1970, so a host can tell a restarted server from the one it knew.
     private let firstRevision = Int(Date().timeIntervalSince1970 * 1000)
 
-    init(board: any ServedBoard, metrics: ServerMetrics, logger: Logger) {
+    init(board: any ServedBoard, metrics: ServerMetrics, logger: Logger, keyring: BoardKeyring, lifetime: Duration) {
         self.board = board
         self.metrics = metrics
         self.logger = logger
+        self.keyring = keyring
+        self.lifetime = lifetime
     }
 
-    /// The host snapshot of `environment` for a host that names `pluginIDs`, as JSON with its ETag: computed at most
-    /// once per board version, whatever the number of hosts asking.
+    /// The host snapshot of `environment` for a host that names `pluginIDs`, signed with the board's keys
+    /// (``PlugboardStore/SignedSnapshot``: the view, the audit head that proves it, when it expires), as JSON with its
+    /// ETag: computed and signed at most once per board version, whatever the number of hosts asking.
     ///
     /// The snapshot and the digest of what every host sees are read at one board version, and the feed takes note of
     /// that digest (``observe(_:digest:at:)``): a host that read a state the watcher has not checked yet is told when
@@ -70,10 +80,12 @@ final class HostFeeds: Sendable {
             if let cached = cache[key], cached.version == version { return .success(cached) }
             do throws(BoardError) {
                 let read = try atOneVersion { () throws(BoardError) in
-                    let data = try board.hostView(environment: environment, relevantTo: Set(pluginIDs)).encoded()
-                    let etag = EnvironmentFeed.etag(data)
-                    // With no plug-in named, the snapshot is what every host sees: its ETag is the digest.
-                    return (data: data, etag: etag, digest: pluginIDs.isEmpty ? etag : try digest(environment))
+                    let (view, head) = try board.hostView(environment: environment, relevantTo: Set(pluginIDs))
+                    let content = view.encoded()
+                    let envelope = signed(environment, head: head, content: content)
+                    // With no plug-in named, the snapshot is what every host sees: its content's digest is the feed's.
+                    let digest = pluginIDs.isEmpty ? EnvironmentFeed.etag(content) : try digest(environment)
+                    return (data: envelope, etag: EnvironmentFeed.etag(envelope), digest: digest)
                 }
                 observe(environment, digest: read.value.digest, at: read.version)
                 let cached = Cached(version: read.version ?? version, body: ByteBuffer(bytes: read.value.data), etag: read.value.etag)
@@ -103,6 +115,7 @@ final class HostFeeds: Sendable {
                 state.feeds[environment] = Feed(digest: read.value, version: read.version, revision: firstRevision)
             }
             continuation.yield(Self.event("connected", revision: state.feeds[environment]!.revision))
+            if let fresh = freshness(environment) { continuation.yield(fresh) }
             state.nextStreamID += 1
             state.feeds[environment]!.streams[state.nextStreamID] = continuation
             return state.nextStreamID
@@ -189,9 +202,47 @@ final class HostFeeds: Sendable {
         for continuation in all { continuation.finish() }
     }
 
-    /// What every host of `environment` sees, as the ETag its snapshot would have.
+    /// What every host of `environment` sees, as the digest of its snapshot's content.
     private func digest(_ environment: String) throws(BoardError) -> String {
-        EnvironmentFeed.etag(try board.hostView(environment: environment, relevantTo: []).encoded())
+        let (view, head) = try board.hostView(environment: environment, relevantTo: [])
+        note(head)
+        return EnvironmentFeed.etag(view.encoded())
+    }
+
+    /// Takes note of a head a view was read at, when it is newer than the one noted.
+    private func note(_ read: AuditCheckpoint?) {
+        guard let read else { return }
+        head.withLock { if ($0?.seq ?? -1) < read.seq { $0 = read } }
+    }
+
+    /// The envelope of a snapshot (with `content`) or of a freshness notice (without), signed now for ``lifetime``.
+    private func signed(_ environment: String, head read: AuditCheckpoint?, content: Data?) -> Data {
+        note(read)
+        let now = Date()
+        let head = read ?? AuditCheckpoint(seq: 0, hash: AuditLog.genesisHash)
+        let statement = SnapshotStatement(
+            environment: environment, head: head, issuedAt: now,
+            expiresAt: now.addingTimeInterval(Double(lifetime.components.seconds) + Double(lifetime.components.attoseconds) * 1e-18),
+            contentSHA256: content.map { SHA256.hash(data: $0).map { String(format: "%02x", $0) }.joined() }, boardKeys: keyring.publicKeys)
+        return SignedSnapshot.sign(statement, content: content, keyring: keyring).encoded()
+    }
+
+    /// A `fresh` event for the hosts of `environment`: a notice signed now that the board's head is still the one
+    /// noted last, so that a host whose snapshot is of that head keeps it fresh, and one behind it reads again. Nil
+    /// before any view was read.
+    private func freshness(_ environment: String) -> ByteBuffer? {
+        guard let head = head.withLock({ $0 }) else { return nil }
+        let envelope = signed(environment, head: head, content: nil)
+        return ByteBuffer(string: "event: fresh\ndata: \(String(decoding: envelope, as: UTF8.self))\n\n")
+    }
+
+    /// Sends every host stream a freshness notice of its environment.
+    func broadcastFreshness() {
+        let environments = state.withLock { state in state.feeds.filter { !$0.value.streams.isEmpty }.map(\.key) }
+        for environment in environments {
+            guard let chunk = freshness(environment) else { continue }
+            state.withLock { state in state.feeds[environment]?.streams.values.forEach { $0.yield(chunk) } }
+        }
     }
 
     static func event(_ name: String, revision: Int) -> ByteBuffer {

@@ -17,8 +17,9 @@ public protocol ServedBoard: Sendable {
     func recordClientUsage(registrations: [ClientRegistration], usage: [FlagUsageCount], tokensUsed: [String: Date]) throws(BoardError)
     /// Nil when the board is readable and its schema current; otherwise one sentence saying what is wrong.
     func healthProblem() -> String?
-    /// What a remote host of `environment` needs to decide (see ``PlugboardStore/Board/hostView(environment:relevantTo:)``).
-    func hostView(environment: String, relevantTo: Set<String>) throws(BoardError) -> HostView
+    /// What a remote host of `environment` needs to decide, with the audit head that proves it (see
+    /// ``PlugboardStore/Board/hostView(environment:relevantTo:)``).
+    func hostView(environment: String, relevantTo: Set<String>) throws(BoardError) -> (view: HostView, head: AuditCheckpoint?)
     /// The file of a registered release's artifact; nil when no release has this digest.
     func artifactFile(sha256: String) throws(BoardError) -> String?
     /// Stores a remote host's load report (unaudited telemetry), refused when the host id reports from another environment.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PlugboardStore
 
 /// How `plugboard serve` listens and how it treats clients.
 public struct ServerConfiguration: Sendable {
@@ -22,6 +23,12 @@ public struct ServerConfiguration: Sendable {
     public var streamKeepAlive: Duration
     /// The request log and the server's own messages.
     public var logger: Logger
+    /// The board's own keys, with which host snapshots are signed (`plugboard serve` loads the board's key file,
+    /// `<board>.board-key`, making it on first use); a configuration made without them has a new key of its own.
+    public var boardKeys: BoardKeyring
+    /// How long a signed host snapshot, or a freshness notice, vouches for the board's state: a host that hears
+    /// nothing newer by then reports its snapshot as stale (a frozen feed). Notices go out every quarter of it.
+    public var snapshotLifetime: Duration
 
     /// Creates a configuration with the defaults: 127.0.0.1:4242, 1 MiB bodies, 60 s idle timeout, a board check
     /// every 20 ms, usage written every 5 s.
@@ -29,8 +36,11 @@ public struct ServerConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 4242, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil,
         maxBodyBytes: Int = 1 << 20, idleTimeout: Duration = .seconds(60), pollInterval: Duration = .milliseconds(20),
         usageFlushInterval: Duration = .seconds(5), streamKeepAlive: Duration = .seconds(15),
-        logger: Logger = Logger(label: "plugboard.serve")
+        logger: Logger = Logger(label: "plugboard.serve"), boardKeys: BoardKeyring = .generate(),
+        snapshotLifetime: Duration = .seconds(60)
     ) {
+        self.boardKeys = boardKeys
+        self.snapshotLifetime = snapshotLifetime
         self.host = host
         self.port = port
         self.tlsCertificatePath = tlsCertificatePath

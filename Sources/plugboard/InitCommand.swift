@@ -21,6 +21,8 @@ struct Init: BoardCommand {
         let board = try Board.create(at: global.boardPath, actor: actor) { board throws(BoardError) in
             setup = try BoardSecretStore.initialize(board: board, actor: actor).setup
         }
+        // The board's own key, which signs what plugboard serve sends hosts (beside the master key, never in the board).
+        let boardKeys = board.path == ":memory:" ? nil : try BoardKeyring.loadOrCreate(boardPath: board.path)
         let status = try board.migrationStatus()
         struct MasterKeyResult: Encodable {
             let source: String
@@ -35,6 +37,7 @@ struct Init: BoardCommand {
             let admin: String
             let migrations: [String]
             let masterKey: MasterKeyResult?
+            let boardKey: String?
         }
         let masterKey = setup.map { setup in
             switch setup.source {
@@ -47,12 +50,17 @@ struct Init: BoardCommand {
         }
         let result = Result(
             board: board.path, boardID: try board.info("board_id"), admin: actor.osUser, migrations: status.applied.map(\.fileName),
-            masterKey: masterKey)
+            masterKey: masterKey, boardKey: boardKeys?.publicKeys.first)
         if output.json {
             output.printJSON(result)
         } else {
             print("Created the board \(board.path) (schema \(status.applied.last?.fileName ?? "-")); \(actor.osUser) is its admin.")
             if let setup { print(masterKeyNote(setup)) }
+            if let key = boardKeys?.publicKeys.first {
+                print(
+                    "The board's key (it signs what plugboard serve sends hosts) is in \(BoardKeyring.path(forBoard: board.path)); its public key: \(key)"
+                )
+            }
         }
     }
 }

@@ -25,7 +25,7 @@ struct Plugboard: ParsableCommand {
         subcommands: [
             Init.self, Migrate.self, PluginCommand.self, OwnerCommand.self, FlagCommand.self, SecretCommand.self,
             KeysCommand.self, AdminCommand.self, EnvCommand.self, AuditCommand.self, TokenCommand.self, ClientsCommand.self,
-            ServeCommand.self, SigningKeyCommand.self, SignerCommand.self, PolicyCommand.self,
+            ServeCommand.self, SigningKeyCommand.self, SignerCommand.self, PolicyCommand.self, BoardKeyCommand.self,
         ]
     )
 

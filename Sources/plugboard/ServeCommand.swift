@@ -29,6 +29,11 @@ struct ServeCommand: BoardCommand {
         name: .customLong("poll-ms"),
         help: ArgumentHelp("How often to look for changes on the board (PRAGMA data_version, a cheap read), 5-1000.", valueName: "ms"))
     var pollMilliseconds = 20
+    @Option(
+        name: .customLong("snapshot-lifetime"),
+        help: ArgumentHelp(
+            "How long a signed host snapshot vouches for the board, 2-86400 (hosts hear nothing newer: stale).", valueName: "seconds"))
+    var snapshotLifetime = 60
 
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together; give both or neither") }
@@ -36,6 +41,9 @@ struct ServeCommand: BoardCommand {
             throw ValidationError("--log-level '\(logLevel)' is not one of trace, debug, info, notice, warning, error")
         }
         _ = try Self.address(listen)
+        guard (2...86400).contains(snapshotLifetime) else {
+            throw ValidationError("--snapshot-lifetime \(snapshotLifetime) is outside 2-86400 seconds; 60 is the default")
+        }
         guard (5...1000).contains(pollMilliseconds) else {
             throw ValidationError("--poll-ms \(pollMilliseconds) is outside 5-1000; 20 is the default")
         }
@@ -67,7 +75,7 @@ struct ServeCommand: BoardCommand {
         logger.logLevel = level
         let configuration = ServerConfiguration(
             host: host, port: port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey, pollInterval: .milliseconds(pollMilliseconds),
-            logger: logger)
+            logger: logger, boardKeys: try BoardKeyring.loadOrCreate(boardPath: board.path), snapshotLifetime: .seconds(snapshotLifetime))
         let server = PlugboardServer(board: board, configuration: configuration)
         let scheme = tlsCert == nil ? "http" : "https"
         let json = output.json

@@ -122,7 +122,9 @@ struct HostSignatureTests {
         #expect(host.activePlugins.isEmpty)
         let signed = status(host, "com.example.signed")
         #expect(signed?.reasonCode == "unproven_state")
-        #expect(signed?.reason?.contains("in signers does not match its audit log") == true, "\(signed?.reason ?? "")")
+        #expect(
+            signed?.reason?.hasPrefix("signers: row \(Self.keyID)/com.example.signed was added without an audit row") == true,
+            "\(signed?.reason ?? "")")
         await host.stop()
     }
 }

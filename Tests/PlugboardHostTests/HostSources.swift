@@ -29,6 +29,8 @@ final class ServedTestBoard: Sendable {
     let url: URL
     let token: String
     let cacheFolder: String
+    /// The board key the server signs host snapshots with.
+    let boardKeys: BoardKeyring
     private let group: ServiceGroup
 
     init(board: Board, folder: URL) async throws {
@@ -36,8 +38,10 @@ final class ServedTestBoard: Sendable {
             .secret
         var logger = Logger(label: "test.serve")
         logger.logLevel = .error
+        let keys = BoardKeyring.generate()
+        boardKeys = keys
         let server = PlugboardServer(
-            board: board, configuration: ServerConfiguration(port: 0, pollInterval: .milliseconds(10), logger: logger))
+            board: board, configuration: ServerConfiguration(port: 0, pollInterval: .milliseconds(10), logger: logger, boardKeys: keys))
         let (group, port) = try await serveOnLoopback(logger: logger) { listening in try server.makeApplication(onListening: listening) }
         self.group = group
         url = URL(string: "http://127.0.0.1:\(port)")!
@@ -75,7 +79,9 @@ extension TestBoard {
         case .servedBoard:
             let served = try await ServedTestBoard(board: board, folder: folder)
             servers.withLock { $0.append(served) }
-            return try HostConfiguration(server: served.url, token: served.token, cacheFolder: served.cacheFolder, identity: identity)
+            return try HostConfiguration(
+                server: served.url, token: served.token, cacheFolder: served.cacheFolder, identity: identity,
+                boardKeys: served.boardKeys.publicKeys)
         }
     }
 

@@ -26,12 +26,19 @@ struct HostStateProofTests {
         _ = try t.board.kill(.plugin("com.example.a"), reason: "INC-1", actor: TestBoard.admin)
         try edit(t, "UPDATE kill_switches SET revived_at = '2026-01-01T00:00:00.000Z', revived_by = 'mallory'")
 
+        // A kill switch proves nothing about one plug-in alone: the board cannot be proven, so the host keeps its last
+        // good state (here, nothing loaded yet) and says which row.
         let host = try await t.host(kind, compiledIn: ["com.example.a", "com.example.b"])
         await host.start()
-        #expect(host.activePlugins.map(\.pluginID) == ["com.example.b"])
-        let status = host.status.first { $0.pluginID == "com.example.a" }
-        #expect(status?.reasonCode == "unproven_state")
-        #expect(status?.reason?.contains("in kill_switches does not match its audit log") == true, "\(status?.reason ?? "")")
+        #expect(host.activePlugins.isEmpty)
+        for id in ["com.example.a", "com.example.b"] {
+            let status = host.status.first { $0.pluginID == id }
+            #expect(status?.reasonCode == "unproven_state")
+            #expect(
+                status?.reason?.contains("kill_switches: the kill switch on com.example.a (row 1) was revived or edited outside the log")
+                    == true,
+                "\(status?.reason ?? "")")
+        }
         await host.stop()
     }
 
@@ -62,9 +69,9 @@ struct HostStateProofTests {
         }
         #expect(host.activePlugins.map(\.pluginID) == ["com.example.b"])
         let status = host.status.first { $0.pluginID == "com.example.a" }
-        #expect(
-            status?.reason?.contains("com.example.a@1.0.0 in plugin_versions does not match its audit log") == true,
-            "\(status?.reason ?? "")")
+        #expect(status?.reason?.hasPrefix("artifacts: row \(other) was added without an audit row") == true, "\(status?.reason ?? "")")
+        let problems = try t.board.stateProblems(pluginID: "com.example.a", version: "1.0.0", environment: "default")
+        #expect(problems.contains("plugin_versions: row com.example.a@1.0.0 was changed outside the log"), "\(problems)")
         await host.stop()
     }
 

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import Logging
@@ -16,7 +17,13 @@ struct ServedSourceRetryTests {
     @Test func aFailedSnapshotReadIsTriedAgainWhileTheStreamStaysConnected() async throws {
         let t = try TestBoard()
         try t.register("com.example.a", "1.0.0")
-        let view = try t.board.hostView(environment: "default", relevantTo: []).encoded()
+        let (hostView, head) = try t.board.hostView(environment: "default", relevantTo: [])
+        let keys = BoardKeyring.generate()
+        let content = hostView.encoded()
+        let statement = SnapshotStatement(
+            environment: "default", head: head!, issuedAt: Date(), expiresAt: Date().addingTimeInterval(600),
+            contentSHA256: SHA256.hash(data: content).map { String(format: "%02x", $0) }.joined(), boardKeys: keys.publicKeys)
+        let view = SignedSnapshot.sign(statement, content: content, keyring: keys).encoded()
         let reads = Mutex(0)
         let router = Router()
         router.get("/api/host/stream") { _, _ -> Response in
@@ -43,7 +50,7 @@ struct ServedSourceRetryTests {
         }
         let source = try ServedBoardSource(
             server: URL(string: "http://127.0.0.1:\(port)")!, token: "token", cacheFolder: t.folder.appendingPathComponent("cache").path,
-            initialBackoff: .milliseconds(20))
+            boardKeys: keys.publicKeys, initialBackoff: .milliseconds(20))
 
         // Connected, and the connection's own wake taken.
         _ = try source.version()
@@ -52,7 +59,7 @@ struct ServedSourceRetryTests {
         let before = try source.version()
 
         // No cache yet: the failed read throws, and the host has nothing newer to wait for.
-        await #expect(throws: BoardError.self) { try await source.snapshot(environment: "default", relevantTo: []) }
+        await #expect(throws: BoardError.self) { try await source.snapshot(environment: "default", relevantTo: [], anchor: nil) }
         let woke = await withTaskGroup(of: Bool.self) { wait in
             wait.addTask {
                 await source.waitForChange(interval: .seconds(1))
@@ -68,7 +75,7 @@ struct ServedSourceRetryTests {
         }
         #expect(woke, "the source did not wake the host to read again")
         #expect(try source.version() != before)
-        let read = try await source.snapshot(environment: "default", relevantTo: [])
+        let read = try await source.snapshot(environment: "default", relevantTo: [], anchor: nil)
         #expect(read.stale == nil)
         #expect(read.registry.plugins["com.example.a"]?.enabled == true)
         #expect(reads.withLock { $0 } == 2)

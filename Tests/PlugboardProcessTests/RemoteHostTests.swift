@@ -10,8 +10,8 @@ struct RemoteHostTests {
     static let alpha = "com.example.alpha"
     static let beta = "com.example.beta"
 
-    /// A board with alpha and beta enabled and an API token of `default`.
-    func makeBoard() async throws -> (Sandbox, String) {
+    /// A board with alpha and beta enabled, an API token of `default`, and the board's public key (which hosts pin).
+    func makeBoard() async throws -> (Sandbox, String, String) {
         let sandbox = try Sandbox()
         try await sandbox.ok("init")
         try await sandbox.ok(
@@ -19,7 +19,9 @@ struct RemoteHostTests {
         try await sandbox.ok("plugin", "enable", Self.alpha)
         try await sandbox.ok("plugin", "enable", Self.beta)
         let created = try await sandbox.ok("token", "create", "--name", "hosts", "--json").json() as? [String: Any]
-        return (sandbox, try #require(created?["token"] as? String))
+        let keys = try await sandbox.ok("board-key", "show", "--json").json() as? [String: Any]
+        let key = try #require((keys?["keys"] as? [[String: Any]])?.first?["public_key"] as? String)
+        return (sandbox, try #require(created?["token"] as? String), key)
     }
 
     /// Starts `plugboard serve` (on `port`, or a free one) and returns it with its base URL.
@@ -32,12 +34,17 @@ struct RemoteHostTests {
         return (server, "http://127.0.0.1:\(bound)", bound)
     }
 
-    func host(_ url: String, _ token: String, cache: String, id: String = "remote-1", plugins: [String] = [alpha, beta]) throws
-        -> ChildProcess
-    {
+    func host(
+        _ url: String, _ token: String, key: String, cache: String, id: String = "remote-1", plugins: [String] = [alpha, beta],
+        options: [String] = []
+    ) throws -> ChildProcess {
         try ChildProcess(
             Self.hostBinary,
-            ["--server", url, "--token", token, "--cache", cache, "--host-id", id, "--plugins", plugins.joined(separator: ",")])
+            [
+                "--server", url, "--token", token, "--board-key", key, "--cache", cache, "--host-id", id, "--plugins",
+                plugins.joined(separator: ","),
+            ]
+                + options)
     }
 
     static func event(_ name: String, _ plugin: String) -> (String) -> Bool {
@@ -63,10 +70,10 @@ struct RemoteHostTests {
     }
 
     @Test func aRemoteHostFollowsKillSwitchesAndRestartsFromItsCacheWhileTheServerIsDown() async throws {
-        let (sandbox, token) = try await makeBoard()
+        let (sandbox, token, key) = try await makeBoard()
         var (server, url, port) = try await serve(sandbox)
         let cache = sandbox.root.appendingPathComponent("host-cache").path
-        var host = try host(url, token, cache: cache)
+        var host = try host(url, token, key: key, cache: cache)
         for plugin in [Self.alpha, Self.beta] {
             #expect(
                 await host.waitForLine(Self.event("loaded", plugin)) != nil, "\(plugin) did not load: \(host.output) \(host.errorOutput)")
@@ -91,7 +98,7 @@ struct RemoteHostTests {
         let mode = sandbox.mode(cache) & 0o777
         #expect(mode == 0o700, "the cache folder is \(String(mode, radix: 8))")
         #expect(sandbox.mode(cache + "/snapshot.json") & 0o777 == 0o600)
-        host = try self.host(url, token, cache: cache)
+        host = try self.host(url, token, key: key, cache: cache)
         let cached = await host.waitForLine { $0.contains("\"warning\"") && $0.contains("runs from a cached snapshot of") }
         #expect(cached != nil, "the host did not say it runs from its cache: \(host.output)")
         #expect(await host.waitForLine(Self.event("loaded", Self.beta)) != nil, "beta did not load from the cache: \(host.output)")
@@ -113,11 +120,11 @@ struct RemoteHostTests {
     }
 
     @Test func withNeitherServerNorCacheAHostLoadsNothingUntilTheServerAnswers() async throws {
-        let (sandbox, token) = try await makeBoard()
+        let (sandbox, token, key) = try await makeBoard()
         // A port nobody listens on yet: start a server to learn a free one, then stop it.
         var (server, url, port) = try await serve(sandbox)
         #expect(await server.stop() == 0)
-        let host = try host(url, token, cache: sandbox.root.appendingPathComponent("empty-cache").path)
+        let host = try host(url, token, key: key, cache: sandbox.root.appendingPathComponent("empty-cache").path)
         let warned = await host.waitForLine { $0.contains("\"warning\"") && $0.contains("holds no snapshot yet") }
         #expect(warned != nil, "no warning without server and cache: \(host.output)")
         #expect(await host.waitForLine { $0.contains("\"started\"") } != nil)
@@ -130,7 +137,7 @@ struct RemoteHostTests {
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
     func artifactsAreFetchedCheckedAndTheHostAPIRefusesBadInput() async throws {
-        let (sandbox, token) = try await makeBoard()
+        let (sandbox, token, key) = try await makeBoard()
         let library = try sandbox.write("liblib.so", String(repeating: "not an ELF file ", count: 64))
         try await sandbox.ok("plugin", "register", sandbox.write("lib.json", manifest("com.example.lib")), "--artifact", library)
         try await sandbox.ok("plugin", "enable", "com.example.lib")
@@ -141,7 +148,7 @@ struct RemoteHostTests {
 
         // The host fetches the artifact into its cache, checks it, and dlopen refuses it (it is not a library).
         let cache = sandbox.root.appendingPathComponent("cache-1").path
-        let first = try host(url, token, cache: cache, plugins: [Self.alpha])
+        let first = try host(url, token, key: key, cache: cache, plugins: [Self.alpha])
         #expect(await first.waitForLine { $0.contains("\"failed\"") && $0.contains("com.example.lib") } != nil, "\(first.output)")
         #expect(FileManager.default.contents(atPath: cache + "/artifacts/" + sha) == FileManager.default.contents(atPath: library))
         #expect(await first.closeInput() == 0)
@@ -150,7 +157,8 @@ struct RemoteHostTests {
         let stored = sandbox.board + ".artifacts/sha256/" + sha
         try? FileManager.default.removeItem(atPath: stored)
         FileManager.default.createFile(atPath: stored, contents: Data("tampered".utf8))
-        let second = try host(url, token, cache: sandbox.root.appendingPathComponent("cache-2").path, id: "remote-2", plugins: [Self.alpha])
+        let second = try host(
+            url, token, key: key, cache: sandbox.root.appendingPathComponent("cache-2").path, id: "remote-2", plugins: [Self.alpha])
         #expect(await second.waitForLine { $0.contains("\"started\"") } != nil)
         let row = try await waitForReport(sandbox, "com.example.lib", host: "remote-2") { $0["reason"] != nil }
         #expect((row?["reason"] as? String)?.contains("was not kept") == true, "\(String(describing: row))")

@@ -53,7 +53,7 @@ struct ReverseProxyTests {
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: nginx) || isCI))
     func hostsBehindNginxGetKillSwitchesAndSharedSnapshots() async throws {
-        let (sandbox, token) = try await RemoteHostTests().makeBoard()
+        let (sandbox, token, key) = try await RemoteHostTests().makeBoard()
         let (server, _, upstream) = try await RemoteHostTests().serve(sandbox)
         let folder = sandbox.root.appendingPathComponent("nginx").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -71,7 +71,7 @@ struct ReverseProxyTests {
         #expect(up, "nginx did not come up: \(String(describing: try? String(contentsOfFile: folder + "/error.log", encoding: .utf8)))")
 
         // A host through the proxy loads, and a kill switch reaches it through the unbuffered stream.
-        let host = try RemoteHostTests().host(url, token, cache: sandbox.root.appendingPathComponent("cache").path)
+        let host = try RemoteHostTests().host(url, token, key: key, cache: sandbox.root.appendingPathComponent("cache").path)
         #expect(await host.waitForLine(RemoteHostTests.event("loaded", RemoteHostTests.alpha)) != nil, "\(host.output)")
         let seen = host.output.count
         try await sandbox.ok("plugin", "kill", RemoteHostTests.alpha, "--reason", "through nginx")

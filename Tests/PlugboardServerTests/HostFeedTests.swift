@@ -20,10 +20,11 @@ struct HostFeedTests {
         let (board, feeds, stream) = try Self.feedOfOneEnabledPlugin()
         var events = stream.makeAsyncIterator()
         #expect(Self.name(await events.next()) == "connected")
+        #expect(Self.name(await events.next()) == "fresh")
 
         _ = try board.kill(.plugin(Self.plugin), reason: "INC-1", actor: Self.admin)
         let killed = try feeds.snapshot(environment: "default", pluginIDs: [Self.plugin])
-        #expect(try HostView.decode(Data(killed.body.readableBytesView)).registry.plugins[Self.plugin]?.killed == true)
+        #expect(try Self.view(killed.body).registry.plugins[Self.plugin]?.killed == true)
         // What the stream said until the host's read.
         feeds.yieldToAll(ByteBuffer(string: ": mark\n\n"))
         while let event = await events.next(), Self.name(event) != nil {}
@@ -44,6 +45,7 @@ struct HostFeedTests {
         let (board, feeds, stream) = try Self.feedOfOneEnabledPlugin()
         var events = stream.makeAsyncIterator()
         #expect(Self.name(await events.next()) == "connected")
+        #expect(Self.name(await events.next()) == "fresh")
         _ = try feeds.snapshot(environment: "default", pluginIDs: [Self.plugin])
         _ = try board.setEnabled(Self.plugin, true, environment: "production", actor: Self.admin)
         feeds.boardChanged()
@@ -59,11 +61,18 @@ struct HostFeedTests {
         let manifest = try PluginManifest.parse(Data(#"{"id":"\#(Self.plugin)","name":"a","version":"1.0.0"}"#.utf8))
         _ = try board.register(manifest, actor: Self.admin)
         _ = try board.setEnabled(Self.plugin, true, environment: "default", actor: Self.admin)
-        let feeds = HostFeeds(board: board, metrics: ServerMetrics(), logger: Logger(label: "test"))
+        let feeds = HostFeeds(
+            board: board, metrics: ServerMetrics(), logger: Logger(label: "test"), keyring: .generate(), lifetime: .seconds(60))
         return (board, feeds, try feeds.openStream("default"))
     }
 
-    /// The event's name (`connected`, `changed`), or nil for a comment.
+    /// The view in a signed snapshot's body (its signature is not checked here).
+    static func view(_ body: ByteBuffer) throws -> HostView {
+        let envelope = try SignedSnapshot.decode(Data(body.readableBytesView))
+        return try HostView.decode(Data(base64Encoded: envelope.content ?? "") ?? Data())
+    }
+
+    /// The event's name (`connected`, `changed`, `fresh`), or nil for a comment.
     static func name(_ chunk: ByteBuffer?) -> String? {
         guard let chunk else { return nil }
         return String(buffer: chunk).split(separator: "\n").first { $0.hasPrefix("event: ") }.map { String($0.dropFirst(7)) }

@@ -4,10 +4,14 @@
 //
 // Usage: plugboard-test-host --db BOARD --plugins ID[,ID…] [--counting ID[,ID…]] [--host-id ID] [--env NAME]
 //                            [--poll-ms N] [--board-per-service]
-//        plugboard-test-host --server URL --token TOKEN --cache FOLDER --plugins ID[,ID…] [--host-id ID] [--env NAME]
+//                            [--state FOLDER] [--anchor SEQ:HASH:ROOT]
+//        plugboard-test-host --server URL --token TOKEN --cache FOLDER (--board-key KEY… | --trust-on-first-use)
+//                            --plugins ID[,ID…] [--host-id ID] [--env NAME] [--fail-closed-after SECONDS]
 //
-// With --server the host reads the board served by `plugboard serve` (no secure storage then), keeping its cache in
-// FOLDER.
+// With --server the host reads the board served by `plugboard serve` (no secure storage then), keeping its cache and
+// its anchor in FOLDER, and uses only snapshots signed by the board key KEY (`plugboard board-key show`; the option
+// may be repeated). With --state a host of the board file keeps its anchor (the newest audit head it accepted) in
+// FOLDER; --anchor gives the one to start from.
 //
 // The plug-ins named by --counting count their activations in their secure storage (key `activations`).
 //
@@ -23,9 +27,13 @@ import PlugboardSecureStorage
 import PlugboardStore
 
 func option(_ name: String) -> String? {
+    options(name).first
+}
+
+/// Every value of an option that may be repeated.
+func options(_ name: String) -> [String] {
     let arguments = CommandLine.arguments
-    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
-    return arguments[index + 1]
+    return arguments.indices.filter { arguments[$0] == name && $0 + 1 < arguments.count }.map { arguments[$0 + 1] }
 }
 
 /// One JSON object a line, written at once (stdout is a pipe). Built by hand: a fleet of these hosts prints an event
@@ -87,7 +95,13 @@ if let server = option("--server") {
     guard let url = URL(string: server), let token = option("--token"), let cache = option("--cache") else {
         fail("--server needs a URL, --token and --cache")
     }
-    do { configuration = try HostConfiguration(server: url, token: token, cacheFolder: cache, identity: identity) } catch {
+    do {
+        var served = try HostConfiguration(
+            server: url, token: token, cacheFolder: cache, identity: identity, boardKeys: options("--board-key"),
+            trustOnFirstUse: CommandLine.arguments.contains("--trust-on-first-use"))
+        served.failClosedAfter = option("--fail-closed-after").flatMap(Double.init).map { .milliseconds(Int($0 * 1000)) }
+        configuration = served
+    } catch {
         fail(error.message)
     }
 } else {
@@ -96,9 +110,14 @@ if let server = option("--server") {
     let secrets: BoardSecretStore
     do { secrets = try BoardSecretStore.open(board: boardPerService ? openBoard(boardPath) : board) } catch { fail(error.message) }
     let flags = BoardFlagProvider(board: boardPerService ? openBoard(boardPath) : board, environment: identity.environment)
-    configuration = HostConfiguration(
+    var local = HostConfiguration(
         board: board, identity: identity, pollInterval: .milliseconds(Int(option("--poll-ms") ?? "") ?? 100),
         secureStorage: { id in try secrets.storage(forPlugin: id) }, flags: flags)
+    local.stateFolder = option("--state")
+    do { local.anchor = try option("--anchor").map { text throws(BoardError) in try AuditCheckpoint(parsing: text) } } catch {
+        fail(error.message)
+    }
+    configuration = local
 }
 let host = PluginHost(configuration: configuration)
 let counting = Set((option("--counting") ?? "").split(separator: ",").map(String.init))

@@ -71,16 +71,6 @@ public enum AuditLog {
         chainHash(prevHash: record.prevHash, fields: fields(of: record)) == record.hash
     }
 
-    /// The triggers that make the table append-only.
-    /// Their SQL as migration 0001 created them, with runs of white space made one space: a trigger of the same name
-    /// that does something else is as good as a dropped one.
-    static let requiredTriggers = [
-        "audit_log_no_update":
-            "CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only: rows cannot be updated'); END",
-        "audit_log_no_delete":
-            "CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only: rows cannot be deleted'); END",
-    ]
-
     /// `sql` with every run of white space made one space, trimmed.
     static func normalized(_ sql: String) -> String {
         sql.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
@@ -142,30 +132,21 @@ public enum AuditLog {
         let head: AuditCheckpoint? =
             count == 0 ? nil : AuditCheckpoint(seq: expectedSeq - 1, hash: expectedPrev, stateRoot: lastRowRoot)
 
+        // The structure first: a dropped or replaced table, index or trigger of the proof is tampering, never "a board
+        // from before the proof".
+        for problem in try SchemaProof.problems(db) { fail(nil, problem) }
+
         var stateRows = 0
         var stateRoot: String?
-        if try StateQueries.isTracked(db) {
+        if try StateQueries.isTracked(db) || lastRoot != nil || SchemaProof.appliedVersions(db).contains(StateQueries.proofMigration) {
             if lastRoot == nil {
                 fail(nil, "the board has the state proof's tables but no audit row records a state root: its baseline row is missing")
             }
+            // The root of the live rows, whatever the index beside them says (or whether it is there at all).
             let comparison = try StateLedger.compare(db, expected: expected, recordedRoot: lastRoot)
             stateRows = comparison.rows
             stateRoot = comparison.root
             for problem in comparison.problems { fail(nil, problem) }
-        }
-
-        let triggers = try AuditQueries.triggers(db)
-        for (name, sql) in requiredTriggers.sorted(by: { $0.key < $1.key }) {
-            if let found = triggers[name] {
-                if normalized(found) != sql {
-                    fail(
-                        nil,
-                        "the append-only trigger \(name) on audit_log was replaced by one that does something else: the table can be edited behind the CLI's back"
-                    )
-                }
-            } else {
-                fail(nil, "the append-only trigger \(name) on audit_log was dropped: the table can be edited behind the CLI's back")
-            }
         }
 
         if let checkpoint {

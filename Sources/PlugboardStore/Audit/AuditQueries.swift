@@ -72,10 +72,11 @@ enum AuditQueries {
 
     /// Calls `body` with every row in `seq` order, as ``ChainRow``s: the content hashed as `AuditLog.chainHash` does,
     /// from the column buffers (a fraction of the allocations of reading ``AuditRecord``s).
-    static func forEachChainRow(_ db: Database, _ body: (ChainRow) throws -> Void) throws {
+    /// With `after`, only the rows after that sequence number.
+    static func forEachChainRow(_ db: Database, after: Int64 = 0, _ body: (ChainRow) throws -> Void) throws {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(1024)
-        try StateQueries.forEachRow(db, sql: "SELECT \(recordColumns(db)) FROM audit_log ORDER BY seq") { handle in
+        try StateQueries.forEachRow(db, sql: "SELECT \(recordColumns(db)) FROM audit_log WHERE seq > \(after) ORDER BY seq") { handle in
             func text(_ column: Int32) -> UnsafeRawBufferPointer? {
                 guard sqlite3_column_type(handle, column) != SQLITE_NULL, let start = sqlite3_column_text(handle, column) else {
                     return nil
@@ -116,15 +117,6 @@ enum AuditQueries {
                     hash: string(13) ?? "", stateChanges: string(14), stateRoot: string(15)))
             return true
         }
-    }
-
-    /// The triggers on the audit log: name → SQL.
-    static func triggers(_ db: Database) throws -> [String: String] {
-        var result: [String: String] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'audit_log'") {
-            result[row[0]] = row[1] ?? ""
-        }
-        return result
     }
 
     /// Calls `body` with each row matching `query`, oldest first, one row in memory at a time; with a limit, the

@@ -52,8 +52,8 @@ public final class Board: Sendable {
     /// How many changes were committed through this object: its connection's own commits do not move
     /// `PRAGMA data_version`, so ``version()`` counts them here.
     private let ownChanges = Mutex<Int64>(0)
-    /// The last check of the state proof's index, by board version (see `Board.stateProblems`).
-    let indexCheck = Mutex<(key: String, problem: String?)?>(nil)
+    /// The proofs of the board as a whole this object made (see `Board.proveHead(extending:)`).
+    let headProofs = HeadProofs()
     /// The rows of the secret tables this connection proved against the audit log, while the file is unchanged.
     let provenRows = ProvenRows()
     /// What this connection keeps between its changes: schema facts and the state proof's bucket hashes.

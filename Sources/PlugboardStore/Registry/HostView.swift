@@ -5,7 +5,7 @@ import PlugboardFlags
 /// What a host must know about one release before any of its code loads, beyond the registry rows: whether the
 /// board's rows for it are the ones its audit log recorded, and (under a signature policy) its signature level.
 public struct ReleaseCheck: Sendable, Hashable, Codable {
-    /// The first state-proof problem (see ``Board/stateProblems(pluginID:version:environment:)``); nil when proven.
+    /// The first state-proof problem (see ``Board/stateProblems(pluginID:version:environment:anchor:)``); nil when proven.
     public var stateProblem: String?
     /// The release's signature level; nil under the `off` policy.
     public var signature: SignatureVerdict?
@@ -30,12 +30,16 @@ public struct HostView: Sendable, Hashable, Codable {
     public var checks: [String: ReleaseCheck]
     /// The environment's flags, as the Unleash client API serves them.
     public var features: FeatureSet
+    /// Under the `warn` and `require` policies, what a host needs to check each release's signatures itself: the
+    /// releases' statements as the board's rows give them, their signatures, and the keys trusted and revoked.
+    public var evidence: SignatureEvidence?
 
     /// Creates a view.
-    public init(registry: RegistrySnapshot, checks: [String: ReleaseCheck], features: FeatureSet) {
+    public init(registry: RegistrySnapshot, checks: [String: ReleaseCheck], features: FeatureSet, evidence: SignatureEvidence? = nil) {
         self.registry = registry
         self.checks = checks
         self.features = features
+        self.evidence = evidence
     }
 
     /// The JSON a server sends and a host caches: keys sorted and the board's local change counters left out, so that
@@ -56,28 +60,77 @@ public struct HostView: Sendable, Hashable, Codable {
     }
 }
 
+/// What a host on another machine checks a release's signatures with, as the board's rows give it.
+public struct SignatureEvidence: Sendable, Hashable, Codable {
+    /// One release: the statement its rows make (id, version, manifest digest, artifact digest) and its signatures.
+    public struct Release: Sendable, Hashable, Codable {
+        public let statement: ReleaseStatement
+        public let signatures: [ReleaseSignature]
+    }
+
+    /// By ``ReleaseCheck/key(_:_:)``.
+    public var releases: [String: Release]
+    /// The keys trusted and revoked.
+    public var trust: SignerTrust
+
+    /// The signature level of `pluginID@version`, computed here (``SignatureCheck``); nil when the evidence does not
+    /// cover the release.
+    public func verdict(pluginID: String, version: String) -> SignatureVerdict? {
+        releases[ReleaseCheck.key(pluginID, version)].map {
+            SignatureCheck.verdict(for: $0.statement, signatures: $0.signatures, trust: trust)
+        }
+    }
+}
+
 extension Board {
-    /// The check of one release for a host of `environment` under `policy`.
-    public func releaseCheck(pluginID: String, version: String, environment: String, policy: SignaturePolicy) throws(BoardError)
-        -> ReleaseCheck
-    {
+    /// The check of one release for a host of `environment` under `policy`, its rows proven by the audit log's head
+    /// from `anchor` (see ``stateProblems(pluginID:version:environment:anchor:)``).
+    public func releaseCheck(
+        pluginID: String, version: String, environment: String, policy: SignaturePolicy, anchor: AuditCheckpoint? = nil
+    ) throws(BoardError) -> ReleaseCheck {
         ReleaseCheck(
-            stateProblem: try stateProblems(pluginID: pluginID, version: version, environment: environment).first,
+            stateProblem: try stateProblems(pluginID: pluginID, version: version, environment: environment, anchor: anchor).first,
             signature: policy == .off ? nil : try signatureVerdict(pluginID: pluginID, version: version))
     }
 
     /// A ``HostView`` of `environment` for a host that names `relevantTo` (its compiled-in, active and reported
     /// plug-ins; see ``registrySnapshot(environment:relevantTo:)``).
-    public func hostView(environment: String, relevantTo: Set<String>) throws(BoardError) -> HostView {
-        let registry = try registrySnapshot(environment: environment, relevantTo: relevantTo)
+    ///
+    /// The registry is read with the proof of the board as a whole (see ``proveHead(extending:)``), walked on from the
+    /// last head this object proved; the view is returned with the head that proves it, which `plugboard serve`
+    /// signs with the board's key.
+    ///
+    /// - Throws: ``BoardError`` `.integrity` when the board cannot be proven: no host is given a view of it.
+    public func hostView(environment: String, relevantTo: Set<String>) throws(BoardError) -> (view: HostView, head: AuditCheckpoint?) {
+        let (registry, head) = try provenRegistrySnapshot(environment: environment, relevantTo: relevantTo, anchor: nil)
         var checks: [String: ReleaseCheck] = [:]
+        var releases: [String: SignatureEvidence.Release] = [:]
         for plugin in registry.plugins.values where plugin.enabled {
             for version in plugin.versions {
-                checks[ReleaseCheck.key(plugin.id, version.version)] = try releaseCheck(
-                    pluginID: plugin.id, version: version.version, environment: environment, policy: registry.signaturePolicy)
+                let key = ReleaseCheck.key(plugin.id, version.version)
+                checks[key] = try releaseCheck(
+                    pluginID: plugin.id, version: version.version, environment: environment, policy: registry.signaturePolicy,
+                    anchor: head)
+                if registry.signaturePolicy != .off, let release = try signatureEvidence(pluginID: plugin.id, version: version.version) {
+                    releases[key] = release
+                }
             }
         }
-        return HostView(registry: registry, checks: checks, features: try featureSet(environment: environment, requireExisting: false))
+        let evidence =
+            registry.signaturePolicy == .off
+            ? nil : SignatureEvidence(releases: releases, trust: try read { db in try SignatureQueries.trust(db) })
+        let view = HostView(
+            registry: registry, checks: checks, features: try featureSet(environment: environment, requireExisting: false),
+            evidence: evidence)
+        return (view, head)
+    }
+
+    /// The statement and signatures of one registered release, as its rows give them (nil when not registered).
+    private func signatureEvidence(pluginID: String, version: String) throws(BoardError) -> SignatureEvidence.Release? {
+        try read { db in
+            guard let statement = try SignatureQueries.release(db, pluginID, version) else { return nil }
+            return SignatureEvidence.Release(statement: statement, signatures: try SignatureQueries.signatures(db, pluginID, version))
+        }
     }
 
     /// Whether `sha256` is the artifact of a registered release (the only files `plugboard serve` hands out).

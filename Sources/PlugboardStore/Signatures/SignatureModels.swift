@@ -232,9 +232,9 @@ public struct Signer: Sendable, Hashable, Codable {
 }
 
 /// The trusted and revoked keys a signature check relies on, read in one transaction.
-public struct SignerTrust: Sendable, Hashable {
+public struct SignerTrust: Sendable, Hashable, Codable {
     /// One trusted key: its public key and the plug-ins it is trusted for.
-    public struct TrustedKey: Sendable, Hashable {
+    public struct TrustedKey: Sendable, Hashable, Codable {
         /// Base64 of the raw 32-byte public key.
         public let publicKey: String
         /// Plug-in ids, or `*` for every plug-in.

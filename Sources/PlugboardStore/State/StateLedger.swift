@@ -103,7 +103,9 @@ enum StateLedger {
         // The usual case: rows, log and index agree. Each row and each index entry is looked up in the log's map as it
         // is read (no map of the rows or of the index is built); the index, read in key order, then gives the bucket
         // hashes without sorting. Only when something differs is the slow path below needed, to name what differs.
-        if let rows = try agreeingRowCount(db, expected: expected), let buckets = try indexBucketHashes(db) {
+        // Without the index (its tables dropped: the structure check names that), the rows are compared with the log alone.
+        let hasIndex = try db.tableExists("state_digests") && db.tableExists("state_buckets")
+        if hasIndex, let rows = try agreeingRowCount(db, expected: expected), let buckets = try indexBucketHashes(db) {
             let root = StateDigest.root(buckets)
             if recordedRoot == nil || recordedRoot == root, try StateQueries.bucketHashes(db) == buckets {
                 return ([], root, rows)
@@ -115,25 +117,18 @@ enum StateLedger {
         for table in StateTables.all where try db.tableExists(table.name) {
             try StateQueries.forEachDigest(db, table) { key, digest in actual[StateEntity(table: table.name, key: key)] = digest }
         }
-        let indexed = try StateQueries.allIndexed(db)
+        let indexed = hasIndex ? try StateQueries.allIndexed(db) : expected
         for entity in actual == expected ? [] : Set(actual.keys).union(expected.keys).sorted() {
-            switch (expected[entity], actual[entity]) {
-            case (nil, .some):
-                problems.append("\(entity.table): row \(entity.readableKey) was added without an audit row")
-            case (.some, nil):
-                problems.append("\(entity.table): row \(entity.readableKey) was removed outside the log")
-            case (.some(let logged), .some(let current)) where logged != current:
-                problems.append("\(entity.table): \(describeChange(db, entity)) outside the log")
-            default:
-                break
-            }
+            if let problem = difference(db, entity, logged: expected[entity], current: actual[entity]) { problems.append(problem) }
         }
         let actualBuckets = StateDigest.bucketHashes(of: actual)
         let root = StateDigest.root(actualBuckets)
         if problems.isEmpty, let recordedRoot, recordedRoot != root {
             problems.append("the state root of the rows (\(root)) differs from the one the log recorded last (\(recordedRoot))")
         }
-        if indexed != expected {
+        if !hasIndex {
+            // Named by the structure check.
+        } else if indexed != expected {
             let differing = Set(indexed.keys).union(expected.keys).filter { indexed[$0] != expected[$0] }.sorted()
             problems.append(
                 "state_digests: the index of digests differs from the log for \(differing.count) row(s) (first: \(differing[0].table) \(differing[0].readableKey)); hosts check against it"
@@ -165,6 +160,55 @@ enum StateLedger {
         return agree && entries == expected.count ? rows : nil
     }
 
+    /// How a row differs from what the log recorded (`logged`, nil when the log has no such row), or nil when it does not.
+    static func difference(_ db: Database, _ entity: StateEntity, logged: String?, current: String?) -> String? {
+        switch (logged, current) {
+        case (nil, .some): return "\(entity.table): row \(entity.readableKey) was added without an audit row"
+        case (.some, nil): return "\(entity.table): row \(entity.readableKey) was removed outside the log"
+        case (.some(let logged), .some(let current)) where logged != current:
+            return "\(entity.table): \(describeChange(db, entity)) outside the log"
+        default: return nil
+        }
+    }
+
+    /// The rows of `table` whose key begins with `prefix` (every row when it is empty) compared with the index entries
+    /// of the same keys: one sentence per row added, changed or removed behind the log's back. A host proves this way
+    /// what it must see whole (every kill switch; a release's dependencies, versions and signatures), where a row
+    /// missing from its reads would otherwise go unnoticed.
+    static func rangeProblems(_ db: Database, table name: String, prefix: [any DatabaseValueConvertible]) throws -> [String] {
+        guard let table = StateTables.byName[name], prefix.count <= table.key.count else { return [] }
+        var rows: [String: String] = [:]
+        let columns = try StateQueries.columns(db, name)
+        let condition = prefix.isEmpty ? "" : " WHERE " + table.key.prefix(prefix.count).map { "\($0) = ?" }.joined(separator: " AND ")
+        let statement = try db.cachedStatement(
+            sql: "SELECT \(table.keyExpression()), \(columns.joined(separator: ", ")) FROM main.\(name)\(condition)")
+        try statement.setArguments(StatementArguments(prefix))
+        try StateQueries.forEachRow(db, statement) { handle in
+            let key = sqlite3_column_text(handle, 0).map { String(cString: $0) } ?? ""
+            rows[key] = StateDigest.rowDigest(table: name, columns: columns, statement: handle, offset: 1)
+            return true
+        }
+        var indexed: [String: String] = [:]
+        var arguments: [any DatabaseValueConvertible] = [name]
+        if !prefix.isEmpty {
+            // The keys that begin `["a","1.0.0",` sort between that text and the same text ending in the byte after `,`.
+            let open = String(try StateQueries.key(db, prefix).dropLast()) + ","
+            arguments += [open, String(open.dropLast()) + "-"]
+        }
+        let index = try db.cachedStatement(
+            sql: "SELECT key, digest FROM state_digests WHERE tbl = ?" + (prefix.isEmpty ? "" : " AND key > ? AND key < ?"))
+        try index.setArguments(StatementArguments(arguments))
+        try StateQueries.forEachRow(db, index) { handle in
+            func text(_ column: Int32) -> String { sqlite3_column_text(handle, column).map { String(cString: $0) } ?? "" }
+            indexed[text(0)] = text(1)
+            return true
+        }
+        guard rows != indexed else { return [] }
+        return Set(rows.keys).union(indexed.keys).sorted().compactMap { key in
+            difference(db, StateEntity(table: name, key: key), logged: indexed[key], current: rows[key])
+        }
+    }
+
     /// "row X was changed", or for a kill switch what happened to it.
     private static func describeChange(_ db: Database, _ entity: StateEntity) -> String {
         if entity.table == "kill_switches",
@@ -184,32 +228,16 @@ enum StateLedger {
 
     // MARK: Hosts
 
-    /// Checks that `entities` (rows a host relies on) and every kill switch that could cover `pluginID` match the
-    /// index of the log's digests. Returns one sentence per problem. The index itself is checked against the log's
-    /// last state root by ``indexProblem(_:)``.
-    static func check(_ db: Database, _ entities: [StateEntity], killSwitchesOf pluginID: String) throws -> [String] {
+    /// Checks that `entities` (rows a host relies on) have the digests the index of the log's digests gives them (none
+    /// when the index has none). Returns one sentence per problem. The index itself is proven by ``HeadProof``.
+    static func check(_ db: Database, _ entities: [StateEntity]) throws -> [String] {
         var problems: [String] = []
         var columns: [String: [String]] = [:]
-        var all = entities
-        let switches = try String.fetchAll(
-            db.cachedStatement(sql: "SELECT json_array(id) FROM kill_switches WHERE plugin_id IS NULL OR plugin_id = ?"),
-            arguments: [pluginID])
-        all += switches.map { StateEntity(table: "kill_switches", key: $0) }
-        let removedSwitches = try String.fetchAll(
-            db,
-            sql: """
-                SELECT key FROM state_digests WHERE tbl = 'kill_switches'
-                   AND NOT EXISTS (SELECT 1 FROM kill_switches WHERE id = json_extract(state_digests.key, '$[0]'))
-                """)
-        for key in removedSwitches {
-            problems.append(
-                "the kill switch \(StateEntity(table: "kill_switches", key: key).readableKey) was removed outside the audit log")
-        }
-        for entity in all {
+        for entity in entities {
             if columns[entity.table] == nil { columns[entity.table] = try StateQueries.columns(db, entity.table) }
             let current = try StateQueries.digest(db, entity, columns: columns[entity.table]!)
-            if current != (try StateQueries.indexedDigest(db, entity)) {
-                problems.append("the board's row \(entity.readableKey) in \(entity.table) does not match its audit log")
+            if let problem = difference(db, entity, logged: try StateQueries.indexedDigest(db, entity), current: current) {
+                problems.append(problem)
             }
         }
         return problems
@@ -232,22 +260,6 @@ enum StateLedger {
             return inRange
         }
         return inRange ? hashers.finalize() : nil
-    }
-
-    /// Whether the index of digests (`state_digests`) still hashes to the state root of the last audit row that
-    /// recorded one, and that row is intact; one sentence when not. One pass over the index.
-    static func indexProblem(_ db: Database) throws -> String? {
-        guard let recorded = try StateQueries.lastRecordedRoot(db) else { return nil }
-        guard let buckets = try indexBucketHashes(db) else {
-            return "the index of the audit log's digests was edited (a bucket out of range)"
-        }
-        if StateDigest.root(buckets) != recorded.root {
-            return "the index of the audit log's digests does not match the state root of audit row \(recorded.seq)"
-        }
-        if let record = try AuditQueries.record(db, seq: recorded.seq), !AuditLog.isIntact(record) {
-            return "audit row \(recorded.seq) was edited: its content does not match its hash"
-        }
-        return nil
     }
 
     /// Proves one row read outside a change against the log: its digest is the index's, its bucket hashes to the

@@ -3,6 +3,9 @@ import GRDBSQLite
 
 /// The SQL of the state proof.
 enum StateQueries {
+    /// The migration that brought the state proof (its tables and the audit log's state columns).
+    static let proofMigration = 6
+
     /// Whether the board has the state proof's tables (migration 0006 applied).
     static func isTracked(_ db: Database) throws -> Bool {
         try Bool.fetchOne(

@@ -1,0 +1,344 @@
+import Crypto
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What the board's own key signs for hosts on other machines: which board state a snapshot (or a freshness notice)
+/// is, for which environment, until when, and the digest of its content.
+///
+/// Its canonical text, the bytes that are signed (UTF-8), is ten lines, each ending with a newline:
+///
+/// ```
+/// plugboard-snapshot-v1
+/// environment=production
+/// seq=<the audit log's head: sequence number>
+/// head=<its hash>
+/// root=<its state root, or none>
+/// issued-at=<milliseconds since 1970-01-01T00:00:00Z>
+/// expires-at=<milliseconds since 1970-01-01T00:00:00Z>
+/// content-sha256=<SHA-256 of the snapshot's JSON, or none for a freshness notice>
+/// board-keys=<the board's public keys, base64, separated by commas: the current one first>
+/// ```
+///
+/// A host trusts the statement only when a key it was given (or learned from an earlier statement signed by one it
+/// trusted) signed it; it refuses one older than its anchor, and reports a snapshot past `expires-at` as stale.
+public struct SnapshotStatement: Sendable, Hashable {
+    /// The first line of the canonical text.
+    public static let header = "plugboard-snapshot-v1"
+
+    /// The environment the snapshot describes.
+    public let environment: String
+    /// The audit log's head the snapshot was read at (sequence 0 and the genesis hash for an empty log).
+    public let head: AuditCheckpoint
+    /// When the server signed it.
+    public let issuedAt: Date
+    /// After this, the host reports its snapshot as stale until a newer statement arrives.
+    public let expiresAt: Date
+    /// SHA-256 of the snapshot's JSON; nil for a freshness notice, which vouches for the snapshot of the same head.
+    public let contentSHA256: String?
+    /// The board's public keys (base64 of the raw 32 bytes), the current one first: hosts follow a key rotation by
+    /// learning the new key from a statement the old one signed.
+    public let boardKeys: [String]
+
+    /// Creates a statement.
+    public init(
+        environment: String, head: AuditCheckpoint, issuedAt: Date, expiresAt: Date, contentSHA256: String?, boardKeys: [String]
+    ) {
+        self.environment = environment
+        self.head = head
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+        self.contentSHA256 = contentSHA256
+        self.boardKeys = boardKeys
+    }
+
+    /// The canonical text: what is signed.
+    public var text: String {
+        """
+        \(Self.header)
+        environment=\(environment)
+        seq=\(head.seq)
+        head=\(head.hash)
+        root=\(head.stateRoot ?? "none")
+        issued-at=\(Self.milliseconds(issuedAt))
+        expires-at=\(Self.milliseconds(expiresAt))
+        content-sha256=\(contentSHA256 ?? "none")
+        board-keys=\(boardKeys.joined(separator: ","))
+
+        """
+    }
+
+    /// A time as whole milliseconds since 1970: exact both ways, unlike a decimal fraction of seconds.
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    /// Parses a canonical text; nil unless it is exactly the canonical text of a statement.
+    public init?(text: String) {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard text.utf8.count <= 8192, lines.count == 10, lines[0] == Self.header, lines[9].isEmpty else { return nil }
+        let keys = ["environment", "seq", "head", "root", "issued-at", "expires-at", "content-sha256", "board-keys"]
+        var values: [String] = []
+        for (line, key) in zip(lines[1...8], keys) {
+            guard line.hasPrefix(key + "=") else { return nil }
+            values.append(String(line.dropFirst(key.count + 1)))
+        }
+        func isDigest(_ text: String) -> Bool { text.utf8.count == 64 && text.utf8.allSatisfy(SigningKeys.isLowerHex) }
+        guard let seq = Int64(values[1]), seq >= 0, isDigest(values[2]), values[3] == "none" || isDigest(values[3]),
+            let issued = Int64(values[4]), let expires = Int64(values[5]),
+            values[6] == "none" || isDigest(values[6])
+        else { return nil }
+        self.init(
+            environment: values[0], head: AuditCheckpoint(seq: seq, hash: values[2], stateRoot: values[3] == "none" ? nil : values[3]),
+            issuedAt: Date(timeIntervalSince1970: Double(issued) / 1000), expiresAt: Date(timeIntervalSince1970: Double(expires) / 1000),
+            contentSHA256: values[6] == "none" ? nil : values[6],
+            boardKeys: values[7].isEmpty ? [] : values[7].split(separator: ",").map(String.init))
+        guard self.text == text else { return nil }
+    }
+}
+
+/// A statement with the board's signatures, and for a snapshot its content: what `GET /api/host/snapshot` answers,
+/// what the host stream's `fresh` events carry (without content), and what a host keeps in its cache.
+///
+/// JSON: `{"statement": TEXT, "signatures": [{"keyID": …, "signature": BASE64}], "content": BASE64 or absent}`.
+public struct SignedSnapshot: Sendable, Hashable, Codable {
+    /// One signature of the statement's text.
+    public struct Signature: Sendable, Hashable, Codable {
+        /// The id of the board key (``SigningKeys/keyID(publicKey:)``).
+        public let keyID: String
+        /// The Ed25519 signature of the statement's UTF-8 bytes, base64.
+        public let signature: String
+    }
+
+    /// The canonical text of the ``SnapshotStatement``.
+    public let statement: String
+    /// Its signatures, one per key of the board's keyring.
+    public let signatures: [Signature]
+    /// The snapshot's JSON (a ``HostView``), base64; nil for a freshness notice.
+    public let content: String?
+
+    /// An envelope of a statement's text, its signatures and its content (base64).
+    public init(statement: String, signatures: [Signature], content: String?) {
+        self.statement = statement
+        self.signatures = signatures
+        self.content = content
+    }
+
+    /// The largest envelope a host reads.
+    public static let maximumSize = 256 << 20
+
+    /// Signs `statement` (and `content`, whose digest it must name) with every key of `keyring`.
+    public static func sign(_ statement: SnapshotStatement, content: Data?, keyring: BoardKeyring) -> SignedSnapshot {
+        let text = statement.text
+        let signatures = keyring.keys.map { key in
+            Signature(
+                keyID: SigningKeys.keyID(publicKey: key.publicKey.rawRepresentation),
+                signature: ((try? key.signature(for: Data(text.utf8))) ?? Data()).base64EncodedString())
+        }
+        return SignedSnapshot(statement: text, signatures: signatures, content: content?.base64EncodedString())
+    }
+
+    /// The JSON sent and cached.
+    public func encoded() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)) ?? Data()
+    }
+
+    /// Checks the envelope and returns its statement and content: signed by one of `trusted` (base64 public keys),
+    /// for `environment`, and with content whose SHA-256 is the one signed.
+    ///
+    /// - Throws: ``BoardError`` `.integrity` with one sentence when any of it does not hold.
+    public static func verify(_ data: Data, trusted: [String], environment: String) throws(BoardError) -> (
+        statement: SnapshotStatement, content: Data?
+    ) {
+        try decode(data).verify(trusted: trusted, environment: environment)
+    }
+
+    /// Decodes an envelope (nothing is checked yet: see ``verify(trusted:environment:)``).
+    public static func decode(_ data: Data) throws(BoardError) -> SignedSnapshot {
+        guard data.count <= maximumSize, let envelope = try? JSONDecoder().decode(SignedSnapshot.self, from: data) else {
+            throw BoardError(.integrity, "the snapshot is not a signed snapshot of a board (JSON with statement, signatures and content)")
+        }
+        return envelope
+    }
+
+    /// ``verify(_:trusted:environment:)`` of a decoded envelope.
+    public func verify(trusted: [String], environment: String) throws(BoardError) -> (statement: SnapshotStatement, content: Data?) {
+        let envelope = self
+        guard let statement = SnapshotStatement(text: envelope.statement) else {
+            throw BoardError(.integrity, "the snapshot's statement is not canonical: it was altered")
+        }
+        let keys = Dictionary(
+            trusted.compactMap { text in
+                (try? SigningKeys.publicKey(base64: text)).map { (SigningKeys.keyID(publicKey: $0.rawRepresentation), $0) }
+            }, uniquingKeysWith: { first, _ in first })
+        let signed = envelope.signatures.contains { signature in
+            guard let key = keys[signature.keyID], let bytes = Data(base64Encoded: signature.signature), bytes.count == 64 else {
+                return false
+            }
+            return key.isValidSignature(bytes, for: Data(envelope.statement.utf8))
+        }
+        guard signed else {
+            let ids = envelope.signatures.map(\.keyID).map { Validate.printable(String($0.prefix(16))) }.joined(separator: ", ")
+            throw BoardError(
+                .integrity,
+                "the snapshot is not signed by the board's key this host trusts (signed by \(ids.isEmpty ? "no key" : "key " + ids)): it was altered, or comes from another board"
+            )
+        }
+        guard statement.environment == environment else {
+            throw BoardError(
+                .integrity, "the snapshot is of the environment \(Validate.printable(statement.environment)), not \(environment)")
+        }
+        var content: Data?
+        if let text = envelope.content {
+            guard let bytes = Data(base64Encoded: text), statement.contentSHA256 == SHA256.hex(bytes) else {
+                throw BoardError(.integrity, "the snapshot's content is not the one its statement signs: it was altered")
+            }
+            content = bytes
+        } else if statement.contentSHA256 != nil {
+            throw BoardError(.integrity, "the snapshot carries no content although its statement signs one")
+        }
+        return (statement, content)
+    }
+}
+
+/// The board's own Ed25519 keys, with which `plugboard serve` signs host snapshots: kept in the file `<board>.board-key`
+/// beside the master key (mode 0600, never in the board), made by `plugboard init` and on first use for older boards.
+///
+/// The file holds the current key and, during a rotation, the previous one: `plugboard board-key rotate` makes a new
+/// current key and keeps the old one, so that snapshots are signed by both and hosts that know only the old key learn
+/// the new one from them; `plugboard board-key retire` drops the previous key once hosts follow.
+public struct BoardKeyring: Sendable {
+    /// The keys, the current one first.
+    public let keys: [Curve25519.Signing.PrivateKey]
+
+    static let header = "-----BEGIN PLUGBOARD BOARD KEYS-----"
+    static let footer = "-----END PLUGBOARD BOARD KEYS-----"
+
+    /// A keyring of `keys` (the current one first).
+    public init(keys: [Curve25519.Signing.PrivateKey]) { self.keys = keys }
+
+    /// A new keyring with one new key.
+    public static func generate() -> BoardKeyring { BoardKeyring(keys: [Curve25519.Signing.PrivateKey()]) }
+
+    /// The public keys, base64 of their raw 32 bytes, the current one first.
+    public var publicKeys: [String] { keys.map { $0.publicKey.rawRepresentation.base64EncodedString() } }
+
+    /// The key ids, the current one first.
+    public var keyIDs: [String] { keys.map { SigningKeys.keyID(publicKey: $0.publicKey.rawRepresentation) } }
+
+    /// The path of the key file of the board at `boardPath`.
+    public static func path(forBoard boardPath: String) -> String { boardPath + ".board-key" }
+
+    /// The file's text.
+    var text: String {
+        ([Self.header] + keys.map { $0.rawRepresentation.base64EncodedString() } + [Self.footer]).joined(separator: "\n") + "\n"
+    }
+
+    /// Parses the file's text.
+    static func parse(_ text: String, path: String) throws(BoardError) -> BoardKeyring {
+        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard lines.count >= 3, lines.count <= 6, lines.first == header, lines.last == footer else {
+            throw BoardError(.invalidInput, "\(path) is not a board key file; make one with plugboard board-key rotate")
+        }
+        var keys: [Curve25519.Signing.PrivateKey] = []
+        for line in lines.dropFirst().dropLast() {
+            guard let raw = Data(base64Encoded: line), raw.count == 32, let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
+            else { throw BoardError(.invalidInput, "\(path) holds a line that is not an Ed25519 private key") }
+            keys.append(key)
+        }
+        return BoardKeyring(keys: keys)
+    }
+}
+
+extension BoardKeyring {
+    /// The keyring of the board at `boardPath`, or nil when its key file does not exist. The file must be a regular
+    /// file (not a symbolic link) of the current user or root, readable by nobody else.
+    public static func load(boardPath: String) throws(BoardError) -> BoardKeyring? {
+        let path = path(forBoard: boardPath)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            if errno == ELOOP { throw BoardError(.invalidInput, "the board key file \(path) is a symbolic link, which is refused") }
+            throw BoardError(.io, "cannot open the board key file \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw BoardError(.invalidInput, "the board key file \(path) is not a regular file")
+        }
+        guard info.st_uid == geteuid() || info.st_uid == 0 else {
+            throw BoardError(
+                .invalidInput, "the board key file \(path) belongs to user id \(info.st_uid), not to the current user or root; chown it")
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            throw BoardError(
+                .invalidInput,
+                "the board key file \(path) is readable or writable by its group or others (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(path)"
+            )
+        }
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        var length = 0
+        while length < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + length, $0.count - length) }
+            if n == 0 { break }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw BoardError(.io, "cannot read the board key file \(path): \(String(cString: strerror(errno)))")
+            }
+            length += n
+        }
+        return try parse(String(decoding: bytes[0..<length], as: UTF8.self), path: path)
+    }
+
+    /// The keyring of the board at `boardPath`, made (a new key, in a new file of mode 0600) when it has none.
+    public static func loadOrCreate(boardPath: String) throws(BoardError) -> BoardKeyring {
+        if let keyring = try load(boardPath: boardPath) { return keyring }
+        let keyring = generate()
+        do { try keyring.write(toNew: path(forBoard: boardPath)) } catch  where error.code == .conflict {
+            // Another process made it first: use theirs.
+            if let keyring = try load(boardPath: boardPath) { return keyring }
+            throw error
+        }
+        return keyring
+    }
+
+    /// Writes the keyring to a new file of mode 0600; refuses an existing path (`.conflict`).
+    func write(toNew path: String) throws(BoardError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else {
+            if errno == EEXIST { throw BoardError(.conflict, "\(path) already exists") }
+            throw BoardError(.io, "cannot create the board key file \(path): \(String(cString: strerror(errno)))")
+        }
+        let data = Array(text.utf8)
+        let written = data.withUnsafeBytes { posixWrite(fd, $0.baseAddress, $0.count) }
+        let synced = fchmod(fd, 0o600) == 0 && fsync(fd) == 0
+        close(fd)
+        guard written == data.count, synced else {
+            unlink(path)
+            throw BoardError(.io, "cannot write the board key file \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Replaces the key file of the board at `boardPath` with this keyring (a new file renamed over the old one).
+    public func save(boardPath: String) throws(BoardError) {
+        let path = Self.path(forBoard: boardPath)
+        let temporary = path + ".\(getpid()).new"
+        unlink(temporary)
+        try write(toNew: temporary)
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw BoardError(.io, "cannot replace the board key file \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+/// write(2), named apart from ``BoardKeyring/write(toNew:)``.
+private func posixWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+    write(fd, buffer, count)
+}

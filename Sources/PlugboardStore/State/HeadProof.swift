@@ -1,0 +1,129 @@
+import GRDB
+import Synchronization
+
+/// What a host proves about the whole board before it acts on any row of it, from an anchor it keeps itself (the
+/// newest audit row it accepted: sequence, hash, state root):
+///
+/// 1. the board's structure is the one its migrations made (``SchemaProof``): a dropped proof table or trigger is
+///    tampering, never "a board from before the proof";
+/// 2. the audit log extends the anchor: the anchor's row is still there with its hash and root, and every row after
+///    it chains to the one before and matches its own hash (a forged row, a deleted one, a rewritten log, or an older
+///    copy of the board swapped in are refused);
+/// 3. the head's state root is the root of the index of row digests, bucket by bucket (so each row proven against
+///    the index is proven by the head);
+/// 4. the rows that stop plug-ins wherever they are (every kill switch, every revocation of a signing key, every
+///    signature policy) are exactly the ones the log recorded: none added, changed or removed.
+///
+/// The rows of each release a host considers are proven on top of this (``Board/stateProblems(pluginID:version:environment:anchor:)``).
+struct HeadProof: Sendable {
+    /// The head the board was proven at (nil for an empty log).
+    let head: AuditCheckpoint?
+    /// Whether the board has the state proof (false only for a board from before it, whose log never recorded a root).
+    let tracked: Bool
+    /// The first problem, naming the row or object; nil when proven.
+    let problem: String?
+
+    /// Tables whose every row is proven: what they lack or gain behind the log's back changes what runs everywhere.
+    static let wholeTables = ["kill_switches", "signer_revocations", "signature_policies"]
+
+    /// Proves the board as `db` sees it from `anchor` (from the first row when nil); `from` is a head this process
+    /// already proved to extend `anchor`, whose row is checked again and from which the walk starts.
+    static func prove(_ db: Database, anchor: AuditCheckpoint?, from known: AuditCheckpoint?) throws -> HeadProof {
+        if let problem = try SchemaProof.problems(db).first { return HeadProof(head: nil, tracked: true, problem: problem) }
+        let start = known ?? anchor
+        var head = start
+        var sawRoot = start?.stateRoot != nil
+        if let start {
+            guard let row = try AuditQueries.record(db, seq: start.seq) else {
+                let last = try AuditQueries.head(db)?.seq ?? 0
+                return HeadProof(
+                    head: nil, tracked: true,
+                    problem:
+                        "the board's audit log ends at row \(last), before row \(start.seq) that this host already accepted: an older copy of the board is refused"
+                )
+            }
+            if row.hash != start.hash || (start.stateRoot != nil && row.stateRoot != start.stateRoot) {
+                return HeadProof(
+                    head: nil, tracked: true,
+                    problem:
+                        "audit row \(start.seq) is not the one this host accepted (its hash or state root differs): the log was rewritten or another board swapped in"
+                )
+            }
+        }
+        var problem: String?
+        try AuditQueries.forEachChainRow(db, after: start?.seq ?? 0) { row in
+            guard problem == nil else { return }
+            let expectedSeq = (head?.seq ?? 0) + 1
+            if row.seq != expectedSeq {
+                problem = "audit row \(expectedSeq) is missing before row \(row.seq): rows were deleted"
+            } else if row.prevHash != (head?.hash ?? AuditLog.genesisHash) {
+                problem =
+                    "audit row \(row.seq) does not chain to the row before it (prev_hash differs): a row was forged, deleted or reordered"
+            } else if !row.contentMatchesHash {
+                problem = "audit row \(row.seq) was edited: its content does not match its hash"
+            } else if sawRoot, row.stateRoot == nil {
+                problem = "audit row \(row.seq) has no state root although the rows before it have one"
+            }
+            sawRoot = sawRoot || row.stateRoot != nil
+            head = AuditCheckpoint(seq: row.seq, hash: row.hash, stateRoot: row.stateRoot)
+        }
+        if let problem { return HeadProof(head: nil, tracked: true, problem: problem) }
+        let tracked = try sawRoot || SchemaProof.appliedVersions(db).contains(StateQueries.proofMigration)
+        guard tracked else { return HeadProof(head: head, tracked: false, problem: nil) }
+        guard let root = head?.stateRoot else {
+            return HeadProof(
+                head: nil, tracked: true, problem: "the board has the state proof but its last audit row records no state root")
+        }
+        guard let buckets = try StateLedger.indexBucketHashes(db) else {
+            return HeadProof(head: nil, tracked: true, problem: "the index of the audit log's digests was edited (a bucket out of range)")
+        }
+        if try StateDigest.root(buckets) != root || StateQueries.bucketHashes(db) != buckets {
+            return HeadProof(
+                head: nil, tracked: true,
+                problem: "the index of the audit log's digests does not match the state root of audit row \(head?.seq ?? 0): it was edited")
+        }
+        for table in wholeTables where try db.tableExists(table) {
+            if let problem = try StateLedger.rangeProblems(db, table: table, prefix: []).first {
+                return HeadProof(head: nil, tracked: true, problem: problem)
+            }
+        }
+        return HeadProof(head: head, tracked: true, problem: nil)
+    }
+}
+
+/// The head proofs a ``Board`` made: the last one by state of the file and anchor, and the newest head proven, from
+/// which the next walk of the log starts.
+final class HeadProofs: Sendable {
+    private struct Last {
+        let key: String
+        let anchor: AuditCheckpoint?
+        let proof: HeadProof
+    }
+
+    /// A stretch of the log this process walked: every row from `from` (the first row when nil) to `to` chains.
+    private struct Walked {
+        let from: AuditCheckpoint?
+        let to: AuditCheckpoint
+    }
+
+    private let last = Mutex<Last?>(nil)
+    private let walked = Mutex<Walked?>(nil)
+
+    /// The proof of the board in the file state `key` from `anchor`.
+    func proof(_ db: Database, key: String, anchor: AuditCheckpoint?) throws -> HeadProof {
+        if let known = last.withLock({ $0 }), known.key == key, known.anchor == anchor { return known.proof }
+        // A walk already made from this anchor (or through it) need not be made again: it continues from its end.
+        let stretch = walked.withLock { $0 }
+        let from = stretch.flatMap { $0.from == anchor || $0.to == anchor ? $0.to : nil }
+        var proof = try HeadProof.prove(db, anchor: anchor, from: from)
+        if proof.problem != nil, from != nil {
+            // The stretch's end may itself be what changed: walk again from the anchor itself.
+            proof = try HeadProof.prove(db, anchor: anchor, from: nil)
+        }
+        if proof.problem == nil, let head = proof.head {
+            walked.withLock { $0 = Walked(from: anchor, to: head) }
+        }
+        last.withLock { $0 = Last(key: key, anchor: anchor, proof: proof) }
+        return proof
+    }
+}

@@ -1,0 +1,47 @@
+import Crypto
+import Foundation
+import PlugboardStore
+import Testing
+
+/// What the board's key signs for hosts on other machines, and what a host accepts of it.
+@Suite("store: signed snapshots")
+struct SignedSnapshotTests {
+    static let head = AuditCheckpoint(seq: 42, hash: String(repeating: "ab", count: 32), stateRoot: String(repeating: "cd", count: 32))
+
+    static func statement(_ keyring: BoardKeyring, content: Data?, environment: String = "production") -> SnapshotStatement {
+        SnapshotStatement(
+            environment: environment, head: head, issuedAt: Date(), expiresAt: Date().addingTimeInterval(60),
+            contentSHA256: content.map { SHA256.hash(data: $0).map { String(format: "%02x", $0) }.joined() }, boardKeys: keyring.publicKeys)
+    }
+
+    @Test func theStatementIsCanonicalAndParsesBack() {
+        let keyring = BoardKeyring.generate()
+        let statement = Self.statement(keyring, content: Data("{}".utf8))
+        #expect(SnapshotStatement(text: statement.text) == statement || SnapshotStatement(text: statement.text)?.text == statement.text)
+        #expect(SnapshotStatement(text: statement.text)?.text == statement.text, "\(statement.text)")
+        #expect(SnapshotStatement(text: statement.text.replacingOccurrences(of: "seq=42", with: "seq=041")) == nil)
+    }
+
+    @Test func aSnapshotVerifiesOnlyWithTheBoardsKeyAndItsOwnContent() throws {
+        let keyring = BoardKeyring.generate()
+        let content = Data(#"{"a":1}"#.utf8)
+        let envelope = SignedSnapshot.sign(Self.statement(keyring, content: content), content: content, keyring: keyring).encoded()
+        let (statement, verified) = try SignedSnapshot.verify(envelope, trusted: keyring.publicKeys, environment: "production")
+        #expect(statement.head == Self.head)
+        #expect(verified == content)
+
+        // Another board's key, another environment, another content: refused, each with its sentence.
+        let other = BoardKeyring.generate()
+        #expect(throws: BoardError.self) { try SignedSnapshot.verify(envelope, trusted: other.publicKeys, environment: "production") }
+        #expect(throws: BoardError.self) { try SignedSnapshot.verify(envelope, trusted: keyring.publicKeys, environment: "staging") }
+        var decoded = try SignedSnapshot.decode(envelope)
+        decoded = SignedSnapshot(
+            statement: decoded.statement, signatures: decoded.signatures, content: Data(#"{"a":2}"#.utf8).base64EncodedString())
+        do {
+            _ = try decoded.verify(trusted: keyring.publicKeys, environment: "production")
+            Issue.record("altered content was accepted")
+        } catch {
+            #expect(error.message.contains("not the one its statement signs"))
+        }
+    }
+}
