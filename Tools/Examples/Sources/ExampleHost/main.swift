@@ -1,12 +1,14 @@
 // example-host: a host app that embeds Plugboard. It loads only the plug-ins the board allows, uses their
 // features, and, with --watch, keeps running and reacts to board changes (kill switches, enable, disable).
 //
-// Usage: example-host --db BOARD [--env NAME] [--host-id ID] [--host-version V] [--watch SECONDS]
-//        example-host --server URL --token TOKEN --cache FOLDER [--env NAME] [--host-id ID] [--watch SECONDS]
+// Usage: example-host --db BOARD [--state FOLDER] [--env NAME] [--host-id ID] [--host-version V] [--watch SECONDS]
+//        example-host --server URL --token TOKEN --board-key KEY --cache FOLDER [--env NAME] [--host-id ID] [--watch SECONDS]
 //
-// With --server the host reads the board served by `plugboard serve`, as a host on another machine would; it keeps
-// its last snapshot in FOLDER and starts from it when the server is unreachable. Secure storage stays on the board's
-// machine, so the notes plug-in says it has none.
+// With --server the host reads the board served by `plugboard serve`, as a host on another machine would: it uses only
+// snapshots signed by the board key KEY (`plugboard board-key show`, or $PLUGBOARD_BOARD_KEY), keeps its last snapshot
+// and its anchor in FOLDER and starts from it when the server is unreachable. Secure storage stays on the board's
+// machine, so the notes plug-in says it has none. With --state a host of the board file keeps its anchor (the newest
+// audit head it accepted) in FOLDER, so that an older copy of the board is refused even after a restart.
 
 import ExampleFeatures
 import Foundation
@@ -52,14 +54,18 @@ let configuration: HostConfiguration
 if let server = option("--server") {
     // A host on another machine: the board served by `plugboard serve`, with a cache of its own.
     guard let url = URL(string: server), let token = option("--token") ?? ProcessInfo.processInfo.environment["PLUGBOARD_TOKEN"],
-        let cache = option("--cache")
+        let cache = option("--cache"), let boardKey = option("--board-key") ?? ProcessInfo.processInfo.environment["PLUGBOARD_BOARD_KEY"]
     else {
-        FileHandle.standardError.write(Data("example-host: --server needs a URL, --token (or PLUGBOARD_TOKEN) and --cache\n".utf8))
+        FileHandle.standardError.write(
+            Data(
+                "example-host: --server needs a URL, --token (or PLUGBOARD_TOKEN), --board-key (or PLUGBOARD_BOARD_KEY) and --cache\n".utf8)
+        )
         exit(2)
     }
     do {
         configuration = try HostConfiguration(
-            server: url, token: token, cacheFolder: cache, identity: identity, configuration: pluginConfiguration, services: services)
+            server: url, token: token, cacheFolder: cache, identity: identity, boardKeys: [boardKey], configuration: pluginConfiguration,
+            services: services)
     } catch {
         FileHandle.standardError.write(Data("example-host: \(error.message)\n".utf8))
         exit(1)
@@ -73,10 +79,12 @@ if let server = option("--server") {
         FileHandle.standardError.write(Data("example-host: \(error)\n".utf8))
         exit(1)
     }
-    configuration = HostConfiguration(
+    var local = HostConfiguration(
         board: board, identity: identity, secureStorage: ExampleSPI.secureStorage(board: board),
         flags: BoardFlagProvider(board: board, environment: identity.environment), configuration: pluginConfiguration,
         services: services)
+    local.stateFolder = option("--state")
+    configuration = local
 }
 let host = PluginHost(configuration: configuration)  // its warnings (a cached snapshot, …) go to the log on stderr
 host.register(NotesPlugin.id, version: NotesPlugin.version) { NotesPlugin(context: $0) }
