@@ -60,7 +60,9 @@ struct HostFeedTests {
         _ = try board.register(manifest, actor: Self.admin)
         _ = try board.setEnabled(Self.plugin, true, environment: "default", actor: Self.admin)
         let feeds = HostFeeds(board: board, metrics: ServerMetrics(), logger: Logger(label: "test"))
-        return (board, feeds, try feeds.openStream("default"))
+        let token = try board.createAPIToken(name: "hosts", environment: "default", kind: .hosts, actor: Self.admin).secret
+        let credential = try #require(try board.apiTokenCredentials().first { $0.digest == APITokenSecret.digest(token) })
+        return (board, feeds, try feeds.openStream("default", token: credential))
     }
 
     /// The event's name (`connected`, `changed`), or nil for a comment.
