@@ -77,28 +77,39 @@ struct TokenProcessTests {
 
     @Test func anExpiredTokensStreamsEnd() async throws {
         let (sandbox, server, base) = try await serve()
-        // An expiry a few seconds away, in the form --expires takes for a time.
-        let expiry = Date().addingTimeInterval(6)
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let sdk = try await token(sandbox, "--name", "brief", "--expires", formatter.string(from: expiry))
-        let host = try await token(sandbox, "--name", "brief-host", "--for", "hosts", "--expires", formatter.string(from: expiry))
-        try await waitUntilAccepted("\(base)/api/client/features", sdk)
-        let sdkStream = try stream("\(base)/api/client/streaming", sdk)
-        let hostStream = try stream("\(base)/api/host/stream", host)
-        let connected = await sdkStream.waitForLine(timeout: .seconds(5)) { $0.contains(#""type":"hydration""#) } != nil
-        let hostConnected = await hostStream.waitForLine(timeout: .seconds(5)) { $0 == "event: connected" } != nil
-        try #require(Date() < expiry, "the machine is too busy: the streams opened after the token expired; run again")
-        #expect(connected && hostConnected, "\(sdkStream.output) \(hostStream.output)")
-
-        for (name, curl) in [("brief", sdkStream), ("brief-host", hostStream)] {
-            let closed = await curl.waitForExit(timeout: .seconds(20))
-            #expect(closed != nil, "the stream of the expired token '\(name)' is still open")
-            let late = Date().timeIntervalSince(expiry)
-            print("the stream of the token '\(name)' closed by \(String(format: "%.3f", late)) s after it expired (as seen by the test)")
-            #expect(curl.output.contains { $0.hasPrefix(": stream closed: the token '\(name)' expired at ") }, "\(curl.output)")
+        // Tokens that expire a few seconds from now (--expires takes a time), and a stream of each opened before then. On
+        // a machine too busy to open them in time, again with twice the margin.
+        var margin = 8.0
+        for attempt in 1...4 {
+            let expiry = Date().addingTimeInterval(margin)
+            let (sdkName, hostName) = ("brief-\(attempt)", "brief-host-\(attempt)")
+            let sdk = try await token(sandbox, "--name", sdkName, "--expires", formatter.string(from: expiry))
+            let host = try await token(sandbox, "--name", hostName, "--for", "hosts", "--expires", formatter.string(from: expiry))
+            try await waitUntilAccepted("\(base)/api/client/features", sdk)
+            let sdkStream = try stream("\(base)/api/client/streaming", sdk)
+            let hostStream = try stream("\(base)/api/host/stream", host)
+            let connected = await sdkStream.waitForLine(timeout: .seconds(margin)) { $0.contains(#""type":"hydration""#) } != nil
+            let hostConnected = await hostStream.waitForLine(timeout: .seconds(margin)) { $0 == "event: connected" } != nil
+            guard connected && hostConnected && Date() < expiry else {
+                await sdkStream.stop()
+                await hostStream.stop()
+                margin *= 2
+                continue
+            }
+            for (name, curl) in [(sdkName, sdkStream), (hostName, hostStream)] {
+                let closed = await curl.waitForExit(timeout: .seconds(20))
+                #expect(closed != nil, "the stream of the expired token '\(name)' is still open 20 s after it expired")
+                let late = Date().timeIntervalSince(expiry)
+                print("the stream of the token '\(name)' closed \(String(format: "%.3f", late)) s after it expired (as seen by the test)")
+                #expect(curl.output.contains { $0.hasPrefix(": stream closed: the token '\(name)' expired at ") }, "\(curl.output)")
+            }
+            #expect(await server.stop() == 0, "\(server.errorOutput)")
+            return
         }
-        #expect(await server.stop() == 0, "\(server.errorOutput)")
+        Issue.record("the streams never opened before their tokens expired, even with \(margin / 2) s to spare")
+        await server.stop()
     }
 
     @Test func eachKindReadsItsRoutesAndAHostOnlyTheArtifactsOfItsEnvironment() async throws {
