@@ -6,8 +6,8 @@
 -- (`plugboard token create --for sdk|hosts`, sdk by default); the column's default is the narrower kind, so that a
 -- row written without it can read flags and nothing else.
 --
--- api_tokens is a table of policy: its rows' digests change with the new column, and the migration runner records a
--- board.baseline row with the digests of every row of policy after this migration.
+-- api_tokens is a table of policy: its rows' digests change with the new column, so on a board with tokens the
+-- migration runner records a board.baseline row with the digests of every row of policy after this migration.
 
 ALTER TABLE api_tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'sdk' CHECK (kind IN ('sdk', 'hosts', 'sdk+hosts'));
 

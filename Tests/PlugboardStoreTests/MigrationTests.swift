@@ -157,6 +157,12 @@ struct MigrationTests {
         let applied = try board.migrate(actor: root).map(\.fileName)
         #expect(applied == ["0010_token_kinds.sql"])
         #expect(try board.verifyAudit().ok)
+        // The token's digest changed with its new column: the migration records every row's anew. (On a board without
+        // tokens it needs no baseline, as a new board shows.)
+        let baselines = try board.auditRecords(AuditQuery()).filter { $0.action == "board.baseline" }.map(\.targetID)
+        #expect(baselines == ["0006_state_proof.sql", "0010_token_kinds.sql"])
+        let fresh = try Board.inMemory(actor: root).auditRecords(AuditQuery()).filter { $0.action == "board.baseline" }
+        #expect(fresh.map(\.targetID) == ["0006_state_proof.sql"])
         #expect(try board.apiTokens().map(\.kind) == [.sdkAndHosts])
         #expect(try board.apiTokenCredentials().map(\.kind) == [.sdkAndHosts])
         let created = try board.createAPIToken(name: "new", environment: "default", actor: root)

@@ -121,8 +121,9 @@ extension Board {
                         after: .object(["version": .int(info.version), "file": .string(info.fileName), "checksum": .string(info.checksum)]))
                 )
                 // The digests of every row after this migration: the state proof's starting point (migration 0006), or
-                // its new one after a migration that changed the columns of a table of policy or filled a new one. A
-                // migration that only adds empty tables (0007) needs none: its own rows are noted like any change's.
+                // its new one after a migration that changed the columns of a table of policy that has rows (0010 on a
+                // board with tokens) or filled a new one. A migration that only adds empty tables (0007), or changes
+                // the columns of empty ones, needs none: its own rows are noted like any change's.
                 if try StateQueries.isTracked(change.db),
                     try !wasTracked || StateQueries.reshapedPolicy(change.db, since: shapeBefore)
                 {
