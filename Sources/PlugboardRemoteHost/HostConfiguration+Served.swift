@@ -5,7 +5,8 @@ import PlugboardPluginAPI
 import PlugboardStore
 
 extension HostConfiguration {
-    /// A host reading the board served by `plugboard serve` at `server`, with an API token of its environment.
+    /// A host reading the board served by `plugboard serve` at `server`, with an API token for hosts of its environment
+    /// (`plugboard token create --for hosts`).
     ///
     /// ```swift
     /// let host = PluginHost(configuration: try HostConfiguration(

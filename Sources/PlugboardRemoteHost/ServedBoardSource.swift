@@ -88,7 +88,8 @@ public final class ServedBoardSource: HostSource, Sendable {
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 
-    /// A source for the server at `server`, with an API token of the host's environment (`plugboard token create`).
+    /// A source for the server at `server`, with an API token for hosts of the host's environment (`plugboard token create
+    /// --for hosts`).
     ///
     /// - Parameter cacheFolder: A folder the host owns (created with mode 0700 if missing).
     /// - Throws: ``PlugboardStore/BoardError`` when the URL is not http(s) or the cache folder cannot be made private.
@@ -107,7 +108,8 @@ public final class ServedBoardSource: HostSource, Sendable {
             throw BoardError(.invalidInput, "the server address \(server.absoluteString) is not an http:// or https:// URL")
         }
         guard !token.isEmpty, !token.contains(where: \.isNewline) else {
-            throw BoardError(.invalidInput, "the API token is empty or spans lines; pass the token plugboard token create printed")
+            throw BoardError(
+                .invalidInput, "the API token is empty or spans lines; pass the token plugboard token create --for hosts printed")
         }
         self.server = server
         self.token = token

@@ -12,10 +12,19 @@ import Synchronization
 /// One task polls the board's change counter (`PRAGMA data_version`, a pragma on an open connection) every
 /// ``ServerConfiguration/pollInterval``; on a change it reloads the tokens and each environment that a client asked
 /// for, computes the delta once, and hands the encoded event to every connected stream of that environment.
+///
+/// Every stream, an SDK's or a host's, knows its token: when a board change revokes the token, or every
+/// ``tokenCheckInterval`` once it has expired, the stream gets a comment that says why and ends.
 final class BoardWatcher: Service, Sendable {
+    /// An open event stream and the digest of the token that opened it.
+    struct Stream: Sendable {
+        let continuation: AsyncStream<ByteBuffer>.Continuation
+        let token: [UInt8]
+    }
+
     private struct State {
         var feeds: [String: EnvironmentFeed] = [:]
-        var streams: [String: [UInt64: AsyncStream<ByteBuffer>.Continuation]] = [:]
+        var streams: [String: [UInt64: Stream]] = [:]
         var nextStreamID: UInt64 = 0
         var closed = false
     }
@@ -25,6 +34,9 @@ final class BoardWatcher: Service, Sendable {
     let metrics: ServerMetrics
     /// The plug-in hosts' feeds (registry changes), kept current by the same board check.
     let hosts: HostFeeds
+    /// How often open streams are checked for tokens that expired (a revocation is a board change: it is noticed
+    /// within ``ServerConfiguration/pollInterval``).
+    static let tokenCheckInterval = Duration.milliseconds(250)
     private let configuration: ServerConfiguration
     private let state = Mutex(State())
     /// The first event id of this run: the start time in seconds, so that ids from an earlier run are older and a
@@ -63,9 +75,12 @@ final class BoardWatcher: Service, Sendable {
         }
     }
 
-    /// Opens an event stream of an environment: the first chunk is what the client lacks (a hydration, or the
-    /// events after `lastEventID` when the log still holds them), then every change as it is committed.
-    func openStream(_ environment: String, lastEventID: Int?) throws(BoardError) -> AsyncStream<ByteBuffer> {
+    /// Opens an event stream of an environment for `token`: the first chunk is what the client lacks (a hydration, or
+    /// the events after `lastEventID` when the log still holds them), then every change as it is committed, until the
+    /// token is no longer accepted.
+    func openStream(
+        _ environment: String, token: APITokenCredential, lastEventID: Int?
+    ) throws(BoardError) -> AsyncStream<ByteBuffer> {
         _ = try feed(environment)
         let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(256))
         let id: UInt64? = state.withLock { state in
@@ -76,7 +91,7 @@ final class BoardWatcher: Service, Sendable {
                 continuation.yield(Self.sse("unleash-connected", id: feed.revision, events: [feed.hydration()]))
             }
             state.nextStreamID += 1
-            state.streams[environment, default: [:]][state.nextStreamID] = continuation
+            state.streams[environment, default: [:]][state.nextStreamID] = Stream(continuation: continuation, token: token.digest)
             return state.nextStreamID
         }
         return metrics.openStream(stream, continuation, id: id) { [weak self] id in
@@ -87,10 +102,16 @@ final class BoardWatcher: Service, Sendable {
     func run() async throws {
         var sinceKeepAlive = Duration.zero
         var sinceFreshness = Duration.zero
+        let clock = ContinuousClock()
+        var lastTokenCheck = clock.now
         await withGracefulShutdownHandler {
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
                 try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.configuration.pollInterval) }
                 await Self.offPool { self.check() }
+                if clock.now - lastTokenCheck >= Self.tokenCheckInterval {
+                    lastTokenCheck = clock.now
+                    endStreamsOfRefusedTokens()
+                }
                 sinceKeepAlive += configuration.pollInterval
                 sinceFreshness += configuration.pollInterval
                 if sinceKeepAlive >= configuration.streamKeepAlive {
@@ -118,7 +139,10 @@ final class BoardWatcher: Service, Sendable {
         guard lastVersion.withLock({ $0 }) != version else { return }
         lastVersion.withLock { $0 = version }
         metrics.boardChanges.withLock { $0 += 1 }
-        do { tokens.reload(try board.apiTokenCredentials()) } catch {
+        do {
+            // A revoked token's streams end now, before any change of this version reaches them.
+            if tokens.reload(try board.apiTokenCredentials()) { endStreamsOfRefusedTokens() }
+        } catch {
             configuration.logger.warning("cannot reload the API tokens", metadata: ["error": "\(error.message)"])
         }
         hosts.boardChanged()
@@ -130,27 +154,56 @@ final class BoardWatcher: Service, Sendable {
                     "cannot reload flags", metadata: ["environment": "\(environment)", "error": "\(error.message)"])
                 continue
             }
-            state.withLock { state in
-                guard var feed = state.feeds[environment] else { return }
+            let slow = state.withLock { state -> [AsyncStream<ByteBuffer>.Continuation] in
+                guard var feed = state.feeds[environment] else { return [] }
                 let added = feed.advance(to: next)
                 state.feeds[environment] = feed
-                guard !added.isEmpty, let streams = state.streams[environment] else { return }
+                guard !added.isEmpty, let streams = state.streams[environment] else { return [] }
                 let chunk = Self.sse("unleash-updated", added)
-                for (id, continuation) in streams {
-                    if case .dropped = continuation.yield(chunk) {
-                        // A client that cannot keep up is disconnected; it resumes with Last-Event-ID.
-                        continuation.finish()
+                var slow: [AsyncStream<ByteBuffer>.Continuation] = []
+                for (id, stream) in streams {
+                    if case .dropped = stream.continuation.yield(chunk) {
+                        slow.append(stream.continuation)
                         state.streams[environment]?.removeValue(forKey: id)
                     }
                 }
+                return slow
             }
+            // A client that cannot keep up is disconnected; it resumes with Last-Event-ID. Finished outside the lock:
+            // finishing runs the stream's termination handler, which takes the lock.
+            for continuation in slow { continuation.finish() }
         }
+    }
+
+    /// Ends every stream, an SDK's or a host's, whose token is no longer accepted (revoked, expired or gone), with a
+    /// comment that says why; the client's next request gets 401 with the same reason.
+    func endStreamsOfRefusedTokens() {
+        let now = Date()
+        let ended = state.withLock { state -> [(AsyncStream<ByteBuffer>.Continuation, String)] in
+            var ended: [(AsyncStream<ByteBuffer>.Continuation, String)] = []
+            for (environment, streams) in state.streams {
+                for (id, stream) in streams {
+                    guard let reason = tokens.refusal(digest: stream.token, at: now) else { continue }
+                    ended.append((stream.continuation, reason))
+                    state.streams[environment]?.removeValue(forKey: id)
+                }
+            }
+            return ended
+        }
+        for (continuation, reason) in ended { Self.end(continuation, because: reason) }
+        hosts.endStreams { token in tokens.refusal(digest: token, at: now) }
+    }
+
+    /// Sends `reason` as an SSE comment and ends the stream.
+    static func end(_ continuation: AsyncStream<ByteBuffer>.Continuation, because reason: String) {
+        continuation.yield(ByteBuffer(string: ": stream closed: \(reason)\n\n"))
+        continuation.finish()
     }
 
     private func broadcastKeepAlive() {
         let chunk = ByteBuffer(string: ": keep-alive\n\n")
         state.withLock { state in
-            for streams in state.streams.values { for continuation in streams.values { continuation.yield(chunk) } }
+            for streams in state.streams.values { for stream in streams.values { stream.continuation.yield(chunk) } }
         }
         hosts.yieldToAll(chunk)
     }
@@ -161,7 +214,7 @@ final class BoardWatcher: Service, Sendable {
             defer { state.streams = [:] }
             return state.streams.values.flatMap(\.values)
         }
-        for continuation in all { continuation.finish() }
+        for stream in all { stream.continuation.finish() }
         hosts.close()
     }
 

@@ -23,7 +23,7 @@ struct ClientAPIRoutes: Sendable {
     // MARK: Reading flags
 
     func features(_ request: Request) throws -> Response {
-        let token = try authenticate(request)
+        let token = try authenticate(request, for: .sdk)
         let feed = try board { () throws(BoardError) in try watcher.feed(token.environment) }
         let query = request.uri.queryParameters
         let namePrefix = query.get("namePrefix")
@@ -46,7 +46,7 @@ struct ClientAPIRoutes: Sendable {
     }
 
     func delta(_ request: Request) throws -> Response {
-        let token = try authenticate(request)
+        let token = try authenticate(request, for: .sdk)
         let feed = try board { () throws(BoardError) in try watcher.feed(token.environment) }
         let etag = "\"\(feed.revision)\""
         let known = request.headers[.ifNoneMatch].flatMap { Int($0.trimmingCharacters(in: CharacterSet(charactersIn: "\" W/"))) }
@@ -58,9 +58,11 @@ struct ClientAPIRoutes: Sendable {
     }
 
     func streaming(_ request: Request) throws -> Response {
-        let token = try authenticate(request)
+        let token = try authenticate(request, for: .sdk)
         let lastEventID = request.headers[.lastEventID].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-        let stream = try board { () throws(BoardError) in try watcher.openStream(token.environment, lastEventID: lastEventID) }
+        let stream = try board { () throws(BoardError) in
+            try watcher.openStream(token.environment, token: token, lastEventID: lastEventID)
+        }
         return Reply.eventStream(stream)
     }
 
@@ -87,7 +89,7 @@ struct ClientAPIRoutes: Sendable {
     }
 
     func register(_ request: Request) async throws -> Response {
-        let token = try authenticate(request)
+        let token = try authenticate(request, for: .sdk)
         let body = try await decode(RegisterBody.self, request, what: "/api/client/register")
         let (app, instance) = try identity(request, appName: body.appName, instanceID: body.instanceId)
         let sdk = try checked(body.sdkVersion ?? request.headers[.unleashSDK], "sdkVersion")
@@ -100,7 +102,7 @@ struct ClientAPIRoutes: Sendable {
     }
 
     func metrics(_ request: Request) async throws -> Response {
-        let token = try authenticate(request)
+        let token = try authenticate(request, for: .sdk)
         let body = try await decode(MetricsBody.self, request, what: "/api/client/metrics")
         let (app, instance) = try identity(request, appName: body.appName, instanceID: body.instanceId)
         let toggles = body.bucket?.toggles ?? [:]
@@ -156,9 +158,10 @@ struct ClientAPIRoutes: Sendable {
         }
     }
 
-    func authenticate(_ request: Request) throws -> APITokenCredential {
+    /// The request's token, accepted for `routes`; otherwise the response that refuses it (401 or 403).
+    func authenticate(_ request: Request, for routes: TokenCheck.Routes) throws -> APITokenCredential {
         let requested = request.uri.queryParameters.get("environment") ?? request.headers[.plugboardEnvironment]
-        switch watcher.tokens.authenticate(request.headers, requestedEnvironment: requested) {
+        switch watcher.tokens.authenticate(request.headers, requestedEnvironment: requested, routes: routes) {
         case .success(let token): return token
         case .failure(.unauthorized(let message)): throw ResponseFailure(Reply.error(.unauthorized, message))
         case .failure(.forbidden(let message)): throw ResponseFailure(Reply.error(.forbidden, message))

@@ -24,7 +24,7 @@ final class HostFeeds: Sendable {
         var digest: String
         var version: BoardVersion?
         var revision: Int
-        var streams: [UInt64: AsyncStream<ByteBuffer>.Continuation] = [:]
+        var streams: [UInt64: BoardWatcher.Stream] = [:]
     }
 
     private struct Cached {
@@ -103,10 +103,11 @@ final class HostFeeds: Sendable {
         return (cached.body, cached.etag)
     }
 
-    /// Opens a host's event stream: first `connected` with the current revision (a host that knew another one reads a
-    /// new snapshot), then `changed` whenever what the environment's hosts see changes. A resuming host's
-    /// `Last-Event-ID` needs no answer of its own: the first event carries the current revision, which is all it needs.
-    func openStream(_ environment: String) throws(BoardError) -> AsyncStream<ByteBuffer> {
+    /// Opens a host's event stream for `token`: first `connected` with the current revision (a host that knew another
+    /// one reads a new snapshot), then `changed` whenever what the environment's hosts see changes, until the token is
+    /// no longer accepted (``endStreams(refusal:)``). A resuming host's `Last-Event-ID` needs no answer of its own: the
+    /// first event carries the current revision, which is all it needs.
+    func openStream(_ environment: String, token: APITokenCredential) throws(BoardError) -> AsyncStream<ByteBuffer> {
         let read = try atOneVersion { () throws(BoardError) in try digest(environment) }
         let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingNewest(16))
         let id: UInt64? = state.withLock { state in
@@ -117,7 +118,7 @@ final class HostFeeds: Sendable {
             continuation.yield(Self.event("connected", revision: state.feeds[environment]!.revision))
             if let fresh = freshness(environment) { continuation.yield(fresh) }
             state.nextStreamID += 1
-            state.feeds[environment]!.streams[state.nextStreamID] = continuation
+            state.feeds[environment]!.streams[state.nextStreamID] = BoardWatcher.Stream(continuation: continuation, token: token.digest)
             return state.nextStreamID
         }
         return metrics.openStream(stream, continuation, id: id) { [weak self] id in
@@ -161,7 +162,7 @@ final class HostFeeds: Sendable {
                 feed.revision += 1
                 let chunk = Self.event("changed", revision: feed.revision)
                 // A stream whose buffer is full keeps only the newest events: each says "read a new snapshot" anyway.
-                for continuation in feed.streams.values { continuation.yield(chunk) }
+                for stream in feed.streams.values { stream.continuation.yield(chunk) }
             }
             state.feeds[environment] = feed
         }
@@ -188,8 +189,24 @@ final class HostFeeds: Sendable {
     /// Every open host stream (for keep-alive comments).
     func yieldToAll(_ chunk: ByteBuffer) {
         state.withLock { state in
-            for feed in state.feeds.values { for continuation in feed.streams.values { continuation.yield(chunk) } }
+            for feed in state.feeds.values { for stream in feed.streams.values { stream.continuation.yield(chunk) } }
         }
+    }
+
+    /// Ends every stream for which `refusal` gives a reason (its token was revoked or expired), with that reason.
+    func endStreams(refusal: ([UInt8]) -> String?) {
+        let ended = state.withLock { state -> [(AsyncStream<ByteBuffer>.Continuation, String)] in
+            var ended: [(AsyncStream<ByteBuffer>.Continuation, String)] = []
+            for (environment, feed) in state.feeds {
+                for (id, stream) in feed.streams {
+                    guard let reason = refusal(stream.token) else { continue }
+                    ended.append((stream.continuation, reason))
+                    state.feeds[environment]?.streams.removeValue(forKey: id)
+                }
+            }
+            return ended
+        }
+        for (continuation, reason) in ended { BoardWatcher.end(continuation, because: reason) }
     }
 
     /// Closes every stream (shutdown); hosts reconnect to the next server with backoff.
@@ -199,7 +216,7 @@ final class HostFeeds: Sendable {
             defer { for key in state.feeds.keys { state.feeds[key]?.streams = [:] } }
             return state.feeds.values.flatMap(\.streams.values)
         }
-        for continuation in all { continuation.finish() }
+        for stream in all { stream.continuation.finish() }
     }
 
     /// What every host of `environment` sees, as the digest of its snapshot's content.
@@ -241,7 +258,7 @@ final class HostFeeds: Sendable {
         let environments = state.withLock { state in state.feeds.filter { !$0.value.streams.isEmpty }.map(\.key) }
         for environment in environments {
             guard let chunk = freshness(environment) else { continue }
-            state.withLock { state in state.feeds[environment]?.streams.values.forEach { $0.yield(chunk) } }
+            state.withLock { state in state.feeds[environment]?.streams.values.forEach { $0.continuation.yield(chunk) } }
         }
     }
 

@@ -5,14 +5,17 @@ import NIOCore
 import PlugboardStore
 import ServiceLifecycle
 
-/// What plug-in hosts on other machines read and write, with the same API tokens as SDKs (a token reads its own
-/// environment):
+/// What plug-in hosts on other machines read and write, with API tokens made for hosts (`plugboard token create
+/// --for hosts`; a token reads its own environment, and an SDK token is refused with 403):
 ///
 /// - `GET /api/host/snapshot?plugin=ID…`: the ``PlugboardStore/HostView`` of the token's environment for a host that
-///   names its compiled-in, active and reported plug-ins, with a strong `ETag` (`If-None-Match` gives `304`);
+///   names its compiled-in, active and reported plug-ins, with a strong `ETag` (`If-None-Match` gives `304`); only
+///   plug-ins enabled in the environment come with their releases;
 /// - `GET /api/host/stream`: server-sent events, `connected` then `changed` whenever what the environment's hosts see
-///   changes (a kill switch, an enablement, a flag); each event's `id` is the revision;
-/// - `GET /api/host/artifacts/{sha256}`: a registered release's artifact (the host checks the digest again);
+///   changes (a kill switch, an enablement, a flag); each event's `id` is the revision; it ends when its token is
+///   revoked or expires;
+/// - `GET /api/host/artifacts/{sha256}`: the artifact of a release of a plug-in enabled in the token's environment
+///   (the host checks the digest again); any other digest is 404;
 /// - `POST /api/host/report`: the host's load report, shown by `plugboard plugin status` like a local host's.
 struct HostRoutes: Sendable {
     let api: ClientAPIRoutes
@@ -32,7 +35,7 @@ struct HostRoutes: Sendable {
     }
 
     func snapshot(_ request: Request) throws -> Response {
-        let token = try api.authenticate(request)
+        let token = try api.authenticate(request, for: .hosts)
         let ids = Set(request.uri.queryParameters.getAll("plugin")).sorted()
         guard ids.count <= Self.pluginLimit else {
             throw ResponseFailure(Reply.error(.badRequest, "the request names more than \(Self.pluginLimit) plug-ins; name fewer"))
@@ -49,17 +52,23 @@ struct HostRoutes: Sendable {
     }
 
     func stream(_ request: Request) throws -> Response {
-        let token = try api.authenticate(request)
-        let stream = try api.board { () throws(BoardError) in try api.watcher.hosts.openStream(token.environment) }
+        let token = try api.authenticate(request, for: .hosts)
+        let stream = try api.board { () throws(BoardError) in try api.watcher.hosts.openStream(token.environment, token: token) }
         return Reply.eventStream(stream)
     }
 
     func artifact(_ request: Request, sha256: String) throws -> Response {
-        _ = try api.authenticate(request)
-        guard let path = try api.board({ () throws(BoardError) in try api.watcher.board.artifactFile(sha256: sha256) }),
+        let token = try api.authenticate(request, for: .hosts)
+        guard
+            let path = try api.board({ () throws(BoardError) in
+                try api.watcher.board.artifactFile(sha256: sha256, environment: token.environment)
+            }),
             let handle = FileHandle(forReadingAtPath: path)
         else {
-            throw ResponseFailure(Reply.error(.notFound, "no registered release has an artifact with SHA-256 \(sha256.prefix(64))"))
+            throw ResponseFailure(
+                Reply.error(
+                    .notFound,
+                    "no release of a plug-in enabled in \(token.environment) has an artifact with SHA-256 \(sha256.prefix(64))"))
         }
         let size = (try? handle.seekToEnd()).map(Int.init) ?? 0
         try? handle.seek(toOffset: 0)
@@ -87,7 +96,7 @@ struct HostRoutes: Sendable {
     }
 
     func report(_ request: Request) async throws -> Response {
-        let token = try api.authenticate(request)
+        let token = try api.authenticate(request, for: .hosts)
         let body: ReportBody
         switch await Body.decode(ReportBody.self, request, limit: api.configuration.maxBodyBytes, what: "/api/host/report") {
         case .success(let value): body = value

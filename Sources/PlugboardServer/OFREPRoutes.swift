@@ -30,7 +30,7 @@ struct OFREPRoutes: Sendable {
     }
 
     func single(_ request: Request, key: String) async throws -> Response {
-        let token = try api.authenticate(request)
+        let token = try api.authenticate(request, for: .sdk)
         let context = try await evaluationContext(request, key: key)
         let feed = try api.board { () throws(BoardError) in try api.watcher.feed(token.environment) }
         guard feed.snapshot.contains(key) else {
@@ -43,7 +43,7 @@ struct OFREPRoutes: Sendable {
     }
 
     func bulk(_ request: Request) async throws -> Response {
-        let token = try api.authenticate(request)
+        let token = try api.authenticate(request, for: .sdk)
         let context = try await evaluationContext(request, key: nil)
         let feed = try api.board { () throws(BoardError) in try api.watcher.feed(token.environment) }
         let flags = feed.snapshot.flagNames.sorted().map { Self.evaluate($0, feed: feed, context: context).json }

@@ -12,9 +12,10 @@ import ServiceLifecycle
 /// `plugboard serve`: the board's flags over HTTP, for every Unleash SDK (client API: features with ETag, delta,
 /// server-sent-event streaming, register, metrics) and every OpenFeature SDK (OFREP).
 ///
-/// Every route except `GET /health` needs an API token (`plugboard token create`). The server reads the board and
-/// never writes a flag definition; what SDKs report (registrations, usage counts) is buffered and written in
-/// batches without audit rows. A change committed by any process reaches connected streams within
+/// Every route except `GET /health` needs an API token (`plugboard token create`) of the route's kind: SDK routes take
+/// SDK tokens, `/api/host/` takes tokens for hosts. An event stream ends when its token is revoked or expires. The
+/// server reads the board and never writes a flag definition; what SDKs report (registrations, usage counts) is
+/// buffered and written in batches without audit rows. A change committed by any process reaches connected streams within
 /// ``ServerConfiguration/pollInterval`` plus the time to compute the delta.
 public struct PlugboardServer: Sendable {
     let board: any ServedBoard
@@ -86,7 +87,7 @@ public struct PlugboardServer: Sendable {
         }
         router.get("/metrics") { request, _ in
             api.respond {
-                _ = try api.authenticate(request)
+                _ = try api.authenticate(request, for: .any)
                 return Response(
                     status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                     body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))

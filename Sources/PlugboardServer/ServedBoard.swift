@@ -20,8 +20,9 @@ public protocol ServedBoard: Sendable {
     /// What a remote host of `environment` needs to decide, with the audit head that proves it (see
     /// ``PlugboardStore/Board/hostView(environment:relevantTo:)``).
     func hostView(environment: String, relevantTo: Set<String>) throws(BoardError) -> (view: HostView, head: AuditCheckpoint?)
-    /// The file of a registered release's artifact; nil when no release has this digest.
-    func artifactFile(sha256: String) throws(BoardError) -> String?
+    /// The file of the artifact of a release of a plug-in enabled in `environment` (see
+    /// ``PlugboardStore/Board/isArtifact(sha256:enabledIn:)``); nil when no such release has this digest.
+    func artifactFile(sha256: String, environment: String) throws(BoardError) -> String?
     /// Stores a remote host's load report (unaudited telemetry), refused when the host id reports from another environment.
     func writeRemoteLoadReport(
         hostID: String, environment: String, hostVersion: String, entries: [LoadReportEntry], source: String, reporter: String
@@ -39,8 +40,8 @@ extension Board: ServedBoard {
         try recordClientUsage(registrations: registrations, usage: usage, tokensUsed: tokensUsed, now: Date())
     }
 
-    public func artifactFile(sha256: String) throws(BoardError) -> String? {
-        try isRegisteredArtifact(sha256: sha256) ? ArtifactStore(root: artifactsPath).path(forSHA256: sha256) : nil
+    public func artifactFile(sha256: String, environment: String) throws(BoardError) -> String? {
+        try isArtifact(sha256: sha256, enabledIn: environment) ? ArtifactStore(root: artifactsPath).path(forSHA256: sha256) : nil
     }
 
     public func writeRemoteLoadReport(

@@ -14,19 +14,34 @@ final class TokenCheck: Sendable {
         case forbidden(String)
     }
 
+    /// Which routes a request is for, and so which kinds of token it takes.
+    enum Routes {
+        /// The Unleash client API and OFREP: `sdk` tokens (and tokens of both kinds).
+        case sdk
+        /// `/api/host/…`: `hosts` tokens (and tokens of both kinds).
+        case hosts
+        /// `/metrics`: a token of any kind.
+        case any
+    }
+
     private let byDigest = Mutex<[[UInt8]: APITokenCredential]>([:])
     private let lastUsed = Mutex<[String: Date]>([:])
 
-    /// Replaces the known tokens (after a board change).
-    func reload(_ credentials: [APITokenCredential]) {
+    /// Replaces the known tokens (after a board change); returns whether any token changed (created, revoked, gone).
+    @discardableResult
+    func reload(_ credentials: [APITokenCredential]) -> Bool {
         let index = Dictionary(credentials.map { ($0.digest, $0) }, uniquingKeysWith: { first, _ in first })
-        byDigest.withLock { $0 = index }
+        return byDigest.withLock { known in
+            defer { known = index }
+            return known != index
+        }
     }
 
     /// The token of a request, or why it is refused. `Authorization: TOKEN` (Unleash) and `Authorization: Bearer
     /// TOKEN` (OFREP) are both accepted. A request that names an environment (`?environment=` or the
-    /// `X-Plugboard-Environment` header) other than the token's is refused with 403.
-    func authenticate(_ fields: HTTPFields, requestedEnvironment: String?) -> Result<APITokenCredential, Refusal> {
+    /// `X-Plugboard-Environment` header) other than the token's, or a token of another kind than `routes` take, is
+    /// refused with 403.
+    func authenticate(_ fields: HTTPFields, requestedEnvironment: String?, routes: Routes) -> Result<APITokenCredential, Refusal> {
         guard var value = fields[.authorization]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
             return .failure(
                 .unauthorized(
@@ -55,8 +70,32 @@ final class TokenCheck: Sendable {
                     "the token '\(credential.name)' reads the environment '\(credential.environment)', not '\(requestedEnvironment)'; use a token for that environment"
                 ))
         }
+        switch routes {
+        case .sdk where !credential.kind.readsFlags:
+            return .failure(
+                .forbidden(
+                    "the token '\(credential.name)' is for plug-in hosts and reads only /api/host/; SDKs need a token made with plugboard token create --for sdk"
+                ))
+        case .hosts where !credential.kind.readsHostRoutes:
+            return .failure(
+                .forbidden(
+                    "the token '\(credential.name)' is for SDKs and cannot read /api/host/; plug-in hosts need a token made with plugboard token create --for hosts"
+                ))
+        default: break
+        }
         lastUsed.withLock { $0[credential.name] = now }
         return .success(credential)
+    }
+
+    /// Nil while the token with `digest` is accepted at `now` (known, not revoked, not expired); otherwise why not, in
+    /// a few words. An event stream of a token that is no longer accepted is ended with them.
+    func refusal(digest: [UInt8], at now: Date) -> String? {
+        guard let credential = byDigest.withLock({ $0[digest] }) else { return "the token is no longer known to this board" }
+        if credential.revoked { return "the token '\(credential.name)' was revoked" }
+        if let expires = credential.expiresAt, expires <= now {
+            return "the token '\(credential.name)' expired at \(Timestamp.format(expires))"
+        }
+        return nil
     }
 
     /// When each token was last accepted since the previous call.

@@ -13,7 +13,8 @@ struct ServeCommand: BoardCommand {
         abstract: "Serve the board's flags over HTTP: Unleash's client API (point SDKs at http://HOST:PORT/api) and OFREP.",
         discussion: """
             Every request needs a token from plugboard token create (Authorization: TOKEN, or Authorization: Bearer TOKEN);
-            a token reads one environment. GET /health needs none. Changes made with the CLI reach streaming clients
+            a token reads one environment, SDK routes or (--for hosts) the plug-in hosts' routes under /api/host/.
+            GET /health needs none. A revoked or expired token's open event streams end within a second. Changes made with the CLI reach streaming clients
             within a fraction of a second. Stops cleanly on SIGTERM or SIGINT. Request logs go to stderr.
             """)
     @OptionGroup var global: GlobalOptions

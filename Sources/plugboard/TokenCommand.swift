@@ -5,7 +5,8 @@ import PlugboardStore
 /// `plugboard token …`: the API tokens `plugboard serve` accepts.
 struct TokenCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "token", abstract: "Create, list and revoke the API tokens SDKs use to read flags from plugboard serve.",
+        commandName: "token",
+        abstract: "Create, list and revoke the API tokens SDKs and plug-in hosts use to read plugboard serve.",
         subcommands: [Create.self, List.self, Revoke.self])
 
     struct Create: BoardCommand {
@@ -14,32 +15,51 @@ struct TokenCommand: ParsableCommand {
             discussion: """
                 The board keeps only the secret's SHA-256: store the printed secret where the SDK reads it. The secret has
                 Unleash's shape (*:ENV.pb_…), so Unleash SDKs take it as they take Unleash's own client tokens.
+
+                A token is for SDKs (the Unleash client API and OFREP, the default) or for plug-in hosts (--for hosts: the
+                routes under /api/host/); each kind is refused with 403 on the other's routes. Revoking a token, or its
+                expiry, also ends its open event streams within a second.
                 """)
         @OptionGroup var global: GlobalOptions
         @Option(name: .long, help: "A unique name for the token, for example checkout-service.") var name: String
+        @Option(
+            name: .customLong("for"),
+            help: ArgumentHelp(
+                "What reads with it: sdk (flags: Unleash client API, OFREP) or hosts (plug-in hosts: /api/host/).", valueName: "kind")
+        )
+        var use: Use = .sdk
         @Option(name: .long, help: ArgumentHelp("How long it is accepted: 90d, 12h, 30m, 2w, or a time (2027-01-31).", valueName: "age"))
         var expires: String?
 
         func execute(_ output: Output) throws(BoardError) {
             let expiresAt = try expires.map { text throws(BoardError) in try Self.expiry(text) }
             let created = try global.openBoard().createAPIToken(
-                name: name, environment: try global.environment(), expiresAt: expiresAt, actor: try global.actor())
+                name: name, environment: try global.environment(), kind: use.kind, expiresAt: expiresAt, actor: try global.actor())
             if output.json {
                 output.printJSON(
                     TokenJSON(
-                        name: created.token.name, environment: created.token.environment, token: created.secret,
+                        name: created.token.name, environment: created.token.environment, kind: created.token.kind, token: created.secret,
                         expiresAt: created.token.expiresAt))
                 return
             }
             print(created.secret)
+            let reads = use == .hosts ? "host routes of" : "flags of"
             Output.printWarning(
-                "this is the only time the token '\(name)' is shown; the board keeps only its hash (reads \(created.token.environment)\(created.token.expiresAt.map { ", expires \($0)" } ?? ""))"
+                "this is the only time the token '\(name)' is shown; the board keeps only its hash (reads the \(reads) \(created.token.environment)\(created.token.expiresAt.map { ", expires \($0)" } ?? ""))"
             )
+        }
+
+        /// The kinds of token `--for` makes (tokens of both kinds exist only from before kinds did).
+        enum Use: String, ExpressibleByArgument, CaseIterable {
+            case sdk, hosts
+
+            var kind: APIToken.Kind { self == .sdk ? .sdk : .hosts }
         }
 
         struct TokenJSON: Encodable {
             let name: String
             let environment: String
+            let kind: APIToken.Kind
             let token: String
             let expiresAt: String?
         }
@@ -58,7 +78,7 @@ struct TokenCommand: ParsableCommand {
 
     struct List: BoardCommand {
         static let configuration = CommandConfiguration(
-            commandName: "list", abstract: "List tokens: environment, state, expiry and last use (never secrets).")
+            commandName: "list", abstract: "List tokens: environment, kind, state, expiry and last use (never secrets).")
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {
@@ -67,19 +87,20 @@ struct TokenCommand: ParsableCommand {
                 output.printJSON(tokens)
                 return
             }
-            var table = Table("NAME", "ENVIRONMENT", "STATE", "PREFIX", "EXPIRES", "LAST USED", "CREATED")
+            var table = Table("NAME", "ENVIRONMENT", "FOR", "STATE", "PREFIX", "EXPIRES", "LAST USED", "CREATED")
             for token in tokens {
                 table.add(
-                    token.name, token.environment, token.state.rawValue, token.prefix, token.expiresAt.cell, token.lastUsedAt.cell,
+                    token.name, token.environment, token.kind.rawValue, token.state.rawValue, token.prefix, token.expiresAt.cell,
+                    token.lastUsedAt.cell,
                     "\(token.createdAt.prefix(10)) by \(token.createdBy)")
             }
-            table.print(empty: "No tokens yet; create one with plugboard token create --env ENV --name NAME.")
+            table.print(empty: "No tokens yet; create one with plugboard token create --env ENV --name NAME [--for sdk|hosts].")
         }
     }
 
     struct Revoke: BoardCommand {
         static let configuration = CommandConfiguration(
-            commandName: "revoke", abstract: "Revoke a token: servers refuse it from now on (admins).")
+            commandName: "revoke", abstract: "Revoke a token: servers refuse it and end its open streams from now on (admins).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The token's name.") var name: String
         @Option(name: .long, help: "Why, for the audit log.") var reason: String?

@@ -35,6 +35,26 @@ struct TokenCLITests {
         try await sandbox.ok("audit", "verify")
     }
 
+    @Test func aTokenIsForSDKsUnlessMadeForHosts() async throws {
+        let sandbox = try await Sandbox.withBoard()
+        let sdk = try await sandbox.ok("token", "create", "--name", "shop", "--json").json() as? [String: Any]
+        #expect(sdk?["kind"] as? String == "sdk")
+        let hosts = try await sandbox.ok("token", "create", "--name", "fleet", "--for", "hosts", "--json").json() as? [String: Any]
+        #expect(hosts?["kind"] as? String == "hosts")
+        let human = try await sandbox.run(["token", "create", "--name", "fleet-2", "--for", "hosts"])
+        #expect(human.status == 0 && human.stderr.contains("reads the host routes of default"), "\(human)")
+        let wrong = try await sandbox.run(["token", "create", "--name", "x", "--for", "admins"])
+        #expect(wrong.status == 2 && wrong.stderr.contains("--for"), "\(wrong)")
+
+        let list = try await sandbox.ok("token", "list", "--json").json() as? [[String: Any]] ?? []
+        let kinds = Dictionary(
+            uniqueKeysWithValues: list.compactMap { row in (row["name"] as? String).map { ($0, row["kind"] as? String) } })
+        #expect(kinds == ["shop": "sdk", "fleet": "hosts", "fleet-2": "hosts"])
+        let table = try await sandbox.ok("token", "list").stdout
+        #expect(table.contains("FOR") && table.contains("hosts"), "\(table)")
+        try await sandbox.ok("audit", "verify")
+    }
+
     @Test func clientsAndUsageAreEmptyBeforeAnySDKReports() async throws {
         let sandbox = try await Sandbox.withBoard()
         try await sandbox.ok("flag", "create", "quiet.flag")

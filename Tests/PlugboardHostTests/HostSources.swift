@@ -34,8 +34,10 @@ final class ServedTestBoard: Sendable {
     private let group: ServiceGroup
 
     init(board: Board, folder: URL) async throws {
-        token = try board.createAPIToken(name: "hosts-\(UUID().uuidString.prefix(6))", environment: "default", actor: TestBoard.admin)
-            .secret
+        token = try board.createAPIToken(
+            name: "hosts-\(UUID().uuidString.prefix(6))", environment: "default", kind: .hosts, actor: TestBoard.admin
+        )
+        .secret
         var logger = Logger(label: "test.serve")
         logger.logLevel = .error
         let keys = BoardKeyring.generate()

@@ -270,7 +270,8 @@ struct HostTrustTests {
 
     static func token(_ sandbox: Sandbox) async throws -> String {
         let created =
-            try await sandbox.ok("token", "create", "--name", "hosts-\(UUID().uuidString.prefix(6))", "--json").json() as? [String: Any]
+            try await sandbox.ok("token", "create", "--name", "hosts-\(UUID().uuidString.prefix(6))", "--for", "hosts", "--json").json()
+            as? [String: Any]
         return try #require(created?["token"] as? String)
     }
 

@@ -18,7 +18,7 @@ struct RemoteHostTests {
             "plugin", "register", sandbox.write("alpha.json", manifest(Self.alpha)), sandbox.write("beta.json", manifest(Self.beta)))
         try await sandbox.ok("plugin", "enable", Self.alpha)
         try await sandbox.ok("plugin", "enable", Self.beta)
-        let created = try await sandbox.ok("token", "create", "--name", "hosts", "--json").json() as? [String: Any]
+        let created = try await sandbox.ok("token", "create", "--name", "hosts", "--for", "hosts", "--json").json() as? [String: Any]
         let keys = try await sandbox.ok("board-key", "show", "--json").json() as? [String: Any]
         let key = try #require((keys?["keys"] as? [[String: Any]])?.first?["public_key"] as? String)
         return (sandbox, try #require(created?["token"] as? String), key)
@@ -186,7 +186,9 @@ struct RemoteHostTests {
         }
         // A host id that reports from another environment is not taken over by a token of this one.
         try await sandbox.ok("plugin", "enable", Self.beta, "--env", "staging")
-        let staging = try await sandbox.ok("token", "create", "--name", "staging", "--env", "staging", "--json").json() as? [String: Any]
+        let staging =
+            try await sandbox.ok("token", "create", "--name", "staging", "--env", "staging", "--for", "hosts", "--json").json()
+            as? [String: Any]
         let stagingToken = try #require(staging?["token"] as? String)
         var takeover = (0, "")
         for _ in 0..<100 {  // the server learns new tokens at its next look at the board

@@ -43,10 +43,13 @@ struct ClientAPITests {
         let secret = "*:default.pb_expired"
         check.reload([
             APITokenCredential(
-                name: "late", environment: "default", digest: APITokenSecret.digest(secret), expiresAt: Date(timeIntervalSinceNow: -1),
-                revoked: false)
+                name: "late", environment: "default", kind: .sdk, digest: APITokenSecret.digest(secret),
+                expiresAt: Date(timeIntervalSinceNow: -1), revoked: false)
         ])
-        guard case .failure(.unauthorized(let message)) = check.authenticate([.authorization: secret], requestedEnvironment: nil) else {
+        guard
+            case .failure(.unauthorized(let message)) = check.authenticate(
+                [.authorization: secret], requestedEnvironment: nil, routes: .sdk)
+        else {
             Issue.record("an expired token was accepted")
             return
         }

@@ -63,7 +63,9 @@ struct HostFeedTests {
         _ = try board.setEnabled(Self.plugin, true, environment: "default", actor: Self.admin)
         let feeds = HostFeeds(
             board: board, metrics: ServerMetrics(), logger: Logger(label: "test"), keyring: .generate(), lifetime: .seconds(60))
-        return (board, feeds, try feeds.openStream("default"))
+        let token = try board.createAPIToken(name: "hosts", environment: "default", kind: .hosts, actor: Self.admin).secret
+        let credential = try #require(try board.apiTokenCredentials().first { $0.digest == APITokenSecret.digest(token) })
+        return (board, feeds, try feeds.openStream("default", token: credential))
     }
 
     /// The view in a signed snapshot's body (its signature is not checked here).

@@ -99,7 +99,8 @@ struct StreamTests {
         let fixture = try ServerFixture()
         _ = try fixture.server.makeApplication()
         let watcher = fixture.server.watcher
-        var first = try watcher.openStream("default", lastEventID: nil).makeAsyncIterator()
+        let app = try fixture.credential("app")
+        var first = try watcher.openStream("default", token: app, lastEventID: nil).makeAsyncIterator()
         let hydration = await Self.next(&first)
         #expect(hydration.hasPrefix("event: unleash-connected\n"))
         #expect(hydration.contains(#""type":"hydration""#) && hydration.contains("checkout.new-flow"))
@@ -112,14 +113,14 @@ struct StreamTests {
         #expect(update.contains(#""type":"feature-updated""#) && update.contains("checkout.off"))
 
         // A client that saw only the hydration resumes with exactly what it missed.
-        var resumed = try watcher.openStream("default", lastEventID: hydrationID).makeAsyncIterator()
+        var resumed = try watcher.openStream("default", token: app, lastEventID: hydrationID).makeAsyncIterator()
         let missed = await Self.next(&resumed)
         #expect(missed.hasPrefix("event: unleash-updated\nid: \(hydrationID + 1)\n") && missed.contains("checkout.off"))
         // An id from another run or from the future gets a fresh hydration.
-        var stranger = try watcher.openStream("default", lastEventID: 42).makeAsyncIterator()
+        var stranger = try watcher.openStream("default", token: app, lastEventID: 42).makeAsyncIterator()
         #expect(await Self.next(&stranger).hasPrefix("event: unleash-connected\n"))
         // Another environment's stream hears nothing of default's changes.
-        var production = try watcher.openStream("production", lastEventID: nil).makeAsyncIterator()
+        var production = try watcher.openStream("production", token: try fixture.credential("prod"), lastEventID: nil).makeAsyncIterator()
         _ = await Self.next(&production)
         _ = try fixture.board.setFlagEnabled("checkout.off", false, environment: "default", actor: ServerFixture.admin)
         watcher.check()

@@ -3,10 +3,12 @@ import Hummingbird
 import HummingbirdTesting
 import PlugboardFlags
 import PlugboardStore
+import Testing
 
 @testable import PlugboardServer
 
-/// A board in memory with a few flags in `default` and `production`, tokens for both, and a server over it.
+/// A board in memory with a few flags in `default` and `production`, SDK tokens for both, a host token of `default`,
+/// and a server over it.
 struct ServerFixture {
     static let admin = try! Principal(osUser: "alice")
     static let features = """
@@ -26,6 +28,8 @@ struct ServerFixture {
     let token: String
     let productionToken: String
     let revokedToken: String
+    /// A token of `default` for plug-in hosts.
+    let hostToken: String
 
     init(maxBodyBytes: Int = 1 << 20) throws {
         board = try Board.inMemory(actor: Self.admin)
@@ -36,7 +40,13 @@ struct ServerFixture {
         productionToken = try board.createAPIToken(name: "prod", environment: "production", actor: Self.admin).secret
         revokedToken = try board.createAPIToken(name: "old", environment: "default", actor: Self.admin).secret
         _ = try board.revokeAPIToken("old", reason: "leaked", actor: Self.admin)
+        hostToken = try board.createAPIToken(name: "host", environment: "default", kind: .hosts, actor: Self.admin).secret
         server = PlugboardServer(board: board, configuration: ServerConfiguration(maxBodyBytes: maxBodyBytes))
+    }
+
+    /// The stored credential of the token `name`, as a server checks it.
+    func credential(_ name: String) throws -> APITokenCredential {
+        try #require(try board.apiTokenCredentials().first { $0.name == name })
     }
 
     /// Runs `body` against the server's router (no sockets).

@@ -104,7 +104,7 @@ struct MigrationTests {
 
         let board = try Board.open(at: temp.path, requireCurrentSchema: false)
         let applied = try board.migrate(actor: Principal(osUser: "root")).map(\.fileName)
-        #expect(applied.last == "0009_audit_hash_unindexed.sql")
+        #expect(applied.contains("0009_audit_hash_unindexed.sql"))
         #expect(try board.verifyAudit().ok)
         try board.read { db in
             // The rows from before, then the migrations' own.
@@ -130,6 +130,49 @@ struct MigrationTests {
                         VALUES ('now', 'mallory', 'x', 'ok', 'board', printf('%064d', 0), 'short')
                         """)
             }
+        }
+    }
+
+    /// Tokens made before token kinds existed read flags and host routes alike, and fleets rely on that: migration
+    /// 0010 makes them `sdk+hosts`, the state proof records their new column, and new tokens are one kind.
+    @Test func tokensFromBeforeKindsKeepReadingBothKindsOfRoutes() throws {
+        let temp = try TemporaryBoard()
+        defer { temp.remove() }
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/legacy-board")
+        try FileManager.default.copyItem(atPath: fixture.appendingPathComponent("legacy-board.sqlite").path, toPath: temp.path)
+        let root = try Principal(osUser: "root")
+        let board = try Board.open(at: temp.path, requireCurrentSchema: false)
+        _ = try board.migrate(actor: root, initializing: false, through: 9)
+        // A token as the CLI made it before kinds: an audited row without the column.
+        try board.change(root, refusal: AuditEntry(action: "token.create", targetType: "api_token", targetID: "fleet")) { change in
+            try change.db.execute(
+                sql: """
+                    INSERT INTO api_tokens (name, environment, token_hash, token_prefix, created_at, created_by)
+                    VALUES ('fleet', 'default', ?, '*:default.pb_abcdef…', ?, 'root')
+                    """, arguments: [String(repeating: "a", count: 64), change.now])
+            try change.record(AuditEntry(action: "token.create", targetType: "api_token", targetID: "fleet", environment: "default"))
+        }
+        #expect(try board.verifyAudit().ok)
+
+        let applied = try board.migrate(actor: root).map(\.fileName)
+        #expect(applied == ["0010_token_kinds.sql"])
+        #expect(try board.verifyAudit().ok)
+        // The token's digest changed with its new column: the migration records every row's anew. (On a board without
+        // tokens it needs no baseline, as a new board shows.)
+        let baselines = try board.auditRecords(AuditQuery()).filter { $0.action == "board.baseline" }.map(\.targetID)
+        #expect(baselines == ["0006_state_proof.sql", "0010_token_kinds.sql"])
+        let fresh = try Board.inMemory(actor: root).auditRecords(AuditQuery()).filter { $0.action == "board.baseline" }
+        #expect(fresh.map(\.targetID) == ["0006_state_proof.sql"])
+        #expect(try board.apiTokens().map(\.kind) == [.sdkAndHosts])
+        #expect(try board.apiTokenCredentials().map(\.kind) == [.sdkAndHosts])
+        let created = try board.createAPIToken(name: "new", environment: "default", actor: root)
+        #expect(created.token.kind == .sdk)
+        #expect(try board.createAPIToken(name: "host", environment: "default", kind: .hosts, actor: root).token.kind == .hosts)
+        #expect(try board.verifyAudit().ok)
+        // The column takes no other kind.
+        try DatabaseQueue(path: temp.path).write { db in
+            #expect(throws: DatabaseError.self) { try db.execute(sql: "UPDATE api_tokens SET kind = 'admin' WHERE name = 'new'") }
+            return
         }
     }
 

@@ -81,6 +81,20 @@ public final class ChildProcess: Sendable {
         }
     }
 
+    /// Whether it is still running.
+    public var isRunning: Bool { process.isRunning }
+
+    /// Waits until it exits by itself; returns when it did (by this process's clock, to within a few milliseconds), or
+    /// nil when it still runs after `timeout` (a guard against hanging, not a measurement).
+    public func waitForExit(timeout: Duration = .seconds(60)) async -> ContinuousClock.Instant? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now > deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return ContinuousClock.now
+    }
+
     /// Closes its standard input (a test host stops then) and waits for it to exit; returns its exit status,
     /// or nil (after killing it) when it did not exit within `timeout`.
     @discardableResult

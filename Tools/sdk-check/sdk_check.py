@@ -178,7 +178,7 @@ def main():
         plugboard(binary, board, "flag", "import", FEATURES, "--env", "default")
         plugboard(binary, board, "flag", "create", LIVE_FLAG)
         plugboard(binary, board, "flag", "enable", LIVE_FLAG)
-        token = json.loads(plugboard(binary, board, "token", "create", "--env", "default", "--name", "sdk-check", "--json"))["token"]
+        token = json.loads(plugboard(binary, board, "token", "create", "--env", "default", "--name", "sdk-check", "--for", "sdk", "--json"))["token"]
         features = json.loads(plugboard(binary, board, "flag", "export"))
         toggles = sorted(f["name"] for f in features["features"] if f["name"] not in RANDOM_FLAGS and f["name"] != LIVE_FLAG)
         variant_flags = {f["name"] for f in features["features"]

@@ -96,13 +96,19 @@ extension Board {
     /// A ``HostView`` of `environment` for a host that names `relevantTo` (its compiled-in, active and reported
     /// plug-ins; see ``registrySnapshot(environment:relevantTo:)``).
     ///
+    /// Only plug-ins enabled in `environment` come with their releases. A named plug-in, or a dependency, that is not
+    /// enabled there is listed with its enablement and kill switch but no release: a host never loads it (a
+    /// dependency must be loaded itself), and a host of one environment learns nothing of releases that only another
+    /// environment runs.
+    ///
     /// The registry is read with the proof of the board as a whole (see ``proveHead(extending:)``), walked on from the
     /// last head this object proved; the view is returned with the head that proves it, which `plugboard serve`
     /// signs with the board's key.
     ///
     /// - Throws: ``BoardError`` `.integrity` when the board cannot be proven: no host is given a view of it.
     public func hostView(environment: String, relevantTo: Set<String>) throws(BoardError) -> (view: HostView, head: AuditCheckpoint?) {
-        let (registry, head) = try provenRegistrySnapshot(environment: environment, relevantTo: relevantTo, anchor: nil)
+        var (registry, head) = try provenRegistrySnapshot(environment: environment, relevantTo: relevantTo, anchor: nil)
+        registry.plugins = registry.plugins.mapValues { plugin in plugin.enabled ? plugin : plugin.withoutReleases() }
         var checks: [String: ReleaseCheck] = [:]
         var releases: [String: SignatureEvidence.Release] = [:]
         for plugin in registry.plugins.values where plugin.enabled {
@@ -133,12 +139,11 @@ extension Board {
         }
     }
 
-    /// Whether `sha256` is the artifact of a registered release (the only files `plugboard serve` hands out).
-    public func isRegisteredArtifact(sha256: String) throws(BoardError) -> Bool {
+    /// Whether `sha256` is the artifact of a release of a plug-in enabled in `environment`: the only files
+    /// `plugboard serve` hands to a host of that environment. These are the releases its ``hostView(environment:relevantTo:)``
+    /// lists; a dependency a host loads is enabled there too, or it is not loaded.
+    public func isArtifact(sha256: String, enabledIn environment: String) throws(BoardError) -> Bool {
         guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return false }
-        return try read { db in
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM plugin_versions WHERE artifact_sha256 = ?)", arguments: [sha256])
-                ?? false
-        }
+        return try read { db in try RegistryQueries.isArtifact(db, sha256: sha256, enabledIn: environment) }
     }
 }

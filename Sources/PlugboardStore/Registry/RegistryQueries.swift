@@ -352,6 +352,18 @@ enum RegistryQueries {
             })
     }
 
+    /// Whether `sha256` is the artifact of a release of a plug-in enabled in `environment`.
+    static func isArtifact(_ db: Database, sha256: String, enabledIn environment: String) throws -> Bool {
+        try Bool.fetchOne(
+            db,
+            sql: """
+                SELECT EXISTS (
+                    SELECT 1 FROM plugin_versions v
+                    JOIN plugin_environments pe ON pe.plugin_id = v.plugin_id AND pe.environment = ? AND pe.enabled = 1
+                    WHERE v.artifact_sha256 = ?)
+                """, arguments: [environment, sha256]) ?? false
+    }
+
     /// The ids of the plug-ins enabled in `environment`.
     static func enabledIDs(_ db: Database, environment: String) throws -> [String] {
         try String.fetchAll(

@@ -30,6 +30,11 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
         public let killReason: String?
         /// Every registered version, highest precedence first.
         public let versions: [Version]
+
+        /// The plug-in with no release listed (see ``Board/hostView(environment:relevantTo:)``).
+        func withoutReleases() -> Plugin {
+            Plugin(id: id, enabled: enabled, pinnedVersion: pinnedVersion, killed: killed, killReason: killReason, versions: [])
+        }
     }
 
     /// The environment the snapshot describes.
@@ -39,7 +44,7 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
     /// The reason of the all-plug-ins kill switch.
     public let allKilledReason: String?
     /// Every registered plug-in, by id.
-    public let plugins: [String: Plugin]
+    public internal(set) var plugins: [String: Plugin]
     /// The environment's signature policy: under `warn` and `require` a host checks each release's signatures
     /// (``Board/signatureVerdict(pluginID:version:)``) before any of its code loads.
     public let signaturePolicy: SignaturePolicy

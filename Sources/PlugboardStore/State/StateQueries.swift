@@ -75,14 +75,11 @@ enum StateQueries {
     }
 
     /// Whether the tables of policy changed since `before` (``policyShape(_:)``) in a way that changes row digests
-    /// the log has not recorded: columns of an existing table changed, or a new table has rows.
+    /// the log has not recorded: a table with rows is new or has other columns. A table with no rows has no digest to
+    /// change, whatever its columns.
     static func reshapedPolicy(_ db: Database, since before: [String: [String]]) throws -> Bool {
-        for (table, columns) in try policyShape(db) {
-            if let previous = before[table] {
-                if previous != columns { return true }
-            } else if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM main.\(table))") ?? false {
-                return true
-            }
+        for (table, columns) in try policyShape(db) where before[table] != columns {
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM main.\(table))") ?? false { return true }
         }
         return false
     }

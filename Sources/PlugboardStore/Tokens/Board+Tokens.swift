@@ -5,10 +5,13 @@ extension Board {
     /// Creates an API token that reads `environment`, and returns its secret: the board stores only its SHA-256.
     /// Admins only; audited (without the secret).
     ///
-    /// - Parameter expiresAt: When the token stops being accepted; nil for never. Must be in the future.
-    public func createAPIToken(name: String, environment: String, expiresAt: Date? = nil, actor: Principal) throws(BoardError)
-        -> CreatedAPIToken
-    {
+    /// - Parameters:
+    ///   - kind: The routes it reads: ``APIToken/Kind/sdk`` (flags, the default) or ``APIToken/Kind/hosts`` (what
+    ///     plug-in hosts read).
+    ///   - expiresAt: When the token stops being accepted; nil for never. Must be in the future.
+    public func createAPIToken(
+        name: String, environment: String, kind: APIToken.Kind = .sdk, expiresAt: Date? = nil, actor: Principal
+    ) throws(BoardError) -> CreatedAPIToken {
         try Validate.tokenName(name)
         try Validate.environment(environment)
         if let expiresAt, expiresAt <= Date() {
@@ -28,12 +31,16 @@ extension Board {
                 )
             }
             try TokenQueries.insert(
-                change.db, name: name, environment: environment, hash: SHA256.hex(Data(secret.utf8)), prefix: prefix, expiresAt: expires,
+                change.db, name: name, environment: environment, kind: kind, hash: SHA256.hex(Data(secret.utf8)), prefix: prefix,
+                expiresAt: expires,
                 by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
                     action: "token.create", targetType: "api_token", targetID: name, environment: environment,
-                    after: .object(["environment": .string(environment), "prefix": .string(prefix), "expires_at": .optional(expires)])))
+                    after: .object([
+                        "environment": .string(environment), "kind": .string(kind.rawValue), "prefix": .string(prefix),
+                        "expires_at": .optional(expires),
+                    ])))
             guard let token = try TokenQueries.token(change.db, name) else {
                 throw BoardError(.integrity, "the token '\(name)' was not stored; this is a bug in Plugboard")
             }
@@ -41,7 +48,8 @@ extension Board {
         }
     }
 
-    /// Revokes a token: servers refuse it from their next board check on (within a second). Admins only; audited.
+    /// Revokes a token: servers refuse it, and end its open event streams, from their next board check on (within a
+    /// second). Admins only; audited.
     public func revokeAPIToken(_ name: String, reason: String? = nil, actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.tokenName(name)
         if let reason { try Validate.reason(reason) }

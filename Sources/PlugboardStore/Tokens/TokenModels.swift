@@ -8,10 +8,27 @@ public struct APIToken: Sendable, Hashable, Codable {
         case active, expired, revoked
     }
 
+    /// Which routes of `plugboard serve` a token reads.
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+        /// The flag routes of SDKs: the Unleash client API (`/api/client/…`) and OFREP (`/ofrep/…`).
+        case sdk
+        /// The routes of plug-in hosts on other machines (`/api/host/…`).
+        case hosts
+        /// Both: what every token made before token kinds existed became, so that fleets kept working.
+        case sdkAndHosts = "sdk+hosts"
+
+        /// Whether a token of this kind reads SDK routes.
+        public var readsFlags: Bool { self != .hosts }
+        /// Whether a token of this kind reads host routes.
+        public var readsHostRoutes: Bool { self != .sdk }
+    }
+
     /// The token's unique name, for example `checkout-service`.
     public let name: String
     /// The one environment the token reads.
     public let environment: String
+    /// Which routes it reads: SDK routes, host routes, or (tokens made before kinds existed) both.
+    public let kind: Kind
     /// The first characters of the secret, to recognise it (`*:production.pb_Xy3k…`).
     public let prefix: String
     public let createdAt: String
@@ -41,6 +58,8 @@ public struct APITokenCredential: Sendable, Hashable {
     public let name: String
     /// The environment it reads.
     public let environment: String
+    /// Which routes it reads.
+    public let kind: APIToken.Kind
     /// The SHA-256 of the secret (32 bytes).
     public let digest: [UInt8]
     /// When it stops being accepted; nil for never.
@@ -48,10 +67,16 @@ public struct APITokenCredential: Sendable, Hashable {
     /// Revoked tokens are kept so that a client hears "revoked", not "unknown".
     public let revoked: Bool
 
+    /// Whether the token is accepted at `now`: not revoked and not expired.
+    public func isAccepted(at now: Date) -> Bool {
+        !revoked && (expiresAt.map { $0 > now } ?? true)
+    }
+
     /// Creates a credential (the store makes them; tests too).
-    package init(name: String, environment: String, digest: [UInt8], expiresAt: Date?, revoked: Bool) {
+    package init(name: String, environment: String, kind: APIToken.Kind, digest: [UInt8], expiresAt: Date?, revoked: Bool) {
         self.name = name
         self.environment = environment
+        self.kind = kind
         self.digest = digest
         self.expiresAt = expiresAt
         self.revoked = revoked

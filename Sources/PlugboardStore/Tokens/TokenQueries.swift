@@ -12,15 +12,15 @@ enum TokenQueries {
     }
 
     static func insert(
-        _ db: Database, name: String, environment: String, hash: String, prefix: String, expiresAt: String?, by actor: Principal,
-        at now: String
+        _ db: Database, name: String, environment: String, kind: APIToken.Kind, hash: String, prefix: String, expiresAt: String?,
+        by actor: Principal, at now: String
     ) throws {
         try db.execute(
             sql: """
-                INSERT INTO api_tokens (name, environment, token_hash, token_prefix, created_at, created_by, expires_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO api_tokens (name, environment, kind, token_hash, token_prefix, created_at, created_by, expires_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-            arguments: [name, environment, hash, prefix, now, actor.osUser, expiresAt])
+            arguments: [name, environment, kind.rawValue, hash, prefix, now, actor.osUser, expiresAt])
     }
 
     static func revoke(_ db: Database, _ name: String, reason: String?, by actor: Principal, at now: String) throws {
@@ -30,13 +30,14 @@ enum TokenQueries {
     }
 
     static func credentials(_ db: Database) throws -> [APITokenCredential] {
-        try Row.fetchAll(db, sql: "SELECT name, environment, token_hash, expires_at, revoked_at FROM api_tokens").compactMap { row in
+        try Row.fetchAll(db, sql: "SELECT name, environment, kind, token_hash, expires_at, revoked_at FROM api_tokens").compactMap { row in
             let hex: String = row["token_hash"]
             guard let digest = bytes(hex: hex) else { return nil }
             let expires: String? = row["expires_at"]
             let revoked: String? = row["revoked_at"]
+            // The column's CHECK allows no other kind; one written behind SQLite's back reads no more than an SDK token.
             return APITokenCredential(
-                name: row["name"], environment: row["environment"], digest: digest,
+                name: row["name"], environment: row["environment"], kind: APIToken.Kind(rawValue: row["kind"]) ?? .sdk, digest: digest,
                 // An expiry nobody can read is taken as already past: refuse rather than accept forever.
                 expiresAt: expires.map { Timestamp.parse($0) ?? .distantPast }, revoked: revoked != nil)
         }
@@ -53,7 +54,8 @@ enum TokenQueries {
 
     private static func apiToken(_ row: Row) -> APIToken {
         APIToken(
-            name: row["name"], environment: row["environment"], prefix: row["token_prefix"], createdAt: row["created_at"],
+            name: row["name"], environment: row["environment"], kind: APIToken.Kind(rawValue: row["kind"]) ?? .sdk,
+            prefix: row["token_prefix"], createdAt: row["created_at"],
             createdBy: row["created_by"], expiresAt: row["expires_at"], revokedAt: row["revoked_at"], revokedBy: row["revoked_by"],
             revokeReason: row["revoke_reason"], lastUsedAt: row["last_used_at"],
             state: APIToken.State(rawValue: row["state"]) ?? .revoked)

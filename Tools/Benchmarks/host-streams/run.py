@@ -47,7 +47,7 @@ def main():
         json.dump({"id": "com.bench.victim", "name": "victim", "version": "1.0.0"}, handle)
     cli("plugin", "register", manifest)
     cli("plugin", "enable", "com.bench.victim")
-    token = json.loads(cli("token", "create", "--name", "bench", "--json"))["token"]
+    token = json.loads(cli("token", "create", "--name", "bench", "--for", "hosts", "--json"))["token"]
     server = subprocess.Popen([arguments.plugboard, "serve", "--listen", "127.0.0.1:0", "--log-level", "error"], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = server.stdout.readline()
