@@ -268,6 +268,32 @@ struct HostTrustTests {
         _ = await server.stop()
     }
 
+    /// The board key is rotated with an overlap: hosts that know only the old key learn the new one from snapshots both
+    /// sign, and keep working once the old one is retired; a host that never saw such a snapshot refuses the new key's.
+    @Test func hostsFollowARotationOfTheBoardKey() async throws {
+        let (sandbox, _) = try await Self.board()
+        let token = try await Self.token(sandbox)
+        let old = try await Self.boardKey(sandbox)
+        let cache = sandbox.root.appendingPathComponent("cache").path
+        func run(_ url: String, cache: String) async throws -> Set<String> {
+            let host = try RemoteHostTests().host(url, token, key: old, cache: cache, plugins: Self.everyPlugin)
+            #expect(await host.waitForLine { $0.contains("\"started\"") } != nil, "\(host.output)")
+            _ = await host.closeInput()
+            return Self.loaded(host.output)
+        }
+        try await sandbox.ok("board-key", "rotate")
+        var (server, url, _) = try await RemoteHostTests().serve(sandbox)
+        #expect(try await run(url, cache: cache) == [Self.other])
+        _ = await server.stop()
+
+        try await sandbox.ok("board-key", "retire")
+        #expect(try await Self.boardKey(sandbox) != old)
+        (server, url, _) = try await RemoteHostTests().serve(sandbox)
+        #expect(try await run(url, cache: cache) == [Self.other], "a host that learned the new key refused it")
+        #expect(try await run(url, cache: sandbox.root.appendingPathComponent("fresh-cache").path).isEmpty)
+        _ = await server.stop()
+    }
+
     static func token(_ sandbox: Sandbox) async throws -> String {
         let created =
             try await sandbox.ok("token", "create", "--name", "hosts-\(UUID().uuidString.prefix(6))", "--for", "hosts", "--json").json()
