@@ -111,7 +111,13 @@ final class HeadProofs: Sendable {
 
     /// The proof of the board in the file state `key` from `anchor`.
     func proof(_ db: Database, key: String, anchor: AuditCheckpoint?) throws -> HeadProof {
-        if let known = last.withLock({ $0 }), known.key == key, known.anchor == anchor { return known.proof }
+        // Proven already in this state of the file: from the same anchor, or up to this anchor (a host proves the
+        // board from its anchor, then each release from the head that proof gave).
+        if let known = last.withLock({ $0 }), known.key == key,
+            known.anchor == anchor || (known.proof.problem == nil && known.proof.head != nil && known.proof.head == anchor)
+        {
+            return known.proof
+        }
         // A walk already made from this anchor (or through it) need not be made again: it continues from its end.
         let stretch = walked.withLock { $0 }
         let from = stretch.flatMap { $0.from == anchor || $0.to == anchor ? $0.to : nil }
