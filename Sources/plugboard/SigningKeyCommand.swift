@@ -54,20 +54,11 @@ enum SigningKeyFile {
 
     /// Writes `key` to a new file with mode 0600; refuses an existing path.
     static func write(_ key: Curve25519.Signing.PrivateKey, to path: String) throws(BoardError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else {
-            if errno == EEXIST {
-                throw BoardError(.conflict, "\(path) already exists; a key file is never overwritten, so choose another --out")
-            }
-            throw BoardError(.io, "cannot create the key file \(path): \(String(cString: strerror(errno)))")
-        }
         let text = Data("\(header)\n\(key.rawRepresentation.base64EncodedString())\n\(footer)\n".utf8)
-        let written = text.withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
-        let synced = fchmod(fd, 0o600) == 0 && fsync(fd) == 0
-        close(fd)
-        guard written == text.count, synced else {
-            unlink(path)
-            throw BoardError(.io, "cannot write the key file \(path): \(String(cString: strerror(errno))); nothing was kept")
+        do { try PrivateFile.create(path, text) } catch  where error.code == .conflict {
+            throw BoardError(.conflict, "\(path) already exists; a key file is never overwritten, so choose another --out")
+        } catch {
+            throw BoardError(.io, "cannot write the key file: \(error.message)")
         }
     }
 
@@ -99,9 +90,4 @@ enum SigningKeyFile {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return (try? encoder.encode(fields)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
-}
-
-/// write(2), named apart from ``SigningKeyFile/write(_:to:)``.
-private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-    write(fd, buffer, count)
 }

@@ -310,19 +310,7 @@ extension BoardKeyring {
 
     /// Writes the keyring to a new file of mode 0600; refuses an existing path (`.conflict`).
     func write(toNew path: String) throws(BoardError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else {
-            if errno == EEXIST { throw BoardError(.conflict, "\(path) already exists") }
-            throw BoardError(.io, "cannot create the board key file \(path): \(String(cString: strerror(errno)))")
-        }
-        let data = Array(text.utf8)
-        let written = data.withUnsafeBytes { posixWrite(fd, $0.baseAddress, $0.count) }
-        let synced = fchmod(fd, 0o600) == 0 && fsync(fd) == 0
-        close(fd)
-        guard written == data.count, synced else {
-            unlink(path)
-            throw BoardError(.io, "cannot write the board key file \(path): \(String(cString: strerror(errno)))")
-        }
+        try PrivateFile.create(path, Data(text.utf8))
     }
 
     /// Replaces the key file of the board at `boardPath` with this keyring (a new file renamed over the old one).
@@ -334,6 +322,27 @@ extension BoardKeyring {
         guard rename(temporary, path) == 0 else {
             unlink(temporary)
             throw BoardError(.io, "cannot replace the board key file \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+/// A file only its owner may read, written once.
+package enum PrivateFile {
+    /// Creates `path` with mode 0600 (never following a link, never replacing a file) and writes `data` to the disk.
+    ///
+    /// - Throws: ``BoardError`` `.conflict` when `path` exists, `.io` otherwise; nothing is left behind on failure.
+    package static func create(_ path: String, _ data: Data) throws(BoardError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else {
+            if errno == EEXIST { throw BoardError(.conflict, "\(path) already exists") }
+            throw BoardError(.io, "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        let written = data.withUnsafeBytes { posixWrite(fd, $0.baseAddress, $0.count) }
+        let synced = fchmod(fd, 0o600) == 0 && fsync(fd) == 0
+        close(fd)
+        guard written == data.count, synced else {
+            unlink(path)
+            throw BoardError(.io, "cannot write \(path): \(String(cString: strerror(errno))); nothing was kept")
         }
     }
 }
