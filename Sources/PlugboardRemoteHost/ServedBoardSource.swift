@@ -82,6 +82,11 @@ public final class ServedBoardSource: HostSource, Sendable {
     /// Snapshots, streams and artifacts: bounded waits, so an unreachable server costs a host at most this much.
     /// A refused connection fails at once (the source has its own reconnection with backoff and jitter), so a host
     /// whose server is down starts from its cache without waiting.
+    /// How long a server that accepted the connection has to answer a snapshot or stream request: generous, because a
+    /// busy server is not a server that is down (that one refuses the connection, or misses the 1 s connect timeout,
+    /// and the host runs from its cache at once).
+    static let answerTimeout: TimeAmount = .seconds(20)
+
     static let client: HTTPClient = {
         var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(1), read: .seconds(45)))
         configuration.connectionPool.retryConnectionEstablishment = false
@@ -176,7 +181,7 @@ public final class ServedBoardSource: HostSource, Sendable {
         if let known { request.headers.add(name: "If-None-Match", value: known) }
         state.withLock { $0.environment = environment }
         do {
-            let response = try await Self.client.execute(request, timeout: .seconds(5))
+            let response = try await Self.client.execute(request, timeout: Self.answerTimeout)
             switch response.status.code {
             case 200:
                 let body = try await response.body.collect(upTo: SignedSnapshot.maximumSize)
@@ -505,7 +510,7 @@ public final class ServedBoardSource: HostSource, Sendable {
         let last = state.withLock { $0.revision }
         if last != 0 { request.headers.add(name: "Last-Event-ID", value: String(last)) }
         let response: HTTPClientResponse
-        do { response = try await Self.client.execute(request, timeout: .seconds(5)) } catch { return false }
+        do { response = try await Self.client.execute(request, timeout: Self.answerTimeout) } catch { return false }
         guard response.status == .ok else {
             let message = (try? await Self.message(response)) ?? "no message"
             logger.warning("the server refused the event stream (\(response.status.code)): \(message)")

@@ -13,14 +13,13 @@ struct HostTrustTests {
     static let lib = "com.example.lib"
     static let app = "com.example.app"
     static let gated = "com.example.gated"
-    static let everyPlugin = [greeter, other, lib, app, gated]
-    /// What must never load from the board below in `default`; only `other` may.
-    static let forbidden = [greeter, lib, app, gated]
+    static let segmented = "com.example.segmented"
+    static let everyPlugin = [greeter, other, lib, app, gated, segmented]
     static let proxy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Tools/snapshot-proxy").path
 
-    /// A board where, in `default`, only `other` may load: greeter and lib are killed, app needs lib, and gated's gate
-    /// flag depends on a parent flag that is off. In `production` the policy requires signatures and `other` is
+    /// A board where, in `default`, only `other` may load: greeter and lib are killed, app needs lib, gated's gate
+    /// flag depends on a parent flag that is off, and segmented's gate flag is on only in a segment no host is in. In `production` the policy requires signatures and `other` is
     /// unsigned, so nothing loads there. Returns the sandbox and a checkpoint taken at the end.
     static func board(killAll: Bool = false) async throws -> (Sandbox, String) {
         let sandbox = try Sandbox()
@@ -29,11 +28,14 @@ struct HostTrustTests {
             "plugin", "register", sandbox.write("g.json", manifest(greeter)), sandbox.write("o.json", manifest(other)),
             sandbox.write("l.json", manifest(lib)),
             sandbox.write("a.json", manifest(app, "1.0.0", #""dependencies":{"com.example.lib":"^1.0"}"#)),
-            sandbox.write("x.json", manifest(gated, "1.0.0", #""gate":"rollout.gated""#)))
+            sandbox.write("x.json", manifest(gated, "1.0.0", #""gate":"rollout.gated""#)),
+            sandbox.write("s.json", manifest(segmented, "1.0.0", #""gate":"rollout.segmented""#)))
         let features = """
             {"version":2,"features":[
               {"name":"parent.flag","enabled":false,"strategies":[{"name":"default"}]},
-              {"name":"rollout.gated","enabled":true,"strategies":[{"name":"default"}],"dependencies":[{"feature":"parent.flag"}]}]}
+              {"name":"rollout.gated","enabled":true,"strategies":[{"name":"default"}],"dependencies":[{"feature":"parent.flag"}]},
+              {"name":"rollout.segmented","enabled":true,"strategies":[{"name":"default","segments":[7]}]}],
+             "segments":[{"id":7,"constraints":[{"contextName":"userId","operator":"IN","values":["nobody"]}]}]}
             """
         try await sandbox.ok("flag", "import", sandbox.write("flags.json", features))
         for id in everyPlugin { try await sandbox.ok("plugin", "enable", id) }
@@ -98,6 +100,7 @@ struct HostTrustTests {
             ),
             ("delete a dependency", false, "DELETE FROM plugin_dependencies WHERE plugin_id = 'com.example.app'"),
             ("enable the gate flag's parent", false, "UPDATE flag_environments SET enabled = 1 WHERE flag_name = 'parent.flag'"),
+            ("empty the gate flag's segment", false, "UPDATE segments SET constraints_json = '[]'"),
             (
                 "drop the audit triggers and every state root", false,
                 """
