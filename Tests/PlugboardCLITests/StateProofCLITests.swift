@@ -160,6 +160,21 @@ struct StateProofCLITests {
             "\(result.stderr)")
     }
 
+    /// The proof's table dropped: never "a board from before the proof". Verify names it, a change and a secret read are
+    /// refused with one sentence, and the board is left as it was.
+    @Test func aDroppedProofIsTamperingAndNothingIsChangedOrRead() async throws {
+        let sandbox = try await Self.provenBoard()
+        try Self.edit(sandbox, "DROP TABLE state_buckets")
+        let before = try await sandbox.snapshot()
+        let verify = try await sandbox.run(["audit", "verify"])
+        #expect(verify.status == 1 && verify.stderr.contains("the table state_buckets was dropped behind the audit log"), "\(verify)")
+        let kill = try await sandbox.run(["plugin", "kill", "com.example.calendar", "--reason", "INC-9"])
+        #expect(kill.status == 1 && kill.stderr.contains("state proof (table state_buckets) was dropped behind the audit log"), "\(kill)")
+        let read = try await sandbox.run(["secret", "get", "--plugin", "com.example.calendar", "token"])
+        #expect(read.status == 1 && read.stdout.isEmpty && read.stderr.contains("cannot be proven"), "\(read)")
+        #expect(try await sandbox.snapshot() == before)
+    }
+
     @Test func migratingATamperedBoardIsRefused() async throws {
         let sandbox = try await Self.provenBoard()
         try Self.edit(

@@ -95,6 +95,13 @@ package final class AuditedChange {
         let schemaMoved = version != schema.version
         if schemaMoved { schema = StateCache.Schema(version: version) }
         guard try schema.isTracked(db) else {
+            // A change on a board whose proof was dropped behind the log would only bury the tampering deeper.
+            if try StateQueries.expectsProof(db) {
+                throw BoardError(
+                    .integrity,
+                    "the board's state proof (table state_buckets) was dropped behind the audit log, so nothing is changed; run plugboard audit verify"
+                )
+            }
             for entry in entries { try AuditLog.append(db, actor: actor, entry: entry, at: now) }
             return
         }

@@ -273,7 +273,9 @@ enum StateLedger {
     {
         var proofs = try proven.map { $0.proofs(in: try state ?? ProvenRows.state(db)) } ?? ProvenRows.Proofs()
         if proofs.rows.contains(entity) { return nil }
-        guard try StateQueries.isTracked(db) else { return nil }
+        guard try StateQueries.isTracked(db) else {
+            return try StateQueries.expectsProof(db) ? "cannot be proven: the state proof's tables were dropped behind the audit log" : nil
+        }
         if try StateQueries.wasTouched(db, entity) { return nil }
         let columns = try StateQueries.columns(db, entity.table)
         if try StateQueries.digest(db, entity, columns: columns) != StateQueries.indexedDigest(db, entity) {

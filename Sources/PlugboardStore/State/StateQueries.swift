@@ -12,6 +12,15 @@ enum StateQueries {
             db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'state_buckets')")) ?? false
     }
 
+    /// Whether the board should have the state proof although its tables are not there: its migrations record the
+    /// proof's, or an audit row records a state root. Then the tables were dropped behind the log, which is tampering,
+    /// never "a board from before the proof". Asked only when ``isTracked(_:)`` is false.
+    static func expectsProof(_ db: Database) throws -> Bool {
+        if try SchemaProof.appliedVersions(db).contains(proofMigration) { return true }
+        guard AuditQueries.hasStateColumns(db) else { return false }
+        return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM audit_log WHERE state_root IS NOT NULL)") ?? false
+    }
+
     /// The main database's `PRAGMA schema_version`: it moves with every change of the schema, by any connection.
     static func schemaVersion(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA main.schema_version")) ?? 0
