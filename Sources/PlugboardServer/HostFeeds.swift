@@ -40,6 +40,8 @@ final class HostFeeds: Sendable {
 
     /// How many distinct host snapshots (environment and plug-in list) are kept per board version.
     static let snapshotCacheLimit = 256
+    /// Snapshots not cached are computed this many at a time; a few more wait, the rest are told to come back.
+    let computeSlots = ConcurrencyLimit(width: 2, queueLimit: 32)
     /// How many times a read is tried again when the board changed while it ran (see ``atOneVersion(_:)``).
     static let readAttempts = 4
 
@@ -48,6 +50,8 @@ final class HostFeeds: Sendable {
     let logger: Logger
     private let state = Mutex(State())
     private let snapshots = Mutex<[String: Cached]>([:])
+    /// The registered plug-ins' ids, by board version.
+    private let registered = Mutex<(version: BoardVersion, ids: Set<String>)?>(nil)
     /// The first revision of this run: milliseconds since 1970, so a host can tell a restarted server from the one it knew.
     private let firstRevision = Int(Date().timeIntervalSince1970 * 1000)
 
@@ -57,8 +61,34 @@ final class HostFeeds: Sendable {
         self.logger = logger
     }
 
-    /// The host snapshot of `environment` for a host that names `pluginIDs`, as JSON with its ETag: computed at most
-    /// once per board version, whatever the number of hosts asking.
+    /// The plug-ins of `pluginIDs` that are registered, sorted: a host snapshot depends on no other id a host names, so
+    /// requests naming ids the board does not have share one cached snapshot instead of each costing a computation.
+    func registered(_ pluginIDs: [String]) throws(BoardError) -> [String] {
+        let version = try board.version()
+        let known: Set<String>
+        if let cached = registered.withLock({ $0 }), cached.version == version {
+            known = cached.ids
+        } else {
+            known = try board.registeredPluginIDs()
+            registered.withLock { $0 = (version, known) }
+        }
+        return pluginIDs.filter { known.contains($0) }
+    }
+
+    /// The host snapshot of `environment` for a host that names `pluginIDs` when it is cached for the board's current
+    /// version; nil when it must be computed (``snapshot(environment:pluginIDs:)``).
+    func cachedSnapshot(environment: String, pluginIDs: [String]) throws(BoardError) -> (body: ByteBuffer, etag: String)? {
+        let version = try board.version()
+        let key = environment + "\n" + pluginIDs.joined(separator: ",")
+        return snapshots.withLock { cache in
+            guard let cached = cache[key], cached.version == version else { return nil }
+            return (cached.body, cached.etag)
+        }
+    }
+
+    /// The host snapshot of `environment` for a host that names `pluginIDs`, as JSON with its ETag: computed once per
+    /// board version and kept (at most ``snapshotCacheLimit`` of them), whatever the number of hosts asking. Blocking:
+    /// call it off the server's threads (`plugboard serve` computes a few at a time, see ``computeSlots``).
     ///
     /// The snapshot and the digest of what every host sees are read at one board version, and the feed takes note of
     /// that digest (``observe(_:digest:at:)``): a host that read a state the watcher has not checked yet is told when
@@ -66,28 +96,23 @@ final class HostFeeds: Sendable {
     func snapshot(environment: String, pluginIDs: [String]) throws(BoardError) -> (body: ByteBuffer, etag: String) {
         let version = try board.version()
         let key = environment + "\n" + pluginIDs.joined(separator: ",")
-        let result: Result<Cached, BoardError> = snapshots.withLock { cache in
-            if let cached = cache[key], cached.version == version { return .success(cached) }
-            do throws(BoardError) {
-                let read = try atOneVersion { () throws(BoardError) in
-                    let data = try board.hostView(environment: environment, relevantTo: Set(pluginIDs)).encoded()
-                    let etag = EnvironmentFeed.etag(data)
-                    // With no plug-in named, the snapshot is what every host sees: its ETag is the digest.
-                    return (data: data, etag: etag, digest: pluginIDs.isEmpty ? etag : try digest(environment))
-                }
-                observe(environment, digest: read.value.digest, at: read.version)
-                let cached = Cached(version: read.version ?? version, body: ByteBuffer(bytes: read.value.data), etag: read.value.etag)
-                // Kept only when it is the state at that version: a read the board moved under is read again next time.
-                if let version = read.version {
-                    if cache.count >= Self.snapshotCacheLimit { cache = cache.filter { $0.value.version == version } }
-                    if cache.count < Self.snapshotCacheLimit { cache[key] = cached }
-                }
-                return .success(cached)
-            } catch {
-                return .failure(error)
+        if let cached = snapshots.withLock({ $0[key] }), cached.version == version { return (cached.body, cached.etag) }
+        // Computed outside the cache's lock: a slow snapshot never holds up one that is cached.
+        let read = try atOneVersion { () throws(BoardError) in
+            let data = try board.hostView(environment: environment, relevantTo: Set(pluginIDs)).encoded()
+            let etag = EnvironmentFeed.etag(data)
+            // With no plug-in named, the snapshot is what every host sees: its ETag is the digest.
+            return (data: data, etag: etag, digest: pluginIDs.isEmpty ? etag : try digest(environment))
+        }
+        observe(environment, digest: read.value.digest, at: read.version)
+        let cached = Cached(version: read.version ?? version, body: ByteBuffer(bytes: read.value.data), etag: read.value.etag)
+        // Kept only when it is the state at that version: a read the board moved under is read again next time.
+        if let version = read.version {
+            snapshots.withLock { cache in
+                if cache.count >= Self.snapshotCacheLimit { cache = cache.filter { $0.value.version == version } }
+                if cache.count < Self.snapshotCacheLimit { cache[key] = cached }
             }
         }
-        let cached = try result.get()
         return (cached.body, cached.etag)
     }
 

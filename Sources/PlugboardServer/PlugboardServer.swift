@@ -23,6 +23,8 @@ public struct PlugboardServer: Sendable {
     let tokens = TokenCheck()
     let watcher: BoardWatcher
     let usage: UsageBuffer
+    let connections: ConnectionGuard
+    let health: HealthCheck
 
     /// Creates a server for `board`.
     public init(board: any ServedBoard, configuration: ServerConfiguration = ServerConfiguration()) {
@@ -30,6 +32,8 @@ public struct PlugboardServer: Sendable {
         self.configuration = configuration
         watcher = BoardWatcher(board: board, tokens: tokens, metrics: metrics, configuration: configuration)
         usage = UsageBuffer(board: board, tokens: tokens, metrics: metrics, configuration: configuration)
+        connections = ConnectionGuard(maxRequestsPerClient: configuration.maxRequestsPerClient)
+        health = HealthCheck(board: board)
     }
 
     /// Serves until SIGTERM or SIGINT, then closes event streams, finishes requests in flight, writes buffered usage
@@ -48,7 +52,10 @@ public struct PlugboardServer: Sendable {
         do { try watcher.start() } catch { throw error }
         let server: HTTPServerBuilder
         let idle = TimeAmount.seconds(max(1, configuration.idleTimeout.components.seconds))
-        let http1 = HTTPServerBuilder.http1(configuration: HTTP1Channel.Configuration(idleTimeout: idle))
+        let connections = self.connections
+        let http1 = HTTPServerBuilder { responder in
+            HTTP1Channel(responder: connections.wrap(responder), configuration: HTTP1Channel.Configuration(idleTimeout: idle))
+        }
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
             let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
             let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .file(key))
@@ -60,8 +67,10 @@ public struct PlugboardServer: Sendable {
         return Application(
             router: makeRouter(),
             server: server,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "plugboard"),
-            services: [watcher, usage],
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "plugboard",
+                availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections, logger: logger)),
+            services: [watcher, usage, health],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 logger.notice("serving the board", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
@@ -71,15 +80,17 @@ public struct PlugboardServer: Sendable {
         )
     }
 
-    func makeRouter() -> Router<BasicRequestContext> {
-        let router = Router()
+    func makeRouter() -> Router<ServeContext> {
+        let router = Router(context: ServeContext.self)
         router.middlewares.add(AccessLogMiddleware(metrics: metrics, logger: configuration.logger))
+        router.middlewares.add(ConnectionGuardMiddleware(connections: connections))
         let api = ClientAPIRoutes(watcher: watcher, usage: usage, configuration: configuration)
         api.add(to: router)
         OFREPRoutes(api: api).add(to: router)
         HostRoutes(api: api).add(to: router)
+        let health = self.health
         router.get("/health") { _, _ in
-            if let problem = board.healthProblem() {
+            if let problem = await health.problem() {
                 return Reply.json(.serviceUnavailable, object: ["status": "unhealthy", "message": problem])
             }
             return Reply.json(.ok, object: ["status": "ok"])
