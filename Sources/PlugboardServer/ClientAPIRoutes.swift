@@ -78,20 +78,20 @@ struct ClientAPIRoutes: Sendable {
     /// The most strategy names of a registration that are kept.
     static let strategyLimit = 50
 
-    struct RegisterBody: Decodable {
+    struct RegisterBody: Decodable, Sendable {
         var appName: String?
         var instanceId: String?
         var sdkVersion: String?
         var strategies: [String]?
     }
 
-    struct MetricsBody: Decodable {
-        struct Toggle: Decodable {
+    struct MetricsBody: Decodable, Sendable {
+        struct Toggle: Decodable, Sendable {
             var yes: Int?
             var no: Int?
             var variants: [String: Int]?
         }
-        struct Bucket: Decodable { var toggles: [String: Toggle]? }
+        struct Bucket: Decodable, Sendable { var toggles: [String: Toggle]? }
         var appName: String?
         var instanceId: String?
         var sdkVersion: String?
@@ -121,23 +121,28 @@ struct ClientAPIRoutes: Sendable {
                 Reply.error(.badRequest, "the metrics report names more than \(Self.toggleLimit) flags; send smaller reports"))
         }
         let known = try board { () throws(BoardError) in try watcher.feed(token.environment) }.flagNames
-        let bucket = FlagUsageCount.bucket(for: Date())
-        var counts: [FlagUsageCount] = []
-        for (name, toggle) in toggles {
-            _ = try checked(name, "a flag name")
-            let values = [toggle.yes ?? 0, toggle.no ?? 0] + (toggle.variants ?? [:]).values
-            guard values.allSatisfy({ (0...1_000_000_000_000).contains($0) }), (toggle.variants ?? [:]).count <= Self.variantLimit else {
-                throw ResponseFailure(
-                    Reply.error(
-                        .badRequest,
-                        "the counts of flag '\(name)' are negative, too large or name more than \(Self.variantLimit) variants; send counts of at most 10^12"
-                    ))
+        let environment = token.environment
+        let counts = try await HeavyWork.run { () throws -> [FlagUsageCount] in
+            let bucket = FlagUsageCount.bucket(for: Date())
+            var counts: [FlagUsageCount] = []
+            for (name, toggle) in toggles {
+                _ = try checked(name, "a flag name")
+                let values = [toggle.yes ?? 0, toggle.no ?? 0] + (toggle.variants ?? [:]).values
+                guard values.allSatisfy({ (0...1_000_000_000_000).contains($0) }), (toggle.variants ?? [:]).count <= Self.variantLimit
+                else {
+                    throw ResponseFailure(
+                        Reply.error(
+                            .badRequest,
+                            "the counts of flag '\(name)' are negative, too large or name more than \(Self.variantLimit) variants; send counts of at most 10^12"
+                        ))
+                }
+                for variant in (toggle.variants ?? [:]).keys { _ = try checked(variant, "a variant name") }
+                counts.append(
+                    FlagUsageCount(
+                        bucket: bucket, flag: name, environment: environment, appName: app, yes: toggle.yes ?? 0, no: toggle.no ?? 0,
+                        variants: toggle.variants ?? [:]))
             }
-            for variant in (toggle.variants ?? [:]).keys { _ = try checked(variant, "a variant name") }
-            counts.append(
-                FlagUsageCount(
-                    bucket: bucket, flag: name, environment: token.environment, appName: app, yes: toggle.yes ?? 0, no: toggle.no ?? 0,
-                    variants: toggle.variants ?? [:]))
+            return counts
         }
         usage.add(counts, token: token.name, instance: instance, knownFlags: known)
         usage.register(
@@ -166,11 +171,8 @@ struct ClientAPIRoutes: Sendable {
         return value
     }
 
-    private func decode<T: Decodable>(_ type: T.Type, _ request: Request, what: String) async throws -> T {
-        switch await Body.decode(type, request, limit: configuration.maxBodyBytes, what: what) {
-        case .success(let value): return value
-        case .failure(let failure): throw failure
-        }
+    private func decode<T: Decodable & Sendable>(_ type: T.Type, _ request: Request, what: String) async throws -> T {
+        try await Body.decodeHeavy(type, request, limit: configuration.maxBodyBytes, what: what)
     }
 
     func authenticate(_ request: Request) throws -> APITokenCredential {

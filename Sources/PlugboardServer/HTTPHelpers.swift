@@ -93,14 +93,36 @@ enum Body {
             T, ResponseFailure
         >
     {
+        switch await collectOrRefuse(request, limit: limit) {
+        case .success(let buffer): return parse(type, buffer, what: what, allowEmpty: allowEmpty)
+        case .failure(let failure): return .failure(failure)
+        }
+    }
+
+    /// ``decode(_:_:limit:what:allowEmpty:)`` with the decoding done on the lane of heavy work (``HeavyWork``): what
+    /// SDKs and hosts report may be large, and decoding it must not hold the threads that answer other requests.
+    static func decodeHeavy<T: Decodable & Sendable>(_ type: T.Type, _ request: Request, limit: Int, what: String) async throws -> T {
         let buffer: ByteBuffer
-        switch await collect(request, limit: limit) {
+        switch await collectOrRefuse(request, limit: limit) {
         case .success(let collected): buffer = collected
+        case .failure(let failure): throw failure
+        }
+        return try await HeavyWork.run { () throws -> T in try parse(type, buffer, what: what, allowEmpty: false).get() }
+    }
+
+    private static func collectOrRefuse(_ request: Request, limit: Int) async -> Result<ByteBuffer, ResponseFailure> {
+        switch await collect(request, limit: limit) {
+        case .success(let collected): return .success(collected)
         case .failure(.tooLarge(let limit)):
             return .failure(ResponseFailure(Reply.error(.contentTooLarge, "the request body is larger than \(limit) bytes; send less")))
         case .failure(.unreadable):
             return .failure(ResponseFailure(Reply.error(.badRequest, "the request body could not be read; send it again")))
         }
+    }
+
+    private static func parse<T: Decodable>(_ type: T.Type, _ buffer: ByteBuffer, what: String, allowEmpty: Bool) -> Result<
+        T, ResponseFailure
+    > {
         let data = Data(buffer.readableBytesView)
         let text = data.isEmpty && allowEmpty ? Data("{}".utf8) : data
         do {
@@ -123,6 +145,26 @@ enum Body {
         case .typeMismatch(_, let context): return "\(path(context.codingPath)) has the wrong type"
         case .valueNotFound(_, let context): return "\(path(context.codingPath)) is null"
         @unknown default: return "it cannot be parsed"
+        }
+    }
+}
+
+/// The lane of heavy work: decoding and checking what SDKs and hosts report runs here, one at a time and off the
+/// threads that answer requests, so that a flood of large reports costs at most one core and never delays a health
+/// check, a snapshot or an event stream. Past ``queueLimit`` waiting, a request is refused with `503`.
+enum HeavyWork {
+    static let queueLimit = 128
+    static let lane = ConcurrencyLimit(width: 1, queueLimit: queueLimit)
+
+    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        guard let slot = await lane.enter() else {
+            var busy = Reply.error(.serviceUnavailable, "the server has too many reports to read; try again in a moment")
+            busy.headers[.retryAfter] = "1"
+            throw ResponseFailure(busy)
+        }
+        defer { slot.leave() }
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
         }
     }
 }

@@ -50,6 +50,8 @@ final class HostFeeds: Sendable {
     let logger: Logger
     private let state = Mutex(State())
     private let snapshots = Mutex<[String: Cached]>([:])
+    /// Snapshots being computed, by key, with the requests waiting for them.
+    private let flights = Mutex<[String: [CheckedContinuation<Bool, Never>]]>([:])
     /// The registered plug-ins' ids, by board version.
     private let registered = Mutex<(version: BoardVersion, ids: Set<String>)?>(nil)
     /// The first revision of this run: milliseconds since 1970, so a host can tell a restarted server from the one it knew.
@@ -75,11 +77,38 @@ final class HostFeeds: Sendable {
         return pluginIDs.filter { known.contains($0) }
     }
 
+    /// The key of a snapshot in the cache.
+    static func key(environment: String, pluginIDs: [String]) -> String {
+        environment + "\n" + pluginIDs.joined(separator: ",")
+    }
+
+    /// True when the caller is to compute the snapshot of `key` (and then call ``land(_:)``); false once another request
+    /// that was computing it finished: the caller looks in the cache again. A crowd asking for the same snapshot after a
+    /// change costs one computation, and a host asking for another one is not queued behind the crowd.
+    func lead(_ key: String) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let leads = flights.withLock { flights -> Bool in
+                if flights[key] != nil {
+                    flights[key]!.append(continuation)
+                    return false
+                }
+                flights[key] = []
+                return true
+            }
+            if leads { continuation.resume(returning: true) }
+        }
+    }
+
+    /// Ends the computation of `key` (done or failed): the requests waiting for it look in the cache again.
+    func land(_ key: String) {
+        for waiting in flights.withLock({ $0.removeValue(forKey: key) ?? [] }) { waiting.resume(returning: false) }
+    }
+
     /// The host snapshot of `environment` for a host that names `pluginIDs` when it is cached for the board's current
     /// version; nil when it must be computed (``snapshot(environment:pluginIDs:)``).
     func cachedSnapshot(environment: String, pluginIDs: [String]) throws(BoardError) -> (body: ByteBuffer, etag: String)? {
         let version = try board.version()
-        let key = environment + "\n" + pluginIDs.joined(separator: ",")
+        let key = Self.key(environment: environment, pluginIDs: pluginIDs)
         return snapshots.withLock { cache in
             guard let cached = cache[key], cached.version == version else { return nil }
             return (cached.body, cached.etag)
@@ -95,7 +124,7 @@ final class HostFeeds: Sendable {
     /// the board moves on from it, whatever the watcher saw before.
     func snapshot(environment: String, pluginIDs: [String]) throws(BoardError) -> (body: ByteBuffer, etag: String) {
         let version = try board.version()
-        let key = environment + "\n" + pluginIDs.joined(separator: ",")
+        let key = Self.key(environment: environment, pluginIDs: pluginIDs)
         if let cached = snapshots.withLock({ $0[key] }), cached.version == version { return (cached.body, cached.etag) }
         // Computed outside the cache's lock: a slow snapshot never holds up one that is cached.
         let read = try atOneVersion { () throws(BoardError) in

@@ -44,14 +44,22 @@ struct HostRoutes: Sendable {
         for id in ids { try Self.checkText(id, "a plug-in id", limit: 255) }
         let hosts = api.watcher.hosts
         let environment = token.environment
-        let (relevant, cached) = try api.board { () throws(BoardError) in
+        // Off the server's threads: the board's connection may be busy computing another snapshot.
+        let (relevant, cached) = try await api.boardAsync { () throws(BoardError) in
             let relevant = try hosts.registered(ids)
             return (relevant, try hosts.cachedSnapshot(environment: environment, pluginIDs: relevant))
         }
-        let snapshot: (body: ByteBuffer, etag: String)
-        if let cached {
-            snapshot = cached
-        } else {
+        var snapshot = cached
+        while snapshot == nil {
+            let key = HostFeeds.key(environment: environment, pluginIDs: relevant)
+            guard await hosts.lead(key) else {
+                // Another request computed it meanwhile.
+                snapshot = try await api.boardAsync { () throws(BoardError) in
+                    try hosts.cachedSnapshot(environment: environment, pluginIDs: relevant)
+                }
+                continue
+            }
+            defer { hosts.land(key) }
             // Computing a snapshot costs CPU and the board's connection: a few at a time, off the server's threads, so
             // that health checks and kill switches are never queued behind a crowd of them.
             guard let slot = await hosts.computeSlots.enter() else {
@@ -64,7 +72,7 @@ struct HostRoutes: Sendable {
                 try hosts.snapshot(environment: environment, pluginIDs: relevant)
             }
         }
-        let (body, etag) = snapshot
+        let (body, etag) = snapshot!
         if Reply.matches(request.headers, etag) { return Reply.notModified(etag: etag) }
         var response = Reply.json(.ok, body, etag: etag)
         // Shared caches (a reverse proxy) may keep it, but must ask again each time: a kill switch is never served stale.
@@ -102,7 +110,7 @@ struct HostRoutes: Sendable {
             })
     }
 
-    struct ReportBody: Decodable {
+    struct ReportBody: Decodable, Sendable {
         var hostId: String
         var hostVersion: String
         /// Nil when the host reads the server; otherwise why its snapshot is not current.
@@ -112,11 +120,7 @@ struct HostRoutes: Sendable {
 
     func report(_ request: Request) async throws -> Response {
         let token = try api.authenticate(request)
-        let body: ReportBody
-        switch await Body.decode(ReportBody.self, request, limit: api.configuration.maxBodyBytes, what: "/api/host/report") {
-        case .success(let value): body = value
-        case .failure(let failure): throw failure
-        }
+        let body = try await Body.decodeHeavy(ReportBody.self, request, limit: api.configuration.maxBodyBytes, what: "/api/host/report")
         try Self.checkText(body.hostId, "hostId", limit: 255, allowEmpty: false)
         try Self.checkText(body.hostVersion, "hostVersion", limit: 64)
         if let stale = body.stale { try Self.checkText(stale, "stale", limit: 1000) }
@@ -124,17 +128,19 @@ struct HostRoutes: Sendable {
             throw ResponseFailure(Reply.error(.badRequest, "the report has more than \(Self.reportEntryLimit) entries; send fewer"))
         }
         let kept = Array(body.entries.prefix(TelemetryLimits.maxEntriesPerReport))
-        for entry in kept {
-            try Self.checkText(entry.pluginID, "a plug-in id", limit: 255)
-            for (text, field) in [(entry.version, "a version"), (entry.reasonCode, "a reason code")] {
-                if let text { try Self.checkText(text, field, limit: 255) }
-            }
-            for (text, field) in [(entry.reason, "a reason"), (entry.warning, "a warning")] {
-                if let text { try Self.checkText(text, field, limit: 4000, newlines: true) }
-            }
-            guard (entry.state == .loaded) == (entry.reasonCode == nil) else {
-                throw ResponseFailure(
-                    Reply.error(.badRequest, "the entry of \(entry.pluginID) must have a reasonCode exactly when it is not loaded"))
+        try await HeavyWork.run {
+            for entry in kept {
+                try Self.checkText(entry.pluginID, "a plug-in id", limit: 255)
+                for (text, field) in [(entry.version, "a version"), (entry.reasonCode, "a reason code")] {
+                    if let text { try Self.checkText(text, field, limit: 255) }
+                }
+                for (text, field) in [(entry.reason, "a reason"), (entry.warning, "a warning")] {
+                    if let text { try Self.checkText(text, field, limit: 4000, newlines: true) }
+                }
+                guard (entry.state == .loaded) == (entry.reasonCode == nil) else {
+                    throw ResponseFailure(
+                        Reply.error(.badRequest, "the entry of \(entry.pluginID) must have a reasonCode exactly when it is not loaded"))
+                }
             }
         }
         api.usage.noteDropped(TelemetryDrop.Kind.reportEntriesOverCap, body.entries.count - kept.count)
