@@ -165,7 +165,7 @@ struct ClientAPIRoutes: Sendable {
     /// A reported name: at most 255 characters, no control characters.
     private func checked(_ value: String?, _ field: String) throws -> String? {
         guard let value else { return nil }
-        guard value.utf8.count <= 255, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard value.utf8.count <= 255, !HostRoutes.hasControl(value, newlines: false) else {
             throw ResponseFailure(Reply.error(.badRequest, "\(field) is longer than 255 bytes or contains control characters"))
         }
         return value

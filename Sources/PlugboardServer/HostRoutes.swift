@@ -41,10 +41,13 @@ struct HostRoutes: Sendable {
         guard ids.count <= Self.pluginLimit else {
             throw ResponseFailure(Reply.error(.badRequest, "the request names more than \(Self.pluginLimit) plug-ins; name fewer"))
         }
-        for id in ids { try Self.checkText(id, "a plug-in id", limit: 255) }
         let hosts = api.watcher.hosts
         let environment = token.environment
-        // Off the server's threads: the board's connection may be busy computing another snapshot.
+        // Off the server's threads: checking hundreds of ids costs CPU, and the board's connection may be busy
+        // computing another snapshot.
+        guard ids.allSatisfy({ $0.utf8.count <= 255 && !Self.hasControl($0, newlines: false) }) else {
+            throw ResponseFailure(Reply.error(.badRequest, "a plug-in id is longer than 255 bytes or contains control characters"))
+        }
         let (relevant, cached) = try await api.boardAsync { () throws(BoardError) in
             let relevant = try hosts.registered(ids)
             return (relevant, try hosts.cachedSnapshot(environment: environment, pluginIDs: relevant))
@@ -184,11 +187,17 @@ struct HostRoutes: Sendable {
     /// A text a host sent: at most `limit` bytes and no control characters (newlines allowed in sentences only), and
     /// not empty unless `allowEmpty`.
     static func checkText(_ value: String, _ field: String, limit: Int, newlines: Bool = false, allowEmpty: Bool = true) throws {
-        let allowed: Set<Unicode.Scalar> = newlines ? ["\n"] : []
-        guard allowEmpty || !value.isEmpty, value.utf8.count <= limit,
-            !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && !allowed.contains($0) })
-        else {
+        guard allowEmpty || !value.isEmpty, value.utf8.count <= limit, !hasControl(value, newlines: newlines) else {
             throw ResponseFailure(Reply.error(.badRequest, "\(field) is empty, longer than \(limit) bytes or contains control characters"))
         }
+    }
+
+    /// Whether `value` holds a control character (a newline allowed when `newlines`); ASCII text, the usual case, is
+    /// checked byte by byte.
+    static func hasControl(_ value: String, newlines: Bool) -> Bool {
+        if value.utf8.allSatisfy({ $0 < 0x80 }) {
+            return value.utf8.contains { ($0 < 0x20 && !(newlines && $0 == 0x0A)) || $0 == 0x7F }
+        }
+        return value.unicodeScalars.contains { $0.properties.generalCategory == .control && !(newlines && $0 == "\n") }
     }
 }
