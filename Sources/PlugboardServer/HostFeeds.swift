@@ -50,6 +50,10 @@ final class HostFeeds: Sendable {
     let logger: Logger
     private let state = Mutex(State())
     private let snapshots = Mutex<[String: Cached]>([:])
+    /// The board version the watcher saw last (nil: no watcher): cached snapshots are looked up by it, so that a request
+    /// answered from the cache never waits for the board's connection. A change the watcher has not seen yet is
+    /// announced to the hosts once it has, and they read again.
+    private let watchedVersion = Mutex<BoardVersion?>(nil)
     /// Snapshots being computed, by key, with the requests waiting for them.
     private let flights = Mutex<[String: [CheckedContinuation<Bool, Never>]]>([:])
     /// The registered plug-ins' ids, by board version.
@@ -63,10 +67,21 @@ final class HostFeeds: Sendable {
         self.logger = logger
     }
 
+    /// Notes the board version the watcher just saw (before it tells the hosts of a change).
+    func noteWatched(_ version: BoardVersion) {
+        watchedVersion.withLock { $0 = version }
+    }
+
+    /// The version to look cached data up by: the watcher's, else the board's.
+    private func currentVersion() throws(BoardError) -> BoardVersion {
+        if let watched = watchedVersion.withLock({ $0 }) { return watched }
+        return try board.version()
+    }
+
     /// The plug-ins of `pluginIDs` that are registered, sorted: a host snapshot depends on no other id a host names, so
     /// requests naming ids the board does not have share one cached snapshot instead of each costing a computation.
     func registered(_ pluginIDs: [String]) throws(BoardError) -> [String] {
-        let version = try board.version()
+        let version = try currentVersion()
         let known: Set<String>
         if let cached = registered.withLock({ $0 }), cached.version == version {
             known = cached.ids
@@ -107,7 +122,7 @@ final class HostFeeds: Sendable {
     /// The host snapshot of `environment` for a host that names `pluginIDs` when it is cached for the board's current
     /// version; nil when it must be computed (``snapshot(environment:pluginIDs:)``).
     func cachedSnapshot(environment: String, pluginIDs: [String]) throws(BoardError) -> (body: ByteBuffer, etag: String)? {
-        let version = try board.version()
+        let version = try currentVersion()
         let key = Self.key(environment: environment, pluginIDs: pluginIDs)
         return snapshots.withLock { cache in
             guard let cached = cache[key], cached.version == version else { return nil }
