@@ -4,6 +4,13 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 extension HTTPField.Name {
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
@@ -149,12 +156,14 @@ enum Body {
     }
 }
 
-/// The lane of heavy work: decoding and checking what SDKs and hosts report runs here, one at a time and off the
-/// threads that answer requests, so that a flood of large reports costs at most one core and never delays a health
-/// check, a snapshot or an event stream. Past ``queueLimit`` waiting, a request is refused with `503`.
+/// The lane of heavy work: decoding and checking what SDKs and hosts report runs here, one at a time, on a thread of its
+/// own with a lower scheduling priority (nice 10 on Linux), off the threads that answer requests. A flood of large
+/// reports then costs at most one core, and only what the rest of the server leaves: it never delays a kill switch
+/// reaching a host, a snapshot or a health check. Past ``queueLimit`` waiting, a request is refused with `503`.
 enum HeavyWork {
     static let queueLimit = 128
     static let lane = ConcurrencyLimit(width: 1, queueLimit: queueLimit)
+    private static let worker = LowPriorityWorker()
 
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         guard let slot = await lane.enter() else {
@@ -164,8 +173,35 @@ enum HeavyWork {
         }
         defer { slot.leave() }
         return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+            worker.submit { continuation.resume(with: Result { try body() }) }
         }
+    }
+}
+
+/// One thread that runs the jobs given to it in order, at a lower scheduling priority than the rest of the process.
+final class LowPriorityWorker: Sendable {
+    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private let ready = DispatchSemaphore(value: 0)
+
+    init() {
+        let thread = Thread { [self] in
+            #if canImport(Glibc) || canImport(Musl)
+            // On Linux the nice value is the calling thread's own.
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+            #endif
+            while true {
+                ready.wait()
+                let job = jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+                job?()
+            }
+        }
+        thread.name = "plugboard-telemetry"
+        thread.start()
+    }
+
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        jobs.withLock { $0.append(job) }
+        ready.signal()
     }
 }
 
