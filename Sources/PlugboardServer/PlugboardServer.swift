@@ -13,8 +13,8 @@ import ServiceLifecycle
 /// server-sent-event streaming, register, metrics) and every OpenFeature SDK (OFREP).
 ///
 /// Every route except `GET /health` needs an API token (`plugboard token create`). The server reads the board and
-/// never writes a flag definition; what SDKs report (registrations, usage counts) is buffered and written in
-/// batches without audit rows. A change committed by any process reaches connected streams within
+/// never writes a flag definition; what SDKs and remote hosts report (registrations, usage counts, load reports) is
+/// aggregated in memory and written in batches to the telemetry file beside the board, never to the board itself. A change committed by any process reaches connected streams within
 /// ``ServerConfiguration/pollInterval`` plus the time to compute the delta.
 public struct PlugboardServer: Sendable {
     let board: any ServedBoard
