@@ -67,9 +67,14 @@ final class HostFeeds: Sendable {
         self.logger = logger
     }
 
-    /// Notes the board version the watcher just saw (before it tells the hosts of a change).
+    /// Notes a board version that was read: by the watcher (before it tells the hosts of a change), or for a snapshot
+    /// (before its change is announced). Only a later version is kept: a host told of a change must never be answered
+    /// from the cache of the state before it.
     func noteWatched(_ version: BoardVersion) {
-        watchedVersion.withLock { $0 = version }
+        watchedVersion.withLock { watched in
+            if let current = watched, !Self.isLater(version, than: current) { return }
+            watched = version
+        }
     }
 
     /// The version to look cached data up by: the watcher's, else the board's.
@@ -148,6 +153,7 @@ final class HostFeeds: Sendable {
             // With no plug-in named, the snapshot is what every host sees: its ETag is the digest.
             return (data: data, etag: etag, digest: pluginIDs.isEmpty ? etag : try digest(environment))
         }
+        if let version = read.version { noteWatched(version) }
         observe(environment, digest: read.value.digest, at: read.version)
         let cached = Cached(version: read.version ?? version, body: ByteBuffer(bytes: read.value.data), etag: read.value.etag)
         // Kept only when it is the state at that version: a read the board moved under is read again next time.
