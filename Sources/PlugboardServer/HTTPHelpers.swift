@@ -163,7 +163,7 @@ enum Body {
 enum HeavyWork {
     static let queueLimit = 128
     static let lane = ConcurrencyLimit(width: 1, queueLimit: queueLimit)
-    private static let worker = LowPriorityWorker()
+    private static let worker = WorkerThreads(name: "plugboard-telemetry", count: 1, nice: 10)
 
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         guard let slot = await lane.enter() else {
@@ -172,36 +172,45 @@ enum HeavyWork {
             throw ResponseFailure(busy)
         }
         defer { slot.leave() }
-        return try await withCheckedThrowingContinuation { continuation in
-            worker.submit { continuation.resume(with: Result { try body() }) }
-        }
+        return try await worker.run(body)
     }
 }
 
-/// One thread that runs the jobs given to it in order, at a lower scheduling priority than the rest of the process.
-final class LowPriorityWorker: Sendable {
+/// Threads of their own that run the jobs given to them in order, optionally at a lower scheduling priority than the
+/// rest of the process: blocking work (the board's connection, decoding) never holds the few threads that answer
+/// requests, and never waits for a thread of a shared pool that other work has used up.
+final class WorkerThreads: Sendable {
     private let jobs = Mutex<[@Sendable () -> Void]>([])
     private let ready = DispatchSemaphore(value: 0)
 
-    init() {
-        let thread = Thread { [self] in
-            #if canImport(Glibc) || canImport(Musl)
-            // On Linux the nice value is the calling thread's own.
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
-            #endif
-            while true {
-                ready.wait()
-                let job = jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-                job?()
+    init(name: String, count: Int, nice: Int32 = 0) {
+        for index in 0..<max(1, count) {
+            let thread = Thread { [self] in
+                #if canImport(Glibc) || canImport(Musl)
+                // On Linux the nice value is the calling thread's own.
+                if nice != 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) }
+                #endif
+                while true {
+                    ready.wait()
+                    let job = jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+                    job?()
+                }
             }
+            thread.name = count > 1 ? "\(name)-\(index)" : name
+            thread.start()
         }
-        thread.name = "plugboard-telemetry"
-        thread.start()
     }
 
     func submit(_ job: @escaping @Sendable () -> Void) {
         jobs.withLock { $0.append(job) }
         ready.signal()
+    }
+
+    /// Runs `body` on one of the threads and returns what it returns.
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            submit { continuation.resume(with: Result { try body() }) }
+        }
     }
 }
 

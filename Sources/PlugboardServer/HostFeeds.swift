@@ -40,8 +40,10 @@ final class HostFeeds: Sendable {
 
     /// How many distinct host snapshots (environment and plug-in list) are kept per board version.
     static let snapshotCacheLimit = 256
-    /// Snapshots not cached are computed this many at a time; a few more wait, the rest are told to come back.
+    /// Snapshots not cached are computed this many at a time, on threads of their own; a few more wait, the rest are
+    /// told to come back.
     let computeSlots = ConcurrencyLimit(width: 2, queueLimit: 32)
+    let computeThreads = WorkerThreads(name: "plugboard-snapshots", count: 2)
     /// How many times a read is tried again when the board changed while it ran (see ``atOneVersion(_:)``).
     static let readAttempts = 4
 

@@ -43,12 +43,11 @@ struct HostRoutes: Sendable {
         }
         let hosts = api.watcher.hosts
         let environment = token.environment
-        // Off the server's threads: checking hundreds of ids costs CPU, and the board's connection may be busy
-        // computing another snapshot.
         guard ids.allSatisfy({ $0.utf8.count <= 255 && !Self.hasControl($0, newlines: false) }) else {
             throw ResponseFailure(Reply.error(.badRequest, "a plug-in id is longer than 255 bytes or contains control characters"))
         }
-        let (relevant, cached) = try await api.boardAsync { () throws(BoardError) in
+        // From memory (by the board version the watcher saw last), but when the registered plug-ins are read after a change.
+        let (relevant, cached) = try api.board { () throws(BoardError) in
             let relevant = try hosts.registered(ids)
             return (relevant, try hosts.cachedSnapshot(environment: environment, pluginIDs: relevant))
         }
@@ -57,8 +56,7 @@ struct HostRoutes: Sendable {
             let key = HostFeeds.key(environment: environment, pluginIDs: relevant)
             guard await hosts.lead(key) else {
                 // Another request computed it meanwhile.
-                snapshot = try await api.boardAsync { () throws(BoardError) in
-                    try hosts.cachedSnapshot(environment: environment, pluginIDs: relevant)
+                snapshot = try api.board { () throws(BoardError) in try hosts.cachedSnapshot(environment: environment, pluginIDs: relevant)
                 }
                 continue
             }
@@ -71,8 +69,13 @@ struct HostRoutes: Sendable {
                 throw ResponseFailure(busy)
             }
             defer { slot.leave() }
-            snapshot = try await api.boardAsync { () throws(BoardError) in
-                try hosts.snapshot(environment: environment, pluginIDs: relevant)
+            do {
+                snapshot = try await hosts.computeThreads.run { () throws -> (body: ByteBuffer, etag: String) in
+                    try hosts.snapshot(environment: environment, pluginIDs: relevant)
+                }
+            } catch let error as BoardError {
+                api.configuration.logger.error("cannot read the board", metadata: ["error": "\(error.message)"])
+                throw ResponseFailure(Reply.error(.serviceUnavailable, "the server cannot read the board right now; try again"))
             }
         }
         let (body, etag) = snapshot!
