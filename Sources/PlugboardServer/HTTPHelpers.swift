@@ -180,11 +180,13 @@ enum HeavyWork {
 /// rest of the process: blocking work (the board's connection, decoding) never holds the few threads that answer
 /// requests, and never waits for a thread of a shared pool that other work has used up.
 final class WorkerThreads: Sendable {
-    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private let jobs = Mutex<(queue: [@Sendable () -> Void], stopped: Bool)>(([], false))
     private let ready = DispatchSemaphore(value: 0)
+    private let count: Int
 
     init(name: String, count: Int, nice: Int32 = 0) {
-        for index in 0..<max(1, count) {
+        self.count = max(1, count)
+        for index in 0..<self.count {
             let thread = Thread { [self] in
                 #if canImport(Glibc) || canImport(Musl)
                 // On Linux the nice value is the calling thread's own.
@@ -192,8 +194,10 @@ final class WorkerThreads: Sendable {
                 #endif
                 while true {
                     ready.wait()
-                    let job = jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-                    job?()
+                    let (job, stopped) = jobs.withLock { jobs in
+                        (jobs.queue.isEmpty ? nil : jobs.queue.removeFirst(), jobs.stopped)
+                    }
+                    if let job { job() } else if stopped { return }
                 }
             }
             thread.name = count > 1 ? "\(name)-\(index)" : name
@@ -202,8 +206,19 @@ final class WorkerThreads: Sendable {
     }
 
     func submit(_ job: @escaping @Sendable () -> Void) {
-        jobs.withLock { $0.append(job) }
+        let queued = jobs.withLock { jobs in
+            if !jobs.stopped { jobs.queue.append(job) }
+            return !jobs.stopped
+        }
+        // Once stopped (the server is closing), a late job runs where it was given.
+        guard queued else { return job() }
         ready.signal()
+    }
+
+    /// Lets the threads end once the jobs given so far are done.
+    func stop() {
+        jobs.withLock { $0.stopped = true }
+        for _ in 0..<count { ready.signal() }
     }
 
     /// Runs `body` on one of the threads and returns what it returns.

@@ -264,6 +264,7 @@ final class HostFeeds: Sendable {
             return state.feeds.values.flatMap(\.streams.values)
         }
         for continuation in all { continuation.finish() }
+        computeThreads.stop()
     }
 
     /// What every host of `environment` sees, as the ETag its snapshot would have.
