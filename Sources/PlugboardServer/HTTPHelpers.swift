@@ -109,6 +109,12 @@ enum Body {
     /// ``decode(_:_:limit:what:allowEmpty:)`` with the decoding done on the lane of heavy work (``HeavyWork``): what
     /// SDKs and hosts report may be large, and decoding it must not hold the threads that answer other requests.
     static func decodeHeavy<T: Decodable & Sendable>(_ type: T.Type, _ request: Request, limit: Int, what: String) async throws -> T {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw ResponseFailure(Reply.error(.contentTooLarge, "the request body is larger than \(limit) bytes; send less"))
+        }
+        // A place first, the body then: requests waiting for a place hold no body in memory.
+        guard let place = await HeavyWork.bodies.enter() else { throw HeavyWork.busy() }
+        defer { place.leave() }
         let buffer: ByteBuffer
         switch await collectOrRefuse(request, limit: limit) {
         case .success(let collected): buffer = collected
@@ -157,20 +163,24 @@ enum Body {
 }
 
 /// The lane of heavy work: decoding and checking what SDKs and hosts report runs here, one at a time, on a thread of its
-/// own with a lower scheduling priority (nice 10 on Linux), off the threads that answer requests. A flood of large
-/// reports then costs at most one core, and only what the rest of the server leaves: it never delays a kill switch
-/// reaching a host, a snapshot or a health check. Past ``queueLimit`` waiting, a request is refused with `503`.
+/// own, off the threads that answer requests: a flood of large reports costs at most one core, and never holds the
+/// threads that answer health checks, snapshots and event streams. At most 32 bodies are read into memory at once; past ``queueLimit``
+/// waiting, a request is refused with `503`.
 enum HeavyWork {
     static let queueLimit = 128
     static let lane = ConcurrencyLimit(width: 1, queueLimit: queueLimit)
-    private static let worker = WorkerThreads(name: "plugboard-telemetry", count: 1, nice: 10)
+    /// At most this many reports' bodies are read into memory at once (each at most the body limit, 1 MiB by default).
+    static let bodies = ConcurrencyLimit(width: 32, queueLimit: queueLimit)
+
+    static func busy() -> ResponseFailure {
+        var busy = Reply.error(.serviceUnavailable, "the server has too many reports to read; try again in a moment")
+        busy.headers[.retryAfter] = "1"
+        return ResponseFailure(busy)
+    }
+    private static let worker = WorkerThreads(name: "plugboard-telemetry", count: 1)
 
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        guard let slot = await lane.enter() else {
-            var busy = Reply.error(.serviceUnavailable, "the server has too many reports to read; try again in a moment")
-            busy.headers[.retryAfter] = "1"
-            throw ResponseFailure(busy)
-        }
+        guard let slot = await lane.enter() else { throw busy() }
         defer { slot.leave() }
         return try await worker.run(body)
     }

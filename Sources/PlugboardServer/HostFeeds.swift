@@ -40,10 +40,8 @@ final class HostFeeds: Sendable {
 
     /// How many distinct host snapshots (environment and plug-in list) are kept per board version.
     static let snapshotCacheLimit = 256
-    /// Snapshots not cached are computed this many at a time, on threads of their own; a few more wait, the rest are
-    /// told to come back.
-    let computeSlots = ConcurrencyLimit(width: 2, queueLimit: 32)
-    let computeThreads = WorkerThreads(name: "plugboard-snapshots", count: 2)
+    /// Snapshots not cached are computed one at a time; a few more wait, the rest are told to come back.
+    let computeSlots = ConcurrencyLimit(width: 1, queueLimit: 32)
     /// How many times a read is tried again when the board changed while it ran (see ``atOneVersion(_:)``).
     static let readAttempts = 4
 
@@ -108,16 +106,21 @@ final class HostFeeds: Sendable {
     /// that was computing it finished: the caller looks in the cache again. A crowd asking for the same snapshot after a
     /// change costs one computation, and a host asking for another one is not queued behind the crowd.
     func lead(_ key: String) async -> Bool {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let leads = flights.withLock { flights -> Bool in
-                if flights[key] != nil {
-                    flights[key]!.append(continuation)
-                    return false
-                }
-                flights[key] = []
+        // Without suspending when nobody computes it: the usual case.
+        let leads = flights.withLock { flights -> Bool in
+            guard flights[key] == nil else { return false }
+            flights[key] = []
+            return true
+        }
+        if leads { return true }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let waiting = flights.withLock { flights -> Bool in
+                guard flights[key] != nil else { return false }
+                flights[key]!.append(continuation)
                 return true
             }
-            if leads { continuation.resume(returning: true) }
+            // It ended meanwhile: look in the cache again.
+            if !waiting { continuation.resume(returning: false) }
         }
     }
 
@@ -264,7 +267,6 @@ final class HostFeeds: Sendable {
             return state.feeds.values.flatMap(\.streams.values)
         }
         for continuation in all { continuation.finish() }
-        computeThreads.stop()
     }
 
     /// What every host of `environment` sees, as the ETag its snapshot would have.

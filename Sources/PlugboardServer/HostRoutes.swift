@@ -61,22 +61,15 @@ struct HostRoutes: Sendable {
                 continue
             }
             defer { hosts.land(key) }
-            // Computing a snapshot costs CPU and the board's connection: a few at a time, off the server's threads, so
-            // that health checks and kill switches are never queued behind a crowd of them.
+            // Computing a snapshot costs CPU and the board's connection: one at a time, so that it holds at most one of
+            // the threads that answer requests, and health checks and kill switches are never queued behind a crowd.
             guard let slot = await hosts.computeSlots.enter() else {
                 var busy = Reply.error(.serviceUnavailable, "the server is computing many snapshots; try again in a moment")
                 busy.headers[.retryAfter] = "1"
                 throw ResponseFailure(busy)
             }
             defer { slot.leave() }
-            do {
-                snapshot = try await hosts.computeThreads.run { () throws -> (body: ByteBuffer, etag: String) in
-                    try hosts.snapshot(environment: environment, pluginIDs: relevant)
-                }
-            } catch let error as BoardError {
-                api.configuration.logger.error("cannot read the board", metadata: ["error": "\(error.message)"])
-                throw ResponseFailure(Reply.error(.serviceUnavailable, "the server cannot read the board right now; try again"))
-            }
+            snapshot = try api.board { () throws(BoardError) in try hosts.snapshot(environment: environment, pluginIDs: relevant) }
         }
         let (body, etag) = snapshot!
         if Reply.matches(request.headers, etag) { return Reply.notModified(etag: etag) }
