@@ -46,7 +46,6 @@ final class BoardWatcher: Service, Sendable {
         let version = try board.version()
         tokens.reload(try board.apiTokenCredentials())
         lastVersion.withLock { $0 = version }
-        hosts.noteWatched(version)
         metrics.boardChanges.withLock { $0 = 0 }
     }
 
@@ -110,7 +109,6 @@ final class BoardWatcher: Service, Sendable {
         }
         guard lastVersion.withLock({ $0 }) != version else { return }
         lastVersion.withLock { $0 = version }
-        hosts.noteWatched(version)
         metrics.boardChanges.withLock { $0 += 1 }
         do { tokens.reload(try board.apiTokenCredentials()) } catch {
             configuration.logger.warning("cannot reload the API tokens", metadata: ["error": "\(error.message)"])

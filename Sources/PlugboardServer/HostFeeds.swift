@@ -50,10 +50,6 @@ final class HostFeeds: Sendable {
     let logger: Logger
     private let state = Mutex(State())
     private let snapshots = Mutex<[String: Cached]>([:])
-    /// The board version the watcher saw last (nil: no watcher): cached snapshots are looked up by it, so that a request
-    /// answered from the cache never waits for the board's connection. A change the watcher has not seen yet is
-    /// announced to the hosts once it has, and they read again.
-    private let watchedVersion = Mutex<BoardVersion?>(nil)
     /// Snapshots being computed, by key, with the requests waiting for them.
     private let flights = Mutex<[String: [CheckedContinuation<Bool, Never>]]>([:])
     /// The registered plug-ins' ids, by board version.
@@ -67,26 +63,10 @@ final class HostFeeds: Sendable {
         self.logger = logger
     }
 
-    /// Notes a board version that was read: by the watcher (before it tells the hosts of a change), or for a snapshot
-    /// (before its change is announced). Only a later version is kept: a host told of a change must never be answered
-    /// from the cache of the state before it.
-    func noteWatched(_ version: BoardVersion) {
-        watchedVersion.withLock { watched in
-            if let current = watched, !Self.isLater(version, than: current) { return }
-            watched = version
-        }
-    }
-
-    /// The version to look cached data up by: the watcher's, else the board's.
-    private func currentVersion() throws(BoardError) -> BoardVersion {
-        if let watched = watchedVersion.withLock({ $0 }) { return watched }
-        return try board.version()
-    }
-
     /// The plug-ins of `pluginIDs` that are registered, sorted: a host snapshot depends on no other id a host names, so
     /// requests naming ids the board does not have share one cached snapshot instead of each costing a computation.
     func registered(_ pluginIDs: [String]) throws(BoardError) -> [String] {
-        let version = try currentVersion()
+        let version = try board.version()
         let known: Set<String>
         if let cached = registered.withLock({ $0 }), cached.version == version {
             known = cached.ids
@@ -132,7 +112,7 @@ final class HostFeeds: Sendable {
     /// The host snapshot of `environment` for a host that names `pluginIDs` when it is cached for the board's current
     /// version; nil when it must be computed (``snapshot(environment:pluginIDs:)``).
     func cachedSnapshot(environment: String, pluginIDs: [String]) throws(BoardError) -> (body: ByteBuffer, etag: String)? {
-        let version = try currentVersion()
+        let version = try board.version()
         let key = Self.key(environment: environment, pluginIDs: pluginIDs)
         return snapshots.withLock { cache in
             guard let cached = cache[key], cached.version == version else { return nil }
@@ -158,7 +138,6 @@ final class HostFeeds: Sendable {
             // With no plug-in named, the snapshot is what every host sees: its ETag is the digest.
             return (data: data, etag: etag, digest: pluginIDs.isEmpty ? etag : try digest(environment))
         }
-        if let version = read.version { noteWatched(version) }
         observe(environment, digest: read.value.digest, at: read.version)
         let cached = Cached(version: read.version ?? version, body: ByteBuffer(bytes: read.value.data), etag: read.value.etag)
         // Kept only when it is the state at that version: a read the board moved under is read again next time.

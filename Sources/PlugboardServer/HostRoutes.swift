@@ -46,7 +46,7 @@ struct HostRoutes: Sendable {
         guard ids.allSatisfy({ $0.utf8.count <= 255 && !Self.hasControl($0, newlines: false) }) else {
             throw ResponseFailure(Reply.error(.badRequest, "a plug-in id is longer than 255 bytes or contains control characters"))
         }
-        // From memory (by the board version the watcher saw last), but when the registered plug-ins are read after a change.
+        // From memory, after one look at the board's version (and a read of the registered plug-ins after a change).
         let (relevant, cached) = try api.board { () throws(BoardError) in
             let relevant = try hosts.registered(ids)
             return (relevant, try hosts.cachedSnapshot(environment: environment, pluginIDs: relevant))
