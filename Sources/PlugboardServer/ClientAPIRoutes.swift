@@ -122,7 +122,7 @@ struct ClientAPIRoutes: Sendable {
         }
         let known = try board { () throws(BoardError) in try watcher.feed(token.environment) }.flagNames
         let environment = token.environment
-        let counts = try await HeavyWork.run { () throws -> [FlagUsageCount] in
+        let counts = try await HeavyWork.run(heavy: toggles.count > 100) { () throws -> [FlagUsageCount] in
             let bucket = FlagUsageCount.bucket(for: Date())
             var counts: [FlagUsageCount] = []
             for (name, toggle) in toggles {

@@ -120,7 +120,9 @@ enum Body {
         case .success(let collected): buffer = collected
         case .failure(let failure): throw failure
         }
-        return try await HeavyWork.run { () throws -> T in try parse(type, buffer, what: what, allowEmpty: false).get() }
+        return try await HeavyWork.run(heavy: buffer.readableBytes > HeavyWork.smallBody) { () throws -> T in
+            try parse(type, buffer, what: what, allowEmpty: false).get()
+        }
     }
 
     private static func collectOrRefuse(_ request: Request, limit: Int) async -> Result<ByteBuffer, ResponseFailure> {
@@ -179,7 +181,12 @@ enum HeavyWork {
     }
     private static let worker = WorkerThreads(name: "plugboard-telemetry", count: 1)
 
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    /// A body this small (an SDK's usual metrics, a host's usual report) is decoded where it arrives.
+    static let smallBody = 64 << 10
+
+    /// Runs `body` on the lane when `heavy`, else where it is called.
+    static func run<T: Sendable>(heavy: Bool = true, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        guard heavy else { return try body() }
         guard let slot = await lane.enter() else { throw busy() }
         defer { slot.leave() }
         return try await worker.run(body)

@@ -127,7 +127,7 @@ struct HostRoutes: Sendable {
             throw ResponseFailure(Reply.error(.badRequest, "the report has more than \(Self.reportEntryLimit) entries; send fewer"))
         }
         let kept = Array(body.entries.prefix(TelemetryLimits.maxEntriesPerReport))
-        try await HeavyWork.run {
+        try await HeavyWork.run(heavy: kept.count > 100) {
             for entry in kept {
                 try Self.checkText(entry.pluginID, "a plug-in id", limit: 255)
                 for (text, field) in [(entry.version, "a version"), (entry.reasonCode, "a reason code")] {
