@@ -27,8 +27,11 @@ struct ClientAPIRoutes: Sendable {
         let feed = try board { () throws(BoardError) in try watcher.feed(token.environment) }
         let query = request.uri.queryParameters
         let namePrefix = query.get("namePrefix")
-        let projects = query.getAll("project").filter { !$0.isEmpty }
+        let projects = Set(query.getAll("project").filter { !$0.isEmpty })
         let tags = query.getAll("tag").filter { !$0.isEmpty }
+        guard projects.count <= Self.filterLimit, tags.count <= Self.filterLimit else {
+            throw ResponseFailure(Reply.error(.badRequest, "the request names more than \(Self.filterLimit) projects or tags; name fewer"))
+        }
         if namePrefix == nil && projects.isEmpty && tags.isEmpty {
             if Reply.matches(request.headers, feed.etag) { return Reply.notModified(etag: feed.etag) }
             return Reply.json(.ok, feed.body, etag: feed.etag)
@@ -68,20 +71,29 @@ struct ClientAPIRoutes: Sendable {
 
     // MARK: What SDKs report
 
-    struct RegisterBody: Decodable {
+    /// The most projects or tags one features request may name.
+    static let filterLimit = 100
+    /// The most flags one metrics report may name (a report names the flags an SDK evaluated since the last one).
+    static let toggleLimit = 5_000
+    /// The most variants one flag's counts may name.
+    static let variantLimit = 64
+    /// The most strategy names of a registration that are kept.
+    static let strategyLimit = 50
+
+    struct RegisterBody: Decodable, Sendable {
         var appName: String?
         var instanceId: String?
         var sdkVersion: String?
         var strategies: [String]?
     }
 
-    struct MetricsBody: Decodable {
-        struct Toggle: Decodable {
+    struct MetricsBody: Decodable, Sendable {
+        struct Toggle: Decodable, Sendable {
             var yes: Int?
             var no: Int?
             var variants: [String: Int]?
         }
-        struct Bucket: Decodable { var toggles: [String: Toggle]? }
+        struct Bucket: Decodable, Sendable { var toggles: [String: Toggle]? }
         var appName: String?
         var instanceId: String?
         var sdkVersion: String?
@@ -93,7 +105,7 @@ struct ClientAPIRoutes: Sendable {
         let body = try await decode(RegisterBody.self, request, what: "/api/client/register")
         let (app, instance) = try identity(request, appName: body.appName, instanceID: body.instanceId)
         let sdk = try checked(body.sdkVersion ?? request.headers[.unleashSDK], "sdkVersion")
-        let strategies = try (body.strategies ?? []).prefix(100).map { try checked($0, "strategies")! }
+        let strategies = try (body.strategies ?? []).prefix(Self.strategyLimit).map { try checked($0, "strategies")! }
         usage.register(
             ClientRegistration(
                 appName: app, instanceID: instance, environment: token.environment, sdkVersion: sdk, strategies: strategies,
@@ -106,25 +118,35 @@ struct ClientAPIRoutes: Sendable {
         let body = try await decode(MetricsBody.self, request, what: "/api/client/metrics")
         let (app, instance) = try identity(request, appName: body.appName, instanceID: body.instanceId)
         let toggles = body.bucket?.toggles ?? [:]
-        guard toggles.count <= 10_000 else {
-            throw ResponseFailure(Reply.error(.badRequest, "the metrics report names more than 10000 flags; send smaller reports"))
+        guard toggles.count <= Self.toggleLimit else {
+            throw ResponseFailure(
+                Reply.error(.badRequest, "the metrics report names more than \(Self.toggleLimit) flags; send smaller reports"))
         }
-        let bucket = FlagUsageCount.bucket(for: Date())
-        var counts: [FlagUsageCount] = []
-        for (name, toggle) in toggles {
-            _ = try checked(name, "a flag name")
-            let values = [toggle.yes ?? 0, toggle.no ?? 0] + (toggle.variants ?? [:]).values
-            guard values.allSatisfy({ (0...1_000_000_000_000).contains($0) }), (toggle.variants ?? [:]).count <= 100 else {
-                throw ResponseFailure(
-                    Reply.error(.badRequest, "the counts of flag '\(name)' are negative or too large; send counts of at most 10^12"))
+        let known = try board { () throws(BoardError) in try watcher.feed(token.environment) }.flagNames
+        let environment = token.environment
+        let counts = try await HeavyWork.run(heavy: toggles.count > 100) { () throws -> [FlagUsageCount] in
+            let bucket = FlagUsageCount.bucket(for: Date())
+            var counts: [FlagUsageCount] = []
+            for (name, toggle) in toggles {
+                _ = try checked(name, "a flag name")
+                let values = [toggle.yes ?? 0, toggle.no ?? 0] + (toggle.variants ?? [:]).values
+                guard values.allSatisfy({ (0...1_000_000_000_000).contains($0) }), (toggle.variants ?? [:]).count <= Self.variantLimit
+                else {
+                    throw ResponseFailure(
+                        Reply.error(
+                            .badRequest,
+                            "the counts of flag '\(name)' are negative, too large or name more than \(Self.variantLimit) variants; send counts of at most 10^12"
+                        ))
+                }
+                for variant in (toggle.variants ?? [:]).keys { _ = try checked(variant, "a variant name") }
+                counts.append(
+                    FlagUsageCount(
+                        bucket: bucket, flag: name, environment: environment, appName: app, yes: toggle.yes ?? 0, no: toggle.no ?? 0,
+                        variants: toggle.variants ?? [:]))
             }
-            for variant in (toggle.variants ?? [:]).keys { _ = try checked(variant, "a variant name") }
-            counts.append(
-                FlagUsageCount(
-                    bucket: bucket, flag: name, environment: token.environment, appName: app, yes: toggle.yes ?? 0, no: toggle.no ?? 0,
-                    variants: toggle.variants ?? [:]))
+            return counts
         }
-        usage.add(counts)
+        usage.add(counts, token: token.name, instance: instance, knownFlags: known)
         usage.register(
             ClientRegistration(
                 appName: app, instanceID: instance, environment: token.environment, sdkVersion: try checked(body.sdkVersion, "sdkVersion"),
@@ -145,17 +167,14 @@ struct ClientAPIRoutes: Sendable {
     /// A reported name: at most 255 characters, no control characters.
     private func checked(_ value: String?, _ field: String) throws -> String? {
         guard let value else { return nil }
-        guard value.utf8.count <= 255, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard value.utf8.count <= 255, !HostRoutes.hasControl(value, newlines: false) else {
             throw ResponseFailure(Reply.error(.badRequest, "\(field) is longer than 255 bytes or contains control characters"))
         }
         return value
     }
 
-    private func decode<T: Decodable>(_ type: T.Type, _ request: Request, what: String) async throws -> T {
-        switch await Body.decode(type, request, limit: configuration.maxBodyBytes, what: what) {
-        case .success(let value): return value
-        case .failure(let failure): throw failure
-        }
+    private func decode<T: Decodable & Sendable>(_ type: T.Type, _ request: Request, what: String) async throws -> T {
+        try await Body.decodeHeavy(type, request, limit: configuration.maxBodyBytes, what: what)
     }
 
     /// The request's token, accepted for `routes`; otherwise the response that refuses it (401 or 403).
@@ -175,6 +194,20 @@ struct ClientAPIRoutes: Sendable {
                 configuration.logger.error("the board cannot be proven", metadata: ["error": "\(error.message)"])
                 throw ResponseFailure(Reply.error(.serviceUnavailable, "the board cannot be proven, so it is not served: \(error.message)"))
             }
+            configuration.logger.error("cannot read the board", metadata: ["error": "\(error.message)"])
+            throw ResponseFailure(Reply.error(.serviceUnavailable, "the server cannot read the board right now; try again"))
+        }
+    }
+
+    /// Runs a blocking read or write of the board off the server's threads (a board busy with another process's write
+    /// must not hold one of the few threads that serve requests).
+    func boardAsync<T: Sendable>(_ body: @escaping @Sendable () throws(BoardError) -> T) async throws -> T {
+        let result: Result<T, BoardError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: Result { () throws(BoardError) -> T in try body() }) }
+        }
+        switch result {
+        case .success(let value): return value
+        case .failure(let error):
             configuration.logger.error("cannot read the board", metadata: ["error": "\(error.message)"])
             throw ResponseFailure(Reply.error(.serviceUnavailable, "the server cannot read the board right now; try again"))
         }

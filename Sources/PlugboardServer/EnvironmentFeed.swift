@@ -14,6 +14,8 @@ struct EnvironmentFeed: Sendable {
     var snapshot: FlagSnapshot
     /// Flags with variants: their OFREP value is the variant's, not a boolean.
     var variantFlags: Set<String>
+    /// Every flag's name: usage counts of other names are dropped.
+    var flagNames: Set<String>
     /// The features JSON, exactly as `plugboard flag export` writes it.
     var body: ByteBuffer
     /// A strong ETag: the SHA-256 of `body`, so every server that serves the same flags gives the same tag.
@@ -27,6 +29,7 @@ struct EnvironmentFeed: Sendable {
         self.features = features
         self.snapshot = (try? FlagSnapshot(features, mode: .lenient)) ?? .empty
         self.variantFlags = Self.variantFlags(features)
+        self.flagNames = Set(features.features.map(\.name))
         let data = features.encoded(prettyPrinted: false)
         self.body = ByteBuffer(bytes: data)
         self.etag = Self.etag(data)
@@ -65,6 +68,7 @@ struct EnvironmentFeed: Sendable {
         features = next
         snapshot = (try? FlagSnapshot(next, mode: .lenient)) ?? .empty
         variantFlags = Self.variantFlags(next)
+        flagNames = newNames
         body = ByteBuffer(bytes: data)
         self.etag = etag
         events.append(contentsOf: added)

@@ -4,6 +4,13 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 extension HTTPField.Name {
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
@@ -93,14 +100,44 @@ enum Body {
             T, ResponseFailure
         >
     {
+        switch await collectOrRefuse(request, limit: limit) {
+        case .success(let buffer): return parse(type, buffer, what: what, allowEmpty: allowEmpty)
+        case .failure(let failure): return .failure(failure)
+        }
+    }
+
+    /// ``decode(_:_:limit:what:allowEmpty:)`` with the decoding done on the lane of heavy work (``HeavyWork``): what
+    /// SDKs and hosts report may be large, and decoding it must not hold the threads that answer other requests.
+    static func decodeHeavy<T: Decodable & Sendable>(_ type: T.Type, _ request: Request, limit: Int, what: String) async throws -> T {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw ResponseFailure(Reply.error(.contentTooLarge, "the request body is larger than \(limit) bytes; send less"))
+        }
+        // A place first, the body then: requests waiting for a place hold no body in memory.
+        guard let place = await HeavyWork.bodies.enter() else { throw HeavyWork.busy() }
+        defer { place.leave() }
         let buffer: ByteBuffer
-        switch await collect(request, limit: limit) {
+        switch await collectOrRefuse(request, limit: limit) {
         case .success(let collected): buffer = collected
+        case .failure(let failure): throw failure
+        }
+        return try await HeavyWork.run(heavy: buffer.readableBytes > HeavyWork.smallBody) { () throws -> T in
+            try parse(type, buffer, what: what, allowEmpty: false).get()
+        }
+    }
+
+    private static func collectOrRefuse(_ request: Request, limit: Int) async -> Result<ByteBuffer, ResponseFailure> {
+        switch await collect(request, limit: limit) {
+        case .success(let collected): return .success(collected)
         case .failure(.tooLarge(let limit)):
             return .failure(ResponseFailure(Reply.error(.contentTooLarge, "the request body is larger than \(limit) bytes; send less")))
         case .failure(.unreadable):
             return .failure(ResponseFailure(Reply.error(.badRequest, "the request body could not be read; send it again")))
         }
+    }
+
+    private static func parse<T: Decodable>(_ type: T.Type, _ buffer: ByteBuffer, what: String, allowEmpty: Bool) -> Result<
+        T, ResponseFailure
+    > {
         let data = Data(buffer.readableBytesView)
         let text = data.isEmpty && allowEmpty ? Data("{}".utf8) : data
         do {
@@ -123,6 +160,88 @@ enum Body {
         case .typeMismatch(_, let context): return "\(path(context.codingPath)) has the wrong type"
         case .valueNotFound(_, let context): return "\(path(context.codingPath)) is null"
         @unknown default: return "it cannot be parsed"
+        }
+    }
+}
+
+/// The lane of heavy work: decoding and checking what SDKs and hosts report runs here, one at a time, on a thread of its
+/// own, off the threads that answer requests: a flood of large reports costs at most one core, and never holds the
+/// threads that answer health checks, snapshots and event streams. At most 32 bodies are read into memory at once; past ``queueLimit``
+/// waiting, a request is refused with `503`.
+enum HeavyWork {
+    static let queueLimit = 128
+    static let lane = ConcurrencyLimit(width: 1, queueLimit: queueLimit)
+    /// At most this many reports' bodies are read into memory at once (each at most the body limit, 1 MiB by default).
+    static let bodies = ConcurrencyLimit(width: 32, queueLimit: queueLimit)
+
+    static func busy() -> ResponseFailure {
+        var busy = Reply.error(.serviceUnavailable, "the server has too many reports to read; try again in a moment")
+        busy.headers[.retryAfter] = "1"
+        return ResponseFailure(busy)
+    }
+    private static let worker = WorkerThreads(name: "plugboard-telemetry", count: 1)
+
+    /// A body this small (an SDK's usual metrics, a host's usual report) is decoded where it arrives.
+    static let smallBody = 64 << 10
+
+    /// Runs `body` on the lane when `heavy`, else where it is called.
+    static func run<T: Sendable>(heavy: Bool = true, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        guard heavy else { return try body() }
+        guard let slot = await lane.enter() else { throw busy() }
+        defer { slot.leave() }
+        return try await worker.run(body)
+    }
+}
+
+/// Threads of their own that run the jobs given to them in order, optionally at a lower scheduling priority than the
+/// rest of the process: blocking work (the board's connection, decoding) never holds the few threads that answer
+/// requests, and never waits for a thread of a shared pool that other work has used up.
+final class WorkerThreads: Sendable {
+    private let jobs = Mutex<(queue: [@Sendable () -> Void], stopped: Bool)>(([], false))
+    private let ready = DispatchSemaphore(value: 0)
+    private let count: Int
+
+    init(name: String, count: Int, nice: Int32 = 0) {
+        self.count = max(1, count)
+        for index in 0..<self.count {
+            let thread = Thread { [self] in
+                #if canImport(Glibc) || canImport(Musl)
+                // On Linux the nice value is the calling thread's own.
+                if nice != 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) }
+                #endif
+                while true {
+                    ready.wait()
+                    let (job, stopped) = jobs.withLock { jobs in
+                        (jobs.queue.isEmpty ? nil : jobs.queue.removeFirst(), jobs.stopped)
+                    }
+                    if let job { job() } else if stopped { return }
+                }
+            }
+            thread.name = count > 1 ? "\(name)-\(index)" : name
+            thread.start()
+        }
+    }
+
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        let queued = jobs.withLock { jobs in
+            if !jobs.stopped { jobs.queue.append(job) }
+            return !jobs.stopped
+        }
+        // Once stopped (the server is closing), a late job runs where it was given.
+        guard queued else { return job() }
+        ready.signal()
+    }
+
+    /// Lets the threads end once the jobs given so far are done.
+    func stop() {
+        jobs.withLock { $0.stopped = true }
+        for _ in 0..<count { ready.signal() }
+    }
+
+    /// Runs `body` on one of the threads and returns what it returns.
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            submit { continuation.resume(with: Result { try body() }) }
         }
     }
 }

@@ -41,6 +41,8 @@ final class HostFeeds: Sendable {
 
     /// How many distinct host snapshots (environment and plug-in list) are kept per board version.
     static let snapshotCacheLimit = 256
+    /// Snapshots not cached are computed one at a time; a few more wait, the rest are told to come back.
+    let computeSlots = ConcurrencyLimit(width: 1, queueLimit: 32)
     /// How many times a read is tried again when the board changed while it ran (see ``atOneVersion(_:)``).
     static let readAttempts = 4
 
@@ -55,6 +57,10 @@ final class HostFeeds: Sendable {
     /// The newest audit head a host view was read at: what freshness notices vouch for.
     private let head = Mutex<AuditCheckpoint?>(nil)
     private let snapshots = Mutex<[String: Cached]>([:])
+    /// Snapshots being computed, by key, with the requests waiting for them.
+    private let flights = Mutex<[String: [CheckedContinuation<Bool, Never>]]>([:])
+    /// The registered plug-ins' ids, by board version.
+    private let registered = Mutex<(version: BoardVersion, ids: Set<String>)?>(nil)
     /// The first revision of this run: milliseconds since 1970, so a host can tell a restarted server from the one it knew.
     private let firstRevision = Int(Date().timeIntervalSince1970 * 1000)
 
@@ -66,40 +72,94 @@ final class HostFeeds: Sendable {
         self.lifetime = lifetime
     }
 
+    /// The plug-ins of `pluginIDs` that are registered, sorted: a host snapshot depends on no other id a host names, so
+    /// requests naming ids the board does not have share one cached snapshot instead of each costing a computation.
+    func registered(_ pluginIDs: [String]) throws(BoardError) -> [String] {
+        let version = try board.version()
+        let known: Set<String>
+        if let cached = registered.withLock({ $0 }), cached.version == version {
+            known = cached.ids
+        } else {
+            known = try board.registeredPluginIDs()
+            registered.withLock { $0 = (version, known) }
+        }
+        return pluginIDs.filter { known.contains($0) }
+    }
+
+    /// The key of a snapshot in the cache.
+    static func key(environment: String, pluginIDs: [String]) -> String {
+        environment + "\n" + pluginIDs.joined(separator: ",")
+    }
+
+    /// True when the caller is to compute the snapshot of `key` (and then call ``land(_:)``); false once another request
+    /// that was computing it finished: the caller looks in the cache again. A crowd asking for the same snapshot after a
+    /// change costs one computation, and a host asking for another one is not queued behind the crowd.
+    func lead(_ key: String) async -> Bool {
+        // Without suspending when nobody computes it: the usual case.
+        let leads = flights.withLock { flights -> Bool in
+            guard flights[key] == nil else { return false }
+            flights[key] = []
+            return true
+        }
+        if leads { return true }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let waiting = flights.withLock { flights -> Bool in
+                guard flights[key] != nil else { return false }
+                flights[key]!.append(continuation)
+                return true
+            }
+            // It ended meanwhile: look in the cache again.
+            if !waiting { continuation.resume(returning: false) }
+        }
+    }
+
+    /// Ends the computation of `key` (done or failed): the requests waiting for it look in the cache again.
+    func land(_ key: String) {
+        for waiting in flights.withLock({ $0.removeValue(forKey: key) ?? [] }) { waiting.resume(returning: false) }
+    }
+
+    /// The host snapshot of `environment` for a host that names `pluginIDs` when it is cached for the board's current
+    /// version; nil when it must be computed (``snapshot(environment:pluginIDs:)``).
+    func cachedSnapshot(environment: String, pluginIDs: [String]) throws(BoardError) -> (body: ByteBuffer, etag: String)? {
+        let version = try board.version()
+        let key = Self.key(environment: environment, pluginIDs: pluginIDs)
+        return snapshots.withLock { cache in
+            guard let cached = cache[key], cached.version == version else { return nil }
+            return (cached.body, cached.etag)
+        }
+    }
+
     /// The host snapshot of `environment` for a host that names `pluginIDs`, signed with the board's keys
     /// (``PlugboardStore/SignedSnapshot``: the view, the audit head that proves it, when it expires), as JSON with its
-    /// ETag: computed and signed at most once per board version, whatever the number of hosts asking.
+    /// ETag: computed and signed once per board version and kept (at most ``snapshotCacheLimit`` of them), whatever the
+    /// number of hosts asking. Blocking: call it off the server's threads (`plugboard serve` computes a few at a time,
+    /// see ``computeSlots``).
     ///
     /// The snapshot and the digest of what every host sees are read at one board version, and the feed takes note of
     /// that digest (``observe(_:digest:at:)``): a host that read a state the watcher has not checked yet is told when
     /// the board moves on from it, whatever the watcher saw before.
     func snapshot(environment: String, pluginIDs: [String]) throws(BoardError) -> (body: ByteBuffer, etag: String) {
         let version = try board.version()
-        let key = environment + "\n" + pluginIDs.joined(separator: ",")
-        let result: Result<Cached, BoardError> = snapshots.withLock { cache in
-            if let cached = cache[key], cached.version == version { return .success(cached) }
-            do throws(BoardError) {
-                let read = try atOneVersion { () throws(BoardError) in
-                    let (view, head) = try board.hostView(environment: environment, relevantTo: Set(pluginIDs))
-                    let content = view.encoded()
-                    let envelope = signed(environment, head: head, content: content)
-                    // With no plug-in named, the snapshot is what every host sees: its content's digest is the feed's.
-                    let digest = pluginIDs.isEmpty ? EnvironmentFeed.etag(content) : try digest(environment)
-                    return (data: envelope, etag: EnvironmentFeed.etag(envelope), digest: digest)
-                }
-                observe(environment, digest: read.value.digest, at: read.version)
-                let cached = Cached(version: read.version ?? version, body: ByteBuffer(bytes: read.value.data), etag: read.value.etag)
-                // Kept only when it is the state at that version: a read the board moved under is read again next time.
-                if let version = read.version {
-                    if cache.count >= Self.snapshotCacheLimit { cache = cache.filter { $0.value.version == version } }
-                    if cache.count < Self.snapshotCacheLimit { cache[key] = cached }
-                }
-                return .success(cached)
-            } catch {
-                return .failure(error)
+        let key = Self.key(environment: environment, pluginIDs: pluginIDs)
+        if let cached = snapshots.withLock({ $0[key] }), cached.version == version { return (cached.body, cached.etag) }
+        // Computed outside the cache's lock: a slow snapshot never holds up one that is cached.
+        let read = try atOneVersion { () throws(BoardError) in
+            let (view, head) = try board.hostView(environment: environment, relevantTo: Set(pluginIDs))
+            let content = view.encoded()
+            let envelope = signed(environment, head: head, content: content)
+            // With no plug-in named, the snapshot is what every host sees: its content's digest is the feed's.
+            let digest = pluginIDs.isEmpty ? EnvironmentFeed.etag(content) : try digest(environment)
+            return (data: envelope, etag: EnvironmentFeed.etag(envelope), digest: digest)
+        }
+        observe(environment, digest: read.value.digest, at: read.version)
+        let cached = Cached(version: read.version ?? version, body: ByteBuffer(bytes: read.value.data), etag: read.value.etag)
+        // Kept only when it is the state at that version: a read the board moved under is read again next time.
+        if let version = read.version {
+            snapshots.withLock { cache in
+                if cache.count >= Self.snapshotCacheLimit { cache = cache.filter { $0.value.version == version } }
+                if cache.count < Self.snapshotCacheLimit { cache[key] = cached }
             }
         }
-        let cached = try result.get()
         return (cached.body, cached.etag)
     }
 

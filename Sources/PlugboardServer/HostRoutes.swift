@@ -21,12 +21,12 @@ struct HostRoutes: Sendable {
     let api: ClientAPIRoutes
 
     /// The most plug-ins a host may name in a snapshot request.
-    static let pluginLimit = 2000
-    /// The most entries of one load report.
+    static let pluginLimit = 500
+    /// The most entries a load report may carry; the server keeps the first ``PlugboardStore/TelemetryLimits/maxEntriesPerReport``.
     static let reportEntryLimit = 10_000
 
     func add(to router: Router<some RequestContext>) {
-        router.get("/api/host/snapshot") { request, _ in api.respond { try self.snapshot(request) } }
+        router.get("/api/host/snapshot") { request, _ in await api.respondAsync { try await self.snapshot(request) } }
         router.get("/api/host/stream") { request, _ in api.respond { try self.stream(request) } }
         router.get("/api/host/artifacts/{sha256}") { request, context in
             api.respond { try self.artifact(request, sha256: context.parameters.get("sha256") ?? "") }
@@ -34,16 +34,47 @@ struct HostRoutes: Sendable {
         router.post("/api/host/report") { request, _ in await api.respondAsync { try await self.report(request) } }
     }
 
-    func snapshot(_ request: Request) throws -> Response {
+    func snapshot(_ request: Request) async throws -> Response {
         let token = try api.authenticate(request, for: .hosts)
-        let ids = Set(request.uri.queryParameters.getAll("plugin")).sorted()
+        let named = request.uri.queryParameters.getAll("plugin")
+        guard named.count <= Self.pluginLimit * 2 else {
+            throw ResponseFailure(Reply.error(.badRequest, "the request names more than \(Self.pluginLimit) plug-ins; name fewer"))
+        }
+        let ids = Set(named).sorted()
         guard ids.count <= Self.pluginLimit else {
             throw ResponseFailure(Reply.error(.badRequest, "the request names more than \(Self.pluginLimit) plug-ins; name fewer"))
         }
-        for id in ids { try Self.checkText(id, "a plug-in id", limit: 255) }
-        let (body, etag) = try api.board { () throws(BoardError) in
-            try api.watcher.hosts.snapshot(environment: token.environment, pluginIDs: ids)
+        let hosts = api.watcher.hosts
+        let environment = token.environment
+        guard ids.allSatisfy({ $0.utf8.count <= 255 && !Self.hasControl($0, newlines: false) }) else {
+            throw ResponseFailure(Reply.error(.badRequest, "a plug-in id is longer than 255 bytes or contains control characters"))
         }
+        // From memory, after one look at the board's version (and a read of the registered plug-ins after a change).
+        let (relevant, cached) = try api.board { () throws(BoardError) in
+            let relevant = try hosts.registered(ids)
+            return (relevant, try hosts.cachedSnapshot(environment: environment, pluginIDs: relevant))
+        }
+        var snapshot = cached
+        while snapshot == nil {
+            let key = HostFeeds.key(environment: environment, pluginIDs: relevant)
+            guard await hosts.lead(key) else {
+                // Another request computed it meanwhile.
+                snapshot = try api.board { () throws(BoardError) in try hosts.cachedSnapshot(environment: environment, pluginIDs: relevant)
+                }
+                continue
+            }
+            defer { hosts.land(key) }
+            // Computing a snapshot costs CPU and the board's connection: one at a time, so that it holds at most one of
+            // the threads that answer requests, and health checks and kill switches are never queued behind a crowd.
+            guard let slot = await hosts.computeSlots.enter() else {
+                var busy = Reply.error(.serviceUnavailable, "the server is computing many snapshots; try again in a moment")
+                busy.headers[.retryAfter] = "1"
+                throw ResponseFailure(busy)
+            }
+            defer { slot.leave() }
+            snapshot = try api.board { () throws(BoardError) in try hosts.snapshot(environment: environment, pluginIDs: relevant) }
+        }
+        let (body, etag) = snapshot!
         if Reply.matches(request.headers, etag) { return Reply.notModified(etag: etag) }
         var response = Reply.json(.ok, body, etag: etag)
         // Shared caches (a reverse proxy) may keep it, but must ask again each time: a kill switch is never served stale.
@@ -87,7 +118,7 @@ struct HostRoutes: Sendable {
             })
     }
 
-    struct ReportBody: Decodable {
+    struct ReportBody: Decodable, Sendable {
         var hostId: String
         var hostVersion: String
         /// Nil when the host reads the server; otherwise why its snapshot is not current.
@@ -97,54 +128,81 @@ struct HostRoutes: Sendable {
 
     func report(_ request: Request) async throws -> Response {
         let token = try api.authenticate(request, for: .hosts)
-        let body: ReportBody
-        switch await Body.decode(ReportBody.self, request, limit: api.configuration.maxBodyBytes, what: "/api/host/report") {
-        case .success(let value): body = value
-        case .failure(let failure): throw failure
-        }
+        let body = try await Body.decodeHeavy(ReportBody.self, request, limit: api.configuration.maxBodyBytes, what: "/api/host/report")
         try Self.checkText(body.hostId, "hostId", limit: 255, allowEmpty: false)
         try Self.checkText(body.hostVersion, "hostVersion", limit: 64)
         if let stale = body.stale { try Self.checkText(stale, "stale", limit: 1000) }
         guard body.entries.count <= Self.reportEntryLimit else {
             throw ResponseFailure(Reply.error(.badRequest, "the report has more than \(Self.reportEntryLimit) entries; send fewer"))
         }
-        for entry in body.entries {
-            try Self.checkText(entry.pluginID, "a plug-in id", limit: 255)
-            for (text, field) in [(entry.version, "a version"), (entry.reasonCode, "a reason code")] {
-                if let text { try Self.checkText(text, field, limit: 255) }
-            }
-            for (text, field) in [(entry.reason, "a reason"), (entry.warning, "a warning")] {
-                if let text { try Self.checkText(text, field, limit: 4000, newlines: true) }
-            }
-            guard (entry.state == .loaded) == (entry.reasonCode == nil) else {
-                throw ResponseFailure(
-                    Reply.error(.badRequest, "the entry of \(entry.pluginID) must have a reasonCode exactly when it is not loaded"))
+        let kept = Array(body.entries.prefix(TelemetryLimits.maxEntriesPerReport))
+        try await HeavyWork.run(heavy: kept.count > 100) {
+            for entry in kept {
+                try Self.checkText(entry.pluginID, "a plug-in id", limit: 255)
+                for (text, field) in [(entry.version, "a version"), (entry.reasonCode, "a reason code")] {
+                    if let text { try Self.checkText(text, field, limit: 255) }
+                }
+                for (text, field) in [(entry.reason, "a reason"), (entry.warning, "a warning")] {
+                    if let text { try Self.checkText(text, field, limit: 4000, newlines: true) }
+                }
+                guard (entry.state == .loaded) == (entry.reasonCode == nil) else {
+                    throw ResponseFailure(
+                        Reply.error(.badRequest, "the entry of \(entry.pluginID) must have a reasonCode exactly when it is not loaded"))
+                }
             }
         }
+        api.usage.noteDropped(TelemetryDrop.Kind.reportEntriesOverCap, body.entries.count - kept.count)
         let source = body.stale ?? "served (token \(token.name))"
+        let usage = api.usage
+        let hostID = body.hostId
+        let existing = try await api.boardAsync { () throws(BoardError) in try usage.reportingEnvironment(hostID: hostID) }
+        if let existing, existing != token.environment {
+            usage.noteDropped(TelemetryDrop.Kind.reportOtherEnvironment, 1)
+            throw ResponseFailure(Self.otherEnvironment(hostID, existing))
+        }
         do {
-            try await BoardWatcher.offPool { () throws(BoardError) in
-                try api.watcher.board.writeRemoteLoadReport(
-                    hostID: body.hostId, environment: token.environment, hostVersion: body.hostVersion, entries: body.entries,
-                    source: source, reporter: "token:\(token.name)")
-            }
-        } catch  where error.code == .notAllowed {
-            throw ResponseFailure(Reply.error(.forbidden, error.message))
+            try usage.report(
+                LoadReport(
+                    hostID: hostID, environment: token.environment, hostVersion: body.hostVersion, entries: kept, source: source,
+                    reporter: "token:\(token.name)"),
+                token: token.name)
         } catch {
-            api.configuration.logger.error("cannot store a load report", metadata: ["error": "\(error.message)"])
-            throw ResponseFailure(Reply.error(.serviceUnavailable, "the server cannot write the board right now; try again"))
+            switch error {
+            case .otherEnvironment(let existing): throw ResponseFailure(Self.otherEnvironment(hostID, existing))
+            case .tooManyHosts(let limit):
+                throw ResponseFailure(
+                    Reply.error(
+                        .tooManyRequests,
+                        "the token \(token.name) reported for more than \(limit) host ids this hour; give each group of hosts a token of its own"
+                    ))
+            case .busy:
+                var busy = Reply.error(.serviceUnavailable, "the server has too many load reports waiting to be stored; try again")
+                busy.headers[.retryAfter] = "5"
+                throw ResponseFailure(busy)
+            }
         }
         return Reply.accepted()
+    }
+
+    static func otherEnvironment(_ hostID: String, _ existing: String) -> Response {
+        Reply.error(
+            .forbidden, "the host id \(hostID) already reports from the environment \(existing); give each host an id of its own")
     }
 
     /// A text a host sent: at most `limit` bytes and no control characters (newlines allowed in sentences only), and
     /// not empty unless `allowEmpty`.
     static func checkText(_ value: String, _ field: String, limit: Int, newlines: Bool = false, allowEmpty: Bool = true) throws {
-        let allowed: Set<Unicode.Scalar> = newlines ? ["\n"] : []
-        guard allowEmpty || !value.isEmpty, value.utf8.count <= limit,
-            !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && !allowed.contains($0) })
-        else {
+        guard allowEmpty || !value.isEmpty, value.utf8.count <= limit, !hasControl(value, newlines: newlines) else {
             throw ResponseFailure(Reply.error(.badRequest, "\(field) is empty, longer than \(limit) bytes or contains control characters"))
         }
+    }
+
+    /// Whether `value` holds a control character (a newline allowed when `newlines`); ASCII text, the usual case, is
+    /// checked byte by byte.
+    static func hasControl(_ value: String, newlines: Bool) -> Bool {
+        if value.utf8.allSatisfy({ $0 < 0x80 }) {
+            return value.utf8.contains { ($0 < 0x20 && !(newlines && $0 == 0x0A)) || $0 == 0x7F }
+        }
+        return value.unicodeScalars.contains { $0.properties.generalCategory == .control && !(newlines && $0 == "\n") }
     }
 }

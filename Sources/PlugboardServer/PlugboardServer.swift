@@ -14,8 +14,9 @@ import ServiceLifecycle
 ///
 /// Every route except `GET /health` needs an API token (`plugboard token create`) of the route's kind: SDK routes take
 /// SDK tokens, `/api/host/` takes tokens for hosts. An event stream ends when its token is revoked or expires. The
-/// server reads the board and never writes a flag definition; what SDKs report (registrations, usage counts) is
-/// buffered and written in batches without audit rows. A change committed by any process reaches connected streams within
+/// server reads the board and never writes a flag definition; what SDKs and remote hosts report (registrations, usage
+/// counts, load reports) is aggregated in memory and written in batches to the telemetry file beside the board, never
+/// to the board itself. A change committed by any process reaches connected streams within
 /// ``ServerConfiguration/pollInterval`` plus the time to compute the delta.
 public struct PlugboardServer: Sendable {
     let board: any ServedBoard
@@ -24,6 +25,8 @@ public struct PlugboardServer: Sendable {
     let tokens = TokenCheck()
     let watcher: BoardWatcher
     let usage: UsageBuffer
+    let connections: ConnectionGuard
+    let health: HealthCheck
 
     /// Creates a server for `board`.
     public init(board: any ServedBoard, configuration: ServerConfiguration = ServerConfiguration()) {
@@ -31,6 +34,8 @@ public struct PlugboardServer: Sendable {
         self.configuration = configuration
         watcher = BoardWatcher(board: board, tokens: tokens, metrics: metrics, configuration: configuration)
         usage = UsageBuffer(board: board, tokens: tokens, metrics: metrics, configuration: configuration)
+        connections = ConnectionGuard(maxRequestsPerClient: configuration.maxRequestsPerClient)
+        health = HealthCheck(board: board)
     }
 
     /// Serves until SIGTERM or SIGINT, then closes event streams, finishes requests in flight, writes buffered usage
@@ -49,7 +54,10 @@ public struct PlugboardServer: Sendable {
         do { try watcher.start() } catch { throw error }
         let server: HTTPServerBuilder
         let idle = TimeAmount.seconds(max(1, configuration.idleTimeout.components.seconds))
-        let http1 = HTTPServerBuilder.http1(configuration: HTTP1Channel.Configuration(idleTimeout: idle))
+        let connections = self.connections
+        let http1 = HTTPServerBuilder { responder in
+            HTTP1Channel(responder: connections.wrap(responder), configuration: HTTP1Channel.Configuration(idleTimeout: idle))
+        }
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
             let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
             let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .file(key))
@@ -61,8 +69,10 @@ public struct PlugboardServer: Sendable {
         return Application(
             router: makeRouter(),
             server: server,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "plugboard"),
-            services: [watcher, usage],
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "plugboard",
+                availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections, logger: logger)),
+            services: [watcher, usage, health],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 logger.notice("serving the board", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
@@ -72,15 +82,17 @@ public struct PlugboardServer: Sendable {
         )
     }
 
-    func makeRouter() -> Router<BasicRequestContext> {
-        let router = Router()
+    func makeRouter() -> Router<ServeContext> {
+        let router = Router(context: ServeContext.self)
         router.middlewares.add(AccessLogMiddleware(metrics: metrics, logger: configuration.logger))
+        router.middlewares.add(ConnectionGuardMiddleware(connections: connections))
         let api = ClientAPIRoutes(watcher: watcher, usage: usage, configuration: configuration)
         api.add(to: router)
         OFREPRoutes(api: api).add(to: router)
         HostRoutes(api: api).add(to: router)
+        let health = self.health
         router.get("/health") { _, _ in
-            if let problem = board.healthProblem() {
+            if let problem = await health.problem() {
                 return Reply.json(.serviceUnavailable, object: ["status": "unhealthy", "message": problem])
             }
             return Reply.json(.ok, object: ["status": "ok"])

@@ -13,20 +13,25 @@ public protocol ServedBoard: Sendable {
     func featureSet(environment: String) throws(BoardError) -> FeatureSet
     /// The digests and states of every API token.
     func apiTokenCredentials() throws(BoardError) -> [APITokenCredential]
-    /// Stores a batch of client registrations and usage counts (unaudited telemetry).
+    /// Stores a batch of client registrations and usage counts (telemetry: the telemetry file, not the board).
     func recordClientUsage(registrations: [ClientRegistration], usage: [FlagUsageCount], tokensUsed: [String: Date]) throws(BoardError)
     /// Nil when the board is readable and its schema current; otherwise one sentence saying what is wrong.
     func healthProblem() -> String?
     /// What a remote host of `environment` needs to decide, with the audit head that proves it (see
     /// ``PlugboardStore/Board/hostView(environment:relevantTo:)``).
     func hostView(environment: String, relevantTo: Set<String>) throws(BoardError) -> (view: HostView, head: AuditCheckpoint?)
+    /// The ids of every registered plug-in (a host snapshot depends on no other id a host names).
+    func registeredPluginIDs() throws(BoardError) -> Set<String>
     /// The file of the artifact of a release of a plug-in enabled in `environment` (see
     /// ``PlugboardStore/Board/isArtifact(sha256:enabledIn:)``); nil when no such release has this digest.
     func artifactFile(sha256: String, environment: String) throws(BoardError) -> String?
-    /// Stores a remote host's load report (unaudited telemetry), refused when the host id reports from another environment.
-    func writeRemoteLoadReport(
-        hostID: String, environment: String, hostVersion: String, entries: [LoadReportEntry], source: String, reporter: String
-    ) throws(BoardError)
+    /// Stores a batch of remote hosts' load reports (telemetry); a host id that reports from another environment keeps
+    /// its rows and the report is counted as dropped.
+    func writeLoadReports(_ reports: [LoadReport]) throws(BoardError)
+    /// The environment a host id last reported from (nil: never).
+    func reportingEnvironment(hostID: String) throws(BoardError) -> String?
+    /// Adds counts of telemetry the server dropped, by why (``PlugboardStore/TelemetryDrop/Kind``).
+    func recordTelemetryDrops(_ counts: [String: Int]) throws(BoardError)
 }
 
 extension Board: ServedBoard {
@@ -42,14 +47,6 @@ extension Board: ServedBoard {
 
     public func artifactFile(sha256: String, environment: String) throws(BoardError) -> String? {
         try isArtifact(sha256: sha256, enabledIn: environment) ? ArtifactStore(root: artifactsPath).path(forSHA256: sha256) : nil
-    }
-
-    public func writeRemoteLoadReport(
-        hostID: String, environment: String, hostVersion: String, entries: [LoadReportEntry], source: String, reporter: String
-    ) throws(BoardError) {
-        try writeLoadReport(
-            hostID: hostID, environment: environment, hostVersion: hostVersion, entries: entries, source: source, reporter: reporter,
-            sameEnvironmentOnly: true)
     }
 
     public func healthProblem() -> String? {

@@ -15,6 +15,10 @@ public struct ServerConfiguration: Sendable {
     public var maxBodyBytes: Int
     /// Connections idle for this long are closed.
     public var idleTimeout: Duration
+    /// At most this many connections are open at once (event streams included); past it, new ones wait to be accepted.
+    public var maxConnections: Int
+    /// One client address may have at most this many requests in progress (event streams apart); the rest get `429`.
+    public var maxRequestsPerClient: Int
     /// How often the board is checked for changes.
     public var pollInterval: Duration
     /// How often buffered client registrations and metrics are written to the board.
@@ -30,11 +34,12 @@ public struct ServerConfiguration: Sendable {
     /// nothing newer by then reports its snapshot as stale (a frozen feed). Notices go out every quarter of it.
     public var snapshotLifetime: Duration
 
-    /// Creates a configuration with the defaults: 127.0.0.1:4242, 1 MiB bodies, 60 s idle timeout, a board check
-    /// every 20 ms, usage written every 5 s.
+    /// Creates a configuration with the defaults: 127.0.0.1:4242, 1 MiB bodies, 60 s idle timeout, 4096 connections,
+    /// 64 requests in progress per client address, a board check every 20 ms, usage written every 5 s.
     public init(
         host: String = "127.0.0.1", port: Int = 4242, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil,
-        maxBodyBytes: Int = 1 << 20, idleTimeout: Duration = .seconds(60), pollInterval: Duration = .milliseconds(20),
+        maxBodyBytes: Int = 1 << 20, idleTimeout: Duration = .seconds(60), maxConnections: Int = 4096, maxRequestsPerClient: Int = 64,
+        pollInterval: Duration = .milliseconds(20),
         usageFlushInterval: Duration = .seconds(5), streamKeepAlive: Duration = .seconds(15),
         logger: Logger = Logger(label: "plugboard.serve"), boardKeys: BoardKeyring = .generate(),
         snapshotLifetime: Duration = .seconds(60)
@@ -47,6 +52,8 @@ public struct ServerConfiguration: Sendable {
         self.tlsKeyPath = tlsKeyPath
         self.maxBodyBytes = maxBodyBytes
         self.idleTimeout = idleTimeout
+        self.maxConnections = maxConnections
+        self.maxRequestsPerClient = maxRequestsPerClient
         self.pollInterval = pollInterval
         self.usageFlushInterval = usageFlushInterval
         self.streamKeepAlive = streamKeepAlive

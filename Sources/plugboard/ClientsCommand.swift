@@ -7,12 +7,17 @@ struct ClientsCommand: BoardCommand {
     static let configuration = CommandConfiguration(
         commandName: "clients",
         abstract: "List the applications and SDK instances that read the board through plugboard serve, with their last contact.",
-        discussion: "Instances silent for more than 30 days are forgotten. With --env, only that environment's.")
+        discussion: """
+            Instances silent for more than 30 days are forgotten. With --env, only that environment's. Read from the \
+            telemetry file beside the board (<board>.telemetry); a note on stderr says when telemetry was dropped.
+            """)
     @OptionGroup var global: GlobalOptions
 
     func execute(_ output: Output) throws(BoardError) {
         let environment = global.env == nil ? nil : try global.environment()
-        let instances = try global.openBoard().clientInstances(environment: environment)
+        let board = try global.openBoard()
+        let instances = try board.clientInstances(environment: environment)
+        defer { Output.printTelemetryDrops(board, hosts: false) }
         if output.json {
             output.printJSON(instances)
             return

@@ -368,6 +368,7 @@ struct PluginCommand: ParsableCommand {
                 _ = try board.pluginDetail(id)  // a clear "not registered" for a typo
             }
             let rows = try board.loadStatus(pluginID: id)
+            defer { Output.printTelemetryDrops(board, hosts: true) }
             if output.json {
                 output.printJSON(rows)
                 return

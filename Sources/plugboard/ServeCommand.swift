@@ -35,8 +35,24 @@ struct ServeCommand: BoardCommand {
         help: ArgumentHelp(
             "How long a signed host snapshot vouches for the board, 2-86400 (hosts hear nothing newer: stale).", valueName: "seconds"))
     var snapshotLifetime = 60
+    @Option(
+        name: .customLong("max-connections"),
+        help: ArgumentHelp("The most connections open at once, event streams included; more wait to be accepted.", valueName: "n"))
+    var maxConnections = 4096
+    @Option(
+        name: .customLong("max-requests-per-client"),
+        help: ArgumentHelp(
+            "The most requests in progress from one client address (event streams apart); more get 429. Raise it behind a proxy.",
+            valueName: "n"))
+    var maxRequestsPerClient = 64
 
     func validate() throws {
+        guard (16...1_000_000).contains(maxConnections) else {
+            throw ValidationError("--max-connections \(maxConnections) is outside 16-1000000; 4096 is the default")
+        }
+        guard (1...100_000).contains(maxRequestsPerClient) else {
+            throw ValidationError("--max-requests-per-client \(maxRequestsPerClient) is outside 1-100000; 64 is the default")
+        }
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together; give both or neither") }
         if Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level '\(logLevel)' is not one of trace, debug, info, notice, warning, error")
@@ -75,7 +91,8 @@ struct ServeCommand: BoardCommand {
         var logger = Logger(label: "plugboard.serve")
         logger.logLevel = level
         let configuration = ServerConfiguration(
-            host: host, port: port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey, pollInterval: .milliseconds(pollMilliseconds),
+            host: host, port: port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey, maxConnections: maxConnections,
+            maxRequestsPerClient: maxRequestsPerClient, pollInterval: .milliseconds(pollMilliseconds),
             logger: logger, boardKeys: try BoardKeyring.loadOrCreate(boardPath: board.path), snapshotLifetime: .seconds(snapshotLifetime))
         let server = PlugboardServer(board: board, configuration: configuration)
         let scheme = tlsCert == nil ? "http" : "https"

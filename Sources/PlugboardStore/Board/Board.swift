@@ -58,6 +58,8 @@ public final class Board: Sendable {
     let provenRows = ProvenRows()
     /// What this connection keeps between its changes: schema facts and the state proof's bucket hashes.
     let stateCache = StateCache()
+    /// The telemetry file beside the board, once opened (see `TelemetryFile`).
+    let telemetry = Mutex<TelemetryFile?>(nil)
     /// The board file's identity while this object has it open (see `BoardSharing`).
     private let openFile: BoardSharing.FileIdentity?
     /// True when this process may not write the board's `-shm`: SQLite then rebuilds its WAL index in private

@@ -5,8 +5,8 @@ import GRDBSQLite
 // The only ways into the board's tables. Reads run in a read transaction. A change of the board's policy runs in
 // `change(_:refusal:requiring:_:)`: one `BEGIN IMMEDIATE` transaction that checks who may make it and must record its
 // audit rows, or it is rolled back; its last audit row commits to the digests of the rows it changed (the state
-// proof, State/). Runtime data that is not policy (hosts' load reports) goes through `writeUnaudited(_:)`, which
-// names why it is not audited.
+// proof, State/). Runtime data that is not policy (a token's last use) goes through `writeUnaudited(_:)`, which names
+// why it is not audited; hosts' load reports and SDK usage go to the telemetry file (Telemetry/), never here.
 
 /// One audited change in progress: the transaction, who makes it and when. Record its audit rows with ``record(_:)``.
 ///
@@ -179,9 +179,7 @@ extension Board {
 
     /// Why a write is not audited: it is runtime data, not a change of the board's policy.
     enum UnauditedWrite {
-        /// A host's load report (telemetry; `plugboard plugin status` shows it).
-        case loadReport
-        /// What SDKs report to `plugboard serve`: registrations, flag usage counts, when a token was last used.
+        /// When a token was last used (`plugboard serve`, in batches; registrations and usage go to the telemetry file).
         case clientUsage
     }
 

@@ -29,6 +29,7 @@ extension Board {
     /// One flag with its definition in every environment.
     public func flagDetail(_ name: String) throws(BoardError) -> FlagDetail {
         try Validate.flagName(name)
+        let usage = try flagUsage(name)
         return try read { db in
             guard let flag = try FlagQueries.flag(db, name) else {
                 throw BoardError.notFound("flag '\(name)' does not exist; see plugboard flag list")
@@ -43,7 +44,7 @@ extension Board {
                 dependencies: try FlagQueries.decode(flag.dependenciesJSON, "dependencies_json", of: "flag '\(name)'"),
                 createdAt: flag.createdAt, createdBy: flag.createdBy, updatedAt: flag.updatedAt, archivedAt: flag.archivedAt,
                 potentiallyStale: try FlagQueries.isPotentiallyStale(db, name), environments: environments,
-                usage: try UsageQueries.usage(db, flag: name))
+                usage: usage)
         }
     }
 }

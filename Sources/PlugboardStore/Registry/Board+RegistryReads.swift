@@ -32,6 +32,11 @@ extension Board {
         try read { db in try RegistryQueries.requirePlugin(db, pluginID) }
     }
 
+    /// The ids of every registered plug-in.
+    public func registeredPluginIDs() throws(BoardError) -> Set<String> {
+        try read { db in Set(try String.fetchAll(db, sql: "SELECT id FROM plugins")) }
+    }
+
     /// The environments of the board, sorted by name.
     public func environments() throws(BoardError) -> [String] {
         try read { db in try RegistryQueries.environments(db) }

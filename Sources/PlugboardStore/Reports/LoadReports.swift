@@ -1,3 +1,5 @@
+import GRDB
+
 /// One line of a host's load report: what happened to one plug-in, and why.
 public struct LoadReportEntry: Sendable, Hashable, Codable {
     /// What the host did with the plug-in.
@@ -49,9 +51,10 @@ public struct HostLoadStatus: Sendable, Hashable, Codable {
 }
 
 extension Board {
-    /// Replaces a host's load report with `entries`, in one transaction, as a delta: rows that did not change are
-    /// left as they are (their `reported_at` says since when), so a host's unchanged plug-ins cost no writes. Not
-    /// audited, and not a change of the board's ``version()``: it is telemetry.
+    /// Replaces a host's load report with `entries`, in one transaction of the telemetry file, as a delta: rows that did
+    /// not change are left as they are (their `reported_at` says since when), so a host's unchanged plug-ins cost no
+    /// writes. Never the board's write lock, not audited, and not a change of the board's ``version()``: it is
+    /// telemetry (see ``TelemetryLimits``: a report keeps at most ``TelemetryLimits/maxEntriesPerReport`` entries).
     ///
     /// - Parameters:
     ///   - source: Where the host read the board (nil: this board file; see ``HostLoadStatus/source``).
@@ -62,26 +65,103 @@ extension Board {
         hostID: String, environment: String, hostVersion: String, entries: [LoadReportEntry], source: String? = nil,
         reporter: String? = nil, sameEnvironmentOnly: Bool = false
     ) throws(BoardError) {
-        let now = Timestamp.now()
-        do {
-            try writeUnaudited(.loadReport) { db in
-                if sameEnvironmentOnly, let existing = try ReportQueries.hostEnvironment(db, hostID: hostID), existing != environment {
-                    throw BoardError(
-                        .notAllowed,
-                        "the host id \(hostID) already reports from the environment \(existing); give each host an id of its own")
-                }
-                try ReportQueries.replaceReport(
-                    db, hostID: hostID, environment: environment, hostVersion: hostVersion,
-                    osUser: reporter ?? Principal.currentOSUser(), source: source, entries: entries, at: now)
+        let report = LoadReport(
+            hostID: hostID, environment: environment, hostVersion: hostVersion, entries: entries, source: source,
+            reporter: reporter ?? Principal.currentOSUser())
+        var refused: BoardError?
+        try writeTelemetry { db in
+            refused = try Self.storeReport(db, report, sameEnvironmentOnly: sameEnvironmentOnly, at: Timestamp.now())
+        }
+        if let refused { throw refused }
+    }
+
+    /// Stores a batch of load reports in one transaction of the telemetry file (`plugboard serve`); a report of a host id
+    /// that last reported from another environment is dropped and counted. Then bounds the stored reports.
+    public func writeLoadReports(_ reports: [LoadReport]) throws(BoardError) {
+        guard !reports.isEmpty else { return }
+        try writeTelemetry { db in
+            let now = Timestamp.now()
+            var other = 0
+            for report in reports {
+                if try Self.storeReport(db, report, sameEnvironmentOnly: true, at: now, bound: false) != nil { other += 1 }
             }
-        } catch {
-            throw mapError(error)
+            let removed = try TelemetryQueries.boundReports(db)
+            try TelemetryQueries.countDrops(
+                db, [TelemetryDrop.Kind.reportOtherEnvironment: other, TelemetryDrop.Kind.storedRowsOverCap: removed], at: now)
         }
     }
 
-    /// The latest load reports of every host, optionally for one plug-in, sorted by plug-in then host.
+    /// The environment `hostID` last reported from (nil: never), as the telemetry file says.
+    public func reportingEnvironment(hostID: String) throws(BoardError) -> String? {
+        try readTelemetry(empty: nil) { db in try ReportQueries.hostEnvironment(db, hostID: hostID) }
+    }
+
+    private static func storeReport(
+        _ db: Database, _ report: LoadReport, sameEnvironmentOnly: Bool, at now: String, bound: Bool = true
+    ) throws -> BoardError? {
+        if sameEnvironmentOnly, let existing = try ReportQueries.hostEnvironment(db, hostID: report.hostID),
+            existing != report.environment
+        {
+            return BoardError(
+                .notAllowed,
+                "the host id \(report.hostID) already reports from the environment \(existing); give each host an id of its own")
+        }
+        let kept = report.entries.prefix(TelemetryLimits.maxEntriesPerReport).map { entry in
+            LoadReportEntry(
+                pluginID: entry.pluginID, version: entry.version, state: entry.state, reasonCode: entry.reasonCode,
+                reason: entry.reason.map(Self.bounded), warning: entry.warning.map(Self.bounded))
+        }
+        try ReportQueries.replaceReport(
+            db, hostID: report.hostID, environment: report.environment, hostVersion: report.hostVersion, osUser: report.reporter,
+            source: report.source, entries: Array(kept), at: now)
+        var drops = [TelemetryDrop.Kind.reportEntriesOverCap: report.entries.count - kept.count]
+        if bound { drops[TelemetryDrop.Kind.storedRowsOverCap] = try TelemetryQueries.boundReports(db) }
+        try TelemetryQueries.countDrops(db, drops, at: now)
+        return nil
+    }
+
+    private static func bounded(_ sentence: String) -> String {
+        guard sentence.utf8.count > TelemetryLimits.maxSentenceBytes else { return sentence }
+        var cut = sentence
+        while cut.utf8.count > TelemetryLimits.maxSentenceBytes - 3 { cut.removeLast() }
+        return cut + "…"
+    }
+
+    /// The latest load reports of every host, optionally for one plug-in, sorted by plug-in then host: from the
+    /// telemetry file, and for hosts that have not reported since, the rows boards written before it still hold.
     public func loadStatus(pluginID: String? = nil) throws(BoardError) -> [HostLoadStatus] {
         if let pluginID { try Validate.pluginID(pluginID) }
-        return try read { db in try ReportQueries.loadStatus(db, pluginID: pluginID) }
+        let current = try readTelemetry(empty: []) { db in try ReportQueries.rows(db, pluginID: pluginID, legacy: false) }
+        let reporting = Set(current.map { $0["host_id"] as String })
+        return try read { db in
+            let legacy = try ReportQueries.rows(db, pluginID: pluginID, legacy: true).filter { !reporting.contains($0["host_id"]) }
+            let all = (current + legacy).sorted {
+                ($0["plugin_id"] as String, $0["host_id"] as String) < ($1["plugin_id"] as String, $1["host_id"] as String)
+            }
+            return try ReportQueries.loadStatus(db, rows: all)
+        }
+    }
+}
+
+/// One host's load report, as `plugboard serve` buffers it.
+public struct LoadReport: Sendable, Hashable {
+    public var hostID: String
+    public var environment: String
+    public var hostVersion: String
+    public var entries: [LoadReportEntry]
+    public var source: String?
+    /// Who wrote it (the OS user of a local host, `token:NAME` for a remote one).
+    public var reporter: String
+
+    /// Creates a report.
+    public init(
+        hostID: String, environment: String, hostVersion: String, entries: [LoadReportEntry], source: String?, reporter: String
+    ) {
+        self.hostID = hostID
+        self.environment = environment
+        self.hostVersion = hostVersion
+        self.entries = entries
+        self.source = source
+        self.reporter = reporter
     }
 }

@@ -49,7 +49,24 @@ enum ReportQueries {
         try String.fetchOne(db.cachedStatement(sql: "SELECT environment FROM hosts WHERE host_id = ?"), arguments: [hostID])
     }
 
-    static func loadStatus(_ db: Database, pluginID: String?) throws -> [HostLoadStatus] {
+    /// The rows of every host's last report, from the telemetry file or (`legacy`) from the board's own tables, which
+    /// boards written before the telemetry file still hold and nothing writes any more.
+    static func rows(_ db: Database, pluginID: String?, legacy: Bool) throws -> [Row] {
+        let filter = pluginID == nil ? "" : "WHERE r.plugin_id = ?"
+        let sql =
+            legacy
+            ? "SELECT * FROM plugin_load_status \(pluginID == nil ? "" : "WHERE plugin_id = ?")"
+            : """
+            SELECT r.plugin_id, r.host_id, h.environment, h.host_version, h.source, r.version, r.state, r.reason_code, r.reason,
+                   r.warning, r.reported_at
+            FROM load_reports r JOIN hosts h ON h.host_id = r.host_id \(filter)
+            ORDER BY r.plugin_id, r.host_id
+            """
+        return try Row.fetchAll(db, sql: sql, arguments: pluginID.map { [$0] } ?? [])
+    }
+
+    /// The load status of `rows`, with the signature level of each reported version as the board sees it now.
+    static func loadStatus(_ db: Database, rows: [Row]) throws -> [HostLoadStatus] {
         let trust = try SignatureQueries.trust(db)
         var verdicts: [String: SignatureState?] = [:]
         func signature(_ pluginID: String, _ version: String?) throws -> SignatureState? {
@@ -62,10 +79,7 @@ enum ReportQueries {
             verdicts[key] = state
             return state
         }
-        return try Row.fetchAll(
-            db, sql: "SELECT * FROM plugin_load_status \(pluginID == nil ? "" : "WHERE plugin_id = ?")",
-            arguments: pluginID.map { [$0] } ?? []
-        ).map { row in
+        return try rows.map { row in
             HostLoadStatus(
                 hostID: row["host_id"], environment: row["environment"], hostVersion: row["host_version"], source: row["source"],
                 pluginID: row["plugin_id"], version: row["version"], state: LoadReportEntry.State(rawValue: row["state"]) ?? .skipped,

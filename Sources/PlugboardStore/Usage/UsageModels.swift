@@ -78,12 +78,12 @@ public struct FlagUsageSummary: Sendable, Hashable, Codable {
     public let variants: [String: Int]
 }
 
-/// How much client telemetry the board keeps.
+/// How much client telemetry the telemetry file keeps (see ``TelemetryLimits``).
 public enum UsageRetention {
     /// Hour buckets older than this many days are deleted.
     public static let days = 30
     /// At most this many usage rows are kept (the oldest buckets go first).
-    public static let maxUsageRows = 200_000
+    public static let maxUsageRows = 100_000
     /// At most this many client instances are kept (the longest silent go first).
     public static let maxInstances = 10_000
 }

@@ -37,8 +37,9 @@ enum UsageQueries {
             arguments: [count.bucket, count.flag, count.environment, count.appName, count.yes, count.no, FlagQueries.encode(variants)])
     }
 
-    /// Deletes what is past the retention bounds (``UsageRetention``).
-    static func prune(_ db: Database, now: Date) throws {
+    /// Deletes what is past the retention bounds (``UsageRetention``); returns how many rows went for the row caps.
+    static func prune(_ db: Database, now: Date) throws -> Int {
+        var removed = 0
         let cutoff = Timestamp.format(now.addingTimeInterval(-Double(UsageRetention.days) * 86400))
         try db.execute(sql: "DELETE FROM flag_usage WHERE bucket < ?", arguments: [cutoff])
         try db.execute(sql: "DELETE FROM client_instances WHERE last_seen < ?", arguments: [cutoff])
@@ -50,6 +51,7 @@ enum UsageQueries {
                         (SELECT bucket, flag_name, environment, app_name FROM flag_usage ORDER BY bucket LIMIT ?)
                     """,
                 arguments: [rows - UsageRetention.maxUsageRows])
+            removed += rows - UsageRetention.maxUsageRows
         }
         let instances = try Int.fetchOne(db, sql: "SELECT count(*) FROM client_instances") ?? 0
         if instances > UsageRetention.maxInstances {
@@ -59,11 +61,13 @@ enum UsageQueries {
                         (SELECT app_name, instance_id, environment FROM client_instances ORDER BY last_seen LIMIT ?)
                     """,
                 arguments: [instances - UsageRetention.maxInstances])
+            removed += instances - UsageRetention.maxInstances
         }
+        return removed
     }
 
     static func instances(_ db: Database, environment: String?) throws -> [ClientInstance] {
-        var sql = "SELECT * FROM client_inventory"
+        var sql = "SELECT * FROM client_instances"
         var arguments: StatementArguments = []
         if let environment {
             sql += " WHERE environment = ?"
@@ -76,10 +80,13 @@ enum UsageQueries {
         }
     }
 
-    static func usage(_ db: Database, flag: String) throws -> [FlagUsageSummary] {
-        var byEnvironment: [String: (last: String, yes: Int, no: Int, variants: [String: Int])] = [:]
-        let rows = try Row.fetchAll(
+    static func usageRows(_ db: Database, flag: String) throws -> [Row] {
+        try Row.fetchAll(
             db, sql: "SELECT bucket, environment, yes, no, variants_json FROM flag_usage WHERE flag_name = ?", arguments: [flag])
+    }
+
+    static func summaries(_ rows: [Row]) -> [FlagUsageSummary] {
+        var byEnvironment: [String: (last: String, yes: Int, no: Int, variants: [String: Int])] = [:]
         for row in rows {
             let environment: String = row["environment"]
             var entry = byEnvironment[environment] ?? (last: "", yes: 0, no: 0, variants: [:])
