@@ -120,6 +120,8 @@ struct HostTrustTests {
         ])
     func anEditBehindTheLogIsCaughtByVerifyAndByEveryHost(attack: String, killAll: Bool, sql: String) async throws {
         let (sandbox, checkpoint) = try await Self.board(killAll: killAll)
+        // Made before the edit: a board whose proof was dropped takes no change, a token included.
+        let token = try await Self.token(sandbox)
         try Self.edit(sandbox, sql)
         for arguments in [["audit", "verify"], ["audit", "verify", "--checkpoint", checkpoint]] {
             let verify = try await sandbox.run(arguments)
@@ -136,7 +138,6 @@ struct HostTrustTests {
         }
         // The served board: the server proves the board too, and signs nothing it cannot prove.
         let (server, url, _) = try await RemoteHostTests().serve(sandbox)
-        let token = try await Self.token(sandbox)
         let host = try RemoteHostTests().host(
             url, token, key: try await Self.boardKey(sandbox), cache: sandbox.root.appendingPathComponent("cache").path,
             plugins: Self.everyPlugin)

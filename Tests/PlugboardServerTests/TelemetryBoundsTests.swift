@@ -72,7 +72,7 @@ struct TelemetryBoundsTests {
         let body = #"{"hostId":"remote-1","hostVersion":"1.0.0","entries":[\#(entries.joined(separator: ","))]}"#
         try await fixture.test { client in
             try await client.execute(
-                uri: "/api/host/report", method: .post, headers: [.authorization: fixture.token], body: ByteBuffer(string: body)
+                uri: "/api/host/report", method: .post, headers: [.authorization: fixture.hostToken], body: ByteBuffer(string: body)
             ) { response in #expect(response.status == .accepted) }
         }
         fixture.server.flushUsage()
@@ -107,12 +107,12 @@ struct TelemetryBoundsTests {
         let fixture = try ServerFixture()
         let many = (0...HostRoutes.pluginLimit).map { "plugin=com.example.p\($0)" }.joined(separator: "&")
         try await fixture.test { client in
-            try await client.execute(uri: "/api/host/snapshot?\(many)", method: .get, headers: [.authorization: fixture.token]) {
+            try await client.execute(uri: "/api/host/snapshot?\(many)", method: .get, headers: [.authorization: fixture.hostToken]) {
                 response in
                 #expect(response.status == .badRequest)
             }
             try await client.execute(
-                uri: "/api/host/snapshot?plugin=com.example.a", method: .get, headers: [.authorization: fixture.token]
+                uri: "/api/host/snapshot?plugin=com.example.a", method: .get, headers: [.authorization: fixture.hostToken]
             ) { response in #expect(response.status == .ok) }
         }
     }
