@@ -49,6 +49,8 @@ public struct SkipReason: Error, Sendable, Hashable, Codable, CustomStringConver
         case activationFailed = "activation_failed"
         /// A different version of an already-loaded dynamic library is needed: restart the host.
         case restartRequired = "restart_required"
+        /// The host is stopping (``PluginHost/stop()``): every plug-in is deactivated, and nothing loads after it.
+        case hostStopping = "host_stopping"
     }
 
     /// The kind of reason.
