@@ -74,7 +74,8 @@ public struct PlugboardServer: Sendable {
     func makeRouter() -> Router<BasicRequestContext> {
         let router = Router()
         router.middlewares.add(AccessLogMiddleware(metrics: metrics, logger: configuration.logger))
-        let api = ClientAPIRoutes(watcher: watcher, usage: usage, configuration: configuration)
+        let api = ClientAPIRoutes(
+            watcher: watcher, usage: usage, configuration: configuration, tokenReread: TokenReread(board: board, tokens: tokens))
         api.add(to: router)
         OFREPRoutes(api: api).add(to: router)
         HostRoutes(api: api).add(to: router)
