@@ -159,6 +159,12 @@ struct FlagCommand: ParsableCommand {
         @Argument(help: "0 to 100.") var percent: Int
         @Option(name: .long, help: "The context field that keeps a user in the same bucket.") var stickiness = "default"
 
+        func validate() throws {
+            // The argument's form: a usage error (exit 2), like a percentage that is not a number.
+            guard (0...100).contains(percent) else { throw ValidationError("the rollout percentage \(percent) is not between 0 and 100") }
+            do { try Validate.stickiness(stickiness) } catch { throw ValidationError(error.message) }
+        }
+
         func execute(_ output: Output) throws(BoardError) {
             output.report(
                 try global.openBoard().rolloutFlag(
@@ -228,7 +234,7 @@ struct FlagCommand: ParsableCommand {
             discussion: """
                 Each input line is {"toggle": "NAME", "context": {userId, sessionId, remoteAddress, environment, appName, currentTime, properties}}.
                 Each output line is {"toggle":…,"enabled":…,"variant":{"name":…,"enabled":…,"feature_enabled":…,"payload":…}}, in input order.
-                With --features FILE the file is evaluated exactly as Unleash's engine would (problems are warnings on stderr) and no board is opened;
+                With --features FILE the file is evaluated exactly as Unleash's engine would (problems are warnings on stderr) and no board is opened; \
                 otherwise the board's flags for --env are used.
                 The input is streamed: memory stays the same whatever its size, and output is written in blocks as it is made.
                 A malformed line stops the command with its line number; the output of the lines before it may have been written.
