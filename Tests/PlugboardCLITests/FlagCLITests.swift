@@ -172,7 +172,7 @@ struct FlagCLITests {
             #expect(result.status == 2, "\(bad): \(result)")
         }
         let badName = try await sandbox.run(["flag", "create", "has space"])
-        #expect(badName.status == 1 && badName.stderr.contains("flag name 'has space' is not valid"), "\(badName)")
+        #expect(badName.status == 2 && badName.stderr.hasPrefix("error: flag name 'has space' is not valid"), "\(badName)")
         #expect(try await sandbox.snapshot().dump.contains("t.bad") == false)
 
         // list: text and JSON.

@@ -39,7 +39,7 @@ struct TerminalInjectionCLITests {
         try await HostileInputCLITests.usageError(
             sandbox, ["flag", "rollout", "pricing.v3", "50", "--stickiness", "user\u{202E}Id"],
             "--stickiness 'user\\u{202e}Id' is not valid")
-        try await HostileInputCLITests.refused(
+        try await HostileInputCLITests.usageError(
             sandbox, ["flag", "create", "zero\u{200B}width"], "flag name 'zero\\u{200b}width' is not valid")
         let reason = try await HostileInputCLITests.usageError(
             sandbox, ["plugin", "kill", "com.example.calendar", "--reason", "fine\u{2067}evil"], "the reason 'fine\\u{2067}evil' contains")
