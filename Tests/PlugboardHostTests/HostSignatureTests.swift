@@ -108,7 +108,12 @@ struct HostSignatureTests {
             }
             // Ten minutes: the whole suite runs at once, and on a busy 2-core machine it takes about six.
             let deadline = ContinuousClock.now + .seconds(600)
-            while !host.activePlugins.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            // Detached from lookups first, its state recorded once its deactivate() returned: wait for both.
+            while !host.activePlugins.isEmpty || status(host, "com.example.signed")?.reasonCode != "revoked_signer",
+                ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             let waited = ContinuousClock.now - (deadline - .seconds(600))
             let stream = (host.configuration.source as? PatientSource).map { "event stream connected: \($0.served.isConnected)" } ?? ""
             #expect(host.activePlugins.isEmpty, "\(kind): the host did not see the revocation in \(waited) (\(stream)): \(host.status)")
