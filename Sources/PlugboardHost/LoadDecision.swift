@@ -51,6 +51,8 @@ public struct SkipReason: Error, Sendable, Hashable, Codable, CustomStringConver
         case restartRequired = "restart_required"
         /// The host's snapshot of a served board expired long enough ago that the host fails closed.
         case stale
+        /// The host is stopping (``PluginHost/stop()``): every plug-in is deactivated, and nothing loads after it.
+        case hostStopping = "host_stopping"
     }
 
     /// The kind of reason.

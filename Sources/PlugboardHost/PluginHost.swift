@@ -74,6 +74,8 @@ public actor PluginHost {
     /// The reconciliation running now (its passes run until no caller asked for another).
     private var reconciliation: Task<Void, Never>?
     private var reconcileAgain = false
+    /// Set by ``stop()``: no reconciliation starts or activates anything from then on.
+    private var stopping = false
     /// The environment's signature policy as of the last snapshot.
     private var policy: SignaturePolicy = .off
     /// The newest audit head this host accepted: it acts only on a board whose log extends it (kept in the state
@@ -149,12 +151,17 @@ public actor PluginHost {
     }
 
     /// Stops watching the board and deactivates every plug-in, dependants first.
+    ///
+    /// A reconciliation in flight is awaited first (it activates nothing more once the host is stopping), so that no
+    /// plug-in loads after the deactivations and the last load report says that the host stopped.
     public func stop() async {
+        stopping = true
         polling?.cancel()
         polling = nil
+        if let running = reconciliation { await running.value }
         let active = lookup.withLock { $0 }
         for plugin in active.reversed() {
-            await deactivate(plugin, reason: SkipReason(.disabled, "the host is stopping"), reportState: .deactivated)
+            await deactivate(plugin, reason: SkipReason(.hostStopping, "the host is stopping"), reportState: .deactivated)
         }
         await writeReportIfChanged()
         await source.finish()
@@ -179,6 +186,7 @@ public actor PluginHost {
     /// A call made while a reconciliation runs asks it for one more pass and returns when that pass is done, so that
     /// every change committed before the call is applied when it returns.
     public func reconcile() async {
+        guard !stopping else { return }
         if let running = reconciliation {
             reconcileAgain = true
             await running.value
@@ -193,7 +201,7 @@ public actor PluginHost {
         repeat {
             reconcileAgain = false
             await reconcileOnce()
-        } while reconcileAgain
+        } while reconcileAgain && !stopping
         reconciliation = nil
     }
 
@@ -221,6 +229,8 @@ public actor PluginHost {
             if !Task.isCancelled { warn("cannot read \(source.name): \(error.message); keeping the current plug-ins") }
             return
         }
+        // stop() waits for this pass: what it read must not load anything once the host is stopping.
+        guard !stopping else { return }
         lastVersion = read.version
         accept(read.head)
         if read.stale != stale {
@@ -300,7 +310,7 @@ public actor PluginHost {
         }
 
         // 3. Activate what should run and does not, dependencies first.
-        for decision in resolution.load {
+        for decision in resolution.load where !stopping {
             let id = decision.pluginID
             let version = decision.version ?? ""
             if lookup.withLock({ $0.contains { $0.pluginID == id } }) { continue }

@@ -598,6 +598,10 @@ public final class ServedBoardSource: HostSource, Sendable {
             ("Connection refused", "connection refused"), ("connectTimeout", "no connection within 1 s"),
             ("deadlineExceeded", "no answer in time"), ("remoteConnectionClosed", "the server closed the connection"),
             ("NXDOMAIN", "the name does not resolve"), ("readTimeout", "no data for 45 s"),
+            ("Connection reset", "the connection was reset"), ("Network is unreachable", "the network is unreachable"),
+            ("No route to host", "no route to the server"), ("Name or service not known", "the name does not resolve"),
+            ("certificate", "its TLS certificate is not trusted here (add its CA to the system's trust store)"),
+            ("handshake", "the TLS handshake failed (is it https, with a certificate this machine trusts?)"),
         ] where text.contains(needle) {
             return words
         }

@@ -11,6 +11,8 @@ struct ClientAPIRoutes: Sendable {
     let watcher: BoardWatcher
     let usage: UsageBuffer
     let configuration: ServerConfiguration
+    /// Reads the tokens again for a token not known yet (one just created), at a bounded rate.
+    let tokenReread: TokenReread
 
     func add(to router: Router<some RequestContext>) {
         router.get("/api/client/features") { request, _ in self.respond { try self.features(request) } }
@@ -180,7 +182,13 @@ struct ClientAPIRoutes: Sendable {
     /// The request's token, accepted for `routes`; otherwise the response that refuses it (401 or 403).
     func authenticate(_ request: Request, for routes: TokenCheck.Routes) throws -> APITokenCredential {
         let requested = request.uri.queryParameters.get("environment") ?? request.headers[.plugboardEnvironment]
-        switch watcher.tokens.authenticate(request.headers, requestedEnvironment: requested, routes: routes) {
+        var outcome = watcher.tokens.authenticate(request.headers, requestedEnvironment: requested, routes: routes)
+        // A token created a moment ago is on the board before the next board check reloads the tokens: read them again
+        // once (at a bounded rate) before refusing it.
+        if case .failure(.unauthorized) = outcome, request.headers[.authorization] != nil, tokenReread.rereadIfDue() {
+            outcome = watcher.tokens.authenticate(request.headers, requestedEnvironment: requested, routes: routes)
+        }
+        switch outcome {
         case .success(let token): return token
         case .failure(.unauthorized(let message)): throw ResponseFailure(Reply.error(.unauthorized, message))
         case .failure(.forbidden(let message)): throw ResponseFailure(Reply.error(.forbidden, message))

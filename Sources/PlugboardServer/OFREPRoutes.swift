@@ -71,8 +71,18 @@ struct OFREPRoutes: Sendable {
             ("key", JSONText.string(key)), ("reason", JSONText.string(details.reason.rawValue)), ("variant", JSONText.string(variant)),
             ("metadata", enabled ? #"{"enabled":true}"# : #"{"enabled":false}"#),
         ]
-        if let value = details.value { fields.append(("value", JSONText.value(value))) }
+        if let value = details.value { fields.append(("value", Self.json(value))) }
         return (JSONText.object(fields), false)
+    }
+
+    /// A value as OFREP sends it. A string payload stays a string (`"1"`); a number payload is a number, written with a
+    /// fraction (`1.0`): Unleash's number payloads are floating-point, and OpenFeature SDKs that tell integers from
+    /// floats (Python's `get_float_value`) refuse a float flag whose value arrives as `1`.
+    static func json(_ value: FlagJSON) -> String {
+        guard case .number(let number) = value, number.isFinite, number.rounded() == number, abs(number) < 1e15 else {
+            return JSONText.value(value)
+        }
+        return String(Int64(number)) + ".0"
     }
 
     private func evaluationContext(_ request: Request, key: String?) async throws -> UnleashContext {

@@ -86,7 +86,8 @@ public struct PlugboardServer: Sendable {
         let router = Router(context: ServeContext.self)
         router.middlewares.add(AccessLogMiddleware(metrics: metrics, logger: configuration.logger))
         router.middlewares.add(ConnectionGuardMiddleware(connections: connections))
-        let api = ClientAPIRoutes(watcher: watcher, usage: usage, configuration: configuration)
+        let api = ClientAPIRoutes(
+            watcher: watcher, usage: usage, configuration: configuration, tokenReread: TokenReread(board: board, tokens: tokens))
         api.add(to: router)
         OFREPRoutes(api: api).add(to: router)
         HostRoutes(api: api).add(to: router)

@@ -22,6 +22,7 @@ struct AuditCommand: BoardCommand {
 
     func validate() throws {
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        try checkArguments { () throws(BoardError) in if let since { _ = try parseSince(since) } }
     }
 
     func execute(_ output: Output) throws(BoardError) {
@@ -147,6 +148,10 @@ struct AuditCommand: BoardCommand {
         @OptionGroup var global: GlobalOptions
         @Option(name: .long, help: ArgumentHelp("A checkpoint printed earlier by plugboard audit checkpoint.", valueName: "seq:hash:root"))
         var checkpoint: String?
+
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in if let checkpoint { _ = try AuditCheckpoint(parsing: checkpoint) } }
+        }
 
         func execute(_ output: Output) throws(BoardError) {
             let expected = try checkpoint.map { text throws(BoardError) in try AuditCheckpoint(parsing: text) }

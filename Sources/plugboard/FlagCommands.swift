@@ -19,6 +19,10 @@ struct FlagCommand: ParsableCommand {
         @Option(name: .long, help: "release, experiment, operational, kill-switch or permission.") var type: FlagType = .release
         @Option(name: .long, help: "What the flag is for.") var description: String?
 
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in try Validate.flagName(name) }
+        }
+
         func execute(_ output: Output) throws(BoardError) {
             output.report(try global.openBoard().createFlag(name, type: type, description: description, actor: try global.actor()))
         }
@@ -69,6 +73,10 @@ struct FlagCommand: ParsableCommand {
             commandName: "show", abstract: "Show a flag's definition in every environment.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The flag name.") var name: String
+
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in try Validate.flagName(name) }
+        }
 
         func execute(_ output: Output) throws(BoardError) {
             let flag = try global.openBoard().flagDetail(name)
@@ -130,6 +138,10 @@ struct FlagCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The flag name.") var name: String
 
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in try Validate.flagName(name) }
+        }
+
         func execute(_ output: Output) throws(BoardError) {
             output.report(
                 try global.openBoard().setFlagEnabled(name, true, environment: try global.environment(), actor: try global.actor()))
@@ -141,6 +153,10 @@ struct FlagCommand: ParsableCommand {
             commandName: "disable", abstract: "Switch a flag off in the environment.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The flag name.") var name: String
+
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in try Validate.flagName(name) }
+        }
 
         func execute(_ output: Output) throws(BoardError) {
             output.report(
@@ -159,6 +175,13 @@ struct FlagCommand: ParsableCommand {
         @Argument(help: "0 to 100.") var percent: Int
         @Option(name: .long, help: "The context field that keeps a user in the same bucket.") var stickiness = "default"
 
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in try Validate.flagName(name) }
+            // The argument's form: a usage error (exit 2), like a percentage that is not a number.
+            guard (0...100).contains(percent) else { throw ValidationError("the rollout percentage \(percent) is not between 0 and 100") }
+            do { try Validate.stickiness(stickiness) } catch { throw ValidationError(error.message) }
+        }
+
         func execute(_ output: Output) throws(BoardError) {
             output.report(
                 try global.openBoard().rolloutFlag(
@@ -172,6 +195,10 @@ struct FlagCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The flag name.") var name: String
 
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in try Validate.flagName(name) }
+        }
+
         func execute(_ output: Output) throws(BoardError) {
             output.report(try global.openBoard().archiveFlag(name, archived: true, actor: try global.actor()))
         }
@@ -182,6 +209,10 @@ struct FlagCommand: ParsableCommand {
             commandName: "unarchive", abstract: "Bring an archived flag back.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The flag name.") var name: String
+
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in try Validate.flagName(name) }
+        }
 
         func execute(_ output: Output) throws(BoardError) {
             output.report(try global.openBoard().archiveFlag(name, archived: false, actor: try global.actor()))
@@ -228,7 +259,7 @@ struct FlagCommand: ParsableCommand {
             discussion: """
                 Each input line is {"toggle": "NAME", "context": {userId, sessionId, remoteAddress, environment, appName, currentTime, properties}}.
                 Each output line is {"toggle":…,"enabled":…,"variant":{"name":…,"enabled":…,"feature_enabled":…,"payload":…}}, in input order.
-                With --features FILE the file is evaluated exactly as Unleash's engine would (problems are warnings on stderr) and no board is opened;
+                With --features FILE the file is evaluated exactly as Unleash's engine would (problems are warnings on stderr) and no board is opened; \
                 otherwise the board's flags for --env are used.
                 The input is streamed: memory stays the same whatever its size, and output is written in blocks as it is made.
                 A malformed line stops the command with its line number; the output of the lines before it may have been written.

@@ -19,6 +19,13 @@ struct GlobalOptions: ParsableArguments {
             "Declare the principal automation acts for; recorded beside the OS user, never instead of it.", valueName: "name"))
     var onBehalfOf: String?
 
+    /// An `--env` that is not an environment name is a usage error (exit 2); one from `$PLUGBOARD_ENV` is refused when
+    /// the command runs.
+    func validate() throws {
+        guard let env else { return }
+        do { try Validate.environment(env) } catch { throw ValidationError(error.message) }
+    }
+
     /// The board path after defaults.
     var boardPath: String {
         db ?? ProcessInfo.processInfo.environment["PLUGBOARD_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "plugboard.sqlite"
@@ -43,6 +50,12 @@ struct GlobalOptions: ParsableArguments {
         if let warning = board.exposureWarning { Output.printWarning(warning) }
         return board
     }
+}
+
+/// Checks the form of command-line arguments before anything runs: a malformed one is a usage error, exit 2, as
+/// argument-parser's own are (a refusal by the board is exit 1).
+func checkArguments(_ check: () throws(BoardError) -> Void) throws {
+    do throws(BoardError) { try check() } catch { throw ValidationError(error.message) }
 }
 
 /// A command whose failures are ``BoardError``s: printed as one sentence on stderr with exit status 1.

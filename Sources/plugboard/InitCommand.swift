@@ -8,8 +8,8 @@ struct Init: BoardCommand {
     static let configuration = CommandConfiguration(
         commandName: "init", abstract: "Create the board, apply migrations, make you its first admin, and set up its master key.",
         discussion: """
-            The board file is created with mode 0600 and never overwritten. The master key of its secure storage is
-            $PLUGBOARD_MASTER_KEY when set; otherwise the key file <board>.key is created with mode 0600 (an
+            The board file is created with mode 0600 and never overwritten. The master key of its secure storage is \
+            $PLUGBOARD_MASTER_KEY when set; otherwise the key file <board>.key is created with mode 0600 (an \
             existing one is used). Back the key file up apart from the board: without it the secrets are lost.
             """)
 

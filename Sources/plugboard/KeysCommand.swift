@@ -16,7 +16,7 @@ struct KeysCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys", abstract: "Rotate the master key or a plug-in's data key; shred a plug-in's data keys.",
         discussion: """
-            The master key comes from $PLUGBOARD_MASTER_KEY (base64 of 32 bytes) when set, else from the key file
+            The master key comes from $PLUGBOARD_MASTER_KEY (base64 of 32 bytes) when set, else from the key file \
             <board>.key (mode 0600) that plugboard init creates. Back the key file up apart from the board.
             """,
         subcommands: [List.self, Rotate.self, Shred.self, Init.self])
@@ -55,12 +55,12 @@ struct KeysCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "rotate", abstract: "Rotate the master key (rewrap every data key), or with --plugin one plug-in's data key.",
             discussion: """
-                Master key (admins): a new random key is written to <board>.key.next, the board is rotated to it in
-                one transaction, then the file is renamed over <board>.key; back up the new key file. Values are not
-                re-encrypted. When the key comes from $PLUGBOARD_MASTER_KEY, plugboard cannot store the new key:
-                put one in another variable (export NEW=$(openssl rand -base64 32)), run
+                Master key (admins): a new random key is written to <board>.key.next, the board is rotated to it in \
+                one transaction, then the file is renamed over <board>.key; back up the new key file. Values are not \
+                re-encrypted. When the key comes from $PLUGBOARD_MASTER_KEY, plugboard cannot store the new key: \
+                put one in another variable (export NEW=$(openssl rand -base64 32)), run \
                 plugboard keys rotate --new-key-env NEW, then give PLUGBOARD_MASTER_KEY that value everywhere.
-                Data key (--plugin; its owners, maintainers, admins): new values are sealed with a new version; old
+                Data key (--plugin; its owners, maintainers, admins): new values are sealed with a new version; old \
                 versions still open old values, unless --reencrypt moves them to the new version too.
                 """)
         @OptionGroup var global: GlobalOptions
@@ -129,8 +129,8 @@ struct KeysCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "shred", abstract: "Destroy a plug-in's data keys: its secrets can never be decrypted again.",
             discussion: """
-                The secrets stay listed (as unreadable) until deleted or set again; a new secret starts a new data
-                key. On a terminal you are asked to type the plug-in id unless --yes is given; scripts (stdin not a
+                The secrets stay listed (as unreadable) until deleted or set again; a new secret starts a new data \
+                key. On a terminal you are asked to type the plug-in id unless --yes is given; scripts (stdin not a \
                 terminal) are not asked.
                 """)
         @OptionGroup var global: GlobalOptions
@@ -159,8 +159,8 @@ struct KeysCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "init", abstract: "Give a board created before secure storage existed its master key (admins).",
             discussion: """
-                Uses $PLUGBOARD_MASTER_KEY when set, else the key file <board>.key, which is created (mode 0600)
-                when missing. plugboard init already does this for new boards; on an initialised board it changes
+                Uses $PLUGBOARD_MASTER_KEY when set, else the key file <board>.key, which is created (mode 0600) \
+                when missing. plugboard init already does this for new boards; on an initialised board it changes \
                 nothing.
                 """)
         @OptionGroup var global: GlobalOptions

@@ -16,10 +16,13 @@ struct Plugboard: ParsableCommand {
         commandName: "plugboard",
         abstract:
             "Administer a Plugboard board: plug-ins, owners, kill switches, flags, secrets, the audit log, and serve flags over HTTP.",
+        // One paragraph a line (argument-parser wraps them to the terminal): a break in the source would break the
+        // help mid-sentence.
         discussion: """
-            The board is one SQLite file (--db, $PLUGBOARD_DB, else ./plugboard.sqlite). Every change is one
-            transaction with a row in the hash-chained audit log; a refused command changes nothing.
-            Exit status: 0 success, 1 refused or failed, 2 usage error.
+            The board is one SQLite file (--db, $PLUGBOARD_DB, else ./plugboard.sqlite). \
+            Every change is one transaction with a row in the hash-chained audit log; a refused command changes nothing.
+
+            Exit status: 0 success, 1 refused or failed, 2 usage or argument error.
             """,
         version: "0.1.0",
         subcommands: [
@@ -37,13 +40,19 @@ struct Plugboard: ParsableCommand {
             var command = try parseAsRoot(arguments)
             try command.run()
         } catch {
-            // The contract: 2 for usage errors (argument-parser uses 64), 1 for refusals, 0 for help/version.
-            if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                Foundation.exit(2)
-            }
-            exit(withError: error)
+            // The contract: 2 for usage errors (argument-parser uses 64), 1 for refusals, 0 for help/version; one
+            // `error:` prefix for argument-parser's messages and ours.
+            let code = exitCode(for: error)
+            if code == .success { exit(withError: error) }
+            let message = fullMessage(for: error)
+            if !message.isEmpty { FileHandle.standardError.write(Data((Self.lowercasedPrefix(message) + "\n").utf8)) }
+            Foundation.exit(code == .validationFailure ? 2 : code.rawValue)
         }
+    }
+
+    /// argument-parser's `Error: ` as ours, `error: `.
+    static func lowercasedPrefix(_ message: String) -> String {
+        message.hasPrefix("Error: ") ? "error: " + message.dropFirst("Error: ".count) : message
     }
 
     /// Global options may come before the subcommand (`plugboard --db b.sqlite plugin list`): move them after it,

@@ -101,8 +101,8 @@ struct PluginCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "sign", abstract: "Sign a release with your Ed25519 key: its id, version, manifest and artifact.",
             discussion: """
-                Signs the canonical statement of the release (plug-in id, version, SHA-256 of the manifest bytes, SHA-256 of the
-                artifact or none) and writes a small JSON signature file (stdout without --out). Needs no board: store the
+                Signs the canonical statement of the release (plug-in id, version, SHA-256 of the manifest bytes, SHA-256 of the \
+                artifact or none) and writes a small JSON signature file (stdout without --out). Needs no board: store the \
                 signature with plugboard plugin register --signature SIG or plugboard plugin add-signature ID VERSION SIG.
                 """)
         @OptionGroup var global: GlobalOptions
@@ -156,6 +156,13 @@ struct PluginCommand: ParsableCommand {
         @Argument(help: "The version.") var version: String
         @Argument(help: "The signature file (plugboard plugin sign).") var signature: String
 
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in
+                try Validate.pluginID(id)
+                _ = try parseVersion(version)
+            }
+        }
+
         func execute(_ output: Output) throws(BoardError) {
             let parsedVersion = try parseVersion(version)
             let file = try readSignature(signature)
@@ -176,9 +183,12 @@ struct PluginCommand: ParsableCommand {
             }
             var table = Table("ID", "NAME", "ENABLED", "KILLED", "PINNED", "ACTIVE", "LATEST", "VERSIONS")
             for plugin in plugins {
+                // ACTIVE is what a host of the environment may run: nothing while the plug-in is killed or disabled
+                // (the JSON keeps the board's `active_version`, the version it would pick).
+                let active = plugin.killed || !plugin.enabled ? nil : plugin.activeVersion
                 table.add(
                     plugin.id, plugin.name, plugin.enabled.yesNo, plugin.killed.yesNo, plugin.pinnedVersion.cell,
-                    plugin.activeVersion.cell, plugin.latestVersion.cell, String(plugin.versionCount))
+                    active.cell, plugin.latestVersion.cell, String(plugin.versionCount))
             }
             table.print(empty: "No plug-ins are registered; add one with plugboard plugin register MANIFEST.json.")
         }
@@ -189,6 +199,12 @@ struct PluginCommand: ParsableCommand {
             commandName: "show", abstract: "Show a plug-in: versions, environments, owners, kill switches.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
+
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in
+                try Validate.pluginID(id)
+            }
+        }
 
         func execute(_ output: Output) throws(BoardError) {
             let detail = try global.openBoard().pluginDetail(id)
@@ -244,6 +260,12 @@ struct PluginCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
 
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in
+                try Validate.pluginID(id)
+            }
+        }
+
         func execute(_ output: Output) throws(BoardError) {
             output.report(try global.openBoard().setEnabled(id, true, environment: try global.environment(), actor: try global.actor()))
         }
@@ -254,6 +276,12 @@ struct PluginCommand: ParsableCommand {
             commandName: "disable", abstract: "Disable a plug-in in the environment.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
+
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in
+                try Validate.pluginID(id)
+            }
+        }
 
         func execute(_ output: Output) throws(BoardError) {
             output.report(try global.openBoard().setEnabled(id, false, environment: try global.environment(), actor: try global.actor()))
@@ -269,6 +297,10 @@ struct PluginCommand: ParsableCommand {
         func validate() throws {
             if all, id != nil || version != nil { throw ValidationError("--all takes no plug-in id and no --version") }
             if !all, id == nil { throw ValidationError("name a plug-in id, or use --all") }
+            try checkArguments { () throws(BoardError) in
+                if let id { try Validate.pluginID(id) }
+                if let version { _ = try parseVersion(version) }
+            }
         }
 
         func target() throws(BoardError) -> KillTarget {
@@ -287,6 +319,12 @@ struct PluginCommand: ParsableCommand {
         @OptionGroup var target: KillTargetOptions
         @Option(name: .long, help: "Why (kept in the board and the audit log).") var reason: String
 
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in
+                try Validate.reason(reason)
+            }
+        }
+
         func execute(_ output: Output) throws(BoardError) {
             output.report(try global.openBoard().kill(try target.target(), reason: reason, actor: try global.actor()))
         }
@@ -298,6 +336,12 @@ struct PluginCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @OptionGroup var target: KillTargetOptions
         @Option(name: .long, help: "Why.") var reason: String?
+
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in
+                if let reason { try Validate.reason(reason) }
+            }
+        }
 
         func execute(_ output: Output) throws(BoardError) {
             output.report(try global.openBoard().revive(try target.target(), reason: reason, actor: try global.actor()))
@@ -312,6 +356,14 @@ struct PluginCommand: ParsableCommand {
         @Argument(help: "The version to yank.") var version: String
         @Option(name: .long, help: "Why.") var reason: String
 
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in
+                try Validate.pluginID(id)
+                _ = try parseVersion(version)
+                try Validate.reason(reason)
+            }
+        }
+
         func execute(_ output: Output) throws(BoardError) {
             output.report(try global.openBoard().yank(id, version: try parseVersion(version), reason: reason, actor: try global.actor()))
         }
@@ -324,6 +376,14 @@ struct PluginCommand: ParsableCommand {
         @Argument(help: "The plug-in id.") var id: String
         @Argument(help: "The version.") var version: String
         @Option(name: .long, help: "Why.") var reason: String?
+
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in
+                try Validate.pluginID(id)
+                _ = try parseVersion(version)
+                if let reason { try Validate.reason(reason) }
+            }
+        }
 
         func execute(_ output: Output) throws(BoardError) {
             output.report(
@@ -338,6 +398,13 @@ struct PluginCommand: ParsableCommand {
         @Argument(help: "The plug-in id.") var id: String
         @Argument(help: "The version.") var version: String
 
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in
+                try Validate.pluginID(id)
+                _ = try parseVersion(version)
+            }
+        }
+
         func execute(_ output: Output) throws(BoardError) {
             output.report(
                 try global.openBoard().pin(
@@ -351,6 +418,12 @@ struct PluginCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
 
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in
+                try Validate.pluginID(id)
+            }
+        }
+
         func execute(_ output: Output) throws(BoardError) {
             output.report(try global.openBoard().unpin(id, environment: try global.environment(), actor: try global.actor()))
         }
@@ -361,6 +434,12 @@ struct PluginCommand: ParsableCommand {
             commandName: "status", abstract: "What each host loaded or skipped, and why.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Only this plug-in.") var id: String?
+
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in
+                if let id { try Validate.pluginID(id) }
+            }
+        }
 
         func execute(_ output: Output) throws(BoardError) {
             let board = try global.openBoard()

@@ -112,12 +112,48 @@ struct ServeCommand: BoardCommand {
             } catch let error as BoardError {
                 failure.set(error)
             } catch {
-                failure.set(BoardError(.io, "cannot serve on \(listen): \(error); is the port in use? choose another with --listen"))
+                failure.set(BoardError(.io, Self.sentence(for: error, listen: listen)))
             }
             done.signal()
         }
         done.wait()
         if let error = failure.error { throw error }
+    }
+}
+
+extension ServeCommand {
+    /// Why the server could not start, as one sentence that says what to do; the library's own text (NIO's
+    /// `bind(descriptor:ptr:bytes:): Address already in use (errno: 98)`) only when nothing better is known.
+    static func sentence(for error: any Error, listen: String) -> String {
+        let text = String(describing: error)
+        let start = "cannot serve on \(listen): "
+        let known: [(needles: [String], words: String)] = [
+            (
+                ["Address already in use", "errno: 98", "EADDRINUSE"],
+                "the port is already in use (another plugboard serve, or another program); stop it or choose another port with --listen"
+            ),
+            (
+                ["Permission denied", "errno: 13", "EACCES"],
+                "this user may not listen on that port (ports below 1024 need privileges); choose a port above 1024 with --listen"
+            ),
+            (
+                ["Cannot assign requested address", "errno: 99", "EADDRNOTAVAIL"],
+                "that address is not one of this machine's; listen on 127.0.0.1, 0.0.0.0 or an address of this machine"
+            ),
+            (
+                ["Name or service not known", "NXDOMAIN", "unknown host", "No address associated"],
+                "the host name does not resolve; give an IP address or a name of this machine with --listen"
+            ),
+            (
+                ["NIOSSL", "SSL", "PEM", "certificate"],
+                "the TLS certificate or key cannot be used; give a PEM certificate chain to --tls-cert and its private key to --tls-key"
+            ),
+        ]
+        for entry in known where entry.needles.contains(where: { text.localizedCaseInsensitiveContains($0) }) {
+            return start + entry.words
+        }
+        let short = text.count > 160 ? String(text.prefix(160)) + "…" : text
+        return start + "the network refused it (\(short)); check --listen and try again"
     }
 }
 

@@ -3,7 +3,8 @@ import GRDB
 import PlugboardTestSupport
 import Testing
 
-/// Bad input gets exit 1, one clear sentence on stderr, nothing on stdout, and leaves the board byte-for-byte unchanged.
+/// Bad input gets exit 1 (exit 2 when a command-line argument is malformed: a usage error), one clear sentence on
+/// stderr, nothing on stdout, and leaves the board byte-for-byte unchanged.
 @Suite("bad input changes nothing")
 struct BadInputCLITests {
     struct Case: CustomTestStringConvertible, Sendable {
@@ -11,6 +12,8 @@ struct BadInputCLITests {
         let manifest: String?
         let arguments: [String]
         let stderrContains: String
+        /// 1 for a refusal, 2 for a malformed argument (argument-parser then adds the usage after the sentence).
+        var status: Int32 = 1
         var testDescription: String { name }
 
         init(_ name: String, manifest: String, _ stderrContains: String) {
@@ -20,11 +23,12 @@ struct BadInputCLITests {
             self.stderrContains = stderrContains
         }
 
-        init(_ name: String, arguments: [String], _ stderrContains: String) {
+        init(_ name: String, arguments: [String], _ stderrContains: String, status: Int32 = 1) {
             self.name = name
             self.manifest = nil
             self.arguments = arguments
             self.stderrContains = stderrContains
+            self.status = status
         }
     }
 
@@ -64,13 +68,14 @@ struct BadInputCLITests {
             "does not exist"),
         Case("manifest file that does not exist", arguments: ["plugin", "register", "/nonexistent/manifest.json"], "does not exist"),
         Case("unknown plug-in to enable", arguments: ["plugin", "enable", "com.example.x"], "is not registered"),
-        Case("bad id on the command line", arguments: ["plugin", "enable", "NOT AN ID"], "is not valid"),
+        Case("bad id on the command line", arguments: ["plugin", "enable", "NOT AN ID"], "is not valid", status: 2),
         Case(
-            "bad environment", arguments: ["plugin", "enable", "com.example.calendar", "--env", "Prod!"], "environment 'Prod!' is not valid"
-        ),
-        Case("empty reason", arguments: ["plugin", "kill", "com.example.calendar", "--reason", "  "], "the reason is empty"),
-        Case("bad checkpoint", arguments: ["audit", "verify", "--checkpoint", "12:zz"], "checkpoint '12:zz' is not valid"),
-        Case("bad --since", arguments: ["audit", "--since", "yesterday"], "--since 'yesterday' is not a time"),
+            "bad environment", arguments: ["plugin", "enable", "com.example.calendar", "--env", "Prod!"],
+            "environment 'Prod!' is not valid",
+            status: 2),
+        Case("empty reason", arguments: ["plugin", "kill", "com.example.calendar", "--reason", "  "], "the reason is empty", status: 2),
+        Case("bad checkpoint", arguments: ["audit", "verify", "--checkpoint", "12:zz"], "checkpoint '12:zz' is not valid", status: 2),
+        Case("bad --since", arguments: ["audit", "--since", "yesterday"], "--since 'yesterday' is not a time", status: 2),
     ]
 
     @Test(arguments: cases)
@@ -81,11 +86,16 @@ struct BadInputCLITests {
             badCase.manifest != nil ? ["plugin", "register", manifestPath] : badCase.arguments.map { $0 == "MANIFEST" ? manifestPath : $0 }
         let before = try await sandbox.snapshot()
         let result = try await sandbox.run(arguments)
-        #expect(result.status == 1, "\(result)")
+        #expect(result.status == badCase.status, "\(result)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.hasPrefix("error: "))
-        #expect(result.stderr.contains(badCase.stderrContains), "\(result.stderr)")
-        #expect(result.stderr.split(separator: "\n").count == 1, "one sentence, one line: \(result.stderr)")
+        let sentence = result.stderr.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(sentence.contains(badCase.stderrContains), "\(result.stderr)")
+        if badCase.status == 1 {
+            #expect(result.stderr.split(separator: "\n").count == 1, "one sentence, one line: \(result.stderr)")
+        } else {
+            #expect(result.stderr.contains("Usage: "), "a usage error shows the usage: \(result.stderr)")
+        }
         #expect(!result.stderr.contains("SQLite error"))
         // "Not found" refusals are audited; everything else leaves the board byte-for-byte as it was.
         if badCase.stderrContains != "is not registered" {

@@ -216,7 +216,7 @@ struct RegistryCLITests {
         try await sandbox.ok("plugin", "unpin", "com.example.calendar")
         await #expect(try active() == "1.1.0")
         let badVersion = try await sandbox.run(["plugin", "pin", "com.example.calendar", "1.01.0"])
-        #expect(badVersion.status == 1 && badVersion.stderr.contains("leading zero"))
+        #expect(badVersion.status == 2 && badVersion.stderr.hasPrefix("error: ") && badVersion.stderr.contains("leading zero"))
         let unknown = try await sandbox.run(["plugin", "pin", "com.example.calendar", "3.0.0"])
         #expect(unknown.status == 1 && unknown.stderr.contains("not registered"))
     }

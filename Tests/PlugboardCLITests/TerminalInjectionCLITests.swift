@@ -32,16 +32,18 @@ struct TerminalInjectionCLITests {
     @Test func controlCharactersInStickinessFlagNamesAndReasonsAreRefused() async throws {
         let sandbox = try await Sandbox.withBoard([manifest()])
         try await sandbox.ok("flag", "create", "pricing.v3")
-        let escape = try await HostileInputCLITests.refused(
+        // A malformed argument is a usage error (exit 2); the sentence shows it escaped all the same.
+        let escape = try await HostileInputCLITests.usageError(
             sandbox, ["flag", "rollout", "pricing.v3", "50", "--stickiness", "\u{1B}[31mred"], "--stickiness '\\u{1b}[31mred' is not valid")
         #expect(!escape.stderr.utf8.contains(0x1B))
-        try await HostileInputCLITests.refused(
+        try await HostileInputCLITests.usageError(
             sandbox, ["flag", "rollout", "pricing.v3", "50", "--stickiness", "user\u{202E}Id"],
             "--stickiness 'user\\u{202e}Id' is not valid")
-        try await HostileInputCLITests.refused(
+        try await HostileInputCLITests.usageError(
             sandbox, ["flag", "create", "zero\u{200B}width"], "flag name 'zero\\u{200b}width' is not valid")
-        try await HostileInputCLITests.refused(
+        let reason = try await HostileInputCLITests.usageError(
             sandbox, ["plugin", "kill", "com.example.calendar", "--reason", "fine\u{2067}evil"], "the reason 'fine\\u{2067}evil' contains")
+        #expect(!reason.stderr.unicodeScalars.contains("\u{2067}"), "argument-parser's usage lines do not echo it raw")
         try await HostileInputCLITests.refused(
             sandbox, ["flag", "create", "x.desc", "--description", "line\u{1B}[2J"], "the description contains control")
     }

@@ -336,7 +336,7 @@ struct BoardFlagProviderTests {
         let watcher = provider.watch(every: .milliseconds(10))
         defer { watcher.cancel() }
         _ = try Board.open(at: t.board.path).setFlagEnabled("new-ui", false, environment: "default", actor: TestBoard.admin)
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .seconds(600)
         while provider.evaluator(for: host).isEnabled("new-ui"), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -391,7 +391,7 @@ struct HostEventBusTests {
         host.register("com.example.publisher", version: "1.0.0") { _ in publisher }
         await host.start()
         publisher.publish()
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .seconds(600)
         while listener.received.withLock({ $0.isEmpty }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         let event = try #require(listener.received.withLock { $0.first })
         #expect(event.sender == "com.example.publisher")

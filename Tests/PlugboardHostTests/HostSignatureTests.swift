@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import PlugboardHost
 import PlugboardPluginAPI
+import PlugboardRemoteHost
 import PlugboardStore
 import PlugboardVersioning
 import Testing
@@ -94,16 +95,34 @@ struct HostSignatureTests {
             await host.start()
             #expect(host.activePlugins.map(\.pluginID) == ["com.example.signed"])
             _ = try Board.open(at: t.board.path).revokeSigner(keyID: Self.keyID, reason: "INC-77: key leaked", actor: TestBoard.admin)
-            let deadline = ContinuousClock.now + .seconds(60)
-            for await event in events {
-                if case .deactivated(let id, _, _) = event, id == "com.example.signed" { break }
-                if ContinuousClock.now > deadline { break }
+            // Waits for the deactivation, looking at the clock whether or not events come (a loop that looked only when an
+            // event came waited as long as none did); the deadline is a guard against hanging, not a measurement.
+            // Every event is kept, for the failure message.
+            let deactivated = Task {
+                var seen: [HostEvent] = []
+                for await event in events {
+                    seen.append(event)
+                    if case .deactivated(let id, _, _) = event, id == "com.example.signed" { return (true, seen) }
+                }
+                return (false, seen)
             }
-            #expect(host.activePlugins.isEmpty)
+            // Ten minutes: the whole suite runs at once, and on a busy 2-core machine it takes about six.
+            let deadline = ContinuousClock.now + .seconds(600)
+            // Detached from lookups first, its state recorded once its deactivate() returned: wait for both.
+            while !host.activePlugins.isEmpty || status(host, "com.example.signed")?.reasonCode != "revoked_signer",
+                ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let waited = ContinuousClock.now - (deadline - .seconds(600))
+            let stream = (host.configuration.source as? PatientSource).map { "event stream connected: \($0.served.isConnected)" } ?? ""
+            #expect(host.activePlugins.isEmpty, "\(kind): the host did not see the revocation in \(waited) (\(stream)): \(host.status)")
             let signed = status(host, "com.example.signed")
             #expect(signed?.reasonCode == "revoked_signer")
             #expect(signed?.reason?.contains("which was revoked (INC-77: key leaked)") == true, "\(signed?.reason ?? "")")
             await host.stop()
+            let (announced, seen) = await deactivated.value
+            #expect(announced, "the deactivation was announced as an event: \(seen)")
         }
     }
 

@@ -81,9 +81,11 @@ extension TestBoard {
         case .servedBoard:
             let served = try await ServedTestBoard(board: board, folder: folder)
             servers.withLock { $0.append(served) }
-            return try HostConfiguration(
+            var configuration = try HostConfiguration(
                 server: served.url, token: served.token, cacheFolder: served.cacheFolder, identity: identity,
                 boardKeys: served.boardKeys.publicKeys)
+            if let source = configuration.source as? ServedBoardSource { configuration.source = PatientSource(source) }
+            return configuration
         }
     }
 
@@ -101,7 +103,7 @@ extension TestBoard {
     /// The board's load reports once `ready` accepts them, or as they are after 10 s (a host reading a served board
     /// sends its report a moment after it acted).
     func loadStatus(pluginID: String? = nil, until ready: ([HostLoadStatus]) -> Bool) async throws -> [HostLoadStatus] {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(600)
         while ContinuousClock.now < deadline {
             let rows = try board.loadStatus(pluginID: pluginID)
             if ready(rows) { return rows }
@@ -109,4 +111,43 @@ extension TestBoard {
         }
         return try board.loadStatus(pluginID: pluginID)
     }
+}
+
+/// A served board as these tests need it: the server and the host share one test process with the rest of the suite,
+/// and on a busy 2-core machine a read can miss the source's deadline, leaving the host on no snapshot or a
+/// cached one. This source reads again until it gets the server's current snapshot (a 10-minute guard against
+/// hanging), so that what a test checks is what a host reading a responsive server does; the reads that fail are the
+/// subject of `ServedSourceRetryTests` and the process tests, which use the source as it is.
+final class PatientSource: HostSource {
+    let served: ServedBoardSource
+
+    init(_ served: ServedBoardSource) { self.served = served }
+
+    var name: String { served.name }
+    func version() throws(BoardError) -> BoardVersion { try served.version() }
+    func waitForChange(interval: Duration) async { await served.waitForChange(interval: interval) }
+
+    func snapshot(environment: String, relevantTo: Set<String>, anchor: AuditCheckpoint?) async throws(BoardError) -> SourceSnapshot {
+        let deadline = ContinuousClock.now + .seconds(600)
+        while true {
+            do {
+                let read = try await served.snapshot(environment: environment, relevantTo: relevantTo, anchor: anchor)
+                if read.stale == nil || ContinuousClock.now > deadline { return read }
+            } catch  where error.code == .io && !Task.isCancelled && ContinuousClock.now < deadline {
+                // No snapshot yet (the server did not answer in time): read again.
+            }
+            try? await Task.sleep(for: .milliseconds(50))
+            if Task.isCancelled { return try await served.snapshot(environment: environment, relevantTo: relevantTo, anchor: anchor) }
+        }
+    }
+
+    func check(pluginID: String, version: String, in snapshot: SourceSnapshot) throws(BoardError) -> ReleaseCheck {
+        try served.check(pluginID: pluginID, version: version, in: snapshot)
+    }
+    func localArtifact(sha256: String) -> String? { served.localArtifact(sha256: sha256) }
+    func fetchArtifacts(_ digests: [String]) async -> [String: String] { await served.fetchArtifacts(digests) }
+    func writeLoadReport(_ identity: HostIdentity, entries: [LoadReportEntry], source: String?) async throws(BoardError) {
+        try await served.writeLoadReport(identity, entries: entries, source: source)
+    }
+    func finish() async { await served.finish() }
 }

@@ -61,7 +61,7 @@ struct RemoteHostTests {
     func waitForReport(_ sandbox: Sandbox, _ plugin: String, host: String = "remote-1", _ match: ([String: Any]) -> Bool) async throws
         -> [String: Any]?
     {
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(600)
         while ContinuousClock.now < deadline {
             if let row = try await reported(sandbox, plugin, host: host), match(row) { return row }
             try await Task.sleep(for: .milliseconds(50))

@@ -108,7 +108,7 @@ struct SharedBoardTests {
         removeSidecars(sandbox)
         let holder = try ChildProcess(
             asReader[0], Array(asReader.dropFirst()) + ["/usr/bin/sqlite3", "-cmd", "SELECT count(*) FROM plugins", sandbox.board])
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(600)
         func holding() -> Bool {
             BoardFileHold.holdsLock(pid: holder.pid, on: sandbox.board)
                 && Self.sidecars.allSatisfy { owner(sandbox.board + $0) == Self.reader }
@@ -157,7 +157,7 @@ struct SharedBoardTests {
 
         let mark = host.output.count
         #expect(try await sandbox.run(["plugin", "kill", "com.example.alpha", "--reason", "incident"], prefix: asOwner).status == 0)
-        let deactivated = await host.waitForLine(after: mark, timeout: .seconds(30)) {
+        let deactivated = await host.waitForLine(after: mark, timeout: .seconds(600)) {
             $0.contains("\"deactivated\"") && $0.contains("\"killed\"")
         }
         #expect(deactivated != nil, "the reader's host never saw the kill switch: \(host.output)")

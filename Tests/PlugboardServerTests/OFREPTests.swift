@@ -128,3 +128,45 @@ struct StreamTests {
         #expect(fixture.server.metrics.streams.current == 4)
     }
 }
+
+/// OFREP values keep the payload's type: a string payload stays a string, a number payload is a number that SDKs which
+/// tell integers from floats (OpenFeature's Python SDK in `get_float_value`) read as a float.
+@Suite("OFREP payload types")
+struct OFREPPayloadTypeTests {
+    static let features = """
+        {"version": 1, "features": [
+          {"name": "limit.number", "enabled": true, "strategies": [{"name": "default"}],
+           "variants": [{"name": "one", "weight": 1000, "stickiness": "default", "payload": {"type": "number", "value": "1"}}]},
+          {"name": "ratio.number", "enabled": true, "strategies": [{"name": "default"}],
+           "variants": [{"name": "half", "weight": 1000, "stickiness": "default", "payload": {"type": "number", "value": "0.5"}}]},
+          {"name": "code.string", "enabled": true, "strategies": [{"name": "default"}],
+           "variants": [{"name": "one", "weight": 1000, "stickiness": "default", "payload": {"type": "string", "value": "1"}}]}
+        ]}
+        """
+
+    @Test func numberPayloadsAreFloatsAndStringPayloadsStayStrings() async throws {
+        let board = try Board.inMemory(actor: ServerFixture.admin)
+        _ = try board.importFlags(try FeatureSet.decode(from: Data(Self.features.utf8)), environment: "default", actor: ServerFixture.admin)
+        let token = try board.createAPIToken(name: "app", environment: "default", actor: ServerFixture.admin).secret
+        let app = try PlugboardServer(board: board).makeApplication()
+        try await app.test(.router) { client in
+            for (flag, raw) in [("limit.number", #""value":1.0"#), ("ratio.number", #""value":0.5"#), ("code.string", #""value":"1""#)] {
+                try await client.execute(
+                    uri: "/ofrep/v1/evaluate/flags/\(flag)", method: .post, headers: [.authorization: "Bearer \(token)"],
+                    body: ByteBuffer(string: "{}")
+                ) { response in
+                    #expect(response.status == .ok)
+                    #expect(String(buffer: response.body).contains(raw), "\(flag): \(String(buffer: response.body))")
+                }
+            }
+        }
+    }
+
+    @Test func jsonValues() {
+        #expect(OFREPRoutes.json(.number(1)) == "1.0")
+        #expect(OFREPRoutes.json(.number(-3)) == "-3.0")
+        #expect(OFREPRoutes.json(.number(2.25)) == "2.25")
+        #expect(OFREPRoutes.json(.string("1")) == #""1""#)
+        #expect(OFREPRoutes.json(.bool(true)) == "true")
+    }
+}

@@ -1,12 +1,7 @@
 // plugboard-test-host: a host process for the tests that cross processes. It embeds the registry, board-backed
 // flags and secure storage, runs compiled-in plug-ins, and prints what happens as JSON lines on stdout. It runs
-// until its standard input closes, then stops its plug-ins and exits 0.
-//
-// Usage: plugboard-test-host --db BOARD --plugins ID[,ID…] [--counting ID[,ID…]] [--host-id ID] [--env NAME]
-//                            [--poll-ms N] [--board-per-service]
-//                            [--state FOLDER] [--anchor SEQ:HASH:ROOT]
-//        plugboard-test-host --server URL --token TOKEN --cache FOLDER (--board-key KEY… | --trust-on-first-use)
-//                            --plugins ID[,ID…] [--host-id ID] [--env NAME] [--fail-closed-after SECONDS]
+// until its standard input closes (or, with --until-signal, until SIGINT or SIGTERM), then stops its plug-ins,
+// prints {"event":"stopped"} and exits 0. See `usage` below (`--help` prints it).
 //
 // With --server the host reads the board served by `plugboard serve` (no secure storage then), keeping its cache and
 // its anchor in FOLDER, and uses only snapshots signed by the board key KEY (`plugboard board-key show`; the option
@@ -73,9 +68,29 @@ final class ProbePlugin: Plugin {
     func deactivate() async {}
 }
 
+let usage = """
+    usage: plugboard-test-host --db BOARD --plugins ID[,ID…] [--counting ID[,ID…]] [--host-id ID] [--env NAME]
+                               [--poll-ms N] [--board-per-service] [--state FOLDER] [--anchor SEQ:HASH:ROOT]
+                               [--until-signal]
+           plugboard-test-host --server URL --token TOKEN --cache FOLDER (--board-key KEY… | --trust-on-first-use)
+                               --plugins ID[,ID…] [--host-id ID] [--env NAME] [--fail-closed-after SECONDS]
+                               [--until-signal]
+
+    Runs a plug-in host and prints what it does as JSON lines. It runs while its standard input is open: when stdin
+    closes (end of file, or `< /dev/null`) it stops its plug-ins, prints {"event":"stopped"} and exits 0. Give it a
+    terminal or a pipe to keep it running, or --until-signal to run until SIGINT or SIGTERM whatever stdin is.
+
+    With --server it reads the board served by `plugboard serve`, keeping its cache and its anchor in FOLDER, and
+    uses only snapshots signed by the board key KEY (`plugboard board-key show`; repeatable). With --state a host of
+    the board file keeps its anchor (the newest audit head it accepted) in FOLDER; --anchor gives the one to start from.
+
+    """
+if CommandLine.arguments.contains("--help") || CommandLine.arguments.contains("-h") {
+    FileHandle.standardOutput.write(Data(usage.utf8))
+    exit(0)
+}
 guard let pluginList = option("--plugins"), option("--db") != nil || option("--server") != nil else {
-    FileHandle.standardError.write(
-        Data("usage: plugboard-test-host (--db BOARD | --server URL --token T --cache DIR) --plugins ID[,ID…]\n".utf8))
+    FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
 }
 let identity = HostIdentity(hostID: option("--host-id") ?? "test-host", environment: option("--env") ?? "default", hostVersion: "2.0.0")
@@ -142,14 +157,29 @@ let printer = Task {
 await host.start()
 emit(["event": "started", "pid": String(getpid())])
 
-// Run until stdin closes.
-await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-    DispatchQueue.global().async {
-        _ = FileHandle.standardInput.readDataToEndOfFile()
-        done.resume()
+if CommandLine.arguments.contains("--until-signal") {
+    // Run until SIGINT or SIGTERM (handled here, so that the host stops its plug-ins before exiting).
+    signal(SIGINT, SIG_IGN)
+    signal(SIGTERM, SIG_IGN)
+    let (signals, received) = AsyncStream<Void>.makeStream()
+    let sources = [SIGINT, SIGTERM].map { number in
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        source.setEventHandler { received.yield() }
+        source.resume()
+        return source
+    }
+    for await _ in signals { break }
+    withExtendedLifetime(sources) {}
+} else {
+    // Run until stdin closes.
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        DispatchQueue.global().async {
+            _ = FileHandle.standardInput.readDataToEndOfFile()
+            done.resume()
+        }
     }
 }
 await host.stop()
-printer.cancel()
+await printer.value  // stop() finishes the event stream: every event is printed before "stopped"
 emit(["event": "stopped"])
 exit(0)

@@ -68,7 +68,7 @@ public final class ChildProcess: Sendable {
     /// Waits until a line printed after the first `after` lines satisfies `match`; returns its index, or nil after
     /// `timeout` (a guard against hanging, not a measurement) or when the process exits first.
     /// Sleeps between looks (it never blocks a thread of the shared pool).
-    public func waitForLine(after: Int = 0, timeout: Duration = .seconds(60), _ match: (String) -> Bool) async -> Int? {
+    public func waitForLine(after: Int = 0, timeout: Duration = .seconds(600), _ match: (String) -> Bool) async -> Int? {
         let deadline = ContinuousClock.now + timeout
         while true {
             let found = collected.lines.withLock { lines -> Int? in
@@ -98,7 +98,7 @@ public final class ChildProcess: Sendable {
     /// Closes its standard input (a test host stops then) and waits for it to exit; returns its exit status,
     /// or nil (after killing it) when it did not exit within `timeout`.
     @discardableResult
-    public func closeInput(timeout: Duration = .seconds(60)) async -> Int32? {
+    public func closeInput(timeout: Duration = .seconds(600)) async -> Int32? {
         try? input.fileHandleForWriting.close()
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
@@ -115,7 +115,7 @@ public final class ChildProcess: Sendable {
     /// Sends `signal` (SIGTERM by default) and waits for the process to exit; returns its exit status, or nil (after
     /// killing it) when it did not exit within `timeout`.
     @discardableResult
-    public func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(30)) async -> Int32? {
+    public func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(600)) async -> Int32? {
         if process.isRunning { kill(process.processIdentifier, signal) }
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {

@@ -150,12 +150,9 @@ def check_ofrep(check, client, cases, expected, variant_flags):
             value = client.get_object_value(toggle, {}, context)
             check.expect(value == json.loads(payload["value"]), f"ofrep: {toggle} {value!r} != {payload['value']}")
         elif payload["type"] == "number":
-            # JSON has one number type: an integral payload arrives as an int, which OFREP clients read as integers.
+            # A number payload is sent as a float (1.0 for "1"), so get_float_value reads every one of them.
             number = float(payload["value"])
-            if number.is_integer():
-                value = client.get_integer_value(toggle, -1, context)
-            else:
-                value = client.get_float_value(toggle, -1.0, context)
+            value = client.get_float_value(toggle, -1.0, context)
             check.expect(value == number, f"ofrep: {toggle} {value!r} != {payload['value']}")
         else:
             value = client.get_string_value(toggle, "__default__", context)

@@ -40,6 +40,18 @@ public enum Validate {
         }
     }
 
+    /// A rollout's stickiness: `default`, `userId`, `sessionId`, `random` or a context field name (1–255 characters,
+    /// no spaces, control or invisible characters).
+    public static func stickiness(_ stickiness: String) throws(BoardError) {
+        guard !stickiness.isEmpty, stickiness.count <= 255,
+            !stickiness.unicodeScalars.contains(where: { $0.properties.isWhitespace || isUnsafe($0) })
+        else {
+            throw .invalid(
+                "--stickiness '\(printable(stickiness))' is not valid: use default, userId, sessionId, random or a context field name without spaces, control or invisible characters"
+            )
+        }
+    }
+
     /// A principal: an OS user name or a declared automation identity; 1–128 characters of
     /// `A-Z a-z 0-9 . _ @ + - : /`, not starting with `-`.
     public static func principal(_ name: String, field: String = "principal") throws(BoardError) {

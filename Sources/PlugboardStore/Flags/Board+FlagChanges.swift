@@ -49,13 +49,7 @@ extension Board {
         throws(BoardError) -> ChangeResult
     {
         guard (0...100).contains(percent) else { throw .invalid("the rollout percentage \(percent) is not between 0 and 100") }
-        guard !stickiness.isEmpty, stickiness.count <= 255,
-            !stickiness.unicodeScalars.contains(where: { $0.properties.isWhitespace || Validate.isUnsafe($0) })
-        else {
-            throw .invalid(
-                "--stickiness '\(Validate.printable(stickiness))' is not valid: use default, userId, sessionId, random or a context field name without spaces, control or invisible characters"
-            )
-        }
+        try Validate.stickiness(stickiness)
         return try changeFlagDefinition(name, environment: environment, action: "flag.rollout", actor: actor) { definition in
             let rollout = definition.strategies.indices.filter { definition.strategies[$0].name == "flexibleRollout" }
             let others = definition.strategies.filter { $0.name != "flexibleRollout" && $0.name != "default" }

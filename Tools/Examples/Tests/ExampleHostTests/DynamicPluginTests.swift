@@ -174,12 +174,15 @@ struct DynamicPluginTests {
         await host.start()
         #expect(host.features((any Greeting).self).count == 1)
         _ = try Board.open(at: example.board.path).kill(.plugin("com.example.greeter"), reason: "INC-5", actor: ExampleBoard.admin)
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !host.features((any Greeting).self).isEmpty, ContinuousClock.now < deadline {
+        // The host detaches the plug-in from lookups first and records its state after the plug-in's deactivate()
+        // returns: wait for both (a guard against hanging, not a measurement).
+        let deadline = ContinuousClock.now + .seconds(600)
+        func greeterState() -> LoadReportEntry.State? { host.status.first { $0.pluginID == "com.example.greeter" }?.state }
+        while !host.features((any Greeting).self).isEmpty || greeterState() != .deactivated, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(host.features((any Greeting).self).isEmpty)
-        #expect(host.status.first { $0.pluginID == "com.example.greeter" }?.state == .deactivated)
+        #expect(greeterState() == .deactivated)
         await host.stop()
     }
 }

@@ -1,0 +1,156 @@
+import Foundation
+import PlugboardTestSupport
+import Testing
+
+/// The edges of a run, with real processes: a host that stops right after it started reports that it stopped and
+/// loads nothing after, a token works as soon as `token create` returns, and a port in use is said in words.
+@Suite("stopping and starting (processes)")
+struct StoppingAndStartingTests {
+    static let hostBinary = Sandbox.builtExecutable("plugboard-test-host")
+    static let notes = "com.example.notes"
+
+    /// A board with notes enabled.
+    func makeBoard() async throws -> Sandbox {
+        let sandbox = try Sandbox()
+        try await sandbox.ok("init")
+        try await sandbox.ok("plugin", "register", sandbox.write("notes.json", manifest(Self.notes)))
+        try await sandbox.ok("plugin", "enable", Self.notes)
+        return sandbox
+    }
+
+    /// Starts `plugboard serve` on a free port (polling the board at most once a second, so that nothing the test sees
+    /// comes from the server's own board check) and returns it with its base URL.
+    func serve(_ sandbox: Sandbox, port: Int = 0, poll: Int = 20) async throws -> (ChildProcess, String) {
+        let server = try ChildProcess(
+            Sandbox.binary,
+            ["serve", "--db", sandbox.board, "--listen", "127.0.0.1:\(port)", "--log-level", "warning", "--poll-ms", String(poll)])
+        let index = try #require(
+            await server.waitForLine { $0.hasPrefix("Serving the board at http://127.0.0.1:") }, "\(server.errorOutput)")
+        let bound = try #require(Int(server.output[index].split(separator: ":")[2].prefix { $0.isNumber }))
+        return (server, "http://127.0.0.1:\(bound)")
+    }
+
+    /// The events a test host printed, as (event, plugin, reason).
+    static func events(_ host: ChildProcess) -> [(event: String, plugin: String?, reason: String?)] {
+        host.output.compactMap { line in
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: String], let event = object["event"]
+            else { return nil }
+            return (event, object["plugin"], object["reason"])
+        }
+    }
+
+    /// Waits until the lines the host printed before it exited are read (a guard against hanging, not a measurement).
+    static func waitForStopped(_ host: ChildProcess) async {
+        let deadline = ContinuousClock.now + .seconds(600)
+        while !host.output.contains(where: { $0.contains(#""event":"stopped""#) }), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Checks a run of a test host whose stdin was closed at once: it loaded notes, deactivated it because it stops,
+    /// loaded nothing after, and ended with "stopped".
+    func expectCleanStop(_ host: ChildProcess, sourceLocation: SourceLocation = #_sourceLocation) {
+        let events = Self.events(host)
+        let names = events.map(\.event).filter { $0 != "changed" && $0 != "warning" }
+        #expect(names.last == "stopped", "\(host.output) \(host.errorOutput)", sourceLocation: sourceLocation)
+        guard let deactivated = events.firstIndex(where: { $0.event == "deactivated" }) else {
+            Issue.record("no deactivation: \(host.output) \(host.errorOutput)", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(events[deactivated].reason == "host_stopping", "\(host.output)", sourceLocation: sourceLocation)
+        #expect(
+            !events[deactivated...].contains { $0.event == "loaded" }, "a plug-in loaded after the host stopped it: \(host.output)",
+            sourceLocation: sourceLocation)
+    }
+
+    /// The host's state for notes in `plugboard plugin status --json`, once the board has a report from it.
+    func reportedState(_ sandbox: Sandbox, host: String) async throws -> (state: String?, reason: String?) {
+        let deadline = ContinuousClock.now + .seconds(600)  // a guard against hanging, not a measurement
+        while true {
+            let rows = try await sandbox.ok("plugin", "status", Self.notes, "--json").json() as? [[String: Any]] ?? []
+            let row = rows.first { $0["host_id"] as? String == host }
+            if let row, row["state"] as? String != "loaded" || ContinuousClock.now > deadline {
+                return (row["state"] as? String, row["reason_code"] as? String)
+            }
+            if ContinuousClock.now > deadline { return (nil, nil) }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    @Test func aServedHostWhoseStdinIsClosedStopsCleanlyAndIsNotListedAsLoaded() async throws {
+        let sandbox = try await makeBoard()
+        let created = try await sandbox.ok("token", "create", "--name", "hosts", "--json").json() as? [String: Any]
+        let token = try #require(created?["token"] as? String)
+        let (server, url) = try await serve(sandbox)
+        // As the issue ran it: several times, since the bug was a race with the first reconciliation.
+        for run in 1...3 {
+            let host = try ChildProcess(
+                Self.hostBinary,
+                [
+                    "--server", url, "--token", token, "--cache", sandbox.root.appendingPathComponent("cache-\(run)").path,
+                    "--host-id", "served-\(run)", "--plugins", Self.notes,
+                ])
+            let status = await host.closeInput()
+            #expect(status == 0, "\(host.errorOutput)")
+            await Self.waitForStopped(host)
+            expectCleanStop(host)
+            let reported = try await reportedState(sandbox, host: "served-\(run)")
+            #expect(reported.state == "deactivated" && reported.reason == "host_stopping", "\(reported)")
+        }
+        #expect(await server.stop() == 0)
+    }
+
+    @Test func aHostOnTheBoardFileWhoseStdinIsClosedStopsCleanly() async throws {
+        let sandbox = try await makeBoard()
+        let host = try ChildProcess(Self.hostBinary, ["--db", sandbox.board, "--host-id", "local", "--plugins", Self.notes])
+        #expect(await host.closeInput() == 0, "\(host.errorOutput)")
+        await Self.waitForStopped(host)
+        expectCleanStop(host)
+        let reported = try await reportedState(sandbox, host: "local")
+        #expect(reported.state == "deactivated" && reported.reason == "host_stopping", "\(reported)")
+    }
+
+    @Test func theTestHostSaysHowItRuns() async throws {
+        let sandbox = try Sandbox()
+        let help = try await sandbox.run(["--help"], db: false, executable: Self.hostBinary)
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("It runs while its standard input is open") && help.stdout.contains("--until-signal"), "\(help)")
+    }
+
+    @Test func withUntilSignalTheTestHostOutlivesItsStdinAndStopsOnSIGTERM() async throws {
+        let sandbox = try await makeBoard()
+        let host = try ChildProcess(
+            Self.hostBinary, ["--db", sandbox.board, "--host-id", "signalled", "--plugins", Self.notes, "--until-signal"])
+        #expect(await host.waitForLine { $0.contains(#""event":"started""#) } != nil, "\(host.errorOutput)")
+        // Its stdin closes and it keeps running (nil: it had not exited after 2 s, and was sent SIGTERM).
+        #expect(await host.closeInput(timeout: .seconds(2)) == nil, "\(host.output)")
+        await Self.waitForStopped(host)
+        expectCleanStop(host)
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
+    func aNewTokenWorksAsSoonAsTokenCreateReturns() async throws {
+        let sandbox = try await makeBoard()
+        // The server checks the board once a second: a token that works at once did not wait for that check.
+        let (server, url) = try await serve(sandbox, poll: 1000)
+        for name in ["first", "second", "third"] {
+            let created = try await sandbox.ok("token", "create", "--name", name, "--json").json() as? [String: Any]
+            let token = try #require(created?["token"] as? String)
+            let (status, body) = try await ServeProcessTests.curl(["-H", "Authorization: \(token)", "\(url)/api/client/features"])
+            #expect(status == 200, "\(name): \(status) \(body)")
+        }
+        #expect(try await ServeProcessTests.curl(["-H", "Authorization: *:default.pb_wrong", "\(url)/api/client/features"]).0 == 401)
+        #expect(await server.stop() == 0)
+    }
+
+    @Test func aPortInUseIsSaidInWords() async throws {
+        let sandbox = try await makeBoard()
+        let (server, url) = try await serve(sandbox)
+        let port = try #require(url.split(separator: ":").last.map(String.init))
+        let second = try await sandbox.run(["serve", "--listen", "127.0.0.1:\(port)"])
+        #expect(second.status == 1, "\(second)")
+        #expect(second.stderr.hasPrefix("error: cannot serve on 127.0.0.1:\(port): the port is already in use"), "\(second.stderr)")
+        #expect(!second.stderr.contains("bind(") && !second.stderr.contains("errno"), "no library text: \(second.stderr)")
+        #expect(await server.stop() == 0)
+    }
+}
