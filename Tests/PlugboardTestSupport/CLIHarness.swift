@@ -92,13 +92,13 @@ public final class Sandbox: Sendable {
         let errData = Mutex(Result<Data, POSIXError>.success(Data()))
         let errRead = DispatchGroup()
         DispatchQueue.global().async(group: errRead) {
-            let result = Result { () throws(POSIXError) in try err.fileHandleForReading.readAll() }
+            let result = Result { () throws(POSIXError) in try err.fileHandleForReading.readAll(until: { !process.isRunning }) }
             errData.withLock { $0 = result }
         }
         // A command may exit before it reads its input (a refusal): the broken pipe is not the test's failure.
         if let stdin { try? input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
-        let outData = Result { () throws(POSIXError) in try out.fileHandleForReading.readAll() }
+        let outData = Result { () throws(POSIXError) in try out.fileHandleForReading.readAll(until: { !process.isRunning }) }
         errRead.wait()
         process.waitUntilExit()
         return CLIResult(

@@ -28,4 +28,35 @@ extension FileHandle {
             }
         }
     }
+
+    /// Everything the process wrote until it exited: reads as ``readAll()`` does, but stops once `exited` says so and
+    /// the pipe has nothing more, even when another process still holds the pipe's other end (a server another test
+    /// started at the same moment can inherit it), which would otherwise keep the read waiting for ever.
+    package func readAll(until exited: () -> Bool) throws(POSIXError) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var draining = false
+        while true {
+            var descriptor = pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, draining ? 0 : 100)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
+            if ready == 0 {
+                // Nothing to read now: after the process exited, what it wrote has been read.
+                if draining { return data }
+                if exited() { draining = true }
+                continue
+            }
+            let count = buffer.withUnsafeMutableBytes { systemRead(fileDescriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                data.append(contentsOf: buffer[..<count])
+            } else if count == 0 {
+                return data
+            } else if errno != EINTR {
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
+        }
+    }
 }

@@ -72,8 +72,21 @@ public enum AuditLog {
     }
 
     /// `sql` with every run of white space made one space, trimmed.
+    /// ASCII white space only, byte by byte: it runs on every object of the schema at every check of a board.
     static func normalized(_ sql: String) -> String {
-        sql.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(sql.utf8.count)
+        var pendingSpace = false
+        for byte in sql.utf8 {
+            if byte == 0x20 || (0x09...0x0D).contains(byte) {
+                pendingSpace = !bytes.isEmpty
+            } else {
+                if pendingSpace { bytes.append(0x20) }
+                pendingSpace = false
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Recomputes the whole chain, checks the append-only triggers, and, when given, the checkpoint.

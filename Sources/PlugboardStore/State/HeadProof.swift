@@ -8,7 +8,8 @@ import Synchronization
 ///    tampering, never "a board from before the proof";
 /// 2. the audit log extends the anchor: the anchor's row is still there with its hash and root, and every row after
 ///    it chains to the one before and matches its own hash (a forged row, a deleted one, a rewritten log, or an older
-///    copy of the board swapped in are refused);
+///    copy of the board swapped in are refused). Without an anchor (a host's first start, with none configured), the
+///    head chains to an intact row before it;
 /// 3. the head's state root is the root of the index of row digests, bucket by bucket (so each row proven against
 ///    the index is proven by the head);
 /// 4. the rows that stop plug-ins wherever they are (every kill switch, every revocation of a signing key, every
@@ -26,14 +27,29 @@ struct HeadProof: Sendable {
     /// Tables whose every row is proven: what they lack or gain behind the log's back changes what runs everywhere.
     static let wholeTables = ["kill_switches", "signer_revocations", "signature_policies"]
 
-    /// Proves the board as `db` sees it from `anchor` (from the first row when nil); `from` is a head this process
+    /// Proves the board as `db` sees it from `anchor` (from the row before the head when nil); `from` is a head this process
     /// already proved to extend `anchor`, whose row is checked again and from which the walk starts.
     static func prove(_ db: Database, anchor: AuditCheckpoint?, from known: AuditCheckpoint?) throws -> HeadProof {
         if let problem = try SchemaProof.problems(db).first { return HeadProof(head: nil, tracked: true, problem: problem) }
-        let start = known ?? anchor
+        let given = known ?? anchor
+        var start = given
+        if given == nil, let last = try AuditQueries.lastLink(db), last.seq > 1 {
+            // No anchor yet: nothing to extend. The head must still chain to the row before it, intact, and carry the
+            // state root; the rows before those decide nothing a host acts on (`audit verify` walks them all, and an
+            // anchor or a checkpoint is what catches a log rewritten whole).
+            guard let previous = try AuditQueries.record(db, seq: last.seq - 1) else {
+                return HeadProof(
+                    head: nil, tracked: true, problem: "audit row \(last.seq - 1) is missing before row \(last.seq): rows were deleted")
+            }
+            guard AuditLog.isIntact(previous) else {
+                return HeadProof(
+                    head: nil, tracked: true, problem: "audit row \(previous.seq) was edited: its content does not match its hash")
+            }
+            start = AuditCheckpoint(seq: previous.seq, hash: previous.hash, stateRoot: previous.stateRoot)
+        }
         var head = start
         var sawRoot = start?.stateRoot != nil
-        if let start {
+        if let start = given {
             guard let row = try AuditQueries.record(db, seq: start.seq) else {
                 let last = try AuditQueries.head(db)?.seq ?? 0
                 return HeadProof(
