@@ -79,15 +79,18 @@ struct StoppingAndStartingTests {
 
     @Test func aServedHostWhoseStdinIsClosedStopsCleanlyAndIsNotListedAsLoaded() async throws {
         let sandbox = try await makeBoard()
-        let created = try await sandbox.ok("token", "create", "--name", "hosts", "--json").json() as? [String: Any]
+        let created = try await sandbox.ok("token", "create", "--name", "hosts", "--for", "hosts", "--json").json() as? [String: Any]
         let token = try #require(created?["token"] as? String)
+        let keys = try await sandbox.ok("board-key", "show", "--json").json() as? [String: Any]
+        let key = try #require((keys?["keys"] as? [[String: Any]])?.first?["public_key"] as? String)
         let (server, url) = try await serve(sandbox)
         // As the issue ran it: several times, since the bug was a race with the first reconciliation.
         for run in 1...3 {
             let host = try ChildProcess(
                 Self.hostBinary,
                 [
-                    "--server", url, "--token", token, "--cache", sandbox.root.appendingPathComponent("cache-\(run)").path,
+                    "--server", url, "--token", token, "--board-key", key,
+                    "--cache", sandbox.root.appendingPathComponent("cache-\(run)").path,
                     "--host-id", "served-\(run)", "--plugins", Self.notes,
                 ])
             let status = await host.closeInput()

@@ -87,18 +87,20 @@ public final class Sandbox: Sendable {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = input
+        for pipe in [out, err, input] { FileHandle.closeOnExec(pipe) }
         try process.run()
+        let pid = process.processIdentifier
         // Read both pipes to the end before waiting (stderr on its own thread), so that no output can block the child.
         let errData = Mutex(Result<Data, POSIXError>.success(Data()))
         let errRead = DispatchGroup()
         DispatchQueue.global().async(group: errRead) {
-            let result = Result { () throws(POSIXError) in try err.fileHandleForReading.readAll(until: { !process.isRunning }) }
+            let result = Result { () throws(POSIXError) in try err.fileHandleForReading.readAll(until: { processExited(pid) }) }
             errData.withLock { $0 = result }
         }
         // A command may exit before it reads its input (a refusal): the broken pipe is not the test's failure.
         if let stdin { try? input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
-        let outData = Result { () throws(POSIXError) in try out.fileHandleForReading.readAll(until: { !process.isRunning }) }
+        let outData = Result { () throws(POSIXError) in try out.fileHandleForReading.readAll(until: { processExited(pid) }) }
         errRead.wait()
         process.waitUntilExit()
         return CLIResult(

@@ -35,6 +35,7 @@ public final class ChildProcess: Sendable {
         process.standardInput = input
         process.standardOutput = out
         process.standardError = err
+        for pipe in [input, out, err] { FileHandle.closeOnExec(pipe) }
         try process.run()
         let collected = self.collected
         DispatchQueue.global().async {

@@ -59,4 +59,22 @@ extension FileHandle {
             }
         }
     }
+
+    /// Marks both ends of `pipe` close-on-exec in this process: a child started with it still gets its end (dup2 makes
+    /// a copy without the flag), but a process another test starts at the same moment does not inherit it and keep
+    /// the pipe open after the child it was made for exited.
+    package static func closeOnExec(_ pipe: Pipe) {
+        for handle in [pipe.fileHandleForReading, pipe.fileHandleForWriting] {
+            _ = fcntl(handle.fileDescriptor, F_SETFD, fcntl(handle.fileDescriptor, F_GETFD) | FD_CLOEXEC)
+        }
+    }
+}
+
+/// Whether the process `pid` exited: gone, or a zombie not yet reaped (Foundation reaps it on a thread of its own).
+package func processExited(_ pid: Int32) -> Bool {
+    guard kill(pid, 0) == 0 else { return true }
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return false }
+    return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
 }
