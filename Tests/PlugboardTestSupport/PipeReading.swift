@@ -15,18 +15,7 @@ extension FileHandle {
     /// Array with count < 0") while many child processes failed at once: a harness problem then becomes one test's
     /// error, not the end of the run.
     package func readAll() throws(POSIXError) -> Data {
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { systemRead(fileDescriptor, $0.baseAddress, $0.count) }
-            if count > 0 {
-                data.append(contentsOf: buffer[..<count])
-            } else if count == 0 {
-                return data
-            } else if errno != EINTR {
-                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-            }
-        }
+        try readAll(until: { false })
     }
 
     /// Everything the process wrote until it exited: reads as ``readAll()`` does, but stops once `exited` says so and
