@@ -16,9 +16,11 @@ let package = Package(
         .library(name: "PlugboardPluginAPI", type: .dynamic, targets: ["PlugboardPluginAPI"]),
         .library(name: "PlugboardVersioning", targets: ["PlugboardVersioning"]),
         .library(name: "PlugboardFlags", targets: ["PlugboardFlags"]),
+        .library(name: "PlugboardModel", targets: ["PlugboardModel"]),
         .library(name: "PlugboardStore", targets: ["PlugboardStore"]),
         .library(name: "PlugboardSecureStorage", targets: ["PlugboardSecureStorage"]),
         .library(name: "PlugboardHost", targets: ["PlugboardHost"]),
+        .library(name: "PlugboardBoardHost", targets: ["PlugboardBoardHost"]),
         .library(name: "PlugboardRemoteHost", targets: ["PlugboardRemoteHost"]),
         .library(name: "PlugboardTesting", targets: ["PlugboardTesting"]),
         .library(name: "PlugboardServer", targets: ["PlugboardServer"]),
@@ -50,6 +52,16 @@ let package = Package(
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
 
+        // MARK: The values hosts, the server and the CLI share (no SQLite)
+        .target(
+            name: "PlugboardModel",
+            dependencies: [
+                "PlugboardFlags",
+                "PlugboardVersioning",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+
         // MARK: The board
         .target(
             name: "PlugboardMigrations",
@@ -61,6 +73,7 @@ let package = Package(
             name: "PlugboardStore",
             dependencies: [
                 "PlugboardMigrations",
+                "PlugboardModel",
                 "PlugboardFlags",
                 "PlugboardVersioning",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -72,6 +85,7 @@ let package = Package(
             name: "PlugboardSecureStorage",
             dependencies: [
                 "PlugboardStore",
+                "PlugboardModel",
                 "PlugboardPluginAPI",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -80,11 +94,23 @@ let package = Package(
             name: "PlugboardHost",
             dependencies: [
                 "PlugboardPluginAPI",
-                "PlugboardStore",
+                "PlugboardModel",
                 "PlugboardFlags",
-                "PlugboardSecureStorage",
                 "PlugboardVersioning",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // MARK: A host of the board file on its machine: the host runtime with the board, its flags and secure storage
+        .target(
+            name: "PlugboardBoardHost",
+            dependencies: [
+                "PlugboardHost",
+                "PlugboardModel",
+                "PlugboardStore",
+                "PlugboardSecureStorage",
+                "PlugboardFlags",
+                "PlugboardPluginAPI",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -93,7 +119,7 @@ let package = Package(
             name: "PlugboardRemoteHost",
             dependencies: [
                 "PlugboardHost",
-                "PlugboardStore",
+                "PlugboardModel",
                 "PlugboardFlags",
                 "PlugboardPluginAPI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -113,6 +139,7 @@ let package = Package(
             name: "PlugboardServer",
             dependencies: [
                 "PlugboardStore",
+                "PlugboardModel",
                 "PlugboardFlags",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -131,6 +158,7 @@ let package = Package(
             name: "plugboard",
             dependencies: [
                 "PlugboardStore",
+                "PlugboardModel",
                 "PlugboardFlags",
                 "PlugboardSecureStorage",
                 "PlugboardServer",
@@ -172,7 +200,10 @@ let package = Package(
         // A host process for the tests that cross processes (registry, flags and secure storage embedded).
         .executableTarget(
             name: "plugboard-test-host",
-            dependencies: ["PlugboardHost", "PlugboardRemoteHost", "PlugboardStore", "PlugboardSecureStorage", "PlugboardPluginAPI"],
+            dependencies: [
+                "PlugboardHost", "PlugboardBoardHost", "PlugboardRemoteHost", "PlugboardModel", "PlugboardStore", "PlugboardSecureStorage",
+                "PlugboardPluginAPI",
+            ],
             path: "Tests/PlugboardTestHost"
         ),
         .testTarget(
@@ -184,7 +215,7 @@ let package = Package(
         .testTarget(
             name: "PlugboardStoreTests",
             dependencies: [
-                "PlugboardStore", "PlugboardMigrations", .product(name: "GRDB", package: "GRDB.swift"),
+                "PlugboardStore", "PlugboardModel", "PlugboardMigrations", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Fixtures"]
@@ -192,8 +223,8 @@ let package = Package(
         .testTarget(
             name: "PlugboardHostTests",
             dependencies: [
-                "PlugboardHost", "PlugboardStore", "PlugboardFlags", "PlugboardVersioning", "PlugboardPluginAPI", "PlugboardTesting",
-                "PlugboardServer", "PlugboardRemoteHost",
+                "PlugboardHost", "PlugboardBoardHost", "PlugboardModel", "PlugboardStore", "PlugboardFlags", "PlugboardVersioning",
+                "PlugboardPluginAPI", "PlugboardTesting", "PlugboardServer", "PlugboardRemoteHost",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -205,14 +236,14 @@ let package = Package(
         .testTarget(
             name: "PlugboardServerTests",
             dependencies: [
-                "PlugboardServer", "PlugboardStore", "PlugboardFlags", "plugboard", "PlugboardTestSupport",
+                "PlugboardServer", "PlugboardStore", "PlugboardModel", "PlugboardFlags", "plugboard", "PlugboardTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "PlugboardSecureStorageTests",
             dependencies: [
-                "PlugboardSecureStorage", "PlugboardTesting", "PlugboardPluginAPI", "PlugboardStore", "PlugboardTestSupport",
+                "PlugboardSecureStorage", "PlugboardTesting", "PlugboardPluginAPI", "PlugboardStore", "PlugboardModel", "PlugboardTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import PlugboardFlags
+import PlugboardModel
 import PlugboardPluginAPI
-import PlugboardStore
 import Synchronization
 
 /// Flags from the board: an immutable compiled snapshot of the host's environment, rebuilt when the host
@@ -14,9 +14,9 @@ import Synchronization
 /// (`userId`, `sessionId`, `remoteAddress`, `appName`, `environment`, `currentTime`; any other key is a property).
 ///
 /// A host reading a served board gets the same provider over the flags its snapshots carry
-/// (``init(environment:hostname:logger:features:)``).
+/// (``init(environment:hostname:logger:features:version:)``); a host of the board file gets one with `init(board:environment:)` from `PlugboardBoardHost`.
 public final class BoardFlagProvider: HostFlagProvider {
-    private let board: Board?
+    private let sourceVersion: (@Sendable () throws -> BoardVersion)?
     private let read: @Sendable () throws -> FeatureSet
     private let environment: String
     private let snapshots = FlagSnapshotProvider()
@@ -25,29 +25,17 @@ public final class BoardFlagProvider: HostFlagProvider {
     /// The board's version when the snapshot in use was read.
     private let loadedVersion = Mutex<BoardVersion?>(nil)
 
-    /// Compiles the environment's flags from `board`: pass the host's own ``Board``, so that flags, secure storage
-    /// and the registry share one connection. It only reads. If the flags cannot be read now, every evaluation returns its
-    /// default with the error code `PROVIDER_NOT_READY` until a later ``refresh()`` succeeds; the problem is logged.
-    public init(
-        board: Board, environment: String, hostname: String? = ProcessInfo.processInfo.hostName,
-        logger: Logger = Logger(label: "plugboard.flags")
-    ) {
-        self.board = board
-        self.read = { try board.featureSet(environment: environment) }
-        self.environment = environment
-        evaluationEnvironment = EvaluationEnvironment(hostname: hostname)
-        self.logger = logger
-        refresh()
-    }
-
     /// Compiles the flags `features` returns, on every ``refresh()`` (a served board's source hands over the flags of
     /// its latest snapshot; the host refreshes after each snapshot it reads). Until a refresh succeeds, evaluations
     /// return their defaults with `PROVIDER_NOT_READY`.
+    ///
+    /// - Parameter version: The version of what `features` reads, when it can be had cheaply (the board file's):
+    ///   ``refreshIfChanged()`` then recompiles only when it moved. Nil recompiles on every refresh.
     public init(
         environment: String, hostname: String? = ProcessInfo.processInfo.hostName, logger: Logger = Logger(label: "plugboard.flags"),
-        features: @escaping @Sendable () throws -> FeatureSet
+        features: @escaping @Sendable () throws -> FeatureSet, version: (@Sendable () throws -> BoardVersion)? = nil
     ) {
-        self.board = nil
+        self.sourceVersion = version
         self.read = features
         self.environment = environment
         evaluationEnvironment = EvaluationEnvironment(hostname: hostname)
@@ -63,7 +51,7 @@ public final class BoardFlagProvider: HostFlagProvider {
     /// Re-reads and recompiles the environment's flags; on failure the previous snapshot stays in use.
     public func refresh() {
         do {
-            let version = try board?.version()
+            let version = try sourceVersion?()
             let set = try read()
             snapshots.replace(with: try FlagSnapshot(set, mode: .strict, environment: evaluationEnvironment))
             loadedVersion.withLock { $0 = version }
@@ -72,21 +60,21 @@ public final class BoardFlagProvider: HostFlagProvider {
         }
     }
 
-    /// Reloads only if the board changed since the snapshot was read (``Board/version()``, a cheap read).
+    /// Reloads only if the board changed since the snapshot was read (the board file's version, a cheap read).
     ///
     /// - Returns: Whether a reload happened.
     @discardableResult
     public func refreshIfChanged() -> Bool {
-        guard let board else {
+        guard let sourceVersion else {
             refresh()
             return true
         }
-        guard let current = try? board.version(), current != loadedVersion.withLock({ $0 }) else { return false }
+        guard let current = try? sourceVersion(), current != loadedVersion.withLock({ $0 }) else { return false }
         refresh()
         return true
     }
 
-    /// Polls the board every `interval` and reloads when it changed, until the returned task is cancelled.
+    /// Polls the source every `interval` and reloads when it changed, until the returned task is cancelled.
     /// A host does not need this: it refreshes its flags whenever it notices a board change.
     public func watch(every interval: Duration = .milliseconds(100)) -> Task<Void, Never> {
         Task { [weak self] in

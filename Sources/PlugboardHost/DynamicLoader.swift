@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
+import PlugboardModel
 import PlugboardPluginAPI
-import PlugboardStore
 
 #if canImport(Glibc)
 import Glibc
@@ -75,7 +75,7 @@ struct DynamicLoader: Sendable {
             return .failure(SkipReason(.loadFailed, "the plug-in library folder \(folder) is not private to this user; remove it"))
         }
         let copy = folder + "/\(expectedSHA256).so"
-        if ArtifactStore.sha256(ofFile: copy) != expectedSHA256 {
+        if FileDigest.sha256(ofFile: copy) != expectedSHA256 {
             let temporary = copy + ".\(getpid()).tmp"
             guard FileManager.default.createFile(atPath: temporary, contents: bytes, attributes: [.posixPermissions: 0o500]),
                 rename(temporary, copy) == 0

@@ -1,5 +1,5 @@
 import Foundation
-import PlugboardStore
+import PlugboardModel
 
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
+import PlugboardModel
 import PlugboardPluginAPI
-import PlugboardStore
 
 /// How a host is set up: where it reads the board, who it is, and the SPI implementations it injects into plug-ins.
 ///
@@ -13,9 +13,6 @@ import PlugboardStore
 public struct HostConfiguration: Sendable {
     /// Where the host reads the board: the board file (``BoardSource``) or a served board.
     public var source: any HostSource
-    /// The board file, when the source is one (``BoardSource``). A board opened read-only works: the host cannot
-    /// write load reports then, and says so once.
-    public var board: Board? { (source as? BoardSource)?.board }
     /// Who the host is: id, environment, API version, flag context.
     public var identity: HostIdentity
     /// How often the host polls the board file for changes (`PRAGMA data_version`); a served board pushes changes.
@@ -48,22 +45,6 @@ public struct HostConfiguration: Sendable {
     public var failClosedAfter: Duration?
     /// Plug-ins the host keeps when it fails closed (see ``failClosedAfter``).
     public var requiredPlugins: Set<String> = []
-
-    /// Creates a configuration with defaults: poll every 100 ms, no flags (gated plug-ins stay off), no secure
-    /// storage (plug-ins asking for it get a clear error), empty configuration slices.
-    public init(
-        board: Board, identity: HostIdentity, pollInterval: Duration = .milliseconds(100),
-        secureStorage: @escaping @Sendable (String) throws -> any SecureStorage = { id in UnavailableSecureStorage(pluginID: id) },
-        flags: any HostFlagProvider = NoFlags(),
-        configuration: @escaping @Sendable (String) -> PluginConfiguration = { _ in PluginConfiguration() },
-        services: ServiceRegistry = ServiceRegistry(),
-        logger: Logger = Logger(label: "plugboard.host"),
-        dynamicLibraryCache: String = NSTemporaryDirectory()
-    ) {
-        self.init(
-            source: BoardSource(board: board), identity: identity, pollInterval: pollInterval, secureStorage: secureStorage, flags: flags,
-            configuration: configuration, services: services, logger: logger, dynamicLibraryCache: dynamicLibraryCache)
-    }
 
     /// Creates a configuration reading any ``HostSource``, with the same defaults.
     public init(

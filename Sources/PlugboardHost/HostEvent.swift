@@ -1,5 +1,3 @@
-import PlugboardStore
-
 /// Something a host did, for apps that observe it through ``PluginHost/events()``.
 public enum HostEvent: Sendable, Hashable {
     /// A plug-in was activated.

@@ -1,6 +1,6 @@
 import Foundation
+import PlugboardModel
 import PlugboardPluginAPI
-import PlugboardStore
 
 /// Where a ``PluginHost`` reads the board: the board file on this machine (``BoardSource``), or a board served by
 /// `plugboard serve` (`ServedBoardSource` in the `PlugboardRemoteHost` module). The host applies the same loading
@@ -77,44 +77,5 @@ public struct SourceSnapshot: Sendable {
         self.head = head
         self.stale = stale
         self.expiresAt = expiresAt
-    }
-}
-
-/// The board file on this machine: the host polls `PRAGMA data_version`, reads the registry in the transaction that
-/// proves the board from the host's anchor (structure, audit chain, state root, every kill switch), proves each release
-/// it considers against the audit log's head, and writes its load report to the board.
-public struct BoardSource: HostSource {
-    /// The board.
-    public let board: Board
-
-    /// A source reading `board`.
-    public init(board: Board) { self.board = board }
-
-    public var name: String { "the board at \(board.path)" }
-
-    public func version() throws(BoardError) -> BoardVersion { try board.version() }
-
-    public func waitForChange(interval: Duration) async { try? await Task.sleep(for: interval) }
-
-    public func snapshot(environment: String, relevantTo: Set<String>, anchor: AuditCheckpoint?) async throws(BoardError) -> SourceSnapshot
-    {
-        let (registry, head) = try board.provenRegistrySnapshot(environment: environment, relevantTo: relevantTo, anchor: anchor)
-        return SourceSnapshot(registry: registry, version: registry.version, head: head)
-    }
-
-    public func check(pluginID: String, version: String, in snapshot: SourceSnapshot) throws(BoardError) -> ReleaseCheck {
-        try board.releaseCheck(
-            pluginID: pluginID, version: version, environment: snapshot.registry.environment, policy: snapshot.registry.signaturePolicy,
-            anchor: snapshot.head)
-    }
-
-    public func localArtifact(sha256: String) -> String? { ArtifactStore(root: board.artifactsPath).path(forSHA256: sha256) }
-
-    public func fetchArtifacts(_ digests: [String]) async -> [String: String] { [:] }
-
-    public func writeLoadReport(_ identity: HostIdentity, entries: [LoadReportEntry], source: String?) async throws(BoardError) {
-        try board.writeLoadReport(
-            hostID: identity.hostID, environment: identity.environment, hostVersion: identity.hostVersion, entries: entries,
-            source: source)
     }
 }

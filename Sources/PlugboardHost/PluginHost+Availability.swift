@@ -1,4 +1,4 @@
-import PlugboardStore
+import PlugboardModel
 
 extension PluginHost {
     /// Whether this host can load `id@version` now, or why not: the board's rows for it must be the ones its audit
@@ -50,7 +50,7 @@ extension PluginHost {
         case .success(let found): path = found
         case .failure(let missing): return SkipReason(.loadFailed, "the artifact of \(id)@\(version.version) \(missing.why)")
         }
-        guard let actual = ArtifactStore.sha256(ofFile: path) else {
+        guard let actual = FileDigest.sha256(ofFile: path) else {
             return SkipReason(.loadFailed, "the artifact of \(id)@\(version.version) is missing from the artifact store")
         }
         if actual != sha, signed?.state == .valid {

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
+import PlugboardModel
 import PlugboardPluginAPI
-import PlugboardStore
 import PlugboardVersioning
 import Synchronization
 

@@ -1,4 +1,4 @@
-import PlugboardStore
+import PlugboardModel
 import PlugboardVersioning
 
 /// Decides which plug-ins a host loads, applying the loading rules to a ``RegistrySnapshot``. Pure: no I/O.

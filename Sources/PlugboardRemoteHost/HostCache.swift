@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 import Logging
 import NIOCore
-import PlugboardStore
+import PlugboardModel
 
 #if canImport(Glibc)
 import Glibc

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import PlugboardHost
+import PlugboardModel
 import PlugboardPluginAPI
-import PlugboardStore
 
 extension HostConfiguration {
     /// A host reading the board served by `plugboard serve` at `server`, with an API token for hosts of its environment

@@ -5,8 +5,8 @@ import NIOCore
 import NIOHTTP1
 import PlugboardFlags
 import PlugboardHost
+import PlugboardModel
 import PlugboardPluginAPI
-import PlugboardStore
 import Synchronization
 
 /// A board served by `plugboard serve`, for hosts on other machines: the same loading rules, reasons and events as a

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import PlugboardFlags
+import PlugboardModel
 import PlugboardStore
 import ServiceLifecycle
 import Synchronization

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PlugboardFlags
+import PlugboardModel
 import PlugboardStore
 import ServiceLifecycle
 

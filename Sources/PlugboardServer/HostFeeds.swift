@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import NIOCore
+import PlugboardModel
 import PlugboardStore
 import Synchronization
 
@@ -301,7 +302,7 @@ final class HostFeeds: Sendable {
             environment: environment, head: head, issuedAt: now,
             expiresAt: now.addingTimeInterval(Double(lifetime.components.seconds) + Double(lifetime.components.attoseconds) * 1e-18),
             contentSHA256: content.map { SHA256.hash(data: $0).map { String(format: "%02x", $0) }.joined() }, boardKeys: keyring.publicKeys)
-        return SignedSnapshot.sign(statement, content: content, keyring: keyring).encoded()
+        return SignedSnapshot.sign(statement, content: content, keys: keyring.keys).encoded()
     }
 
     /// A `fresh` event for the hosts of `environment`: a notice signed now that the board's head is still the one

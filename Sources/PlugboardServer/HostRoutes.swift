@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import PlugboardModel
 import PlugboardStore
 import ServiceLifecycle
 

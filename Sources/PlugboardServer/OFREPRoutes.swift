@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PlugboardFlags
+import PlugboardModel
 import PlugboardStore
 
 /// OpenFeature's remote evaluation protocol: `POST /ofrep/v1/evaluate/flags/{key}` and the bulk

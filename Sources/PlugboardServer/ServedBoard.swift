@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardFlags
+import PlugboardModel
 import PlugboardStore
 
 /// What `plugboard serve` needs from a board: reading flags and tokens, noticing changes, storing client usage.

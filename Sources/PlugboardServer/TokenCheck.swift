@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import PlugboardModel
 import PlugboardStore
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PlugboardModel
 import PlugboardStore
 import ServiceLifecycle
 import Synchronization

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardModel
 import PlugboardStore
 
 /// `plugboard board-key …`: the board's own Ed25519 keys, with which `plugboard serve` signs host snapshots.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardModel
 import PlugboardStore
 
 /// `plugboard clients`: the applications and SDK instances that read the board through `plugboard serve`.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PlugboardFlags
+import PlugboardModel
 import PlugboardStore
 
 struct FlagCommand: ParsableCommand {

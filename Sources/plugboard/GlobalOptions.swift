@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardModel
 import PlugboardStore
 
 /// Options every command takes.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardModel
 import PlugboardStore
 
 /// `plugboard migrate`: apply pending schema migrations or show their status.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardModel
 import PlugboardStore
 import PlugboardVersioning
 
@@ -118,7 +119,7 @@ struct PluginCommand: ParsableCommand {
             var artifactSHA256: String?
             if let artifact {
                 var info = stat()
-                guard stat(artifact, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, let sha = ArtifactStore.sha256(ofFile: artifact)
+                guard stat(artifact, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, let sha = FileDigest.sha256(ofFile: artifact)
                 else {
                     throw BoardError(.invalidInput, "the artifact \(artifact) is not a readable file; check the path given to --artifact")
                 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Logging
+import PlugboardModel
 import PlugboardServer
 import PlugboardStore
 import Synchronization

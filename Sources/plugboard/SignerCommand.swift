@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardModel
 import PlugboardStore
 
 /// `plugboard signer …`: which publisher keys are trusted to sign which plug-ins.

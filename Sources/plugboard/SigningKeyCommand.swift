@@ -1,6 +1,7 @@
 import ArgumentParser
 import Crypto
 import Foundation
+import PlugboardModel
 import PlugboardStore
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardModel
 import PlugboardStore
 
 /// `plugboard token …`: the API tokens `plugboard serve` accepts.

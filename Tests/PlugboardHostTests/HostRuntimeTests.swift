@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardBoardHost
 import PlugboardFlags
 import PlugboardHost
 import PlugboardPluginAPI

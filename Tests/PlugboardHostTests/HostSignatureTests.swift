@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import PlugboardHost
+import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardRemoteHost
 import PlugboardStore

@@ -1,7 +1,9 @@
 import Foundation
 import Hummingbird
 import Logging
+import PlugboardBoardHost
 import PlugboardHost
+import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardRemoteHost
 import PlugboardServer

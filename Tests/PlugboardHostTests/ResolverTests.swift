@@ -1,5 +1,7 @@
 import Foundation
+import PlugboardBoardHost
 import PlugboardHost
+import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardStore
 import PlugboardVersioning

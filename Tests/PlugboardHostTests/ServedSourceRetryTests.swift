@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import Logging
+import PlugboardModel
 import PlugboardRemoteHost
 import PlugboardStore
 import ServiceLifecycle
@@ -23,7 +24,7 @@ struct ServedSourceRetryTests {
         let statement = SnapshotStatement(
             environment: "default", head: head!, issuedAt: Date(), expiresAt: Date().addingTimeInterval(600),
             contentSHA256: SHA256.hash(data: content).map { String(format: "%02x", $0) }.joined(), boardKeys: keys.publicKeys)
-        let view = SignedSnapshot.sign(statement, content: content, keyring: keys).encoded()
+        let view = SignedSnapshot.sign(statement, content: content, keys: keys.keys).encoded()
         let reads = Mutex(0)
         let router = Router()
         router.get("/api/host/stream") { _, _ -> Response in

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardTestSupport
 import Synchronization

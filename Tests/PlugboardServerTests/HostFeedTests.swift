@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import PlugboardModel
 import PlugboardStore
 import Testing
 

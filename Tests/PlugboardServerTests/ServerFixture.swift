@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import PlugboardFlags
+import PlugboardModel
 import PlugboardStore
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PlugboardFlags
+import PlugboardModel
 import Testing
 
 @testable import PlugboardStore

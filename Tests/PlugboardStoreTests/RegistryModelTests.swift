@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PlugboardModel
 import PlugboardStore
 import PlugboardVersioning
 import Testing

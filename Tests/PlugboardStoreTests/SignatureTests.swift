@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GRDB
+import PlugboardModel
 import PlugboardVersioning
 import Testing
 

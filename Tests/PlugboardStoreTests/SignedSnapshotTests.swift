@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PlugboardModel
 import PlugboardStore
 import Testing
 
@@ -25,7 +26,7 @@ struct SignedSnapshotTests {
     @Test func aSnapshotVerifiesOnlyWithTheBoardsKeyAndItsOwnContent() throws {
         let keyring = BoardKeyring.generate()
         let content = Data(#"{"a":1}"#.utf8)
-        let envelope = SignedSnapshot.sign(Self.statement(keyring, content: content), content: content, keyring: keyring).encoded()
+        let envelope = SignedSnapshot.sign(Self.statement(keyring, content: content), content: content, keys: keyring.keys).encoded()
         let (statement, verified) = try SignedSnapshot.verify(envelope, trusted: keyring.publicKeys, environment: "production")
         #expect(statement.head == Self.head)
         #expect(verified == content)

@@ -15,7 +15,9 @@
 // connection its locks.
 
 import Foundation
+import PlugboardBoardHost
 import PlugboardHost
+import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardRemoteHost
 import PlugboardSecureStorage

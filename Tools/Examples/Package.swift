@@ -43,10 +43,9 @@ let package = Package(
             dependencies: [
                 "NotesPlugin",
                 .product(name: "PlugboardHost", package: "Plugboard"),
+                .product(name: "PlugboardBoardHost", package: "Plugboard"),
                 .product(name: "PlugboardRemoteHost", package: "Plugboard"),
                 .product(name: "PlugboardPluginAPI", package: "Plugboard"),
-                .product(name: "PlugboardSecureStorage", package: "Plugboard"),
-                .product(name: "PlugboardStore", package: "Plugboard"),
                 .product(name: "ExampleFeatures", package: "ExampleFeatures"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -57,7 +56,9 @@ let package = Package(
             dependencies: [
                 "NotesPlugin",
                 .product(name: "PlugboardHost", package: "Plugboard"),
+                .product(name: "PlugboardBoardHost", package: "Plugboard"),
                 .product(name: "PlugboardPluginAPI", package: "Plugboard"),
+                .product(name: "PlugboardModel", package: "Plugboard"),
                 .product(name: "PlugboardStore", package: "Plugboard"),
                 .product(name: "PlugboardTesting", package: "Plugboard"),
                 .product(name: "ExampleFeatures", package: "ExampleFeatures"),

@@ -1,4 +1,5 @@
 import GRDB
+import PlugboardModel
 
 extension Access {
     /// Checks `access` for `actor` inside a transaction; throws `notFound` for an unregistered plug-in and

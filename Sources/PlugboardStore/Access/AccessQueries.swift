@@ -1,4 +1,5 @@
 import GRDB
+import PlugboardModel
 
 /// The SQL of who may do what: admins and the owners of plug-ins.
 enum AccessQueries {

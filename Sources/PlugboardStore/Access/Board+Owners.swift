@@ -1,3 +1,5 @@
+import PlugboardModel
+
 extension Board {
     /// Adds an owner or maintainer to a plug-in, or changes the role of an existing one. Needs an owner or an admin.
     public func addOwner(_ pluginID: String, principal: String, role: PluginOwner.Role, actor: Principal) throws(BoardError) -> ChangeResult

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GRDB
+import PlugboardModel
 
 /// The append-only, hash-chained audit log.
 ///

@@ -1,6 +1,7 @@
 import Crypto
 import GRDB
 import GRDBSQLite
+import PlugboardModel
 
 /// The SQL of the audit log.
 enum AuditQueries {

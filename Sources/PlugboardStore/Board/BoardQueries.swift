@@ -1,6 +1,7 @@
 import GRDB
 import GRDBSQLite
 import PlugboardMigrations
+import PlugboardModel
 
 /// The SQL of the board itself: its facts (`board_info`) and its schema bookkeeping (`schema_migrations`).
 enum BoardQueries {

@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardModel
 import Synchronization
 
 #if canImport(Glibc)

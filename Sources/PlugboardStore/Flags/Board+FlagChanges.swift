@@ -1,4 +1,5 @@
 import PlugboardFlags
+import PlugboardModel
 
 extension Board {
     /// Creates a flag, disabled in every environment. Anyone who can write the board may; they become its owner.

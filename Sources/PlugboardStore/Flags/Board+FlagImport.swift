@@ -1,4 +1,5 @@
 import PlugboardFlags
+import PlugboardModel
 
 extension Board {
     /// Imports an Unleash client-API feature set into one environment, in one transaction.

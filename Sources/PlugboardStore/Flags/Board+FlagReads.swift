@@ -1,4 +1,5 @@
 import PlugboardFlags
+import PlugboardModel
 
 extension Board {
     /// The Unleash client-API feature set of one environment: every flag that is not archived, and every segment.

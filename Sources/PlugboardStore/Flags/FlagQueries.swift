@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PlugboardFlags
+import PlugboardModel
 
 /// The SQL of the flag store: flags, their definition per environment, and segments.
 enum FlagQueries {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PlugboardModel
 
 #if canImport(Glibc)
 import Glibc
@@ -113,18 +114,7 @@ public struct ArtifactStore: Sendable {
 
     /// Recomputes the SHA-256 of a stored artifact; nil when the file is missing or unreadable.
     public func currentSHA256(of sha256: String) -> String? {
-        Self.sha256(ofFile: path(forSHA256: sha256))
-    }
-
-    /// SHA-256 (hex) of a file's content; nil when it cannot be read.
-    public static func sha256(ofFile path: String) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        do {
-            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-        } catch { return nil }
-        return hasher.finalize().hex
+        FileDigest.sha256(ofFile: path(forSHA256: sha256))
     }
 
     /// How long a staged file may go unmodified before it counts as left behind, whoever staged it.

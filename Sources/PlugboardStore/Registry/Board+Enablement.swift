@@ -1,4 +1,5 @@
 import GRDB
+import PlugboardModel
 import PlugboardVersioning
 
 extension Board {

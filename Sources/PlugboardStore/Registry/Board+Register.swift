@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PlugboardModel
 
 extension Board {
     /// Registers a version of a plug-in (and the plug-in itself, if new), optionally with an artifact file.

@@ -1,3 +1,4 @@
+import PlugboardModel
 import PlugboardVersioning
 
 /// A row of `plugboard plugin list`: one plug-in's state in one environment.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PlugboardModel
 
 /// The SQL of the registry: plug-ins, versions, dependencies, environments, pins, yanks and kill switches.
 enum RegistryQueries {

@@ -1,4 +1,5 @@
 import GRDB
+import PlugboardModel
 
 /// The SQL of the hosts' load reports (telemetry, not audited).
 enum ReportQueries {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PlugboardModel
 
 /// The SQL of the secret tables (migration `0003_secure_storage.sql`: `secret_master_key`, `secret_data_keys`,
 /// `secret_values`), as the reads and writes of one vault transaction. Only sealed bytes pass through here.

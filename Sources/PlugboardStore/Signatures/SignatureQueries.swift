@@ -1,4 +1,5 @@
 import GRDB
+import PlugboardModel
 
 /// The SQL of signed plug-ins: trusted keys, revocations, the signatures of releases, policies per environment.
 enum SignatureQueries {

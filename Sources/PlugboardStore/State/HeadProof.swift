@@ -1,4 +1,5 @@
 import GRDB
+import PlugboardModel
 import Synchronization
 
 /// What a host proves about the whole board before it acts on any row of it, from an anchor it keeps itself (the

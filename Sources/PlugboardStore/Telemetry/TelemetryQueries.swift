@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PlugboardModel
 
 /// The SQL of the telemetry file: bounds and dropped counts (reports and usage have their own queries, run on it).
 enum TelemetryQueries {

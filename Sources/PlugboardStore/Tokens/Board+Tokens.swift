@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PlugboardModel
 
 extension Board {
     /// Creates an API token that reads `environment`, and returns its secret: the board stores only its SHA-256.

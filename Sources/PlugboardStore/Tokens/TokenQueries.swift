@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PlugboardModel
 
 /// The SQL of API tokens.
 enum TokenQueries {

@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardModel
 
 /// One SDK instance announcing itself (Unleash `register`, or the sender of a metrics report).
 public struct ClientRegistration: Sendable, Hashable {

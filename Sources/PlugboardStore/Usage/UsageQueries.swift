@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PlugboardModel
 
 /// The SQL of client registrations and flag usage counts.
 enum UsageQueries {

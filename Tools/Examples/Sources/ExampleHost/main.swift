@@ -14,10 +14,10 @@ import ExampleFeatures
 import Foundation
 import Logging
 import NotesPlugin
+import PlugboardBoardHost
 import PlugboardHost
 import PlugboardPluginAPI
 import PlugboardRemoteHost
-import PlugboardStore
 
 func option(_ name: String) -> String? {
     let arguments = CommandLine.arguments
@@ -26,6 +26,11 @@ func option(_ name: String) -> String? {
 }
 
 func describe(_ entry: some Any) -> String { "\(entry)" }
+
+/// The time of day, for event lines.
+func clock() -> String {
+    Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true).time(includingFractionalSeconds: true))
+}
 
 /// Writes one line straight to stdout (unbuffered), so a script piping it sees each event as it happens.
 func say(_ line: String) {
@@ -71,18 +76,15 @@ if let server = option("--server") {
         exit(1)
     }
 } else {
-    // One Board for the whole process: the registry, the flags and the secure storage share its connection.
-    let board: Board
+    // The board file: one connection for the whole process, shared by the registry, the flags and the secure storage
+    // (encrypted under PLUGBOARD_MASTER_KEY, else <board>.key).
+    var local: HostConfiguration
     do {
-        board = try Board.open(at: boardPath)
+        local = try HostConfiguration(boardAt: boardPath, identity: identity, configuration: pluginConfiguration, services: services)
     } catch {
         FileHandle.standardError.write(Data("example-host: \(error)\n".utf8))
         exit(1)
     }
-    var local = HostConfiguration(
-        board: board, identity: identity, secureStorage: ExampleSPI.secureStorage(board: board),
-        flags: BoardFlagProvider(board: board, environment: identity.environment), configuration: pluginConfiguration,
-        services: services)
     local.stateFolder = option("--state")
     configuration = local
 }
@@ -127,13 +129,13 @@ if let watchSeconds {
         for await event in events {
             switch event {
             case .deactivated(let id, let version, let reason):
-                say("  [\(ExampleSPI.clock())] deactivated \(id)@\(version): \(reason.message); lookups no longer return it")
+                say("  [\(clock())] deactivated \(id)@\(version): \(reason.message); lookups no longer return it")
             case .loaded(let id, let version):
-                say("  [\(ExampleSPI.clock())] loaded \(id)@\(version)")
+                say("  [\(clock())] loaded \(id)@\(version)")
             case .skipped(let id, _, let reason):
-                say("  [\(ExampleSPI.clock())] skipped \(id): \(reason.message)")
+                say("  [\(clock())] skipped \(id): \(reason.message)")
             case .failed(let id, _, let reason):
-                say("  [\(ExampleSPI.clock())] failed \(id): \(reason.message)")
+                say("  [\(clock())] failed \(id): \(reason.message)")
             case .boardChanged, .warning:
                 break
             }

@@ -2,7 +2,9 @@ import Crypto
 import ExampleFeatures
 import Foundation
 import NotesPlugin
+import PlugboardBoardHost
 import PlugboardHost
+import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardStore
 import PlugboardTesting
@@ -115,7 +117,7 @@ struct DynamicPluginTests {
         let board = example.board
         let key = Curve25519.Signing.PrivateKey()
         let manifest = try PluginManifest.parse(Data(contentsOf: ExampleBoard.examples.appendingPathComponent("manifests/greeter.json")))
-        let sha = try #require(ArtifactStore.sha256(ofFile: ExampleBoard.greeterLibrary))
+        let sha = try #require(FileDigest.sha256(ofFile: ExampleBoard.greeterLibrary))
         let signature = try ReleaseSignature.sign(ReleaseStatement(manifest: manifest, artifactSHA256: sha), with: key)
         _ = try board.addSignature("com.example.greeter", version: manifest.version, signature, actor: ExampleBoard.admin)
         _ = try board.addSigner(

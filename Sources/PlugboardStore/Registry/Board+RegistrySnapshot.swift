@@ -1,56 +1,5 @@
-import Foundation
 import GRDB
-
-/// Everything a host needs to decide what to load in one environment, read in one transaction.
-///
-/// Hosts read only: building a snapshot never writes, so a host with read-only access to the board works.
-public struct RegistrySnapshot: Sendable, Hashable, Codable {
-    /// One registered version as a host sees it.
-    public struct Version: Sendable, Hashable, Codable {
-        public let version: String
-        public let hostRange: String?
-        public let dependencies: [String: String]
-        public let gate: String?
-        public let entry: String?
-        public let capabilities: [String]
-        public let artifactSHA256: String?
-        public let yanked: Bool
-        /// True when a version-scoped kill switch covers it.
-        public let killed: Bool
-    }
-
-    /// One plug-in as a host sees it in the snapshot's environment.
-    public struct Plugin: Sendable, Hashable, Codable {
-        public let id: String
-        public let enabled: Bool
-        public let pinnedVersion: String?
-        /// True when a plug-in-scoped kill switch covers it.
-        public let killed: Bool
-        /// The reason of the kill switch, when killed.
-        public let killReason: String?
-        /// Every registered version, highest precedence first.
-        public let versions: [Version]
-
-        /// The plug-in with no release listed (see ``Board/hostView(environment:relevantTo:)``).
-        func withoutReleases() -> Plugin {
-            Plugin(id: id, enabled: enabled, pinnedVersion: pinnedVersion, killed: killed, killReason: killReason, versions: [])
-        }
-    }
-
-    /// The environment the snapshot describes.
-    public let environment: String
-    /// True when a kill switch covers all plug-ins.
-    public let allKilled: Bool
-    /// The reason of the all-plug-ins kill switch.
-    public let allKilledReason: String?
-    /// Every registered plug-in, by id.
-    public internal(set) var plugins: [String: Plugin]
-    /// The environment's signature policy: under `warn` and `require` a host checks each release's signatures
-    /// (``Board/signatureVerdict(pluginID:version:)``) before any of its code loads.
-    public let signaturePolicy: SignaturePolicy
-    /// The board's version when the snapshot was read (see ``Board/version()``), to notice later changes cheaply.
-    public internal(set) var version: BoardVersion
-}
+import PlugboardModel
 
 extension Board {
     /// Reads a ``RegistrySnapshot`` of `environment` in one read transaction. An environment the board does

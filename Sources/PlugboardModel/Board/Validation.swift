@@ -79,7 +79,7 @@ public enum Validate {
 
     /// Free text that may span lines (descriptions): at most `limit` characters; newlines and tabs, but no other
     /// control characters and no bidirectional overrides or invisible characters.
-    static func text(_ text: String, field: String, limit: Int) throws(BoardError) {
+    package static func text(_ text: String, field: String, limit: Int) throws(BoardError) {
         guard text.count <= limit else { throw .invalid("\(field) is longer than \(limit) characters") }
         guard !text.unicodeScalars.contains(where: { isUnsafe($0) && $0 != "\n" && $0 != "\t" }) else {
             throw .invalid("\(field) contains control, bidirectional or invisible characters; remove them")
@@ -88,7 +88,7 @@ public enum Validate {
 
     /// A name shown on one line (a plug-in's name): at most `limit` characters and none of the characters
     /// ``isUnsafe(_:)`` names, so that it can neither break a table row nor reorder or hide what a terminal shows.
-    static func name(_ text: String, field: String, limit: Int) throws(BoardError) {
+    package static func name(_ text: String, field: String, limit: Int) throws(BoardError) {
         guard text.count <= limit else { throw .invalid("\(field) is longer than \(limit) characters") }
         guard !text.unicodeScalars.contains(where: isUnsafe) else {
             throw .invalid(
@@ -125,7 +125,7 @@ public enum Validate {
     }
 
     /// Escapes control and invisible characters (see ``escaped(_:)``) so that a value can be shown inside an error message.
-    static func printable(_ value: String) -> String {
+    package static func printable(_ value: String) -> String {
         escaped(value.count > 80 ? String(value.prefix(77)) + "..." : value)
     }
 
@@ -135,7 +135,7 @@ public enum Validate {
 }
 
 extension String {
-    var trimmingSpaces: String {
+    package var trimmingSpaces: String {
         var scalars = Substring(self)
         while let first = scalars.first, first.isWhitespace { scalars = scalars.dropFirst() }
         while let last = scalars.last, last.isWhitespace { scalars = scalars.dropLast() }

@@ -50,8 +50,8 @@ public struct BoardError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The message.
     public var description: String { message }
 
-    static func invalid(_ message: String) -> BoardError { BoardError(.invalidInput, message) }
-    static func notFound(_ message: String) -> BoardError { BoardError(.notFound, message) }
-    static func notAllowed(_ message: String) -> BoardError { BoardError(.notAllowed, message) }
-    static func conflict(_ message: String) -> BoardError { BoardError(.conflict, message) }
+    package static func invalid(_ message: String) -> BoardError { BoardError(.invalidInput, message) }
+    package static func notFound(_ message: String) -> BoardError { BoardError(.notFound, message) }
+    package static func notAllowed(_ message: String) -> BoardError { BoardError(.notAllowed, message) }
+    package static func conflict(_ message: String) -> BoardError { BoardError(.conflict, message) }
 }

@@ -14,17 +14,17 @@ public enum DuplicateKeys {
     }
 
     private struct Scanner {
-        let bytes: [UInt8]
-        var index = 0
+        package let bytes: [UInt8]
+        package var index = 0
 
-        init(bytes: [UInt8]) { self.bytes = bytes }
+        package init(bytes: [UInt8]) { self.bytes = bytes }
 
-        mutating func skipSpace() {
+        package mutating func skipSpace() {
             while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
         }
 
         /// Scans one value; returns the first duplicate key inside it.
-        mutating func value(at location: String) -> (key: String, location: String)? {
+        package mutating func value(at location: String) -> (key: String, location: String)? {
             skipSpace()
             guard index < bytes.count else { return nil }
             switch bytes[index] {
@@ -78,7 +78,7 @@ public enum DuplicateKeys {
         }
 
         /// Scans a string starting at its opening quote and returns its decoded text.
-        mutating func string() -> String {
+        package mutating func string() -> String {
             index += 1
             var units: [UInt16] = []
             var raw: [UInt8] = []

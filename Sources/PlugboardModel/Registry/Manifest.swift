@@ -180,7 +180,7 @@ public struct PluginManifest: Sendable, Hashable {
     }
 
     /// A short summary of a JSON parser error, without Foundation's long debug text.
-    static func jsonErrorSummary(_ error: any Error) -> String {
+    package static func jsonErrorSummary(_ error: any Error) -> String {
         let nsError = error as NSError
         if let detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String {
             return detail.count > 160 ? String(detail.prefix(157)) + "..." : detail

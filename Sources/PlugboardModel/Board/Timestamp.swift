@@ -28,9 +28,9 @@ public enum Timestamp {
 /// characters: what the board writes on every change and reads on every secure-storage read. Any other text or date
 /// goes to Foundation's ISO-8601 style. Both give the same text and the same `Date`, bit for bit (tested on random
 /// times against Foundation).
-enum Milliseconds {
+package enum Milliseconds {
     /// `date` in the board's form, or `nil` if its year is outside 1970...9999.
-    static func format(_ date: Date) -> String? {
+    package static func format(_ date: Date) -> String? {
         // Foundation's arithmetic, step by step (seconds since 2001, the fraction truncated to milliseconds), so
         // that the text is the one its ISO-8601 style writes for every date, rounding included.
         let reference = date.timeIntervalSinceReferenceDate
@@ -67,7 +67,7 @@ enum Milliseconds {
     ]
 
     /// The date of `text` if it is exactly in the board's form with valid fields, else `nil`.
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         var text = text
         return text.withUTF8 { bytes -> Date? in
             guard bytes.count == 24, separators.allSatisfy({ bytes[$0.0] == $0.1 })

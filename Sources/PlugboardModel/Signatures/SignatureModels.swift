@@ -49,7 +49,7 @@ public enum SigningKeys {
         }
     }
 
-    static func isLowerHex(_ byte: UInt8) -> Bool {
+    package static func isLowerHex(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
     }
 }
@@ -143,6 +143,15 @@ public struct ReleaseSignature: Sendable, Hashable, Codable {
     /// The Ed25519 signature of the statement's UTF-8 bytes, base64.
     public let signature: String
 
+    /// Creates a value from its fields.
+    package init(keyID: String, algorithm: String, publicKey: String, statement: String, signature: String) {
+        self.keyID = keyID
+        self.algorithm = algorithm
+        self.publicKey = publicKey
+        self.statement = statement
+        self.signature = signature
+    }
+
     /// The largest signature file read.
     public static let maximumSize = 16 << 10
 
@@ -229,6 +238,22 @@ public struct Signer: Sendable, Hashable, Codable {
     public let revokedAt: String?
     public let revokedBy: String?
     public let revokeReason: String?
+
+    /// Creates a value from its fields.
+    package init(
+        keyID: String, pluginID: String, publicKey: String, name: String?, addedAt: String, addedBy: String, revokedAt: String?,
+        revokedBy: String?, revokeReason: String?
+    ) {
+        self.keyID = keyID
+        self.pluginID = pluginID
+        self.publicKey = publicKey
+        self.name = name
+        self.addedAt = addedAt
+        self.addedBy = addedBy
+        self.revokedAt = revokedAt
+        self.revokedBy = revokedBy
+        self.revokeReason = revokeReason
+    }
 }
 
 /// The trusted and revoked keys a signature check relies on, read in one transaction.
@@ -239,12 +264,24 @@ public struct SignerTrust: Sendable, Hashable, Codable {
         public let publicKey: String
         /// Plug-in ids, or `*` for every plug-in.
         public let plugins: Set<String>
+
+        /// Creates a value from its fields.
+        package init(publicKey: String, plugins: Set<String>) {
+            self.publicKey = publicKey
+            self.plugins = plugins
+        }
     }
 
     /// Trusted keys by key id.
     public let keys: [String: TrustedKey]
     /// Revoked keys by key id, with the reason.
     public let revoked: [String: String]
+
+    /// Creates a value from its fields.
+    package init(keys: [String: TrustedKey], revoked: [String: String]) {
+        self.keys = keys
+        self.revoked = revoked
+    }
 
     /// No key trusted, none revoked.
     public static let empty = SignerTrust(keys: [:], revoked: [:])

@@ -1,0 +1,91 @@
+import Foundation
+
+/// Everything a host needs to decide what to load in one environment, read in one transaction.
+///
+/// Hosts read only: building a snapshot never writes, so a host with read-only access to the board works.
+public struct RegistrySnapshot: Sendable, Hashable, Codable {
+    /// One registered version as a host sees it.
+    public struct Version: Sendable, Hashable, Codable {
+        public let version: String
+        public let hostRange: String?
+        public let dependencies: [String: String]
+        public let gate: String?
+        public let entry: String?
+        public let capabilities: [String]
+        public let artifactSHA256: String?
+        public let yanked: Bool
+        /// True when a version-scoped kill switch covers it.
+        public let killed: Bool
+
+        /// Creates a value from its fields.
+        package init(
+            version: String, hostRange: String?, dependencies: [String: String], gate: String?, entry: String?, capabilities: [String],
+            artifactSHA256: String?, yanked: Bool, killed: Bool
+        ) {
+            self.version = version
+            self.hostRange = hostRange
+            self.dependencies = dependencies
+            self.gate = gate
+            self.entry = entry
+            self.capabilities = capabilities
+            self.artifactSHA256 = artifactSHA256
+            self.yanked = yanked
+            self.killed = killed
+        }
+    }
+
+    /// One plug-in as a host sees it in the snapshot's environment.
+    public struct Plugin: Sendable, Hashable, Codable {
+        public let id: String
+        public let enabled: Bool
+        public let pinnedVersion: String?
+        /// True when a plug-in-scoped kill switch covers it.
+        public let killed: Bool
+        /// The reason of the kill switch, when killed.
+        public let killReason: String?
+        /// Every registered version, highest precedence first.
+        public let versions: [Version]
+
+        /// Creates a value from its fields.
+        package init(id: String, enabled: Bool, pinnedVersion: String?, killed: Bool, killReason: String?, versions: [Version]) {
+            self.id = id
+            self.enabled = enabled
+            self.pinnedVersion = pinnedVersion
+            self.killed = killed
+            self.killReason = killReason
+            self.versions = versions
+        }
+
+        /// The plug-in with no release listed (see ``Board/hostView(environment:relevantTo:)``).
+        package func withoutReleases() -> Plugin {
+            Plugin(id: id, enabled: enabled, pinnedVersion: pinnedVersion, killed: killed, killReason: killReason, versions: [])
+        }
+    }
+
+    /// The environment the snapshot describes.
+    public let environment: String
+    /// True when a kill switch covers all plug-ins.
+    public let allKilled: Bool
+    /// The reason of the all-plug-ins kill switch.
+    public let allKilledReason: String?
+    /// Every registered plug-in, by id.
+    public package(set) var plugins: [String: Plugin]
+    /// The environment's signature policy: under `warn` and `require` a host checks each release's signatures
+    /// (``Board/signatureVerdict(pluginID:version:)``) before any of its code loads.
+    public let signaturePolicy: SignaturePolicy
+    /// The board's version when the snapshot was read (see ``Board/version()``), to notice later changes cheaply.
+    public package(set) var version: BoardVersion
+
+    /// Creates a value from its fields.
+    package init(
+        environment: String, allKilled: Bool, allKilledReason: String?, plugins: [String: Plugin], signaturePolicy: SignaturePolicy,
+        version: BoardVersion
+    ) {
+        self.environment = environment
+        self.allKilled = allKilled
+        self.allKilledReason = allKilledReason
+        self.plugins = plugins
+        self.signaturePolicy = signaturePolicy
+        self.version = version
+    }
+}
