@@ -6,6 +6,11 @@ import PackageDescription
 /// Settings every target gets: Swift 6 language mode (strict concurrency) plus upcoming features.
 let commonSwiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+    // An import is internal unless it says `public import`: a module's dependencies stay out of its interface unless a
+    // public signature needs them (GRDB never does).
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    // A member is visible only in files that import its module.
+    .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
 let package = Package(

@@ -1,7 +1,7 @@
-import Foundation
-import Logging
-import PlugboardHost
-import PlugboardStore
+public import Foundation
+public import Logging
+public import PlugboardHost
+public import PlugboardStore
 
 extension BoardFlagProvider {
     /// Compiles the environment's flags from `board`: pass the host's own ``Board``, so that flags, secure storage

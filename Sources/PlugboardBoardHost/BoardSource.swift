@@ -1,8 +1,8 @@
 import Foundation
-import PlugboardHost
-import PlugboardModel
-import PlugboardPluginAPI
-import PlugboardStore
+public import PlugboardHost
+public import PlugboardModel
+public import PlugboardPluginAPI
+public import PlugboardStore
 
 /// The board file on this machine: the host polls `PRAGMA data_version`, reads the registry in the transaction that
 /// proves the board from the host's anchor (structure, audit chain, state root, every kill switch), proves each release

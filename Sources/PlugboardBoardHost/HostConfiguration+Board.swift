@@ -1,10 +1,10 @@
-import Foundation
-import Logging
-import PlugboardHost
-import PlugboardModel
-import PlugboardPluginAPI
+public import Foundation
+public import Logging
+public import PlugboardHost
+public import PlugboardModel
+public import PlugboardPluginAPI
 import PlugboardSecureStorage
-import PlugboardStore
+public import PlugboardStore
 
 extension HostConfiguration {
     /// The board file, when the source is one (``BoardSource``). A board opened read-only works: the host cannot

@@ -1,8 +1,8 @@
-import Foundation
-import Logging
-import PlugboardFlags
-import PlugboardModel
-import PlugboardPluginAPI
+public import Foundation
+public import Logging
+public import PlugboardFlags
+public import PlugboardModel
+public import PlugboardPluginAPI
 import Synchronization
 
 /// Flags from the board: an immutable compiled snapshot of the host's environment, rebuilt when the host

@@ -1,7 +1,7 @@
-import Foundation
-import Logging
-import PlugboardModel
-import PlugboardPluginAPI
+public import Foundation
+public import Logging
+public import PlugboardModel
+public import PlugboardPluginAPI
 
 /// How a host is set up: where it reads the board, who it is, and the SPI implementations it injects into plug-ins.
 ///

@@ -1,6 +1,6 @@
-import Foundation
-import PlugboardModel
-import PlugboardPluginAPI
+public import Foundation
+public import PlugboardModel
+public import PlugboardPluginAPI
 
 /// Where a ``PluginHost`` reads the board: the board file on this machine (``BoardSource``), or a board served by
 /// `plugboard serve` (`ServedBoardSource` in the `PlugboardRemoteHost` module). The host applies the same loading

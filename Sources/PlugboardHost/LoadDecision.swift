@@ -1,4 +1,4 @@
-import PlugboardModel
+public import PlugboardModel
 
 /// Why a plug-in was not loaded (or stopped), as a stable code and a readable sentence.
 public struct SkipReason: Error, Sendable, Hashable, Codable, CustomStringConvertible {

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import PlugboardModel
-import PlugboardPluginAPI
+public import PlugboardModel
+public import PlugboardPluginAPI
 import PlugboardVersioning
 import Synchronization
 

@@ -1,5 +1,5 @@
-import PlugboardModel
-import PlugboardVersioning
+public import PlugboardModel
+public import PlugboardVersioning
 
 /// Decides which plug-ins a host loads, applying the loading rules to a ``RegistrySnapshot``. Pure: no I/O.
 ///

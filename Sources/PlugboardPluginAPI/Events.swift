@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A message between plug-ins: a topic, who sent it, and a payload.
 public struct PluginEvent: Sendable, Hashable {

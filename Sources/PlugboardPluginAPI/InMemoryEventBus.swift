@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// An in-process ``EventBus``: the host's default, and a fake for plug-in tests.

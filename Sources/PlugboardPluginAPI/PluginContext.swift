@@ -1,5 +1,5 @@
-import Foundation
-import Logging
+public import Foundation
+public import Logging
 
 /// What the host injects into each plug-in (the SPI): its identity, and the host services bound to it.
 ///

@@ -1,8 +1,8 @@
-import Foundation
-import Logging
-import PlugboardHost
-import PlugboardModel
-import PlugboardPluginAPI
+public import Foundation
+public import Logging
+public import PlugboardHost
+public import PlugboardModel
+public import PlugboardPluginAPI
 
 extension HostConfiguration {
     /// A host reading the board served by `plugboard serve` at `server`, with an API token for hosts of its environment

@@ -1,12 +1,13 @@
 import AsyncHTTPClient
-import Foundation
-import Logging
+import Crypto
+public import Foundation
+public import Logging
 import NIOCore
 import NIOHTTP1
-import PlugboardFlags
-import PlugboardHost
-import PlugboardModel
-import PlugboardPluginAPI
+public import PlugboardFlags
+public import PlugboardHost
+public import PlugboardModel
+public import PlugboardPluginAPI
 import Synchronization
 
 /// A board served by `plugboard serve`, for hosts on other machines: the same loading rules, reasons and events as a

@@ -1,7 +1,7 @@
 import Foundation
-import PlugboardModel
+public import PlugboardModel
 import PlugboardPluginAPI
-import PlugboardStore
+public import PlugboardStore
 
 #if canImport(Glibc)
 import Glibc

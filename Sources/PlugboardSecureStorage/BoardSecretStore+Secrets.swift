@@ -1,7 +1,7 @@
-import Foundation
-import PlugboardModel
+public import Foundation
+public import PlugboardModel
 import PlugboardPluginAPI
-import PlugboardStore
+public import PlugboardStore
 
 // The audited operations on secrets: set, read, delete.
 extension BoardSecretStore {

@@ -1,7 +1,7 @@
 import Foundation
-import PlugboardModel
-import PlugboardPluginAPI
-import PlugboardStore
+public import PlugboardModel
+public import PlugboardPluginAPI
+public import PlugboardStore
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
-import Crypto
-import Foundation
+public import Crypto
+public import Foundation
 
 /// The board's master key: the key-encryption key (KEK) that wraps every plug-in's data keys.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import PlugboardPluginAPI
 import PlugboardStore
+import Synchronization
 
 // Data keys and the master key: rotation, re-encryption, shredding, and sealing with the active data key.
 extension SecretStore {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Settings of a board's secure storage: when data keys rotate, and the clock that stamps records.
 public struct SecureStorageConfiguration: Sendable {

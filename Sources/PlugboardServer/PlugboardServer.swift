@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-import Hummingbird
+public import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
 import Logging
@@ -8,6 +8,7 @@ import NIOCore
 import NIOSSL
 import PlugboardStore
 import ServiceLifecycle
+import UnixSignals
 
 /// `plugboard serve`: the board's flags over HTTP, for every Unleash SDK (client API: features with ETag, delta,
 /// server-sent-event streaming, register, metrics) and every OpenFeature SDK (OFREP).

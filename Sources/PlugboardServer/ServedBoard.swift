@@ -1,7 +1,7 @@
-import Foundation
-import PlugboardFlags
-import PlugboardModel
-import PlugboardStore
+public import Foundation
+public import PlugboardFlags
+public import PlugboardModel
+public import PlugboardStore
 
 /// What `plugboard serve` needs from a board: reading flags and tokens, noticing changes, storing client usage.
 ///

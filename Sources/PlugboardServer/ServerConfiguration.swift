@@ -1,6 +1,6 @@
 import Foundation
-import Logging
-import PlugboardStore
+public import Logging
+public import PlugboardStore
 
 /// How `plugboard serve` listens and how it treats clients.
 public struct ServerConfiguration: Sendable {

@@ -1,4 +1,4 @@
-import PlugboardPluginAPI
+public import PlugboardPluginAPI
 import Synchronization
 
 /// A ``FlagEvaluating`` with values you set, for plug-in tests.

@@ -1,5 +1,5 @@
-import Foundation
-import PlugboardPluginAPI
+public import Foundation
+public import PlugboardPluginAPI
 import Synchronization
 
 /// An in-memory `SecureStorage` for plug-in authors' tests.

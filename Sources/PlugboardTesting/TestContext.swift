@@ -1,6 +1,6 @@
 import Foundation
-import Logging
-import PlugboardPluginAPI
+public import Logging
+public import PlugboardPluginAPI
 
 extension PluginContext {
     /// A context built from in-memory fakes, for testing a plug-in without a host.

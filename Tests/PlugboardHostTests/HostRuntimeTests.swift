@@ -2,6 +2,7 @@ import Foundation
 import PlugboardBoardHost
 import PlugboardFlags
 import PlugboardHost
+import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardStore
 import PlugboardTesting

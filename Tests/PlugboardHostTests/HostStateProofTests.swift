@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PlugboardHost
+import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardStore
 import Testing

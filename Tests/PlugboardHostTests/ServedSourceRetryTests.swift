@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import Logging
+import PlugboardHost
 import PlugboardModel
 import PlugboardRemoteHost
 import PlugboardStore

@@ -1,5 +1,7 @@
+import Crypto
 import Foundation
 import PlugboardPluginAPI
+import PlugboardStore
 import PlugboardTesting
 import Testing
 

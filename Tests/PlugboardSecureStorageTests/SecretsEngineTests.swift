@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardPluginAPI
+import PlugboardStore
 import Testing
 
 @testable import PlugboardSecureStorage

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PlugboardFlags
 import PlugboardModel
 import PlugboardVersioning
 import Testing

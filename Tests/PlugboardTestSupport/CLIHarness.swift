@@ -1,10 +1,10 @@
-import Foundation
-import GRDB
+public import Foundation
+public import GRDB
 import Synchronization
-import Testing
+public import Testing
 
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Reads the raw bytes of a board file (or its `-wal`, `-shm`) in a child process.
 ///

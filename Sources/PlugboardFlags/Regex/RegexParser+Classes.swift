@@ -1,4 +1,6 @@
 /// Escapes (`\n`, `\x{…}`, `\d`, `\p{…}`, `\b{start}`…) and bracketed classes (`[a-z&&[^aeiou]]`, `[[:alpha:]]`).
+import Foundation
+
 extension RegexParser {
     /// What an escape stands for.
     enum Escape {

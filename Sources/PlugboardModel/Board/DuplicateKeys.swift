@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Finds a key that appears twice in one object of a JSON document.
 ///

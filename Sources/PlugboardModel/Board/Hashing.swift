@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+package import Foundation
 
 extension SHA256.Digest {
     /// Whether `text` is this digest in lowercase hex (what ``hex`` gives), compared without making a string.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import PlugboardFlags
 
 /// UTC ISO-8601 timestamps with milliseconds, the one time format of the board.

@@ -1,5 +1,5 @@
-import Foundation
-import PlugboardFlags
+public import Foundation
+public import PlugboardFlags
 
 /// What a host must know about one release before any of its code loads, beyond the registry rows: whether the
 /// board's rows for it are the ones its audit log recorded, and (under a signature policy) its signature level.

@@ -1,5 +1,5 @@
-import Foundation
-import PlugboardVersioning
+public import Foundation
+public import PlugboardVersioning
 
 /// A plug-in manifest: what a plug-in declares about one of its versions.
 ///

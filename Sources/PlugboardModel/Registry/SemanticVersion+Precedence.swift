@@ -1,4 +1,4 @@
-import PlugboardVersioning
+public import PlugboardVersioning
 
 extension SemanticVersion {
     /// A text key whose byte order is SemVer precedence, stored as `plugin_versions.sort_key` so that

@@ -1,5 +1,5 @@
-import Crypto
-import Foundation
+public import Crypto
+public import Foundation
 
 /// What the board's own key signs for hosts on other machines: which board state a snapshot (or a freshness notice)
 /// is, for which environment, until when, and the digest of its content.

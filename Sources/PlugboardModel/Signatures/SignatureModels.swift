@@ -1,5 +1,6 @@
-import Crypto
-import Foundation
+public import Crypto
+public import Foundation
+import PlugboardVersioning
 
 /// Whether hosts in an environment need signed releases.
 public enum SignaturePolicy: String, Sendable, Hashable, Codable, CaseIterable {

@@ -1,4 +1,4 @@
-import PlugboardModel
+public import PlugboardModel
 
 extension Board {
     /// Adds an owner or maintainer to a plug-in, or changes the role of an existing one. Needs an owner or an admin.

@@ -1,5 +1,5 @@
 /// What a change writes to the audit log (the board fills in sequence, time, actor and hashes).
-import PlugboardModel
+public import PlugboardModel
 
 public struct AuditEntry: Sendable, Hashable {
     /// Whether the change was made or refused.

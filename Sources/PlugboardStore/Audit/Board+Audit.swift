@@ -1,5 +1,5 @@
 import GRDB
-import PlugboardModel
+public import PlugboardModel
 
 extension Board {
     /// Recomputes the audit chain, checks the append-only triggers and, when given, that the log extends `checkpoint`.

@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import GRDB
 import GRDBSQLite
-import PlugboardModel
+public import PlugboardModel
 import Synchronization
 
 #if canImport(Glibc)
@@ -72,7 +72,7 @@ public final class Board: Sendable {
 
     /// A board over any GRDB writer whose schema is already migrated, for tests of the store's operations
     /// (``inMemory(actor:)`` makes one).
-    package init(writer: any DatabaseWriter, path: String = ":memory:", isReadOnly: Bool = false) {
+    init(writer: any DatabaseWriter, path: String = ":memory:", isReadOnly: Bool = false) {
         self.path = path
         self.writer = writer
         self.isReadOnly = isReadOnly

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import PlugboardMigrations
-import PlugboardModel
+public import PlugboardMigrations
+public import PlugboardModel
 
 /// One migration known to this binary and, if applied, when.
 public struct MigrationInfo: Sendable, Hashable, Codable {

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
-import PlugboardModel
+package import PlugboardModel
 
 // The only ways into the board's tables. Reads run in a read transaction. A change of the board's policy runs in
 // `change(_:refusal:requiring:_:)`: one `BEGIN IMMEDIATE` transaction that checks who may make it and must record its

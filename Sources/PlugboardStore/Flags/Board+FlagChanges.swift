@@ -1,5 +1,5 @@
 import PlugboardFlags
-import PlugboardModel
+public import PlugboardModel
 
 extension Board {
     /// Creates a flag, disabled in every environment. Anyone who can write the board may; they become its owner.

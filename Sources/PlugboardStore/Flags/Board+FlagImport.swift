@@ -1,5 +1,5 @@
-import PlugboardFlags
-import PlugboardModel
+public import PlugboardFlags
+public import PlugboardModel
 
 extension Board {
     /// Imports an Unleash client-API feature set into one environment, in one transaction.

@@ -1,5 +1,5 @@
-import PlugboardFlags
-import PlugboardModel
+public import PlugboardFlags
+public import PlugboardModel
 
 extension Board {
     /// The Unleash client-API feature set of one environment: every flag that is not archived, and every segment.

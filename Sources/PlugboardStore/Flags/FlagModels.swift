@@ -1,5 +1,5 @@
-import PlugboardFlags
-import PlugboardModel
+public import PlugboardFlags
+public import PlugboardModel
 
 /// The kinds of flag, with Unleash's expected lifetimes (after which a flag is "potentially stale").
 public enum FlagType: String, Sendable, Hashable, Codable, CaseIterable {

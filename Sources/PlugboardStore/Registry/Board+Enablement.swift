@@ -1,6 +1,6 @@
 import GRDB
-import PlugboardModel
-import PlugboardVersioning
+public import PlugboardModel
+public import PlugboardVersioning
 
 extension Board {
     /// Enables or disables a plug-in in one environment (created if it does not exist yet).

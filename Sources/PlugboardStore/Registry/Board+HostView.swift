@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import PlugboardFlags
-import PlugboardModel
+public import PlugboardModel
 
 extension Board {
     /// The check of one release for a host of `environment` under `policy`, its rows proven by the audit log's head

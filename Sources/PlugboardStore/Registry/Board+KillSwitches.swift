@@ -1,5 +1,5 @@
 import GRDB
-import PlugboardModel
+public import PlugboardModel
 
 extension Board {
     /// Throws a kill switch over one plug-in, one version, or all plug-ins, in every environment.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
-import PlugboardModel
+public import PlugboardModel
+import PlugboardVersioning
 
 extension Board {
     /// Registers a version of a plug-in (and the plug-in itself, if new), optionally with an artifact file.

@@ -1,5 +1,5 @@
 import GRDB
-import PlugboardModel
+public import PlugboardModel
 import PlugboardVersioning
 
 extension Board {

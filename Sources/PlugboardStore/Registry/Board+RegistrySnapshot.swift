@@ -1,5 +1,5 @@
 import GRDB
-import PlugboardModel
+public import PlugboardModel
 
 extension Board {
     /// Reads a ``RegistrySnapshot`` of `environment` in one read transaction. An environment the board does

@@ -1,6 +1,6 @@
-import Crypto
-import Foundation
-import PlugboardModel
+public import Crypto
+package import Foundation
+public import PlugboardModel
 
 #if canImport(Glibc)
 import Glibc

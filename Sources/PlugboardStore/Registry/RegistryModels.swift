@@ -1,5 +1,5 @@
-import PlugboardModel
-import PlugboardVersioning
+public import PlugboardModel
+public import PlugboardVersioning
 
 /// A row of `plugboard plugin list`: one plug-in's state in one environment.
 public struct PluginSummary: Sendable, Hashable, Codable {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PlugboardModel
+import PlugboardVersioning
 
 /// The SQL of the registry: plug-ins, versions, dependencies, environments, pins, yanks and kill switches.
 enum RegistryQueries {

@@ -1,5 +1,5 @@
 import GRDB
-import PlugboardModel
+public import PlugboardModel
 
 /// A stored load report line with the host that wrote it.
 public struct HostLoadStatus: Sendable, Hashable, Codable {

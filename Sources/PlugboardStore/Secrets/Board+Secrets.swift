@@ -1,6 +1,6 @@
-import Foundation
+package import Foundation
 import GRDB
-import PlugboardModel
+public import PlugboardModel
 
 // The board's side of the secure storage: its tables hold sealed bytes only. The cryptography (the master key, data
 // keys, sealing) is PlugboardSecureStorage's; the store never sees a plaintext or an unwrapped key.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Where the secure storage keeps its records: the board's secret tables (``Board/secretVault``), or an in-memory
 /// vault in tests.

@@ -1,6 +1,8 @@
+import Crypto
+import Foundation
 import GRDB
-import PlugboardModel
-import PlugboardVersioning
+public import PlugboardModel
+public import PlugboardVersioning
 
 /// One environment's signature policy.
 public struct EnvironmentSignaturePolicy: Sendable, Hashable, Codable {

@@ -1,5 +1,5 @@
 import GRDB
-import PlugboardModel
+public import PlugboardModel
 
 extension Board {
     /// Proves the board as it is now from `anchor` (see ``HeadProof``): its structure, the audit log from the anchor to

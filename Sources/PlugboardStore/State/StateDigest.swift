@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import GRDBSQLite
+import PlugboardModel
 
 /// The encodings of the state proof. They are simple on purpose, so that an auditor can recompute them with
 /// `sqlite3` and a short script (the DocC article "Reading the board" has one):

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import PlugboardModel
+public import PlugboardModel
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
-import PlugboardModel
+public import Foundation
+public import PlugboardModel
 
 extension Board {
     /// Creates an API token that reads `environment`, and returns its secret: the board stores only its SHA-256.

@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
-import PlugboardModel
+public import Foundation
+public import PlugboardModel
 
 /// An API token as people see it: never its secret, never its hash.
 public struct APIToken: Sendable, Hashable, Codable {

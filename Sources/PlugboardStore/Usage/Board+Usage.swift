@@ -1,5 +1,5 @@
-import Foundation
-import PlugboardModel
+public import Foundation
+public import PlugboardModel
 
 extension Board {
     /// Stores a batch of client telemetry in one short transaction of the telemetry file (never the board's write lock,

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import PlugboardModel
 
 /// One SDK instance announcing itself (Unleash `register`, or the sender of a metrics report).
