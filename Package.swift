@@ -8,6 +8,12 @@ let commonSwiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+/// Imports are internal unless written `public import`, and a member is visible only where its module is imported.
+let strictImports: [SwiftSetting] = [
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
 let package = Package(
     name: "Plugboard",
     platforms: [.macOS(.v15)],
@@ -38,10 +44,13 @@ let package = Package(
     ],
     targets: [
         // MARK: Pure modules (no I/O)
-        .target(name: "PlugboardVersioning"),
+        .target(name: "PlugboardVersioning", swiftSettings: strictImports),
+        // A linear-time regular expression engine with the syntax and semantics of Rust's regex crate.
+        .target(name: "PlugboardRegex", swiftSettings: strictImports),
         .target(
             name: "PlugboardFlags",
-            dependencies: ["PlugboardVersioning"]
+            dependencies: ["PlugboardRegex", "PlugboardVersioning"],
+            swiftSettings: strictImports
         ),
 
         // MARK: The plug-in interface (SPI + FPI)
@@ -180,6 +189,7 @@ let package = Package(
             dependencies: ["plugboard", "plugboard-test-host", "PlugboardTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
+        .testTarget(name: "PlugboardRegexTests", dependencies: ["PlugboardRegex"]),
         .testTarget(name: "PlugboardFlagsTests", dependencies: ["PlugboardFlags"], exclude: ["Fixtures"]),
         .testTarget(
             name: "PlugboardStoreTests",

@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardRegex
 import PlugboardVersioning
 
 /// Evaluates flags of one snapshot for one context.

@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardRegex
 import PlugboardVersioning
 
 /// The compiled flags in the form the evaluator reads: fixed-size records in buffers the program owns, pointing at

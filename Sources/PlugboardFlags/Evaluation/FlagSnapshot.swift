@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import PlugboardVersioning
 
 /// The variant a flag resolves to for a context, shaped like Unleash's `getVariant` answer.

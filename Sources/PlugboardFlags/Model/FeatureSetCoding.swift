@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A features JSON that could not be decoded; the message names the flag (when there is one) and the field.
 public struct FlagDecodingError: Error, Sendable, Hashable, CustomStringConvertible {

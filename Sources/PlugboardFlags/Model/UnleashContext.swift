@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The facts a flag is evaluated against: who is asking, from where, and when.
 ///

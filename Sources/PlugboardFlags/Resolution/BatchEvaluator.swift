@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A JSONL input line that could not be evaluated; names the (1-based) line number.
 public struct BatchInputError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Holds the current ``FlagSnapshot`` and lets a writer swap in a new one atomically.
