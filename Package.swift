@@ -46,9 +46,11 @@ let package = Package(
     targets: [
         // MARK: Pure modules (no I/O)
         .target(name: "PlugboardVersioning"),
+        // A linear-time regular expression engine with the syntax and semantics of Rust's regex crate.
+        .target(name: "PlugboardRegex"),
         .target(
             name: "PlugboardFlags",
-            dependencies: ["PlugboardVersioning"]
+            dependencies: ["PlugboardRegex", "PlugboardVersioning"]
         ),
 
         // MARK: The plug-in interface (SPI + FPI)
@@ -216,6 +218,7 @@ let package = Package(
             dependencies: ["plugboard", "plugboard-test-host", "PlugboardTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
+        .testTarget(name: "PlugboardRegexTests", dependencies: ["PlugboardRegex"]),
         .testTarget(name: "PlugboardFlagsTests", dependencies: ["PlugboardFlags"], exclude: ["Fixtures"]),
         .testTarget(
             name: "PlugboardStoreTests",

@@ -288,7 +288,7 @@ struct FlagCommand: ParsableCommand {
                     let set = try FeatureSet.decode(from: data)
                     for problem in set.validate().errors { Output.printWarning("\(problem) (evaluated as Unleash does)") }
                     evaluator = BatchEvaluator(snapshot: try FlagSnapshot(set, mode: .lenient, environment: environment))
-                } catch let error as FlagDecodingError {
+                } catch let error where error.code == .malformedFeatures {
                     throw BoardError(.invalidInput, error.message)
                 } catch {
                     throw BoardError(.invalidInput, "the features file \(features) cannot be evaluated: \(error)")
@@ -305,8 +305,8 @@ struct FlagCommand: ParsableCommand {
             try BoundedInput.forEachLine(path: contexts, limit: BoundedInput.contextLineLimit, what: "contexts") {
                 line, lineNumber throws(BoardError) in
                 guard !BatchEvaluator.isBlank(line) else { return }
-                do throws(BatchInputError) { try evaluator.evaluate(line: line, lineNumber: lineNumber, appendingTo: &blocks.text) } catch {
-                    throw BoardError(.invalidInput, "--contexts line \(error.lineNumber): \(error.message)")
+                do throws(FlagsError) { try evaluator.evaluate(line: line, lineNumber: lineNumber, appendingTo: &blocks.text) } catch {
+                    throw BoardError(.invalidInput, "--contexts line \(lineNumber): \(error.message)")
                 }
                 blocks.text.append("\n")
                 blocks.flushIfFull()

@@ -100,7 +100,7 @@ struct OperatorTests {
         let lte = try snapshot(constraint: Constraint(contextName: "version", operator: "SEMVER_LTE", value: "1.2.3"))
         #expect(lte.isEnabled("f", context: props(["version": "1.2.3+build.7"])), "build metadata is ignored")
         // A leading 'v' in the definition is refused strictly and is false leniently, as in Unleash.
-        #expect(throws: FlagValidationFailure.self) {
+        #expect(throws: FlagsError.self) {
             try snapshot(constraint: Constraint(contextName: "version", operator: "SEMVER_EQ", value: "v1.0.0"))
         }
         let lenient = try snapshot(constraint: Constraint(contextName: "version", operator: "SEMVER_EQ", value: "v1.0.0"), mode: .lenient)
@@ -126,7 +126,7 @@ struct OperatorTests {
         #expect(try regex("straße", caseInsensitive: true).isEnabled("f", context: props(["s": "STRAẞE"])))
         #expect(try regex("[[:foo:]]").isEnabled("f", context: props(["s": "o"])), "an unknown POSIX name is a nested class in RE2")
         for refused in ["[\\d-z]", "(a)\\1", "(?=a)b", "(?<!a)b", "(?>a)", "(regex", "\\Qa\\E", "a\\Z"] {
-            #expect(throws: FlagValidationFailure.self, "\(refused)") { try regex(refused) }
+            #expect(throws: FlagsError.self, "\(refused)") { try regex(refused) }
         }
     }
 
@@ -142,7 +142,7 @@ struct OperatorTests {
             #expect(!cidr.isEnabled("f", context: UnleashContext(remoteAddress: outside)), "\(outside)")
         }
         #expect(!cidr.isEnabled("f", context: UnleashContext()))
-        #expect(throws: FlagValidationFailure.self) {
+        #expect(throws: FlagsError.self) {
             try snapshot(constraint: Constraint(contextName: "remoteAddress", operator: "IN_CIDR", values: ["10.0.0.0/33"]))
         }
     }

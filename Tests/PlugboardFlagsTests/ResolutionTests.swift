@@ -107,7 +107,7 @@ struct ResolutionTests {
         try provider.update(json: Data(Self.json.utf8))
         #expect(provider.bool("everyone", default: false).value)
         #expect(provider.generation == 1)
-        #expect(throws: FlagSetError.self) { try provider.update(json: Data("{]".utf8)) }
+        #expect(throws: FlagsError.self) { try provider.update(json: Data("{]".utf8)) }
         #expect(provider.generation == 1, "a failed update keeps the current snapshot")
 
         let off = try FlagSnapshot(json: Data(#"{"version":1,"features":[{"name":"everyone","enabled":false}]}"#.utf8))
@@ -158,8 +158,8 @@ struct ResolutionTests {
             #expect(error.lineNumber == 2)
             #expect(error.description == "line 2: missing required key 'toggle'")
         }
-        #expect(throws: BatchInputError.self) { try evaluator.evaluate(line: "[1,2]", lineNumber: 9) }
-        #expect(throws: BatchInputError.self) { try evaluator.evaluate(line: #"{"toggle":"a","context":{"userId":["x"]}}"#, lineNumber: 1) }
-        #expect(throws: BatchEvaluationError.self) { try BatchEvaluator.evaluate(features: Data("{".utf8), contexts: "") }
+        #expect(throws: FlagsError.self) { try evaluator.evaluate(line: "[1,2]", lineNumber: 9) }
+        #expect(throws: FlagsError.self) { try evaluator.evaluate(line: #"{"toggle":"a","context":{"userId":["x"]}}"#, lineNumber: 1) }
+        #expect(throws: FlagsError.self) { try BatchEvaluator.evaluate(features: Data("{".utf8), contexts: "") }
     }
 }

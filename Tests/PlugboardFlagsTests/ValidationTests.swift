@@ -10,7 +10,7 @@ struct ValidationTests {
 
     @Test("bad JSON and wrong shapes name the flag and the field")
     func decodingErrors() {
-        #expect(throws: FlagDecodingError.self) { try FeatureSet.decode(from: "{not json") }
+        #expect(throws: FlagsError.self) { try FeatureSet.decode(from: "{not json") }
         do {
             _ = try FeatureSet.decode(
                 from:
@@ -68,7 +68,7 @@ struct ValidationTests {
             #expect(found.contains { $0.hasPrefix(message) }, "missing: \(message)\nfound:\n\(found.joined(separator: "\n"))")
         }
         #expect(found.count == expected.count, "\(found.joined(separator: "\n"))")
-        #expect(throws: FlagValidationFailure.self) { try FlagSnapshot(FeatureSet.decode(from: json)) }
+        #expect(throws: FlagsError.self) { try FlagSnapshot(FeatureSet.decode(from: json)) }
     }
 
     @Test("a dependency on a missing flag is accepted with a warning and keeps the child off")

@@ -1,3 +1,4 @@
+import PlugboardRegex
 import PlugboardVersioning
 
 /// A context field a constraint, stickiness or override reads.

@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardRegex
 import PlugboardVersioning
 
 /// Evaluates flags of one snapshot for one context.
@@ -19,13 +20,13 @@ struct Evaluator {
     let overrides: [String: String]?
     /// The flag being asked about; rollouts without a `groupId` hash with its name (for a parent evaluated as a
     /// dependency, Unleash's engine uses the child's name).
-    private var toggle: Int32 = 0
+    private(set) var toggle: Int32 = 0
     private var nowInstant: UnleashInstant?
     // Context values parsed at most once per evaluation, whatever the number of constraints that read them.
-    private var versions = ParsedOnce<SemanticVersionNumbers>()
-    private var addresses = ParsedOnce<IPAddress>()
-    private var dates = ParsedOnce<UnleashInstant>()
-    private var numbers = ParsedOnce<Double>()
+    var versions = ParsedOnce<SemanticVersionNumbers>()
+    var addresses = ParsedOnce<IPAddress>()
+    var dates = ParsedOnce<UnleashInstant>()
+    var numbers = ParsedOnce<Double>()
 
     /// `context` must outlive the evaluator.
     @inline(__always)
@@ -112,11 +113,11 @@ struct Evaluator {
         }
     }
 
-    private static var userId: FieldRef { .standard(.userId) }
-    private static var sessionId: FieldRef { .standard(.sessionId) }
-    private static var remoteAddress: FieldRef { .standard(.remoteAddress) }
+    static var userId: FieldRef { .standard(.userId) }
+    static var sessionId: FieldRef { .standard(.sessionId) }
+    static var remoteAddress: FieldRef { .standard(.remoteAddress) }
 
-    private mutating func now() -> UnleashInstant {
+    mutating func now() -> UnleashInstant {
         if let nowInstant { return nowInstant }
         let instant = UnleashInstant(wholeSecondsOf: storage.environment.now())
         nowInstant = instant
@@ -154,280 +155,6 @@ struct Evaluator {
             if parentEnabled != dependency.expectEnabled { return false }
         }
         return true
-    }
-
-    // MARK: Strategies
-
-    /// The offset of the first matching strategy: `.some(nil)` when the flag has no strategies (on for all),
-    /// `nil` when none matches.
-    @inline(__always)
-    private mutating func matchStrategy(_ flag: FlagRecord) -> Int32?? {
-        if flag.strategyCount == 0 { return .some(nil) }
-        for offset in 0..<flag.strategyCount where strategyMatches(program.strategies[flag.firstStrategy + offset]) {
-            return .some(offset)
-        }
-        return nil
-    }
-
-    @inline(__always)
-    private mutating func strategyMatches(_ strategy: StrategyRecord) -> Bool {
-        guard ruleMatches(strategy) else { return false }
-        var index = strategy.firstConstraint
-        let end = index + strategy.constraintCount
-        while index < end {
-            if !constraintHolds(program.constraints[index]) { return false }
-            index += 1
-        }
-        return true
-    }
-
-    @inline(__always)
-    private mutating func ruleMatches(_ strategy: StrategyRecord) -> Bool {
-        switch strategy.rule {
-        case .always:
-            return true
-        case .never:
-            return false
-        case .userIds:
-            guard let userId = value(of: Self.userId) else { return false }
-            return program.sets[strategy.first].contains(userId)
-        case .rollout:
-            var index = strategy.first
-            let end = index + strategy.count
-            while index < end {
-                let source = program.fields[index]
-                index += 1
-                let identifier: String?
-                if source.kind == .random {
-                    identifier = String(storage.environment.random(10_000))
-                } else {
-                    identifier = currentValue(source)
-                }
-                if let identifier {
-                    let prefix = strategy.groupId >= 0 ? strategy.groupPrefix : program.flags[toggle].namePrefix
-                    let bucket = MurmurHash3.normalizedValue(prefix: prefix, identifier: identifier)
-                    return bucket <= strategy.percent
-                }
-            }
-            return false
-        case .random:
-            return UInt64(storage.environment.random(100)) + 1 <= strategy.percent
-        case .remoteAddress:
-            guard let address = parsedAddress(of: Self.remoteAddress) else { return false }
-            return networkContains(first: strategy.first, count: strategy.count, address)
-        case .hostname:
-            guard let hostname = storage.environment.hostname else { return false }
-            return program.hostSets[strategy.first].contains(hostname.lowercased())
-        }
-    }
-
-    @inline(__always)
-    private func networkContains(first: Int32, count: Int32, _ address: IPAddress) -> Bool {
-        for index in first..<(first + count) where program.networks[index].contains(address) { return true }
-        return false
-    }
-
-    private mutating func constraintHolds(_ constraint: ConstraintRecord) -> Bool {
-        let result: Bool
-        let first = constraint.first
-        let end = first + constraint.count
-        switch constraint.test {
-        case .never:
-            result = false
-        case .inList:
-            result = currentValue(constraint.field).map { program.sets[first].contains($0) } ?? false
-        case .notInList:
-            result = currentValue(constraint.field).map { !program.sets[first].contains($0) } ?? true
-        case .string:
-            if let text = currentValue(constraint.field) {
-                var found = false
-                if constraint.caseInsensitive, !Self.isASCII(text) {
-                    let lowered = text.lowercased()
-                    for index in first..<end where Self.bytesMatch(lowered, program.strings[index], constraint.match) {
-                        found = true
-                        break
-                    }
-                } else {
-                    for index in first..<end
-                    where Self.bytesMatch(text, program.strings[index], constraint.match, foldingASCII: constraint.caseInsensitive) {
-                        found = true
-                        break
-                    }
-                }
-                result = found
-            } else {
-                result = false
-            }
-        case .number:
-            if let value = parsedNumber(of: constraint.field) {
-                let number = program.numbers[first]
-                result =
-                    constraint.comparison == .equal ? abs(value - number) < Double.ulpOfOne : constraint.comparison.holds(value, number)
-            } else {
-                result = false
-            }
-        case .date:
-            result = parsedDate(of: constraint.field).map { constraint.comparison.holds($0, program.instants[first]) } ?? false
-        case .semver:
-            if let value = parsedVersion(of: constraint.field) {
-                let key = program.versions[first]
-                if let order = key.order(of: value) {
-                    result = constraint.comparison.holds(order, 0)
-                } else if let text = currentValue(constraint.field), let view = SemanticVersionView(text) {
-                    // Same numbers, both pre-releases: the identifiers decide, read from the text again.
-                    result = constraint.comparison.holds(view.comparePrerelease(to: program.strings[key.prerelease]), 0)
-                } else {
-                    result = false
-                }
-            } else {
-                result = false
-            }
-        case .regex:
-            if let text = currentValue(constraint.field) {
-                result = program.automata[first]?.matches(text) ?? program.regexes[first].matches(text)
-            } else {
-                result = false
-            }
-        case .cidr:
-            if let address = parsedAddress(of: constraint.field) {
-                result = networkContains(first: first, count: constraint.count, address)
-            } else {
-                result = false
-            }
-        }
-        return result != constraint.inverted
-    }
-
-    /// The field's value for string operators; a missing `currentTime` reads as now (`YYYY-MM-DDTHH:MM:SSZ`).
-    @inline(__always)
-    private mutating func currentValue(_ field: FieldRef) -> String? {
-        if let text = value(of: field) { return text }
-        if field.kind == .currentTime { return UnleashDate.formatWholeSeconds(storage.environment.now()) }
-        return nil
-    }
-
-    /// The field as a semantic version (parsed once per evaluation).
-    private mutating func parsedVersion(of field: FieldRef) -> SemanticVersionNumbers? {
-        if let hit = versions[field] { return hit }
-        let parsed = currentValue(field).flatMap(SemanticVersionNumbers.init)
-        versions.store(parsed, for: field)
-        return parsed
-    }
-
-    /// The field as an IP address (parsed once per evaluation).
-    private mutating func parsedAddress(of field: FieldRef) -> IPAddress? {
-        if let hit = addresses[field] { return hit }
-        let parsed = currentValue(field).flatMap { IPAddress($0) }
-        addresses.store(parsed, for: field)
-        return parsed
-    }
-
-    /// The field as a date (parsed once per evaluation); a missing `currentTime` is now.
-    private mutating func parsedDate(of field: FieldRef) -> UnleashInstant? {
-        if let hit = dates[field] { return hit }
-        let parsed: UnleashInstant?
-        if let text = value(of: field) {
-            parsed = UnleashDate.parseContextValue(text)
-        } else {
-            parsed = field.kind == .currentTime ? now() : nil
-        }
-        dates.store(parsed, for: field)
-        return parsed
-    }
-
-    /// The field as a number (parsed once per evaluation).
-    private mutating func parsedNumber(of field: FieldRef) -> Double? {
-        if let hit = numbers[field] { return hit }
-        let parsed = currentValue(field).flatMap(UnleashNumber.parseContextValue)
-        numbers.store(parsed, for: field)
-        return parsed
-    }
-
-    /// Byte-wise (UTF-8) prefix, suffix or substring test, as Unleash's engine does it; `foldingASCII` lowercases
-    /// the text's ASCII letters on the fly (the needle is lowercased already).
-    static func bytesMatch(_ text: String, _ needle: String, _ match: StringMatch, foldingASCII: Bool = false) -> Bool {
-        withBytes(text) { haystack in
-            withBytes(needle) { pattern in bytesMatch(haystack, pattern, match, foldingASCII: foldingASCII) }
-        }
-    }
-
-    private static func isASCII(_ text: String) -> Bool {
-        withBytes(text) { bytes in
-            var high: UInt8 = 0
-            for byte in bytes { high |= byte }
-            return high < 0x80
-        }
-    }
-
-    /// The string's UTF-8 in place (a copy only for a string that is not stored as UTF-8).
-    @inline(__always)
-    private static func withBytes<R>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
-        return Array(text.utf8).withUnsafeBufferPointer(body)
-    }
-
-    private static func bytesMatch(
-        _ haystack: UnsafeBufferPointer<UInt8>, _ pattern: UnsafeBufferPointer<UInt8>, _ match: StringMatch, foldingASCII: Bool
-    ) -> Bool {
-        guard haystack.count >= pattern.count else { return false }
-        /// Whether `pattern` stands in `haystack` at `start`.
-        @inline(__always) func matches(at start: Int) -> Bool {
-            if !foldingASCII { return pattern.isEmpty || memcmp(haystack.baseAddress! + start, pattern.baseAddress!, pattern.count) == 0 }
-            for offset in 0..<pattern.count {
-                var byte = haystack[start + offset]
-                if byte &- 0x41 < 26 { byte |= 0x20 }
-                if byte != pattern[offset] { return false }
-            }
-            return true
-        }
-        switch match {
-        case .startsWith: return matches(at: 0)
-        case .endsWith: return matches(at: haystack.count - pattern.count)
-        case .contains:
-            for start in 0...(haystack.count - pattern.count) where matches(at: start) { return true }
-            return false
-        }
-    }
-
-    // MARK: Variants
-
-    /// The strategy's own variants when it has some, else the flag's: the picked variant's index in
-    /// ``FlagProgram/variants``; `nil` when there is none to pick.
-    private mutating func resolveVariant(_ flag: FlagRecord, strategy: Int32?) -> (Int32, Evaluation.VariantPick)? {
-        var setIndex = flag.variants
-        if let strategy {
-            let own = program.strategies[flag.firstStrategy + strategy].variants
-            if own >= 0 { setIndex = own }
-        }
-        guard setIndex >= 0 else { return nil }
-        let set = program.variantSets[setIndex]
-        guard set.totalWeight > 0 else { return nil }
-        let end = set.first + set.count
-        for index in set.first..<end {
-            let variant = program.variants[index]
-            for position in variant.firstOverride..<(variant.firstOverride + variant.overrideCount) {
-                let override = program.overrides[position]
-                if let text = currentValue(override.field), program.sets[override.set].contains(text) { return (index, .override) }
-            }
-        }
-        let seed: String?
-        if set.standardStickiness {
-            seed = value(of: Self.userId) ?? value(of: Self.sessionId)
-        } else {
-            seed = value(of: set.stickiness)
-        }
-        let target: UInt32
-        if let seed {
-            target = MurmurHash3.normalizedValue(prefix: set.groupPrefix, identifier: seed, modulus: set.totalWeight)
-        } else {
-            target = storage.environment.random(set.totalWeight) + 1
-        }
-        var cumulative: UInt32 = 0
-        for index in set.first..<end {
-            cumulative += program.variants[index].weight
-            if cumulative >= target { return (index, set.weightedCount > 1 ? .split : .single) }
-        }
-        return nil
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardRegex
 import PlugboardVersioning
 
 // Constraints: each compiled once per snapshot, with its validation problems.

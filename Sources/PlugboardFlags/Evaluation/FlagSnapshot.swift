@@ -88,13 +88,16 @@ public struct FlagSnapshot: Sendable {
     ///   - mode: ``ValidationMode/strict`` (default) refuses a set with any validation error;
     ///     ``ValidationMode/lenient`` evaluates whatever Unleash's engine would.
     ///   - environment: hostname, clock and randomness.
-    /// - Throws: ``FlagValidationFailure`` in strict mode, listing every error.
+    /// - Throws: ``FlagsError`` with ``FlagsError/Code/invalidFeatures`` in strict mode, one error per line of
+    ///   its message, all of them (and the warnings) in its ``FlagsError/validation``.
     public init(_ features: FeatureSet, mode: ValidationMode = .strict, environment: EvaluationEnvironment = .init())
-        throws(FlagValidationFailure)
+        throws(FlagsError)
     {
         let output = FlagCompiler.compile(features)
         if mode == .strict, !output.errors.isEmpty {
-            throw FlagValidationFailure(errors: output.errors, warnings: output.warnings)
+            throw FlagsError(
+                .invalidFeatures, output.errors.map(\.description).joined(separator: "\n"),
+                validation: FlagValidationReport(errors: output.errors, warnings: output.warnings))
         }
         let warnings =
             mode == .strict
@@ -105,19 +108,10 @@ public struct FlagSnapshot: Sendable {
 
     /// Decodes and compiles the Unleash client-API features JSON.
     ///
-    /// - Throws: ``FlagSetError/decoding(_:)`` for malformed JSON, ``FlagSetError/validation(_:)`` in strict mode.
-    public init(json: Data, mode: ValidationMode = .strict, environment: EvaluationEnvironment = .init()) throws(FlagSetError) {
-        let features: FeatureSet
-        do {
-            features = try FeatureSet.decode(from: json)
-        } catch {
-            throw .decoding(error)
-        }
-        do {
-            try self.init(features, mode: mode, environment: environment)
-        } catch {
-            throw .validation(error)
-        }
+    /// - Throws: ``FlagsError`` with ``FlagsError/Code/malformedFeatures`` for malformed JSON,
+    ///   ``FlagsError/Code/invalidFeatures`` in strict mode.
+    public init(json: Data, mode: ValidationMode = .strict, environment: EvaluationEnvironment = .init()) throws(FlagsError) {
+        try self.init(try FeatureSet.decode(from: json), mode: mode, environment: environment)
     }
 
     /// A snapshot with no flags: every flag is unknown.

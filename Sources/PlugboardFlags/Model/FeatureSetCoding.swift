@@ -1,34 +1,22 @@
 public import Foundation
 
-/// A features JSON that could not be decoded; the message names the flag (when there is one) and the field.
-public struct FlagDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// One sentence naming where the problem is and what it is,
-    /// for example `flag 'checkout' (features[3]) strategy 1 constraint 2: missing required key 'operator'`.
-    public let message: String
-
-    /// Creates an error with a readable message.
-    public init(_ message: String) { self.message = message }
-
-    /// The message.
-    public var description: String { message }
-}
-
 extension FeatureSet {
     /// Decodes the Unleash client-API features JSON.
     ///
-    /// - Throws: ``FlagDecodingError`` for malformed JSON or a field of the wrong shape, naming the flag and the field.
-    public static func decode(from data: Data) throws(FlagDecodingError) -> FeatureSet {
+    /// - Throws: ``FlagsError`` with ``FlagsError/Code/malformedFeatures`` for malformed JSON or a field of the
+    ///   wrong shape, naming the flag and the field.
+    public static func decode(from data: Data) throws(FlagsError) -> FeatureSet {
         do {
             return try JSONDecoder().decode(FeatureSet.self, from: data)
         } catch let error as DecodingError {
-            throw FlagDecodingError(Self.describe(error, in: data))
+            throw FlagsError(.malformedFeatures, Self.describe(error, in: data))
         } catch {
-            throw FlagDecodingError("the features JSON could not be read: \(error)")
+            throw FlagsError(.malformedFeatures, "the features JSON could not be read: \(error)")
         }
     }
 
     /// Decodes the Unleash client-API features JSON from text.
-    public static func decode(from json: String) throws(FlagDecodingError) -> FeatureSet {
+    public static func decode(from json: String) throws(FlagsError) -> FeatureSet {
         try decode(from: Data(json.utf8))
     }
 

@@ -1,38 +1,5 @@
 public import Foundation
 
-/// A JSONL input line that could not be evaluated; names the (1-based) line number.
-public struct BatchInputError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The 1-based line number in the input.
-    public let lineNumber: Int
-    /// What is wrong with the line.
-    public let message: String
-
-    /// Creates an error.
-    public init(lineNumber: Int, message: String) {
-        self.lineNumber = lineNumber
-        self.message = message
-    }
-
-    /// `line 3: <message>`.
-    public var description: String { "line \(lineNumber): \(message)" }
-}
-
-/// Why a batch evaluation failed: the features file, or an input line.
-public enum BatchEvaluationError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The features JSON could not be decoded or was refused by validation.
-    case features(FlagSetError)
-    /// An input line is malformed.
-    case input(BatchInputError)
-
-    /// The underlying message.
-    public var description: String {
-        switch self {
-        case .features(let error): "features: \(error)"
-        case .input(let error): error.description
-        }
-    }
-}
-
 /// Evaluates JSONL requests against a snapshot, for `plugboard flag evaluate --features FILE --contexts FILE.jsonl`.
 ///
 /// Each input line is `{"toggle": "NAME", "context": {…}}` (`context` may be omitted); each output line is, with
@@ -50,8 +17,8 @@ public struct BatchEvaluator: Sendable {
 
     /// Decodes and compiles the features JSON.
     ///
-    /// - Throws: ``FlagSetError`` when the JSON is malformed or (in strict mode) refused.
-    public init(features: Data, mode: ValidationMode = .strict, environment: EvaluationEnvironment = .init()) throws(FlagSetError) {
+    /// - Throws: ``FlagsError`` when the JSON is malformed or (in strict mode) refused.
+    public init(features: Data, mode: ValidationMode = .strict, environment: EvaluationEnvironment = .init()) throws(FlagsError) {
         snapshot = try FlagSnapshot(json: features, mode: mode, environment: environment)
     }
 
@@ -62,9 +29,9 @@ public struct BatchEvaluator: Sendable {
 
     /// Evaluates one input line and returns its output line (without a trailing newline).
     ///
-    /// - Throws: ``BatchInputError`` naming `lineNumber` when the line is not a JSON object with a string
-    ///   `toggle` and an optional object `context`.
-    public func evaluate(line: String, lineNumber: Int) throws(BatchInputError) -> String {
+    /// - Throws: ``FlagsError`` with ``FlagsError/Code/malformedRequest`` naming `lineNumber` when the line is not
+    ///   a JSON object with a string `toggle` and an optional object `context`.
+    public func evaluate(line: String, lineNumber: Int) throws(FlagsError) -> String {
         var out = ""
         try evaluate(line: line, lineNumber: lineNumber, appendingTo: &out)
         return out
@@ -74,9 +41,9 @@ public struct BatchEvaluator: Sendable {
     /// lines uses, so that no string is made per line. The line is parsed once, by a fast reader for the plain
     /// shape, or else by `JSONDecoder`.
     ///
-    /// - Throws: ``BatchInputError`` naming `lineNumber` when the line is not a JSON object with a string
-    ///   `toggle` and an optional object `context`; `output` is then unchanged.
-    public func evaluate(line: String, lineNumber: Int, appendingTo output: inout String) throws(BatchInputError) {
+    /// - Throws: ``FlagsError`` with ``FlagsError/Code/malformedRequest`` naming `lineNumber` when the line is not
+    ///   a JSON object with a string `toggle` and an optional object `context`; `output` is then unchanged.
+    public func evaluate(line: String, lineNumber: Int, appendingTo output: inout String) throws(FlagsError) {
         let toggle: String
         let context: UnleashContext?
         if let request = RequestLineParser.parse(line) {
@@ -91,26 +58,26 @@ public struct BatchEvaluator: Sendable {
 
     /// The slow path: `JSONDecoder`; only when that fails is the line parsed again, to tell a line that is not a JSON
     /// object from one with a missing or mistyped key.
-    private static func decode(_ line: String, lineNumber: Int) throws(BatchInputError) -> Request {
+    private static func decode(_ line: String, lineNumber: Int) throws(FlagsError) -> Request {
         let data = Data(line.utf8)
         do {
             return try JSONDecoder().decode(Request.self, from: data)
         } catch {
             guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
-                throw BatchInputError(
-                    lineNumber: lineNumber, message: "expected a JSON object like {\"toggle\": \"NAME\", \"context\": {…}}")
+                throw FlagsError(
+                    .malformedRequest, "expected a JSON object like {\"toggle\": \"NAME\", \"context\": {…}}", lineNumber: lineNumber)
             }
             if let error = error as? DecodingError {
-                throw BatchInputError(lineNumber: lineNumber, message: Self.describe(error))
+                throw FlagsError(.malformedRequest, Self.describe(error), lineNumber: lineNumber)
             }
-            throw BatchInputError(lineNumber: lineNumber, message: "\(error)")
+            throw FlagsError(.malformedRequest, "\(error)", lineNumber: lineNumber)
         }
     }
 
     /// Evaluates every non-blank line, in order; blank lines produce no output but still count for line numbers.
     ///
-    /// - Throws: ``BatchInputError`` for the first malformed line.
-    public func evaluate(lines: some Sequence<String>) throws(BatchInputError) -> [String] {
+    /// - Throws: ``FlagsError`` for the first malformed line.
+    public func evaluate(lines: some Sequence<String>) throws(FlagsError) -> [String] {
         var output: [String] = []
         for (offset, line) in lines.enumerated() where !Self.isBlank(line) {
             output.append(try evaluate(line: line, lineNumber: offset + 1))
@@ -119,7 +86,7 @@ public struct BatchEvaluator: Sendable {
     }
 
     /// Evaluates a whole JSONL text (lines separated by `\n`, `\r\n` accepted).
-    public func evaluate(jsonl: String) throws(BatchInputError) -> [String] {
+    public func evaluate(jsonl: String) throws(FlagsError) -> [String] {
         try evaluate(
             lines: jsonl.split(separator: "\n", omittingEmptySubsequences: false).map {
                 $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
@@ -133,21 +100,22 @@ public struct BatchEvaluator: Sendable {
     }
 
     /// One-shot batch: compile `features`, evaluate every line of `contexts`.
+    ///
+    /// - Throws: ``FlagsError``: a problem with the features, its message after `features: `, or the first
+    ///   malformed line.
     public static func evaluate(
         features: Data, contexts: String, mode: ValidationMode = .strict,
         environment: EvaluationEnvironment = .init()
-    ) throws(BatchEvaluationError) -> [String] {
+    ) throws(FlagsError) -> [String] {
         let evaluator: BatchEvaluator
         do {
             evaluator = try BatchEvaluator(features: features, mode: mode, environment: environment)
         } catch {
-            throw .features(error)
+            var error = error
+            error.message = "features: \(error.message)"
+            throw error
         }
-        do {
-            return try evaluator.evaluate(jsonl: contexts)
-        } catch {
-            throw .input(error)
-        }
+        return try evaluator.evaluate(jsonl: contexts)
     }
 
     /// The output line for one answer.

@@ -50,9 +50,9 @@ public final class FlagSnapshotProvider: FlagResolver {
 
     /// Compiles the features JSON and installs it; on error the current snapshot stays in place.
     ///
-    /// - Throws: ``FlagSetError`` when the JSON is malformed or refused by validation.
+    /// - Throws: ``FlagsError`` when the JSON is malformed or refused by validation.
     @discardableResult
-    public func update(json: Data, mode: ValidationMode = .strict, environment: EvaluationEnvironment = .init()) throws(FlagSetError)
+    public func update(json: Data, mode: ValidationMode = .strict, environment: EvaluationEnvironment = .init()) throws(FlagsError)
         -> FlagSnapshot
     {
         let snapshot = try FlagSnapshot(json: json, mode: mode, environment: environment)

@@ -32,8 +32,9 @@ public enum FlagValidationSubject: Sendable, Hashable, CustomStringConvertible {
 /// `flag 'checkout' strategy 2 constraint 1 operator: 'REGEX_MATCHES' is not a known operator`. A
 /// ``Severity/warning`` is one it accepts but that will not behave as its author probably meant, for example a
 /// dependency on a flag that does not exist, which keeps the child off, as in Unleash. Fields are 1-based
-/// (`strategy 2` is the second strategy).
-public struct FlagValidationProblem: Error, Sendable, Hashable, CustomStringConvertible {
+/// (`strategy 2` is the second strategy). A problem is a value in a report, never thrown: a refused set throws a
+/// ``FlagsError`` that lists its problems.
+public struct FlagValidationProblem: Sendable, Hashable, CustomStringConvertible {
     /// Whether the definition is refused or merely suspicious.
     public enum Severity: String, Sendable, Hashable {
         /// Refused in ``ValidationMode/strict`` mode.
@@ -77,33 +78,6 @@ public struct FlagValidationReport: Sendable, Hashable {
 
     /// Whether there are no errors.
     public var isValid: Bool { errors.isEmpty }
-}
-
-/// A feature set refused by strict validation; lists every error found.
-public struct FlagValidationFailure: Error, Sendable, Hashable, CustomStringConvertible {
-    /// Every error, in definition order.
-    public let errors: [FlagValidationProblem]
-    /// The warnings found alongside.
-    public let warnings: [FlagValidationProblem]
-
-    /// One error per line.
-    public var description: String { errors.map(\.description).joined(separator: "\n") }
-}
-
-/// Any reason a features JSON could not be turned into a ``FlagSnapshot``.
-public enum FlagSetError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The JSON is malformed or a field has the wrong shape.
-    case decoding(FlagDecodingError)
-    /// The JSON decoded but strict validation refused it.
-    case validation(FlagValidationFailure)
-
-    /// The underlying message(s).
-    public var description: String {
-        switch self {
-        case .decoding(let error): error.description
-        case .validation(let failure): failure.description
-        }
-    }
 }
 
 /// How strictly a ``FlagSnapshot`` treats definitions Unleash would merely evaluate as "off".

@@ -87,9 +87,9 @@ struct RegexProgram: Sendable {
     private(set) var dfa: RegexDFA?
 
     /// Compiles `node`; throws when the program would be over `instructionLimit` instructions.
-    static func compile(_ parsed: RegexNode, pattern: String) throws(UnleashRegex.RegexProblem) -> RegexProgram {
+    static func compile(_ parsed: RegexNode, pattern: String) throws(RegexError) -> RegexProgram {
         let node = parsed.simplified()
-        let tooLarge = UnleashRegex.RegexProblem(
+        let tooLarge = RegexError(
             "'\(pattern)' is not a valid regular expression: it is too large (over \(instructionLimit) instructions once compiled)")
         guard node.programSize(limit: instructionLimit) + 1 <= instructionLimit else { throw tooLarge }
         var compiler = Compiler()

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import PlugboardFlags
+@testable import PlugboardRegex
 
 /// The regex engine itself: no backtracking (its work is counted, not timed), size refusals, and answers recorded from
 /// Unleash's engine for patterns whose edge cases the differential test's random values do not reach.
@@ -67,7 +67,7 @@ struct RegexEngineTests {
 
     @Test("repetition counts over 1000 and programs over 100,000 instructions are refused at compile time")
     func sizeLimits() throws {
-        #expect(throws: UnleashRegex.RegexProblem.self) { try UnleashRegex("a{1001}", caseInsensitive: false) }
+        #expect(throws: RegexError.self) { try UnleashRegex("a{1001}", caseInsensitive: false) }
         do {
             _ = try UnleashRegex("a{1001}", caseInsensitive: false)
         } catch {
@@ -79,8 +79,8 @@ struct RegexEngineTests {
         } catch {
             #expect(error.message.contains("is too large"), "\(error.message)")
         }
-        #expect(throws: UnleashRegex.RegexProblem.self) { try UnleashRegex("(a{1000}){1000}", caseInsensitive: false) }
-        #expect(throws: UnleashRegex.RegexProblem.self) { try UnleashRegex("a{2,1001}", caseInsensitive: false) }
+        #expect(throws: RegexError.self) { try UnleashRegex("(a{1000}){1000}", caseInsensitive: false) }
+        #expect(throws: RegexError.self) { try UnleashRegex("a{2,1001}", caseInsensitive: false) }
         let thousand = try UnleashRegex("a{1000}", caseInsensitive: false)
         #expect(thousand.matches(String(repeating: "a", count: 1000)))
         #expect(!thousand.matches(String(repeating: "a", count: 999)))
@@ -247,14 +247,18 @@ struct RegexEngineTests {
 
     @Test("the automaton answers as the Pike VM on every pattern of the differential file and many subjects")
     func automatonAgreesWithTheVM() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/differential/features-regex.json")
-        let set = try FeatureSet.decode(from: Data(contentsOf: url))
+        // The flag tests' differential file: its REGEX constraints are the patterns compared with Unleash's engine.
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("PlugboardFlagsTests/Fixtures/differential/features-regex.json")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
         var patterns: [(String, Bool)] = Self.redos.map { ($0.pattern, false) }
-        for feature in set.features {
-            for constraint in (feature.strategies ?? []).flatMap({ $0.constraints ?? [] }) where constraint.operator == "REGEX" {
-                for pattern in constraint.value.map({ [$0] }) ?? constraint.values ?? [] {
-                    patterns.append((pattern, constraint.caseInsensitive ?? false))
+        for feature in root["features"] as? [[String: Any]] ?? [] {
+            let strategies = feature["strategies"] as? [[String: Any]] ?? []
+            for constraint in strategies.flatMap({ $0["constraints"] as? [[String: Any]] ?? [] })
+            where constraint["operator"] as? String == "REGEX" {
+                let caseInsensitive = constraint["caseInsensitive"] as? Bool ?? false
+                for pattern in (constraint["value"] as? String).map({ [$0] }) ?? constraint["values"] as? [String] ?? [] {
+                    patterns.append((pattern, caseInsensitive))
                 }
             }
         }

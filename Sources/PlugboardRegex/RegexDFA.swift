@@ -190,7 +190,10 @@ final class RegexDFA: Sendable {
 
 /// A `RegexDFA`'s tables, read through pointers, so that copying it (into a flag program's records, for instance)
 /// copies no references; valid while its `RegexDFA` lives.
-struct RegexAutomaton: @unchecked Sendable {
+///
+/// Get one from ``UnleashRegex/automaton`` and keep the ``UnleashRegex`` alive as long as the automaton is used:
+/// the tables are freed with the regex.
+public struct RegexAutomaton: @unchecked Sendable {
     /// `classCount` entries per state; a target is the offset of its row (`state × classCount`), or negative.
     private let transitions: UnsafeMutablePointer<Int32>
     private let classCount: Int
@@ -229,7 +232,7 @@ struct RegexAutomaton: @unchecked Sendable {
     }
 
     /// Whether the pattern matches anywhere in `text`.
-    func matches(_ text: String) -> Bool {
+    public func matches(_ text: String) -> Bool {
         if let answer = text.utf8.withContiguousStorageIfAvailable({ matches(utf8: $0) }) { return answer }
         var copy = text
         copy.makeContiguousUTF8()

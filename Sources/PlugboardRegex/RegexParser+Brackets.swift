@@ -11,7 +11,7 @@ extension RegexParser {
     private var classMaximum: UInt32 { flags.unicode ? ScalarSet.maxScalar : 0xFF }
 
     /// A whole bracketed class at the top level (the cursor is at `[`).
-    mutating func parseBracketedClass() throws(UnleashRegex.RegexProblem) -> RegexNode {
+    mutating func parseBracketedClass() throws(RegexError) -> RegexNode {
         let set = try parseBracket()
         if !flags.unicode, let maximum = set.maximum, maximum > 0x7F {
             throw fail("in (?-u) mode this class can match invalid UTF-8")
@@ -21,7 +21,7 @@ extension RegexParser {
     }
 
     /// A bracketed class, possibly nested (the cursor is at `[`); already folded and negated.
-    private mutating func parseBracket() throws(UnleashRegex.RegexProblem) -> ScalarSet {
+    private mutating func parseBracket() throws(RegexError) -> ScalarSet {
         let unclosed = fail("a character class is not closed with ']'")
         depth += 1
         if depth > Self.nestLimit { throw fail("groups and classes are nested too deeply") }
@@ -104,7 +104,7 @@ extension RegexParser {
     }
 
     /// One item or a range `a-z` (an item followed by `-` and anything but `]` or `-`).
-    private mutating func parseClassRange() throws(UnleashRegex.RegexProblem) -> ScalarSet {
+    private mutating func parseClassRange() throws(RegexError) -> ScalarSet {
         let unclosed = fail("a character class is not closed with ']'")
         let first = try parseClassItem()
         skipSpace()
@@ -123,7 +123,7 @@ extension RegexParser {
         return ScalarSet([low...high])
     }
 
-    private mutating func parseClassItem() throws(UnleashRegex.RegexProblem) -> ClassItem {
+    private mutating func parseClassItem() throws(RegexError) -> ClassItem {
         guard char == "\\" else {
             let c = char
             index += 1
@@ -137,7 +137,7 @@ extension RegexParser {
     }
 
     /// The set of one item; in `(?-u)` mode a non-ASCII character is refused unless it is a `\x` byte escape.
-    private func classSet(_ item: ClassItem) throws(UnleashRegex.RegexProblem) -> ScalarSet {
+    private func classSet(_ item: ClassItem) throws(RegexError) -> ScalarSet {
         switch item {
         case .set(let set): return set
         case .literal(let value, let isByte):

@@ -1,5 +1,5 @@
 /// A regular expression with the semantics of Unleash's engine (Rust's `regex` crate, RE2 syntax), run by this
-/// module's own linear-time engine (`Sources/PlugboardFlags/Regex/`).
+/// module's own linear-time engine.
 ///
 /// The pattern is parsed as Rust's regex parses it (`RegexParser`), compiled to a Thompson NFA (`RegexProgram`) once,
 /// when the flag snapshot is compiled, and run by a Pike VM (`RegexProgram.run`): the time of a match is linear in
@@ -20,33 +20,31 @@
 /// `(?i)` uses simple case folding (`ß` does not match `SS`, `k` matches `K`, the Kelvin sign); `.` excludes only `\n`
 /// (and `\r` under `R`); flags `i m s U u x R`. A match anywhere in the value counts (`is_match`), as in Unleash.
 /// A differential test compares over 200 patterns with Unleash's engine.
-struct UnleashRegex: Sendable {
+public struct UnleashRegex: Sendable {
     private let program: RegexProgram
 
     /// Compiles `pattern`; throws a readable message when Unleash's engine would refuse it, or it is too large.
-    init(_ pattern: String, caseInsensitive: Bool) throws(RegexProblem) {
+    ///
+    /// - Parameter caseInsensitive: Matches as if the pattern began with `(?i)`.
+    /// - Throws: ``RegexError``, whose message names the pattern and what is wrong with it.
+    public init(_ pattern: String, caseInsensitive: Bool) throws(RegexError) {
         let node = try RegexParser.parse(pattern, caseInsensitive: caseInsensitive)
         program = try RegexProgram.compile(node, pattern: pattern)
     }
 
     /// Whether the pattern matches anywhere in `text`.
-    func matches(_ text: String) -> Bool { program.matches(text) }
+    public func matches(_ text: String) -> Bool { program.matches(text) }
 
     /// Whether the pattern runs as a deterministic automaton (it is small enough) rather than the Pike VM.
     var hasAutomaton: Bool { program.dfa != nil }
 
-    /// The automaton's tables as a plain value (valid while this regex lives), for callers that keep the regex.
-    var automaton: RegexAutomaton? { program.dfa?.automaton }
+    /// The automaton's tables as a plain value (valid while this regex lives), for callers that keep the regex;
+    /// `nil` when the pattern is too large for one and runs on the Pike VM.
+    public var automaton: RegexAutomaton? { program.dfa?.automaton }
 
     /// Matches with the Pike VM and reports the engine's work, for tests that check it is linear.
     func run(_ text: String) -> RegexProgram.Run { program.run(text) }
 
     /// The number of instructions of the compiled program.
     var programSize: Int { program.instructions.count }
-
-    /// Why a pattern was refused, as one sentence.
-    struct RegexProblem: Error {
-        let message: String
-        init(_ message: String) { self.message = message }
-    }
 }

@@ -15,7 +15,7 @@ extension RegexParser {
     static func isMeta(_ c: Unicode.Scalar) -> Bool { "\\.+*?()|[]{}^$#&-~".unicodeScalars.contains(c) }
 
     /// Parses an escape (the cursor is at the backslash).
-    mutating func parseEscape() throws(UnleashRegex.RegexProblem) -> Escape {
+    mutating func parseEscape() throws(RegexError) -> Escape {
         guard bumpAndSkipSpaceless() else { throw fail("the pattern ends with a backslash") }
         let c = char
         switch c {
@@ -58,7 +58,7 @@ extension RegexParser {
     }
 
     /// `\b{start}`, `\b{end}`, `\b{start-half}`, `\b{end-half}`; anything else after `\b` is a repetition (`\b{2}`).
-    private mutating func parseSpecialWordBoundary() throws(UnleashRegex.RegexProblem) -> RegexAssertion {
+    private mutating func parseSpecialWordBoundary() throws(RegexError) -> RegexAssertion {
         let unicode = flags.unicode
         let start = index
         guard bumpAndSkipSpace() else { throw fail("'\\b{' is not closed") }
@@ -84,7 +84,7 @@ extension RegexParser {
     }
 
     /// `\xHH`, `\uHHHH`, `\UHHHHHHHH` or `\x{H…}` (the cursor is at the letter).
-    private mutating func parseHex() throws(UnleashRegex.RegexProblem) -> UInt32 {
+    private mutating func parseHex() throws(RegexError) -> UInt32 {
         let digits = char == "x" ? 2 : char == "u" ? 4 : 8
         guard bumpAndSkipSpace() else { throw fail("a hexadecimal escape is not finished") }
         var hex = ""
@@ -111,7 +111,7 @@ extension RegexParser {
     }
 
     /// `\d`, `\s`, `\w` and their negations: Unicode, or ASCII in `(?-u)` mode.
-    private func perlClass(_ c: Unicode.Scalar) throws(UnleashRegex.RegexProblem) -> ScalarSet {
+    private func perlClass(_ c: Unicode.Scalar) throws(RegexError) -> ScalarSet {
         let negated = ("A"..."Z").contains(c)
         let kind = negated ? Unicode.Scalar(c.value + 32)! : c
         guard flags.unicode else {
@@ -123,7 +123,7 @@ extension RegexParser {
     }
 
     /// `\pL`, `\p{Greek}`, `\p{sc=Greek}`, `\P{…}`, `\p{gc!=L}` (the cursor is at `p` or `P`).
-    private mutating func parseUnicodeClass() throws(UnleashRegex.RegexProblem) -> ScalarSet {
+    private mutating func parseUnicodeClass() throws(RegexError) -> ScalarSet {
         var negated = char == "P"
         guard bumpAndSkipSpace() else { throw fail("a Unicode class has no name") }
         var query = ""
@@ -140,7 +140,7 @@ extension RegexParser {
         var name = query
         var value: String?
         for separator in ["!=", ":", "="] {
-            if let range = query.range(of: separator) {
+            if let range = query.firstRange(of: separator) {
                 name = String(query[..<range.lowerBound])
                 value = String(query[range.upperBound...])
                 if separator == "!=" { negated.toggle() }
@@ -153,7 +153,7 @@ extension RegexParser {
     }
 
     /// Resolves a Unicode class query as Rust's regex does (`canonical_binary`, then the by-value forms).
-    private func unicodeProperty(name: String, value: String?) throws(UnleashRegex.RegexProblem) -> ScalarSet {
+    private func unicodeProperty(name: String, value: String?) throws(RegexError) -> ScalarSet {
         let normalizedName = UnicodeTables.normalize(name)
         guard let value else {
             if !["cf", "sc", "lc"].contains(normalizedName), let property = UnicodeTables.propertyAliases[normalizedName] {

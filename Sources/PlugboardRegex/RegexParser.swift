@@ -26,15 +26,15 @@ struct RegexParser {
     }
 
     /// Parses the whole pattern.
-    static func parse(_ pattern: String, caseInsensitive: Bool) throws(UnleashRegex.RegexProblem) -> RegexNode {
+    static func parse(_ pattern: String, caseInsensitive: Bool) throws(RegexError) -> RegexNode {
         var parser = RegexParser(pattern, caseInsensitive: caseInsensitive)
         let node = try parser.parseAlternation()
         if !parser.isEOF { throw parser.fail("a ')' closes a group that was not opened") }
         return node
     }
 
-    func fail(_ why: String) -> UnleashRegex.RegexProblem {
-        UnleashRegex.RegexProblem("'\(pattern)' is not a valid regular expression: \(why)")
+    func fail(_ why: String) -> RegexError {
+        RegexError("'\(pattern)' is not a valid regular expression: \(why)")
     }
 
     // MARK: - Cursor
@@ -83,7 +83,7 @@ struct RegexParser {
 
     // MARK: - Structure
 
-    mutating func parseAlternation() throws(UnleashRegex.RegexProblem) -> RegexNode {
+    mutating func parseAlternation() throws(RegexError) -> RegexNode {
         var branches: [RegexNode] = []
         while true {
             branches.append(try parseConcatenation())
@@ -93,7 +93,7 @@ struct RegexParser {
         return branches.count == 1 ? branches[0] : .alternation(branches)
     }
 
-    mutating func parseConcatenation() throws(UnleashRegex.RegexProblem) -> RegexNode {
+    mutating func parseConcatenation() throws(RegexError) -> RegexNode {
         var items: [RegexNode] = []
         // False at the start and right after a flag group: nothing there can be repeated.
         var canRepeat = false
@@ -144,7 +144,7 @@ struct RegexParser {
 
     /// Parses `(…)`, `(?:…)`, `(?P<name>…)`, `(?<name>…)`, `(?flags:…)` or `(?flags)`; returns `nil` for the last,
     /// whose flags stay in force until the enclosing group ends.
-    mutating func parseGroup() throws(UnleashRegex.RegexProblem) -> RegexNode? {
+    mutating func parseGroup() throws(RegexError) -> RegexNode? {
         index += 1
         skipSpace()
         if bumpIf("?=") || bumpIf("?!") || bumpIf("?<=") || bumpIf("?<!") { throw fail("look-around is not supported") }
@@ -175,7 +175,7 @@ struct RegexParser {
         return body
     }
 
-    mutating func parseCaptureName() throws(UnleashRegex.RegexProblem) {
+    mutating func parseCaptureName() throws(RegexError) {
         let start = index
         while !isEOF, char != ">" {
             let c = char.properties
@@ -194,7 +194,7 @@ struct RegexParser {
     }
 
     /// Parses the flags of `(?flags)` or `(?flags:`, stopping at the `)` or `:`.
-    mutating func parseFlags() throws(UnleashRegex.RegexProblem) -> (RegexFlags, Int) {
+    mutating func parseFlags() throws(RegexError) -> (RegexFlags, Int) {
         var updated = flags
         var seen = Set<Unicode.Scalar>()
         var negate = false
@@ -229,7 +229,7 @@ struct RegexParser {
     }
 
     /// Parses `{n}`, `{n,}` or `{n,m}` (the cursor is at `{`).
-    mutating func parseCountedRepetition() throws(UnleashRegex.RegexProblem) -> (Int, Int?) {
+    mutating func parseCountedRepetition() throws(RegexError) -> (Int, Int?) {
         let unclosed = fail("a counted repetition is not closed with '}'")
         guard bumpAndSkipSpace() else { throw unclosed }
         let low = try parseDecimal()
@@ -255,7 +255,7 @@ struct RegexParser {
     }
 
     /// A decimal number, with whitespace around it allowed (`nil`: no digits).
-    mutating func parseDecimal() throws(UnleashRegex.RegexProblem) -> Int? {
+    mutating func parseDecimal() throws(RegexError) -> Int? {
         while !isEOF, char.properties.isWhitespace { index += 1 }
         var digits = ""
         while !isEOF, ("0"..."9").contains(char) {
@@ -270,7 +270,7 @@ struct RegexParser {
 
     // MARK: - Primitives
 
-    mutating func parsePrimitive() throws(UnleashRegex.RegexProblem) -> RegexNode {
+    mutating func parsePrimitive() throws(RegexError) -> RegexNode {
         let c = char
         switch c {
         case "\\":
@@ -297,7 +297,7 @@ struct RegexParser {
     }
 
     /// One literal under the current flags: a set of its case variants under `(?i)`.
-    func literal(_ value: UInt32, isByte: Bool) throws(UnleashRegex.RegexProblem) -> RegexNode {
+    func literal(_ value: UInt32, isByte: Bool) throws(RegexError) -> RegexNode {
         if !flags.unicode, isByte, value > 0x7F {
             throw fail("in (?-u) mode the byte \\x\(String(value, radix: 16, uppercase: true)) can match invalid UTF-8")
         }

@@ -1,0 +1,191 @@
+import PlugboardRegex
+import PlugboardVersioning
+
+extension FlagProgram {
+    /// Collects the records while lowering.
+    struct Builder {
+        var strategies: [StrategyRecord] = []
+        var constraints: [ConstraintRecord] = []
+        var fields: [FieldRef] = []
+        var strings: [String] = []
+        var sets: [ExactStringSet] = []
+        var hostSets: [Set<String>] = []
+        var numbers: [Double] = []
+        var instants: [UnleashInstant] = []
+        var versions: [VersionKey] = []
+        var regexes: [UnleashRegex] = []
+        var networks: [IPNetwork] = []
+        var variantSets: [VariantSetRecord] = []
+        var variants: [VariantRecord] = []
+        var payloads: [VariantPayload] = []
+        var overrides: [OverrideRecord] = []
+        var dependencies: [DependencyRecord] = []
+        /// Property and override names, interned so that two references to one field compare equal as integers.
+        var interned: [String: Int32] = [:]
+
+        init() {
+            // The standard fields' names first, at the indices of their kinds (``FieldRef/standard(_:)``).
+            for name in ["userId", "sessionId", "environment", "appName", "remoteAddress", "currentTime"] { _ = self.name(name) }
+        }
+
+        mutating func string(_ text: String) -> Int32 {
+            strings.append(text)
+            return Int32(strings.count - 1)
+        }
+
+        mutating func name(_ text: String) -> Int32 {
+            if let existing = interned[text] { return existing }
+            let index = string(text)
+            interned[text] = index
+            return index
+        }
+
+        mutating func field(_ field: ContextField) -> FieldRef {
+            let kind: FieldRef.Kind
+            var name: Int32 = -1
+            switch field {
+            case .userId: kind = .userId
+            case .sessionId: kind = .sessionId
+            case .environment: kind = .environment
+            case .appName: kind = .appName
+            case .remoteAddress: kind = .remoteAddress
+            case .currentTime: kind = .currentTime
+            case .property(let text):
+                kind = .property
+                name = self.name(text)
+            }
+            return FieldRef(kind: kind, name: name, override: field.overrideName.map { self.name($0) } ?? -1)
+        }
+
+        /// Appends `elements` to `table`; the first index and the count.
+        static func append<T>(_ elements: [T], to table: inout [T]) -> (Int32, Int32) {
+            table += elements
+            return (Int32(table.count - elements.count), Int32(elements.count))
+        }
+
+        mutating func flag(_ flag: CompiledFlag) -> FlagRecord {
+            let strategyRecords = flag.strategies.map { strategy($0) }
+            let (firstStrategy, strategyCount) = Self.append(strategyRecords, to: &strategies)
+            let flagVariants = flag.variants.map { variantSet($0) } ?? -1
+            let dependencyRecords = flag.dependencies.map { dependency in
+                let values = dependency.variants ?? []
+                let (first, count) = Self.append(values, to: &strings)
+                return DependencyRecord(
+                    parent: dependency.parent.map { Int32($0) } ?? -1, expectEnabled: dependency.expectEnabled,
+                    firstVariant: first, variantCount: count)
+            }
+            let (firstDependency, dependencyCount) = Self.append(dependencyRecords, to: &dependencies)
+            return FlagRecord(
+                name: string(flag.name), namePrefix: MurmurHash3.Prefix(groupId: flag.name, seed: 0), enabled: flag.enabled,
+                broken: flag.broken, firstStrategy: firstStrategy,
+                strategyCount: strategyCount, variants: flagVariants, firstDependency: firstDependency,
+                dependencyCount: dependencyCount)
+        }
+
+        mutating func strategy(_ strategy: CompiledStrategy) -> StrategyRecord {
+            var record = StrategyRecord(rule: .always, isTargeted: strategy.isTargeted)
+            switch strategy.rule {
+            case .always: record.rule = .always
+            case .never: record.rule = .never
+            case .userIds(let ids):
+                record.rule = .userIds
+                record.first = Int32(sets.count)
+                sets.append(ids)
+            case .rollout(let percent, let stickiness, let groupId):
+                record.rule = .rollout
+                record.percent = UInt64(percent)
+                let sources = stickiness.map { source -> FieldRef in
+                    switch source {
+                    case .field(let field): self.field(field)
+                    case .random: FieldRef(kind: .random, name: -1, override: -1)
+                    }
+                }
+                (record.first, record.count) = Self.append(sources, to: &fields)
+                record.groupId = groupId.map { string($0) } ?? -1
+                if let groupId { record.groupPrefix = MurmurHash3.Prefix(groupId: groupId, seed: 0) }
+            case .random(let percent):
+                record.rule = .random
+                record.percent = percent
+            case .remoteAddress(let list):
+                record.rule = .remoteAddress
+                (record.first, record.count) = Self.append(list, to: &networks)
+            case .hostname(let names):
+                record.rule = .hostname
+                record.first = Int32(hostSets.count)
+                hostSets.append(names)
+            }
+            let constraintRecords = strategy.constraints.map { constraint($0) }
+            (record.firstConstraint, record.constraintCount) = Self.append(constraintRecords, to: &constraints)
+            record.variants = strategy.variants.map { variantSet($0) } ?? -1
+            return record
+        }
+
+        mutating func constraint(_ constraint: CompiledConstraint) -> ConstraintRecord {
+            var record = ConstraintRecord(field: field(constraint.field), inverted: constraint.inverted)
+            switch constraint.test {
+            case .never:
+                record.test = .never
+            case .inList(let set), .notInList(let set):
+                if case .inList = constraint.test { record.test = .inList } else { record.test = .notInList }
+                record.first = Int32(sets.count)
+                sets.append(set)
+            case .string(let match, let values, let caseInsensitive):
+                record.test = .string
+                record.match = match
+                record.caseInsensitive = caseInsensitive
+                (record.first, record.count) = Self.append(values, to: &strings)
+            case .number(let comparison, let value):
+                record.test = .number
+                record.comparison = comparison
+                (record.first, record.count) = Self.append([value], to: &numbers)
+            case .date(let comparison, let instant):
+                record.test = .date
+                record.comparison = comparison
+                (record.first, record.count) = Self.append([instant], to: &instants)
+            case .semver(let comparison, let version):
+                record.test = .semver
+                record.comparison = comparison
+                let prerelease = version.prerelease.isEmpty ? -1 : string(version.prerelease.joined(separator: "."))
+                versions.append(VersionKey(major: version.major, minor: version.minor, patch: version.patch, prerelease: prerelease))
+                (record.first, record.count) = (Int32(versions.count - 1), 1)
+            case .regex(let regex):
+                record.test = .regex
+                (record.first, record.count) = Self.append([regex], to: &regexes)
+            case .cidr(let list):
+                record.test = .cidr
+                (record.first, record.count) = Self.append(list, to: &networks)
+            }
+            return record
+        }
+
+        mutating func variantSet(_ set: CompiledVariants) -> Int32 {
+            let records = set.variants.map { variant -> VariantRecord in
+                let overrideRecords = variant.overrides.map { override -> OverrideRecord in
+                    sets.append(override.1)
+                    return OverrideRecord(field: field(override.0), set: Int32(sets.count - 1))
+                }
+                let (first, count) = Self.append(overrideRecords, to: &overrides)
+                var payload: Int32 = -1
+                if let value = variant.payload {
+                    payloads.append(value)
+                    payload = Int32(payloads.count - 1)
+                }
+                return VariantRecord(
+                    name: string(variant.name), weight: variant.weight, payload: payload, firstOverride: first, overrideCount: count)
+            }
+            let (first, count) = Self.append(records, to: &variants)
+            let stickiness: FieldRef
+            switch set.stickiness {
+            case .standard: stickiness = FieldRef(kind: .random, name: -1, override: -1)
+            case .field(let field): stickiness = self.field(field)
+            }
+            variantSets.append(
+                VariantSetRecord(
+                    first: first, count: count, totalWeight: set.totalWeight, standardStickiness: stickiness.kind == .random,
+                    stickiness: stickiness, groupId: string(set.groupId),
+                    groupPrefix: MurmurHash3.Prefix(groupId: set.groupId, seed: MurmurHash3.variantSeed),
+                    weightedCount: Int32(set.weightedCount)))
+            return Int32(variantSets.count - 1)
+        }
+    }
+}
