@@ -64,7 +64,6 @@ public final class ServedBoardSource: HostSource, Sendable {
         /// Snapshot reads that failed in a row (the retry's backoff), and whether a retry is waiting.
         var failedReads = 0
         var retryWaiting = false
-        var connected = false
         /// The last snapshot read and the request it answers (for `If-None-Match`).
         var view: HostView?
         var viewRequest: String?
@@ -141,9 +140,6 @@ public final class ServedBoardSource: HostSource, Sendable {
     deinit { streaming.withLock { $0?.cancel() } }
 
     public var name: String { "the server at \(server.absoluteString)" }
-
-    /// Whether the event stream is connected now.
-    public var isConnected: Bool { state.withLock { $0.connected } }
 
     /// The flags of the latest snapshot (cached or current), for ``PlugboardHost/BoardFlagProvider``.
     public func features() throws -> FeatureSet {
@@ -266,7 +262,7 @@ public final class ServedBoardSource: HostSource, Sendable {
     /// the token (401, 403) is returned by the next call, and the host stops reporting.
     public func writeLoadReport(_ identity: HostIdentity, entries: [LoadReportEntry], source: String?) async throws(BoardError) {
         let body =
-            (try? JSONEncoder().encode(Report(hostId: identity.hostID, hostVersion: identity.hostVersion, stale: source, entries: entries)))
+            (try? JSONEncoder().encode(HostReport(hostId: identity.hostID, hostVersion: identity.hostVersion, stale: source, entries: entries)))
             ?? Data()
         let refusal = reports.withLock { outbox -> BoardError? in
             if outbox.refusal == nil { outbox.pending = body }
@@ -274,13 +270,6 @@ public final class ServedBoardSource: HostSource, Sendable {
         }
         if let refusal { throw refusal }
         sendReports(after: Self.jitter(upTo: reportDelay))
-    }
-
-    private struct Report: Encodable {
-        let hostId: String
-        let hostVersion: String
-        let stale: String?
-        let entries: [LoadReportEntry]
     }
 
     /// The report waiting to be sent, whether a sender runs, and a refusal that ends reporting.
@@ -487,7 +476,6 @@ public final class ServedBoardSource: HostSource, Sendable {
         var failures = 0
         while !Task.isCancelled {
             if await streamOnce() { failures = 0 } else { failures += 1 }
-            state.withLock { $0.connected = false }
             if Task.isCancelled { return }
             try? await Task.sleep(for: Self.backoff(failures: failures, initial: initialBackoff, maximum: maximumBackoff))
         }
@@ -517,10 +505,7 @@ public final class ServedBoardSource: HostSource, Sendable {
             logger.warning("the server refused the event stream (\(response.status.code)): \(message)")
             return false
         }
-        state.withLock {
-            $0.connected = true
-            $0.rereads += 1
-        }
+        state.withLock { $0.rereads += 1 }
         sendReports(after: .zero)  // one the server could not take before
         var parser = EventStreamParser()
         do {

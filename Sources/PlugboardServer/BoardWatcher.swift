@@ -241,6 +241,6 @@ final class BoardWatcher: Service, Sendable {
     }
 
     static func sse(_ event: String, id: Int, events: [String]) -> ByteBuffer {
-        ByteBuffer(string: "event: \(event)\nid: \(id)\ndata: {\"events\":[\(events.joined(separator: ","))]}\n\n")
+        ServerSentEvent.frame(event, id: id, data: "{\"events\":[\(events.joined(separator: ","))]}")
     }
 }

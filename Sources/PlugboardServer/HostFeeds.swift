@@ -311,7 +311,7 @@ final class HostFeeds: Sendable {
     private func freshness(_ environment: String) -> ByteBuffer? {
         guard let head = head.withLock({ $0 }) else { return nil }
         let envelope = signed(environment, head: head, content: nil)
-        return ByteBuffer(string: "event: fresh\ndata: \(String(decoding: envelope, as: UTF8.self))\n\n")
+        return ServerSentEvent.frame("fresh", data: String(decoding: envelope, as: UTF8.self))
     }
 
     /// Sends every host stream a freshness notice of its environment.
@@ -324,6 +324,6 @@ final class HostFeeds: Sendable {
     }
 
     static func event(_ name: String, revision: Int) -> ByteBuffer {
-        ByteBuffer(string: "event: \(name)\nid: \(revision)\ndata: {\"revision\":\(revision)}\n\n")
+        ServerSentEvent.frame(name, id: revision, data: "{\"revision\":\(revision)}")
     }
 }

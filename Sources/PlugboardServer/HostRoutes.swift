@@ -119,17 +119,9 @@ struct HostRoutes: Sendable {
             })
     }
 
-    struct ReportBody: Decodable, Sendable {
-        var hostId: String
-        var hostVersion: String
-        /// Nil when the host reads the server; otherwise why its snapshot is not current.
-        var stale: String?
-        var entries: [LoadReportEntry]
-    }
-
     func report(_ request: Request) async throws -> Response {
         let token = try api.authenticate(request, for: .hosts)
-        let body = try await Body.decodeHeavy(ReportBody.self, request, limit: api.configuration.maxBodyBytes, what: "/api/host/report")
+        let body = try await Body.decodeHeavy(HostReport.self, request, limit: api.configuration.maxBodyBytes, what: "/api/host/report")
         try Self.checkText(body.hostId, "hostId", limit: 255, allowEmpty: false)
         try Self.checkText(body.hostVersion, "hostVersion", limit: 64)
         if let stale = body.stale { try Self.checkText(stale, "stale", limit: 1000) }

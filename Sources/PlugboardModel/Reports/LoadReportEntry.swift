@@ -27,3 +27,23 @@ public struct LoadReportEntry: Sendable, Hashable, Codable {
         self.warning = warning
     }
 }
+
+/// A host's load report as a host on another machine sends it to `plugboard serve` (`POST /api/host/report`, JSON).
+public struct HostReport: Sendable, Hashable, Codable {
+    /// The host's id.
+    public var hostId: String
+    /// The host's API version.
+    public var hostVersion: String
+    /// Nil when the host read the server; otherwise why its snapshot is not current (for example a cached snapshot).
+    public var stale: String?
+    /// What happened to each plug-in.
+    public var entries: [LoadReportEntry]
+
+    /// Creates a report.
+    public init(hostId: String, hostVersion: String, stale: String?, entries: [LoadReportEntry]) {
+        self.hostId = hostId
+        self.hostVersion = hostVersion
+        self.stale = stale
+        self.entries = entries
+    }
+}

@@ -8,15 +8,6 @@ public enum FlagType: String, Sendable, Hashable, Codable, CaseIterable {
     case operational
     case killSwitch = "kill-switch"
     case permission
-
-    /// Days after creation when the flag becomes potentially stale; nil for flags meant to live forever.
-    public var expectedLifetimeDays: Int? {
-        switch self {
-        case .release, .experiment: 40
-        case .operational: 7
-        case .killSwitch, .permission: nil
-        }
-    }
 }
 
 /// A row of `plugboard flag list`: one flag in one environment.

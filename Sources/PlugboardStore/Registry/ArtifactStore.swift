@@ -112,11 +112,6 @@ public struct ArtifactStore: Sendable {
         unlink(staged.temporaryPath)
     }
 
-    /// Recomputes the SHA-256 of a stored artifact; nil when the file is missing or unreadable.
-    public func currentSHA256(of sha256: String) -> String? {
-        FileDigest.sha256(ofFile: path(forSHA256: sha256))
-    }
-
     /// How long a staged file may go unmodified before it counts as left behind, whoever staged it.
     public static let stagingLifetime: TimeInterval = 3600
 

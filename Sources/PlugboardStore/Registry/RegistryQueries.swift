@@ -43,10 +43,6 @@ enum RegistryQueries {
             arguments: [pluginID, precedenceKey])
     }
 
-    static func versionExists(_ db: Database, _ pluginID: String, _ version: String) throws -> Bool {
-        try registration(db, pluginID, version) != nil
-    }
-
     /// The yank of a version: nil when the version is not registered.
     static func yankState(_ db: Database, _ pluginID: String, _ version: String) throws -> (yanked: Bool, reason: String?)? {
         try Row.fetchOne(
