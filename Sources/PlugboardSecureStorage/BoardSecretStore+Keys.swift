@@ -20,7 +20,7 @@ extension BoardSecretStore {
     /// Storing `newKey` where the key provider finds it is the caller's job; store it **before** calling, so that
     /// no crash leaves the board needing a key that exists nowhere. ``rotateMasterKeyFile(to:actor:)`` does the
     /// whole procedure for a key file.
-    public func rotateMasterKey(to newKey: MasterKey, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func rotateMasterKey(to newKey: MasterKey, actor: Principal) throws(BoardError) -> ChangeResult {
         let boardID = try board.info("board_id")
         let refusal = AuditEntry(action: "keys.rotate_master", targetType: "board", targetID: boardID)
         let result: ChangeResult = try change(actor, refusal: refusal, requiring: .admin(doing: "rotate the master key")) {
@@ -56,7 +56,7 @@ extension BoardSecretStore {
     ///   variable cannot be rewritten by Plugboard), `conflict` when `<board>.key.next` exists (a rotation was
     ///   interrupted before its transaction: remove it), or any error of ``rotateMasterKey(to:actor:)``. After
     ///   step 1 fails or step 2 fails, `<board>.key.next` is removed and nothing changed.
-    public func rotateMasterKeyFile(to newKey: MasterKey = .generate(), actor: Principal) throws(BoardError) -> ChangeResult {
+    package func rotateMasterKeyFile(to newKey: MasterKey = .generate(), actor: Principal) throws(BoardError) -> ChangeResult {
         guard case .keyFile(let path) = keySource else {
             throw BoardError(
                 .masterKey,
@@ -96,7 +96,7 @@ extension BoardSecretStore {
     /// Starts a new data key version for `pluginID` (the old one is retired and still opens the values it sealed);
     /// with `reencrypt`, also moves the plug-in's values to the new key. One transaction with a
     /// `keys.rotate_data_key` audit row. Needs an owner or maintainer of the plug-in, or an admin.
-    public func rotateDataKey(pluginID: String, reencrypt: Bool = false, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func rotateDataKey(pluginID: String, reencrypt: Bool = false, actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         return try changePlugin(pluginID, action: "keys.rotate_data_key", doing: "rotate the data key of", actor: actor) {
             change, secrets, vault in
@@ -133,7 +133,7 @@ extension BoardSecretStore {
     ///
     /// Copies of the board made before (backups, replicas) still hold the wrapped keys, and open with the master
     /// key; rotate the master key afterwards to make those copies useless with the new key.
-    public func shredDataKeys(pluginID: String, reason: String? = nil, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func shredDataKeys(pluginID: String, reason: String? = nil, actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         if let reason { try Validate.reason(reason) }
         let result: ChangeResult = try changePlugin(

@@ -9,7 +9,7 @@ extension BoardSecretStore {
     /// versions, never the value). Setting the value a key already has changes nothing and writes nothing.
     ///
     /// Needs an owner or maintainer of the plug-in, or an admin.
-    public func setSecret(_ value: Data, forKey key: String, pluginID: String, actor: Principal) throws(BoardError)
+    package func setSecret(_ value: Data, forKey key: String, pluginID: String, actor: Principal) throws(BoardError)
         -> ChangeResult
     {
         try Validate.pluginID(pluginID)
@@ -76,7 +76,7 @@ extension BoardSecretStore {
     /// that does not exist changes nothing and writes nothing.
     ///
     /// Needs an owner or maintainer of the plug-in, or an admin.
-    public func deleteSecret(forKey key: String, pluginID: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func deleteSecret(forKey key: String, pluginID: String, actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         let key = try Self.validatedKeyName(key)
         return try changePlugin(pluginID, action: "secret.delete", doing: "delete the secrets of", actor: actor) { change, secrets, vault in

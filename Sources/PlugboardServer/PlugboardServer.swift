@@ -6,7 +6,7 @@ import HummingbirdTLS
 import Logging
 import NIOCore
 import NIOSSL
-import PlugboardStore
+public import PlugboardStore
 import ServiceLifecycle
 import UnixSignals
 
@@ -29,8 +29,13 @@ public struct PlugboardServer: Sendable {
     let connections: ConnectionGuard
     let health: HealthCheck
 
-    /// Creates a server for `board`.
-    public init(board: any ServedBoard, configuration: ServerConfiguration = ServerConfiguration()) {
+    /// Creates a server for `board` (open it once for the process; the server reads it and writes telemetry beside it).
+    public init(board: Board, configuration: ServerConfiguration = ServerConfiguration()) {
+        self.init(served: board, configuration: configuration)
+    }
+
+    /// Creates a server for any ``ServedBoard`` (tests serve a board in memory this way).
+    package init(served board: any ServedBoard, configuration: ServerConfiguration = ServerConfiguration()) {
         self.board = board
         self.configuration = configuration
         watcher = BoardWatcher(board: board, tokens: tokens, metrics: metrics, configuration: configuration)

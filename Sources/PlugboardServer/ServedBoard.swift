@@ -7,7 +7,7 @@ public import PlugboardStore
 ///
 /// ``PlugboardStore/Board`` conforms; tests may serve a board in memory the same way. The server never writes flag
 /// definitions: nothing here can.
-public protocol ServedBoard: Sendable {
+package protocol ServedBoard: Sendable {
     /// A value that changes whenever the board changes (cheap: it is polled every few tens of milliseconds).
     func version() throws(BoardError) -> BoardVersion
     /// The Unleash client-API feature set of one environment.
@@ -36,21 +36,21 @@ public protocol ServedBoard: Sendable {
 }
 
 extension Board: ServedBoard {
-    public func featureSet(environment: String) throws(BoardError) -> FeatureSet {
+    package func featureSet(environment: String) throws(BoardError) -> FeatureSet {
         try featureSet(environment: environment, requireExisting: false)
     }
 
-    public func recordClientUsage(
+    package func recordClientUsage(
         registrations: [ClientRegistration], usage: [FlagUsageCount], tokensUsed: [String: Date]
     ) throws(BoardError) {
         try recordClientUsage(registrations: registrations, usage: usage, tokensUsed: tokensUsed, now: Date())
     }
 
-    public func artifactFile(sha256: String, environment: String) throws(BoardError) -> String? {
+    package func artifactFile(sha256: String, environment: String) throws(BoardError) -> String? {
         try isArtifact(sha256: sha256, enabledIn: environment) ? ArtifactStore(root: artifactsPath).path(forSHA256: sha256) : nil
     }
 
-    public func healthProblem() -> String? {
+    package func healthProblem() -> String? {
         do {
             _ = try version()
             let status = try migrationStatus()

@@ -2,7 +2,7 @@ import Foundation
 import PlugboardTestSupport
 import Testing
 
-/// Ambiguous manifests (issue 9, item 5): duplicate JSON keys are refused, and versions that differ only in build
+/// Ambiguous manifests: duplicate JSON keys are refused, and versions that differ only in build
 /// metadata are one version.
 @Suite("ambiguous manifests are refused")
 struct AmbiguousManifestCLITests {

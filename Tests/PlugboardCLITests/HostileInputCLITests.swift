@@ -2,7 +2,7 @@ import Foundation
 import PlugboardTestSupport
 import Testing
 
-/// Hostile input (issue 9): endless or oversized files and stdin, control characters, ambiguous manifests. Each
+/// Hostile input: endless or oversized files and stdin, control characters, ambiguous manifests. Each
 /// is refused with exit 1 and one sentence on stderr, and leaves the board byte-for-byte unchanged.
 @Suite("hostile input is refused")
 struct HostileInputCLITests {

@@ -3,7 +3,7 @@ import GRDB
 import PlugboardTestSupport
 import Testing
 
-/// Terminal and table injection (issue 9, item 4): control characters, bidirectional overrides and invisible
+/// Terminal and table injection: control characters, bidirectional overrides and invisible
 /// characters are refused where a name is expected, and escaped wherever the CLI prints a table.
 @Suite("terminal injection is refused or escaped")
 struct TerminalInjectionCLITests {

@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// One board shared by several OS users, each a process of its own (issue 9, defect 7): the owner and a second
+/// One board shared by several OS users, each a process of its own: the owner and a second
 /// operator who write, and a reader (a host, an auditor) who may only read. The users have no passwd entries; they
 /// are uids given to `setpriv`, so the tests need root.
 @Suite(

@@ -1,8 +1,9 @@
-public import PlugboardModel
+package import PlugboardModel
 
 extension Board {
     /// Adds an owner or maintainer to a plug-in, or changes the role of an existing one. Needs an owner or an admin.
-    public func addOwner(_ pluginID: String, principal: String, role: PluginOwner.Role, actor: Principal) throws(BoardError) -> ChangeResult
+    package func addOwner(_ pluginID: String, principal: String, role: PluginOwner.Role, actor: Principal) throws(BoardError)
+        -> ChangeResult
     {
         try Validate.pluginID(pluginID)
         try Validate.principal(principal)
@@ -28,7 +29,7 @@ extension Board {
     }
 
     /// Removes an owner or maintainer from a plug-in. The last owner cannot be removed.
-    public func removeOwner(_ pluginID: String, principal: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func removeOwner(_ pluginID: String, principal: String, actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         try Validate.principal(principal)
         return try change(
@@ -50,7 +51,7 @@ extension Board {
     }
 
     /// Makes a principal a board admin. Needs an admin.
-    public func addAdmin(_ principal: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func addAdmin(_ principal: String, actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.principal(principal)
         return try change(
             actor, refusal: AuditEntry(action: "admin.add", targetType: "admin", targetID: principal),
@@ -69,7 +70,7 @@ extension Board {
     }
 
     /// Removes a board admin. Needs an admin; the last admin cannot be removed.
-    public func removeAdmin(_ principal: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func removeAdmin(_ principal: String, actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.principal(principal)
         return try change(
             actor, refusal: AuditEntry(action: "admin.remove", targetType: "admin", targetID: principal),
@@ -91,7 +92,7 @@ extension Board {
     }
 
     /// The owners and maintainers of a plug-in.
-    public func owners(of pluginID: String) throws(BoardError) -> [PluginOwner] {
+    package func owners(of pluginID: String) throws(BoardError) -> [PluginOwner] {
         try Validate.pluginID(pluginID)
         return try read { db in
             try RegistryQueries.requirePlugin(db, pluginID)
@@ -100,7 +101,7 @@ extension Board {
     }
 
     /// The board admins.
-    public func admins() throws(BoardError) -> [BoardAdmin] {
+    package func admins() throws(BoardError) -> [BoardAdmin] {
         try read { db in try AccessQueries.admins(db) }
     }
 

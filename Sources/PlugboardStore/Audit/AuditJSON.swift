@@ -1,6 +1,6 @@
 /// A small JSON value with one canonical text form (keys sorted, no insignificant space), used for the
 /// `before_json` and `after_json` columns of the audit log so that the same state always hashes the same.
-public indirect enum AuditJSON: Sendable, Hashable {
+package indirect enum AuditJSON: Sendable, Hashable {
     case null
     case bool(Bool)
     case int(Int)
@@ -12,10 +12,10 @@ public indirect enum AuditJSON: Sendable, Hashable {
     case rawJSON(String)
 
     /// A string, or `null` when `value` is nil.
-    public static func optional(_ value: String?) -> AuditJSON { value.map(AuditJSON.string) ?? .null }
+    package static func optional(_ value: String?) -> AuditJSON { value.map(AuditJSON.string) ?? .null }
 
     /// The canonical JSON text: object keys sorted by their UTF-8 bytes, strings escaped minimally.
-    public var canonicalText: String {
+    package var canonicalText: String {
         var out = ""
         write(to: &out)
         return out

@@ -10,9 +10,9 @@ import PlugboardModel
 /// outcome, target_type, target_id, environment, reason, before_json, after_json`, each written as
 /// `-\n` when NULL and `<UTF-8 byte length>:<bytes>\n` otherwise. The first row's `prev_hash` is 64 zeros.
 /// The store's DocC article "Reading the board" shows how to recompute it with a few lines of Python.
-public enum AuditLog {
+package enum AuditLog {
     /// The `prev_hash` of the first row.
-    public static let genesisHash = String(repeating: "0", count: 64)
+    package static let genesisHash = String(repeating: "0", count: 64)
 
     /// Appends `entry` inside the caller's transaction and returns the stored row's sequence and hash. Only
     /// ``AuditedChange`` and the refusal path of `Board.change` call it. With `state`, the row is written in chain format
@@ -36,7 +36,7 @@ public enum AuditLog {
 
     /// The hash of a row given the previous row's hash and the row's fields in canonical order: 12 fields for chain
     /// format v1, 14 (with `state_changes` and `state_root`) for v2.
-    public static func chainHash(prevHash: String, fields: [String?]) -> String {
+    package static func chainHash(prevHash: String, fields: [String?]) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(512)
         bytes.append(contentsOf: prevHash.utf8)

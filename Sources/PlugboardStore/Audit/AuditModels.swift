@@ -1,9 +1,9 @@
 /// What a change writes to the audit log (the board fills in sequence, time, actor and hashes).
-public import PlugboardModel
+package import PlugboardModel
 
-public struct AuditEntry: Sendable, Hashable {
+package struct AuditEntry: Sendable, Hashable {
     /// Whether the change was made or refused.
-    public enum Outcome: String, Sendable, Hashable, Codable {
+    package enum Outcome: String, Sendable, Hashable, Codable {
         /// The change was made.
         case ok
         /// The attempt was refused (not allowed, not found); nothing else changed.
@@ -11,24 +11,24 @@ public struct AuditEntry: Sendable, Hashable {
     }
 
     /// A dotted verb such as `plugin.enable`, `plugin.kill`, `owner.add`.
-    public var action: String
+    package var action: String
     /// Made or refused.
-    public var outcome: Outcome
+    package var outcome: Outcome
     /// The kind of thing changed: `plugin`, `plugin_version`, `kill_switch`, `owner`, `admin`, `environment`, …
-    public var targetType: String
+    package var targetType: String
     /// The id of the thing changed.
-    public var targetID: String?
+    package var targetID: String?
     /// The environment the change applies to, when it applies to one.
-    public var environment: String?
+    package var environment: String?
     /// The reason given (kill, yank, revive), or the refusal message.
-    public var reason: String?
+    package var reason: String?
     /// The state before the change.
-    public var before: AuditJSON?
+    package var before: AuditJSON?
     /// The state after the change.
-    public var after: AuditJSON?
+    package var after: AuditJSON?
 
     /// Creates an entry.
-    public init(
+    package init(
         action: String, outcome: Outcome = .ok, targetType: String, targetID: String? = nil,
         environment: String? = nil, reason: String? = nil, before: AuditJSON? = nil, after: AuditJSON? = nil
     ) {
@@ -44,60 +44,60 @@ public struct AuditEntry: Sendable, Hashable {
 }
 
 /// One row of the audit log as stored (see ``AuditLog`` for how its hash is computed).
-public struct AuditRecord: Sendable, Hashable, Codable {
-    public let seq: Int64
-    public let at: String
-    public let actor: String
-    public let onBehalfOf: String?
-    public let action: String
-    public let outcome: String
-    public let targetType: String
-    public let targetID: String?
-    public let environment: String?
-    public let reason: String?
-    public let beforeJSON: String?
-    public let afterJSON: String?
-    public let prevHash: String
-    public let hash: String
+package struct AuditRecord: Sendable, Hashable, Codable {
+    package let seq: Int64
+    package let at: String
+    package let actor: String
+    package let onBehalfOf: String?
+    package let action: String
+    package let outcome: String
+    package let targetType: String
+    package let targetID: String?
+    package let environment: String?
+    package let reason: String?
+    package let beforeJSON: String?
+    package let afterJSON: String?
+    package let prevHash: String
+    package let hash: String
     /// The digests of the rows the change left behind (`table<TAB>key<TAB>digest` lines; `-` for a removed row), or
     /// nil for a row written before the state proof or a change that touched no row of policy.
-    public let stateChanges: String?
+    package let stateChanges: String?
     /// The board-wide state root after this row, or nil for rows written before the state proof (migration 0006).
-    public let stateRoot: String?
+    package let stateRoot: String?
 }
 
 /// The result of recomputing the audit chain.
-public struct AuditVerification: Sendable, Hashable, Codable {
+package struct AuditVerification: Sendable, Hashable, Codable {
     /// True when every row, the chain, the triggers and the checkpoint (if given) check out.
-    public let ok: Bool
+    package let ok: Bool
     /// How many rows were checked.
-    public let rowsChecked: Int
+    package let rowsChecked: Int
     /// The current head of the chain.
-    public let head: AuditCheckpoint?
+    package let head: AuditCheckpoint?
     /// The sequence number of the first bad row, when one is found.
-    public let firstBadSeq: Int64?
+    package let firstBadSeq: Int64?
     /// What is wrong, one sentence per problem (the first names the first bad row).
-    public let problems: [String]
+    package let problems: [String]
     /// How many rows of policy (registry, owners, admins, kill switches, flags, sealed secrets…) were compared with
     /// the digests the log recorded; 0 for a board without the state proof.
-    public let stateRowsChecked: Int
+    package let stateRowsChecked: Int
     /// The state root of the rows as they are, when the board has the state proof.
-    public let stateRoot: String?
+    package let stateRoot: String?
 }
 
 /// Filters for reading the audit log.
-public struct AuditQuery: Sendable, Hashable {
+package struct AuditQuery: Sendable, Hashable {
     /// Only rows at or after this time (ISO-8601 text compares in time order).
-    public var since: String?
+    package var since: String?
     /// Only rows whose OS user or declared principal is this name.
-    public var actor: String?
+    package var actor: String?
     /// Only rows whose target id is this; a plug-in id also matches its versions (`id@version`).
-    public var target: String?
+    package var target: String?
     /// At most this many rows, the newest.
-    public var limit: Int?
+    package var limit: Int?
 
     /// Creates a query.
-    public init(since: String? = nil, actor: String? = nil, target: String? = nil, limit: Int? = nil) {
+    package init(since: String? = nil, actor: String? = nil, target: String? = nil, limit: Int? = nil) {
         self.since = since
         self.actor = actor
         self.target = target

@@ -1,20 +1,20 @@
 import GRDB
-public import PlugboardModel
+package import PlugboardModel
 
 extension Board {
     /// Recomputes the audit chain, checks the append-only triggers and, when given, that the log extends `checkpoint`.
-    public func verifyAudit(checkpoint: AuditCheckpoint? = nil) throws(BoardError) -> AuditVerification {
+    package func verifyAudit(checkpoint: AuditCheckpoint? = nil) throws(BoardError) -> AuditVerification {
         try read { db in try AuditLog.verify(db, checkpoint: checkpoint) }
     }
 
     /// The current head of the audit chain, or nil for an empty log.
-    public func auditCheckpoint() throws(BoardError) -> AuditCheckpoint? {
+    package func auditCheckpoint() throws(BoardError) -> AuditCheckpoint? {
         try read { db in try AuditQueries.head(db) }
     }
 
     /// Audit rows matching `query`, oldest first. For a log of any length, prefer ``readAuditLog(_:)``, which holds
     /// one row in memory at a time.
-    public func auditRecords(_ query: AuditQuery) throws(BoardError) -> [AuditRecord] {
+    package func auditRecords(_ query: AuditQuery) throws(BoardError) -> [AuditRecord] {
         try read { db in try AuditQueries.records(db, matching: query) }
     }
 
@@ -23,19 +23,19 @@ extension Board {
     ///
     /// The read transaction lasts as long as `body`: writers go on meanwhile, but the WAL cannot be checkpointed past
     /// this read until it ends.
-    public func readAuditLog<T>(_ body: (AuditLogReader) throws -> T) throws(BoardError) -> T {
+    package func readAuditLog<T>(_ body: (AuditLogReader) throws -> T) throws(BoardError) -> T {
         try read { db in try body(AuditLogReader(db: db)) }
     }
 }
 
 /// The audit log inside ``Board/readAuditLog(_:)``. Use it only inside that closure: it reads through the closure's
 /// transaction.
-public struct AuditLogReader {
+package struct AuditLogReader {
     let db: Database
 
     /// Calls `body` with each row matching `query`, oldest first (with a limit, the newest `limit` rows), one row in
     /// memory at a time. An error `body` throws stops the reading and is rethrown.
-    public func forEach(_ query: AuditQuery, _ body: (AuditRecord) throws -> Void) throws {
+    package func forEach(_ query: AuditQuery, _ body: (AuditRecord) throws -> Void) throws {
         try AuditQueries.forEachRecord(db, matching: query, body)
     }
 }

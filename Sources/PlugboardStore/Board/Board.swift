@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import GRDB
 import GRDBSQLite
 public import PlugboardModel
@@ -37,9 +37,9 @@ import Darwin
 /// little; the server keeps its hot data in memory.
 public final class Board: Sendable {
     /// The `PRAGMA application_id` of every board ("PLGB"), which tells a board from any other SQLite file.
-    public static let applicationID: Int32 = 0x504C_4742
+    package static let applicationID: Int32 = 0x504C_4742
     /// How long a writer waits for another process's write lock before giving up.
-    public static let busyTimeout: TimeInterval = 10
+    package static let busyTimeout: TimeInterval = 10
     /// The size in bytes the WAL is truncated to after a checkpoint resets it (and to zero when the last connection
     /// closes).
     static let walSizeLimit = 4 << 20
@@ -47,7 +47,7 @@ public final class Board: Sendable {
     /// The path of the board file (`:memory:` for a board in memory).
     public let path: String
     /// True when the board was opened read-only (hosts that only read the board).
-    public let isReadOnly: Bool
+    package let isReadOnly: Bool
     /// The connection: a `DatabaseQueue` over the WAL file, or any writer a test gives (an in-memory queue).
     let writer: any DatabaseWriter
     /// How many changes were committed through this object: its connection's own commits do not move
@@ -99,11 +99,11 @@ public final class Board: Sendable {
     public var artifactsPath: String { path + ".artifacts" }
 
     /// The master-key file beside the board (`<board>.key`).
-    public var keyFilePath: String { path + ".key" }
+    package var keyFilePath: String { path + ".key" }
 
     /// A warning to show when every user of the machine can read the board file (mode `o+r`), or nil. The board
     /// holds no key material, but its registry, flags and audit log are not for everyone.
-    public var exposureWarning: String? { path == ":memory:" ? nil : BoardSharing.exposureWarning(for: path) }
+    package var exposureWarning: String? { path == ":memory:" ? nil : BoardSharing.exposureWarning(for: path) }
 
     // MARK: Opening
 
@@ -309,7 +309,7 @@ public final class Board: Sendable {
     /// - Returns: `false` when a reader kept the checkpoint from completing; the WAL is then truncated at a later
     ///   checkpoint. Never throws for that.
     @discardableResult
-    public func checkpointWAL() throws(BoardError) -> Bool {
+    package func checkpointWAL() throws(BoardError) -> Bool {
         guard !isReadOnly else { return false }
         do {
             return try writer.writeWithoutTransaction { db in

@@ -1,35 +1,35 @@
 import Crypto
 import Foundation
-public import PlugboardMigrations
-public import PlugboardModel
+package import PlugboardMigrations
+package import PlugboardModel
 
 /// One migration known to this binary and, if applied, when.
-public struct MigrationInfo: Sendable, Hashable, Codable {
+package struct MigrationInfo: Sendable, Hashable, Codable {
     /// The version number, the digits before the first `_` of the file name.
-    public let version: Int
+    package let version: Int
     /// The file name in `Migrations/`.
-    public let fileName: String
+    package let fileName: String
     /// SHA-256 (hex) of the SQL text.
-    public let checksum: String
+    package let checksum: String
     /// When it was applied to this board, if it was.
-    public let appliedAt: String?
+    package let appliedAt: String?
     /// Who applied it, if it was applied.
-    public let appliedBy: String?
+    package let appliedBy: String?
 }
 
 /// The schema state of a board compared with the migrations compiled into this binary.
-public struct MigrationStatus: Sendable, Hashable, Codable {
+package struct MigrationStatus: Sendable, Hashable, Codable {
     /// Migrations applied to the board, in order.
-    public let applied: [MigrationInfo]
+    package let applied: [MigrationInfo]
     /// Migrations this binary has that the board has not applied, in order.
-    public let pending: [MigrationInfo]
+    package let pending: [MigrationInfo]
     /// Applied migrations this binary does not know: the board was written by a newer Plugboard.
-    public let unknown: [MigrationInfo]
+    package let unknown: [MigrationInfo]
     /// Applied migrations whose SQL differs from this binary's copy.
-    public let edited: [MigrationInfo]
+    package let edited: [MigrationInfo]
 
     /// Throws when the board must not be touched by this binary (newer schema or edited migrations).
-    public func checkCompatible() throws(BoardError) {
+    package func checkCompatible() throws(BoardError) {
         if let first = unknown.first {
             throw BoardError(
                 .schemaMismatch,
@@ -47,7 +47,7 @@ public struct MigrationStatus: Sendable, Hashable, Codable {
 
 extension Board {
     /// The migrations compiled into this binary with their versions and checksums, in order.
-    public static let knownMigrations: [(version: Int, migration: EmbeddedMigration, checksum: String)] = {
+    package static let knownMigrations: [(version: Int, migration: EmbeddedMigration, checksum: String)] = {
         MigrationCatalog.embedded.map { migration in
             let digits = migration.fileName.prefix(while: \.isNumber)
             return (Int(digits) ?? -1, migration, SHA256.hex(Data(migration.sql.utf8)))
@@ -55,7 +55,7 @@ extension Board {
     }()
 
     /// Compares the board's `schema_migrations` with the migrations compiled into this binary.
-    public func migrationStatus() throws(BoardError) -> MigrationStatus {
+    package func migrationStatus() throws(BoardError) -> MigrationStatus {
         let rows = try read { db in try BoardQueries.appliedMigrations(db) }
         let known = Self.knownMigrations
         var applied: [MigrationInfo] = []
@@ -83,7 +83,7 @@ extension Board {
     /// - Throws: ``BoardError`` `.schemaMismatch` when the board is newer than this binary or a migration was
     ///   edited after it was applied; nothing is changed in that case.
     @discardableResult
-    public func migrate(actor: Principal) throws(BoardError) -> [MigrationInfo] {
+    package func migrate(actor: Principal) throws(BoardError) -> [MigrationInfo] {
         try migrate(actor: actor, initializing: false)
     }
 

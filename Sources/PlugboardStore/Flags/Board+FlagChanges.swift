@@ -1,9 +1,9 @@
 import PlugboardFlags
-public import PlugboardModel
+package import PlugboardModel
 
 extension Board {
     /// Creates a flag, disabled in every environment. Anyone who can write the board may; they become its owner.
-    public func createFlag(_ name: String, type: FlagType = .release, description: String? = nil, actor: Principal) throws(BoardError)
+    package func createFlag(_ name: String, type: FlagType = .release, description: String? = nil, actor: Principal) throws(BoardError)
         -> ChangeResult
     {
         try Validate.flagName(name)
@@ -27,7 +27,7 @@ extension Board {
     }
 
     /// Switches a flag on or off in one environment (created if new).
-    public func setFlagEnabled(_ name: String, _ enabled: Bool, environment: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func setFlagEnabled(_ name: String, _ enabled: Bool, environment: String, actor: Principal) throws(BoardError) -> ChangeResult {
         try changeFlagDefinition(name, environment: environment, action: enabled ? "flag.enable" : "flag.disable", actor: actor) {
             definition in
             if definition.enabled == enabled {
@@ -46,7 +46,7 @@ extension Board {
     /// `flexibleRollout`, its percentage and stickiness change and its constraints, segments and variants stay.
     /// Anything more elaborate is refused, because a percentage would change what the other strategies mean:
     /// edit such a flag with `flag import`. The flag's enabled state is not changed.
-    public func rolloutFlag(_ name: String, percent: Int, stickiness: String = "default", environment: String, actor: Principal)
+    package func rolloutFlag(_ name: String, percent: Int, stickiness: String = "default", environment: String, actor: Principal)
         throws(BoardError) -> ChangeResult
     {
         guard (0...100).contains(percent) else { throw .invalid("the rollout percentage \(percent) is not between 0 and 100") }
@@ -83,7 +83,7 @@ extension Board {
     }
 
     /// Archives a flag (it is no longer evaluated or exported) or brings it back.
-    public func archiveFlag(_ name: String, archived: Bool, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func archiveFlag(_ name: String, archived: Bool, actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.flagName(name)
         let action = archived ? "flag.archive" : "flag.unarchive"
         return try change(actor, refusal: AuditEntry(action: action, targetType: "flag", targetID: name)) { change in

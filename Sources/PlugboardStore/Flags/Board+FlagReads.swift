@@ -1,5 +1,5 @@
-public import PlugboardFlags
-public import PlugboardModel
+package import PlugboardFlags
+package import PlugboardModel
 
 extension Board {
     /// The Unleash client-API feature set of one environment: every flag that is not archived, and every segment.
@@ -8,7 +8,7 @@ extension Board {
     /// - Parameter requireExisting: Refuse an environment the board does not know (`.notFound`), so that an
     ///   operator's typo in `--env` is not taken for an environment where every flag is off. Hosts leave it
     ///   false: an environment nobody has configured yet has every flag off.
-    public func featureSet(environment: String, requireExisting: Bool = false) throws(BoardError) -> FeatureSet {
+    package func featureSet(environment: String, requireExisting: Bool = false) throws(BoardError) -> FeatureSet {
         try Validate.environment(environment)
         return try read { db in
             if requireExisting { try RegistryQueries.requireEnvironment(db, environment) }
@@ -17,7 +17,7 @@ extension Board {
     }
 
     /// Flags with their state in `environment`, sorted by name.
-    public func flagSummaries(environment: String, staleOnly: Bool = false, includeArchived: Bool = false) throws(BoardError)
+    package func flagSummaries(environment: String, staleOnly: Bool = false, includeArchived: Bool = false) throws(BoardError)
         -> [FlagSummary]
     {
         try Validate.environment(environment)
@@ -28,7 +28,7 @@ extension Board {
     }
 
     /// One flag with its definition in every environment.
-    public func flagDetail(_ name: String) throws(BoardError) -> FlagDetail {
+    package func flagDetail(_ name: String) throws(BoardError) -> FlagDetail {
         try Validate.flagName(name)
         let usage = try flagUsage(name)
         return try read { db in

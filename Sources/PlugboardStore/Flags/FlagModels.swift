@@ -1,8 +1,8 @@
-public import PlugboardFlags
-public import PlugboardModel
+package import PlugboardFlags
+package import PlugboardModel
 
 /// The kinds of flag, with Unleash's expected lifetimes (after which a flag is "potentially stale").
-public enum FlagType: String, Sendable, Hashable, Codable, CaseIterable {
+package enum FlagType: String, Sendable, Hashable, Codable, CaseIterable {
     case release
     case experiment
     case operational
@@ -11,52 +11,52 @@ public enum FlagType: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// A row of `plugboard flag list`: one flag in one environment.
-public struct FlagSummary: Sendable, Hashable, Codable {
-    public let name: String
-    public let type: String
-    public let description: String?
-    public let owner: String
-    public let environment: String
-    public let enabled: Bool
-    public let strategyCount: Int
-    public let variantCount: Int
-    public let archived: Bool
+package struct FlagSummary: Sendable, Hashable, Codable {
+    package let name: String
+    package let type: String
+    package let description: String?
+    package let owner: String
+    package let environment: String
+    package let enabled: Bool
+    package let strategyCount: Int
+    package let variantCount: Int
+    package let archived: Bool
     /// Older than its type's expected lifetime (Unleash's rule).
-    public let potentiallyStale: Bool
-    public let createdAt: String
-    public let updatedAt: String
+    package let potentiallyStale: Bool
+    package let createdAt: String
+    package let updatedAt: String
 }
 
 /// A flag's definition in one environment.
-public struct FlagEnvironmentDefinition: Sendable, Hashable, Codable {
-    public let environment: String
-    public let enabled: Bool
-    public let strategies: [Strategy]
-    public let variants: [FeatureVariant]
+package struct FlagEnvironmentDefinition: Sendable, Hashable, Codable {
+    package let environment: String
+    package let enabled: Bool
+    package let strategies: [Strategy]
+    package let variants: [FeatureVariant]
 }
 
 /// Everything the board knows about one flag.
-public struct FlagDetail: Sendable, Hashable, Codable {
-    public let name: String
-    public let type: String
-    public let description: String?
-    public let owner: String
-    public let impressionData: Bool
-    public let dependencies: [FeatureDependency]
-    public let createdAt: String
-    public let createdBy: String
-    public let updatedAt: String
-    public let archivedAt: String?
-    public let potentiallyStale: Bool
-    public let environments: [FlagEnvironmentDefinition]
+package struct FlagDetail: Sendable, Hashable, Codable {
+    package let name: String
+    package let type: String
+    package let description: String?
+    package let owner: String
+    package let impressionData: Bool
+    package let dependencies: [FeatureDependency]
+    package let createdAt: String
+    package let createdBy: String
+    package let updatedAt: String
+    package let archivedAt: String?
+    package let potentiallyStale: Bool
+    package let environments: [FlagEnvironmentDefinition]
     /// How clients of `plugboard serve` evaluated it, per environment (empty when none did).
-    public let usage: [FlagUsageSummary]
+    package let usage: [FlagUsageSummary]
 }
 
 extension Validate {
     /// A flag name: 1–255 characters with no whitespace and none of the characters ``Validate/isUnsafe(_:)`` names
     /// (Unleash allows UTF-8 names).
-    public static func flagName(_ name: String) throws(BoardError) {
+    package static func flagName(_ name: String) throws(BoardError) {
         guard !name.isEmpty, name.utf8.count <= 255,
             !name.unicodeScalars.contains(where: { $0.properties.isWhitespace || isUnsafe($0) })
         else {

@@ -1,6 +1,6 @@
 import Crypto
-public import Foundation
-public import PlugboardModel
+package import Foundation
+package import PlugboardModel
 
 #if canImport(Glibc)
 import Glibc
@@ -31,13 +31,13 @@ public struct ArtifactStore: Sendable {
     public func path(forSHA256 sha256: String) -> String { root + "/sha256/" + sha256 }
 
     /// A file copied into the store under a temporary name, hashed, waiting for ``commit(_:)``.
-    public struct Staged: Sendable {
+    package struct Staged: Sendable {
         /// SHA-256 of the content, lower-case hex.
-        public let sha256: String
+        package let sha256: String
         /// Size in bytes.
-        public let size: Int64
+        package let size: Int64
         /// The name the source file had.
-        public let fileName: String
+        package let fileName: String
         let temporaryPath: String
     }
 
@@ -45,7 +45,7 @@ public struct ArtifactStore: Sendable {
     ///
     /// - Throws: ``BoardError`` `.invalidInput` when the source does not exist, is not a regular file or
     ///   cannot be read; `.io` when the store cannot be written.
-    public func stage(_ source: String) throws(BoardError) -> Staged {
+    package func stage(_ source: String) throws(BoardError) -> Staged {
         var info = stat()
         guard stat(source, &info) == 0 else {
             throw .invalid("the artifact \(source) does not exist; check the path given to --artifact")
@@ -96,7 +96,7 @@ public struct ArtifactStore: Sendable {
     }
 
     /// Moves a staged file to its content address (or drops it if the same content is already there).
-    public func commit(_ staged: Staged) throws(BoardError) {
+    package func commit(_ staged: Staged) throws(BoardError) {
         let destination = path(forSHA256: staged.sha256)
         if FileManager.default.fileExists(atPath: destination) {
             unlink(staged.temporaryPath)
@@ -108,17 +108,17 @@ public struct ArtifactStore: Sendable {
     }
 
     /// Deletes a staged file that will not be committed.
-    public func discard(_ staged: Staged) {
+    package func discard(_ staged: Staged) {
         unlink(staged.temporaryPath)
     }
 
     /// How long a staged file may go unmodified before it counts as left behind, whoever staged it.
-    public static let stagingLifetime: TimeInterval = 3600
+    package static let stagingLifetime: TimeInterval = 3600
 
     /// Deletes the staged files that a registration killed mid-way left in `tmp`: those whose process (the number
     /// their name starts with) no longer runs, and any not modified for ``stagingLifetime``. A copy in progress
     /// belongs to a live process and is written to as it goes, so it is kept. Failures are ignored: this is tidying.
-    public func removeStaleStaging(now: Date = Date()) {
+    package func removeStaleStaging(now: Date = Date()) {
         let folder = root + "/tmp"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
         for name in names {

@@ -1,6 +1,6 @@
 import GRDB
 public import PlugboardModel
-public import PlugboardVersioning
+package import PlugboardVersioning
 
 extension Board {
     /// Enables or disables a plug-in in one environment (created if it does not exist yet).
@@ -25,7 +25,7 @@ extension Board {
     }
 
     /// Pins a plug-in to one version in one environment; hosts load that version instead of the highest.
-    public func pin(_ pluginID: String, version: SemanticVersion, environment: String, actor: Principal) throws(BoardError) -> ChangeResult
+    package func pin(_ pluginID: String, version: SemanticVersion, environment: String, actor: Principal) throws(BoardError) -> ChangeResult
     {
         try Validate.pluginID(pluginID)
         try Validate.environment(environment)
@@ -51,7 +51,7 @@ extension Board {
     }
 
     /// Removes a plug-in's version pin in one environment.
-    public func unpin(_ pluginID: String, environment: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func unpin(_ pluginID: String, environment: String, actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         try Validate.environment(environment)
         return try changeEnvironmentRow(pluginID, environment, action: "plugin.unpin", doing: "unpin", actor: actor) { before, _ in
@@ -63,7 +63,8 @@ extension Board {
     }
 
     /// Yanks a version (hosts no longer pick it) or, with `undo`, brings it back.
-    public func yank(_ pluginID: String, version: SemanticVersion, reason: String?, undo: Bool = false, actor: Principal) throws(BoardError)
+    package func yank(_ pluginID: String, version: SemanticVersion, reason: String?, undo: Bool = false, actor: Principal)
+        throws(BoardError)
         -> ChangeResult
     {
         try Validate.pluginID(pluginID)

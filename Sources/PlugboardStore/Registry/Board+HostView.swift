@@ -1,12 +1,12 @@
 import Foundation
 import GRDB
 import PlugboardFlags
-public import PlugboardModel
+package import PlugboardModel
 
 extension Board {
     /// The check of one release for a host of `environment` under `policy`, its rows proven by the audit log's head
     /// from `anchor` (see ``stateProblems(pluginID:version:environment:anchor:)``).
-    public func releaseCheck(
+    package func releaseCheck(
         pluginID: String, version: String, environment: String, policy: SignaturePolicy, anchor: AuditCheckpoint? = nil
     ) throws(BoardError) -> ReleaseCheck {
         ReleaseCheck(
@@ -27,7 +27,7 @@ extension Board {
     /// signs with the board's key.
     ///
     /// - Throws: ``BoardError`` `.integrity` when the board cannot be proven: no host is given a view of it.
-    public func hostView(environment: String, relevantTo: Set<String>) throws(BoardError) -> (view: HostView, head: AuditCheckpoint?) {
+    package func hostView(environment: String, relevantTo: Set<String>) throws(BoardError) -> (view: HostView, head: AuditCheckpoint?) {
         var (registry, head) = try provenRegistrySnapshot(environment: environment, relevantTo: relevantTo, anchor: nil)
         registry.plugins = registry.plugins.mapValues { plugin in plugin.enabled ? plugin : plugin.withoutReleases() }
         var checks: [String: ReleaseCheck] = [:]
@@ -63,7 +63,7 @@ extension Board {
     /// Whether `sha256` is the artifact of a release of a plug-in enabled in `environment`: the only files
     /// `plugboard serve` hands to a host of that environment. These are the releases its ``hostView(environment:relevantTo:)``
     /// lists; a dependency a host loads is enabled there too, or it is not loaded.
-    public func isArtifact(sha256: String, enabledIn environment: String) throws(BoardError) -> Bool {
+    package func isArtifact(sha256: String, enabledIn environment: String) throws(BoardError) -> Bool {
         guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return false }
         return try read { db in try RegistryQueries.isArtifact(db, sha256: sha256, enabledIn: environment) }
     }

@@ -29,7 +29,7 @@ extension Board {
     }
 
     /// Revives (lifts) the active kill switch over a target; the row is kept with who revived it and why.
-    public func revive(_ target: KillTarget, reason: String?, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func revive(_ target: KillTarget, reason: String?, actor: Principal) throws(BoardError) -> ChangeResult {
         try KillSwitchRules.validate(target)
         if let reason { try Validate.reason(reason) }
         return try change(actor, refusal: AuditEntry(action: "plugin.revive", targetType: "kill_switch", targetID: target.description)) {
@@ -53,7 +53,7 @@ extension Board {
     }
 
     /// Kill switches, active only unless `includeRevived`.
-    public func killSwitches(includeRevived: Bool = false) throws(BoardError) -> [KillSwitch] {
+    package func killSwitches(includeRevived: Bool = false) throws(BoardError) -> [KillSwitch] {
         try read { db in try RegistryQueries.killSwitches(db, includeRevived: includeRevived) }
     }
 }

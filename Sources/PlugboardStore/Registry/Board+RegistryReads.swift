@@ -4,7 +4,7 @@ import PlugboardVersioning
 
 extension Board {
     /// Every plug-in with its state in `environment`, sorted by id.
-    public func pluginSummaries(environment: String) throws(BoardError) -> [PluginSummary] {
+    package func pluginSummaries(environment: String) throws(BoardError) -> [PluginSummary] {
         try Validate.environment(environment)
         return try read { db in
             try RegistryQueries.requireEnvironment(db, environment)
@@ -28,23 +28,23 @@ extension Board {
     }
 
     /// Throws ``BoardError`` `notFound` unless `pluginID` is registered (and `invalidInput` for an invalid id).
-    public func requirePlugin(_ pluginID: String) throws(BoardError) {
+    package func requirePlugin(_ pluginID: String) throws(BoardError) {
         try Validate.pluginID(pluginID)
         try read { db in try RegistryQueries.requirePlugin(db, pluginID) }
     }
 
     /// The ids of every registered plug-in.
-    public func registeredPluginIDs() throws(BoardError) -> Set<String> {
+    package func registeredPluginIDs() throws(BoardError) -> Set<String> {
         try read { db in Set(try String.fetchAll(db, sql: "SELECT id FROM plugins")) }
     }
 
     /// The environments of the board, sorted by name.
-    public func environments() throws(BoardError) -> [String] {
+    package func environments() throws(BoardError) -> [String] {
         try read { db in try RegistryQueries.environments(db) }
     }
 
     /// A fact about the board itself (`board_id`, `created_at`, `created_by`).
-    public func info(_ key: String) throws(BoardError) -> String? {
+    package func info(_ key: String) throws(BoardError) -> String? {
         try read { db in try BoardQueries.info(db, key) }
     }
 }

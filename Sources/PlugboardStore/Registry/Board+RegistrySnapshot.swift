@@ -1,5 +1,5 @@
 import GRDB
-public import PlugboardModel
+package import PlugboardModel
 
 extension Board {
     /// Reads a ``RegistrySnapshot`` of `environment` in one read transaction. An environment the board does
@@ -9,7 +9,7 @@ extension Board {
     ///   the environment, the plug-ins named here (a host's compiled-in, active and reported ones), and every
     ///   plug-in their versions depend on, transitively. A host's work then follows what it runs, not the size of
     ///   the registry. When nil, every registered plug-in.
-    public func registrySnapshot(environment: String, relevantTo: Set<String>? = nil) throws(BoardError) -> RegistrySnapshot {
+    package func registrySnapshot(environment: String, relevantTo: Set<String>? = nil) throws(BoardError) -> RegistrySnapshot {
         try Validate.environment(environment)
         // The version first: a change committed while the snapshot is read makes the next version() differ.
         let boardVersion = try version()
@@ -20,7 +20,7 @@ extension Board {
     /// ``proveHead(extending:)``): what a host acts on, and the head that proves it (the host's next anchor).
     ///
     /// - Throws: ``BoardError`` `.integrity` naming the row or object when the board cannot be proven from `anchor`.
-    public func provenRegistrySnapshot(environment: String, relevantTo: Set<String>? = nil, anchor: AuditCheckpoint?) throws(BoardError)
+    package func provenRegistrySnapshot(environment: String, relevantTo: Set<String>? = nil, anchor: AuditCheckpoint?) throws(BoardError)
         -> (snapshot: RegistrySnapshot, head: AuditCheckpoint?)
     {
         try Validate.environment(environment)

@@ -1,6 +1,6 @@
 public import Crypto
 package import Foundation
-public import PlugboardModel
+package import PlugboardModel
 
 #if canImport(Glibc)
 import Glibc
@@ -33,10 +33,10 @@ public struct BoardKeyring: Sendable {
     public var publicKeys: [String] { keys.map { $0.publicKey.rawRepresentation.base64EncodedString() } }
 
     /// The key ids, the current one first.
-    public var keyIDs: [String] { keys.map { SigningKeys.keyID(publicKey: $0.publicKey.rawRepresentation) } }
+    package var keyIDs: [String] { keys.map { SigningKeys.keyID(publicKey: $0.publicKey.rawRepresentation) } }
 
     /// The path of the key file of the board at `boardPath`.
-    public static func path(forBoard boardPath: String) -> String { boardPath + ".board-key" }
+    package static func path(forBoard boardPath: String) -> String { boardPath + ".board-key" }
 
     /// The file's text.
     var text: String {
@@ -62,7 +62,7 @@ public struct BoardKeyring: Sendable {
 extension BoardKeyring {
     /// The keyring of the board at `boardPath`, or nil when its key file does not exist. The file must be a regular
     /// file (not a symbolic link) of the current user or root, readable by nobody else.
-    public static func load(boardPath: String) throws(BoardError) -> BoardKeyring? {
+    package static func load(boardPath: String) throws(BoardError) -> BoardKeyring? {
         let path = path(forBoard: boardPath)
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else {
@@ -100,7 +100,7 @@ extension BoardKeyring {
     }
 
     /// The keyring of the board at `boardPath`, made (a new key, in a new file of mode 0600) when it has none.
-    public static func loadOrCreate(boardPath: String) throws(BoardError) -> BoardKeyring {
+    package static func loadOrCreate(boardPath: String) throws(BoardError) -> BoardKeyring {
         if let keyring = try load(boardPath: boardPath) { return keyring }
         let keyring = generate()
         do { try keyring.write(toNew: path(forBoard: boardPath)) } catch  where error.code == .conflict {
@@ -117,7 +117,7 @@ extension BoardKeyring {
     }
 
     /// Replaces the key file of the board at `boardPath` with this keyring (a new file renamed over the old one).
-    public func save(boardPath: String) throws(BoardError) {
+    package func save(boardPath: String) throws(BoardError) {
         let path = Self.path(forBoard: boardPath)
         let temporary = path + ".\(getpid()).new"
         unlink(temporary)

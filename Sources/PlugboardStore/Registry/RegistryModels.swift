@@ -2,19 +2,19 @@ public import PlugboardModel
 public import PlugboardVersioning
 
 /// A row of `plugboard plugin list`: one plug-in's state in one environment.
-public struct PluginSummary: Sendable, Hashable, Codable {
-    public let id: String
-    public let name: String
-    public let environment: String
-    public let enabled: Bool
+package struct PluginSummary: Sendable, Hashable, Codable {
+    package let id: String
+    package let name: String
+    package let environment: String
+    package let enabled: Bool
     /// True when a kill switch covers the plug-in or all plug-ins.
-    public let killed: Bool
-    public let pinnedVersion: String?
+    package let killed: Bool
+    package let pinnedVersion: String?
     /// Highest registered release that is neither yanked nor killed.
-    public let latestVersion: String?
+    package let latestVersion: String?
     /// `pinnedVersion`, else `latestVersion` (host compatibility is decided by each host).
-    public let activeVersion: String?
-    public let versionCount: Int
+    package let activeVersion: String?
+    package let versionCount: Int
 }
 
 /// One registered version of a plug-in.
@@ -67,10 +67,10 @@ public struct PluginOwner: Sendable, Hashable, Codable {
 }
 
 /// A board administrator.
-public struct BoardAdmin: Sendable, Hashable, Codable {
-    public let principal: String
-    public let addedAt: String
-    public let addedBy: String
+package struct BoardAdmin: Sendable, Hashable, Codable {
+    package let principal: String
+    package let addedAt: String
+    package let addedBy: String
 }
 
 /// What a kill switch covers.

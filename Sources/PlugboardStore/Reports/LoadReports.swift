@@ -32,7 +32,7 @@ extension Board {
     ///   - reporter: Who wrote the report (the OS user by default; `plugboard serve` names the token a remote host used).
     ///   - sameEnvironmentOnly: Refuse, changing nothing, when `hostID` last reported from another environment
     ///     (a remote host's token may only write reports of its own environment).
-    public func writeLoadReport(
+    package func writeLoadReport(
         hostID: String, environment: String, hostVersion: String, entries: [LoadReportEntry], source: String? = nil,
         reporter: String? = nil, sameEnvironmentOnly: Bool = false
     ) throws(BoardError) {
@@ -48,7 +48,7 @@ extension Board {
 
     /// Stores a batch of load reports in one transaction of the telemetry file (`plugboard serve`); a report of a host id
     /// that last reported from another environment is dropped and counted. Then bounds the stored reports.
-    public func writeLoadReports(_ reports: [LoadReport]) throws(BoardError) {
+    package func writeLoadReports(_ reports: [LoadReport]) throws(BoardError) {
         guard !reports.isEmpty else { return }
         try writeTelemetry { db in
             let now = Timestamp.now()
@@ -63,7 +63,7 @@ extension Board {
     }
 
     /// The environment `hostID` last reported from (nil: never), as the telemetry file says.
-    public func reportingEnvironment(hostID: String) throws(BoardError) -> String? {
+    package func reportingEnvironment(hostID: String) throws(BoardError) -> String? {
         try readTelemetry(empty: nil) { db in try ReportQueries.hostEnvironment(db, hostID: hostID) }
     }
 
@@ -115,17 +115,17 @@ extension Board {
 }
 
 /// One host's load report, as `plugboard serve` buffers it.
-public struct LoadReport: Sendable, Hashable {
-    public var hostID: String
-    public var environment: String
-    public var hostVersion: String
-    public var entries: [LoadReportEntry]
-    public var source: String?
+package struct LoadReport: Sendable, Hashable {
+    package var hostID: String
+    package var environment: String
+    package var hostVersion: String
+    package var entries: [LoadReportEntry]
+    package var source: String?
     /// Who wrote it (the OS user of a local host, `token:NAME` for a remote one).
-    public var reporter: String
+    package var reporter: String
 
     /// Creates a report.
-    public init(
+    package init(
         hostID: String, environment: String, hostVersion: String, entries: [LoadReportEntry], source: String?, reporter: String
     ) {
         self.hostID = hostID

@@ -1,6 +1,6 @@
 package import Foundation
 import GRDB
-public import PlugboardModel
+package import PlugboardModel
 
 // The board's side of the secure storage: its tables hold sealed bytes only. The cryptography (the master key, data
 // keys, sealing) is PlugboardSecureStorage's; the store never sees a plaintext or an unwrapped key.
@@ -35,7 +35,7 @@ extension Board {
     /// Needs no master key: key names are not secret.
     ///
     /// - Throws: ``BoardError`` with code `notFound` if the plug-in is not registered.
-    public func secretEntries(pluginID: String) throws(BoardError) -> [SecretEntry] {
+    package func secretEntries(pluginID: String) throws(BoardError) -> [SecretEntry] {
         try Validate.pluginID(pluginID)
         return try read { db in
             try RegistryQueries.requirePlugin(db, pluginID)
@@ -45,7 +45,7 @@ extension Board {
 
     /// The data keys of `pluginID`, or of every plug-in when `nil`, in plug-in and version order. Needs no master
     /// key; never returns key material.
-    public func dataKeyEntries(pluginID: String? = nil) throws(BoardError) -> [DataKeyEntry] {
+    package func dataKeyEntries(pluginID: String? = nil) throws(BoardError) -> [DataKeyEntry] {
         if let pluginID { try Validate.pluginID(pluginID) }
         return try read { db in
             if let pluginID { try RegistryQueries.requirePlugin(db, pluginID) }

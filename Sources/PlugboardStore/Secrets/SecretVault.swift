@@ -146,35 +146,35 @@ package struct SealedValueRecord: Sendable, Hashable {
 }
 
 /// One stored secret as `plugboard secret list` shows it: its name and how it is sealed, never its value.
-public struct SecretEntry: Sendable, Hashable, Codable {
+package struct SecretEntry: Sendable, Hashable, Codable {
     /// The plug-in.
-    public let pluginID: String
+    package let pluginID: String
     /// The key name (not secret).
-    public let key: String
+    package let key: String
     /// The data key version that sealed the value.
-    public let dataKeyVersion: Int
+    package let dataKeyVersion: Int
     /// That data key's state: `active`, `retired` or `shredded`.
-    public let dataKeyState: String
+    package let dataKeyState: String
     /// False when the data key was shredded: the value can no longer be decrypted.
-    public let readable: Bool
+    package let readable: Bool
     /// When the value was last set or re-encrypted.
-    public let updatedAt: String
+    package let updatedAt: String
 }
 
 /// One data key as `plugboard keys list` shows it: never the key, wrapped or not.
-public struct DataKeyEntry: Sendable, Hashable, Codable {
+package struct DataKeyEntry: Sendable, Hashable, Codable {
     /// The plug-in.
-    public let pluginID: String
+    package let pluginID: String
     /// The version, from 1.
-    public let version: Int
+    package let version: Int
     /// `active`, `retired` or `shredded`.
-    public let state: String
+    package let state: String
     /// How many values the key has sealed.
-    public let encryptionCount: Int
+    package let encryptionCount: Int
     /// How many stored values it seals now.
-    public let valueCount: Int
+    package let valueCount: Int
     /// When it was created.
-    public let createdAt: String
+    package let createdAt: String
     /// When it stopped being active, if it did.
-    public let retiredAt: String?
+    package let retiredAt: String?
 }

@@ -5,12 +5,12 @@ public import PlugboardModel
 public import PlugboardVersioning
 
 /// One environment's signature policy.
-public struct EnvironmentSignaturePolicy: Sendable, Hashable, Codable {
-    public let environment: String
-    public let signatures: SignaturePolicy
+package struct EnvironmentSignaturePolicy: Sendable, Hashable, Codable {
+    package let environment: String
+    package let signatures: SignaturePolicy
     /// When the policy was last set (nil: never set, so `off`).
-    public let updatedAt: String?
-    public let updatedBy: String?
+    package let updatedAt: String?
+    package let updatedBy: String?
 }
 
 extension Board {
@@ -137,7 +137,7 @@ extension Board {
     /// Revokes a publisher key: no signature it made counts any more, including those made before. Admins may revoke
     /// any key; the owners of every plug-in a key is trusted for may revoke it (not a key trusted for every plug-in).
     /// Audited.
-    public func revokeSigner(keyID: String, reason: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func revokeSigner(keyID: String, reason: String, actor: Principal) throws(BoardError) -> ChangeResult {
         try SigningKeys.validateKeyID(keyID)
         try Validate.reason(reason)
         return try change(actor, refusal: AuditEntry(action: "signer.revoke", targetType: "signer", targetID: keyID)) { change in
@@ -166,7 +166,7 @@ extension Board {
     }
 
     /// Trusted keys (with their revocation), for one plug-in (its own and those trusted for every plug-in) or all.
-    public func signers(pluginID: String? = nil) throws(BoardError) -> [Signer] {
+    package func signers(pluginID: String? = nil) throws(BoardError) -> [Signer] {
         if let pluginID {
             try Validate.pluginID(pluginID)
             try requirePlugin(pluginID)
@@ -202,18 +202,18 @@ extension Board {
     }
 
     /// Every environment's signature policy, sorted by environment.
-    public func signaturePolicies() throws(BoardError) -> [EnvironmentSignaturePolicy] {
+    package func signaturePolicies() throws(BoardError) -> [EnvironmentSignaturePolicy] {
         try read { db in try SignatureQueries.policies(db) }
     }
 
     /// The signature policy of one environment (`off` when none was set or the environment does not exist).
-    public func signaturePolicy(environment: String) throws(BoardError) -> SignaturePolicy {
+    package func signaturePolicy(environment: String) throws(BoardError) -> SignaturePolicy {
         try Validate.environment(environment)
         return try read { db in try SignatureQueries.policy(db, environment) }
     }
 
     /// The signature level of one registered release; nil when it is not registered.
-    public func signatureVerdict(pluginID: String, version: String) throws(BoardError) -> SignatureVerdict? {
+    package func signatureVerdict(pluginID: String, version: String) throws(BoardError) -> SignatureVerdict? {
         try read { db in
             guard let release = try SignatureQueries.release(db, pluginID, version) else { return nil }
             return SignatureCheck.verdict(

@@ -1,5 +1,5 @@
 import GRDB
-public import PlugboardModel
+package import PlugboardModel
 
 extension Board {
     /// Proves the board as it is now from `anchor` (see ``HeadProof``): its structure, the audit log from the anchor to
@@ -8,7 +8,7 @@ extension Board {
     ///
     /// - Parameter anchor: The newest audit row the caller accepted before (nil: the log is walked from its first row).
     /// - Throws: ``BoardError`` `.integrity` with one sentence naming the row or object when the board cannot be proven.
-    public func proveHead(extending anchor: AuditCheckpoint?) throws(BoardError) -> AuditCheckpoint? {
+    package func proveHead(extending anchor: AuditCheckpoint?) throws(BoardError) -> AuditCheckpoint? {
         let proof = try read { db in try headProof(db, anchor: anchor) }
         if let problem = proof.problem { throw BoardError(.integrity, problem) }
         return proof.head
@@ -21,7 +21,7 @@ extension Board {
     /// behind the log is named), its artifact, its gate flag with the flags it depends on, transitively, and the
     /// segments, and, under `warn` or `require`, the release's signatures and the trust rows of their keys. Returns one
     /// sentence per problem, naming the row; empty when proven, or for a board whose log never had the state proof.
-    public func stateProblems(pluginID: String, version: String, environment: String, anchor: AuditCheckpoint? = nil) throws(BoardError)
+    package func stateProblems(pluginID: String, version: String, environment: String, anchor: AuditCheckpoint? = nil) throws(BoardError)
         -> [String]
     {
         try read { db in

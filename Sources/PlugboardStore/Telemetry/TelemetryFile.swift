@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-public import PlugboardModel
+package import PlugboardModel
 import Synchronization
 
 #if canImport(Glibc)
@@ -17,43 +17,43 @@ import Darwin
 /// never takes the board's write lock, so no flood of reports or metrics can delay a kill switch. The file is created
 /// with the board file's mode and group. It is bounded by rows (the oldest go first) and by size: SQLite refuses to
 /// grow it past ``maxFileBytes``, and a batch that would is dropped and counted.
-public enum TelemetryLimits {
+package enum TelemetryLimits {
     /// The file never grows past this many bytes (64 MiB; its rollback journal, while a batch is written, at most the same).
-    public static let maxFileBytes = 64 << 20
+    package static let maxFileBytes = 64 << 20
     /// At most this many hosts' reports are kept (the longest silent go first).
-    public static let maxHosts = 10_000
+    package static let maxHosts = 10_000
     /// At most this many load-report rows are kept over every host (the longest silent hosts go first).
-    public static let maxReportRows = 100_000
+    package static let maxReportRows = 100_000
     /// One report keeps at most this many entries (the rest are dropped and counted).
-    public static let maxEntriesPerReport = 1_000
+    package static let maxEntriesPerReport = 1_000
     /// A reason or warning keeps at most this many bytes.
-    public static let maxSentenceBytes = 1_000
+    package static let maxSentenceBytes = 1_000
 }
 
 /// A count of telemetry that was not kept, by why: shown by `plugboard plugin status` and `plugboard clients`.
-public struct TelemetryDrop: Sendable, Hashable, Codable {
+package struct TelemetryDrop: Sendable, Hashable, Codable {
     /// Why it was dropped, one stable phrase (see ``TelemetryDrop/Kind``).
-    public let kind: String
-    public let count: Int
+    package let kind: String
+    package let count: Int
     /// When the last one was dropped.
-    public let lastAt: String
+    package let lastAt: String
 
     /// The stable phrases of ``kind``.
-    public enum Kind {
-        public static let unknownFlag = "usage of flags the board does not have"
-        public static let applicationsOverCap = "applications over a token's limit"
-        public static let instancesOverCap = "SDK instances over a token's limit"
-        public static let usageOverBuffer = "usage counts over the server's buffer"
-        public static let hostsOverCap = "host ids over a token's limit"
-        public static let reportEntriesOverCap = "load-report entries over the limit of one report"
-        public static let reportsOverBuffer = "load reports over the server's buffer"
-        public static let reportOtherEnvironment = "load reports of a host id that reports from another environment"
-        public static let storedRowsOverCap = "stored rows over the telemetry file's limits (oldest first)"
-        public static let fileFull = "batches refused because the telemetry file is full"
+    package enum Kind {
+        package static let unknownFlag = "usage of flags the board does not have"
+        package static let applicationsOverCap = "applications over a token's limit"
+        package static let instancesOverCap = "SDK instances over a token's limit"
+        package static let usageOverBuffer = "usage counts over the server's buffer"
+        package static let hostsOverCap = "host ids over a token's limit"
+        package static let reportEntriesOverCap = "load-report entries over the limit of one report"
+        package static let reportsOverBuffer = "load reports over the server's buffer"
+        package static let reportOtherEnvironment = "load reports of a host id that reports from another environment"
+        package static let storedRowsOverCap = "stored rows over the telemetry file's limits (oldest first)"
+        package static let fileFull = "batches refused because the telemetry file is full"
     }
 
     /// Whether this kind concerns hosts' load reports (`plugin status`) rather than SDKs (`clients`).
-    public var concernsHosts: Bool {
+    package var concernsHosts: Bool {
         [Kind.hostsOverCap, Kind.reportEntriesOverCap, Kind.reportsOverBuffer, Kind.reportOtherEnvironment].contains(kind)
     }
 }
@@ -202,7 +202,7 @@ final class TelemetryFile: Sendable {
 
 extension Board {
     /// The telemetry file beside the board (`<board>.telemetry`).
-    public var telemetryPath: String { path == ":memory:" ? ":memory:" : path + ".telemetry" }
+    package var telemetryPath: String { path == ":memory:" ? ":memory:" : path + ".telemetry" }
 
     /// The board's telemetry store; nil when there is none yet and `create` is false (nothing was reported).
     func telemetryFile(create: Bool) throws(BoardError) -> TelemetryFile? {
@@ -249,12 +249,12 @@ extension Board {
     }
 
     /// What telemetry was dropped (not kept), by why; see ``TelemetryDrop``.
-    public func telemetryDrops() throws(BoardError) -> [TelemetryDrop] {
+    package func telemetryDrops() throws(BoardError) -> [TelemetryDrop] {
         try readTelemetry(empty: []) { db in try TelemetryQueries.drops(db) }
     }
 
     /// Adds counts of dropped telemetry (`plugboard serve` reports what it dropped before storing).
-    public func recordTelemetryDrops(_ counts: [String: Int]) throws(BoardError) {
+    package func recordTelemetryDrops(_ counts: [String: Int]) throws(BoardError) {
         let counts = counts.filter { $0.value > 0 }
         guard !counts.isEmpty else { return }
         try writeTelemetry { db in try TelemetryQueries.countDrops(db, counts, at: Timestamp.now()) }

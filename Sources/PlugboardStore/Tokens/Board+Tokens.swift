@@ -1,6 +1,6 @@
 import Crypto
-public import Foundation
-public import PlugboardModel
+package import Foundation
+package import PlugboardModel
 
 extension Board {
     /// Creates an API token that reads `environment`, and returns its secret: the board stores only its SHA-256.
@@ -10,7 +10,7 @@ extension Board {
     ///   - kind: The routes it reads: ``APIToken/Kind/sdk`` (flags, the default) or ``APIToken/Kind/hosts`` (what
     ///     plug-in hosts read).
     ///   - expiresAt: When the token stops being accepted; nil for never. Must be in the future.
-    public func createAPIToken(
+    package func createAPIToken(
         name: String, environment: String, kind: APIToken.Kind = .sdk, expiresAt: Date? = nil, actor: Principal
     ) throws(BoardError) -> CreatedAPIToken {
         try Validate.tokenName(name)
@@ -51,7 +51,7 @@ extension Board {
 
     /// Revokes a token: servers refuse it, and end its open event streams, from their next board check on (within a
     /// second). Admins only; audited.
-    public func revokeAPIToken(_ name: String, reason: String? = nil, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func revokeAPIToken(_ name: String, reason: String? = nil, actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.tokenName(name)
         if let reason { try Validate.reason(reason) }
         return try change(
@@ -74,12 +74,12 @@ extension Board {
     }
 
     /// Every token, active or not, sorted by name.
-    public func apiTokens() throws(BoardError) -> [APIToken] {
+    package func apiTokens() throws(BoardError) -> [APIToken] {
         try read { db in try TokenQueries.all(db) }
     }
 
     /// The digests and states of every token, for a server that checks presented tokens in memory.
-    public func apiTokenCredentials() throws(BoardError) -> [APITokenCredential] {
+    package func apiTokenCredentials() throws(BoardError) -> [APITokenCredential] {
         try read { db in try TokenQueries.credentials(db) }
     }
 }

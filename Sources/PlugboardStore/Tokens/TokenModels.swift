@@ -1,16 +1,16 @@
 import Crypto
-public import Foundation
-public import PlugboardModel
+package import Foundation
+package import PlugboardModel
 
 /// An API token as people see it: never its secret, never its hash.
-public struct APIToken: Sendable, Hashable, Codable {
+package struct APIToken: Sendable, Hashable, Codable {
     /// Whether a token is accepted now.
-    public enum State: String, Sendable, Hashable, Codable {
+    package enum State: String, Sendable, Hashable, Codable {
         case active, expired, revoked
     }
 
     /// Which routes of `plugboard serve` a token reads.
-    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+    package enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
         /// The flag routes of SDKs: the Unleash client API (`/api/client/…`) and OFREP (`/ofrep/…`).
         case sdk
         /// The routes of plug-in hosts on other machines (`/api/host/…`).
@@ -19,57 +19,57 @@ public struct APIToken: Sendable, Hashable, Codable {
         case sdkAndHosts = "sdk+hosts"
 
         /// Whether a token of this kind reads SDK routes.
-        public var readsFlags: Bool { self != .hosts }
+        package var readsFlags: Bool { self != .hosts }
         /// Whether a token of this kind reads host routes.
-        public var readsHostRoutes: Bool { self != .sdk }
+        package var readsHostRoutes: Bool { self != .sdk }
     }
 
     /// The token's unique name, for example `checkout-service`.
-    public let name: String
+    package let name: String
     /// The one environment the token reads.
-    public let environment: String
+    package let environment: String
     /// Which routes it reads: SDK routes, host routes, or (tokens made before kinds existed) both.
-    public let kind: Kind
+    package let kind: Kind
     /// The first characters of the secret, to recognise it (`*:production.pb_Xy3k…`).
-    public let prefix: String
-    public let createdAt: String
-    public let createdBy: String
+    package let prefix: String
+    package let createdAt: String
+    package let createdBy: String
     /// When the token stops being accepted; nil for never.
-    public let expiresAt: String?
-    public let revokedAt: String?
-    public let revokedBy: String?
-    public let revokeReason: String?
+    package let expiresAt: String?
+    package let revokedAt: String?
+    package let revokedBy: String?
+    package let revokeReason: String?
     /// When a server last accepted it (written in batches, so up to a minute late).
-    public let lastUsedAt: String?
+    package let lastUsedAt: String?
     /// Active, expired or revoked, now.
-    public let state: State
+    package let state: State
 }
 
 /// A token just created: the only time its secret exists outside the client that keeps it.
-public struct CreatedAPIToken: Sendable {
+package struct CreatedAPIToken: Sendable {
     /// The stored token.
-    public let token: APIToken
+    package let token: APIToken
     /// The secret to hand to the SDK; the board keeps only its SHA-256.
-    public let secret: String
+    package let secret: String
 }
 
 /// What a server needs to check a presented token: its digest and whether it is still good. No secret.
-public struct APITokenCredential: Sendable, Hashable {
+package struct APITokenCredential: Sendable, Hashable {
     /// The token's name.
-    public let name: String
+    package let name: String
     /// The environment it reads.
-    public let environment: String
+    package let environment: String
     /// Which routes it reads.
-    public let kind: APIToken.Kind
+    package let kind: APIToken.Kind
     /// The SHA-256 of the secret (32 bytes).
-    public let digest: [UInt8]
+    package let digest: [UInt8]
     /// When it stops being accepted; nil for never.
-    public let expiresAt: Date?
+    package let expiresAt: Date?
     /// Revoked tokens are kept so that a client hears "revoked", not "unknown".
-    public let revoked: Bool
+    package let revoked: Bool
 
     /// Whether the token is accepted at `now`: not revoked and not expired.
-    public func isAccepted(at now: Date) -> Bool {
+    package func isAccepted(at now: Date) -> Bool {
         !revoked && (expiresAt.map { $0 > now } ?? true)
     }
 
@@ -85,24 +85,24 @@ public struct APITokenCredential: Sendable, Hashable {
 }
 
 /// Making and hashing token secrets.
-public enum APITokenSecret {
+package enum APITokenSecret {
     /// A new secret for `environment`: `*:ENV.pb_` followed by 32 random bytes in base64url (43 characters).
     ///
     /// The `*:ENV.` shape is the one Unleash gives its client tokens, so Unleash SDKs read the environment
     /// from it as they do from Unleash's own tokens.
-    public static func generate(environment: String) -> String {
+    package static func generate(environment: String) -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         return "*:\(environment).pb_" + base64URL(bytes)
     }
 
     /// The SHA-256 of a presented secret (32 bytes).
-    public static func digest(_ secret: String) -> [UInt8] {
+    package static func digest(_ secret: String) -> [UInt8] {
         Array(SHA256.hash(data: Data(secret.utf8)))
     }
 
     /// Compares two digests in time that depends only on their lengths.
-    public static func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+    package static func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
         guard lhs.count == rhs.count else { return false }
         var difference: UInt8 = 0
         for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
@@ -123,7 +123,7 @@ public enum APITokenSecret {
 
 extension Validate {
     /// A token name: 1–128 characters of `a-z A-Z 0-9 . _ -`, starting with a letter or digit.
-    public static func tokenName(_ name: String) throws(BoardError) {
+    package static func tokenName(_ name: String) throws(BoardError) {
         let allowed: (UInt8) -> Bool = { byte in
             (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "._-".utf8.contains(byte)

@@ -1,12 +1,12 @@
-public import Foundation
-public import PlugboardModel
+package import Foundation
+package import PlugboardModel
 
 extension Board {
     /// Stores a batch of client telemetry in one short transaction of the telemetry file (never the board's write lock,
     /// no audit row: usage is not a change of the board's policy): instance registrations and hourly flag usage counts
     /// (added to what is stored). Then deletes what is past ``UsageRetention``. When tokens were last accepted goes to
     /// the board itself (one small update per token).
-    public func recordClientUsage(
+    package func recordClientUsage(
         registrations: [ClientRegistration], usage: [FlagUsageCount], tokensUsed: [String: Date] = [:], now: Date = Date()
     ) throws(BoardError) {
         if !registrations.isEmpty || !usage.isEmpty {
@@ -28,7 +28,7 @@ extension Board {
 
     /// The applications and SDK instances that read the board, most recently seen first: from the telemetry file, and
     /// those that boards written before it still hold and that have not been seen since.
-    public func clientInstances(environment: String? = nil) throws(BoardError) -> [ClientInstance] {
+    package func clientInstances(environment: String? = nil) throws(BoardError) -> [ClientInstance] {
         if let environment { try Validate.environment(environment) }
         let current = try readTelemetry(empty: []) { db in try UsageQueries.instances(db, environment: environment) }
         let legacy = try read { db in try UsageQueries.instances(db, environment: environment) }
@@ -39,7 +39,7 @@ extension Board {
 
     /// How clients used a flag, per environment, over the kept hour buckets (the telemetry file's and those boards
     /// written before it still hold).
-    public func flagUsage(_ name: String) throws(BoardError) -> [FlagUsageSummary] {
+    package func flagUsage(_ name: String) throws(BoardError) -> [FlagUsageSummary] {
         try Validate.flagName(name)
         let current = try readTelemetry(empty: []) { db in try UsageQueries.usageRows(db, flag: name) }
         let legacy = try read { db in try UsageQueries.usageRows(db, flag: name) }
@@ -47,7 +47,7 @@ extension Board {
     }
 
     /// Flags of `environment` (not archived) that no client evaluated in the last `days` days.
-    public func unusedFlags(environment: String, days: Int) throws(BoardError) -> [FlagSummary] {
+    package func unusedFlags(environment: String, days: Int) throws(BoardError) -> [FlagSummary] {
         guard days >= 1 else { throw .invalid("--unused \(days) is not valid: give a number of days of at least 1") }
         guard days <= UsageRetention.days else {
             throw .invalid(

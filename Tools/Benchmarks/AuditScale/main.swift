@@ -1,4 +1,4 @@
-// Makes a board for the CLI at scale (issue 11, item 5): N registered plug-ins, 12 of them enabled, and an audit log
+// Makes a board for the CLI at scale: N registered plug-ins, 12 of them enabled, and an audit log
 // of M rows in the mix a busy board gathers. Used by Tools/Benchmarks/audit-scale/run.py.
 //
 //     audit-scale-board PATH [--plugins 10000] [--rows 1000000]

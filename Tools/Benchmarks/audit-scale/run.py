@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The CLI on a board with a long audit log (issue 11, item 5), measured with real processes.
+"""The CLI on a board with a long audit log, measured with real processes.
 
 Makes a board of 10,000 plug-ins and 1,000,000 audit rows with `audit-scale-board` (Tools/Benchmarks/AuditScale; its
 header says what the rows are), kept in --work between runs, then times each command below (median of --runs, the

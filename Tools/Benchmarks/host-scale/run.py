@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Host and CLI cost at registry scale (issue 11, items 4 and 5), measured with real processes.
+"""Host and CLI cost at registry scale, measured with real processes.
 
 Makes a board with N registered plug-ins (one `plugboard plugin register FOLDER` command), enables 12 of them, then:
 - times `plugboard plugin list` (median of runs),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The SQL of a plug-in's 64 B secure put, replayed from Python against a plaintext row (issue 11, the one missed target).
+"""The SQL of a plug-in's 64 B secure put, replayed from Python against a plaintext row.
 
 A plug-in's `SecureStorage.set` is one audited change. Traced with SQLite's statement trace (release build, 2026-11-25),
 it runs these statements on the board: the file's state, the master key's check value, the data keys, the data key's

@@ -2,10 +2,10 @@ import Foundation
 import PlugboardTestSupport
 import Testing
 
-/// Leftovers (issue 9, item 8): what a `plugin register --artifact` killed mid-way staged is removed at the next
+/// Staged artifacts: what a `plugin register --artifact` killed mid-way staged is removed at the next
 /// staging, while a copy that a live process is still writing is kept.
-@Suite("leftovers are cleaned")
-struct LeftoversCLITests {
+@Suite("staged artifacts a killed registration left are removed")
+struct StagedArtifactCleanupCLITests {
     @Test func staleStagedArtifactsAreRemovedAtTheNextRegistration() async throws {
         let sandbox = try await Sandbox.withBoard()
         let artifact = try sandbox.write("lib.so", "first")

@@ -2,9 +2,9 @@ import Foundation
 import PlugboardTestSupport
 import Testing
 
-/// Defects `Tools/stress` found, each kept as a regression test.
-@Suite("found by the stress suite")
-struct StressFindingsCLITests {
+/// Errors from the system (a full disk) and from hostile input (a newline in a version) reach the user as one clear sentence.
+@Suite("errors are one clear sentence")
+struct ErrorSentenceCLITests {
     /// A full disk (here a file-size limit) while copying an artifact: the system's words and one sentence, not
     /// Foundation's error dump, and the board unchanged.
     @Test func aFullDiskWhileStoringAnArtifactIsOneClearSentence() async throws {

@@ -1,0 +1,102 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import PlugboardHost
+public import PlugboardModel
+public import PlugboardPluginAPI
+import Synchronization
+
+/// Load reports: queued, sent after a jitter, and delivered when the host stops.
+extension ServedBoardSource {
+    /// Queues the report and returns: it is sent a moment later (a random delay of up to ``reportDelay``, so that a
+    /// fleet that reacted to the same change does not report in the same millisecond, and a newer report replaces one
+    /// not sent yet). A report the server could not take is sent again when the event stream reconnects. A refusal of
+    /// the token (401, 403) is returned by the next call, and the host stops reporting.
+    public func writeLoadReport(_ identity: HostIdentity, entries: [LoadReportEntry], source: String?) async throws(BoardError) {
+        let body =
+            (try? JSONEncoder().encode(
+                HostReport(hostId: identity.hostID, hostVersion: identity.hostVersion, stale: source, entries: entries)))
+            ?? Data()
+        let refusal = reports.withLock { outbox -> BoardError? in
+            if outbox.refusal == nil { outbox.pending = body }
+            return outbox.refusal
+        }
+        if let refusal { throw refusal }
+        sendReports(after: Self.jitter(upTo: reportDelay))
+    }
+
+    /// The report waiting to be sent, whether a sender runs, and a refusal that ends reporting.
+    struct Outbox {
+        var pending: Data?
+        var sending = false
+        var refusal: BoardError?
+    }
+
+    /// Sends the pending report (and any that replaces it meanwhile) unless a sender already runs.
+    func sendReports(after delay: Duration) {
+        let start = reports.withLock { outbox -> Bool in
+            guard !outbox.sending, outbox.pending != nil, outbox.refusal == nil else { return false }
+            outbox.sending = true
+            return true
+        }
+        guard start else { return }
+        Task.detached { [weak self] in
+            try? await Task.sleep(for: delay)
+            await self?.drainReports()
+        }
+    }
+
+    func drainReports() async {
+        while let body = reports.withLock({ outbox -> Data? in
+            defer { outbox.pending = nil }
+            if outbox.pending == nil { outbox.sending = false }
+            return outbox.pending
+        }) {
+            do {
+                try await post(body)
+            } catch {
+                reports.withLock { outbox in
+                    if error.code == .notAllowed { outbox.refusal = error } else if outbox.pending == nil { outbox.pending = body }
+                    outbox.sending = false
+                }
+                logger.warning("the load report was not delivered: \(error.message)")
+                return
+            }
+        }
+    }
+
+    func post(_ body: Data) async throws(BoardError) {
+        var request = self.request("/api/host/report")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: body))
+        do {
+            let response = try await Self.client.execute(request, timeout: .seconds(5))
+            switch response.status.code {
+            case 200..<300: _ = try? await response.body.collect(upTo: 1 << 16)
+            case 401, 403: throw BoardError(.notAllowed, "\(name) refused the load report: \(try await Self.message(response))")
+            default:
+                throw BoardError(
+                    .io, "\(name) did not store the load report (\(response.status.code)): \(try await Self.message(response))")
+            }
+        } catch let error as BoardError {
+            throw error
+        } catch {
+            throw BoardError(.io, "\(name) is unreachable: \(Self.describe(error))")
+        }
+    }
+
+    /// Stops the event stream and delivers the pending load report (waiting at most 2 seconds for the server).
+    public func finish() async {
+        streaming.withLock {
+            $0?.cancel()
+            $0 = nil
+        }
+        sendReports(after: .zero)
+        let deadline = ContinuousClock.now + .seconds(2)
+        while reports.withLock({ $0.sending }), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+}

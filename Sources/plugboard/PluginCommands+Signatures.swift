@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import PlugboardModel
+import PlugboardStore
+import PlugboardVersioning
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `plugboard plugin sign` and `add-signature`: signing a release and recording a signature.
+extension PluginCommand {
+    struct Sign: BoardCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "sign", abstract: "Sign a release with your Ed25519 key: its id, version, manifest and artifact.",
+            discussion: """
+                Signs the canonical statement of the release (plug-in id, version, SHA-256 of the manifest bytes, SHA-256 of the \
+                artifact or none) and writes a small JSON signature file (stdout without --out). Needs no board: store the \
+                signature with plugboard plugin register --signature SIG or plugboard plugin add-signature ID VERSION SIG.
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The manifest JSON file, exactly as it is (or will be) registered.") var manifest: String
+        @Option(name: .long, help: ArgumentHelp("The release's artifact (a shared library).", valueName: "file")) var artifact: String?
+        @Option(name: .long, help: ArgumentHelp("The private key file (plugboard signing-key generate).", valueName: "file")) var key:
+            String
+        @Option(name: .long, help: ArgumentHelp("Where to write the signature file (default: stdout).", valueName: "sig")) var out: String?
+
+        func execute(_ output: Output) throws(BoardError) {
+            let parsed = try PluginManifest.parse(
+                try BoundedInput.read(path: manifest, limit: BoundedInput.manifestLimit, what: "manifest"))
+            var artifactSHA256: String?
+            if let artifact {
+                var info = stat()
+                guard stat(artifact, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, let sha = FileDigest.sha256(ofFile: artifact)
+                else {
+                    throw BoardError(.invalidInput, "the artifact \(artifact) is not a readable file; check the path given to --artifact")
+                }
+                artifactSHA256 = sha
+            }
+            let statement = ReleaseStatement(manifest: parsed, artifactSHA256: artifactSHA256)
+            let signature = try ReleaseSignature.sign(statement, with: try SigningKeyFile.read(key))
+            guard let out else {
+                FileHandle.standardOutput.write(signature.fileData())
+                return
+            }
+            do { try signature.fileData().write(to: URL(fileURLWithPath: out)) } catch {
+                throw BoardError(.io, "cannot write the signature file \(out) (\((error as NSError).localizedDescription))")
+            }
+            if output.json {
+                print(
+                    SigningKeyFile.json([
+                        "keyID": signature.keyID, "release": statement.release, "manifestSHA256": statement.manifestSHA256,
+                        "artifactSHA256": statement.artifactSHA256, "out": out,
+                    ]))
+                return
+            }
+            print(
+                "Signed \(statement.release) with key \(signature.keyID) (manifest SHA-256 \(statement.manifestSHA256.prefix(12))…, artifact \(statement.artifactSHA256.map { "SHA-256 \($0.prefix(12))…" } ?? "none")); wrote \(out)."
+            )
+        }
+    }
+
+    struct AddSignature: BoardCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "add-signature", abstract: "Add a signature to a registered release (its owners, maintainers or an admin).",
+            discussion: "The signature must verify and cover exactly this release: its id, version, manifest and artifact as registered.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The plug-in id.") var id: String
+        @Argument(help: "The version.") var version: String
+        @Argument(help: "The signature file (plugboard plugin sign).") var signature: String
+
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in
+                try Validate.pluginID(id)
+                _ = try parseVersion(version)
+            }
+        }
+
+        func execute(_ output: Output) throws(BoardError) {
+            let parsedVersion = try parseVersion(version)
+            let file = try readSignature(signature)
+            output.report(try global.openBoard().addSignature(id, version: parsedVersion, file, actor: try global.actor()))
+        }
+    }
+}
