@@ -189,12 +189,12 @@ let package = Package(
         ),
 
         // MARK: Build tooling: Migrations/*.sql compiled into the binaries
-        .executableTarget(name: "MigrationsCodegen", path: "Tools/MigrationsCodegen"),
+        .executableTarget(name: "MigrationsCodegen", path: "Tools/BuildPlugins/MigrationsCodegen"),
         .plugin(
             name: "MigrationsPlugin",
             capability: .buildTool(),
             dependencies: ["MigrationsCodegen"],
-            path: "Tools/MigrationsPlugin"
+            path: "Tools/BuildPlugins/MigrationsPlugin"
         ),
 
         // MARK: Tests
@@ -268,7 +268,7 @@ for target in package.targets where target.type != .plugin {
 // never resolves, fetches or builds it. Run them with
 //   PLUGBOARD_BENCHMARKS=1 swift package --allow-writing-to-package-directory benchmark
 // (see Tools/Benchmarks/README.md). PLUGBOARD_COMPARE_PEER=1 declares the `compare-peer` executable that
-// Tools/compare-peer builds (Unleash's engine against ours, from native code); it needs no other package.
+// Tools/Benchmarks/compare-peer builds (Unleash's engine against ours, from native code); it needs no other package.
 let benchmarks = Context.environment["PLUGBOARD_BENCHMARKS"] == "1"
 let comparePeer = Context.environment["PLUGBOARD_COMPARE_PEER"] == "1"
 if benchmarks || comparePeer {
@@ -287,7 +287,7 @@ if comparePeer {
         .executableTarget(
             name: "compare-peer",
             dependencies: ["PlugboardFlags", "BenchmarkContexts"],
-            path: "Tools/ComparePeer",
+            path: "Tools/Benchmarks/ComparePeer",
             swiftSettings: commonSwiftSettings
         ))
 }

@@ -29,8 +29,13 @@ public final class BoardFlagProvider: HostFlagProvider {
     /// its latest snapshot; the host refreshes after each snapshot it reads). Until a refresh succeeds, evaluations
     /// return their defaults with `PROVIDER_NOT_READY`.
     ///
-    /// - Parameter version: The version of what `features` reads, when it can be had cheaply (the board file's):
-    ///   ``refreshIfChanged()`` then recompiles only when it moved. Nil recompiles on every refresh.
+    /// - Parameters:
+    ///   - environment: The environment whose flags these are (named in log messages).
+    ///   - hostname: The host name that the `applicationHostname` strategy compares with.
+    ///   - logger: Where a failed refresh is logged.
+    ///   - features: Reads the flags to compile.
+    ///   - version: The version of what `features` reads, when it can be had cheaply (the board file's):
+    ///     ``refreshIfChanged()`` then recompiles only when it moved. Nil recompiles on every refresh.
     public init(
         environment: String, hostname: String? = ProcessInfo.processInfo.hostName, logger: Logger = Logger(label: "plugboard.flags"),
         features: @escaping @Sendable () throws -> FeatureSet, version: (@Sendable () throws -> BoardVersion)? = nil

@@ -8,10 +8,10 @@ public import PlugboardPluginAPI
 /// Everything is passed in (dependency injection, no globals), so two hosts in one process can run with
 /// different SPI implementations.
 ///
-/// Open the board once per process and hand the same ``Board`` to the host, its ``BoardFlagProvider`` and its
+/// Open the board once per process and hand the same `Board` to the host, its ``BoardFlagProvider`` and its
 /// secure storage: one connection to one file, whatever reads it.
 public struct HostConfiguration: Sendable {
-    /// Where the host reads the board: the board file (``BoardSource``) or a served board.
+    /// Where the host reads the board: the board file (`BoardSource`) or a served board.
     public var source: any HostSource
     /// Who the host is: id, environment, API version, flag context.
     public var identity: HostIdentity

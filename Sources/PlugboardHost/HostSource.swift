@@ -2,7 +2,7 @@ public import Foundation
 public import PlugboardModel
 public import PlugboardPluginAPI
 
-/// Where a ``PluginHost`` reads the board: the board file on this machine (``BoardSource``), or a board served by
+/// Where a ``PluginHost`` reads the board: the board file on this machine (`BoardSource`), or a board served by
 /// `plugboard serve` (`ServedBoardSource` in the `PlugboardRemoteHost` module). The host applies the same loading
 /// rules, reasons and events whatever the source.
 public protocol HostSource: Sendable {
@@ -20,7 +20,7 @@ public protocol HostSource: Sendable {
     /// of the releases it could select, and the environment's flags, proven from `anchor`, the newest audit head the
     /// host accepted (nil before its first): the snapshot's ``SourceSnapshot/head`` extends it.
     ///
-    /// - Throws: ``PlugboardStore/BoardError`` `.integrity` when what the source holds cannot be proven from the anchor
+    /// - Throws: `BoardError` `.integrity` when what the source holds cannot be proven from the anchor
     ///   (an edit behind the audit log, an older copy, a snapshot not signed by the board): the host then keeps its
     ///   last good state and reports why.
     func snapshot(environment: String, relevantTo: Set<String>, anchor: AuditCheckpoint?) async throws(BoardError) -> SourceSnapshot
@@ -52,7 +52,7 @@ extension HostSource {
 public struct SourceSnapshot: Sendable {
     /// The registry.
     public var registry: RegistrySnapshot
-    /// The check of every release the host could select, by ``PlugboardStore/ReleaseCheck/key(_:_:)``, when the source
+    /// The check of every release the host could select, by `ReleaseCheck.key(_:_:)`, when the source
     /// made them in advance (a served board's); nil when the source makes them when asked (the board file).
     public var checks: [String: ReleaseCheck]?
     /// The source's ``HostSource/version()`` when the snapshot was read.

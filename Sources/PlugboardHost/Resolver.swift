@@ -1,7 +1,7 @@
 public import PlugboardModel
 public import PlugboardVersioning
 
-/// Decides which plug-ins a host loads, applying the loading rules to a ``RegistrySnapshot``. Pure: no I/O.
+/// Decides which plug-ins a host loads, applying the loading rules to a `RegistrySnapshot`. Pure: no I/O.
 ///
 /// A plug-in P at version V is loaded only if all hold:
 /// 1. P is enabled in the host's environment, and V is the pinned version, or else the highest release that is

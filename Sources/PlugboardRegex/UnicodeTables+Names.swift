@@ -1,6 +1,6 @@
-// Generated from the Unicode Character Database 16.0.0 by Tools/Regex/generate_unicode_tables.py. Do not edit by hand.
+// Generated from the Unicode Character Database 16.0.0 by Tools/Scripts/Regex/generate_unicode_tables.py. Do not edit by hand.
 // The script reads the UCD as Rust's regex-syntax crate holds it (src/unicode_tables/*.rs, made by ucd-generate), so
-// the data is the data of Unleash's engine; run `python3 Tools/Regex/generate_unicode_tables.py REGEX_SYNTAX_SRC_DIR`.
+// the data is the data of Unleash's engine; run `python3 Tools/Scripts/Regex/generate_unicode_tables.py REGEX_SYNTAX_SRC_DIR`.
 // Unicode data © Unicode, Inc., Unicode License v3.
 
 extension UnicodeTables {

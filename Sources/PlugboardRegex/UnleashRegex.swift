@@ -25,7 +25,9 @@ public struct UnleashRegex: Sendable {
 
     /// Compiles `pattern`; throws a readable message when Unleash's engine would refuse it, or it is too large.
     ///
-    /// - Parameter caseInsensitive: Matches as if the pattern began with `(?i)`.
+    /// - Parameters:
+    ///   - pattern: The regular expression, in the syntax of Rust's regex crate.
+    ///   - caseInsensitive: Matches as if the pattern began with `(?i)`.
     /// - Throws: ``RegexError``, whose message names the pattern and what is wrong with it.
     public init(_ pattern: String, caseInsensitive: Bool) throws(RegexError) {
         let node = try RegexParser.parse(pattern, caseInsensitive: caseInsensitive)

@@ -17,7 +17,7 @@ import Synchronization
 /// - The host reads `GET /api/host/snapshot` (with `If-None-Match`) when the event stream (`GET /api/host/stream`)
 ///   says something changed, when it reconnects, or again after a read that failed (with the reconnection's backoff).
 ///   It never polls the server.
-/// - Every snapshot is signed with the board's own key (``PlugboardStore/SignedSnapshot``): the host checks the
+/// - Every snapshot is signed with the board's own key (`SignedSnapshot`): the host checks the
 ///   signature against the board keys it was given (never a key the server or the cache offers), that the snapshot is
 ///   of its environment and not older than its anchor (no rollback), and checks each release's signatures itself
 ///   from the evidence the snapshot carries. A proxy, a tampered cache or another board cannot make it load what the
@@ -96,9 +96,16 @@ public final class ServedBoardSource: HostSource, Sendable {
     /// A source for the server at `server`, with an API token for hosts of the host's environment (`plugboard token create
     /// --for hosts`).
     ///
-    /// - Parameter cacheFolder: A folder the host owns (created with mode 0700 if missing).
-    /// - Throws: ``PlugboardStore/BoardError`` when the URL is not http(s) or the cache folder cannot be made private.
+    /// - Throws: `BoardError` when the URL is not http(s) or the cache folder cannot be made private.
     /// - Parameters:
+    ///   - server: The server's base URL (`http://` or `https://`).
+    ///   - token: An API token for hosts (`plugboard token create --for hosts`).
+    ///   - cacheFolder: A folder the host owns (created with mode 0700 if missing).
+    ///   - initialBackoff: The first wait before reconnecting the event stream; it doubles up to `maximumBackoff`.
+    ///   - maximumBackoff: The longest wait between reconnections.
+    ///   - reportDelay: Load reports are sent after a random delay up to this, so that a fleet does not report at once.
+    ///   - maximumArtifactBytes: The largest artifact the host downloads.
+    ///   - logger: Where the source logs what it cannot do.
     ///   - boardKeys: The board's public keys (base64), as `plugboard board-key show` prints them: only snapshots
     ///     signed by one of them (or by a key a statement signed by one of them named) are used.
     ///   - trustOnFirstUse: With no board key given, trust the keys of the first snapshot read (said in a warning) and
@@ -141,7 +148,7 @@ public final class ServedBoardSource: HostSource, Sendable {
 
     public var name: String { "the server at \(server.absoluteString)" }
 
-    /// The flags of the latest snapshot (cached or current), for ``PlugboardHost/BoardFlagProvider``.
+    /// The flags of the latest snapshot (cached or current), for `BoardFlagProvider`.
     public func features() throws -> FeatureSet {
         if let view = state.withLock({ $0.view }) { return view.features }
         throw BoardError(.notFound, "no snapshot of the board has been read from \(name) yet")

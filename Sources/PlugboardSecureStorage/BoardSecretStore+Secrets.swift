@@ -41,7 +41,7 @@ extension BoardSecretStore {
     ///
     /// Needs an owner or maintainer of the plug-in, or an admin.
     ///
-    /// - Throws: ``BoardError`` with code `notFound` if there is no such secret (audited as a refusal), `integrity`
+    /// - Throws: `BoardError` with code `notFound` if there is no such secret (audited as a refusal), `integrity`
     ///   if the stored value or its data key was altered or moved, `conflict` if its data key was shredded. Never
     ///   returns wrong data.
     public func secret(forKey key: String, pluginID: String, actor: Principal) throws(BoardError) -> Data {

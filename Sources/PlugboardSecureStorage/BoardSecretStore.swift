@@ -11,13 +11,13 @@ import Musl
 import Darwin
 #endif
 
-/// The secure storage of one board: a ``SecretStore`` over the board, with the master key checked, for hosts
+/// The secure storage of one board: a `SecretStore` over the board, with the master key checked, for hosts
 /// and for the `plugboard` CLI.
 ///
 /// - Hosts hand each plug-in ``storage(forPlugin:)``, a `SecureStorage` bound to that plug-in's namespace. Those
 ///   reads and writes are the plug-ins' runtime data: each is one short transaction, and none is audited.
-/// - Operators change secrets and keys through the admin operations (``setSecret(_:forKey:pluginID:actor:)``,
-///   ``secret(forKey:pluginID:actor:)``, ``rotateMasterKey(to:actor:)``, ``shredDataKeys(pluginID:reason:actor:)``,
+/// - Operators change secrets and keys through the admin operations (`setSecret(_:forKey:pluginID:actor:)`,
+///   ``secret(forKey:pluginID:actor:)``, `rotateMasterKey(to:actor:)`, `shredDataKeys(pluginID:reason:actor:)`,
 ///   …). Each checks the actor's permissions and the master key, makes the change and appends its audit row in
 ///   **one** transaction: the secret store joins the board's transaction instead of opening its own. Audit rows
 ///   name plug-ins, key names and key versions, never a value or key material. Reading a secret is audited too.
@@ -45,8 +45,11 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
     /// Opens the secure storage of `board` with a master key the caller already holds.
     ///
     /// - Parameters:
+    ///   - board: The board whose secrets these are (the process's one `Board`).
+    ///   - masterKey: The master key.
+    ///   - configuration: Data-key rotation and the other settings of the store.
     ///   - source: Where the key came from, named in error messages.
-    /// - Throws: ``BoardError`` with code `masterKey` when the key does not belong to the board ("this master key
+    /// - Throws: `BoardError` with code `masterKey` when the key does not belong to the board ("this master key
     ///   does not belong to this board (…)") or the board's secure storage was never initialised; nothing was read
     ///   or written.
     public init(
@@ -66,7 +69,7 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
     /// Opens the secure storage of `board` with the default key: `PLUGBOARD_MASTER_KEY` when that variable is set,
     /// else the key file `<board>.key` (see ``DefaultKeyProvider``).
     ///
-    /// - Throws: ``BoardError`` with code `masterKey` when the key is missing, malformed, readable by others, or
+    /// - Throws: `BoardError` with code `masterKey` when the key is missing, malformed, readable by others, or
     ///   not the board's. The message names the file or variable and says what to do.
     public static func open(
         board: Board, environment: EnvironmentKeyProvider = EnvironmentKeyProvider(),
@@ -87,7 +90,7 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
 
     /// Opens the secure storage of `board` with the key that `keyProvider` returns (a host's KMS or keychain).
     ///
-    /// - Throws: ``BoardError`` with code `masterKey` when the provider fails or its key is not the board's.
+    /// - Throws: `BoardError` with code `masterKey` when the provider fails or its key is not the board's.
     public static func open(
         board: Board, keyProvider: any KeyProvider,
         configuration: SecureStorageConfiguration = SecureStorageConfiguration()
@@ -185,7 +188,7 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
     /// the keys it wrote (never a value) and commits to the sealed rows' digests, so that an old sealed value copied
     /// back is refused.
     ///
-    /// - Throws: ``BoardError`` with code `invalidInput` for an invalid id, `notFound` if the plug-in is not
+    /// - Throws: `BoardError` with code `invalidInput` for an invalid id, `notFound` if the plug-in is not
     ///   registered (secure storage keeps values only for registered plug-ins).
     public func storage(forPlugin pluginID: String) throws(BoardError) -> any SecureStorage {
         try board.requirePlugin(pluginID)

@@ -1,7 +1,7 @@
 public import PlugboardPluginAPI
 import Synchronization
 
-/// A ``FlagEvaluating`` with values you set, for plug-in tests.
+/// A `FlagEvaluating` with values you set, for plug-in tests.
 ///
 /// ```swift
 /// let flags = FakeFlags(["new-sync": true])

@@ -165,7 +165,7 @@ struct SignatureCLITests {
     }
 
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Tools/audit-verify").path
+        .deletingLastPathComponent().appendingPathComponent("Tools/Scripts/audit-verify").path
 
     @Test func aSignerRowInsertedWithSQLiteIsNamedByAuditVerify() async throws {
         let signed = try await Self.signedBoard()

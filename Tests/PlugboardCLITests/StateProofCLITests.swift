@@ -186,9 +186,9 @@ struct StateProofCLITests {
         #expect(result.stderr.contains("does not match its audit log"), "\(result.stderr)")
     }
 
-    /// `Tools/audit-verify`, the auditor's script (Python's standard library only), agrees with `audit verify`.
+    /// `Tools/Scripts/audit-verify`, the auditor's script (Python's standard library only), agrees with `audit verify`.
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Tools/audit-verify").path
+        .deletingLastPathComponent().appendingPathComponent("Tools/Scripts/audit-verify").path
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
     func theAuditorsScriptRecomputesTheChainAndTheState() async throws {

@@ -162,7 +162,7 @@ struct ContextGenerator {
 /// Whether Unleash's engine is importable by `python3` on PATH.
 enum Yggdrasil {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../Tools/Conformance/yggdrasil_eval.py").standardizedFileURL
+        .appendingPathComponent("../../Tools/Scripts/Conformance/yggdrasil_eval.py").standardizedFileURL
 
     static let isAvailable: Bool = (try? run(["python3", "-c", "import yggdrasil_engine"]).status == 0) ?? false
 

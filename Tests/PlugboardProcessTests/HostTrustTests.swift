@@ -16,7 +16,7 @@ struct HostTrustTests {
     static let segmented = "com.example.segmented"
     static let everyPlugin = [greeter, other, lib, app, gated, segmented]
     static let proxy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Tools/snapshot-proxy").path
+        .appendingPathComponent("Tools/Scripts/snapshot-proxy").path
 
     /// A board where, in `default`, only `other` may load: greeter and lib are killed, app needs lib, gated's gate
     /// flag depends on a parent flag that is off, and segmented's gate flag is on only in a segment no host is in. In `production` the policy requires signatures and `other` is

@@ -7,7 +7,7 @@ public import Foundation
 /// `{"toggle":"NAME","enabled":true,"variant":{"name":"…","enabled":true,"feature_enabled":true,"payload":{"type":"…","value":"…"}}}`
 /// — `payload` is left out when the variant has none. The variant object is what the Unleash client
 /// specification's `variantTests` expect. Strings are escaped like Python's `json.dumps(ensure_ascii=False)`,
-/// so the output is byte-comparable with `Tools/Conformance/yggdrasil_eval.py`.
+/// so the output is byte-comparable with `Tools/Scripts/Conformance/yggdrasil_eval.py`.
 public struct BatchEvaluator: Sendable {
     /// The snapshot requests are evaluated against.
     public let snapshot: FlagSnapshot

@@ -1,4 +1,4 @@
-/// The state of a board as its readers see it; see ``Board/version()``. Compare two for equality only.
+/// The state of a board as its readers see it; see `Board.version()`. Compare two for equality only.
 public struct BoardVersion: Sendable, Hashable, Codable, CustomStringConvertible {
     /// `PRAGMA data_version` of the board's connection: moves when another connection commits.
     public let dataVersion: Int64

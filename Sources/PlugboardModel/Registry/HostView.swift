@@ -4,7 +4,7 @@ public import PlugboardFlags
 /// What a host must know about one release before any of its code loads, beyond the registry rows: whether the
 /// board's rows for it are the ones its audit log recorded, and (under a signature policy) its signature level.
 public struct ReleaseCheck: Sendable, Hashable, Codable {
-    /// The first state-proof problem (see ``Board/stateProblems(pluginID:version:environment:anchor:)``); nil when proven.
+    /// The first state-proof problem (see `Board.stateProblems(pluginID:version:environment:anchor:)`); nil when proven.
     public var stateProblem: String?
     /// The release's signature level; nil under the `off` policy.
     public var signature: SignatureVerdict?
@@ -23,7 +23,7 @@ public struct ReleaseCheck: Sendable, Hashable, Codable {
 /// (`GET /api/host/snapshot`) and as the host caches it: the registry of its environment, the checks of every
 /// release it could select, and the environment's flags (gates, and the flags its plug-ins evaluate).
 public struct HostView: Sendable, Hashable, Codable {
-    /// The registry as the host sees it (see ``Board/registrySnapshot(environment:relevantTo:)``).
+    /// The registry as the host sees it (see `Board.registrySnapshot(environment:relevantTo:)`).
     public var registry: RegistrySnapshot
     /// The check of every release of every enabled plug-in in ``registry``, by ``ReleaseCheck/key(_:_:)``.
     public var checks: [String: ReleaseCheck]

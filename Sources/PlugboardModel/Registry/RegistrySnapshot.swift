@@ -71,9 +71,9 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
     /// Every registered plug-in, by id.
     public package(set) var plugins: [String: Plugin]
     /// The environment's signature policy: under `warn` and `require` a host checks each release's signatures
-    /// (``Board/signatureVerdict(pluginID:version:)``) before any of its code loads.
+    /// (`Board.signatureVerdict(pluginID:version:)`) before any of its code loads.
     public let signaturePolicy: SignaturePolicy
-    /// The board's version when the snapshot was read (see ``Board/version()``), to notice later changes cheaply.
+    /// The board's version when the snapshot was read (see `Board.version()`), to notice later changes cheaply.
     public package(set) var version: BoardVersion
 
     /// Creates a value from its fields.

@@ -18,8 +18,8 @@ import Darwin
 /// ``create(at:actor:finishing:)``. Open it **once per process** and share the object: a host hands the same `Board`
 /// to its flags, its secure storage and itself.
 ///
-/// Callers see operations, never SQL: every change is one typed operation (``register(_:artifactPath:actor:)``,
-/// ``kill(_:reason:actor:)``, ``importFlags(_:environment:actor:)``, …) that checks who may make it and writes its
+/// Callers see operations, never SQL: every change is one typed operation (`register(_:artifactPath:actor:)`,
+/// ``kill(_:reason:actor:)``, `importFlags(_:environment:actor:)`, …) that checks who may make it and writes its
 /// audit row in the same `BEGIN IMMEDIATE` transaction, so a refused or failed change leaves the board exactly as
 /// it was.
 ///
@@ -115,7 +115,7 @@ public final class Board: Sendable {
     ///   - requireCurrentSchema: When true (the default), a board with pending migrations is refused with a
     ///     message that says to run `plugboard migrate`. A board written by a newer Plugboard, or whose applied
     ///     migrations were edited, is always refused.
-    /// - Throws: ``BoardError`` with code `.notABoard` or `.schemaMismatch`; the file is never modified.
+    /// - Throws: `BoardError` with code `.notABoard` or `.schemaMismatch`; the file is never modified.
     public static func open(at path: String, readOnly: Bool = false, requireCurrentSchema: Bool = true) throws(BoardError) -> Board {
         try checkIsRegularFile(path)
         // Every look at the file goes through SQLite: a plain open()/close() of the board here would drop every POSIX
@@ -154,10 +154,13 @@ public final class Board: Sendable {
     /// Creates a new board file with mode 0600, applies every migration, records `actor` as its first admin
     /// and its creator, and creates the `default` environment.
     ///
-    /// - Parameter finishing: Runs on the new board once it is migrated, to set up what the board needs beyond
-    ///   its schema (`plugboard init` initialises the secure storage there). If it throws, the board files are
-    ///   removed as for any other failure, and the error is rethrown.
-    /// - Throws: ``BoardError`` if a file already exists at `path` (it is never overwritten) or cannot be created.
+    /// - Parameters:
+    ///   - path: Where the board file is created.
+    ///   - actor: Who creates it: its first admin.
+    ///   - finishing: Runs on the new board once it is migrated, to set up what the board needs beyond
+    ///     its schema (`plugboard init` initialises the secure storage there). If it throws, the board files are
+    ///     removed as for any other failure, and the error is rethrown.
+    /// - Throws: `BoardError` if a file already exists at `path` (it is never overwritten) or cannot be created.
     public static func create(
         at path: String, actor: Principal, finishing: (Board) throws(BoardError) -> Void = { _ in }
     ) throws(BoardError) -> Board {

@@ -19,7 +19,7 @@ import Darwin
 /// writable by anyone but their owner.
 /// Files are written to a temporary name (`tmp/<pid>-<uuid>`) while they are hashed and renamed into place only
 /// when the registration that refers to them commits; what a killed registration left there is removed at the
-/// next staging (``removeStaleStaging(now:)``).
+/// next staging (`removeStaleStaging(now:)`).
 public struct ArtifactStore: Sendable {
     /// The root folder, `<board>.artifacts`.
     public let root: String

@@ -10,7 +10,7 @@ extension Board {
     /// plug-in needs its owner, a maintainer or an admin. Versions are immutable: registering an existing
     /// version is refused. With `artifactPath`, the file is copied into the content-addressed store beside the
     /// board and its SHA-256 recorded; the copy is kept only if the registration commits. Each of `signatures` must
-    /// verify and cover exactly this release (``ReleaseStatement``); they are stored in the same transaction.
+    /// verify and cover exactly this release (`ReleaseStatement`); they are stored in the same transaction.
     public func register(
         _ manifest: PluginManifest, artifactPath: String? = nil, signatures: [ReleaseSignature] = [], actor: Principal
     ) throws(BoardError) -> ChangeResult {
@@ -38,10 +38,10 @@ extension Board {
     }
 
     /// Registers many versions in one change (a migration from another registry, a release train): all of them, or
-    /// none when any one is refused. Each version gets its own audit row, as with ``register(_:artifactPath:actor:)``
+    /// none when any one is refused. Each version gets its own audit row, as with `register(_:artifactPath:actor:)`
     /// one at a time; versions of the same plug-in may follow each other (the first one makes the plug-in).
     ///
-    /// - Throws: ``BoardError`` naming the manifest that was refused (`conflict`, `notAllowed`), with nothing changed;
+    /// - Throws: `BoardError` naming the manifest that was refused (`conflict`, `notAllowed`), with nothing changed;
     ///   `invalidInput` for an empty list.
     public func register(_ manifests: [PluginManifest], actor: Principal) throws(BoardError) -> ChangeResult {
         guard let first = manifests.first else { throw .invalid("no manifest was given; nothing was changed") }

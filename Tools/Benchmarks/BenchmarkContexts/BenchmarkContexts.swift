@@ -1,7 +1,7 @@
 import Foundation
 import PlugboardFlags
 
-// The inputs the flag benchmarks and Tools/compare-peer share: the differential features file and seeded contexts.
+// The inputs the flag benchmarks and Tools/Benchmarks/compare-peer share: the differential features file and seeded contexts.
 
 /// SplitMix64, so that every run evaluates the same contexts.
 public struct SplitMix64: RandomNumberGenerator {

@@ -23,7 +23,7 @@ final class EvaluationFixture {
     /// Runs `body` `count` times over the next pairs in turn, with each context borrowed from its `HeldContext` by a
     /// `for … in` loop, as an app passes the context it holds. (Read as `held[i].context` in the loop body, the
     /// compiler copies the context, its strings and its dictionary, before each call: about 100 ns that an app does
-    /// not pay, and that `Tools/compare-peer` does not time either.)
+    /// not pay, and that `Tools/Benchmarks/compare-peer` does not time either.)
     @inline(__always)
     func forEach(_ count: Int, _ body: (Int, borrowing UnleashContext) -> Void) {
         var remaining = count
@@ -117,7 +117,7 @@ func flagBenchmarks() {
         try EvaluationFixture()
     }
 
-    // One benchmark per family of definitions (the families of Tools/compare-peer): time and mallocs of each kind.
+    // One benchmark per family of definitions (the families of Tools/Benchmarks/compare-peer): time and mallocs of each kind.
     // `flags.family.rollout.user` is the plain flexibleRollout by userId alone.
     let userRollout = FlagFamily(name: "rollout.user", flags: ["rollout.user"])
     for family in BenchmarkContexts.families + [userRollout] {

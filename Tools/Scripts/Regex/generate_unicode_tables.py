@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates Sources/PlugboardRegex/UnicodeTables+*.swift from the Unicode tables of Rust's regex-syntax crate.
 
-Usage: python3 Tools/Regex/generate_unicode_tables.py REGEX_SYNTAX_SRC_DIR
+Usage: python3 Tools/Scripts/Regex/generate_unicode_tables.py REGEX_SYNTAX_SRC_DIR
 (the crate's `src` folder, e.g. `regex-syntax/src` of github.com/rust-lang/regex; the files are written into
 Sources/PlugboardRegex whatever the current folder). The crate's `src/unicode_tables/*.rs` are themselves generated
 from the Unicode Character Database by ucd-generate; regex-syntax 0.8.5 to 0.8.11 hold UCD 16.0.0 and give the same
@@ -125,12 +125,12 @@ def main():
         ],
     }
     header = (
-        "// Generated from the Unicode Character Database 16.0.0 by Tools/Regex/generate_unicode_tables.py. Do not edit by hand.\n"
+        "// Generated from the Unicode Character Database 16.0.0 by Tools/Scripts/Regex/generate_unicode_tables.py. Do not edit by hand.\n"
         "// The script reads the UCD as Rust's regex-syntax crate holds it (src/unicode_tables/*.rs, made by ucd-generate), so\n"
-        "// the data is the data of Unleash's engine; run `python3 Tools/Regex/generate_unicode_tables.py REGEX_SYNTAX_SRC_DIR`.\n"
+        "// the data is the data of Unleash's engine; run `python3 Tools/Scripts/Regex/generate_unicode_tables.py REGEX_SYNTAX_SRC_DIR`.\n"
         "// Unicode data © Unicode, Inc., Unicode License v3.\n\n"
     )
-    out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Sources", "PlugboardRegex")
+    out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "Sources", "PlugboardRegex")
     for path, strings in files.items():
         with open(os.path.join(out_dir, path), "w") as out:
             out.write(header + "extension UnicodeTables {\n")

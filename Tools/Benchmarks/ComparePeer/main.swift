@@ -1,5 +1,5 @@
 // compare-peer: Plugboard's flag evaluator against Unleash's own engine (yggdrasil), both called from native code in
-// one process, on the same flags and contexts, alternating, per flag family. Run it with Tools/compare-peer, which
+// one process, on the same flags and contexts, alternating, per flag family. Run it with Tools/Benchmarks/compare-peer, which
 // installs the engine's library and builds this program; see Tools/Benchmarks/README.md.
 
 import BenchmarkContexts
@@ -37,7 +37,7 @@ struct Options {
             default: fail("unknown argument \(argument); use --library PATH [--features FILE] [--contexts N] [--rounds N] [--short]")
             }
         }
-        if library.isEmpty { fail("--library PATH (libyggdrasilffi.so) is required; Tools/compare-peer passes it") }
+        if library.isEmpty { fail("--library PATH (libyggdrasilffi.so) is required; Tools/Benchmarks/compare-peer passes it") }
     }
 }
 

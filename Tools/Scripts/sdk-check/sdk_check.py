@@ -7,7 +7,7 @@ provider for thousands of generated contexts, and compares every answer with `pl
 board. While the SDKs run, a flag is changed with the CLI (another process) and must reach them: the streaming
 client within a second, the polling one within its interval. Prints 'sdk-check: N passed, N failed'.
 
-Usage: Tools/sdk-check/sdk_check.py [--plugboard .build/debug/plugboard] [--contexts 2000] [--seed 7]
+Usage: Tools/Scripts/sdk-check/sdk_check.py [--plugboard .build/debug/plugboard] [--contexts 2000] [--seed 7]
 Needs: pip install UnleashClient openfeature-sdk openfeature-provider-ofrep
 """
 import argparse
@@ -20,7 +20,7 @@ import tempfile
 import time
 import logging
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 FEATURES = os.path.join(ROOT, "Tests/PlugboardFlagsTests/Fixtures/differential/features.json")
 # Flags whose answer depends on a random draw: no two evaluators agree on them.
 RANDOM_FLAGS = {"rollout.random", "gradual.random"}
