@@ -18,9 +18,9 @@ extension BoardSecretStore {
     /// Needs an admin.
     ///
     /// Storing `newKey` where the key provider finds it is the caller's job; store it **before** calling, so that
-    /// no crash leaves the board needing a key that exists nowhere. ``rotateMasterKeyFile(to:actor:)`` does the
+    /// no crash leaves the board needing a key that exists nowhere. ``rotateMasterKeyFile(to:by:)`` does the
     /// whole procedure for a key file.
-    package func rotateMasterKey(to newKey: MasterKey, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func rotateMasterKey(to newKey: MasterKey, by actor: Principal) throws(BoardError) -> ChangeResult {
         let boardID = try board.info("board_id")
         let refusal = AuditEntry(action: "keys.rotate_master", targetType: "board", targetID: boardID)
         let result: ChangeResult = try change(actor, refusal: refusal, requiring: .admin(doing: "rotate the master key")) {
@@ -47,16 +47,16 @@ extension BoardSecretStore {
     /// Rotates the master key kept in the key file `<board>.key`, in the order that no crash can break:
     ///
     /// 1. `newKey` is written to `<board>.key.next` (mode 0600, never overwriting);
-    /// 2. the board is rotated to it in one transaction (``rotateMasterKey(to:actor:)``);
+    /// 2. the board is rotated to it in one transaction (``rotateMasterKey(to:by:)``);
     /// 3. `<board>.key.next` is renamed over `<board>.key` and the directory synced.
     ///
     /// A crash between 2 and 3 leaves the board's key in `<board>.key.next`; opening the board then says so.
     ///
     /// - Throws: ``BoardError`` with code `masterKey` when the key does not come from a key file (an environment
     ///   variable cannot be rewritten by Plugboard), `conflict` when `<board>.key.next` exists (a rotation was
-    ///   interrupted before its transaction: remove it), or any error of ``rotateMasterKey(to:actor:)``. After
+    ///   interrupted before its transaction: remove it), or any error of ``rotateMasterKey(to:by:)``. After
     ///   step 1 fails or step 2 fails, `<board>.key.next` is removed and nothing changed.
-    package func rotateMasterKeyFile(to newKey: MasterKey = .generate(), actor: Principal) throws(BoardError) -> ChangeResult {
+    package func rotateMasterKeyFile(to newKey: MasterKey = .generate(), by actor: Principal) throws(BoardError) -> ChangeResult {
         guard case .keyFile(let path) = keySource else {
             throw BoardError(
                 .masterKey,
@@ -77,7 +77,7 @@ extension BoardSecretStore {
         }
         let result: ChangeResult
         do {
-            result = try rotateMasterKey(to: newKey, actor: actor)
+            result = try rotateMasterKey(to: newKey, by: actor)
         } catch {
             unlink(next)
             throw error
@@ -96,9 +96,9 @@ extension BoardSecretStore {
     /// Starts a new data key version for `pluginID` (the old one is retired and still opens the values it sealed);
     /// with `reencrypt`, also moves the plug-in's values to the new key. One transaction with a
     /// `keys.rotate_data_key` audit row. Needs an owner or maintainer of the plug-in, or an admin.
-    package func rotateDataKey(pluginID: String, reencrypt: Bool = false, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func rotateDataKey(pluginID: String, reencrypt: Bool = false, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
-        return try changePlugin(pluginID, action: "keys.rotate_data_key", doing: "rotate the data key of", actor: actor) {
+        return try changePlugin(pluginID, action: "keys.rotate_data_key", doing: "rotate the data key of", by: actor) {
             change, secrets, vault in
             let rotation = try secrets.rotateDataKey(pluginID: pluginID, reencrypt: reencrypt)
             var after: [String: AuditJSON] = ["active_version": .int(rotation.newVersion)]
@@ -133,11 +133,11 @@ extension BoardSecretStore {
     ///
     /// Copies of the board made before (backups, replicas) still hold the wrapped keys, and open with the master
     /// key; rotate the master key afterwards to make those copies useless with the new key.
-    package func shredDataKeys(pluginID: String, reason: String? = nil, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func shredDataKeys(pluginID: String, reason: String? = nil, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         if let reason { try Validate.reason(reason) }
         let result: ChangeResult = try changePlugin(
-            pluginID, action: "keys.shred", doing: "shred the data keys of", reason: reason, actor: actor
+            pluginID, action: "keys.shred", doing: "shred the data keys of", reason: reason, by: actor
         ) { change, secrets, vault in
             let shredding = try secrets.shredDataKeys(pluginID: pluginID)
             guard !shredding.shreddedVersions.isEmpty else {

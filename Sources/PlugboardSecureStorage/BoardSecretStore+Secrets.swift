@@ -9,7 +9,7 @@ extension BoardSecretStore {
     /// versions, never the value). Setting the value a key already has changes nothing and writes nothing.
     ///
     /// Needs an owner or maintainer of the plug-in, or an admin.
-    package func setSecret(_ value: Data, forKey key: String, pluginID: String, actor: Principal) throws(BoardError)
+    package func setSecret(_ value: Data, forKey key: String, pluginID: String, by actor: Principal) throws(BoardError)
         -> ChangeResult
     {
         try Validate.pluginID(pluginID)
@@ -19,7 +19,7 @@ extension BoardSecretStore {
         } catch {
             throw Self.boardError(error)
         }
-        return try changePlugin(pluginID, action: "secret.set", doing: "set the secrets of", actor: actor) { change, secrets, vault in
+        return try changePlugin(pluginID, action: "secret.set", doing: "set the secrets of", by: actor) { change, secrets, vault in
             let before = try vault.read { try $0.sealedValue(pluginID: pluginID, key: key) }
             if before != nil, let current = try? secrets.value(forKey: key, pluginID: pluginID), current == value {
                 return ChangeResult(changed: false, "the secret '\(key)' of \(pluginID) already has this value; nothing changed.")
@@ -44,10 +44,10 @@ extension BoardSecretStore {
     /// - Throws: `BoardError` with code `notFound` if there is no such secret (audited as a refusal), `integrity`
     ///   if the stored value or its data key was altered or moved, `conflict` if its data key was shredded. Never
     ///   returns wrong data.
-    public func secret(forKey key: String, pluginID: String, actor: Principal) throws(BoardError) -> Data {
+    public func secret(forKey key: String, pluginID: String, by actor: Principal) throws(BoardError) -> Data {
         try Validate.pluginID(pluginID)
         let key = try Self.validatedKeyName(key)
-        return try changePlugin(pluginID, action: "secret.get", doing: "read the secrets of", actor: actor) { change, secrets, vault in
+        return try changePlugin(pluginID, action: "secret.get", doing: "read the secrets of", by: actor) { change, secrets, vault in
             let missing = BoardError(.notFound, "\(pluginID) has no secret named '\(key)'; see plugboard secret list --plugin \(pluginID)")
             guard let record = try vault.read({ try $0.sealedValue(pluginID: pluginID, key: key) }) else { throw missing }
             let opened: Data?
@@ -76,10 +76,10 @@ extension BoardSecretStore {
     /// that does not exist changes nothing and writes nothing.
     ///
     /// Needs an owner or maintainer of the plug-in, or an admin.
-    package func deleteSecret(forKey key: String, pluginID: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func deleteSecret(forKey key: String, pluginID: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         let key = try Self.validatedKeyName(key)
-        return try changePlugin(pluginID, action: "secret.delete", doing: "delete the secrets of", actor: actor) { change, secrets, vault in
+        return try changePlugin(pluginID, action: "secret.delete", doing: "delete the secrets of", by: actor) { change, secrets, vault in
             guard let record = try vault.read({ try $0.sealedValue(pluginID: pluginID, key: key) }) else {
                 return ChangeResult(changed: false, "\(pluginID) has no secret named '\(key)'; nothing changed.")
             }

@@ -16,8 +16,8 @@ import Darwin
 ///
 /// - Hosts hand each plug-in ``storage(forPlugin:)``, a `SecureStorage` bound to that plug-in's namespace. Those
 ///   reads and writes are the plug-ins' runtime data: each is one short transaction, and none is audited.
-/// - Operators change secrets and keys through the admin operations (`setSecret(_:forKey:pluginID:actor:)`,
-///   ``secret(forKey:pluginID:actor:)``, `rotateMasterKey(to:actor:)`, `shredDataKeys(pluginID:reason:actor:)`,
+/// - Operators change secrets and keys through the admin operations (`setSecret(_:forKey:pluginID:by:)`,
+///   ``secret(forKey:pluginID:by:)``, `rotateMasterKey(to:by:)`, `shredDataKeys(pluginID:reason:by:)`,
 ///   …). Each checks the actor's permissions and the master key, makes the change and appends its audit row in
 ///   **one** transaction: the secret store joins the board's transaction instead of opening its own. Audit rows
 ///   name plug-ins, key names and key versions, never a value or key material. Reading a secret is audited too.
@@ -115,7 +115,7 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
     /// only opens it (``MasterKeySetup/changed`` is false). If the transaction fails, a key file it created is
     /// removed again.
     public static func initialize(
-        board: Board, actor: Principal, environment: EnvironmentKeyProvider = EnvironmentKeyProvider(),
+        board: Board, by actor: Principal, environment: EnvironmentKeyProvider = EnvironmentKeyProvider(),
         configuration: SecureStorageConfiguration = SecureStorageConfiguration()
     ) throws(BoardError) -> (secrets: BoardSecretStore, setup: MasterKeySetup) {
         if try board.masterKeyCheckValue() != nil {
@@ -224,7 +224,7 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
     /// Runs `body` as a change of one plug-in's secrets or data keys (``change(_:refusal:requiring:_:)``): the
     /// plug-in must be registered and the actor one of its owners or maintainers, or an admin.
     func changePlugin<T>(
-        _ pluginID: String, action: String, doing what: String, reason: String? = nil, actor: Principal,
+        _ pluginID: String, action: String, doing what: String, reason: String? = nil, by actor: Principal,
         _ body: (AuditedChange, SecretStore, any SecretVault) throws -> T
     ) throws(BoardError) -> T {
         let refusal = AuditEntry(action: action, targetType: "plugin", targetID: pluginID, reason: reason)

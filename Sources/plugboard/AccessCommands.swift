@@ -16,7 +16,7 @@ struct AdminCommand: ParsableCommand {
         @Argument(help: "The principal to make an admin.") var principal: String
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().addAdmin(principal, actor: try global.actor()))
+            output.report(try global.openBoard().addAdmin(principal, by: try global.actor()))
         }
     }
 
@@ -27,7 +27,7 @@ struct AdminCommand: ParsableCommand {
         @Argument(help: "The admin to remove.") var principal: String
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().removeAdmin(principal, actor: try global.actor()))
+            output.report(try global.openBoard().removeAdmin(principal, by: try global.actor()))
         }
     }
 
@@ -64,7 +64,7 @@ struct OwnerCommand: ParsableCommand {
         @Option(name: .long, help: "owner (may manage owners) or maintainer.") var role: PluginOwner.Role = .owner
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().addOwner(id, principal: principal, role: role, actor: try global.actor()))
+            output.report(try global.openBoard().addOwner(id, principal: principal, role: role, by: try global.actor()))
         }
     }
 
@@ -76,7 +76,7 @@ struct OwnerCommand: ParsableCommand {
         @Argument(help: "The principal to remove.") var principal: String
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().removeOwner(id, principal: principal, actor: try global.actor()))
+            output.report(try global.openBoard().removeOwner(id, principal: principal, by: try global.actor()))
         }
     }
 

@@ -28,7 +28,7 @@ struct AuditCommand: BoardCommand {
 
     func execute(_ output: Output) throws(BoardError) {
         let query = AuditQuery(
-            since: try since.map { text throws(BoardError) in try parseSince(text) }, actor: actor, target: target, limit: limit)
+            since: try since.map { text throws(BoardError) in try parseSince(text) }, by: actor, target: target, limit: limit)
         let board = try global.openBoard()
         // Streamed whatever the log's length: one row in memory at a time, the output written in blocks.
         var blocks = OutputBlocks()
@@ -98,7 +98,7 @@ struct AuditCommand: BoardCommand {
             BatchEvaluator.appendJSONString(value, to: &out)
         }
         field("action", record.action)
-        field("actor", record.actor)
+        field("actor", record.by)
         field("after_json", record.afterJSON)
         field("at", record.at)
         field("before_json", record.beforeJSON)
@@ -119,7 +119,7 @@ struct AuditCommand: BoardCommand {
 
     /// A row's cells in the table, escaped.
     static func cells(_ record: AuditRecord) -> [String] {
-        let who = record.onBehalfOf.map { "\(record.actor) (for \($0))" } ?? record.actor
+        let who = record.onBehalfOf.map { "\(record.by) (for \($0))" } ?? record.by
         return [
             String(record.seq), record.at, who, record.action, record.outcome,
             record.targetID.map { "\(record.targetType):\($0)" } ?? record.targetType, record.environment.cell, record.reason.cell,

@@ -25,7 +25,7 @@ struct FlagCommand: ParsableCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().createFlag(name, type: type, description: description, actor: try global.actor()))
+            output.report(try global.openBoard().createFlag(name, type: type, description: description, by: try global.actor()))
         }
     }
 
@@ -145,7 +145,7 @@ struct FlagCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             output.report(
-                try global.openBoard().setFlagEnabled(name, true, environment: try global.environment(), actor: try global.actor()))
+                try global.openBoard().setFlagEnabled(name, true, environment: try global.environment(), by: try global.actor()))
         }
     }
 
@@ -161,7 +161,7 @@ struct FlagCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             output.report(
-                try global.openBoard().setFlagEnabled(name, false, environment: try global.environment(), actor: try global.actor()))
+                try global.openBoard().setFlagEnabled(name, false, environment: try global.environment(), by: try global.actor()))
         }
     }
 
@@ -186,7 +186,7 @@ struct FlagCommand: ParsableCommand {
         func execute(_ output: Output) throws(BoardError) {
             output.report(
                 try global.openBoard().rolloutFlag(
-                    name, percent: percent, stickiness: stickiness, environment: try global.environment(), actor: try global.actor()))
+                    name, percent: percent, stickiness: stickiness, environment: try global.environment(), by: try global.actor()))
         }
     }
 
@@ -201,7 +201,7 @@ struct FlagCommand: ParsableCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().archiveFlag(name, archived: true, actor: try global.actor()))
+            output.report(try global.openBoard().archiveFlag(name, archived: true, by: try global.actor()))
         }
     }
 
@@ -216,7 +216,7 @@ struct FlagCommand: ParsableCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().archiveFlag(name, archived: false, actor: try global.actor()))
+            output.report(try global.openBoard().archiveFlag(name, archived: false, by: try global.actor()))
         }
     }
 
@@ -239,7 +239,7 @@ struct FlagCommand: ParsableCommand {
                     "the features file \(file) has the key '\(Validate.escaped(duplicate.key))' twice (in \(Validate.escaped(duplicate.location))), and JSON readers disagree on which one counts; keep one"
                 )
             }
-            output.report(try global.openBoard().importFlags(set, environment: try global.environment(), actor: try global.actor()))
+            output.report(try global.openBoard().importFlags(set, environment: try global.environment(), by: try global.actor()))
         }
     }
 

@@ -19,8 +19,8 @@ struct Init: BoardCommand {
     func execute(_ output: Output) throws(BoardError) {
         let actor = try global.actor()
         var setup: MasterKeySetup?
-        let board = try Board.create(at: global.boardPath, actor: actor) { board throws(BoardError) in
-            setup = try BoardSecretStore.initialize(board: board, actor: actor).setup
+        let board = try Board.create(at: global.boardPath, by: actor) { board throws(BoardError) in
+            setup = try BoardSecretStore.initialize(board: board, by: actor).setup
         }
         // The board's own key, which signs what plugboard serve sends hosts (beside the master key, never in the board).
         let boardKeys = board.path == ":memory:" ? nil : try BoardKeyring.loadOrCreate(boardPath: board.path)

@@ -86,7 +86,7 @@ struct KeysCommand: ParsableCommand {
             let actor = try global.actor()
             let secrets = try BoardSecretStore.open(board: try global.openBoard())
             if let plugin {
-                output.report(try secrets.rotateDataKey(pluginID: plugin, reencrypt: reencrypt, actor: actor))
+                output.report(try secrets.rotateDataKey(pluginID: plugin, reencrypt: reencrypt, by: actor))
                 return
             }
             if case .environment(let variable) = secrets.keySource, newKeyEnv == nil {
@@ -105,7 +105,7 @@ struct KeysCommand: ParsableCommand {
             }
             switch secrets.keySource {
             case .keyFile(let path):
-                let result = try secrets.rotateMasterKeyFile(to: newKey, actor: actor)
+                let result = try secrets.rotateMasterKeyFile(to: newKey, by: actor)
                 output.report(
                     ChangeResult(
                         changed: true, result.message,
@@ -113,7 +113,7 @@ struct KeysCommand: ParsableCommand {
                             "The new key is in \(path) (mode 0600); back it up now, apart from the board. The old key no longer opens this board."
                         ]))
             case .environment(let variable):
-                let result = try secrets.rotateMasterKey(to: newKey, actor: actor)
+                let result = try secrets.rotateMasterKey(to: newKey, by: actor)
                 output.report(
                     ChangeResult(
                         changed: true, result.message,
@@ -121,7 +121,7 @@ struct KeysCommand: ParsableCommand {
                             "The board now needs the key in \(newKeyEnv ?? "the new variable"): set \(variable) to it wherever the board is used (hosts too); the old key no longer opens it."
                         ]))
             case .host:
-                output.report(try secrets.rotateMasterKey(to: newKey, actor: actor))
+                output.report(try secrets.rotateMasterKey(to: newKey, by: actor))
             }
         }
     }
@@ -152,7 +152,7 @@ struct KeysCommand: ParsableCommand {
                     throw BoardError(.invalidInput, "shredding was not confirmed (the answer was not \(id)); nothing was shredded")
                 }
             }
-            output.report(try secrets.shredDataKeys(pluginID: id, reason: reason, actor: try global.actor()))
+            output.report(try secrets.shredDataKeys(pluginID: id, reason: reason, by: try global.actor()))
         }
     }
 
@@ -167,7 +167,7 @@ struct KeysCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {
-            let (_, setup) = try BoardSecretStore.initialize(board: try global.openBoard(), actor: try global.actor())
+            let (_, setup) = try BoardSecretStore.initialize(board: try global.openBoard(), by: try global.actor())
             guard setup.changed else {
                 output.report(
                     ChangeResult(

@@ -34,7 +34,7 @@ struct Migrate: BoardCommand {
             try state.checkCompatible()
             return
         }
-        let applied = try board.migrate(actor: try global.actor())
+        let applied = try board.migrate(by: try global.actor())
         if output.json {
             output.printJSON(["applied": applied.map(\.fileName)])
         } else if applied.isEmpty {

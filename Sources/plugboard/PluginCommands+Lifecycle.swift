@@ -27,7 +27,7 @@ extension PluginCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().setEnabled(id, true, environment: try global.environment(), actor: try global.actor()))
+            output.report(try global.openBoard().setEnabled(id, true, environment: try global.environment(), by: try global.actor()))
         }
     }
 
@@ -44,7 +44,7 @@ extension PluginCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().setEnabled(id, false, environment: try global.environment(), actor: try global.actor()))
+            output.report(try global.openBoard().setEnabled(id, false, environment: try global.environment(), by: try global.actor()))
         }
     }
 
@@ -86,7 +86,7 @@ extension PluginCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().kill(try target.target(), reason: reason, actor: try global.actor()))
+            output.report(try global.openBoard().kill(try target.target(), reason: reason, by: try global.actor()))
         }
     }
 
@@ -104,7 +104,7 @@ extension PluginCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().revive(try target.target(), reason: reason, actor: try global.actor()))
+            output.report(try global.openBoard().revive(try target.target(), reason: reason, by: try global.actor()))
         }
     }
 
@@ -125,7 +125,7 @@ extension PluginCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().yank(id, version: try parseVersion(version), reason: reason, actor: try global.actor()))
+            output.report(try global.openBoard().yank(id, version: try parseVersion(version), reason: reason, by: try global.actor()))
         }
     }
 
@@ -147,7 +147,7 @@ extension PluginCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             output.report(
-                try global.openBoard().yank(id, version: try parseVersion(version), reason: reason, undo: true, actor: try global.actor()))
+                try global.openBoard().yank(id, version: try parseVersion(version), reason: reason, undo: true, by: try global.actor()))
         }
     }
 
@@ -168,7 +168,7 @@ extension PluginCommand {
         func execute(_ output: Output) throws(BoardError) {
             output.report(
                 try global.openBoard().pin(
-                    id, version: try parseVersion(version), environment: try global.environment(), actor: try global.actor()))
+                    id, version: try parseVersion(version), environment: try global.environment(), by: try global.actor()))
         }
     }
 
@@ -185,7 +185,7 @@ extension PluginCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().unpin(id, environment: try global.environment(), actor: try global.actor()))
+            output.report(try global.openBoard().unpin(id, environment: try global.environment(), by: try global.actor()))
         }
     }
 }

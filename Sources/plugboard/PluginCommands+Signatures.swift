@@ -83,7 +83,7 @@ extension PluginCommand {
         func execute(_ output: Output) throws(BoardError) {
             let parsedVersion = try parseVersion(version)
             let file = try readSignature(signature)
-            output.report(try global.openBoard().addSignature(id, version: parsedVersion, file, actor: try global.actor()))
+            output.report(try global.openBoard().addSignature(id, version: parsedVersion, file, by: try global.actor()))
         }
     }
 }

@@ -54,7 +54,7 @@ struct PluginCommand: ParsableCommand {
                 let parsed = try PluginManifest.parse(data)
                 let signatures = try signature.map { path throws(BoardError) in try readSignature(path) }
                 let board = try global.openBoard()
-                output.report(try board.register(parsed, artifactPath: artifact, signatures: signatures, actor: try global.actor()))
+                output.report(try board.register(parsed, artifactPath: artifact, signatures: signatures, by: try global.actor()))
                 return
             }
             if artifact != nil || !signature.isEmpty {
@@ -68,7 +68,7 @@ struct PluginCommand: ParsableCommand {
                     throw BoardError(error.code, "\(path): \(error.message); nothing was registered")
                 }
             }
-            output.report(try global.openBoard().register(parsed, actor: try global.actor()))
+            output.report(try global.openBoard().register(parsed, by: try global.actor()))
         }
 
         /// The manifest files named: files as given, folders replaced by their `*.json` files in name order.

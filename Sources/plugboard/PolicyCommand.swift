@@ -24,7 +24,7 @@ struct PolicyCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             output.report(
-                try global.openBoard().setSignaturePolicy(signatures, environment: try global.environment(), actor: try global.actor()))
+                try global.openBoard().setSignaturePolicy(signatures, environment: try global.environment(), by: try global.actor()))
         }
     }
 

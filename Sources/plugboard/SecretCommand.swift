@@ -59,7 +59,7 @@ struct SecretCommand: ParsableCommand {
                     try BoundedInput.read(path: path, limit: BoundedInput.secretLimit, what: "value")
                 } ?? Data((value ?? "").utf8)
             let secrets = try BoardSecretStore.open(board: try global.openBoard())
-            output.report(try secrets.setSecret(data, forKey: key, pluginID: plugin, actor: try global.actor()))
+            output.report(try secrets.setSecret(data, forKey: key, pluginID: plugin, by: try global.actor()))
         }
     }
 
@@ -97,7 +97,7 @@ struct SecretCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             let secrets = try BoardSecretStore.open(board: try global.openBoard())
-            let value = try secrets.secret(forKey: key, pluginID: plugin, actor: try global.actor())
+            let value = try secrets.secret(forKey: key, pluginID: plugin, by: try global.actor())
             if output.json {
                 output.printJSON(
                     Result(plugin: plugin, key: key, value: String(data: value, encoding: .utf8), valueBase64: value.base64EncodedString()))
@@ -139,7 +139,7 @@ struct SecretCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             let secrets = try BoardSecretStore.open(board: try global.openBoard())
-            output.report(try secrets.deleteSecret(forKey: key, pluginID: plugin, actor: try global.actor()))
+            output.report(try secrets.deleteSecret(forKey: key, pluginID: plugin, by: try global.actor()))
         }
     }
 }

@@ -28,7 +28,7 @@ struct SignerCommand: ParsableCommand {
         func execute(_ output: Output) throws(BoardError) {
             output.report(
                 try global.openBoard().addSigner(
-                    pluginID: all ? nil : arguments[0], publicKey: arguments[arguments.count - 1], name: name, actor: try global.actor()))
+                    pluginID: all ? nil : arguments[0], publicKey: arguments[arguments.count - 1], name: name, by: try global.actor()))
         }
     }
 
@@ -67,7 +67,7 @@ struct SignerCommand: ParsableCommand {
         @Option(name: .long, help: "Why (kept in the board and the audit log).") var reason: String
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().revokeSigner(keyID: keyID, reason: reason, actor: try global.actor()))
+            output.report(try global.openBoard().revokeSigner(keyID: keyID, reason: reason, by: try global.actor()))
         }
     }
 }

@@ -35,7 +35,7 @@ struct TokenCommand: ParsableCommand {
         func execute(_ output: Output) throws(BoardError) {
             let expiresAt = try expires.map { text throws(BoardError) in try Self.expiry(text) }
             let created = try global.openBoard().createAPIToken(
-                name: name, environment: try global.environment(), kind: use.kind, expiresAt: expiresAt, actor: try global.actor())
+                name: name, environment: try global.environment(), kind: use.kind, expiresAt: expiresAt, by: try global.actor())
             if output.json {
                 output.printJSON(
                     TokenJSON(
@@ -107,7 +107,7 @@ struct TokenCommand: ParsableCommand {
         @Option(name: .long, help: "Why, for the audit log.") var reason: String?
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().revokeAPIToken(name, reason: reason, actor: try global.actor()))
+            output.report(try global.openBoard().revokeAPIToken(name, reason: reason, by: try global.actor()))
         }
     }
 }

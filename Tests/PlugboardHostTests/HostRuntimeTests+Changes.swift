@@ -20,13 +20,13 @@ extension HostRuntimeTests {
         let events = host.events()
         await host.start()
         #expect(host.activePlugins.isEmpty)
-        _ = try Board.open(at: t.board.path).setEnabled("com.example.late", true, environment: "default", actor: TestBoard.admin)
+        _ = try Board.open(at: t.board.path).setEnabled("com.example.late", true, environment: "default", by: TestBoard.admin)
         _ = await Self.collect(events, count: 1) { event -> String? in
             if case .loaded(let id, _) = event { return id }
             return nil
         }
         #expect(host.activePlugins.map(\.pluginID) == ["com.example.late"])
-        _ = try Board.open(at: t.board.path).setEnabled("com.example.late", false, environment: "default", actor: TestBoard.admin)
+        _ = try Board.open(at: t.board.path).setEnabled("com.example.late", false, environment: "default", by: TestBoard.admin)
         _ = await Self.collect(events, count: 1) { event -> String? in
             if case .deactivated(let id, _, _) = event { return id }
             return nil
@@ -44,7 +44,7 @@ extension HostRuntimeTests {
         #expect(host.activePlugins.isEmpty)
         #expect(report.first?.reasonCode == "no_implementation")
         _ = try Board.open(at: t.board.path).pin(
-            "com.example.cal", version: SemanticVersion("1.0.0"), environment: "default", actor: TestBoard.admin)
+            "com.example.cal", version: SemanticVersion("1.0.0"), environment: "default", by: TestBoard.admin)
         await host.pollOnce()
         #expect(host.activePlugins.map(\.version) == ["1.0.0"])
         await host.stop()

@@ -136,7 +136,7 @@ struct HostRuntimeTests {
 
         // An operator throws the kill switch from another connection (as the CLI would).
         let operatorBoard = try Board.open(at: t.board.path)
-        _ = try operatorBoard.kill(.plugin("com.example.base"), reason: "INC-77", actor: TestBoard.admin)
+        _ = try operatorBoard.kill(.plugin("com.example.base"), reason: "INC-77", by: TestBoard.admin)
         let deactivated = await Self.collect(events, count: 2) { event -> String? in
             if case .deactivated(let id, _, _) = event { return id }
             return nil
@@ -150,7 +150,7 @@ struct HostRuntimeTests {
 
         // Reviving loads them again without a restart.
         let events2 = host.events()
-        _ = try operatorBoard.revive(.plugin("com.example.base"), reason: "fixed", actor: TestBoard.admin)
+        _ = try operatorBoard.revive(.plugin("com.example.base"), reason: "fixed", by: TestBoard.admin)
         _ = await Self.collect(events2, count: 2) { event -> String? in
             if case .loaded(let id, _) = event { return id }
             return nil
@@ -166,9 +166,9 @@ struct HostGateFlagTests {
     @Test(arguments: HostSourceKind.allCases) func aGateRolledOutOnTheBoardDecidesAndFollowsChangesLive(kind: HostSourceKind) async throws {
         let t = try TestBoard()
         try t.register("com.example.gated", "1.0.0", "\"gate\":\"plugin.gated.rollout\"")
-        _ = try t.board.createFlag("plugin.gated.rollout", type: .release, actor: TestBoard.admin)
-        _ = try t.board.rolloutFlag("plugin.gated.rollout", percent: 100, environment: "default", actor: TestBoard.admin)
-        _ = try t.board.setFlagEnabled("plugin.gated.rollout", true, environment: "default", actor: TestBoard.admin)
+        _ = try t.board.createFlag("plugin.gated.rollout", type: .release, by: TestBoard.admin)
+        _ = try t.board.rolloutFlag("plugin.gated.rollout", percent: 100, environment: "default", by: TestBoard.admin)
+        _ = try t.board.setFlagEnabled("plugin.gated.rollout", true, environment: "default", by: TestBoard.admin)
 
         let host = PluginHost(configuration: try await t.configuration(kind, hostID: "host-1", flags: true))
         host.register("com.example.gated", version: "1.0.0") { _ in TestPlugin(id: "gated") }
@@ -177,7 +177,7 @@ struct HostGateFlagTests {
         #expect(host.activePlugins.map(\.pluginID) == ["com.example.gated"])
 
         // Switching the flag off on the board deactivates the gated plug-in without a restart.
-        _ = try Board.open(at: t.board.path).setFlagEnabled("plugin.gated.rollout", false, environment: "default", actor: TestBoard.admin)
+        _ = try Board.open(at: t.board.path).setFlagEnabled("plugin.gated.rollout", false, environment: "default", by: TestBoard.admin)
         let reasons = await HostRuntimeTests.collect(events, count: 1) { event -> SkipReason? in
             if case .deactivated(_, _, let reason) = event { return reason }
             return nil
@@ -190,9 +190,9 @@ struct HostGateFlagTests {
     @Test func aPercentageRolloutPicksAStableShareOfHosts() async throws {
         let t = try TestBoard()
         try t.register("com.example.gated", "1.0.0", "\"gate\":\"plugin.gated.rollout\"")
-        _ = try t.board.createFlag("plugin.gated.rollout", actor: TestBoard.admin)
-        _ = try t.board.rolloutFlag("plugin.gated.rollout", percent: 30, environment: "default", actor: TestBoard.admin)
-        _ = try t.board.setFlagEnabled("plugin.gated.rollout", true, environment: "default", actor: TestBoard.admin)
+        _ = try t.board.createFlag("plugin.gated.rollout", by: TestBoard.admin)
+        _ = try t.board.rolloutFlag("plugin.gated.rollout", percent: 30, environment: "default", by: TestBoard.admin)
+        _ = try t.board.setFlagEnabled("plugin.gated.rollout", true, environment: "default", by: TestBoard.admin)
         let flags = BoardFlagProvider(board: t.board, environment: "default")
         func gateOn(_ hostID: String) -> Bool {
             flags.evaluator(for: HostIdentity(hostID: hostID, environment: "default", hostVersion: "2.1.0")).isEnabled(
@@ -214,20 +214,20 @@ struct BoardFlagProviderTests {
 
     func reloadsAndWatches() async throws {
         let t = try TestBoard()
-        _ = try t.board.createFlag("new-ui", actor: TestBoard.admin)
+        _ = try t.board.createFlag("new-ui", by: TestBoard.admin)
         let provider = BoardFlagProvider(board: t.board, environment: "default")
         let host = HostIdentity(hostID: "h", environment: "default", hostVersion: "1.0.0")
         #expect(provider.evaluator(for: host).bool("new-ui", default: true, context: [:]).reason == .disabled)
         #expect(provider.refreshIfChanged() == false)
 
-        _ = try Board.open(at: t.board.path).setFlagEnabled("new-ui", true, environment: "default", actor: TestBoard.admin)
+        _ = try Board.open(at: t.board.path).setFlagEnabled("new-ui", true, environment: "default", by: TestBoard.admin)
         #expect(provider.refreshIfChanged() == true)
         let on = provider.evaluator(for: host).bool("new-ui", default: false, context: [:])
         #expect(on.value == true && on.reason == .static)
 
         let watcher = provider.watch(every: .milliseconds(10))
         defer { watcher.cancel() }
-        _ = try Board.open(at: t.board.path).setFlagEnabled("new-ui", false, environment: "default", actor: TestBoard.admin)
+        _ = try Board.open(at: t.board.path).setFlagEnabled("new-ui", false, environment: "default", by: TestBoard.admin)
         let deadline = ContinuousClock.now + .seconds(600)
         while provider.evaluator(for: host).isEnabled("new-ui"), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
@@ -290,7 +290,7 @@ struct HostEventBusTests {
         #expect(String(decoding: event.payload, as: UTF8.self) == "{\"items\":3}")
 
         // Killing the listener ends its subscriptions.
-        _ = try Board.open(at: t.board.path).kill(.plugin("com.example.listener"), reason: "test", actor: TestBoard.admin)
+        _ = try Board.open(at: t.board.path).kill(.plugin("com.example.listener"), reason: "test", by: TestBoard.admin)
         while !listener.ended.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(listener.ended.withLock { $0 })
         await host.stop()

@@ -22,11 +22,11 @@ struct HostSignatureTests {
         let t = try TestBoard()
         let manifest = try PluginManifest.parse(Data(#"{"id":"com.example.signed","name":"Signed","version":"1.0.0"}"#.utf8))
         let signature = try ReleaseSignature.sign(ReleaseStatement(manifest: manifest, artifactSHA256: nil), with: Self.key)
-        _ = try t.board.register(manifest, signatures: [signature], actor: TestBoard.admin)
-        _ = try t.board.setEnabled("com.example.signed", true, environment: "default", actor: TestBoard.admin)
+        _ = try t.board.register(manifest, signatures: [signature], by: TestBoard.admin)
+        _ = try t.board.setEnabled("com.example.signed", true, environment: "default", by: TestBoard.admin)
         try t.register("com.example.unsigned", "1.0.0")
-        if trust { _ = try t.board.addSigner(pluginID: "com.example.signed", publicKey: Self.publicKey, actor: TestBoard.admin) }
-        _ = try t.board.setSignaturePolicy(policy, environment: "default", actor: TestBoard.admin)
+        if trust { _ = try t.board.addSigner(pluginID: "com.example.signed", publicKey: Self.publicKey, by: TestBoard.admin) }
+        _ = try t.board.setSignaturePolicy(policy, environment: "default", by: TestBoard.admin)
         return t
     }
 
@@ -95,7 +95,7 @@ struct HostSignatureTests {
             let events = host.events()
             await host.start()
             #expect(host.activePlugins.map(\.pluginID) == ["com.example.signed"])
-            _ = try Board.open(at: t.board.path).revokeSigner(keyID: Self.keyID, reason: "INC-77: key leaked", actor: TestBoard.admin)
+            _ = try Board.open(at: t.board.path).revokeSigner(keyID: Self.keyID, reason: "INC-77: key leaked", by: TestBoard.admin)
             // Waits for the deactivation, looking at the clock whether or not events come (a loop that looked only when an
             // event came waited as long as none did); the deadline is a guard against hanging, not a measurement.
             // Every event is kept, for the failure message.

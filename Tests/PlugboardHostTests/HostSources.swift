@@ -37,7 +37,7 @@ final class ServedTestBoard: Sendable {
 
     init(board: Board, folder: URL) async throws {
         token = try board.createAPIToken(
-            name: "hosts-\(UUID().uuidString.prefix(6))", environment: "default", kind: .hosts, actor: TestBoard.admin
+            name: "hosts-\(UUID().uuidString.prefix(6))", environment: "default", kind: .hosts, by: TestBoard.admin
         )
         .secret
         var logger = Logger(label: "test.serve")

@@ -24,7 +24,7 @@ struct HostStateProofTests {
     @Test(arguments: HostSourceKind.allCases) func aKillSwitchRevivedBehindTheLogKeepsThePluginUnloaded(kind: HostSourceKind) async throws {
         let t = try TestBoard()
         try t.register("com.example.a", "1.0.0").register("com.example.b", "1.0.0")
-        _ = try t.board.kill(.plugin("com.example.a"), reason: "INC-1", actor: TestBoard.admin)
+        _ = try t.board.kill(.plugin("com.example.a"), reason: "INC-1", by: TestBoard.admin)
         try edit(t, "UPDATE kill_switches SET revived_at = '2026-01-01T00:00:00.000Z', revived_by = 'mallory'")
 
         // A kill switch proves nothing about one plug-in alone: the board cannot be proven, so the host keeps its last
@@ -79,7 +79,7 @@ struct HostStateProofTests {
     @Test func theIndexOfDigestsCannotBeEditedAlongWithTheRow() async throws {
         let t = try TestBoard()
         try t.register("com.example.a", "1.0.0").register("com.example.b", "1.0.0")
-        _ = try t.board.kill(.plugin("com.example.a"), reason: "INC-1", actor: TestBoard.admin)
+        _ = try t.board.kill(.plugin("com.example.a"), reason: "INC-1", by: TestBoard.admin)
         // The row and its digest in the index: the index no longer matches the root the last audit row recorded.
         try edit(t, "DELETE FROM kill_switches; DELETE FROM state_digests WHERE tbl = 'kill_switches'")
         let host = host(t)

@@ -19,7 +19,7 @@ final class TestBoard: Sendable {
     init() throws {
         folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("plugboard-host-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        board = try Board.create(at: folder.appendingPathComponent("board.sqlite").path, actor: Self.admin)
+        board = try Board.create(at: folder.appendingPathComponent("board.sqlite").path, by: Self.admin)
     }
 
     deinit {
@@ -31,8 +31,8 @@ final class TestBoard: Sendable {
     @discardableResult
     func register(_ id: String, _ version: String, _ extra: String = "", artifact: String? = nil, enable: Bool = true) throws -> Self {
         let json = "{\"id\":\"\(id)\",\"name\":\"\(id)\",\"version\":\"\(version)\"\(extra.isEmpty ? "" : "," + extra)}"
-        _ = try board.register(PluginManifest.parse(Data(json.utf8)), artifactPath: artifact, actor: Self.admin)
-        if enable { _ = try board.setEnabled(id, true, environment: "default", actor: Self.admin) }
+        _ = try board.register(PluginManifest.parse(Data(json.utf8)), artifactPath: artifact, by: Self.admin)
+        if enable { _ = try board.setEnabled(id, true, environment: "default", by: Self.admin) }
         return self
     }
 
@@ -76,7 +76,7 @@ struct ResolverTests {
             .register("com.example.cal", "1.6.0-beta.1", "\"host\":\"^2.0.0\"")
         #expect(try t.resolve().decision(for: "com.example.cal")?.version == "1.5.0")
         #expect(try t.resolve(host: "3.0.0").decision(for: "com.example.cal")?.version == "2.0.0")
-        _ = try t.board.pin("com.example.cal", version: SemanticVersion("1.0.0"), environment: "default", actor: TestBoard.admin)
+        _ = try t.board.pin("com.example.cal", version: SemanticVersion("1.0.0"), environment: "default", by: TestBoard.admin)
         #expect(try t.resolve().decision(for: "com.example.cal")?.version == "1.0.0")
         let pinnedIncompatible = try t.resolve(host: "3.0.0").decision(for: "com.example.cal")
         #expect(pinnedIncompatible?.skip?.code == .incompatibleHost)
@@ -93,13 +93,13 @@ struct ResolverTests {
     @Test func killSwitchesCoverPluginVersionAndAll() throws {
         let t = try TestBoard()
         try t.register("com.example.a", "1.0.0").register("com.example.a", "1.1.0").register("com.example.b", "1.0.0")
-        _ = try t.board.kill(.version("com.example.a", SemanticVersion("1.1.0")), reason: "bad build", actor: TestBoard.admin)
+        _ = try t.board.kill(.version("com.example.a", SemanticVersion("1.1.0")), reason: "bad build", by: TestBoard.admin)
         #expect(try t.resolve().decision(for: "com.example.a")?.version == "1.0.0")
-        _ = try t.board.kill(.plugin("com.example.a"), reason: "INC-9", actor: TestBoard.admin)
+        _ = try t.board.kill(.plugin("com.example.a"), reason: "INC-9", by: TestBoard.admin)
         let killed = try t.resolve().decision(for: "com.example.a")
         #expect(killed?.skip?.code == .killed && killed?.skip?.message.contains("INC-9") == true)
         #expect(try t.resolve().decision(for: "com.example.b")?.skip == nil)
-        _ = try t.board.kill(.all, reason: "freeze", actor: TestBoard.admin)
+        _ = try t.board.kill(.all, reason: "freeze", by: TestBoard.admin)
         #expect(try t.resolve().load.isEmpty)
         #expect(try t.resolve().decision(for: "com.example.b")?.skip?.code == .killed)
     }
@@ -107,9 +107,9 @@ struct ResolverTests {
     @Test func yankedVersionsAreNotPicked() throws {
         let t = try TestBoard()
         try t.register("com.example.y", "1.0.0").register("com.example.y", "1.1.0")
-        _ = try t.board.yank("com.example.y", version: SemanticVersion("1.1.0"), reason: "broken", actor: TestBoard.admin)
+        _ = try t.board.yank("com.example.y", version: SemanticVersion("1.1.0"), reason: "broken", by: TestBoard.admin)
         #expect(try t.resolve().decision(for: "com.example.y")?.version == "1.0.0")
-        _ = try t.board.yank("com.example.y", version: SemanticVersion("1.0.0"), reason: "broken too", actor: TestBoard.admin)
+        _ = try t.board.yank("com.example.y", version: SemanticVersion("1.0.0"), reason: "broken too", by: TestBoard.admin)
         #expect(try t.resolve().decision(for: "com.example.y")?.skip?.code == .yanked)
     }
 

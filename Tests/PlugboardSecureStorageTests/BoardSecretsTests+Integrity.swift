@@ -69,7 +69,7 @@ extension BoardSecretsTests {
         // A board opened anew: its connection has no triggers yet. Its first change fails after installing them.
         let board = try Board.open(at: fixture.path)
         #expect(throws: BoardError.self) {
-            _ = try board.kill(.plugin("com.example.not-registered"), reason: "test", actor: fixture.admin)
+            _ = try board.kill(.plugin("com.example.not-registered"), reason: "test", by: fixture.admin)
         }
         let secrets = try BoardSecretStore.open(board: board, environment: BoardFixture.noEnvironment)
         try await secrets.storage(forPlugin: calendar).set(Data("after".utf8), forKey: "k")
@@ -109,7 +109,7 @@ extension BoardSecretsTests {
     @Test func aCiphertextCopiedToAnotherKeyOrPluginDoesNotOpen() async throws {
         let fixture = try BoardFixture()
         for (plugin, key, value) in [(calendar, "a", "calendar-a"), (calendar, "b", "calendar-b"), (mail, "a", "mail-a")] {
-            _ = try fixture.secrets.setSecret(Data(value.utf8), forKey: key, pluginID: plugin, actor: fixture.admin)
+            _ = try fixture.secrets.setSecret(Data(value.utf8), forKey: key, pluginID: plugin, by: fixture.admin)
         }
         let attacker = try fixture.attacker()
         // Same plug-in, same data key version, another key name.
@@ -120,7 +120,7 @@ extension BoardSecretsTests {
                     WHERE plugin_id = ?1 AND key = 'b'
                     """, arguments: [calendar])
         }
-        #expect(boardError { _ = try fixture.secrets.secret(forKey: "b", pluginID: calendar, actor: fixture.admin) }?.code == .integrity)
+        #expect(boardError { _ = try fixture.secrets.secret(forKey: "b", pluginID: calendar, by: fixture.admin) }?.code == .integrity)
         // Another plug-in, same key name.
         try await attacker.write { db in
             try db.execute(
@@ -139,16 +139,16 @@ extension BoardSecretsTests {
                     WHERE plugin_id = ?2 AND version = 1
                     """, arguments: [calendar, mail])
         }
-        #expect(boardError { _ = try fixture.secrets.secret(forKey: "a", pluginID: mail, actor: fixture.admin) }?.code == .integrity)
+        #expect(boardError { _ = try fixture.secrets.secret(forKey: "a", pluginID: mail, by: fixture.admin) }?.code == .integrity)
         // The untouched value still opens.
-        #expect(try fixture.secrets.secret(forKey: "a", pluginID: calendar, actor: fixture.admin) == Data("calendar-a".utf8))
+        #expect(try fixture.secrets.secret(forKey: "a", pluginID: calendar, by: fixture.admin) == Data("calendar-a".utf8))
     }
 
     // MARK: The master key
 
     @Test func aWrongMasterKeyIsRefusedBeforeAnythingChanges() throws {
         let fixture = try BoardFixture()
-        _ = try fixture.secrets.setSecret(Data("v".utf8), forKey: "k", pluginID: calendar, actor: fixture.admin)
+        _ = try fixture.secrets.setSecret(Data("v".utf8), forKey: "k", pluginID: calendar, by: fixture.admin)
         let before = try fixture.state()
         let wrong = MasterKey.generate()
         let error = boardError {
@@ -169,18 +169,18 @@ extension BoardSecretsTests {
     /// transaction, before anything is read or written, and without an audit row.
     @Test func aStaleMasterKeyIsRefusedInsideEveryTransaction() throws {
         let fixture = try BoardFixture()
-        _ = try fixture.secrets.setSecret(Data("v".utf8), forKey: "k", pluginID: calendar, actor: fixture.admin)
+        _ = try fixture.secrets.setSecret(Data("v".utf8), forKey: "k", pluginID: calendar, by: fixture.admin)
         let other = try BoardSecretStore.open(board: fixture.board, environment: BoardFixture.noEnvironment)
-        _ = try other.rotateMasterKey(to: .generate(), actor: fixture.admin)
+        _ = try other.rotateMasterKey(to: .generate(), by: fixture.admin)
         let before = try fixture.state()
         let stale = fixture.secrets
         let attempts: [(String, () throws -> Void)] = [
-            ("set", { _ = try stale.setSecret(Data("w".utf8), forKey: "k", pluginID: self.calendar, actor: fixture.admin) }),
-            ("get", { _ = try stale.secret(forKey: "k", pluginID: self.calendar, actor: fixture.admin) }),
-            ("delete", { _ = try stale.deleteSecret(forKey: "k", pluginID: self.calendar, actor: fixture.admin) }),
-            ("rotate master", { _ = try stale.rotateMasterKey(to: .generate(), actor: fixture.admin) }),
-            ("rotate data key", { _ = try stale.rotateDataKey(pluginID: self.calendar, actor: fixture.admin) }),
-            ("shred", { _ = try stale.shredDataKeys(pluginID: self.calendar, actor: fixture.admin) }),
+            ("set", { _ = try stale.setSecret(Data("w".utf8), forKey: "k", pluginID: self.calendar, by: fixture.admin) }),
+            ("get", { _ = try stale.secret(forKey: "k", pluginID: self.calendar, by: fixture.admin) }),
+            ("delete", { _ = try stale.deleteSecret(forKey: "k", pluginID: self.calendar, by: fixture.admin) }),
+            ("rotate master", { _ = try stale.rotateMasterKey(to: .generate(), by: fixture.admin) }),
+            ("rotate data key", { _ = try stale.rotateDataKey(pluginID: self.calendar, by: fixture.admin) }),
+            ("shred", { _ = try stale.shredDataKeys(pluginID: self.calendar, by: fixture.admin) }),
         ]
         for (name, attempt) in attempts {
             let error = boardError(attempt)

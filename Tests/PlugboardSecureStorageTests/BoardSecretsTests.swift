@@ -27,11 +27,11 @@ final class BoardFixture {
         directory = try TemporaryDirectory()
         path = directory.file("board.sqlite")
         admin = try Principal(osUser: "tester")
-        board = try Board.create(at: path, actor: admin)
-        secrets = try BoardSecretStore.initialize(board: board, actor: admin, environment: Self.noEnvironment).secrets
+        board = try Board.create(at: path, by: admin)
+        secrets = try BoardSecretStore.initialize(board: board, by: admin, environment: Self.noEnvironment).secrets
         for id in [Self.calendar, Self.mail] {
             let manifest = try PluginManifest.parse(Data("{\"id\":\"\(id)\",\"name\":\"N\",\"version\":\"1.0.0\"}".utf8))
-            _ = try board.register(manifest, actor: admin)
+            _ = try board.register(manifest, by: admin)
         }
     }
 
@@ -99,11 +99,11 @@ struct BoardSecretsTests {
         let marker = "PLAINTEXT-\(UUID().uuidString)"
         let spiMarker = "SPI-PLAINTEXT-\(UUID().uuidString)"
         let keyName = "KEYNAME-\(UUID().uuidString)"
-        _ = try fixture.secrets.setSecret(Data(marker.utf8), forKey: keyName, pluginID: calendar, actor: fixture.admin)
-        _ = try fixture.secrets.setSecret(Data((marker + "-2").utf8), forKey: keyName, pluginID: calendar, actor: fixture.admin)
+        _ = try fixture.secrets.setSecret(Data(marker.utf8), forKey: keyName, pluginID: calendar, by: fixture.admin)
+        _ = try fixture.secrets.setSecret(Data((marker + "-2").utf8), forKey: keyName, pluginID: calendar, by: fixture.admin)
         try await fixture.secrets.storage(forPlugin: mail).set(Data(spiMarker.utf8), forKey: "token")
-        #expect(try fixture.secrets.secret(forKey: keyName, pluginID: calendar, actor: fixture.admin) == Data((marker + "-2").utf8))
-        _ = try fixture.secrets.rotateDataKey(pluginID: calendar, reencrypt: true, actor: fixture.admin)
+        #expect(try fixture.secrets.secret(forKey: keyName, pluginID: calendar, by: fixture.admin) == Data((marker + "-2").utf8))
+        _ = try fixture.secrets.rotateDataKey(pluginID: calendar, reencrypt: true, by: fixture.admin)
 
         // While the connection is open, the WAL holds the recent pages.
         let open = fixture.files()
@@ -140,7 +140,7 @@ struct BoardSecretsTests {
     @Test func flippingAnyByteOfAStoredCiphertextNonceOrWrappedKeyIsAnIntegrityError() async throws {
         let fixture = try BoardFixture()
         let value = Data("correct horse".utf8)
-        _ = try fixture.secrets.setSecret(value, forKey: "k", pluginID: calendar, actor: fixture.admin)
+        _ = try fixture.secrets.setSecret(value, forKey: "k", pluginID: calendar, by: fixture.admin)
         let spi = try fixture.secrets.storage(forPlugin: calendar)
         let attacker = try fixture.attacker()
 
@@ -168,14 +168,14 @@ struct BoardSecretsTests {
                     try db.execute(sql: target.sql, arguments: [flipping(target.original, byte: index, bit: bit)])
                 }
                 let error = boardError {
-                    _ = try fixture.secrets.secret(forKey: "k", pluginID: calendar, actor: fixture.admin)
+                    _ = try fixture.secrets.secret(forKey: "k", pluginID: calendar, by: fixture.admin)
                 }
                 #expect(error?.code == .integrity, "\(target.what) byte \(index): \(String(describing: error))")
                 let spiError = await secureStorageError { _ = try await spi.data(forKey: "k") }
                 #expect(spiError?.code == .integrityFailure, "\(target.what) byte \(index)")
             }
             try await attacker.write { db in try db.execute(sql: target.sql, arguments: [target.original]) }
-            #expect(try fixture.secrets.secret(forKey: "k", pluginID: calendar, actor: fixture.admin) == value)
+            #expect(try fixture.secrets.secret(forKey: "k", pluginID: calendar, by: fixture.admin) == value)
         }
         // No failed read was recorded as a successful one.
         let gets = try fixture.board.auditRecords(AuditQuery()).filter { $0.action == "secret.get" }
@@ -265,7 +265,7 @@ struct BoardSecretsTests {
         let manifests = try (0..<300).map { index in
             try PluginManifest.parse(Data("{\"id\":\"com.example.fill\(index)\",\"name\":\"N\",\"version\":\"1.0.0\"}".utf8))
         }
-        _ = try fixture.board.register(manifests, actor: fixture.admin)
+        _ = try fixture.board.register(manifests, by: fixture.admin)
         let spi = try fixture.secrets.storage(forPlugin: calendar)
         for round in 0..<90 {
             try await spi.set(Data("v\(round)".utf8), forKey: "k\(round % 30)")

@@ -74,7 +74,7 @@ struct ClientAPITests {
                 #expect(response.status == .notModified)
                 #expect(response.body.readableBytes == 0)
             }
-            _ = try fixture.board.setFlagEnabled("checkout.off", true, environment: "default", actor: ServerFixture.admin)
+            _ = try fixture.board.setFlagEnabled("checkout.off", true, environment: "default", by: ServerFixture.admin)
             fixture.server.checkBoard()
             try await client.execute(
                 uri: "/api/client/features", method: .get, headers: [.authorization: fixture.token, .ifNoneMatch: etag]
@@ -114,7 +114,7 @@ struct ClientAPITests {
                 response in
                 #expect(response.status == .notModified)
             }
-            _ = try fixture.board.archiveFlag("checkout.off", archived: true, actor: ServerFixture.admin)
+            _ = try fixture.board.archiveFlag("checkout.off", archived: true, by: ServerFixture.admin)
             fixture.server.checkBoard()
             try await client.execute(uri: "/api/client/delta", method: .get, headers: [.authorization: fixture.token, .ifNoneMatch: etag]) {
                 response in

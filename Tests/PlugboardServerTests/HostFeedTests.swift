@@ -23,14 +23,14 @@ struct HostFeedTests {
         #expect(Self.name(await events.next()) == "connected")
         #expect(Self.name(await events.next()) == "fresh")
 
-        _ = try board.kill(.plugin(Self.plugin), reason: "INC-1", actor: Self.admin)
+        _ = try board.kill(.plugin(Self.plugin), reason: "INC-1", by: Self.admin)
         let killed = try feeds.snapshot(environment: "default", pluginIDs: [Self.plugin])
         #expect(try Self.view(killed.body).registry.plugins[Self.plugin]?.killed == true)
         // What the stream said until the host's read.
         feeds.yieldToAll(ByteBuffer(string: ": mark\n\n"))
         while let event = await events.next(), Self.name(event) != nil {}
 
-        _ = try board.revive(.plugin(Self.plugin), reason: "fixed", actor: Self.admin)
+        _ = try board.revive(.plugin(Self.plugin), reason: "fixed", by: Self.admin)
         feeds.boardChanged()
         feeds.close()
         var after: [String?] = []
@@ -48,7 +48,7 @@ struct HostFeedTests {
         #expect(Self.name(await events.next()) == "connected")
         #expect(Self.name(await events.next()) == "fresh")
         _ = try feeds.snapshot(environment: "default", pluginIDs: [Self.plugin])
-        _ = try board.setEnabled(Self.plugin, true, environment: "production", actor: Self.admin)
+        _ = try board.setEnabled(Self.plugin, true, environment: "production", by: Self.admin)
         feeds.boardChanged()
         feeds.close()
         var after: [String?] = []
@@ -58,13 +58,13 @@ struct HostFeedTests {
 
     /// A board with one plug-in enabled in `default`, the feeds over it, and a host's event stream of `default`.
     static func feedOfOneEnabledPlugin() throws -> (Board, HostFeeds, AsyncStream<ByteBuffer>) {
-        let board = try Board.inMemory(actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
         let manifest = try PluginManifest.parse(Data(#"{"id":"\#(Self.plugin)","name":"a","version":"1.0.0"}"#.utf8))
-        _ = try board.register(manifest, actor: Self.admin)
-        _ = try board.setEnabled(Self.plugin, true, environment: "default", actor: Self.admin)
+        _ = try board.register(manifest, by: Self.admin)
+        _ = try board.setEnabled(Self.plugin, true, environment: "default", by: Self.admin)
         let feeds = HostFeeds(
             board: board, metrics: ServerMetrics(), logger: Logger(label: "test"), keyring: .generate(), lifetime: .seconds(60))
-        let token = try board.createAPIToken(name: "hosts", environment: "default", kind: .hosts, actor: Self.admin).secret
+        let token = try board.createAPIToken(name: "hosts", environment: "default", kind: .hosts, by: Self.admin).secret
         let credential = try #require(try board.apiTokenCredentials().first { $0.digest == APITokenSecret.digest(token) })
         return (board, feeds, try feeds.openStream("default", token: credential))
     }

@@ -106,7 +106,7 @@ struct StreamTests {
         #expect(hydration.contains(#""type":"hydration""#) && hydration.contains("checkout.new-flow"))
         let hydrationID = try #require(Int(hydration.split(separator: "\n")[1].dropFirst(4)))
 
-        _ = try fixture.board.setFlagEnabled("checkout.off", true, environment: "default", actor: ServerFixture.admin)
+        _ = try fixture.board.setFlagEnabled("checkout.off", true, environment: "default", by: ServerFixture.admin)
         watcher.check()
         let update = await Self.next(&first)
         #expect(update.hasPrefix("event: unleash-updated\nid: \(hydrationID + 1)\n"))
@@ -122,7 +122,7 @@ struct StreamTests {
         // Another environment's stream hears nothing of default's changes.
         var production = try watcher.openStream("production", token: try fixture.credential("prod"), lastEventID: nil).makeAsyncIterator()
         _ = await Self.next(&production)
-        _ = try fixture.board.setFlagEnabled("checkout.off", false, environment: "default", actor: ServerFixture.admin)
+        _ = try fixture.board.setFlagEnabled("checkout.off", false, environment: "default", by: ServerFixture.admin)
         watcher.check()
         #expect(await Self.next(&first).contains("checkout.off"))
         #expect(fixture.server.metrics.streams.current == 4)
@@ -145,9 +145,9 @@ struct OFREPPayloadTypeTests {
         """
 
     @Test func numberPayloadsAreFloatsAndStringPayloadsStayStrings() async throws {
-        let board = try Board.inMemory(actor: ServerFixture.admin)
-        _ = try board.importFlags(try FeatureSet.decode(from: Data(Self.features.utf8)), environment: "default", actor: ServerFixture.admin)
-        let token = try board.createAPIToken(name: "app", environment: "default", actor: ServerFixture.admin).secret
+        let board = try Board.inMemory(by: ServerFixture.admin)
+        _ = try board.importFlags(try FeatureSet.decode(from: Data(Self.features.utf8)), environment: "default", by: ServerFixture.admin)
+        let token = try board.createAPIToken(name: "app", environment: "default", by: ServerFixture.admin).secret
         let app = try PlugboardServer(board: board).makeApplication()
         try await app.test(.router) { client in
             for (flag, raw) in [("limit.number", #""value":1.0"#), ("ratio.number", #""value":0.5"#), ("code.string", #""value":"1""#)] {

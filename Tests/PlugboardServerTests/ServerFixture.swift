@@ -33,15 +33,15 @@ struct ServerFixture {
     let hostToken: String
 
     init(maxBodyBytes: Int = 1 << 20) throws {
-        board = try Board.inMemory(actor: Self.admin)
+        board = try Board.inMemory(by: Self.admin)
         let set = try FeatureSet.decode(from: Data(Self.features.utf8))
-        _ = try board.importFlags(set, environment: "default", actor: Self.admin)
-        _ = try board.importFlags(set, environment: "production", actor: Self.admin)
-        token = try board.createAPIToken(name: "app", environment: "default", actor: Self.admin).secret
-        productionToken = try board.createAPIToken(name: "prod", environment: "production", actor: Self.admin).secret
-        revokedToken = try board.createAPIToken(name: "old", environment: "default", actor: Self.admin).secret
-        _ = try board.revokeAPIToken("old", reason: "leaked", actor: Self.admin)
-        hostToken = try board.createAPIToken(name: "host", environment: "default", kind: .hosts, actor: Self.admin).secret
+        _ = try board.importFlags(set, environment: "default", by: Self.admin)
+        _ = try board.importFlags(set, environment: "production", by: Self.admin)
+        token = try board.createAPIToken(name: "app", environment: "default", by: Self.admin).secret
+        productionToken = try board.createAPIToken(name: "prod", environment: "production", by: Self.admin).secret
+        revokedToken = try board.createAPIToken(name: "old", environment: "default", by: Self.admin).secret
+        _ = try board.revokeAPIToken("old", reason: "leaked", by: Self.admin)
+        hostToken = try board.createAPIToken(name: "host", environment: "default", kind: .hosts, by: Self.admin).secret
         server = PlugboardServer(board: board, configuration: ServerConfiguration(maxBodyBytes: maxBodyBytes))
     }
 

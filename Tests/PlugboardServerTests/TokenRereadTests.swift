@@ -12,14 +12,14 @@ import Testing
 @Suite("API tokens: a new token works at once")
 struct TokenRereadTests {
     @Test func aTokenCreatedWhileServingIsAcceptedOnItsFirstRequest() async throws {
-        let board = try Board.inMemory(actor: ServerFixture.admin)
+        let board = try Board.inMemory(by: ServerFixture.admin)
         _ = try board.importFlags(
-            try FeatureSet.decode(from: Data(ServerFixture.features.utf8)), environment: "default", actor: ServerFixture.admin)
+            try FeatureSet.decode(from: Data(ServerFixture.features.utf8)), environment: "default", by: ServerFixture.admin)
         // A board check that never comes during the test: only the re-read can make the new token known.
         let server = PlugboardServer(board: board, configuration: ServerConfiguration(pollInterval: .seconds(3600)))
         let app = try server.makeApplication()
         try await app.test(.router) { client in
-            let fresh = try board.createAPIToken(name: "fresh", environment: "default", actor: ServerFixture.admin).secret
+            let fresh = try board.createAPIToken(name: "fresh", environment: "default", by: ServerFixture.admin).secret
             try await client.execute(uri: "/api/client/features", method: .get, headers: [.authorization: fresh]) { response in
                 #expect(response.status == .ok, "\(String(buffer: response.body))")
             }
@@ -37,7 +37,7 @@ struct TokenRereadTests {
     }
 
     @Test func rereadsAreRateLimited() throws {
-        let board = try Board.inMemory(actor: ServerFixture.admin)
+        let board = try Board.inMemory(by: ServerFixture.admin)
         let reread = TokenReread(board: board, tokens: TokenCheck())
         // A flood of unknown tokens for 300 ms: at most one read per interval, however busy the machine is.
         let start = ContinuousClock.now

@@ -64,7 +64,7 @@ struct TokenRouteTests {
     /// What tokens made before kinds became (see migration 0010): both kinds of routes.
     @Test func aTokenOfBothKindsReadsBoth() async throws {
         let fixture = try ServerFixture()
-        let both = try fixture.board.createAPIToken(name: "legacy", environment: "default", kind: .sdkAndHosts, actor: ServerFixture.admin)
+        let both = try fixture.board.createAPIToken(name: "legacy", environment: "default", kind: .sdkAndHosts, by: ServerFixture.admin)
         try await fixture.test { client in
             for uri in ["/api/host/snapshot", "/api/client/features"] {
                 try await client.execute(uri: uri, method: .get, headers: [.authorization: both.secret]) { response in
@@ -80,10 +80,10 @@ struct TokenRouteTests {
         let fixture = try ServerFixture()
         for id in ["com.example.here", "com.example.elsewhere"] {
             let manifest = try PluginManifest.parse(Data(#"{"id":"\#(id)","name":"x","version":"1.0.0"}"#.utf8))
-            _ = try fixture.board.register(manifest, actor: ServerFixture.admin)
+            _ = try fixture.board.register(manifest, by: ServerFixture.admin)
         }
-        _ = try fixture.board.setEnabled("com.example.here", true, environment: "default", actor: ServerFixture.admin)
-        _ = try fixture.board.setEnabled("com.example.elsewhere", true, environment: "production", actor: ServerFixture.admin)
+        _ = try fixture.board.setEnabled("com.example.here", true, environment: "default", by: ServerFixture.admin)
+        _ = try fixture.board.setEnabled("com.example.elsewhere", true, environment: "production", by: ServerFixture.admin)
         try await fixture.test { client in
             try await client.execute(
                 uri: "/api/host/snapshot?plugin=com.example.here&plugin=com.example.elsewhere", method: .get,
@@ -112,8 +112,8 @@ struct TokenRouteTests {
         #expect(firstSDK != nil && firstHost != nil)
         #expect(fixture.server.metrics.streams.current == 3)
 
-        _ = try fixture.board.revokeAPIToken("app", actor: ServerFixture.admin)
-        _ = try fixture.board.revokeAPIToken("host", actor: ServerFixture.admin)
+        _ = try fixture.board.revokeAPIToken("app", by: ServerFixture.admin)
+        _ = try fixture.board.revokeAPIToken("host", by: ServerFixture.admin)
         watcher.check()
         #expect(await Self.rest(&sdk) == [": stream closed: the token 'app' was revoked"])
         #expect(await Self.rest(&host) == [": stream closed: the token 'host' was revoked"])
@@ -127,9 +127,9 @@ struct TokenRouteTests {
         _ = try fixture.server.makeApplication()
         let watcher = fixture.server.watcher
         _ = try fixture.board.createAPIToken(
-            name: "brief", environment: "default", expiresAt: Date(timeIntervalSinceNow: 1), actor: ServerFixture.admin)
+            name: "brief", environment: "default", expiresAt: Date(timeIntervalSinceNow: 1), by: ServerFixture.admin)
         _ = try fixture.board.createAPIToken(
-            name: "brief-host", environment: "default", kind: .hosts, expiresAt: Date(timeIntervalSinceNow: 1), actor: ServerFixture.admin)
+            name: "brief-host", environment: "default", kind: .hosts, expiresAt: Date(timeIntervalSinceNow: 1), by: ServerFixture.admin)
         watcher.check()
         var sdk = try watcher.openStream("default", token: try fixture.credential("brief"), lastEventID: nil).makeAsyncIterator()
         var host = try watcher.hosts.openStream("default", token: try fixture.credential("brief-host")).makeAsyncIterator()

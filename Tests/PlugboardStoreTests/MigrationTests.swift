@@ -26,7 +26,7 @@ struct MigrationTests {
     @Test func aNewBoardHasEveryMigrationAndWALAndForeignKeys() throws {
         let temp = try TemporaryBoard()
         defer { temp.remove() }
-        let board = try Board.create(at: temp.path, actor: TemporaryBoard.actor)
+        let board = try Board.create(at: temp.path, by: TemporaryBoard.actor)
         let status = try board.migrationStatus()
         #expect(status.pending.isEmpty)
         #expect(status.applied.map(\.fileName) == Board.knownMigrations.map(\.migration.fileName))
@@ -46,7 +46,7 @@ struct MigrationTests {
     @Test func anEditedMigrationIsRefused() throws {
         let temp = try TemporaryBoard()
         defer { temp.remove() }
-        _ = try Board.create(at: temp.path, actor: TemporaryBoard.actor)
+        _ = try Board.create(at: temp.path, by: TemporaryBoard.actor)
         try DatabaseQueue(path: temp.path).write { db in
             try db.execute(sql: "UPDATE schema_migrations SET checksum = 'deadbeef' WHERE version = 1")
         }
@@ -60,7 +60,7 @@ struct MigrationTests {
     @Test func aBoardFromANewerPlugboardIsRefusedAndNeverModified() throws {
         let temp = try TemporaryBoard()
         defer { temp.remove() }
-        _ = try Board.create(at: temp.path, actor: TemporaryBoard.actor)
+        _ = try Board.create(at: temp.path, by: TemporaryBoard.actor)
         try DatabaseQueue(path: temp.path).write { db in
             try db.execute(
                 sql: "INSERT INTO schema_migrations VALUES (9999, '9999_future.sql', 'abc', '2030-01-01T00:00:00.000Z', 'future')")
@@ -75,11 +75,11 @@ struct MigrationTests {
         let temp = try TemporaryBoard()
         defer { temp.remove() }
         try Data("precious".utf8).write(to: URL(fileURLWithPath: temp.path))
-        let error = #expect(throws: BoardError.self) { try Board.create(at: temp.path, actor: TemporaryBoard.actor) }
+        let error = #expect(throws: BoardError.self) { try Board.create(at: temp.path, by: TemporaryBoard.actor) }
         #expect(error?.code == .conflict)
         #expect(try String(contentsOfFile: temp.path, encoding: .utf8) == "precious")
         let nowhere = temp.folder.appendingPathComponent("no/such/folder/board.sqlite").path
-        #expect(throws: BoardError.self) { try Board.create(at: nowhere, actor: TemporaryBoard.actor) }
+        #expect(throws: BoardError.self) { try Board.create(at: nowhere, by: TemporaryBoard.actor) }
     }
 
     /// Migration 0009 makes the audit log again without the index that 0001's `UNIQUE` put on `hash`: the same rows,
@@ -104,7 +104,7 @@ struct MigrationTests {
         #expect(indexesBefore.contains("sqlite_autoindex_audit_log_1"))
 
         let board = try Board.open(at: temp.path, requireCurrentSchema: false)
-        let applied = try board.migrate(actor: Principal(osUser: "root")).map(\.fileName)
+        let applied = try board.migrate(by: Principal(osUser: "root")).map(\.fileName)
         #expect(applied.contains("0009_audit_hash_unindexed.sql"))
         #expect(try board.verifyAudit().ok)
         try board.read { db in
@@ -143,7 +143,7 @@ struct MigrationTests {
         try FileManager.default.copyItem(atPath: fixture.appendingPathComponent("legacy-board.sqlite").path, toPath: temp.path)
         let root = try Principal(osUser: "root")
         let board = try Board.open(at: temp.path, requireCurrentSchema: false)
-        _ = try board.migrate(actor: root, initializing: false, through: 9)
+        _ = try board.migrate(by: root, initializing: false, through: 9)
         // A token as the CLI made it before kinds: an audited row without the column.
         try board.change(root, refusal: AuditEntry(action: "token.create", targetType: "api_token", targetID: "fleet")) { change in
             try change.db.execute(
@@ -155,20 +155,20 @@ struct MigrationTests {
         }
         #expect(try board.verifyAudit().ok)
 
-        let applied = try board.migrate(actor: root).map(\.fileName)
+        let applied = try board.migrate(by: root).map(\.fileName)
         #expect(applied == ["0010_token_kinds.sql"])
         #expect(try board.verifyAudit().ok)
         // The token's digest changed with its new column: the migration records every row's anew. (On a board without
         // tokens it needs no baseline, as a new board shows.)
         let baselines = try board.auditRecords(AuditQuery()).filter { $0.action == "board.baseline" }.map(\.targetID)
         #expect(baselines == ["0006_state_proof.sql", "0010_token_kinds.sql"])
-        let fresh = try Board.inMemory(actor: root).auditRecords(AuditQuery()).filter { $0.action == "board.baseline" }
+        let fresh = try Board.inMemory(by: root).auditRecords(AuditQuery()).filter { $0.action == "board.baseline" }
         #expect(fresh.map(\.targetID) == ["0006_state_proof.sql"])
         #expect(try board.apiTokens().map(\.kind) == [.sdkAndHosts])
         #expect(try board.apiTokenCredentials().map(\.kind) == [.sdkAndHosts])
-        let created = try board.createAPIToken(name: "new", environment: "default", actor: root)
+        let created = try board.createAPIToken(name: "new", environment: "default", by: root)
         #expect(created.token.kind == .sdk)
-        #expect(try board.createAPIToken(name: "host", environment: "default", kind: .hosts, actor: root).token.kind == .hosts)
+        #expect(try board.createAPIToken(name: "host", environment: "default", kind: .hosts, by: root).token.kind == .hosts)
         #expect(try board.verifyAudit().ok)
         // The column takes no other kind.
         try DatabaseQueue(path: temp.path).write { db in

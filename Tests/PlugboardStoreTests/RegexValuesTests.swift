@@ -13,14 +13,14 @@ struct RegexValuesTests {
     static let admin = try! Principal(osUser: "alice")
 
     @Test func aBoardReadsRegexPatternsStoredInValuesIntoValueAndKeepsTheirMeaning() throws {
-        let board = try Board.inMemory(actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
         let written = try FeatureSet.decode(
             from: #"""
                 {"version":2,"features":[{"name":"gate","enabled":true,"strategies":[{"name":"default",
                  "constraints":[{"contextName":"userId","operator":"REGEX","value":"^x$"}],"segments":[1]}]}],
                  "segments":[{"id":1,"constraints":[{"contextName":"appName","operator":"REGEX","value":"^x$"}]}]}
                 """#)
-        _ = try board.importFlags(written, environment: "production", actor: Self.admin)
+        _ = try board.importFlags(written, environment: "production", by: Self.admin)
         // What an older board holds (written behind the log here: no command accepts `values` for REGEX any more).
         try board.writer.writeWithoutTransaction { db in
             try db.execute(
@@ -39,7 +39,7 @@ struct RegexValuesTests {
         }
         // Another flag's change validates the whole environment, this flag included: it is not refused for it.
         let other = try FeatureSet.decode(from: #"{"version":2,"features":[{"name":"other","enabled":true}]}"#)
-        _ = try board.importFlags(other, environment: "production", actor: Self.admin)
+        _ = try board.importFlags(other, environment: "production", by: Self.admin)
         #expect(try board.featureSet(environment: "production").features.map(\.name) == ["gate", "other"])
     }
 }

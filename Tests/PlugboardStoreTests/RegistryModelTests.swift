@@ -56,11 +56,11 @@ struct RegistryModelTests {
         // Recompute one row's hash from the README's description, independently of AuditLog.chainHash's loop.
         let temp = try TemporaryBoard()
         defer { temp.remove() }
-        let board = try Board.create(at: temp.path, actor: TemporaryBoard.actor)
+        let board = try Board.create(at: temp.path, by: TemporaryBoard.actor)
         let row = try #require(try board.auditRecords(AuditQuery()).first)
         var text = AuditLog.genesisHash + "\nplugboard-audit-v1\n"
         for field in [
-            String(row.seq), row.at, row.actor, row.onBehalfOf, row.action, row.outcome, row.targetType, row.targetID,
+            String(row.seq), row.at, row.by, row.onBehalfOf, row.action, row.outcome, row.targetType, row.targetID,
             row.environment, row.reason, row.beforeJSON, row.afterJSON,
         ] {
             text += field.map { "\($0.utf8.count):\($0)\n" } ?? "-\n"
@@ -84,10 +84,10 @@ struct RegistryModelTests {
     @Test func aRefusedChangeLeavesOnlyItsAuditRow() throws {
         let temp = try TemporaryBoard()
         defer { temp.remove() }
-        let board = try Board.create(at: temp.path, actor: TemporaryBoard.actor)
+        let board = try Board.create(at: temp.path, by: TemporaryBoard.actor)
         let before = try board.auditRecords(AuditQuery()).count
         #expect(throws: BoardError.self) {
-            try board.setEnabled("com.example.ghost", true, environment: "default", actor: TemporaryBoard.actor)
+            try board.setEnabled("com.example.ghost", true, environment: "default", by: TemporaryBoard.actor)
         }
         let rows = try board.auditRecords(AuditQuery())
         #expect(rows.count == before + 1)
@@ -99,10 +99,10 @@ struct RegistryModelTests {
     @Test func aReadOnlyBoardRefusesWrites() throws {
         let temp = try TemporaryBoard()
         defer { temp.remove() }
-        _ = try Board.create(at: temp.path, actor: TemporaryBoard.actor)
+        _ = try Board.create(at: temp.path, by: TemporaryBoard.actor)
         let board = try Board.open(at: temp.path, readOnly: true)
         #expect(try board.pluginSummaries(environment: "default").isEmpty)
-        let error = #expect(throws: BoardError.self) { try board.addAdmin("alice", actor: TemporaryBoard.actor) }
+        let error = #expect(throws: BoardError.self) { try board.addAdmin("alice", by: TemporaryBoard.actor) }
         #expect(error?.message.contains("read-only") == true)
     }
 }

@@ -11,20 +11,20 @@ struct ServeStoreTests {
     static let stranger = try! Principal(osUser: "mallory")
 
     @Test func tokensKeepOnlyADigestAndEveryChangeIsAudited() throws {
-        let board = try Board.inMemory(actor: Self.admin)
-        let created = try board.createAPIToken(name: "shop", environment: "default", actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
+        let created = try board.createAPIToken(name: "shop", environment: "default", by: Self.admin)
         #expect(created.secret.hasPrefix("*:default.pb_") && created.token.state == .active)
         let credential = try #require(try board.apiTokenCredentials().first)
         #expect(APITokenSecret.constantTimeEquals(credential.digest, APITokenSecret.digest(created.secret)))
         #expect(!APITokenSecret.constantTimeEquals(credential.digest, APITokenSecret.digest(created.secret + "x")))
 
-        #expect(throws: BoardError.self) { try board.createAPIToken(name: "shop", environment: "default", actor: Self.admin) }
-        #expect(throws: BoardError.self) { try board.createAPIToken(name: "evil", environment: "default", actor: Self.stranger) }
+        #expect(throws: BoardError.self) { try board.createAPIToken(name: "shop", environment: "default", by: Self.admin) }
+        #expect(throws: BoardError.self) { try board.createAPIToken(name: "evil", environment: "default", by: Self.stranger) }
         #expect(throws: BoardError.self) {
-            try board.createAPIToken(name: "late", environment: "default", expiresAt: Date(timeIntervalSinceNow: -60), actor: Self.admin)
+            try board.createAPIToken(name: "late", environment: "default", expiresAt: Date(timeIntervalSinceNow: -60), by: Self.admin)
         }
-        #expect(try board.revokeAPIToken("shop", reason: "rotated", actor: Self.admin).changed)
-        #expect(try board.revokeAPIToken("shop", actor: Self.admin).changed == false)
+        #expect(try board.revokeAPIToken("shop", reason: "rotated", by: Self.admin).changed)
+        #expect(try board.revokeAPIToken("shop", by: Self.admin).changed == false)
         #expect(try board.apiTokenCredentials().first?.revoked == true)
         #expect(try board.apiTokens().first?.state == .revoked)
 
@@ -35,9 +35,9 @@ struct ServeStoreTests {
     }
 
     @Test func usageAddsUpIsUnauditedAndOldBucketsGo() throws {
-        let board = try Board.inMemory(actor: Self.admin)
-        _ = try board.createFlag("used", actor: Self.admin)
-        _ = try board.createFlag("unused", actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
+        _ = try board.createFlag("used", by: Self.admin)
+        _ = try board.createFlag("unused", by: Self.admin)
         let auditRows = try board.auditRecords(AuditQuery()).count
         let now = Date()
         let bucket = FlagUsageCount.bucket(for: now)

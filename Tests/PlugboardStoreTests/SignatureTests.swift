@@ -35,36 +35,36 @@ struct SignatureTests {
     static func signedBoard(trust: Bool = true, policy: SignaturePolicy? = nil) throws -> (
         board: Board, key: Curve25519.Signing.PrivateKey, keyID: String
     ) {
-        let board = try Board.inMemory(actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
         let key = Curve25519.Signing.PrivateKey()
         let manifest = try Self.manifest()
-        _ = try board.register(manifest, signatures: [try Self.signature(manifest, key)], actor: Self.admin)
-        if trust { _ = try board.addSigner(pluginID: "com.example.a", publicKey: Self.publicKey(key), actor: Self.admin) }
-        if let policy { _ = try board.setSignaturePolicy(policy, environment: "default", actor: Self.admin) }
+        _ = try board.register(manifest, signatures: [try Self.signature(manifest, key)], by: Self.admin)
+        if trust { _ = try board.addSigner(pluginID: "com.example.a", publicKey: Self.publicKey(key), by: Self.admin) }
+        if let policy { _ = try board.setSignaturePolicy(policy, environment: "default", by: Self.admin) }
         return (board, key, SigningKeys.keyID(publicKey: key.publicKey.rawRepresentation))
     }
 
     @Test func aSignedReleaseIsValidOnceItsKeyIsTrusted() throws {
-        let board = try Board.inMemory(actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
         let key = Curve25519.Signing.PrivateKey()
         let manifest = try Self.manifest()
-        let registered = try board.register(manifest, signatures: [try Self.signature(manifest, key)], actor: Self.admin)
+        let registered = try board.register(manifest, signatures: [try Self.signature(manifest, key)], by: Self.admin)
         #expect(registered.notes.first?.contains("not trusted for com.example.a yet") == true, "\(registered)")
         #expect(try board.signatureVerdict(pluginID: "com.example.a", version: "1.0.0")?.state == .untrusted)
 
-        #expect(try board.addSigner(pluginID: "com.example.a", publicKey: Self.publicKey(key), name: "Team A", actor: Self.admin).changed)
+        #expect(try board.addSigner(pluginID: "com.example.a", publicKey: Self.publicKey(key), name: "Team A", by: Self.admin).changed)
         let verdict = try #require(try board.signatureVerdict(pluginID: "com.example.a", version: "1.0.0"))
         #expect(verdict.state == .valid)
         #expect(verdict.keyIDs == [SigningKeys.keyID(publicKey: key.publicKey.rawRepresentation)])
         #expect(try board.pluginDetail("com.example.a").versions.first?.signature.state == .valid)
         // Adding the same trust again changes nothing.
-        #expect(!(try board.addSigner(pluginID: "com.example.a", publicKey: Self.publicKey(key), actor: Self.admin).changed))
+        #expect(!(try board.addSigner(pluginID: "com.example.a", publicKey: Self.publicKey(key), by: Self.admin).changed))
         let actions = try board.auditRecords(AuditQuery()).map(\.action)
         #expect(actions.contains("plugin.sign") && actions.contains("signer.add"))
     }
 
     @Test func migration0007AddsEmptyTablesOfPolicyWithoutANewBaseline() throws {
-        let board = try Board.inMemory(actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
         let records = try board.auditRecords(AuditQuery())
         #expect(records.filter { $0.action == "board.baseline" }.map(\.targetID) == ["0006_state_proof.sql"])
         let migrated = try #require(records.first { $0.targetID == "0007_signatures.sql" })
@@ -111,24 +111,24 @@ struct SignatureTests {
     }
 
     @Test func aSignatureForAnotherReleaseIsRefusedAndNothingChanges() throws {
-        let board = try Board.inMemory(actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
         let key = Curve25519.Signing.PrivateKey()
         let v1 = try Self.manifest("com.example.a", "1.0.0")
-        _ = try board.register(v1, signatures: [try Self.signature(v1, key)], actor: Self.admin)
+        _ = try board.register(v1, signatures: [try Self.signature(v1, key)], by: Self.admin)
         let v11 = try Self.manifest("com.example.a", "1.1.0")
-        _ = try board.register(v11, actor: Self.admin)
+        _ = try board.register(v11, by: Self.admin)
         let before = try Self.auditCount(board)
 
         // Replayed onto another version.
         let error = #expect(throws: BoardError.self) {
-            _ = try board.addSignature("com.example.a", version: SemanticVersion("1.1.0"), try Self.signature(v1, key), actor: Self.admin)
+            _ = try board.addSignature("com.example.a", version: SemanticVersion("1.1.0"), try Self.signature(v1, key), by: Self.admin)
         }
         #expect(error?.code == .invalidInput)
         #expect(error?.message.contains("covers com.example.a@1.0.0, not com.example.a@1.1.0") == true, "\(String(describing: error))")
         // Registered with a signature of another artifact.
         let v12 = try Self.manifest("com.example.a", "1.2.0")
         let artifactError = #expect(throws: BoardError.self) {
-            _ = try board.register(v12, signatures: [try Self.signature(v12, key, artifact: Self.artifact)], actor: Self.admin)
+            _ = try board.register(v12, signatures: [try Self.signature(v12, key, artifact: Self.artifact)], by: Self.admin)
         }
         #expect(
             artifactError?.message.contains("covers another artifact than the one registered") == true,
@@ -139,31 +139,31 @@ struct SignatureTests {
 
         // The right signature goes on; the same one again changes nothing; another by the same key is refused.
         #expect(
-            try board.addSignature("com.example.a", version: SemanticVersion("1.1.0"), try Self.signature(v11, key), actor: Self.admin)
+            try board.addSignature("com.example.a", version: SemanticVersion("1.1.0"), try Self.signature(v11, key), by: Self.admin)
                 .changed)
         #expect(
-            !(try board.addSignature("com.example.a", version: SemanticVersion("1.1.0"), try Self.signature(v11, key), actor: Self.admin)
+            !(try board.addSignature("com.example.a", version: SemanticVersion("1.1.0"), try Self.signature(v11, key), by: Self.admin)
                 .changed))
     }
 
     @Test func whoMayTrustAndRevokeKeys() throws {
-        let board = try Board.inMemory(actor: Self.admin)
-        _ = try board.register(try Self.manifest(), actor: Self.owner)
+        let board = try Board.inMemory(by: Self.admin)
+        _ = try board.register(try Self.manifest(), by: Self.owner)
         let key = Curve25519.Signing.PrivateKey()
         #expect(throws: BoardError.self) {
-            try board.addSigner(pluginID: "com.example.a", publicKey: Self.publicKey(key), actor: Self.stranger)
+            try board.addSigner(pluginID: "com.example.a", publicKey: Self.publicKey(key), by: Self.stranger)
         }
-        #expect(throws: BoardError.self) { try board.addSigner(pluginID: nil, publicKey: Self.publicKey(key), actor: Self.owner) }
-        #expect(try board.addSigner(pluginID: "com.example.a", publicKey: Self.publicKey(key), actor: Self.owner).changed)
+        #expect(throws: BoardError.self) { try board.addSigner(pluginID: nil, publicKey: Self.publicKey(key), by: Self.owner) }
+        #expect(try board.addSigner(pluginID: "com.example.a", publicKey: Self.publicKey(key), by: Self.owner).changed)
         let keyID = SigningKeys.keyID(publicKey: key.publicKey.rawRepresentation)
         // A stranger may not revoke it; the plug-in's owner may.
-        #expect(throws: BoardError.self) { try board.revokeSigner(keyID: keyID, reason: "lost", actor: Self.stranger) }
-        #expect(try board.revokeSigner(keyID: keyID, reason: "laptop lost", actor: Self.owner).changed)
+        #expect(throws: BoardError.self) { try board.revokeSigner(keyID: keyID, reason: "lost", by: Self.stranger) }
+        #expect(try board.revokeSigner(keyID: keyID, reason: "laptop lost", by: Self.owner).changed)
         // A key trusted for every plug-in: admins only, to add and to revoke.
         let global = Curve25519.Signing.PrivateKey()
-        #expect(try board.addSigner(pluginID: nil, publicKey: Self.publicKey(global), actor: Self.admin).changed)
+        #expect(try board.addSigner(pluginID: nil, publicKey: Self.publicKey(global), by: Self.admin).changed)
         let globalID = SigningKeys.keyID(publicKey: global.publicKey.rawRepresentation)
-        #expect(throws: BoardError.self) { try board.revokeSigner(keyID: globalID, reason: "rotated", actor: Self.owner) }
+        #expect(throws: BoardError.self) { try board.revokeSigner(keyID: globalID, reason: "rotated", by: Self.owner) }
         #expect(try board.signers(pluginID: "com.example.a").map(\.keyID).sorted() == [keyID, globalID].sorted())
         // Refusals are recorded as such.
         let refused = try board.auditRecords(AuditQuery()).filter { $0.outcome == "refused" }.map(\.action)
@@ -173,17 +173,17 @@ struct SignatureTests {
     @Test func revocationCoversWhatTheKeySignedBefore() throws {
         let (board, key, keyID) = try Self.signedBoard()
         #expect(try board.signatureVerdict(pluginID: "com.example.a", version: "1.0.0")?.state == .valid)
-        _ = try board.revokeSigner(keyID: keyID, reason: "key leaked (INC-9)", actor: Self.admin)
+        _ = try board.revokeSigner(keyID: keyID, reason: "key leaked (INC-9)", by: Self.admin)
         let verdict = try #require(try board.signatureVerdict(pluginID: "com.example.a", version: "1.0.0"))
         #expect(verdict.state == .revoked && verdict.message.contains("key leaked (INC-9)"), "\(verdict)")
-        #expect(!(try board.revokeSigner(keyID: keyID, reason: "again", actor: Self.admin).changed))
+        #expect(!(try board.revokeSigner(keyID: keyID, reason: "again", by: Self.admin).changed))
         // A revoked key cannot be trusted again.
         let error = #expect(throws: BoardError.self) {
-            _ = try board.addSigner(pluginID: "com.example.a", publicKey: Self.publicKey(key), actor: Self.admin)
+            _ = try board.addSigner(pluginID: "com.example.a", publicKey: Self.publicKey(key), by: Self.admin)
         }
         #expect(error?.message.contains("was revoked") == true, "\(String(describing: error))")
         #expect(error?.message.contains("generate a new key") == true)
-        #expect(throws: BoardError.self) { try board.revokeSigner(keyID: "0123456789abcdef", reason: "x", actor: Self.admin) }
+        #expect(throws: BoardError.self) { try board.revokeSigner(keyID: "0123456789abcdef", reason: "x", by: Self.admin) }
     }
 
     @Test func theVerdictNamesWhatIsWrong() throws {
@@ -224,11 +224,11 @@ struct SignatureTests {
     }
 
     @Test func thePolicyIsAuditedAndReachesTheSnapshot() throws {
-        let board = try Board.inMemory(actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
         #expect(try board.registrySnapshot(environment: "production").signaturePolicy == .off)
-        #expect(throws: BoardError.self) { try board.setSignaturePolicy(.require, environment: "production", actor: Self.stranger) }
-        #expect(try board.setSignaturePolicy(.require, environment: "production", actor: Self.admin).changed)
-        #expect(!(try board.setSignaturePolicy(.require, environment: "production", actor: Self.admin).changed))
+        #expect(throws: BoardError.self) { try board.setSignaturePolicy(.require, environment: "production", by: Self.stranger) }
+        #expect(try board.setSignaturePolicy(.require, environment: "production", by: Self.admin).changed)
+        #expect(!(try board.setSignaturePolicy(.require, environment: "production", by: Self.admin).changed))
         #expect(try board.registrySnapshot(environment: "production").signaturePolicy == .require)
         #expect(try board.signaturePolicy(environment: "default") == .off)
         let policies = try board.signaturePolicies()
@@ -261,7 +261,7 @@ struct SignatureTests {
 
     @Test func aRevocationDeletedBehindTheLogIsNamed() throws {
         let (board, _, keyID) = try Self.signedBoard(policy: .require)
-        _ = try board.revokeSigner(keyID: keyID, reason: "leaked", actor: Self.admin)
+        _ = try board.revokeSigner(keyID: keyID, reason: "leaked", by: Self.admin)
         try board.writer.writeWithoutTransaction { db in try db.execute(sql: "DELETE FROM signer_revocations") }
         let problems = try board.stateProblems(pluginID: "com.example.a", version: "1.0.0", environment: "default")
         #expect(problems == ["signer_revocations: row \(keyID) was removed outside the log"], "\(problems)")

@@ -26,8 +26,8 @@ struct StoreOperationTests {
     /// `PRAGMA query_only`): whatever its body wrote does not stay, a body that throws leaves the connection usable, and
     /// a read sees one state.
     @Test func aReadKeepsNothingItWroteAndAFailedReadLeavesTheBoardUsable() throws {
-        let board = try Board.inMemory(actor: Self.admin)
-        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
+        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), by: Self.admin)
         let before = try Self.actions(board)
         let written = try board.read { db in
             try db.execute(sql: "CREATE TABLE scratch (x); DELETE FROM plugin_versions")
@@ -41,18 +41,18 @@ struct StoreOperationTests {
         struct Stop: Error {}
         #expect(throws: BoardError.self) { try board.read { _ in throw Stop() } }
         #expect(throws: BoardError.self) { try board.read { db in try db.execute(sql: "SELECT * FROM no_such_table") } }
-        _ = try board.register(Self.manifest("com.example.after", "1.0.0"), actor: Self.admin)
+        _ = try board.register(Self.manifest("com.example.after", "1.0.0"), by: Self.admin)
         #expect(try board.registrySnapshot(environment: "production").plugins["com.example.after"] != nil)
         #expect(try Self.actions(board).count == before.count + 1)
     }
 
     @Test func registerEnablePinYankKillAndReviveReachTheSnapshot() throws {
-        let board = try Board.inMemory(actor: Self.admin)
-        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), actor: Self.admin)
-        _ = try board.register(Self.manifest("com.example.a", "1.1.0"), actor: Self.admin)
-        #expect(try board.setEnabled("com.example.a", true, environment: "production", actor: Self.admin).changed)
-        #expect(try board.pin("com.example.a", version: SemanticVersion("1.0.0"), environment: "production", actor: Self.admin).changed)
-        _ = try board.yank("com.example.a", version: SemanticVersion("1.1.0"), reason: "broken", actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
+        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), by: Self.admin)
+        _ = try board.register(Self.manifest("com.example.a", "1.1.0"), by: Self.admin)
+        #expect(try board.setEnabled("com.example.a", true, environment: "production", by: Self.admin).changed)
+        #expect(try board.pin("com.example.a", version: SemanticVersion("1.0.0"), environment: "production", by: Self.admin).changed)
+        _ = try board.yank("com.example.a", version: SemanticVersion("1.1.0"), reason: "broken", by: Self.admin)
 
         var snapshot = try board.registrySnapshot(environment: "production")
         let plugin = try #require(snapshot.plugins["com.example.a"])
@@ -61,18 +61,18 @@ struct StoreOperationTests {
         #expect(plugin.versions.first { $0.version == "1.1.0" }?.yanked == true)
         #expect(try board.registrySnapshot(environment: "default").plugins["com.example.a"]?.enabled == false)
 
-        _ = try board.kill(.plugin("com.example.a"), reason: "INC-1", actor: Self.admin)
+        _ = try board.kill(.plugin("com.example.a"), reason: "INC-1", by: Self.admin)
         snapshot = try board.registrySnapshot(environment: "production")
         #expect(snapshot.plugins["com.example.a"]?.killed == true && snapshot.plugins["com.example.a"]?.killReason == "INC-1")
-        _ = try board.kill(.version("com.example.a", SemanticVersion("1.0.0")), reason: "INC-2", actor: Self.admin)
-        _ = try board.revive(.plugin("com.example.a"), reason: "fixed", actor: Self.admin)
+        _ = try board.kill(.version("com.example.a", SemanticVersion("1.0.0")), reason: "INC-2", by: Self.admin)
+        _ = try board.revive(.plugin("com.example.a"), reason: "fixed", by: Self.admin)
         snapshot = try board.registrySnapshot(environment: "production")
         #expect(snapshot.plugins["com.example.a"]?.killed == false)
         #expect(snapshot.plugins["com.example.a"]?.versions.first { $0.version == "1.0.0" }?.killed == true)
         #expect(try board.killSwitches().count == 1)
         #expect(try board.killSwitches(includeRevived: true).count == 2)
 
-        _ = try board.kill(.all, reason: "stop everything", actor: Self.admin)
+        _ = try board.kill(.all, reason: "stop everything", by: Self.admin)
         #expect(try board.registrySnapshot(environment: "production").allKilled)
 
         let verification = try board.verifyAudit()
@@ -85,51 +85,51 @@ struct StoreOperationTests {
     }
 
     @Test func aChangeThatChangesNothingWritesNoAuditRow() throws {
-        let board = try Board.inMemory(actor: Self.admin)
-        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), actor: Self.admin)
-        _ = try board.setEnabled("com.example.a", true, environment: "default", actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
+        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), by: Self.admin)
+        _ = try board.setEnabled("com.example.a", true, environment: "default", by: Self.admin)
         let before = try board.auditRecords(AuditQuery()).count
-        #expect(try board.setEnabled("com.example.a", true, environment: "default", actor: Self.admin).changed == false)
+        #expect(try board.setEnabled("com.example.a", true, environment: "default", by: Self.admin).changed == false)
         #expect(try board.auditRecords(AuditQuery()).count == before)
     }
 
     @Test func aRefusedChangeLeavesTheTablesAsTheyWereAndRecordsTheRefusal() throws {
-        let board = try Board.inMemory(actor: Self.admin)
-        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
+        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), by: Self.admin)
         let registryBefore = try board.registrySnapshot(environment: "default").plugins
-        #expect(throws: BoardError.self) { try board.kill(.plugin("com.example.a"), reason: "mine", actor: Self.stranger) }
-        #expect(throws: BoardError.self) { try board.addAdmin("mallory", actor: Self.stranger) }
+        #expect(throws: BoardError.self) { try board.kill(.plugin("com.example.a"), reason: "mine", by: Self.stranger) }
+        #expect(throws: BoardError.self) { try board.addAdmin("mallory", by: Self.stranger) }
         #expect(try board.registrySnapshot(environment: "default").plugins == registryBefore)
         #expect(try board.killSwitches().isEmpty)
         #expect(try board.admins().map(\.principal) == ["alice"])
         let refusals = try board.auditRecords(AuditQuery()).filter { $0.outcome == "refused" }
-        #expect(refusals.map(\.actor) == ["mallory", "mallory"])
+        #expect(refusals.map(\.by) == ["mallory", "mallory"])
         #expect(refusals.allSatisfy { $0.reason?.contains("mallory may not") == true })
         // A duplicate version is refused and changes nothing (not a permission problem: no refusal row).
         let count = try board.auditRecords(AuditQuery()).count
-        #expect(throws: BoardError.self) { try board.register(Self.manifest("com.example.a", "1.0.0"), actor: Self.admin) }
+        #expect(throws: BoardError.self) { try board.register(Self.manifest("com.example.a", "1.0.0"), by: Self.admin) }
         #expect(try board.auditRecords(AuditQuery()).count == count)
         #expect(try board.verifyAudit().ok)
     }
 
     @Test func ownersMayActOnTheirPluginOnly() throws {
-        let board = try Board.inMemory(actor: Self.admin)
-        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), actor: Self.admin)
-        _ = try board.register(Self.manifest("com.example.b", "1.0.0"), actor: Self.admin)
-        _ = try board.addOwner("com.example.a", principal: "mallory", role: .maintainer, actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
+        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), by: Self.admin)
+        _ = try board.register(Self.manifest("com.example.b", "1.0.0"), by: Self.admin)
+        _ = try board.addOwner("com.example.a", principal: "mallory", role: .maintainer, by: Self.admin)
         #expect(try board.owners(of: "com.example.a").map(\.principal).contains("mallory"))
-        _ = try board.kill(.plugin("com.example.a"), reason: "maintainer may", actor: Self.stranger)
-        #expect(throws: BoardError.self) { try board.kill(.plugin("com.example.b"), reason: "not mine", actor: Self.stranger) }
+        _ = try board.kill(.plugin("com.example.a"), reason: "maintainer may", by: Self.stranger)
+        #expect(throws: BoardError.self) { try board.kill(.plugin("com.example.b"), reason: "not mine", by: Self.stranger) }
         // A maintainer is not an owner: it may not add owners.
         #expect(throws: BoardError.self) {
-            try board.addOwner("com.example.a", principal: "eve", role: .owner, actor: Self.stranger)
+            try board.addOwner("com.example.a", principal: "eve", role: .owner, by: Self.stranger)
         }
-        let unknown = #expect(throws: BoardError.self) { try board.kill(.plugin("com.example.zzz"), reason: "x", actor: Self.admin) }
+        let unknown = #expect(throws: BoardError.self) { try board.kill(.plugin("com.example.zzz"), reason: "x", by: Self.admin) }
         #expect(unknown?.code == .notFound)
     }
 
     @Test func everyWriteWithoutAnAuditRowIsRolledBack() throws {
-        let board = try Board.inMemory(actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
         let entry = AuditEntry(action: "test.sneak", targetType: "admin", targetID: "mallory")
         let error = #expect(throws: BoardError.self) {
             try board.change(Self.admin, refusal: entry) { change in
@@ -150,18 +150,18 @@ struct StoreOperationTests {
     }
 
     @Test func pluginSummariesAgreeWithThePluginStateView() throws {
-        let board = try Board.inMemory(actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
         for (id, versions) in [
             ("com.example.a", ["1.0.0", "1.1.0", "2.0.0-beta.1"]), ("com.example.b", ["0.9.0", "1.0.0"]), ("com.example.c", ["3.0.0"]),
         ] {
-            for version in versions { _ = try board.register(Self.manifest(id, version), actor: Self.admin) }
+            for version in versions { _ = try board.register(Self.manifest(id, version), by: Self.admin) }
         }
-        _ = try board.register(Self.manifest("com.example.d", "1.0.0"), actor: Self.admin)
-        _ = try board.setEnabled("com.example.a", true, environment: "production", actor: Self.admin)
-        _ = try board.pin("com.example.b", version: SemanticVersion("0.9.0"), environment: "production", actor: Self.admin)
-        _ = try board.yank("com.example.a", version: SemanticVersion("1.1.0"), reason: "broken", actor: Self.admin)
-        _ = try board.kill(.version("com.example.b", SemanticVersion("1.0.0")), reason: "INC-1", actor: Self.admin)
-        _ = try board.kill(.plugin("com.example.c"), reason: "INC-2", actor: Self.admin)
+        _ = try board.register(Self.manifest("com.example.d", "1.0.0"), by: Self.admin)
+        _ = try board.setEnabled("com.example.a", true, environment: "production", by: Self.admin)
+        _ = try board.pin("com.example.b", version: SemanticVersion("0.9.0"), environment: "production", by: Self.admin)
+        _ = try board.yank("com.example.a", version: SemanticVersion("1.1.0"), reason: "broken", by: Self.admin)
+        _ = try board.kill(.version("com.example.b", SemanticVersion("1.0.0")), reason: "INC-1", by: Self.admin)
+        _ = try board.kill(.plugin("com.example.c"), reason: "INC-2", by: Self.admin)
 
         func view(_ environment: String) throws -> [PluginSummary] {
             try board.read { db in
@@ -182,14 +182,14 @@ struct StoreOperationTests {
         for environment in ["production", "default"] {
             #expect(try board.pluginSummaries(environment: environment) == view(environment), "\(environment)")
         }
-        _ = try board.kill(.all, reason: "INC-3", actor: Self.admin)
+        _ = try board.kill(.all, reason: "INC-3", by: Self.admin)
         #expect(try board.pluginSummaries(environment: "production") == view("production"))
         #expect(try board.pluginSummaries(environment: "production").allSatisfy(\.killed))
     }
 
     @Test func loadReportsAreReadableAndDoNotChangeTheBoardVersion() throws {
-        let board = try Board.inMemory(actor: Self.admin)
-        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
+        _ = try board.register(Self.manifest("com.example.a", "1.0.0"), by: Self.admin)
         let version = try board.version()
         try board.writeLoadReport(
             hostID: "web-1", environment: "default", hostVersion: "2.0.0",
@@ -206,7 +206,7 @@ struct StoreOperationTests {
     }
 
     @Test func loadReportsAreWrittenAsADelta() throws {
-        let board = try Board.inMemory(actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
         func write(_ entries: [LoadReportEntry]) throws {
             try board.writeLoadReport(hostID: "web-1", environment: "default", hostVersion: "2.0.0", entries: entries)
         }
@@ -230,18 +230,18 @@ struct StoreOperationTests {
     }
 
     @Test func flagChangesAreAuditedAndReachTheFeatureSet() throws {
-        let board = try Board.inMemory(actor: Self.admin)
-        _ = try board.createFlag("new-ui", actor: Self.admin)
-        _ = try board.rolloutFlag("new-ui", percent: 25, environment: "production", actor: Self.admin)
-        _ = try board.setFlagEnabled("new-ui", true, environment: "production", actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
+        _ = try board.createFlag("new-ui", by: Self.admin)
+        _ = try board.rolloutFlag("new-ui", percent: 25, environment: "production", by: Self.admin)
+        _ = try board.setFlagEnabled("new-ui", true, environment: "production", by: Self.admin)
         let set = try board.featureSet(environment: "production")
         #expect(set.features.map(\.name) == ["new-ui"])
         #expect(set.features.first?.enabled == true)
         #expect(try board.featureSet(environment: "default").features.first?.enabled == false)
         let flagActions = try Self.actions(board).filter { $0.hasPrefix("flag.") }
         #expect(flagActions.count == 3 && flagActions.allSatisfy { $0.hasSuffix(":ok") })
-        #expect(throws: BoardError.self) { try board.createFlag("new-ui", actor: Self.admin) }
-        #expect(throws: BoardError.self) { try board.setFlagEnabled("new-ui", false, environment: "production", actor: Self.stranger) }
+        #expect(throws: BoardError.self) { try board.createFlag("new-ui", by: Self.admin) }
+        #expect(throws: BoardError.self) { try board.setFlagEnabled("new-ui", false, environment: "production", by: Self.stranger) }
         #expect(try board.featureSet(environment: "production").features.first?.enabled == true)
     }
 }

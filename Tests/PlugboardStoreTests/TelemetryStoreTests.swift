@@ -16,7 +16,7 @@ struct TelemetryStoreTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("telemetry-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let path = folder + "/board.sqlite"
-        let board = try Board.create(at: path, actor: admin)
+        let board = try Board.create(at: path, by: admin)
         chmod(path, 0o640)
         return (board, folder)
     }
@@ -50,7 +50,7 @@ struct TelemetryStoreTests {
     }
 
     @Test func rowsLeftInAnOlderBoardAreStillShownUntilTheHostReportsAgain() throws {
-        let board = try Board.inMemory(actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
         try board.writer.write { db in
             try db.execute(
                 sql: """
@@ -66,7 +66,7 @@ struct TelemetryStoreTests {
     }
 
     @Test func aReportKeepsAtMostItsLimitOfEntriesAndCountsTheRest() throws {
-        let board = try Board.inMemory(actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
         let entries = (0..<(TelemetryLimits.maxEntriesPerReport + 250)).map {
             LoadReportEntry(pluginID: "com.example.p\($0)", version: "1.0.0", state: .loaded)
         }
@@ -77,7 +77,7 @@ struct TelemetryStoreTests {
     }
 
     @Test func theLongestSilentHostsGoFirstPastTheHostLimit() throws {
-        let board = try Board.inMemory(actor: Self.admin)
+        let board = try Board.inMemory(by: Self.admin)
         let reports = (0...TelemetryLimits.maxHosts).map {
             LoadReport(
                 hostID: String(format: "host-%05d", $0), environment: "default", hostVersion: "1",

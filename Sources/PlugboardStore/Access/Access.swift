@@ -4,27 +4,27 @@ import PlugboardModel
 extension Access {
     /// Checks `access` for `actor` inside a transaction; throws `notFound` for an unregistered plug-in and
     /// `notAllowed` for a principal without the role.
-    static func check(_ access: Access, _ db: Database, actor: Principal) throws {
+    static func check(_ access: Access, _ db: Database, by actor: Principal) throws {
         switch access {
         case .admin(let what):
-            try requireAdmin(db, actor: actor, doing: what)
+            try requireAdmin(db, by: actor, doing: what)
         case .pluginOwners(let pluginID, let what):
             try RegistryQueries.requirePlugin(db, pluginID)
-            try requireRole(db, actor: actor, pluginID: pluginID, roles: [.owner], doing: what)
+            try requireRole(db, by: actor, pluginID: pluginID, roles: [.owner], doing: what)
         case .pluginMaintainers(let pluginID, let what):
             try RegistryQueries.requirePlugin(db, pluginID)
-            try requireRole(db, actor: actor, pluginID: pluginID, roles: [.owner, .maintainer], doing: what)
+            try requireRole(db, by: actor, pluginID: pluginID, roles: [.owner, .maintainer], doing: what)
         }
     }
 
-    static func requireAdmin(_ db: Database, actor: Principal, doing what: String) throws {
+    static func requireAdmin(_ db: Database, by actor: Principal, doing what: String) throws {
         guard try AccessQueries.isAdmin(db, actor.osUser) else {
             throw BoardError.notAllowed("\(actor.osUser) may not \(what): only a board admin may (see plugboard admin list)")
         }
     }
 
     /// Passes for admins and for principals holding one of `roles` on the plug-in.
-    private static func requireRole(_ db: Database, actor: Principal, pluginID: String, roles: Set<PluginOwner.Role>, doing what: String)
+    private static func requireRole(_ db: Database, by actor: Principal, pluginID: String, roles: Set<PluginOwner.Role>, doing what: String)
         throws
     {
         if try AccessQueries.isAdmin(db, actor.osUser) { return }

@@ -2,7 +2,7 @@ package import PlugboardModel
 
 extension Board {
     /// Adds an owner or maintainer to a plug-in, or changes the role of an existing one. Needs an owner or an admin.
-    package func addOwner(_ pluginID: String, principal: String, role: PluginOwner.Role, actor: Principal) throws(BoardError)
+    package func addOwner(_ pluginID: String, principal: String, role: PluginOwner.Role, by actor: Principal) throws(BoardError)
         -> ChangeResult
     {
         try Validate.pluginID(pluginID)
@@ -29,7 +29,7 @@ extension Board {
     }
 
     /// Removes an owner or maintainer from a plug-in. The last owner cannot be removed.
-    package func removeOwner(_ pluginID: String, principal: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func removeOwner(_ pluginID: String, principal: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         try Validate.principal(principal)
         return try change(
@@ -51,7 +51,7 @@ extension Board {
     }
 
     /// Makes a principal a board admin. Needs an admin.
-    package func addAdmin(_ principal: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func addAdmin(_ principal: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.principal(principal)
         return try change(
             actor, refusal: AuditEntry(action: "admin.add", targetType: "admin", targetID: principal),
@@ -70,7 +70,7 @@ extension Board {
     }
 
     /// Removes a board admin. Needs an admin; the last admin cannot be removed.
-    package func removeAdmin(_ principal: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func removeAdmin(_ principal: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.principal(principal)
         return try change(
             actor, refusal: AuditEntry(action: "admin.remove", targetType: "admin", targetID: principal),

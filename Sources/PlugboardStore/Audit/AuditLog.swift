@@ -19,7 +19,7 @@ package enum AuditLog {
     /// v2 and carries the change's state digests and the state root after it.
     @discardableResult
     static func append(
-        _ db: Database, actor: Principal, entry: AuditEntry, at: String = Timestamp.now(), state: (changes: String?, root: String)? = nil
+        _ db: Database, by actor: Principal, entry: AuditEntry, at: String = Timestamp.now(), state: (changes: String?, root: String)? = nil
     ) throws -> AuditCheckpoint {
         let last = try AuditQueries.lastLink(db)
         let seq = (last?.seq ?? 0) + 1
@@ -61,7 +61,7 @@ package enum AuditLog {
     /// The fields of a stored row in canonical order: v2 when the row has a state root.
     static func fields(of record: AuditRecord) -> [String?] {
         let v1: [String?] = [
-            String(record.seq), record.at, record.actor, record.onBehalfOf, record.action, record.outcome, record.targetType,
+            String(record.seq), record.at, record.by, record.onBehalfOf, record.action, record.outcome, record.targetType,
             record.targetID, record.environment, record.reason, record.beforeJSON, record.afterJSON,
         ]
         return record.stateRoot == nil ? v1 : v1 + [record.stateChanges, record.stateRoot]

@@ -47,7 +47,8 @@ package struct AuditEntry: Sendable, Hashable {
 package struct AuditRecord: Sendable, Hashable, Codable {
     package let seq: Int64
     package let at: String
-    package let actor: String
+    /// Who made the change: the OS user (the log's column `actor`); ``onBehalfOf`` is the principal declared with `--as`.
+    package let by: String
     package let onBehalfOf: String?
     package let action: String
     package let outcome: String
@@ -64,6 +65,14 @@ package struct AuditRecord: Sendable, Hashable, Codable {
     package let stateChanges: String?
     /// The board-wide state root after this row, or nil for rows written before the state proof (migration 0006).
     package let stateRoot: String?
+
+    /// JSON keys are the log's column names (`actor` for ``by``).
+    enum CodingKeys: String, CodingKey {
+        case seq, at
+        case by = "actor"
+        case onBehalfOf, action, outcome, targetType, targetID, environment, reason, beforeJSON, afterJSON
+        case prevHash, hash, stateChanges, stateRoot
+    }
 }
 
 /// The result of recomputing the audit chain.
@@ -89,17 +98,17 @@ package struct AuditVerification: Sendable, Hashable, Codable {
 package struct AuditQuery: Sendable, Hashable {
     /// Only rows at or after this time (ISO-8601 text compares in time order).
     package var since: String?
-    /// Only rows whose OS user or declared principal is this name.
-    package var actor: String?
+    /// Only rows made by this name: the OS user or the declared principal.
+    package var by: String?
     /// Only rows whose target id is this; a plug-in id also matches its versions (`id@version`).
     package var target: String?
     /// At most this many rows, the newest.
     package var limit: Int?
 
     /// Creates a query.
-    package init(since: String? = nil, actor: String? = nil, target: String? = nil, limit: Int? = nil) {
+    package init(since: String? = nil, by: String? = nil, target: String? = nil, limit: Int? = nil) {
         self.since = since
-        self.actor = actor
+        self.by = by
         self.target = target
         self.limit = limit
     }

@@ -153,7 +153,7 @@ enum AuditQueries {
             clauses.append("at >= :since")
             arguments["since"] = since
         }
-        if let actor = query.actor {
+        if let actor = query.by {
             clauses.append("(actor = :actor OR on_behalf_of = :actor)")
             arguments["actor"] = actor
         }
@@ -183,7 +183,7 @@ extension AuditRecord {
     /// A row selected with ``AuditQueries/recordColumns(_:)``, read by position.
     init(row: Row) {
         self.init(
-            seq: row[0], at: row[1], actor: row[2], onBehalfOf: row[3], action: row[4], outcome: row[5], targetType: row[6],
+            seq: row[0], at: row[1], by: row[2], onBehalfOf: row[3], action: row[4], outcome: row[5], targetType: row[6],
             targetID: row[7], environment: row[8], reason: row[9], beforeJSON: row[10], afterJSON: row[11], prevHash: row[12],
             hash: row[13], stateChanges: row[14], stateRoot: row[15])
     }

@@ -15,11 +15,11 @@ import Darwin
 /// The board: one SQLite file that is the single source of truth for plug-ins, flags, secrets and the audit log.
 ///
 /// Open an existing board with ``open(at:readOnly:requireCurrentSchema:)`` and create one with
-/// ``create(at:actor:finishing:)``. Open it **once per process** and share the object: a host hands the same `Board`
+/// ``create(at:by:finishing:)``. Open it **once per process** and share the object: a host hands the same `Board`
 /// to its flags, its secure storage and itself.
 ///
-/// Callers see operations, never SQL: every change is one typed operation (`register(_:artifactPath:actor:)`,
-/// ``kill(_:reason:actor:)``, `importFlags(_:environment:actor:)`, …) that checks who may make it and writes its
+/// Callers see operations, never SQL: every change is one typed operation (`register(_:artifactPath:by:)`,
+/// ``kill(_:reason:by:)``, `importFlags(_:environment:by:)`, …) that checks who may make it and writes its
 /// audit row in the same `BEGIN IMMEDIATE` transaction, so a refused or failed change leaves the board exactly as
 /// it was.
 ///
@@ -71,7 +71,7 @@ public final class Board: Sendable {
     var ownChangeCount: Int64 { ownChanges.withLock { $0 } }
 
     /// A board over any GRDB writer whose schema is already migrated, for tests of the store's operations
-    /// (``inMemory(actor:)`` makes one).
+    /// (``inMemory(by:)`` makes one).
     init(writer: any DatabaseWriter, path: String = ":memory:", isReadOnly: Bool = false) {
         self.path = path
         self.writer = writer
@@ -85,13 +85,13 @@ public final class Board: Sendable {
     }
 
     /// A new board in memory, migrated and initialised with `actor` as its first admin: for tests.
-    package static func inMemory(actor: Principal) throws(BoardError) -> Board {
+    package static func inMemory(by actor: Principal) throws(BoardError) -> Board {
         let queue: DatabaseQueue
         do { queue = try DatabaseQueue(configuration: configuration(readOnly: false)) } catch {
             throw BoardError(.io, "cannot create a board in memory: \(describe(error))")
         }
         let board = Board(writer: queue)
-        _ = try board.migrate(actor: actor, initializing: true)
+        _ = try board.migrate(by: actor, initializing: true)
         return board
     }
 
@@ -162,7 +162,7 @@ public final class Board: Sendable {
     ///     removed as for any other failure, and the error is rethrown.
     /// - Throws: `BoardError` if a file already exists at `path` (it is never overwritten) or cannot be created.
     public static func create(
-        at path: String, actor: Principal, finishing: (Board) throws(BoardError) -> Void = { _ in }
+        at path: String, by actor: Principal, finishing: (Board) throws(BoardError) -> Void = { _ in }
     ) throws(BoardError) -> Board {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
@@ -185,7 +185,7 @@ public final class Board: Sendable {
         }
         close(fd)
         do {
-            let board = try makeBoard(at: path, actor: actor)
+            let board = try makeBoard(at: path, by: actor)
             try finishing(board)
             return board
         } catch {
@@ -196,7 +196,7 @@ public final class Board: Sendable {
     }
 
     /// Opens the new, empty file, switches it to WAL, stamps it as a board and migrates it.
-    private static func makeBoard(at path: String, actor: Principal) throws(BoardError) -> Board {
+    private static func makeBoard(at path: String, by actor: Principal) throws(BoardError) -> Board {
         let queue: DatabaseQueue
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration(readOnly: false))
@@ -208,7 +208,7 @@ public final class Board: Sendable {
             throw BoardError(.io, "cannot create the board at \(path): \(describe(error))")
         }
         let board = Board(writer: queue, path: path)
-        _ = try board.migrate(actor: actor, initializing: true)
+        _ = try board.migrate(by: actor, initializing: true)
         return board
     }
 

@@ -83,13 +83,13 @@ extension Board {
     /// - Throws: ``BoardError`` `.schemaMismatch` when the board is newer than this binary or a migration was
     ///   edited after it was applied; nothing is changed in that case.
     @discardableResult
-    package func migrate(actor: Principal) throws(BoardError) -> [MigrationInfo] {
-        try migrate(actor: actor, initializing: false)
+    package func migrate(by actor: Principal) throws(BoardError) -> [MigrationInfo] {
+        try migrate(by: actor, initializing: false)
     }
 
     /// Applies the pending migrations up to version `through` (all by default; tests stop earlier to make a board
     /// as an older Plugboard left it).
-    func migrate(actor: Principal, initializing: Bool, through: Int = .max) throws(BoardError) -> [MigrationInfo] {
+    func migrate(by actor: Principal, initializing: Bool, through: Int = .max) throws(BoardError) -> [MigrationInfo] {
         var status = try migrationStatus()
         status = MigrationStatus(
             applied: status.applied, pending: status.pending.filter { $0.version <= through }, unknown: status.unknown,

@@ -38,7 +38,7 @@ package final class AuditedChange {
     private var commitment: StateLedger.Commitment?
 
     /// Begins a change in `db`'s transaction: prepares the noting of touched rows (``prepareStateTracking(_:_:)``).
-    init(db: Database, actor: Principal, now: String, cache: StateCache, proven: ProvenRows) throws {
+    init(db: Database, by actor: Principal, now: String, cache: StateCache, proven: ProvenRows) throws {
         self.db = db
         self.actor = actor
         self.now = now
@@ -103,7 +103,7 @@ package final class AuditedChange {
                     "the board's state proof (table state_buckets) was dropped behind the audit log, so nothing is changed; run plugboard audit verify"
                 )
             }
-            for entry in entries { try AuditLog.append(db, actor: actor, entry: entry, at: now) }
+            for entry in entries { try AuditLog.append(db, by: actor, entry: entry, at: now) }
             return
         }
         // The stored bucket hashes and entries as the last committed change of this connection left them, when
@@ -113,7 +113,7 @@ package final class AuditedChange {
         self.commitment = commitment
         for (index, entry) in entries.enumerated() {
             let last = index == entries.count - 1
-            try AuditLog.append(db, actor: actor, entry: entry, at: now, state: (last ? commitment.changes : nil, commitment.root))
+            try AuditLog.append(db, by: actor, entry: entry, at: now, state: (last ? commitment.changes : nil, commitment.root))
         }
     }
 
@@ -212,8 +212,8 @@ extension Board {
         }
         do {
             let result = try transaction { db in
-                let change = try AuditedChange(db: db, actor: actor, now: Timestamp.now(), cache: stateCache, proven: provenRows)
-                if let access { try Access.check(access, db, actor: actor) }
+                let change = try AuditedChange(db: db, by: actor, now: Timestamp.now(), cache: stateCache, proven: provenRows)
+                if let access { try Access.check(access, db, by: actor) }
                 let result = try body(change)
                 if change.wroteRows && change.recordedCount == 0 {
                     throw BoardError(
@@ -236,7 +236,7 @@ extension Board {
                 entry.reason = error.message
                 _ = try? transaction { db in
                     let state = try StateQueries.isTracked(db) ? (changes: String?.none, root: try StateLedger.currentRoot(db)) : nil
-                    try AuditLog.append(db, actor: actor, entry: entry, state: state)
+                    try AuditLog.append(db, by: actor, entry: entry, state: state)
                 }
             }
             throw error

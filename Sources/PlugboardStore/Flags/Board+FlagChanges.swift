@@ -3,7 +3,7 @@ package import PlugboardModel
 
 extension Board {
     /// Creates a flag, disabled in every environment. Anyone who can write the board may; they become its owner.
-    package func createFlag(_ name: String, type: FlagType = .release, description: String? = nil, actor: Principal) throws(BoardError)
+    package func createFlag(_ name: String, type: FlagType = .release, description: String? = nil, by actor: Principal) throws(BoardError)
         -> ChangeResult
     {
         try Validate.flagName(name)
@@ -27,8 +27,10 @@ extension Board {
     }
 
     /// Switches a flag on or off in one environment (created if new).
-    package func setFlagEnabled(_ name: String, _ enabled: Bool, environment: String, actor: Principal) throws(BoardError) -> ChangeResult {
-        try changeFlagDefinition(name, environment: environment, action: enabled ? "flag.enable" : "flag.disable", actor: actor) {
+    package func setFlagEnabled(_ name: String, _ enabled: Bool, environment: String, by actor: Principal) throws(BoardError)
+        -> ChangeResult
+    {
+        try changeFlagDefinition(name, environment: environment, action: enabled ? "flag.enable" : "flag.disable", by: actor) {
             definition in
             if definition.enabled == enabled {
                 return "flag '\(name)' is already \(enabled ? "enabled" : "disabled") in \(environment); nothing changed."
@@ -46,12 +48,12 @@ extension Board {
     /// `flexibleRollout`, its percentage and stickiness change and its constraints, segments and variants stay.
     /// Anything more elaborate is refused, because a percentage would change what the other strategies mean:
     /// edit such a flag with `flag import`. The flag's enabled state is not changed.
-    package func rolloutFlag(_ name: String, percent: Int, stickiness: String = "default", environment: String, actor: Principal)
+    package func rolloutFlag(_ name: String, percent: Int, stickiness: String = "default", environment: String, by actor: Principal)
         throws(BoardError) -> ChangeResult
     {
         guard (0...100).contains(percent) else { throw .invalid("the rollout percentage \(percent) is not between 0 and 100") }
         try Validate.stickiness(stickiness)
-        return try changeFlagDefinition(name, environment: environment, action: "flag.rollout", actor: actor) { definition in
+        return try changeFlagDefinition(name, environment: environment, action: "flag.rollout", by: actor) { definition in
             let rollout = definition.strategies.indices.filter { definition.strategies[$0].name == "flexibleRollout" }
             let others = definition.strategies.filter { $0.name != "flexibleRollout" && $0.name != "default" }
             if rollout.count == 1 && others.isEmpty && !definition.strategies.contains(where: { $0.name == "default" }) {
@@ -83,7 +85,7 @@ extension Board {
     }
 
     /// Archives a flag (it is no longer evaluated or exported) or brings it back.
-    package func archiveFlag(_ name: String, archived: Bool, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func archiveFlag(_ name: String, archived: Bool, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.flagName(name)
         let action = archived ? "flag.archive" : "flag.unarchive"
         return try change(actor, refusal: AuditEntry(action: action, targetType: "flag", targetID: name)) { change in
@@ -107,7 +109,7 @@ extension Board {
     /// Applies `edit` to a flag's definition in one environment, validates the environment's whole feature set,
     /// and audits the before and after. `edit` returns a message when there is nothing to change.
     private func changeFlagDefinition(
-        _ name: String, environment: String, action: String, actor: Principal,
+        _ name: String, environment: String, action: String, by actor: Principal,
         edit: (inout FlagQueries.Definition) throws -> String?,
         done: (FlagQueries.Definition) -> String
     ) throws(BoardError) -> ChangeResult {

@@ -9,7 +9,7 @@ extension Board {
     /// by id. An archived flag in the file is brought back (a note says so). Flags the file leaves as they were
     /// are not touched and get no audit row. The result must validate as a whole (no unknown operator, invalid
     /// regex/CIDR/semver, dependency cycle…), or nothing changes. Needs a board admin.
-    package func importFlags(_ set: FeatureSet, environment: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func importFlags(_ set: FeatureSet, environment: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.environment(environment)
         let report = try Self.validateImport(set)
         return try change(

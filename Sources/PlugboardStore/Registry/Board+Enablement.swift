@@ -4,12 +4,13 @@ package import PlugboardVersioning
 
 extension Board {
     /// Enables or disables a plug-in in one environment (created if it does not exist yet).
-    public func setEnabled(_ pluginID: String, _ enabled: Bool, environment: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    public func setEnabled(_ pluginID: String, _ enabled: Bool, environment: String, by actor: Principal) throws(BoardError) -> ChangeResult
+    {
         try Validate.pluginID(pluginID)
         try Validate.environment(environment)
         let action = enabled ? "plugin.enable" : "plugin.disable"
         return try changeEnvironmentRow(
-            pluginID, environment, action: action, doing: enabled ? "enable" : "disable", actor: actor
+            pluginID, environment, action: action, doing: enabled ? "enable" : "disable", by: actor
         ) { before, _ in
             if before.enabled == enabled {
                 return .unchanged("\(pluginID) is already \(enabled ? "enabled" : "disabled") in \(environment); nothing changed.")
@@ -25,12 +26,13 @@ extension Board {
     }
 
     /// Pins a plug-in to one version in one environment; hosts load that version instead of the highest.
-    package func pin(_ pluginID: String, version: SemanticVersion, environment: String, actor: Principal) throws(BoardError) -> ChangeResult
+    package func pin(_ pluginID: String, version: SemanticVersion, environment: String, by actor: Principal) throws(BoardError)
+        -> ChangeResult
     {
         try Validate.pluginID(pluginID)
         try Validate.environment(environment)
         var versionText = version.description  // the registered text, build metadata included
-        return try changeEnvironmentRow(pluginID, environment, action: "plugin.pin", doing: "pin", actor: actor) { before, db in
+        return try changeEnvironmentRow(pluginID, environment, action: "plugin.pin", doing: "pin", by: actor) { before, db in
             guard let registered = try VersionLookup.registered(db, pluginID, version),
                 let yank = try RegistryQueries.yankState(db, pluginID, registered)
             else {
@@ -51,10 +53,10 @@ extension Board {
     }
 
     /// Removes a plug-in's version pin in one environment.
-    package func unpin(_ pluginID: String, environment: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func unpin(_ pluginID: String, environment: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         try Validate.environment(environment)
-        return try changeEnvironmentRow(pluginID, environment, action: "plugin.unpin", doing: "unpin", actor: actor) { before, _ in
+        return try changeEnvironmentRow(pluginID, environment, action: "plugin.unpin", doing: "unpin", by: actor) { before, _ in
             guard before.pinned != nil else { return .unchanged("\(pluginID) is not pinned in \(environment); nothing changed.") }
             return .changed(EnvironmentRow(enabled: before.enabled, pinned: nil))
         } done: { _ in
@@ -63,7 +65,7 @@ extension Board {
     }
 
     /// Yanks a version (hosts no longer pick it) or, with `undo`, brings it back.
-    package func yank(_ pluginID: String, version: SemanticVersion, reason: String?, undo: Bool = false, actor: Principal)
+    package func yank(_ pluginID: String, version: SemanticVersion, reason: String?, undo: Bool = false, by actor: Principal)
         throws(BoardError)
         -> ChangeResult
     {
@@ -110,7 +112,7 @@ extension Board {
     /// Applies `edit` to a plug-in's row in one environment (creating the environment if needed) and audits the
     /// row before and after; needs the plug-in's owners or maintainers.
     private func changeEnvironmentRow(
-        _ pluginID: String, _ environment: String, action: String, doing what: String, actor: Principal,
+        _ pluginID: String, _ environment: String, action: String, doing what: String, by actor: Principal,
         edit: (EnvironmentRow, Database) throws -> RowEdit, done: (AuditedChange) throws -> ChangeResult
     ) throws(BoardError) -> ChangeResult {
         try change(

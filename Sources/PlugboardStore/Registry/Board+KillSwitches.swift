@@ -5,7 +5,7 @@ extension Board {
     /// Throws a kill switch over one plug-in, one version, or all plug-ins, in every environment.
     ///
     /// Killing all plug-ins needs a board admin; killing one plug-in or version needs its owner, a maintainer or an admin.
-    public func kill(_ target: KillTarget, reason: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    public func kill(_ target: KillTarget, reason: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try KillSwitchRules.validate(target)
         try Validate.reason(reason)
         return try change(actor, refusal: AuditEntry(action: "plugin.kill", targetType: "kill_switch", targetID: target.description)) {
@@ -29,7 +29,7 @@ extension Board {
     }
 
     /// Revives (lifts) the active kill switch over a target; the row is kept with who revived it and why.
-    package func revive(_ target: KillTarget, reason: String?, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func revive(_ target: KillTarget, reason: String?, by actor: Principal) throws(BoardError) -> ChangeResult {
         try KillSwitchRules.validate(target)
         if let reason { try Validate.reason(reason) }
         return try change(actor, refusal: AuditEntry(action: "plugin.revive", targetType: "kill_switch", targetID: target.description)) {
@@ -81,11 +81,11 @@ enum KillSwitchRules {
     static func requireTarget(_ change: AuditedChange, _ target: KillTarget, doing what: String) throws -> KillTarget {
         switch target {
         case .all:
-            try Access.check(.admin(doing: "\(what) all plug-ins"), change.db, actor: change.actor)
+            try Access.check(.admin(doing: "\(what) all plug-ins"), change.db, by: change.actor)
         case .plugin(let id):
-            try Access.check(.pluginMaintainers(id, doing: what), change.db, actor: change.actor)
+            try Access.check(.pluginMaintainers(id, doing: what), change.db, by: change.actor)
         case .version(let id, let version):
-            try Access.check(.pluginMaintainers(id, doing: what), change.db, actor: change.actor)
+            try Access.check(.pluginMaintainers(id, doing: what), change.db, by: change.actor)
             guard let registered = try VersionLookup.registeredVersion(change.db, id, version) else {
                 throw BoardError.notFound("\(id)@\(version) is not registered; see plugboard plugin show \(id)")
             }

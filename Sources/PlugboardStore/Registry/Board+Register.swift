@@ -12,7 +12,7 @@ extension Board {
     /// board and its SHA-256 recorded; the copy is kept only if the registration commits. Each of `signatures` must
     /// verify and cover exactly this release (`ReleaseStatement`); they are stored in the same transaction.
     public func register(
-        _ manifest: PluginManifest, artifactPath: String? = nil, signatures: [ReleaseSignature] = [], actor: Principal
+        _ manifest: PluginManifest, artifactPath: String? = nil, signatures: [ReleaseSignature] = [], by actor: Principal
     ) throws(BoardError) -> ChangeResult {
         let store = ArtifactStore(root: artifactsPath)
         let staged = try artifactPath.map { path throws(BoardError) in try store.stage(path) }
@@ -38,14 +38,14 @@ extension Board {
     }
 
     /// Registers many versions in one change (a migration from another registry, a release train): all of them, or
-    /// none when any one is refused. Each version gets its own audit row, as with `register(_:artifactPath:actor:)`
+    /// none when any one is refused. Each version gets its own audit row, as with `register(_:artifactPath:by:)`
     /// one at a time; versions of the same plug-in may follow each other (the first one makes the plug-in).
     ///
     /// - Throws: `BoardError` naming the manifest that was refused (`conflict`, `notAllowed`), with nothing changed;
     ///   `invalidInput` for an empty list.
-    public func register(_ manifests: [PluginManifest], actor: Principal) throws(BoardError) -> ChangeResult {
+    public func register(_ manifests: [PluginManifest], by actor: Principal) throws(BoardError) -> ChangeResult {
         guard let first = manifests.first else { throw .invalid("no manifest was given; nothing was changed") }
-        if manifests.count == 1 { return try register(first, actor: actor) }
+        if manifests.count == 1 { return try register(first, by: actor) }
         let refusal = AuditEntry(
             action: "plugin.register", targetType: "plugin_version",
             targetID: "\(first.id)@\(first.version) and \(manifests.count - 1) more")
@@ -77,7 +77,7 @@ extension Board {
             try AccessQueries.saveOwner(
                 db, pluginID: manifest.id, principal: change.actor.osUser, role: .owner, by: change.actor, at: change.now)
         } else {
-            try Access.check(.pluginMaintainers(manifest.id, doing: "register a new version of"), db, actor: change.actor)
+            try Access.check(.pluginMaintainers(manifest.id, doing: "register a new version of"), db, by: change.actor)
             if let existing = try RegistryQueries.registration(db, manifest.id, version) {
                 throw BoardError.conflict(
                     "\(manifest.id)@\(version) is already registered (on \(existing.at) by \(existing.by)); versions are immutable, so register a new version"

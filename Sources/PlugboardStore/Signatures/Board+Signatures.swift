@@ -17,7 +17,7 @@ extension Board {
     /// Stores a signature of a registered release, after checking that it verifies and covers exactly this release
     /// (its id, version, manifest and artifact as registered). Needs the plug-in's owners, maintainers or an admin;
     /// audited. A signature by a key that already signed the release is refused unless it is the same signature.
-    public func addSignature(_ pluginID: String, version: SemanticVersion, _ signature: ReleaseSignature, actor: Principal)
+    public func addSignature(_ pluginID: String, version: SemanticVersion, _ signature: ReleaseSignature, by actor: Principal)
         throws(BoardError) -> ChangeResult
     {
         try Validate.pluginID(pluginID)
@@ -98,7 +98,8 @@ extension Board {
 
     /// Trusts a publisher key for one plug-in (`pluginID`; its owners or an admin) or, with nil, for every plug-in
     /// (admins only). Audited. A revoked key cannot be trusted again: publish a new key.
-    public func addSigner(pluginID: String?, publicKey: String, name: String? = nil, actor: Principal) throws(BoardError) -> ChangeResult {
+    public func addSigner(pluginID: String?, publicKey: String, name: String? = nil, by actor: Principal) throws(BoardError) -> ChangeResult
+    {
         if let pluginID { try Validate.pluginID(pluginID) }
         if let name { try Validate.name(name, field: "the signer's name", limit: 200) }
         let key = try SigningKeys.publicKey(base64: publicKey)
@@ -137,7 +138,7 @@ extension Board {
     /// Revokes a publisher key: no signature it made counts any more, including those made before. Admins may revoke
     /// any key; the owners of every plug-in a key is trusted for may revoke it (not a key trusted for every plug-in).
     /// Audited.
-    package func revokeSigner(keyID: String, reason: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func revokeSigner(keyID: String, reason: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try SigningKeys.validateKeyID(keyID)
         try Validate.reason(reason)
         return try change(actor, refusal: AuditEntry(action: "signer.revoke", targetType: "signer", targetID: keyID)) { change in
@@ -148,9 +149,9 @@ extension Board {
             }
             if try !AccessQueries.isAdmin(db, change.actor.osUser) {
                 if scopes.isEmpty || scopes.contains(Signer.everyPlugin) {
-                    try Access.requireAdmin(db, actor: change.actor, doing: "revoke key \(keyID)")
+                    try Access.requireAdmin(db, by: change.actor, doing: "revoke key \(keyID)")
                 }
-                for scope in scopes { try Access.check(.pluginOwners(scope, doing: "revoke a key trusted for"), db, actor: change.actor) }
+                for scope in scopes { try Access.check(.pluginOwners(scope, doing: "revoke a key trusted for"), db, by: change.actor) }
             }
             if let revocation = try SignatureQueries.revocation(db, keyID) {
                 return ChangeResult(changed: false, "Key \(keyID) was already revoked on \(revocation.at); nothing changed.")
@@ -175,7 +176,7 @@ extension Board {
     }
 
     /// Sets an environment's signature policy (admins only; the environment is created if new). Audited.
-    public func setSignaturePolicy(_ policy: SignaturePolicy, environment: String, actor: Principal) throws(BoardError) -> ChangeResult {
+    public func setSignaturePolicy(_ policy: SignaturePolicy, environment: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.environment(environment)
         return try change(
             actor, refusal: AuditEntry(action: "policy.set", targetType: "environment", targetID: environment, environment: environment),

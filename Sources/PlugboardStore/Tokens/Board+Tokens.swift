@@ -11,7 +11,7 @@ extension Board {
     ///     plug-in hosts read).
     ///   - expiresAt: When the token stops being accepted; nil for never. Must be in the future.
     package func createAPIToken(
-        name: String, environment: String, kind: APIToken.Kind = .sdk, expiresAt: Date? = nil, actor: Principal
+        name: String, environment: String, kind: APIToken.Kind = .sdk, expiresAt: Date? = nil, by actor: Principal
     ) throws(BoardError) -> CreatedAPIToken {
         try Validate.tokenName(name)
         try Validate.environment(environment)
@@ -51,7 +51,7 @@ extension Board {
 
     /// Revokes a token: servers refuse it, and end its open event streams, from their next board check on (within a
     /// second). Admins only; audited.
-    package func revokeAPIToken(_ name: String, reason: String? = nil, actor: Principal) throws(BoardError) -> ChangeResult {
+    package func revokeAPIToken(_ name: String, reason: String? = nil, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.tokenName(name)
         if let reason { try Validate.reason(reason) }
         return try change(

@@ -44,17 +44,17 @@ do {
     // As `plugboard init` makes it: the OS user is its admin, and its secure storage has a master key in a key file
     // beside it, so that the CLI's changes and a host run on it as on any board.
     let admin = try Principal.current()
-    let board = try Board.create(at: path, actor: admin) { board throws(BoardError) in
-        _ = try BoardSecretStore.initialize(board: board, actor: admin)
+    let board = try Board.create(at: path, by: admin) { board throws(BoardError) in
+        _ = try BoardSecretStore.initialize(board: board, by: admin)
     }
     let ids = (0..<pluginCount).map { String(format: "com.scale.p%06d", $0) }
     let manifests = try ids.map { id in
         try PluginManifest.parse(Data("{\"id\":\"\(id)\",\"name\":\"\(id)\",\"version\":\"1.0.0\",\"host\":\">=1.0.0\"}".utf8))
     }
-    _ = try board.register(manifests, actor: admin)
+    _ = try board.register(manifests, by: admin)
     let enabled = stride(from: 0, to: pluginCount, by: pluginCount / 12).prefix(12).map { ids[$0] }
     // In the environment `plugboard plugin enable` and hosts use when none is named.
-    for id in enabled { _ = try board.setEnabled(id, true, environment: "default", actor: admin) }
+    for id in enabled { _ = try board.setEnabled(id, true, environment: "default", by: admin) }
 
     var random = SplitMix64(seed: 11)
     let admins = [admin.osUser, "alice", "bob", "carol", "dave"]
@@ -115,7 +115,7 @@ do {
                         reason: "not allowed: only an admin or an owner of the plug-in may do this"))
             }
         }
-        try board.appendAuditEntries(entries, actor: actor)
+        try board.appendAuditEntries(entries, by: actor)
         written += count
     }
     print("audit-scale-board: \(path): \(pluginCount) plug-ins, \(written) audit rows")

@@ -1,5 +1,5 @@
-import Foundation
-import PlugboardFlags
+public import Foundation
+public import PlugboardFlags
 
 // The inputs the flag benchmarks and Tools/Benchmarks/compare-peer share: the differential features file and seeded contexts.
 

@@ -38,18 +38,18 @@ final class RegistryFixture {
             try scratch.register(Self.id(index), "1.1.0", extra)
             if index % 10 == 0 { try scratch.register(Self.id(index), "2.0.0", "\"host\":\"^3.0.0\"") }
             if !(index >= 150 && index % 25 == 0) {
-                _ = try scratch.board.setEnabled(Self.id(index), true, environment: Self.environment, actor: Fixtures.admin)
+                _ = try scratch.board.setEnabled(Self.id(index), true, environment: Self.environment, by: Fixtures.admin)
             }
         }
-        _ = try scratch.board.kill(.plugin(Self.id(190)), reason: "INC-1", actor: Fixtures.admin)
-        _ = try scratch.board.yank(Self.id(180), version: SemanticVersion("1.1.0"), reason: "bad build", actor: Fixtures.admin)
+        _ = try scratch.board.kill(.plugin(Self.id(190)), reason: "INC-1", by: Fixtures.admin)
+        _ = try scratch.board.yank(Self.id(180), version: SemanticVersion("1.1.0"), reason: "bad build", by: Fixtures.admin)
         let features = gates.map {
             """
             {"name":"\($0)","enabled":true,"strategies":[{"name":"flexibleRollout","parameters":{"rollout":"50","stickiness":"default","groupId":"\($0)"}}]}
             """
         }
         let set = try FeatureSet.decode(from: Data("{\"version\":1,\"features\":[\(features.joined(separator: ","))]}".utf8))
-        _ = try scratch.board.importFlags(set, environment: Self.environment, actor: Fixtures.admin)
+        _ = try scratch.board.importFlags(set, environment: Self.environment, by: Fixtures.admin)
         let flags = try FlagSnapshot(scratch.board.featureSet(environment: Self.environment), environment: Fixtures.evaluationEnvironment)
         let host = UnleashContext(userId: "bench-host", environment: Self.environment, properties: ["hostId": "bench-host"])
         resolver = Resolver(
@@ -81,7 +81,7 @@ func auditBoard(rows: Int) throws -> ScratchBoard {
             environment: "production", before: .object(["enabled": .bool(!enabled), "pinned": .null]),
             after: .object(["enabled": .bool(enabled), "pinned": .null]))
     }
-    try scratch.board.appendAuditEntries(entries, actor: Fixtures.admin)
+    try scratch.board.appendAuditEntries(entries, by: Fixtures.admin)
     return scratch
 }
 
@@ -114,7 +114,7 @@ func boardBenchmarks() {
     } setup: { () -> PluginHost in
         let scratch = try ScratchBoard("pollhost")
         try scratch.register("com.bench.one", "1.0.0")
-        _ = try scratch.board.setEnabled("com.bench.one", true, environment: "default", actor: Fixtures.admin)
+        _ = try scratch.board.setEnabled("com.bench.one", true, environment: "default", by: Fixtures.admin)
         let host = PluginHost(
             configuration: HostConfiguration(
                 board: scratch.board, identity: HostIdentity(hostID: "bench-host", environment: "default", hostVersion: "2.1.0"),
@@ -193,7 +193,7 @@ func boardBenchmarks() {
         for _ in benchmark.scaledIterations {
             fixture.enabled.toggle()
             blackHole(
-                try! fixture.scratch.board.setEnabled(fixture.pluginID, fixture.enabled, environment: "default", actor: Fixtures.admin))
+                try! fixture.scratch.board.setEnabled(fixture.pluginID, fixture.enabled, environment: "default", by: Fixtures.admin))
         }
     } setup: {
         try WriteFixture()
@@ -240,7 +240,7 @@ func boardBenchmarks() {
         var index = 0
         while rows < 10_000 {
             _ = try scratch.board.setEnabled(
-                "com.bench.s\(index % 2_000)", index / 2_000 % 2 == 0, environment: "default", actor: Fixtures.admin)
+                "com.bench.s\(index % 2_000)", index / 2_000 % 2 == 0, environment: "default", by: Fixtures.admin)
             rows += 1
             index += 1
         }

@@ -58,7 +58,7 @@ final class BoardFlagsFixture {
     init() throws {
         scratch = try ScratchBoard("flags")
         let set = try FeatureSet.decode(from: Fixtures.featuresData())
-        _ = try scratch.board.importFlags(set, environment: environment, actor: Fixtures.admin)
+        _ = try scratch.board.importFlags(set, environment: environment, by: Fixtures.admin)
     }
 }
 

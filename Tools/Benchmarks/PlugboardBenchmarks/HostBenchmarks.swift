@@ -54,7 +54,7 @@ final class KillSwitchFixture: Sendable {
             scratch = try ScratchBoard("kill")
             pluginID = "com.bench.killable"
             try scratch.register(pluginID, "1.0.0")
-            _ = try scratch.board.setEnabled(pluginID, true, environment: "default", actor: Fixtures.admin)
+            _ = try scratch.board.setEnabled(pluginID, true, environment: "default", by: Fixtures.admin)
             compiledIn = [(pluginID, "1.0.0")]
         }
         let identity = HostIdentity(hostID: "bench-host", environment: "default", hostVersion: "2.1.0")
@@ -98,7 +98,7 @@ func hostBenchmarks() {
             try? await Task.sleep(for: .microseconds(Int.random(in: 0..<(milliseconds * 1000))))
             let deactivations = fixture.host.events()
             do {
-                _ = try fixture.operatorBoard.kill(.plugin(id), reason: "benchmark", actor: Fixtures.admin)
+                _ = try fixture.operatorBoard.kill(.plugin(id), reason: "benchmark", by: Fixtures.admin)
             } catch {
                 benchmark.error("kill failed: \(error)")
                 return
@@ -117,7 +117,7 @@ func hostBenchmarks() {
             // Back to a loaded plug-in for the next sample (not measured).
             let loads = fixture.host.events()
             do {
-                _ = try fixture.operatorBoard.revive(.plugin(id), reason: nil, actor: Fixtures.admin)
+                _ = try fixture.operatorBoard.revive(.plugin(id), reason: nil, by: Fixtures.admin)
             } catch {
                 benchmark.error("revive failed: \(error)")
                 return

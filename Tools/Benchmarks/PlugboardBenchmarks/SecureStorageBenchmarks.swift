@@ -28,7 +28,7 @@ final class SecureStorageFixture {
             let manifests = try (0..<others).map { index in
                 try PluginManifest.parse(Data("{\"id\":\"com.example.p\(index)\",\"name\":\"P\(index)\",\"version\":\"1.0.0\"}".utf8))
             }
-            _ = try scratch.board.register(manifests, actor: Fixtures.admin)
+            _ = try scratch.board.register(manifests, by: Fixtures.admin)
         }
         for start in stride(from: 0, to: auditRows, by: 1000) {
             // The rows a plug-in's puts leave, 1,000 to a change.
@@ -37,10 +37,10 @@ final class SecureStorageFixture {
                     action: "secret.write", targetType: "plugin", targetID: "com.example.p\(index % 10_000)",
                     after: .object(["data_key_versions": .array([.int(1)]), "keys": .array([.string("k")])]))
             }
-            try scratch.board.appendAuditEntries(entries, actor: Fixtures.admin)
+            try scratch.board.appendAuditEntries(entries, by: Fixtures.admin)
         }
         let secrets = try BoardSecretStore.initialize(
-            board: scratch.board, actor: Fixtures.admin, environment: EnvironmentKeyProvider(variableName: "PLUGBOARD_BENCH_NO_KEY")
+            board: scratch.board, by: Fixtures.admin, environment: EnvironmentKeyProvider(variableName: "PLUGBOARD_BENCH_NO_KEY")
         ).secrets
         storage = try secrets.storage(forPlugin: "com.example.bench")
         var configuration = Configuration()

@@ -38,7 +38,7 @@ final class ScratchBoard: Sendable {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         Self.folders.withLock { $0.append(folder) }
         self.folder = folder
-        board = try Board.create(at: folder.appendingPathComponent("board.sqlite").path, actor: Fixtures.admin)
+        board = try Board.create(at: folder.appendingPathComponent("board.sqlite").path, by: Fixtures.admin)
     }
 
     /// Removes the folder of every scratch board made so far.
@@ -54,7 +54,7 @@ final class ScratchBoard: Sendable {
     /// Registers a version from manifest JSON members (`"id"`, `"name"` and `"version"` are added).
     func register(_ id: String, _ version: String, _ extra: String = "") throws {
         let json = "{\"id\":\"\(id)\",\"name\":\"\(id)\",\"version\":\"\(version)\"\(extra.isEmpty ? "" : "," + extra)}"
-        _ = try board.register(PluginManifest.parse(Data(json.utf8)), artifactPath: nil, actor: Fixtures.admin)
+        _ = try board.register(PluginManifest.parse(Data(json.utf8)), artifactPath: nil, by: Fixtures.admin)
     }
 }
 

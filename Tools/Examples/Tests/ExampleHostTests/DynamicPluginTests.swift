@@ -40,11 +40,11 @@ final class ExampleBoard: Sendable {
     init(greeterArtifact: Bool = true) throws {
         folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("plugboard-examples-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        board = try Board.create(at: folder.appendingPathComponent("board.sqlite").path, actor: Self.admin)
+        board = try Board.create(at: folder.appendingPathComponent("board.sqlite").path, by: Self.admin)
         for (name, artifact) in [("greeter", greeterArtifact ? Self.greeterLibrary : nil), ("notes", nil)] {
             let manifest = try PluginManifest.parse(Data(contentsOf: Self.examples.appendingPathComponent("manifests/\(name).json")))
-            _ = try board.register(manifest, artifactPath: artifact, actor: Self.admin)
-            _ = try board.setEnabled(manifest.id, true, environment: "default", actor: Self.admin)
+            _ = try board.register(manifest, artifactPath: artifact, by: Self.admin)
+            _ = try board.setEnabled(manifest.id, true, environment: "default", by: Self.admin)
         }
     }
 
@@ -119,10 +119,10 @@ struct DynamicPluginTests {
         let manifest = try PluginManifest.parse(Data(contentsOf: ExampleBoard.examples.appendingPathComponent("manifests/greeter.json")))
         let sha = try #require(FileDigest.sha256(ofFile: ExampleBoard.greeterLibrary))
         let signature = try ReleaseSignature.sign(ReleaseStatement(manifest: manifest, artifactSHA256: sha), with: key)
-        _ = try board.addSignature("com.example.greeter", version: manifest.version, signature, actor: ExampleBoard.admin)
+        _ = try board.addSignature("com.example.greeter", version: manifest.version, signature, by: ExampleBoard.admin)
         _ = try board.addSigner(
-            pluginID: "com.example.greeter", publicKey: key.publicKey.rawRepresentation.base64EncodedString(), actor: ExampleBoard.admin)
-        _ = try board.setSignaturePolicy(.require, environment: "default", actor: ExampleBoard.admin)
+            pluginID: "com.example.greeter", publicKey: key.publicKey.rawRepresentation.base64EncodedString(), by: ExampleBoard.admin)
+        _ = try board.setSignaturePolicy(.require, environment: "default", by: ExampleBoard.admin)
 
         let host = try example.host()
         var report = Dictionary(uniqueKeysWithValues: await host.start().map { ($0.pluginID, $0) })
@@ -175,7 +175,7 @@ struct DynamicPluginTests {
         let host = try example.host()
         await host.start()
         #expect(host.features((any Greeting).self).count == 1)
-        _ = try Board.open(at: example.board.path).kill(.plugin("com.example.greeter"), reason: "INC-5", actor: ExampleBoard.admin)
+        _ = try Board.open(at: example.board.path).kill(.plugin("com.example.greeter"), reason: "INC-5", by: ExampleBoard.admin)
         // The host detaches the plug-in from lookups first and records its state after the plug-in's deactivate()
         // returns: wait for both (a guard against hanging, not a measurement).
         let deadline = ContinuousClock.now + .seconds(600)
@@ -203,7 +203,7 @@ struct DynamicPluginVersionTests {
         manifest = manifest.replacingOccurrences(of: "\"version\": \"1.0.0\"", with: "\"version\": \"1.1.0\"")
         _ = try Board.open(at: example.board.path).register(
             PluginManifest.parse(Data(manifest.utf8)),
-            artifactPath: ExampleBoard.greeterLibrary, actor: ExampleBoard.admin)
+            artifactPath: ExampleBoard.greeterLibrary, by: ExampleBoard.admin)
         let warning: String? = await withTaskGroup(of: String?.self) { group in
             group.addTask {
                 for await event in events { if case .warning(let message) = event { return message } }
