@@ -50,7 +50,9 @@ let package = Package(
         .target(name: "PlugboardRegex"),
         .target(
             name: "PlugboardFlags",
-            dependencies: ["PlugboardRegex", "PlugboardVersioning"]
+            // The plug-in API gives the evaluator its result vocabulary (OpenFeature's reasons and error codes) and
+            // the error-code type every module's error uses; it links no evaluator, SQLite or crypto.
+            dependencies: ["PlugboardRegex", "PlugboardVersioning", "PlugboardPluginAPI"]
         ),
 
         // MARK: The plug-in interface (SPI + FPI)
@@ -63,6 +65,7 @@ let package = Package(
         .target(
             name: "PlugboardModel",
             dependencies: [
+                "PlugboardPluginAPI",
                 "PlugboardFlags",
                 "PlugboardVersioning",
                 .product(name: "Crypto", package: "swift-crypto"),

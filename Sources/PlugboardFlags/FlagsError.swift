@@ -1,3 +1,5 @@
+public import PlugboardPluginAPI
+
 /// The error this module throws: a features JSON it cannot decode, a feature set strict validation refuses, or a
 /// line of batch input it cannot read.
 ///
@@ -6,32 +8,16 @@
 /// `flag 'checkout' (features[3]) strategy 1 constraint 2: missing required key 'operator'`. Codes are an open
 /// set, compared with their static members (`error.code == .malformedFeatures`); a later version may add codes.
 public struct FlagsError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The kind of problem.
-    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// A short name, for example `malformed-features`.
-        public let rawValue: String
-
-        /// Creates a code from its name.
-        public init(rawValue: String) { self.rawValue = rawValue }
-
-        /// The features JSON is not valid JSON, or a field has the wrong shape.
-        public static let malformedFeatures = Code(rawValue: "malformed-features")
-        /// The features decoded, but strict validation refused them; ``FlagsError/validation`` has every problem.
-        public static let invalidFeatures = Code(rawValue: "invalid-features")
-        /// A line of batch input is not a request; ``FlagsError/lineNumber`` says which line.
-        public static let malformedRequest = Code(rawValue: "malformed-request")
-
-        /// The name.
-        public var description: String { rawValue }
-    }
+    /// The kind of failure (see `ErrorCode`).
+    public typealias Code = ErrorCode<FlagsError>
 
     /// The kind of problem.
     public var code: Code
-    /// What is wrong and where, as one sentence (one line per problem for ``Code/invalidFeatures``).
+    /// What is wrong and where, as one sentence (one line per problem for `Code.invalidFeatures`).
     public var message: String
-    /// The 1-based line of the batch input, for ``Code/malformedRequest``.
+    /// The 1-based line of the batch input, for `Code.malformedRequest`.
     public var lineNumber: Int?
-    /// Every error and warning strict validation found, for ``Code/invalidFeatures``.
+    /// Every error and warning strict validation found, for `Code.invalidFeatures`.
     public var validation: FlagValidationReport?
 
     /// Creates an error.
@@ -44,4 +30,13 @@ public struct FlagsError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The message, after `line N: ` when the error is about a line of input.
     public var description: String { lineNumber.map { "line \($0): \(message)" } ?? message }
+}
+
+extension ErrorCode where Domain == FlagsError {
+    /// The features JSON is not valid JSON, or a field has the wrong shape.
+    public static let malformedFeatures = Self(rawValue: "malformed-features")
+    /// The features decoded, but strict validation refused them; ``FlagsError/validation`` has every problem.
+    public static let invalidFeatures = Self(rawValue: "invalid-features")
+    /// A line of batch input is not a request; ``FlagsError/lineNumber`` says which line.
+    public static let malformedRequest = Self(rawValue: "malformed-request")
 }

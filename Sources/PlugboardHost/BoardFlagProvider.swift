@@ -136,36 +136,7 @@ struct HostBoundFlags: FlagEvaluating {
     static func convert<T>(_ details: ResolutionDetails<T>) -> FlagResolution<T> {
         FlagResolution(
             value: details.value, variant: details.variant,
-            reason: FlagReason(details.reason), errorCode: details.errorCode.map(FlagErrorCode.init),
+            reason: details.reason, errorCode: details.errorCode,
             errorMessage: details.errorMessage)
-    }
-}
-
-// Case by case rather than through the raw values (string comparisons on every evaluation); a case added to one
-// side and not the other does not compile.
-extension FlagReason {
-    init(_ reason: ResolutionReason) {
-        switch reason {
-        case .static: self = .static
-        case .default: self = .default
-        case .targetingMatch: self = .targetingMatch
-        case .split: self = .split
-        case .disabled: self = .disabled
-        case .error: self = .error
-        }
-    }
-}
-
-extension FlagErrorCode {
-    init(_ code: ResolutionErrorCode) {
-        switch code {
-        case .providerNotReady: self = .providerNotReady
-        case .flagNotFound: self = .flagNotFound
-        case .parseError: self = .parseError
-        case .typeMismatch: self = .typeMismatch
-        case .targetingKeyMissing: self = .targetingKeyMissing
-        case .invalidContext: self = .invalidContext
-        case .general: self = .general
-        }
     }
 }

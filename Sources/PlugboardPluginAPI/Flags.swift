@@ -1,6 +1,5 @@
-// Why these types mirror PlugboardFlags' `ResolutionReason`, `ResolutionErrorCode` and `ResolutionDetails`: a
-// plug-in links this module only, and it must not depend on the evaluator (no flag model, no SQLite). The two
-// sets share case names and raw values (OpenFeature's), and the host converts one into the other case by case.
+// The evaluator (PlugboardFlags) returns these types itself (`ResolutionReason` is `FlagReason`): a plug-in links this
+// module only, never the evaluator, and gets the evaluator's own values.
 
 /// Why a flag evaluated to its value (OpenFeature's reasons).
 public enum FlagReason: String, Sendable, Hashable, Codable, CaseIterable {

@@ -124,41 +124,8 @@ extension SecureStorage {
 /// }
 /// ```
 public struct SecureStorageError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What went wrong. New codes may be added: a `switch` over codes needs a `default` case.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        private enum Base: String, Sendable, Hashable {
-            case invalidKeyName, invalidNamespace, valueTooLarge, integrityFailure, keysShredded,
-                wrongMasterKey, notInitialized, unavailable, encodingFailed, decodingFailed
-        }
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
-
-        /// The key name breaks the rules of ``SecureStorageLimits/validatedKeyName(_:)``.
-        public static let invalidKeyName = Code(.invalidKeyName)
-        /// The host tried to bind a storage to an invalid plug-in namespace.
-        public static let invalidNamespace = Code(.invalidNamespace)
-        /// The value is larger than ``SecureStorageLimits/maximumValueByteCount``.
-        public static let valueTooLarge = Code(.valueTooLarge)
-        /// A stored value or key failed authentication: it was modified, truncated, or moved from another key,
-        /// plug-in or key version. No data is returned in that case, never wrong data.
-        public static let integrityFailure = Code(.integrityFailure)
-        /// The data keys that protected the value were shredded: it can no longer be decrypted.
-        public static let keysShredded = Code(.keysShredded)
-        /// The master key does not belong to this board (its key check value does not match).
-        /// Nothing was read or written.
-        public static let wrongMasterKey = Code(.wrongMasterKey)
-        /// The board's secure storage was never initialised with a master key.
-        public static let notInitialized = Code(.notInitialized)
-        /// The backend could not be reached or failed (I/O, database, KMS).
-        public static let unavailable = Code(.unavailable)
-        /// A value could not be encoded to JSON by ``SecureStorage/set(_:forKey:)-(T,_)``.
-        public static let encodingFailed = Code(.encodingFailed)
-        /// A stored value could not be decoded from JSON by ``SecureStorage/value(_:forKey:)``.
-        public static let decodingFailed = Code(.decodingFailed)
-
-        /// The code's name, for example `integrityFailure`.
-        public var description: String { base.rawValue }
-    }
+    /// What went wrong (see ``ErrorCode``: an open set of codes).
+    public typealias Code = ErrorCode<SecureStorageError>
 
     /// What went wrong.
     public var code: Code
@@ -173,6 +140,31 @@ public struct SecureStorageError: Error, Sendable, Hashable, CustomStringConvert
 
     /// The message.
     public var description: String { message }
+}
+
+extension ErrorCode where Domain == SecureStorageError {
+    /// The key name breaks the rules of ``SecureStorageLimits/validatedKeyName(_:)``.
+    public static let invalidKeyName = Self(rawValue: "invalidKeyName")
+    /// The host tried to bind a storage to an invalid plug-in namespace.
+    public static let invalidNamespace = Self(rawValue: "invalidNamespace")
+    /// The value is larger than ``SecureStorageLimits/maximumValueByteCount``.
+    public static let valueTooLarge = Self(rawValue: "valueTooLarge")
+    /// A stored value or key failed authentication: it was modified, truncated, or moved from another key,
+    /// plug-in or key version. No data is returned in that case, never wrong data.
+    public static let integrityFailure = Self(rawValue: "integrityFailure")
+    /// The data keys that protected the value were shredded: it can no longer be decrypted.
+    public static let keysShredded = Self(rawValue: "keysShredded")
+    /// The master key does not belong to this board (its key check value does not match).
+    /// Nothing was read or written.
+    public static let wrongMasterKey = Self(rawValue: "wrongMasterKey")
+    /// The board's secure storage was never initialised with a master key.
+    public static let notInitialized = Self(rawValue: "notInitialized")
+    /// The backend could not be reached or failed (I/O, database, KMS).
+    public static let unavailable = Self(rawValue: "unavailable")
+    /// A value could not be encoded to JSON by ``SecureStorage/set(_:forKey:)-(T,_)``.
+    public static let encodingFailed = Self(rawValue: "encodingFailed")
+    /// A stored value could not be decoded from JSON by ``SecureStorage/value(_:forKey:)``.
+    public static let decodingFailed = Self(rawValue: "decodingFailed")
 }
 
 // MARK: - Shared rules
@@ -194,7 +186,7 @@ public enum SecureStorageLimits {
     /// overrides), line or paragraph separators, private-use or unassigned code points. Spaces and any printable
     /// Unicode are allowed.
     ///
-    /// - Throws: ``SecureStorageError`` with code ``SecureStorageError/Code/invalidKeyName``. The message quotes
+    /// - Throws: ``SecureStorageError`` with code `SecureStorageError.Code.invalidKeyName`. The message quotes
     ///   the name only when it is printable.
     public static func validatedKeyName(_ name: String) throws(SecureStorageError) -> String {
         switch normalized(name) {
@@ -207,7 +199,7 @@ public enum SecureStorageLimits {
     ///
     /// Hosts call this when they bind a storage to a plug-in. The rules are those of key names.
     ///
-    /// - Throws: ``SecureStorageError`` with code ``SecureStorageError/Code/invalidNamespace``.
+    /// - Throws: ``SecureStorageError`` with code `SecureStorageError.Code.invalidNamespace`.
     public static func validatedNamespace(_ id: String) throws(SecureStorageError) -> String {
         switch normalized(id) {
         case .success(let normalized): return normalized
@@ -218,7 +210,7 @@ public enum SecureStorageLimits {
 
     /// Throws if `value` is larger than ``maximumValueByteCount``.
     ///
-    /// - Throws: ``SecureStorageError`` with code ``SecureStorageError/Code/valueTooLarge``.
+    /// - Throws: ``SecureStorageError`` with code `SecureStorageError.Code.valueTooLarge`.
     public static func validateValue(_ value: Data, forKey key: String) throws(SecureStorageError) {
         if value.count > maximumValueByteCount {
             throw SecureStorageError(

@@ -162,8 +162,8 @@ public struct KeyFileProvider: KeyProvider, CustomStringConvertible {
     /// and the data is `fsync`ed before returning. If the process umask removed owner bits, the new file is set to
     /// exactly 0600 through its descriptor. On failure the partial file is removed.
     ///
-    /// - Throws: ``KeyProviderError`` with code ``KeyProviderError/Code/alreadyExists`` if something exists at
-    ///   `path`, or ``KeyProviderError/Code/ioFailure``.
+    /// - Throws: ``KeyProviderError`` with code `KeyProviderError.Code.alreadyExists` if something exists at
+    ///   `path`, or `KeyProviderError.Code.ioFailure`.
     public static func write(_ key: MasterKey, to path: String) throws(KeyProviderError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
@@ -215,7 +215,7 @@ public struct KeyFileProvider: KeyProvider, CustomStringConvertible {
     ///
     /// After a crash between 2 and 3, the board's key check value tells which of the two files holds its key.
     ///
-    /// - Throws: ``KeyProviderError`` with code ``KeyProviderError/Code/ioFailure``.
+    /// - Throws: ``KeyProviderError`` with code `KeyProviderError.Code.ioFailure`.
     public static func replace(at path: String, with key: MasterKey) throws(KeyProviderError) {
         let temporary = path + ".tmp-" + UUID().uuidString
         try write(key, to: temporary)
@@ -231,7 +231,7 @@ public struct KeyFileProvider: KeyProvider, CustomStringConvertible {
     /// directory so that the rename survives a crash: step 3 of a rotation (see ``replace(at:with:)``), moving
     /// `<path>.next` into place.
     ///
-    /// - Throws: ``KeyProviderError`` with code ``KeyProviderError/Code/ioFailure``; nothing was renamed.
+    /// - Throws: ``KeyProviderError`` with code `KeyProviderError.Code.ioFailure`; nothing was renamed.
     public static func move(_ source: String, to path: String) throws(KeyProviderError) {
         guard rename(source, path) == 0 else {
             throw ioError("replace", path: path, errno: errno)

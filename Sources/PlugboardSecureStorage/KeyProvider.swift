@@ -78,8 +78,8 @@ public struct EnvironmentKeyProvider: KeyProvider, CustomStringConvertible {
 
     /// Reads and parses the variable.
     ///
-    /// - Throws: ``KeyProviderError`` with code ``KeyProviderError/Code/notFound`` when the variable is unset,
-    ///   ``KeyProviderError/Code/malformed`` when it is empty, not base64, or not 32 bytes.
+    /// - Throws: ``KeyProviderError`` with code `KeyProviderError.Code.notFound` when the variable is unset,
+    ///   `KeyProviderError.Code.malformed` when it is empty, not base64, or not 32 bytes.
     public func loadMasterKey() throws(KeyProviderError) -> MasterKey {
         guard let value = lookup(variableName) else {
             throw KeyProviderError(

@@ -50,7 +50,7 @@ public struct MasterKey: Sendable, Equatable, CustomStringConvertible, CustomDeb
 
     /// Creates a master key from exactly 32 bytes.
     ///
-    /// - Throws: ``KeyProviderError`` with code ``KeyProviderError/Code/malformed`` if `bytes` is not 32 bytes
+    /// - Throws: ``KeyProviderError`` with code `KeyProviderError.Code.malformed` if `bytes` is not 32 bytes
     ///   long. The message gives the length, never the bytes.
     public init(bytes: some ContiguousBytes) throws(KeyProviderError) {
         try self.init(SymmetricKey(data: bytes))
@@ -58,7 +58,7 @@ public struct MasterKey: Sendable, Equatable, CustomStringConvertible, CustomDeb
 
     /// Creates a master key from a 256-bit `SymmetricKey`.
     ///
-    /// - Throws: ``KeyProviderError`` with code ``KeyProviderError/Code/malformed`` if the key is not 256 bits.
+    /// - Throws: ``KeyProviderError`` with code `KeyProviderError.Code.malformed` if the key is not 256 bits.
     public init(_ key: SymmetricKey) throws(KeyProviderError) {
         guard key.bitCount == Self.byteCount * 8 else {
             throw KeyProviderError(
@@ -84,7 +84,7 @@ public struct MasterKey: Sendable, Equatable, CustomStringConvertible, CustomDeb
     ///   - text: The base64 text.
     ///   - source: Names where the text came from, for the error message (for example
     ///     `"The environment variable PLUGBOARD_MASTER_KEY"`). The text itself is never quoted.
-    /// - Throws: ``KeyProviderError`` with code ``KeyProviderError/Code/malformed``.
+    /// - Throws: ``KeyProviderError`` with code `KeyProviderError.Code.malformed`.
     public init(base64Encoded text: String, source: String = "The master key") throws(KeyProviderError) {
         var bytes = Array(text.utf8)
         defer { wipe(&bytes) }

@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import PlugboardFlags
 import PlugboardModel
+import PlugboardPluginAPI
 import PlugboardStore
 
 /// OpenFeature's remote evaluation protocol: `POST /ofrep/v1/evaluate/flags/{key}` and the bulk

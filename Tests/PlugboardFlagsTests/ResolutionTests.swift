@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardFlags
+import PlugboardPluginAPI
 import Testing
 
 @Suite("OpenFeature-style evaluation, provider and batch output")

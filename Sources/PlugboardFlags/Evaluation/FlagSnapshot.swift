@@ -88,7 +88,7 @@ public struct FlagSnapshot: Sendable {
     ///   - mode: ``ValidationMode/strict`` (default) refuses a set with any validation error;
     ///     ``ValidationMode/lenient`` evaluates whatever Unleash's engine would.
     ///   - environment: hostname, clock and randomness.
-    /// - Throws: ``FlagsError`` with ``FlagsError/Code/invalidFeatures`` in strict mode, one error per line of
+    /// - Throws: ``FlagsError`` with `FlagsError.Code.invalidFeatures` in strict mode, one error per line of
     ///   its message, all of them (and the warnings) in its ``FlagsError/validation``.
     public init(_ features: FeatureSet, mode: ValidationMode = .strict, environment: EvaluationEnvironment = .init())
         throws(FlagsError)
@@ -108,8 +108,8 @@ public struct FlagSnapshot: Sendable {
 
     /// Decodes and compiles the Unleash client-API features JSON.
     ///
-    /// - Throws: ``FlagsError`` with ``FlagsError/Code/malformedFeatures`` for malformed JSON,
-    ///   ``FlagsError/Code/invalidFeatures`` in strict mode.
+    /// - Throws: ``FlagsError`` with `FlagsError.Code.malformedFeatures` for malformed JSON,
+    ///   `FlagsError.Code.invalidFeatures` in strict mode.
     public init(json: Data, mode: ValidationMode = .strict, environment: EvaluationEnvironment = .init()) throws(FlagsError) {
         try self.init(try FeatureSet.decode(from: json), mode: mode, environment: environment)
     }

@@ -3,7 +3,7 @@ public import Foundation
 extension FeatureSet {
     /// Decodes the Unleash client-API features JSON.
     ///
-    /// - Throws: ``FlagsError`` with ``FlagsError/Code/malformedFeatures`` for malformed JSON or a field of the
+    /// - Throws: ``FlagsError`` with `FlagsError.Code.malformedFeatures` for malformed JSON or a field of the
     ///   wrong shape, naming the flag and the field.
     public static func decode(from data: Data) throws(FlagsError) -> FeatureSet {
         do {

@@ -29,7 +29,7 @@ public struct BatchEvaluator: Sendable {
 
     /// Evaluates one input line and returns its output line (without a trailing newline).
     ///
-    /// - Throws: ``FlagsError`` with ``FlagsError/Code/malformedRequest`` naming `lineNumber` when the line is not
+    /// - Throws: ``FlagsError`` with `FlagsError.Code.malformedRequest` naming `lineNumber` when the line is not
     ///   a JSON object with a string `toggle` and an optional object `context`.
     public func evaluate(line: String, lineNumber: Int) throws(FlagsError) -> String {
         var out = ""
@@ -41,7 +41,7 @@ public struct BatchEvaluator: Sendable {
     /// lines uses, so that no string is made per line. The line is parsed once, by a fast reader for the plain
     /// shape, or else by `JSONDecoder`.
     ///
-    /// - Throws: ``FlagsError`` with ``FlagsError/Code/malformedRequest`` naming `lineNumber` when the line is not
+    /// - Throws: ``FlagsError`` with `FlagsError.Code.malformedRequest` naming `lineNumber` when the line is not
     ///   a JSON object with a string `toggle` and an optional object `context`; `output` is then unchanged.
     public func evaluate(line: String, lineNumber: Int, appendingTo output: inout String) throws(FlagsError) {
         let toggle: String

@@ -22,7 +22,7 @@ public final class FlagSnapshotProvider: FlagResolver {
     private let state: Mutex<State>
 
     /// Creates a holder; without a snapshot it starts empty and typed evaluations report
-    /// ``ResolutionErrorCode/providerNotReady`` until the first ``replace(with:)`` or ``update(json:mode:environment:)``.
+    /// `ResolutionErrorCode.providerNotReady` until the first ``replace(with:)`` or ``update(json:mode:environment:)``.
     public init(_ snapshot: FlagSnapshot? = nil) {
         state = Mutex(State(snapshot: snapshot ?? .empty, generation: snapshot == nil ? 0 : 1, loaded: snapshot != nil))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardPluginAPI
 
 extension FlagResolver {
     /// A flag's value in the type its definition gives it, for remote evaluation (OFREP), where the server and not

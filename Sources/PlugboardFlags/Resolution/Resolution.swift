@@ -1,40 +1,16 @@
 import Foundation
+public import PlugboardPluginAPI
 
-/// Why an evaluation produced its value, in OpenFeature's vocabulary.
+/// Why an evaluation produced its value, in OpenFeature's vocabulary: the plug-in API's `FlagReason`, so that the value
+/// a plug-in gets is the evaluator's own.
 ///
-/// See <doc:EvaluationSemantics> for how Unleash outcomes map to these reasons.
-public enum ResolutionReason: String, Sendable, Hashable, Codable, CaseIterable {
-    /// The flag is on for everyone: no strategies, or a strategy with no constraints, segments or percentage.
-    case `static` = "STATIC"
-    /// No rule applied: the flag is unknown, no strategy matched, or no variant carries a value.
-    case `default` = "DEFAULT"
-    /// A rule about this context decided: constraints, segments, user ids, addresses, host names, or a variant override.
-    case targetingMatch = "TARGETING_MATCH"
-    /// A percentage decided: a rollout below 100 %, a random rollout, or a weighted choice among several variants.
-    case split = "SPLIT"
-    /// The flag is switched off in this environment, or a parent flag it depends on is not in the required state.
-    case disabled = "DISABLED"
-    /// The value could not be produced; see the error code.
-    case error = "ERROR"
-}
+/// See <doc:EvaluationSemantics> for how Unleash outcomes map to these reasons: `static` (on for everyone),
+/// `default` (no rule applied), `targetingMatch` (a rule about this context), `split` (a percentage or weighted
+/// variant), `disabled` (off in this environment, or a parent flag not in the required state), `error`.
+public typealias ResolutionReason = FlagReason
 
-/// What went wrong when the value is the caller's default because of a problem, in OpenFeature's vocabulary.
-public enum ResolutionErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
-    /// The snapshot holder has no flags loaded yet.
-    case providerNotReady = "PROVIDER_NOT_READY"
-    /// No flag has this name.
-    case flagNotFound = "FLAG_NOT_FOUND"
-    /// The variant payload could not be parsed as its declared type.
-    case parseError = "PARSE_ERROR"
-    /// The variant payload's type does not fit the requested type.
-    case typeMismatch = "TYPE_MISMATCH"
-    /// The context lacks a targeting key the flag needs.
-    case targetingKeyMissing = "TARGETING_KEY_MISSING"
-    /// The context is malformed.
-    case invalidContext = "INVALID_CONTEXT"
-    /// Any other problem, for example a flag Unleash cannot compile (only in lenient snapshots).
-    case general = "GENERAL"
-}
+/// What went wrong when the value is the caller's default because of a problem: the plug-in API's `FlagErrorCode`.
+public typealias ResolutionErrorCode = FlagErrorCode
 
 /// The result of a typed evaluation: the value and how it came about. Never thrown, never missing.
 public struct ResolutionDetails<Value: Sendable>: Sendable {
@@ -118,22 +94,22 @@ public enum FlagJSON: Sendable, Hashable, Codable {
 /// both conform.
 ///
 /// Mapping of Unleash outcomes (details in <doc:EvaluationSemantics>):
-/// - unknown flag → caller's default, ``ResolutionReason/error``, ``ResolutionErrorCode/flagNotFound`` (as OpenFeature providers report it);
-/// - flag switched off (`enabled: false`) or a dependency not met → ``ResolutionReason/disabled``
+/// - unknown flag → caller's default, `ResolutionReason.error`, `ResolutionErrorCode.flagNotFound` (as OpenFeature providers report it);
+/// - flag switched off (`enabled: false`) or a dependency not met → `ResolutionReason.disabled`
 ///   (`bool` gives `false`, the other types the caller's default);
-/// - flag on but no strategy matched → ``ResolutionReason/default`` (`false` / caller's default);
-/// - on with no strategies, or via a `default`/100 % strategy without constraints or segments → ``ResolutionReason/static``;
-/// - on via constraints, segments, `userWithId`, `remoteAddress` or `applicationHostname` → ``ResolutionReason/targetingMatch``;
-/// - on via a rollout below 100 % or a random rollout → ``ResolutionReason/split``;
-/// - typed values come from the variant's payload: a variant forced by an override → ``ResolutionReason/targetingMatch``,
-///   picked by weight among several → ``ResolutionReason/split``, otherwise the reason the flag is on;
-/// - on, but no variant or a variant without payload → caller's default, ``ResolutionReason/default``;
-/// - payload of another type → ``ResolutionReason/error`` with ``ResolutionErrorCode/typeMismatch``; unparsable payload → ``ResolutionErrorCode/parseError``;
-/// - a flag a lenient snapshot could not compile → ``ResolutionReason/error`` with ``ResolutionErrorCode/general``.
+/// - flag on but no strategy matched → `ResolutionReason.default` (`false` / caller's default);
+/// - on with no strategies, or via a `default`/100 % strategy without constraints or segments → `ResolutionReason.static`;
+/// - on via constraints, segments, `userWithId`, `remoteAddress` or `applicationHostname` → `ResolutionReason.targetingMatch`;
+/// - on via a rollout below 100 % or a random rollout → `ResolutionReason.split`;
+/// - typed values come from the variant's payload: a variant forced by an override → `ResolutionReason.targetingMatch`,
+///   picked by weight among several → `ResolutionReason.split`, otherwise the reason the flag is on;
+/// - on, but no variant or a variant without payload → caller's default, `ResolutionReason.default`;
+/// - payload of another type → `ResolutionReason.error` with `ResolutionErrorCode.typeMismatch`; unparsable payload → `ResolutionErrorCode.parseError`;
+/// - a flag a lenient snapshot could not compile → `ResolutionReason.error` with `ResolutionErrorCode.general`.
 public protocol FlagResolver: Sendable {
     /// The snapshot evaluations run against.
     var currentSnapshot: FlagSnapshot { get }
-    /// Whether flags are loaded; when `false`, typed evaluations answer ``ResolutionErrorCode/providerNotReady``.
+    /// Whether flags are loaded; when `false`, typed evaluations answer `ResolutionErrorCode.providerNotReady`.
     var isReady: Bool { get }
 }
 

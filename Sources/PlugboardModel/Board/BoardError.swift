@@ -1,3 +1,5 @@
+public import PlugboardPluginAPI
+
 /// An error from the board: one sentence that names the thing and says what to do.
 ///
 /// The ``code`` tells a program what kind of failure it is; ``message`` is for people. Messages never contain
@@ -5,36 +7,8 @@
 /// secure storage's `SecureStorageError` and `KeyProviderError` (a code, one lower-case sentence without a final
 /// period), so that no layer rewrites another's messages: a layer may choose another code, never another wording.
 public struct BoardError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The kind of failure. New codes may be added: a `switch` over codes needs a `default` case.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        private enum Base: String, Sendable, Hashable {
-            case invalidInput, notFound, notAllowed, conflict, notABoard, schemaMismatch, integrity, masterKey, io
-        }
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
-
-        /// The input is malformed or invalid (manifest, id, version, range, JSON, path).
-        public static let invalidInput = Code(.invalidInput)
-        /// The thing named does not exist.
-        public static let notFound = Code(.notFound)
-        /// The actor is not allowed to do this.
-        public static let notAllowed = Code(.notAllowed)
-        /// The change conflicts with the board's state (for example a version that already exists).
-        public static let conflict = Code(.conflict)
-        /// The file is not a Plugboard board, or the board cannot be opened.
-        public static let notABoard = Code(.notABoard)
-        /// The board's schema does not match this binary (edited, newer, or pending migrations).
-        public static let schemaMismatch = Code(.schemaMismatch)
-        /// An integrity check failed (audit chain, artifact digest, a secret or data key that does not authenticate).
-        public static let integrity = Code(.integrity)
-        /// The master key of the secure storage is missing, unreadable, insecure, or does not belong to the board.
-        public static let masterKey = Code(.masterKey)
-        /// Reading or writing a file or the database failed.
-        public static let io = Code(.io)
-
-        /// The code's name, for example `notFound`.
-        public var description: String { base.rawValue }
-    }
+    /// The kind of failure (see `ErrorCode`).
+    public typealias Code = ErrorCode<BoardError>
 
     /// The kind of failure.
     public let code: Code
@@ -54,4 +28,25 @@ public struct BoardError: Error, Sendable, Hashable, CustomStringConvertible {
     package static func notFound(_ message: String) -> BoardError { BoardError(.notFound, message) }
     package static func notAllowed(_ message: String) -> BoardError { BoardError(.notAllowed, message) }
     package static func conflict(_ message: String) -> BoardError { BoardError(.conflict, message) }
+}
+
+extension ErrorCode where Domain == BoardError {
+    /// The input is malformed or invalid (manifest, id, version, range, JSON, path).
+    public static let invalidInput = Self(rawValue: "invalidInput")
+    /// The thing named does not exist.
+    public static let notFound = Self(rawValue: "notFound")
+    /// Whoever asked is not allowed to do this.
+    public static let notAllowed = Self(rawValue: "notAllowed")
+    /// The change conflicts with the board's state (for example a version that already exists).
+    public static let conflict = Self(rawValue: "conflict")
+    /// The file is not a Plugboard board, or the board cannot be opened.
+    public static let notABoard = Self(rawValue: "notABoard")
+    /// The board's schema does not match this binary (edited, newer, or pending migrations).
+    public static let schemaMismatch = Self(rawValue: "schemaMismatch")
+    /// An integrity check failed (audit chain, artifact digest, a secret or data key that does not authenticate).
+    public static let integrity = Self(rawValue: "integrity")
+    /// The master key of the secure storage is missing, unreadable, insecure, or does not belong to the board.
+    public static let masterKey = Self(rawValue: "masterKey")
+    /// Reading or writing a file or the database failed.
+    public static let io = Self(rawValue: "io")
 }
