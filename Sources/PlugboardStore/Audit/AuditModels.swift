@@ -120,4 +120,4 @@ package struct AuditQuery: Sendable, Hashable {
 /// encoding is the line `plugboard-audit-v1` followed by the fields `seq, at, actor, on_behalf_of, action,
 /// outcome, target_type, target_id, environment, reason, before_json, after_json`, each written as
 /// `-\n` when NULL and `<UTF-8 byte length>:<bytes>\n` otherwise. The first row's `prev_hash` is 64 zeros.
-/// The README shows how to recompute it with a few lines of Python.
+/// The guide "Reading the board" (the store's documentation) shows how to recompute it with a few lines of Python.

@@ -28,8 +28,8 @@ import Darwin
 ///   auditor's `sqlite3` without `-readonly`) removes them when no process has the board open, and otherwise names
 ///   the process that holds them.
 enum BoardSharing {
-    /// Where the README explains the sharing model, for the end of messages.
-    static let readmeGuide = "(see \"Sharing a board between users\" in the README)"
+    /// Where the guide explains the sharing model, for the end of messages.
+    static let readmeGuide = "(see the guide Sharing a board, Sources/PlugboardStore/PlugboardStore.docc/SharingABoard.md)"
 
     /// The files SQLite keeps beside a board in WAL mode.
     static let sidecarSuffixes = ["-wal", "-shm"]
@@ -181,7 +181,7 @@ enum BoardSharing {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & 0o004 != 0 else { return nil }
         return
-            "the board \(path) is readable by every user of this machine (mode \(octal(info.st_mode & 0o777))): the master key is not in it, but the registry, the flags and the audit log are; share it with one group instead (chmod o-rwx \(path); see \"Sharing a board between users\" in the README)"
+            "the board \(path) is readable by every user of this machine (mode \(octal(info.st_mode & 0o777))): the master key is not in it, but the registry, the flags and the audit log are; share it with one group instead (chmod o-rwx \(path); see the guide Sharing a board, Sources/PlugboardStore/PlugboardStore.docc/SharingABoard.md)"
     }
 
     // MARK: Words

@@ -12,8 +12,8 @@ import Darwin
 
 /// The content-addressed store of plug-in artifacts beside the board: `<board>.artifacts/sha256/<hex>`.
 ///
-/// Its folders and files follow the board file (the sharing model of "Sharing a board between users" in the
-/// README): a board of mode 0600 gets folders of mode 0700 and files of 0600; a board its group may read (0640)
+/// Its folders and files follow the board file (the sharing model of the guide "Sharing a board" in the
+/// store's documentation): a board of mode 0600 gets folders of mode 0700 and files of 0600; a board its group may read (0640)
 /// gets folders of 2750 and files of 0640; a board its group may write (0660) gets folders of 2770, so that every
 /// operator of the group can add artifacts. Folders and files take the board file's group. Stored files are never
 /// writable by anyone but their owner.
