@@ -299,7 +299,7 @@ if benchmarks {
     package.targets.append(
         .executableTarget(
             name: "audit-scale-board",
-            dependencies: ["BenchmarkContexts", "PlugboardStore", "PlugboardSecureStorage"],
+            dependencies: ["BenchmarkContexts", "PlugboardModel", "PlugboardStore", "PlugboardSecureStorage"],
             path: "Tools/Benchmarks/AuditScale",
             swiftSettings: commonSwiftSettings
         ))
@@ -312,8 +312,10 @@ if benchmarks {
                 .product(name: "Benchmark", package: "benchmark"),
                 "BenchmarkContexts",
                 "PlugboardFlags",
+                "PlugboardModel",
                 "PlugboardStore",
                 "PlugboardHost",
+                "PlugboardBoardHost",
                 "PlugboardPluginAPI",
                 "PlugboardSecureStorage",
                 "PlugboardVersioning",

@@ -1,7 +1,9 @@
 import Benchmark
 import Foundation
+import PlugboardBoardHost
 import PlugboardFlags
 import PlugboardHost
+import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardStore
 import PlugboardVersioning

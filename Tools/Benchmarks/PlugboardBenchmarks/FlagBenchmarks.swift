@@ -1,6 +1,7 @@
 import Benchmark
 import BenchmarkContexts
 import Foundation
+import PlugboardBoardHost
 import PlugboardFlags
 import PlugboardHost
 import PlugboardPluginAPI

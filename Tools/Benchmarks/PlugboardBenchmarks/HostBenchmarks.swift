@@ -1,7 +1,9 @@
 import Benchmark
 import Foundation
 import Logging
+import PlugboardBoardHost
 import PlugboardHost
+import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardStore
 

@@ -3,6 +3,7 @@ import BenchmarkContexts
 import Crypto
 import Foundation
 import GRDB
+import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardSecureStorage
 import PlugboardStore

@@ -1,6 +1,7 @@
 import BenchmarkContexts
 import Foundation
 import PlugboardFlags
+import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardStore
 import Synchronization
