@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import NIOCore
 import PlugboardFlags
+import PlugboardModel
 import PlugboardStore
 
 /// One environment's flags as the server serves them, computed once per board change: the features JSON and its
@@ -99,7 +100,8 @@ struct EnvironmentFeed: Sendable {
     }
 
     static func etag(_ data: Data) -> String {
-        "\"" + SHA256.hash(data: data).prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined() + "\""
+        // The first 16 bytes of the digest, as the board writes every digest (lower-case hex).
+        "\"" + SHA256.hex(data).prefix(32) + "\""
     }
 
     static func variantFlags(_ features: FeatureSet) -> Set<String> {
@@ -121,8 +123,4 @@ struct EnvironmentFeed: Sendable {
         }
         return String(decoding: data, as: UTF8.self)
     }
-}
-
-extension String {
-    func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
 }

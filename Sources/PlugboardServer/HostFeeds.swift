@@ -301,7 +301,7 @@ final class HostFeeds: Sendable {
         let statement = SnapshotStatement(
             environment: environment, head: head, issuedAt: now,
             expiresAt: now.addingTimeInterval(Double(lifetime.components.seconds) + Double(lifetime.components.attoseconds) * 1e-18),
-            contentSHA256: content.map { SHA256.hash(data: $0).map { String(format: "%02x", $0) }.joined() }, boardKeys: keyring.publicKeys)
+            contentSHA256: content.map { SHA256.hex($0) }, boardKeys: keyring.publicKeys)
         return SignedSnapshot.sign(statement, content: content, keys: keyring.keys).encoded()
     }
 

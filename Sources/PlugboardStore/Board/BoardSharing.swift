@@ -29,7 +29,7 @@ import Darwin
 ///   the process that holds them.
 enum BoardSharing {
     /// Where the guide explains the sharing model, for the end of messages.
-    static let readmeGuide = "(see the guide Sharing a board, Sources/PlugboardStore/PlugboardStore.docc/SharingABoard.md)"
+    static let sharingGuide = "(see the guide Sharing a board, Sources/PlugboardStore/PlugboardStore.docc/SharingABoard.md)"
 
     /// The files SQLite keeps beside a board in WAL mode.
     static let sidecarSuffixes = ["-wal", "-shm"]
@@ -81,7 +81,7 @@ enum BoardSharing {
         if !writing {
             // A user who may write the board (opening it read-only) creates these files as its own: no harm.
             guard access(path, W_OK) != 0 else { return }
-            let guide = readmeGuide
+            let guide = sharingGuide
             let user = userName(geteuid())
             if present.count < sidecarSuffixes.count {
                 // A reader must not create them (they would be its own, and no writer could use them), and SQLite
@@ -111,7 +111,7 @@ enum BoardSharing {
         let files = blocked.map { "\(path)\($0) (\(ownerDescription(path + $0)))" }.joined(separator: " and ")
         let start =
             "cannot write the board at \(path) as \(userName(geteuid())): \(files) \(blocked.count > 1 ? "are" : "is") not writable by this user, so no change can be written, kill switches included"
-        let guide = readmeGuide
+        let guide = sharingGuide
         var walInfo = stat()
         if stat(path + "-wal", &walInfo) == 0, walInfo.st_size > 0 {
             throw BoardError(

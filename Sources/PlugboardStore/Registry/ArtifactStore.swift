@@ -173,7 +173,7 @@ public struct ArtifactStore: Sendable {
     private func ensureFolders() throws(BoardError) {
         let sharing = sharing()
         let wanted = sharing.folderMode
-        let guide = BoardSharing.readmeGuide
+        let guide = BoardSharing.sharingGuide
         for folder in [root, root + "/sha256", root + "/tmp"] {
             if mkdir(folder, 0o700) != 0 && errno != EEXIST {
                 throw BoardError(.io, "cannot create the artifact store folder \(folder): \(String(cString: strerror(errno)))")
