@@ -51,7 +51,7 @@ extension HostConfiguration {
 
     /// Secure storage for each plug-in from `board`'s secrets (see ``init(boardAt:identity:stateFolder:configuration:services:logger:)``).
     public static func secureStorage(of board: Board) -> @Sendable (String) throws -> any SecureStorage {
-        let secrets: Result<BoardSecretStore, BoardError> = Result { () throws(BoardError) in try BoardSecretStore.open(board: board) }
+        let secrets: Result<BoardSecureStorage, BoardError> = Result { () throws(BoardError) in try BoardSecureStorage.open(board: board) }
         return { pluginID in
             switch secrets {
             case .success(let secrets): return try secrets.storage(forPlugin: pluginID)

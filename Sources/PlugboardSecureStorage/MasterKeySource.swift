@@ -26,7 +26,7 @@ public enum MasterKeySource: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// What ``BoardSecretStore/initialize(board:by:environment:configuration:)`` did.
+/// What ``BoardSecureStorage/initialize(board:by:environment:configuration:)`` did.
 public struct MasterKeySetup: Sendable, Hashable {
     /// Where the master key is.
     public let source: MasterKeySource

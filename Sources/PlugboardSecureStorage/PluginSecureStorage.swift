@@ -1,16 +1,16 @@
 import Foundation
 import PlugboardPluginAPI
 
-/// The `SecureStorage` of one plug-in, backed by a ``SecretStore``: what a host hands the plug-in.
+/// The `SecureStorage` of one plug-in, backed by a ``SecureStorageEngine``: what a host hands the plug-in.
 ///
-/// The namespace is bound when the host creates it with ``SecretStore/storage(forPlugin:)``; the plug-in has no
+/// The namespace is bound when the host creates it with ``SecureStorageEngine/storage(forPlugin:)``; the plug-in has no
 /// way to name another. Each call is one short synchronous transaction on the board.
 struct PluginSecureStorage: SecureStorage, CustomStringConvertible, CustomReflectable {
     /// The plug-in whose namespace this storage reaches.
     let pluginID: String
-    private let store: SecretStore
+    private let store: SecureStorageEngine
 
-    init(store: SecretStore, pluginID: String) {
+    init(store: SecureStorageEngine, pluginID: String) {
         self.store = store
         self.pluginID = pluginID
     }

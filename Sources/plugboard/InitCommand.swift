@@ -20,7 +20,7 @@ struct Init: BoardCommand {
         let actor = try global.actor()
         var setup: MasterKeySetup?
         let board = try Board.create(at: global.boardPath, by: actor) { board throws(BoardError) in
-            setup = try BoardSecretStore.initialize(board: board, by: actor).setup
+            setup = try BoardSecureStorage.initialize(board: board, by: actor).setup
         }
         // The board's own key, which signs what plugboard serve sends hosts (beside the master key, never in the board).
         let boardKeys = board.path == ":memory:" ? nil : try BoardKeyring.loadOrCreate(boardPath: board.path)

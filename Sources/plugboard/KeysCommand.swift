@@ -84,7 +84,7 @@ struct KeysCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             let actor = try global.actor()
-            let secrets = try BoardSecretStore.open(board: try global.openBoard())
+            let secrets = try BoardSecureStorage.open(board: try global.openBoard())
             if let plugin {
                 output.report(try secrets.rotateDataKey(pluginID: plugin, reencrypt: reencrypt, by: actor))
                 return
@@ -140,7 +140,7 @@ struct KeysCommand: ParsableCommand {
         @Flag(name: .long, help: "Do not ask for confirmation on a terminal.") var yes = false
 
         func execute(_ output: Output) throws(BoardError) {
-            let secrets = try BoardSecretStore.open(board: try global.openBoard())
+            let secrets = try BoardSecureStorage.open(board: try global.openBoard())
             if !yes, isatty(STDIN_FILENO) == 1 {
                 let count = try secrets.board.secretEntries(pluginID: id).count
                 FileHandle.standardError.write(
@@ -167,7 +167,7 @@ struct KeysCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {
-            let (_, setup) = try BoardSecretStore.initialize(board: try global.openBoard(), by: try global.actor())
+            let (_, setup) = try BoardSecureStorage.initialize(board: try global.openBoard(), by: try global.actor())
             guard setup.changed else {
                 output.report(
                     ChangeResult(

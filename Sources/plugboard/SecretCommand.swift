@@ -58,7 +58,7 @@ struct SecretCommand: ParsableCommand {
                 try fromFile.map { path throws(BoardError) in
                     try BoundedInput.read(path: path, limit: BoundedInput.secretLimit, what: "value")
                 } ?? Data((value ?? "").utf8)
-            let secrets = try BoardSecretStore.open(board: try global.openBoard())
+            let secrets = try BoardSecureStorage.open(board: try global.openBoard())
             output.report(try secrets.setSecret(data, forKey: key, pluginID: plugin, by: try global.actor()))
         }
     }
@@ -96,7 +96,7 @@ struct SecretCommand: ParsableCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            let secrets = try BoardSecretStore.open(board: try global.openBoard())
+            let secrets = try BoardSecureStorage.open(board: try global.openBoard())
             let value = try secrets.secret(forKey: key, pluginID: plugin, by: try global.actor())
             if output.json {
                 output.printJSON(
@@ -138,7 +138,7 @@ struct SecretCommand: ParsableCommand {
         @Argument(help: "The key name.") var key: String
 
         func execute(_ output: Output) throws(BoardError) {
-            let secrets = try BoardSecretStore.open(board: try global.openBoard())
+            let secrets = try BoardSecureStorage.open(board: try global.openBoard())
             output.report(try secrets.deleteSecret(forKey: key, pluginID: plugin, by: try global.actor()))
         }
     }

@@ -69,7 +69,7 @@ extension HostRuntimeTests {
 
     @Test func theSecureStorageOfAPluginIsBoundToItAndNeedsTheCapability() async throws {
         let t = try TestBoard()
-        try t.register("com.example.vault", "1.0.0", "\"capabilities\":[\"secure-storage\"]").register("com.example.nocap", "1.0.0")
+        try t.register("com.example.backend", "1.0.0", "\"capabilities\":[\"secure-storage\"]").register("com.example.nocap", "1.0.0")
         let stores = Mutex<[String: InMemorySecureStorage]>([:])
         let host = PluginHost(
             configuration: HostConfiguration(
@@ -83,16 +83,16 @@ extension HostRuntimeTests {
                     }
                 }))
         let contexts = Mutex<[String: PluginContext]>([:])
-        for id in ["com.example.vault", "com.example.nocap"] {
+        for id in ["com.example.backend", "com.example.nocap"] {
             host.register(id, version: "1.0.0") { context in
                 contexts.withLock { $0[id] = context }
                 return TestPlugin(id: id)
             }
         }
         await host.start()
-        let vault = try #require(contexts.withLock { $0["com.example.vault"] })
-        try await vault.secureStorage.set(Data("s3cret".utf8), forKey: "token")
-        #expect(stores.withLock { Array($0.keys) } == ["com.example.vault"])
+        let backend = try #require(contexts.withLock { $0["com.example.backend"] })
+        try await backend.secureStorage.set(Data("s3cret".utf8), forKey: "token")
+        #expect(stores.withLock { Array($0.keys) } == ["com.example.backend"])
         let nocap = try #require(contexts.withLock { $0["com.example.nocap"] })
         await #expect(throws: SecureStorageError.self) { try await nocap.secureStorage.keys() }
         await host.stop()

@@ -71,7 +71,7 @@ extension BoardSecretsTests {
         #expect(throws: BoardError.self) {
             _ = try board.kill(.plugin("com.example.not-registered"), reason: "test", by: fixture.admin)
         }
-        let secrets = try BoardSecretStore.open(board: board, environment: BoardFixture.noEnvironment)
+        let secrets = try BoardSecureStorage.open(board: board, environment: BoardFixture.noEnvironment)
         try await secrets.storage(forPlugin: calendar).set(Data("after".utf8), forKey: "k")
         let verification = try board.verifyAudit()
         #expect(verification.ok, "\(verification.problems)")
@@ -152,7 +152,7 @@ extension BoardSecretsTests {
         let before = try fixture.state()
         let wrong = MasterKey.generate()
         let error = boardError {
-            _ = try BoardSecretStore(board: fixture.board, masterKey: wrong, source: .keyFile(path: "/elsewhere.key"))
+            _ = try BoardSecureStorage(board: fixture.board, masterKey: wrong, source: .keyFile(path: "/elsewhere.key"))
         }
         #expect(error?.code == .masterKey)
         #expect(error?.message.hasPrefix("this master key does not belong to this board (") == true, "\(String(describing: error))")
@@ -160,7 +160,7 @@ extension BoardSecretsTests {
         #expect(error?.message.contains(fixture.secrets.masterKeyIdentifier) == true)
         let env = EnvironmentKeyProvider(environment: ["PLUGBOARD_MASTER_KEY": wrong.withUnsafeBytes { Data($0).base64EncodedString() }])
         #expect(
-            boardError { _ = try BoardSecretStore.open(board: fixture.board, environment: env) }?.message.contains("PLUGBOARD_MASTER_KEY")
+            boardError { _ = try BoardSecureStorage.open(board: fixture.board, environment: env) }?.message.contains("PLUGBOARD_MASTER_KEY")
                 == true)
         #expect(try fixture.state() == before)
     }
@@ -170,7 +170,7 @@ extension BoardSecretsTests {
     @Test func aStaleMasterKeyIsRefusedInsideEveryTransaction() throws {
         let fixture = try BoardFixture()
         _ = try fixture.secrets.setSecret(Data("v".utf8), forKey: "k", pluginID: calendar, by: fixture.admin)
-        let other = try BoardSecretStore.open(board: fixture.board, environment: BoardFixture.noEnvironment)
+        let other = try BoardSecureStorage.open(board: fixture.board, environment: BoardFixture.noEnvironment)
         _ = try other.rotateMasterKey(to: .generate(), by: fixture.admin)
         let before = try fixture.state()
         let stale = fixture.secrets

@@ -25,7 +25,7 @@ extension BoardSecretsTests {
         #expect(inits.first?.afterJSON == "{\"key_id\":\"\(fixture.secrets.masterKeyIdentifier)\",\"source\":\"key_file\"}")
 
         let before = try fixture.state()
-        let again = try BoardSecretStore.initialize(board: fixture.board, by: fixture.admin, environment: BoardFixture.noEnvironment)
+        let again = try BoardSecureStorage.initialize(board: fixture.board, by: fixture.admin, environment: BoardFixture.noEnvironment)
         #expect(again.setup.changed == false)
         #expect(try fixture.state() == before)
     }
@@ -33,7 +33,7 @@ extension BoardSecretsTests {
     @Test func aKeyFileReadableByOthersIsRefused() throws {
         let fixture = try BoardFixture()
         chmod(fixture.keyFile, 0o644)
-        let error = boardError { _ = try BoardSecretStore.open(board: fixture.board, environment: BoardFixture.noEnvironment) }
+        let error = boardError { _ = try BoardSecureStorage.open(board: fixture.board, environment: BoardFixture.noEnvironment) }
         #expect(error?.code == .masterKey)
         #expect(error?.message.contains("run chmod 600 \(fixture.keyFile)") == true, "\(String(describing: error))")
     }
@@ -41,7 +41,7 @@ extension BoardSecretsTests {
     @Test func aMissingKeyFileSaysToRestoreIt() throws {
         let fixture = try BoardFixture()
         try FileManager.default.removeItem(atPath: fixture.keyFile)
-        let error = boardError { _ = try BoardSecretStore.open(board: fixture.board, environment: BoardFixture.noEnvironment) }
+        let error = boardError { _ = try BoardSecureStorage.open(board: fixture.board, environment: BoardFixture.noEnvironment) }
         #expect(error?.message.contains("restore the key file from your backup") == true)
         #expect(error?.message.contains(fixture.secrets.masterKeyIdentifier) == true)
     }
@@ -53,12 +53,12 @@ extension BoardSecretsTests {
         let before = try DatabaseQueue(path: board.path).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM secret_master_key") }
         #expect(before == 0)
         let error = boardError {
-            _ = try BoardSecretStore.initialize(
+            _ = try BoardSecureStorage.initialize(
                 board: board, by: try Principal(osUser: "mallory"), environment: BoardFixture.noEnvironment)
         }
         #expect(error?.code == .notAllowed)
         #expect(!FileManager.default.fileExists(atPath: path + ".key"))
-        let setup = try BoardSecretStore.initialize(
+        let setup = try BoardSecureStorage.initialize(
             board: board, by: try Principal(osUser: "tester"), environment: BoardFixture.noEnvironment
         )
         .setup
@@ -73,13 +73,13 @@ extension BoardSecretsTests {
         let env = EnvironmentKeyProvider(environment: ["PLUGBOARD_MASTER_KEY": key.withUnsafeBytes { Data($0).base64EncodedString() }])
         let actor = try Principal(osUser: "tester")
         let board = try Board.create(at: path, by: actor)
-        let setup = try BoardSecretStore.initialize(board: board, by: actor, environment: env).setup
+        let setup = try BoardSecureStorage.initialize(board: board, by: actor, environment: env).setup
         #expect(setup.source == .environment(variable: "PLUGBOARD_MASTER_KEY"))
         #expect(setup.keyID == key.identifier && !setup.createdKeyFile)
         #expect(!FileManager.default.fileExists(atPath: path + ".key"))
-        #expect(try BoardSecretStore.open(board: board, environment: env).masterKeyIdentifier == key.identifier)
+        #expect(try BoardSecureStorage.open(board: board, environment: env).masterKeyIdentifier == key.identifier)
         // Master rotation cannot write the variable: only the key file procedure refuses.
-        let secrets = try BoardSecretStore.open(board: board, environment: env)
+        let secrets = try BoardSecureStorage.open(board: board, environment: env)
         #expect(boardError { _ = try secrets.rotateMasterKeyFile(by: actor) }?.message.contains("PLUGBOARD_MASTER_KEY") == true)
     }
 
@@ -88,7 +88,7 @@ extension BoardSecretsTests {
     @Test func rotationsKeepEveryValueReadable() throws {
         let fixture = try BoardFixture()
         let values = [(calendar, "a", "1"), (calendar, "b", "2"), (mail, "a", "3")]
-        func checkAll(_ secrets: BoardSecretStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        func checkAll(_ secrets: BoardSecureStorage, sourceLocation: SourceLocation = #_sourceLocation) throws {
             for (plugin, key, value) in values {
                 #expect(
                     try secrets.secret(forKey: key, pluginID: plugin, by: fixture.admin) == Data(value.utf8),
@@ -105,16 +105,16 @@ extension BoardSecretsTests {
         let rotated = try fixture.secrets.rotateMasterKey(to: newKey, by: fixture.admin)
         #expect(rotated.message.contains("rewrapped 2 data key(s)"))
         try checkAll(fixture.secrets)
-        try checkAll(try BoardSecretStore(board: fixture.board, masterKey: newKey))
-        #expect(boardError { _ = try BoardSecretStore(board: fixture.board, masterKey: oldKey) }?.code == .masterKey)
+        try checkAll(try BoardSecureStorage(board: fixture.board, masterKey: newKey))
+        #expect(boardError { _ = try BoardSecureStorage(board: fixture.board, masterKey: oldKey) }?.code == .masterKey)
 
         // Master key kept in the key file: .next, transaction, rename.
         try KeyFileProvider.replace(at: fixture.keyFile, with: newKey)
-        let fromFile = try BoardSecretStore.open(board: fixture.board, environment: BoardFixture.noEnvironment)
+        let fromFile = try BoardSecureStorage.open(board: fixture.board, environment: BoardFixture.noEnvironment)
         _ = try fromFile.rotateMasterKeyFile(by: fixture.admin)
         #expect(!FileManager.default.fileExists(atPath: fixture.keyFile + ".next"))
         #expect(try permissions(of: fixture.keyFile) == 0o600)
-        let reopened = try BoardSecretStore.open(board: fixture.board, environment: BoardFixture.noEnvironment)
+        let reopened = try BoardSecureStorage.open(board: fixture.board, environment: BoardFixture.noEnvironment)
         #expect(reopened.masterKeyIdentifier != newKey.identifier)
         try checkAll(fromFile)
         try checkAll(reopened)
@@ -142,11 +142,11 @@ extension BoardSecretsTests {
         let newKey = MasterKey.generate()
         try KeyFileProvider.write(newKey, to: fixture.keyFile + ".next")
         _ = try fixture.secrets.rotateMasterKey(to: newKey, by: fixture.admin)
-        let error = boardError { _ = try BoardSecretStore.open(board: fixture.board, environment: BoardFixture.noEnvironment) }
+        let error = boardError { _ = try BoardSecureStorage.open(board: fixture.board, environment: BoardFixture.noEnvironment) }
         #expect(error?.message.contains("run mv \(fixture.keyFile).next \(fixture.keyFile)") == true, "\(String(describing: error))")
         // A leftover .next that the board does not use blocks the next rotation until removed.
         try KeyFileProvider.move(fixture.keyFile + ".next", to: fixture.keyFile)
-        let secrets = try BoardSecretStore.open(board: fixture.board, environment: BoardFixture.noEnvironment)
+        let secrets = try BoardSecureStorage.open(board: fixture.board, environment: BoardFixture.noEnvironment)
         try KeyFileProvider.write(MasterKey.generate(), to: fixture.keyFile + ".next")
         let before = try fixture.state()
         #expect(boardError { _ = try secrets.rotateMasterKeyFile(by: fixture.admin) }?.code == .conflict)
@@ -225,7 +225,7 @@ extension BoardSecretsTests {
     @Test func aReadOnlyBoardGivesAClearErrorOnWrite() async throws {
         let fixture = try BoardFixture()
         let readOnly = try Board.open(at: fixture.path, readOnly: true)
-        let secrets = try BoardSecretStore.open(board: readOnly, environment: BoardFixture.noEnvironment)
+        let secrets = try BoardSecureStorage.open(board: readOnly, environment: BoardFixture.noEnvironment)
         let error = await secureStorageError { try await secrets.storage(forPlugin: calendar).set(Data("v".utf8), forKey: "k") }
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains("read-only") == true)

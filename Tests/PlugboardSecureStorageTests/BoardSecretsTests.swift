@@ -21,14 +21,14 @@ final class BoardFixture {
     let path: String
     let admin: Principal
     let board: Board
-    let secrets: BoardSecretStore
+    let secrets: BoardSecureStorage
 
     init() throws {
         directory = try TemporaryDirectory()
         path = directory.file("board.sqlite")
         admin = try Principal(osUser: "tester")
         board = try Board.create(at: path, by: admin)
-        secrets = try BoardSecretStore.initialize(board: board, by: admin, environment: Self.noEnvironment).secrets
+        secrets = try BoardSecureStorage.initialize(board: board, by: admin, environment: Self.noEnvironment).secrets
         for id in [Self.calendar, Self.mail] {
             let manifest = try PluginManifest.parse(Data("{\"id\":\"\(id)\",\"name\":\"N\",\"version\":\"1.0.0\"}".utf8))
             _ = try board.register(manifest, by: admin)

@@ -52,17 +52,17 @@ func keyProviderError(_ body: () throws -> Void, sourceLocation: SourceLocation 
     thrown(KeyProviderError.self, sourceLocation: sourceLocation, body)
 }
 
-/// An engine on a fresh in-memory vault.
+/// An engine on a fresh in-memory backend.
 struct Fixture {
-    let vault: InMemorySecretVault
+    let backend: InMemorySecureStorageBackend
     let masterKey: MasterKey
-    let engine: SecretStore
+    let engine: SecureStorageEngine
 
     init(threshold: Int = SecureStorageConfiguration.defaultDataKeyRotationThreshold) throws {
-        vault = InMemorySecretVault()
+        backend = InMemorySecureStorageBackend()
         masterKey = MasterKey.generate()
-        engine = try SecretStore.initialize(
-            vault: vault, masterKey: masterKey,
+        engine = try SecureStorageEngine.initialize(
+            backend: backend, masterKey: masterKey,
             configuration: .init(dataKeyRotationThreshold: threshold))
     }
 }
@@ -119,29 +119,29 @@ func flipping(_ data: Data, byte index: Int, bit: Int) -> Data {
     return copy
 }
 
-/// A vault that records the name of every call it forwards, to check what the engine touches.
-final class RecordingVault: SecretVault {
-    let inner: InMemorySecretVault
+/// A backend that records the name of every call it forwards, to check what the engine touches.
+final class RecordingBackend: SecureStorageBackend {
+    let inner: InMemorySecureStorageBackend
     private let log = Mutex<[String]>([])
 
-    init(_ inner: InMemorySecretVault) { self.inner = inner }
+    init(_ inner: InMemorySecureStorageBackend) { self.inner = inner }
 
     var calls: [String] { log.withLock { $0 } }
     func reset() { log.withLock { $0.removeAll() } }
     fileprivate func record(_ call: String) { log.withLock { $0.append(call) } }
 
-    func read<T>(_ body: (any SecretVaultReader) throws -> T) throws -> T {
+    func read<T>(_ body: (any SecureStorageBackendReader) throws -> T) throws -> T {
         try inner.read { try body(Recorder(inner: $0, log: self)) }
     }
 
-    func write<T>(_ body: (any SecretVaultWriter) throws -> T) throws -> T {
+    func write<T>(_ body: (any SecureStorageBackendWriter) throws -> T) throws -> T {
         try inner.write { try body(Recorder(inner: $0, log: self)) }
     }
 
-    private struct Recorder: SecretVaultWriter {
-        let inner: any SecretVaultReader
-        let log: RecordingVault
-        var writer: any SecretVaultWriter { inner as! any SecretVaultWriter }
+    private struct Recorder: SecureStorageBackendWriter {
+        let inner: any SecureStorageBackendReader
+        let log: RecordingBackend
+        var writer: any SecureStorageBackendWriter { inner as! any SecureStorageBackendWriter }
 
         func keyCheckValue() throws -> Data? {
             log.record("keyCheckValue")

@@ -86,7 +86,7 @@ struct RedactionTests {
             errors.append(error)
         }
         try await storage.set(Data(secret.utf8), forKey: "raw")
-        fixture.vault.modify { $0.values[.init(pluginID: "p", key: "raw")]!.sealedBox[20] ^= 1 }
+        fixture.backend.modify { $0.values[.init(pluginID: "p", key: "raw")]!.sealedBox[20] ^= 1 }
         if let error = await secureStorageError({ _ = try await storage.data(forKey: "raw") }) {
             #expect(error.code == .integrityFailure)
             errors.append(error)

@@ -11,11 +11,11 @@ extension SecretsEngineTests {
         let fixture = try Fixture()
         try fixture.engine.setValue(Data("a".utf8), forKey: "k", pluginID: calendar)
         try fixture.engine.setValue(Data("b".utf8), forKey: "k", pluginID: mail)
-        let before = fixture.vault.snapshot
-        fixture.vault.failNext(.updateDataKey, after: 1)  // the second rewrap fails
+        let before = fixture.backend.snapshot
+        fixture.backend.failNext(.updateDataKey, after: 1)  // the second rewrap fails
         let error = secureStorageError { try fixture.engine.rotateMasterKey(to: .generate()) }
         #expect(error?.code == .unavailable)
-        #expect(fixture.vault.snapshot == before)
+        #expect(fixture.backend.snapshot == before)
         #expect(fixture.engine.masterKeyIdentifier == fixture.masterKey.identifier)
         #expect(try fixture.engine.value(forKey: "k", pluginID: mail) == Data("b".utf8))
     }
@@ -23,12 +23,12 @@ extension SecretsEngineTests {
     @Test func anotherEnginesRotationMakesThisOneRefuseCleanly() throws {
         let fixture = try Fixture()
         try fixture.engine.setValue(Data("a".utf8), forKey: "k", pluginID: calendar)
-        let admin = try SecretStore(vault: fixture.vault, masterKey: fixture.masterKey)
+        let admin = try SecureStorageEngine(backend: fixture.backend, masterKey: fixture.masterKey)
         try admin.rotateMasterKey(to: .generate())
-        let before = fixture.vault.snapshot
+        let before = fixture.backend.snapshot
         let error = secureStorageError { try fixture.engine.setValue(Data("b".utf8), forKey: "k", pluginID: calendar) }
         #expect(error?.code == .wrongMasterKey)
-        #expect(fixture.vault.snapshot == before)
+        #expect(fixture.backend.snapshot == before)
     }
 
     // MARK: Data key rotation
@@ -43,7 +43,7 @@ extension SecretsEngineTests {
         #expect(rotation.reencryption == nil)
         try engine.setValue(Data("new".utf8), forKey: "new", pluginID: calendar)
 
-        let values = fixture.vault.snapshot.values
+        let values = fixture.backend.snapshot.values
         #expect(values[.init(pluginID: calendar, key: "old")]?.dataKeyVersion == 1)
         #expect(values[.init(pluginID: calendar, key: "new")]?.dataKeyVersion == 2)
         #expect(try engine.value(forKey: "old", pluginID: calendar) == Data("old".utf8))
@@ -68,7 +68,7 @@ extension SecretsEngineTests {
         let report = try engine.reencryptValues(pluginID: calendar)
         #expect(report.reencryptedValueCount == 4)
         #expect(report.unreadableKeys.isEmpty)
-        for record in fixture.vault.snapshot.values.values {
+        for record in fixture.backend.snapshot.values.values {
             #expect(record.dataKeyVersion == 5)
         }
         for index in 0..<4 {
@@ -86,7 +86,7 @@ extension SecretsEngineTests {
         let rotation = try fixture.engine.rotateDataKey(pluginID: calendar, reencrypt: true)
         #expect(rotation.newVersion == 2)
         #expect(rotation.reencryption?.reencryptedValueCount == 2)
-        #expect(Set(fixture.vault.snapshot.values.values.map(\.dataKeyVersion)) == [2])
+        #expect(Set(fixture.backend.snapshot.values.values.map(\.dataKeyVersion)) == [2])
         #expect(try fixture.engine.value(forKey: "b", pluginID: calendar) == Data("b".utf8))
     }
 
@@ -100,7 +100,7 @@ extension SecretsEngineTests {
         #expect(keys.map(\.version) == [1, 2, 3])
         #expect(keys.map(\.encryptionCount) == [3, 3, 1])
         #expect(keys.map(\.state) == [.retired, .retired, .active])
-        let versions = (0..<7).map { fixture.vault.snapshot.values[.init(pluginID: calendar, key: "k\($0)")]!.dataKeyVersion }
+        let versions = (0..<7).map { fixture.backend.snapshot.values[.init(pluginID: calendar, key: "k\($0)")]!.dataKeyVersion }
         #expect(versions == [1, 1, 1, 2, 2, 2, 3])
         for index in 0..<7 {
             #expect(try engine.value(forKey: "k\(index)", pluginID: calendar) == Data("v\(index)".utf8))
@@ -121,7 +121,7 @@ extension SecretsEngineTests {
         for index in 0..<4 {
             #expect(try engine.value(forKey: "k\(index)", pluginID: calendar) == Data("v\(index)".utf8))
         }
-        #expect(fixture.vault.snapshot.values.values.allSatisfy { $0.dataKeyVersion >= 2 })
+        #expect(fixture.backend.snapshot.values.values.allSatisfy { $0.dataKeyVersion >= 2 })
     }
 
     // MARK: Shredding
@@ -218,10 +218,10 @@ extension SecretsEngineTests {
 
     @Test func openWithAKeyProvider() async throws {
         let fixture = try Fixture()
-        let engine = try await SecretStore.open(vault: fixture.vault, keyProvider: StaticKeyProvider(fixture.masterKey))
+        let engine = try await SecureStorageEngine.open(backend: fixture.backend, keyProvider: StaticKeyProvider(fixture.masterKey))
         #expect(engine.masterKeyIdentifier == fixture.masterKey.identifier)
         await #expect(throws: SecureStorageError.self) {
-            _ = try await SecretStore.open(vault: fixture.vault, keyProvider: StaticKeyProvider(.generate()))
+            _ = try await SecureStorageEngine.open(backend: fixture.backend, keyProvider: StaticKeyProvider(.generate()))
         }
     }
 }

@@ -14,17 +14,17 @@ struct SecretsEngineTests {
 
     @Test func initialiseStoresTheKeyCheckValueAndIsIdempotent() throws {
         let fixture = try Fixture()
-        #expect(fixture.vault.snapshot.keyCheckValue == fixture.masterKey.keyCheckValue)
-        #expect(fixture.vault.snapshot.keyCheckValue?.count == 33)
-        let before = fixture.vault.snapshot
-        _ = try SecretStore.initialize(vault: fixture.vault, masterKey: fixture.masterKey)
-        #expect(fixture.vault.snapshot == before)
+        #expect(fixture.backend.snapshot.keyCheckValue == fixture.masterKey.keyCheckValue)
+        #expect(fixture.backend.snapshot.keyCheckValue?.count == 33)
+        let before = fixture.backend.snapshot
+        _ = try SecureStorageEngine.initialize(backend: fixture.backend, masterKey: fixture.masterKey)
+        #expect(fixture.backend.snapshot == before)
         #expect(fixture.engine.masterKeyIdentifier == fixture.masterKey.identifier)
     }
 
     @Test func openingAnUninitialisedBoardIsRefused() {
         let error = secureStorageError {
-            _ = try SecretStore(vault: InMemorySecretVault(), masterKey: .generate())
+            _ = try SecureStorageEngine(backend: InMemorySecureStorageBackend(), masterKey: .generate())
         }
         #expect(error?.code == .notInitialized)
     }
@@ -32,23 +32,23 @@ struct SecretsEngineTests {
     @Test func initialisingABoardWithKeysButNoKeyCheckValueIsRefused() throws {
         let fixture = try Fixture()
         try fixture.engine.setValue(Data("v".utf8), forKey: "k", pluginID: calendar)
-        fixture.vault.modify { $0.keyCheckValue = nil }
-        let before = fixture.vault.snapshot
+        fixture.backend.modify { $0.keyCheckValue = nil }
+        let before = fixture.backend.snapshot
         let error = secureStorageError {
-            _ = try SecretStore.initialize(vault: fixture.vault, masterKey: .generate())
+            _ = try SecureStorageEngine.initialize(backend: fixture.backend, masterKey: .generate())
         }
         #expect(error?.code == .integrityFailure)
-        #expect(fixture.vault.snapshot == before)
+        #expect(fixture.backend.snapshot == before)
     }
 
     @Test func aWrongMasterKeyIsRefusedAtOpenAndAtInitialise() throws {
         let fixture = try Fixture()
         try fixture.engine.setValue(Data("v".utf8), forKey: "k", pluginID: calendar)
-        let before = fixture.vault.snapshot
+        let before = fixture.backend.snapshot
         let wrong = MasterKey.generate()
         for attempt in [
-            { _ = try SecretStore(vault: fixture.vault, masterKey: wrong) },
-            { _ = try SecretStore.initialize(vault: fixture.vault, masterKey: wrong) },
+            { _ = try SecureStorageEngine(backend: fixture.backend, masterKey: wrong) },
+            { _ = try SecureStorageEngine.initialize(backend: fixture.backend, masterKey: wrong) },
         ] as [() throws -> Void] {
             let error = secureStorageError(attempt)
             #expect(error?.code == .wrongMasterKey)
@@ -56,20 +56,20 @@ struct SecretsEngineTests {
             #expect(error?.message.contains(fixture.masterKey.identifier) == true)
             #expect(error?.message.contains(wrong.identifier) == true)
         }
-        #expect(fixture.vault.snapshot == before)
+        #expect(fixture.backend.snapshot == before)
     }
 
     /// Every operation of an engine whose key is no longer the board's is refused after reading only the key check
     /// value, and changes nothing.
     @Test func aWrongMasterKeyIsRefusedBeforeAnythingIsReadOrWritten() throws {
-        let inner = InMemorySecretVault()
-        let vault = RecordingVault(inner)
+        let inner = InMemorySecureStorageBackend()
+        let backend = RecordingBackend(inner)
         let key = MasterKey.generate()
-        let engine = try SecretStore.initialize(vault: vault, masterKey: key)
+        let engine = try SecureStorageEngine.initialize(backend: backend, masterKey: key)
         try engine.setValue(Data("v".utf8), forKey: "k", pluginID: calendar)
         try engine.setValue(Data("w".utf8), forKey: "k", pluginID: mail)
         // Another process re-keys the board.
-        try SecretStore(vault: inner, masterKey: key).rotateMasterKey(to: .generate())
+        try SecureStorageEngine(backend: inner, masterKey: key).rotateMasterKey(to: .generate())
         let before = inner.snapshot
         let operations: [(String, () throws -> Void)] = [
             ("verify", { try engine.verifyMasterKey() }),
@@ -86,10 +86,10 @@ struct SecretsEngineTests {
             ("shred", { try engine.shredDataKeys(pluginID: self.calendar) }),
         ]
         for (name, operation) in operations {
-            vault.reset()
+            backend.reset()
             let error = secureStorageError(operation)
             #expect(error?.code == .wrongMasterKey, "\(name)")
-            #expect(vault.calls == ["keyCheckValue"], "\(name)")
+            #expect(backend.calls == ["keyCheckValue"], "\(name)")
             #expect(inner.snapshot == before, "\(name)")
         }
     }
@@ -102,7 +102,7 @@ struct SecretsEngineTests {
         try fixture.engine.setValue(secret, forKey: "password", pluginID: calendar)
         #expect(try fixture.engine.value(forKey: "password", pluginID: calendar) == secret)
         #expect(try fixture.engine.value(forKey: "other", pluginID: calendar) == nil)
-        let record = try #require(fixture.vault.snapshot.values[.init(pluginID: calendar, key: "password")])
+        let record = try #require(fixture.backend.snapshot.values[.init(pluginID: calendar, key: "password")])
         #expect(record.sealedBox.range(of: secret) == nil)
         #expect(record.dataKeyVersion == 1)
         let dataKeys = try fixture.engine.dataKeys(pluginID: calendar)
@@ -111,16 +111,16 @@ struct SecretsEngineTests {
         #expect(dataKeys[0].wrappedKey?.count == Envelope.wrappedKeyByteCount)
     }
 
-    @Test func aFailingVaultLeavesEverythingUnchanged() throws {
+    @Test func aFailingBackendLeavesEverythingUnchanged() throws {
         let fixture = try Fixture()
-        let before = fixture.vault.snapshot
+        let before = fixture.backend.snapshot
         // The data key is created, then saving the value fails: the new data key must go too.
-        fixture.vault.failNext(.saveSealedValue)
+        fixture.backend.failNext(.saveSealedValue)
         let error = secureStorageError {
             try fixture.engine.setValue(Data("v".utf8), forKey: "k", pluginID: calendar)
         }
         #expect(error?.code == .unavailable)
-        #expect(fixture.vault.snapshot == before)
+        #expect(fixture.backend.snapshot == before)
         try fixture.engine.setValue(Data("v".utf8), forKey: "k", pluginID: calendar)
         #expect(try fixture.engine.value(forKey: "k", pluginID: calendar) == Data("v".utf8))
     }
@@ -131,7 +131,7 @@ struct SecretsEngineTests {
         let fixture = try Fixture()
         try fixture.engine.setValue(Data("a".utf8), forKey: "a", pluginID: calendar)
         try fixture.engine.setValue(Data("b".utf8), forKey: "b", pluginID: calendar)
-        fixture.vault.modify { snapshot in
+        fixture.backend.modify { snapshot in
             var moved = snapshot.values[.init(pluginID: calendar, key: "a")]!
             moved.key = "b"
             snapshot.values[.init(pluginID: calendar, key: "b")] = moved
@@ -146,7 +146,7 @@ struct SecretsEngineTests {
         try fixture.engine.setValue(Data("secret of calendar".utf8), forKey: "token", pluginID: calendar)
         try fixture.engine.setValue(Data("secret of mail".utf8), forKey: "token", pluginID: mail)
         // Copy the value into mail's row.
-        fixture.vault.modify { snapshot in
+        fixture.backend.modify { snapshot in
             var moved = snapshot.values[.init(pluginID: calendar, key: "token")]!
             moved.pluginID = mail
             snapshot.values[.init(pluginID: mail, key: "token")] = moved
@@ -154,7 +154,7 @@ struct SecretsEngineTests {
         let error = secureStorageError { _ = try fixture.engine.value(forKey: "token", pluginID: mail) }
         #expect(error?.code == .integrityFailure)
         // Copy calendar's data key over mail's as well: the wrapped key is bound to calendar.
-        fixture.vault.modify { snapshot in
+        fixture.backend.modify { snapshot in
             var key = snapshot.dataKeys[.init(pluginID: calendar, version: 1)]!
             key.pluginID = mail
             snapshot.dataKeys[.init(pluginID: mail, version: 1)] = key
@@ -169,7 +169,7 @@ struct SecretsEngineTests {
         try fixture.engine.rotateDataKey(pluginID: calendar)
         try fixture.engine.setValue(Data("v2".utf8), forKey: "other", pluginID: calendar)
         for version in [2, 0, -1, 99] {
-            fixture.vault.modify { $0.values[.init(pluginID: calendar, key: "k")]!.dataKeyVersion = version }
+            fixture.backend.modify { $0.values[.init(pluginID: calendar, key: "k")]!.dataKeyVersion = version }
             let error = secureStorageError { _ = try fixture.engine.value(forKey: "k", pluginID: calendar) }
             #expect(error?.code == .integrityFailure, "version \(version)")
         }
@@ -180,7 +180,7 @@ struct SecretsEngineTests {
         try fixture.engine.setValue(Data("old".utf8), forKey: "old", pluginID: calendar)
         try fixture.engine.rotateDataKey(pluginID: calendar)
         try fixture.engine.setValue(Data("new".utf8), forKey: "new", pluginID: calendar)
-        fixture.vault.modify { snapshot in
+        fixture.backend.modify { snapshot in
             let one = snapshot.dataKeys[.init(pluginID: calendar, version: 1)]!.wrappedKey
             let two = snapshot.dataKeys[.init(pluginID: calendar, version: 2)]!.wrappedKey
             snapshot.dataKeys[.init(pluginID: calendar, version: 1)]!.wrappedKey = two
@@ -194,16 +194,16 @@ struct SecretsEngineTests {
         #expect(error?.code == .integrityFailure)
     }
 
-    @Test func everyFlippedBitInTheVaultIsAnIntegrityFailure() throws {
+    @Test func everyFlippedBitInTheBackendIsAnIntegrityFailure() throws {
         let fixture = try Fixture()
         try fixture.engine.setValue(Data("value".utf8), forKey: "k", pluginID: calendar)
-        let original = fixture.vault.snapshot
-        let valueID = InMemorySecretVault.ValueID(pluginID: calendar, key: "k")
-        let keyID = InMemorySecretVault.DataKeyID(pluginID: calendar, version: 1)
+        let original = fixture.backend.snapshot
+        let valueID = InMemorySecureStorageBackend.ValueID(pluginID: calendar, key: "k")
+        let keyID = InMemorySecureStorageBackend.DataKeyID(pluginID: calendar, version: 1)
         let sealed = original.values[valueID]!.sealedBox
         let wrapped = original.dataKeys[keyID]!.wrappedKey!
         for index in 0..<sealed.count {
-            fixture.vault.modify {
+            fixture.backend.modify {
                 $0 = original
                 $0.values[valueID]!.sealedBox = flipping(sealed, byte: index, bit: index % 8)
             }
@@ -211,7 +211,7 @@ struct SecretsEngineTests {
             #expect(error?.code == .integrityFailure, "sealed byte \(index)")
         }
         for index in 0..<wrapped.count {
-            fixture.vault.modify {
+            fixture.backend.modify {
                 $0 = original
                 $0.dataKeys[keyID]!.wrappedKey = flipping(wrapped, byte: index, bit: index % 8)
             }
@@ -238,13 +238,13 @@ struct SecretsEngineTests {
         expected[calendar]!["key9"] = Data("calendar-new".utf8)
         try engine.shredDataKeys(pluginID: "com.example.gone")
         expected["com.example.gone"] = nil
-        let before = fixture.vault.snapshot
+        let before = fixture.backend.snapshot
 
         let newKey = MasterKey.generate()
         let count = try engine.rotateMasterKey(to: newKey)
 
         #expect(count == 3)  // calendar v1 and v2, mail v1; the shredded key is not rewrapped
-        let after = fixture.vault.snapshot
+        let after = fixture.backend.snapshot
         #expect(after.values == before.values)  // values are not re-encrypted
         #expect(after.keyCheckValue == newKey.keyCheckValue)
         #expect(engine.masterKeyIdentifier == newKey.identifier)
@@ -264,9 +264,9 @@ struct SecretsEngineTests {
             _ = try Envelope.unwrap(record.wrappedKey!, pluginID: record.pluginID, version: record.version, under: newKey)
         }
         // The board now refuses the old key and accepts the new one.
-        let refused = secureStorageError { _ = try SecretStore(vault: fixture.vault, masterKey: fixture.masterKey) }
+        let refused = secureStorageError { _ = try SecureStorageEngine(backend: fixture.backend, masterKey: fixture.masterKey) }
         #expect(refused?.code == .wrongMasterKey)
-        let reopened = try SecretStore(vault: fixture.vault, masterKey: newKey)
+        let reopened = try SecureStorageEngine(backend: fixture.backend, masterKey: newKey)
         #expect(try reopened.value(forKey: "key9", pluginID: calendar) == Data("calendar-new".utf8))
     }
 

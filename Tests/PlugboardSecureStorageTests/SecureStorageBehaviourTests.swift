@@ -18,7 +18,7 @@ enum Implementation: String, CaseIterable, CustomTestStringConvertible {
         case .inMemoryFake:
             return (InMemorySecureStorage(), InMemorySecureStorage())
         case .envelope:
-            let engine = try SecretStore.initialize(vault: InMemorySecretVault(), masterKey: .generate())
+            let engine = try SecureStorageEngine.initialize(backend: InMemorySecureStorageBackend(), masterKey: .generate())
             return (try engine.storage(forPlugin: "com.example.a"), try engine.storage(forPlugin: "com.example.b"))
         }
     }

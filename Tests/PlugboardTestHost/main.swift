@@ -124,8 +124,8 @@ if let server = option("--server") {
 } else {
     let boardPath = option("--db")!
     let board = openBoard(boardPath)
-    let secrets: BoardSecretStore
-    do { secrets = try BoardSecretStore.open(board: boardPerService ? openBoard(boardPath) : board) } catch { fail(error.message) }
+    let secrets: BoardSecureStorage
+    do { secrets = try BoardSecureStorage.open(board: boardPerService ? openBoard(boardPath) : board) } catch { fail(error.message) }
     let flags = BoardFlagProvider(board: boardPerService ? openBoard(boardPath) : board, environment: identity.environment)
     var local = HostConfiguration(
         board: board, identity: identity, pollInterval: .milliseconds(Int(option("--poll-ms") ?? "") ?? 100),

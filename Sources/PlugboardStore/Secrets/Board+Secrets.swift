@@ -6,22 +6,22 @@ package import PlugboardModel
 // keys, sealing) is PlugboardSecureStorage's; the store never sees a plaintext or an unwrapped key.
 
 extension Board {
-    /// The secret tables as a vault for the plug-ins' runtime values: each call is one transaction of its own.
+    /// The secret tables as a backend for the plug-ins' runtime values: each call is one transaction of its own.
     ///
     /// Plug-ins' reads through their `SecureStorage` are not audited; each write is a change with a `secret.write`
     /// audit row that names the keys (never a value) and carries the sealed rows' digests. Operators' changes go
     /// through ``changeSecrets(_:refusal:requiring:_:)``.
-    package var secretVault: any SecretVault { BoardSecretVault(board: self) }
+    package var secureStorageBackend: any SecureStorageBackend { BoardSecureStorageBackend(board: self) }
 
     /// Runs one audited change of the secret tables: checks `access` (refusals of not-allowed and not-found are
-    /// audited), then gives `body` a vault that joins this change's transaction and the change, whose
+    /// audited), then gives `body` a backend that joins this change's transaction and the change, whose
     /// ``AuditedChange/record(_:)`` writes the audit rows. If `body` writes without recording an audit row, or
     /// throws, nothing is kept.
     package func changeSecrets<T>(
-        _ actor: Principal, refusal: AuditEntry, requiring access: Access, _ body: (any SecretVault, AuditedChange) throws -> T
+        _ actor: Principal, refusal: AuditEntry, requiring access: Access, _ body: (any SecureStorageBackend, AuditedChange) throws -> T
     ) throws(BoardError) -> T {
         try change(actor, refusal: refusal, requiring: access) { change in
-            try body(JoinedSecretVault(change: change), change)
+            try body(JoinedSecureStorageBackend(change: change), change)
         }
     }
 
@@ -54,20 +54,20 @@ extension Board {
     }
 }
 
-/// The vault of ``Board/secretVault``: each read one read transaction (with the board's kept proofs of rows, see
+/// The backend of ``Board/secureStorageBackend``: each read one read transaction (with the board's kept proofs of rows, see
 /// `ProvenRows`), each write one audited `BEGIN IMMEDIATE` change, so that a second process waits for the writer
 /// instead of failing.
-struct BoardSecretVault: SecretVault {
+struct BoardSecureStorageBackend: SecureStorageBackend {
     let board: Board
 
-    func read<T>(_ body: (any SecretVaultReader) throws -> T) throws -> T {
+    func read<T>(_ body: (any SecureStorageBackendReader) throws -> T) throws -> T {
         // The file's state is read once: nothing in a read transaction can move it.
         try board.readTransaction { db in try body(SecretQueries(db: db, proven: board.provenRows, state: try ProvenRows.state(db))) }
     }
 
     /// One audited change: the audit row names the plug-in and the keys it wrote (never a value), and carries the
     /// digests of the sealed rows, so that an old sealed value copied back is seen by `audit verify` and hosts.
-    func write<T>(_ body: (any SecretVaultWriter) throws -> T) throws -> T {
+    func write<T>(_ body: (any SecureStorageBackendWriter) throws -> T) throws -> T {
         try board.change(try Principal.current(), refusal: AuditEntry(action: "secret.write", targetType: "plugin")) { change in
             let result = try body(SecretQueries(db: change.db, proven: board.provenRows))
             try change.recordSecretWrites()
@@ -107,19 +107,19 @@ extension AuditedChange {
     }
 }
 
-/// A vault over an audited change in progress, so that secure-storage operations join its transaction. Reads run
+/// A backend over an audited change in progress, so that secure-storage operations join its transaction. Reads run
 /// directly; each write runs in a savepoint, so that a failed operation is undone even if the caller goes on.
 ///
 /// Unchecked `Sendable`: the change holds GRDB's `Database`, which is not `Sendable`. A value of this type is made
 /// inside the closure that received the change, used synchronously there, and never escapes it.
-struct JoinedSecretVault: SecretVault, @unchecked Sendable {
+struct JoinedSecureStorageBackend: SecureStorageBackend, @unchecked Sendable {
     let change: AuditedChange
 
-    func read<T>(_ body: (any SecretVaultReader) throws -> T) throws -> T {
+    func read<T>(_ body: (any SecureStorageBackendReader) throws -> T) throws -> T {
         try body(SecretQueries(db: change.db))
     }
 
-    func write<T>(_ body: (any SecretVaultWriter) throws -> T) throws -> T {
+    func write<T>(_ body: (any SecureStorageBackendWriter) throws -> T) throws -> T {
         var result: T?
         try change.savepoint {
             result = try body(SecretQueries(db: change.db))

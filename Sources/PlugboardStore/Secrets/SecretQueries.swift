@@ -3,8 +3,8 @@ import GRDB
 import PlugboardModel
 
 /// The SQL of the secret tables (migration `0003_secure_storage.sql`: `secret_master_key`, `secret_data_keys`,
-/// `secret_values`), as the reads and writes of one vault transaction. Only sealed bytes pass through here.
-struct SecretQueries: SecretVaultWriter {
+/// `secret_values`), as the reads and writes of one backend transaction. Only sealed bytes pass through here.
+struct SecretQueries: SecureStorageBackendWriter {
     let db: Database
     /// The board's proofs of rows already proven in the file's current state, when reads may use them.
     var proven: ProvenRows? = nil

@@ -46,7 +46,7 @@ do {
     // beside it, so that the CLI's changes and a host run on it as on any board.
     let admin = try Principal.current()
     let board = try Board.create(at: path, by: admin) { board throws(BoardError) in
-        _ = try BoardSecretStore.initialize(board: board, by: admin)
+        _ = try BoardSecureStorage.initialize(board: board, by: admin)
     }
     let ids = (0..<pluginCount).map { String(format: "com.scale.p%06d", $0) }
     let manifests = try ids.map { id in

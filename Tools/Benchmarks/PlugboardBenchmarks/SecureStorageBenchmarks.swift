@@ -8,7 +8,7 @@ import PlugboardPluginAPI
 import PlugboardSecureStorage
 import PlugboardStore
 
-/// A plug-in's secure storage on a scratch board (what `BoardSecretStore.storage(forPlugin:)` hands a plug-in), and
+/// A plug-in's secure storage on a scratch board (what `BoardSecureStorage.storage(forPlugin:)` hands a plug-in), and
 /// what it is measured against: a plaintext row of the same size in a plain SQLite file opened the way a board is
 /// (one GRDB `DatabaseQueue`, WAL, `secure_delete`), and AES-GCM alone on the same bytes.
 final class SecureStorageFixture {
@@ -40,7 +40,7 @@ final class SecureStorageFixture {
             }
             try scratch.board.appendAuditEntries(entries, by: Fixtures.admin)
         }
-        let secrets = try BoardSecretStore.initialize(
+        let secrets = try BoardSecureStorage.initialize(
             board: scratch.board, by: Fixtures.admin, environment: EnvironmentKeyProvider(variableName: "PLUGBOARD_BENCH_NO_KEY")
         ).secrets
         storage = try secrets.storage(forPlugin: "com.example.bench")

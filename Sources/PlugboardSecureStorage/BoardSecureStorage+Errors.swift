@@ -4,7 +4,7 @@ import PlugboardPluginAPI
 import PlugboardStore
 
 // Secure-storage and key-provider failures as board errors: the code is chosen here, the message is kept.
-extension BoardSecretStore {
+extension BoardSecureStorage {
     /// The path of the next key file during a rotation: `<key file>.next`.
     static func nextKeyFilePath(_ keyFile: String) -> String { keyFile + ".next" }
 

@@ -12,7 +12,7 @@ import Darwin
 #endif
 
 // The audited operations on keys: master-key rotation (in the board and in its key file), data-key rotation, shredding.
-extension BoardSecretStore {
+extension BoardSecureStorage {
     /// Rotates the master key to `newKey`: every data key is rewrapped, values are untouched, the key check value
     /// is replaced, and a `keys.rotate_master` audit row (old and new key ids) is appended, in one transaction.
     /// Needs an admin.
@@ -99,7 +99,7 @@ extension BoardSecretStore {
     package func rotateDataKey(pluginID: String, reencrypt: Bool = false, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         return try changePlugin(pluginID, action: "keys.rotate_data_key", doing: "rotate the data key of", by: actor) {
-            change, secrets, vault in
+            change, secrets, backend in
             let rotation = try secrets.rotateDataKey(pluginID: pluginID, reencrypt: reencrypt)
             var after: [String: AuditJSON] = ["active_version": .int(rotation.newVersion)]
             var message = "Rotated the data key of \(pluginID): version \(rotation.newVersion) seals new values"
@@ -138,7 +138,7 @@ extension BoardSecretStore {
         if let reason { try Validate.reason(reason) }
         let result: ChangeResult = try changePlugin(
             pluginID, action: "keys.shred", doing: "shred the data keys of", reason: reason, by: actor
-        ) { change, secrets, vault in
+        ) { change, secrets, backend in
             let shredding = try secrets.shredDataKeys(pluginID: pluginID)
             guard !shredding.shreddedVersions.isEmpty else {
                 return ChangeResult(changed: false, "\(pluginID) has no data key left to shred; nothing changed.")

@@ -4,7 +4,7 @@ import PlugboardPluginAPI
 public import PlugboardStore
 
 // The audited operations on secrets: set, read, delete.
-extension BoardSecretStore {
+extension BoardSecureStorage {
     /// Seals `value` and stores it under `key` for `pluginID`, with a `secret.set` audit row (key name and data key
     /// versions, never the value). Setting the value a key already has changes nothing and writes nothing.
     ///
@@ -19,13 +19,13 @@ extension BoardSecretStore {
         } catch {
             throw Self.boardError(error)
         }
-        return try changePlugin(pluginID, action: "secret.set", doing: "set the secrets of", by: actor) { change, secrets, vault in
-            let before = try vault.read { try $0.sealedValue(pluginID: pluginID, key: key) }
+        return try changePlugin(pluginID, action: "secret.set", doing: "set the secrets of", by: actor) { change, secrets, backend in
+            let before = try backend.read { try $0.sealedValue(pluginID: pluginID, key: key) }
             if before != nil, let current = try? secrets.value(forKey: key, pluginID: pluginID), current == value {
                 return ChangeResult(changed: false, "the secret '\(key)' of \(pluginID) already has this value; nothing changed.")
             }
             try secrets.setValue(value, forKey: key, pluginID: pluginID)
-            let version = try vault.read { try $0.sealedValue(pluginID: pluginID, key: key) }?.dataKeyVersion
+            let version = try backend.read { try $0.sealedValue(pluginID: pluginID, key: key) }?.dataKeyVersion
             try change.record(
                 AuditEntry(
                     action: "secret.set", targetType: "plugin", targetID: pluginID,
@@ -47,9 +47,9 @@ extension BoardSecretStore {
     public func secret(forKey key: String, pluginID: String, by actor: Principal) throws(BoardError) -> Data {
         try Validate.pluginID(pluginID)
         let key = try Self.validatedKeyName(key)
-        return try changePlugin(pluginID, action: "secret.get", doing: "read the secrets of", by: actor) { change, secrets, vault in
+        return try changePlugin(pluginID, action: "secret.get", doing: "read the secrets of", by: actor) { change, secrets, backend in
             let missing = BoardError(.notFound, "\(pluginID) has no secret named '\(key)'; see plugboard secret list --plugin \(pluginID)")
-            guard let record = try vault.read({ try $0.sealedValue(pluginID: pluginID, key: key) }) else { throw missing }
+            guard let record = try backend.read({ try $0.sealedValue(pluginID: pluginID, key: key) }) else { throw missing }
             let opened: Data?
             do {
                 opened = try secrets.value(forKey: key, pluginID: pluginID)
@@ -79,8 +79,8 @@ extension BoardSecretStore {
     package func deleteSecret(forKey key: String, pluginID: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         let key = try Self.validatedKeyName(key)
-        return try changePlugin(pluginID, action: "secret.delete", doing: "delete the secrets of", by: actor) { change, secrets, vault in
-            guard let record = try vault.read({ try $0.sealedValue(pluginID: pluginID, key: key) }) else {
+        return try changePlugin(pluginID, action: "secret.delete", doing: "delete the secrets of", by: actor) { change, secrets, backend in
+            guard let record = try backend.read({ try $0.sealedValue(pluginID: pluginID, key: key) }) else {
                 return ChangeResult(changed: false, "\(pluginID) has no secret named '\(key)'; nothing changed.")
             }
             try secrets.removeValue(forKey: key, pluginID: pluginID)

@@ -11,7 +11,7 @@ import Musl
 import Darwin
 #endif
 
-/// The secure storage of one board: a `SecretStore` over the board, with the master key checked, for hosts
+/// The secure storage of one board: a `SecureStorageEngine` over the board, with the master key checked, for hosts
 /// and for the `plugboard` CLI.
 ///
 /// - Hosts hand each plug-in ``storage(forPlugin:)``, a `SecureStorage` bound to that plug-in's namespace. Those
@@ -19,7 +19,7 @@ import Darwin
 /// - Operators change secrets and keys through the admin operations (`setSecret(_:forKey:pluginID:by:)`,
 ///   ``secret(forKey:pluginID:by:)``, `rotateMasterKey(to:by:)`, `shredDataKeys(pluginID:reason:by:)`,
 ///   …). Each checks the actor's permissions and the master key, makes the change and appends its audit row in
-///   **one** transaction: the secret store joins the board's transaction instead of opening its own. Audit rows
+///   **one** transaction: the engine joins the board's transaction instead of opening its own. Audit rows
 ///   name plug-ins, key names and key versions, never a value or key material. Reading a secret is audited too.
 ///
 /// A wrong master key is refused when the storage is opened, and again at the start of every transaction, before
@@ -27,18 +27,18 @@ import Darwin
 ///
 /// ```swift
 /// let board = try Board.open(at: path)
-/// let secrets = try BoardSecretStore.open(board: board)      // PLUGBOARD_MASTER_KEY, else <board>.key
+/// let secrets = try BoardSecureStorage.open(board: board)      // PLUGBOARD_MASTER_KEY, else <board>.key
 /// let config = HostConfiguration(board: board, identity: identity,
 ///                                secureStorage: { id in try secrets.storage(forPlugin: id) })
 /// ```
-public final class BoardSecretStore: Sendable, CustomStringConvertible {
+public final class BoardSecureStorage: Sendable, CustomStringConvertible {
     /// The board.
     public let board: Board
     /// Where the master key came from.
     public let keySource: MasterKeySource
-    /// The secret store over the board's ``PlugboardStore/Board/secretVault``, for the plug-ins' storage; admin
+    /// The engine over the board's ``PlugboardStore/Board/secureStorageBackend``, for the plug-ins' storage; admin
     /// operations open stores that join their transaction, with this store's key and configuration.
-    let store: SecretStore
+    let store: SecureStorageEngine
 
     // MARK: Opening
 
@@ -59,7 +59,7 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
         self.board = board
         self.keySource = source
         do {
-            store = try SecretStore(vault: board.secretVault, masterKey: masterKey, configuration: configuration)
+            store = try SecureStorageEngine(backend: board.secureStorageBackend, masterKey: masterKey, configuration: configuration)
         } catch {
             let stored = try? board.masterKeyCheckValue()
             throw Self.boardError(error, key: masterKey, source: source, boardPath: board.path, storedCheck: stored ?? nil)
@@ -74,7 +74,7 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
     public static func open(
         board: Board, environment: EnvironmentKeyProvider = EnvironmentKeyProvider(),
         configuration: SecureStorageConfiguration = SecureStorageConfiguration()
-    ) throws(BoardError) -> BoardSecretStore {
+    ) throws(BoardError) -> BoardSecureStorage {
         let provider = DefaultKeyProvider(boardPath: board.path, environment: environment)
         let source: MasterKeySource =
             environment.isSet
@@ -85,7 +85,7 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
         } catch {
             throw try missingKeyError(error, board: board, source: source)
         }
-        return try BoardSecretStore(board: board, masterKey: key, source: source, configuration: configuration)
+        return try BoardSecureStorage(board: board, masterKey: key, source: source, configuration: configuration)
     }
 
     /// Opens the secure storage of `board` with the key that `keyProvider` returns (a host's KMS or keychain).
@@ -94,7 +94,7 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
     public static func open(
         board: Board, keyProvider: any KeyProvider,
         configuration: SecureStorageConfiguration = SecureStorageConfiguration()
-    ) async throws(BoardError) -> BoardSecretStore {
+    ) async throws(BoardError) -> BoardSecureStorage {
         let key: MasterKey
         do {
             key = try await keyProvider.masterKey()
@@ -103,7 +103,7 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
         } catch {
             throw BoardError(.masterKey, "the master key provider \(keyProvider) failed: \(error)")
         }
-        return try BoardSecretStore(
+        return try BoardSecureStorage(
             board: board, masterKey: key, source: .host("the key provider \(keyProvider)"), configuration: configuration)
     }
 
@@ -117,7 +117,7 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
     public static func initialize(
         board: Board, by actor: Principal, environment: EnvironmentKeyProvider = EnvironmentKeyProvider(),
         configuration: SecureStorageConfiguration = SecureStorageConfiguration()
-    ) throws(BoardError) -> (secrets: BoardSecretStore, setup: MasterKeySetup) {
+    ) throws(BoardError) -> (secrets: BoardSecureStorage, setup: MasterKeySetup) {
         if try board.masterKeyCheckValue() != nil {
             let secrets = try open(board: board, environment: environment, configuration: configuration)
             let setup = MasterKeySetup(
@@ -151,10 +151,10 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
             changed = try board.changeSecrets(
                 actor, refusal: AuditEntry(action: "keys.init", targetType: "board", targetID: boardID),
                 requiring: .admin(doing: "initialise the secure storage of the board")
-            ) { vault, change in
-                let stored = try vault.read { try $0.keyCheckValue() }
+            ) { backend, change in
+                let stored = try backend.read { try $0.keyCheckValue() }
                 do throws(SecureStorageError) {
-                    _ = try SecretStore.initialize(vault: vault, masterKey: key, configuration: configuration)
+                    _ = try SecureStorageEngine.initialize(backend: backend, masterKey: key, configuration: configuration)
                 } catch {
                     throw boardError(error, key: key, source: source, boardPath: board.path, storedCheck: stored)
                 }
@@ -169,16 +169,16 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
             if created { unlink(keyFile.path) }
             throw error
         }
-        let secrets = try BoardSecretStore(board: board, masterKey: key, source: source, configuration: configuration)
+        let secrets = try BoardSecureStorage(board: board, masterKey: key, source: source, configuration: configuration)
         return (secrets, MasterKeySetup(source: source, keyID: key.identifier, createdKeyFile: created, changed: changed))
     }
 
     /// The non-secret ``MasterKey/identifier`` of the master key in use.
     public var masterKeyIdentifier: String { store.masterKeyIdentifier }
 
-    /// `BoardSecretStore(<board>, master key: <id> from <source>)`: never a key.
+    /// `BoardSecureStorage(<board>, master key: <id> from <source>)`: never a key.
     public var description: String {
-        "BoardSecretStore(\(board.path), master key: \(store.masterKeyIdentifier) from \(keySource))"
+        "BoardSecureStorage(\(board.path), master key: \(store.masterKeyIdentifier) from \(keySource))"
     }
 
     // MARK: Plug-ins (the SPI)
@@ -202,20 +202,20 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
     // MARK: Transactions
 
     /// Runs `body` as one audited change of the board's secret tables (``PlugboardStore/Board/changeSecrets(_:refusal:requiring:_:)``:
-    /// `access` is checked, and not-allowed and not-found refusals are audited) with a secret store that joins the
+    /// `access` is checked, and not-allowed and not-found refusals are audited) with an engine that joins the
     /// transaction. That store checks the master key first, so a wrong key is refused before anything else is read
     /// or written. Secure-storage errors become ``PlugboardStore/BoardError``s.
     func change<T>(
         _ actor: Principal, refusal: AuditEntry, requiring access: Access,
-        _ body: (AuditedChange, SecretStore, any SecretVault) throws -> T
+        _ body: (AuditedChange, SecureStorageEngine, any SecureStorageBackend) throws -> T
     ) throws(BoardError) -> T {
         let key = store.masterKey
-        return try board.changeSecrets(actor, refusal: refusal, requiring: access) { vault, change in
+        return try board.changeSecrets(actor, refusal: refusal, requiring: access) { backend, change in
             do {
-                let joined = try SecretStore(vault: vault, masterKey: key, configuration: store.configuration)
-                return try body(change, joined, vault)
+                let joined = try SecureStorageEngine(backend: backend, masterKey: key, configuration: store.configuration)
+                return try body(change, joined, backend)
             } catch let error as SecureStorageError {
-                let stored = try? vault.read { try $0.keyCheckValue() }
+                let stored = try? backend.read { try $0.keyCheckValue() }
                 throw Self.boardError(error, key: key, source: keySource, boardPath: board.path, storedCheck: stored ?? nil)
             }
         }
@@ -225,7 +225,7 @@ public final class BoardSecretStore: Sendable, CustomStringConvertible {
     /// plug-in must be registered and the actor one of its owners or maintainers, or an admin.
     func changePlugin<T>(
         _ pluginID: String, action: String, doing what: String, reason: String? = nil, by actor: Principal,
-        _ body: (AuditedChange, SecretStore, any SecretVault) throws -> T
+        _ body: (AuditedChange, SecureStorageEngine, any SecureStorageBackend) throws -> T
     ) throws(BoardError) -> T {
         let refusal = AuditEntry(action: action, targetType: "plugin", targetID: pluginID, reason: reason)
         return try change(actor, refusal: refusal, requiring: .pluginMaintainers(pluginID, doing: what), body)

@@ -4,7 +4,7 @@ import PlugboardStore
 import Synchronization
 
 // Data keys and the master key: rotation, re-encryption, shredding, and sealing with the active data key.
-extension SecretStore {
+extension SecureStorageEngine {
     // MARK: Keys
 
     /// The data keys of `pluginID`, in ascending version order (wrapped; for listing and auditing).
@@ -88,7 +88,7 @@ extension SecretStore {
     }
 
     /// Destroys every data key of `pluginID`: the wrapped keys are erased and the keys marked shredded. The
-    /// plug-in's values stay in the vault but can no longer be opened; reading one throws
+    /// plug-in's values stay in the backend but can no longer be opened; reading one throws
     /// `SecureStorageError.Code.keysShredded`. A later write starts a new data key version.
     ///
     /// Copies of the wrapped keys may survive in database free pages, the WAL or backups, and would still open
@@ -113,8 +113,8 @@ extension SecretStore {
         }
     }
 
-    /// `SecretStore(master key: <id>)`.
-    var description: String { "SecretStore(master key: \(masterKeyIdentifier))" }
+    /// `SecureStorageEngine(master key: <id>)`.
+    var description: String { "SecureStorageEngine(master key: \(masterKeyIdentifier))" }
     /// A mirror that shows the master key's identifier only.
     var customMirror: Mirror {
         Mirror(self, children: ["masterKeyIdentifier": masterKeyIdentifier], displayStyle: .class)
@@ -131,7 +131,7 @@ extension SecretStore {
     /// Seals `value`, saves it, and counts the encryption on the data key; makes or rotates the active data key
     /// first when needed.
     func seal(
-        _ value: Data, forKey key: String, pluginID: String, writer: any SecretVaultWriter, masterKey: MasterKey,
+        _ value: Data, forKey key: String, pluginID: String, writer: any SecureStorageBackendWriter, masterKey: MasterKey,
         using sealing: inout SealingKey?
     ) throws {
         if sealing == nil || sealing!.record.encryptionCount >= configuration.dataKeyRotationThreshold {
@@ -148,7 +148,7 @@ extension SecretStore {
 
     /// The active data key if it may seal one more value, else a new one.
     func usableActiveKey(
-        pluginID: String, writer: any SecretVaultWriter, masterKey: MasterKey
+        pluginID: String, writer: any SecureStorageBackendWriter, masterKey: MasterKey
     ) throws -> SealingKey {
         let records = try writer.dataKeys(pluginID: pluginID)
         if let active = records.last(where: { $0.state == .active }),
@@ -163,7 +163,7 @@ extension SecretStore {
 
     /// Retires the active data key, if any, and creates the next version.
     func createDataKey(
-        pluginID: String, existing records: [DataKeyRecord], writer: any SecretVaultWriter, masterKey: MasterKey
+        pluginID: String, existing records: [DataKeyRecord], writer: any SecureStorageBackendWriter, masterKey: MasterKey
     ) throws -> SealingKey {
         let now = configuration.now()
         for var record in records where record.state == .active {
@@ -182,7 +182,7 @@ extension SecretStore {
 
     /// The unwrapped data key that opens a value of `key` sealed with `version`.
     func openingKey(
-        pluginID: String, version: Int, forKey key: String, reader: any SecretVaultReader, masterKey: MasterKey
+        pluginID: String, version: Int, forKey key: String, reader: any SecureStorageBackendReader, masterKey: MasterKey
     ) throws -> DataKey {
         guard version >= 1, let record = try reader.dataKey(pluginID: pluginID, version: version) else {
             throw SecureStorageError(
@@ -200,7 +200,7 @@ extension SecretStore {
     }
 
     func reencrypt(
-        pluginID: String, writer: any SecretVaultWriter, masterKey: MasterKey, sealing initial: SealingKey?
+        pluginID: String, writer: any SecureStorageBackendWriter, masterKey: MasterKey, sealing initial: SealingKey?
     ) throws -> Reencryption {
         var sealing = try initial ?? usableActiveKey(pluginID: pluginID, writer: writer, masterKey: masterKey)
         let target = sealing.record.version

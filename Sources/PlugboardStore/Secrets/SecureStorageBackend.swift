@@ -1,9 +1,9 @@
 package import Foundation
 
-/// Where the secure storage keeps its records: the board's secret tables (``Board/secretVault``), or an in-memory
-/// vault in tests.
+/// Where the secure storage keeps its records: the board's secret tables (``Board/secureStorageBackend``), or an in-memory
+/// backend in tests.
 ///
-/// A vault stores only what is safe to store: the master key's key check value, data keys wrapped by the master
+/// A backend stores only what is safe to store: the master key's key check value, data keys wrapped by the master
 /// key, and sealed values. It never sees a plaintext value or an unwrapped key, so it needs no cryptography and
 /// its errors cannot leak a secret.
 ///
@@ -12,17 +12,17 @@ package import Foundation
 /// ``write(_:)`` commits everything the body did if it returns, and nothing if it throws. Operations that touch
 /// several records (a value and its data key's encryption count; every wrapped key during a master-key rotation)
 /// depend on it. The view must not be used after the body returns; calls are never nested.
-package protocol SecretVault: Sendable {
+package protocol SecureStorageBackend: Sendable {
     /// Runs `body` in a read-only transaction that sees one consistent state, and returns its result.
-    func read<T>(_ body: (any SecretVaultReader) throws -> T) throws -> T
+    func read<T>(_ body: (any SecureStorageBackendReader) throws -> T) throws -> T
 
     /// Runs `body` in a read-write transaction, commits if it returns, rolls back if it throws, and returns its
     /// result or rethrows its error.
-    func write<T>(_ body: (any SecretVaultWriter) throws -> T) throws -> T
+    func write<T>(_ body: (any SecureStorageBackendWriter) throws -> T) throws -> T
 }
 
-/// The reads the secure storage makes inside a vault transaction.
-package protocol SecretVaultReader {
+/// The reads the secure storage makes inside a backend transaction.
+package protocol SecureStorageBackendReader {
     /// The board's master key check value (see ``MasterKey/keyCheckValue``), or `nil` if the board's secure
     /// storage was never initialised.
     func keyCheckValue() throws -> Data?
@@ -46,8 +46,8 @@ package protocol SecretVaultReader {
     func valueKeys(pluginID: String) throws -> [String]
 }
 
-/// The writes the secure storage makes inside a read-write vault transaction.
-package protocol SecretVaultWriter: SecretVaultReader {
+/// The writes the secure storage makes inside a read-write backend transaction.
+package protocol SecureStorageBackendWriter: SecureStorageBackendReader {
     /// Stores the board's master key check value, replacing any previous one.
     func setKeyCheckValue(_ value: Data) throws
 
@@ -72,7 +72,7 @@ package protocol SecretVaultWriter: SecretVaultReader {
     func deleteSealedValues(pluginID: String) throws -> Int
 }
 
-extension SecretVaultWriter {
+extension SecureStorageBackendWriter {
     /// By default, ``updateDataKey(_:)`` of the whole record.
     package func updateEncryptionCount(_ record: DataKeyRecord) throws { try updateDataKey(record) }
 }

@@ -4,10 +4,10 @@ import PlugboardPluginAPI
 import PlugboardStore
 import Synchronization
 
-/// Envelope encryption of plug-in values over a `SecretVault`: the secure storage's own logic, free of any board.
+/// Envelope encryption of plug-in values over a `SecureStorageBackend`: the secure storage's own logic, free of any board.
 ///
-/// A secret store holds the master key in memory and keeps everything else in the vault: the key check value, every
-/// plug-in's data keys wrapped by the master key, and the sealed values. Each public method is one vault
+/// The engine holds the master key in memory and keeps everything else in the backend: the key check value, every
+/// plug-in's data keys wrapped by the master key, and the sealed values. Each public method is one backend
 /// transaction, and each transaction first checks the board's key check value against the master key, so a wrong
 /// master key is refused (`SecureStorageError.Code.wrongMasterKey`) before anything is read
 /// or written.
@@ -17,7 +17,7 @@ import Synchronization
 /// re-encryption, shredding) are for the host and the `plugboard` CLI.
 ///
 /// ```swift
-/// let store = try SecretStore.initialize(vault: board.secretVault, masterKey: .generate())
+/// let store = try SecureStorageEngine.initialize(backend: board.secureStorageBackend, masterKey: .generate())
 /// let storage = try store.storage(forPlugin: "com.example.calendar")
 /// try await storage.set(Data("t0k3n".utf8), forKey: "oauth-token")
 /// ```
@@ -33,8 +33,8 @@ import Synchronization
 /// - ``rotateDataKey(pluginID:reencrypt:)`` starts a new data key version for a plug-in.
 /// - ``reencryptValues(pluginID:)`` moves a plug-in's values to its newest data key.
 /// - ``shredDataKeys(pluginID:)`` destroys a plug-in's data keys: its values can no longer be opened.
-final class SecretStore: Sendable, CustomStringConvertible, CustomReflectable {
-    /// Settings of a secret store: ``SecureStorageConfiguration``.
+final class SecureStorageEngine: Sendable, CustomStringConvertible, CustomReflectable {
+    /// Settings of an engine: ``SecureStorageConfiguration``.
     typealias Configuration = SecureStorageConfiguration
 
     /// The result of ``rotateDataKey(pluginID:reencrypt:)``.
@@ -70,7 +70,7 @@ final class SecretStore: Sendable, CustomStringConvertible, CustomReflectable {
     }
 
     /// Where records are kept.
-    let vault: any SecretVault
+    let backend: any SecureStorageBackend
     /// The store's settings.
     let configuration: Configuration
     let currentKey: Mutex<MasterKey>
@@ -80,18 +80,18 @@ final class SecretStore: Sendable, CustomStringConvertible, CustomReflectable {
     /// Opens the secure storage of a board whose storage was initialised with `masterKey`.
     ///
     /// - Throws: `SecureStorageError` with code `wrongMasterKey` if the board belongs to
-    ///   another master key, `notInitialized` if the board has no key check value, `unavailable` if the vault
+    ///   another master key, `notInitialized` if the board has no key check value, `unavailable` if the backend
     ///   failed.
     /// - Precondition: `configuration.dataKeyRotationThreshold` is between 1 and
     ///   ``Configuration/maximumDataKeyRotationThreshold``.
     init(
-        vault: any SecretVault, masterKey: MasterKey, configuration: Configuration = Configuration()
+        backend: any SecureStorageBackend, masterKey: MasterKey, configuration: Configuration = Configuration()
     ) throws(SecureStorageError) {
         precondition(
             (1...Configuration.maximumDataKeyRotationThreshold).contains(configuration.dataKeyRotationThreshold),
             "dataKeyRotationThreshold must be between 1 and 2^32"
         )
-        self.vault = vault
+        self.backend = backend
         self.configuration = configuration
         self.currentKey = Mutex(masterKey)
         try verifyMasterKey()
@@ -100,12 +100,12 @@ final class SecretStore: Sendable, CustomStringConvertible, CustomReflectable {
     /// Opens the secure storage of a board with the key that `keyProvider` returns.
     ///
     /// - Throws: the provider's error (``KeyProviderError`` for Plugboard's providers), or the errors of
-    ///   ``init(vault:masterKey:configuration:)``.
+    ///   ``init(backend:masterKey:configuration:)``.
     static func open(
-        vault: any SecretVault, keyProvider: any KeyProvider, configuration: Configuration = Configuration()
-    ) async throws -> SecretStore {
+        backend: any SecureStorageBackend, keyProvider: any KeyProvider, configuration: Configuration = Configuration()
+    ) async throws -> SecureStorageEngine {
         let key = try await keyProvider.masterKey()
-        return try SecretStore(vault: vault, masterKey: key, configuration: configuration)
+        return try SecureStorageEngine(backend: backend, masterKey: key, configuration: configuration)
     }
 
     /// Initialises a board's secure storage with `masterKey`, by storing its key check value, and opens it.
@@ -114,12 +114,12 @@ final class SecretStore: Sendable, CustomStringConvertible, CustomReflectable {
     ///
     /// - Throws: `SecureStorageError` with code `wrongMasterKey` if the board was
     ///   initialised with another key; `integrityFailure` if the board has data keys but no key check value
-    ///   (a damaged or partly restored board), which is never overwritten; `unavailable` if the vault failed.
+    ///   (a damaged or partly restored board), which is never overwritten; `unavailable` if the backend failed.
     static func initialize(
-        vault: any SecretVault, masterKey: MasterKey, configuration: Configuration = Configuration()
-    ) throws(SecureStorageError) -> SecretStore {
+        backend: any SecureStorageBackend, masterKey: MasterKey, configuration: Configuration = Configuration()
+    ) throws(SecureStorageError) -> SecureStorageEngine {
         try mappingErrors {
-            try vault.write { writer in
+            try backend.write { writer in
                 if let stored = try writer.keyCheckValue() {
                     try verify(masterKey, against: stored)
                     return
@@ -134,7 +134,7 @@ final class SecretStore: Sendable, CustomStringConvertible, CustomReflectable {
                 try writer.setKeyCheckValue(masterKey.keyCheckValue)
             }
         }
-        return try SecretStore(vault: vault, masterKey: masterKey, configuration: configuration)
+        return try SecureStorageEngine(backend: backend, masterKey: masterKey, configuration: configuration)
     }
 
     /// The ``MasterKey/identifier`` of the master key in use.
@@ -142,7 +142,7 @@ final class SecretStore: Sendable, CustomStringConvertible, CustomReflectable {
         currentKey.withLock { $0.identifier }
     }
 
-    /// The master key in use, for ``BoardSecretStore`` to open stores that join its transactions.
+    /// The master key in use, for ``BoardSecureStorage`` to open stores that join its transactions.
     var masterKey: MasterKey {
         currentKey.withLock { $0 }
     }
@@ -232,9 +232,9 @@ final class SecretStore: Sendable, CustomStringConvertible, CustomReflectable {
     // MARK: Transactions
 
     /// Runs `body` in a read transaction after checking the master key.
-    func reading<T>(_ body: (any SecretVaultReader, MasterKey) throws -> T) throws(SecureStorageError) -> T {
+    func reading<T>(_ body: (any SecureStorageBackendReader, MasterKey) throws -> T) throws(SecureStorageError) -> T {
         try retryingAfterRotation { masterKey in
-            try vault.read { reader in
+            try backend.read { reader in
                 try Self.verify(masterKey, against: reader.keyCheckValue())
                 return try body(reader, masterKey)
             }
@@ -242,9 +242,9 @@ final class SecretStore: Sendable, CustomStringConvertible, CustomReflectable {
     }
 
     /// Runs `body` in a write transaction after checking the master key.
-    func writing<T>(_ body: (any SecretVaultWriter, MasterKey) throws -> T) throws(SecureStorageError) -> T {
+    func writing<T>(_ body: (any SecureStorageBackendWriter, MasterKey) throws -> T) throws(SecureStorageError) -> T {
         try retryingAfterRotation { masterKey in
-            try vault.write { writer in
+            try backend.write { writer in
                 try Self.verify(masterKey, against: writer.keyCheckValue())
                 return try body(writer, masterKey)
             }
@@ -264,9 +264,9 @@ final class SecretStore: Sendable, CustomStringConvertible, CustomReflectable {
         }
     }
 
-    /// Passes ``SecureStorageError``s through and gives the vault's errors a secure-storage code, keeping their
+    /// Passes ``SecureStorageError``s through and gives the backend's errors a secure-storage code, keeping their
     /// message (the board's errors already name the thing and say what to do). Vault errors cannot contain a
-    /// secret: the vault never sees one.
+    /// secret: the backend never sees one.
     private static func mappingErrors<T>(_ body: () throws -> T) throws(SecureStorageError) -> T {
         do {
             return try body()
@@ -279,7 +279,7 @@ final class SecretStore: Sendable, CustomStringConvertible, CustomReflectable {
             default: throw SecureStorageError(.unavailable, error.message)
             }
         } catch {
-            throw SecureStorageError(.unavailable, "the secure storage could not use its vault: \(error)")
+            throw SecureStorageError(.unavailable, "the secure storage could not use its backend: \(error)")
         }
     }
 

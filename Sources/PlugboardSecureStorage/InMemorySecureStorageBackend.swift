@@ -3,12 +3,12 @@ import PlugboardPluginAPI
 import PlugboardStore
 import Synchronization
 
-/// A ``SecretVault`` in memory, with the same transaction semantics as the board: a write transaction works on a
+/// A ``SecureStorageBackend`` in memory, with the same transaction semantics as the board: a write transaction works on a
 /// copy that replaces the state only if the body returns; a read transaction sees a snapshot.
 ///
 /// For tests, ``snapshot`` exposes the whole state, ``modify(_:)`` lets a test tamper with it, and
 /// ``failNext(_:after:)`` makes one write operation throw, to check that a failed operation changes nothing.
-final class InMemorySecretVault: SecretVault {
+final class InMemorySecureStorageBackend: SecureStorageBackend {
     /// Identifies a data key: plug-in and version.
     struct DataKeyID: Sendable, Hashable {
         /// The plug-in.
@@ -35,7 +35,7 @@ final class InMemorySecretVault: SecretVault {
         }
     }
 
-    /// The whole state of the vault.
+    /// The whole state of the backend.
     struct Snapshot: Sendable, Hashable {
         /// The master key check value.
         var keyCheckValue: Data?
@@ -49,16 +49,16 @@ final class InMemorySecretVault: SecretVault {
 
     /// A write operation that ``failNext(_:after:)`` can make fail.
     enum Operation: Sendable, Hashable {
-        /// ``SecretVaultWriter/setKeyCheckValue(_:)``.
+        /// ``SecureStorageBackendWriter/setKeyCheckValue(_:)``.
         case setKeyCheckValue
-        /// ``SecretVaultWriter/insertDataKey(_:)``.
+        /// ``SecureStorageBackendWriter/insertDataKey(_:)``.
         case insertDataKey
-        /// ``SecretVaultWriter/updateDataKey(_:)``, and ``SecretVaultWriter/updateEncryptionCount(_:)``, which calls it here.
+        /// ``SecureStorageBackendWriter/updateDataKey(_:)``, and ``SecureStorageBackendWriter/updateEncryptionCount(_:)``, which calls it here.
         case updateDataKey
-        /// ``SecretVaultWriter/saveSealedValue(_:)``.
+        /// ``SecureStorageBackendWriter/saveSealedValue(_:)``.
         case saveSealedValue
-        /// ``SecretVaultWriter/deleteSealedValue(pluginID:key:)`` and
-        /// ``SecretVaultWriter/deleteSealedValues(pluginID:)``.
+        /// ``SecureStorageBackendWriter/deleteSealedValue(pluginID:key:)`` and
+        /// ``SecureStorageBackendWriter/deleteSealedValues(pluginID:)``.
         case deleteSealedValue
     }
 
@@ -77,7 +77,7 @@ final class InMemorySecretVault: SecretVault {
 
     private let state: Mutex<State>
 
-    /// Creates a vault holding `snapshot`, empty by default.
+    /// Creates a backend holding `snapshot`, empty by default.
     init(_ snapshot: Snapshot = Snapshot()) {
         state = Mutex(State(snapshot: snapshot))
     }
@@ -99,12 +99,12 @@ final class InMemorySecretVault: SecretVault {
     }
 
     /// Runs `body` on a snapshot of the state.
-    func read<T>(_ body: (any SecretVaultReader) throws -> T) throws -> T {
+    func read<T>(_ body: (any SecureStorageBackendReader) throws -> T) throws -> T {
         try body(Transaction(snapshot: snapshot))
     }
 
     /// Runs `body` on a copy of the state, which replaces the state if `body` returns.
-    func write<T>(_ body: (any SecretVaultWriter) throws -> T) throws -> T {
+    func write<T>(_ body: (any SecureStorageBackendWriter) throws -> T) throws -> T {
         var result: T?
         try state.withLock { (state: inout State) throws in
             let transaction = Transaction(snapshot: state.snapshot)
@@ -117,7 +117,7 @@ final class InMemorySecretVault: SecretVault {
     }
 
     /// The view a transaction's body gets. Never shared across threads.
-    private final class Transaction: SecretVaultWriter {
+    private final class Transaction: SecureStorageBackendWriter {
         var snapshot: Snapshot
         var failures: [Operation: Int] = [:]
 
