@@ -201,10 +201,11 @@ let package = Package(
         ),
 
         // MARK: Tests
-        // What several test targets share: the CLI harness, child processes, a safe reader of board files.
+        // What several test targets share: the CLI harness, child processes, a safe reader of board files, and the
+        // board file as the sqlite3 tool reads and edits it (no GRDB: outside the store's own tests, nothing opens the
+        // file but the code under test and sqlite3).
         .target(
             name: "PlugboardTestSupport",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/PlugboardTestSupport"
         ),
         // A host process for the tests that cross processes (registry, flags and secure storage embedded).
@@ -218,7 +219,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PlugboardProcessTests",
-            dependencies: ["plugboard", "plugboard-test-host", "PlugboardTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["plugboard", "plugboard-test-host", "PlugboardTestSupport"]
         ),
         .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
         .testTarget(name: "PlugboardRegexTests", dependencies: ["PlugboardRegex"]),
@@ -235,14 +236,14 @@ let package = Package(
             name: "PlugboardHostTests",
             dependencies: [
                 "PlugboardHost", "PlugboardBoardHost", "PlugboardModel", "PlugboardStore", "PlugboardFlags", "PlugboardVersioning",
-                "PlugboardPluginAPI", "PlugboardTesting", "PlugboardServer", "PlugboardRemoteHost",
-                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+                "PlugboardPluginAPI", "PlugboardTesting", "PlugboardServer", "PlugboardRemoteHost", "PlugboardTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(
             name: "PlugboardCLITests",
-            dependencies: ["plugboard", "PlugboardTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["plugboard", "PlugboardTestSupport"]
         ),
         .testTarget(
             name: "PlugboardServerTests",
@@ -255,7 +256,6 @@ let package = Package(
             name: "PlugboardSecureStorageTests",
             dependencies: [
                 "PlugboardSecureStorage", "PlugboardTesting", "PlugboardPluginAPI", "PlugboardStore", "PlugboardModel", "PlugboardTestSupport",
-                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ]

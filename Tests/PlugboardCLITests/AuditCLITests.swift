@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardTestSupport
 import Testing
 
@@ -44,10 +43,8 @@ struct AuditCLITests {
         let table = try await sandbox.ok("audit").stdout
         #expect(table.hasPrefix("SEQ") && table.contains("plugin.kill"))
         // The auditors' view answers "who killed what, when and why" in one SELECT.
-        let who = try sandbox.database().read { db in
-            try Row.fetchOne(db, sql: "SELECT who, target, reason FROM audit_trail WHERE action = 'plugin.kill'")
-        }
-        #expect(who?["target"] as String? == "kill_switch:com.example.mail")
+        let who = try await sandbox.boardFile.rows("SELECT who, target, reason FROM audit_trail WHERE action = 'plugin.kill'").first
+        #expect(who?["target"]?.string == "kill_switch:com.example.mail")
     }
 
     /// The filters against the rows as SQLite holds them, JSON that reads back as stored, and a table whose columns
@@ -62,53 +59,52 @@ struct AuditCLITests {
         try await sandbox.ok("plugin", "kill", "com.example.mail2", "--reason", "a long reason that comes last of all the rows")
 
         // Every row, as stored.
-        let stored = try sandbox.database().read { db in
-            try Row.fetchAll(db, sql: "SELECT seq, actor, on_behalf_of, target_id, reason FROM audit_log ORDER BY seq")
-        }
+        let stored = try await sandbox.boardFile.rows("SELECT seq, actor, on_behalf_of, target_id, reason FROM audit_log ORDER BY seq")
+        func seq(_ row: BoardFile.Row) throws -> Int64 { try #require(row["seq"]?.int64) }
         func seqs(_ arguments: String...) async throws -> [Int64] {
             try await sandbox.ok(["audit", "--json"] + arguments).stdout.split(separator: "\n").map { line in
                 let row = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
                 return try #require(row["seq"] as? Int64 ?? (row["seq"] as? Int).map(Int64.init))
             }
         }
-        #expect(try await seqs() == stored.map { $0["seq"] as Int64 })
+        #expect(try await seqs() == stored.map(seq))
         // A plug-in's id and its versions (`ID@…`), not the ids that begin with it.
         let mail = stored.filter { row in
-            let target: String? = row["target_id"]
+            let target = row["target_id"]?.string
             return target == "com.example.mail" || target?.hasPrefix("com.example.mail@") == true
         }
         #expect(mail.count >= 3)
-        #expect(try await seqs("--target", "com.example.mail") == mail.map { $0["seq"] as Int64 })
-        #expect(try await seqs("--target", "com.example.mail", "--limit", "1") == [try #require(mail.last)["seq"] as Int64])
+        #expect(try await seqs("--target", "com.example.mail") == mail.map(seq))
+        #expect(try await seqs("--target", "com.example.mail", "--limit", "1") == [seq(try #require(mail.last))])
         #expect(try await seqs("--target", "com.example.mai").isEmpty)
         // The OS user or the principal declared with --as.
-        let declared = stored.filter { ($0["on_behalf_of"] as String?) == "ci-pipeline" }.map { $0["seq"] as Int64 }
+        let declared = try stored.filter { $0["on_behalf_of"]?.string == "ci-pipeline" }.map(seq)
         #expect(declared.count == 2)  // production, made on the way, and the enable
         #expect(try await seqs("--actor", "ci-pipeline") == declared)
-        let user = try #require(stored.last)["actor"] as String
+        let user = try #require(stored.last?["actor"]?.string)
         let mailerByUser = stored.filter { row in
-            let target: String? = row["target_id"]
+            let target = row["target_id"]?.string
             return (target == "com.example.mailer" || target?.hasPrefix("com.example.mailer@") == true)
-                && (row["actor"] as String == user || row["on_behalf_of"] as String? == user)
+                && (row["actor"]?.string == user || row["on_behalf_of"]?.string == user)
         }
         #expect(mailerByUser.count == 2)
-        #expect(try await seqs("--actor", user, "--target", "com.example.mailer") == mailerByUser.map { $0["seq"] as Int64 })
+        #expect(try await seqs("--actor", user, "--target", "com.example.mailer") == mailerByUser.map(seq))
         // The newest rows, oldest first.
-        #expect(try await seqs("--limit", "3") == stored.suffix(3).map { $0["seq"] as Int64 })
+        #expect(try await seqs("--limit", "3") == stored.suffix(3).map(seq))
 
         // JSON reads back what is stored, quotes, backslashes and all.
         let kill = try #require(
             try await sandbox.ok("audit", "--json", "--target", "com.example.mail", "--limit", "1").json() as? [String: Any])
         #expect(kill["reason"] as? String == reason)
         // Every line is its row: one key per column that is not NULL (the line is written by hand, not by an encoder).
-        let columns = try await sandbox.database().read { db in try Row.fetchAll(db, sql: "SELECT * FROM audit_log ORDER BY seq") }
+        let columns = try await sandbox.boardFile.rows("SELECT * FROM audit_log ORDER BY seq")
         let objects = try await sandbox.ok("audit", "--json").stdout.split(separator: "\n").map { line in
             try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         }
         #expect(objects.count == columns.count)
         for (object, row) in zip(objects, columns) {
             var expected: [String: String] = [:]
-            for (column, value) in row where !value.isNull { expected[column] = String.fromDatabaseValue(value) ?? value.description }
+            for (column, value) in row where !value.isNull { expected[column] = value.string ?? value.description }
             let written = object.mapValues { ($0 as? String) ?? "\($0)" }
             #expect(written == expected)
         }
@@ -134,7 +130,7 @@ struct AuditCLITests {
                 toFile: "\(directory)/\(String(format: "%05d", index)).json", atomically: false, encoding: .utf8)
         }
         try await sandbox.ok("plugin", "register", directory)
-        let rows = try await sandbox.database().read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM audit_log") ?? 0 }
+        let rows = try await sandbox.boardFile.int("SELECT count(*) FROM audit_log") ?? 0
         #expect(rows > 10_050)
         let lines = try await sandbox.ok("audit").stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == rows + 1)
@@ -201,11 +197,13 @@ struct AuditCLITests {
 
     @Test func theTriggersRefuseUpdateAndDelete() async throws {
         let sandbox = try await Self.busyBoard()
-        let db = try sandbox.database()
-        #expect(throws: DatabaseError.self) {
-            try db.write { try $0.execute(sql: "UPDATE audit_log SET reason = 'nothing' WHERE seq = 7") }
+        let file = sandbox.boardFile
+        let update = await #expect(throws: BoardFile.Failure.self) {
+            try await file.execute("UPDATE audit_log SET reason = 'nothing' WHERE seq = 7")
         }
-        #expect(throws: DatabaseError.self) { try db.write { try $0.execute(sql: "DELETE FROM audit_log WHERE seq = 7") } }
+        #expect(update?.stderr.contains("audit_log is append-only: rows cannot be updated") == true, "\(String(describing: update))")
+        let delete = await #expect(throws: BoardFile.Failure.self) { try await file.execute("DELETE FROM audit_log WHERE seq = 7") }
+        #expect(delete?.stderr.contains("audit_log is append-only: rows cannot be deleted") == true, "\(String(describing: delete))")
     }
 
     /// A tampering done with SQLite directly, and the row `audit verify` must name.
@@ -268,7 +266,7 @@ struct AuditCLITests {
                 .replacingOccurrences(of: "@env", with: "\(last - 3)").replacingOccurrences(of: "@reg", with: "\(last - 5)")
         }
         let sql = fill(tampering.sql)
-        try await sandbox.database().writeWithoutTransaction { db in try db.execute(sql: sql) }
+        try await sandbox.boardFile.execute(sql)
         let result = try await sandbox.run(["audit", "verify"])
         #expect(result.status == 1, "\(result)")
         #expect(result.stderr.contains(fill(tampering.expected)), "\(result.stderr)")
@@ -279,13 +277,11 @@ struct AuditCLITests {
         let sandbox = try await Self.busyBoard()
         let checkpoint = try await sandbox.ok("audit", "checkpoint").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let last = await Self.lastSeq(sandbox)
-        try await sandbox.database().writeWithoutTransaction { db in
-            try db.execute(
-                sql: """
-                    DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq >= \(last - 1);
-                    CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
-                    """)
-        }
+        try await sandbox.boardFile.execute(
+            """
+            DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq >= \(last - 1);
+            CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'append-only'); END;
+            """)
         // Without the checkpoint the shorter chain is self-consistent, but the rows its lost changes left are not
         // (the owner added by the last row)...
         let alone = try await sandbox.run(["audit", "verify"])
@@ -300,9 +296,7 @@ struct AuditCLITests {
 
     @Test func verifyJSONNamesTheFirstBadRow() async throws {
         let sandbox = try await Self.busyBoard()
-        try await sandbox.database().writeWithoutTransaction { db in
-            try db.execute(sql: "DROP TRIGGER audit_log_no_update; UPDATE audit_log SET after_json = '{}' WHERE seq = 2")
-        }
+        try await sandbox.boardFile.execute("DROP TRIGGER audit_log_no_update; UPDATE audit_log SET after_json = '{}' WHERE seq = 2")
         let result = try await sandbox.run(["audit", "verify", "--json"])
         #expect(result.status == 1)
         let json = try #require(try result.json() as? [String: Any])

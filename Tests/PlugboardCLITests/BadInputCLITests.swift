@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardTestSupport
 import Testing
 
@@ -119,8 +118,7 @@ struct BadInputCLITests {
         }
         // An SQLite database of another application.
         let other = sandbox.root.appendingPathComponent("other.sqlite").path
-        let queue = try GRDBQueue(path: other)
-        try await queue.write { db in try db.execute(sql: "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')") }
+        try await BoardFile(other).execute("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')")
         let bytes = try FileBytes.read(other)
         for arguments in [
             ["plugin", "list"], ["plugin", "register", try sandbox.write("m.json", manifest())], ["migrate"], ["audit", "verify"],
@@ -149,5 +147,3 @@ struct BadInputCLITests {
         #expect(try (early.json() as? [String: Any])?["admin"] != nil)
     }
 }
-
-typealias GRDBQueue = DatabaseQueue

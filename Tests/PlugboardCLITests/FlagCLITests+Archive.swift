@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardTestSupport
 import Testing
 
@@ -53,16 +52,16 @@ extension FlagCLITests {
         #expect(imported.stdout.contains(": 1 flag(s) changed"), "\(imported)")
         #expect(imported.stdout.contains("note: flag 'returning' was archived"), "\(imported)")
         await #expect(try sandbox.evaluate("returning")["enabled"] as? Bool == true)
-        let row = try #require(try sandbox.auditRows("flag.import").last)
-        #expect((try jsonObject(row["before_json"] as String) as? [String: Any])?["archived"] as? Bool == true)
-        #expect((try jsonObject(row["after_json"] as String) as? [String: Any])?["archived"] as? Bool == false)
+        let row = try #require(try await sandbox.auditRows("flag.import").last)
+        #expect((try jsonObject(try #require(row["before_json"]?.string)) as? [String: Any])?["archived"] as? Bool == true)
+        #expect((try jsonObject(try #require(row["after_json"]?.string)) as? [String: Any])?["archived"] as? Bool == false)
 
         // A change of impression data alone is a change too.
         let impressions = try sandbox.write(
             "impressions.json", Self.features("{\"name\":\"returning\",\"enabled\":true,\"impressionData\":true}"))
         #expect(try await sandbox.ok("flag", "import", impressions).stdout.contains(": 1 flag(s) changed"))
         #expect(try await sandbox.flagDetail("returning")["impression_data"] as? Bool == true)
-        #expect(try sandbox.auditRows("flag.import").count == 2)
+        #expect(try await sandbox.auditRows("flag.import").count == 2)
         #expect(try await sandbox.ok("audit", "verify").status == 0)
     }
 
@@ -79,12 +78,10 @@ extension FlagCLITests {
         try await sandbox.ok(
             "flag", "import", try sandbox.write("ages.json", "{\"version\":1,\"features\":[\(flags.joined(separator: ","))]}"))
         #expect(try await sandbox.ok("flag", "list", "--stale").stdout.contains("No potentially stale flags"))
-        try await sandbox.database().write { db in
-            for (name, _, days) in ages {
-                try db.execute(
-                    sql: "UPDATE flags SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?) WHERE name = ?",
-                    arguments: ["-\(days) days", name])
-            }
+        for (name, _, days) in ages {
+            try await sandbox.boardFile.execute(
+                "UPDATE flags SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?) WHERE name = ?", .text("-\(days) days"), .text(name)
+            )
         }
         let stale = try #require(try await sandbox.ok("flag", "list", "--stale", "--json").json() as? [[String: Any]])
         #expect(stale.compactMap { $0["name"] as? String } == ["exp.old", "ops.old", "rel.old"])
@@ -94,9 +91,8 @@ extension FlagCLITests {
         #expect(try await sandbox.flagDetail("rel.old")["potentially_stale"] as? Bool == true)
         #expect(try await sandbox.flagDetail("kill.ancient")["potentially_stale"] as? Bool == false)
         // The auditors' view says the same.
-        let fromView = try await sandbox.database().read { db in
-            try String.fetchAll(db, sql: "SELECT name FROM flag_state WHERE potentially_stale AND environment = 'default' ORDER BY name")
-        }
+        let fromView = try await sandbox.boardFile.strings(
+            "SELECT name FROM flag_state WHERE potentially_stale AND environment = 'default' ORDER BY name")
         #expect(fromView == ["exp.old", "ops.old", "rel.old"])
     }
 

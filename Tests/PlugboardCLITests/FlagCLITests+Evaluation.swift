@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardTestSupport
 import Testing
 
@@ -216,31 +215,30 @@ extension FlagCLITests {
         // Nothing-to-do commands write no row.
         try await sandbox.ok("flag", "rollout", "audited", "30", "--env", "production")
 
-        let rows = try sandbox.database().read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM audit_log WHERE target_type = 'flag' ORDER BY seq")
-        }
+        let rows = try await sandbox.boardFile.rows("SELECT * FROM audit_log WHERE target_type = 'flag' ORDER BY seq")
         #expect(
-            rows.map { $0["action"] as String } == [
+            rows.map { $0["action"]?.string } == [
                 "flag.create", "flag.enable", "flag.rollout", "flag.rollout", "flag.disable",
                 "flag.archive", "flag.unarchive", "flag.import",
             ])
         #expect(
             rows.allSatisfy {
-                $0["target_id"] as String == "audited" && $0["outcome"] as String == "ok" && ($0["after_json"] as String?) != nil
+                $0["target_id"]?.string == "audited" && $0["outcome"]?.string == "ok" && $0["after_json"]?.string != nil
             })
-        #expect(rows.dropFirst().allSatisfy { ($0["before_json"] as String?) != nil }, "every change after create records the before state")
+        #expect(rows.dropFirst().allSatisfy { $0["before_json"]?.string != nil }, "every change after create records the before state")
 
         let rollout = rows[3]
-        #expect(rollout["environment"] as String? == "production")
-        #expect(rollout["on_behalf_of"] as String? == "ci-bot")
-        let before = try #require(try jsonObject(rollout["before_json"] as String) as? [String: Any])
-        let after = try #require(try jsonObject(rollout["after_json"] as String) as? [String: Any])
+        #expect(rollout["environment"]?.string == "production")
+        #expect(rollout["on_behalf_of"]?.string == "ci-bot")
+        let (beforeJSON, afterJSON) = (try #require(rollout["before_json"]?.string), try #require(rollout["after_json"]?.string))
+        let before = try #require(try jsonObject(beforeJSON) as? [String: Any])
+        let after = try #require(try jsonObject(afterJSON) as? [String: Any])
         let strategy = { (state: [String: Any]) in ((state["strategies"] as? [[String: Any]])?.first?["parameters"] as? [String: String]) }
         #expect(strategy(before) == ["rollout": "10", "stickiness": "default", "groupId": "audited"])
         #expect(strategy(after) == ["rollout": "30", "stickiness": "default", "groupId": "audited"])
         #expect(before["enabled"] as? Bool == true && after["enabled"] as? Bool == true)
-        #expect((try jsonObject(rows[1]["before_json"] as String) as? [String: Any])?["enabled"] as? Bool == false)
-        #expect((try jsonObject(rows[1]["after_json"] as String) as? [String: Any])?["enabled"] as? Bool == true)
+        #expect((try jsonObject(try #require(rows[1]["before_json"]?.string)) as? [String: Any])?["enabled"] as? Bool == false)
+        #expect((try jsonObject(try #require(rows[1]["after_json"]?.string)) as? [String: Any])?["enabled"] as? Bool == true)
         #expect(try await sandbox.ok("audit", "--target", "audited").stdout.contains("flag.rollout"))
         let verified = try await sandbox.ok("audit", "verify")
         #expect(verified.stdout.contains("intact"), "\(verified)")
@@ -275,11 +273,10 @@ extension FlagCLITests {
         #expect(try await sandbox.flagDetail("nobody.flag")["owner"] as? String == "nobody")
         try await sandbox.ok("flag", "rollout", "nobody.flag", "20")
 
-        let refusals = try sandbox.database().read { db in
-            try Row.fetchAll(db, sql: "SELECT actor, action, target_id, reason FROM audit_log WHERE outcome = 'refused' ORDER BY seq")
-        }
-        #expect(refusals.map { $0["action"] as String } == ["flag.import", "flag.enable", "flag.rollout", "flag.archive"])
-        #expect(refusals.allSatisfy { ($0["actor"] as String) == "nobody" && ($0["reason"] as String?)?.isEmpty == false })
+        let refusals = try await sandbox.boardFile.rows(
+            "SELECT actor, action, target_id, reason FROM audit_log WHERE outcome = 'refused' ORDER BY seq")
+        #expect(refusals.map { $0["action"]?.string } == ["flag.import", "flag.enable", "flag.rollout", "flag.archive"])
+        #expect(refusals.allSatisfy { $0["actor"]?.string == "nobody" && $0["reason"]?.string?.isEmpty == false })
         #expect(try await sandbox.ok("audit", "verify").status == 0)
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardTestSupport
 import Testing
 
@@ -138,9 +137,8 @@ extension Sandbox {
     }
 
     /// The audit rows of one action, oldest first.
-    func auditRows(_ action: String) throws -> [Row] {
-        try database().read { db in try Row.fetchAll(db, sql: "SELECT * FROM audit_log WHERE action = ? ORDER BY seq", arguments: [action])
-        }
+    func auditRows(_ action: String) async throws -> [BoardFile.Row] {
+        try await boardFile.rows("SELECT * FROM audit_log WHERE action = ? ORDER BY seq", .text(action))
     }
 }
 
@@ -317,9 +315,7 @@ struct FlagFailClosedTests {
         try await sandbox.ok("flag", "create", "guarded")
         try await sandbox.ok("flag", "rollout", "guarded", "5")
         try await sandbox.ok("flag", "enable", "guarded")
-        try await sandbox.database().write { db in
-            try db.execute(sql: "UPDATE flag_environments SET strategies_json = '[{broken' WHERE flag_name = 'guarded'")
-        }
+        try await sandbox.boardFile.execute("UPDATE flag_environments SET strategies_json = '[{broken' WHERE flag_name = 'guarded'")
         let contexts = try sandbox.write("c.jsonl", "{\"toggle\":\"guarded\",\"context\":{\"userId\":\"1\"}}\n")
         let result = try await sandbox.run(["flag", "evaluate", "--contexts", contexts])
         #expect(result.status == 1, "\(result)")

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardTestSupport
 import Synchronization
 import Testing
@@ -70,10 +69,9 @@ struct RegistryCLITests {
         let extra = try sandbox.write("c.json", manifest("com.example.a", "2.0.0"))
         let registered = try await sandbox.ok("plugin", "register", folder, extra)
         #expect(registered.stdout.contains("Registered 3 versions in one change (2 new plug-ins"), "\(registered)")
-        let rows = try sandbox.database().read { db in
-            try Row.fetchAll(db, sql: "SELECT action, target_id FROM audit_log WHERE action = 'plugin.register' ORDER BY seq")
-        }
-        #expect(rows.map { $0["target_id"] as String } == ["com.example.a@1.0.0", "com.example.b@1.0.0", "com.example.a@2.0.0"])
+        let rows = try await sandbox.boardFile.rows(
+            "SELECT action, target_id FROM audit_log WHERE action = 'plugin.register' ORDER BY seq")
+        #expect(rows.map { $0["target_id"]?.string } == ["com.example.a@1.0.0", "com.example.b@1.0.0", "com.example.a@2.0.0"])
 
         // One refused manifest (a version that exists) refuses them all, and names it.
         let before = try await sandbox.snapshot()
@@ -188,9 +186,7 @@ struct RegistryCLITests {
         #expect(both.status == 2)
 
         // Revived kill switches stay in the board for auditors.
-        let rows = try await sandbox.database().read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM kill_switches WHERE revived_at IS NOT NULL")
-        }
+        let rows = try await sandbox.boardFile.int("SELECT count(*) FROM kill_switches WHERE revived_at IS NOT NULL")
         #expect(rows == 3)
     }
 
@@ -252,12 +248,10 @@ struct RegistryCLITests {
     @Test func declaredPrincipalIsRecordedBesideTheOSUser() async throws {
         let sandbox = try await Sandbox.withBoard([manifest()])
         try await sandbox.ok("plugin", "enable", "com.example.calendar", "--as", "ci-bot@example.com")
-        let row = try sandbox.database().read { db in
-            try Row.fetchOne(db, sql: "SELECT actor, on_behalf_of FROM audit_log WHERE action = 'plugin.enable'")
-        }
-        #expect(row?["on_behalf_of"] as String? == "ci-bot@example.com")
-        #expect((row?["actor"] as String?)?.isEmpty == false)
-        #expect(row?["actor"] as String? != "ci-bot@example.com")
+        let row = try await sandbox.boardFile.rows("SELECT actor, on_behalf_of FROM audit_log WHERE action = 'plugin.enable'").first
+        #expect(row?["on_behalf_of"]?.string == "ci-bot@example.com")
+        #expect(row?["actor"]?.string?.isEmpty == false)
+        #expect(row?["actor"]?.string != "ci-bot@example.com")
         let audit = try await sandbox.ok("audit", "--actor", "ci-bot@example.com").stdout
         #expect(audit.contains("(for ci-bot@example.com)"))
     }
@@ -280,11 +274,10 @@ struct RegistryCLITests {
             ["plugin", "register", try sandbox.write("v2.json", manifest("com.example.calendar", "2.0.0"))], prefix: asNobody)
         #expect(register.status == 1 && register.stderr.contains("may not register a new version"))
 
-        let refusals = try sandbox.database().read { db in
-            try Row.fetchAll(db, sql: "SELECT actor, action, outcome FROM audit_log WHERE outcome = 'refused' ORDER BY seq")
-        }
-        #expect(refusals.map { $0["action"] as String } == ["plugin.disable", "plugin.kill", "plugin.register"])
-        #expect(refusals.allSatisfy { ($0["actor"] as String) == "nobody" })
+        let refusals = try await sandbox.boardFile.rows(
+            "SELECT actor, action, outcome FROM audit_log WHERE outcome = 'refused' ORDER BY seq")
+        #expect(refusals.map { $0["action"]?.string } == ["plugin.disable", "plugin.kill", "plugin.register"])
+        #expect(refusals.allSatisfy { $0["actor"]?.string == "nobody" })
 
         // Once a maintainer, the same user may.
         try await sandbox.ok("owner", "add", "com.example.calendar", "nobody", "--role", "maintainer")

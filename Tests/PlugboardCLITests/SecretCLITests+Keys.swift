@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardTestSupport
 import Synchronization
 import Testing
@@ -180,9 +179,8 @@ extension SecretCLITests {
             "nobody may not shred the data keys of")
         Self.expectRefused(
             try await sandbox.run(["keys", "rotate", "--new-key-env", "NEW"], environment: env, prefix: asNobody), "only a board admin")
-        let refusals = try await sandbox.database().read { db in
-            try String.fetchAll(db, sql: "SELECT action FROM audit_log WHERE outcome = 'refused' AND actor = 'nobody' ORDER BY seq")
-        }
+        let refusals = try await sandbox.boardFile.strings(
+            "SELECT action FROM audit_log WHERE outcome = 'refused' AND actor = 'nobody' ORDER BY seq")
         #expect(refusals == ["secret.get", "secret.set", "keys.shred", "keys.rotate_master"])
         #expect(try await sandbox.ok("secret", "get", "--plugin", Self.calendar, "k").stdout == "v")
 

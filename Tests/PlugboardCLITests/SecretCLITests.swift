@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardTestSupport
 import Synchronization
 import Testing
@@ -101,7 +100,7 @@ struct SecretCLITests {
     @Test func keysInitGivesAnOlderBoardItsMasterKey() async throws {
         let sandbox = try await Self.board()
         // A board from before secure storage: no key check value.
-        try await sandbox.database().write { db in try db.execute(sql: "DELETE FROM secret_master_key") }
+        try await sandbox.boardFile.execute("DELETE FROM secret_master_key")
         try FileManager.default.removeItem(atPath: sandbox.board + ".key")
         Self.expectRefused(
             try await sandbox.run(["secret", "set", "--plugin", Self.calendar, "k", "--from-file", "-"], stdin: "v"),

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardTestSupport
 import Testing
 
@@ -76,11 +75,11 @@ struct SignatureCLITests {
         #expect((version?["signature"] as? [String: Any])?["state"] as? String == "valid")
         let list = try await sandbox.ok("signer", "list", "com.example.calendar", "--json").json() as? [[String: Any]]
         #expect(list?.first?["key_id"] as? String == signed.keyID && list?.first?["name"] as? String == "Calendar team")
-        let actions = try await sandbox.database().read { db in try String.fetchAll(db, sql: "SELECT action FROM audit_log") }
+        let actions = try await sandbox.boardFile.strings("SELECT action FROM audit_log")
         #expect(actions.contains("plugin.sign") && actions.contains("signer.add"))
         // The private key never reaches the board.
         let privateKey = try String(contentsOfFile: signed.key, encoding: .utf8).split(separator: "\n")[1]
-        #expect(!(try sandbox.logicalDump().contains(privateKey)))
+        #expect(!(try await sandbox.boardFile.dump().contains(privateKey)))
         #expect(try await sandbox.ok("audit", "verify").status == 0)
     }
 
@@ -147,9 +146,9 @@ struct SignatureCLITests {
         #expect(shown?.map { $0["signatures"] as? String } == ["off", "require"])
         let bad = try await sandbox.run(["policy", "set", "--env", "production", "--signatures", "maybe"])
         #expect(bad.status == 2)
-        let auditRows = try await sandbox.database().read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM audit_log WHERE action = 'policy.set' AND environment = 'production'") ?? 0
-        }
+        let auditRows =
+            try await sandbox.boardFile.int("SELECT count(*) FROM audit_log WHERE action = 'policy.set' AND environment = 'production'")
+            ?? 0
         #expect(auditRows == 1)
     }
 
@@ -171,10 +170,8 @@ struct SignatureCLITests {
         let signed = try await Self.signedBoard()
         let sandbox = signed.sandbox
         try await sandbox.ok("audit", "verify")
-        try await sandbox.database().writeWithoutTransaction { db in
-            try db.execute(
-                sql: "INSERT INTO signers VALUES ('0123456789abcdef', '*', 'AAAA', 'mallory', '2026-01-01T00:00:00.000Z', 'mallory')")
-        }
+        try await sandbox.boardFile.execute(
+            "INSERT INTO signers VALUES ('0123456789abcdef', '*', 'AAAA', 'mallory', '2026-01-01T00:00:00.000Z', 'mallory')")
         let verify = try await sandbox.run(["audit", "verify"])
         #expect(verify.status == 1)
         #expect(verify.stderr.contains("signers: row 0123456789abcdef/* was added without an audit row"), "\(verify)")
@@ -189,13 +186,11 @@ struct SignatureCLITests {
         let signed = try await Self.signedBoard()
         let sandbox = signed.sandbox
         let other = String(repeating: "cd", count: 32)
-        try await sandbox.database().writeWithoutTransaction { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO artifacts (sha256, size_bytes, file_name, stored_at, stored_by) VALUES ('\(other)', 1, 'evil.so', '2026-01-01T00:00:00.000Z', 'm');
-                    UPDATE plugin_versions SET artifact_sha256 = '\(other)' WHERE plugin_id = 'com.example.calendar';
-                    """)
-        }
+        try await sandbox.boardFile.execute(
+            """
+            INSERT INTO artifacts (sha256, size_bytes, file_name, stored_at, stored_by) VALUES ('\(other)', 1, 'evil.so', '2026-01-01T00:00:00.000Z', 'm');
+            UPDATE plugin_versions SET artifact_sha256 = '\(other)' WHERE plugin_id = 'com.example.calendar';
+            """)
         let verify = try await sandbox.run(["audit", "verify"])
         #expect(verify.status == 1)
         #expect(verify.stderr.contains("plugin_versions: row com.example.calendar@1.0.0 was changed outside the log"), "\(verify)")

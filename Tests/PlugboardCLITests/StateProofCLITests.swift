@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardTestSupport
 import Testing
 
@@ -26,17 +25,15 @@ struct StateProofCLITests {
     }
 
     /// A copy of `sandbox`'s board (and its key file) in a new sandbox.
-    static func copy(_ sandbox: Sandbox) throws -> Sandbox {
+    static func copy(_ sandbox: Sandbox) async throws -> Sandbox {
         let copy = try Sandbox()
-        let target = try DatabaseQueue(path: copy.board)
-        try sandbox.database().backup(to: target)
-        try target.close()
+        try await sandbox.boardFile.backup(to: copy.board)
         try FileManager.default.copyItem(atPath: sandbox.board + ".key", toPath: copy.board + ".key")
         return copy
     }
 
-    static func edit(_ sandbox: Sandbox, _ sql: String) throws {
-        try sandbox.database().writeWithoutTransaction { db in try db.execute(sql: sql) }
+    static func edit(_ sandbox: Sandbox, _ sql: String) async throws {
+        try await sandbox.boardFile.execute(sql)
     }
 
     @Test func theUntouchedBoardVerifiesWithItsStateRoot() async throws {
@@ -49,9 +46,7 @@ struct StateProofCLITests {
         #expect(checkpoint.split(separator: ":").count == 3 && checkpoint.hasSuffix(root))
         #expect(try await sandbox.ok("audit", "verify", "--checkpoint", checkpoint).stdout.contains("intact"))
         // Every change committed to its rows; the baseline row of migration 0006 to all rows there were.
-        let actions = try await sandbox.database().read { db in
-            try String.fetchAll(db, sql: "SELECT action FROM audit_log WHERE state_changes IS NOT NULL ORDER BY seq")
-        }
+        let actions = try await sandbox.boardFile.strings("SELECT action FROM audit_log WHERE state_changes IS NOT NULL ORDER BY seq")
         #expect(actions.contains("board.baseline") && actions.contains("plugin.kill") && actions.contains("secret.set"))
     }
 
@@ -83,8 +78,8 @@ struct StateProofCLITests {
     func anEditBehindTheLogIsNamed(_ what: String, _ sql: String, _ named: String) async throws {
         let sandbox = try await Self.provenBoard()
         let before = try await sandbox.ok("audit", "checkpoint").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let edited = try Self.copy(sandbox)
-        try Self.edit(edited, sql)
+        let edited = try await Self.copy(sandbox)
+        try await Self.edit(edited, sql)
         let result = try await edited.run(["audit", "verify", "--checkpoint", before])
         #expect(result.status == 1, "\(what): \(result)")
         #expect(result.stderr.contains(named), "\(what): \(result.stderr)")
@@ -94,9 +89,9 @@ struct StateProofCLITests {
 
     @Test func anArtifactSwappedWithItsDigestIsNamed() async throws {
         let sandbox = try await Self.provenBoard()
-        let edited = try Self.copy(sandbox)
+        let edited = try await Self.copy(sandbox)
         let other = String(repeating: "ab", count: 32)
-        try Self.edit(
+        try await Self.edit(
             edited,
             """
             INSERT INTO artifacts (sha256, size_bytes, file_name, stored_at, stored_by) VALUES ('\(other)', 17, 'evil.so', '2026-01-01T00:00:00.000Z', 'mallory');
@@ -113,14 +108,10 @@ struct StateProofCLITests {
         // The sealed value of the first write, as a backup or an earlier copy of the file holds it.
         let old = try await sandbox.run(["secret", "set", "--plugin", "com.example.calendar", "token", "--from-file", "-"], stdin: "v1")
         #expect(old.status == 0)
-        let sealed = try await sandbox.database().read { db in
-            try Data.fetchOne(db, sql: "SELECT sealed FROM secret_values WHERE key = 'token'")
-        }
+        let sealed = try #require(try await sandbox.boardFile.data("SELECT sealed FROM secret_values WHERE key = 'token'"))
         let again = try await sandbox.run(["secret", "set", "--plugin", "com.example.calendar", "token", "--from-file", "-"], stdin: "v2")
         #expect(again.status == 0)
-        try await sandbox.database().write { db in
-            try db.execute(sql: "UPDATE secret_values SET sealed = ? WHERE key = 'token'", arguments: [sealed])
-        }
+        try await sandbox.boardFile.execute("UPDATE secret_values SET sealed = ? WHERE key = 'token'", .blob(sealed))
         let result = try await sandbox.run(["audit", "verify"])
         #expect(result.status == 1)
         #expect(result.stderr.contains("secret_values: row com.example.calendar/token was changed outside the log"), "\(result.stderr)")
@@ -132,7 +123,7 @@ struct StateProofCLITests {
 
     @Test func anEditOfTheDigestIndexIsNamedToo() async throws {
         let sandbox = try await Self.provenBoard()
-        try Self.edit(
+        try await Self.edit(
             sandbox,
             """
             INSERT INTO admins VALUES ('mallory', '2026-01-01T00:00:00.000Z', 'mallory');
@@ -146,7 +137,7 @@ struct StateProofCLITests {
 
     @Test func aReplacedAppendOnlyTriggerIsNamed() async throws {
         let sandbox = try await Self.provenBoard()
-        try Self.edit(
+        try await Self.edit(
             sandbox,
             """
             DROP TRIGGER audit_log_no_update;
@@ -164,7 +155,7 @@ struct StateProofCLITests {
     /// refused with one sentence, and the board is left as it was.
     @Test func aDroppedProofIsTamperingAndNothingIsChangedOrRead() async throws {
         let sandbox = try await Self.provenBoard()
-        try Self.edit(sandbox, "DROP TABLE state_buckets")
+        try await Self.edit(sandbox, "DROP TABLE state_buckets")
         let before = try await sandbox.snapshot()
         let verify = try await sandbox.run(["audit", "verify"])
         #expect(verify.status == 1 && verify.stderr.contains("the table state_buckets was dropped behind the audit log"), "\(verify)")
@@ -177,7 +168,7 @@ struct StateProofCLITests {
 
     @Test func migratingATamperedBoardIsRefused() async throws {
         let sandbox = try await Self.provenBoard()
-        try Self.edit(
+        try await Self.edit(
             sandbox,
             "INSERT INTO admins VALUES ('mallory', '2026-01-01T00:00:00.000Z', 'mallory'); DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)"
         )
@@ -203,8 +194,8 @@ struct StateProofCLITests {
         #expect(intact.status == 0, "\(intact)")
         #expect(intact.stdout.contains("head \(checkpoint)"), "\(intact.stdout)")
 
-        let edited = try Self.copy(sandbox)
-        try Self.edit(edited, "INSERT INTO admins VALUES ('mallory', '2026-01-01T00:00:00.000Z', 'mallory')")
+        let edited = try await Self.copy(sandbox)
+        try await Self.edit(edited, "INSERT INTO admins VALUES ('mallory', '2026-01-01T00:00:00.000Z', 'mallory')")
         let caught = try await edited.run([Self.script, edited.board, checkpoint], db: false, executable: "/usr/bin/python3")
         #expect(caught.status == 1)
         #expect(caught.stdout.contains(#"admins: row ["mallory"] was added without an audit row"#), "\(caught)")

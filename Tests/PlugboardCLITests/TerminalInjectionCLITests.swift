@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardTestSupport
 import Testing
 
@@ -62,11 +61,8 @@ struct TerminalInjectionCLITests {
         #expect(!show.stdout.contains("a\nforged"))
         // A name stored before names were checked (here written with SQL) still prints as one escaped row.
         try await sandbox.ok("plugin", "register", try sandbox.write("m2.json", manifest("com.example.other")))
-        try await sandbox.database().write { db in
-            try db.execute(
-                sql: "UPDATE plugins SET name = 'Evil' || char(10) || 'com.forged.row' || char(27) || '[31m' WHERE id = ?",
-                arguments: ["com.example.calendar"])
-        }
+        try await sandbox.boardFile.execute(
+            "UPDATE plugins SET name = 'Evil' || char(10) || 'com.forged.row' || char(27) || '[31m' WHERE id = ?", "com.example.calendar")
         let list = try await sandbox.ok("plugin", "list")
         #expect(list.stdout.split(separator: "\n").count == 3, "\(list.stdout)")
         #expect(list.stdout.contains("Evil\\ncom.forged.row\\u{1b}[31m"), "\(list.stdout)")

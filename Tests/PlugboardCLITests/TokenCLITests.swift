@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardTestSupport
 import Testing
 
@@ -14,7 +13,7 @@ struct TokenCLITests {
         #expect(object["name"] as? String == "checkout" && object["environment"] as? String == "default")
         #expect(secret.hasPrefix("*:default.pb_") && secret.count == "*:default.pb_".count + 43)
 
-        let dump = try sandbox.logicalDump()
+        let dump = try await sandbox.boardFile.dump()
         #expect(!dump.contains(secret) && !dump.contains(String(secret.suffix(43))), "the board holds the secret")
         let boardBytes = try Data(contentsOf: URL(fileURLWithPath: sandbox.board))
         #expect(boardBytes.range(of: Data(secret.suffix(43).utf8)) == nil)

@@ -1,11 +1,11 @@
 import Crypto
 import Foundation
-import GRDB
 import PlugboardHost
 import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardRemoteHost
 import PlugboardStore
+import PlugboardTestSupport
 import PlugboardVersioning
 import Testing
 
@@ -128,13 +128,9 @@ struct HostSignatureTests {
 
     @Test func aReleaseTrustedOnlyThroughAnUnauditedSignerRowIsRefused() async throws {
         let t = try board(.require, trust: false)
-        let queue = try DatabaseQueue(path: t.board.path)
-        try await queue.write { db in
-            try db.execute(
-                sql: "INSERT INTO signers VALUES (?, 'com.example.signed', ?, 'mallory', '2026-01-01T00:00:00.000Z', 'mallory')",
-                arguments: [Self.keyID, Self.publicKey])
-        }
-        try queue.close()
+        try await BoardFile(t.board.path).execute(
+            "INSERT INTO signers VALUES (?, 'com.example.signed', ?, 'mallory', '2026-01-01T00:00:00.000Z', 'mallory')", .text(Self.keyID),
+            .text(Self.publicKey))
         #expect(try t.board.signatureVerdict(pluginID: "com.example.signed", version: "1.0.0")?.state == .valid)
         let host = host(t)
         await host.start()

@@ -1,9 +1,9 @@
 import Foundation
-import GRDB
 import PlugboardHost
 import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 /// A host loads only releases whose rows are the ones the audit log recorded: an edit made with SQLite behind the
@@ -14,18 +14,16 @@ struct HostStateProofTests {
         t.host(compiledIn: ["com.example.a", "com.example.b"])
     }
 
-    /// Runs `sql` on the board file through a connection of its own, as `sqlite3` would.
-    func edit(_ t: TestBoard, _ sql: String) throws {
-        let queue = try DatabaseQueue(path: t.board.path)
-        try queue.writeWithoutTransaction { db in try db.execute(sql: sql) }
-        try queue.close()
+    /// Runs `sql` on the board file with `sqlite3`, in a process of its own.
+    func edit(_ t: TestBoard, _ sql: String) async throws {
+        try await BoardFile(t.board.path).execute(sql)
     }
 
     @Test(arguments: HostSourceKind.allCases) func aKillSwitchRevivedBehindTheLogKeepsThePluginUnloaded(kind: HostSourceKind) async throws {
         let t = try TestBoard()
         try t.register("com.example.a", "1.0.0").register("com.example.b", "1.0.0")
         _ = try t.board.kill(.plugin("com.example.a"), reason: "INC-1", by: TestBoard.admin)
-        try edit(t, "UPDATE kill_switches SET revived_at = '2026-01-01T00:00:00.000Z', revived_by = 'mallory'")
+        try await edit(t, "UPDATE kill_switches SET revived_at = '2026-01-01T00:00:00.000Z', revived_by = 'mallory'")
 
         // A kill switch proves nothing about one plug-in alone: the board cannot be proven, so the host keeps its last
         // good state (here, nothing loaded yet) and says which row.
@@ -57,7 +55,7 @@ struct HostStateProofTests {
 
         // Another artifact digest for the running release: the host stops it at its next poll.
         let other = String(repeating: "ab", count: 32)
-        try edit(
+        try await edit(
             t,
             """
             INSERT INTO artifacts (sha256, size_bytes, file_name, stored_at, stored_by) VALUES ('\(other)', 1, 'evil.so', '2026-01-01T00:00:00.000Z', 'm');
@@ -81,7 +79,7 @@ struct HostStateProofTests {
         try t.register("com.example.a", "1.0.0").register("com.example.b", "1.0.0")
         _ = try t.board.kill(.plugin("com.example.a"), reason: "INC-1", by: TestBoard.admin)
         // The row and its digest in the index: the index no longer matches the root the last audit row recorded.
-        try edit(t, "DELETE FROM kill_switches; DELETE FROM state_digests WHERE tbl = 'kill_switches'")
+        try await edit(t, "DELETE FROM kill_switches; DELETE FROM state_digests WHERE tbl = 'kill_switches'")
         let host = host(t)
         await host.start()
         #expect(host.activePlugins.map(\.pluginID) == [])

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardTestSupport
 import Testing
 
@@ -48,10 +47,8 @@ struct HostTrustTests {
         return (sandbox, checkpoint)
     }
 
-    static func edit(_ sandbox: Sandbox, _ sql: String) throws {
-        let queue = try DatabaseQueue(path: sandbox.board)
-        try queue.writeWithoutTransaction { db in try db.execute(sql: sql) }
-        try queue.close()
+    static func edit(_ sandbox: Sandbox, _ sql: String) async throws {
+        try await sandbox.boardFile.execute(sql)
     }
 
     /// Runs a host of the board file until it has started, and returns the plug-ins it loaded and its output.
@@ -122,7 +119,7 @@ struct HostTrustTests {
         let (sandbox, checkpoint) = try await Self.board(killAll: killAll)
         // Made before the edit: a board whose proof was dropped takes no change, a token included.
         let token = try await Self.token(sandbox)
-        try Self.edit(sandbox, sql)
+        try await Self.edit(sandbox, sql)
         for arguments in [["audit", "verify"], ["audit", "verify", "--checkpoint", checkpoint]] {
             let verify = try await sandbox.run(arguments)
             #expect(verify.status == 1, "\(attack): \(arguments.joined(separator: " ")) passed: \(verify)")
@@ -153,9 +150,7 @@ struct HostTrustTests {
         let (sandbox, _) = try await Self.board()
         let older = sandbox.root.appendingPathComponent("older.sqlite").path
         try await sandbox.ok("plugin", "revive", Self.greeter)
-        let queue = try DatabaseQueue(path: older)
-        try sandbox.database().backup(to: queue)
-        try queue.close()
+        try await sandbox.boardFile.backup(to: older)
         try await sandbox.ok("plugin", "kill", Self.greeter, "--reason", "INC-4")
         let checkpoint = try await sandbox.ok("audit", "checkpoint").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let state = sandbox.root.appendingPathComponent("host-state").path

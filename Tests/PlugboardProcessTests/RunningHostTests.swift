@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardTestSupport
 import Testing
 
@@ -132,7 +131,7 @@ struct RunningHostTests {
         #expect(activations == "5", "alpha's activation count in its secure storage: \(activations)")
 
         // After all this the board is intact and its audit log verifies.
-        let integrity = try await sandbox.database().read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+        let integrity = try await sandbox.boardFile.strings("PRAGMA integrity_check")
         #expect(integrity == ["ok"])
         try await sandbox.ok("audit", "verify")
     }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardTestSupport
@@ -15,9 +14,8 @@ extension BoardSecretsTests {
     /// the kept entries: the stored hash is the hash of the entries as they are.
     @Test func bucketEntriesKeptBetweenChangesAreReadAgainAfterAnotherProcessWrote() async throws {
         let (fixture, spi) = try await Self.boardWithTwoPuts()
-        let bucket = try Self.bucket(fixture, "SELECT bucket FROM state_digests WHERE tbl = 'secret_values';")
-        _ = try Self.sqlite3(
-            fixture.path,
+        let bucket = try await Self.bucket(fixture, "SELECT bucket FROM state_digests WHERE tbl = 'secret_values';")
+        try await fixture.attacker().execute(
             "INSERT INTO state_digests (tbl, key, bucket, digest) VALUES ('secret_values', '[\"a\",\"b\"]', \(bucket), '\(String(repeating: "0", count: 64))');"
         )
         try await spi.set(Data("v3".utf8), forKey: "token")
@@ -32,8 +30,8 @@ extension BoardSecretsTests {
     /// entries that would hold the entry the index does not, through puts and the removal.
     @Test func bucketEntriesAreNotKeptForAnEntryAnotherProcessMovedToAnotherBucket() async throws {
         let (fixture, spi) = try await Self.boardWithTwoPuts()
-        let bucket = try Self.bucket(fixture, "SELECT bucket FROM state_digests WHERE tbl = 'secret_values';")
-        _ = try Self.sqlite3(fixture.path, "UPDATE state_digests SET bucket = \((bucket + 1) % 256) WHERE tbl = 'secret_values';")
+        let bucket = try await Self.bucket(fixture, "SELECT bucket FROM state_digests WHERE tbl = 'secret_values';")
+        try await fixture.attacker().execute("UPDATE state_digests SET bucket = \((bucket + 1) % 256) WHERE tbl = 'secret_values';")
         for step in ["v3", "v4", "v5", "removed"] {
             if step == "removed" {
                 try await spi.removeValue(forKey: "token")
@@ -78,7 +76,6 @@ extension BoardSecretsTests {
         #expect(try await secrets.storage(forPlugin: calendar).data(forKey: "k") == Data("after".utf8))
     }
 
-    /// Runs `sql` with the `sqlite3` shell in a process of its own, and returns its output.
     /// A board whose calendar plug-in put `token` twice, so that its connection keeps what the state proof caches.
     static func boardWithTwoPuts() async throws -> (BoardFixture, any SecureStorage) {
         let fixture = try BoardFixture()
@@ -89,21 +86,8 @@ extension BoardSecretsTests {
     }
 
     /// The bucket number `sql` selects, read by another process.
-    static func bucket(_ fixture: BoardFixture, _ sql: String) throws -> Int {
-        try #require(Int(try sqlite3(fixture.path, sql).trimmingCharacters(in: .whitespacesAndNewlines)))
-    }
-
-    static func sqlite3(_ path: String, _ sql: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = ["-bail", path, ".timeout 10000", sql]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = Result { () throws(POSIXError) in try out.fileHandleForReading.readAll() }
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "sqlite3 failed: \(sql)")
-        return String(decoding: try data.get(), as: UTF8.self)
+    static func bucket(_ fixture: BoardFixture, _ sql: String) async throws -> Int {
+        try #require(try await fixture.attacker().int(sql))
     }
 
     @Test func aCiphertextCopiedToAnotherKeyOrPluginDoesNotOpen() async throws {
@@ -111,34 +95,28 @@ extension BoardSecretsTests {
         for (plugin, key, value) in [(calendar, "a", "calendar-a"), (calendar, "b", "calendar-b"), (mail, "a", "mail-a")] {
             _ = try fixture.secrets.setSecret(Data(value.utf8), forKey: key, pluginID: plugin, by: fixture.admin)
         }
-        let attacker = try fixture.attacker()
+        let attacker = fixture.attacker()
         // Same plug-in, same data key version, another key name.
-        try await attacker.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE secret_values SET sealed = (SELECT sealed FROM secret_values WHERE plugin_id = ?1 AND key = 'a')
-                    WHERE plugin_id = ?1 AND key = 'b'
-                    """, arguments: [calendar])
-        }
+        try await attacker.execute(
+            """
+            UPDATE secret_values SET sealed = (SELECT sealed FROM secret_values WHERE plugin_id = ?1 AND key = 'a')
+            WHERE plugin_id = ?1 AND key = 'b'
+            """, .text(calendar))
         #expect(boardError { _ = try fixture.secrets.secret(forKey: "b", pluginID: calendar, by: fixture.admin) }?.code == .integrity)
         // Another plug-in, same key name.
-        try await attacker.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE secret_values SET sealed = (SELECT sealed FROM secret_values WHERE plugin_id = ?1 AND key = 'a')
-                    WHERE plugin_id = ?2 AND key = 'a'
-                    """, arguments: [calendar, mail])
-        }
+        try await attacker.execute(
+            """
+            UPDATE secret_values SET sealed = (SELECT sealed FROM secret_values WHERE plugin_id = ?1 AND key = 'a')
+            WHERE plugin_id = ?2 AND key = 'a'
+            """, .text(calendar), .text(mail))
         let spiError = await secureStorageError { _ = try await fixture.secrets.storage(forPlugin: mail).data(forKey: "a") }
         #expect(spiError?.code == .integrityFailure)
         // A wrapped data key copied to another plug-in does not unwrap there.
-        try await attacker.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE secret_data_keys SET wrapped_key = (SELECT wrapped_key FROM secret_data_keys WHERE plugin_id = ?1 AND version = 1)
-                    WHERE plugin_id = ?2 AND version = 1
-                    """, arguments: [calendar, mail])
-        }
+        try await attacker.execute(
+            """
+            UPDATE secret_data_keys SET wrapped_key = (SELECT wrapped_key FROM secret_data_keys WHERE plugin_id = ?1 AND version = 1)
+            WHERE plugin_id = ?2 AND version = 1
+            """, .text(calendar), .text(mail))
         #expect(boardError { _ = try fixture.secrets.secret(forKey: "a", pluginID: mail, by: fixture.admin) }?.code == .integrity)
         // The untouched value still opens.
         #expect(try fixture.secrets.secret(forKey: "a", pluginID: calendar, by: fixture.admin) == Data("calendar-a".utf8))

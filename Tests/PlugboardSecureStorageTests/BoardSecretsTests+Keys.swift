@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardTestSupport
@@ -50,7 +49,7 @@ extension BoardSecretsTests {
         let directory = try TemporaryDirectory()
         let path = directory.file("board.sqlite")
         let board = try Board.create(at: path, by: try Principal(osUser: "tester"))
-        let before = try DatabaseQueue(path: board.path).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM secret_master_key") }
+        let before = try BoardFile(board.path).int("SELECT count(*) FROM secret_master_key")
         #expect(before == 0)
         let error = boardError {
             _ = try BoardSecureStorage.initialize(
@@ -176,10 +175,8 @@ extension BoardSecretsTests {
         #expect(spiError?.code == .keysShredded)
         #expect(try fixture.board.secretEntries(pluginID: calendar).map(\.readable) == [false, false])
         // The wrapped keys are gone from the board.
-        let wrapped = try await fixture.attacker().read { db in
-            try Int.fetchOne(
-                db, sql: "SELECT count(*) FROM secret_data_keys WHERE plugin_id = ? AND wrapped_key IS NOT NULL", arguments: [calendar])
-        }
+        let wrapped = try await fixture.attacker().int(
+            "SELECT count(*) FROM secret_data_keys WHERE plugin_id = ? AND wrapped_key IS NOT NULL", .text(calendar))
         #expect(wrapped == 0)
         // Other plug-ins are untouched; the shredded plug-in can start again with a new data key.
         #expect(try fixture.secrets.secret(forKey: "a", pluginID: mail, by: fixture.admin) == Data("m".utf8))
@@ -237,9 +234,8 @@ extension BoardSecretsTests {
         let fixture = try BoardFixture()
         _ = try fixture.secrets.setSecret(Data("v".utf8), forKey: "k", pluginID: calendar, by: fixture.admin)
         // Make the audit append fail: the change it belongs to must not be kept.
-        try fixture.attacker().write { db in
-            try db.execute(sql: "CREATE TRIGGER audit_fails BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'audit unavailable'); END")
-        }
+        try fixture.attacker().execute(
+            "CREATE TRIGGER audit_fails BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'audit unavailable'); END")
         let before = try fixture.state()
         let changes: [(String, () throws -> Void)] = [
             ("set", { _ = try fixture.secrets.setSecret(Data("w".utf8), forKey: "k", pluginID: self.calendar, by: fixture.admin) }),
@@ -254,7 +250,7 @@ extension BoardSecretsTests {
             #expect(boardError(change) != nil, "\(name)")
             #expect(try fixture.state() == before, "\(name)")
         }
-        try fixture.attacker().write { db in try db.execute(sql: "DROP TRIGGER audit_fails") }
+        try fixture.attacker().execute("DROP TRIGGER audit_fails")
         #expect(try fixture.secrets.secret(forKey: "k", pluginID: calendar, by: fixture.admin) == Data("v".utf8))
     }
 

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardTestSupport
@@ -8,6 +7,12 @@ import Testing
 
 @testable import PlugboardSecureStorage
 @testable import PlugboardStore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A real board in a temporary folder, with its secure storage initialised from a key file and two registered
 /// plug-ins.
@@ -37,11 +42,14 @@ final class BoardFixture {
 
     var keyFile: String { path + ".key" }
 
-    /// A second connection to the board file, as someone with `sqlite3` would open it.
-    func attacker() throws -> DatabaseQueue { try DatabaseQueue(path: path) }
+    /// The board file as someone with `sqlite3` reads and edits it, in a process of their own.
+    func attacker() -> BoardFile { BoardFile(path) }
 
     /// The bytes of the board file and of its WAL, shared-memory and journal files that exist now.
-    func files() -> [String: Data] {
+    func files() -> [String: Data] { Self.files(of: path) }
+
+    /// The bytes of the board file at `path` and of its WAL, shared-memory and journal files that exist now.
+    static func files(of path: String) -> [String: Data] {
         var files: [String: Data] = [:]
         for suffix in ["", "-wal", "-shm", "-journal"] {
             // Read by a child process: this process holds connections to the board (see FileBytes).
@@ -62,17 +70,9 @@ final class BoardFixture {
         let files: [String: Data]
     }
 
+    /// The dump is `sqlite3`'s (``BoardFile/dump()``), read in a process of its own from the committed state.
     func state() throws -> State {
-        let dump = try board.read { db in
-            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map { table in
-                try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\"").map { "\(table): \($0)" }.joined(separator: "\n")
-            }.joined(separator: "\n")
-        }
-        return State(dump: dump, files: files().filter { !$0.key.hasSuffix("-shm") })
-    }
-
-    func closeBoard() throws {
-        try (board.writer as? DatabaseQueue)?.close()
+        State(dump: try attacker().dump(), files: files().filter { !$0.key.hasSuffix("-shm") })
     }
 }
 
@@ -95,7 +95,8 @@ struct BoardSecretsTests {
     // MARK: Plaintext never reaches the files
 
     @Test func plaintextNeverReachesTheBoardFileItsWALOrTheAuditLog() async throws {
-        let fixture = try BoardFixture()
+        // The fixture lives in this scope only: when it ends, the board and its connection go away.
+        var fixture: BoardFixture! = try BoardFixture()
         let marker = "PLAINTEXT-\(UUID().uuidString)"
         let spiMarker = "SPI-PLAINTEXT-\(UUID().uuidString)"
         let keyName = "KEYNAME-\(UUID().uuidString)"
@@ -118,8 +119,12 @@ struct BoardSecretsTests {
         #expect(audit.contains(keyName))
         #expect(!audit.contains(marker) && !audit.contains(spiMarker))
 
-        try fixture.closeBoard()
-        let closed = fixture.files()
+        // The board closed (its last reference dropped), its WAL checkpointed into the file; the folder stays.
+        let (directory, path) = (fixture.directory, fixture.path)
+        fixture = nil
+        let closed = BoardFixture.files(of: path)
+        #expect(closed[path + "-wal"].map(\.isEmpty) != false, "the closed board's WAL should be checkpointed and emptied")
+        withExtendedLifetime(directory) {}
         #expect(!closed.isEmpty)
         for (file, bytes) in closed {
             #expect(!contains(bytes, Data(marker.utf8)), "plaintext in \(file)")
@@ -130,9 +135,26 @@ struct BoardSecretsTests {
 
     @Test func everyBoardConnectionRunsWithSecureDelete() throws {
         let fixture = try BoardFixture()
-        #expect(try fixture.board.read { db in try Int.fetchOne(db, sql: "PRAGMA secure_delete") } == 1)
+        #expect(try Self.secureDelete(of: fixture.board) == 1)
         let readOnly = try Board.open(at: fixture.path, readOnly: true)
-        #expect(try readOnly.read { db in try Int.fetchOne(db, sql: "PRAGMA secure_delete") } == 1)
+        #expect(try Self.secureDelete(of: readOnly) == 1)
+    }
+
+    /// `PRAGMA secure_delete` of the board's own connection. The setting belongs to the connection, not the file, so
+    /// no other process can read it; this target links no GRDB, so the value is read from the statement the store
+    /// steps (`StateQueries.forEachRow`) with SQLite's own `sqlite3_column_int`, looked up in the loaded library.
+    static func secureDelete(of board: Board) throws -> Int32? {
+        typealias ColumnInt = @convention(c) (OpaquePointer?, Int32) -> Int32
+        let symbol = try #require(dlsym(dlopen(nil, RTLD_NOW), "sqlite3_column_int"), "SQLite's C library is not loaded")
+        let columnInt = unsafeBitCast(symbol, to: ColumnInt.self)
+        var value: Int32?
+        try board.read { db in
+            try StateQueries.forEachRow(db, sql: "PRAGMA secure_delete") { statement in
+                value = columnInt(statement, 0)
+                return false
+            }
+        }
+        return value
     }
 
     // MARK: Integrity
@@ -142,17 +164,12 @@ struct BoardSecretsTests {
         let value = Data("correct horse".utf8)
         _ = try fixture.secrets.setSecret(value, forKey: "k", pluginID: calendar, by: fixture.admin)
         let spi = try fixture.secrets.storage(forPlugin: calendar)
-        let attacker = try fixture.attacker()
+        let attacker = fixture.attacker()
 
         let sealed = try #require(
-            try await attacker.read { db in
-                try Data.fetchOne(db, sql: "SELECT sealed FROM secret_values WHERE plugin_id = ? AND key = 'k'", arguments: [calendar])
-            })
+            try await attacker.data("SELECT sealed FROM secret_values WHERE plugin_id = ? AND key = 'k'", .text(calendar)))
         let wrapped = try #require(
-            try await attacker.read { db in
-                try Data.fetchOne(
-                    db, sql: "SELECT wrapped_key FROM secret_data_keys WHERE plugin_id = ? AND version = 1", arguments: [calendar])
-            })
+            try await attacker.data("SELECT wrapped_key FROM secret_data_keys WHERE plugin_id = ? AND version = 1", .text(calendar)))
         #expect(sealed.count == 1 + 12 + value.count + 16)
         #expect(wrapped.count == 61)
 
@@ -164,9 +181,7 @@ struct BoardSecretsTests {
             // Every byte: format byte, nonce, ciphertext, tag.
             for index in 0..<target.original.count {
                 let bit = index % 8
-                try await attacker.write { db in
-                    try db.execute(sql: target.sql, arguments: [flipping(target.original, byte: index, bit: bit)])
-                }
+                try await attacker.execute(target.sql, .blob(flipping(target.original, byte: index, bit: bit)))
                 let error = boardError {
                     _ = try fixture.secrets.secret(forKey: "k", pluginID: calendar, by: fixture.admin)
                 }
@@ -174,7 +189,7 @@ struct BoardSecretsTests {
                 let spiError = await secureStorageError { _ = try await spi.data(forKey: "k") }
                 #expect(spiError?.code == .integrityFailure, "\(target.what) byte \(index)")
             }
-            try await attacker.write { db in try db.execute(sql: target.sql, arguments: [target.original]) }
+            try await attacker.execute(target.sql, .blob(target.original))
             #expect(try fixture.secrets.secret(forKey: "k", pluginID: calendar, by: fixture.admin) == value)
         }
         // No failed read was recorded as a successful one.
@@ -190,38 +205,39 @@ struct BoardSecretsTests {
         let fixture = try BoardFixture()
         let spi = try fixture.secrets.storage(forPlugin: calendar)
         try await spi.set(Data("v1".utf8), forKey: "token")
-        func hex(_ sql: String) throws -> String {
-            try #require(try Self.sqlite3(fixture.path, sql).split(separator: "\n").first.map(String.init))
+        func text(_ sql: String) async throws -> String {
+            try #require(try await fixture.attacker().string(sql))
         }
         let row = "WHERE plugin_id = '\(calendar)' AND key = 'token'"
         let indexEntry = "WHERE tbl = 'secret_values' AND key = json_array('\(calendar)', 'token')"
         // The whole row as a backup holds it (sealed value and time, as an `UPDATE … SET` list), and its index entry.
-        func savedRow() throws -> (set: String, digest: String) {
+        func savedRow() async throws -> (set: String, digest: String) {
             (
-                try hex("SELECT 'sealed = X''' || hex(sealed) || ''', updated_at = ''' || updated_at || '''' FROM secret_values \(row);"),
-                try hex("SELECT digest FROM state_digests \(indexEntry);")
+                try await text(
+                    "SELECT 'sealed = X''' || hex(sealed) || ''', updated_at = ''' || updated_at || '''' FROM secret_values \(row);"),
+                try await text("SELECT digest FROM state_digests \(indexEntry);")
             )
         }
         func setIndexedDigest(_ digest: String) -> String { "UPDATE state_digests SET digest = '\(digest)' \(indexEntry);" }
 
-        let old = try savedRow()
+        let old = try await savedRow()
         try await spi.set(Data("v2".utf8), forKey: "token")
-        let current = try savedRow()
+        let current = try await savedRow()
         for _ in 0..<3 { #expect(try await spi.data(forKey: "token") == Data("v2".utf8)) }
 
-        _ = try Self.sqlite3(fixture.path, "UPDATE secret_values SET \(old.set) \(row);")
+        try await fixture.attacker().execute("UPDATE secret_values SET \(old.set) \(row);")
         let copied = await secureStorageError { _ = try await spi.data(forKey: "token") }
         #expect(
             copied?.code == .integrityFailure && copied?.message.contains("does not match the audit log") == true,
             "\(String(describing: copied))")
 
-        _ = try Self.sqlite3(fixture.path, setIndexedDigest(old.digest))
+        try await fixture.attacker().execute(setIndexedDigest(old.digest))
         let indexEdited = await secureStorageError { _ = try await spi.data(forKey: "token") }
         #expect(
             indexEdited?.code == .integrityFailure && indexEdited?.message.contains("cannot be proven") == true,
             "\(String(describing: indexEdited))")
 
-        _ = try Self.sqlite3(fixture.path, setIndexedDigest(current.digest) + "UPDATE secret_values SET \(current.set) \(row);")
+        try await fixture.attacker().execute(setIndexedDigest(current.digest) + "UPDATE secret_values SET \(current.set) \(row);")
         #expect(try await spi.data(forKey: "token") == Data("v2".utf8))
     }
 
@@ -234,23 +250,19 @@ struct BoardSecretsTests {
     func bucketHashesKeptBetweenChangesAreReadAgainAfterAnotherProcessWrote(editedHash: String) async throws {
         let (fixture, spi) = try await Self.boardWithTwoPuts()
         // A bucket the next put does not touch (not the value's, not its data key's).
-        let bucket = try Self.bucket(
+        let bucket = try await Self.bucket(
             fixture,
             """
             SELECT bucket FROM state_buckets WHERE bucket NOT IN
               (SELECT bucket FROM state_digests WHERE tbl IN ('secret_values', 'secret_data_keys')) ORDER BY bucket LIMIT 1;
             """)
-        _ = try Self.sqlite3(
-            fixture.path, "PRAGMA ignore_check_constraints = ON; UPDATE state_buckets SET hash = '\(editedHash)' WHERE bucket = \(bucket);")
+        try await fixture.attacker().execute(
+            "PRAGMA ignore_check_constraints = ON; UPDATE state_buckets SET hash = '\(editedHash)' WHERE bucket = \(bucket);")
         try await spi.set(Data("v3".utf8), forKey: "token")
 
-        let reader = try DatabaseQueue(path: fixture.path)
-        let (recorded, stored) = try await reader.read { db in
-            (
-                try String.fetchOne(db, sql: "SELECT state_root FROM audit_log ORDER BY seq DESC LIMIT 1"),
-                try StateQueries.storedRoot(db)
-            )
-        }
+        // Read by other connections than the fixture's: the root the last row recorded, and the root of the stored hashes.
+        let recorded = try await fixture.attacker().string("SELECT state_root FROM audit_log ORDER BY seq DESC LIMIT 1")
+        let stored = try Board.open(at: fixture.path, readOnly: true).read { db in try StateQueries.storedRoot(db) }
         #expect(recorded == stored, "the last audit row's root is not the root of the stored bucket hashes")
         let verification = try fixture.board.verifyAudit()
         #expect(!verification.ok && verification.problems.contains { $0.contains("state_buckets") }, "\(verification.problems)")

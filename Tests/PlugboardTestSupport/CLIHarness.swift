@@ -1,5 +1,4 @@
 public import Foundation
-public import GRDB
 import Synchronization
 public import Testing
 
@@ -159,34 +158,13 @@ public final class Sandbox: Sendable {
         public let dump: String
     }
 
-    /// The board's bytes (read by a child process: see ``FileBytes``) and its logical dump.
+    /// The board's bytes (read by a child process: see ``FileBytes``) and its logical dump (``BoardFile/dump()``).
     public func snapshot() async throws -> Snapshot {
-        try await Self.offPool { Snapshot(bytes: try FileBytes.read(self.board), dump: try self.logicalDump()) }
+        try await Self.offPool { Snapshot(bytes: try FileBytes.read(self.board), dump: try self.boardFile.dump()) }
     }
 
-    /// A logical dump of every table and the schema, opened read-only.
-    public func logicalDump() throws -> String {
-        var config = Configuration()
-        config.readonly = true
-        let queue = try DatabaseQueue(path: board, configuration: config)
-        return try queue.read { db in
-            var text = ""
-            for (name, sql) in try Row.fetchAll(db, sql: "SELECT name, ifnull(sql, '') AS sql FROM sqlite_master ORDER BY type, name").map({
-                ($0["name"] as String, $0["sql"] as String)
-            }) {
-                text += "schema \(name): \(sql)\n"
-            }
-            for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") {
-                for row in try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\"") { text += "\(table): \(row)\n" }
-            }
-            return text
-        }
-    }
-
-    /// Opens the board directly with GRDB, as someone with sqlite3 would.
-    public func database() throws -> DatabaseQueue {
-        try DatabaseQueue(path: board)
-    }
+    /// The board file, to read or edit with the `sqlite3` tool as someone with a shell on the machine would.
+    public var boardFile: BoardFile { BoardFile(board) }
 
     /// The permission bits of a file.
     public func mode(_ path: String) -> mode_t {

@@ -21,7 +21,9 @@ extension FileHandle {
     /// Everything the process wrote until it exited: reads as ``readAll()`` does, but stops once `exited` says so and
     /// the pipe has nothing more, even when another process still holds the pipe's other end (a server another test
     /// started at the same moment can inherit it), which would otherwise keep the read waiting for ever.
-    package func readAll(until exited: () -> Bool) throws(POSIXError) -> Data {
+    ///
+    /// More than `limit` bytes throw `EFBIG` (the child may then still be writing: the caller ends it).
+    package func readAll(until exited: () -> Bool, limit: Int = .max) throws(POSIXError) -> Data {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var draining = false
@@ -41,6 +43,7 @@ extension FileHandle {
             let count = buffer.withUnsafeMutableBytes { systemRead(fileDescriptor, $0.baseAddress, $0.count) }
             if count > 0 {
                 data.append(contentsOf: buffer[..<count])
+                if data.count > limit { throw POSIXError(.EFBIG) }
             } else if count == 0 {
                 return data
             } else if errno != EINTR {
