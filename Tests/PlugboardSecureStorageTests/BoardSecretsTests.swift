@@ -8,12 +8,6 @@ import Testing
 @testable import PlugboardSecureStorage
 @testable import PlugboardStore
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A real board in a temporary folder, with its secure storage initialised from a key file and two registered
 /// plug-ins.
 final class BoardFixture {
@@ -135,26 +129,9 @@ struct BoardSecretsTests {
 
     @Test func everyBoardConnectionRunsWithSecureDelete() throws {
         let fixture = try BoardFixture()
-        #expect(try Self.secureDelete(of: fixture.board) == 1)
+        #expect(try fixture.board.secureDeleteIsOn())
         let readOnly = try Board.open(at: fixture.path, readOnly: true)
-        #expect(try Self.secureDelete(of: readOnly) == 1)
-    }
-
-    /// `PRAGMA secure_delete` of the board's own connection. The setting belongs to the connection, not the file, so
-    /// no other process can read it; this target links no GRDB, so the value is read from the statement the store
-    /// steps (`StateQueries.forEachRow`) with SQLite's own `sqlite3_column_int`, looked up in the loaded library.
-    static func secureDelete(of board: Board) throws -> Int32? {
-        typealias ColumnInt = @convention(c) (OpaquePointer?, Int32) -> Int32
-        let symbol = try #require(dlsym(dlopen(nil, RTLD_NOW), "sqlite3_column_int"), "SQLite's C library is not loaded")
-        let columnInt = unsafeBitCast(symbol, to: ColumnInt.self)
-        var value: Int32?
-        try board.read { db in
-            try StateQueries.forEachRow(db, sql: "PRAGMA secure_delete") { statement in
-                value = columnInt(statement, 0)
-                return false
-            }
-        }
-        return value
+        #expect(try readOnly.secureDeleteIsOn())
     }
 
     // MARK: Integrity

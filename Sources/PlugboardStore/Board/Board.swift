@@ -216,6 +216,12 @@ public final class Board: Sendable {
     /// connection sets it, and the migration runner sets it again after each migration.
     static let secureDeletePragma = "PRAGMA secure_delete = ON"
 
+    /// Whether this board's connection runs with `PRAGMA secure_delete` (a setting of the connection, not of the file,
+    /// so only the process that holds the connection can tell).
+    package func secureDeleteIsOn() throws(BoardError) -> Bool {
+        try read { db in try Bool.fetchOne(db, sql: "PRAGMA secure_delete") ?? false }
+    }
+
     /// The GRDB configuration every board connection uses.
     static func configuration(readOnly: Bool) -> Configuration {
         var config = Configuration()
