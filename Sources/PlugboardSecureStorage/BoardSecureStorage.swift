@@ -232,14 +232,20 @@ public final class BoardSecureStorage: Sendable, CustomStringConvertible {
     }
 
     /// Checkpoints the WAL after a change that erased key material, and adds a note if a reader kept the
-    /// checkpoint from completing.
+    /// checkpoint from completing, or if the board is replicated (its replicas keep their history).
     func withCheckpointNote(_ result: ChangeResult, about what: String) -> ChangeResult {
-        if (try? board.checkpointWAL()) == true { return result }
-        return ChangeResult(
-            changed: result.changed, result.message,
-            notes: result.notes + [
+        let note: String
+        switch (try? board.checkpointWAL()) ?? .readerBusy {
+        case .done, .readOnly:
+            return result
+        case .readerBusy:
+            note =
                 "Another process was reading the board, so the WAL still holds \(what) until the next checkpoint (any later write, or sqlite3 \(board.path) 'PRAGMA wal_checkpoint(TRUNCATE)')."
-            ])
+        case .replicated:
+            note =
+                "The board is replicated by Litestream: its replicas still hold \(what) in their history (LTX files) until their retention drops them, and Litestream checkpoints the WAL itself; restoring a replica from before this change brings them back."
+        }
+        return ChangeResult(changed: result.changed, result.message, notes: result.notes + [note])
     }
 }
 

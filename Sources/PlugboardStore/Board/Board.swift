@@ -312,22 +312,43 @@ public final class Board: Sendable {
         ownChanges.withLock { $0 += 1 }
     }
 
+    /// What ``checkpointWAL()`` did.
+    package enum CheckpointOutcome: Sendable, Equatable {
+        /// The WAL was copied into the board file and truncated to zero bytes.
+        case done
+        /// A reader in another process kept the checkpoint from completing (after the busy timeout).
+        case readerBusy
+        /// The board is replicated by Litestream, which checkpoints it: Plugboard makes no checkpoint of its own.
+        case replicated
+        /// The board was opened read-only.
+        case readOnly
+    }
+
     /// Copies the WAL into the board file and truncates the WAL to zero bytes (`PRAGMA wal_checkpoint(TRUNCATE)`),
     /// so that page images written before, such as data keys that were just shredded, no longer sit in the WAL.
     ///
-    /// - Returns: `false` when a reader kept the checkpoint from completing; the WAL is then truncated at a later
-    ///   checkpoint. Never throws for that.
+    /// On a board Litestream replicates (its `_litestream_seq` table is there), nothing is done: Litestream holds a
+    /// read transaction so that no frame is checkpointed away before it copied it, so a truncating checkpoint would
+    /// only wait out the busy timeout, and Litestream checkpoints the WAL itself. `evenIfReplicated` checkpoints a
+    /// board file no other process can have open (a restore's copy). Never throws for a checkpoint that could not
+    /// complete.
     @discardableResult
-    package func checkpointWAL() throws(BoardError) -> Bool {
-        guard !isReadOnly else { return false }
+    package func checkpointWAL(evenIfReplicated: Bool = false) throws(BoardError) -> CheckpointOutcome {
+        guard !isReadOnly else { return .readOnly }
         do {
             return try writer.writeWithoutTransaction { db in
+                if !evenIfReplicated, try isReplicated(db) { return .replicated }
                 let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-                return (row?[0] as Int?) == 0
+                return (row?[0] as Int?) == 0 ? .done : .readerBusy
             }
         } catch {
             throw mapError(error)
         }
+    }
+
+    /// True when Litestream replicates the board: it adds its bookkeeping table `_litestream_seq` when it starts.
+    func isReplicated(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_litestream_seq'")) ?? false
     }
 }
 

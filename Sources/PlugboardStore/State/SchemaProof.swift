@@ -9,7 +9,7 @@ import Synchronization
 /// proof look absent, and a replaced append-only trigger must not pass. The expected structure comes from the
 /// migrations compiled into this binary, applied to an empty database in memory; objects are compared by type, name,
 /// table and SQL (runs of white space made one). Objects the migrations do not make (another tool's table) are named
-/// too, except SQLite's own (`sqlite_…`).
+/// too, except SQLite's own (`sqlite_…`) and Litestream's bookkeeping tables (see ``replicationTables``).
 enum SchemaProof {
     /// One schema object as `sqlite_master` lists it.
     struct Object: Hashable {
@@ -21,6 +21,19 @@ enum SchemaProof {
         /// "table state_buckets", "trigger audit_log_no_update on audit_log".
         var described: String { type == "table" || type == "view" ? "\(type) \(name)" : "\(type) \(name) on \(table)" }
     }
+
+    /// The tables Litestream adds to a database it replicates, exactly as it creates them: `_litestream_seq` (one row it
+    /// updates to force a WAL frame) and `_litestream_lock` (empty, written to hold the write lock while it checkpoints).
+    /// They hold no policy and nothing of the board reads them, so a replicated board still proves itself; a table of
+    /// that name with any other definition, or an index, trigger or view on them, is named like any other object.
+    static let replicationTables: [String: Object] = [
+        "_litestream_seq": Object(
+            type: "table", name: "_litestream_seq", table: "_litestream_seq",
+            sql: AuditLog.normalized("CREATE TABLE _litestream_seq (id INTEGER PRIMARY KEY, seq INTEGER)")),
+        "_litestream_lock": Object(
+            type: "table", name: "_litestream_lock", table: "_litestream_lock",
+            sql: AuditLog.normalized("CREATE TABLE _litestream_lock (id INTEGER)")),
+    ]
 
     /// The expected structures, by the applied migration versions (a process sees few).
     private static let expected = Mutex<[[Int]: [String: Object]]>([:])
@@ -81,6 +94,8 @@ enum SchemaProof {
             switch (expected[name], actual[name]) {
             case (.some(let want), nil):
                 problems.append("the \(want.described) was dropped behind the audit log (the board's migrations made it)")
+            case (nil, .some(let found)) where replicationTables[name] == found:
+                break
             case (nil, .some(let found)):
                 problems.append("the \(found.described) was added to the board outside its migrations")
             case (.some(let want), .some(let found)) where want != found:
