@@ -28,7 +28,8 @@ struct Plugboard: ParsableCommand {
         subcommands: [
             Init.self, Migrate.self, PluginCommand.self, OwnerCommand.self, FlagCommand.self, SecretCommand.self,
             KeysCommand.self, AdminCommand.self, EnvCommand.self, AuditCommand.self, TokenCommand.self, ClientsCommand.self,
-            ServeCommand.self, SigningKeyCommand.self, SignerCommand.self, PolicyCommand.self, BoardKeyCommand.self,
+            ServeCommand.self, SigningKeyCommand.self, SignerCommand.self, PolicyCommand.self, BoardKeyCommand.self, Backup.self,
+            Restore.self,
         ]
     )
 

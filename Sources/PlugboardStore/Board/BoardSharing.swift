@@ -126,16 +126,33 @@ enum BoardSharing {
                 "\(start); a process that could only read the board left them, and this user cannot remove them because it cannot write the folder \(folder) \(guide)"
             )
         }
-        guard !isOpenHere(path) else {
-            throw BoardError(.notAllowed, "\(start); this process already has the board open as another connection \(guide)")
+        let busy = { (holder: String) in
+            "they were left by a process that could only read the board, and \(holder) still has the board open: stop it and run the command again (Plugboard then removes them itself)"
         }
-        // Hold SQLite's lock bytes of the board exclusively while removing: a connection in any process holds a
-        // shared lock there for as long as it is open, so getting the lock proves nobody uses the files, and a
-        // process that opens the board meanwhile waits (its busy timeout) until they are gone. No connection of
-        // this process exists (checked above), so closing this descriptor drops no lock of ours.
+        try whileUnused(path, start, guide: guide, busy: busy) { () throws(BoardError) in
+            for suffix in sidecarSuffixes { unlink(path + suffix) }
+        }
+    }
+
+    /// Runs `body` while holding SQLite's lock bytes of the board at `path` exclusively, which proves that no
+    /// connection in any process has the board open (a connection holds a shared lock there for as long as it is
+    /// open); a process that opens the board meanwhile waits (its busy timeout) until `body` is done. When a process
+    /// has the board open, throws `notAllowed`: `start`, then `busy(holder)` with the holder named, then `guide`.
+    ///
+    /// No connection of this process may have the board open (checked): closing the descriptor this takes would drop
+    /// that connection's locks too.
+    static func whileUnused<T>(
+        _ path: String, _ start: String, guide: String = "",
+        busy: (String) -> String = { "\($0) has it open: stop it and run the command again" },
+        _ body: () throws(BoardError) -> T
+    ) throws(BoardError) -> T {
+        let end = guide.isEmpty ? "" : " \(guide)"
+        guard !isOpenHere(path) else {
+            throw BoardError(.notAllowed, "\(start); this process already has the board open as another connection\(end)")
+        }
         let fd = Glibc_open(path, O_RDWR | O_CLOEXEC, 0)
         guard fd >= 0 else {
-            throw BoardError(.notAllowed, "\(start); \(String(cString: strerror(errno))) \(guide)")
+            throw BoardError(.notAllowed, "\(start); \(String(cString: strerror(errno)))\(end)")
         }
         defer { close(fd) }
         var lock = flock()
@@ -147,14 +164,13 @@ enum BoardSharing {
             var probe = lock
             let holder =
                 fcntl(fd, F_GETLK, &probe) == 0 && probe.l_type != Int16(F_UNLCK) ? processDescription(probe.l_pid) : "another process"
-            throw BoardError(
-                .notAllowed,
-                "\(start); they were left by a process that could only read the board, and \(holder) still has the board open: stop it and run the command again (Plugboard then removes them itself) \(guide)"
-            )
+            throw BoardError(.notAllowed, "\(start); \(busy(holder))\(end)")
         }
-        for suffix in sidecarSuffixes { unlink(path + suffix) }
-        lock.l_type = Int16(F_UNLCK)
-        _ = fcntl(fd, F_SETLK, &lock)
+        defer {
+            lock.l_type = Int16(F_UNLCK)
+            _ = fcntl(fd, F_SETLK, &lock)
+        }
+        return try body()
     }
 
     // MARK: After opening

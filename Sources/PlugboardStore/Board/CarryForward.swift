@@ -1,0 +1,129 @@
+import GRDB
+package import PlugboardModel
+
+/// One stop carried from the board a restore replaced into the restored board.
+package struct CarriedStop: Sendable, Hashable, Codable {
+    /// `kill switch`, `yank`, `signer revocation` or `token revocation`.
+    package let kind: String
+    /// What it stops: the kill switch's target, `ID@VERSION`, a key id or a token name.
+    package let target: String
+    /// The reason it was given on the replaced board.
+    package let reason: String?
+    /// When and by whom it was made on the replaced board.
+    package let madeAt: String
+    package let madeBy: String
+}
+
+/// What stops code on a board: active kill switches, yanks, signer revocations and token revocations. A restore reads
+/// them from the board it replaces and carries the ones the backup lacks into the restored board, so that going back
+/// in time never revives a plug-in, a release, a key or a token.
+package struct StopRecords: Sendable {
+    struct Kill: Sendable, Hashable {
+        let scope: String
+        let pluginID: String?
+        let version: String?
+        let reason: String
+        let at: String
+        let by: String
+
+        var target: String {
+            switch scope {
+            case "all": "all plug-ins"
+            case "version": "\(pluginID ?? "")@\(version ?? "")"
+            default: pluginID ?? ""
+            }
+        }
+    }
+
+    struct Revocation: Sendable, Hashable {
+        let name: String
+        let reason: String?
+        let at: String
+        let by: String
+    }
+
+    struct Yank: Sendable, Hashable {
+        let pluginID: String
+        let version: String
+        let made: Revocation
+    }
+
+    var kills: [Kill] = []
+    var yanks: [Yank] = []
+    var signers: [Revocation] = []
+    var tokens: [Revocation] = []
+
+    /// How many stops there are.
+    package var count: Int { kills.count + yanks.count + signers.count + tokens.count }
+
+    /// Reads every stop on the board.
+    static func read(_ db: Database) throws -> StopRecords {
+        var records = StopRecords()
+        records.kills = try Row.fetchAll(
+            db,
+            sql: "SELECT scope, plugin_id, version, reason, killed_at, killed_by FROM kill_switches WHERE revived_at IS NULL ORDER BY id"
+        ).map { Kill(scope: $0[0], pluginID: $0[1], version: $0[2], reason: $0[3], at: $0[4], by: $0[5]) }
+        records.yanks = try Row.fetchAll(
+            db,
+            sql:
+                "SELECT plugin_id, version, yank_reason, yanked_at, yanked_by FROM plugin_versions WHERE yanked_at IS NOT NULL ORDER BY plugin_id, sort_key"
+        ).map {
+            Yank(
+                pluginID: $0[0], version: $0[1],
+                made: Revocation(name: "\($0[0] as String)@\($0[1] as String)", reason: $0[2], at: $0[3], by: $0[4]))
+        }
+        records.signers = try Row.fetchAll(db, sql: "SELECT key_id, reason, revoked_at, revoked_by FROM signer_revocations ORDER BY key_id")
+            .map { Revocation(name: $0[0], reason: $0[1], at: $0[2], by: $0[3]) }
+        records.tokens = try Row.fetchAll(
+            db, sql: "SELECT name, revoke_reason, revoked_at, revoked_by FROM api_tokens WHERE revoked_at IS NOT NULL ORDER BY name"
+        ).map { Revocation(name: $0[0], reason: $0[1], at: $0[2], by: $0[3]) }
+        return records
+    }
+
+    /// Makes, inside `change`, every stop of these records that the board lacks and could hold (a kill switch or a
+    /// yank of a plug-in the board does not know stops nothing there), each with a `restore.carried-forward` audit row.
+    func carry(into change: AuditedChange) throws -> [CarriedStop] {
+        let db = change.db
+        var carried: [CarriedStop] = []
+        func record(_ kind: String, _ type: String, _ target: String, _ made: Revocation, after: AuditJSON) throws {
+            try change.record(
+                AuditEntry(
+                    action: "restore.carried-forward", targetType: type, targetID: target, reason: made.reason,
+                    before: .object(["carried": .bool(false)]),
+                    after: .object(["carried": .bool(true), "made_at": .string(made.at), "made_by": .string(made.by), "state": after])))
+            carried.append(CarriedStop(kind: kind, target: target, reason: made.reason, madeAt: made.at, madeBy: made.by))
+        }
+        for kill in kills {
+            let active =
+                try Bool.fetchOne(
+                    db, sql: "SELECT 1 FROM kill_switches WHERE revived_at IS NULL AND scope = ? AND plugin_id IS ? AND version IS ?",
+                    arguments: [kill.scope, kill.pluginID, kill.version]) ?? false
+            guard !active else { continue }
+            if let pluginID = kill.pluginID, try !RegistryQueries.pluginExists(db, pluginID) { continue }
+            try db.execute(
+                sql: "INSERT INTO kill_switches (scope, plugin_id, version, reason, killed_at, killed_by) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [kill.scope, kill.pluginID, kill.version, kill.reason, change.now, change.actor.osUser])
+            try record(
+                "kill switch", "kill_switch", kill.target, Revocation(name: kill.target, reason: kill.reason, at: kill.at, by: kill.by),
+                after: .object(["killed": .bool(true), "scope": .string(kill.scope)]))
+        }
+        for yank in yanks {
+            guard let state = try RegistryQueries.yankState(db, yank.pluginID, yank.version), !state.yanked else { continue }
+            try RegistryQueries.setYank(
+                db, yank.pluginID, yank.version, reason: yank.made.reason ?? "yanked on the replaced board", by: change.actor,
+                at: change.now)
+            try record("yank", "plugin_version", yank.made.name, yank.made, after: .object(["yanked": .bool(true)]))
+        }
+        for signer in signers where try SignatureQueries.revocation(db, signer.name) == nil {
+            try SignatureQueries.insertRevocation(
+                db, signer.name, reason: signer.reason ?? "revoked on the replaced board", by: change.actor, at: change.now)
+            try record("signer revocation", "signer", signer.name, signer, after: .object(["revoked": .bool(true)]))
+        }
+        for token in tokens {
+            guard let current = try TokenQueries.token(db, token.name), current.state != .revoked else { continue }
+            try TokenQueries.revoke(db, token.name, reason: token.reason, by: change.actor, at: change.now)
+            try record("token revocation", "api_token", token.name, token, after: .object(["state": .string("revoked")]))
+        }
+        return carried
+    }
+}

@@ -1,0 +1,135 @@
+import ArgumentParser
+import Foundation
+import PlugboardModel
+import PlugboardStore
+
+/// `plugboard backup --to FILE`: a verified online copy of the board.
+struct Backup: BoardCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup",
+        abstract: "Copy the board to a file while it is in use, and verify the copy before reporting it.",
+        discussion: """
+            The copy is taken with SQLite's online backup (hosts, plugboard serve and other commands go on meanwhile), \
+            written with mode 0600 to a temporary file and renamed to FILE once its audit chain and state root verify. \
+            Secrets stay sealed. The master key, the board key and the plug-in artifacts are kept beside the board, \
+            never in it, so they are not in the copy: keep them apart from it.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .long, help: ArgumentHelp("The backup file to write (replaced if it exists).", valueName: "file"))
+    var to: String
+
+    func validate() throws {
+        guard !to.isEmpty else { throw ValidationError("--to needs a file name") }
+    }
+
+    /// What `--json` prints.
+    struct Report: Encodable {
+        let path: String
+        let seq: Int64
+        let hash: String
+        let stateRoot: String?
+        let size: Int64
+        let time: String
+        let notInBackup: [String]
+    }
+
+    func execute(_ output: Output) throws(BoardError) {
+        let board = try global.openBoard(requireCurrentSchema: false)
+        let backup = try board.backup(to: to)
+        let outside = BoardCompanions(board: board.path).present
+        if output.json {
+            output.printJSON(
+                Report(
+                    path: backup.path, seq: backup.seq, hash: backup.hash, stateRoot: backup.stateRoot, size: backup.size,
+                    time: backup.time, notInBackup: outside.map(\.path)))
+            return
+        }
+        print(
+            "Backed up the board \(board.path) to \(backup.path) (\(backup.size) bytes): audit log to seq \(backup.seq), state root \(backup.stateRoot ?? "-"), verified."
+        )
+        for companion in outside {
+            print("Not in the backup: \(companion.what) (\(companion.path)); keep a copy of it apart from the backup.")
+        }
+    }
+}
+
+/// `plugboard restore --from FILE`: replaces the board with a verified backup, carrying newer stops forward.
+struct Restore: BoardCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Replace the board with a backup, verified first; newer kill switches and revocations are carried forward.",
+        discussion: """
+            The backup must verify (a board, a schema not newer than this binary, its audit chain and state root) \
+            before anything is touched. Kill switches, yanks, signer revocations and token revocations that the board \
+            being replaced has and the backup lacks are made again on the restored board (audited as \
+            restore.carried-forward), unless --without-carry-forward is given. The replaced board is kept beside it as \
+            BOARD.replaced-TIME. The restore is refused while any process has the board open, and needs a board admin.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .long, help: ArgumentHelp("The backup to restore, made with plugboard backup.", valueName: "file"))
+    var from: String
+
+    @Flag(name: .long, help: "Do not carry kill switches, yanks and revocations forward from the board being replaced.")
+    var withoutCarryForward = false
+
+    func validate() throws {
+        guard !from.isEmpty else { throw ValidationError("--from needs a file name") }
+    }
+
+    func execute(_ output: Output) throws(BoardError) {
+        let result = try Board.restore(from: from, to: global.boardPath, carryForward: !withoutCarryForward, by: try global.actor())
+        if output.json {
+            output.printJSON(result)
+            return
+        }
+        var lines = ["Restored the board \(result.path) from \(result.from) (its audit log to seq \(result.backupSeq))."]
+        if let kept = result.replacedBoardKeptAt { lines.append("The board it replaced is kept at \(kept).") }
+        if result.carried.isEmpty {
+            lines.append("Carried forward: nothing\(result.carryForwardNote.map { " (\($0))" } ?? " (the backup lacks no stop)").")
+        } else {
+            lines.append("Carried forward from the replaced board, because the backup lacks them:")
+            var table = Table("KIND", "TARGET", "MADE AT", "MADE BY", "REASON")
+            for stop in result.carried { table.add(stop.kind, stop.target, stop.madeAt, stop.madeBy, stop.reason ?? "-") }
+            lines.append(table.render().trimmingCharacters(in: .newlines))
+        }
+        lines.append("The restored board verifies: audit log to seq \(result.seq), state root \(result.stateRoot ?? "-").")
+        lines.append(
+            "Hosts that accepted a later state of the board than this backup refuse the restored board (it does not extend their anchor) and keep what they run until their anchor is removed."
+        )
+        for companion in BoardCompanions(board: result.path).missing {
+            lines.append("Not found beside the board: \(companion.what) (\(companion.path)); restore it from where you keep it.")
+        }
+        print(lines.joined(separator: "\n"))
+    }
+}
+
+/// The files that belong to a board but live beside it, never in it: the master key, the board key, the artifacts.
+struct BoardCompanions {
+    struct Companion {
+        let what: String
+        let path: String
+    }
+
+    let all: [Companion]
+
+    init(board: String) {
+        all = [
+            Companion(what: "the master key file", path: board + ".key"),
+            Companion(what: "the board key", path: board + ".board-key"),
+            Companion(what: "the plug-in artifacts", path: board + ".artifacts"),
+        ]
+    }
+
+    /// Those that exist.
+    var present: [Companion] { all.filter { FileManager.default.fileExists(atPath: $0.path) } }
+
+    /// The master key file when it is missing and the key does not come from the environment.
+    var missing: [Companion] {
+        guard ProcessInfo.processInfo.environment["PLUGBOARD_MASTER_KEY"] == nil else { return [] }
+        return all.prefix(1).filter { !FileManager.default.fileExists(atPath: $0.path) }
+    }
+}
