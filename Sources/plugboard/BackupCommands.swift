@@ -124,8 +124,13 @@ struct BoardCompanions {
         ]
     }
 
-    /// Those that exist.
-    var present: [Companion] { all.filter { FileManager.default.fileExists(atPath: $0.path) } }
+    /// Those that exist, and the master key's environment variable when it is set.
+    var present: [Companion] {
+        let variable =
+            ProcessInfo.processInfo.environment["PLUGBOARD_MASTER_KEY"] == nil
+            ? [] : [Companion(what: "the master key", path: "$PLUGBOARD_MASTER_KEY")]
+        return variable + all.filter { FileManager.default.fileExists(atPath: $0.path) }
+    }
 
     /// The master key file when it is missing and the key does not come from the environment.
     var missing: [Companion] {

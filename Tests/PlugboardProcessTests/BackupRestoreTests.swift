@@ -74,24 +74,33 @@ struct BackupRestoreTests {
     @Test("a restore carries newer kill switches, yanks and revocations forward: the host does not load the plug-in again")
     func restoreNeverRevives() async throws {
         let sandbox = try await makeBoard()
+        let keyFile = sandbox.root.appendingPathComponent("publisher.key").path
+        let key = try #require(try await sandbox.ok("signing-key", "generate", "--out", keyFile, "--json").json() as? [String: String])
+        let keyID = try #require(key["keyID"])
+        try await sandbox.ok("signer", "add", Self.alpha, try #require(key["publicKey"]))
         let backup = sandbox.root.appendingPathComponent("backup.sqlite").path
         try await sandbox.ok("backup", "--to", backup)
         try await sandbox.ok("plugin", "kill", Self.alpha, "--reason", "crashes hosts")
         try await sandbox.ok("plugin", "yank", Self.alpha, "1.0.0", "--reason", "bad release")
+        try await sandbox.ok("signer", "revoke", keyID, "--reason", "laptop stolen")
         try await sandbox.ok("token", "revoke", "ci")
 
         let restored = try await sandbox.ok("restore", "--from", backup, "--json")
         let report = try #require(try restored.json() as? [String: Any])
         let carried = (report["carried"] as? [[String: Any]] ?? []).map { "\($0["kind"] ?? "") \($0["target"] ?? "")" }
-        #expect(carried == ["kill switch \(Self.alpha)", "yank \(Self.alpha)@1.0.0", "token revocation ci"], "\(report)")
+        #expect(
+            carried == ["kill switch \(Self.alpha)", "yank \(Self.alpha)@1.0.0", "signer revocation \(keyID)", "token revocation ci"],
+            "\(report)")
         let kept = try #require(report["replaced_board_kept_at"] as? String)
         #expect(FileManager.default.fileExists(atPath: kept))
         try await sandbox.ok("audit", "verify")
         let rows = try await sandbox.ok("audit", "--json").stdout
-        #expect(rows.components(separatedBy: "restore.carried-forward").count - 1 == 3, "\(rows)")
+        #expect(rows.components(separatedBy: "restore.carried-forward").count - 1 == 4, "\(rows)")
         #expect(rows.contains("board.restore"))
         let tokens = try await sandbox.ok("token", "list").stdout
         #expect(tokens.contains("revoked"), "\(tokens)")
+        let signers = try await sandbox.ok("signer", "list").stdout
+        #expect(signers.contains("laptop stolen"), "\(signers)")
 
         let host = try await startHost(sandbox)
         #expect(await host.waitForLine(Self.event("skipped")) != nil, "the restored board let alpha load: \(host.output)")
