@@ -88,6 +88,11 @@ struct Restore: BoardCommand {
         }
         var lines = ["Restored the board \(result.path) from \(result.from) (its audit log to seq \(result.backupSeq))."]
         if let kept = result.replacedBoardKeptAt { lines.append("The board it replaced is kept at \(kept).") }
+        if !result.migrated.isEmpty {
+            lines.append(
+                "The backup's schema was older than this binary's: applied \(result.migrated.count) migration(s) (\(result.migrated.joined(separator: ", ")))."
+            )
+        }
         if result.carried.isEmpty {
             lines.append("Carried forward: nothing\(result.carryForwardNote.map { " (\($0))" } ?? " (the backup lacks no stop)").")
         } else {

@@ -8,8 +8,8 @@ import Glibc
 import Darwin
 #endif
 
-/// A board made by an earlier Plugboard (`Tests/PlugboardStoreTests/Fixtures/legacy-board`, made by the CLI of commit
-/// a71fec0, before the store was restructured) opens, reads, decrypts and verifies with this one, and takes new changes.
+/// A board made by an earlier Plugboard (`Tests/PlugboardStoreTests/Fixtures/legacy-board`, made by the CLI as it was
+/// before the store was restructured) opens, reads, decrypts and verifies with this one, and takes new changes.
 @Suite("boards made by an earlier Plugboard")
 struct UpgradeCLITests {
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -121,6 +121,23 @@ struct BackupRestoreTests {
         try await sandbox.ok("audit", "verify")
     }
 
+    @Test(
+        "a backup made by an earlier Plugboard is migrated as part of the restore, and verifies",
+        .enabled(if: geteuid() == 0, "the earlier board's admin is root"))
+    func restoreOfAnOlderBoardMigratesIt() async throws {
+        let sandbox = try await makeBoard()
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("PlugboardStoreTests/Fixtures/legacy-board/legacy-board.sqlite")
+        let backup = sandbox.root.appendingPathComponent("legacy.sqlite").path
+        try FileManager.default.copyItem(atPath: fixture.path, toPath: backup)
+        let restored = try await sandbox.ok("restore", "--from", backup)
+        #expect(restored.stdout.contains("The backup's schema was older than this binary's: applied"), "\(restored.stdout)")
+        try await sandbox.ok("audit", "verify")
+        try await sandbox.ok("migrate", "--status")
+        let show = try await sandbox.ok("plugin", "show", "com.example.greeter").stdout
+        #expect(show.contains("INC-2"), "\(show)")
+    }
+
     @Test("a file that is not a verifying board is refused before anything is touched")
     func badBackupsAreRefused() async throws {
         let sandbox = try await makeBoard()

@@ -24,6 +24,8 @@ package struct BoardRestore: Sendable, Hashable, Codable {
     package let stateRoot: String?
     /// Where the board it replaced was kept, if there was one.
     package let replacedBoardKeptAt: String?
+    /// The migrations applied to the backup, whose schema was older than this binary's.
+    package let migrated: [String]
     /// The stops carried forward from the replaced board.
     package let carried: [CarriedStop]
     /// Why nothing was carried forward, when nothing could be.
@@ -67,7 +69,7 @@ extension Board {
                 note = "the board being replaced could not be read (\(error.message)), so nothing was carried from it"
             }
         }
-        let (carried, head) = try recordRestore(
+        let (migrated, carried, head) = try recordRestore(
             of: temporary, from: source, backupHead: backupHead, replacing: replacing ? path : nil, stops: stops, by: actor)
         unlink(temporary + "-wal")  // the copy was closed with its WAL checkpointed and empty
         unlink(temporary + "-shm")
@@ -83,16 +85,19 @@ extension Board {
         done = true
         return BoardRestore(
             path: path, from: source, backupSeq: backupHead.seq, seq: head.seq, hash: head.hash, stateRoot: head.stateRoot,
-            replacedBoardKeptAt: kept, carried: carried, carryForwardNote: note)
+            replacedBoardKeptAt: kept, migrated: migrated, carried: carried, carryForwardNote: note)
     }
 
-    /// Opens the copy of the backup at `temporary`, carries `stops` into it and records the restore, in one change by a
-    /// board admin; checkpoints its WAL and closes it. Returns what was carried and the copy's new head.
+    /// Opens the copy of the backup at `temporary`, applies the migrations its older schema lacks, carries `stops` into
+    /// it and records the restore, in one change by a board admin; checkpoints its WAL and closes it. Returns the
+    /// migrations applied, what was carried and the copy's new head.
     private static func recordRestore(
         of temporary: String, from source: String, backupHead: AuditCheckpoint, replacing: String?, stops: StopRecords?,
         by actor: Principal
-    ) throws(BoardError) -> ([CarriedStop], AuditCheckpoint) {
+    ) throws(BoardError) -> ([String], [CarriedStop], AuditCheckpoint) {
         let board = try Board.open(at: temporary, requireCurrentSchema: false)
+        try board.read { db in try Access.requireAdmin(db, by: actor, doing: "restore the board") }
+        let migrated = try board.migrate(by: actor).map(\.fileName)
         let carried = try board.change(
             actor, refusal: AuditEntry(action: "board.restore", targetType: "board"), requiring: .admin(doing: "restore the board")
         ) { change in
@@ -112,7 +117,7 @@ extension Board {
         guard try board.checkpointWAL(evenIfReplicated: true) == .done else {
             throw BoardError(.io, "cannot complete the restored copy of the board (its write-ahead log could not be checkpointed)")
         }
-        return (carried, head)
+        return (migrated, carried, head)
     }
 }
 

@@ -56,9 +56,11 @@ package struct StopRecords: Sendable {
     /// How many stops there are.
     package var count: Int { kills.count + yanks.count + signers.count + tokens.count }
 
-    /// Reads every stop on the board.
+    /// Reads every stop on the board; a board made before signatures or tokens existed has none of those.
     static func read(_ db: Database) throws -> StopRecords {
         var records = StopRecords()
+        let hasSigners = try db.tableExists("signer_revocations")
+        let hasTokens = try db.tableExists("api_tokens")
         records.kills = try Row.fetchAll(
             db,
             sql: "SELECT scope, plugin_id, version, reason, killed_at, killed_by FROM kill_switches WHERE revived_at IS NULL ORDER BY id"
@@ -72,11 +74,17 @@ package struct StopRecords: Sendable {
                 pluginID: $0[0], version: $0[1],
                 made: Revocation(name: "\($0[0] as String)@\($0[1] as String)", reason: $0[2], at: $0[3], by: $0[4]))
         }
-        records.signers = try Row.fetchAll(db, sql: "SELECT key_id, reason, revoked_at, revoked_by FROM signer_revocations ORDER BY key_id")
+        if hasSigners {
+            records.signers = try Row.fetchAll(
+                db, sql: "SELECT key_id, reason, revoked_at, revoked_by FROM signer_revocations ORDER BY key_id"
+            )
             .map { Revocation(name: $0[0], reason: $0[1], at: $0[2], by: $0[3]) }
-        records.tokens = try Row.fetchAll(
-            db, sql: "SELECT name, revoke_reason, revoked_at, revoked_by FROM api_tokens WHERE revoked_at IS NOT NULL ORDER BY name"
-        ).map { Revocation(name: $0[0], reason: $0[1], at: $0[2], by: $0[3]) }
+        }
+        if hasTokens {
+            records.tokens = try Row.fetchAll(
+                db, sql: "SELECT name, revoke_reason, revoked_at, revoked_by FROM api_tokens WHERE revoked_at IS NOT NULL ORDER BY name"
+            ).map { Revocation(name: $0[0], reason: $0[1], at: $0[2], by: $0[3]) }
+        }
         return records
     }
 
