@@ -155,7 +155,7 @@ struct MigrationTests {
         }
         #expect(try board.verifyAudit().ok)
 
-        let applied = try board.migrate(by: root).map(\.fileName)
+        let applied = try board.migrate(by: root, initializing: false, through: 10).map(\.fileName)
         #expect(applied == ["0010_token_kinds.sql"])
         #expect(try board.verifyAudit().ok)
         // The token's digest changed with its new column: the migration records every row's anew. (On a board without

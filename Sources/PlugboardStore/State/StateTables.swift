@@ -60,6 +60,7 @@ enum StateTables {
         StateTable(name: "signer_revocations", key: ["key_id"]),
         StateTable(name: "release_signatures", key: ["plugin_id", "version", "key_id"]),
         StateTable(name: "signature_policies", key: ["environment"]),
+        StateTable(name: "access_tokens", key: ["principal", "name"], excluded: ["last_used_at"]),
     ]
 
     static let byName: [String: StateTable] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })

@@ -91,9 +91,13 @@ package enum APITokenSecret {
     /// The `*:ENV.` shape is the one Unleash gives its client tokens, so Unleash SDKs read the environment
     /// from it as they do from Unleash's own tokens.
     package static func generate(environment: String) -> String {
+        "*:\(environment).pb_" + randomPart()
+    }
+
+    /// 32 random bytes in base64url (43 characters): the part of every token secret that is secret.
+    static func randomPart() -> String {
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return "*:\(environment).pb_" + base64URL(bytes)
+        return base64URL((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 
     /// The SHA-256 of a presented secret (32 bytes).

@@ -1,0 +1,49 @@
+import GRDB
+import PlugboardModel
+
+/// The SQL of access tokens (`access_tokens`, read through `access_token_status`).
+enum AccessTokenQueries {
+    static func token(_ db: Database, principal: String, name: String) throws -> AccessToken? {
+        try Row.fetchOne(
+            db, sql: "SELECT * FROM access_token_status WHERE principal = ? AND name = ?", arguments: [principal, name]
+        ).map(accessToken)
+    }
+
+    /// Every token, or those of one principal, sorted by principal and name.
+    static func all(_ db: Database, principal: String?) throws -> [AccessToken] {
+        if let principal {
+            return try Row.fetchAll(db, sql: "SELECT * FROM access_token_status WHERE principal = ?", arguments: [principal])
+                .map(accessToken)
+        }
+        return try Row.fetchAll(db, sql: "SELECT * FROM access_token_status").map(accessToken)
+    }
+
+    static func insert(
+        _ db: Database, principal: String, name: String, hash: String, prefix: String, readOnly: Bool, expiresAt: String?,
+        by actor: Principal, at now: String
+    ) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO access_tokens (principal, name, token_hash, token_prefix, read_only, created_at, created_by, expires_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [principal, name, hash, prefix, readOnly, now, actor.osUser, expiresAt])
+    }
+
+    static func revoke(_ db: Database, principal: String, name: String, reason: String?, by actor: Principal, at now: String) throws {
+        try db.execute(
+            sql: """
+                UPDATE access_tokens SET revoked_at = ?, revoked_by = ?, revoke_reason = ?
+                WHERE principal = ? AND name = ? AND revoked_at IS NULL
+                """,
+            arguments: [now, actor.osUser, reason, principal, name])
+    }
+
+    private static func accessToken(_ row: Row) -> AccessToken {
+        AccessToken(
+            principal: row["principal"], name: row["name"], prefix: row["token_prefix"], readOnly: row["read_only"],
+            createdAt: row["created_at"], createdBy: row["created_by"], expiresAt: row["expires_at"], revokedAt: row["revoked_at"],
+            revokedBy: row["revoked_by"], revokeReason: row["revoke_reason"], lastUsedAt: row["last_used_at"],
+            state: APIToken.State(rawValue: row["state"]) ?? .revoked)
+    }
+}

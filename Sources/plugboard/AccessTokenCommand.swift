@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import PlugboardModel
+import PlugboardStore
+
+/// `plugboard access-token …`: people's (and services') tokens, each acting as one principal.
+struct AccessTokenCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "access-token",
+        abstract: "Create, list and revoke access tokens: each acts as one principal, with exactly its rights on the board.",
+        discussion: """
+            An access token is a person's or a service's credential for the board's admin API: it acts as its principal \
+            (an admin, an owner or maintainer of some plug-ins, or nobody in particular), or with --read-only it may only \
+            read. Its changes are audited as that principal. Anyone may create and revoke tokens for themselves; a board \
+            admin may for anyone. The board keeps only the secret's SHA-256. The admin API that accepts them \
+            (plugboard serve --admin) is not built yet.
+            """,
+        subcommands: [Create.self, List.self, Revoke.self])
+
+    struct Create: BoardCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "create", abstract: "Create an access token for a principal; prints its secret once.")
+        @OptionGroup var global: GlobalOptions
+        @Option(name: .long, help: ArgumentHelp("Whom it acts as (default: you, the OS user).", valueName: "name")) var principal: String?
+        @Option(name: .long, help: ArgumentHelp("A name for it, unique for its principal, for example laptop.", valueName: "label"))
+        var name: String
+        @Option(name: .long, help: ArgumentHelp("How long it is accepted: 90d, 12h, 30m, 2w, or a time (2027-01-31).", valueName: "age"))
+        var expires: String?
+        @Flag(name: .long, help: "It may only read: no change, whatever its principal may do.") var readOnly = false
+
+        func validate() throws {
+            try checkArguments { () throws(BoardError) in
+                if let principal { try Validate.principal(principal) }
+                try Validate.tokenName(name)
+            }
+        }
+
+        struct TokenJSON: Encodable {
+            let name: String
+            let principal: String
+            let token: String
+        }
+
+        func execute(_ output: Output) throws(BoardError) {
+            let expiresAt = try expires.map { text throws(BoardError) in try TokenCommand.Create.expiry(text) }
+            let actor = try global.actor()
+            let created = try global.openBoard().createAccessToken(
+                principal: principal ?? actor.osUser, name: name, readOnly: readOnly, expiresAt: expiresAt, by: actor)
+            if output.json {
+                output.printJSON(TokenJSON(name: created.token.name, principal: created.token.principal, token: created.secret))
+                return
+            }
+            print(created.secret)
+            let rights = created.token.readOnly ? "may only read" : "acts with \(created.token.principal)'s rights"
+            Output.printWarning(
+                "this is the only time the access token '\(created.token.principal)/\(name)' is shown; the board keeps only its hash (it \(rights)\(created.token.expiresAt.map { ", expires \($0)" } ?? ""))"
+            )
+        }
+    }
+
+    struct List: BoardCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List access tokens: principal, rights, state, expiry and last use (never secrets).")
+        @OptionGroup var global: GlobalOptions
+        @Option(name: .long, help: ArgumentHelp("Only this principal's tokens.", valueName: "name")) var principal: String?
+
+        func execute(_ output: Output) throws(BoardError) {
+            let tokens = try global.openBoard().accessTokens(principal: principal)
+            if output.json {
+                output.printJSON(tokens)
+                return
+            }
+            var table = Table("PRINCIPAL", "NAME", "RIGHTS", "STATE", "PREFIX", "EXPIRES", "LAST USED", "CREATED")
+            for token in tokens {
+                table.add(
+                    token.principal, token.name, token.readOnly ? "read-only" : "principal's", token.state.rawValue, token.prefix,
+                    token.expiresAt.cell, token.lastUsedAt.cell, "\(token.createdAt.prefix(10)) by \(token.createdBy)")
+            }
+            table.print(empty: "No access tokens yet; create one with plugboard access-token create --name LABEL.")
+        }
+    }
+
+    struct Revoke: BoardCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "revoke", abstract: "Revoke an access token: servers refuse it from their next request.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The token's name.") var name: String
+        @Option(name: .long, help: ArgumentHelp("Whose token it is (default: yours).", valueName: "name")) var principal: String?
+        @Option(name: .long, help: "Why, for the audit log.") var reason: String?
+
+        func execute(_ output: Output) throws(BoardError) {
+            let actor = try global.actor()
+            output.report(
+                try global.openBoard().revokeAccessToken(principal: principal ?? actor.osUser, name: name, reason: reason, by: actor))
+        }
+    }
+}
