@@ -15,6 +15,7 @@ struct BackupRestoreTests {
         try await sandbox.ok("plugin", "register", sandbox.write("alpha.json", manifest(Self.alpha, "1.0.0")))
         try await sandbox.ok("plugin", "enable", Self.alpha)
         try await sandbox.ok("token", "create", "--name", "ci", "--json")
+        try await sandbox.ok("access-token", "create", "--principal", "alice", "--name", "laptop")
         return sandbox
     }
 
@@ -84,18 +85,22 @@ struct BackupRestoreTests {
         try await sandbox.ok("plugin", "yank", Self.alpha, "1.0.0", "--reason", "bad release")
         try await sandbox.ok("signer", "revoke", keyID, "--reason", "laptop stolen")
         try await sandbox.ok("token", "revoke", "ci")
+        try await sandbox.ok("access-token", "revoke", "laptop", "--principal", "alice", "--reason", "lost")
 
         let restored = try await sandbox.ok("restore", "--from", backup, "--json")
         let report = try #require(try restored.json() as? [String: Any])
         let carried = (report["carried"] as? [[String: Any]] ?? []).map { "\($0["kind"] ?? "") \($0["target"] ?? "")" }
         #expect(
-            carried == ["kill switch \(Self.alpha)", "yank \(Self.alpha)@1.0.0", "signer revocation \(keyID)", "token revocation ci"],
+            carried == [
+                "kill switch \(Self.alpha)", "yank \(Self.alpha)@1.0.0", "signer revocation \(keyID)", "token revocation ci",
+                "access token revocation alice/laptop",
+            ],
             "\(report)")
         let kept = try #require(report["replaced_board_kept_at"] as? String)
         #expect(FileManager.default.fileExists(atPath: kept))
         try await sandbox.ok("audit", "verify")
         let rows = try await sandbox.ok("audit", "--json").stdout
-        #expect(rows.components(separatedBy: "restore.carried-forward").count - 1 == 4, "\(rows)")
+        #expect(rows.components(separatedBy: "restore.carried-forward").count - 1 == 5, "\(rows)")
         #expect(rows.contains("board.restore"))
         let tokens = try await sandbox.ok("token", "list").stdout
         #expect(tokens.contains("revoked"), "\(tokens)")

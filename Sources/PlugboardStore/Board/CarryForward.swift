@@ -14,7 +14,8 @@ package struct CarriedStop: Sendable, Hashable, Codable {
     package let madeBy: String
 }
 
-/// What stops code on a board: active kill switches, yanks, signer revocations and token revocations. A restore reads
+/// What stops code or access on a board: active kill switches, yanks, signer revocations, and revocations of API tokens
+/// and access tokens. A restore reads
 /// them from the board it replaces and carries the ones the backup lacks into the restored board, so that going back
 /// in time never revives a plug-in, a release, a key or a token.
 package struct StopRecords: Sendable {
@@ -52,15 +53,23 @@ package struct StopRecords: Sendable {
     var yanks: [Yank] = []
     var signers: [Revocation] = []
     var tokens: [Revocation] = []
+    struct AccessTokenRevocation: Sendable, Hashable {
+        let principal: String
+        let name: String
+        let made: Revocation
+    }
+
+    var accessTokens: [AccessTokenRevocation] = []
 
     /// How many stops there are.
-    package var count: Int { kills.count + yanks.count + signers.count + tokens.count }
+    package var count: Int { kills.count + yanks.count + signers.count + tokens.count + accessTokens.count }
 
     /// Reads every stop on the board; a board made before signatures or tokens existed has none of those.
     static func read(_ db: Database) throws -> StopRecords {
         var records = StopRecords()
         let hasSigners = try db.tableExists("signer_revocations")
         let hasTokens = try db.tableExists("api_tokens")
+        let hasAccessTokens = try db.tableExists("access_tokens")
         records.kills = try Row.fetchAll(
             db,
             sql: "SELECT scope, plugin_id, version, reason, killed_at, killed_by FROM kill_switches WHERE revived_at IS NULL ORDER BY id"
@@ -84,6 +93,17 @@ package struct StopRecords: Sendable {
             records.tokens = try Row.fetchAll(
                 db, sql: "SELECT name, revoke_reason, revoked_at, revoked_by FROM api_tokens WHERE revoked_at IS NOT NULL ORDER BY name"
             ).map { Revocation(name: $0[0], reason: $0[1], at: $0[2], by: $0[3]) }
+        }
+        if hasAccessTokens {
+            records.accessTokens = try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT principal, name, revoke_reason, revoked_at, revoked_by FROM access_tokens WHERE revoked_at IS NOT NULL ORDER BY principal, name"
+            ).map {
+                AccessTokenRevocation(
+                    principal: $0[0], name: $0[1],
+                    made: Revocation(name: "\($0[0] as String)/\($0[1] as String)", reason: $0[2], at: $0[3], by: $0[4]))
+            }
         }
         return records
     }
@@ -131,6 +151,17 @@ package struct StopRecords: Sendable {
             guard let current = try TokenQueries.token(db, token.name), current.state != .revoked else { continue }
             try TokenQueries.revoke(db, token.name, reason: token.reason, by: change.actor, at: change.now)
             try record("token revocation", "api_token", token.name, token, after: .object(["state": .string("revoked")]))
+        }
+        if try db.tableExists("access_tokens") {
+            for token in accessTokens {
+                guard let current = try AccessTokenQueries.token(db, principal: token.principal, name: token.name),
+                    current.state != .revoked
+                else { continue }
+                try AccessTokenQueries.revoke(
+                    db, principal: token.principal, name: token.name, reason: token.made.reason, by: change.actor, at: change.now)
+                try record(
+                    "access token revocation", "access_token", token.made.name, token.made, after: .object(["state": .string("revoked")]))
+            }
         }
         return carried
     }
