@@ -197,7 +197,7 @@ enum BoardSharing {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & 0o004 != 0 else { return nil }
         return
-            "the board \(path) is readable by every user of this machine (mode \(octal(info.st_mode & 0o777))): the master key is not in it, but the registry, the flags and the audit log are; share it with one group instead (chmod o-rwx \(path); see the guide Sharing a board, Sources/PlugboardStore/PlugboardStore.docc/SharingABoard.md)"
+            "the board \(path) is readable by every user of this machine (mode \(octal(info.st_mode & 0o777))): the master key is not in it, but the registry, the flags and the audit log are; share it with one group instead: chmod o-rwx \(path) \(sharingGuide)"
     }
 
     // MARK: Words
