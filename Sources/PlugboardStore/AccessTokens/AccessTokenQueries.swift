@@ -11,11 +11,8 @@ enum AccessTokenQueries {
 
     /// Every token, or those of one principal, sorted by principal and name.
     static func all(_ db: Database, principal: String?) throws -> [AccessToken] {
-        if let principal {
-            return try Row.fetchAll(db, sql: "SELECT * FROM access_token_status WHERE principal = ?", arguments: [principal])
-                .map(accessToken)
-        }
-        return try Row.fetchAll(db, sql: "SELECT * FROM access_token_status").map(accessToken)
+        try Row.fetchAll(db, sql: "SELECT * FROM access_token_status WHERE ?1 IS NULL OR principal = ?1", arguments: [principal])
+            .map(accessToken)
     }
 
     static func insert(

@@ -13,12 +13,9 @@ extension Board {
     ) throws(BoardError) -> CreatedAccessToken {
         try Validate.principal(principal)
         try Validate.tokenName(name)
-        if let expiresAt, expiresAt <= Date() {
-            throw .invalid("the expiry \(Timestamp.format(expiresAt)) is in the past; give a future time or an age such as 90d")
-        }
+        let expires = try APITokenSecret.expiry(expiresAt)
         let secret = AccessTokenSecret.generate()
         let prefix = AccessTokenSecret.displayPrefix(secret)
-        let expires = expiresAt.map(Timestamp.format)
         let target = "\(principal)/\(name)"
         return try change(actor, refusal: AuditEntry(action: "access-token.create", targetType: "access_token", targetID: target)) {
             change in

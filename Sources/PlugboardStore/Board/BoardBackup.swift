@@ -74,7 +74,7 @@ enum BoardFiles {
                 throw BoardError(.invalidInput, "\(destination) is the board itself; name another file for the backup")
             }
         }
-        for suffix in ["-wal", "-shm", "-journal"] where destination.hasSuffix(suffix) {
+        for suffix in BoardSharing.sidecarSuffixes + ["-journal"] where destination.hasSuffix(suffix) {
             throw BoardError(.invalidInput, "\(destination) names a SQLite sidecar file (\(suffix)); name a file of its own for the backup")
         }
         let folder = folder(of: destination)
@@ -103,7 +103,14 @@ enum BoardFiles {
     }
 
     static func removeWithSidecars(_ path: String) {
-        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+        unlink(path)
+        removeSidecars(of: path)
+    }
+
+    /// Removes the `-wal` and `-shm` (and a rollback `-journal`) a closed board file left: a board keeps them when it
+    /// closes (persistent WAL), empty, and a copy is one file.
+    static func removeSidecars(of path: String) {
+        for suffix in BoardSharing.sidecarSuffixes + ["-journal"] { unlink(path + suffix) }
     }
 
     /// Opens `path` as a board (refusing a file that is not one, or whose schema is newer than this binary) and
@@ -116,9 +123,7 @@ enum BoardFiles {
         } catch {
             throw BoardError(error.code, "\(what) is not a board this binary can use: \(error.message)")
         }
-        // A board leaves its (empty) -wal and -shm when it closes (persistent WAL); a copy is one file.
-        unlink(path + "-wal")
-        unlink(path + "-shm")
+        removeSidecars(of: path)
         guard verification.ok, let head = verification.head else {
             let problem = verification.problems.first ?? "its audit log is empty"
             throw BoardError(.integrity, "\(what) does not verify, so it was not used: \(problem)")

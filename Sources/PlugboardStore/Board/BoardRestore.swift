@@ -71,8 +71,7 @@ extension Board {
         }
         let (migrated, carried, head) = try recordRestore(
             of: temporary, from: source, backupHead: backupHead, replacing: replacing ? path : nil, stops: stops, by: actor)
-        unlink(temporary + "-wal")  // the copy was closed with its WAL checkpointed and empty
-        unlink(temporary + "-shm")
+        BoardFiles.removeSidecars(of: temporary)  // closed with its WAL checkpointed and empty
 
         var kept: String?
         if replacing {
@@ -98,9 +97,8 @@ extension Board {
         let board = try Board.open(at: temporary, requireCurrentSchema: false)
         try board.read { db in try Access.requireAdmin(db, by: actor, doing: "restore the board") }
         let migrated = try board.migrate(by: actor).map(\.fileName)
-        let carried = try board.change(
-            actor, refusal: AuditEntry(action: "board.restore", targetType: "board"), requiring: .admin(doing: "restore the board")
-        ) { change in
+        // Admins only, checked above before the migrations: the change itself needs no second check.
+        let carried = try board.change(actor, refusal: AuditEntry(action: "board.restore", targetType: "board")) { change in
             let carried = try stops?.carry(into: change) ?? []
             try change.record(
                 AuditEntry(

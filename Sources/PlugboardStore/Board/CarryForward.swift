@@ -15,27 +15,9 @@ package struct CarriedStop: Sendable, Hashable, Codable {
 }
 
 /// What stops code or access on a board: active kill switches, yanks, signer revocations, and revocations of API tokens
-/// and access tokens. A restore reads
-/// them from the board it replaces and carries the ones the backup lacks into the restored board, so that going back
-/// in time never revives a plug-in, a release, a key or a token.
+/// and access tokens. A restore reads them from the board it replaces and carries the ones the backup lacks into the
+/// restored board, so that going back in time never revives a plug-in, a release, a key or a token.
 package struct StopRecords: Sendable {
-    struct Kill: Sendable, Hashable {
-        let scope: String
-        let pluginID: String?
-        let version: String?
-        let reason: String
-        let at: String
-        let by: String
-
-        var target: String {
-            switch scope {
-            case "all": "all plug-ins"
-            case "version": "\(pluginID ?? "")@\(version ?? "")"
-            default: pluginID ?? ""
-            }
-        }
-    }
-
     struct Revocation: Sendable, Hashable {
         let name: String
         let reason: String?
@@ -49,7 +31,7 @@ package struct StopRecords: Sendable {
         let made: Revocation
     }
 
-    var kills: [Kill] = []
+    var kills: [KillSwitch] = []
     var yanks: [Yank] = []
     var signers: [Revocation] = []
     var tokens: [Revocation] = []
@@ -70,10 +52,7 @@ package struct StopRecords: Sendable {
         let hasSigners = try db.tableExists("signer_revocations")
         let hasTokens = try db.tableExists("api_tokens")
         let hasAccessTokens = try db.tableExists("access_tokens")
-        records.kills = try Row.fetchAll(
-            db,
-            sql: "SELECT scope, plugin_id, version, reason, killed_at, killed_by FROM kill_switches WHERE revived_at IS NULL ORDER BY id"
-        ).map { Kill(scope: $0[0], pluginID: $0[1], version: $0[2], reason: $0[3], at: $0[4], by: $0[5]) }
+        records.kills = try RegistryQueries.killSwitches(db, includeRevived: false).reversed()  // oldest first
         records.yanks = try Row.fetchAll(
             db,
             sql:
@@ -122,17 +101,12 @@ package struct StopRecords: Sendable {
             carried.append(CarriedStop(kind: kind, target: target, reason: made.reason, madeAt: made.at, madeBy: made.by))
         }
         for kill in kills {
-            let active =
-                try Bool.fetchOne(
-                    db, sql: "SELECT 1 FROM kill_switches WHERE revived_at IS NULL AND scope = ? AND plugin_id IS ? AND version IS ?",
-                    arguments: [kill.scope, kill.pluginID, kill.version]) ?? false
-            guard !active else { continue }
-            if let pluginID = kill.pluginID, try !RegistryQueries.pluginExists(db, pluginID) { continue }
-            try db.execute(
-                sql: "INSERT INTO kill_switches (scope, plugin_id, version, reason, killed_at, killed_by) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [kill.scope, kill.pluginID, kill.version, kill.reason, change.now, change.actor.osUser])
+            guard let target = kill.target, try RegistryQueries.activeKillSwitch(db, target) == nil else { continue }
+            if let pluginID = target.pluginID, try !RegistryQueries.pluginExists(db, pluginID) { continue }
+            _ = try RegistryQueries.insertKillSwitch(db, target, reason: kill.reason, by: change.actor, at: change.now)
+            let made = Revocation(name: target.description, reason: kill.reason, at: kill.killedAt, by: kill.killedBy)
             try record(
-                "kill switch", "kill_switch", kill.target, Revocation(name: kill.target, reason: kill.reason, at: kill.at, by: kill.by),
+                "kill switch", "kill_switch", target.description, made,
                 after: .object(["killed": .bool(true), "scope": .string(kill.scope)]))
         }
         for yank in yanks {

@@ -127,6 +127,16 @@ public struct KillSwitch: Sendable, Hashable, Codable {
     public let reviveReason: String?
     /// True while the kill switch is in force.
     public var active: Bool { revivedAt == nil }
+
+    /// What it covers, or nil for a row whose scope or version the board's checks would not have written.
+    var target: KillTarget? {
+        switch (scope, pluginID, version) {
+        case ("all", nil, nil): .all
+        case ("plugin", let id?, nil): .plugin(id)
+        case ("version", let id?, let version?): (try? SemanticVersion(version)).map { .version(id, $0) }
+        default: nil
+        }
+    }
 }
 
 /// Everything the board knows about one plug-in.

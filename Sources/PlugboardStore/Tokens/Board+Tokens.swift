@@ -15,12 +15,9 @@ extension Board {
     ) throws(BoardError) -> CreatedAPIToken {
         try Validate.tokenName(name)
         try Validate.environment(environment)
-        if let expiresAt, expiresAt <= Date() {
-            throw .invalid("the expiry \(Timestamp.format(expiresAt)) is in the past; give a future time or an age such as 90d")
-        }
+        let expires = try APITokenSecret.expiry(expiresAt)
         let secret = APITokenSecret.generate(environment: environment)
         let prefix = APITokenSecret.displayPrefix(secret)
-        let expires = expiresAt.map(Timestamp.format)
         return try change(
             actor, refusal: AuditEntry(action: "token.create", targetType: "api_token", targetID: name, environment: environment),
             requiring: .admin(doing: "create API tokens")

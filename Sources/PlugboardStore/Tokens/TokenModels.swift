@@ -94,6 +94,15 @@ package enum APITokenSecret {
         "*:\(environment).pb_" + randomPart()
     }
 
+    /// The stored form of a token's expiry (nil: never); refuses one that is not in the future.
+    static func expiry(_ date: Date?) throws(BoardError) -> String? {
+        guard let date else { return nil }
+        guard date > Date() else {
+            throw .invalid("the expiry \(Timestamp.format(date)) is in the past; give a future time or an age such as 90d")
+        }
+        return Timestamp.format(date)
+    }
+
     /// 32 random bytes in base64url (43 characters): the part of every token secret that is secret.
     static func randomPart() -> String {
         var generator = SystemRandomNumberGenerator()
