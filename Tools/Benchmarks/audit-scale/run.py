@@ -14,6 +14,9 @@ Usage: Tools/Benchmarks/audit-scale/run.py [--rows 1000000] [--plugins 10000] [-
 """
 import argparse, os, statistics, subprocess, sys, time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scale_board
+
 p = argparse.ArgumentParser()
 p.add_argument("--rows", type=int, default=1_000_000)
 p.add_argument("--plugins", type=int, default=10_000)
@@ -23,26 +26,8 @@ p.add_argument("--vs", help="another plugboard binary, run alternately with the 
 p.add_argument("--work", default="/tmp/plugboard-audit-scale")
 args = p.parse_args()
 cli = os.path.abspath(os.path.join(args.bin, "plugboard"))
-maker = os.path.abspath(os.path.join(args.bin, "audit-scale-board"))
-os.makedirs(args.work, exist_ok=True)
-board = os.path.join(args.work, f"board-{args.plugins}-{args.rows}.sqlite")
-env = {k: v for k, v in os.environ.items() if not k.startswith("PLUGBOARD_")}
-
-if not os.path.exists(board):
-    started = time.monotonic()
-    made = subprocess.run([maker, board + ".part", "--plugins", str(args.plugins), "--rows", str(args.rows)], env=env)
-    if made.returncode != 0:
-        sys.exit("audit-scale-board failed")
-    # The board and what sits beside it (its master key file; the empty -wal and -shm go).
-    for name in os.listdir(args.work):
-        part = os.path.join(args.work, name)
-        if not part.startswith(board + ".part"):
-            continue
-        if part.endswith(("-wal", "-shm")):
-            os.remove(part)
-        else:
-            os.rename(part, board + part[len(board + ".part"):])
-    print(f"made {board} in {time.monotonic() - started:.0f} s", flush=True)
+board = scale_board.board(args.bin, args.work, args.plugins, args.rows)
+env = scale_board.environment()
 
 commands = [
     ["audit", "--limit", "50"],

@@ -17,6 +17,9 @@ Usage: Tools/Benchmarks/backup/run.py [--runs 5] [--bin .build/release] [--work 
 """
 import argparse, glob, os, shutil, statistics, subprocess, sys, time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "audit-scale"))
+import scale_board
+
 p = argparse.ArgumentParser()
 p.add_argument("--runs", type=int, default=5)
 p.add_argument("--bin", default=".build/release")
@@ -25,21 +28,8 @@ p.add_argument("--rows", type=int, default=1_000_000)
 p.add_argument("--plugins", type=int, default=10_000)
 args = p.parse_args()
 cli = os.path.abspath(os.path.join(args.bin, "plugboard"))
-maker = os.path.abspath(os.path.join(args.bin, "audit-scale-board"))
-os.makedirs(args.work, exist_ok=True)
-board = os.path.join(args.work, f"board-{args.plugins}-{args.rows}.sqlite")
-env = {k: v for k, v in os.environ.items() if not k.startswith("PLUGBOARD_")}
-
-if not os.path.exists(board):
-    started = time.monotonic()
-    if subprocess.run([maker, board + ".part", "--plugins", str(args.plugins), "--rows", str(args.rows)], env=env).returncode != 0:
-        sys.exit("audit-scale-board failed")
-    for part in glob.glob(board + ".part*"):
-        if part.endswith(("-wal", "-shm")):
-            os.remove(part)
-        else:
-            os.rename(part, board + part[len(board + ".part"):])
-    print(f"made {board} in {time.monotonic() - started:.0f} s", flush=True)
+board = scale_board.board(args.bin, args.work, args.plugins, args.rows)
+env = scale_board.environment()
 
 scratch = os.path.join(args.work, "backup-bench")
 shutil.rmtree(scratch, ignore_errors=True)
