@@ -132,6 +132,7 @@ let package = Package(
                 "PlugboardModel",
                 "PlugboardFlags",
                 "PlugboardPluginAPI",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -144,10 +145,29 @@ let package = Package(
             dependencies: ["PlugboardPluginAPI", .product(name: "Logging", package: "swift-log")]
         ),
 
+        // MARK: The admin API's operations: performed on a board by the CLI, or sent to and served by `serve --admin`
+        .target(
+            name: "PlugboardAdmin",
+            dependencies: [
+                "PlugboardStore",
+                "PlugboardSecureStorage",
+                "PlugboardModel",
+                "PlugboardFlags",
+                "PlugboardVersioning",
+                "PlugboardPluginAPI",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+
         // MARK: The server: the board's flags over HTTP (Unleash client API, OFREP)
         .target(
             name: "PlugboardServer",
             dependencies: [
+                "PlugboardAdmin",
+                "PlugboardPluginAPI",
                 "PlugboardStore",
                 "PlugboardModel",
                 "PlugboardFlags",
@@ -167,6 +187,7 @@ let package = Package(
         .executableTarget(
             name: "plugboard",
             dependencies: [
+                "PlugboardAdmin",
                 "PlugboardStore",
                 "PlugboardModel",
                 "PlugboardFlags",

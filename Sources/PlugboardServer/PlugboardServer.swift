@@ -28,14 +28,18 @@ public struct PlugboardServer: Sendable {
     let usage: UsageBuffer
     let connections: ConnectionGuard
     let health: HealthCheck
+    /// The admin API, when ``ServerConfiguration/admin`` is on.
+    let admin: AdminRoutes?
 
-    /// Creates a server for `board` (open it once for the process; the server reads it and writes telemetry beside it).
+    /// Creates a server for `board` (open it once for the process; the server reads it and writes telemetry beside it,
+    /// and with ``ServerConfiguration/admin`` changes it as the admin API's callers ask).
     public init(board: Board, configuration: ServerConfiguration = ServerConfiguration()) {
-        self.init(served: board, configuration: configuration)
+        self.init(served: board, configuration: configuration, admin: configuration.admin ? AdminRoutes(board: board, configuration: configuration) : nil)
     }
 
     /// Creates a server for any ``ServedBoard`` (tests serve a board in memory this way).
-    package init(served board: any ServedBoard, configuration: ServerConfiguration = ServerConfiguration()) {
+    package init(served board: any ServedBoard, configuration: ServerConfiguration = ServerConfiguration(), admin: AdminRoutes? = nil) {
+        self.admin = admin
         self.board = board
         self.configuration = configuration
         watcher = BoardWatcher(board: board, tokens: tokens, metrics: metrics, configuration: configuration)
@@ -72,13 +76,37 @@ public struct PlugboardServer: Sendable {
             server = http1
         }
         let logger = configuration.logger
+        var services: [any Service] = [watcher, usage, health]
+        if let admin, let address = configuration.adminAddress {
+            // The admin API on an address of its own: its own listener, the same connection guard.
+            let adminRouter = Router(context: ServeContext.self)
+            adminRouter.middlewares.add(AccessLogMiddleware(metrics: metrics, logger: logger))
+            adminRouter.middlewares.add(ConnectionGuardMiddleware(connections: connections))
+            admin.add(to: adminRouter)
+            let adminServer: HTTPServerBuilder
+            if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
+                let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
+                let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .file(key))
+                adminServer = try .tls(http1, tlsConfiguration: tls)
+            } else {
+                adminServer = http1
+            }
+            services.append(
+                Application(
+                    router: adminRouter, server: adminServer,
+                    configuration: .init(address: .hostname(address.host, port: address.port), serverName: "plugboard"),
+                    onServerRunning: { channel in
+                        logger.notice("serving the admin API", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
+                    },
+                    logger: logger))
+        }
         return Application(
             router: makeRouter(),
             server: server,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "plugboard",
                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections, logger: logger)),
-            services: [watcher, usage, health],
+            services: services,
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 logger.notice("serving the board", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
@@ -97,6 +125,7 @@ public struct PlugboardServer: Sendable {
         api.add(to: router)
         OFREPRoutes(api: api).add(to: router)
         HostRoutes(api: api).add(to: router)
+        if let admin, configuration.adminAddress == nil { admin.add(to: router) }
         let health = self.health
         router.get("/health") { _, _ in
             if let problem = await health.problem() {

@@ -33,6 +33,15 @@ public struct ServerConfiguration: Sendable {
     /// How long a signed host snapshot, or a freshness notice, vouches for the board's state: a host that hears
     /// nothing newer by then reports its snapshot as stale (a frozen feed). Notices go out every quarter of it.
     public var snapshotLifetime: Duration
+    /// Whether the admin API (`/api/admin/`) is served; off by default.
+    public var admin = false
+    /// Where the admin API listens when it has an address of its own (`--admin-listen`); nil serves it beside the rest.
+    public var adminAddress: (host: String, port: Int)?
+    /// Failed authentications one client address may make in ``adminFailedAuthWindow`` before it gets `429`.
+    public var adminFailedAuthLimit = 20
+    public var adminFailedAuthWindow: Duration = .seconds(60)
+    /// The largest artifact the admin API takes.
+    public var adminMaxArtifactBytes = 512 << 20
 
     /// Creates a configuration with the defaults: 127.0.0.1:4242, 1 MiB bodies, 60 s idle timeout, 4096 connections,
     /// 64 requests in progress per client address, a board check every 20 ms, usage written every 5 s.

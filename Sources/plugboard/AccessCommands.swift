@@ -1,5 +1,6 @@
 public import ArgumentParser
 import Foundation
+import PlugboardAdmin
 import PlugboardModel
 import PlugboardStore
 
@@ -9,35 +10,35 @@ struct AdminCommand: ParsableCommand {
         commandName: "admin", abstract: "Manage board admins.",
         subcommands: [Add.self, Remove.self, List.self])
 
-    struct Add: BoardCommand {
+    struct Add: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "add", abstract: "Make a principal (an OS user name) a board admin.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The principal to make an admin.") var principal: String
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().addAdmin(principal, by: try global.actor()))
+            output.report(try global.perform(AccessRequests.SetAdmin(principal: principal, admin: true)))
         }
     }
 
-    struct Remove: BoardCommand {
+    struct Remove: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "remove", abstract: "Remove a board admin (never the last one).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The admin to remove.") var principal: String
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().removeAdmin(principal, by: try global.actor()))
+            output.report(try global.perform(AccessRequests.SetAdmin(principal: principal, admin: false)))
         }
     }
 
-    struct List: BoardCommand {
+    struct List: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "list", abstract: "List board admins.")
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {
-            let admins = try global.openBoard().admins()
+            let admins = try global.perform(AccessRequests.Admins())
             if output.json {
                 output.printJSON(admins)
                 return
@@ -55,7 +56,7 @@ struct OwnerCommand: ParsableCommand {
         commandName: "owner", abstract: "Manage who owns and maintains a plug-in.",
         subcommands: [Add.self, Remove.self, List.self])
 
-    struct Add: BoardCommand {
+    struct Add: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "add", abstract: "Add an owner or maintainer to a plug-in (or change their role).")
         @OptionGroup var global: GlobalOptions
@@ -64,11 +65,11 @@ struct OwnerCommand: ParsableCommand {
         @Option(name: .long, help: "owner (may manage owners) or maintainer.") var role: PluginOwner.Role = .owner
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().addOwner(id, principal: principal, role: role, by: try global.actor()))
+            output.report(try global.perform(AccessRequests.SetOwner(id: id, principal: principal, role: role.rawValue)))
         }
     }
 
-    struct Remove: BoardCommand {
+    struct Remove: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "remove", abstract: "Remove an owner or maintainer (never the last owner).")
         @OptionGroup var global: GlobalOptions
@@ -76,18 +77,18 @@ struct OwnerCommand: ParsableCommand {
         @Argument(help: "The principal to remove.") var principal: String
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().removeOwner(id, principal: principal, by: try global.actor()))
+            output.report(try global.perform(AccessRequests.SetOwner(id: id, principal: principal, role: nil)))
         }
     }
 
-    struct List: BoardCommand {
+    struct List: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "list", abstract: "List a plug-in's owners and maintainers.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
 
         func execute(_ output: Output) throws(BoardError) {
-            let owners = try global.openBoard().owners(of: id)
+            let owners = try global.perform(AccessRequests.Owners(id: id))
             if output.json {
                 output.printJSON(owners)
                 return

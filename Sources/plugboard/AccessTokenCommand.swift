@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardAdmin
 import PlugboardModel
 import PlugboardStore
 
@@ -17,7 +18,7 @@ struct AccessTokenCommand: ParsableCommand {
             """,
         subcommands: [Create.self, List.self, Revoke.self])
 
-    struct Create: BoardCommand {
+    struct Create: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "create", abstract: "Create an access token for a principal; prints its secret once.")
         @OptionGroup var global: GlobalOptions
@@ -42,30 +43,27 @@ struct AccessTokenCommand: ParsableCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            let expiresAt = try expires.map { text throws(BoardError) in try TokenCommand.Create.expiry(text) }
-            let actor = try global.actor()
-            let created = try global.openBoard().createAccessToken(
-                principal: principal ?? actor.osUser, name: name, readOnly: readOnly, expiresAt: expiresAt, by: actor)
+            let created = try global.perform(TokenRequests.CreateAccess(principal: principal, name: name, expires: expires, readOnly: readOnly))
             if output.json {
-                output.printJSON(TokenJSON(name: created.token.name, principal: created.token.principal, token: created.secret))
+                output.printJSON(TokenJSON(name: created.name, principal: created.principal, token: created.token))
                 return
             }
-            print(created.secret)
-            let rights = created.token.readOnly ? "may only read" : "acts with \(created.token.principal)'s rights"
+            print(created.token)
+            let rights = created.readOnly ? "may only read" : "acts with \(created.principal)'s rights"
             Output.printWarning(
-                "this is the only time the access token '\(created.token.principal)/\(name)' is shown; the board keeps only its hash (it \(rights)\(created.token.expiresAt.map { ", expires \($0)" } ?? ""))"
+                "this is the only time the access token '\(created.principal)/\(name)' is shown; the board keeps only its hash (it \(rights)\(created.expiresAt.map { ", expires \($0)" } ?? ""))"
             )
         }
     }
 
-    struct List: BoardCommand {
+    struct List: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "list", abstract: "List access tokens: principal, rights, state, expiry and last use (never secrets).")
         @OptionGroup var global: GlobalOptions
         @Option(name: .long, help: ArgumentHelp("Only this principal's tokens.", valueName: "name")) var principal: String?
 
         func execute(_ output: Output) throws(BoardError) {
-            let tokens = try global.openBoard().accessTokens(principal: principal)
+            let tokens = try global.perform(TokenRequests.ListAccess(principal: principal))
             if output.json {
                 output.printJSON(tokens)
                 return
@@ -80,7 +78,7 @@ struct AccessTokenCommand: ParsableCommand {
         }
     }
 
-    struct Revoke: BoardCommand {
+    struct Revoke: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "revoke", abstract: "Revoke an access token: servers refuse it from their next request.")
         @OptionGroup var global: GlobalOptions
@@ -89,9 +87,7 @@ struct AccessTokenCommand: ParsableCommand {
         @Option(name: .long, help: "Why, for the audit log.") var reason: String?
 
         func execute(_ output: Output) throws(BoardError) {
-            let actor = try global.actor()
-            output.report(
-                try global.openBoard().revokeAccessToken(principal: principal ?? actor.osUser, name: name, reason: reason, by: actor))
+            output.report(try global.perform(TokenRequests.RevokeAccess(principal: principal, name: name, reason: reason)))
         }
     }
 }

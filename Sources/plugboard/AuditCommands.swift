@@ -1,10 +1,11 @@
 import ArgumentParser
 import Foundation
+import PlugboardAdmin
 import PlugboardFlags
 import PlugboardModel
 import PlugboardStore
 
-struct AuditCommand: BoardCommand {
+struct AuditCommand: RemoteCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
         abstract: "Show the audit log; verify its hash chain; print its checkpoint.",
@@ -27,8 +28,12 @@ struct AuditCommand: BoardCommand {
     }
 
     func execute(_ output: Output) throws(BoardError) {
-        let query = AuditQuery(
-            since: try since.map { text throws(BoardError) in try parseSince(text) }, by: actor, target: target, limit: limit)
+        let sinceTime = try since.map { text throws(BoardError) in try parseSince(text) }
+        if global.serverURL != nil {
+            try executeRemotely(output, since: sinceTime)
+            return
+        }
+        let query = AuditQuery(since: sinceTime, by: actor, target: target, limit: limit)
         let board = try global.openBoard()
         // Streamed whatever the log's length: one row in memory at a time, the output written in blocks.
         var blocks = OutputBlocks()
@@ -81,6 +86,40 @@ struct AuditCommand: BoardCommand {
         blocks.flush()
     }
 
+    /// The rows from the served board, a page at a time, printed as ``execute(_:)`` prints the board file's.
+    func executeRemotely(_ output: Output, since: String?) throws(BoardError) {
+        var records: [AuditRecord] = []
+        var after: Int64?
+        repeat {
+            let page = try global.perform(BoardRequests.Audit(since: since, actor: actor, target: target, limit: limit, after: after))
+            records += page.records
+            after = page.nextAfter
+        } while after != nil
+        var blocks = OutputBlocks()
+        if output.json {
+            for record in records {
+                Self.appendJSONLine(record, to: &blocks.text)
+                blocks.flushIfFull()
+            }
+            blocks.flush()
+            return
+        }
+        guard !records.isEmpty else {
+            print("No audit rows match.")
+            return
+        }
+        let headers = ["SEQ", "AT", "ACTOR", "ACTION", "OUTCOME", "TARGET", "ENV", "REASON"]
+        let rows = records.map(Self.cells)
+        var widths = headers.map(\.count)
+        for row in rows { Table.widen(&widths, toFit: row) }
+        for row in [headers] + rows {
+            Table.appendLine(row, widths: widths, to: &blocks.text)
+            blocks.text.append("\n")
+            blocks.flushIfFull()
+        }
+        blocks.flush()
+    }
+
     /// How many rows of a table are kept from the pass that measures its columns (a few MB at most); a longer
     /// listing reads the log again to print them.
     static let bufferedRows = 10_000
@@ -114,12 +153,14 @@ struct AuditCommand: BoardCommand {
         field("state_root", record.stateRoot)
         field("target_id", record.targetID)
         field("target_type", record.targetType)
+        field("via", record.via)
         out.append("}\n")
     }
 
     /// A row's cells in the table, escaped.
     static func cells(_ record: AuditRecord) -> [String] {
-        let who = record.onBehalfOf.map { "\(record.by) (for \($0))" } ?? record.by
+        var who = record.onBehalfOf.map { "\(record.by) (for \($0))" } ?? record.by
+        if let via = record.via { who += " via \(via)" }
         return [
             String(record.seq), record.at, who, record.action, record.outcome,
             record.targetID.map { "\(record.targetType):\($0)" } ?? record.targetType, record.environment.cell, record.reason.cell,
@@ -138,7 +179,7 @@ struct AuditCommand: BoardCommand {
             "--since '\(text)' is not a time: use ISO-8601 (2026-11-21 or 2026-11-21T18:00:00Z) or an age such as 30m, 12h, 7d")
     }
 
-    struct Verify: BoardCommand {
+    struct Verify: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "verify",
             abstract:
@@ -156,8 +197,7 @@ struct AuditCommand: BoardCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             let expected = try checkpoint.map { text throws(BoardError) in try AuditCheckpoint(parsing: text) }
-            let board = try global.openBoard()
-            let result = try board.verifyAudit(checkpoint: expected)
+            let result = try global.perform(BoardRequests.Verify(checkpoint: checkpoint))
             if output.json { output.printJSON(result) }
             guard result.ok else {
                 // The first line is the error; further problems follow as notes.
@@ -175,16 +215,14 @@ struct AuditCommand: BoardCommand {
         }
     }
 
-    struct Checkpoint: BoardCommand {
+    struct Checkpoint: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "checkpoint",
             abstract: "Print the head of the audit chain and the state root (SEQ:HASH:ROOT) to keep somewhere else.")
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {
-            guard let head = try global.openBoard().auditCheckpoint() else {
-                throw BoardError(.notFound, "the audit log is empty")
-            }
+            let head = try global.perform(BoardRequests.Checkpoint())
             if output.json { output.printJSON(head) } else { print(head.description) }
         }
     }

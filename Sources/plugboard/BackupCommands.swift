@@ -5,6 +5,7 @@ import PlugboardStore
 
 /// `plugboard backup --to FILE`: a verified online copy of the board.
 struct Backup: BoardCommand {
+    static let localOnly: String? = "a backup copies the board file, and its master key stays beside it"
     static let configuration = CommandConfiguration(
         commandName: "backup",
         abstract: "Copy the board to a file while it is in use, and verify the copy before reporting it.",
@@ -57,6 +58,7 @@ struct Backup: BoardCommand {
 
 /// `plugboard restore --from FILE`: replaces the board with a verified backup, carrying newer stops forward.
 struct Restore: BoardCommand {
+    static let localOnly: String? = "a restore replaces the board file on its machine"
     static let configuration = CommandConfiguration(
         commandName: "restore",
         abstract: "Replace the board with a backup, verified first; newer kill switches and revocations are carried forward.",

@@ -16,6 +16,7 @@ struct BoardKeyCommand: ParsableCommand {
         subcommands: [Show.self, Rotate.self, Retire.self])
 
     struct Show: BoardCommand {
+        static let localOnly: String? = "the board key lives in a file beside the board, where plugboard serve reads it"
         static let configuration = CommandConfiguration(
             commandName: "show", abstract: "Print the board's public keys (the current one first) and their key ids.")
         @OptionGroup var global: GlobalOptions
@@ -32,6 +33,7 @@ struct BoardKeyCommand: ParsableCommand {
     }
 
     struct Rotate: BoardCommand {
+        static let localOnly: String? = "the board key lives in a file beside the board, where plugboard serve reads it"
         static let configuration = CommandConfiguration(
             commandName: "rotate", abstract: "Make a new current key; the previous one keeps signing until plugboard board-key retire.",
             discussion: """
@@ -49,6 +51,7 @@ struct BoardKeyCommand: ParsableCommand {
     }
 
     struct Retire: BoardCommand {
+        static let localOnly: String? = "the board key lives in a file beside the board, where plugboard serve reads it"
         static let configuration = CommandConfiguration(
             commandName: "retire", abstract: "Drop the previous key after a rotation: snapshots are signed by the current key alone.")
         @OptionGroup var global: GlobalOptions

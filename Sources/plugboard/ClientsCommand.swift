@@ -1,10 +1,11 @@
 import ArgumentParser
 import Foundation
+import PlugboardAdmin
 import PlugboardModel
 import PlugboardStore
 
 /// `plugboard clients`: the applications and SDK instances that read the board through `plugboard serve`.
-struct ClientsCommand: BoardCommand {
+struct ClientsCommand: RemoteCommand {
     static let configuration = CommandConfiguration(
         commandName: "clients",
         abstract: "List the applications and SDK instances that read the board through plugboard serve, with their last contact.",
@@ -16,9 +17,7 @@ struct ClientsCommand: BoardCommand {
 
     func execute(_ output: Output) throws(BoardError) {
         let environment = global.env == nil ? nil : try global.environment()
-        let board = try global.openBoard()
-        let instances = try board.clientInstances(environment: environment)
-        defer { Output.printTelemetryDrops(board, hosts: false) }
+        let instances = try global.perform(BoardRequests.Clients(env: environment))
         if output.json {
             output.printJSON(instances)
             return

@@ -1,5 +1,6 @@
 public import ArgumentParser
 import Foundation
+import PlugboardAdmin
 import PlugboardFlags
 import PlugboardModel
 import PlugboardStore
@@ -12,7 +13,7 @@ struct FlagCommand: ParsableCommand {
             Import.self, Export.self, Evaluate.self,
         ])
 
-    struct Create: BoardCommand {
+    struct Create: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "create", abstract: "Create a flag, off in every environment; you become its owner.")
         @OptionGroup var global: GlobalOptions
@@ -25,11 +26,11 @@ struct FlagCommand: ParsableCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().createFlag(name, type: type, description: description, by: try global.actor()))
+            output.report(try global.perform(FlagRequests.Create(name: name, type: type.rawValue, description: description)))
         }
     }
 
-    struct List: BoardCommand {
+    struct List: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "list", abstract: "List flags and their state in the environment.")
         @OptionGroup var global: GlobalOptions
@@ -46,13 +47,8 @@ struct FlagCommand: ParsableCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            let board = try global.openBoard()
-            let flags =
-                if let unused {
-                    try board.unusedFlags(environment: try global.environment(), days: unused)
-                } else {
-                    try board.flagSummaries(environment: try global.environment(), staleOnly: stale, includeArchived: archived)
-                }
+            let flags = try global.perform(
+                FlagRequests.List(env: try global.environment(), stale: stale, archived: archived, unused: unused))
             if output.json {
                 output.printJSON(flags)
                 return
@@ -69,7 +65,7 @@ struct FlagCommand: ParsableCommand {
         }
     }
 
-    struct Show: BoardCommand {
+    struct Show: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "show", abstract: "Show a flag's definition in every environment.")
         @OptionGroup var global: GlobalOptions
@@ -80,7 +76,7 @@ struct FlagCommand: ParsableCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            let flag = try global.openBoard().flagDetail(name)
+            let flag = try global.perform(FlagRequests.Show(name: name))
             if output.json {
                 output.printJSON(flag)
                 return
@@ -133,7 +129,7 @@ struct FlagCommand: ParsableCommand {
         }
     }
 
-    struct Enable: BoardCommand {
+    struct Enable: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "enable", abstract: "Switch a flag on in the environment.")
         @OptionGroup var global: GlobalOptions
@@ -144,12 +140,11 @@ struct FlagCommand: ParsableCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(
-                try global.openBoard().setFlagEnabled(name, true, environment: try global.environment(), by: try global.actor()))
+            output.report(try global.perform(FlagRequests.SetEnabled(name: name, env: try global.environment(), enabled: true)))
         }
     }
 
-    struct Disable: BoardCommand {
+    struct Disable: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "disable", abstract: "Switch a flag off in the environment.")
         @OptionGroup var global: GlobalOptions
@@ -160,12 +155,11 @@ struct FlagCommand: ParsableCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(
-                try global.openBoard().setFlagEnabled(name, false, environment: try global.environment(), by: try global.actor()))
+            output.report(try global.perform(FlagRequests.SetEnabled(name: name, env: try global.environment(), enabled: false)))
         }
     }
 
-    struct Rollout: BoardCommand {
+    struct Rollout: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "rollout", abstract: "Roll a flag out to a percentage of users (a flexibleRollout strategy).",
             discussion:
@@ -185,12 +179,11 @@ struct FlagCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             output.report(
-                try global.openBoard().rolloutFlag(
-                    name, percent: percent, stickiness: stickiness, environment: try global.environment(), by: try global.actor()))
+                try global.perform(FlagRequests.Rollout(name: name, env: try global.environment(), percent: percent, stickiness: stickiness)))
         }
     }
 
-    struct Archive: BoardCommand {
+    struct Archive: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "archive", abstract: "Archive a flag: no longer evaluated (off) or exported.")
         @OptionGroup var global: GlobalOptions
@@ -201,11 +194,11 @@ struct FlagCommand: ParsableCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().archiveFlag(name, archived: true, by: try global.actor()))
+            output.report(try global.perform(FlagRequests.Archive(name: name, archived: true)))
         }
     }
 
-    struct Unarchive: BoardCommand {
+    struct Unarchive: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "unarchive", abstract: "Bring an archived flag back.")
         @OptionGroup var global: GlobalOptions
@@ -216,11 +209,11 @@ struct FlagCommand: ParsableCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().archiveFlag(name, archived: false, by: try global.actor()))
+            output.report(try global.perform(FlagRequests.Archive(name: name, archived: false)))
         }
     }
 
-    struct Import: BoardCommand {
+    struct Import: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "import", abstract: "Import Unleash client-API features JSON into the environment (admins).",
             discussion:
@@ -231,30 +224,25 @@ struct FlagCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             let data = try BoundedInput.read(path: file, limit: BoundedInput.featuresLimit, what: "features")
-            let set: FeatureSet
-            do { set = try FeatureSet.decode(from: data) } catch { throw BoardError(.invalidInput, error.message) }
-            if let duplicate = DuplicateKeys.first(in: data) {
-                throw BoardError(
-                    .invalidInput,
-                    "the features file \(file) has the key '\(Validate.escaped(duplicate.key))' twice (in \(Validate.escaped(duplicate.location))), and JSON readers disagree on which one counts; keep one"
-                )
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw BoardError(.invalidInput, "the features file \(file) is not UTF-8 text")
             }
-            output.report(try global.openBoard().importFlags(set, environment: try global.environment(), by: try global.actor()))
+            output.report(try global.perform(FlagRequests.Import(env: try global.environment(), features: text, file: file)))
         }
     }
 
-    struct Export: BoardCommand {
+    struct Export: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "export", abstract: "Print the environment's flags as Unleash client-API features JSON.")
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {
-            let set = try global.openBoard().featureSet(environment: try global.environment(), requireExisting: true)
+            let set = try global.perform(FlagRequests.Export(env: try global.environment()))
             print(String(decoding: set.encoded(prettyPrinted: true), as: UTF8.self))
         }
     }
 
-    struct Evaluate: BoardCommand {
+    struct Evaluate: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "evaluate", abstract: "Evaluate flags for a batch of contexts (JSON Lines in, JSON Lines out).",
             discussion: """
@@ -294,7 +282,8 @@ struct FlagCommand: ParsableCommand {
                     throw BoardError(.invalidInput, "the features file \(features) cannot be evaluated: \(error)")
                 }
             } else {
-                let set = try global.openBoard().featureSet(environment: try global.environment(), requireExisting: true)
+                // From the board, or with --server its flags as the server exports them: evaluated here either way.
+                let set = try global.perform(FlagRequests.Export(env: try global.environment()))
                 do { evaluator = BatchEvaluator(snapshot: try FlagSnapshot(set, mode: .strict, environment: environment)) } catch {
                     throw BoardError(.integrity, "the board's flags for this environment do not validate: \(error)")
                 }

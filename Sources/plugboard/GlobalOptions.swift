@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardAdmin
 import PlugboardModel
 import PlugboardStore
 
@@ -20,11 +21,46 @@ struct GlobalOptions: ParsableArguments {
             "Declare the principal automation acts for; recorded beside the OS user, never instead of it.", valueName: "name"))
     var onBehalfOf: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Run the command on the board served at this URL (plugboard serve --admin) instead of a board file (default: $PLUGBOARD_SERVER); the access token comes from $PLUGBOARD_TOKEN or plugboard login.",
+            valueName: "url"))
+    var server: String?
+
     /// An `--env` that is not an environment name is a usage error (exit 2); one from `$PLUGBOARD_ENV` is refused when
     /// the command runs.
     func validate() throws {
+        if server != nil, db != nil { throw ValidationError("--db names a board file and --server a served board; give one of them") }
         guard let env else { return }
         do { try Validate.environment(env) } catch { throw ValidationError(error.message) }
+    }
+
+    /// The served board the command runs on (`--server`, else `$PLUGBOARD_SERVER`), or nil for the board file.
+    var serverURL: String? {
+        if let server { return server }
+        if db != nil { return nil }
+        return ProcessInfo.processInfo.environment["PLUGBOARD_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The client of the served board (``serverURL``) with its access token, or nil for the board file.
+    func adminClient() throws(BoardError) -> AdminClient? {
+        guard let url = serverURL else { return nil }
+        let token = ProcessInfo.processInfo.environment["PLUGBOARD_TOKEN"].flatMap { $0.isEmpty ? nil : $0 } ?? Credentials.token(for: url)
+        return try AdminClient(server: url, token: token ?? "", onBehalfOf: onBehalfOf)
+    }
+
+    /// Performs `request` on the board file, or with a server (``serverURL``) through the admin API as the access
+    /// token's principal: the same answer either way. The answer's notes are printed on stderr.
+    func perform<R: AdminRequest>(_ request: R) throws(BoardError) -> R.Response {
+        let reply: AdminReply<R.Response>
+        if let client = try adminClient() {
+            reply = try client.send(request)
+        } else {
+            reply = try request.perform(on: try openBoard(), as: try actor())
+        }
+        for note in reply.notes { FileHandle.standardError.write(Data("note: \(note)\n".utf8)) }
+        return reply.value
     }
 
     /// The board path after defaults.
@@ -63,10 +99,19 @@ func checkArguments(_ check: () throws(BoardError) -> Void) throws {
 protocol BoardCommand: ParsableCommand {
     var global: GlobalOptions { get }
     func execute(_ output: Output) throws(BoardError)
+    /// Why the command cannot run with `--server`; nil for a command the admin API serves.
+    static var localOnly: String? { get }
 }
 
 extension BoardCommand {
+    static var localOnly: String? { "it works on the board's files on their machine" }
+
     func run() throws {
+        if global.serverURL != nil, let reason = Self.localOnly {
+            // A usage error (exit 2), without argument-parser's usage lines: the command is right, the place is not.
+            Output.printError("plugboard \(Self.commandPath) cannot run with --server or $PLUGBOARD_SERVER: \(reason); run it on the board's machine")
+            throw ExitCode(2)
+        }
         let output = Output(json: global.json)
         do {
             try execute(output)
@@ -74,5 +119,33 @@ extension BoardCommand {
             output.fail(error)
             throw ExitCode(1)
         }
+    }
+}
+
+/// A command the admin API serves: it runs on a board file, or with `--server` on a served board.
+protocol RemoteCommand: BoardCommand {}
+
+extension RemoteCommand {
+    static var localOnly: String? { nil }
+}
+
+extension ParsableCommand {
+    /// The command as typed after `plugboard` (`plugin kill`).
+    static var commandPath: String {
+        let name = configuration.commandName ?? String(describing: Self.self).lowercased()
+        guard let parent = parentName else { return name }
+        return "\(parent) \(name)"
+    }
+
+    /// The name of the command group this command belongs to, from the type's enclosing type (`PluginCommand.Kill`).
+    private static var parentName: String? {
+        let path = String(reflecting: Self.self).split(separator: ".")
+        guard path.count >= 3 else { return nil }
+        let groups: [String: String] = [
+            "PluginCommand": "plugin", "OwnerCommand": "owner", "AdminCommand": "admin", "FlagCommand": "flag", "SecretCommand": "secret",
+            "KeysCommand": "keys", "EnvCommand": "env", "AuditCommand": "audit", "TokenCommand": "token", "SigningKeyCommand": "signing-key",
+            "SignerCommand": "signer", "PolicyCommand": "policy", "BoardKeyCommand": "board-key", "AccessTokenCommand": "access-token",
+        ]
+        return groups[String(path[path.count - 2])]
     }
 }

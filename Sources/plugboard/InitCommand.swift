@@ -6,6 +6,7 @@ import PlugboardStore
 
 /// `plugboard init`: a new board, its first admin and its master key.
 struct Init: BoardCommand {
+    static let localOnly: String? = "it creates a board file"
     static let configuration = CommandConfiguration(
         commandName: "init", abstract: "Create the board, apply migrations, make you its first admin, and set up its master key.",
         discussion: """

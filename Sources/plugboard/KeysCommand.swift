@@ -23,6 +23,7 @@ struct KeysCommand: ParsableCommand {
         subcommands: [List.self, Rotate.self, Shred.self, Init.self])
 
     struct List: BoardCommand {
+        static let localOnly: String? = "master-key handling stays on the board's machine"
         static let configuration = CommandConfiguration(
             commandName: "list", abstract: "Show the master key's id and the data keys (versions, states, counts), never key material.",
             discussion: "Needs no master key.")
@@ -53,6 +54,7 @@ struct KeysCommand: ParsableCommand {
     }
 
     struct Rotate: BoardCommand {
+        static let localOnly: String? = "master-key handling stays on the board's machine"
         static let configuration = CommandConfiguration(
             commandName: "rotate", abstract: "Rotate the master key (rewrap every data key), or with --plugin one plug-in's data key.",
             discussion: """
@@ -127,6 +129,7 @@ struct KeysCommand: ParsableCommand {
     }
 
     struct Shred: BoardCommand {
+        static let localOnly: String? = "master-key handling stays on the board's machine"
         static let configuration = CommandConfiguration(
             commandName: "shred", abstract: "Destroy a plug-in's data keys: its secrets can never be decrypted again.",
             discussion: """
@@ -157,6 +160,7 @@ struct KeysCommand: ParsableCommand {
     }
 
     struct Init: BoardCommand {
+        static let localOnly: String? = "master-key handling stays on the board's machine"
         static let configuration = CommandConfiguration(
             commandName: "init", abstract: "Give a board created before secure storage existed its master key (admins).",
             discussion: """

@@ -5,6 +5,7 @@ import PlugboardStore
 
 /// `plugboard migrate`: apply pending schema migrations or show their status.
 struct Migrate: BoardCommand {
+    static let localOnly: String? = "it upgrades the board file itself"
     static let configuration = CommandConfiguration(
         commandName: "migrate", abstract: "Apply pending migrations, or show applied and pending ones with --status.")
 

@@ -52,21 +52,6 @@ struct Output {
     static func printWarning(_ message: String) {
         FileHandle.standardError.write(Data("warning: \(message)\n".utf8))
     }
-
-    /// Says on stderr (so that `--json` output stays one document) what telemetry the board did not keep, hosts' or
-    /// SDKs': what `plugin status` and `clients` show may then be incomplete.
-    static func printTelemetryDrops(_ board: Board, hosts: Bool) {
-        guard let drops = try? board.telemetryDrops() else { return }
-        for drop in drops
-        where drop.concernsHosts == hosts || drop.kind == TelemetryDrop.Kind.storedRowsOverCap
-            || drop.kind == TelemetryDrop.Kind.fileFull
-        {
-            FileHandle.standardError.write(
-                Data(
-                    "note: \(drop.count) \(Validate.escaped(drop.kind)) were dropped, the last at \(drop.lastAt); what is shown may be incomplete\n"
-                        .utf8))
-        }
-    }
 }
 
 /// A text table with aligned columns: a header row, then rows, two spaces between columns.

@@ -30,7 +30,7 @@ struct Plugboard: ParsableCommand {
             KeysCommand.self, AdminCommand.self, EnvCommand.self, AuditCommand.self, TokenCommand.self, ClientsCommand.self,
             ServeCommand.self, SigningKeyCommand.self, SignerCommand.self, PolicyCommand.self, BoardKeyCommand.self, Backup.self,
             AccessTokenCommand.self,
-            Restore.self,
+            Restore.self, Login.self, Logout.self,
         ]
     )
 
@@ -60,7 +60,7 @@ struct Plugboard: ParsableCommand {
     /// Global options may come before the subcommand (`plugboard --db b.sqlite plugin list`): move them after it,
     /// where every leaf command declares them.
     static func hoistGlobalOptions(_ arguments: [String]) -> [String] {
-        let withValue: Set<String> = ["--db", "--env", "--as"]
+        let withValue: Set<String> = ["--db", "--env", "--as", "--server"]
         let flags: Set<String> = ["--json"]
         var hoisted: [String] = []
         var rest = arguments[...]

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardAdmin
 import PlugboardModel
 import PlugboardStore
 import PlugboardVersioning
@@ -14,7 +15,7 @@ import Darwin
 
 /// Enabling, kill switches, yanks and pins: what decides whether a release runs.
 extension PluginCommand {
-    struct Enable: BoardCommand {
+    struct Enable: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "enable", abstract: "Enable a plug-in in the environment.")
         @OptionGroup var global: GlobalOptions
@@ -27,11 +28,11 @@ extension PluginCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().setEnabled(id, true, environment: try global.environment(), by: try global.actor()))
+            output.report(try global.perform(PluginRequests.SetEnabled(id: id, env: try global.environment(), enabled: true)))
         }
     }
 
-    struct Disable: BoardCommand {
+    struct Disable: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "disable", abstract: "Disable a plug-in in the environment.")
         @OptionGroup var global: GlobalOptions
@@ -44,7 +45,7 @@ extension PluginCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().setEnabled(id, false, environment: try global.environment(), by: try global.actor()))
+            output.report(try global.perform(PluginRequests.SetEnabled(id: id, env: try global.environment(), enabled: false)))
         }
     }
 
@@ -63,15 +64,13 @@ extension PluginCommand {
             }
         }
 
-        func target() throws(BoardError) -> KillTarget {
-            if all { return .all }
-            guard let id else { return .all }
-            guard let version else { return .plugin(id) }
-            return .version(id, try parseVersion(version))
+        /// The request that throws (or, with `revive`, lifts) this kill switch.
+        func request(reason: String?, revive: Bool) -> PluginRequests.Kill {
+            PluginRequests.Kill(id: all ? nil : id, version: version, all: all, reason: reason, revive: revive)
         }
     }
 
-    struct Kill: BoardCommand {
+    struct Kill: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "kill", abstract: "Throw a kill switch over a plug-in, one of its versions, or all plug-ins.",
             discussion: "A kill switch covers every environment; running hosts deactivate what it covers at their next poll.")
@@ -86,11 +85,11 @@ extension PluginCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().kill(try target.target(), reason: reason, by: try global.actor()))
+            output.report(try global.perform(target.request(reason: reason, revive: false)))
         }
     }
 
-    struct Revive: BoardCommand {
+    struct Revive: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "revive", abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.")
         @OptionGroup var global: GlobalOptions
@@ -104,11 +103,11 @@ extension PluginCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().revive(try target.target(), reason: reason, by: try global.actor()))
+            output.report(try global.perform(target.request(reason: reason, revive: true)))
         }
     }
 
-    struct Yank: BoardCommand {
+    struct Yank: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "yank", abstract: "Yank a version so hosts no longer pick it (a pin still wins).")
         @OptionGroup var global: GlobalOptions
@@ -125,11 +124,11 @@ extension PluginCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().yank(id, version: try parseVersion(version), reason: reason, by: try global.actor()))
+            output.report(try global.perform(PluginRequests.Yank(id: id, version: version, reason: reason, undo: false)))
         }
     }
 
-    struct Unyank: BoardCommand {
+    struct Unyank: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "unyank", abstract: "Undo a yank.")
         @OptionGroup var global: GlobalOptions
@@ -146,12 +145,11 @@ extension PluginCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(
-                try global.openBoard().yank(id, version: try parseVersion(version), reason: reason, undo: true, by: try global.actor()))
+            output.report(try global.perform(PluginRequests.Yank(id: id, version: version, reason: reason, undo: true)))
         }
     }
 
-    struct Pin: BoardCommand {
+    struct Pin: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "pin", abstract: "Pin a plug-in to one version in the environment.")
         @OptionGroup var global: GlobalOptions
@@ -166,13 +164,11 @@ extension PluginCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(
-                try global.openBoard().pin(
-                    id, version: try parseVersion(version), environment: try global.environment(), by: try global.actor()))
+            output.report(try global.perform(PluginRequests.Pin(id: id, env: try global.environment(), version: version)))
         }
     }
 
-    struct Unpin: BoardCommand {
+    struct Unpin: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "unpin", abstract: "Remove the version pin in the environment.")
         @OptionGroup var global: GlobalOptions
@@ -185,7 +181,7 @@ extension PluginCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().unpin(id, environment: try global.environment(), by: try global.actor()))
+            output.report(try global.perform(PluginRequests.Pin(id: id, env: try global.environment(), version: nil)))
         }
     }
 }

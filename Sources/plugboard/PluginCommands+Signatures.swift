@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardAdmin
 import PlugboardModel
 import PlugboardStore
 import PlugboardVersioning
@@ -15,6 +16,8 @@ import Darwin
 /// `plugboard plugin sign` and `add-signature`: signing a release and recording a signature.
 extension PluginCommand {
     struct Sign: BoardCommand {
+        /// Reads and writes local files only: it runs the same with --server.
+        static let localOnly: String? = nil
         static let configuration = CommandConfiguration(
             commandName: "sign", abstract: "Sign a release with your Ed25519 key: its id, version, manifest and artifact.",
             discussion: """
@@ -64,7 +67,7 @@ extension PluginCommand {
         }
     }
 
-    struct AddSignature: BoardCommand {
+    struct AddSignature: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "add-signature", abstract: "Add a signature to a registered release (its owners, maintainers or an admin).",
             discussion: "The signature must verify and cover exactly this release: its id, version, manifest and artifact as registered.")
@@ -81,9 +84,11 @@ extension PluginCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            let parsedVersion = try parseVersion(version)
-            let file = try readSignature(signature)
-            output.report(try global.openBoard().addSignature(id, version: parsedVersion, file, by: try global.actor()))
+            let data = try BoundedInput.read(path: signature, limit: ReleaseSignature.maximumSize, what: "signature")
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw BoardError(.invalidInput, "the signature file \(signature) is not UTF-8 text")
+            }
+            output.report(try global.perform(TrustRequests.AddSignature(id: id, version: version, signature: text, file: signature)))
         }
     }
 }

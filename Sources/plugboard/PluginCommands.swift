@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardAdmin
 import PlugboardModel
 import PlugboardStore
 import PlugboardVersioning
@@ -20,7 +21,7 @@ struct PluginCommand: ParsableCommand {
             Yank.self, Unyank.self, Pin.self, Unpin.self, Status.self,
         ])
 
-    struct Register: BoardCommand {
+    struct Register: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "register", abstract: "Add a plug-in (if new) and a version from its manifest; several manifests in one change.",
             discussion: """
@@ -49,26 +50,33 @@ struct PluginCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             let paths = try Self.expand(manifests)
-            if paths.count == 1, manifests.count == 1, paths[0] == manifests[0] {
-                let data = try BoundedInput.read(path: paths[0], limit: BoundedInput.manifestLimit, what: "manifest")
-                let parsed = try PluginManifest.parse(data)
-                let signatures = try signature.map { path throws(BoardError) in try readSignature(path) }
-                let board = try global.openBoard()
-                output.report(try board.register(parsed, artifactPath: artifact, signatures: signatures, by: try global.actor()))
-                return
-            }
-            if artifact != nil || !signature.isEmpty {
+            let single = paths.count == 1 && manifests.count == 1 && paths[0] == manifests[0]
+            if !single, artifact != nil || !signature.isEmpty {
                 throw BoardError(.invalidInput, "--artifact and --signature register one manifest, and \(manifests[0]) is a folder")
             }
-            var parsed: [PluginManifest] = []
-            parsed.reserveCapacity(paths.count)
-            for path in paths {
-                let data = try BoundedInput.read(path: path, limit: BoundedInput.manifestLimit, what: "manifest")
-                do { parsed.append(try PluginManifest.parse(data)) } catch {
-                    throw BoardError(error.code, "\(path): \(error.message); nothing was registered")
-                }
+            let texts = try paths.map { path throws(BoardError) in
+                PluginRequests.Register.Manifest(file: path, text: try Self.text(path, limit: BoundedInput.manifestLimit, what: "manifest"))
             }
-            output.report(try global.openBoard().register(parsed, by: try global.actor()))
+            let signatures = try signature.map { path throws(BoardError) in
+                PluginRequests.Register.Manifest(file: path, text: try Self.text(path, limit: ReleaseSignature.maximumSize, what: "signature"))
+            }
+            var request = PluginRequests.Register(
+                manifests: texts, single: single, artifactSHA256: nil, signatures: signatures, localArtifact: artifact)
+            if let artifact, let client = try global.adminClient() {
+                // The artifact goes first, streamed; the registration then names it by its digest.
+                request.localArtifact = nil
+                request.artifactSHA256 = try client.upload(artifact)
+            }
+            output.report(try global.perform(request))
+        }
+
+        /// A file's text, bounded; a file that is not UTF-8 is refused.
+        static func text(_ path: String, limit: Int, what: String) throws(BoardError) -> String {
+            let data = try BoundedInput.read(path: path, limit: limit, what: what)
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw BoardError(.invalidInput, "the \(what) \(path) is not UTF-8 text")
+            }
+            return text
         }
 
         /// The manifest files named: files as given, folders replaced by their `*.json` files in name order.
@@ -98,13 +106,13 @@ struct PluginCommand: ParsableCommand {
         }
     }
 
-    struct List: BoardCommand {
+    struct List: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "list", abstract: "List plug-ins and their state in the environment.")
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {
-            let plugins = try global.openBoard().pluginSummaries(environment: try global.environment())
+            let plugins = try global.perform(PluginRequests.List(env: try global.environment()))
             if output.json {
                 output.printJSON(plugins)
                 return
@@ -122,7 +130,7 @@ struct PluginCommand: ParsableCommand {
         }
     }
 
-    struct Show: BoardCommand {
+    struct Show: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "show", abstract: "Show a plug-in: versions, environments, owners, kill switches.")
         @OptionGroup var global: GlobalOptions
@@ -135,7 +143,7 @@ struct PluginCommand: ParsableCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            let detail = try global.openBoard().pluginDetail(id)
+            let detail = try global.perform(PluginRequests.Show(id: id))
             if output.json {
                 output.printJSON(detail)
                 return
@@ -182,7 +190,7 @@ struct PluginCommand: ParsableCommand {
         }
     }
 
-    struct Status: BoardCommand {
+    struct Status: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "status", abstract: "What each host loaded or skipped, and why.")
         @OptionGroup var global: GlobalOptions
@@ -195,12 +203,7 @@ struct PluginCommand: ParsableCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            let board = try global.openBoard()
-            if let id {
-                _ = try board.pluginDetail(id)  // a clear "not registered" for a typo
-            }
-            let rows = try board.loadStatus(pluginID: id)
-            defer { Output.printTelemetryDrops(board, hosts: true) }
+            let rows = try global.perform(PluginRequests.Status(id: id))
             if output.json {
                 output.printJSON(rows)
                 return

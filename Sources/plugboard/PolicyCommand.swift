@@ -1,5 +1,6 @@
 public import ArgumentParser
 import Foundation
+import PlugboardAdmin
 import PlugboardModel
 import PlugboardStore
 
@@ -11,7 +12,7 @@ struct PolicyCommand: ParsableCommand {
         commandName: "policy", abstract: "Set and show each environment's signature policy (off, warn, require).",
         subcommands: [SetPolicy.self, Show.self])
 
-    struct SetPolicy: BoardCommand {
+    struct SetPolicy: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "set",
             abstract: "Set the signature policy of the environment given with --env (admins).",
@@ -23,18 +24,17 @@ struct PolicyCommand: ParsableCommand {
         @Option(name: .long, help: "off, warn or require.") var signatures: SignaturePolicy
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(
-                try global.openBoard().setSignaturePolicy(signatures, environment: try global.environment(), by: try global.actor()))
+            output.report(try global.perform(TrustRequests.SetPolicy(env: try global.environment(), signatures: signatures.rawValue)))
         }
     }
 
-    struct Show: BoardCommand {
+    struct Show: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "show", abstract: "Show every environment's signature policy.", aliases: ["list"])
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {
-            let policies = try global.openBoard().signaturePolicies()
+            let policies = try global.perform(TrustRequests.Policies())
             if output.json {
                 output.printJSON(policies)
                 return

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardAdmin
 import PlugboardModel
 import PlugboardSecureStorage
 import PlugboardStore
@@ -23,7 +24,7 @@ struct SecretCommand: ParsableCommand {
             """,
         subcommands: [SetSecret.self, GetSecret.self, ListSecrets.self, DeleteSecret.self])
 
-    struct SetSecret: BoardCommand {
+    struct SetSecret: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "set", abstract: "Encrypt and store a secret of a plug-in.",
             discussion: """
@@ -58,12 +59,12 @@ struct SecretCommand: ParsableCommand {
                 try fromFile.map { path throws(BoardError) in
                     try BoundedInput.read(path: path, limit: BoundedInput.secretLimit, what: "value")
                 } ?? Data((value ?? "").utf8)
-            let secrets = try BoardSecureStorage.open(board: try global.openBoard())
-            output.report(try secrets.setSecret(data, forKey: key, pluginID: plugin, by: try global.actor()))
+            output.report(try global.perform(SecretRequests.Set(plugin: plugin, key: key, value: data)))
         }
     }
 
     struct GetSecret: BoardCommand {
+        static let localOnly: String? = "the admin API never returns a secret's plaintext"
         static let configuration = CommandConfiguration(
             commandName: "get", abstract: "Decrypt a secret of a plug-in and print it (the read is audited).",
             discussion: """
@@ -108,7 +109,7 @@ struct SecretCommand: ParsableCommand {
         }
     }
 
-    struct ListSecrets: BoardCommand {
+    struct ListSecrets: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "list", abstract: "List a plug-in's secrets: names and data key versions, never values.",
             discussion: "Needs no master key: key names are not secret.")
@@ -116,7 +117,7 @@ struct SecretCommand: ParsableCommand {
         @Option(name: .long, help: "The plug-in id.") var plugin: String
 
         func execute(_ output: Output) throws(BoardError) {
-            let entries = try global.openBoard().secretEntries(pluginID: plugin)
+            let entries = try global.perform(SecretRequests.List(plugin: plugin))
             if output.json {
                 output.printJSON(entries)
                 return
@@ -131,15 +132,14 @@ struct SecretCommand: ParsableCommand {
         }
     }
 
-    struct DeleteSecret: BoardCommand {
+    struct DeleteSecret: RemoteCommand {
         static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a secret of a plug-in.")
         @OptionGroup var global: GlobalOptions
         @Option(name: .long, help: "The plug-in id.") var plugin: String
         @Argument(help: "The key name.") var key: String
 
         func execute(_ output: Output) throws(BoardError) {
-            let secrets = try BoardSecureStorage.open(board: try global.openBoard())
-            output.report(try secrets.deleteSecret(forKey: key, pluginID: plugin, by: try global.actor()))
+            output.report(try global.perform(SecretRequests.Delete(plugin: plugin, key: key)))
         }
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Logging
+import PlugboardAdmin
 import PlugboardModel
 import PlugboardServer
 import PlugboardStore
@@ -9,6 +10,7 @@ import Synchronization
 
 /// `plugboard serve`: the board's flags over HTTP for Unleash SDKs and OpenFeature (OFREP) SDKs.
 struct ServeCommand: BoardCommand {
+    static let localOnly: String? = "it serves a board file of its own machine"
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve the board's flags over HTTP: Unleash's client API (point SDKs at http://HOST:PORT/api) and OFREP.",
@@ -46,6 +48,16 @@ struct ServeCommand: BoardCommand {
             "The most requests in progress from one client address (event streams apart); more get 429. Raise it behind a proxy.",
             valueName: "n"))
     var maxRequestsPerClient = 64
+    @Flag(
+        name: .long,
+        help: "Serve the admin API under /api/admin/: every CLI command for holders of access tokens (plugboard access-token create).")
+    var admin = false
+    @Option(
+        name: .customLong("admin-listen"),
+        help: ArgumentHelp("Serve the admin API on an address of its own (implies --admin), for example 127.0.0.1:4243.", valueName: "host:port"))
+    var adminListen: String?
+    @Flag(name: .customLong("print-openapi"), help: ArgumentHelp("Print the admin API's OpenAPI document and exit.", visibility: .hidden))
+    var printOpenAPI = false
 
     func validate() throws {
         guard (16...1_000_000).contains(maxConnections) else {
@@ -59,6 +71,7 @@ struct ServeCommand: BoardCommand {
             throw ValidationError("--log-level '\(logLevel)' is not one of trace, debug, info, notice, warning, error")
         }
         _ = try Self.address(listen)
+        if let adminListen { _ = try Self.address(adminListen, option: "--admin-listen") }
         guard (2...86400).contains(snapshotLifetime) else {
             throw ValidationError("--snapshot-lifetime \(snapshotLifetime) is outside 2-86400 seconds; 60 is the default")
         }
@@ -67,17 +80,21 @@ struct ServeCommand: BoardCommand {
         }
     }
 
-    static func address(_ text: String) throws -> (host: String, port: Int) {
+    static func address(_ text: String, option: String = "--listen") throws -> (host: String, port: Int) {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
-            throw ValidationError("--listen '\(text)' is not HOST:PORT, for example 127.0.0.1:4242")
+            throw ValidationError("\(option) '\(text)' is not HOST:PORT, for example 127.0.0.1:4242")
         }
         var host = String(text[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty else { throw ValidationError("--listen '\(text)' has no host; use for example 127.0.0.1:4242") }
+        guard !host.isEmpty else { throw ValidationError("\(option) '\(text)' has no host; use for example 127.0.0.1:4242") }
         return (host, port)
     }
 
     func execute(_ output: Output) throws(BoardError) {
+        if printOpenAPI {
+            FileHandle.standardOutput.write(Data(AdminOpenAPI.document().utf8))
+            return
+        }
         let board = try global.openBoard()
         guard let (host, port) = try? Self.address(listen) else { return }
         for path in [tlsCert, tlsKey].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: path) {
@@ -91,12 +108,19 @@ struct ServeCommand: BoardCommand {
         }
         var logger = Logger(label: "plugboard.serve")
         logger.logLevel = level
-        let configuration = ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: host, port: port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey, maxConnections: maxConnections,
             maxRequestsPerClient: maxRequestsPerClient, pollInterval: .milliseconds(pollMilliseconds),
             logger: logger, boardKeys: try BoardKeyring.loadOrCreate(boardPath: board.path), snapshotLifetime: .seconds(snapshotLifetime))
+        configuration.admin = admin || adminListen != nil
+        configuration.adminAddress = adminListen.flatMap { try? Self.address($0, option: "--admin-listen") }
         let server = PlugboardServer(board: board, configuration: configuration)
         let scheme = tlsCert == nil ? "http" : "https"
+        // "" for the admin API beside the rest, else its own address.
+        let adminURL: String? =
+            !configuration.admin
+            ? nil
+            : configuration.adminAddress.map { "\(scheme)://\($0.host.contains(":") ? "[\($0.host)]" : $0.host):\($0.port)" } ?? ""
         let json = output.json
         let failure = ServeFailure()
         let done = DispatchSemaphore(value: 0)
@@ -104,10 +128,13 @@ struct ServeCommand: BoardCommand {
             do {
                 try await server.run { port in
                     let url = "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+                    var urls = ["url": url, "unleash": url + "/api", "ofrep": url + "/ofrep/v1"]
+                    if let adminURL { urls["admin"] = adminURL == "" ? url + "/api/admin" : adminURL + "/api/admin" }
+                    let adminText = urls["admin"].map { ", the admin API at \($0)" } ?? ""
                     let line =
                         json
-                        ? Output.jsonText(["url": url, "unleash": url + "/api", "ofrep": url + "/ofrep/v1"], pretty: false)
-                        : "Serving the board at \(url): Unleash SDKs at \(url)/api, OFREP at \(url)/ofrep/v1 (Ctrl-C stops)"
+                        ? Output.jsonText(urls, pretty: false)
+                        : "Serving the board at \(url): Unleash SDKs at \(url)/api, OFREP at \(url)/ofrep/v1\(adminText) (Ctrl-C stops)"
                     FileHandle.standardOutput.write(Data((line + "\n").utf8))
                 }
             } catch let error as BoardError {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardAdmin
 import PlugboardModel
 import PlugboardStore
 
@@ -9,7 +10,7 @@ struct SignerCommand: ParsableCommand {
         commandName: "signer", abstract: "Trust, list and revoke the keys that sign plug-in releases.",
         subcommands: [Add.self, List.self, Revoke.self])
 
-    struct Add: BoardCommand {
+    struct Add: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "add",
             abstract: "Trust a public key to sign one plug-in's releases (its owners or an admin), or every plug-in's with --all (admins).",
@@ -27,12 +28,11 @@ struct SignerCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             output.report(
-                try global.openBoard().addSigner(
-                    pluginID: all ? nil : arguments[0], publicKey: arguments[arguments.count - 1], name: name, by: try global.actor()))
+                try global.perform(TrustRequests.AddSigner(id: all ? nil : arguments[0], publicKey: arguments[arguments.count - 1], name: name)))
         }
     }
 
-    struct List: BoardCommand {
+    struct List: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "list",
             abstract: "List trusted keys: all, or those that may sign one plug-in (its own and those trusted for every plug-in).")
@@ -40,7 +40,7 @@ struct SignerCommand: ParsableCommand {
         @Argument(help: "Only the keys that may sign this plug-in.") var id: String?
 
         func execute(_ output: Output) throws(BoardError) {
-            let signers = try global.openBoard().signers(pluginID: id)
+            let signers = try global.perform(TrustRequests.Signers(id: id))
             if output.json {
                 output.printJSON(signers)
                 return
@@ -58,7 +58,7 @@ struct SignerCommand: ParsableCommand {
         }
     }
 
-    struct Revoke: BoardCommand {
+    struct Revoke: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "revoke", abstract: "Revoke a key: no signature it made counts any more, including earlier ones.",
             discussion: "Admins may revoke any key; the owners of every plug-in a key is trusted for may revoke it.")
@@ -67,7 +67,7 @@ struct SignerCommand: ParsableCommand {
         @Option(name: .long, help: "Why (kept in the board and the audit log).") var reason: String
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().revokeSigner(keyID: keyID, reason: reason, by: try global.actor()))
+            output.report(try global.perform(TrustRequests.RevokeSigner(keyID: keyID, reason: reason)))
         }
     }
 }

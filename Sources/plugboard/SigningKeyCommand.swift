@@ -19,6 +19,8 @@ struct SigningKeyCommand: ParsableCommand {
         subcommands: [Generate.self])
 
     struct Generate: BoardCommand {
+        /// Reads and writes local files only: it runs the same with --server.
+        static let localOnly: String? = nil
         static let configuration = CommandConfiguration(
             commandName: "generate", abstract: "Write a new Ed25519 private key to a file (mode 0600) and print its public key and key id.",
             discussion: """

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardAdmin
 import PlugboardModel
 import PlugboardStore
 
@@ -10,7 +11,7 @@ struct TokenCommand: ParsableCommand {
         abstract: "Create, list and revoke the API tokens SDKs and plug-in hosts use to read plugboard serve.",
         subcommands: [Create.self, List.self, Revoke.self])
 
-    struct Create: BoardCommand {
+    struct Create: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "create", abstract: "Create a token that reads one environment; prints its secret once (admins).",
             discussion: """
@@ -33,20 +34,16 @@ struct TokenCommand: ParsableCommand {
         var expires: String?
 
         func execute(_ output: Output) throws(BoardError) {
-            let expiresAt = try expires.map { text throws(BoardError) in try Self.expiry(text) }
-            let created = try global.openBoard().createAPIToken(
-                name: name, environment: try global.environment(), kind: use.kind, expiresAt: expiresAt, by: try global.actor())
+            let created = try global.perform(
+                TokenRequests.Create(name: name, env: try global.environment(), kind: use.rawValue, expires: expires))
             if output.json {
-                output.printJSON(
-                    TokenJSON(
-                        name: created.token.name, environment: created.token.environment, kind: created.token.kind, token: created.secret,
-                        expiresAt: created.token.expiresAt))
+                output.printJSON(created)
                 return
             }
-            print(created.secret)
+            print(created.token)
             let reads = use == .hosts ? "host routes of" : "flags of"
             Output.printWarning(
-                "this is the only time the token '\(name)' is shown; the board keeps only its hash (reads the \(reads) \(created.token.environment)\(created.token.expiresAt.map { ", expires \($0)" } ?? ""))"
+                "this is the only time the token '\(name)' is shown; the board keeps only its hash (reads the \(reads) \(created.environment)\(created.expiresAt.map { ", expires \($0)" } ?? ""))"
             )
         }
 
@@ -57,33 +54,16 @@ struct TokenCommand: ParsableCommand {
             var kind: APIToken.Kind { self == .sdk ? .sdk : .hosts }
         }
 
-        struct TokenJSON: Encodable {
-            let name: String
-            let environment: String
-            let kind: APIToken.Kind
-            let token: String
-            let expiresAt: String?
-        }
 
-        /// `90d`, `12h`, `30m`, `2w`, or an ISO-8601 time or date.
-        static func expiry(_ text: String) throws(BoardError) -> Date {
-            let units: [Character: Double] = ["m": 60, "h": 3600, "d": 86400, "w": 7 * 86400]
-            if let unit = text.last, let seconds = units[unit], let count = Int(text.dropLast()), count > 0 {
-                return Date().addingTimeInterval(Double(count) * seconds)
-            }
-            if let date = Timestamp.parse(text) { return date }
-            throw BoardError(
-                .invalidInput, "--expires '\(text)' is not an age or a time: use for example 90d, 12h, 30m, 2w or 2027-01-31")
-        }
     }
 
-    struct List: BoardCommand {
+    struct List: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "list", abstract: "List tokens: environment, kind, state, expiry and last use (never secrets).")
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {
-            let tokens = try global.openBoard().apiTokens()
+            let tokens = try global.perform(TokenRequests.List())
             if output.json {
                 output.printJSON(tokens)
                 return
@@ -99,7 +79,7 @@ struct TokenCommand: ParsableCommand {
         }
     }
 
-    struct Revoke: BoardCommand {
+    struct Revoke: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "revoke", abstract: "Revoke a token: servers refuse it and end its open streams from now on (admins).")
         @OptionGroup var global: GlobalOptions
@@ -107,7 +87,7 @@ struct TokenCommand: ParsableCommand {
         @Option(name: .long, help: "Why, for the audit log.") var reason: String?
 
         func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.openBoard().revokeAPIToken(name, reason: reason, by: try global.actor()))
+            output.report(try global.perform(TokenRequests.Revoke(name: name, reason: reason)))
         }
     }
 }

@@ -114,8 +114,8 @@ struct MigrationTests {
             for (before, after) in zip(rowsBefore, rows) {
                 for column in before.columnNames { #expect(after[column] as DatabaseValue == before[column] as DatabaseValue) }
             }
-            // 0006 added two columns at the end; the table now declares them in the same places.
-            #expect(try columns(db) == columnsBefore + ["state_changes TEXT 0 0", "state_root TEXT 0 0"])
+            // 0006 added two columns at the end; the table now declares them in the same places (and 0012 one more).
+            #expect(try columns(db) == columnsBefore + ["state_changes TEXT 0 0", "state_root TEXT 0 0", "via TEXT 0 0"])
             #expect(try indexes(db) == ["audit_log_by_actor", "audit_log_by_target"])
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM audit_trail") == rows.count)
             #expect(try Int.fetchOne(db, sql: "PRAGMA secure_delete") == 1)

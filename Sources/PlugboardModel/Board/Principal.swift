@@ -18,13 +18,24 @@ public struct Principal: Sendable, Hashable, Codable {
     public let osUser: String
     /// The principal automation declared it acts for (`--as`), if any.
     public let onBehalfOf: String?
+    /// How a change arrived when it did not come from a process on the board's machine: for the admin API,
+    /// `token NAME from ADDRESS` (the access token's name and the client's address). Recorded in the audit log.
+    public let via: String?
 
-    /// Creates a principal. Prefer ``current(onBehalfOf:)``; this initialiser is for hosts and tests.
-    public init(osUser: String, onBehalfOf: String? = nil) throws(BoardError) {
+    /// Creates a principal. Prefer ``current(onBehalfOf:)``; this initialiser is for hosts, servers and tests.
+    ///
+    /// - Parameters:
+    ///   - osUser: The actor of record: the OS user, or for the admin API the access token's principal.
+    ///   - via: How the change arrived (see ``via``); at most 512 characters.
+    public init(osUser: String, onBehalfOf: String? = nil, via: String? = nil) throws(BoardError) {
         try Validate.principal(osUser, field: "OS user")
         if let onBehalfOf { try Validate.principal(onBehalfOf, field: "--as") }
+        if let via, via.isEmpty || via.utf8.count > 512 || via.contains(where: { $0.isNewline }) {
+            throw BoardError(.invalidInput, "how a change arrived must be one line of 1-512 characters")
+        }
         self.osUser = osUser
         self.onBehalfOf = onBehalfOf
+        self.via = via
     }
 
     /// The principal of this process: the effective OS user, and an optional declared principal.

@@ -9,6 +9,17 @@ enum AccessTokenQueries {
         ).map(accessToken)
     }
 
+    /// The token whose secret hashes to `hash`, with its stored hash; nil when none does.
+    static func token(_ db: Database, hash: String) throws -> (token: AccessToken, storedHash: String)? {
+        try Row.fetchOne(
+            db,
+            sql: """
+                SELECT s.*, t.token_hash AS stored_hash FROM access_tokens t JOIN access_token_status s USING (principal, name)
+                WHERE t.token_hash = ?
+                """, arguments: [hash]
+        ).map { (accessToken($0), $0["stored_hash"]) }
+    }
+
     /// Every token, or those of one principal, sorted by principal and name.
     static func all(_ db: Database, principal: String?) throws -> [AccessToken] {
         try Row.fetchAll(db, sql: "SELECT * FROM access_token_status WHERE ?1 IS NULL OR principal = ?1", arguments: [principal])

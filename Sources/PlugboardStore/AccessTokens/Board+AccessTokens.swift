@@ -75,6 +75,17 @@ extension Board {
         return try read { db in try AccessTokenQueries.all(db, principal: principal) }
     }
 
+    /// The access token whose secret is `secret`, in whatever state it is (active, revoked, expired), or nil when the
+    /// board knows no such token. The board keeps only SHA-256 digests: the secret's digest is looked up, then compared
+    /// with the stored one in constant time.
+    package func accessToken(secret: String) throws(BoardError) -> AccessToken? {
+        guard secret.hasPrefix(AccessTokenSecret.marker), secret.utf8.count <= 128 else { return nil }
+        let digest = SHA256.hex(Data(secret.utf8))
+        guard let found = try read({ db in try AccessTokenQueries.token(db, hash: digest) }) else { return nil }
+        guard APITokenSecret.constantTimeEquals(Array(found.storedHash.utf8), Array(digest.utf8)) else { return nil }
+        return found.token
+    }
+
     /// Passes when the change's actor is `principal` itself (its OS user) or a board admin.
     private static func requireSelfOrAdmin(_ change: AuditedChange, _ principal: String, doing what: String) throws {
         guard change.actor.osUser != principal else { return }

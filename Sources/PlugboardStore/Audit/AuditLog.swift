@@ -9,6 +9,8 @@ import PlugboardModel
 /// encoding is the line `plugboard-audit-v1` followed by the fields `seq, at, actor, on_behalf_of, action,
 /// outcome, target_type, target_id, environment, reason, before_json, after_json`, each written as
 /// `-\n` when NULL and `<UTF-8 byte length>:<bytes>\n` otherwise. The first row's `prev_hash` is 64 zeros.
+/// Format v2 (`plugboard-audit-v2`) adds `state_changes, state_root`; format v3 (`plugboard-audit-v3`), for changes
+/// made through the admin API, adds `via` after them.
 /// The store's DocC article "Reading the board" shows how to recompute it with a few lines of Python.
 package enum AuditLog {
     /// The `prev_hash` of the first row.
@@ -29,18 +31,23 @@ package enum AuditLog {
             entry.targetID, entry.environment, entry.reason, entry.before?.canonicalText, entry.after?.canonicalText,
         ]
         if let state { fields += [state.changes, state.root] }
+        if let via = actor.via {
+            if state == nil { fields += [nil, nil] }
+            fields.append(via)
+        }
         let hash = chainHash(prevHash: prevHash, fields: fields)
         try AuditQueries.insert(db, fields: fields, prevHash: prevHash, hash: hash)
         return AuditCheckpoint(seq: seq, hash: hash, stateRoot: state?.root)
     }
 
     /// The hash of a row given the previous row's hash and the row's fields in canonical order: 12 fields for chain
-    /// format v1, 14 (with `state_changes` and `state_root`) for v2.
+    /// format v1, 14 (with `state_changes` and `state_root`) for v2, 15 (then `via`) for v3.
     package static func chainHash(prevHash: String, fields: [String?]) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(512)
         bytes.append(contentsOf: prevHash.utf8)
-        bytes.append(contentsOf: (fields.count == 14 ? "\nplugboard-audit-v2\n" : "\nplugboard-audit-v1\n").utf8)
+        let format = fields.count == 15 ? "\nplugboard-audit-v3\n" : fields.count == 14 ? "\nplugboard-audit-v2\n" : "\nplugboard-audit-v1\n"
+        bytes.append(contentsOf: format.utf8)
         for field in fields {
             guard let field else {
                 bytes.append(UInt8(ascii: "-"))
@@ -64,6 +71,7 @@ package enum AuditLog {
             String(record.seq), record.at, record.by, record.onBehalfOf, record.action, record.outcome, record.targetType,
             record.targetID, record.environment, record.reason, record.beforeJSON, record.afterJSON,
         ]
+        if let via = record.via { return v1 + [record.stateChanges, record.stateRoot, via] }
         return record.stateRoot == nil ? v1 : v1 + [record.stateChanges, record.stateRoot]
     }
 

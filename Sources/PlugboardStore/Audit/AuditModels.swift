@@ -65,13 +65,16 @@ package struct AuditRecord: Sendable, Hashable, Codable {
     package let stateChanges: String?
     /// The board-wide state root after this row, or nil for rows written before the state proof (migration 0006).
     package let stateRoot: String?
+    /// How the change arrived when it came through the admin API (`token NAME from ADDRESS`); nil for changes made on
+    /// the board's machine, and for rows written before chain format v3.
+    package var via: String? = nil
 
     /// JSON keys are the log's column names (`actor` for ``by``).
     enum CodingKeys: String, CodingKey {
         case seq, at
         case by = "actor"
         case onBehalfOf, action, outcome, targetType, targetID, environment, reason, beforeJSON, afterJSON
-        case prevHash, hash, stateChanges, stateRoot
+        case prevHash, hash, stateChanges, stateRoot, via
     }
 }
 
@@ -104,6 +107,8 @@ package struct AuditQuery: Sendable, Hashable {
     package var target: String?
     /// At most this many rows, the newest.
     package var limit: Int?
+    /// Only rows after this sequence number (pages of a listing); not with a limit.
+    package var after: Int64?
 
     /// Creates a query.
     package init(since: String? = nil, by: String? = nil, target: String? = nil, limit: Int? = nil) {

@@ -19,22 +19,23 @@ enum AuditQueries {
     }
 
     /// Inserts a row: `fields` in the chain's canonical order (``AuditLog/fields(of:)``), then its hashes.
-    /// With 14 fields (chain v2), the last two are `state_changes` and `state_root`.
+    /// With 14 fields (chain v2), the last two are `state_changes` and `state_root`; with 15 (v3), then `via`.
     static func insert(_ db: Database, fields: [String?], prevHash: String, hash: String) throws {
-        try db.cachedStatement(sql: fields.count == 14 ? insertV2 : insertV1).execute(
-            arguments: StatementArguments(fields + [prevHash, hash]))
+        let sql = fields.count == 15 ? insertV3 : fields.count == 14 ? insertV2 : insertV1
+        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(fields + [prevHash, hash]))
     }
 
     /// The `INSERT` of a row of chain v1 (12 fields) or v2 (with `state_changes` and `state_root`), then its hashes.
     private static let insertV1 = insertSQL(stateColumns: false)
     private static let insertV2 = insertSQL(stateColumns: true)
+    private static let insertV3 = insertSQL(stateColumns: true, via: true)
 
-    private static func insertSQL(stateColumns: Bool) -> String {
+    private static func insertSQL(stateColumns: Bool, via: Bool = false) -> String {
         let columns =
             [
                 "seq", "at", "actor", "on_behalf_of", "action", "outcome", "target_type", "target_id", "environment", "reason",
                 "before_json", "after_json",
-            ] + (stateColumns ? ["state_changes", "state_root"] : []) + ["prev_hash", "hash"]
+            ] + (stateColumns ? ["state_changes", "state_root"] : []) + (via ? ["via"] : []) + ["prev_hash", "hash"]
         return
             "INSERT INTO audit_log (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
     }
@@ -51,12 +52,17 @@ enum AuditQueries {
         sqlite3_table_column_metadata(db.sqliteConnection, "main", "audit_log", "state_root", nil, nil, nil, nil, nil) == SQLITE_OK
     }
 
+    /// Whether the log has the column `via` (migration 0012).
+    static func hasViaColumn(_ db: Database) -> Bool {
+        sqlite3_table_column_metadata(db.sqliteConnection, "main", "audit_log", "via", nil, nil, nil, nil, nil) == SQLITE_OK
+    }
+
     /// The columns of a row in ``AuditRecord/init(row:)``'s order: `NULL` for the state proof's columns on a board
-    /// from before migration 0006.
+    /// from before migration 0006, and for `via` before migration 0012.
     static func recordColumns(_ db: Database) -> String {
         """
         seq, at, actor, on_behalf_of, action, outcome, target_type, target_id, environment, reason, before_json, after_json, \
-        prev_hash, hash, \(hasStateColumns(db) ? "state_changes, state_root" : "NULL, NULL")
+        prev_hash, hash, \(hasStateColumns(db) ? "state_changes, state_root" : "NULL, NULL"), \(hasViaColumn(db) ? "via" : "NULL")
         """
     }
 
@@ -97,19 +103,22 @@ enum AuditQueries {
                 bytes.append(10)
             }
             let seq = sqlite3_column_int64(handle, 0)
-            let isV2 = text(15) != nil
+            let isV3 = text(16) != nil
+            let isV2 = !isV3 && text(15) != nil
             // AuditLog.chainHash's encoding: the previous hash, the format line, then the fields.
             bytes.removeAll(keepingCapacity: true)
             if let prev = text(12) { bytes.append(contentsOf: prev) }
-            bytes.append(contentsOf: (isV2 ? "\nplugboard-audit-v2\n" : "\nplugboard-audit-v1\n").utf8)
+            let format = isV3 ? "\nplugboard-audit-v3\n" : isV2 ? "\nplugboard-audit-v2\n" : "\nplugboard-audit-v1\n"
+            bytes.append(contentsOf: format.utf8)
             var decimal: [UInt8] = []
             decimal.appendDecimal(seq)
             decimal.withUnsafeBytes { field($0) }
             for column: Int32 in 1...11 { field(text(column)) }
-            if isV2 {
+            if isV2 || isV3 {
                 field(text(14))
                 field(text(15))
             }
+            if isV3 { field(text(16)) }
             let computed = SHA256.hash(data: bytes)
             let stored = text(13)
             try body(
@@ -149,6 +158,10 @@ enum AuditQueries {
             clauses.append("seq IN (SELECT seq FROM matched)")
             arguments["target"] = target
         }
+        if let after = query.after, query.limit == nil {
+            clauses.append("seq > :after")
+            arguments["after"] = after
+        }
         if let since = query.since {
             clauses.append("at >= :since")
             arguments["since"] = since
@@ -185,6 +198,6 @@ extension AuditRecord {
         self.init(
             seq: row[0], at: row[1], by: row[2], onBehalfOf: row[3], action: row[4], outcome: row[5], targetType: row[6],
             targetID: row[7], environment: row[8], reason: row[9], beforeJSON: row[10], afterJSON: row[11], prevHash: row[12],
-            hash: row[13], stateChanges: row[14], stateRoot: row[15])
+            hash: row[13], stateChanges: row[14], stateRoot: row[15], via: row[16])
     }
 }

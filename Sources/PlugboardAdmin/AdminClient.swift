@@ -1,0 +1,247 @@
+import AsyncHTTPClient
+import Crypto
+import Dispatch
+package import Foundation
+import NIOCore
+import NIOHTTP1
+package import PlugboardModel
+import PlugboardPluginAPI
+import Synchronization
+
+/// The CLI's side of the admin API: sends an ``AdminRequest`` to `plugboard serve --admin` and gives back what
+/// performing it on the board file would have given: the same value, the same notes, the same ``BoardError``.
+package struct AdminClient: Sendable {
+    /// The server's base URL (`https://board.example.com:4242`), without `/api/admin`.
+    package let server: URL
+    /// The access token (`pba_…`); sent only in the `Authorization` header.
+    let token: String
+    /// The principal automation declares it acts for (`--as`).
+    let onBehalfOf: String?
+
+    /// How long a request may take, whole: generous, for a large listing from a busy server.
+    static let timeout: TimeAmount = .seconds(120)
+
+    /// The most an answer may hold (a listing of 10,000 plug-ins is about 3 MB).
+    static let answerLimit = 256 << 20
+
+    /// A client of the server at `server` (http or https, no path beyond `/`).
+    package init(server text: String, token: String, onBehalfOf: String? = nil) throws(BoardError) {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            url.host != nil, url.query == nil, url.path.isEmpty || url.path == "/"
+        else {
+            throw BoardError(
+                .invalidInput, "--server '\(text)' is not the URL of a server, such as https://board.example.com:4242")
+        }
+        server = url
+        guard !token.isEmpty else {
+            throw BoardError(
+                .notAllowed,
+                "no access token for \(text): set PLUGBOARD_TOKEN, or run plugboard login \(text)")
+        }
+        guard !token.contains(where: { $0.isNewline || $0 == " " }) else {
+            throw BoardError(.invalidInput, "the access token holds spaces or line breaks; give it as plugboard access-token create printed it")
+        }
+        self.token = token
+        self.onBehalfOf = onBehalfOf
+    }
+
+    /// Performs `request` on the server's board.
+    package func send<R: AdminRequest>(_ request: R) throws(BoardError) -> AdminReply<R.Response> {
+        let route = R.route
+        let fields = try Self.fields(of: request)
+        var path = route.path
+        for name in route.pathParameters {
+            guard let value = fields[name].map({ Self.text($0, .string) }), !value.isEmpty else {
+                throw BoardError(.invalidInput, "the request has no \(name)")
+            }
+            path = path.replacingOccurrences(of: "{\(name)}", with: Self.escapedSegment(value))
+        }
+        var url = server.absoluteString
+        if url.hasSuffix("/") { url.removeLast() }
+        url += "/api/admin" + path
+        var body: Data?
+        if route.method == .get {
+            var query: [String] = []
+            for parameter in route.parameters where parameter.place == .query {
+                guard let value = fields[parameter.name], !(value is NSNull) else { continue }
+                let values = (value as? [Any])?.map { Self.text($0, .string) } ?? [Self.text(value, parameter.kind)]
+                for item in values { query.append("\(parameter.name)=\(Self.escapedQuery(item))") }
+            }
+            if !query.isEmpty { url += "?" + query.joined(separator: "&") }
+        } else {
+            var object = fields
+            for name in route.pathParameters { object[name] = nil }
+            body = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        }
+        let answer = try exchange(method: route.method.rawValue, url: url, body: body)
+        let notes = answer.notes
+        guard answer.status == 200 else { throw Self.refusal(answer, server: server.absoluteString) }
+        do {
+            return AdminReply(try R.decodeResponse(answer.body), notes: notes)
+        } catch {
+            throw BoardError(
+                .io, "the server at \(server.absoluteString) answered \(route.name) with JSON this plugboard cannot read; is it the same version?")
+        }
+    }
+
+    /// Uploads the artifact at `path` (streamed) and returns its SHA-256, by which `plugin register` names it.
+    package func upload(_ path: String) throws(BoardError) -> String {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw BoardError(.io, "cannot read the artifact \(path)")
+        }
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        var size = 0
+        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            hasher.update(data: chunk)
+            size += chunk.count
+        }
+        let sha256 = hasher.finalize().hex
+        var url = server.absoluteString
+        if url.hasSuffix("/") { url.removeLast() }
+        let answer = try exchange(method: "PUT", url: url + "/api/admin/artifacts/" + sha256, body: nil, file: (path, size))
+        guard answer.status == 200 else { throw Self.refusal(answer, server: server.absoluteString) }
+        return sha256
+    }
+
+    /// Asks the server who the token acts as (`GET /api/admin/whoami`).
+    package func whoami() throws(BoardError) -> [String: Any] {
+        var url = server.absoluteString
+        if url.hasSuffix("/") { url.removeLast() }
+        let answer = try exchange(method: "GET", url: url + "/api/admin/whoami", body: nil)
+        guard answer.status == 200 else { throw Self.refusal(answer, server: server.absoluteString) }
+        return (try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any]) ?? [:]
+    }
+
+    struct Answer: Sendable {
+        var status: Int
+        var body: Data
+        var notes: [String]
+        var retryAfter: String?
+    }
+
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(10), read: .seconds(120)))
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    /// One HTTP exchange, waited for on this thread (the CLI is synchronous).
+    func exchange(method: String, url: String, body: Data?, file: (path: String, size: Int)? = nil) throws(BoardError) -> Answer {
+        var request = HTTPClientRequest(url: url)
+        request.method = HTTPMethod(rawValue: method)
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "plugboard-cli")
+        if let onBehalfOf { request.headers.add(name: AdminWire.onBehalfOfHeader, value: onBehalfOf) }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
+        if let file {
+            request.headers.add(name: "Content-Type", value: "application/octet-stream")
+            request.body = .stream(FileChunks(path: file.path), length: .known(Int64(file.size)))
+        }
+        let server = self.server.absoluteString
+        let result = Mutex<Result<Answer, BoardError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let sending = request
+        Task {
+            let outcome: Result<Answer, BoardError>
+            do {
+                let response = try await Self.client.execute(sending, timeout: Self.timeout)
+                let collected = try await response.body.collect(upTo: Self.answerLimit)
+                outcome = .success(
+                    Answer(
+                        status: Int(response.status.code), body: Data(collected.readableBytesView),
+                        notes: response.headers[AdminWire.noteHeader].map(AdminWire.headerText),
+                        retryAfter: response.headers.first(name: "Retry-After")))
+            } catch {
+                outcome = .failure(BoardError(.io, Self.sentence(for: error, server: server)))
+            }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        guard let outcome = result.withLock({ $0 }) else { throw BoardError(.io, "the request to \(server) did not finish") }
+        return try outcome.get()
+    }
+
+    /// The refusal an answer carries, as the ``BoardError`` the board would have thrown.
+    static func refusal(_ answer: Answer, server: String) -> BoardError {
+        if let object = try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any], let code = object["error"] as? String,
+            let message = object["message"] as? String
+        {
+            return BoardError(BoardError.Code(rawValue: code), message)
+        }
+        return BoardError(
+            .io, "the server at \(server) answered HTTP \(answer.status) without a Plugboard answer; is --server the address of plugboard serve --admin?")
+    }
+
+    /// Why a request failed to reach the server, as one sentence.
+    static func sentence(for error: any Error, server: String) -> String {
+        let text = String(describing: error)
+        if text.contains("connectTimeout") || text.contains("connectionRefused") || text.contains("Connection refused")
+            || text.contains("connect(descriptor:") || text.contains("ECONNREFUSED")
+        {
+            return "cannot reach the server at \(server): the connection was refused or timed out; is plugboard serve --admin running there?"
+        }
+        if text.contains("SSL") || text.contains("TLS") || text.contains("certificate") || text.contains("handshake") {
+            return "cannot reach the server at \(server): the TLS connection failed (its certificate is not trusted here, or it does not speak TLS)"
+        }
+        if text.contains("deadlineExceeded") || text.contains("readTimeout") {
+            return "the server at \(server) did not answer within \(timeout.nanoseconds / 1_000_000_000) seconds"
+        }
+        let short = text.count > 160 ? String(text.prefix(160)) + "…" : text
+        return "cannot reach the server at \(server) (\(short))"
+    }
+
+    /// The request's fields as the wire's JSON object.
+    static func fields<R: Encodable>(of request: R) throws(BoardError) -> [String: Any] {
+        guard let data = try? AdminJSON.encoder(pretty: false).encode(request),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { throw BoardError(.invalidInput, "the request cannot be written as JSON") }
+        return object
+    }
+
+    /// A field's value as text in a path or query, as its parameter's kind spells it.
+    static func text(_ value: Any, _ kind: AdminParameter.Kind) -> String {
+        switch kind {
+        case .boolean: ((value as? Bool) ?? false) ? "true" : "false"
+        case .integer: (value as? Int).map(String.init) ?? String(describing: value)
+        default: (value as? String) ?? String(describing: value)
+        }
+    }
+
+    static func escapedSegment(_ text: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "/?#%;")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
+    static func escapedQuery(_ text: String) -> String {
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "&=+?#%")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}
+
+/// A file read a chunk at a time as it is sent: one chunk in memory, whatever the file's size.
+struct FileChunks: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let path: String
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let handle: FileHandle?
+
+        mutating func next() async throws -> ByteBuffer? {
+            guard let handle, let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty else {
+                try? handle?.close()
+                return nil
+            }
+            return ByteBuffer(bytes: chunk)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(handle: FileHandle(forReadingAtPath: path)) }
+}

@@ -1,0 +1,161 @@
+import Foundation
+
+/// The admin API's OpenAPI 3.1 document, made from ``AdminAPI/requests`` (paths, parameters, bodies) and
+/// ``AdminSchemas`` (what the operations answer): the server routes the same table, so the two cannot drift apart.
+/// The repository keeps a copy (`docs/admin-openapi.yaml`, checked by the tests); `serve --admin` serves it at
+/// `/api/admin/openapi.yaml`.
+package enum AdminOpenAPI {
+    /// The document, as YAML.
+    package static func document() -> String {
+        var out = """
+            openapi: 3.1.0
+            info:
+              title: Plugboard admin API
+              version: 1.0.0
+              description: >-
+                Every read and write the plugboard CLI offers on a board, served by plugboard serve --admin. Answers are
+                the JSON the CLI prints with --json; refusals are {"error": CODE, "message": SENTENCE} with the CLI's
+                codes and sentences. Authenticate with an access token (plugboard access-token create) as
+                Authorization: Bearer TOKEN; a read-only token may only call GET operations.
+            servers:
+              - url: /api/admin
+            security:
+              - accessToken: []
+            paths:
+
+            """
+        var paths: [String: [any AdminRequest.Type]] = [:]
+        var order: [String] = []
+        for type in AdminAPI.requests {
+            if paths[type.route.path] == nil { order.append(type.route.path) }
+            paths[type.route.path, default: []].append(type)
+        }
+        out += "  /whoami:\n"
+        out += operation(
+            method: "get", name: "whoami", summary: "Who the access token acts as.", parameters: [], response: "WhoAmI", access: .read)
+        out += """
+              /artifacts/{sha256}:
+                put:
+                  operationId: artifact.upload
+                  summary: Upload an artifact for the plugin register that names it; kept only when its SHA-256 matches.
+                  tags: [plugin]
+                  description: Needs an access token that is not read-only. Streamed; at most the server's artifact limit (512 MiB by default).
+                  parameters:
+                    - name: sha256
+                      in: path
+                      required: true
+                      description: The artifact's SHA-256, 64 lower-case hex digits.
+                      schema: {type: string, pattern: '^[0-9a-f]{64}$'}
+                  requestBody:
+                    required: true
+                    content:
+                      application/octet-stream:
+                        schema: {type: string, format: binary}
+                  responses:
+                    '200':
+                      description: The artifact was kept.
+                      content:
+                        application/json:
+                          schema:
+                            $ref: '#/components/schemas/Upload'
+                    default:
+                      $ref: '#/components/responses/Refusal'
+
+            """
+        for path in order {
+            out += "  \(path):\n"
+            for type in paths[path] ?? [] {
+                let route = type.route
+                out += operation(
+                    method: route.method.rawValue.lowercased(), name: route.name, summary: route.summary, parameters: route.parameters,
+                    response: route.response, access: route.access)
+            }
+        }
+        out += """
+            components:
+              securitySchemes:
+                accessToken:
+                  type: http
+                  scheme: bearer
+                  description: An access token from plugboard access-token create (pba_…).
+              responses:
+                Refusal:
+                  description: The request was refused; nothing changed.
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/Error'
+              schemas:
+
+            """
+        out += AdminSchemas.yaml
+        return out
+    }
+
+    private static func operation(
+        method: String, name: String, summary: String, parameters: [AdminParameter], response: String, access: AdminRoute.Access
+    ) -> String {
+        var out = "    \(method):\n"
+        out += "      operationId: \(name)\n"
+        out += "      summary: \(quoted(summary))\n"
+        out += "      tags: [\(name.split(separator: ".").first.map(String.init) ?? name)]\n"
+        if access == .write { out += "      description: Needs an access token that is not read-only.\n" }
+        let listed = parameters.filter { $0.place != .body }
+        if !listed.isEmpty {
+            out += "      parameters:\n"
+            for parameter in listed {
+                out += "        - name: \(parameter.name)\n"
+                out += "          in: \(parameter.place.rawValue)\n"
+                out += "          required: \(parameter.required)\n"
+                out += "          description: \(quoted(parameter.summary))\n"
+                out += "          schema: \(schema(parameter.kind))\n"
+            }
+        }
+        let body = parameters.filter { $0.place == .body }
+        if !body.isEmpty {
+            out += "      requestBody:\n"
+            out += "        required: true\n"
+            out += "        content:\n"
+            out += "          application/json:\n"
+            out += "            schema:\n"
+            out += "              type: object\n"
+            let required = body.filter(\.required).map(\.name)
+            if !required.isEmpty { out += "              required: [\(required.joined(separator: ", "))]\n" }
+            out += "              properties:\n"
+            for parameter in body {
+                out += "                \(parameter.name):\n"
+                out += "                  description: \(quoted(parameter.summary))\n"
+                for line in schemaLines(parameter.kind) { out += "                  \(line)\n" }
+            }
+        }
+        out += "      responses:\n"
+        out += "        '200':\n"
+        out += "          description: \(quoted(summary))\n"
+        out += "          content:\n"
+        out += "            application/json:\n"
+        out += "              schema:\n"
+        out += "                $ref: '#/components/schemas/\(response)'\n"
+        out += "        default:\n"
+        out += "          $ref: '#/components/responses/Refusal'\n"
+        return out
+    }
+
+    private static func schema(_ kind: AdminParameter.Kind) -> String {
+        "{" + schemaLines(kind).joined(separator: ", ") + "}"
+    }
+
+    private static func schemaLines(_ kind: AdminParameter.Kind) -> [String] {
+        switch kind {
+        case .string: ["type: string"]
+        case .integer: ["type: integer"]
+        case .boolean: ["type: boolean"]
+        case .stringArray: ["type: array", "items: {type: string}"]
+        case .object: ["type: object"]
+        }
+    }
+
+    /// A YAML string in single quotes.
+    static func quoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+}

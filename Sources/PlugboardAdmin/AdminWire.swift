@@ -1,0 +1,35 @@
+import Foundation
+package import PlugboardModel
+
+/// What the admin API's server and its client agree on beyond the JSON: headers, statuses.
+package enum AdminWire {
+    /// A note about an answer (what the CLI prints on stderr as `note:`); one header per note.
+    package static let noteHeader = "Plugboard-Note"
+    /// The principal automation declares it acts for (the CLI's `--as`), recorded beside the token's principal.
+    package static let onBehalfOfHeader = "Plugboard-On-Behalf-Of"
+
+    /// The HTTP status of a refusal with `code`.
+    package static func status(for code: BoardError.Code) -> Int {
+        switch code {
+        case .invalidInput: 400
+        case .notAllowed: 403
+        case .notFound: 404
+        case .conflict: 409
+        case .integrity: 409
+        case .schemaMismatch, .notABoard, .masterKey: 503
+        default: 500
+        }
+    }
+
+    /// A header value for `text`: printable ASCII as it is, anything else (and `%`) percent-encoded.
+    package static func headerValue(_ text: String) -> String {
+        var allowed = CharacterSet(charactersIn: " !\"#$&'()*+,-./:;<=>?@[\\]^_`{|}~")
+        allowed.formUnion(CharacterSet(charactersIn: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"))
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+
+    /// The text a ``headerValue(_:)`` holds.
+    package static func headerText(_ value: String) -> String {
+        value.removingPercentEncoding ?? value
+    }
+}

@@ -1,0 +1,274 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PlugboardAdmin
+import PlugboardModel
+import PlugboardPluginAPI
+import PlugboardStore
+import Synchronization
+
+/// The admin API under `/api/admin/`: every operation of ``AdminAPI``, performed on the board as the principal of the
+/// access token presented (`Authorization: Bearer pba_…`), with that principal's rights; read-only tokens only read.
+///
+/// Each request looks its token up on the board, so a revoked or expired token is refused from its next request.
+/// Failed authentication is counted per client address (``FailedAuthentications``): past the limit that address gets
+/// `429` with `Retry-After`, and no other address is affected. Changes are recorded in the audit log with the principal
+/// as actor and `token NAME from ADDRESS`.
+package struct AdminRoutes: Sendable {
+    let board: Board
+    let configuration: ServerConfiguration
+    let failures: FailedAuthentications
+    /// Blocking work (the board's connection) runs here, off the threads that answer requests.
+    let workers: WorkerThreads
+
+    init(board: Board, configuration: ServerConfiguration) {
+        self.board = board
+        self.configuration = configuration
+        failures = FailedAuthentications(limit: configuration.adminFailedAuthLimit, window: configuration.adminFailedAuthWindow)
+        workers = WorkerThreads(name: "plugboard-admin", count: 2)
+    }
+
+    /// The path prefix of every admin route.
+    static let prefix = "/api/admin"
+
+    func add(to router: Router<ServeContext>) {
+        for type in AdminAPI.requests { add(type, to: router) }
+        router.get("\(Self.prefix)/openapi.yaml") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: AdminOpenAPI.document())))
+        }
+        router.put("\(Self.prefix)/artifacts/:sha256") { request, context in
+            await self.respond(request, context, access: .write) { _ in try await self.upload(request, context) }
+        }
+        router.get("\(Self.prefix)/whoami") { request, context in
+            await self.respond(request, context, access: .read) { caller in
+                Reply.json(.ok, object: [
+                    "principal": caller.token.principal, "token": caller.token.name, "read_only": caller.token.readOnly,
+                    "address": caller.address,
+                ])
+            }
+        }
+    }
+
+    private func add<R: AdminRequest>(_ type: R.Type, to router: Router<ServeContext>) {
+        let route = R.route
+        // `{id}` in the document is `:id` for Hummingbird.
+        let path = Self.prefix + route.path.replacingOccurrences(of: "{", with: ":").replacingOccurrences(of: "}", with: "")
+        let handler: @Sendable (Request, ServeContext) async throws -> Response = { request, context in
+            await self.respond(request, context, access: route.access) { caller in
+                let decoded: R = try await self.decode(R.self, request, context)
+                let actor = caller.principal
+                let board = self.board
+                let reply = try await self.workers.run { () throws -> AdminReply<R.Response> in
+                    try decoded.perform(on: board, as: actor)
+                }
+                return Self.answer(R.encodeResponse(reply.value), notes: reply.notes)
+            }
+        }
+        switch route.method {
+        case .get: router.get(RouterPath(path), use: handler)
+        case .post: router.post(RouterPath(path), use: handler)
+        case .put: router.put(RouterPath(path), use: handler)
+        case .delete: router.delete(RouterPath(path), use: handler)
+        }
+    }
+
+    /// `PUT /api/admin/artifacts/{sha256}`: an artifact streamed to a private file while its digest is computed, kept for
+    /// the `plugin register` that names it only when the digest matches.
+    private func upload(_ request: Request, _ context: ServeContext) async throws -> Response {
+        let sha256 = context.parameters.get("sha256") ?? ""
+        let limit = configuration.adminMaxArtifactBytes
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw ResponseFailure(
+                Self.refusal(
+                    BoardError(.invalidInput, "the artifact is larger than \(limit >> 20) MiB; nothing was kept"), status: .contentTooLarge))
+        }
+        let writer = try AdminUploads.Writer(board: board, sha256: sha256, limit: limit)
+        do {
+            for try await chunk in request.body {
+                try chunk.withUnsafeReadableBytes { bytes in try writer.write(bytes) }
+            }
+        } catch let error as BoardError {
+            throw error
+        } catch {
+            writer.abandon()
+            throw BoardError(.io, "the upload was cut off before its end; send it again")
+        }
+        try writer.finish()
+        return Reply.json(.ok, object: ["sha256": sha256, "size": writer.size])
+    }
+
+    /// Who a request acts as.
+    struct Caller: Sendable {
+        let token: AccessToken
+        let principal: Principal
+        let address: String
+    }
+
+    /// Authenticates the request, checks the token may do `access`, runs `body`, and turns every failure into the
+    /// answer it deserves (a ``BoardError`` keeps its code and sentence).
+    private func respond(
+        _ request: Request, _ context: ServeContext, access: AdminRoute.Access, _ body: (Caller) async throws -> Response
+    ) async -> Response {
+        do {
+            let caller = try await authenticate(request, context)
+            if access == .write, caller.token.readOnly {
+                throw BoardError(
+                    .notAllowed,
+                    "the access token '\(caller.token.name)' of \(caller.token.principal) is read-only; use a token created without --read-only to change the board"
+                )
+            }
+            return try await body(caller)
+        } catch let failure as ResponseFailure {
+            return failure.response
+        } catch let error as BoardError {
+            return Self.refusal(error)
+        } catch {
+            return Self.refusal(BoardError(.io, "the request failed: \(error)"))
+        }
+    }
+
+    private func authenticate(_ request: Request, _ context: ServeContext) async throws -> Caller {
+        let address = context.remoteAddress?.ipAddress ?? "unknown"
+        if let wait = failures.retryAfter(address) {
+            var response = Self.refusal(
+                BoardError(.notAllowed, "too many failed authentications from \(address); try again in \(wait) seconds"), status: .tooManyRequests)
+            response.headers[.retryAfter] = String(wait)
+            throw ResponseFailure(response)
+        }
+        func refuse(_ sentence: String, counted: Bool = true) -> ResponseFailure {
+            // A request without a token guesses nothing: only presented tokens count towards the limit.
+            if counted { failures.record(address) }
+            var response = Self.refusal(BoardError(.notAllowed, sentence), status: .unauthorized)
+            response.headers[.wwwAuthenticate] = "Bearer realm=\"plugboard-admin\""
+            return ResponseFailure(response)
+        }
+        guard var secret = request.headers[.authorization]?.trimmingCharacters(in: .whitespaces), !secret.isEmpty else {
+            throw refuse("no access token: send Authorization: Bearer TOKEN, from plugboard access-token create", counted: false)
+        }
+        if secret.lowercased().hasPrefix("bearer ") { secret = String(secret.dropFirst(7)).trimmingCharacters(in: .whitespaces) }
+        let board = self.board
+        let presented = secret
+        let token = try await workers.run { () throws -> AccessToken? in try board.accessToken(secret: presented) }
+        guard let token else { throw refuse("this access token is not known to the board; create one with plugboard access-token create") }
+        switch token.state {
+        case .active: break
+        case .revoked: throw refuse("the access token '\(token.name)' of \(token.principal) was revoked; create a new one")
+        case .expired: throw refuse("the access token '\(token.name)' of \(token.principal) has expired; create a new one")
+        }
+        let onBehalfOf = request.headers[.plugboardOnBehalfOf]
+        let principal = try Principal(osUser: token.principal, onBehalfOf: onBehalfOf, via: "token \(token.name) from \(address)")
+        return Caller(token: token, principal: principal, address: address)
+    }
+
+    /// The request as one JSON object: the body's fields (not for `GET`), the query's, then the path's, decoded as `R`.
+    private func decode<R: AdminRequest>(_ type: R.Type, _ request: Request, _ context: ServeContext) async throws -> R {
+        var object: [String: Any] = [:]
+        if R.route.method != .get {
+            let buffer: ByteBuffer
+            switch await Body.collect(request, limit: R.route.bodyLimit ?? configuration.maxBodyBytes) {
+            case .success(let collected): buffer = collected
+            case .failure(.tooLarge(let limit)):
+                throw ResponseFailure(
+                    Self.refusal(
+                        BoardError(.invalidInput, "the request body is larger than \(limit) bytes; send less"), status: .contentTooLarge))
+            case .failure(.unreadable): throw BoardError(.invalidInput, "the request body could not be read; send it again")
+            }
+            if buffer.readableBytes > 0 {
+                guard let parsed = try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any] else {
+                    throw BoardError(.invalidInput, "the request body is not a JSON object")
+                }
+                object = parsed
+            }
+        }
+        let query = request.uri.queryParameters
+        for parameter in R.route.parameters where parameter.place == .query {
+            let values = query.getAll(parameter.name)
+            guard let first = values.first else { continue }
+            switch parameter.kind {
+            case .integer:
+                guard let number = Int(first) else { throw BoardError(.invalidInput, "the query parameter \(parameter.name) must be an integer") }
+                object[parameter.name] = number
+            case .boolean:
+                guard let flag = Bool(first) else { throw BoardError(.invalidInput, "the query parameter \(parameter.name) must be true or false") }
+                object[parameter.name] = flag
+            case .stringArray: object[parameter.name] = values
+            case .string, .object: object[parameter.name] = first
+            }
+        }
+        for name in R.route.pathParameters {
+            guard let raw = context.parameters.get(name) else { continue }
+            object[name] = raw.removingPercentEncoding ?? raw
+        }
+        let data: Data
+        do { data = try JSONSerialization.data(withJSONObject: object) } catch {
+            throw BoardError(.invalidInput, "the request cannot be read as JSON")
+        }
+        do { return try AdminJSON.decoder().decode(R.self, from: data) } catch {
+            throw BoardError(.invalidInput, "the request does not have the expected fields: \(Body.describe(error))")
+        }
+    }
+
+    /// A successful answer: the value as the CLI's `--json` prints it, notes as `Plugboard-Note` headers.
+    static func answer(_ body: Data, notes: [String]) -> Response {
+        var response = Reply.json(.ok, ByteBuffer(bytes: body))
+        for note in notes { response.headers.append(HTTPField(name: .plugboardNote, value: AdminWire.headerValue(note))) }
+        return response
+    }
+
+    /// A refusal: `{"error": CODE, "message": SENTENCE}` with the status the code deserves.
+    static func refusal(_ error: BoardError, status: HTTPResponse.Status? = nil) -> Response {
+        let status = status ?? HTTPResponse.Status(code: AdminWire.status(for: error.code))
+        return Reply.json(status, object: ["error": error.code.rawValue, "message": error.message])
+    }
+}
+
+extension HTTPField.Name {
+    static let plugboardNote = HTTPField.Name(AdminWire.noteHeader)!
+    static let plugboardOnBehalfOf = HTTPField.Name(AdminWire.onBehalfOfHeader)!
+}
+
+/// Failed authentications per client address in a sliding window: past `limit` in `window`, that address waits. The
+/// table holds at most ``capacity`` addresses (the oldest entries go first), so a flood of addresses cannot grow it.
+final class FailedAuthentications: Sendable {
+    let limit: Int
+    let window: Duration
+    static let capacity = 10_000
+    private let failures = Mutex<[String: [ContinuousClock.Instant]]>([:])
+
+    init(limit: Int, window: Duration) {
+        self.limit = max(1, limit)
+        self.window = window
+    }
+
+    /// Seconds `address` must wait before trying again, or nil when it may try now.
+    func retryAfter(_ address: String) -> Int? {
+        let now = ContinuousClock.now
+        return failures.withLock { table -> Int? in
+            guard var times = table[address] else { return nil }
+            times.removeAll { now - $0 >= window }
+            table[address] = times.isEmpty ? nil : times
+            guard times.count >= limit, let oldest = times.first else { return nil }
+            let remaining = window - (now - oldest)
+            return max(1, Int(remaining.components.seconds) + (remaining.components.attoseconds > 0 ? 1 : 0))
+        }
+    }
+
+    /// Counts a failed authentication from `address`.
+    func record(_ address: String) {
+        let now = ContinuousClock.now
+        failures.withLock { table in
+            if table[address] == nil, table.count >= Self.capacity {
+                // Forget the address whose last failure is oldest.
+                if let stale = table.min(by: { ($0.value.last ?? now) < ($1.value.last ?? now) })?.key { table[stale] = nil }
+            }
+            var times = table[address, default: []]
+            times.removeAll { now - $0 >= window }
+            times.append(now)
+            if times.count > limit { times.removeFirst(times.count - limit) }
+            table[address] = times
+        }
+    }
+}
