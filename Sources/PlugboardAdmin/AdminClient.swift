@@ -39,7 +39,8 @@ package struct AdminClient: Sendable {
                 "no access token for \(text): set PLUGBOARD_TOKEN, or run plugboard login \(text)")
         }
         guard !token.contains(where: { $0.isNewline || $0 == " " }) else {
-            throw BoardError(.invalidInput, "the access token holds spaces or line breaks; give it as plugboard access-token create printed it")
+            throw BoardError(
+                .invalidInput, "the access token holds spaces or line breaks; give it as plugboard access-token create printed it")
         }
         self.token = token
         self.onBehalfOf = onBehalfOf
@@ -80,7 +81,9 @@ package struct AdminClient: Sendable {
             return AdminReply(try R.decodeResponse(answer.body), notes: notes)
         } catch {
             throw BoardError(
-                .io, "the server at \(server.absoluteString) answered \(route.name) with JSON this plugboard cannot read; is it the same version?")
+                .io,
+                "the server at \(server.absoluteString) answered \(route.name) with JSON this plugboard cannot read; is it the same version?"
+            )
         }
     }
 
@@ -175,7 +178,9 @@ package struct AdminClient: Sendable {
             return BoardError(BoardError.Code(rawValue: code), message)
         }
         return BoardError(
-            .io, "the server at \(server) answered HTTP \(answer.status) without a Plugboard answer; is --server the address of plugboard serve --admin?")
+            .io,
+            "the server at \(server) answered HTTP \(answer.status) without a Plugboard answer; is --server the address of plugboard serve --admin?"
+        )
     }
 
     /// Why a request failed to reach the server, as one sentence.
@@ -184,10 +189,12 @@ package struct AdminClient: Sendable {
         if text.contains("connectTimeout") || text.contains("connectionRefused") || text.contains("Connection refused")
             || text.contains("connect(descriptor:") || text.contains("ECONNREFUSED")
         {
-            return "cannot reach the server at \(server): the connection was refused or timed out; is plugboard serve --admin running there?"
+            return
+                "cannot reach the server at \(server): the connection was refused or timed out; is plugboard serve --admin running there?"
         }
         if text.contains("SSL") || text.contains("TLS") || text.contains("certificate") || text.contains("handshake") {
-            return "cannot reach the server at \(server): the TLS connection failed (its certificate is not trusted here, or it does not speak TLS)"
+            return
+                "cannot reach the server at \(server): the TLS connection failed (its certificate is not trusted here, or it does not speak TLS)"
         }
         if text.contains("deadlineExceeded") || text.contains("readTimeout") {
             return "the server at \(server) did not answer within \(timeout.nanoseconds / 1_000_000_000) seconds"

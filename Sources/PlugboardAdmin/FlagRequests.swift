@@ -27,7 +27,8 @@ package enum FlagRequests {
             guard let flagType = FlagType(rawValue: type) else {
                 throw BoardError(
                     .invalidInput,
-                    "'\(Validate.escaped(type))' is not a flag type; use one of \(FlagType.allCases.map(\.rawValue).joined(separator: ", "))")
+                    "'\(Validate.escaped(type))' is not a flag type; use one of \(FlagType.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
             }
             return AdminReply(try board.createFlag(name, type: flagType, description: description, by: actor))
         }
@@ -121,7 +122,9 @@ package enum FlagRequests {
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
             try Validate.flagName(name)
             try Validate.environment(env)
-            guard (0...100).contains(percent) else { throw BoardError(.invalidInput, "the rollout percentage \(percent) is not between 0 and 100") }
+            guard (0...100).contains(percent) else {
+                throw BoardError(.invalidInput, "the rollout percentage \(percent) is not between 0 and 100")
+            }
             try Validate.stickiness(stickiness)
             return AdminReply(try board.rolloutFlag(name, percent: percent, stickiness: stickiness, environment: env, by: actor))
         }

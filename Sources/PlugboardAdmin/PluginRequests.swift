@@ -7,13 +7,31 @@ package enum PluginRequests {
     /// `plugin list`: the plug-ins and their state in an environment.
     package struct List: AdminRequest {
         package var env: String
-        package init(env: String) { self.env = env }
+        /// At most this many plug-ins (a page); nil for all.
+        package var limit: Int?
+        /// Only plug-ins whose id sorts after this one (the last id of the previous page).
+        package var after: String?
+        package init(env: String, limit: Int? = nil, after: String? = nil) {
+            self.env = env
+            self.limit = limit
+            self.after = after
+        }
         package static let route = AdminRoute(
-            "plugin.list", .get, "/plugins", .read, summary: "List plug-ins and their state in the environment.",
-            parameters: [.env(.query)], response: "PluginSummaryList")
+            "plugin.list", .get, "/plugins", .read,
+            summary: "List plug-ins and their state in the environment, in id order; a page with limit and after.",
+            parameters: [
+                .env(.query), AdminParameter("limit", .query, .integer, "At most this many plug-ins (1-10000)."),
+                AdminParameter("after", .query, "Only plug-ins whose id sorts after this one (the previous page's last id)."),
+            ], response: "PluginSummaryList")
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[PluginSummary]> {
             try Validate.environment(env)
-            return AdminReply(try board.pluginSummaries(environment: env))
+            if let limit, !(1...10_000).contains(limit) { throw BoardError(.invalidInput, "limit must be between 1 and 10000") }
+            var plugins = try board.pluginSummaries(environment: env)
+            guard limit != nil || after != nil else { return AdminReply(plugins) }
+            plugins.sort { $0.id < $1.id }
+            if let after { plugins.removeAll { $0.id <= after } }
+            if let limit, plugins.count > limit { plugins.removeLast(plugins.count - limit) }
+            return AdminReply(plugins)
         }
     }
 

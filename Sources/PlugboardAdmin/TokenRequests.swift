@@ -102,7 +102,8 @@ package enum TokenRequests {
         }
         package static let route = AdminRoute(
             "access-token.create", .post, "/access-tokens", .write,
-            summary: "Create an access token for a principal (the caller's own, or anyone's for admins); the answer holds its secret, shown once.",
+            summary:
+                "Create an access token for a principal (the caller's own, or anyone's for admins); the answer holds its secret, shown once.",
             parameters: [
                 AdminParameter("principal", .body, "Whom it acts as (default: the caller)."),
                 AdminParameter("name", .body, required: true, "A name, unique for its principal."),

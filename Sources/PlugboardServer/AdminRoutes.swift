@@ -44,10 +44,12 @@ package struct AdminRoutes: Sendable {
         }
         router.get("\(Self.prefix)/whoami") { request, context in
             await self.respond(request, context, access: .read) { caller in
-                Reply.json(.ok, object: [
-                    "principal": caller.token.principal, "token": caller.token.name, "read_only": caller.token.readOnly,
-                    "address": caller.address,
-                ])
+                Reply.json(
+                    .ok,
+                    object: [
+                        "principal": caller.token.principal, "token": caller.token.name, "read_only": caller.token.readOnly,
+                        "address": caller.address,
+                    ])
             }
         }
     }
@@ -83,7 +85,8 @@ package struct AdminRoutes: Sendable {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             throw ResponseFailure(
                 Self.refusal(
-                    BoardError(.invalidInput, "the artifact is larger than \(limit >> 20) MiB; nothing was kept"), status: .contentTooLarge))
+                    BoardError(.invalidInput, "the artifact is larger than \(limit >> 20) MiB; nothing was kept"), status: .contentTooLarge)
+            )
         }
         let writer = try AdminUploads.Writer(board: board, sha256: sha256, limit: limit)
         do {
@@ -134,7 +137,8 @@ package struct AdminRoutes: Sendable {
         let address = context.remoteAddress?.ipAddress ?? "unknown"
         if let wait = failures.retryAfter(address) {
             var response = Self.refusal(
-                BoardError(.notAllowed, "too many failed authentications from \(address); try again in \(wait) seconds"), status: .tooManyRequests)
+                BoardError(.notAllowed, "too many failed authentications from \(address); try again in \(wait) seconds"),
+                status: .tooManyRequests)
             response.headers[.retryAfter] = String(wait)
             throw ResponseFailure(response)
         }
@@ -189,10 +193,14 @@ package struct AdminRoutes: Sendable {
             guard let first = values.first else { continue }
             switch parameter.kind {
             case .integer:
-                guard let number = Int(first) else { throw BoardError(.invalidInput, "the query parameter \(parameter.name) must be an integer") }
+                guard let number = Int(first) else {
+                    throw BoardError(.invalidInput, "the query parameter \(parameter.name) must be an integer")
+                }
                 object[parameter.name] = number
             case .boolean:
-                guard let flag = Bool(first) else { throw BoardError(.invalidInput, "the query parameter \(parameter.name) must be true or false") }
+                guard let flag = Bool(first) else {
+                    throw BoardError(.invalidInput, "the query parameter \(parameter.name) must be true or false")
+                }
                 object[parameter.name] = flag
             case .stringArray: object[parameter.name] = values
             case .string, .object: object[parameter.name] = first

@@ -296,6 +296,7 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
             return path
         default:
             if path.hasPrefix("/api/host/artifacts/") { return "/api/host/artifacts/{sha256}" }
+            if path.hasPrefix("/api/admin/") { return "/api/admin" }
             return path.hasPrefix("/ofrep/v1/evaluate/flags/") ? "/ofrep/v1/evaluate/flags/{key}" : "other"
         }
     }

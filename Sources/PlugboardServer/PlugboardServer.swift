@@ -34,7 +34,9 @@ public struct PlugboardServer: Sendable {
     /// Creates a server for `board` (open it once for the process; the server reads it and writes telemetry beside it,
     /// and with ``ServerConfiguration/admin`` changes it as the admin API's callers ask).
     public init(board: Board, configuration: ServerConfiguration = ServerConfiguration()) {
-        self.init(served: board, configuration: configuration, admin: configuration.admin ? AdminRoutes(board: board, configuration: configuration) : nil)
+        self.init(
+            served: board, configuration: configuration,
+            admin: configuration.admin ? AdminRoutes(board: board, configuration: configuration) : nil)
     }
 
     /// Creates a server for any ``ServedBoard`` (tests serve a board in memory this way).

@@ -39,6 +39,7 @@ public struct ServerConfiguration: Sendable {
     public var adminAddress: (host: String, port: Int)?
     /// Failed authentications one client address may make in ``adminFailedAuthWindow`` before it gets `429`.
     public var adminFailedAuthLimit = 20
+    /// The window in which ``adminFailedAuthLimit`` counts failed authentications.
     public var adminFailedAuthWindow: Duration = .seconds(60)
     /// The largest artifact the admin API takes.
     public var adminMaxArtifactBytes = 512 << 20

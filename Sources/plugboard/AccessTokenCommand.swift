@@ -13,8 +13,9 @@ struct AccessTokenCommand: ParsableCommand {
             An access token is a person's or a service's credential for the board's admin API: it acts as its principal \
             (an admin, an owner or maintainer of some plug-ins, or nobody in particular), or with --read-only it may only \
             read. Its changes are audited as that principal. Anyone may create and revoke tokens for themselves; a board \
-            admin may for anyone. The board keeps only the secret's SHA-256. The admin API that accepts them \
-            (plugboard serve --admin) is not built yet.
+            admin may for anyone. The board keeps only the secret's SHA-256. The admin API (plugboard serve --admin) \
+            accepts them as Authorization: Bearer TOKEN; the CLI sends one with --server (from $PLUGBOARD_TOKEN or \
+            plugboard login).
             """,
         subcommands: [Create.self, List.self, Revoke.self])
 
@@ -43,7 +44,8 @@ struct AccessTokenCommand: ParsableCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            let created = try global.perform(TokenRequests.CreateAccess(principal: principal, name: name, expires: expires, readOnly: readOnly))
+            let created = try global.perform(
+                TokenRequests.CreateAccess(principal: principal, name: name, expires: expires, readOnly: readOnly))
             if output.json {
                 output.printJSON(TokenJSON(name: created.name, principal: created.principal, token: created.token))
                 return

@@ -179,7 +179,8 @@ struct FlagCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             output.report(
-                try global.perform(FlagRequests.Rollout(name: name, env: try global.environment(), percent: percent, stickiness: stickiness)))
+                try global.perform(
+                    FlagRequests.Rollout(name: name, env: try global.environment(), percent: percent, stickiness: stickiness)))
         }
     }
 

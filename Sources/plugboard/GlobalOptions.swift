@@ -109,7 +109,8 @@ extension BoardCommand {
     func run() throws {
         if global.serverURL != nil, let reason = Self.localOnly {
             // A usage error (exit 2), without argument-parser's usage lines: the command is right, the place is not.
-            Output.printError("plugboard \(Self.commandPath) cannot run with --server or $PLUGBOARD_SERVER: \(reason); run it on the board's machine")
+            Output.printError(
+                "plugboard \(Self.commandPath) cannot run with --server or $PLUGBOARD_SERVER: \(reason); run it on the board's machine")
             throw ExitCode(2)
         }
         let output = Output(json: global.json)
@@ -143,7 +144,8 @@ extension ParsableCommand {
         guard path.count >= 3 else { return nil }
         let groups: [String: String] = [
             "PluginCommand": "plugin", "OwnerCommand": "owner", "AdminCommand": "admin", "FlagCommand": "flag", "SecretCommand": "secret",
-            "KeysCommand": "keys", "EnvCommand": "env", "AuditCommand": "audit", "TokenCommand": "token", "SigningKeyCommand": "signing-key",
+            "KeysCommand": "keys", "EnvCommand": "env", "AuditCommand": "audit", "TokenCommand": "token",
+            "SigningKeyCommand": "signing-key",
             "SignerCommand": "signer", "PolicyCommand": "policy", "BoardKeyCommand": "board-key", "AccessTokenCommand": "access-token",
         ]
         return groups[String(path[path.count - 2])]

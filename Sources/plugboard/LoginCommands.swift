@@ -40,7 +40,8 @@ enum Credentials {
         var info = stat()
         if stat(path, &info) == 0, info.st_mode & 0o077 != 0 {
             throw BoardError(
-                .notAllowed, "\(path) can be read by other users of this machine; run chmod 600 \(path) (or plugboard logout and log in again)")
+                .notAllowed,
+                "\(path) can be read by other users of this machine; run chmod 600 \(path) (or plugboard logout and log in again)")
         }
         let data = try BoundedInput.read(path: path, limit: sizeLimit, what: "credentials file")
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
@@ -61,7 +62,8 @@ enum Credentials {
     static func save(_ servers: [String: String]) throws(BoardError) {
         let folder = (path as NSString).deletingLastPathComponent
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch { throw BoardError(.io, "cannot create \(folder): \(error.localizedDescription)") }
         let object = ["servers": servers.mapValues { ["token": $0] }]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) else {

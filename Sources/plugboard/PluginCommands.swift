@@ -58,7 +58,8 @@ struct PluginCommand: ParsableCommand {
                 PluginRequests.Register.Manifest(file: path, text: try Self.text(path, limit: BoundedInput.manifestLimit, what: "manifest"))
             }
             let signatures = try signature.map { path throws(BoardError) in
-                PluginRequests.Register.Manifest(file: path, text: try Self.text(path, limit: ReleaseSignature.maximumSize, what: "signature"))
+                PluginRequests.Register.Manifest(
+                    file: path, text: try Self.text(path, limit: ReleaseSignature.maximumSize, what: "signature"))
             }
             var request = PluginRequests.Register(
                 manifests: texts, single: single, artifactSHA256: nil, signatures: signatures, localArtifact: artifact)

@@ -54,7 +54,8 @@ struct ServeCommand: BoardCommand {
     var admin = false
     @Option(
         name: .customLong("admin-listen"),
-        help: ArgumentHelp("Serve the admin API on an address of its own (implies --admin), for example 127.0.0.1:4243.", valueName: "host:port"))
+        help: ArgumentHelp(
+            "Serve the admin API on an address of its own (implies --admin), for example 127.0.0.1:4243.", valueName: "host:port"))
     var adminListen: String?
     @Flag(name: .customLong("print-openapi"), help: ArgumentHelp("Print the admin API's OpenAPI document and exit.", visibility: .hidden))
     var printOpenAPI = false

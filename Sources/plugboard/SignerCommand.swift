@@ -28,7 +28,8 @@ struct SignerCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             output.report(
-                try global.perform(TrustRequests.AddSigner(id: all ? nil : arguments[0], publicKey: arguments[arguments.count - 1], name: name)))
+                try global.perform(
+                    TrustRequests.AddSigner(id: all ? nil : arguments[0], publicKey: arguments[arguments.count - 1], name: name)))
         }
     }
 

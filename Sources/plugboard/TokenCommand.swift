@@ -54,7 +54,6 @@ struct TokenCommand: ParsableCommand {
             var kind: APIToken.Kind { self == .sdk ? .sdk : .hosts }
         }
 
-
     }
 
     struct List: RemoteCommand {

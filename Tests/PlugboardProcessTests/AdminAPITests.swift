@@ -26,8 +26,9 @@ struct AdminAPITests {
     }
 
     static func serve(_ sandbox: Sandbox, options: [String] = []) async throws -> Served {
-        let token = try #require(
-            try await sandbox.ok("access-token", "create", "--name", "tests", "--json").json() as? [String: Any])["token"] as? String
+        let token =
+            try #require(
+                try await sandbox.ok("access-token", "create", "--name", "tests", "--json").json() as? [String: Any])["token"] as? String
         let server = try ChildProcess(
             Sandbox.binary, ["serve", "--db", sandbox.board, "--admin", "--listen", "127.0.0.1:0", "--log-level", "warning"] + options)
         let index = try #require(
@@ -122,7 +123,8 @@ struct AdminAPITests {
             let viaServer = try await served.run(command)
             let roots = [local.root, remote.root, files.root]
             let what = "plugboard \(command.joined(separator: " "))"
-            #expect(viaFile.status == viaServer.status, "\(what): exit \(viaFile.status) on the file, \(viaServer.status) served\n\(viaServer)")
+            #expect(
+                viaFile.status == viaServer.status, "\(what): exit \(viaFile.status) on the file, \(viaServer.status) served\n\(viaServer)")
             #expect(
                 Self.normalized(viaFile.stdout, roots: roots) == Self.normalized(viaServer.stdout, roots: roots),
                 "\(what): stdout differs\nfile: \(viaFile.stdout)\nserved: \(viaServer.stdout)")
@@ -133,9 +135,10 @@ struct AdminAPITests {
 
         // Changes made through the API are the person's, with the token and the client's address.
         let rows = try await remote.ok("audit", "--target", Self.alpha, "--json").stdout.split(separator: "\n")
-        let kill = try #require(rows.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.first {
-            $0["action"] as? String == "plugin.kill"
-        })
+        let kill = try #require(
+            rows.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.first {
+                $0["action"] as? String == "plugin.kill"
+            })
         #expect(kill["via"] as? String == "token tests from 127.0.0.1", "\(kill)")
         let actor = try #require(kill["actor"] as? String)
         let byActor = try await remote.ok("audit", "--actor", actor, "--target", Self.alpha).stdout
@@ -150,7 +153,9 @@ struct AdminAPITests {
         #expect(uploads.isEmpty, "\(uploads)")
 
         // What stays on the board's machine says so, as a usage error.
-        for command in [["secret", "get", "--plugin", Self.alpha, "k"], ["keys", "list"], ["init"], ["migrate"], ["backup", "--to", "x"]] {
+        for command in [
+            ["secret", "get", "--plugin", Self.alpha, "k"], ["keys", "list"], ["init"], ["migrate"], ["backup", "--to", "x"],
+        ] {
             let refused = try await served.run(command)
             #expect(refused.status == 2, "plugboard \(command.joined(separator: " ")) --server: \(refused)")
             #expect(refused.stderr.hasPrefix("error: plugboard ") && refused.stderr.contains("cannot run with --server"), "\(refused)")
@@ -247,17 +252,32 @@ struct AdminAPITests {
         try await sandbox.ok("plugin", "enable", Self.alpha)
         let served = try await Self.serve(sandbox)
         defer { Task { await served.stop() } }
-        let host = try ChildProcess(Self.hostBinary, ["--db", sandbox.board, "--plugins", Self.alpha, "--poll-ms", "50"])
+        // A host of the board file, and a host on another machine that reads the board through the same server.
+        let hostsToken =
+            try #require(
+                try await sandbox.ok("token", "create", "--name", "hosts", "--for", "hosts", "--json").json() as? [String: Any])["token"]
+            as? String
+        let keys = try await sandbox.ok("board-key", "show", "--json").json() as? [String: Any]
+        let boardKey = try #require((keys?["keys"] as? [[String: Any]])?.first?["public_key"] as? String)
+        let local = try ChildProcess(Self.hostBinary, ["--db", sandbox.board, "--plugins", Self.alpha, "--poll-ms", "50"])
+        let remote = try ChildProcess(
+            Self.hostBinary,
+            [
+                "--server", served.url, "--token", try #require(hostsToken), "--board-key", boardKey, "--cache",
+                sandbox.root.appendingPathComponent("cache").path, "--host-id", "remote-1", "--plugins", Self.alpha,
+            ])
         let loaded = { (line: String) in line.contains("\"event\":\"loaded\"") && line.contains(Self.alpha) }
-        #expect(await host.waitForLine(loaded) != nil, "\(host.output) \(host.errorOutput)")
-        let seen = host.output.count
+        for host in [local, remote] { #expect(await host.waitForLine(loaded) != nil, "\(host.output) \(host.errorOutput)") }
+        let seen = [local.output.count, remote.output.count]
         let killed = try await served.run(["plugin", "kill", Self.alpha, "--reason", "INC-7"])
         #expect(killed.status == 0, "\(killed)")
-        let deactivated = await host.waitForLine(after: seen) {
-            $0.contains("\"event\":\"deactivated\"") && $0.contains(Self.alpha) && $0.contains("killed")
+        for (host, after) in zip([local, remote], seen) {
+            let deactivated = await host.waitForLine(after: after) {
+                $0.contains("\"event\":\"deactivated\"") && $0.contains(Self.alpha) && $0.contains("killed")
+            }
+            #expect(deactivated != nil, "the host did not deactivate the plug-in: \(host.output.suffix(5))")
+            #expect(await host.closeInput() == 0)
         }
-        #expect(deactivated != nil, "the host did not deactivate the plug-in: \(host.output.suffix(5))")
-        #expect(await host.closeInput() == 0)
     }
 
     @Test func loginKeepsTheTokenInAPrivateFileAndLogoutForgetsIt() async throws {
@@ -272,7 +292,8 @@ struct AdminAPITests {
         let file = config + "/plugboard/credentials.json"
         #expect(sandbox.mode(file) == 0o600)
         #expect(sandbox.mode(config + "/plugboard") == 0o700)
-        let listed = try await sandbox.run(["plugin", "list"], db: false, environment: environment.merging(["PLUGBOARD_SERVER": served.url]) { $1 })
+        let listed = try await sandbox.run(
+            ["plugin", "list"], db: false, environment: environment.merging(["PLUGBOARD_SERVER": served.url]) { $1 })
         #expect(listed.status == 0 && listed.stdout.contains(Self.alpha), "\(listed)")
         let bad = try await sandbox.run(["login", served.url], db: false, environment: environment, stdin: "pba_wrong\n")
         #expect(bad.status == 1 && bad.stderr.contains("not known"), "\(bad)")
@@ -292,7 +313,8 @@ struct AdminAPITests {
         let committed = try String(contentsOfFile: Self.repository + "/docs/admin-openapi.yaml", encoding: .utf8)
         #expect(
             document.body == committed,
-            "docs/admin-openapi.yaml is not what the server serves; regenerate it with: plugboard serve --print-openapi > docs/admin-openapi.yaml")
+            "docs/admin-openapi.yaml is not what the server serves; regenerate it with: plugboard serve --print-openapi > docs/admin-openapi.yaml"
+        )
         // Every operation the document lists is routed: without a token each gets the API's own refusal, never a 404.
         var path = ""
         var operations: [(String, String)] = []
@@ -306,10 +328,13 @@ struct AdminAPITests {
         for (method, template) in operations {
             let concrete = template.replacingOccurrences(of: #"\{[a-z_0-9]+\}"#, with: "x", options: .regularExpression)
             let answer = try await Self.curl(["-X", method, "\(served.url)/api/admin\(concrete)"])
-            #expect(answer.status == 401 && answer.body.contains("\"error\":\"notAllowed\""), "\(method) \(template): \(answer.status) \(answer.body)")
+            #expect(
+                answer.status == 401 && answer.body.contains("\"error\":\"notAllowed\""),
+                "\(method) \(template): \(answer.status) \(answer.body)")
         }
     }
 
     /// The repository's root, from this file's path.
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
 }

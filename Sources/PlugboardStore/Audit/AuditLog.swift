@@ -46,7 +46,8 @@ package enum AuditLog {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(512)
         bytes.append(contentsOf: prevHash.utf8)
-        let format = fields.count == 15 ? "\nplugboard-audit-v3\n" : fields.count == 14 ? "\nplugboard-audit-v2\n" : "\nplugboard-audit-v1\n"
+        let format =
+            fields.count == 15 ? "\nplugboard-audit-v3\n" : fields.count == 14 ? "\nplugboard-audit-v2\n" : "\nplugboard-audit-v1\n"
         bytes.append(contentsOf: format.utf8)
         for field in fields {
             guard let field else {
