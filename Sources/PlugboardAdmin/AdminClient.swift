@@ -4,6 +4,7 @@ import Dispatch
 package import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 package import PlugboardModel
 import PlugboardPluginAPI
 import Synchronization
@@ -123,11 +124,23 @@ package struct AdminClient: Sendable {
         var retryAfter: String?
     }
 
-    static let client: HTTPClient = {
+    /// The HTTP client: the system's trust roots, or with `$PLUGBOARD_CA_FILE` the certificates of that PEM file (a
+    /// private CA, a self-signed server).
+    static func client() throws(BoardError) -> HTTPClient {
+        let caFile = ProcessInfo.processInfo.environment["PLUGBOARD_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
         var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(10), read: .seconds(120)))
         configuration.redirectConfiguration = .disallow
+        if let caFile {
+            let certificates: [NIOSSLCertificate]
+            do { certificates = try NIOSSLCertificate.fromPEMFile(caFile) } catch {
+                throw BoardError(.invalidInput, "$PLUGBOARD_CA_FILE (\(caFile)) is not a readable PEM file of certificates")
+            }
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(certificates)
+            configuration.tlsConfiguration = tls
+        }
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
+    }
 
     /// One HTTP exchange, waited for on this thread (the CLI is synchronous).
     func exchange(method: String, url: String, body: Data?, file: (path: String, size: Int)? = nil) throws(BoardError) -> Answer {
@@ -146,13 +159,15 @@ package struct AdminClient: Sendable {
             request.body = .stream(FileChunks(path: file.path), length: .known(Int64(file.size)))
         }
         let server = self.server.absoluteString
+        let client = try Self.client()
+        defer { try? client.syncShutdown() }
         let result = Mutex<Result<Answer, BoardError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let sending = request
         Task {
             let outcome: Result<Answer, BoardError>
             do {
-                let response = try await Self.client.execute(sending, timeout: Self.timeout)
+                let response = try await client.execute(sending, timeout: Self.timeout)
                 let collected = try await response.body.collect(upTo: Self.answerLimit)
                 outcome = .success(
                     Answer(

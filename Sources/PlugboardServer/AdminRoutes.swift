@@ -155,7 +155,11 @@ package struct AdminRoutes: Sendable {
         if secret.lowercased().hasPrefix("bearer ") { secret = String(secret.dropFirst(7)).trimmingCharacters(in: .whitespaces) }
         let board = self.board
         let presented = secret
-        let token = try await workers.run { () throws -> AccessToken? in try board.accessToken(secret: presented) }
+        let token = try await workers.run { () throws -> AccessToken? in
+            let found = try board.accessToken(secret: presented)
+            if let found, found.state == .active { board.noteAccessTokenUse(found) }
+            return found
+        }
         guard let token else { throw refuse("this access token is not known to the board; create one with plugboard access-token create") }
         switch token.state {
         case .active: break

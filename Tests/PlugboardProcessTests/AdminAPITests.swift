@@ -25,16 +25,16 @@ struct AdminAPITests {
         func stop() async { _ = await server.stop() }
     }
 
-    static func serve(_ sandbox: Sandbox, options: [String] = []) async throws -> Served {
+    static func serve(_ sandbox: Sandbox, options: [String] = [], scheme: String = "http") async throws -> Served {
         let token =
             try #require(
                 try await sandbox.ok("access-token", "create", "--name", "tests", "--json").json() as? [String: Any])["token"] as? String
         let server = try ChildProcess(
             Sandbox.binary, ["serve", "--db", sandbox.board, "--admin", "--listen", "127.0.0.1:0", "--log-level", "warning"] + options)
         let index = try #require(
-            await server.waitForLine { $0.hasPrefix("Serving the board at http://127.0.0.1:") }, "\(server.errorOutput)")
+            await server.waitForLine { $0.hasPrefix("Serving the board at \(scheme)://127.0.0.1:") }, "\(server.errorOutput)")
         let port = try #require(Int(server.output[index].split(separator: ":")[2].prefix { $0.isNumber }))
-        return Served(sandbox: sandbox, server: server, url: "http://127.0.0.1:\(port)", token: try #require(token))
+        return Served(sandbox: sandbox, server: server, url: "\(scheme)://127.0.0.1:\(port)", token: try #require(token))
     }
 
     /// Runs curl; returns the status, the headers and the body.
@@ -332,6 +332,27 @@ struct AdminAPITests {
                 answer.status == 401 && answer.body.contains("\"error\":\"notAllowed\""),
                 "\(method) \(template): \(answer.status) \(answer.body)")
         }
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")))
+    func overHTTPSTheCLITrustsTheCertificatesOfPLUGBOARD_CA_FILE() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
+        let certificate = sandbox.root.appendingPathComponent("cert.pem").path
+        let key = sandbox.root.appendingPathComponent("key.pem").path
+        let openssl = try await sandbox.run(
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
+                "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+            ], db: false, executable: "/usr/bin/openssl")
+        #expect(openssl.status == 0, "\(openssl)")
+        let served = try await Self.serve(sandbox, options: ["--tls-cert", certificate, "--tls-key", key], scheme: "https")
+        defer { Task { await served.stop() } }
+        let untrusted = try await served.run(["plugin", "list"])
+        #expect(untrusted.status == 1 && untrusted.stderr.contains("TLS"), "\(untrusted)")
+        let trusted = try await sandbox.run(
+            ["--server", served.url, "plugin", "list"], db: false,
+            environment: ["PLUGBOARD_TOKEN": served.token, "PLUGBOARD_CA_FILE": certificate])
+        #expect(trusted.status == 0 && trusted.stdout.contains(Self.alpha), "\(trusted)")
     }
 
     /// The repository's root, from this file's path.

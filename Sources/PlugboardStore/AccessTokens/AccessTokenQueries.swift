@@ -20,6 +20,12 @@ enum AccessTokenQueries {
         ).map { (accessToken($0), $0["stored_hash"]) }
     }
 
+    /// Records when a server last accepted a token (telemetry: not audited).
+    static func touch(_ db: Database, principal: String, name: String, at: String) throws {
+        try db.execute(
+            sql: "UPDATE access_tokens SET last_used_at = ? WHERE principal = ? AND name = ?", arguments: [at, principal, name])
+    }
+
     /// Every token, or those of one principal, sorted by principal and name.
     static func all(_ db: Database, principal: String?) throws -> [AccessToken] {
         try Row.fetchAll(db, sql: "SELECT * FROM access_token_status WHERE ?1 IS NULL OR principal = ?1", arguments: [principal])

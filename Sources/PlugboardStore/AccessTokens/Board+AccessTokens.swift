@@ -86,6 +86,14 @@ extension Board {
         return found.token
     }
 
+    /// Notes that a server accepted `token` now: its `last_used_at`, at most once a minute, without an audit row (a
+    /// column the state proof leaves out). A failure to note it is ignored: it never refuses the request.
+    package func noteAccessTokenUse(_ token: AccessToken, at now: Date = Date()) {
+        if let last = token.lastUsedAt.flatMap(Timestamp.parse), now.timeIntervalSince(last) < 60 { return }
+        let at = Timestamp.format(now)
+        _ = try? writeUnaudited(.clientUsage) { db in try AccessTokenQueries.touch(db, principal: token.principal, name: token.name, at: at) }
+    }
+
     /// Passes when the change's actor is `principal` itself (its OS user) or a board admin.
     private static func requireSelfOrAdmin(_ change: AuditedChange, _ principal: String, doing what: String) throws {
         guard change.actor.osUser != principal else { return }
