@@ -1,6 +1,7 @@
 package import Foundation
 package import PlugboardModel
 package import PlugboardStore
+import Synchronization
 
 /// One operation of the admin API: what the CLI does to a board, as a value that travels.
 ///
@@ -151,10 +152,16 @@ package enum AdminJSON {
     /// A decoder of what ``encoder(pretty:)`` writes.
     package static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
+        // The same few keys come back for every object of a listing: each is converted once.
+        let names = Mutex<[String: String]>([:])
         decoder.keyDecodingStrategy = .custom { path in
             guard let last = path.last else { return Key(stringValue: "") }
-            if last.intValue != nil { return last }
-            return Key(stringValue: propertyName(last.stringValue))
+            let key = last.stringValue
+            if last.intValue != nil || !key.utf8.contains(UInt8(ascii: "_")) { return last }
+            if let known = names.withLock({ $0[key] }) { return Key(stringValue: known) }
+            let name = propertyName(key)
+            names.withLock { $0[key] = name }
+            return Key(stringValue: name)
         }
         return decoder
     }

@@ -26,12 +26,7 @@ package enum PluginRequests {
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[PluginSummary]> {
             try Validate.environment(env)
             if let limit, !(1...10_000).contains(limit) { throw BoardError(.invalidInput, "limit must be between 1 and 10000") }
-            var plugins = try board.pluginSummaries(environment: env)
-            guard limit != nil || after != nil else { return AdminReply(plugins) }
-            plugins.sort { $0.id < $1.id }
-            if let after { plugins.removeAll { $0.id <= after } }
-            if let limit, plugins.count > limit { plugins.removeLast(plugins.count - limit) }
-            return AdminReply(plugins)
+            return AdminReply(try board.pluginSummaries(environment: env, after: after, limit: limit))
         }
     }
 

@@ -133,6 +133,19 @@ struct AdminAPITests {
                 "\(what): stderr differs\nfile: \(viaFile.stderr)\nserved: \(viaServer.stderr)")
         }
 
+        // The audit log of one board reads the same through the server as from its file (the two boards' logs differ:
+        // one says how each change arrived).
+        for command in [
+            ["audit"], ["audit", "--json"], ["audit", "--target", Self.alpha, "--limit", "3"], ["audit", "--actor", "nobody"],
+        ] {
+            let fromFile = try await remote.run(command)
+            let throughServer = try await served.run(command)
+            #expect(
+                fromFile.status == throughServer.status && fromFile.stdout == throughServer.stdout
+                    && fromFile.stderr == throughServer.stderr,
+                "plugboard \(command.joined(separator: " ")): \(fromFile) / \(throughServer)")
+        }
+
         // Changes made through the API are the person's, with the token and the client's address.
         let rows = try await remote.ok("audit", "--target", Self.alpha, "--json").stdout.split(separator: "\n")
         let kill = try #require(
