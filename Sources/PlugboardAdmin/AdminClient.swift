@@ -9,6 +9,12 @@ package import PlugboardModel
 import PlugboardPluginAPI
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The CLI's side of the admin API: sends an ``AdminRequest`` to `plugboard serve --admin` and gives back what
 /// performing it on the board file would have given: the same value, the same notes, the same ``BoardError``.
 package struct AdminClient: Sendable {
@@ -108,6 +114,35 @@ package struct AdminClient: Sendable {
         return sha256
     }
 
+    /// Downloads a backup of the served board to `destination` (board admins): written to a private temporary file
+    /// beside it, its SHA-256 checked against the server's, then renamed into place. Returns the server's description.
+    package func downloadBackup(to destination: String) throws(BoardError) -> AdminBackup.Description {
+        var url = server.absoluteString
+        if url.hasSuffix("/") { url.removeLast() }
+        let temporary = destination + ".download-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw BoardError(.io, "cannot write \(temporary): \(String(cString: strerror(errno)))") }
+        var kept = false
+        defer {
+            close(fd)
+            if !kept { unlink(temporary) }
+        }
+        let answer = try exchange(method: "GET", url: url + "/api/admin/backup", body: nil, into: fd)
+        guard answer.status == 200 else { throw Self.refusal(answer, server: server.absoluteString) }
+        guard let text = answer.backup.map(AdminWire.headerText),
+            let description = try? AdminJSON.decoder().decode(AdminBackup.Description.self, from: Data(text.utf8))
+        else { throw BoardError(.io, "the server at \(server.absoluteString) sent a backup without its description") }
+        guard answer.sha256 == description.sha256, answer.size == description.size else {
+            throw BoardError(
+                .integrity, "the backup from \(server.absoluteString) arrived damaged (its SHA-256 or size differs); nothing was written")
+        }
+        guard fsync(fd) == 0, rename(temporary, destination) == 0 else {
+            throw BoardError(.io, "cannot write \(destination): \(String(cString: strerror(errno)))")
+        }
+        kept = true
+        return description
+    }
+
     /// Asks the server who the token acts as (`GET /api/admin/whoami`).
     package func whoami() throws(BoardError) -> [String: Any] {
         var url = server.absoluteString
@@ -122,6 +157,10 @@ package struct AdminClient: Sendable {
         var body: Data
         var notes: [String]
         var retryAfter: String?
+        /// For a body written to a file: its SHA-256 and size, and the backup's description header.
+        var sha256: String? = nil
+        var size: Int64 = 0
+        var backup: String? = nil
     }
 
     /// The HTTP client: the system's trust roots, or with `$PLUGBOARD_CA_FILE` the certificates of that PEM file (a
@@ -143,7 +182,11 @@ package struct AdminClient: Sendable {
     }
 
     /// One HTTP exchange, waited for on this thread (the CLI is synchronous).
-    func exchange(method: String, url: String, body: Data?, file: (path: String, size: Int)? = nil) throws(BoardError) -> Answer {
+    /// With `into`, a successful answer's body is written to that file descriptor as it comes (and hashed), not kept.
+    func exchange(method: String, url: String, body: Data?, file: (path: String, size: Int)? = nil, into fd: Int32? = nil)
+        throws(BoardError)
+        -> Answer
+    {
         var request = HTTPClientRequest(url: url)
         request.method = HTTPMethod(rawValue: method)
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
@@ -167,13 +210,25 @@ package struct AdminClient: Sendable {
         Task {
             let outcome: Result<Answer, BoardError>
             do {
-                let response = try await client.execute(sending, timeout: Self.timeout)
-                let collected = try await response.body.collect(upTo: Self.answerLimit)
-                outcome = .success(
-                    Answer(
-                        status: Int(response.status.code), body: Data(collected.readableBytesView),
-                        notes: response.headers[AdminWire.noteHeader].map(AdminWire.headerText),
-                        retryAfter: response.headers.first(name: "Retry-After")))
+                let response = try await client.execute(sending, timeout: fd == nil ? Self.timeout : .hours(24))
+                var answer = Answer(
+                    status: Int(response.status.code), body: Data(),
+                    notes: response.headers[AdminWire.noteHeader].map(AdminWire.headerText),
+                    retryAfter: response.headers.first(name: "Retry-After"), backup: response.headers.first(name: AdminBackup.header))
+                if let fd, response.status.code == 200 {
+                    var hasher = SHA256()
+                    for try await chunk in response.body {
+                        try chunk.withUnsafeReadableBytes { bytes in
+                            hasher.update(bufferPointer: bytes)
+                            try Self.writeAll(fd, bytes)
+                        }
+                        answer.size += Int64(chunk.readableBytes)
+                    }
+                    answer.sha256 = hasher.finalize().hex
+                } else {
+                    answer.body = Data(try await response.body.collect(upTo: Self.answerLimit).readableBytesView)
+                }
+                outcome = .success(answer)
             } catch {
                 outcome = .failure(BoardError(.io, Self.sentence(for: error, server: server)))
             }
@@ -183,6 +238,17 @@ package struct AdminClient: Sendable {
         done.wait()
         guard let outcome = result.withLock({ $0 }) else { throw BoardError(.io, "the request to \(server) did not finish") }
         return try outcome.get()
+    }
+
+    /// Writes all of `bytes` to `fd`.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { throw BoardError(.io, "cannot write the download: \(String(cString: strerror(errno)))") }
+            offset += written
+        }
     }
 
     /// The refusal an answer carries, as the ``BoardError`` the board would have thrown.

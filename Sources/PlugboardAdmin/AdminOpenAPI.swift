@@ -62,6 +62,25 @@ package enum AdminOpenAPI {
                       $ref: '#/components/responses/Refusal'
 
             """
+        out += """
+              /backup:
+                get:
+                  operationId: backup
+                  summary: A verified backup of the board (board admins), as plugboard backup takes it.
+                  tags: [backup]
+                  description: >-
+                    The body is the backup file (SQLite). The Plugboard-Backup header describes it (JSON, percent-encoded
+                    where not printable ASCII): board, seq, hash, state_root, size, time, sha256, not_in_backup.
+                  responses:
+                    '200':
+                      description: The backup file.
+                      content:
+                        application/vnd.sqlite3:
+                          schema: {type: string, format: binary}
+                    default:
+                      $ref: '#/components/responses/Refusal'
+
+            """
         for path in order {
             out += "  \(path):\n"
             for type in paths[path] ?? [] {

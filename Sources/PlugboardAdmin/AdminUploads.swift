@@ -20,7 +20,7 @@ package enum AdminUploads {
     /// Uploads older than this are removed.
     static let lifetime: TimeInterval = 3600
 
-    static func folder(_ board: Board) -> String { board.path + ".uploads" }
+    package static func folder(_ board: Board) -> String { board.path + ".uploads" }
 
     /// A SHA-256 as the API names artifacts: 64 lower-case hex digits.
     package static func check(_ sha256: String) throws(BoardError) {
@@ -125,7 +125,7 @@ package enum AdminUploads {
     }
 
     /// Removes uploads (and abandoned temporary files) older than ``lifetime``.
-    static func removeStale(_ folder: String) {
+    package static func removeStale(_ folder: String) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
         let cutoff = Date().addingTimeInterval(-lifetime)
         for name in names {

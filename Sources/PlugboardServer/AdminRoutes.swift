@@ -42,6 +42,9 @@ package struct AdminRoutes: Sendable {
         router.put("\(Self.prefix)/artifacts/:sha256") { request, context in
             await self.respond(request, context, access: .write) { _ in try await self.upload(request, context) }
         }
+        router.get("\(Self.prefix)/backup") { request, context in
+            await self.respond(request, context, access: .read) { caller in try await self.backup(caller) }
+        }
         router.get("\(Self.prefix)/whoami") { request, context in
             await self.respond(request, context, access: .read) { caller in
                 Reply.json(
@@ -60,13 +63,17 @@ package struct AdminRoutes: Sendable {
         let path = Self.prefix + route.path.replacingOccurrences(of: "{", with: ":").replacingOccurrences(of: "}", with: "")
         let handler: @Sendable (Request, ServeContext) async throws -> Response = { request, context in
             await self.respond(request, context, access: route.access) { caller in
-                let decoded: R = try await self.decode(R.self, request, context)
-                let actor = caller.principal
-                let board = self.board
-                let reply = try await self.workers.run { () throws -> AdminReply<R.Response> in
-                    try decoded.perform(on: board, as: actor)
+                let body = try await self.collect(R.self, request)
+                // From here on the body is read: a refusal keeps the connection open.
+                return await Self.afterBody {
+                    let decoded: R = try self.decode(R.self, body, request, context)
+                    let actor = caller.principal
+                    let board = self.board
+                    let reply = try await self.workers.run { () throws -> AdminReply<R.Response> in
+                        try decoded.perform(on: board, as: actor)
+                    }
+                    return Self.answer(R.encodeResponse(reply.value), notes: reply.notes)
                 }
-                return Self.answer(R.encodeResponse(reply.value), notes: reply.notes)
             }
         }
         switch route.method {
@@ -99,8 +106,37 @@ package struct AdminRoutes: Sendable {
             writer.abandon()
             throw BoardError(.io, "the upload was cut off before its end; send it again")
         }
-        try writer.finish()
-        return Reply.json(.ok, object: ["sha256": sha256, "size": writer.size])
+        return await Self.afterBody {
+            try writer.finish()
+            return Reply.json(.ok, object: ["sha256": sha256, "size": writer.size])
+        }
+    }
+
+    /// `GET /api/admin/backup`: a verified backup, for board admins, streamed from a private file removed once sent.
+    private func backup(_ caller: Caller) async throws -> Response {
+        let board = self.board
+        let actor = caller.principal
+        let (path, description) = try await workers.run { () throws -> (String, AdminBackup.Description) in
+            try AdminBackup.take(board, for: actor)
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            unlink(path)
+            throw BoardError(.io, "cannot read the backup \(path)")
+        }
+        var headers: HTTPFields = [.contentType: "application/vnd.sqlite3", .contentLength: String(description.size)]
+        headers[.plugboardBackup] = AdminWire.headerValue(AdminJSON.text(description, pretty: false))
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                defer {
+                    try? handle.close()
+                    unlink(path)
+                }
+                while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+                    try await writer.write(ByteBuffer(bytes: chunk))
+                }
+                try await writer.finish(nil)
+            })
     }
 
     /// Who a request acts as.
@@ -171,19 +207,36 @@ package struct AdminRoutes: Sendable {
         return Caller(token: token, principal: principal, address: address)
     }
 
+    /// The whole body of a request that takes one (bounded by the route's limit), or nil for `GET`.
+    private func collect<R: AdminRequest>(_ type: R.Type, _ request: Request) async throws -> ByteBuffer? {
+        guard R.route.method != .get else { return nil }
+        switch await Body.collect(request, limit: R.route.bodyLimit ?? configuration.maxBodyBytes) {
+        case .success(let collected): return collected
+        case .failure(.tooLarge(let limit)):
+            throw ResponseFailure(
+                Self.refusal(
+                    BoardError(.invalidInput, "the request body is larger than \(limit) bytes; send less"), status: .contentTooLarge))
+        case .failure(.unreadable): throw BoardError(.invalidInput, "the request body could not be read; send it again")
+        }
+    }
+
+    /// Runs `body` once the request's body is read: a refusal is marked (``HTTPField/Name/plugboardBodyRead``) so that
+    /// the connection stays open; ``ConnectionGuardMiddleware`` closes one after a refusal only while a body may be unread.
+    static func afterBody(_ body: () async throws -> Response) async -> Response {
+        var response: Response
+        do { response = try await body() } catch let failure as ResponseFailure { response = failure.response } catch let error
+            as BoardError
+        {
+            response = refusal(error)
+        } catch { response = refusal(BoardError(.io, "the request failed: \(error)")) }
+        if response.status.code >= 400 { response.headers[.plugboardBodyRead] = "1" }
+        return response
+    }
+
     /// The request as one JSON object: the body's fields (not for `GET`), the query's, then the path's, decoded as `R`.
-    private func decode<R: AdminRequest>(_ type: R.Type, _ request: Request, _ context: ServeContext) async throws -> R {
+    private func decode<R: AdminRequest>(_ type: R.Type, _ buffer: ByteBuffer?, _ request: Request, _ context: ServeContext) throws -> R {
         var object: [String: Any] = [:]
-        if R.route.method != .get {
-            let buffer: ByteBuffer
-            switch await Body.collect(request, limit: R.route.bodyLimit ?? configuration.maxBodyBytes) {
-            case .success(let collected): buffer = collected
-            case .failure(.tooLarge(let limit)):
-                throw ResponseFailure(
-                    Self.refusal(
-                        BoardError(.invalidInput, "the request body is larger than \(limit) bytes; send less"), status: .contentTooLarge))
-            case .failure(.unreadable): throw BoardError(.invalidInput, "the request body could not be read; send it again")
-            }
+        if let buffer {
             if buffer.readableBytes > 0 {
                 guard let parsed = try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any] else {
                     throw BoardError(.invalidInput, "the request body is not a JSON object")
@@ -240,6 +293,9 @@ package struct AdminRoutes: Sendable {
 extension HTTPField.Name {
     static let plugboardNote = HTTPField.Name(AdminWire.noteHeader)!
     static let plugboardOnBehalfOf = HTTPField.Name(AdminWire.onBehalfOfHeader)!
+    static let plugboardBackup = HTTPField.Name(AdminBackup.header)!
+    /// On a refusal: the request's body was read whole, so the connection may stay open (removed before it is sent).
+    static let plugboardBodyRead = HTTPField.Name("Plugboard-Body-Read")!
 }
 
 /// Failed authentications per client address in a sliding window: past `limit` in `window`, that address waits. The

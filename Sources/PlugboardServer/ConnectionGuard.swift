@@ -111,9 +111,12 @@ struct ConnectionGuardMiddleware: RouterMiddleware {
             throw error
         }
         // A refused request's body may be unread (the token is checked first, the length before reading): never read it,
-        // close the connection after the answer instead.
-        if response.status.code >= 400, ConnectionGuard.hasBody(request) { return close(response, context) }
-        return response
+        // close the connection after the answer instead, unless the route says it read the body whole.
+        var answer = response
+        let bodyRead = answer.headers[HTTPField.Name.plugboardBodyRead] != nil
+        answer.headers[HTTPField.Name.plugboardBodyRead] = nil
+        if answer.status.code >= 400, ConnectionGuard.hasBody(request), !bodyRead { return close(answer, context) }
+        return answer
     }
 
     private func close(_ response: Response, _ context: Context) -> Response {

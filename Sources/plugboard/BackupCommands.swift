@@ -1,11 +1,13 @@
 import ArgumentParser
 import Foundation
+import PlugboardAdmin
 import PlugboardModel
 import PlugboardStore
 
 /// `plugboard backup --to FILE`: a verified online copy of the board.
 struct Backup: BoardCommand {
-    static let localOnly: String? = "a backup copies the board file, and its master key stays beside it"
+    /// With `--server`, the served board's backup is downloaded (board admins).
+    static let localOnly: String? = nil
     static let configuration = CommandConfiguration(
         commandName: "backup",
         abstract: "Copy the board to a file while it is in use, and verify the copy before reporting it.",
@@ -37,9 +39,23 @@ struct Backup: BoardCommand {
     }
 
     func execute(_ output: Output) throws(BoardError) {
-        let board = try global.openBoard(requireCurrentSchema: false)
-        let backup = try board.backup(to: to)
-        let outside = BoardCompanions(board: board.path).present
+        let backup: BoardBackup
+        let outside: [BoardCompanions.Companion]
+        let boardPath: String
+        if let client = try global.adminClient() {
+            // The server takes and verifies the backup; its digest is checked here before the file is renamed into place.
+            let described = try client.downloadBackup(to: to)
+            backup = BoardBackup(
+                path: to, seq: described.seq, hash: described.hash, stateRoot: described.stateRoot, size: described.size,
+                time: described.time)
+            outside = described.notInBackup
+            boardPath = described.board
+        } else {
+            let board = try global.openBoard(requireCurrentSchema: false)
+            backup = try board.backup(to: to)
+            outside = BoardCompanions(board: board.path).present
+            boardPath = board.path
+        }
         if output.json {
             output.printJSON(
                 Report(
@@ -48,7 +64,7 @@ struct Backup: BoardCommand {
             return
         }
         print(
-            "Backed up the board \(board.path) to \(backup.path) (\(backup.size) bytes): audit log to seq \(backup.seq), state root \(backup.stateRoot ?? "-"), verified."
+            "Backed up the board \(boardPath) to \(backup.path) (\(backup.size) bytes): audit log to seq \(backup.seq), state root \(backup.stateRoot ?? "-"), verified."
         )
         for companion in outside {
             print("Not in the backup: \(companion.what) (\(companion.path)); keep a copy of it apart from the backup.")
@@ -111,37 +127,5 @@ struct Restore: BoardCommand {
             lines.append("Not found beside the board: \(companion.what) (\(companion.path)); restore it from where you keep it.")
         }
         print(lines.joined(separator: "\n"))
-    }
-}
-
-/// The files that belong to a board but live beside it, never in it: the master key, the board key, the artifacts.
-struct BoardCompanions {
-    struct Companion {
-        let what: String
-        let path: String
-    }
-
-    let all: [Companion]
-
-    init(board: String) {
-        all = [
-            Companion(what: "the master key file", path: board + ".key"),
-            Companion(what: "the board key", path: board + ".board-key"),
-            Companion(what: "the plug-in artifacts", path: board + ".artifacts"),
-        ]
-    }
-
-    /// Those that exist, and the master key's environment variable when it is set.
-    var present: [Companion] {
-        let variable =
-            ProcessInfo.processInfo.environment["PLUGBOARD_MASTER_KEY"] == nil
-            ? [] : [Companion(what: "the master key", path: "$PLUGBOARD_MASTER_KEY")]
-        return variable + all.filter { FileManager.default.fileExists(atPath: $0.path) }
-    }
-
-    /// The master key file when it is missing and the key does not come from the environment.
-    var missing: [Companion] {
-        guard ProcessInfo.processInfo.environment["PLUGBOARD_MASTER_KEY"] == nil else { return [] }
-        return all.prefix(1).filter { !FileManager.default.fileExists(atPath: $0.path) }
     }
 }

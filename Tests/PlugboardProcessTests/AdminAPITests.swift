@@ -117,6 +117,7 @@ struct AdminAPITests {
             ["token", "create", "--name", "shop"], ["token", "list"], ["token", "revoke", "shop"], ["token", "revoke", "shop"],
             ["plugin", "status"], ["plugin", "status", Self.alpha, "--json"], ["env", "list"], ["clients"],
             ["secret", "list", "--plugin", Self.alpha], ["audit", "verify"], ["audit", "verify", "--json"],
+            ["backup", "--to", files.root.appendingPathComponent("backup.sqlite").path],
         ]
         for command in story {
             let viaFile = try await local.run(command)
@@ -165,9 +166,14 @@ struct AdminAPITests {
         let uploads = (try? FileManager.default.contentsOfDirectory(atPath: remote.board + ".uploads")) ?? []
         #expect(uploads.isEmpty, "\(uploads)")
 
+        // The backup downloaded last is the served board's, and verifies.
+        let backup = try await files.run(["audit", "verify", "--db", files.root.appendingPathComponent("backup.sqlite").path], db: false)
+        #expect(backup.status == 0 && backup.stdout.contains("intact"), "\(backup)")
+        #expect(files.mode(files.root.appendingPathComponent("backup.sqlite").path) == 0o600)
+
         // What stays on the board's machine says so, as a usage error.
         for command in [
-            ["secret", "get", "--plugin", Self.alpha, "k"], ["keys", "list"], ["init"], ["migrate"], ["backup", "--to", "x"],
+            ["secret", "get", "--plugin", Self.alpha, "k"], ["keys", "list"], ["init"], ["migrate"], ["restore", "--from", "x"],
         ] {
             let refused = try await served.run(command)
             #expect(refused.status == 2, "plugboard \(command.joined(separator: " ")) --server: \(refused)")

@@ -24,6 +24,16 @@ package struct BoardBackup: Sendable, Hashable, Codable {
     package let size: Int64
     /// When the copy was taken (UTC, ISO-8601).
     package let time: String
+
+    /// A description of a backup.
+    package init(path: String, seq: Int64, hash: String, stateRoot: String?, size: Int64, time: String) {
+        self.path = path
+        self.seq = seq
+        self.hash = hash
+        self.stateRoot = stateRoot
+        self.size = size
+        self.time = time
+    }
 }
 
 extension Board {
@@ -34,6 +44,12 @@ extension Board {
     /// then renamed over `destination`, so `destination` is either the previous file or a complete, verified copy. The
     /// copy is one self-contained file (no `-wal` beside it). Sealed secrets stay sealed; the master key, the board key
     /// and the artifact folder live beside the board, never in it, and are not part of the copy.
+    /// Refuses unless `actor` is a board admin: a read, nothing written or audited (the admin API checks it before it
+    /// sends a backup, which holds the whole board).
+    package func requireAdmin(_ actor: Principal, doing what: String) throws(BoardError) {
+        try read { db in try Access.requireAdmin(db, by: actor, doing: what) }
+    }
+
     package func backup(to destination: String) throws(BoardError) -> BoardBackup {
         guard path != ":memory:" else { throw BoardError(.invalidInput, "a board in memory has no file to back up") }
         try BoardFiles.checkDestination(destination, board: path)

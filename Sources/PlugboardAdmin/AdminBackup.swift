@@ -1,0 +1,66 @@
+import Crypto
+package import Foundation
+package import PlugboardModel
+package import PlugboardStore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// `plugboard backup` through the admin API: the server takes a verified backup (as `plugboard backup` does on the
+/// board's machine) into a private file beside the board, sends it with its description and its SHA-256, and removes
+/// it; the CLI writes it to a private temporary file, checks the digest and renames it into place. Board admins only:
+/// a backup holds the whole board (sealed secrets and the hashes of tokens included).
+package enum AdminBackup {
+    /// The header that carries ``Description`` (JSON, as ``AdminWire/headerValue(_:)`` writes it).
+    package static let header = "Plugboard-Backup"
+
+    /// What the server says of the backup it sends.
+    package struct Description: Codable, Sendable {
+        /// The board that was backed up, on the server's machine.
+        package var board: String
+        package var seq: Int64
+        package var hash: String
+        package var stateRoot: String?
+        package var size: Int64
+        package var time: String
+        /// The SHA-256 of the file sent.
+        package var sha256: String
+        /// What lives beside the board on the server's machine and is not in the backup.
+        package var notInBackup: [BoardCompanions.Companion]
+    }
+
+    /// Takes a verified backup of `board` for `actor` (a board admin) into a private file beside it; returns the file and
+    /// its description. The caller removes the file once it is sent.
+    package static func take(_ board: Board, for actor: Principal) throws(BoardError) -> (path: String, description: Description) {
+        try board.requireAdmin(actor, doing: "download a backup of the board")
+        let folder = AdminUploads.folder(board)
+        if mkdir(folder, 0o700) != 0, errno != EEXIST {
+            throw BoardError(.io, "cannot create \(folder): \(String(cString: strerror(errno)))")
+        }
+        AdminUploads.removeStale(folder)
+        let path = folder + "/.backup-\(UUID().uuidString)"
+        let backup = try board.backup(to: path)
+        guard let digest = try? sha256(of: path) else {
+            unlink(path)
+            throw BoardError(.io, "cannot read the backup \(path)")
+        }
+        return (
+            path,
+            Description(
+                board: board.path, seq: backup.seq, hash: backup.hash, stateRoot: backup.stateRoot, size: backup.size, time: backup.time,
+                sha256: digest, notInBackup: BoardCompanions(board: board.path).present)
+        )
+    }
+
+    /// The SHA-256 of a file, read a megabyte at a time.
+    static func sha256(of path: String) throws -> String {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw BoardError(.io, "cannot read \(path)") }
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
+        return hasher.finalize().hex
+    }
+}
