@@ -39,21 +39,7 @@ struct AdminAPITests {
 
     /// Runs curl; returns the status, the headers and the body.
     static func curl(_ arguments: [String]) async throws -> (status: Int, headers: String, body: String) {
-        try await Sandbox.offPool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            process.arguments = ["-s", "-D", "-", "--max-time", "60"] + arguments
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let text = String(decoding: data, as: UTF8.self)
-            let parts = text.components(separatedBy: "\r\n\r\n")
-            let headers = parts.first ?? ""
-            let status = Int(headers.split(separator: " ").dropFirst().first ?? "") ?? 0
-            return (status, headers, parts.dropFirst().joined(separator: "\r\n\r\n"))
-        }
+        try await Curl.run(arguments)
     }
 
     /// What differs between two boards by nature: times, secrets, the sandboxes' paths.

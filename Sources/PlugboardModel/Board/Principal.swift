@@ -26,6 +26,7 @@ public struct Principal: Sendable, Hashable, Codable {
     ///
     /// - Parameters:
     ///   - osUser: The actor of record: the OS user, or for the admin API the access token's principal.
+    ///   - onBehalfOf: The principal automation declares it acts for (`--as`), recorded beside the actor.
     ///   - via: How the change arrived (see ``via``); at most 512 characters.
     public init(osUser: String, onBehalfOf: String? = nil, via: String? = nil) throws(BoardError) {
         try Validate.principal(osUser, field: "OS user")
