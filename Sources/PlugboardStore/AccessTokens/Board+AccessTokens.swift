@@ -91,7 +91,8 @@ extension Board {
     package func noteAccessTokenUse(_ token: AccessToken, at now: Date = Date()) {
         if let last = token.lastUsedAt.flatMap(Timestamp.parse), now.timeIntervalSince(last) < 60 { return }
         let at = Timestamp.format(now)
-        _ = try? writeUnaudited(.clientUsage) { db in try AccessTokenQueries.touch(db, principal: token.principal, name: token.name, at: at) }
+        _ = try? writeUnaudited(.clientUsage) { db in try AccessTokenQueries.touch(db, principal: token.principal, name: token.name, at: at)
+        }
     }
 
     /// Passes when the change's actor is `principal` itself (its OS user) or a board admin.
