@@ -33,7 +33,7 @@ public struct HostConfiguration: Sendable {
     /// it accepted. The host acts only on a board whose audit log extends it, so an older copy of the board, or one
     /// whose log was rewritten, is refused even after a restart. Nil keeps the anchor in memory only: a restarted
     /// host then accepts the board's log as it finds it (or from ``anchor``). A served board's host uses its cache
-    /// folder.
+    /// folder. The host also keeps its crash journal there (see ``crashQuarantine``).
     public var stateFolder: String?
     /// The anchor to start from when the state folder holds none: a checkpoint taken with `plugboard audit
     /// checkpoint` and kept apart from the board (`SEQ:HASH:ROOT`), so that even the host's first start refuses a board

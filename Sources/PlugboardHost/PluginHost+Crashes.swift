@@ -85,11 +85,13 @@ extension PluginHost {
     }
 
     /// Why `id@version` is quarantined on this host, or nil.
-    static func quarantineReason(_ id: String, _ version: String, _ record: CrashJournal.Record?, journal: String) -> SkipReason? {
+    static func quarantineReason(
+        _ id: String, _ version: String, _ record: CrashJournal.Record?, window: String, journal: String
+    ) -> SkipReason? {
         guard let record else { return nil }
         return SkipReason(
             .quarantined,
-            "\(id)@\(version) crashed this host \(record.detail) times in a short while and is quarantined on it since \(Timestamp.format(record.time)); release another version, or remove \(journal) to lift the quarantine"
+            "\(id)@\(version) crashed this host \(record.detail) times within \(window) and is quarantined on it since \(Timestamp.format(record.time)); release another version, or remove \(journal) to lift the quarantine"
         )
     }
 

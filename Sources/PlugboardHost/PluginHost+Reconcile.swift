@@ -184,11 +184,12 @@ extension PluginHost {
         let policy = policy
         let quarantine = quarantine
         let journal = crashJournal?.journalPath ?? ""
+        let window = Self.describe(configuration.crashQuarantine?.window ?? .zero)
         return Resolver(
             hostVersion: hostVersion,
             gate: { flag in evaluator.bool(flag, default: false, context: [:]).value },
             quarantine: { id, version in
-                Self.quarantineReason(id, version, quarantine[ReleaseCheck.key(id, version)], journal: journal)
+                Self.quarantineReason(id, version, quarantine[ReleaseCheck.key(id, version)], window: window, journal: journal)
             },
             availability: { id, version in
                 Self.availability(
