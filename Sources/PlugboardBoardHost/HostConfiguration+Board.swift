@@ -34,7 +34,8 @@ extension HostConfiguration {
     /// running.
     ///
     /// - Parameters:
-    ///   - stateFolder: Where the host keeps its anchor (see ``PlugboardHost/HostConfiguration/stateFolder``).
+    ///   - stateFolder: Where the host keeps its anchor and its crash journal (see
+    ///     ``PlugboardHost/HostConfiguration/stateFolder``).
     /// - Throws: ``PlugboardModel/BoardError`` when the board cannot be opened.
     public init(
         boardAt path: String, identity: HostIdentity, stateFolder: String? = nil,

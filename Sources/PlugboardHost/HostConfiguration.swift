@@ -33,7 +33,7 @@ public struct HostConfiguration: Sendable {
     /// it accepted. The host acts only on a board whose audit log extends it, so an older copy of the board, or one
     /// whose log was rewritten, is refused even after a restart. Nil keeps the anchor in memory only: a restarted
     /// host then accepts the board's log as it finds it (or from ``anchor``). A served board's host uses its cache
-    /// folder.
+    /// folder. The host also keeps its crash journal there (see ``crashQuarantine``).
     public var stateFolder: String?
     /// The anchor to start from when the state folder holds none: a checkpoint taken with `plugboard audit
     /// checkpoint` and kept apart from the board (`SEQ:HASH:ROOT`), so that even the host's first start refuses a board
@@ -45,6 +45,13 @@ public struct HostConfiguration: Sendable {
     public var failClosedAfter: Duration?
     /// Plug-ins the host keeps when it fails closed (see ``failClosedAfter``).
     public var requiredPlugins: Set<String> = []
+    /// When the host quarantines a release that keeps crashing it. Crash tracking needs a ``stateFolder``: before
+    /// each call into a plug-in's code the host notes there which release it enters, and a process that dies there
+    /// reports it on its next start. Nil turns crash tracking off.
+    public var crashQuarantine: CrashQuarantine? = CrashQuarantine()
+    /// Loads no plug-in at all, and says so: a warning, and every plug-in the board would load reported as skipped
+    /// with the reason `safe_mode`. For starting a host that a plug-in keeps crashing before a quarantine decides.
+    public var safeMode = false
 
     /// Creates a configuration reading any ``HostSource``, with the same defaults.
     public init(
@@ -65,6 +72,24 @@ public struct HostConfiguration: Sendable {
         self.services = services
         self.logger = logger
         self.dynamicLibraryCache = dynamicLibraryCache
+    }
+}
+
+/// How many crashes of one release, within how long, make a host quarantine it (see
+/// ``HostConfiguration/crashQuarantine``).
+///
+/// A quarantined release is skipped with the reason `quarantined` on this host only, in its load report and so in
+/// `plugboard plugin status`; the board does not change. Another version of the plug-in is not quarantined.
+public struct CrashQuarantine: Sendable, Hashable {
+    /// Crashes of the same release that quarantine it (at least 1).
+    public var threshold: Int
+    /// How close together the crashes must be: `threshold` of them within this long.
+    public var window: Duration
+
+    /// Creates a policy; the defaults quarantine a release after 3 crashes within 10 minutes.
+    public init(threshold: Int = 3, window: Duration = .seconds(600)) {
+        self.threshold = max(1, threshold)
+        self.window = window
     }
 }
 

@@ -53,6 +53,10 @@ public struct SkipReason: Error, Sendable, Hashable, Codable, CustomStringConver
         case stale
         /// The host is stopping (``PluginHost/stop()``): every plug-in is deactivated, and nothing loads after it.
         case hostStopping = "host_stopping"
+        /// The release crashed this host too often (``CrashQuarantine``): the host quarantined it and does not load it.
+        case quarantined
+        /// The host runs in safe mode (``HostConfiguration/safeMode``): it loads no plug-in at all.
+        case safeMode = "safe_mode"
     }
 
     /// The kind of reason.

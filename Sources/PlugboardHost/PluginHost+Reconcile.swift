@@ -8,6 +8,7 @@ import Synchronization
 /// Reconciliation: what the board allows, proven, brought in line with what runs.
 extension PluginHost {
     func reconcileOnce() async {
+        noticeCrashes()
         let read: SourceSnapshot
         do {
             if !anchorRead {
@@ -69,6 +70,7 @@ extension PluginHost {
                 failClosedAt = deadline
             }
         }
+        if configuration.safeMode { resolution = Self.safeMode(resolution) }
 
         // Compiled-in plug-ins the board does not know are reported, never loaded.
         var decisions = resolution.skipped
@@ -180,9 +182,15 @@ extension PluginHost {
         let source = source
         let environment = configuration.identity.environment
         let policy = policy
+        let quarantine = quarantine
+        let journal = crashJournal?.journalPath ?? ""
+        let window = Self.describe(configuration.crashQuarantine?.window ?? .zero)
         return Resolver(
             hostVersion: hostVersion,
             gate: { flag in evaluator.bool(flag, default: false, context: [:]).value },
+            quarantine: { id, version in
+                Self.quarantineReason(id, version, quarantine[ReleaseCheck.key(id, version)], window: window, journal: journal)
+            },
             availability: { id, version in
                 Self.availability(
                     of: id, version, compiled: compiled, loaded: loaded,
@@ -214,9 +222,11 @@ extension PluginHost {
                     record(id, version, .failed, SkipReason(.loadFailed, "the artifact of \(id)@\(version) is not on this machine"))
                     return
                 }
-                switch loader.load(
+                entering(id, version, .load)
+                let loaded = loader.load(
                     pluginID: id, version: version, path: path, expectedSHA256: sha, entry: entry.entry ?? PluginABI.defaultEntrySymbol)
-                {
+                left()
+                switch loaded {
                 case .success(let registration):
                     libraries[id] = LoadedLibrary(version: version, registration: registration)
                     factory = registration.factory
@@ -232,16 +242,25 @@ extension PluginHost {
         }
 
         let context = makeContext(id, version: version, capabilities: Set(entry.capabilities))
+        let activated: Result<any Plugin, any Error>
+        entering(id, version, .activate)
         do {
             let instance = try factory(context)
             try await instance.activate(context: context)
+            activated = .success(instance)
+        } catch {
+            activated = .failure(error)
+        }
+        left()
+        switch activated {
+        case .success(let instance):
             lookup.withLock { $0.append(ActivePlugin(pluginID: id, version: version, origin: origin, instance: instance)) }
             let warning = signatureWarning(id, version, notes)
             setStatus(LoadReportEntry(pluginID: id, version: version, state: .loaded, warning: warning))
             emit(.loaded(pluginID: id, version: version))
             configuration.logger.info("loaded \(id)@\(version)")
             if let warning { warn("loaded \(id)@\(version) despite a signature problem: \(warning)") }
-        } catch {
+        case .failure(let error):
             record(id, version, .failed, SkipReason(.activationFailed, "\(id)@\(version) failed to activate: \(error)"))
         }
     }
@@ -264,7 +283,9 @@ extension PluginHost {
         // Detach first: from here on no lookup hands the plug-in out.
         lookup.withLock { $0.removeAll { $0.pluginID == plugin.pluginID } }
         eventBus.endSubscriptions(of: plugin.pluginID)
+        entering(plugin.pluginID, plugin.version, .deactivate)
         await plugin.instance.deactivate()
+        left()
         setStatus(
             LoadReportEntry(
                 pluginID: plugin.pluginID, version: plugin.version, state: reportState, reasonCode: reason.code.rawValue,

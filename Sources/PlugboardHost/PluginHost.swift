@@ -86,12 +86,23 @@ public actor PluginHost {
     var unproven: String?
     /// When the host fails closed if nothing newer is verified by then (see ``HostConfiguration/failClosedAfter``).
     var failClosedAt: Date?
+    /// Where the host notes the plug-in code it enters and the releases that crashed it (nil: crash tracking is off).
+    let crashJournal: CrashJournal?
+    /// Set once the crash journal was read (and a previous process's crash recorded) on the first reconciliation.
+    var crashesNoticed = false
+    /// Releases this host quarantined, by `ReleaseCheck.key(_:_:)`, with their quarantine record.
+    var quarantine: [String: CrashJournal.Record] = [:]
+    /// Set once the host said that it cannot write its marker (it keeps calling plug-ins without).
+    var markerFailed = false
+    /// Set once the host said that it runs in safe mode.
+    var saidSafeMode = false
 
     /// Prepares the host on the configured board; nothing is loaded until ``start()``.
     public init(configuration: HostConfiguration) {
         self.configuration = configuration
         self.source = configuration.source
         self.loader = DynamicLoader(cacheFolder: configuration.dynamicLibraryCache)
+        self.crashJournal = configuration.crashQuarantine == nil ? nil : configuration.stateFolder.map { CrashJournal(folder: $0) }
         _ = DynamicLoader.interfaceIsShared  // decided now, before any plug-in library is loaded
     }
 

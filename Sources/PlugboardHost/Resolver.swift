@@ -9,23 +9,28 @@ public import PlugboardVersioning
 /// 2. no kill switch covers P, P@V or all plug-ins;
 /// 3. P's gate flag, if any, is on for the host's context;
 /// 4. every dependency resolves to a loaded plug-in within its range, with no cycles;
-/// 5. the host can provide V — a compiled-in factory for exactly V, or an artifact whose SHA-256 matches the
+/// 5. the host did not quarantine P@V for crashing it (checked by the `quarantine` closure);
+/// 6. the host can provide V — a compiled-in factory for exactly V, or an artifact whose SHA-256 matches the
 ///    digest recorded at registration (checked by the `availability` closure).
 public struct Resolver: Sendable {
     /// The host's API version, matched against each manifest's `host` range.
     public let hostVersion: SemanticVersion
     /// Evaluates a gate flag for the host's context.
     public let gate: @Sendable (String) -> Bool
-    /// Whether the host can provide P@V (rule 5); nil means yes.
+    /// Why the host quarantined P@V (rule 5, a `quarantined` reason); nil means it did not.
+    public let quarantine: @Sendable (_ pluginID: String, _ version: String) -> SkipReason?
+    /// Whether the host can provide P@V (rule 6); nil means yes.
     public let availability: @Sendable (_ pluginID: String, _ version: RegistrySnapshot.Version) -> SkipReason?
 
     /// Creates a resolver.
     public init(
         hostVersion: SemanticVersion, gate: @escaping @Sendable (String) -> Bool,
+        quarantine: @escaping @Sendable (String, String) -> SkipReason? = { _, _ in nil },
         availability: @escaping @Sendable (String, RegistrySnapshot.Version) -> SkipReason?
     ) {
         self.hostVersion = hostVersion
         self.gate = gate
+        self.quarantine = quarantine
         self.availability = availability
     }
 
@@ -55,7 +60,7 @@ public struct Resolver: Sendable {
         var skipped: [String: LoadDecision] = [:]
         var candidates: [String: RegistrySnapshot.Version] = [:]
 
-        // Rules 1, 2, 3 and 5, per plug-in.
+        // Rules 1, 2, 3, 5 and 6, per plug-in.
         for plugin in snapshot.plugins.values {
             switch select(plugin, in: snapshot, parsed) {
             case .success(let version): candidates[plugin.id] = version
@@ -101,7 +106,7 @@ public struct Resolver: Sendable {
         let reason: SkipReason
     }
 
-    /// Rules 1, 2, 3 and 5 for one plug-in.
+    /// Rules 1, 2, 3, 5 and 6 for one plug-in.
     private func select(_ plugin: RegistrySnapshot.Plugin, in snapshot: RegistrySnapshot, _ parsed: Parsed) -> Result<
         RegistrySnapshot.Version, Refusal
     > {
@@ -163,6 +168,9 @@ public struct Resolver: Sendable {
         }
         if let flag = version.gate, !gate(flag) {
             return .failure(Refusal(version: version.version, reason: SkipReason(.gateOff, "the gate flag \(flag) is off for this host")))
+        }
+        if let problem = quarantine(id, version.version) {
+            return .failure(Refusal(version: version.version, reason: problem))
         }
         if let problem = availability(id, version) {
             return .failure(Refusal(version: version.version, reason: problem))

@@ -51,9 +51,10 @@ final class TestBoard: Sendable {
 
     func resolve(
         host: String = "2.1.0", gate: @escaping @Sendable (String) -> Bool = { _ in true },
+        quarantine: @escaping @Sendable (String, String) -> SkipReason? = { _, _ in nil },
         availability: @escaping @Sendable (String, RegistrySnapshot.Version) -> SkipReason? = { _, _ in nil }
     ) throws -> Resolution {
-        try Resolver(hostVersion: SemanticVersion(host), gate: gate, availability: availability)
+        try Resolver(hostVersion: SemanticVersion(host), gate: gate, quarantine: quarantine, availability: availability)
             .resolve(board.registrySnapshot(environment: "default"))
     }
 }
@@ -102,6 +103,28 @@ struct ResolverTests {
         _ = try t.board.kill(.all, reason: "freeze", by: TestBoard.admin)
         #expect(try t.resolve().load.isEmpty)
         #expect(try t.resolve().decision(for: "com.example.b")?.skip?.code == .killed)
+    }
+
+    @Test func aQuarantinedReleaseIsSkippedWithItsDependantsAndAKillSwitchIsSaidFirst() throws {
+        let t = try TestBoard()
+        try t.register("com.example.a", "1.0.0").register("com.example.a", "1.1.0")
+            .register("com.example.app", "1.0.0", "\"dependencies\":{\"com.example.a\":\"*\"}")
+            .register("com.example.b", "1.0.0")
+        let quarantine: @Sendable (String, String) -> SkipReason? = { id, version in
+            id == "com.example.a" && version == "1.1.0" ? SkipReason(.quarantined, "crashed this host") : nil
+        }
+        let resolution = try t.resolve(quarantine: quarantine)
+        // The release selected is skipped: no fallback to another version on the host's own.
+        #expect(resolution.decision(for: "com.example.a")?.skip?.code == .quarantined)
+        #expect(resolution.decision(for: "com.example.a")?.version == "1.1.0")
+        #expect(resolution.decision(for: "com.example.app")?.skip?.code == .dependencyNotLoaded)
+        #expect(resolution.load.map(\.pluginID) == ["com.example.b"])
+        // Once the board kills the quarantined release, the host selects the one before it, which is not quarantined.
+        _ = try t.board.kill(.version("com.example.a", SemanticVersion("1.1.0")), reason: "crashes hosts", by: TestBoard.admin)
+        #expect(try t.resolve(quarantine: quarantine).decision(for: "com.example.a")?.version == "1.0.0")
+        #expect(try t.resolve(quarantine: quarantine).decision(for: "com.example.a")?.skip == nil)
+        _ = try t.board.kill(.plugin("com.example.a"), reason: "INC-9", by: TestBoard.admin)
+        #expect(try t.resolve(quarantine: quarantine).decision(for: "com.example.a")?.skip?.code == .killed)
     }
 
     @Test func yankedVersionsAreNotPicked() throws {

@@ -8,7 +8,9 @@
 // may be repeated). With --state a host of the board file keeps its anchor (the newest audit head it accepted) in
 // FOLDER; --anchor gives the one to start from.
 //
-// The plug-ins named by --counting count their activations in their secure storage (key `activations`).
+// The plug-ins named by --counting count their activations in their secure storage (key `activations`); the one named
+// by --crash-on-activate crashes the process (a fatal error) in its activation. With --state the host notes there
+// which plug-in code it enters, so that its next start reports such a crash; --safe-mode loads no plug-in.
 //
 // With --board-per-service the registry, the flags and the secure storage each open the board themselves (three
 // connections in one process, as hosts did before they shared one Board): opening must never cost another
@@ -57,9 +59,14 @@ func emit(_ fields: [String: String]) {
 /// `counting`, counts its activations in its secure storage, so that plug-in writes go through the shared board too.
 final class ProbePlugin: Plugin {
     let counting: Bool
-    init(counting: Bool) { self.counting = counting }
+    let crashing: Bool
+    init(counting: Bool, crashing: Bool) {
+        self.counting = counting
+        self.crashing = crashing
+    }
 
     func activate(context: PluginContext) async throws {
+        if crashing { fatalError("\(context.pluginID) crashes in its activation (--crash-on-activate)") }
         _ = context.flags.bool("probe.flag", default: false, context: [:])
         guard counting else { return }
         let stored: Data? = try await context.secureStorage.data(forKey: "activations")
@@ -73,10 +80,10 @@ final class ProbePlugin: Plugin {
 let usage = """
     usage: plugboard-test-host --db BOARD --plugins ID[,ID…] [--counting ID[,ID…]] [--host-id ID] [--env NAME]
                                [--poll-ms N] [--board-per-service] [--state FOLDER] [--anchor SEQ:HASH:ROOT]
-                               [--until-signal]
+                               [--crash-on-activate ID] [--safe-mode] [--until-signal]
            plugboard-test-host --server URL --token TOKEN --cache FOLDER (--board-key KEY… | --trust-on-first-use)
                                --plugins ID[,ID…] [--host-id ID] [--env NAME] [--fail-closed-after SECONDS]
-                               [--until-signal]
+                               [--crash-on-activate ID] [--safe-mode] [--until-signal]
 
     Runs a plug-in host and prints what it does as JSON lines. It runs while its standard input is open: when stdin
     closes (end of file, or `< /dev/null`) it stops its plug-ins, prints {"event":"stopped"} and exits 0. Give it a
@@ -85,6 +92,11 @@ let usage = """
     With --server it reads the board served by `plugboard serve`, keeping its cache and its anchor in FOLDER, and
     uses only snapshots signed by the board key KEY (`plugboard board-key show`; repeatable). With --state a host of
     the board file keeps its anchor (the newest audit head it accepted) in FOLDER; --anchor gives the one to start from.
+
+    The host's state folder (FOLDER of --state or --cache) also notes which plug-in code it enters: a process that
+    dies there reports the crash on its next start, and a release that crashed it 3 times within 10 minutes is
+    quarantined (skipped as `quarantined`). --crash-on-activate ID makes that compiled-in plug-in crash the process in
+    its activation; --safe-mode loads no plug-in at all.
 
     """
 if CommandLine.arguments.contains("--help") || CommandLine.arguments.contains("-h") {
@@ -107,7 +119,7 @@ func openBoard(_ path: String) -> Board {
     do { return try Board.open(at: path) } catch { fail(error.message) }
 }
 
-let configuration: HostConfiguration
+var configuration: HostConfiguration
 if let server = option("--server") {
     guard let url = URL(string: server), let token = option("--token"), let cache = option("--cache") else {
         fail("--server needs a URL, --token and --cache")
@@ -136,10 +148,12 @@ if let server = option("--server") {
     }
     configuration = local
 }
+configuration.safeMode = CommandLine.arguments.contains("--safe-mode")
 let host = PluginHost(configuration: configuration)
 let counting = Set((option("--counting") ?? "").split(separator: ",").map(String.init))
+let crashing = option("--crash-on-activate")
 for id in pluginList.split(separator: ",").map(String.init) {
-    host.register(id, version: "1.0.0") { _ in ProbePlugin(counting: counting.contains(id)) }
+    host.register(id, version: "1.0.0") { _ in ProbePlugin(counting: counting.contains(id), crashing: id == crashing) }
 }
 
 let events = host.events()

@@ -1,0 +1,112 @@
+import Foundation
+import PlugboardModel
+
+/// Crashes: the marker around every call into plug-in code, the crash a previous process left, quarantine and safe mode.
+extension PluginHost {
+    /// What the host is doing in a plug-in's code, as the marker and the crash journal name it.
+    enum PluginCall: String {
+        /// `dlopen` of the library and its entry symbol.
+        case load
+        /// The factory and `activate(context:)`.
+        case activate
+        /// `deactivate()`.
+        case deactivate
+    }
+
+    /// Notes durably that the host enters `id@version`'s code (when crash tracking is on). A marker that cannot be
+    /// written is said once; the call goes ahead.
+    func entering(_ id: String, _ version: String, _ call: PluginCall) {
+        guard let crashJournal else { return }
+        do throws(BoardError) {
+            try crashJournal.enter(id, version, call.rawValue)
+        } catch {
+            guard !markerFailed else { return }
+            markerFailed = true
+            warn("cannot note which plug-in code the host enters, so a crash in it will go unnoticed: \(error.message)")
+        }
+    }
+
+    /// Notes that the call into plug-in code returned.
+    func left() {
+        crashJournal?.leave()
+    }
+
+    /// On the first reconciliation: reads the crash journal and records the crash that a marker left by a previous
+    /// process means, quarantining the release when it crashed the host often enough.
+    func noticeCrashes() {
+        guard !crashesNoticed else { return }
+        crashesNoticed = true
+        if configuration.safeMode, !saidSafeMode {
+            saidSafeMode = true
+            warn("the host runs in safe mode: it loads no plug-in")
+        }
+        guard let journal = crashJournal, let policy = configuration.crashQuarantine else { return }
+        do throws(BoardError) { try journal.prepareFolder() } catch {
+            warn("\(error.message); crashes in plug-in code go unnoticed")
+            return
+        }
+        var contents = journal.contents()
+        if contents.unreadable > 0 {
+            warn("skipped \(contents.unreadable) unreadable line(s) of the crash journal \(journal.journalPath)")
+        }
+        defer { quarantine = CrashJournal.quarantined(contents.records) }
+        let marker: CrashJournal.Marker
+        switch journal.leftoverMarker() {
+        case .success(nil): return
+        case .success(let found?): marker = found
+        case .failure(let error):
+            warn("\(error.message); removed it")
+            journal.leave()
+            return
+        }
+        let time = min(marker.time, Date())
+        let release = "\(marker.pluginID)@\(marker.version)"
+        contents.records.append(.init(.crash, time: time, pluginID: marker.pluginID, version: marker.version, detail: marker.phase))
+        let count = CrashJournal.crashes(of: marker.pluginID, marker.version, in: contents.records, within: policy.window, before: time)
+        let key = ReleaseCheck.key(marker.pluginID, marker.version)
+        let quarantines = count >= policy.threshold && CrashJournal.quarantined(contents.records)[key] == nil
+        if quarantines {
+            contents.records.append(
+                .init(.quarantine, time: Date(), pluginID: marker.pluginID, version: marker.version, detail: String(count)))
+        }
+        do throws(BoardError) {
+            try journal.write(contents.records)
+            journal.leave()
+        } catch {
+            warn("cannot record the crash of \(release) in \(journal.journalPath): \(error.message)")
+        }
+        let window = Self.describe(policy.window)
+        var message =
+            "the host's previous process (\(marker.pid)) died in the code of \(release) (\(marker.phase), entered at \(Timestamp.format(marker.time))): \(count) crash\(count == 1 ? "" : "es") of this release within \(window)"
+        if quarantines {
+            message += "; the host quarantines \(release) and does not load it (remove \(journal.journalPath) to lift the quarantine)"
+        }
+        warn(message)
+    }
+
+    /// Why `id@version` is quarantined on this host, or nil.
+    static func quarantineReason(
+        _ id: String, _ version: String, _ record: CrashJournal.Record?, window: String, journal: String
+    ) -> SkipReason? {
+        guard let record else { return nil }
+        return SkipReason(
+            .quarantined,
+            "\(id)@\(version) crashed this host \(record.detail) times within \(window) and is quarantined on it since \(Timestamp.format(record.time)); release another version, or remove \(journal) to lift the quarantine"
+        )
+    }
+
+    /// The decisions of safe mode: nothing loads, and what would have is reported as skipped with the reason `safe_mode`.
+    static func safeMode(_ resolution: Resolution) -> Resolution {
+        let reason = SkipReason(.safeMode, "the host runs in safe mode: it loads no plug-in")
+        return Resolution(
+            load: [],
+            skipped: resolution.skipped + resolution.load.map { LoadDecision(pluginID: $0.pluginID, version: $0.version, skip: reason) })
+    }
+
+    /// `10 minutes`, `90 seconds`.
+    static func describe(_ window: Duration) -> String {
+        let seconds = window.components.seconds
+        if seconds % 60 == 0, seconds >= 60 { return "\(seconds / 60) minute\(seconds == 60 ? "" : "s")" }
+        return "\(seconds) second\(seconds == 1 ? "" : "s")"
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import PlugboardModel
+import PlugboardStore
+import Testing
+
+@testable import PlugboardHost
+
+/// The crash journal a host keeps in its state folder: the marker around calls into plug-in code, the window that
+/// decides a quarantine, the bounds, and files that are not what the host wrote.
+@Suite("crash journal")
+struct CrashJournalTests {
+    let folder = NSTemporaryDirectory() + "plugboard-crashes-\(UUID().uuidString.prefix(8))"
+
+    func journal() throws -> CrashJournal {
+        let journal = CrashJournal(folder: folder)
+        try journal.prepareFolder()
+        return journal
+    }
+
+    static func crash(_ id: String, _ version: String = "1.0.0", at seconds: Double) -> CrashJournal.Record {
+        CrashJournal.Record(.crash, time: Date(timeIntervalSince1970: seconds), pluginID: id, version: version, detail: "activate")
+    }
+
+    @Test func onlyCrashesOfTheSameReleaseWithinTheWindowCount() {
+        let base = 1_800_000_000.0
+        let records = [
+            Self.crash("com.example.a", at: base - 601),  // outside a 10-minute window before `base`
+            Self.crash("com.example.a", at: base - 600),
+            Self.crash("com.example.a", "1.1.0", at: base - 10),  // another version
+            Self.crash("com.example.b", at: base - 5),  // another plug-in
+            Self.crash("com.example.a", at: base),
+            Self.crash("com.example.a", at: base + 1),  // after the crash being judged
+        ]
+        let now = Date(timeIntervalSince1970: base)
+        #expect(CrashJournal.crashes(of: "com.example.a", "1.0.0", in: records, within: .seconds(600), before: now) == 2)
+        #expect(CrashJournal.crashes(of: "com.example.a", "1.0.0", in: records, within: .seconds(601), before: now) == 3)
+        #expect(CrashJournal.crashes(of: "com.example.a", "1.1.0", in: records, within: .seconds(600), before: now) == 1)
+        #expect(CrashJournal.crashes(of: "com.example.a", "1.0.0", in: records, within: .zero, before: now) == 1)
+    }
+
+    @Test func theJournalKeepsTheNewestRecordsWithinItsBoundsWithPrivateFiles() throws {
+        let journal = try journal()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var records = (0..<(CrashJournal.maxCrashes + 50)).map { Self.crash("com.example.p\($0)", at: 1_800_000_000 + Double($0)) }
+        records += (0..<(CrashJournal.maxQuarantines + 20)).map {
+            CrashJournal.Record(
+                .quarantine, time: Date(timeIntervalSince1970: 1_800_000_000), pluginID: "com.example.q\($0)", version: "1.0.0", detail: "3"
+            )
+        }
+        try journal.write(records)
+        let read = journal.contents()
+        #expect(read.unreadable == 0)
+        let crashes = read.records.filter { $0.kind == .crash }
+        let quarantines = read.records.filter { $0.kind == .quarantine }
+        #expect(crashes.count == CrashJournal.maxCrashes)
+        #expect(crashes.first?.pluginID == "com.example.p50" && crashes.last?.pluginID == "com.example.p249")
+        #expect(quarantines.count == CrashJournal.maxQuarantines && quarantines.first?.pluginID == "com.example.q20")
+        #expect(CrashJournal.quarantined(read.records)[ReleaseCheck.key("com.example.q20", "1.0.0")] != nil)
+        #expect(try FileManager.default.attributesOfItem(atPath: journal.journalPath)[.posixPermissions] as? Int == 0o600)
+        #expect(try FileManager.default.attributesOfItem(atPath: folder)[.posixPermissions] as? Int == 0o700)
+        // Bounded on disk too: the whole journal fits in what is read of it.
+        let size = try FileManager.default.attributesOfItem(atPath: journal.journalPath)[.size] as? Int ?? .max
+        #expect(size <= CrashJournal.maxJournalBytes)
+    }
+
+    @Test func aJournalThatIsNotWhatTheHostWroteIsReadForWhatItHolds() throws {
+        let journal = try journal()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let good = Self.crash("com.example.a", at: 1_800_000_000)
+        var bytes = Data("garbage\n\u{0}\u{1}binary\tcrash\n".utf8)
+        bytes += Data(good.line.utf8)
+        bytes += Data("crash\tnot-a-time\tcom.example.a\t1.0.0\tactivate\n".utf8)
+        bytes += Data("crash\t2026-11-27T03:00:00.000Z\tcom.example.a\t1.0.0\n".utf8)  // a field short
+        bytes += Data("crash\t2026-11-27T03:00:00.000Z\tcom example\t1.0.0\tactivate\n".utf8)  // a space in the id
+        bytes += Data([0xFF, 0xFE, 0x0A])
+        try bytes.write(to: URL(fileURLWithPath: journal.journalPath))
+        let read = journal.contents()
+        #expect(read.records == [good])
+        #expect(read.unreadable == 6)
+
+        // A file far larger than the bound: only its end is read, and the newest record in it is found.
+        var huge = Data(repeating: UInt8(ascii: "x"), count: 4 * CrashJournal.maxJournalBytes)
+        huge += Data(("\n" + good.line).utf8)
+        try huge.write(to: URL(fileURLWithPath: journal.journalPath))
+        let tail = journal.contents()
+        #expect(tail.records == [good])
+    }
+
+    @Test func theMarkerNamesTheReleaseUntilTheCallReturns() throws {
+        let journal = try journal()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(try journal.leftoverMarker().get() == nil)
+        try journal.enter("com.example.a", "1.2.0", "activate")
+        let marker = try #require(try journal.leftoverMarker().get())
+        #expect(marker.pluginID == "com.example.a" && marker.version == "1.2.0" && marker.phase == "activate" && marker.pid == getpid())
+        #expect(try FileManager.default.attributesOfItem(atPath: journal.markerPath)[.posixPermissions] as? Int == 0o600)
+        journal.leave()
+        #expect(try journal.leftoverMarker().get() == nil)
+
+        try Data("not\ta marker\n".utf8).write(to: URL(fileURLWithPath: journal.markerPath))
+        #expect(throws: BoardError.self) { try journal.leftoverMarker().get() }
+    }
+
+    /// What the marker costs each call into plug-in code: a temporary file written, a `rename`, and an `unlink` when the
+    /// call returns. Printed, not asserted: it depends on the disk and the machine's load.
+    @Test func theMarkerCostIsMeasured() throws {
+        let journal = try journal()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let calls = 200
+        let clock = ContinuousClock()
+        let elapsed = try clock.measure {
+            for _ in 0..<calls {
+                try journal.enter("com.example.alpha", "1.0.0", "activate")
+                journal.leave()
+            }
+        }
+        let micros = Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12
+        print("crash marker: \(Int(micros / Double(calls))) µs per call into plug-in code (\(calls) calls, \(folder))")
+    }
+}
+
+/// The host's side: a marker left by a process that died is a crash of that release; enough of them quarantine it.
+@Suite("crash quarantine in the host", .serialized)
+struct CrashQuarantineHostTests {
+    func host(_ t: TestBoard, state: String, policy: CrashQuarantine?, safeMode: Bool = false) async throws -> PluginHost {
+        var configuration = try await t.configuration(.boardFile)
+        configuration.stateFolder = state
+        configuration.crashQuarantine = policy
+        configuration.safeMode = safeMode
+        let host = PluginHost(configuration: configuration)
+        for id in ["com.example.a", "com.example.b"] { host.register(id, version: "1.0.0") { _ in TestPlugin(id: id) } }
+        return host
+    }
+
+    @Test func aReleaseLeftByDeadProcessesIsQuarantinedAtTheThreshold() async throws {
+        let t = try TestBoard()
+        try t.register("com.example.a", "1.0.0").register("com.example.b", "1.0.0")
+        let state = t.folder.appendingPathComponent("state").path
+        let policy = CrashQuarantine(threshold: 2, window: .seconds(3600))
+        let journal = CrashJournal(folder: state)
+
+        // A clean run leaves no marker behind.
+        let clean = try await host(t, state: state, policy: policy)
+        await clean.start()
+        await clean.stop()
+        #expect(try journal.leftoverMarker().get() == nil)
+        #expect(journal.contents().records.isEmpty)
+
+        // A process that died in a's activation left its marker: one crash, a still loads.
+        try journal.enter("com.example.a", "1.0.0", "activate")
+        let first = try await host(t, state: state, policy: policy)
+        var warnings = first.events()
+        await first.start()
+        #expect(first.activePlugins.map(\.pluginID) == ["com.example.a", "com.example.b"])
+        await first.stop()
+        var said = await warnings.first {
+            if case .warning(let text) = $0 { text.contains("died in the code of com.example.a@1.0.0") } else { false }
+        }
+        #expect(said != nil)
+        #expect(journal.contents().records.map(\.kind) == [.crash])
+
+        // The second crash within the window quarantines a@1.0.0; b loads.
+        try journal.enter("com.example.a", "1.0.0", "deactivate")
+        let second = try await host(t, state: state, policy: policy)
+        warnings = second.events()
+        let report = Dictionary(uniqueKeysWithValues: await second.start().map { ($0.pluginID, $0) })
+        #expect(second.activePlugins.map(\.pluginID) == ["com.example.b"])
+        #expect(report["com.example.a"]?.reasonCode == "quarantined", "\(report)")
+        await second.stop()
+        said = await warnings.first { if case .warning(let text) = $0 { text.contains("quarantines com.example.a@1.0.0") } else { false } }
+        #expect(said != nil)
+        let stored = try await t.loadStatus { rows in rows.contains { $0.pluginID == "com.example.a" && $0.reasonCode == "quarantined" } }
+        #expect(stored.first { $0.pluginID == "com.example.a" }?.state == .skipped)
+
+        // Without a policy the host neither reads nor writes the journal: a marker stays where it is.
+        try journal.enter("com.example.b", "1.0.0", "activate")
+        let untracked = try await host(t, state: state, policy: nil)
+        await untracked.start()
+        #expect(untracked.activePlugins.map(\.pluginID) == ["com.example.a", "com.example.b"])
+        await untracked.stop()
+        #expect(try journal.leftoverMarker().get()?.pluginID == "com.example.b")
+    }
+
+    @Test func aHostInSafeModeLoadsNothing() async throws {
+        let t = try TestBoard()
+        try t.register("com.example.a", "1.0.0").register("com.example.b", "1.0.0", enable: false)
+        let host = try await host(t, state: t.folder.appendingPathComponent("state").path, policy: CrashQuarantine(), safeMode: true)
+        let report = Dictionary(uniqueKeysWithValues: await host.start().map { ($0.pluginID, $0) })
+        #expect(host.activePlugins.isEmpty)
+        #expect(report["com.example.a"]?.reasonCode == "safe_mode", "\(report)")
+        #expect(report["com.example.b"]?.reasonCode == "disabled", "a plug-in skipped for its own reason keeps it: \(report)")
+        await host.stop()
+    }
+}
