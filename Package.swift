@@ -132,7 +132,6 @@ let package = Package(
                 "PlugboardModel",
                 "PlugboardFlags",
                 "PlugboardPluginAPI",
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
