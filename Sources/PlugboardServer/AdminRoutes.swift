@@ -82,10 +82,13 @@ package struct AdminRoutes: Sendable {
                     let decoded: R = try self.decode(R.self, body, request, context)
                     let actor = caller.principal
                     let board = self.board
-                    let reply = try await lane.run { () throws -> AdminReply<R.Response> in
-                        try decoded.perform(on: board, as: actor)
+                    // Performed and encoded in the lane: a large answer's encoding never holds the threads that answer
+                    // requests.
+                    let (encoded, notes) = try await lane.run { () throws -> (Data, [String]) in
+                        let reply = try decoded.perform(on: board, as: actor)
+                        return (R.encodeResponse(reply.value), reply.notes)
                     }
-                    return Self.answer(R.encodeResponse(reply.value), notes: reply.notes)
+                    return Self.answer(encoded, notes: notes)
                 }
             }
         }
