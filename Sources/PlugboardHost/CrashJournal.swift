@@ -19,8 +19,8 @@ import Darwin
 /// A marker found at the next start means that the process died inside that release: the crash goes into the journal
 /// `crashes`, one tab-separated line a record, bounded to ``maxCrashes`` crash lines and ``maxQuarantines``
 /// quarantine and release lines and read with a size bound. A release line lifts the quarantine before it (the board
-/// released it for this host) and starts the count of the release's crashes afresh. A line that cannot be read is skipped, never fatal. Files are 0600, the
-/// folder 0700.
+/// released it for this host) and starts the count of the release's crashes afresh. A line that cannot be read is
+/// skipped, never fatal. Files are 0600, the folder 0700.
 struct CrashJournal: Sendable {
     /// The marker's name in the state folder.
     static let markerName = "entering"

@@ -77,8 +77,8 @@ public enum Validate {
         }
     }
 
-    /// A host id as hosts report it (load reports, `plugboard serve`'s host routes): 1 to 255 bytes of one line of
-    /// plain text.
+    /// A host id as operators type it: 1 to 255 bytes (the bounds `plugboard serve` puts on a reported host id) of one
+    /// line of plain text, none of the characters ``isUnsafe(_:)`` names.
     package static func hostID(_ id: String) throws(BoardError) {
         guard !id.isEmpty, id.utf8.count <= 255 else { throw .invalid("a host id has 1 to 255 bytes") }
         try name(id, field: "the host id", limit: 255)

@@ -40,7 +40,7 @@ extension Board {
                     before: before.map(QuarantineRules.json) ?? .null, after: QuarantineRules.json(after)))
             return ChangeResult(
                 changed: true,
-                "Released the quarantine of \(pluginID)@\(registered) on the host \(hostID): it loads the release again at its next reading of the board, if it quarantined it before now."
+                "Released \(pluginID)@\(registered) on the host \(hostID): if the host quarantined it before now, it loads it again when it next reads the board."
             )
         }
     }
