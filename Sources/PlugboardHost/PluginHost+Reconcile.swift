@@ -177,7 +177,7 @@ extension PluginHost {
     /// source was asked for them (`fetchFailures` given), one still missing is refused with why.
     func resolver(_ notes: ReconcileNotes, fetchFailures: [String: String]? = nil) -> Resolver {
         let hostVersion = SemanticVersion(parsing: configuration.identity.hostVersion) ?? (try! SemanticVersion("0.0.0"))
-        let evaluator = configuration.flags.evaluator(for: configuration.identity)
+        let evaluator = flags
         let compiled = compiledIn.withLock { $0.mapValues(\.version) }
         let loaded = libraries.mapValues(\.version)
         let source = source
@@ -255,7 +255,11 @@ extension PluginHost {
         left()
         switch activated {
         case .success(let instance):
-            lookup.withLock { $0.append(ActivePlugin(pluginID: id, version: version, origin: origin, instance: instance)) }
+            running.update(
+                lookup.withLock { active in
+                    active.append(ActivePlugin(pluginID: id, version: version, origin: origin, instance: instance))
+                    return active
+                })
             let warning = signatureWarning(id, version, notes)
             setStatus(LoadReportEntry(pluginID: id, version: version, state: .loaded, warning: warning))
             emit(.loaded(pluginID: id, version: version))
@@ -282,7 +286,11 @@ extension PluginHost {
 
     func deactivate(_ plugin: ActivePlugin, reason: SkipReason, reportState: LoadReportEntry.State) async {
         // Detach first: from here on no lookup hands the plug-in out.
-        lookup.withLock { $0.removeAll { $0.pluginID == plugin.pluginID } }
+        running.update(
+            lookup.withLock { active in
+                active.removeAll { $0.pluginID == plugin.pluginID }
+                return active
+            })
         eventBus.endSubscriptions(of: plugin.pluginID)
         entering(plugin.pluginID, plugin.version, .deactivate)
         await plugin.instance.deactivate()
@@ -308,7 +316,7 @@ extension PluginHost {
         }
         return PluginContext(
             pluginID: id, version: version, host: configuration.identity, logger: logger, secureStorage: storage,
-            flags: configuration.flags.evaluator(for: configuration.identity),
+            flags: flags,
             configuration: configuration.configuration(id), events: eventBus.bound(to: id),
             services: configuration.services)
     }

@@ -58,6 +58,8 @@ public actor PluginHost {
     nonisolated let compiledIn = Mutex<[String: CompiledIn]>([:])
     /// What app code sees: active plug-ins in activation order. Updated before deactivation starts.
     nonisolated let lookup = Mutex<[ActivePlugin]>([])
+    /// The versions of the active plug-ins, as flag context (`plugin.ID.version`).
+    nonisolated let running = RunningReleases()
     nonisolated let statuses = Mutex<[String: LoadReportEntry]>([:])
     nonisolated let subscribers = Mutex<[UUID: AsyncStream<HostEvent>.Continuation]>([:])
 
@@ -121,6 +123,14 @@ public actor PluginHost {
 
     /// The active plug-ins, in load order.
     public nonisolated var activePlugins: [ActivePlugin] { lookup.withLock { $0 } }
+
+    /// Flag evaluation for the host app's own code, in the host's context: its identity, and the version of every
+    /// plug-in it runs as the property `plugin.ID.version` (absent while it runs none), so that a flag can require a
+    /// release (`plugin.com.example.checkout.version` `SEMVER_GTE` `2.0.0`) and follows it as it comes and goes. Plug-ins
+    /// get the same context through `PluginContext.flags`.
+    public nonisolated var flags: any FlagEvaluating {
+        RunningVersionFlags(inner: configuration.flags.evaluator(for: configuration.identity), releases: running)
+    }
 
     /// The active instance of one plug-in, if it is active.
     public nonisolated func plugin(_ pluginID: String) -> (any Plugin)? {

@@ -19,14 +19,26 @@ package struct AdminRoutes: Sendable {
     let board: Board
     let configuration: ServerConfiguration
     let failures: FailedAuthentications
-    /// Blocking work (the board's connection) runs here, off the threads that answer requests.
+    /// Blocking work (the board's connection) runs off the threads that answer requests, in three lanes: reads on two
+    /// threads, changes on one, and kill switches on one of their own, so that no flood of reads or changes a token
+    /// holder sends queues in front of a kill switch.
     let workers: WorkerThreads
+    let changes: WorkerThreads
+    let stops: WorkerThreads
 
     init(board: Board, configuration: ServerConfiguration) {
         self.board = board
         self.configuration = configuration
         failures = FailedAuthentications(limit: configuration.adminFailedAuthLimit, window: configuration.adminFailedAuthWindow)
         workers = WorkerThreads(name: "plugboard-admin", count: 2)
+        changes = WorkerThreads(name: "plugboard-admin-changes", count: 1)
+        stops = WorkerThreads(name: "plugboard-admin-stops", count: 1)
+    }
+
+    /// The lane of a route's work (its authentication included).
+    func lane<R: AdminRequest>(_ type: R.Type) -> WorkerThreads {
+        if R.self == PluginRequests.Kill.self { return stops }
+        return R.route.access == .read ? workers : changes
     }
 
     /// The path prefix of every admin route.
@@ -62,17 +74,21 @@ package struct AdminRoutes: Sendable {
         // `{id}` in the document is `:id` for Hummingbird.
         let path = Self.prefix + route.path.replacingOccurrences(of: "{", with: ":").replacingOccurrences(of: "}", with: "")
         let handler: @Sendable (Request, ServeContext) async throws -> Response = { request, context in
-            await self.respond(request, context, access: route.access) { caller in
+            let lane = self.lane(R.self)
+            return await self.respond(request, context, access: route.access, lane: lane) { caller in
                 let body = try await self.collect(R.self, request)
                 // From here on the body is read: a refusal keeps the connection open.
                 return await Self.afterBody {
                     let decoded: R = try self.decode(R.self, body, request, context)
                     let actor = caller.principal
                     let board = self.board
-                    let reply = try await self.workers.run { () throws -> AdminReply<R.Response> in
-                        try decoded.perform(on: board, as: actor)
+                    // Performed and encoded in the lane: a large answer's encoding never holds the threads that answer
+                    // requests.
+                    let (encoded, notes) = try await lane.run { () throws -> (Data, [String]) in
+                        let reply = try decoded.perform(on: board, as: actor)
+                        return (R.encodeResponse(reply.value), reply.notes)
                     }
-                    return Self.answer(R.encodeResponse(reply.value), notes: reply.notes)
+                    return Self.answer(encoded, notes: notes)
                 }
             }
         }
@@ -149,10 +165,11 @@ package struct AdminRoutes: Sendable {
     /// Authenticates the request, checks the token may do `access`, runs `body`, and turns every failure into the
     /// answer it deserves (a ``BoardError`` keeps its code and sentence).
     private func respond(
-        _ request: Request, _ context: ServeContext, access: AdminRoute.Access, _ body: (Caller) async throws -> Response
+        _ request: Request, _ context: ServeContext, access: AdminRoute.Access, lane: WorkerThreads? = nil,
+        _ body: (Caller) async throws -> Response
     ) async -> Response {
         do {
-            let caller = try await authenticate(request, context)
+            let caller = try await authenticate(request, context, lane: lane ?? (access == .read ? workers : changes))
             if access == .write, caller.token.readOnly {
                 throw BoardError(
                     .notAllowed,
@@ -169,7 +186,7 @@ package struct AdminRoutes: Sendable {
         }
     }
 
-    private func authenticate(_ request: Request, _ context: ServeContext) async throws -> Caller {
+    private func authenticate(_ request: Request, _ context: ServeContext, lane: WorkerThreads) async throws -> Caller {
         let address = context.remoteAddress?.ipAddress ?? "unknown"
         if let wait = failures.retryAfter(address) {
             var response = Self.refusal(
@@ -191,7 +208,7 @@ package struct AdminRoutes: Sendable {
         if secret.lowercased().hasPrefix("bearer ") { secret = String(secret.dropFirst(7)).trimmingCharacters(in: .whitespaces) }
         let board = self.board
         let presented = secret
-        let token = try await workers.run { () throws -> AccessToken? in
+        let token = try await lane.run { () throws -> AccessToken? in
             let found = try board.accessToken(secret: presented)
             if let found, found.state == .active { board.noteAccessTokenUse(found) }
             return found

@@ -106,6 +106,11 @@ struct ConnectionGuardMiddleware: RouterMiddleware {
         let response: Response
         do {
             response = try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            // No route (an unknown path or method): its body is never read, so the connection closes after the answer,
+            // and the answer says so (a client that kept the connection would send its next request after that body).
+            guard ConnectionGuard.hasBody(request) else { throw error }
+            return close(try error.response(from: request, context: context), context)
         } catch {
             if ConnectionGuard.hasBody(request) { connections.closeAfterAnswer(context.channel) }
             throw error

@@ -60,6 +60,16 @@ struct RejectedBodyTests {
             #expect(answer.lowercased().contains("connection: close"), "\(path): \(answer.prefix(300))")
             #expect(closed, "\(path): the server kept the connection open with the body unread")
         }
+        // No route for the method or the path: the body is never read, so the answer says the connection closes (a
+        // client that kept it would send its next request after that body, and get a 400 for it).
+        for method in ["TRACE", "PATCH", "QUERY", "POST"] {
+            let path = method == "POST" ? "/no/such/route" : "/api/client/features"
+            let head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 16\r\n\r\n"
+            let (answer, closed) = try await Sandbox.offPool { Self.exchange(port: port, head: head, bodyPart: 16, timeout: 30) }
+            #expect(answer.hasPrefix("HTTP/1.1 4"), "\(method) \(path): \(answer.prefix(200))")
+            #expect(answer.lowercased().contains("connection: close"), "\(method) \(path): \(answer.prefix(300))")
+            #expect(closed, "\(method) \(path): the server kept the connection open with the body unread")
+        }
         // The server still answers.
         let health = try await Sandbox.offPool {
             Self.exchange(port: port, head: "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", bodyPart: 0, timeout: 30)

@@ -11,6 +11,8 @@ On a scratch board of 10,000 registered plug-ins, with release binaries:
             (keep-alive connections): pages per second, p50 and p99.
 4. writes   PUT /api/admin/plugins/{id}/enabled, each on another plug-in (every request writes a change and its
             audit row), from 1 and from 4 clients: writes per second, p50 and p99.
+5. flood    `plugboard --server URL plugin kill` while 4 clients read full listings of 10,000 plug-ins as fast as they
+            can, against the same command with the server idle (kill switches have a lane of their own).
 
 Usage: Tools/Benchmarks/admin-api/run.py [--runs N] [--seconds S] [--bin PLUGBOARD]
 
@@ -168,6 +170,32 @@ def main():
             rate, p50, p99 = load(clients, enable)
             print(f"writes, PUT /plugins/{{id}}/enabled ({clients} client{'s' if clients > 1 else ''}): {rate:.0f} writes/s, "
                   f"p50 {ms(p50)}, p99 {ms(p99)}")
+
+        # 5. A remote kill switch while others flood the server with reads.
+        def kills(first):
+            return [timed(["--server", url, "plugin", "kill", f"com.example.p{first + run:05d}", "--reason", "bench"], remote_env)
+                    for run in range(max(10, args.runs // 2))]
+
+        idle = kills(5000)
+        flood_done = threading.Event()
+
+        def flood():
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            while not flood_done.is_set():
+                connection.request("GET", "/api/admin/plugins?env=default", headers=headers)
+                connection.getresponse().read()
+
+        flooders = [threading.Thread(target=flood) for _ in range(4)]
+        for thread in flooders:
+            thread.start()
+        time.sleep(1)
+        busy = kills(6000)
+        flood_done.set()
+        for thread in flooders:
+            thread.join()
+        print(f"remote kill (whole command) with the server idle: median {ms(statistics.median(idle))}, "
+              f"p99 {ms(percentile(idle, 0.99))}; while 4 clients read full listings: median {ms(statistics.median(busy))}, "
+              f"p99 {ms(percentile(busy, 0.99))}")
     finally:
         server.terminate()
         server.wait(timeout=60)
