@@ -18,8 +18,9 @@ import Darwin
 /// times the cost of each call (`CrashJournalTests` prints what a call costs).
 /// A marker found at the next start means that the process died inside that release: the crash goes into the journal
 /// `crashes`, one tab-separated line a record, bounded to ``maxCrashes`` crash lines and ``maxQuarantines``
-/// quarantine lines and read with a size bound. A line that cannot be read is skipped, never fatal. Files are 0600, the
-/// folder 0700.
+/// quarantine and release lines and read with a size bound. A release line lifts the quarantine before it (the board
+/// released it for this host) and starts the count of the release's crashes afresh. A line that cannot be read is
+/// skipped, never fatal. Files are 0600, the folder 0700.
 struct CrashJournal: Sendable {
     /// The marker's name in the state folder.
     static let markerName = "entering"
@@ -27,7 +28,7 @@ struct CrashJournal: Sendable {
     static let journalName = "crashes"
     /// Crash lines kept (the newest).
     static let maxCrashes = 200
-    /// Quarantine lines kept (the newest).
+    /// Quarantine and release lines kept (the newest).
     static let maxQuarantines = 100
     /// The most of the journal that is read (its end, where the newest lines are).
     static let maxJournalBytes = 64 * 1024
@@ -41,6 +42,8 @@ struct CrashJournal: Sendable {
             case crash
             /// The release crashed the host too often: the host does not load it any more.
             case quarantine
+            /// The board released the quarantine for this host: the host loads the release again.
+            case release
         }
 
         let kind: Kind
@@ -48,7 +51,7 @@ struct CrashJournal: Sendable {
         let pluginID: String
         let version: String
         /// For a crash, what the host was doing (`create`, `activate`, `deactivate`, `load`); for a quarantine, how many
-        /// crashes within the window decided it.
+        /// crashes within the window decided it; for a release, when the board's release was made.
         let detail: String
 
         var line: String {
@@ -151,8 +154,9 @@ struct CrashJournal: Sendable {
     /// Replaces the journal with `records` (the newest within the bounds), durably (`fsync`ed before the rename).
     func write(_ records: [Record]) throws(BoardError) {
         let crashes = records.filter { $0.kind == .crash }.suffix(Self.maxCrashes)
-        let quarantines = records.filter { $0.kind == .quarantine }.suffix(Self.maxQuarantines)
-        let text = (quarantines + crashes).map(\.line).joined()
+        // Quarantines and releases keep their order: a release lifts the quarantine before it.
+        let decisions = records.filter { $0.kind != .crash }.suffix(Self.maxQuarantines)
+        let text = (decisions + crashes).map(\.line).joined()
         try replace(journalPath, with: text, through: journalPath + ".\(getpid()).tmp", sync: true)
     }
 
@@ -198,20 +202,27 @@ private func replace(_ path: String, with text: String, through temporary: Strin
 }
 
 extension CrashJournal {
-    /// The crashes of `pluginID@version` in `records` within `window` before `time` (inclusive).
+    /// The crashes of `pluginID@version` in `records` within `window` before `time` (inclusive), and after the last
+    /// release of its quarantine.
     static func crashes(of pluginID: String, _ version: String, in records: [Record], within window: Duration, before time: Date) -> Int {
         let seconds = Double(window.components.seconds) + Double(window.components.attoseconds) * 1e-18
+        let released = records.last { $0.kind == .release && $0.pluginID == pluginID && $0.version == version }?.time ?? .distantPast
         return records.count {
-            $0.kind == .crash && $0.pluginID == pluginID && $0.version == version && $0.time <= time
+            $0.kind == .crash && $0.pluginID == pluginID && $0.version == version && $0.time <= time && $0.time > released
                 && time.timeIntervalSince($0.time) <= seconds
         }
     }
 
-    /// The releases quarantined in `records`, as `ReleaseCheck.key(_:_:)` with their quarantine record.
+    /// The releases quarantined in `records` (and not released since), as `ReleaseCheck.key(_:_:)` with their
+    /// quarantine record.
     static func quarantined(_ records: [Record]) -> [String: Record] {
         var releases: [String: Record] = [:]
-        for record in records where record.kind == .quarantine {
-            releases[ReleaseCheck.key(record.pluginID, record.version)] = record
+        for record in records {
+            switch record.kind {
+            case .crash: continue
+            case .quarantine: releases[ReleaseCheck.key(record.pluginID, record.version)] = record
+            case .release: releases[ReleaseCheck.key(record.pluginID, record.version)] = nil
+            }
         }
         return releases
     }

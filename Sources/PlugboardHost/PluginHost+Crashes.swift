@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import PlugboardModel
+import PlugboardPluginAPI
 
 /// Crashes: the marker around every call into plug-in code, the crash a previous process left, quarantine and safe mode.
 extension PluginHost {
@@ -79,19 +81,53 @@ extension PluginHost {
         var message =
             "the host's previous process (\(marker.pid)) died in the code of \(release) (\(marker.phase), entered at \(Timestamp.format(marker.time))): \(count) crash\(count == 1 ? "" : "es") of this release within \(window)"
         if quarantines {
-            message += "; the host quarantines \(release) and does not load it (remove \(journal.journalPath) to lift the quarantine)"
+            message +=
+                "; the host quarantines \(release) and does not load it (lift it with plugboard host release-quarantine \(configuration.identity.hostID) \(marker.pluginID) \(marker.version))"
         }
         warn(message)
     }
 
+    /// Lifts the quarantines that the board released for this host: a release in `registry` of this host's id, made
+    /// after the host quarantined the release. Each lifting is noted in the crash journal, so that it holds whatever
+    /// the board says later; crashes after it count afresh and may quarantine the release again. The registry is
+    /// proven (every row of the releases' table, with the board's head) before the host acts on it.
+    func applyQuarantineReleases(_ registry: RegistrySnapshot) {
+        guard let journal = crashJournal, !quarantine.isEmpty else { return }
+        var lifted: [(record: CrashJournal.Record, release: QuarantineRelease)] = []
+        for release in registry.quarantineReleases(forHost: configuration.identity.hostID) {
+            guard let record = quarantine[ReleaseCheck.key(release.pluginID, release.version)],
+                let releasedAt = Timestamp.parse(release.releasedAt), record.time < releasedAt
+            else { continue }
+            lifted.append(
+                (
+                    CrashJournal.Record(
+                        .release, time: Date(), pluginID: release.pluginID, version: release.version, detail: Timestamp.format(releasedAt)),
+                    release
+                ))
+        }
+        guard !lifted.isEmpty else { return }
+        var contents = journal.contents()
+        contents.records += lifted.map(\.record)
+        do throws(BoardError) { try journal.write(contents.records) } catch {
+            warn("cannot note the end of a quarantine in \(journal.journalPath): \(error.message); the board's release still applies")
+        }
+        for (record, _) in lifted { quarantine[ReleaseCheck.key(record.pluginID, record.version)] = nil }
+        for (_, release) in lifted {
+            let why = release.reason.map { ": \(Validate.escaped($0))" } ?? ""
+            configuration.logger.notice(
+                "the board released this host's quarantine of \(release.pluginID)@\(release.version) (\(Validate.escaped(release.releasedBy)) at \(release.releasedAt)\(why)): the host loads it again"
+            )
+        }
+    }
+
     /// Why `id@version` is quarantined on this host, or nil.
     static func quarantineReason(
-        _ id: String, _ version: String, _ record: CrashJournal.Record?, window: String, journal: String
+        _ id: String, _ version: String, _ record: CrashJournal.Record?, window: String, hostID: String
     ) -> SkipReason? {
         guard let record else { return nil }
         return SkipReason(
             .quarantined,
-            "\(id)@\(version) crashed this host \(record.detail) times within \(window) and is quarantined on it since \(Timestamp.format(record.time)); release another version, or remove \(journal) to lift the quarantine"
+            "\(id)@\(version) crashed this host \(record.detail) times within \(window) and is quarantined on it since \(Timestamp.format(record.time)); release another version, or lift the quarantine with plugboard host release-quarantine \(hostID) \(id) \(version)"
         )
     }
 

@@ -39,6 +39,7 @@ extension PluginHost {
             if let why = read.stale { warn("the host runs from \(why)") }
         }
         let snapshot = read.registry
+        applyQuarantineReleases(snapshot)
         configuration.flags.refresh()
         policy = snapshot.signaturePolicy
         let notes = ReconcileNotes(source: source, read: read)
@@ -183,13 +184,13 @@ extension PluginHost {
         let environment = configuration.identity.environment
         let policy = policy
         let quarantine = quarantine
-        let journal = crashJournal?.journalPath ?? ""
+        let hostID = configuration.identity.hostID
         let window = Self.describe(configuration.crashQuarantine?.window ?? .zero)
         return Resolver(
             hostVersion: hostVersion,
             gate: { flag in evaluator.bool(flag, default: false, context: [:]).value },
             quarantine: { id, version in
-                Self.quarantineReason(id, version, quarantine[ReleaseCheck.key(id, version)], window: window, journal: journal)
+                Self.quarantineReason(id, version, quarantine[ReleaseCheck.key(id, version)], window: window, hostID: hostID)
             },
             availability: { id, version in
                 Self.availability(

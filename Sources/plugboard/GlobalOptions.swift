@@ -147,6 +147,7 @@ extension ParsableCommand {
             "KeysCommand": "keys", "EnvCommand": "env", "AuditCommand": "audit", "TokenCommand": "token",
             "SigningKeyCommand": "signing-key",
             "SignerCommand": "signer", "PolicyCommand": "policy", "BoardKeyCommand": "board-key", "AccessTokenCommand": "access-token",
+            "HostCommand": "host",
         ]
         return groups[String(path[path.count - 2])]
     }

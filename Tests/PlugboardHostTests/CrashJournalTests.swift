@@ -38,6 +38,30 @@ struct CrashJournalTests {
         #expect(CrashJournal.crashes(of: "com.example.a", "1.0.0", in: records, within: .zero, before: now) == 1)
     }
 
+    @Test func aReleaseLiftsTheQuarantineBeforeItAndCrashesCountAfreshAfterIt() throws {
+        let journal = try journal()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let base = 1_800_000_000.0
+        func record(_ kind: CrashJournal.Record.Kind, at seconds: Double) -> CrashJournal.Record {
+            CrashJournal.Record(kind, time: Date(timeIntervalSince1970: seconds), pluginID: "com.example.a", version: "1.0.0", detail: "3")
+        }
+        let key = ReleaseCheck.key("com.example.a", "1.0.0")
+        var records = [Self.crash("com.example.a", at: base), Self.crash("com.example.a", at: base + 1), record(.quarantine, at: base + 2)]
+        records.append(record(.release, at: base + 3))
+        records.append(Self.crash("com.example.a", at: base + 4))
+        // Written and read back: the release stays after the quarantine it lifts, crashes apart.
+        try journal.write(records)
+        let read = journal.contents().records
+        #expect(read.map(\.kind) == [.quarantine, .release, .crash, .crash, .crash])
+        #expect(CrashJournal.quarantined(read)[key] == nil)
+        #expect(
+            CrashJournal.crashes(
+                of: "com.example.a", "1.0.0", in: read, within: .seconds(600), before: Date(timeIntervalSince1970: base + 5))
+                == 1)
+        // A quarantine after the release holds again.
+        #expect(CrashJournal.quarantined(read + [record(.quarantine, at: base + 6)])[key] != nil)
+    }
+
     @Test func theJournalKeepsTheNewestRecordsWithinItsBoundsWithPrivateFiles() throws {
         let journal = try journal()
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -77,6 +77,13 @@ public enum Validate {
         }
     }
 
+    /// A host id as operators type it: 1 to 255 bytes (the bounds `plugboard serve` puts on a reported host id) of one
+    /// line of plain text, none of the characters ``isUnsafe(_:)`` names.
+    package static func hostID(_ id: String) throws(BoardError) {
+        guard !id.isEmpty, id.utf8.count <= 255 else { throw .invalid("a host id has 1 to 255 bytes") }
+        try name(id, field: "the host id", limit: 255)
+    }
+
     /// Free text that may span lines (descriptions): at most `limit` characters; newlines and tabs, but no other
     /// control characters and no bidirectional overrides or invisible characters.
     package static func text(_ text: String, field: String, limit: Int) throws(BoardError) {

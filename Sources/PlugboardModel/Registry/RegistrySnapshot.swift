@@ -75,11 +75,14 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
     public let signaturePolicy: SignaturePolicy
     /// The board's version when the snapshot was read (see `Board.version()`), to notice later changes cheaply.
     public package(set) var version: BoardVersion
+    /// The releases of hosts' quarantines of the snapshot's plug-ins, for every host: each host acts on those of its own
+    /// id (see ``QuarantineRelease``). Nil when there are none, so that a snapshot without any encodes as before them.
+    public let quarantineReleases: [QuarantineRelease]?
 
     /// Creates a value from its fields.
     package init(
         environment: String, allKilled: Bool, allKilledReason: String?, plugins: [String: Plugin], signaturePolicy: SignaturePolicy,
-        version: BoardVersion
+        version: BoardVersion, quarantineReleases: [QuarantineRelease] = []
     ) {
         self.environment = environment
         self.allKilled = allKilled
@@ -87,5 +90,11 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
         self.plugins = plugins
         self.signaturePolicy = signaturePolicy
         self.version = version
+        self.quarantineReleases = quarantineReleases.isEmpty ? nil : quarantineReleases
+    }
+
+    /// The releases of quarantines made for the host `hostID`.
+    public func quarantineReleases(forHost hostID: String) -> [QuarantineRelease] {
+        (quarantineReleases ?? []).filter { $0.hostID == hostID }
     }
 }

@@ -64,6 +64,7 @@ extension Board {
         }
         return RegistrySnapshot(
             environment: environment, allKilled: kills.all != nil, allKilledReason: kills.all, plugins: plugins,
-            signaturePolicy: try SignatureQueries.policy(db, environment), version: boardVersion)
+            signaturePolicy: try SignatureQueries.policy(db, environment), version: boardVersion,
+            quarantineReleases: try RegistryQueries.quarantineReleases(db, ids: ids))
     }
 }

@@ -61,6 +61,7 @@ enum StateTables {
         StateTable(name: "release_signatures", key: ["plugin_id", "version", "key_id"]),
         StateTable(name: "signature_policies", key: ["environment"]),
         StateTable(name: "access_tokens", key: ["principal", "name"], excluded: ["last_used_at"]),
+        StateTable(name: "quarantine_releases", key: ["host_id", "plugin_id", "version"]),
     ]
 
     static let byName: [String: StateTable] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
@@ -85,6 +86,7 @@ struct StateEntity: Hashable, Comparable, Sendable {
         if table == "plugin_versions" || table == "secret_data_keys", parts.count == 2 { return parts[0] + "@" + parts[1] }
         if table == "plugin_dependencies", parts.count == 3 { return "\(parts[0])@\(parts[1]) → \(parts[2])" }
         if table == "release_signatures", parts.count == 3 { return "\(parts[0])@\(parts[1]) by key \(parts[2])" }
+        if table == "quarantine_releases", parts.count == 3 { return "\(parts[1])@\(parts[2]) on \(parts[0])" }
         return parts.joined(separator: "/")
     }
 }
