@@ -1,4 +1,3 @@
-import Crypto
 package import Foundation
 package import PlugboardModel
 package import PlugboardStore
@@ -43,7 +42,7 @@ package enum AdminBackup {
         AdminUploads.removeStale(folder)
         let path = folder + "/.backup-\(UUID().uuidString)"
         let backup = try board.backup(to: path)
-        guard let digest = try? sha256(of: path) else {
+        guard let digest = FileDigest.sha256(ofFile: path) else {
             unlink(path)
             throw BoardError(.io, "cannot read the backup \(path)")
         }
@@ -53,14 +52,5 @@ package enum AdminBackup {
                 board: board.path, seq: backup.seq, hash: backup.hash, stateRoot: backup.stateRoot, size: backup.size, time: backup.time,
                 sha256: digest, notInBackup: BoardCompanions(board: board.path).present)
         )
-    }
-
-    /// The SHA-256 of a file, read a megabyte at a time.
-    static func sha256(of path: String) throws -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw BoardError(.io, "cannot read \(path)") }
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-        return hasher.finalize().hex
     }
 }

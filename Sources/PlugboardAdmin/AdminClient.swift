@@ -64,9 +64,7 @@ package struct AdminClient: Sendable {
             }
             path = path.replacingOccurrences(of: "{\(name)}", with: Self.escapedSegment(value))
         }
-        var url = server.absoluteString
-        if url.hasSuffix("/") { url.removeLast() }
-        url += "/api/admin" + path
+        var url = endpoint(path)
         var body: Data?
         if route.method == .get {
             var query: [String] = []
@@ -96,20 +94,11 @@ package struct AdminClient: Sendable {
 
     /// Uploads the artifact at `path` (streamed) and returns its SHA-256, by which `plugin register` names it.
     package func upload(_ path: String) throws(BoardError) -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        var info = stat()
+        guard stat(path, &info) == 0, let sha256 = FileDigest.sha256(ofFile: path) else {
             throw BoardError(.io, "cannot read the artifact \(path)")
         }
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        var size = 0
-        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-            hasher.update(data: chunk)
-            size += chunk.count
-        }
-        let sha256 = hasher.finalize().hex
-        var url = server.absoluteString
-        if url.hasSuffix("/") { url.removeLast() }
-        let answer = try exchange(method: "PUT", url: url + "/api/admin/artifacts/" + sha256, body: nil, file: (path, size))
+        let answer = try exchange(method: "PUT", url: endpoint("/artifacts/" + sha256), body: nil, file: (path, Int(info.st_size)))
         guard answer.status == 200 else { throw Self.refusal(answer, server: server.absoluteString) }
         return sha256
     }
@@ -117,8 +106,6 @@ package struct AdminClient: Sendable {
     /// Downloads a backup of the served board to `destination` (board admins): written to a private temporary file
     /// beside it, its SHA-256 checked against the server's, then renamed into place. Returns the server's description.
     package func downloadBackup(to destination: String) throws(BoardError) -> AdminBackup.Description {
-        var url = server.absoluteString
-        if url.hasSuffix("/") { url.removeLast() }
         let temporary = destination + ".download-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw BoardError(.io, "cannot write \(temporary): \(String(cString: strerror(errno)))") }
@@ -127,7 +114,7 @@ package struct AdminClient: Sendable {
             close(fd)
             if !kept { unlink(temporary) }
         }
-        let answer = try exchange(method: "GET", url: url + "/api/admin/backup", body: nil, into: fd)
+        let answer = try exchange(method: "GET", url: endpoint("/backup"), body: nil, into: fd)
         guard answer.status == 200 else { throw Self.refusal(answer, server: server.absoluteString) }
         guard let text = answer.backup.map(AdminWire.headerText),
             let description = try? AdminJSON.decoder().decode(AdminBackup.Description.self, from: Data(text.utf8))
@@ -143,11 +130,16 @@ package struct AdminClient: Sendable {
         return description
     }
 
-    /// Asks the server who the token acts as (`GET /api/admin/whoami`).
-    package func whoami() throws(BoardError) -> [String: Any] {
+    /// The URL of `path` under the server's `/api/admin`.
+    func endpoint(_ path: String) -> String {
         var url = server.absoluteString
         if url.hasSuffix("/") { url.removeLast() }
-        let answer = try exchange(method: "GET", url: url + "/api/admin/whoami", body: nil)
+        return url + "/api/admin" + path
+    }
+
+    /// Asks the server who the token acts as (`GET /api/admin/whoami`).
+    package func whoami() throws(BoardError) -> [String: Any] {
+        let answer = try exchange(method: "GET", url: endpoint("/whoami"), body: nil)
         guard answer.status == 200 else { throw Self.refusal(answer, server: server.absoluteString) }
         return (try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any]) ?? [:]
     }
@@ -163,9 +155,12 @@ package struct AdminClient: Sendable {
         var backup: String? = nil
     }
 
-    /// The HTTP client: the system's trust roots, or with `$PLUGBOARD_CA_FILE` the certificates of that PEM file (a
+    /// The process's HTTP client, made on first use (`$PLUGBOARD_CA_FILE` does not change while it runs).
+    static let client = Result { () throws(BoardError) in try makeClient() }
+
+    /// An HTTP client with the system's trust roots, or with `$PLUGBOARD_CA_FILE` the certificates of that PEM file (a
     /// private CA, a self-signed server).
-    static func client() throws(BoardError) -> HTTPClient {
+    static func makeClient() throws(BoardError) -> HTTPClient {
         let caFile = ProcessInfo.processInfo.environment["PLUGBOARD_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
         var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(10), read: .seconds(120)))
         configuration.redirectConfiguration = .disallow
@@ -202,8 +197,7 @@ package struct AdminClient: Sendable {
             request.body = .stream(FileChunks(path: file.path), length: .known(Int64(file.size)))
         }
         let server = self.server.absoluteString
-        let client = try Self.client()
-        defer { try? client.syncShutdown() }
+        let client = try Self.client.get()
         let result = Mutex<Result<Answer, BoardError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let sending = request
@@ -220,7 +214,7 @@ package struct AdminClient: Sendable {
                     for try await chunk in response.body {
                         try chunk.withUnsafeReadableBytes { bytes in
                             hasher.update(bufferPointer: bytes)
-                            try Self.writeAll(fd, bytes)
+                            try AdminUploads.writeAll(fd, bytes, what: "the download")
                         }
                         answer.size += Int64(chunk.readableBytes)
                     }
@@ -238,17 +232,6 @@ package struct AdminClient: Sendable {
         done.wait()
         guard let outcome = result.withLock({ $0 }) else { throw BoardError(.io, "the request to \(server) did not finish") }
         return try outcome.get()
-    }
-
-    /// Writes all of `bytes` to `fd`.
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { throw BoardError(.io, "cannot write the download: \(String(cString: strerror(errno)))") }
-            offset += written
-        }
     }
 
     /// The refusal an answer carries, as the ``BoardError`` the board would have thrown.

@@ -80,16 +80,9 @@ package enum AdminUploads {
                 throw BoardError(.invalidInput, "the artifact is larger than \(limit >> 20) MiB; nothing was kept")
             }
             hasher.update(bufferPointer: bytes)
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else {
-                    let reason = String(cString: strerror(errno))
-                    abandon()
-                    throw BoardError(.io, "cannot write the upload: \(reason)")
-                }
-                offset += written
+            do throws(BoardError) { try AdminUploads.writeAll(fd, bytes, what: "the upload") } catch {
+                abandon()
+                throw error
             }
             size += bytes.count
         }
@@ -121,6 +114,17 @@ package enum AdminUploads {
                 fd = -1
                 unlink(temporary)
             }
+        }
+    }
+
+    /// Writes all of `bytes` to `fd` (`what` names the file in the error).
+    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, what: String) throws(BoardError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { throw BoardError(.io, "cannot write \(what): \(String(cString: strerror(errno)))") }
+            offset += written
         }
     }
 

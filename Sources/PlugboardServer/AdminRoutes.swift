@@ -177,12 +177,17 @@ package struct AdminRoutes: Sendable {
                 )
             }
             return try await body(caller)
-        } catch let failure as ResponseFailure {
-            return failure.response
-        } catch let error as BoardError {
-            return Self.refusal(error)
         } catch {
-            return Self.refusal(BoardError(.io, "the request failed: \(error)"))
+            return Self.answer(for: error)
+        }
+    }
+
+    /// The answer a failure deserves: a ``ResponseFailure``'s own, a ``BoardError``'s code and sentence, else a `500`.
+    static func answer(for error: any Error) -> Response {
+        switch error {
+        case let failure as ResponseFailure: failure.response
+        case let error as BoardError: refusal(error)
+        default: refusal(BoardError(.io, "the request failed: \(error)"))
         }
     }
 
@@ -241,11 +246,7 @@ package struct AdminRoutes: Sendable {
     /// the connection stays open; ``ConnectionGuardMiddleware`` closes one after a refusal only while a body may be unread.
     static func afterBody(_ body: () async throws -> Response) async -> Response {
         var response: Response
-        do { response = try await body() } catch let failure as ResponseFailure { response = failure.response } catch let error
-            as BoardError
-        {
-            response = refusal(error)
-        } catch { response = refusal(BoardError(.io, "the request failed: \(error)")) }
+        do { response = try await body() } catch { response = answer(for: error) }
         if response.status.code >= 400 { response.headers[.plugboardBodyRead] = "1" }
         return response
     }

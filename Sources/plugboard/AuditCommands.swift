@@ -50,7 +50,7 @@ struct AuditCommand: RemoteCommand {
         }
         // A table: its columns' widths from the rows, then the rows. Up to `bufferedRows` rows are kept from the first
         // pass; a longer listing reads the log a second time (in the same read of the board) instead of holding it.
-        let headers = ["SEQ", "AT", "ACTOR", "ACTION", "OUTCOME", "TARGET", "ENV", "REASON"]
+        let headers = Self.headers
         let found = try board.readAuditLog { log in
             var widths = headers.map(\.count)
             var kept: [[String]] = []
@@ -108,7 +108,7 @@ struct AuditCommand: RemoteCommand {
             print("No audit rows match.")
             return
         }
-        let headers = ["SEQ", "AT", "ACTOR", "ACTION", "OUTCOME", "TARGET", "ENV", "REASON"]
+        let headers = Self.headers
         let rows = records.map(Self.cells)
         var widths = headers.map(\.count)
         for row in rows { Table.widen(&widths, toFit: row) }
@@ -119,6 +119,9 @@ struct AuditCommand: RemoteCommand {
         }
         blocks.flush()
     }
+
+    /// The columns of the table of rows.
+    static let headers = ["SEQ", "AT", "ACTOR", "ACTION", "OUTCOME", "TARGET", "ENV", "REASON"]
 
     /// How many rows of a table are kept from the pass that measures its columns (a few MB at most); a longer
     /// listing reads the log again to print them.

@@ -27,7 +27,7 @@ struct HostCommand: ParsableCommand {
             try checkArguments { () throws(BoardError) in
                 try Validate.hostID(host)
                 try Validate.pluginID(id)
-                _ = try parseVersion(version)
+                _ = try AdminParse.version(version)
                 if let reason { try Validate.reason(reason) }
             }
         }

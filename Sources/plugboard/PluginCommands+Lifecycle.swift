@@ -60,7 +60,7 @@ extension PluginCommand {
             if !all, id == nil { throw ValidationError("name a plug-in id, or use --all") }
             try checkArguments { () throws(BoardError) in
                 if let id { try Validate.pluginID(id) }
-                if let version { _ = try parseVersion(version) }
+                if let version { _ = try AdminParse.version(version) }
             }
         }
 
@@ -118,7 +118,7 @@ extension PluginCommand {
         func validate() throws {
             try checkArguments { () throws(BoardError) in
                 try Validate.pluginID(id)
-                _ = try parseVersion(version)
+                _ = try AdminParse.version(version)
                 try Validate.reason(reason)
             }
         }
@@ -139,7 +139,7 @@ extension PluginCommand {
         func validate() throws {
             try checkArguments { () throws(BoardError) in
                 try Validate.pluginID(id)
-                _ = try parseVersion(version)
+                _ = try AdminParse.version(version)
                 if let reason { try Validate.reason(reason) }
             }
         }
@@ -159,7 +159,7 @@ extension PluginCommand {
         func validate() throws {
             try checkArguments { () throws(BoardError) in
                 try Validate.pluginID(id)
-                _ = try parseVersion(version)
+                _ = try AdminParse.version(version)
             }
         }
 

@@ -79,7 +79,7 @@ extension PluginCommand {
         func validate() throws {
             try checkArguments { () throws(BoardError) in
                 try Validate.pluginID(id)
-                _ = try parseVersion(version)
+                _ = try AdminParse.version(version)
             }
         }
 

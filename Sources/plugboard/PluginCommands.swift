@@ -222,19 +222,9 @@ struct PluginCommand: ParsableCommand {
     }
 }
 
-/// Reads and checks a signature file (bounded: a signature file is small).
-func readSignature(_ path: String) throws(BoardError) -> ReleaseSignature {
-    try ReleaseSignature.parse(try BoundedInput.read(path: path, limit: ReleaseSignature.maximumSize, what: "signature"), named: path)
-}
-
 extension SignatureVerdict {
     /// `valid (key 3f1c…)`, `unsigned`, `revoked (key …)`: a table cell.
     var cell: String {
         keyIDs.isEmpty ? state.rawValue : "\(state.rawValue) (key \(keyIDs.joined(separator: ", ")))"
     }
-}
-
-/// Parses a version argument, turning a bad one into a refusal with exit status 1.
-func parseVersion(_ text: String) throws(BoardError) -> SemanticVersion {
-    do { return try SemanticVersion(text) } catch { throw BoardError(.invalidInput, error.message) }
 }
