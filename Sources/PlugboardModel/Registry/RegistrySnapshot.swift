@@ -45,20 +45,29 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
         public let killReason: String?
         /// Every registered version, highest precedence first.
         public let versions: [Version]
+        /// The plug-in's rollout in the snapshot's environment, if it was ever released by one (see ``Rollout``): it
+        /// bounds the release each host may run. Nil when none, so that a snapshot without rollouts encodes as before.
+        public let rollout: Rollout?
 
         /// Creates a value from its fields.
-        package init(id: String, enabled: Bool, pinnedVersion: String?, killed: Bool, killReason: String?, versions: [Version]) {
+        package init(
+            id: String, enabled: Bool, pinnedVersion: String?, killed: Bool, killReason: String?, versions: [Version],
+            rollout: Rollout? = nil
+        ) {
             self.id = id
             self.enabled = enabled
             self.pinnedVersion = pinnedVersion
             self.killed = killed
             self.killReason = killReason
             self.versions = versions
+            self.rollout = rollout
         }
 
         /// The plug-in with no release listed (see ``Board/hostView(environment:relevantTo:)``).
         package func withoutReleases() -> Plugin {
-            Plugin(id: id, enabled: enabled, pinnedVersion: pinnedVersion, killed: killed, killReason: killReason, versions: [])
+            Plugin(
+                id: id, enabled: enabled, pinnedVersion: pinnedVersion, killed: killed, killReason: killReason, versions: [],
+                rollout: rollout)
         }
     }
 

@@ -14,10 +14,14 @@ public struct LoadReportEntry: Sendable, Hashable, Codable {
     public let reason: String?
     /// A problem the host reports but loaded despite (a signature problem under the `warn` policy).
     public let warning: String?
+    /// How often this release crashed the host within its crash window (from the host's crash journal); nil when
+    /// it did not. A rollout's guard counts a host that reports a crash as failing.
+    public let crashes: Int?
 
     /// Creates an entry.
     public init(
-        pluginID: String, version: String?, state: State, reasonCode: String? = nil, reason: String? = nil, warning: String? = nil
+        pluginID: String, version: String?, state: State, reasonCode: String? = nil, reason: String? = nil, warning: String? = nil,
+        crashes: Int? = nil
     ) {
         self.pluginID = pluginID
         self.version = version
@@ -25,6 +29,13 @@ public struct LoadReportEntry: Sendable, Hashable, Codable {
         self.reasonCode = reasonCode
         self.reason = reason
         self.warning = warning
+        self.crashes = crashes.flatMap { $0 > 0 ? $0 : nil }
+    }
+
+    /// The entry with `crashes` crashes of its release (nil or 0: none).
+    public func withCrashes(_ crashes: Int?) -> LoadReportEntry {
+        LoadReportEntry(
+            pluginID: pluginID, version: version, state: state, reasonCode: reasonCode, reason: reason, warning: warning, crashes: crashes)
     }
 }
 
