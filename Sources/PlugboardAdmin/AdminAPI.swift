@@ -3,6 +3,8 @@ package enum AdminAPI {
     package static let requests: [any AdminRequest.Type] = [
         PluginRequests.List.self, PluginRequests.Show.self, PluginRequests.Status.self, PluginRequests.SetEnabled.self,
         PluginRequests.Kill.self, PluginRequests.Yank.self, PluginRequests.Pin.self, HostRequests.ReleaseQuarantine.self,
+        RolloutRequests.Start.self, RolloutRequests.Status.self, RolloutRequests.Hold.self, RolloutRequests.Abort.self,
+        RolloutRequests.Tick.self,
         TrustRequests.AddSignature.self,
         AccessRequests.Owners.self, AccessRequests.SetOwner.self, AccessRequests.Admins.self, AccessRequests.SetAdmin.self,
         FlagRequests.List.self, FlagRequests.Create.self, FlagRequests.Show.self, FlagRequests.SetEnabled.self,

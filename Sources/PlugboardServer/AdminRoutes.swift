@@ -37,7 +37,7 @@ package struct AdminRoutes: Sendable {
 
     /// The lane of a route's work (its authentication included).
     func lane<R: AdminRequest>(_ type: R.Type) -> WorkerThreads {
-        if R.self == PluginRequests.Kill.self { return stops }
+        if R.self == PluginRequests.Kill.self || R.self == RolloutRequests.Abort.self { return stops }
         return R.route.access == .read ? workers : changes
     }
 

@@ -30,18 +30,25 @@ public struct PlugboardServer: Sendable {
     let health: HealthCheck
     /// The admin API, when ``ServerConfiguration/admin`` is on.
     let admin: AdminRoutes?
+    /// The rollouts' guard and schedule, for a board file (nil for other served boards).
+    let rollouts: RolloutSchedule?
 
     /// Creates a server for `board` (open it once for the process; the server reads it and writes telemetry beside it,
     /// and with ``ServerConfiguration/admin`` changes it as the admin API's callers ask).
     public init(board: Board, configuration: ServerConfiguration = ServerConfiguration()) {
         self.init(
             served: board, configuration: configuration,
-            admin: configuration.admin ? AdminRoutes(board: board, configuration: configuration) : nil)
+            admin: configuration.admin ? AdminRoutes(board: board, configuration: configuration) : nil,
+            rollouts: configuration.rolloutInterval.map { RolloutSchedule(board: board, interval: $0, logger: configuration.logger) })
     }
 
     /// Creates a server for any ``ServedBoard`` (tests serve a board in memory this way).
-    package init(served board: any ServedBoard, configuration: ServerConfiguration = ServerConfiguration(), admin: AdminRoutes? = nil) {
+    package init(
+        served board: any ServedBoard, configuration: ServerConfiguration = ServerConfiguration(), admin: AdminRoutes? = nil,
+        rollouts: RolloutSchedule? = nil
+    ) {
         self.admin = admin
+        self.rollouts = rollouts
         self.board = board
         self.configuration = configuration
         watcher = BoardWatcher(board: board, tokens: tokens, metrics: metrics, configuration: configuration)
@@ -79,6 +86,7 @@ public struct PlugboardServer: Sendable {
         }
         let logger = configuration.logger
         var services: [any Service] = [watcher, usage, health]
+        if let rollouts { services.append(rollouts) }
         if let admin, let address = configuration.adminAddress {
             // The admin API on an address of its own: its own listener, the same connection guard.
             let adminRouter = Router(context: ServeContext.self)

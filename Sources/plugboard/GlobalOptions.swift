@@ -147,7 +147,7 @@ extension ParsableCommand {
             "KeysCommand": "keys", "EnvCommand": "env", "AuditCommand": "audit", "TokenCommand": "token",
             "SigningKeyCommand": "signing-key",
             "SignerCommand": "signer", "PolicyCommand": "policy", "BoardKeyCommand": "board-key", "AccessTokenCommand": "access-token",
-            "HostCommand": "host",
+            "HostCommand": "host", "RolloutCommand": "rollout",
         ]
         return groups[String(path[path.count - 2])]
     }

@@ -29,7 +29,7 @@ struct Plugboard: ParsableCommand {
             Init.self, Migrate.self, PluginCommand.self, OwnerCommand.self, FlagCommand.self, SecretCommand.self,
             KeysCommand.self, AdminCommand.self, EnvCommand.self, AuditCommand.self, TokenCommand.self, ClientsCommand.self,
             ServeCommand.self, SigningKeyCommand.self, SignerCommand.self, PolicyCommand.self, BoardKeyCommand.self, Backup.self,
-            AccessTokenCommand.self, HostCommand.self,
+            AccessTokenCommand.self, HostCommand.self, RolloutCommand.self,
             Restore.self, Login.self, Logout.self,
         ]
     )

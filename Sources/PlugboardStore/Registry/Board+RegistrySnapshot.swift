@@ -57,10 +57,11 @@ extension Board {
             versions = try RegistryQueries.snapshotVersions(db)
         }
         var plugins: [String: RegistrySnapshot.Plugin] = [:]
+        let rollouts = try RolloutQueries.snapshotRollouts(db, environment: environment)
         for row in try RegistryQueries.snapshotEnablement(db, environment: environment, ids: ids) {
             plugins[row.id] = RegistrySnapshot.Plugin(
                 id: row.id, enabled: row.enabled, pinnedVersion: row.pinned, killed: kills.plugins[row.id] != nil,
-                killReason: kills.plugins[row.id], versions: versions[row.id] ?? [])
+                killReason: kills.plugins[row.id], versions: versions[row.id] ?? [], rollout: rollouts[row.id])
         }
         return RegistrySnapshot(
             environment: environment, allKilled: kills.all != nil, allKilledReason: kills.all, plugins: plugins,

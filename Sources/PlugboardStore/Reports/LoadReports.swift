@@ -19,6 +19,8 @@ public struct HostLoadStatus: Sendable, Hashable, Codable {
     /// The signature level of the reported version as the board sees it now (nil when no version is reported).
     public let signature: SignatureState?
     public let reportedAt: String
+    /// How often the reported version crashed the host within its crash window (nil: not at all).
+    public let crashes: Int?
 }
 
 extension Board {
@@ -80,7 +82,8 @@ extension Board {
         let kept = report.entries.prefix(TelemetryLimits.maxEntriesPerReport).map { entry in
             LoadReportEntry(
                 pluginID: entry.pluginID, version: entry.version, state: entry.state, reasonCode: entry.reasonCode,
-                reason: entry.reason.map(Self.bounded), warning: entry.warning.map(Self.bounded))
+                reason: entry.reason.map(Self.bounded), warning: entry.warning.map(Self.bounded),
+                crashes: entry.crashes.map { min($0, TelemetryLimits.maxCrashesPerEntry) })
         }
         try ReportQueries.replaceReport(
             db, hostID: report.hostID, environment: report.environment, hostVersion: report.hostVersion, osUser: report.reporter,

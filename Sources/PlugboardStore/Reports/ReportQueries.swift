@@ -17,12 +17,12 @@ enum ReportQueries {
         // stay as they are (with the time they were first reported so).
         var stored: [String: LoadReportEntry] = [:]
         for row in try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT plugin_id, version, state, reason_code, reason, warning FROM load_reports WHERE host_id = ?"),
+            db.cachedStatement(sql: "SELECT plugin_id, version, state, reason_code, reason, warning, crashes FROM load_reports WHERE host_id = ?"),
             arguments: [hostID])
         {
             stored[row[0]] = LoadReportEntry(
                 pluginID: row[0], version: row[1], state: LoadReportEntry.State(rawValue: row[2]) ?? .skipped, reasonCode: row[3],
-                reason: row[4], warning: row[5])
+                reason: row[4], warning: row[5], crashes: row[6])
         }
         let reported = Set(entries.map(\.pluginID))
         for pluginID in stored.keys where !reported.contains(pluginID) {
@@ -33,14 +33,15 @@ enum ReportQueries {
         for entry in entries where stored[entry.pluginID] != entry {
             try db.cachedStatement(
                 sql: """
-                    INSERT INTO load_reports (host_id, plugin_id, version, state, reason_code, reason, warning, reported_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO load_reports (host_id, plugin_id, version, state, reason_code, reason, warning, reported_at, crashes)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (host_id, plugin_id) DO UPDATE SET version = excluded.version, state = excluded.state,
                         reason_code = excluded.reason_code, reason = excluded.reason, warning = excluded.warning,
-                        reported_at = excluded.reported_at
+                        reported_at = excluded.reported_at, crashes = excluded.crashes
                     """
             ).execute(arguments: [
                 hostID, entry.pluginID, entry.version, entry.state.rawValue, entry.reasonCode, entry.reason, entry.warning, now,
+                entry.crashes ?? 0,
             ])
         }
     }
@@ -59,7 +60,7 @@ enum ReportQueries {
             ? "SELECT * FROM plugin_load_status \(pluginID == nil ? "" : "WHERE plugin_id = ?")"
             : """
             SELECT r.plugin_id, r.host_id, h.environment, h.host_version, h.source, r.version, r.state, r.reason_code, r.reason,
-                   r.warning, r.reported_at
+                   r.warning, r.reported_at, r.crashes
             FROM load_reports r JOIN hosts h ON h.host_id = r.host_id \(filter)
             ORDER BY r.plugin_id, r.host_id
             """
@@ -85,7 +86,8 @@ enum ReportQueries {
                 hostID: row["host_id"], environment: row["environment"], hostVersion: row["host_version"], source: row["source"],
                 pluginID: row["plugin_id"], version: row["version"], state: LoadReportEntry.State(rawValue: row["state"]) ?? .skipped,
                 reasonCode: row["reason_code"], reason: row["reason"], warning: row["warning"],
-                signature: try signature(row["plugin_id"], row["version"]), reportedAt: row["reported_at"])
+                signature: try signature(row["plugin_id"], row["version"]), reportedAt: row["reported_at"],
+                crashes: (row["crashes"] as Int?).flatMap { $0 > 0 ? $0 : nil })
         }
     }
 }

@@ -62,6 +62,7 @@ enum StateTables {
         StateTable(name: "signature_policies", key: ["environment"]),
         StateTable(name: "access_tokens", key: ["principal", "name"], excluded: ["last_used_at"]),
         StateTable(name: "quarantine_releases", key: ["host_id", "plugin_id", "version"]),
+        StateTable(name: "rollouts", key: ["plugin_id", "environment"]),
     ]
 
     static let byName: [String: StateTable] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
@@ -87,6 +88,7 @@ struct StateEntity: Hashable, Comparable, Sendable {
         if table == "plugin_dependencies", parts.count == 3 { return "\(parts[0])@\(parts[1]) → \(parts[2])" }
         if table == "release_signatures", parts.count == 3 { return "\(parts[0])@\(parts[1]) by key \(parts[2])" }
         if table == "quarantine_releases", parts.count == 3 { return "\(parts[1])@\(parts[2]) on \(parts[0])" }
+        if table == "rollouts", parts.count == 2 { return "\(parts[0]) in \(parts[1])" }
         return parts.joined(separator: "/")
     }
 }

@@ -28,6 +28,8 @@ package enum TelemetryLimits {
     package static let maxEntriesPerReport = 1_000
     /// A reason or warning keeps at most this many bytes.
     package static let maxSentenceBytes = 1_000
+    /// The most crashes of one release a stored report entry says (a host counts them within its crash window).
+    package static let maxCrashesPerEntry = 1_000
 }
 
 /// A count of telemetry that was not kept, by why: shown by `plugboard plugin status` and `plugboard clients`.
@@ -62,7 +64,8 @@ package struct TelemetryDrop: Sendable, Hashable, Codable {
 final class TelemetryFile: Sendable {
     /// `PRAGMA application_id` of a telemetry file ("PLGT").
     static let applicationID: Int32 = 0x504C_4754
-    static let schemaVersion = 1
+    /// 2: `load_reports.crashes`.
+    static let schemaVersion = 2
 
     let path: String
     let queue: DatabaseQueue
@@ -103,6 +106,10 @@ final class TelemetryFile: Sendable {
             try file.queue.write { db in
                 let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
                 if version == 0 { try createSchema(db) }
+                if version == 1 {
+                    try db.execute(
+                        sql: "ALTER TABLE load_reports ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0; PRAGMA user_version = \(schemaVersion)")
+                }
             }
         }
         let appID = try file.queue.read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0 }
@@ -150,6 +157,7 @@ final class TelemetryFile: Sendable {
                     reason      TEXT,
                     warning     TEXT,
                     reported_at TEXT NOT NULL,
+                    crashes     INTEGER NOT NULL DEFAULT 0,
                     PRIMARY KEY (host_id, plugin_id)
                 ) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS client_instances (
