@@ -1,6 +1,6 @@
 package import Foundation
 import GRDB
-public import PlugboardModel
+package import PlugboardModel
 
 extension Board {
     /// The principal of the guard's aborts.
