@@ -15,7 +15,8 @@ import UnixSignals
 ///
 /// Every route except `GET /health` needs an API token (`plugboard token create`) of the route's kind: SDK routes take
 /// SDK tokens, `/api/host/` takes tokens for hosts. An event stream ends when its token is revoked or expires. The
-/// server reads the board and never writes a flag definition; what SDKs and remote hosts report (registrations, usage
+/// server reads the board and never writes a flag definition (it writes rollouts' steps and the guard's aborts, see
+/// ``ServerConfiguration/rolloutInterval``); what SDKs and remote hosts report (registrations, usage
 /// counts, load reports) is aggregated in memory and written in batches to the telemetry file beside the board, never
 /// to the board itself. A change committed by any process reaches connected streams within
 /// ``ServerConfiguration/pollInterval`` plus the time to compute the delta.
