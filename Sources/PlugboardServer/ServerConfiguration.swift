@@ -43,7 +43,7 @@ public struct ServerConfiguration: Sendable {
     public var adminFailedAuthWindow: Duration = .seconds(60)
     /// The largest artifact the admin API takes.
     public var adminMaxArtifactBytes = 512 << 20
-    /// How often the server runs every rollout's guard and schedule (``PlugboardStore/Board/tickRollouts(via:now:)``);
+    /// How often the server runs every rollout's guard and schedule (`Board.tickRollouts(via:now:)`);
     /// nil: never (then run `plugboard rollout tick`). Each pass that acts is an audited change of the board.
     public var rolloutInterval: Duration? = .seconds(1)
 

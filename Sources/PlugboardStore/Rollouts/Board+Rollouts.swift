@@ -4,7 +4,7 @@ public import PlugboardModel
 import PlugboardVersioning
 
 extension Board {
-    /// Starts a staged rollout of `plan.version` in `plan.environment` (see ``Rollout``): the first step's cohort of
+    /// Starts a staged rollout of `plan.version` in `plan.environment` (see `Rollout` in PlugboardModel): the first step's cohort of
     /// hosts may run it at once, the others stay on the release they ran. One audited change (`rollout.start`).
     ///
     /// Needs the plug-in's owners, its maintainers or a board admin. The release must be registered, neither yanked nor

@@ -141,7 +141,7 @@ public struct RolloutStatus: Sendable, Hashable, Codable {
     public let hostsByVersion: [String: Int]
 }
 
-/// What one pass of the rollouts' schedule and guard did (``Board/tickRollouts(via:now:)``).
+/// What one pass of the rollouts' schedule and guard did (`Board.tickRollouts(via:now:)`).
 public struct RolloutTick: Sendable, Hashable, Codable {
     /// What happened to the rollout.
     public enum Action: String, Sendable, Hashable, Codable {
