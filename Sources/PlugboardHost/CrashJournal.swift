@@ -213,6 +213,19 @@ extension CrashJournal {
         }
     }
 
+    /// The crashes of every release in `records` within `window` before `time` (counted as ``crashes(of:_:in:within:before:)``
+    /// does), by `ReleaseCheck.key(_:_:)`; releases without any are left out.
+    static func recentCrashes(in records: [Record], within window: Duration, before time: Date) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for record in records where record.kind == .crash {
+            let key = ReleaseCheck.key(record.pluginID, record.version)
+            guard counts[key] == nil else { continue }
+            let count = crashes(of: record.pluginID, record.version, in: records, within: window, before: time)
+            if count > 0 { counts[key] = count }
+        }
+        return counts
+    }
+
     /// The releases quarantined in `records` (and not released since), as `ReleaseCheck.key(_:_:)` with their
     /// quarantine record.
     static func quarantined(_ records: [Record]) -> [String: Record] {

@@ -39,11 +39,19 @@ public protocol HostSource: Sendable {
     /// Records the host's load report, so that `plugboard plugin status` shows it.
     func writeLoadReport(_ identity: HostIdentity, entries: [LoadReportEntry], source: String?) async throws(BoardError)
 
+    /// Delivers the last load report now and returns once it is delivered or could not be (within a short bound).
+    /// The host calls it before it enters plug-in code that crashed its previous process, so that the crash reaches
+    /// the board even when the code crashes the host again.
+    func deliverLoadReport() async
+
     /// Called when the host stops, after its last report: deliver what is pending and let go of connections.
     func finish() async
 }
 
 extension HostSource {
+    /// Nothing to deliver: ``writeLoadReport(_:entries:source:)`` recorded the report.
+    public func deliverLoadReport() async {}
+
     /// Nothing to deliver or close.
     public func finish() async {}
 }

@@ -57,6 +57,15 @@ public struct SkipReason: Error, Sendable, Hashable, Codable, CustomStringConver
         case quarantined
         /// The host runs in safe mode (``HostConfiguration/safeMode``): it loads no plug-in at all.
         case safeMode = "safe_mode"
+        /// The plug-in's rollout leaves this host no release: it has not reached the host and no release before it is
+        /// live, or it was aborted. A running release the rollout no longer allows on the host stops at once.
+        case rollout
+        /// A compiled-in plug-in moves to another version compiled into the host: the running one is deactivated and
+        /// the other activated in the same reconciliation.
+        case replaced
+        /// The release crashed this host's previous process (reported, with its crash count, before the host enters
+        /// plug-in code again).
+        case crashed
     }
 
     /// The kind of reason.

@@ -6,7 +6,7 @@ extension PluginHost {
     /// release (id, version, manifest, artifact); and the host needs its implementation (compiled in, or an artifact
     /// whose SHA-256 still matches the digest recorded and signed). All of it before any of the plug-in's code loads.
     static func availability(
-        of id: String, _ version: RegistrySnapshot.Version, compiled: [String: String], loaded: [String: String],
+        of id: String, _ version: RegistrySnapshot.Version, compiled: [String: [String]], loaded: [String: String],
         check: () throws(BoardError) -> ReleaseCheck, artifact: (String) -> Result<String, MissingArtifact>, environment: String,
         policy: SignaturePolicy
     ) -> SkipReason? {
@@ -26,13 +26,14 @@ extension PluginHost {
         if policy == .require, let verdict = signed, let reason = SkipReason(verdict, policy: policy, environment: environment) {
             return reason
         }
-        if let compiledVersion = compiled[id] {
-            return compiledVersion == version.version
-                ? nil
-                : SkipReason(
-                    .noImplementation,
-                    "the board selects \(id)@\(version.version) but this host has \(compiledVersion) compiled in; pin \(compiledVersion) or ship a host with \(version.version)"
-                )
+        if let compiledVersions = compiled[id], !compiledVersions.isEmpty {
+            if compiledVersions.contains(version.version) { return nil }
+            let has = compiledVersions.joined(separator: ", ")
+            let pin = compiledVersions.count == 1 ? has : "one of them"
+            return SkipReason(
+                .noImplementation,
+                "the board selects \(id)@\(version.version) but this host has \(has) compiled in; pin \(pin) or ship a host with \(version.version)"
+            )
         }
         guard let sha = version.artifactSHA256 else {
             return SkipReason(

@@ -51,7 +51,10 @@ extension PluginHost {
         if contents.unreadable > 0 {
             warn("skipped \(contents.unreadable) unreadable line(s) of the crash journal \(journal.journalPath)")
         }
-        defer { quarantine = CrashJournal.quarantined(contents.records) }
+        defer {
+            quarantine = CrashJournal.quarantined(contents.records)
+            crashCounts = CrashJournal.recentCrashes(in: contents.records, within: policy.window, before: Date())
+        }
         let marker: CrashJournal.Marker
         switch journal.leftoverMarker() {
         case .success(nil): return
@@ -85,6 +88,23 @@ extension PluginHost {
                 "; the host quarantines \(release) and does not load it (lift it with plugboard host release-quarantine \(configuration.identity.hostID) \(marker.pluginID) \(marker.version))"
         }
         warn(message)
+        // Reported before the host enters plug-in code again (see reportCrashBeforeLoading()).
+        setStatus(
+            LoadReportEntry(
+                pluginID: marker.pluginID, version: marker.version, state: .failed, reasonCode: SkipReason.Code.crashed.rawValue,
+                reason:
+                    "\(release) crashed the host's previous process (\(marker.phase)): \(count) crash\(count == 1 ? "" : "es") of this release within \(window)",
+                crashes: count))
+        crashToReport = true
+    }
+
+    /// Writes the load report that carries the crash a previous process left, and has the source deliver it, before the
+    /// host loads anything: a host that crashes on every activation still gets each crash to the board.
+    func reportCrashBeforeLoading() async {
+        guard crashToReport else { return }
+        crashToReport = false
+        await writeReportIfChanged()
+        await source.deliverLoadReport()
     }
 
     /// Lifts the quarantines that the board released for this host: a release in `registry` of this host's id, made
@@ -112,6 +132,9 @@ extension PluginHost {
             warn("cannot note the end of a quarantine in \(journal.journalPath): \(error.message); the board's release still applies")
         }
         for (record, _) in lifted { quarantine[ReleaseCheck.key(record.pluginID, record.version)] = nil }
+        if let window = configuration.crashQuarantine?.window {
+            crashCounts = CrashJournal.recentCrashes(in: contents.records, within: window, before: Date())
+        }
         for (_, release) in lifted {
             let why = release.reason.map { ": \(Validate.escaped($0))" } ?? ""
             configuration.logger.notice(

@@ -38,6 +38,7 @@ extension PluginHost {
             stale = read.stale
             if let why = read.stale { warn("the host runs from \(why)") }
         }
+        await reportCrashBeforeLoading()
         let snapshot = read.registry
         applyQuarantineReleases(snapshot)
         configuration.flags.refresh()
@@ -84,18 +85,37 @@ extension PluginHost {
         // 1. Deactivate what must stop, dependants first (reverse load order).
         let wanted = Dictionary(uniqueKeysWithValues: resolution.load.map { ($0.pluginID, $0.version ?? "") })
         let skips = Dictionary(decisions.map { ($0.pluginID, $0.skip) }, uniquingKeysWith: { a, _ in a })
+        let hostID = configuration.identity.hostID
         for plugin in lookup.withLock({ $0 }).reversed() where wanted[plugin.pluginID] != plugin.version {
-            let reason =
-                skips[plugin.pluginID].flatMap { $0 }
-                ?? SkipReason(.restartRequired, "\(plugin.pluginID) moves to version \(wanted[plugin.pluginID] ?? "?")")
-            if reason.code == .restartRequired, pendingRestart[plugin.pluginID] != reason.message {
-                // A newer version of a loaded library cannot replace it in-process: keep serving, say so once.
-                pendingRestart[plugin.pluginID] = reason.message
-                warn(reason.message)
+            let id = plugin.pluginID
+            let skip = skips[id].flatMap { $0 }
+            // A kill switch, a disable, … or a rollout that no longer allows the running release on this host (aborted,
+            // or the host left its cohort): the release stops now, like a kill, whatever its origin. A compiled-in
+            // plug-in's previous version activates in step 3; a library stays loaded, so the previous release of a
+            // dynamic plug-in waits for a restart (restart_required) like any other version change of a library.
+            if let reason = skip.flatMap({ $0.code == .restartRequired ? nil : $0 })
+                ?? Resolver.withdrawal(of: plugin.version, snapshot.plugins[id], hostID: hostID)
+            {
+                pendingRestart[id] = nil
+                await deactivate(plugin, reason: reason, reportState: .deactivated)
                 continue
             }
-            if reason.code == .restartRequired { continue }
-            await deactivate(plugin, reason: reason, reportState: .deactivated)
+            // Another version compiled into the host: switched in-process (step 3 activates it in this pass).
+            if plugin.origin == .compiledIn, let next = wanted[id] {
+                let killed = snapshot.plugins[id]?.versions.first { $0.version == plugin.version }?.killed == true
+                let reason =
+                    killed
+                    ? SkipReason(.killed, "a kill switch covers \(id)@\(plugin.version); \(id) moves to \(next)")
+                    : SkipReason(.replaced, "\(id) moves from \(plugin.version) to \(next)")
+                await deactivate(plugin, reason: reason, reportState: .deactivated)
+                continue
+            }
+            // A newer version of a loaded library cannot replace it in-process: keep serving, say so once.
+            let reason = skip ?? SkipReason(.restartRequired, "\(id) moves to version \(wanted[id] ?? "?")")
+            if pendingRestart[id] != reason.message {
+                pendingRestart[id] = reason.message
+                warn(reason.message)
+            }
         }
 
         // 2. Record skips for plug-ins that are not active.
@@ -178,7 +198,7 @@ extension PluginHost {
     func resolver(_ notes: ReconcileNotes, fetchFailures: [String: String]? = nil) -> Resolver {
         let hostVersion = SemanticVersion(parsing: configuration.identity.hostVersion) ?? (try! SemanticVersion("0.0.0"))
         let evaluator = flags
-        let compiled = compiledIn.withLock { $0.mapValues(\.version) }
+        let compiled = compiledIn.withLock { $0.mapValues { $0.map(\.version) } }
         let loaded = libraries.mapValues(\.version)
         let source = source
         let environment = configuration.identity.environment
@@ -187,7 +207,7 @@ extension PluginHost {
         let hostID = configuration.identity.hostID
         let window = Self.describe(configuration.crashQuarantine?.window ?? .zero)
         return Resolver(
-            hostVersion: hostVersion,
+            hostVersion: hostVersion, hostID: hostID,
             gate: { flag in evaluator.bool(flag, default: false, context: [:]).value },
             quarantine: { id, version in
                 Self.quarantineReason(id, version, quarantine[ReleaseCheck.key(id, version)], window: window, hostID: hostID)
@@ -212,7 +232,7 @@ extension PluginHost {
         guard let entry = notes.read.registry.plugins[id]?.versions.first(where: { $0.version == version }) else { return }
         let factory: PluginFactory
         let origin: Origin
-        if let compiled = compiledIn.withLock({ $0[id] }) {
+        if let compiled = compiledIn.withLock({ $0[id]?.first { $0.version == version } }) {
             factory = compiled.factory
             origin = .compiledIn
         } else if let sha = entry.artifactSHA256 {

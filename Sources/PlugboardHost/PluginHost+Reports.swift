@@ -15,7 +15,11 @@ extension PluginHost {
         configuration.logger.warning("\(state.rawValue) \(id)\(version.map { "@\($0)" } ?? ""): \(reason.message)")
     }
 
+    /// Sets the plug-in's status; an entry of a release that crashed this host within the crash window carries the
+    /// count of its crashes.
     func setStatus(_ entry: LoadReportEntry) {
+        let crashes = entry.crashes ?? entry.version.flatMap { crashCounts[ReleaseCheck.key(entry.pluginID, $0)] }
+        let entry = entry.withCrashes(crashes)
         statuses.withLock { $0[entry.pluginID] = entry }
     }
 

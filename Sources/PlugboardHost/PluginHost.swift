@@ -55,7 +55,8 @@ public actor PluginHost {
     let loader: DynamicLoader
     let eventBus = InMemoryEventBus()
 
-    nonisolated let compiledIn = Mutex<[String: CompiledIn]>([:])
+    /// The versions compiled in, by plug-in id, in the order registered.
+    nonisolated let compiledIn = Mutex<[String: [CompiledIn]]>([:])
     /// What app code sees: active plug-ins in activation order. Updated before deactivation starts.
     nonisolated let lookup = Mutex<[ActivePlugin]>([])
     /// The versions of the active plug-ins, as flag context (`plugin.ID.version`).
@@ -98,6 +99,11 @@ public actor PluginHost {
     var markerFailed = false
     /// Set once the host said that it runs in safe mode.
     var saidSafeMode = false
+    /// The crashes of each release within the crash window, by `ReleaseCheck.key(_:_:)`, as the crash journal held them
+    /// when the host last read or wrote it: every load report entry of such a release carries its count.
+    var crashCounts: [String: Int] = [:]
+    /// Set when the first reconciliation found a crash of a previous process: it is reported before anything loads.
+    var crashToReport = false
 
     /// Prepares the host on the configured board; nothing is loaded until ``start()``.
     public init(configuration: HostConfiguration) {
@@ -110,10 +116,18 @@ public actor PluginHost {
 
     // MARK: Registration and lookup (callable from any thread)
 
-    /// Registers a plug-in compiled into the host: its id, the version compiled in, and its factory.
-    /// The board still decides whether it loads; a different selected version is reported, not loaded.
+    /// Registers a plug-in compiled into the host: its id, a version compiled in, and its factory.
+    ///
+    /// Each call adds a version (registering the same version again replaces its factory), so a host may carry several
+    /// versions of one plug-in: when the board's selection moves from one to another (a new release, a kill switch, a
+    /// rollout's step or abort), the host deactivates the running one and activates the other in the same
+    /// reconciliation, without a restart. The board still decides whether and which version loads; a selected version
+    /// that is not compiled in is reported, not loaded.
     public nonisolated func register(_ pluginID: String, version: String, factory: @escaping PluginFactory) {
-        compiledIn.withLock { $0[pluginID] = CompiledIn(version: version, factory: factory) }
+        compiledIn.withLock { compiled in
+            compiled[pluginID, default: []].removeAll { $0.version == version }
+            compiled[pluginID, default: []].append(CompiledIn(version: version, factory: factory))
+        }
     }
 
     /// Every active plug-in that provides `feature`, in load order.

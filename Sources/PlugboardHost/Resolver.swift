@@ -5,7 +5,9 @@ public import PlugboardVersioning
 ///
 /// A plug-in P at version V is loaded only if all hold:
 /// 1. P is enabled in the host's environment, and V is the pinned version, or else the highest release that is
-///    not yanked, not killed and whose `host` range contains the host's API version;
+///    not yanked, not killed and whose `host` range contains the host's API version; when P has a rollout
+///    (`RegistrySnapshot.Plugin.rollout`), only releases up to its cap for this host (`Rollout.cap(forHost:)`, by
+///    SemVer precedence) count, and P is skipped as `rollout` when none does. A pinned version ignores rollouts;
 /// 2. no kill switch covers P, P@V or all plug-ins;
 /// 3. P's gate flag, if any, is on for the host's context;
 /// 4. every dependency resolves to a loaded plug-in within its range, with no cycles;
@@ -15,6 +17,8 @@ public import PlugboardVersioning
 public struct Resolver: Sendable {
     /// The host's API version, matched against each manifest's `host` range.
     public let hostVersion: SemanticVersion
+    /// The host's id, which decides its cohort in each rollout (rule 1).
+    public let hostID: String
     /// Evaluates a gate flag for the host's context.
     public let gate: @Sendable (String) -> Bool
     /// Why the host quarantined P@V (rule 5, a `quarantined` reason); nil means it did not.
@@ -22,20 +26,22 @@ public struct Resolver: Sendable {
     /// Whether the host can provide P@V (rule 6); nil means yes.
     public let availability: @Sendable (_ pluginID: String, _ version: RegistrySnapshot.Version) -> SkipReason?
 
-    /// Creates a resolver.
+    /// Creates a resolver for the host `hostID` (its cohort in rollouts; a resolver without one is in no cohort of a
+    /// step below 100%).
     public init(
-        hostVersion: SemanticVersion, gate: @escaping @Sendable (String) -> Bool,
+        hostVersion: SemanticVersion, hostID: String = "", gate: @escaping @Sendable (String) -> Bool,
         quarantine: @escaping @Sendable (String, String) -> SkipReason? = { _, _ in nil },
         availability: @escaping @Sendable (String, RegistrySnapshot.Version) -> SkipReason?
     ) {
         self.hostVersion = hostVersion
+        self.hostID = hostID
         self.gate = gate
         self.quarantine = quarantine
         self.availability = availability
     }
 
     /// Version ranges and versions parsed once per resolution (the same texts recur across passes and plug-ins).
-    private final class Parsed {
+    final class Parsed {
         private var ranges: [String: VersionRange?] = [:]
         private var versions: [String: SemanticVersion?] = [:]
 
@@ -151,10 +157,16 @@ public struct Resolver: Sendable {
             }
             version = match
         } else {
-            let live = plugin.versions.filter { !$0.yanked && !$0.killed && !(parsed.version($0.version)?.isPrerelease ?? true) }
+            var live = plugin.versions.filter { !$0.yanked && !$0.killed && !(parsed.version($0.version)?.isPrerelease ?? true) }
             guard !live.isEmpty else {
                 let why = plugin.versions.isEmpty ? "has no registered version" : "has no release left that is neither yanked nor killed"
                 return .failure(Refusal(version: nil, reason: SkipReason(.yanked, "\(id) \(why)")))
+            }
+            if let rollout = plugin.rollout {
+                live = Self.allowed(live, by: rollout, hostID: hostID, parsed)
+                guard !live.isEmpty else {
+                    return .failure(Refusal(version: nil, reason: Self.nothingLive(under: rollout, hostID: hostID)))
+                }
             }
             guard let match = live.first(where: worksWithHost) else {
                 let ranges = Set(live.compactMap(\.hostRange)).sorted().joined(separator: ", ")

@@ -33,18 +33,22 @@ extension ServedBoardSource {
         var pending: Data?
         var sending = false
         var refusal: BoardError?
+        /// The sender's wait before it sends (cancelled by ``ServedBoardSource/deliverLoadReport()`` to send at once).
+        var jitter: Task<Void, Never>?
     }
 
     /// Sends the pending report (and any that replaces it meanwhile) unless a sender already runs.
     func sendReports(after delay: Duration) {
-        let start = reports.withLock { outbox -> Bool in
-            guard !outbox.sending, outbox.pending != nil, outbox.refusal == nil else { return false }
+        let jitter = reports.withLock { outbox -> Task<Void, Never>? in
+            guard !outbox.sending, outbox.pending != nil, outbox.refusal == nil else { return nil }
             outbox.sending = true
-            return true
+            // A task of its own, so that cancelling the wait does not cancel the request that follows it.
+            outbox.jitter = Task.detached { try? await Task.sleep(for: delay) }
+            return outbox.jitter
         }
-        guard start else { return }
+        guard let jitter else { return }
         Task.detached { [weak self] in
-            try? await Task.sleep(for: delay)
+            await jitter.value
             await self?.drainReports()
         }
     }
@@ -89,14 +93,21 @@ extension ServedBoardSource {
         }
     }
 
+    /// Sends the pending load report now, without its jitter (a sender already waiting stops waiting), and returns once
+    /// the server took it or could not, waiting at most 2 seconds.
+    public func deliverLoadReport() async {
+        sendReports(after: .zero)
+        reports.withLock { $0.jitter }?.cancel()
+        let deadline = ContinuousClock.now + .seconds(2)
+        while reports.withLock({ $0.sending }), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+
     /// Stops the event stream and delivers the pending load report (waiting at most 2 seconds for the server).
     public func finish() async {
         streaming.withLock {
             $0?.cancel()
             $0 = nil
         }
-        sendReports(after: .zero)
-        let deadline = ContinuousClock.now + .seconds(2)
-        while reports.withLock({ $0.sending }), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        await deliverLoadReport()
     }
 }

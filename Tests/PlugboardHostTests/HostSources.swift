@@ -151,5 +151,6 @@ final class PatientSource: HostSource {
     func writeLoadReport(_ identity: HostIdentity, entries: [LoadReportEntry], source: String?) async throws(BoardError) {
         try await served.writeLoadReport(identity, entries: entries, source: source)
     }
+    func deliverLoadReport() async { await served.deliverLoadReport() }
     func finish() async { await served.finish() }
 }

@@ -117,4 +117,41 @@ struct CrashQuarantineTests {
         #expect(await host.closeInput() == 0, "\(host.errorOutput)")
         #expect(!host.output.contains { $0.contains(#""event":"loaded""#) }, "\(host.output)")
     }
+
+    @Test func aHostSwitchesCompiledInVersionsAndReportsTheCrashOfOneBeforeItsCodeRunsAgain() async throws {
+        let sandbox = try await makeBoard()
+        let state = sandbox.root.appendingPathComponent("state").path
+        let arguments = [
+            "--db", sandbox.board, "--plugins", "\(Self.alpha),\(Self.beta)", "--versions", "1.0.0,1.1.0", "--state", state,
+            "--crash-on-activate", "\(Self.alpha)@1.1.0",
+        ]
+        let loadedAlpha = { (version: String) in
+            { (line: String) in Self.event("loaded", Self.alpha)(line) && line.contains(#""version":"\#(version)""#) }
+        }
+        // Only alpha@1.1.0 crashes: 1.0.0 loads.
+        let first = try ChildProcess(Self.hostBinary, arguments, environment: Self.environment)
+        #expect(await first.waitForLine(loadedAlpha("1.0.0")) != nil, "\(first.output) \(first.errorOutput)")
+        // The board selects 1.1.0: the host switches to it in-process, and its activation kills the process.
+        try await sandbox.ok("plugin", "register", sandbox.write("alpha-1.1.json", manifest(Self.alpha, "1.1.0")))
+        #expect(await first.waitForExit(timeout: .seconds(600)) != nil, "the host did not crash: \(first.output)")
+        // Said on stderr (the JSON event may not be printed before the process dies).
+        #expect(first.errorOutput.contains("\(Self.alpha) moves from 1.0.0 to 1.1.0"), "\(first.errorOutput)")
+        #expect(first.errorOutput.contains("crashes in its activation"), "\(first.errorOutput)")
+
+        // Each start reports the crash, with its count, before it enters alpha@1.1.0 again and dies there again.
+        for run in 1...2 {
+            let host = try ChildProcess(Self.hostBinary, arguments, environment: Self.environment)
+            #expect(await host.waitForExit(timeout: .seconds(600)) != nil, "run \(run): the host did not crash: \(host.output)")
+            let row = try await reported(sandbox, Self.alpha, "failed")
+            #expect(row?["reason_code"] as? String == "crashed", "run \(run): \(String(describing: row))")
+            #expect(row?["version"] as? String == "1.1.0", "run \(run): \(String(describing: row))")
+            #expect((row?["reason"] as? String)?.contains("\(run) crash") == true, "run \(run): \(String(describing: row))")
+        }
+
+        // Killed: the next start is back on 1.0.0.
+        try await sandbox.ok("plugin", "kill", Self.alpha, "--version", "1.1.0", "--reason", "crashes hosts")
+        let last = try ChildProcess(Self.hostBinary, arguments, environment: Self.environment)
+        #expect(await last.waitForLine(loadedAlpha("1.0.0")) != nil, "\(last.output) \(last.errorOutput)")
+        #expect(await last.closeInput() == 0, "\(last.errorOutput)")
+    }
 }

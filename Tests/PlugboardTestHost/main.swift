@@ -8,8 +8,10 @@
 // may be repeated). With --state a host of the board file keeps its anchor (the newest audit head it accepted) in
 // FOLDER; --anchor gives the one to start from.
 //
-// The plug-ins named by --counting count their activations in their secure storage (key `activations`); the one named
-// by --crash-on-activate crashes the process (a fatal error) in its activation. With --state the host notes there
+// Every plug-in of --plugins is compiled in at each version of --versions (1.0.0 unless given), so that the host switches
+// between them in-process as the board's selection moves. The plug-ins named by --counting count their activations in
+// their secure storage (key `activations`); the one named by --crash-on-activate (ID: every version of it; ID@VERSION:
+// that release only) crashes the process (a fatal error) in its activation. With --state the host notes there
 // which plug-in code it enters, so that its next start reports such a crash; --safe-mode loads no plug-in.
 //
 // With --board-per-service the registry, the flags and the secure storage each open the board themselves (three
@@ -78,12 +80,14 @@ final class ProbePlugin: Plugin {
 }
 
 let usage = """
-    usage: plugboard-test-host --db BOARD --plugins ID[,ID…] [--counting ID[,ID…]] [--host-id ID] [--env NAME]
-                               [--poll-ms N] [--board-per-service] [--state FOLDER] [--anchor SEQ:HASH:ROOT]
-                               [--crash-on-activate ID] [--safe-mode] [--until-signal]
+    usage: plugboard-test-host --db BOARD --plugins ID[,ID…] [--versions V[,V…]] [--counting ID[,ID…]] [--host-id ID]
+                               [--env NAME] [--poll-ms N] [--board-per-service] [--state FOLDER]
+                               [--anchor SEQ:HASH:ROOT] [--crash-on-activate ID[@VERSION]] [--safe-mode]
+                               [--until-signal]
            plugboard-test-host --server URL --token TOKEN --cache FOLDER (--board-key KEY… | --trust-on-first-use)
-                               --plugins ID[,ID…] [--host-id ID] [--env NAME] [--fail-closed-after SECONDS]
-                               [--crash-on-activate ID] [--safe-mode] [--until-signal]
+                               --plugins ID[,ID…] [--versions V[,V…]] [--host-id ID] [--env NAME]
+                               [--fail-closed-after SECONDS] [--crash-on-activate ID[@VERSION]] [--safe-mode]
+                               [--until-signal]
 
     Runs a plug-in host and prints what it does as JSON lines. It runs while its standard input is open: when stdin
     closes (end of file, or `< /dev/null`) it stops its plug-ins, prints {"event":"stopped"} and exits 0. Give it a
@@ -96,7 +100,10 @@ let usage = """
     The host's state folder (FOLDER of --state or --cache) also notes which plug-in code it enters: a process that
     dies there reports the crash on its next start, and a release that crashed it 3 times within 10 minutes is
     quarantined (skipped as `quarantined`). --crash-on-activate ID makes that compiled-in plug-in crash the process in
-    its activation; --safe-mode loads no plug-in at all.
+    its activation (ID@VERSION: only that release of it); --safe-mode loads no plug-in at all.
+
+    Every plug-in of --plugins is compiled in at each version of --versions (default 1.0.0): the host loads the one the
+    board selects, and switches to another in-process when the selection moves.
 
     """
 if CommandLine.arguments.contains("--help") || CommandLine.arguments.contains("-h") {
@@ -152,8 +159,12 @@ configuration.safeMode = CommandLine.arguments.contains("--safe-mode")
 let host = PluginHost(configuration: configuration)
 let counting = Set((option("--counting") ?? "").split(separator: ",").map(String.init))
 let crashing = option("--crash-on-activate")
+let versions = (option("--versions") ?? "1.0.0").split(separator: ",").map(String.init)
 for id in pluginList.split(separator: ",").map(String.init) {
-    host.register(id, version: "1.0.0") { _ in ProbePlugin(counting: counting.contains(id), crashing: id == crashing) }
+    for version in versions {
+        let crashes = crashing == id || crashing == "\(id)@\(version)"
+        host.register(id, version: version) { _ in ProbePlugin(counting: counting.contains(id), crashing: crashes) }
+    }
 }
 
 let events = host.events()
