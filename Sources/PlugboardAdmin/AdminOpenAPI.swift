@@ -107,7 +107,7 @@ package enum AdminOpenAPI {
               schemas:
 
             """
-        out += AdminSchemas.yaml
+        out += AdminSchemas.yaml + AdminSchemas.rolloutYAML
         return out
     }
 
