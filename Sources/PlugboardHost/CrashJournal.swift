@@ -33,7 +33,7 @@ struct CrashJournal: Sendable {
     /// The most of the journal that is read (its end, where the newest lines are).
     static let maxJournalBytes = 64 * 1024
     /// The most of a marker that is read.
-    static let maxMarkerBytes = 4096
+    static let maxMarkerBytes = 64 * 1024
 
     /// One line of the journal.
     struct Record: Sendable, Hashable {
@@ -111,9 +111,18 @@ struct CrashJournal: Sendable {
 
     // MARK: The marker (on every call into plug-in code: plain system calls, no Foundation)
 
-    /// Records that the host enters `pluginID@version`'s code for `phase`.
+    /// Records that the host enters `pluginID@version`'s code for `phase` (and no other call is in progress).
     func enter(_ pluginID: String, _ version: String, _ phase: String) throws(BoardError) {
-        let text = [pluginID, version, phase, String(getpid()), Timestamp.format(Date())].joined(separator: "\t") + "\n"
+        try writeMarker(Self.markerLine(pluginID, version, phase))
+    }
+
+    /// One line of the marker: a call into `pluginID@version`'s code for `phase`, by this process, now.
+    static func markerLine(_ pluginID: String, _ version: String, _ phase: String) -> String {
+        [pluginID, version, phase, String(getpid()), Timestamp.format(Date())].joined(separator: "\t") + "\n"
+    }
+
+    /// Replaces the marker with `text`: the lines of the calls in progress.
+    func writeMarker(_ text: String) throws(BoardError) {
         try replace(markerPath, with: text, through: temporaryMarkerPath, sync: false)
     }
 
@@ -122,16 +131,25 @@ struct CrashJournal: Sendable {
         unlink(markerPath)
     }
 
-    /// The marker a previous process left, if any: `.success(nil)` when there is none, `.failure` when one is there but
-    /// is not a marker.
+    /// The first call in progress in the marker a previous process left, if any (see ``leftoverMarkers()``).
     func leftoverMarker() -> Result<Marker?, BoardError> {
-        guard let data = Self.read(markerPath, limit: Self.maxMarkerBytes, tail: false) else { return .success(nil) }
-        let fields = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
-            .split(separator: "\t", omittingEmptySubsequences: false)
-        guard fields.count == 5, Self.isName(fields[0], limit: 255), Self.isName(fields[1], limit: 64), Self.isName(fields[2], limit: 32),
-            let pid = Int32(fields[3]), let time = Timestamp.parse(String(fields[4]))
-        else { return .failure(BoardError(.integrity, "\(markerPath) is not a marker of this host")) }
-        return .success(Marker(pluginID: String(fields[0]), version: String(fields[1]), phase: String(fields[2]), pid: pid, time: time))
+        leftoverMarkers().map(\.first)
+    }
+
+    /// The calls in progress that the marker a previous process left names, each of them a release that may have
+    /// crashed it: `.success([])` when there is no marker, `.failure` when one is there but is not a marker.
+    func leftoverMarkers() -> Result<[Marker], BoardError> {
+        guard let data = Self.read(markerPath, limit: Self.maxMarkerBytes, tail: false) else { return .success([]) }
+        var markers: [Marker] = []
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count == 5, Self.isName(fields[0], limit: 255), Self.isName(fields[1], limit: 64),
+                Self.isName(fields[2], limit: 32), let pid = Int32(fields[3]), let time = Timestamp.parse(String(fields[4]))
+            else { return .failure(BoardError(.integrity, "\(markerPath) is not a marker of this host")) }
+            markers.append(Marker(pluginID: String(fields[0]), version: String(fields[1]), phase: String(fields[2]), pid: pid, time: time))
+        }
+        guard !markers.isEmpty else { return .failure(BoardError(.integrity, "\(markerPath) is not a marker of this host")) }
+        return .success(markers)
     }
 
     // MARK: The journal

@@ -13,24 +13,26 @@ extension PluginHost {
         case activate
         /// `deactivate()`.
         case deactivate
+        /// A call of a feature through `call(_:as:_:)` or `forEach(_:_:)`.
+        case call
     }
 
-    /// Notes durably that the host enters `id@version`'s code (when crash tracking is on). A marker that cannot be
-    /// written is said once; the call goes ahead.
-    func entering(_ id: String, _ version: String, _ call: PluginCall) {
-        guard let crashJournal else { return }
-        do throws(BoardError) {
-            try crashJournal.enter(id, version, call.rawValue)
-        } catch {
-            guard !markerFailed else { return }
-            markerFailed = true
-            warn("cannot note which plug-in code the host enters, so a crash in it will go unnoticed: \(error.message)")
+    /// Notes durably that the host enters `id@version`'s code (when crash tracking is on); returns the call's token for
+    /// ``left(_:)``. A marker that cannot be written is said once; the call goes ahead.
+    nonisolated func entering(_ id: String, _ version: String, _ call: PluginCall) -> Int? {
+        guard let markers else { return nil }
+        let (token, failure) = markers.enter(id, version, call.rawValue)
+        if let failure {
+            let message = "cannot note which plug-in code the host enters, so a crash in it will go unnoticed: \(failure.message)"
+            configuration.logger.warning("\(message)")
+            emit(.warning(message))
         }
+        return token
     }
 
-    /// Notes that the call into plug-in code returned.
-    func left() {
-        crashJournal?.leave()
+    /// Notes that the call of `token` into plug-in code returned.
+    nonisolated func left(_ token: Int?) {
+        if let token { markers?.leave(token) }
     }
 
     /// On the first reconciliation: reads the crash journal and records the crash that a marker left by a previous
@@ -55,46 +57,55 @@ extension PluginHost {
             quarantine = CrashJournal.quarantined(contents.records)
             crashCounts = CrashJournal.recentCrashes(in: contents.records, within: policy.window, before: Date())
         }
-        let marker: CrashJournal.Marker
-        switch journal.leftoverMarker() {
-        case .success(nil): return
-        case .success(let found?): marker = found
+        let markers: [CrashJournal.Marker]
+        switch journal.leftoverMarkers() {
+        case .success(let found): markers = found
         case .failure(let error):
             warn("\(error.message); removed it")
             journal.leave()
             return
         }
-        let time = min(marker.time, Date())
-        let release = "\(marker.pluginID)@\(marker.version)"
-        contents.records.append(.init(.crash, time: time, pluginID: marker.pluginID, version: marker.version, detail: marker.phase))
-        let count = CrashJournal.crashes(of: marker.pluginID, marker.version, in: contents.records, within: policy.window, before: time)
-        let key = ReleaseCheck.key(marker.pluginID, marker.version)
-        let quarantines = count >= policy.threshold && CrashJournal.quarantined(contents.records)[key] == nil
-        if quarantines {
-            contents.records.append(
-                .init(.quarantine, time: Date(), pluginID: marker.pluginID, version: marker.version, detail: String(count)))
+        guard !markers.isEmpty else { return }
+        var said: [(CrashJournal.Marker, Int, Bool)] = []
+        for marker in markers {
+            let time = min(marker.time, Date())
+            contents.records.append(.init(.crash, time: time, pluginID: marker.pluginID, version: marker.version, detail: marker.phase))
+            let count = CrashJournal.crashes(of: marker.pluginID, marker.version, in: contents.records, within: policy.window, before: time)
+            let key = ReleaseCheck.key(marker.pluginID, marker.version)
+            let quarantines = count >= policy.threshold && CrashJournal.quarantined(contents.records)[key] == nil
+            if quarantines {
+                contents.records.append(
+                    .init(.quarantine, time: Date(), pluginID: marker.pluginID, version: marker.version, detail: String(count)))
+            }
+            said.append((marker, count, quarantines))
         }
         do throws(BoardError) {
             try journal.write(contents.records)
             journal.leave()
         } catch {
-            warn("cannot record the crash of \(release) in \(journal.journalPath): \(error.message)")
+            warn(
+                "cannot record the crash of \(markers.map { "\($0.pluginID)@\($0.version)" }.joined(separator: ", ")) in \(journal.journalPath): \(error.message)"
+            )
         }
         let window = Self.describe(policy.window)
-        var message =
-            "the host's previous process (\(marker.pid)) died in the code of \(release) (\(marker.phase), entered at \(Timestamp.format(marker.time))): \(count) crash\(count == 1 ? "" : "es") of this release within \(window)"
-        if quarantines {
-            message +=
-                "; the host quarantines \(release) and does not load it (lift it with plugboard host release-quarantine \(configuration.identity.hostID) \(marker.pluginID) \(marker.version))"
+        let others = markers.count > 1 ? " (one of \(markers.count) calls into plug-in code in progress, each counted)" : ""
+        for (marker, count, quarantines) in said {
+            let release = "\(marker.pluginID)@\(marker.version)"
+            var message =
+                "the host's previous process (\(marker.pid)) died in the code of \(release) (\(marker.phase), entered at \(Timestamp.format(marker.time)))\(others): \(count) crash\(count == 1 ? "" : "es") of this release within \(window)"
+            if quarantines {
+                message +=
+                    "; the host quarantines \(release) and does not load it (lift it with plugboard host release-quarantine \(configuration.identity.hostID) \(marker.pluginID) \(marker.version))"
+            }
+            warn(message)
+            // Reported before the host enters plug-in code again (see reportCrashBeforeLoading()).
+            setStatus(
+                LoadReportEntry(
+                    pluginID: marker.pluginID, version: marker.version, state: .failed, reasonCode: SkipReason.Code.crashed.rawValue,
+                    reason:
+                        "\(release) crashed the host's previous process (\(marker.phase)): \(count) crash\(count == 1 ? "" : "es") of this release within \(window)",
+                    crashes: count))
         }
-        warn(message)
-        // Reported before the host enters plug-in code again (see reportCrashBeforeLoading()).
-        setStatus(
-            LoadReportEntry(
-                pluginID: marker.pluginID, version: marker.version, state: .failed, reasonCode: SkipReason.Code.crashed.rawValue,
-                reason:
-                    "\(release) crashed the host's previous process (\(marker.phase)): \(count) crash\(count == 1 ? "" : "es") of this release within \(window)",
-                crashes: count))
         crashToReport = true
     }
 

@@ -243,10 +243,10 @@ extension PluginHost {
                     record(id, version, .failed, SkipReason(.loadFailed, "the artifact of \(id)@\(version) is not on this machine"))
                     return
                 }
-                entering(id, version, .load)
+                let loading = entering(id, version, .load)
                 let loaded = loader.load(
                     pluginID: id, version: version, path: path, expectedSHA256: sha, entry: entry.entry ?? PluginABI.defaultEntrySymbol)
-                left()
+                left(loading)
                 switch loaded {
                 case .success(let registration):
                     libraries[id] = LoadedLibrary(version: version, registration: registration)
@@ -264,7 +264,7 @@ extension PluginHost {
 
         let context = makeContext(id, version: version, capabilities: Set(entry.capabilities))
         let activated: Result<any Plugin, any Error>
-        entering(id, version, .activate)
+        let activating = entering(id, version, .activate)
         do {
             let instance = try factory(context)
             try await instance.activate(context: context)
@@ -272,7 +272,7 @@ extension PluginHost {
         } catch {
             activated = .failure(error)
         }
-        left()
+        left(activating)
         switch activated {
         case .success(let instance):
             running.update(
@@ -312,9 +312,9 @@ extension PluginHost {
                 return active
             })
         eventBus.endSubscriptions(of: plugin.pluginID)
-        entering(plugin.pluginID, plugin.version, .deactivate)
+        let deactivating = entering(plugin.pluginID, plugin.version, .deactivate)
         await plugin.instance.deactivate()
-        left()
+        left(deactivating)
         setStatus(
             LoadReportEntry(
                 pluginID: plugin.pluginID, version: plugin.version, state: reportState, reasonCode: reason.code.rawValue,

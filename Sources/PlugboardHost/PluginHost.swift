@@ -95,8 +95,8 @@ public actor PluginHost {
     var crashesNoticed = false
     /// Releases this host quarantined, by `ReleaseCheck.key(_:_:)`, with their quarantine record.
     var quarantine: [String: CrashJournal.Record] = [:]
-    /// Set once the host said that it cannot write its marker (it keeps calling plug-ins without).
-    var markerFailed = false
+    /// The calls into plug-in code in progress, noted in the state folder's marker (nil: crash tracking is off).
+    let markers: CallMarkers?
     /// Set once the host said that it runs in safe mode.
     var saidSafeMode = false
     /// The crashes of each release within the crash window, by `ReleaseCheck.key(_:_:)`, as the crash journal held them
@@ -111,6 +111,7 @@ public actor PluginHost {
         self.source = configuration.source
         self.loader = DynamicLoader(cacheFolder: configuration.dynamicLibraryCache)
         self.crashJournal = configuration.crashQuarantine == nil ? nil : configuration.stateFolder.map { CrashJournal(folder: $0) }
+        self.markers = crashJournal.map { CallMarkers(journal: $0) }
         _ = DynamicLoader.interfaceIsShared  // decided now, before any plug-in library is loaded
     }
 

@@ -125,6 +125,35 @@ struct CrashJournalTests {
         #expect(throws: BoardError.self) { try journal.leftoverMarker().get() }
     }
 
+    @Test func callsInProgressAtOnceAreAllNamedAndEachLeavesItsOwnLine() async throws {
+        let journal = try journal()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let markers = CallMarkers(journal: journal)
+        let a = markers.enter("com.example.a", "1.0.0", "call")
+        let b = markers.enter("com.example.b", "2.0.0", "call")
+        #expect(a.firstFailure == nil && b.firstFailure == nil)
+        #expect(try journal.leftoverMarkers().get().map(\.pluginID) == ["com.example.a", "com.example.b"])
+        markers.leave(a.token)
+        #expect(try journal.leftoverMarkers().get().map(\.pluginID) == ["com.example.b"])
+        markers.leave(b.token)
+        #expect(try journal.leftoverMarkers().get().isEmpty)
+
+        // Many threads at once: every call's line is there while it runs, and none is left once all returned.
+        await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<64 {
+                group.addTask {
+                    let id = "com.example.p\(index)"
+                    let call = markers.enter(id, "1.0.0", "call")
+                    let named = (try? journal.leftoverMarkers().get().contains { $0.pluginID == id }) ?? false
+                    markers.leave(call.token)
+                    return named
+                }
+            }
+            for await named in group { #expect(named) }
+        }
+        #expect(try journal.leftoverMarkers().get().isEmpty)
+    }
+
     /// What the marker costs each call into plug-in code: a temporary file written, a `rename`, and an `unlink` when the
     /// call returns. Printed, not asserted: it depends on the disk and the machine's load.
     @Test func enteringAndLeavingManyTimesLeavesNoMarkerAndNoCrash() throws {

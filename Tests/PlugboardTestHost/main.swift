@@ -57,14 +57,26 @@ func emit(_ fields: [String: String]) {
     FileHandle.standardOutput.write(Data(line.utf8))
 }
 
+/// A feature the test host defines and calls through `PluginHost.forEach(_:_:)` (with --call-features).
+protocol Probing {
+    func probe() -> String
+}
+
 /// A compiled-in plug-in that uses its host services on every activation: it evaluates a flag and, when
 /// `counting`, counts its activations in its secure storage, so that plug-in writes go through the shared board too.
-final class ProbePlugin: Plugin {
+final class ProbePlugin: Plugin, Probing {
     let counting: Bool
     let crashing: Bool
-    init(counting: Bool, crashing: Bool) {
+    let crashingInCall: Bool
+    init(counting: Bool, crashing: Bool, crashingInCall: Bool = false) {
         self.counting = counting
         self.crashing = crashing
+        self.crashingInCall = crashingInCall
+    }
+
+    func probe() -> String {
+        if crashingInCall { fatalError("a plug-in crashes in a call of its feature (--crash-in-call)") }
+        return "ok"
     }
 
     func activate(context: PluginContext) async throws {
@@ -83,7 +95,7 @@ let usage = """
     usage: plugboard-test-host --db BOARD --plugins ID[,ID…] [--versions V[,V…]] [--counting ID[,ID…]] [--host-id ID]
                                [--env NAME] [--poll-ms N] [--board-per-service] [--state FOLDER]
                                [--anchor SEQ:HASH:ROOT] [--crash-on-activate ID[@VERSION]] [--safe-mode]
-                               [--until-signal]
+                               [--call-features] [--crash-in-call ID[@VERSION]] [--until-signal]
            plugboard-test-host --server URL --token TOKEN --cache FOLDER (--board-key KEY… | --trust-on-first-use)
                                --plugins ID[,ID…] [--versions V[,V…]] [--host-id ID] [--env NAME]
                                [--fail-closed-after SECONDS] [--crash-on-activate ID[@VERSION]] [--safe-mode]
@@ -100,7 +112,9 @@ let usage = """
     The host's state folder (FOLDER of --state or --cache) also notes which plug-in code it enters: a process that
     dies there reports the crash on its next start, and a release that crashed it 3 times within 10 minutes is
     quarantined (skipped as `quarantined`). --crash-on-activate ID makes that compiled-in plug-in crash the process in
-    its activation (ID@VERSION: only that release of it); --safe-mode loads no plug-in at all.
+    its activation (ID@VERSION: only that release of it); --safe-mode loads no plug-in at all. --call-features calls
+    a feature of every active plug-in once the host started (through the host, under its crash marker) and prints
+    {"event":"called","plugins":"N"}; --crash-in-call ID[@VERSION] makes that plug-in crash the process in the call.
 
     Every plug-in of --plugins is compiled in at each version of --versions (default 1.0.0): the host loads the one the
     board selects, and switches to another in-process when the selection moves.
@@ -159,11 +173,15 @@ configuration.safeMode = CommandLine.arguments.contains("--safe-mode")
 let host = PluginHost(configuration: configuration)
 let counting = Set((option("--counting") ?? "").split(separator: ",").map(String.init))
 let crashing = option("--crash-on-activate")
+let crashingInCall = option("--crash-in-call")
 let versions = (option("--versions") ?? "1.0.0").split(separator: ",").map(String.init)
 for id in pluginList.split(separator: ",").map(String.init) {
     for version in versions {
         let crashes = crashing == id || crashing == "\(id)@\(version)"
-        host.register(id, version: version) { _ in ProbePlugin(counting: counting.contains(id), crashing: crashes) }
+        let crashesInCall = crashingInCall == id || crashingInCall == "\(id)@\(version)"
+        host.register(id, version: version) { _ in
+            ProbePlugin(counting: counting.contains(id), crashing: crashes, crashingInCall: crashesInCall)
+        }
     }
 }
 
@@ -183,6 +201,15 @@ let printer = Task {
 }
 await host.start()
 emit(["event": "started", "pid": String(getpid())])
+if CommandLine.arguments.contains("--call-features") {
+    // Each active plug-in's feature, called under the host's crash marker.
+    var called = 0
+    host.forEach((any Probing).self) { probe in
+        _ = probe.probe()
+        called += 1
+    }
+    emit(["event": "called", "plugins": String(called)])
+}
 
 if CommandLine.arguments.contains("--until-signal") {
     // Run until SIGINT or SIGTERM (handled here, so that the host stops its plug-ins before exiting).
