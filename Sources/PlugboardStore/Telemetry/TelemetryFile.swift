@@ -64,7 +64,7 @@ package struct TelemetryDrop: Sendable, Hashable, Codable {
 final class TelemetryFile: Sendable {
     /// `PRAGMA application_id` of a telemetry file ("PLGT").
     static let applicationID: Int32 = 0x504C_4754
-    /// 2: `load_reports.crashes`.
+    /// 2: `load_reports.crashes`, and an index of `load_reports` by plug-in (what a rollout's guard reads every second).
     static let schemaVersion = 2
 
     let path: String
@@ -108,7 +108,11 @@ final class TelemetryFile: Sendable {
                 if version == 0 { try createSchema(db) }
                 if version == 1 {
                     try db.execute(
-                        sql: "ALTER TABLE load_reports ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0; PRAGMA user_version = \(schemaVersion)")
+                        sql: """
+                            ALTER TABLE load_reports ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0;
+                            CREATE INDEX IF NOT EXISTS load_reports_plugin ON load_reports (plugin_id);
+                            PRAGMA user_version = \(schemaVersion);
+                            """)
                 }
             }
         }
@@ -160,6 +164,7 @@ final class TelemetryFile: Sendable {
                     crashes     INTEGER NOT NULL DEFAULT 0,
                     PRIMARY KEY (host_id, plugin_id)
                 ) WITHOUT ROWID;
+                CREATE INDEX IF NOT EXISTS load_reports_plugin ON load_reports (plugin_id);
                 CREATE TABLE IF NOT EXISTS client_instances (
                     app_name     TEXT NOT NULL,
                     instance_id  TEXT NOT NULL,
