@@ -85,28 +85,22 @@ struct RolloutCommand: ParsableCommand {
         }
     }
 
-    struct Pause: RemoteCommand {
+    struct Pause: RolloutHold {
         static let configuration = CommandConfiguration(
             commandName: "pause", abstract: "Hold a running rollout at its step (the guard still acts).")
+        static let paused = true
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
         @Option(name: .long, help: "Why (kept in the audit log).") var reason: String?
-
-        func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.perform(RolloutRequests.Hold(id: id, env: try global.environment(), paused: true, reason: reason)))
-        }
     }
 
-    struct Resume: RemoteCommand {
+    struct Resume: RolloutHold {
         static let configuration = CommandConfiguration(
             commandName: "resume", abstract: "Resume a paused rollout: its step lasts a full interval from now.")
+        static let paused = false
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: String
         @Option(name: .long, help: "Why (kept in the audit log).") var reason: String?
-
-        func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.perform(RolloutRequests.Hold(id: id, env: try global.environment(), paused: false, reason: reason)))
-        }
     }
 
     struct Abort: RemoteCommand {
@@ -136,6 +130,20 @@ struct RolloutCommand: ParsableCommand {
             if ticks.isEmpty { print("Nothing to do: no rollout failed its guard or was due for its next step.") }
             for tick in ticks { print(multiline(tick.message)) }
         }
+    }
+}
+
+/// `rollout pause` and `rollout resume`: one request, told which.
+protocol RolloutHold: RemoteCommand {
+    static var paused: Bool { get }
+    var global: GlobalOptions { get }
+    var id: String { get }
+    var reason: String? { get }
+}
+
+extension RolloutHold {
+    func execute(_ output: Output) throws(BoardError) {
+        output.report(try global.perform(RolloutRequests.Hold(id: id, env: try global.environment(), paused: Self.paused, reason: reason)))
     }
 }
 

@@ -66,7 +66,7 @@ extension Board {
             switch record.rollout.state {
             case .paused: return (nil, "The rollout of \(record.name) is already paused; nothing changed.")
             case .completed, .aborted:
-                throw BoardError(.conflict, "the rollout of \(record.name) \(record.rollout.state.rawValue); there is nothing to pause")
+                throw BoardError(.conflict, "the rollout of \(record.name) \(record.endedWords); there is nothing to pause")
             case .running:
                 return (
                     record.with(state: .paused),
@@ -86,7 +86,7 @@ extension Board {
             case .completed, .aborted:
                 throw BoardError(
                     .conflict,
-                    "the rollout of \(record.name) \(record.rollout.state.rawValue); start a new one with plugboard rollout start")
+                    "the rollout of \(record.name) \(record.endedWords); start a new one with plugboard rollout start")
             case .paused:
                 var resumed = record.with(state: .running)
                 resumed.stepStartedAt = change.now

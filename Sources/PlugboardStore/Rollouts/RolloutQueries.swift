@@ -20,6 +20,8 @@ struct RolloutRecord: Sendable, Hashable {
     var pluginID: String { rollout.pluginID }
     var environment: String { rollout.environment }
     var isActive: Bool { rollout.state == .running || rollout.state == .paused }
+    /// `completed` or `was aborted`, for an ended rollout.
+    var endedWords: String { rollout.state == .aborted ? "was aborted" : rollout.state.rawValue }
     /// `com.example.a@1.2.0 in production`.
     var name: String { "\(rollout.pluginID)@\(rollout.version) in \(rollout.environment)" }
 
