@@ -164,7 +164,7 @@ package enum RolloutRequests {
         }
     }
 
-    /// `rollout tick`: one pass of every rollout's guard and schedule (what `plugboard serve` does every second).
+    /// `rollout tick`: one pass of every rollout's guard and schedule (what `plugboard serve` does four times a second).
     package struct Tick: AdminRequest {
         package init() {}
         package static let route = AdminRoute(

@@ -4,7 +4,7 @@ import PlugboardStore
 import ServiceLifecycle
 import Synchronization
 
-/// Runs every rollout's guard and schedule once a second (`Board.tickRollouts(via:now:)`): aborts a
+/// Runs every rollout's guard and schedule four times a second (`Board.tickRollouts(via:now:)`): aborts a
 /// rollout whose new release fails too many hosts, and moves a rollout that is due to its next step. Each action is an
 /// audited change of the board, by `plugboard/rollout-guard` or `plugboard/rollout-schedule` via `plugboard serve`.
 ///

@@ -45,7 +45,7 @@ public struct ServerConfiguration: Sendable {
     public var adminMaxArtifactBytes = 512 << 20
     /// How often the server runs every rollout's guard and schedule (`Board.tickRollouts(via:now:)`);
     /// nil: never (then run `plugboard rollout tick`). Each pass that acts is an audited change of the board.
-    public var rolloutInterval: Duration? = .seconds(1)
+    public var rolloutInterval: Duration? = .milliseconds(250)
 
     /// Creates a configuration with the defaults: 127.0.0.1:4242, 1 MiB bodies, 60 s idle timeout, 4096 connections,
     /// 64 requests in progress per client address, a board check every 20 ms, usage written every 5 s.

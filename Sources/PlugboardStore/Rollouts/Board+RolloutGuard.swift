@@ -8,7 +8,7 @@ extension Board {
     /// The principal of the schedule's steps.
     public static let rolloutSchedule = "plugboard/rollout-schedule"
 
-    /// One pass of every running or paused rollout's guard and schedule (`plugboard serve` runs it every second,
+    /// One pass of every running or paused rollout's guard and schedule (`plugboard serve` runs it four times a second,
     /// `plugboard rollout tick` once):
     ///
     /// 1. The guard reads what the hosts of the rollout's environment last reported about the new release. When at least

@@ -64,7 +64,7 @@ package struct TelemetryDrop: Sendable, Hashable, Codable {
 final class TelemetryFile: Sendable {
     /// `PRAGMA application_id` of a telemetry file ("PLGT").
     static let applicationID: Int32 = 0x504C_4754
-    /// 2: `load_reports.crashes`, and an index of `load_reports` by plug-in (what a rollout's guard reads every second).
+    /// 2: `load_reports.crashes`, and an index of `load_reports` by plug-in (what a rollout's guard reads four times a second).
     static let schemaVersion = 2
 
     let path: String
