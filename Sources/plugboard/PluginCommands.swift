@@ -213,12 +213,21 @@ struct PluginCommand: ParsableCommand {
             for row in rows {
                 table.add(
                     row.pluginID, row.hostID, row.environment, row.version.cell, row.state.rawValue, row.signature?.rawValue ?? "-",
-                    row.reason ?? row.warning.map { "warning: \($0)" } ?? "-", row.reportedAt, row.source ?? "the board file")
+                    (row.reason ?? row.warning.map { "warning: \($0)" } ?? "-") + Self.crashNote(row), row.reportedAt,
+                    row.source ?? "the board file")
             }
             table.print(
                 empty: id.map { "No host has reported on \($0) yet." }
                     ?? "No host has reported yet: hosts write a load report when they start and whenever their plug-ins change.")
         }
+    }
+}
+
+extension PluginCommand.Status {
+    /// ` (2 crashes of this release within the host's window)`, when the row does not say so already.
+    static func crashNote(_ row: HostLoadStatus) -> String {
+        guard let crashes = row.crashes, row.reasonCode != "crashed" else { return "" }
+        return " (\(crashes) crash\(crashes == 1 ? "" : "es") of this release within the host's window)"
     }
 }
 
