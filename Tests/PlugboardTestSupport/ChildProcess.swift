@@ -38,7 +38,10 @@ public final class ChildProcess: Sendable {
         for pipe in [input, out, err] { FileHandle.closeOnExec(pipe) }
         try process.run()
         let collected = self.collected
-        DispatchQueue.global().async {
+        // Each pipe is read on a thread of its own, not on Dispatch's pool: the readers block for the child's whole
+        // life, and Dispatch adds threads to its pool only every second or so once they all block, which held up the
+        // output of the fourth or fifth child of a test by seconds.
+        Thread {
             var pending = Data()
             while true {
                 let chunk = out.fileHandleForReading.availableData
@@ -50,11 +53,11 @@ public final class ChildProcess: Sendable {
                     collected.lines.withLock { $0.append(line) }
                 }
             }
-        }
-        DispatchQueue.global().async {
+        }.start()
+        Thread {
             let data = (try? err.fileHandleForReading.readAll()) ?? Data("(the test could not read this process's stderr)".utf8)
             collected.errors.withLock { $0.append(data) }
-        }
+        }.start()
     }
 
     /// The process id.
