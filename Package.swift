@@ -240,7 +240,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PlugboardProcessTests",
-            dependencies: ["plugboard", "plugboard-test-host", "PlugboardTestSupport"]
+            dependencies: ["plugboard", "plugboard-test-host", "PlugboardTestSupport", "PlugboardModel"]
         ),
         .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
         .testTarget(name: "PlugboardRegexTests", dependencies: ["PlugboardRegex"]),

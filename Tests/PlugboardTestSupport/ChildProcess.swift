@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 #if canImport(Glibc)
@@ -14,6 +14,8 @@ public final class ChildProcess: Sendable {
     /// What the child printed, filled by reader threads.
     private final class Collected: Sendable {
         let lines = Mutex<[String]>([])
+        /// When each line of ``lines`` was read (written under the lock of ``lines``).
+        let times = Mutex<[Date]>([])
         let errors = Mutex<Data>(Data())
     }
 
@@ -38,7 +40,10 @@ public final class ChildProcess: Sendable {
         for pipe in [input, out, err] { FileHandle.closeOnExec(pipe) }
         try process.run()
         let collected = self.collected
-        DispatchQueue.global().async {
+        // Each pipe is read on a thread of its own, not on Dispatch's pool: the readers block for the child's whole
+        // life, and Dispatch adds threads to its pool only every second or so once they all block, which held up the
+        // output of the fourth or fifth child of a test by seconds.
+        Thread {
             var pending = Data()
             while true {
                 let chunk = out.fileHandleForReading.availableData
@@ -47,14 +52,17 @@ public final class ChildProcess: Sendable {
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
                     pending.removeSubrange(pending.startIndex...newline)
-                    collected.lines.withLock { $0.append(line) }
+                    collected.lines.withLock { lines in
+                        lines.append(line)
+                        collected.times.withLock { $0.append(Date()) }
+                    }
                 }
             }
-        }
-        DispatchQueue.global().async {
+        }.start()
+        Thread {
             let data = (try? err.fileHandleForReading.readAll()) ?? Data("(the test could not read this process's stderr)".utf8)
             collected.errors.withLock { $0.append(data) }
-        }
+        }.start()
     }
 
     /// The process id.
@@ -62,6 +70,15 @@ public final class ChildProcess: Sendable {
 
     /// Every line printed so far.
     public var output: [String] { collected.lines.withLock { $0 } }
+
+    /// Every line printed so far, with the time this process read it from the pipe (a few milliseconds after the
+    /// child wrote it).
+    public var stampedOutput: [(at: Date, line: String)] {
+        collected.lines.withLock { lines in collected.times.withLock { times in zip(times, lines).map { (at: $0, line: $1) } } }
+    }
+
+    /// Whether it exited, killed by a signal (a crash) rather than by calling exit.
+    public var exitedBySignal: Bool { !process.isRunning && process.terminationReason == .uncaughtSignal }
 
     /// What it printed on stderr (complete once it exited).
     public var errorOutput: String { String(decoding: collected.errors.withLock { $0 }, as: UTF8.self) }
