@@ -118,7 +118,7 @@ struct RolloutCommand: ParsableCommand {
     struct Tick: RemoteCommand {
         static let configuration = CommandConfiguration(
             commandName: "tick",
-            abstract: "Run every rollout's guard and schedule once (plugboard serve does four times a second; run this from cron otherwise).")
+            abstract: "Run every rollout's guard and schedule once (serve does four times a second; run this from cron otherwise).")
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {

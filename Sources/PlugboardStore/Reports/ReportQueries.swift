@@ -17,7 +17,8 @@ enum ReportQueries {
         // stay as they are (with the time they were first reported so).
         var stored: [String: LoadReportEntry] = [:]
         for row in try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT plugin_id, version, state, reason_code, reason, warning, crashes FROM load_reports WHERE host_id = ?"),
+            db.cachedStatement(
+                sql: "SELECT plugin_id, version, state, reason_code, reason, warning, crashes FROM load_reports WHERE host_id = ?"),
             arguments: [hostID])
         {
             stored[row[0]] = LoadReportEntry(
