@@ -168,7 +168,7 @@ enum RolloutText {
             )
         }
         var table = Table(
-            "STEP", "HOSTS", "REACHED", "BY", "NEW", "HOSTS", "ACTIVE", "FAILED", "CRASHED", "QUARANTINED", "RATE", "PREVIOUS RATE")
+            "STEP", "SHARE", "REACHED", "BY", "RELEASE", "HOSTS", "ACTIVE", "FAILED", "CRASHED", "QUARANTINED", "RATE", "PREVIOUS RATE")
         for (index, step) in status.history.enumerated() {
             let isCurrent = index == status.history.count - 1 && status.endedAt == nil
             let figures = isCurrent ? status.current : step.figures
