@@ -156,7 +156,7 @@ package enum RolloutRequests {
         }
         package static let route = AdminRoute(
             "rollout.abort", .post, "/rollouts/{id}/abort", .write,
-            summary: "Abort a rollout: every host returns to the previous release at its next reading, as for a kill switch.",
+            summary: "Abort a rollout: every host stops the new release at its next reading, as for a kill switch.",
             parameters: [.path("id", "The plug-in id."), .env(.body), AdminParameter("reason", .body, "Why.")],
             response: "ChangeResult")
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {

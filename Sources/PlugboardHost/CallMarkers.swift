@@ -10,8 +10,13 @@ import Synchronization
 /// removed when none is). A process that dies leaves the lines of every call in progress: each of those releases is
 /// counted as having crashed the host, since the host cannot tell which of them did.
 final class CallMarkers: Sendable {
+    /// The most calls the marker names at once (each line is at most about 370 bytes, well within
+    /// ``CrashJournal/maxMarkerBytes``); a call beyond them runs unnoted.
+    static let maxCalls = 128
+
     let journal: CrashJournal
-    private let inFlight = Mutex<(next: Int, lines: [Int: String])>((0, [:]))
+    /// The calls in progress, by token; `closed` once the host stopped (nothing is noted any more).
+    private let inFlight = Mutex<(next: Int, lines: [Int: String], closed: Bool)>((0, [:], false))
     /// Set once a marker could not be written (said once by the caller).
     private let failed = Mutex(false)
 
@@ -26,6 +31,7 @@ final class CallMarkers: Sendable {
         let outcome: (Int, BoardError?) = inFlight.withLock { state in
             let token = state.next
             state.next += 1
+            guard !state.closed, state.lines.count < Self.maxCalls else { return (token, nil) }
             state.lines[token] = line
             do throws(BoardError) {
                 try journal.writeMarker(state.lines.keys.sorted().compactMap { state.lines[$0] }.joined())
@@ -45,12 +51,22 @@ final class CallMarkers: Sendable {
     /// Notes that the call of `token` returned.
     func leave(_ token: Int) {
         inFlight.withLock { state in
-            state.lines[token] = nil
+            guard !state.closed, state.lines.removeValue(forKey: token) != nil else { return }
             if state.lines.isEmpty {
                 journal.leave()
             } else {
                 try? journal.writeMarker(state.lines.keys.sorted().compactMap { state.lines[$0] }.joined())
             }
+        }
+    }
+
+    /// Removes the marker and notes nothing more: the host stopped cleanly, so a call still in progress when the
+    /// process exits is not a crash.
+    func close() {
+        inFlight.withLock { state in
+            state.closed = true
+            state.lines = [:]
+            journal.leave()
         }
     }
 }

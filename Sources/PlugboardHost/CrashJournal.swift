@@ -140,12 +140,16 @@ struct CrashJournal: Sendable {
     /// crashed it: `.success([])` when there is no marker, `.failure` when one is there but is not a marker.
     func leftoverMarkers() -> Result<[Marker], BoardError> {
         guard let data = Self.read(markerPath, limit: Self.maxMarkerBytes, tail: false) else { return .success([]) }
+        var lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        // A marker cut by the size bound loses its last, partial line, not its others.
+        if data.count == Self.maxMarkerBytes || lines.last?.isEmpty == true { lines.removeLast() }
         var markers: [Marker] = []
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+        for line in lines {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            // A line that is not a call of this host's format is skipped; the others still name their releases.
             guard fields.count == 5, Self.isName(fields[0], limit: 255), Self.isName(fields[1], limit: 64),
                 Self.isName(fields[2], limit: 32), let pid = Int32(fields[3]), let time = Timestamp.parse(String(fields[4]))
-            else { return .failure(BoardError(.integrity, "\(markerPath) is not a marker of this host")) }
+            else { continue }
             markers.append(Marker(pluginID: String(fields[0]), version: String(fields[1]), phase: String(fields[2]), pid: pid, time: time))
         }
         guard !markers.isEmpty else { return .failure(BoardError(.integrity, "\(markerPath) is not a marker of this host")) }
@@ -229,19 +233,6 @@ extension CrashJournal {
             $0.kind == .crash && $0.pluginID == pluginID && $0.version == version && $0.time <= time && $0.time > released
                 && time.timeIntervalSince($0.time) <= seconds
         }
-    }
-
-    /// The crashes of every release in `records` within `window` before `time` (counted as ``crashes(of:_:in:within:before:)``
-    /// does), by `ReleaseCheck.key(_:_:)`; releases without any are left out.
-    static func recentCrashes(in records: [Record], within window: Duration, before time: Date) -> [String: Int] {
-        var counts: [String: Int] = [:]
-        for record in records where record.kind == .crash {
-            let key = ReleaseCheck.key(record.pluginID, record.version)
-            guard counts[key] == nil else { continue }
-            let count = crashes(of: record.pluginID, record.version, in: records, within: window, before: time)
-            if count > 0 { counts[key] = count }
-        }
-        return counts
     }
 
     /// The releases quarantined in `records` (and not released since), as `ReleaseCheck.key(_:_:)` with their

@@ -55,16 +55,19 @@ extension PluginHost {
         }
         defer {
             quarantine = CrashJournal.quarantined(contents.records)
-            crashCounts = CrashJournal.recentCrashes(in: contents.records, within: policy.window, before: Date())
+            crashRecords = contents.records
         }
-        let markers: [CrashJournal.Marker]
+        let found: [CrashJournal.Marker]
         switch journal.leftoverMarkers() {
-        case .success(let found): markers = found
+        case .success(let markers): found = markers
         case .failure(let error):
             warn("\(error.message); removed it")
             journal.leave()
             return
         }
+        // One death is one crash of each release it was in, however many calls into a release were in progress.
+        var releases = Set<String>()
+        let markers = found.filter { releases.insert(ReleaseCheck.key($0.pluginID, $0.version)).inserted }
         guard !markers.isEmpty else { return }
         var said: [(CrashJournal.Marker, Int, Bool)] = []
         for marker in markers {
@@ -88,7 +91,7 @@ extension PluginHost {
             )
         }
         let window = Self.describe(policy.window)
-        let others = markers.count > 1 ? " (one of \(markers.count) calls into plug-in code in progress, each counted)" : ""
+        let others = markers.count > 1 ? " (one of \(markers.count) releases whose code was running, each counted)" : ""
         for (marker, count, quarantines) in said {
             let release = "\(marker.pluginID)@\(marker.version)"
             var message =
@@ -143,9 +146,7 @@ extension PluginHost {
             warn("cannot note the end of a quarantine in \(journal.journalPath): \(error.message); the board's release still applies")
         }
         for (record, _) in lifted { quarantine[ReleaseCheck.key(record.pluginID, record.version)] = nil }
-        if let window = configuration.crashQuarantine?.window {
-            crashCounts = CrashJournal.recentCrashes(in: contents.records, within: window, before: Date())
-        }
+        crashRecords = contents.records
         for (_, release) in lifted {
             let why = release.reason.map { ": \(Validate.escaped($0))" } ?? ""
             configuration.logger.notice(

@@ -100,14 +100,19 @@ extension PluginHost {
                 await deactivate(plugin, reason: reason, reportState: .deactivated)
                 continue
             }
+            // A kill switch over the running version stops it now, whatever replaces it (a library's other version
+            // waits for a restart; a compiled-in one activates in step 3).
+            if snapshot.plugins[id]?.versions.first(where: { $0.version == plugin.version })?.killed == true {
+                pendingRestart[id] = nil
+                let next = wanted[id].map { "; \(id) moves to \($0)" } ?? ""
+                await deactivate(
+                    plugin, reason: SkipReason(.killed, "a kill switch covers \(id)@\(plugin.version)\(next)"), reportState: .deactivated)
+                continue
+            }
             // Another version compiled into the host: switched in-process (step 3 activates it in this pass).
             if plugin.origin == .compiledIn, let next = wanted[id] {
-                let killed = snapshot.plugins[id]?.versions.first { $0.version == plugin.version }?.killed == true
-                let reason =
-                    killed
-                    ? SkipReason(.killed, "a kill switch covers \(id)@\(plugin.version); \(id) moves to \(next)")
-                    : SkipReason(.replaced, "\(id) moves from \(plugin.version) to \(next)")
-                await deactivate(plugin, reason: reason, reportState: .deactivated)
+                await deactivate(
+                    plugin, reason: SkipReason(.replaced, "\(id) moves from \(plugin.version) to \(next)"), reportState: .deactivated)
                 continue
             }
             // A newer version of a loaded library cannot replace it in-process: keep serving, say so once.

@@ -18,7 +18,10 @@ extension PluginHost {
     /// Sets the plug-in's status; an entry of a release that crashed this host within the crash window carries the
     /// count of its crashes.
     func setStatus(_ entry: LoadReportEntry) {
-        let crashes = entry.crashes ?? entry.version.flatMap { crashCounts[ReleaseCheck.key(entry.pluginID, $0)] }
+        let window = configuration.crashQuarantine?.window ?? .zero
+        let crashes =
+            entry.crashes
+            ?? entry.version.map { CrashJournal.crashes(of: entry.pluginID, $0, in: crashRecords, within: window, before: Date()) }
         let entry = entry.withCrashes(crashes)
         statuses.withLock { $0[entry.pluginID] = entry }
     }

@@ -99,9 +99,9 @@ public actor PluginHost {
     let markers: CallMarkers?
     /// Set once the host said that it runs in safe mode.
     var saidSafeMode = false
-    /// The crashes of each release within the crash window, by `ReleaseCheck.key(_:_:)`, as the crash journal held them
-    /// when the host last read or wrote it: every load report entry of such a release carries its count.
-    var crashCounts: [String: Int] = [:]
+    /// The crash journal's records as the host last read or wrote them: an entry of a release that crashed this host
+    /// within the crash window carries the count of its crashes, counted when the entry is made.
+    var crashRecords: [CrashJournal.Record] = []
     /// Set when the first reconciliation found a crash of a previous process: it is reported before anything loads.
     var crashToReport = false
 
@@ -199,6 +199,8 @@ public actor PluginHost {
         for plugin in active.reversed() {
             await deactivate(plugin, reason: SkipReason(.hostStopping, "the host is stopping"), reportState: .deactivated)
         }
+        // A clean stop: a feature call still in progress when the process exits is not a crash.
+        markers?.close()
         await writeReportIfChanged()
         await source.finish()
         // Finish outside the lock: finishing runs onTermination, which takes the lock too.

@@ -3,13 +3,12 @@ import PlugboardVersioning
 
 /// Rollouts (rule 1): a plug-in's rollout caps the release each host selects, and withdraws one that runs above it.
 extension Resolver {
-    /// The releases of `releases` that `rollout` allows the host `hostID`: those up to its cap for the host by SemVer
-    /// precedence, in their order; none when the rollout leaves the host no release.
+    /// The releases of `releases` that `rollout` allows the host `hostID` (``Rollout/allows(_:forHost:)``: the rolled-out
+    /// version in the cohort, and releases up to the previous one), in their order; none when it leaves the host none.
     static func allowed(
         _ releases: [RegistrySnapshot.Version], by rollout: Rollout, hostID: String, _ parsed: Parsed
     ) -> [RegistrySnapshot.Version] {
-        guard let cap = rollout.cap(forHost: hostID).flatMap(parsed.version) else { return [] }
-        return releases.filter { release in parsed.version(release.version).map { $0 <= cap } ?? false }
+        releases.filter { release in parsed.version(release.version).map { rollout.allows($0, forHost: hostID) } ?? false }
     }
 
     /// Why the host `hostID` runs no release under `rollout`: nothing up to its cap for the host is live.
@@ -38,7 +37,7 @@ extension Resolver {
     static func withdrawal(of version: String, _ plugin: RegistrySnapshot.Plugin?, hostID: String) -> SkipReason? {
         guard let plugin, plugin.pinnedVersion == nil, let rollout = plugin.rollout, let running = SemanticVersion(parsing: version)
         else { return nil }
-        if let cap = rollout.cap(forHost: hostID).flatMap(SemanticVersion.init(parsing:)), running <= cap { return nil }
+        if rollout.allows(running, forHost: hostID) { return nil }
         let release = "\(rollout.pluginID)@\(rollout.version)"
         let stops = "\(plugin.id)@\(version) stops on this host"
         if rollout.state == .aborted {

@@ -26,8 +26,8 @@ public struct Resolver: Sendable {
     /// Whether the host can provide P@V (rule 6); nil means yes.
     public let availability: @Sendable (_ pluginID: String, _ version: RegistrySnapshot.Version) -> SkipReason?
 
-    /// Creates a resolver for the host `hostID` (its cohort in rollouts; a resolver without one is in no cohort of a
-    /// step below 100%).
+    /// Creates a resolver for the host `hostID`, which decides the host's cohort in rollouts (the empty id, the default,
+    /// is one host id like any other: give the host's own).
     public init(
         hostVersion: SemanticVersion, hostID: String = "", gate: @escaping @Sendable (String) -> Bool,
         quarantine: @escaping @Sendable (String, String) -> SkipReason? = { _, _ in nil },

@@ -154,6 +154,31 @@ struct CrashJournalTests {
         #expect(try journal.leftoverMarkers().get().isEmpty)
     }
 
+    @Test func aMarkerCutByItsBoundOrWithAForeignLineStillNamesItsCalls() throws {
+        let journal = try journal()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let good = CrashJournal.markerLine("com.example.a", "1.0.0", "call") + CrashJournal.markerLine("com.example.b", "2.0.0", "call")
+        // A foreign line among them is skipped, the others still count.
+        try Data((good + "not a marker line\n").utf8).write(to: URL(fileURLWithPath: journal.markerPath))
+        #expect(try journal.leftoverMarkers().get().map(\.pluginID) == ["com.example.a", "com.example.b"])
+        // A marker larger than the bound loses its last, cut line only.
+        var big = ""
+        while big.utf8.count < CrashJournal.maxMarkerBytes + 100 { big += CrashJournal.markerLine("com.example.c", "3.0.0", "call") }
+        try Data((good + big).utf8).write(to: URL(fileURLWithPath: journal.markerPath))
+        let markers = try journal.leftoverMarkers().get()
+        #expect(
+            markers.first?.pluginID == "com.example.a"
+                && markers.allSatisfy { ["com.example.a", "com.example.b", "com.example.c"].contains($0.pluginID) })
+        // The writer names at most CallMarkers.maxCalls calls; a closed one names none and removes the marker.
+        let markersOfHost = CallMarkers(journal: journal)
+        let tokens = (0..<(CallMarkers.maxCalls + 5)).map { markersOfHost.enter("com.example.p\($0)", "1.0.0", "call").token }
+        #expect(try journal.leftoverMarkers().get().count == CallMarkers.maxCalls)
+        markersOfHost.close()
+        #expect(try journal.leftoverMarkers().get().isEmpty)
+        for token in tokens { markersOfHost.leave(token) }
+        #expect(try journal.leftoverMarkers().get().isEmpty)
+    }
+
     /// What the marker costs each call into plug-in code: a temporary file written, a `rename`, and an `unlink` when the
     /// call returns. Printed, not asserted: it depends on the disk and the machine's load.
     @Test func enteringAndLeavingManyTimesLeavesNoMarkerAndNoCrash() throws {

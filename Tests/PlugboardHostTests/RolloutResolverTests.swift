@@ -87,4 +87,16 @@ struct RolloutResolverTests {
         #expect(aborted?.skip?.message == "the rollout of com.example.r@1.1.0 was aborted and no release before it is live")
         #expect(SkipReason.Code.rollout.rawValue == "rollout")
     }
+
+    @Test func aReleaseBetweenThePreviousAndTheRolledOutOneIsNeverSelected() throws {
+        let t = try board()
+        // 1.1.0 was registered but never rolled out: a rollout of 1.2.0 from 1.0.0 gives the cohort 1.2.0 and everyone
+        // else 1.0.0, and when 1.2.0 is killed the cohort falls back to 1.0.0, not to the unguarded 1.1.0.
+        let rollout = Self.rollout(.running, version: "1.2.0", previous: "1.0.0")
+        #expect(try decision(t, rollout, hostID: Self.inside)?.version == "1.2.0")
+        #expect(try decision(t, rollout, hostID: Self.outside)?.version == "1.0.0")
+        _ = try t.board.kill(.version(Self.id, SemanticVersion("1.2.0")), reason: "bad", by: TestBoard.admin)
+        #expect(try decision(t, rollout, hostID: Self.inside)?.version == "1.0.0")
+        #expect(try decision(t, Self.rollout(.completed, version: "1.2.0", previous: "1.0.0"), hostID: Self.outside)?.version == "1.0.0")
+    }
 }

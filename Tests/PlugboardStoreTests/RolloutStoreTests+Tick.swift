@@ -13,6 +13,14 @@ struct RolloutTickStoreTests {
     static let alpha = RolloutStoreTests.alpha
     static let later = Date().addingTimeInterval(3600 * 24)
 
+    /// A host id named after `name` that is in the first step's cohort (1%) of ``alpha``: the guard counts only hosts
+    /// of the cohort for the new release.
+    static func inCohort(_ name: String) -> String {
+        var index = 0
+        while !RolloutCohort.contains(hostID: "\(name)-\(index)", pluginID: alpha, percent: 1) { index += 1 }
+        return "\(name)-\(index)"
+    }
+
     /// `hostID`'s load report of ``alpha`` in `default`.
     static func report(
         _ board: Board, _ hostID: String, _ version: String, _ state: LoadReportEntry.State, reasonCode: String? = nil, crashes: Int? = nil
@@ -48,12 +56,12 @@ struct RolloutTickStoreTests {
         _ = try board.register(StoreOperationTests.manifest("com.example.other", "1.0.0"), by: Self.admin)
         _ = try board.kill(.plugin("com.example.other"), reason: "unrelated", by: Self.admin)
         _ = try board.startRollout(RolloutStoreTests.plan("1.1.0", minHosts: 2), by: Self.admin)
-        try Self.report(board, "web-1", "1.1.0", .failed, reasonCode: "activation_failed")
+        try Self.report(board, Self.inCohort("web-1"), "1.1.0", .failed, reasonCode: "activation_failed")
         try Self.report(board, "web-9", "1.0.0", .loaded)
         #expect(try board.tickRollouts(via: "test").isEmpty, "one host of the two the guard waits for")
         #expect(try RolloutStoreTests.status(board).rollout.state == .running)
 
-        try Self.report(board, "web-2", "1.1.0", .loaded)
+        try Self.report(board, Self.inCohort("web-2"), "1.1.0", .loaded)
         let rows = try Self.otherRows(board)
         let snapshot = try board.registrySnapshot(environment: "default")
         let ticks = try board.tickRollouts(via: "test")
@@ -84,13 +92,13 @@ struct RolloutTickStoreTests {
     @Test func crashesAndQuarantinesCountAsFailingAndTheThresholdItselfHolds() throws {
         let board = try RolloutStoreTests.board()
         _ = try board.startRollout(RolloutStoreTests.plan("1.1.0", maxRate: 5000, minHosts: 2), by: Self.admin)
-        try Self.report(board, "web-1", "1.1.0", .loaded, crashes: 2)
-        try Self.report(board, "web-2", "1.1.0", .loaded)
+        try Self.report(board, Self.inCohort("web-1"), "1.1.0", .loaded, crashes: 2)
+        try Self.report(board, Self.inCohort("web-2"), "1.1.0", .loaded)
         #expect(try board.tickRollouts(via: "test").isEmpty, "50% is not above 50%")
         var figures = try RolloutStoreTests.status(board).current
         #expect(figures.hosts == 2 && figures.activated == 2 && figures.crashed == 1 && figures.failing == 1 && figures.failureRate == 50)
 
-        try Self.report(board, "web-3", "1.1.0", .skipped, reasonCode: "quarantined")
+        try Self.report(board, Self.inCohort("web-3"), "1.1.0", .skipped, reasonCode: "quarantined")
         figures = try RolloutStoreTests.status(board).current
         #expect(figures.hosts == 3 && figures.quarantined == 1 && figures.failing == 2)
         let ticks = try board.tickRollouts(via: "test")
@@ -102,15 +110,15 @@ struct RolloutTickStoreTests {
 
     @Test func reportsFromBeforeTheRolloutStartedDoNotCount() throws {
         let board = try RolloutStoreTests.board()
-        try Self.report(board, "web-1", "1.1.0", .failed, reasonCode: "activation_failed")
-        try Self.report(board, "web-2", "1.1.0", .loaded, crashes: 1)
+        try Self.report(board, Self.inCohort("web-1"), "1.1.0", .failed, reasonCode: "activation_failed")
+        try Self.report(board, Self.inCohort("web-2"), "1.1.0", .loaded, crashes: 1)
         Thread.sleep(forTimeInterval: 0.02)
         _ = try board.startRollout(RolloutStoreTests.plan("1.1.0"), by: Self.admin)
         #expect(try board.tickRollouts(via: "test").isEmpty)
         #expect(try RolloutStoreTests.status(board).current.hosts == 0)
 
         // The same report, made again after the start, counts.
-        try Self.report(board, "web-2", "1.1.0", .loaded, crashes: 1)
+        try Self.report(board, Self.inCohort("web-2"), "1.1.0", .loaded, crashes: 1)
         #expect(try RolloutStoreTests.status(board).current.hosts == 1)
         #expect(try board.tickRollouts(via: "test").map(\.action) == [.aborted])
     }
@@ -157,7 +165,7 @@ struct RolloutTickStoreTests {
         #expect(try board.tickRollouts(via: "test", now: Self.later).isEmpty)
         #expect(try RolloutStoreTests.status(board).rollout.step == 0)
 
-        try Self.report(board, "web-1", "1.1.0", .failed, reasonCode: "activation_failed")
+        try Self.report(board, Self.inCohort("web-1"), "1.1.0", .failed, reasonCode: "activation_failed")
         #expect(try board.tickRollouts(via: "test").map(\.action) == [.aborted])
         #expect(try RolloutStoreTests.status(board).rollout.state == .aborted)
         for refused in [

@@ -218,6 +218,23 @@ struct RolloutStoreTests {
         #expect(refused?.code == .integrity && refused?.message == problem, "\(String(describing: refused))")
     }
 
+    @Test(arguments: [
+        "PRAGMA ignore_check_constraints = ON; UPDATE rollouts SET step = 'abc'",
+        "UPDATE rollouts SET history = '[]'", "UPDATE rollouts SET steps = 'not json'", "UPDATE rollouts SET step = 7",
+    ])
+    func aRolloutRowPlugboardDidNotWriteIsRefusedNeverACrash(_ sql: String) throws {
+        let board = try Self.board()
+        _ = try board.startRollout(Self.plan("1.1.0"), by: Self.admin)
+        try board.writer.writeWithoutTransaction { db in try db.execute(sql: sql) }
+        let snapshot = #expect(throws: BoardError.self) { try board.provenRegistrySnapshot(environment: "default", anchor: nil) }
+        let tick = #expect(throws: BoardError.self) { try board.tickRollouts(via: "test", now: Date().addingTimeInterval(86_400)) }
+        let status = #expect(throws: BoardError.self) { try board.rolloutStatuses(pluginID: Self.alpha) }
+        for refused in [snapshot, tick, status] {
+            #expect(refused?.code == .integrity, "\(sql): \(String(describing: refused))")
+        }
+        #expect(try !board.verifyAudit().ok, "\(sql)")
+    }
+
     /// A telemetry file written before load reports carried crashes (schema 1) gains the column when the board opens
     /// it, and keeps its rows.
     @Test func aTelemetryFileOfSchemaOneIsUpgradedAndKeepsItsRows() throws {

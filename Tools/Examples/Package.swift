@@ -61,6 +61,7 @@ let package = Package(
                 .product(name: "PlugboardModel", package: "Plugboard"),
                 .product(name: "PlugboardStore", package: "Plugboard"),
                 .product(name: "PlugboardTesting", package: "Plugboard"),
+                .product(name: "PlugboardVersioning", package: "Plugboard"),
                 .product(name: "ExampleFeatures", package: "ExampleFeatures"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

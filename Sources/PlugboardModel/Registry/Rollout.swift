@@ -1,13 +1,16 @@
 import Crypto
 import Foundation
+public import PlugboardVersioning
 
 /// A staged rollout of one release of a plug-in in one environment, as hosts act on it.
 ///
-/// While a rollout runs (or is paused), a host in its cohort may run releases up to ``version``; every other host
-/// stays on releases up to ``previous``. Steps widen the cohort (see ``percent``); an aborted rollout puts every host
-/// back on ``previous``; a completed one lets every host run ``version``. In each case a later release waits for a
-/// rollout of its own: once a plug-in is released by rollouts in an environment, ``cap(forHost:)`` bounds what any
-/// host there runs. A pinned version is an explicit choice and is not bounded.
+/// While a rollout runs (or is paused), a host in its cohort may run ``version``; every host may run a release up to
+/// ``previous`` (the one the others stay on, and where a host of the cohort falls back when ``version`` is killed or
+/// does not suit it). No other release: one registered between ``previous`` and ``version`` was never rolled out, and
+/// one after ``version`` waits for a rollout of its own (``allows(_:forHost:)``). Steps widen the cohort (see
+/// ``percent``); an aborted rollout puts every host back on ``previous``; a completed one lets every host run
+/// ``version``. Once a plug-in is released by rollouts in an environment, its rollout bounds what any host there runs.
+/// A pinned version is an explicit choice and is not bounded.
 ///
 /// A host decides its cohort itself, from its own id (``RolloutCohort``), so it stays in its cohort across restarts
 /// and reports, and the cohort of a step contains the cohorts of the steps before it.
@@ -71,6 +74,16 @@ public struct Rollout: Sendable, Hashable, Codable {
     /// otherwise (nil: none).
     public func cap(forHost hostID: String) -> String? {
         includes(hostID: hostID) ? version : previous
+    }
+
+    /// Whether the host `hostID` may run `release` under this rollout: ``version`` itself (by precedence) when the host
+    /// is in the cohort, or any release up to ``previous``.
+    public func allows(_ release: SemanticVersion, forHost hostID: String) -> Bool {
+        if let target = SemanticVersion(parsing: version), !(release < target), !(target < release), includes(hostID: hostID) {
+            return true
+        }
+        guard let previous = previous.flatMap(SemanticVersion.init(parsing:)) else { return false }
+        return !(previous < release)
     }
 }
 

@@ -26,7 +26,7 @@ extension Board {
         var ticks: [RolloutTick] = []
         for record in active {
             let reports = try readTelemetry(empty: []) { db in try RolloutQueries.reported(db, record.pluginID, record.environment) }
-            let current = RolloutQueries.figures(of: record.rollout.version, in: reports, since: record.startedAt)
+            let current = RolloutQueries.figures(of: record.rollout.version, in: reports, since: record.startedAt, cohort: record.rollout)
             let previous = record.rollout.previous.map { RolloutQueries.figures(of: $0, in: reports, since: nil) }
             if let tick = try guardAbort(record, current: current, previous: previous, via: via) {
                 ticks.append(tick)

@@ -259,7 +259,7 @@ enum RolloutRules {
             minHosts: record.minHosts, stepStartedAt: record.stepStartedAt, nextStepAt: record.nextStepAt.map(Timestamp.format),
             startedAt: record.startedAt, startedBy: record.startedBy, endedAt: record.endedAt, endedBy: record.endedBy,
             endReason: record.endReason, history: record.history,
-            current: RolloutQueries.figures(of: rollout.version, in: reports, since: record.startedAt),
+            current: RolloutQueries.figures(of: rollout.version, in: reports, since: record.startedAt, cohort: rollout),
             previous: rollout.previous.map { RolloutQueries.figures(of: $0, in: reports, since: nil) }, hostsByVersion: byVersion)
     }
 }

@@ -124,17 +124,33 @@ enum RolloutQueries {
         String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
+    /// Reads a row, or refuses one that is not what the store writes (an edit behind the log, which the state proof
+    /// names too) with `.integrity`, never a crash.
     private static func record(_ row: Row) throws -> RolloutRecord {
-        let steps = try decoder.decode([Int].self, from: Data((row["steps"] as String).utf8))
-        let history = try decoder.decode([RolloutStepRecord].self, from: Data((row["history"] as String).utf8))
-        let state = Rollout.State(rawValue: row["state"]) ?? .aborted
+        func text(_ column: String) -> String? { String.fromDatabaseValue(row[column] as DatabaseValue) }
+        func number(_ column: String) -> Int? {
+            let value: DatabaseValue = row[column]
+            guard case .int64(let number) = value.storage, let int = Int(exactly: number) else { return nil }
+            return int
+        }
+        let name = "\(text("plugin_id") ?? "?") in \(text("environment") ?? "?")"
+        guard let pluginID = text("plugin_id"), let environment = text("environment"), let version = text("version"),
+            let stepsText = text("steps"), let steps = try? decoder.decode([Int].self, from: Data(stepsText.utf8)),
+            let step = number("step"), steps.indices.contains(step), let stateText = text("state"),
+            let state = Rollout.State(rawValue: stateText), let every = number("every_seconds"), let bp = number("max_failure_bp"),
+            let minHosts = number("min_hosts"), let stepStartedAt = text("step_started_at"), let startedAt = text("started_at"),
+            let startedBy = text("started_by"), let historyText = text("history"),
+            let history = try? decoder.decode([RolloutStepRecord].self, from: Data(historyText.utf8)), !history.isEmpty
+        else {
+            throw BoardError(
+                .integrity, "the board's rollout of \(Validate.escaped(name)) is not one Plugboard wrote; run plugboard audit verify")
+        }
         return RolloutRecord(
             rollout: Rollout(
-                pluginID: row["plugin_id"], environment: row["environment"], version: row["version"], previous: row["previous"],
-                steps: steps, step: row["step"], state: state),
-            everySeconds: row["every_seconds"], maxFailureBasisPoints: row["max_failure_bp"], minHosts: row["min_hosts"],
-            stepStartedAt: row["step_started_at"], startedAt: row["started_at"], startedBy: row["started_by"], endedAt: row["ended_at"],
-            endedBy: row["ended_by"], endReason: row["end_reason"], history: history)
+                pluginID: pluginID, environment: environment, version: version, previous: text("previous"), steps: steps, step: step,
+                state: state),
+            everySeconds: every, maxFailureBasisPoints: bp, minHosts: minHosts, stepStartedAt: stepStartedAt, startedAt: startedAt,
+            startedBy: startedBy, endedAt: text("ended_at"), endedBy: text("ended_by"), endReason: text("end_reason"), history: history)
     }
 
     // MARK: What hosts report (telemetry)
@@ -165,8 +181,9 @@ enum RolloutQueries {
     }
 
     /// The guard's figures of `version` from `reports`, counting only hosts that reported at or after `since` (nil:
-    /// every host).
-    static func figures(of version: String, in reports: [Reported], since: String?) -> RolloutFigures {
+    /// every host) and, with `cohort`, only hosts in its current cohort (a host id outside it cannot run the new
+    /// release, so a report that says it does is not counted, whoever sent it).
+    static func figures(of version: String, in reports: [Reported], since: String?, cohort: Rollout? = nil) -> RolloutFigures {
         var hosts = 0
         var activated = 0
         var failed = 0
@@ -175,6 +192,7 @@ enum RolloutQueries {
         var failing = 0
         for report in reports where report.version == version {
             if let since, report.lastReport < since { continue }
+            if let cohort, !cohort.includes(hostID: report.hostID) { continue }
             let crashes = report.crashes > 0
             let failedActivation = report.state == .failed && report.reasonCode != "crashed"
             let isQuarantined = report.reasonCode == SkipCodes.quarantined
