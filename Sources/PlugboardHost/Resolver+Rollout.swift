@@ -11,7 +11,7 @@ extension Resolver {
         releases.filter { release in parsed.version(release.version).map { rollout.allows($0, forHost: hostID) } ?? false }
     }
 
-    /// Why the host `hostID` runs no release under `rollout`: nothing up to its cap for the host is live.
+    /// Why the host `hostID` runs no release under `rollout`: nothing it allows the host is live.
     static func nothingLive(under rollout: Rollout, hostID: String) -> SkipReason {
         let release = "\(rollout.pluginID)@\(rollout.version)"
         switch rollout.state {

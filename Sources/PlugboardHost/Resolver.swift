@@ -6,8 +6,9 @@ public import PlugboardVersioning
 /// A plug-in P at version V is loaded only if all hold:
 /// 1. P is enabled in the host's environment, and V is the pinned version, or else the highest release that is
 ///    not yanked, not killed and whose `host` range contains the host's API version; when P has a rollout
-///    (`RegistrySnapshot.Plugin.rollout`), only releases up to its cap for this host (`Rollout.cap(forHost:)`, by
-///    SemVer precedence) count, and P is skipped as `rollout` when none does. A pinned version ignores rollouts;
+///    (`RegistrySnapshot.Plugin.rollout`), only the releases it allows this host count (`Rollout.allows(_:forHost:)`:
+///    the rolled-out release in the host's cohort, and releases up to the previous one), and P is skipped as `rollout`
+///    when none does. A pinned version ignores rollouts;
 /// 2. no kill switch covers P, P@V or all plug-ins;
 /// 3. P's gate flag, if any, is on for the host's context;
 /// 4. every dependency resolves to a loaded plug-in within its range, with no cycles;

@@ -70,12 +70,6 @@ public struct Rollout: Sendable, Hashable, Codable {
         RolloutCohort.contains(hostID: hostID, pluginID: pluginID, percent: percent)
     }
 
-    /// The highest release the host `hostID` may run under this rollout: ``version`` in the cohort, ``previous``
-    /// otherwise (nil: none).
-    public func cap(forHost hostID: String) -> String? {
-        includes(hostID: hostID) ? version : previous
-    }
-
     /// Whether the host `hostID` may run `release` under this rollout: ``version`` itself (by precedence) when the host
     /// is in the cohort, or any release up to ``previous``.
     public func allows(_ release: SemanticVersion, forHost hostID: String) -> Bool {

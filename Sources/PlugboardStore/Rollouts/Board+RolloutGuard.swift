@@ -26,12 +26,11 @@ extension Board {
         var ticks: [RolloutTick] = []
         for record in active {
             let reports = try readTelemetry(empty: []) { db in try RolloutQueries.reported(db, record.pluginID, record.environment) }
-            let current = RolloutQueries.figures(of: record.rollout.version, in: reports, since: record.startedAt, cohort: record.rollout)
-            let previous = record.rollout.previous.map { RolloutQueries.figures(of: $0, in: reports, since: nil) }
-            if let tick = try guardAbort(record, current: current, previous: previous, via: via) {
+            let figures = RolloutRules.Figures(record, reports)
+            if let tick = try guardAbort(record, figures, via: via) {
                 ticks.append(tick)
-            } else if let due = record.nextStepAt, due <= now {
-                if let tick = try scheduleStep(record, current: current, previous: previous, via: via) { ticks.append(tick) }
+            } else if let due = record.nextStepAt, due <= now, let tick = try scheduleStep(record, figures, via: via) {
+                ticks.append(tick)
             }
         }
         return ticks
@@ -39,26 +38,15 @@ extension Board {
 
     /// Aborts `record` as the guard when its figures exceed its threshold; nil when the guard holds (or the rollout
     /// changed since it was read).
-    private func guardAbort(_ record: RolloutRecord, current: RolloutFigures, previous: RolloutFigures?, via: String) throws(BoardError)
-        -> RolloutTick?
-    {
+    private func guardAbort(_ record: RolloutRecord, _ figures: RolloutRules.Figures, via: String) throws(BoardError) -> RolloutTick? {
+        let current = figures.current
         guard current.hosts >= record.minHosts, current.failing * 10_000 > record.maxFailureBasisPoints * current.hosts else { return nil }
         let threshold = RolloutFigures.percent(Double(record.maxFailureBasisPoints) / 100)
         var why =
             "the guard aborted at \(record.rollout.percent)% of hosts: \(record.pluginID)@\(record.rollout.version) has \(current.summary), above \(threshold) with at least \(record.minHosts) host\(record.minHosts == 1 ? "" : "s") reporting"
-        if let previous { why += "; \(previous.version) has \(previous.summary)" }
-        let actor = try Principal(osUser: Self.rolloutGuard, via: via)
-        let changed = try change(actor, refusal: AuditEntry(action: "rollout.abort", targetType: "rollout", targetID: record.pluginID)) {
-            change -> Bool in
-            guard try RolloutQueries.record(change.db, record.pluginID, record.environment) == record else { return false }
-            let after = RolloutRules.ended(
-                record, .aborted, by: Self.rolloutGuard, at: change.now, reason: why, figures: (current, previous))
-            try RolloutQueries.save(change.db, after)
-            try change.record(
-                AuditEntry(
-                    action: "rollout.abort", targetType: "rollout", targetID: "\(record.pluginID)@\(record.rollout.version)",
-                    environment: record.environment, reason: why, before: record.json, after: after.json))
-            return true
+        if let previous = figures.previous { why += "; \(previous.version) has \(previous.summary)" }
+        let changed = try scheduledChange(record, as: Self.rolloutGuard, via: via, action: "abort", reason: why) { now in
+            RolloutRules.ended(record, .aborted, by: Self.rolloutGuard, at: now, reason: why, figures: figures)
         }
         guard changed else { return nil }
         return RolloutTick(
@@ -67,42 +55,44 @@ extension Board {
     }
 
     /// Moves `record` to its next step as the schedule (completing it at its last step).
-    private func scheduleStep(_ record: RolloutRecord, current: RolloutFigures, previous: RolloutFigures?, via: String) throws(BoardError)
-        -> RolloutTick?
-    {
-        let actor = try Principal(osUser: Self.rolloutSchedule, via: via)
+    private func scheduleStep(_ record: RolloutRecord, _ figures: RolloutRules.Figures, via: String) throws(BoardError) -> RolloutTick? {
         let next = record.rollout.step + 1
         let last = next == record.rollout.steps.count - 1
         let percent = record.rollout.steps[next]
-        let changed = try change(actor, refusal: AuditEntry(action: "rollout.step", targetType: "rollout", targetID: record.pluginID)) {
-            change -> Bool in
-            guard try RolloutQueries.record(change.db, record.pluginID, record.environment) == record else { return false }
+        let ended = figures.current.summary
+        let reason = "step \(next + 1) of \(record.rollout.steps.count) (\(percent)%); the step before ended with \(ended)"
+        let changed = try scheduledChange(record, as: Self.rolloutSchedule, via: via, action: "step", reason: reason) { now in
             var after = record.with(state: last ? .completed : .running, step: next)
-            after.history[after.history.count - 1].figures = current
-            after.history[after.history.count - 1].previousFigures = previous
-            after.history.append(RolloutStepRecord(percent: percent, reachedAt: change.now, by: Self.rolloutSchedule))
-            after.stepStartedAt = change.now
+            after.closeStep(with: figures)
+            after.history.append(RolloutStepRecord(percent: percent, reachedAt: now, by: Self.rolloutSchedule))
+            after.stepStartedAt = now
             if last {
-                after.endedAt = change.now
+                after.endedAt = now
                 after.endedBy = Self.rolloutSchedule
             }
-            try RolloutQueries.save(change.db, after)
-            try change.record(
-                AuditEntry(
-                    action: "rollout.step", targetType: "rollout", targetID: "\(record.pluginID)@\(record.rollout.version)",
-                    environment: record.environment,
-                    reason:
-                        "step \(next + 1) of \(record.rollout.steps.count) (\(percent)%); the step before ended with \(current.summary)",
-                    before: record.json, after: after.json))
-            return true
+            return after
         }
         guard changed else { return nil }
         return RolloutTick(
             pluginID: record.pluginID, environment: record.environment, version: record.rollout.version,
             action: last ? .completed : .stepped,
             message: last
-                ? "The rollout of \(record.name) completed: every host may run it (the last step ended with \(current.summary))."
-                : "The rollout of \(record.name) moved to step \(next + 1) of \(record.rollout.steps.count): \(percent)% of hosts (the step before ended with \(current.summary))."
+                ? "The rollout of \(record.name) completed: every host may run it (the last step ended with \(ended))."
+                : "The rollout of \(record.name) moved to step \(next + 1) of \(record.rollout.steps.count): \(percent)% of hosts (the step before ended with \(ended))."
         )
+    }
+
+    /// One audited change of `record` by the guard or the schedule (`principal`, via `via`): `after` (given the change's
+    /// time) replaces it, unless the rollout changed since the pass read it (false then, and nothing is written).
+    private func scheduledChange(
+        _ record: RolloutRecord, as principal: String, via: String, action: String, reason: String, _ after: (String) -> RolloutRecord
+    ) throws(BoardError) -> Bool {
+        let actor = try Principal(osUser: principal, via: via)
+        return try change(actor, refusal: AuditEntry(action: "rollout.\(action)", targetType: "rollout", targetID: record.pluginID)) {
+            change -> Bool in
+            guard try RolloutQueries.record(change.db, record.pluginID, record.environment) == record else { return false }
+            try RolloutRules.write(change, action, before: record, after: after(change.now), reason: reason)
+            return true
+        }
     }
 }

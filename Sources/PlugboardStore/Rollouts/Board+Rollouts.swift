@@ -37,11 +37,7 @@ extension Board {
                 everySeconds: plan.everySeconds, maxFailureBasisPoints: plan.maxFailureBasisPoints, minHosts: plan.minHosts,
                 stepStartedAt: now, startedAt: now, startedBy: change.actor.osUser, endedAt: plan.steps.count == 1 ? now : nil,
                 endedBy: plan.steps.count == 1 ? change.actor.osUser : nil, endReason: nil, history: [first])
-            try RolloutQueries.save(db, record)
-            try change.record(
-                AuditEntry(
-                    action: "rollout.start", targetType: "rollout", targetID: "\(plan.pluginID)@\(version)", environment: plan.environment,
-                    reason: plan.reason, before: existing?.json ?? .null, after: record.json))
+            try RolloutRules.write(change, "start", before: existing, after: record, reason: plan.reason)
             var notes: [String] = []
             if try !RegistryQueries.enabledIDs(db, environment: plan.environment).contains(plan.pluginID) {
                 notes.append("\(plan.pluginID) is not enabled in \(plan.environment): no host there loads it until it is.")
@@ -152,11 +148,7 @@ extension Board {
             }
             let (after, message) = try decide(change, record)
             guard let after else { return ChangeResult(changed: false, message) }
-            try RolloutQueries.save(change.db, after)
-            try change.record(
-                AuditEntry(
-                    action: "rollout.\(action)", targetType: "rollout", targetID: "\(pluginID)@\(record.rollout.version)",
-                    environment: environment, reason: reason, before: record.json, after: after.json))
+            try RolloutRules.write(change, action, before: record, after: after, reason: reason)
             return ChangeResult(changed: true, message)
         }
     }
@@ -229,20 +221,38 @@ enum RolloutRules {
         return previous
     }
 
+    /// Writes `after` in place of the plug-in's rollout and records the change (`rollout.ACTION`) with the rollout
+    /// before it (`before`, nil for none) and after it.
+    static func write(_ change: AuditedChange, _ action: String, before: RolloutRecord?, after: RolloutRecord, reason: String?) throws {
+        try RolloutQueries.save(change.db, after)
+        try change.record(
+            AuditEntry(
+                action: "rollout.\(action)", targetType: "rollout", targetID: "\(after.pluginID)@\(after.rollout.version)",
+                environment: after.environment, reason: reason, before: before?.json ?? .null, after: after.json))
+    }
+
     /// `record` ended in `state`, with the figures of its last step kept in its history.
     static func ended(
-        _ record: RolloutRecord, _ state: Rollout.State, by: String, at now: String, reason: String?,
-        figures: (RolloutFigures, RolloutFigures?)? = nil
+        _ record: RolloutRecord, _ state: Rollout.State, by: String, at now: String, reason: String?, figures: Figures? = nil
     ) -> RolloutRecord {
         var ended = record.with(state: state)
         ended.endedAt = now
         ended.endedBy = by
         ended.endReason = reason
-        if let figures, !ended.history.isEmpty {
-            ended.history[ended.history.count - 1].figures = figures.0
-            ended.history[ended.history.count - 1].previousFigures = figures.1
-        }
+        if let figures { ended.closeStep(with: figures) }
         return ended
+    }
+
+    /// What the guard reads of a rollout: the figures of its new release (hosts of the cohort, since it started) and of
+    /// the previous one.
+    struct Figures {
+        let current: RolloutFigures
+        let previous: RolloutFigures?
+
+        init(_ record: RolloutRecord, _ reports: [RolloutQueries.Reported]) {
+            current = RolloutQueries.figures(of: record.rollout.version, in: reports, since: record.startedAt, cohort: record.rollout)
+            previous = record.rollout.previous.map { RolloutQueries.figures(of: $0, in: reports, since: nil) }
+        }
     }
 
     static func abortMessage(_ record: RolloutRecord) -> String {
@@ -254,13 +264,13 @@ enum RolloutRules {
         let rollout = record.rollout
         var byVersion: [String: Int] = [:]
         for report in reports where report.state == .loaded { byVersion[report.version ?? "-", default: 0] += 1 }
+        let figures = Figures(record, reports)
         return RolloutStatus(
             rollout: rollout, everySeconds: record.everySeconds, maxFailureRate: Double(record.maxFailureBasisPoints) / 100,
             minHosts: record.minHosts, stepStartedAt: record.stepStartedAt, nextStepAt: record.nextStepAt.map(Timestamp.format),
             startedAt: record.startedAt, startedBy: record.startedBy, endedAt: record.endedAt, endedBy: record.endedBy,
             endReason: record.endReason, history: record.history,
-            current: RolloutQueries.figures(of: rollout.version, in: reports, since: record.startedAt, cohort: rollout),
-            previous: rollout.previous.map { RolloutQueries.figures(of: $0, in: reports, since: nil) }, hostsByVersion: byVersion)
+            current: figures.current, previous: figures.previous, hostsByVersion: byVersion)
     }
 }
 

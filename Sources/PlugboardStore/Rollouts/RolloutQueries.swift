@@ -33,6 +33,13 @@ struct RolloutRecord: Sendable, Hashable {
         return started.addingTimeInterval(Double(everySeconds))
     }
 
+    /// Keeps `figures` in the history as those the current step ended with.
+    mutating func closeStep(with figures: RolloutRules.Figures) {
+        guard !history.isEmpty else { return }
+        history[history.count - 1].figures = figures.current
+        history[history.count - 1].previousFigures = figures.previous
+    }
+
     /// The record with `state` (and the step), the rest as it was.
     func with(state: Rollout.State, step: Int? = nil) -> RolloutRecord {
         var copy = self
