@@ -57,6 +57,30 @@ struct AdminAPITests {
         return text
     }
 
+    /// Runs each command of `story` on the board file of `local` and through `served`, and expects the same exit
+    /// status, stdout and stderr (``normalized(_:roots:)``); returns both results by command line.
+    @discardableResult
+    static func runBothWays(_ story: [[String]], local: Sandbox, served: Served, roots: [URL]) async throws -> [String: (
+        file: CLIResult, served: CLIResult
+    )] {
+        var results: [String: (file: CLIResult, served: CLIResult)] = [:]
+        for command in story {
+            let viaFile = try await local.run(command)
+            let viaServer = try await served.run(command)
+            let what = "plugboard \(command.joined(separator: " "))"
+            results[what] = (viaFile, viaServer)
+            #expect(
+                viaFile.status == viaServer.status, "\(what): exit \(viaFile.status) on the file, \(viaServer.status) served\n\(viaServer)")
+            #expect(
+                normalized(viaFile.stdout, roots: roots) == normalized(viaServer.stdout, roots: roots),
+                "\(what): stdout differs\nfile: \(viaFile.stdout)\nserved: \(viaServer.stdout)")
+            #expect(
+                normalized(viaFile.stderr, roots: roots) == normalized(viaServer.stderr, roots: roots),
+                "\(what): stderr differs\nfile: \(viaFile.stderr)\nserved: \(viaServer.stderr)")
+        }
+        return results
+    }
+
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
     func theOperatorStoryGivesTheSameOutputThroughTheServerAsOnTheBoardFile() async throws {
         let local = try await Sandbox.withBoard()
@@ -105,20 +129,7 @@ struct AdminAPITests {
             ["secret", "list", "--plugin", Self.alpha], ["audit", "verify"], ["audit", "verify", "--json"],
             ["backup", "--to", files.root.appendingPathComponent("backup.sqlite").path],
         ]
-        for command in story {
-            let viaFile = try await local.run(command)
-            let viaServer = try await served.run(command)
-            let roots = [local.root, remote.root, files.root]
-            let what = "plugboard \(command.joined(separator: " "))"
-            #expect(
-                viaFile.status == viaServer.status, "\(what): exit \(viaFile.status) on the file, \(viaServer.status) served\n\(viaServer)")
-            #expect(
-                Self.normalized(viaFile.stdout, roots: roots) == Self.normalized(viaServer.stdout, roots: roots),
-                "\(what): stdout differs\nfile: \(viaFile.stdout)\nserved: \(viaServer.stdout)")
-            #expect(
-                Self.normalized(viaFile.stderr, roots: roots) == Self.normalized(viaServer.stderr, roots: roots),
-                "\(what): stderr differs\nfile: \(viaFile.stderr)\nserved: \(viaServer.stderr)")
-        }
+        try await Self.runBothWays(story, local: local, served: served, roots: [local.root, remote.root, files.root])
 
         // The audit log of one board reads the same through the server as from its file (the two boards' logs differ:
         // one says how each change arrived).
@@ -258,17 +269,13 @@ struct AdminAPITests {
         let served = try await Self.serve(sandbox)
         defer { Task { await served.stop() } }
         // A host of the board file, and a host on another machine that reads the board through the same server.
-        let hostsToken =
-            try #require(
-                try await sandbox.ok("token", "create", "--name", "hosts", "--for", "hosts", "--json").json() as? [String: Any])["token"]
-            as? String
-        let keys = try await sandbox.ok("board-key", "show", "--json").json() as? [String: Any]
-        let boardKey = try #require((keys?["keys"] as? [[String: Any]])?.first?["public_key"] as? String)
+        let hostsToken = try await sandbox.hostsToken()
+        let boardKey = try await sandbox.boardKey()
         let local = try ChildProcess(Self.hostBinary, ["--db", sandbox.board, "--plugins", Self.alpha, "--poll-ms", "50"])
         let remote = try ChildProcess(
             Self.hostBinary,
             [
-                "--server", served.url, "--token", try #require(hostsToken), "--board-key", boardKey, "--cache",
+                "--server", served.url, "--token", hostsToken, "--board-key", boardKey, "--cache",
                 sandbox.root.appendingPathComponent("cache").path, "--host-id", "remote-1", "--plugins", Self.alpha,
             ])
         let loaded = { (line: String) in line.contains("\"event\":\"loaded\"") && line.contains(Self.alpha) }

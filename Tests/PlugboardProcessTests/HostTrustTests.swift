@@ -136,7 +136,7 @@ struct HostTrustTests {
         // The served board: the server proves the board too, and signs nothing it cannot prove.
         let (server, url, _) = try await RemoteHostTests().serve(sandbox)
         let host = try RemoteHostTests().host(
-            url, token, key: try await Self.boardKey(sandbox), cache: sandbox.root.appendingPathComponent("cache").path,
+            url, token, key: try await sandbox.boardKey(), cache: sandbox.root.appendingPathComponent("cache").path,
             plugins: Self.everyPlugin)
         #expect(await host.waitForLine { $0.contains("\"started\"") } != nil, "\(host.output)")
         _ = await host.closeInput()
@@ -171,7 +171,7 @@ struct HostTrustTests {
         let token = try await Self.token(sandbox)
         let (server, url, _) = try await RemoteHostTests().serve(sandbox)
         let cache = sandbox.root.appendingPathComponent("cache").path
-        let key = try await Self.boardKey(sandbox)
+        let key = try await sandbox.boardKey()
         let first = try RemoteHostTests().host(url, token, key: key, cache: cache, plugins: Self.everyPlugin)
         #expect(await first.waitForLine(RemoteHostTests.event("loaded", Self.other)) != nil, "\(first.output)")
         _ = await first.closeInput()
@@ -213,7 +213,7 @@ struct HostTrustTests {
         let proxy = try ChildProcess("/usr/bin/env", ["python3", Self.proxy, "--upstream", upstream, "--mode-file", modeFile])
         let listening = try #require(await proxy.waitForLine { $0.hasPrefix("listening on ") }, "\(proxy.errorOutput)")
         let url = "http://127.0.0.1:" + proxy.output[listening].dropFirst("listening on ".count)
-        let key = try await Self.boardKey(sandbox)
+        let key = try await sandbox.boardKey()
         let token = try await Self.token(sandbox)
 
         for mode in ["remove-kill", "flip-signature", "swap-artifact"] {
@@ -271,7 +271,7 @@ struct HostTrustTests {
     @Test func hostsFollowARotationOfTheBoardKey() async throws {
         let (sandbox, _) = try await Self.board()
         let token = try await Self.token(sandbox)
-        let old = try await Self.boardKey(sandbox)
+        let old = try await sandbox.boardKey()
         let cache = sandbox.root.appendingPathComponent("cache").path
         func run(_ url: String, cache: String) async throws -> Set<String> {
             let host = try RemoteHostTests().host(url, token, key: old, cache: cache, plugins: Self.everyPlugin)
@@ -285,7 +285,7 @@ struct HostTrustTests {
         _ = await server.stop()
 
         try await sandbox.ok("board-key", "retire")
-        #expect(try await Self.boardKey(sandbox) != old)
+        #expect(try await sandbox.boardKey() != old)
         (server, url, _) = try await RemoteHostTests().serve(sandbox)
         #expect(try await run(url, cache: cache) == [Self.other], "a host that learned the new key refused it")
         #expect(try await run(url, cache: sandbox.root.appendingPathComponent("fresh-cache").path).isEmpty)
@@ -293,14 +293,6 @@ struct HostTrustTests {
     }
 
     static func token(_ sandbox: Sandbox) async throws -> String {
-        let created =
-            try await sandbox.ok("token", "create", "--name", "hosts-\(UUID().uuidString.prefix(6))", "--for", "hosts", "--json").json()
-            as? [String: Any]
-        return try #require(created?["token"] as? String)
-    }
-
-    static func boardKey(_ sandbox: Sandbox) async throws -> String {
-        let keys = try await sandbox.ok("board-key", "show", "--json").json() as? [String: Any]
-        return try #require((keys?["keys"] as? [[String: Any]])?.first?["public_key"] as? String)
+        try await sandbox.hostsToken(name: "hosts-\(UUID().uuidString.prefix(6))")
     }
 }

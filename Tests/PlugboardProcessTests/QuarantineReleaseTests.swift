@@ -82,14 +82,10 @@ struct QuarantineReleaseTests {
         let sandbox = try await CrashQuarantineTests().makeBoard()
         let served = try await AdminAPITests.serve(sandbox)
         defer { Task { await served.stop() } }
-        let hostsToken =
-            try #require(
-                try await sandbox.ok("token", "create", "--name", "hosts", "--for", "hosts", "--json").json() as? [String: Any])["token"]
-            as? String
-        let keys = try await sandbox.ok("board-key", "show", "--json").json() as? [String: Any]
-        let boardKey = try #require((keys?["keys"] as? [[String: Any]])?.first?["public_key"] as? String)
+        let hostsToken = try await sandbox.hostsToken()
+        let boardKey = try await sandbox.boardKey()
         let arguments = [
-            "--server", served.url, "--token", try #require(hostsToken), "--board-key", boardKey, "--cache",
+            "--server", served.url, "--token", hostsToken, "--board-key", boardKey, "--cache",
             sandbox.root.appendingPathComponent("cache").path, "--host-id", "remote-1", "--plugins", "\(Self.alpha),\(Self.beta)",
         ]
         try await crashIntoQuarantine(arguments)

@@ -18,10 +18,7 @@ struct RemoteHostTests {
             "plugin", "register", sandbox.write("alpha.json", manifest(Self.alpha)), sandbox.write("beta.json", manifest(Self.beta)))
         try await sandbox.ok("plugin", "enable", Self.alpha)
         try await sandbox.ok("plugin", "enable", Self.beta)
-        let created = try await sandbox.ok("token", "create", "--name", "hosts", "--for", "hosts", "--json").json() as? [String: Any]
-        let keys = try await sandbox.ok("board-key", "show", "--json").json() as? [String: Any]
-        let key = try #require((keys?["keys"] as? [[String: Any]])?.first?["public_key"] as? String)
-        return (sandbox, try #require(created?["token"] as? String), key)
+        return (sandbox, try await sandbox.hostsToken(), try await sandbox.boardKey())
     }
 
     /// Starts `plugboard serve` (on `port`, or a free one) and returns it with its base URL.

@@ -95,21 +95,7 @@ struct RolloutProcessTests {
             ["rollout", "status", "com.example.missing"],
         ]
         let roots = [local.root, remote.root, files.root]
-        var results: [String: (file: CLIResult, served: CLIResult)] = [:]
-        for command in story {
-            let viaFile = try await local.run(command)
-            let viaServer = try await served.run(command)
-            let what = "plugboard \(command.joined(separator: " "))"
-            results[what] = (viaFile, viaServer)
-            #expect(
-                viaFile.status == viaServer.status, "\(what): exit \(viaFile.status) on the file, \(viaServer.status) served\n\(viaServer)")
-            #expect(
-                AdminAPITests.normalized(viaFile.stdout, roots: roots) == AdminAPITests.normalized(viaServer.stdout, roots: roots),
-                "\(what): stdout differs\nfile: \(viaFile.stdout)\nserved: \(viaServer.stdout)")
-            #expect(
-                AdminAPITests.normalized(viaFile.stderr, roots: roots) == AdminAPITests.normalized(viaServer.stderr, roots: roots),
-                "\(what): stderr differs\nfile: \(viaFile.stderr)\nserved: \(viaServer.stderr)")
-        }
+        let results = try await AdminAPITests.runBothWays(story, local: local, served: served, roots: roots)
         // The refusal of a second rollout while one runs: exit 1, one sentence, on both sides.
         let refused = try #require(results["plugboard rollout start \(id) 1.1.0 --steps 100 --every 1m"])
         #expect(refused.served.status == 1 && refused.served.stdout.isEmpty, "\(refused.served)")
@@ -196,10 +182,8 @@ struct RolloutProcessTests {
         let id = Self.plugin
         let (server, url, _) = try await RemoteHostTests().serve(sandbox)
         defer { Task { _ = await server.stop() } }
-        let created = try await sandbox.ok("token", "create", "--name", "hosts", "--for", "hosts", "--json").json() as? [String: Any]
-        let token = try #require(created?["token"] as? String)
-        let keys = try await sandbox.ok("board-key", "show", "--json").json() as? [String: Any]
-        let key = try #require((keys?["keys"] as? [[String: Any]])?.first?["public_key"] as? String)
+        let token = try await sandbox.hostsToken()
+        let key = try await sandbox.boardKey()
 
         // Two hosts of the board file, two of the served board; one of each in the cohort of 50%.
         let cohort = [Self.hostID("local", inCohort: true), Self.hostID("served", inCohort: true)]

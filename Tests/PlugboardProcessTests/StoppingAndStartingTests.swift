@@ -79,10 +79,8 @@ struct StoppingAndStartingTests {
 
     @Test func aServedHostWhoseStdinIsClosedStopsCleanlyAndIsNotListedAsLoaded() async throws {
         let sandbox = try await makeBoard()
-        let created = try await sandbox.ok("token", "create", "--name", "hosts", "--for", "hosts", "--json").json() as? [String: Any]
-        let token = try #require(created?["token"] as? String)
-        let keys = try await sandbox.ok("board-key", "show", "--json").json() as? [String: Any]
-        let key = try #require((keys?["keys"] as? [[String: Any]])?.first?["public_key"] as? String)
+        let token = try await sandbox.hostsToken()
+        let key = try await sandbox.boardKey()
         let (server, url) = try await serve(sandbox)
         // As the issue ran it: several times, since the bug was a race with the first reconciliation.
         for run in 1...3 {

@@ -141,6 +141,18 @@ public final class Sandbox: Sendable {
         return result
     }
 
+    /// The secret of a new API token for hosts of `default` (`token create --name NAME --for hosts`).
+    public func hostsToken(name: String = "hosts") async throws -> String {
+        let created = try await ok("token", "create", "--name", name, "--for", "hosts", "--json").json() as? [String: Any]
+        return try #require(created?["token"] as? String)
+    }
+
+    /// The board's public key (`board-key show`), which hosts of a served board pin.
+    public func boardKey() async throws -> String {
+        let keys = try await ok("board-key", "show", "--json").json() as? [String: Any]
+        return try #require((keys?["keys"] as? [[String: Any]])?.first?["public_key"] as? String)
+    }
+
     /// A fresh board with one registered plug-in per manifest given.
     public static func withBoard(_ manifests: [String] = []) async throws -> Sandbox {
         let sandbox = try Sandbox()
