@@ -11,11 +11,12 @@ import Darwin
 
 /// What a host keeps in its state folder to notice the plug-in releases that crash it.
 ///
-/// Before the host calls into a plug-in's code it writes the marker `entering` (the release, what it is doing, the
-/// process id and the time) to a temporary file renamed over the last one, and removes it when the call returns.
+/// Before the host calls into a plug-in's code it writes the marker `entering` (a line per call in progress: the
+/// release, what it is doing, the process id and the time; see `CallMarkers`) to a temporary file renamed over the last
+/// one, and removes it when no call is in progress any more.
 /// Once written, the marker survives any death of the process (a signal, a fatal error): the kernel holds it. It is
 /// not `fsync`ed: that would only make it survive the machine's own crash, which no plug-in caused, at about ten
-/// times the cost of each call (`CrashJournalTests` prints what a call costs).
+/// times the cost of each call.
 /// A marker found at the next start means that the process died inside that release: the crash goes into the journal
 /// `crashes`, one tab-separated line a record, bounded to ``maxCrashes`` crash lines and ``maxQuarantines``
 /// quarantine and release lines and read with a size bound. A release line lifts the quarantine before it (the board
@@ -111,11 +112,6 @@ struct CrashJournal: Sendable {
 
     // MARK: The marker (on every call into plug-in code: plain system calls, no Foundation)
 
-    /// Records that the host enters `pluginID@version`'s code for `phase` (and no other call is in progress).
-    func enter(_ pluginID: String, _ version: String, _ phase: String) throws(BoardError) {
-        try writeMarker(Self.markerLine(pluginID, version, phase))
-    }
-
     /// One line of the marker: a call into `pluginID@version`'s code for `phase`, by this process, now.
     static func markerLine(_ pluginID: String, _ version: String, _ phase: String) -> String {
         [pluginID, version, phase, String(getpid()), Timestamp.format(Date())].joined(separator: "\t") + "\n"
@@ -126,14 +122,9 @@ struct CrashJournal: Sendable {
         try replace(markerPath, with: text, through: temporaryMarkerPath, sync: false)
     }
 
-    /// Records that the call into plug-in code returned.
+    /// Removes the marker: no call into plug-in code is in progress.
     func leave() {
         unlink(markerPath)
-    }
-
-    /// The first call in progress in the marker a previous process left, if any (see ``leftoverMarkers()``).
-    func leftoverMarker() -> Result<Marker?, BoardError> {
-        leftoverMarkers().map(\.first)
     }
 
     /// The calls in progress that the marker a previous process left names, each of them a release that may have

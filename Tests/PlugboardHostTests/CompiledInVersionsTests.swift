@@ -153,7 +153,7 @@ struct CompiledInVersionsTests {
         try journal.prepareFolder()
         for run in 1...2 {
             // A process that died in a's activation left its marker.
-            try journal.enter(Self.id, "1.0.0", "activate")
+            try journal.writeMarker(CrashJournal.markerLine(Self.id, "1.0.0", "activate"))
             let source = RolloutSource(board: t.board)
             var configuration = try await t.configuration(.boardFile)
             configuration.source = source
@@ -202,7 +202,7 @@ struct CompiledInVersionsTests {
         }
         let journal = CrashJournal(folder: try #require(configuration.stateFolder))
         try journal.prepareFolder()
-        try journal.enter(Self.id, "1.0.0", "activate")
+        try journal.writeMarker(CrashJournal.markerLine(Self.id, "1.0.0", "activate"))
         let host = PluginHost(configuration: configuration)
         // What the board says of a when the host enters a's code again (a served board stores the reports it took
         // every second: waited for here, while the host waits for the plug-in).
