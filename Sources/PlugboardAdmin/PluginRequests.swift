@@ -192,6 +192,15 @@ package enum AdminParse {
     package static func version(_ text: String) throws(BoardError) -> SemanticVersion {
         do { return try SemanticVersion(text) } catch { throw BoardError(.invalidInput, error.message) }
     }
+
+    /// A length of time written as a positive count and one of `units` (from `s`, `m`, `h`, `d`, `w`: `30s`, `10m`, `12h`,
+    /// `90d`, `2w`), in seconds; nil for anything else.
+    package static func duration(_ text: String, units: String) -> Double? {
+        let seconds: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400]
+        guard let unit = text.last, units.contains(unit), let length = seconds[unit], let count = Int(text.dropLast()), count > 0
+        else { return nil }
+        return Double(count) * length
+    }
 }
 
 /// What telemetry the board did not keep, as notes for stderr: what `plugin status` and `clients` show may then be

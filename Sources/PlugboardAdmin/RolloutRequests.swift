@@ -18,15 +18,13 @@ package enum RolloutRequests {
 
     /// `--every 30s|10m|1h|1d`: seconds.
     package static func every(_ text: String) throws(BoardError) -> Int {
-        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        guard let unit = text.last, let seconds = units[unit], let count = Int(text.dropLast()), count > 0, count <= 31_536_000 / seconds
-        else {
+        guard let seconds = AdminParse.duration(text, units: "smhd"), seconds <= 31_536_000 else {
             throw BoardError(
                 .invalidInput,
                 "--every '\(Validate.escaped(String(text.prefix(40))))' is not a duration from 1 second to 365 days: use for example 30s, 10m, 1h or 1d"
             )
         }
-        return count * seconds
+        return Int(seconds)
     }
 
     /// `--max-failure-rate 5` or `2.5` (percent of hosts): basis points.

@@ -7,10 +7,7 @@ package import PlugboardStore
 package enum TokenRequests {
     /// `--expires`: `90d`, `12h`, `30m`, `2w`, or an ISO-8601 time or date.
     package static func expiry(_ text: String) throws(BoardError) -> Date {
-        let units: [Character: Double] = ["m": 60, "h": 3600, "d": 86400, "w": 7 * 86400]
-        if let unit = text.last, let seconds = units[unit], let count = Int(text.dropLast()), count > 0 {
-            return Date().addingTimeInterval(Double(count) * seconds)
-        }
+        if let seconds = AdminParse.duration(text, units: "mhdw") { return Date().addingTimeInterval(seconds) }
         if let date = Timestamp.parse(text) { return date }
         throw BoardError(
             .invalidInput, "--expires '\(Validate.escaped(text))' is not an age or a time: use for example 90d, 12h, 30m, 2w or 2027-01-31")
