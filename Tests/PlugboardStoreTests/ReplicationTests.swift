@@ -46,13 +46,40 @@ struct ReplicationTests {
         #expect(verification.problems.contains { $0.contains("_litestream") }, "\(verification.problems)")
     }
 
-    @Test func aReplicatedBoardMakesNoTruncatingCheckpointOfItsOwn() throws {
+    @Test func aBoardWithLitestreamsTableButNoReaderIsCheckpointed() throws {
+        // The table alone is a name anyone who may write the board can add: it must not switch off the checkpoint that
+        // erases shredded keys from the WAL.
         let (board, temp) = try board(with: Self.litestreamTables)
         defer { temp.remove() }
-        #expect(try board.checkpointWAL() == .replicated)
+        #expect(try board.checkpointWAL() == .done)
         #expect(try board.checkpointWAL(evenIfReplicated: true) == .done)
         let (plain, other) = try self.board(with: [])
         defer { other.remove() }
         #expect(try plain.checkpointWAL() == .done)
+    }
+
+    @Test func aReplicatedBoardHeldByAReaderIsLeftToLitestream() throws {
+        // Litestream holds a read transaction in its own process; sqlite3 holds one here the same way.
+        let (board, temp) = try board(with: Self.litestreamTables)
+        defer { temp.remove() }
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        reader.arguments = ["-cmd", "BEGIN", "-cmd", "SELECT count(*) FROM audit_log", "-cmd", ".print holding", temp.path]
+        let input = Pipe()
+        let output = Pipe()
+        reader.standardInput = input
+        reader.standardOutput = output
+        try reader.run()
+        defer {
+            try? input.fileHandleForWriting.close()
+            reader.waitUntilExit()
+        }
+        var printed = Data()
+        while !String(decoding: printed, as: UTF8.self).contains("holding") {
+            let chunk = output.fileHandleForReading.availableData
+            try #require(!chunk.isEmpty, "sqlite3 ended before it held its read transaction")
+            printed.append(chunk)
+        }
+        #expect(try board.checkpointWAL() == .replicated)
     }
 }
