@@ -67,6 +67,7 @@ let package = Package(
             dependencies: [
                 "PlugboardPluginAPI",
                 "PlugboardFlags",
+                "PlugboardRegex",
                 "PlugboardVersioning",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

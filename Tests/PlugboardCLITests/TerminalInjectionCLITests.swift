@@ -47,6 +47,28 @@ struct TerminalInjectionCLITests {
             sandbox, ["flag", "create", "x.desc", "--description", "line\u{1B}[2J"], "the description contains control")
     }
 
+    @Test func flagNamesAndGatesThatMixScriptsAreRefused() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest()])
+        try await sandbox.ok("flag", "create", "pay.gate")
+        // A Cyrillic а (U+0430) in a Latin name: it passes for pay.gate on any screen.
+        let cyrillic = "p\u{0430}y.gate"
+        let created = try await HostileInputCLITests.usageError(
+            sandbox, ["flag", "create", cyrillic], "mixes letters of the Cyrillic, Latin scripts")
+        #expect(created.stderr.contains("use letters of one script"), "\(created.stderr)")
+        try await HostileInputCLITests.usageError(sandbox, ["flag", "enable", "pay.g\u{03BF}te"], "Greek, Latin")
+        let features = "{\"version\":2,\"features\":[{\"name\":\"\(cyrillic)\",\"type\":\"release\",\"enabled\":true,\"strategies\":[]}]}"
+        try await HostileInputCLITests.refused(
+            sandbox, ["flag", "import", try sandbox.write("mixed.json", features)], "mixes letters of the Cyrillic, Latin scripts")
+        // A manifest names its gate flag by name: the same rule.
+        let gated = manifest("com.example.gated", "1.0.0", "\"gate\":\"\(cyrillic)\"")
+        try await HostileInputCLITests.refused(
+            sandbox, ["plugin", "register", try sandbox.write("gated.json", gated)], "manifest field 'gate' '\(cyrillic)' is not valid")
+        // One script, or the scripts one writing system uses together, with digits and punctuation: accepted.
+        for name in ["Hellø_Wørld", "оплата.новая", "機能.テスト-2", "결제.flag", "checkout.v2 🚀".replacingOccurrences(of: " ", with: "")] {
+            try await sandbox.ok("flag", "create", name)
+        }
+    }
+
     @Test func tablesEscapeWhatTheBoardHolds() async throws {
         let sandbox = try await Sandbox.withBoard([manifest()])
         // Imported flags are Unleash's: variant names and strategy parameters are free text, shown escaped.

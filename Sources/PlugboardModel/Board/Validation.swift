@@ -1,3 +1,5 @@
+import PlugboardRegex
+
 /// Validators for the names used across the board. Each throws a ``BoardError`` with code
 /// `.invalidInput` whose message names the value and the rule.
 public enum Validate {
@@ -36,6 +38,26 @@ public enum Validate {
         else {
             throw .invalid(
                 "environment '\(printable(name))' is not valid: use 1-63 characters of a-z, 0-9, '-' and '_', starting with a letter (for example production)"
+            )
+        }
+    }
+
+    /// A flag name: 1–255 characters with no whitespace, none of the characters ``isUnsafe(_:)`` names, and letters
+    /// of one script (Unleash allows UTF-8 names). Digits, punctuation and symbols go with any script, as do the
+    /// scripts one writing system uses together (Latin with Han, Kana, Bopomofo or Hangul); a name that mixes others,
+    /// such as Latin with Cyrillic or Greek, is refused, because a manifest names its gate flag by name and `pаy.gate`
+    /// with a Cyrillic `а` would pass for `pay.gate`.
+    package static func flagName(_ name: String, field: String = "flag name") throws(BoardError) {
+        guard !name.isEmpty, name.utf8.count <= 255,
+            !name.unicodeScalars.contains(where: { $0.properties.isWhitespace || isUnsafe($0) })
+        else {
+            throw .invalid(
+                "\(field) '\(printable(name))' is not valid: use 1-255 characters without spaces, control or invisible characters, for example checkout.new-flow"
+            )
+        }
+        if let scripts = UnicodeScripts.mixedScripts(in: name) {
+            throw .invalid(
+                "\(field) '\(printable(name))' is not valid: it mixes letters of the \(scripts.joined(separator: ", ")) scripts, which can pass for one another; use letters of one script"
             )
         }
     }

@@ -144,14 +144,7 @@ public struct PluginManifest: Sendable, Hashable {
         }
 
         let gate = try string("gate", required: false)
-        if let gate {
-            guard !gate.isEmpty, gate.utf8.count <= 255,
-                !gate.unicodeScalars.contains(where: { Validate.isUnsafe($0) || $0 == " " })
-            else {
-                throw .invalid(
-                    "manifest field 'gate' must be a flag name of 1-255 characters without spaces, control or invisible characters")
-            }
-        }
+        if let gate { try Validate.flagName(gate, field: "manifest field 'gate'") }
 
         let entry = try string("entry", required: false)
         if let entry {

@@ -52,17 +52,3 @@ package struct FlagDetail: Sendable, Hashable, Codable {
     /// How clients of `plugboard serve` evaluated it, per environment (empty when none did).
     package let usage: [FlagUsageSummary]
 }
-
-extension Validate {
-    /// A flag name: 1–255 characters with no whitespace and none of the characters ``Validate/isUnsafe(_:)`` names
-    /// (Unleash allows UTF-8 names).
-    package static func flagName(_ name: String) throws(BoardError) {
-        guard !name.isEmpty, name.utf8.count <= 255,
-            !name.unicodeScalars.contains(where: { $0.properties.isWhitespace || isUnsafe($0) })
-        else {
-            throw .invalid(
-                "flag name '\(printable(name))' is not valid: use 1-255 characters without spaces, control or invisible characters, for example checkout.new-flow"
-            )
-        }
-    }
-}
