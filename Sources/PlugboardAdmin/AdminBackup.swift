@@ -29,6 +29,21 @@ package enum AdminBackup {
         package var sha256: String
         /// What lives beside the board on the server's machine and is not in the backup.
         package var notInBackup: [BoardCompanions.Companion]
+
+        /// This description as the CLI reports it once the file verified here to `head`: the head and state root as
+        /// verified, and the server's words (paths, times) escaped, since they reach a terminal.
+        package func verified(_ head: AuditCheckpoint) -> Description {
+            var copy = self
+            copy.board = Validate.escaped(board)
+            copy.seq = head.seq
+            copy.hash = head.hash
+            copy.stateRoot = head.stateRoot
+            copy.time = Validate.escaped(time)
+            copy.notInBackup = notInBackup.map {
+                BoardCompanions.Companion(what: Validate.escaped($0.what), path: Validate.escaped($0.path))
+            }
+            return copy
+        }
     }
 
     /// Takes a verified backup of `board` for `actor` (a board admin) into a private file beside it; returns the file and

@@ -7,6 +7,7 @@ import NIOHTTP1
 import NIOSSL
 package import PlugboardModel
 import PlugboardPluginAPI
+import PlugboardStore
 import Synchronization
 
 #if canImport(Glibc)
@@ -25,8 +26,17 @@ package struct AdminClient: Sendable {
     /// The principal automation declares it acts for (`--as`).
     let onBehalfOf: String?
 
-    /// How long a request may take, whole: generous, for a large listing from a busy server.
-    static let timeout: TimeAmount = .seconds(120)
+    /// How long a request may take, whole (connecting, sending, the answer's head and its last byte): generous, for
+    /// a large listing from a busy server; `$PLUGBOARD_TIMEOUT` (seconds) sets another. An answer trickled a byte at a
+    /// time ends at this deadline all the same.
+    static let timeout: Duration = {
+        let text = ProcessInfo.processInfo.environment["PLUGBOARD_TIMEOUT"] ?? ""
+        guard let seconds = Int(text), seconds > 0, seconds <= 86_400 else { return .seconds(120) }
+        return .seconds(seconds)
+    }()
+
+    /// How long an upload of an artifact or a download of a backup may take, whole: they move up to hundreds of MiB.
+    static let transferTimeout: Duration = .seconds(24 * 3600)
 
     /// The most an answer may hold (a listing of 10,000 plug-ins is about 3 MB).
     static let answerLimit = 256 << 20
@@ -107,12 +117,12 @@ package struct AdminClient: Sendable {
     /// beside it, its SHA-256 checked against the server's, then renamed into place. Returns the server's description.
     package func downloadBackup(to destination: String) throws(BoardError) -> AdminBackup.Description {
         let temporary = destination + ".download-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw BoardError(.io, "cannot write \(temporary): \(String(cString: strerror(errno)))") }
         var kept = false
         defer {
-            close(fd)
-            if !kept { unlink(temporary) }
+            if fd >= 0 { close(fd) }
+            if !kept { Board.removeCopy(temporary) }
         }
         let answer = try exchange(method: "GET", url: endpoint("/backup"), body: nil, into: fd)
         guard answer.status == 200 else { throw Self.refusal(answer, server: server.absoluteString) }
@@ -123,11 +133,23 @@ package struct AdminClient: Sendable {
             throw BoardError(
                 .integrity, "the backup from \(server.absoluteString) arrived damaged (its SHA-256 or size differs); nothing was written")
         }
-        guard fsync(fd) == 0, rename(temporary, destination) == 0 else {
+        guard fsync(fd) == 0 else { throw BoardError(.io, "cannot write \(temporary): \(String(cString: strerror(errno)))") }
+        close(fd)
+        fd = -1
+        // The server says it verified the backup; this machine does not take its word: the file must open as a board whose
+        // audit chain and state root verify here, at the head the server described.
+        let head = try Board.verifyCopy(at: temporary, describing: "the backup downloaded from \(server.absoluteString)")
+        guard head.seq == description.seq, head.hash == description.hash else {
+            throw BoardError(
+                .integrity,
+                "the backup downloaded from \(server.absoluteString) verifies to audit row \(head.seq), not to the row \(description.seq) the server described; nothing was written"
+            )
+        }
+        guard rename(temporary, destination) == 0 else {
             throw BoardError(.io, "cannot write \(destination): \(String(cString: strerror(errno)))")
         }
         kept = true
-        return description
+        return description.verified(head)
     }
 
     /// The URL of `path` under the server's `/api/admin`.
@@ -201,13 +223,14 @@ package struct AdminClient: Sendable {
         let result = Mutex<Result<Answer, BoardError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let sending = request
-        Task {
+        let deadline = fd == nil && file == nil ? Self.timeout : Self.transferTimeout
+        let task = Task {
             let outcome: Result<Answer, BoardError>
             do {
-                let response = try await client.execute(sending, timeout: fd == nil ? Self.timeout : .hours(24))
+                let response = try await client.execute(sending, timeout: .nanoseconds(Self.nanoseconds(deadline)))
                 var answer = Answer(
                     status: Int(response.status.code), body: Data(),
-                    notes: response.headers[AdminWire.noteHeader].map(AdminWire.headerText),
+                    notes: response.headers[AdminWire.noteHeader].map { Validate.escaped(AdminWire.headerText($0)) },
                     retryAfter: response.headers.first(name: "Retry-After"), backup: response.headers.first(name: AdminBackup.header))
                 if let fd, response.status.code == 200 {
                     var hasher = SHA256()
@@ -229,9 +252,24 @@ package struct AdminClient: Sendable {
             result.withLock { $0 = outcome }
             done.signal()
         }
-        done.wait()
+        // The whole exchange has one deadline: the client's own timeout ends at the answer's head, and its read timeout
+        // restarts with every byte, so a server that trickles its answer would hold the CLI for ever.
+        if done.wait(timeout: .now() + .nanoseconds(Int(clamping: Self.nanoseconds(deadline)))) == .timedOut {
+            task.cancel()
+            throw BoardError(.io, Self.deadlineSentence(server, deadline))
+        }
         guard let outcome = result.withLock({ $0 }) else { throw BoardError(.io, "the request to \(server) did not finish") }
         return try outcome.get()
+    }
+
+    /// `duration` in nanoseconds, for NIO's and Dispatch's deadlines.
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+    }
+
+    /// The sentence for a request that did not end within `deadline`.
+    static func deadlineSentence(_ server: String, _ deadline: Duration) -> String {
+        "the server at \(server) did not answer within \(deadline.components.seconds) seconds (the deadline of a whole request; set PLUGBOARD_TIMEOUT to change it)"
     }
 
     /// The refusal an answer carries, as the ``BoardError`` the board would have thrown.
@@ -239,7 +277,9 @@ package struct AdminClient: Sendable {
         if let object = try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any], let code = object["error"] as? String,
             let message = object["message"] as? String
         {
-            return BoardError(BoardError.Code(rawValue: code), message)
+            // What a server says reaches a terminal: escaped, so that an escape sequence it sends shows as text.
+            let escaped = message.split(separator: "\n").map { Validate.escaped(String($0)) }
+            return BoardError(BoardError.Code(rawValue: code), escaped.joined(separator: "\n"))
         }
         return BoardError(
             .io,
@@ -261,7 +301,7 @@ package struct AdminClient: Sendable {
                 "cannot reach the server at \(server): the TLS connection failed (its certificate is not trusted here, or it does not speak TLS)"
         }
         if text.contains("deadlineExceeded") || text.contains("readTimeout") {
-            return "the server at \(server) did not answer within \(timeout.nanoseconds / 1_000_000_000) seconds"
+            return deadlineSentence(server, timeout)
         }
         let short = text.count > 160 ? String(text.prefix(160)) + "…" : text
         return "cannot reach the server at \(server) (\(short))"

@@ -59,7 +59,7 @@ struct GlobalOptions: ParsableArguments {
         } else {
             reply = try request.perform(on: try openBoard(), as: try actor())
         }
-        for note in reply.notes { FileHandle.standardError.write(Data("note: \(note)\n".utf8)) }
+        for note in reply.notes { FileHandle.standardError.write(Data("note: \(multiline(note))\n".utf8)) }
         return reply.value
     }
 

@@ -38,10 +38,11 @@ struct Output {
         }
     }
 
-    /// Prints an error as `error: <sentence>` on stderr; further lines of the message follow as `note:` lines.
+    /// Prints an error as `error: <sentence>` on stderr; further lines of the message follow as `note:` lines. Each
+    /// line is escaped (``Validate/escaped(_:)``): a message may carry what a file or a server holds.
     func fail(_ error: BoardError) {
-        let lines = error.message.split(separator: "\n", omittingEmptySubsequences: true)
-        Self.printError(lines.first.map(String.init) ?? "failed")
+        let lines = error.message.split(separator: "\n", omittingEmptySubsequences: true).map { Validate.escaped(String($0)) }
+        Self.printError(lines.first ?? "failed")
         for line in lines.dropFirst() { FileHandle.standardError.write(Data("note: \(line)\n".utf8)) }
     }
 
