@@ -26,7 +26,7 @@ import Synchronization
 ///   renew it. A host that hears nothing newer reports its snapshot as stale (a frozen feed).
 /// - A host without an anchor (no snapshot accepted yet: a new container, a wiped cache) takes as its first state only
 ///   a snapshot proven fresh: it sends a random nonce with the request, and the server answers with a
-///   ``PlugboardModel/FreshnessProof`` of that nonce and the snapshot's head, signed by the board's key. A snapshot
+///   `FreshnessProof` of that nonce and the snapshot's head, signed by the board's key. A snapshot
 ///   without it (an older one replayed by a proxy, expired or not) is refused with why, and the host loads nothing
 ///   from it and reads again with the reconnection's backoff. `acceptStaleFirstSnapshot` or a `minimumSequence` lets
 ///   an operator accept a first snapshot without that proof.
