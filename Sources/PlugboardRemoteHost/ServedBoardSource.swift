@@ -211,13 +211,15 @@ public final class ServedBoardSource: HostSource, Sendable {
             case 200:
                 let body = try await response.body.collect(upTo: SignedSnapshot.maximumSize)
                 let data = Data(body.readableBytesView)
-                let (view, statement) = try verified(try SignedSnapshot.decode(data), environment: environment, anchor: anchor)
+                let (view, statement): (HostView, SnapshotStatement)
                 let provenUntil: Date?
                 do {
+                    (view, statement) = try verified(try SignedSnapshot.decode(data), environment: environment, anchor: anchor)
                     provenUntil = try firstContact(
                         statement, nonce: nonce, proof: response.headers.first(name: FreshnessProof.httpHeader), environment: environment)
                 } catch {
-                    retryRead()
+                    // A host with nothing yet reads again (with backoff) until a snapshot it may take comes.
+                    if nonce != nil { retryRead() }
                     throw error
                 }
                 let etag = response.headers.first(name: "ETag")

@@ -105,7 +105,10 @@ struct FirstContactTests {
         #expect(
             await pinned.waitForLine { $0.contains("below the minimum sequence \(setup.killedAt)") } != nil, "\(pinned.output)")
         #expect(HostTrustTests.loaded(pinned.output).isEmpty, "\(pinned.output)")
+        try setup.mode("pass")
+        #expect(await pinned.waitForLine(timeout: .seconds(120), RemoteHostTests.event("loaded", Self.other)) != nil, "\(pinned.output)")
         _ = await pinned.closeInput()
+        #expect(!HostTrustTests.loaded(pinned.output).contains(Self.greeter), "\(pinned.output)")
         try setup.mode("strip-proof")
         let unproven = try await setup.newHost("pinned-unproven", options: ["--min-seq", String(setup.killedAt)])
         _ = await unproven.closeInput()
