@@ -11,6 +11,10 @@ import Darwin
 
 /// The newest audit head a host accepted, kept in its state folder as the file `anchor`: one line
 /// `SEQ:HASH:ROOT`, the form `plugboard audit checkpoint` prints (mode 0600 in a 0700 folder, replaced atomically).
+///
+/// A state folder or anchor that another user may write (group or others write bits), or that belongs to another user
+/// than the host's or root, is refused as the master key file is: whoever can delete the anchor can make the host
+/// trust an older board.
 enum HostAnchor {
     /// The file's name in the state folder.
     static let fileName = "anchor"
@@ -19,6 +23,9 @@ enum HostAnchor {
     /// forget its anchor silently.
     static func read(_ folder: String) throws(BoardError) -> AuditCheckpoint? {
         let path = (folder as NSString).appendingPathComponent(fileName)
+        for (item, what, mode) in [(folder, "state folder", "700"), (path, "anchor", "600")] {
+            if let problem = notPrivate(item, what: what, mode: mode) { throw BoardError(.integrity, problem) }
+        }
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         guard data.count < 1024, let text = String(data: data, encoding: .utf8) else {
             throw BoardError(
@@ -30,6 +37,24 @@ enum HostAnchor {
         } catch {
             throw BoardError(.integrity, "the host's anchor \(path) is not a checkpoint (\(error.message))")
         }
+    }
+
+    /// Why `path` is not the host's own (nil when it is, or does not exist): it belongs to another user than the host's
+    /// or root, or its group or others may write it; the sentence says how to fix it (`chmod MODE`).
+    static func notPrivate(_ path: String, what: String, mode: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let owner = info.st_uid
+        guard owner == geteuid() || owner == 0 else {
+            return
+                "the host's \(what) \(path) belongs to user id \(owner), not to the user that runs the host (\(geteuid())) or root; give the host one of its own (chown, then chmod \(mode) \(path))"
+        }
+        let permissions = info.st_mode & 0o777
+        guard permissions & 0o022 == 0 else {
+            return
+                "the host's \(what) \(path) is writable by its group or others (mode \(String(permissions, radix: 8))), so another user could delete or replace its anchor; run chmod \(mode) \(path)"
+        }
+        return nil
     }
 
     /// Keeps `anchor` in `folder` (made 0700 when missing): written to a temporary file, then renamed over the old one.

@@ -19,6 +19,10 @@ extension HostConfiguration {
     /// signed by them (see ``ServedBoardSource``). `trustOnFirstUse` trusts the first snapshot's keys instead, with a
     /// warning.
     ///
+    /// A host without an anchor takes as its first state only a snapshot the server proved fresh for its own request;
+    /// `acceptStaleFirstSnapshot` takes one without that proof (with a warning), and `minimumSequence` refuses every
+    /// snapshot of an audit row below it and takes a first one at or above it without the proof.
+    ///
     /// Flags come from the same snapshots (gates and the flags plug-ins evaluate), so they need no second connection.
     /// Secure storage lives on the board's machine: give a remote host its own (`secureStorage`), or plug-ins asking for
     /// it get a clear error.
@@ -26,6 +30,7 @@ extension HostConfiguration {
     /// - Throws: ``PlugboardStore/BoardError`` when the URL or token is malformed or the cache folder cannot be made private.
     public init(
         server: URL, token: String, cacheFolder: String, identity: HostIdentity, boardKeys: [String] = [], trustOnFirstUse: Bool = false,
+        acceptStaleFirstSnapshot: Bool = false, minimumSequence: Int64? = nil,
         secureStorage: @escaping @Sendable (String) throws -> any SecureStorage = { id in
             UnavailableSecureStorage(pluginID: id, why: "this host reads a served board and has no secure storage configured")
         },
@@ -35,7 +40,8 @@ extension HostConfiguration {
         dynamicLibraryCache: String = NSTemporaryDirectory()
     ) throws(BoardError) {
         let source = try ServedBoardSource(
-            server: server, token: token, cacheFolder: cacheFolder, boardKeys: boardKeys, trustOnFirstUse: trustOnFirstUse, logger: logger)
+            server: server, token: token, cacheFolder: cacheFolder, boardKeys: boardKeys, trustOnFirstUse: trustOnFirstUse,
+            acceptStaleFirstSnapshot: acceptStaleFirstSnapshot, minimumSequence: minimumSequence, logger: logger)
         let flags = BoardFlagProvider(environment: identity.environment, logger: logger, features: { try source.features() })
         self.init(
             source: source, identity: identity, secureStorage: secureStorage, flags: flags, configuration: configuration,

@@ -24,6 +24,12 @@ extension ServedBoardSource {
             )
         }
         let (statement, content) = try envelope.verify(trusted: keys, environment: environment)
+        if let minimum = minimumSequence, statement.head.seq < minimum {
+            throw BoardError(
+                .integrity,
+                "the snapshot is of audit row \(statement.head.seq), below the minimum sequence \(minimum) this host was given: it is refused"
+            )
+        }
         if let anchor {
             if statement.head.seq < anchor.seq {
                 throw BoardError(
@@ -44,6 +50,36 @@ extension ServedBoardSource {
         }
         learn(statement.boardKeys, trusting: keys)
         return (view, statement)
+    }
+
+    /// The first state of a host without an anchor (`nonce` is the one its request sent; nil when it has an anchor):
+    /// taken only when the server's freshness proof (`proof`, the header's value) is of this nonce and the snapshot's
+    /// head, or when the operator accepted a first snapshot without one (`acceptStaleFirstSnapshot`, or a
+    /// `minimumSequence` the snapshot reaches, checked in ``verified(_:environment:anchor:)``). Returns until when the
+    /// proof vouches for the head.
+    ///
+    /// - Throws: ``PlugboardStore/BoardError`` `.integrity` saying why the snapshot cannot be the host's first state.
+    func firstContact(_ statement: SnapshotStatement, nonce: String?, proof: String?, environment: String) throws(BoardError) -> Date? {
+        guard let nonce else { return nil }
+        do {
+            return try FreshnessProof.verify(
+                proof, trusted: trusted.withLock { $0 }, environment: environment, nonce: nonce, head: statement.head
+            ).expiresAt
+        } catch {
+            if acceptStaleFirstSnapshot || minimumSequence != nil {
+                logger.warning(
+                    "taking a first snapshot of audit row \(statement.head.seq) from \(name) that is not proven fresh (\(error.message)), as configured"
+                )
+                return nil
+            }
+            let age =
+                statement.expiresAt < Date()
+                ? "expired at \(Timestamp.format(statement.expiresAt))" : "is not proven fresh (\(error.message))"
+            throw BoardError(
+                .integrity,
+                "the snapshot of audit row \(statement.head.seq) \(age), and a host without an anchor takes only a snapshot proven fresh for its own request as its first state (a proxy may be replaying an older one); the host loads nothing from it and reads again"
+            )
+        }
     }
 
     /// Trusts the keys a verified statement names (a rotation the board made), and keeps them in the cache folder.

@@ -24,6 +24,12 @@ import Synchronization
 ///   board killed.
 /// - A snapshot vouches for the board's state until it expires; the server's `fresh` notices on the event stream
 ///   renew it. A host that hears nothing newer reports its snapshot as stale (a frozen feed).
+/// - A host without an anchor (no snapshot accepted yet: a new container, a wiped cache) takes as its first state only
+///   a snapshot proven fresh: it sends a random nonce with the request, and the server answers with a
+///   `FreshnessProof` of that nonce and the snapshot's head, signed by the board's key. A snapshot
+///   without it (an older one replayed by a proxy, expired or not) is refused with why, and the host loads nothing
+///   from it and reads again with the reconnection's backoff. `acceptStaleFirstSnapshot` or a `minimumSequence` lets
+///   an operator accept a first snapshot without that proof.
 /// - Every snapshot read is written to `cacheFolder` (atomically, mode 0600 in a 0700 folder) before the host acts on
 ///   it, with the artifacts the host fetched. A host that starts while the server is unreachable runs from that cache
 ///   (verified like a snapshot from the server) and says so; a kill switch it has seen is in the cache, so a restart
@@ -48,6 +54,12 @@ public final class ServedBoardSource: HostSource, Sendable {
     let trusted: Mutex<[String]>
     /// Whether the keys of the first snapshot are trusted when the host was given none (with a warning).
     let trustOnFirstUse: Bool
+    /// Whether a host without an anchor takes a first snapshot that is not proven fresh (expired, or without a
+    /// freshness proof of its nonce), with a warning.
+    public let acceptStaleFirstSnapshot: Bool
+    /// The lowest audit row a snapshot may be of: one below it is refused, even fresh; a first snapshot at or above it
+    /// is taken without a freshness proof.
+    public let minimumSequence: Int64?
     let changes = ChangeSignal()
     let state = Mutex(State())
     let streaming = Mutex<Task<Void, Never>?>(nil)
@@ -110,8 +122,13 @@ public final class ServedBoardSource: HostSource, Sendable {
     ///     signed by one of them (or by a key a statement signed by one of them named) are used.
     ///   - trustOnFirstUse: With no board key given, trust the keys of the first snapshot read (said in a warning) and
     ///     keep them in the cache folder. Without either, the source refuses to start.
+    ///   - acceptStaleFirstSnapshot: Without an anchor, take a first snapshot that is not proven fresh (expired, or
+    ///     without the server's freshness proof of the host's nonce) instead of refusing it.
+    ///   - minimumSequence: Refuse every snapshot of an audit row below this one; without an anchor, take one at or above
+    ///     it without a freshness proof.
     public init(
         server: URL, token: String, cacheFolder: String, boardKeys: [String] = [], trustOnFirstUse: Bool = false,
+        acceptStaleFirstSnapshot: Bool = false, minimumSequence: Int64? = nil,
         initialBackoff: Duration = .milliseconds(200),
         maximumBackoff: Duration = .seconds(5), reportDelay: Duration = .milliseconds(250), maximumArtifactBytes: Int = 1 << 30,
         logger: Logger = Logger(label: "plugboard.host.served")
@@ -142,6 +159,8 @@ public final class ServedBoardSource: HostSource, Sendable {
         }
         self.trusted = Mutex(keys)
         self.trustOnFirstUse = trustOnFirstUse
+        self.acceptStaleFirstSnapshot = acceptStaleFirstSnapshot
+        self.minimumSequence = minimumSequence
     }
 
     deinit { streaming.withLock { $0?.cancel() } }
@@ -180,9 +199,11 @@ public final class ServedBoardSource: HostSource, Sendable {
         let known = state.withLock { $0.viewRequest == query ? $0.etag : nil }
         // The revision the event stream announced: a cache in front of the server (a reverse proxy) keys on the URL, so a
         // new revision is never answered from an older entry.
-        let revision = "rev=\(version.dataVersion)"
+        // Without an anchor, the host's first state must be proven fresh: a nonce of this request, which the server signs.
+        let nonce = anchor == nil ? FreshnessProof.makeNonce() : nil
+        let revision = "rev=\(version.dataVersion)" + (nonce.map { "&nonce=" + $0 } ?? "")
         var request = self.request("/api/host/snapshot?" + (query.isEmpty ? revision : query + "&" + revision))
-        if let known { request.headers.add(name: "If-None-Match", value: known) }
+        if let known, nonce == nil { request.headers.add(name: "If-None-Match", value: known) }
         state.withLock { $0.environment = environment }
         do {
             let response = try await Self.client.execute(request, timeout: Self.answerTimeout)
@@ -190,7 +211,17 @@ public final class ServedBoardSource: HostSource, Sendable {
             case 200:
                 let body = try await response.body.collect(upTo: SignedSnapshot.maximumSize)
                 let data = Data(body.readableBytesView)
-                let (view, statement) = try verified(try SignedSnapshot.decode(data), environment: environment, anchor: anchor)
+                let (view, statement): (HostView, SnapshotStatement)
+                let provenUntil: Date?
+                do {
+                    (view, statement) = try verified(try SignedSnapshot.decode(data), environment: environment, anchor: anchor)
+                    provenUntil = try firstContact(
+                        statement, nonce: nonce, proof: response.headers.first(name: FreshnessProof.httpHeader), environment: environment)
+                } catch {
+                    // A host with nothing yet reads again (with backoff) until a snapshot it may take comes.
+                    if nonce != nil { retryRead() }
+                    throw error
+                }
                 let etag = response.headers.first(name: "ETag")
                 // Cached before the host acts on it: a kill switch seen is a kill switch remembered.
                 HostCache.write(cacheFolder, view: data, server: server.absoluteString, logger: logger)
@@ -198,7 +229,8 @@ public final class ServedBoardSource: HostSource, Sendable {
                     $0.view = view
                     $0.statement = statement
                     $0.validUntil = max(
-                        $0.statement?.head == statement.head ? $0.validUntil ?? .distantPast : .distantPast, statement.expiresAt)
+                        $0.statement?.head == statement.head ? $0.validUntil ?? .distantPast : .distantPast, statement.expiresAt,
+                        provenUntil ?? .distantPast)
                     $0.viewRequest = query
                     $0.etag = etag
                     $0.fetchedAt = Date()

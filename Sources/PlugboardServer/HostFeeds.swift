@@ -32,6 +32,8 @@ final class HostFeeds: Sendable {
         let version: BoardVersion
         let body: ByteBuffer
         let etag: String
+        /// The audit head the snapshot was read at (what a freshness proof vouches for).
+        let head: AuditCheckpoint
     }
 
     private struct State {
@@ -121,12 +123,12 @@ final class HostFeeds: Sendable {
 
     /// The host snapshot of `environment` for a host that names `pluginIDs` when it is cached for the board's current
     /// version; nil when it must be computed (``snapshot(environment:pluginIDs:)``).
-    func cachedSnapshot(environment: String, pluginIDs: [String]) throws(BoardError) -> (body: ByteBuffer, etag: String)? {
+    func cachedSnapshot(environment: String, pluginIDs: [String]) throws(BoardError) -> Snapshot? {
         let version = try board.version()
         let key = Self.key(environment: environment, pluginIDs: pluginIDs)
         return snapshots.withLock { cache in
             guard let cached = cache[key], cached.version == version else { return nil }
-            return (cached.body, cached.etag)
+            return (cached.body, cached.etag, cached.head)
         }
     }
 
@@ -139,21 +141,23 @@ final class HostFeeds: Sendable {
     /// The snapshot and the digest of what every host sees are read at one board version, and the feed takes note of
     /// that digest (``observe(_:digest:at:)``): a host that read a state the watcher has not checked yet is told when
     /// the board moves on from it, whatever the watcher saw before.
-    func snapshot(environment: String, pluginIDs: [String]) throws(BoardError) -> (body: ByteBuffer, etag: String) {
+    func snapshot(environment: String, pluginIDs: [String]) throws(BoardError) -> Snapshot {
         let version = try board.version()
         let key = Self.key(environment: environment, pluginIDs: pluginIDs)
-        if let cached = snapshots.withLock({ $0[key] }), cached.version == version { return (cached.body, cached.etag) }
+        if let cached = snapshots.withLock({ $0[key] }), cached.version == version { return (cached.body, cached.etag, cached.head) }
         // Computed outside the cache's lock: a slow snapshot never holds up one that is cached.
         let read = try atOneVersion { () throws(BoardError) in
             let (view, head) = try board.hostView(environment: environment, relevantTo: Set(pluginIDs))
             let content = view.encoded()
             let envelope = signed(environment, head: head, content: content)
+            let signedHead = head ?? AuditCheckpoint(seq: 0, hash: AuditLog.genesisHash)
             // With no plug-in named, the snapshot is what every host sees: its content's digest is the feed's.
             let digest = pluginIDs.isEmpty ? EnvironmentFeed.etag(content) : try digest(environment)
-            return (data: envelope, etag: EnvironmentFeed.etag(envelope), digest: digest)
+            return (data: envelope, etag: EnvironmentFeed.etag(envelope), digest: digest, head: signedHead)
         }
         observe(environment, digest: read.value.digest, at: read.version)
-        let cached = Cached(version: read.version ?? version, body: ByteBuffer(bytes: read.value.data), etag: read.value.etag)
+        let cached = Cached(
+            version: read.version ?? version, body: ByteBuffer(bytes: read.value.data), etag: read.value.etag, head: read.value.head)
         // Kept only when it is the state at that version: a read the board moved under is read again next time.
         if let version = read.version {
             snapshots.withLock { cache in
@@ -161,7 +165,23 @@ final class HostFeeds: Sendable {
                 if cache.count < Self.snapshotCacheLimit { cache[key] = cached }
             }
         }
-        return (cached.body, cached.etag)
+        return (cached.body, cached.etag, cached.head)
+    }
+
+    /// A host snapshot as sent: its JSON, its ETag, and the audit head it was read at.
+    typealias Snapshot = (body: ByteBuffer, etag: String, head: AuditCheckpoint)
+
+    /// The ``PlugboardModel/FreshnessProof`` header value for a host that sent `nonce` and is answered with a snapshot of
+    /// `head`: signed now, for ``lifetime``.
+    func freshnessProof(_ environment: String, nonce: String, head: AuditCheckpoint) -> String {
+        let now = Date()
+        return FreshnessProof(environment: environment, nonce: nonce, head: head, issuedAt: now, expiresAt: expiry(from: now))
+            .signed(keys: keyring.keys)
+    }
+
+    /// When something signed at `now` expires.
+    private func expiry(from now: Date) -> Date {
+        now.addingTimeInterval(Double(lifetime.components.seconds) + Double(lifetime.components.attoseconds) * 1e-18)
     }
 
     /// Opens a host's event stream for `token`: first `connected` with the current revision (a host that knew another
@@ -300,7 +320,7 @@ final class HostFeeds: Sendable {
         let head = read ?? AuditCheckpoint(seq: 0, hash: AuditLog.genesisHash)
         let statement = SnapshotStatement(
             environment: environment, head: head, issuedAt: now,
-            expiresAt: now.addingTimeInterval(Double(lifetime.components.seconds) + Double(lifetime.components.attoseconds) * 1e-18),
+            expiresAt: expiry(from: now),
             contentSHA256: content.map { SHA256.hex($0) }, boardKeys: keyring.publicKeys)
         return SignedSnapshot.sign(statement, content: content, keys: keyring.keys).encoded()
     }

@@ -11,7 +11,9 @@ import ServiceLifecycle
 ///
 /// - `GET /api/host/snapshot?plugin=ID…`: the ``PlugboardStore/HostView`` of the token's environment for a host that
 ///   names its compiled-in, active and reported plug-ins, with a strong `ETag` (`If-None-Match` gives `304`); only
-///   plug-ins enabled in the environment come with their releases;
+///   plug-ins enabled in the environment come with their releases; with `nonce=HEX` (a host's first contact), the
+///   answer carries a ``PlugboardModel/FreshnessProof`` of that nonce and the snapshot's head in the
+///   `Plugboard-Freshness` header (and is never `304`);
 /// - `GET /api/host/stream`: server-sent events, `connected` then `changed` whenever what the environment's hosts see
 ///   changes (a kill switch, an enablement, a flag); each event's `id` is the revision; it ends when its token is
 ///   revoked or expires;
@@ -38,6 +40,10 @@ struct HostRoutes: Sendable {
     func snapshot(_ request: Request) async throws -> Response {
         let token = try api.authenticate(request, for: .hosts)
         let named = request.uri.queryParameters.getAll("plugin")
+        let nonce = request.uri.queryParameters.get("nonce")
+        if let nonce, !FreshnessProof.isNonce(nonce) {
+            throw ResponseFailure(Reply.error(.badRequest, "the nonce must be 32 to 128 lowercase hexadecimal digits"))
+        }
         guard named.count <= Self.pluginLimit * 2 else {
             throw ResponseFailure(Reply.error(.badRequest, "the request names more than \(Self.pluginLimit) plug-ins; name fewer"))
         }
@@ -75,9 +81,12 @@ struct HostRoutes: Sendable {
             defer { slot.leave() }
             snapshot = try api.board { () throws(BoardError) in try hosts.snapshot(environment: environment, pluginIDs: relevant) }
         }
-        let (body, etag) = snapshot!
-        if Reply.matches(request.headers, etag) { return Reply.notModified(etag: etag) }
+        let (body, etag, head) = snapshot!
+        if nonce == nil, Reply.matches(request.headers, etag) { return Reply.notModified(etag: etag) }
         var response = Reply.json(.ok, body, etag: etag)
+        if let nonce, let name = HTTPField.Name(FreshnessProof.httpHeader) {
+            response.headers[name] = hosts.freshnessProof(environment, nonce: nonce, head: head)
+        }
         // Shared caches (a reverse proxy) may keep it, but must ask again each time: a kill switch is never served stale.
         response.headers[.cacheControl] = "no-cache"
         return response

@@ -37,13 +37,20 @@ struct ServedSourceRetryTests {
                     try await writer.finish(nil)
                 })
         }
-        router.get("/api/host/snapshot") { _, _ -> Response in
+        router.get("/api/host/snapshot") { request, _ -> Response in
             let read = reads.withLock {
                 $0 += 1
                 return $0
             }
             guard read > 1 else { return Response(status: .serviceUnavailable) }
-            return Response(status: .ok, headers: [.eTag: "\"v1\""], body: ResponseBody(byteBuffer: ByteBuffer(bytes: view)))
+            var headers: HTTPFields = [.eTag: "\"v1\""]
+            // A host without an anchor sends a nonce: its first snapshot comes with the board's proof of it.
+            if let nonce = request.uri.queryParameters.get("nonce") {
+                headers[.init(FreshnessProof.httpHeader)!] = FreshnessProof(
+                    environment: "default", nonce: nonce, head: head!, issuedAt: Date(), expiresAt: Date().addingTimeInterval(600)
+                ).signed(keys: keys.keys)
+            }
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: view)))
         }
         let (group, port) = await serveOnLoopback(logger: Logger(label: "test.fake-serve")) { listening in
             Application(

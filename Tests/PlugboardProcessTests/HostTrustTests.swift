@@ -292,6 +292,24 @@ struct HostTrustTests {
         _ = await server.stop()
     }
 
+    /// A host of the board file refuses a state folder or anchor another user may write (it could delete the anchor
+    /// and have the host trust an older copy of the board), saying how to fix it, and loads nothing until it is fixed.
+    @Test func aStateFolderOthersMayWriteIsRefused() async throws {
+        let (sandbox, _) = try await Self.board()
+        let state = sandbox.root.appendingPathComponent("state").path
+        #expect(try await Self.loadedByHost(sandbox, state: state).0 == [Self.other])
+        #expect(try FileManager.default.attributesOfItem(atPath: state)[.posixPermissions] as? Int == 0o700)
+        let anchor = state + "/anchor"
+        for (path, mode, fix) in [(state, 0o777, "chmod 700 \(state)"), (anchor, 0o666, "chmod 600 \(anchor)")] {
+            #expect(chmod(path, mode_t(mode)) == 0)
+            let (loaded, output) = try await Self.loadedByHost(sandbox, state: state)
+            #expect(loaded.isEmpty, "a host with \(path) in mode \(String(mode, radix: 8)) loaded \(loaded)")
+            #expect(output.contains { $0.contains("writable by its group or others") && $0.contains(fix) }, "\(output)")
+            #expect(chmod(path, mode_t(path == state ? 0o700 : 0o600)) == 0)
+        }
+        #expect(try await Self.loadedByHost(sandbox, state: state).0 == [Self.other])
+    }
+
     static func token(_ sandbox: Sandbox) async throws -> String {
         try await sandbox.hostsToken(name: "hosts-\(UUID().uuidString.prefix(6))")
     }

@@ -30,6 +30,32 @@ struct TokenRouteTests {
         }
     }
 
+    /// A host that sends a nonce gets the board's signed proof of it and of the snapshot's head; a malformed nonce is
+    /// refused with a sentence.
+    @Test func aSnapshotAskedWithANonceCarriesTheBoardsProofOfIt() async throws {
+        let fixture = try ServerFixture()
+        let nonce = FreshnessProof.makeNonce()
+        try await fixture.test { client in
+            try await client.execute(
+                uri: "/api/host/snapshot?nonce=\(nonce)", method: .get, headers: [.authorization: fixture.hostToken]
+            ) { response in
+                #expect(response.status == .ok)
+                let statement = try SignedSnapshot.decode(Data(response.body.readableBytesView)).statement
+                let head = try #require(SnapshotStatement(text: statement)).head
+                let proof = try FreshnessProof.verify(
+                    response.headers[HTTPField.Name(FreshnessProof.httpHeader)!],
+                    trusted: fixture.server.configuration.boardKeys.publicKeys, environment: "default", nonce: nonce, head: head)
+                #expect(proof.head.seq == head.seq)
+            }
+            try await client.execute(uri: "/api/host/snapshot?nonce=zz", method: .get, headers: [.authorization: fixture.hostToken]) {
+                response in
+                #expect(response.status == .badRequest)
+                let message = ServerFixture.json(response.body)["message"] as? String
+                #expect(message == "the nonce must be 32 to 128 lowercase hexadecimal digits")
+            }
+        }
+    }
+
     @Test func aHostTokenReadsHostRoutesButNotFlagRoutes() async throws {
         let fixture = try ServerFixture()
         try await fixture.test { client in

@@ -45,4 +45,44 @@ struct SignedSnapshotTests {
             #expect(error.message.contains("not the one its statement signs"))
         }
     }
+    /// A freshness proof holds only for the nonce the host sent, the head of the snapshot it came with, the board's key
+    /// and its environment, and only until it expires.
+    @Test func aFreshnessProofHoldsOnlyForItsNonceAndHead() throws {
+        let keyring = BoardKeyring.generate()
+        let nonce = FreshnessProof.makeNonce()
+        #expect(FreshnessProof.isNonce(nonce) && nonce != FreshnessProof.makeNonce())
+        let proof = FreshnessProof(
+            environment: "production", nonce: nonce, head: Self.head, issuedAt: Date(), expiresAt: Date().addingTimeInterval(60))
+        #expect(FreshnessProof(text: proof.text)?.text == proof.text)
+        #expect(FreshnessProof(text: proof.text.replacingOccurrences(of: "seq=42", with: "seq=042")) == nil)
+        let header = proof.signed(keys: keyring.keys)
+        func verify(
+            _ value: String?, trusted: [String]? = nil, environment: String = "production", nonce: String = nonce,
+            head: AuditCheckpoint = Self.head, now: Date = Date()
+        ) throws(BoardError) -> FreshnessProof {
+            try FreshnessProof.verify(
+                value, trusted: trusted ?? keyring.publicKeys, environment: environment, nonce: nonce, head: head, now: now)
+        }
+        #expect(try verify(header).nonce == nonce)
+        let cases: [(String, () throws(BoardError) -> FreshnessProof)] = [
+            ("no freshness proof", { () throws(BoardError) in try verify(nil) }),
+            ("not a signed proof", { () throws(BoardError) in try verify("bm90IGEgcHJvb2Y=") }),
+            ("not signed by the board's key", { () throws(BoardError) in try verify(header, trusted: BoardKeyring.generate().publicKeys) }),
+            ("another request", { () throws(BoardError) in try verify(header, nonce: FreshnessProof.makeNonce()) }),
+            ("another request", { () throws(BoardError) in try verify(header, environment: "staging") }),
+            (
+                "not for the snapshot's row 41",
+                { () throws(BoardError) in try verify(header, head: AuditCheckpoint(seq: 41, hash: Self.head.hash)) }
+            ),
+            ("expired at", { () throws(BoardError) in try verify(header, now: Date().addingTimeInterval(120)) }),
+        ]
+        for (words, attempt) in cases {
+            do {
+                _ = try attempt()
+                Issue.record("a proof was accepted where it must say \(words)")
+            } catch {
+                #expect(error.code == .integrity && error.message.contains(words), "\(error.message)")
+            }
+        }
+    }
 }

@@ -98,16 +98,19 @@ let usage = """
                                [--call-features] [--crash-in-call ID[@VERSION]] [--until-signal]
            plugboard-test-host --server URL --token TOKEN --cache FOLDER (--board-key KEY… | --trust-on-first-use)
                                --plugins ID[,ID…] [--versions V[,V…]] [--host-id ID] [--env NAME]
-                               [--fail-closed-after SECONDS] [--crash-on-activate ID[@VERSION]] [--safe-mode]
-                               [--until-signal]
+                               [--fail-closed-after SECONDS] [--accept-stale-first-snapshot] [--min-seq N]
+                               [--crash-on-activate ID[@VERSION]] [--safe-mode] [--until-signal]
 
     Runs a plug-in host and prints what it does as JSON lines. It runs while its standard input is open: when stdin
     closes (end of file, or `< /dev/null`) it stops its plug-ins, prints {"event":"stopped"} and exits 0. Give it a
     terminal or a pipe to keep it running, or --until-signal to run until SIGINT or SIGTERM whatever stdin is.
 
     With --server it reads the board served by `plugboard serve`, keeping its cache and its anchor in FOLDER, and
-    uses only snapshots signed by the board key KEY (`plugboard board-key show`; repeatable). With --state a host of
-    the board file keeps its anchor (the newest audit head it accepted) in FOLDER; --anchor gives the one to start from.
+    uses only snapshots signed by the board key KEY (`plugboard board-key show`; repeatable). Without an anchor in
+    FOLDER, it takes as its first state only a snapshot the server proved fresh for its request;
+    --accept-stale-first-snapshot takes one without that proof, and --min-seq N refuses every snapshot of an audit row
+    below N (and takes a first one at or above N without the proof). With --state a host of the board file keeps its
+    anchor (the newest audit head it accepted) in FOLDER; --anchor gives the one to start from.
 
     The host's state folder (FOLDER of --state or --cache) also notes which plug-in code it enters: a process that
     dies there reports the crash on its next start, and a release that crashed it 3 times within 10 minutes is
@@ -148,7 +151,9 @@ if let server = option("--server") {
     do {
         var served = try HostConfiguration(
             server: url, token: token, cacheFolder: cache, identity: identity, boardKeys: options("--board-key"),
-            trustOnFirstUse: CommandLine.arguments.contains("--trust-on-first-use"))
+            trustOnFirstUse: CommandLine.arguments.contains("--trust-on-first-use"),
+            acceptStaleFirstSnapshot: CommandLine.arguments.contains("--accept-stale-first-snapshot"),
+            minimumSequence: option("--min-seq").flatMap { Int64($0) })
         served.failClosedAfter = option("--fail-closed-after").flatMap(Double.init).map { .milliseconds(Int($0 * 1000)) }
         configuration = served
     } catch {

@@ -125,7 +125,11 @@ public struct SignedSnapshot: Sendable, Hashable, Codable {
 
     /// Signs `statement` (and `content`, whose digest it must name) with every one of `keys` (the board key ring's).
     public static func sign(_ statement: SnapshotStatement, content: Data?, keys: [Curve25519.Signing.PrivateKey]) -> SignedSnapshot {
-        let text = statement.text
+        sign(text: statement.text, content: content, keys: keys)
+    }
+
+    /// Signs the canonical text `text` of a statement (and carries `content`) with every one of `keys`.
+    public static func sign(text: String, content: Data?, keys: [Curve25519.Signing.PrivateKey]) -> SignedSnapshot {
         let signatures = keys.map { key in
             Signature(
                 keyID: SigningKeys.keyID(publicKey: key.publicKey.rawRepresentation),
@@ -159,29 +163,36 @@ public struct SignedSnapshot: Sendable, Hashable, Codable {
         return envelope
     }
 
+    /// Checks that one of `trusted` (base64 public keys) signed the envelope's statement; `what` names it in the error.
+    ///
+    /// - Throws: ``BoardError`` `.integrity` naming the keys that signed it when none of them is trusted.
+    public func checkSigned(trusted: [String], what: String) throws(BoardError) {
+        let keys = Dictionary(
+            trusted.compactMap { text in
+                (try? SigningKeys.publicKey(base64: text)).map { (SigningKeys.keyID(publicKey: $0.rawRepresentation), $0) }
+            }, uniquingKeysWith: { first, _ in first })
+        let signed = signatures.contains { signature in
+            guard let key = keys[signature.keyID], let bytes = Data(base64Encoded: signature.signature), bytes.count == 64 else {
+                return false
+            }
+            return key.isValidSignature(bytes, for: Data(statement.utf8))
+        }
+        guard signed else {
+            let ids = signatures.map(\.keyID).map { Validate.printable(String($0.prefix(16))) }.joined(separator: ", ")
+            throw BoardError(
+                .integrity,
+                "the \(what) is not signed by the board's key this host trusts (signed by \(ids.isEmpty ? "no key" : "key " + ids)): it was altered, or comes from another board"
+            )
+        }
+    }
+
     /// ``verify(_:trusted:environment:)`` of a decoded envelope.
     public func verify(trusted: [String], environment: String) throws(BoardError) -> (statement: SnapshotStatement, content: Data?) {
         let envelope = self
         guard let statement = SnapshotStatement(text: envelope.statement) else {
             throw BoardError(.integrity, "the snapshot's statement is not canonical: it was altered")
         }
-        let keys = Dictionary(
-            trusted.compactMap { text in
-                (try? SigningKeys.publicKey(base64: text)).map { (SigningKeys.keyID(publicKey: $0.rawRepresentation), $0) }
-            }, uniquingKeysWith: { first, _ in first })
-        let signed = envelope.signatures.contains { signature in
-            guard let key = keys[signature.keyID], let bytes = Data(base64Encoded: signature.signature), bytes.count == 64 else {
-                return false
-            }
-            return key.isValidSignature(bytes, for: Data(envelope.statement.utf8))
-        }
-        guard signed else {
-            let ids = envelope.signatures.map(\.keyID).map { Validate.printable(String($0.prefix(16))) }.joined(separator: ", ")
-            throw BoardError(
-                .integrity,
-                "the snapshot is not signed by the board's key this host trusts (signed by \(ids.isEmpty ? "no key" : "key " + ids)): it was altered, or comes from another board"
-            )
-        }
+        try checkSigned(trusted: trusted, what: "snapshot")
         guard statement.environment == environment else {
             throw BoardError(
                 .integrity, "the snapshot is of the environment \(Validate.printable(statement.environment)), not \(environment)")
