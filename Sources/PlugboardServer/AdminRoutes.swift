@@ -232,7 +232,8 @@ package struct AdminRoutes: Sendable {
         case .expired: throw refuse("the access token '\(token.name)' of \(token.principal) has expired; create a new one")
         }
         let onBehalfOf = request.headers[.plugboardOnBehalfOf]
-        let principal = try Principal(osUser: token.principal, onBehalfOf: onBehalfOf, via: "token \(token.name) from \(address)")
+        let principal = try Principal(
+            osUser: token.principal, onBehalfOf: onBehalfOf, via: "token \(token.name) from \(address)", accessToken: token.name)
         return Caller(token: token, principal: principal, address: address)
     }
 

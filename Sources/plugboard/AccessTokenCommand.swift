@@ -32,7 +32,7 @@ struct AccessTokenCommand: ParsableCommand {
 
         func validate() throws {
             try checkArguments { () throws(BoardError) in
-                if let principal { try Validate.principal(principal) }
+                if let principal { try Validate.personPrincipal(principal) }
                 try Validate.tokenName(name)
             }
         }
