@@ -6,10 +6,11 @@ extension Board {
     /// action and target, `outcome` refused and the error's sentence as its reason, in a transaction of its own that
     /// changes nothing else. Other errors (invalid input) leave nothing.
     ///
-    /// Once ``boundRefusals()`` was called, refusals are bounded per principal and action (``RefusalBursts``): the first of a burst is written at once, the
-    /// rest of it are counted and written as one row with `count`, `first_at`, `last_at` and the `targets` they named
-    /// (in its after-JSON) when the burst ends, before any later row, or at ``flushRefusals(closedOnly:)``. A failure to
-    /// write is ignored: the caller reports the refusal whatever happens here.
+    /// Once ``boundRefusals()`` was called, refusals are bounded per principal and action (``RefusalBursts``): the
+    /// first of a burst is written at once, the rest of it are counted and written as one row with `count`,
+    /// `first_at`, `last_at` and the `targets` they named (in its after-JSON) when the burst ends, before any later
+    /// change's rows, or at ``flushRefusals(closedOnly:)``. A failure to write is ignored: the caller reports the
+    /// refusal whatever happens here.
     package func recordRefusal(_ refusal: AuditEntry, by actor: Principal, because error: BoardError) {
         guard !isReadOnly, error.code == .notAllowed || error.code == .notFound else { return }
         var entry = refusal

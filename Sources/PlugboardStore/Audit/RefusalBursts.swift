@@ -7,16 +7,17 @@ import Synchronization
 /// A burst is what one principal (the actor's OS user or token principal) attempts with one action within ``window``
 /// of its first refused attempt. The first refusal of a burst is written at once, as a row of its own; the rest are
 /// counted here and written as one row with their count, their first and last time and the targets they named, when
-/// the burst ends or sooner: before any other row is written (a change, another burst's first refusal), before the
-/// log is read or verified, at ``Board/flushRefusals(closedOnly:)`` (a server calls it on a timer and at shutdown)
-/// and when the board is released. No row is ever updated. A process killed in a burst loses that burst's count, never
+/// the burst ends (at the next refusal of any burst, or ``Board/flushRefusals(closedOnly:)`` on a server's timer) or
+/// sooner: before the rows of any change, before the log is read or verified, and at shutdown. A flood therefore
+/// costs at most two rows a window per principal and action, however many actions it rotates through. No row is ever
+/// updated. A process killed in a burst loses that burst's count, never
 /// its first row. Only a long-running process counts (``Board/boundRefusals()``): until then every refusal is written.
 final class RefusalBursts: Sendable {
     /// How long a burst lasts from its first refusal.
     static let window = Duration.seconds(60)
     /// At most this many bursts are kept open; past it every count is written and the bursts close.
     static let capacity = 10_000
-    /// A summary names at most this many distinct targets, and counts the others.
+    /// A summary names at most this many distinct targets, and counts the refusals that named others.
     static let targetLimit = 10
 
     /// The refusals of one burst that are not written yet.
@@ -56,7 +57,7 @@ final class RefusalBursts: Sendable {
     typealias Row = (actor: Principal, entry: AuditEntry)
 
     /// Takes a refusal: nil when it was counted in an open burst; otherwise it opens a burst and must be written as its
-    /// own row, after the returned rows of every count taken so far (``take(closedOnly:now:)``).
+    /// own row, after the returned rows of the bursts that ended (its own earlier one included).
     func admit(_ entry: AuditEntry, by actor: Principal, at time: String, now: ContinuousClock.Instant = .now) -> [Row]? {
         guard counting.load(ordering: .relaxed) else { return [] }
         let key = actor.osUser + "\u{0}" + entry.action
@@ -73,7 +74,7 @@ final class RefusalBursts: Sendable {
                 open[key] = burst
                 return nil
             }
-            let rows = Self.take(&open, closedOnly: false, now: now)
+            let rows = Self.take(&open, closedOnly: true, now: now)
             open[key] = Burst(opened: now, actor: actor, entry: entry)
             return rows
         }
