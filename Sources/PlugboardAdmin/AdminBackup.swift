@@ -49,7 +49,8 @@ package enum AdminBackup {
     /// Takes a verified backup of `board` for `actor` (a board admin) into a private file beside it; returns the file and
     /// its description. The caller removes the file once it is sent.
     package static func take(_ board: Board, for actor: Principal) throws(BoardError) -> (path: String, description: Description) {
-        try board.requireAdmin(actor, doing: "download a backup of the board")
+        try board.requireAdmin(
+            actor, doing: "download a backup of the board", refusal: AuditEntry(action: "board.backup", targetType: "board"))
         let folder = AdminUploads.folder(board)
         if mkdir(folder, 0o700) != 0, errno != EEXIST {
             throw BoardError(.io, "cannot create \(folder): \(String(cString: strerror(errno)))")

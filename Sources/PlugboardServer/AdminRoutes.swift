@@ -52,13 +52,13 @@ package struct AdminRoutes: Sendable {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: AdminOpenAPI.document())))
         }
         router.put("\(Self.prefix)/artifacts/:sha256") { request, context in
-            await self.respond(request, context, access: .write) { _ in try await self.upload(request, context) }
+            await self.respond(request, context, access: .write, action: "artifact.upload") { _ in try await self.upload(request, context) }
         }
         router.get("\(Self.prefix)/backup") { request, context in
-            await self.respond(request, context, access: .read) { caller in try await self.backup(caller) }
+            await self.respond(request, context, access: .read, action: "board.backup") { caller in try await self.backup(caller) }
         }
         router.get("\(Self.prefix)/whoami") { request, context in
-            await self.respond(request, context, access: .read) { caller in
+            await self.respond(request, context, access: .read, action: "whoami") { caller in
                 Reply.json(
                     .ok,
                     object: [
@@ -75,7 +75,7 @@ package struct AdminRoutes: Sendable {
         let path = Self.prefix + route.path.replacingOccurrences(of: "{", with: ":").replacingOccurrences(of: "}", with: "")
         let handler: @Sendable (Request, ServeContext) async throws -> Response = { request, context in
             let lane = self.lane(R.self)
-            return await self.respond(request, context, access: route.access, lane: lane) { caller in
+            return await self.respond(request, context, access: route.access, action: route.name, lane: lane) { caller in
                 let body = try await self.collect(R.self, request)
                 // From here on the body is read: a refusal keeps the connection open.
                 return await Self.afterBody {
@@ -163,18 +163,25 @@ package struct AdminRoutes: Sendable {
     }
 
     /// Authenticates the request, checks the token may do `access`, runs `body`, and turns every failure into the
-    /// answer it deserves (a ``BoardError`` keeps its code and sentence).
+    /// answer it deserves (a ``BoardError`` keeps its code and sentence). A write refused to a read-only token is
+    /// recorded in the audit log as a refused `action` on the request (`POST /api/admin/…`).
     private func respond(
-        _ request: Request, _ context: ServeContext, access: AdminRoute.Access, lane: WorkerThreads? = nil,
+        _ request: Request, _ context: ServeContext, access: AdminRoute.Access, action: String, lane: WorkerThreads? = nil,
         _ body: (Caller) async throws -> Response
     ) async -> Response {
         do {
-            let caller = try await authenticate(request, context, lane: lane ?? (access == .read ? workers : changes))
+            let lane = lane ?? (access == .read ? workers : changes)
+            let caller = try await authenticate(request, context, lane: lane)
             if access == .write, caller.token.readOnly {
-                throw BoardError(
+                let error = BoardError(
                     .notAllowed,
                     "the access token '\(caller.token.name)' of \(caller.token.principal) is read-only; use a token created without --read-only to change the board"
                 )
+                let (board, principal) = (self.board, caller.principal)
+                let refusal = AuditEntry(
+                    action: action, targetType: "admin_api", targetID: "\(request.method.rawValue) \(request.uri.path)")
+                try await lane.run { board.recordRefusal(refusal, by: principal, because: error) }
+                throw error
             }
             return try await body(caller)
         } catch {
@@ -225,7 +232,8 @@ package struct AdminRoutes: Sendable {
         case .expired: throw refuse("the access token '\(token.name)' of \(token.principal) has expired; create a new one")
         }
         let onBehalfOf = request.headers[.plugboardOnBehalfOf]
-        let principal = try Principal(osUser: token.principal, onBehalfOf: onBehalfOf, via: "token \(token.name) from \(address)")
+        let principal = try Principal(
+            osUser: token.principal, onBehalfOf: onBehalfOf, via: "token \(token.name) from \(address)", accessToken: token.name)
         return Caller(token: token, principal: principal, address: address)
     }
 

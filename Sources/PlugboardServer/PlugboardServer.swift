@@ -33,6 +33,8 @@ public struct PlugboardServer: Sendable {
     let admin: AdminRoutes?
     /// The rollouts' guard and schedule, for a board file (nil for other served boards).
     let rollouts: RolloutSchedule?
+    /// Writes the refusals the admin API counts, with the admin API.
+    let refusals: RefusalWriter?
 
     /// Creates a server for `board` (open it once for the process; the server reads it and writes telemetry beside it,
     /// and with ``ServerConfiguration/admin`` changes it as the admin API's callers ask).
@@ -50,6 +52,7 @@ public struct PlugboardServer: Sendable {
     ) {
         self.admin = admin
         self.rollouts = rollouts
+        refusals = admin.map { RefusalWriter(board: $0.board) }
         self.board = board
         self.configuration = configuration
         watcher = BoardWatcher(board: board, tokens: tokens, metrics: metrics, configuration: configuration)
@@ -88,6 +91,7 @@ public struct PlugboardServer: Sendable {
         let logger = configuration.logger
         var services: [any Service] = [watcher, usage, health]
         if let rollouts { services.append(rollouts) }
+        if let refusals { services.append(refusals) }
         if let admin, let address = configuration.adminAddress {
             // The admin API on an address of its own: its own listener, the same connection guard.
             let adminRouter = Router(context: ServeContext.self)

@@ -15,7 +15,9 @@ struct AccessTokenCommand: ParsableCommand {
             read. Its changes are audited as that principal. Anyone may create and revoke tokens for themselves; a board \
             admin may for anyone. The board keeps only the secret's SHA-256. The admin API (plugboard serve --admin) \
             accepts them as Authorization: Bearer TOKEN; the CLI sends one with --server (from $PLUGBOARD_TOKEN or \
-            plugboard login).
+            plugboard login). A token created with --server is made with the access token that sends the request: it \
+            expires no later than that token (a later --expires, or none, is refused) and is revoked with it. Names \
+            under plugboard/ are Plugboard's own and refused.
             """,
         subcommands: [Create.self, List.self, Revoke.self])
 
@@ -32,7 +34,7 @@ struct AccessTokenCommand: ParsableCommand {
 
         func validate() throws {
             try checkArguments { () throws(BoardError) in
-                if let principal { try Validate.principal(principal) }
+                if let principal { try Validate.personPrincipal(principal) }
                 try Validate.tokenName(name)
             }
         }

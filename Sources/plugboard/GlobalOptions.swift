@@ -28,10 +28,11 @@ struct GlobalOptions: ParsableArguments {
             valueName: "url"))
     var server: String?
 
-    /// An `--env` that is not an environment name is a usage error (exit 2); one from `$PLUGBOARD_ENV` is refused when
-    /// the command runs.
+    /// An `--env` that is not an environment name, and an `--as` that is not a principal a person may name, are usage
+    /// errors (exit 2); an environment from `$PLUGBOARD_ENV` is refused when the command runs.
     func validate() throws {
         if server != nil, db != nil { throw ValidationError("--db names a board file and --server a served board; give one of them") }
+        if let onBehalfOf { try checkArguments { () throws(BoardError) in try Validate.personPrincipal(onBehalfOf, field: "--as") } }
         guard let env else { return }
         do { try Validate.environment(env) } catch { throw ValidationError(error.message) }
     }

@@ -21,6 +21,9 @@ public struct Principal: Sendable, Hashable, Codable {
     /// How a change arrived when it did not come from a process on the board's machine: for the admin API,
     /// `token NAME from ADDRESS` (the access token's name and the client's address). Recorded in the audit log.
     public let via: String?
+    /// The name of the access token the change arrived with (the admin API), whose principal is ``osUser``; nil for a
+    /// process on the board's machine. A token made with it records it as its parent.
+    public let accessToken: String?
 
     /// Creates a principal. Prefer ``current(onBehalfOf:)``; this initialiser is for hosts, servers and tests.
     ///
@@ -28,15 +31,20 @@ public struct Principal: Sendable, Hashable, Codable {
     ///   - osUser: The actor of record: the OS user, or for the admin API the access token's principal.
     ///   - onBehalfOf: The principal automation declares it acts for (`--as`), recorded beside the actor.
     ///   - via: How the change arrived (see ``via``); at most 512 characters.
-    public init(osUser: String, onBehalfOf: String? = nil, via: String? = nil) throws(BoardError) {
+    ///   - accessToken: The access token the change arrived with, if any (see ``accessToken``).
+    public init(osUser: String, onBehalfOf: String? = nil, via: String? = nil, accessToken: String? = nil) throws(BoardError) {
         try Validate.principal(osUser, field: "OS user")
-        if let onBehalfOf { try Validate.principal(onBehalfOf, field: "--as") }
+        if let onBehalfOf { try Validate.personPrincipal(onBehalfOf, field: "--as") }
+        if let accessToken, accessToken.isEmpty || accessToken.utf8.count > 128 || accessToken.contains(where: { $0.isNewline }) {
+            throw BoardError(.invalidInput, "an access token's name must be one line of 1-128 characters")
+        }
         if let via, via.isEmpty || via.utf8.count > 512 || via.contains(where: { $0.isNewline }) {
             throw BoardError(.invalidInput, "how a change arrived must be one line of 1-512 characters")
         }
         self.osUser = osUser
         self.onBehalfOf = onBehalfOf
         self.via = via
+        self.accessToken = accessToken
     }
 
     /// The principal of this process: the effective OS user, and an optional declared principal.

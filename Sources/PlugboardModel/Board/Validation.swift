@@ -88,6 +88,21 @@ public enum Validate {
         }
     }
 
+    /// The prefix of the principals Plugboard acts as itself (`plugboard/rollout-guard`, `plugboard/rollout-schedule`):
+    /// reserved, so that no person's token, role or `--as` can pass for Plugboard in the audit log.
+    public static let reservedPrincipalPrefix = "plugboard/"
+
+    /// A principal named by a person (a token's principal, an admin or owner added, `--as`): ``principal(_:field:)``,
+    /// and not one of the names Plugboard acts as (anything under ``reservedPrincipalPrefix``, in any case).
+    public static func personPrincipal(_ name: String, field: String = "principal") throws(BoardError) {
+        try principal(name, field: field)
+        if name.lowercased().hasPrefix(reservedPrincipalPrefix) {
+            throw .invalid(
+                "\(field) '\(printable(name))' is reserved: names under \(reservedPrincipalPrefix) are the principals Plugboard itself acts as; choose another name"
+            )
+        }
+    }
+
     /// A reason given for a kill switch, yank or revive: non-empty, at most 1000 characters, no control characters.
     public static func reason(_ text: String) throws(BoardError) {
         let trimmed = text.trimmingSpaces

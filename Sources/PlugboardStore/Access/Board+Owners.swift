@@ -6,7 +6,7 @@ extension Board {
         -> ChangeResult
     {
         try Validate.pluginID(pluginID)
-        try Validate.principal(principal)
+        try Validate.personPrincipal(principal)
         return try change(
             actor, refusal: AuditEntry(action: "owner.add", targetType: "plugin", targetID: pluginID),
             requiring: .pluginOwners(pluginID, doing: "manage the owners of")
@@ -52,7 +52,7 @@ extension Board {
 
     /// Makes a principal a board admin. Needs an admin.
     package func addAdmin(_ principal: String, by actor: Principal) throws(BoardError) -> ChangeResult {
-        try Validate.principal(principal)
+        try Validate.personPrincipal(principal)
         return try change(
             actor, refusal: AuditEntry(action: "admin.add", targetType: "admin", targetID: principal),
             requiring: .admin(doing: "add admins")

@@ -34,14 +34,33 @@ enum AccessTokenQueries {
 
     static func insert(
         _ db: Database, principal: String, name: String, hash: String, prefix: String, readOnly: Bool, expiresAt: String?,
-        by actor: Principal, at now: String
+        parent: AccessToken?, by actor: Principal, at now: String
     ) throws {
         try db.execute(
             sql: """
-                INSERT INTO access_tokens (principal, name, token_hash, token_prefix, read_only, created_at, created_by, expires_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO access_tokens (principal, name, token_hash, token_prefix, read_only, created_at, created_by, expires_at,
+                    parent_principal, parent_name)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-            arguments: [principal, name, hash, prefix, readOnly, now, actor.osUser, expiresAt])
+            arguments: [principal, name, hash, prefix, readOnly, now, actor.osUser, expiresAt, parent?.principal, parent?.name])
+    }
+
+    /// Every token made, directly or not, with the token `principal`/`name` that is not revoked yet, parents before
+    /// what they made.
+    static func unrevokedDescendants(_ db: Database, principal: String, name: String) throws -> [AccessToken] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                WITH RECURSIVE made(principal, name, depth) AS (
+                    SELECT principal, name, 1 FROM access_tokens WHERE parent_principal = ?1 AND parent_name = ?2
+                    UNION
+                    SELECT t.principal, t.name, made.depth + 1 FROM access_tokens t
+                    JOIN made ON t.parent_principal = made.principal AND t.parent_name = made.name WHERE made.depth < 64
+                )
+                SELECT s.* FROM access_token_status s JOIN (SELECT principal, name, min(depth) AS depth FROM made GROUP BY principal, name) m
+                USING (principal, name) WHERE s.revoked_at IS NULL ORDER BY m.depth, s.principal, s.name
+                """, arguments: [principal, name]
+        ).map(accessToken)
     }
 
     static func revoke(_ db: Database, principal: String, name: String, reason: String?, by actor: Principal, at now: String) throws {

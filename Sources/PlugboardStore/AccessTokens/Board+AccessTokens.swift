@@ -5,13 +5,18 @@ package import PlugboardModel
 extension Board {
     /// Creates an access token that acts as `principal` (or only reads, with `readOnly`), and returns its secret: the
     /// board keeps only its SHA-256. A board admin may create tokens for anyone; anyone may create tokens for
-    /// themselves. Audited, without the secret.
+    /// themselves. Audited, without the secret. The principals Plugboard acts as itself are refused
+    /// (``Validate/personPrincipal(_:field:)``).
+    ///
+    /// A token created with an access token (`actor.accessToken`, the admin API) records it as its parent: it may not
+    /// outlive it (a request for a later expiry, or none, of a token made with an expiring one is refused, saying
+    /// until when it may last), and revoking the parent revokes it (``revokeAccessToken(principal:name:reason:by:)``).
     ///
     /// - Parameter expiresAt: When the token stops being accepted; nil for never. Must be in the future.
     package func createAccessToken(
         principal: String, name: String, readOnly: Bool, expiresAt: Date? = nil, by actor: Principal
     ) throws(BoardError) -> CreatedAccessToken {
-        try Validate.principal(principal)
+        try Validate.personPrincipal(principal)
         try Validate.tokenName(name)
         let expires = try APITokenSecret.expiry(expiresAt)
         let secret = AccessTokenSecret.generate()
@@ -20,6 +25,7 @@ extension Board {
         return try change(actor, refusal: AuditEntry(action: "access-token.create", targetType: "access_token", targetID: target)) {
             change in
             try Self.requireSelfOrAdmin(change, principal, doing: "create access tokens for")
+            let parent = try Self.parentToken(change, expires: expires)
             if let existing = try AccessTokenQueries.token(change.db, principal: principal, name: name) {
                 throw BoardError.conflict(
                     "\(principal) already has an access token named '\(name)' (created \(existing.createdAt) by \(existing.createdBy), \(existing.state.rawValue)); choose another name"
@@ -27,13 +33,13 @@ extension Board {
             }
             try AccessTokenQueries.insert(
                 change.db, principal: principal, name: name, hash: SHA256.hex(Data(secret.utf8)), prefix: prefix, readOnly: readOnly,
-                expiresAt: expires, by: change.actor, at: change.now)
+                expiresAt: expires, parent: parent, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
                     action: "access-token.create", targetType: "access_token", targetID: target,
                     after: .object([
                         "principal": .string(principal), "name": .string(name), "prefix": .string(prefix), "read_only": .bool(readOnly),
-                        "expires_at": .optional(expires),
+                        "expires_at": .optional(expires), "parent": .optional(parent.map { "\($0.principal)/\($0.name)" }),
                     ])))
             guard let token = try AccessTokenQueries.token(change.db, principal: principal, name: name) else {
                 throw BoardError(.integrity, "the access token '\(target)' was not stored; this is a bug in Plugboard")
@@ -42,7 +48,8 @@ extension Board {
         }
     }
 
-    /// Revokes an access token: servers refuse it from their next request. Its principal or a board admin; audited.
+    /// Revokes an access token, and every token made with it, directly or not, in the same change, each with its audit
+    /// row: servers refuse them from their next request. Its principal or a board admin.
     package func revokeAccessToken(principal: String, name: String, reason: String? = nil, by actor: Principal) throws(BoardError)
         -> ChangeResult
     {
@@ -60,12 +67,16 @@ extension Board {
                 return ChangeResult(
                     changed: false, "the access token '\(target)' was already revoked (\(token.revokedAt ?? "")); nothing changed.")
             }
-            try AccessTokenQueries.revoke(change.db, principal: principal, name: name, reason: reason, by: change.actor, at: change.now)
-            try change.record(
-                AuditEntry(
-                    action: "access-token.revoke", targetType: "access_token", targetID: target, reason: reason,
-                    before: .object(["state": .string(token.state.rawValue)]), after: .object(["state": .string("revoked")])))
-            return ChangeResult(changed: true, "Revoked the access token '\(target)'; servers refuse it from their next request.")
+            let made = try AccessTokenQueries.unrevokedDescendants(change.db, principal: principal, name: name)
+            try Self.revoke(change, token, reason: reason)
+            for child in made {
+                try Self.revoke(change, child, reason: "revoked with the access token '\(target)' it was made with")
+            }
+            let names = made.map { "'\($0.principal)/\($0.name)'" }.joined(separator: ", ")
+            let also = made.isEmpty ? "" : " and the \(made.count == 1 ? "token" : "\(made.count) tokens") made with it (\(names))"
+            return ChangeResult(
+                changed: true,
+                "Revoked the access token '\(target)'\(also); servers refuse \(made.isEmpty ? "it" : "them") from their next request.")
         }
     }
 
@@ -93,6 +104,33 @@ extension Board {
         let at = Timestamp.format(now)
         _ = try? writeUnaudited(.clientUsage) { db in try AccessTokenQueries.touch(db, principal: token.principal, name: token.name, at: at)
         }
+    }
+
+    /// Revokes `token` in `change`, with its audit row.
+    private static func revoke(_ change: AuditedChange, _ token: AccessToken, reason: String?) throws {
+        try AccessTokenQueries.revoke(
+            change.db, principal: token.principal, name: token.name, reason: reason, by: change.actor, at: change.now)
+        try change.record(
+            AuditEntry(
+                action: "access-token.revoke", targetType: "access_token", targetID: "\(token.principal)/\(token.name)", reason: reason,
+                before: .object(["state": .string(token.state.rawValue)]), after: .object(["state": .string("revoked")])))
+    }
+
+    /// The access token the change arrives with, which a token it makes records as its parent; nil for a change made on
+    /// the board's machine. Refuses a token no longer accepted, and an expiry (`expires`, nil for never) later than the
+    /// parent's: a token never outlives the token that made it.
+    private static func parentToken(_ change: AuditedChange, expires: String?) throws -> AccessToken? {
+        guard let name = change.actor.accessToken else { return nil }
+        let principal = change.actor.osUser
+        guard let parent = try AccessTokenQueries.token(change.db, principal: principal, name: name), parent.state == .active else {
+            throw BoardError.notAllowed(
+                "the access token '\(principal)/\(name)' of this request is no longer accepted; it may not make tokens")
+        }
+        guard let limit = parent.expiresAt else { return parent }
+        if let expires, let end = Timestamp.parse(expires), let last = Timestamp.parse(limit), end <= last { return parent }
+        throw BoardError.notAllowed(
+            "the access token '\(principal)/\(name)' of this request expires at \(limit), and a token it makes may not outlive it: pass --expires with an age or a time up to \(limit)"
+        )
     }
 
     /// Passes when the change's actor is `principal` itself (its OS user) or a board admin.

@@ -4,7 +4,8 @@ package import PlugboardModel
 extension Board {
     /// Recomputes the audit chain, checks the append-only triggers and, when given, that the log extends `checkpoint`.
     package func verifyAudit(checkpoint: AuditCheckpoint? = nil) throws(BoardError) -> AuditVerification {
-        try read { db in try AuditLog.verify(db, checkpoint: checkpoint) }
+        flushRefusals()
+        return try read { db in try AuditLog.verify(db, checkpoint: checkpoint) }
     }
 
     /// The current head of the audit chain, or nil for an empty log.
@@ -15,7 +16,8 @@ extension Board {
     /// Audit rows matching `query`, oldest first. For a log of any length, prefer ``readAuditLog(_:)``, which holds
     /// one row in memory at a time.
     package func auditRecords(_ query: AuditQuery) throws(BoardError) -> [AuditRecord] {
-        try read { db in try AuditQueries.records(db, matching: query) }
+        flushRefusals()
+        return try read { db in try AuditQueries.records(db, matching: query) }
     }
 
     /// Reads the audit log as one consistent state of the board: `body` may go over it several times with
@@ -24,7 +26,8 @@ extension Board {
     /// The read transaction lasts as long as `body`: writers go on meanwhile, but the WAL cannot be checkpointed past
     /// this read until it ends.
     package func readAuditLog<T>(_ body: (AuditLogReader) throws -> T) throws(BoardError) -> T {
-        try read { db in try body(AuditLogReader(db: db)) }
+        flushRefusals()
+        return try read { db in try body(AuditLogReader(db: db)) }
     }
 }
 

@@ -59,6 +59,8 @@ public final class Board: Sendable {
     let provenRows = ProvenRows()
     /// What this connection keeps between its changes: schema facts and the state proof's bucket hashes.
     let stateCache = StateCache()
+    /// Refused attempts counted and not yet written (``recordRefusal(_:by:because:)``).
+    let refusals = RefusalBursts()
     /// The telemetry file beside the board, once opened (see `TelemetryFile`).
     let telemetry = Mutex<TelemetryFile?>(nil)
     /// The board file's identity while this object has it open (see `BoardSharing`).

@@ -202,8 +202,8 @@ extension Board {
 
     /// Runs one audited change: checks `access`, runs `body`, and commits only if every row it wrote comes with an
     /// audit row (``AuditedChange/record(_:)``). If the change is refused as not allowed or not found, the refused
-    /// attempt is recorded (in a transaction of its own) with `refusal`'s action and target, and the error
-    /// rethrown. Invalid input is not recorded: it leaves the board byte-for-byte unchanged.
+    /// attempt is recorded with `refusal`'s action and target (``recordRefusal(_:by:because:)``, bounded per principal),
+    /// and the error rethrown. Invalid input is not recorded: it leaves the board byte-for-byte unchanged.
     func change<T>(
         _ actor: Principal, refusal: AuditEntry, requiring access: Access? = nil, _ body: (AuditedChange) throws -> T
     ) throws(BoardError) -> T {
@@ -221,6 +221,8 @@ extension Board {
                         "the change '\(refusal.action)' wrote to the board without an audit row, so it was rolled back; this is a bug in Plugboard"
                     )
                 }
+                // Refusals counted in memory come before this change's rows, with the state root before it.
+                if change.recordedCount > 0 { try Self.appendRefusals(db, refusals.take()) }
                 try change.finish()
                 return (result, change)
             } committed: {
@@ -230,22 +232,14 @@ extension Board {
             return result
         } catch {
             let error = mapError(error)
-            if error.code == .notAllowed || error.code == .notFound {
-                var entry = refusal
-                entry.outcome = .refused
-                entry.reason = error.message
-                _ = try? transaction { db in
-                    let state = try StateQueries.isTracked(db) ? (changes: String?.none, root: try StateLedger.currentRoot(db)) : nil
-                    try AuditLog.append(db, by: actor, entry: entry, state: state)
-                }
-            }
+            recordRefusal(refusal, by: actor, because: error)
             throw error
         }
     }
 
     /// One `BEGIN IMMEDIATE` transaction; any error rolls everything back and passes through unchanged. `committed`
     /// runs once the transaction committed, still on the connection, with the body's result.
-    private func transaction<T>(_ body: (Database) throws -> T, committed: (T) -> Void = { _ in }) throws -> T {
+    func transaction<T>(_ body: (Database) throws -> T, committed: (T) -> Void = { _ in }) throws -> T {
         try writer.writeWithoutTransaction { db in
             var result: T?
             try db.inTransaction(.immediate) {

@@ -1,0 +1,78 @@
+import Foundation
+import PlugboardModel
+import Testing
+
+@testable import PlugboardStore
+
+/// Refused attempts in a process that bounds them (`Board.boundRefusals()`, as `plugboard serve` does): the first of a
+/// burst is a row of its own, the rest are one row with their count, written before any later row and when the log is
+/// read; the chain and the state proof verify throughout.
+@Suite("bounded refusals")
+struct RefusalBurstTests {
+    static let admin = try! Principal(osUser: "alice")
+    static let stranger = try! Principal(osUser: "mallory")
+
+    /// The refused rows: action, target and count (one for a row of its own).
+    static func refusals(_ board: Board) throws -> [String] {
+        try board.auditRecords(AuditQuery()).filter { $0.outcome == "refused" }.map { record in
+            let count = record.afterJSON.flatMap { text in
+                (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])?["count"] as? Int
+            }
+            return "\(record.action) \(record.targetID ?? "-") \(count ?? 1)"
+        }
+    }
+
+    @Test func aBurstIsItsFirstRowAndOneCountedRowBeforeTheNextChange() throws {
+        let board = try Board.inMemory(by: Self.admin)
+        board.boundRefusals()
+        for index in 0..<50 {
+            #expect(throws: BoardError.self) { try board.addAdmin("mallory\(index % 3)", by: Self.stranger) }
+        }
+        // A change by someone else: the counted refusals are written before its row.
+        _ = try board.addAdmin("bob", by: Self.admin)
+        let records = try board.auditRecords(AuditQuery())
+        let actions = records.suffix(3).map { "\($0.action) \($0.outcome)" }
+        #expect(actions == ["admin.add refused", "admin.add refused", "admin.add ok"], "\(actions)")
+        let summary = try #require(records.dropLast().last?.afterJSON)
+        #expect(summary.contains(#""count":49"#) && summary.contains(#""targets":["mallory1","mallory2","mallory0"]"#), "\(summary)")
+        #expect(records.dropLast().last?.targetID == nil)
+
+        // Further refusals go on counting in the same burst; reading the log writes their count.
+        for _ in 0..<10 { _ = try? board.addAdmin("mallory0", by: Self.stranger) }
+        #expect(try Self.refusals(board) == ["admin.add mallory0 1", "admin.add - 49", "admin.add mallory0 10"])
+        #expect(try board.verifyAudit().ok)
+    }
+
+    @Test func eachPrincipalAndActionHasItsOwnBurstAndEndedBurstsAreWritten() throws {
+        let bursts = RefusalBursts()
+        bursts.startCounting()
+        let start = ContinuousClock.now
+        let entry = AuditEntry(action: "plugin.kill", outcome: .refused, targetType: "plugin", targetID: "com.example.a")
+        let other = try! Principal(osUser: "eve")
+        #expect(bursts.admit(entry, by: Self.stranger, at: "t0", now: start)?.isEmpty == true)
+        #expect(bursts.admit(entry, by: other, at: "t0", now: start)?.isEmpty == true)
+        var owner = entry
+        owner.action = "owner.add"
+        #expect(bursts.admit(owner, by: Self.stranger, at: "t0", now: start)?.isEmpty == true)
+        // Rotating through actions opens one burst each, no more.
+        #expect(bursts.admit(owner, by: Self.stranger, at: "t1", now: start + .seconds(1)) == nil)
+        #expect(bursts.admit(entry, by: Self.stranger, at: "t1", now: start + .seconds(1)) == nil)
+        #expect(bursts.admit(entry, by: Self.stranger, at: "t2", now: start + .seconds(2)) == nil)
+        // An open burst is not written by a timer's pass; an ended one is, once.
+        #expect(bursts.take(closedOnly: true, now: start + .seconds(30)).isEmpty)
+        let ended = bursts.take(closedOnly: true, now: start + RefusalBursts.window)
+        #expect(ended.map(\.entry.action) == ["plugin.kill", "owner.add"] || ended.map(\.entry.action) == ["owner.add", "plugin.kill"])
+        let kill = try #require(ended.first { $0.entry.action == "plugin.kill" })
+        #expect(kill.actor == Self.stranger)
+        #expect(kill.entry.after?.canonicalText.contains(#""count":2,"first_at":"t1","last_at":"t2""#) == true)
+        #expect(bursts.take(now: start + RefusalBursts.window).isEmpty)
+        // After its window, a refusal opens a new burst and is written again.
+        #expect(bursts.admit(entry, by: Self.stranger, at: "t3", now: start + .seconds(61)) != nil)
+    }
+
+    @Test func aProcessThatDoesNotBoundRefusalsWritesEachOne() throws {
+        let board = try Board.inMemory(by: Self.admin)
+        for _ in 0..<3 { _ = try? board.addAdmin("mallory", by: Self.stranger) }
+        #expect(try Self.refusals(board) == ["admin.add mallory 1", "admin.add mallory 1", "admin.add mallory 1"])
+    }
+}
