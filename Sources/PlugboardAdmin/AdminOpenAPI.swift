@@ -16,7 +16,11 @@ package enum AdminOpenAPI {
                 Every read and write the plugboard CLI offers on a board, served by plugboard serve --admin. Answers are
                 the JSON the CLI prints with --json; refusals are {"error": CODE, "message": SENTENCE} with the CLI's
                 codes and sentences. Authenticate with an access token (plugboard access-token create) as
-                Authorization: Bearer TOKEN; a read-only token may only call GET operations.
+                Authorization: Bearer TOKEN; a read-only token may only call GET operations. Failed authentications
+                past a limit (per client address and from all clients) get 429 with Retry-After; an accepted token is
+                never refused for them. A body larger than the server's usual limit (1 MiB by default) is read only
+                for board admins and the owners and maintainers of plug-ins (403 before it is read otherwise), at most
+                2 at a time per token (429) and within the server's budget (503).
             servers:
               - url: /api/admin
             security:
@@ -39,7 +43,12 @@ package enum AdminOpenAPI {
                   operationId: artifact.upload
                   summary: Upload an artifact for the plugin register that names it; kept only when its SHA-256 matches.
                   tags: [plugin]
-                  description: Needs an access token that is not read-only. Streamed; at most the server's artifact limit (512 MiB by default).
+                  description: >-
+                    Needs an access token that is not read-only, of a board admin or an owner or maintainer of a plug-in
+                    (403 before the body is read otherwise). Streamed; at most the server's artifact limit (512 MiB by
+                    default). Uploads waiting for their registration have quotas, checked before the body is read: per
+                    principal (4, 2 GiB by default; 429) and in all (64, 8 GiB; 507), and an upload leaves 1 GiB of
+                    the disk free (507).
                   parameters:
                     - name: sha256
                       in: path

@@ -18,7 +18,7 @@ package enum AdminUploads {
     package static let defaultLimit = 512 << 20
 
     /// Uploads older than this are removed.
-    static let lifetime: TimeInterval = 3600
+    package static let lifetime: TimeInterval = 3600
 
     package static func folder(_ board: Board) -> String { board.path + ".uploads" }
 

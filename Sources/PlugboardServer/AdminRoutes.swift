@@ -12,13 +12,17 @@ import Synchronization
 /// access token presented (`Authorization: Bearer pba_…`), with that principal's rights; read-only tokens only read.
 ///
 /// Each request looks its token up on the board, so a revoked or expired token is refused from its next request.
-/// Failed authentication is counted per client address (``FailedAuthentications``): past the limit that address gets
-/// `429` with `Retry-After`, and no other address is affected. Changes are recorded in the audit log with the principal
-/// as actor and `token NAME from ADDRESS`.
+/// Failed authentications are counted per client address and from all addresses (``FailedAuthentications``): past a
+/// limit, failing requests get `429` with `Retry-After`; a request whose token is accepted is always answered. A request
+/// is authorized before its body is read: a large body (``BodyAdmission``) or an artifact upload (``StagedUploads``)
+/// needs a principal who holds a role on the board and a place in their quotas. Changes are recorded in the audit log
+/// with the principal as actor and `token NAME from ADDRESS`.
 package struct AdminRoutes: Sendable {
     let board: Board
     let configuration: ServerConfiguration
     let failures: FailedAuthentications
+    let bodies: BodyAdmission
+    let uploads: StagedUploads
     /// Blocking work (the board's connection) runs off the threads that answer requests, in three lanes: reads on two
     /// threads, changes on one, and kill switches on one of their own, so that no flood of reads or changes a token
     /// holder sends queues in front of a kill switch.
@@ -29,7 +33,11 @@ package struct AdminRoutes: Sendable {
     init(board: Board, configuration: ServerConfiguration) {
         self.board = board
         self.configuration = configuration
-        failures = FailedAuthentications(limit: configuration.adminFailedAuthLimit, window: configuration.adminFailedAuthWindow)
+        failures = FailedAuthentications(
+            limit: configuration.adminFailedAuthLimit, globalLimit: configuration.adminFailedAuthGlobalLimit,
+            window: configuration.adminFailedAuthWindow)
+        bodies = BodyAdmission(perToken: configuration.adminLargeBodiesPerToken, budget: configuration.adminLargeBodyBytes)
+        uploads = StagedUploads(limits: configuration.adminUploadQuota)
         workers = WorkerThreads(name: "plugboard-admin", count: 2)
         changes = WorkerThreads(name: "plugboard-admin-changes", count: 1)
         stops = WorkerThreads(name: "plugboard-admin-stops", count: 1)
@@ -52,7 +60,9 @@ package struct AdminRoutes: Sendable {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: AdminOpenAPI.document())))
         }
         router.put("\(Self.prefix)/artifacts/:sha256") { request, context in
-            await self.respond(request, context, access: .write, action: "artifact.upload") { _ in try await self.upload(request, context) }
+            await self.respond(request, context, access: .write, action: "artifact.upload") { caller in
+                try await self.upload(request, context, caller)
+            }
         }
         router.get("\(Self.prefix)/backup") { request, context in
             await self.respond(request, context, access: .read, action: "board.backup") { caller in try await self.backup(caller) }
@@ -76,15 +86,20 @@ package struct AdminRoutes: Sendable {
         let handler: @Sendable (Request, ServeContext) async throws -> Response = { request, context in
             let lane = self.lane(R.self)
             return await self.respond(request, context, access: route.access, action: route.name, lane: lane) { caller in
+                let ticket = try await self.admitBody(R.self, request, caller, lane: lane)
+                defer { ticket?.leave() }
                 let body = try await self.collect(R.self, request)
                 // From here on the body is read: a refusal keeps the connection open.
                 return await Self.afterBody {
-                    let decoded: R = try self.decode(R.self, body, request, context)
                     let actor = caller.principal
                     let board = self.board
-                    // Performed and encoded in the lane: a large answer's encoding never holds the threads that answer
-                    // requests.
+                    let pathValues = Dictionary(
+                        R.route.pathParameters.compactMap { name in context.parameters.get(name).map { (name, $0) } },
+                        uniquingKeysWith: { first, _ in first })
+                    // Decoded, performed and encoded in the lane: a large body's decoding or a large answer's encoding
+                    // never holds the threads that answer requests.
                     let (encoded, notes) = try await lane.run { () throws -> (Data, [String]) in
+                        let decoded: R = try Self.decode(R.self, body, request, pathValues)
                         let reply = try decoded.perform(on: board, as: actor)
                         return (R.encodeResponse(reply.value), reply.notes)
                     }
@@ -97,34 +112,6 @@ package struct AdminRoutes: Sendable {
         case .post: router.post(RouterPath(path), use: handler)
         case .put: router.put(RouterPath(path), use: handler)
         case .delete: router.delete(RouterPath(path), use: handler)
-        }
-    }
-
-    /// `PUT /api/admin/artifacts/{sha256}`: an artifact streamed to a private file while its digest is computed, kept for
-    /// the `plugin register` that names it only when the digest matches.
-    private func upload(_ request: Request, _ context: ServeContext) async throws -> Response {
-        let sha256 = context.parameters.get("sha256") ?? ""
-        let limit = configuration.adminMaxArtifactBytes
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-            throw ResponseFailure(
-                Self.refusal(
-                    BoardError(.invalidInput, "the artifact is larger than \(limit >> 20) MiB; nothing was kept"), status: .contentTooLarge)
-            )
-        }
-        let writer = try AdminUploads.Writer(board: board, sha256: sha256, limit: limit)
-        do {
-            for try await chunk in request.body {
-                try chunk.withUnsafeReadableBytes { bytes in try writer.write(bytes) }
-            }
-        } catch let error as BoardError {
-            throw error
-        } catch {
-            writer.abandon()
-            throw BoardError(.io, "the upload was cut off before its end; send it again")
-        }
-        return await Self.afterBody {
-            try writer.finish()
-            return Reply.json(.ok, object: ["sha256": sha256, "size": writer.size])
         }
     }
 
@@ -200,16 +187,18 @@ package struct AdminRoutes: Sendable {
 
     private func authenticate(_ request: Request, _ context: ServeContext, lane: WorkerThreads) async throws -> Caller {
         let address = context.remoteAddress?.ipAddress ?? "unknown"
-        if let wait = failures.retryAfter(address) {
-            var response = Self.refusal(
-                BoardError(.notAllowed, "too many failed authentications from \(address); try again in \(wait) seconds"),
-                status: .tooManyRequests)
-            response.headers[.retryAfter] = String(wait)
-            throw ResponseFailure(response)
-        }
         func refuse(_ sentence: String, counted: Bool = true) -> ResponseFailure {
-            // A request without a token guesses nothing: only presented tokens count towards the limit.
-            if counted { failures.record(address) }
+            // Only failures are limited, never an address: a token the board accepts is answered whatever was sent
+            // before it. A request without a token guesses nothing and does not count.
+            if counted, let wait = failures.fail(address) {
+                var response = Self.refusal(
+                    BoardError(
+                        .notAllowed,
+                        "too many failed authentications from \(address) or from all clients; this request's token was not accepted, and failing requests get this answer for \(wait) seconds"
+                    ), status: .tooManyRequests)
+                response.headers[.retryAfter] = String(wait)
+                return ResponseFailure(response)
+            }
             var response = Self.refusal(BoardError(.notAllowed, sentence), status: .unauthorized)
             response.headers[.wwwAuthenticate] = "Bearer realm=\"plugboard-admin\""
             return ResponseFailure(response)
@@ -242,10 +231,7 @@ package struct AdminRoutes: Sendable {
         guard R.route.method != .get else { return nil }
         switch await Body.collect(request, limit: R.route.bodyLimit ?? configuration.maxBodyBytes) {
         case .success(let collected): return collected
-        case .failure(.tooLarge(let limit)):
-            throw ResponseFailure(
-                Self.refusal(
-                    BoardError(.invalidInput, "the request body is larger than \(limit) bytes; send less"), status: .contentTooLarge))
+        case .failure(.tooLarge(let limit)): throw Self.tooLarge(limit)
         case .failure(.unreadable): throw BoardError(.invalidInput, "the request body could not be read; send it again")
         }
     }
@@ -260,7 +246,10 @@ package struct AdminRoutes: Sendable {
     }
 
     /// The request as one JSON object: the body's fields (not for `GET`), the query's, then the path's, decoded as `R`.
-    private func decode<R: AdminRequest>(_ type: R.Type, _ buffer: ByteBuffer?, _ request: Request, _ context: ServeContext) throws -> R {
+    private static func decode<R: AdminRequest>(_ type: R.Type, _ buffer: ByteBuffer?, _ request: Request, _ pathValues: [String: String])
+        throws
+        -> R
+    {
         var object: [String: Any] = [:]
         if let buffer {
             if buffer.readableBytes > 0 {
@@ -290,7 +279,7 @@ package struct AdminRoutes: Sendable {
             }
         }
         for name in R.route.pathParameters {
-            guard let raw = context.parameters.get(name) else { continue }
+            guard let raw = pathValues[name] else { continue }
             object[name] = raw.removingPercentEncoding ?? raw
         }
         let data: Data
@@ -322,47 +311,4 @@ extension HTTPField.Name {
     static let plugboardBackup = HTTPField.Name(AdminBackup.header)!
     /// On a refusal: the request's body was read whole, so the connection may stay open (removed before it is sent).
     static let plugboardBodyRead = HTTPField.Name("Plugboard-Body-Read")!
-}
-
-/// Failed authentications per client address in a sliding window: past `limit` in `window`, that address waits. The
-/// table holds at most ``capacity`` addresses (the oldest entries go first), so a flood of addresses cannot grow it.
-final class FailedAuthentications: Sendable {
-    let limit: Int
-    let window: Duration
-    static let capacity = 10_000
-    private let failures = Mutex<[String: [ContinuousClock.Instant]]>([:])
-
-    init(limit: Int, window: Duration) {
-        self.limit = max(1, limit)
-        self.window = window
-    }
-
-    /// Seconds `address` must wait before trying again, or nil when it may try now.
-    func retryAfter(_ address: String) -> Int? {
-        let now = ContinuousClock.now
-        return failures.withLock { table -> Int? in
-            guard var times = table[address] else { return nil }
-            times.removeAll { now - $0 >= window }
-            table[address] = times.isEmpty ? nil : times
-            guard times.count >= limit, let oldest = times.first else { return nil }
-            let remaining = window - (now - oldest)
-            return max(1, Int(remaining.components.seconds) + (remaining.components.attoseconds > 0 ? 1 : 0))
-        }
-    }
-
-    /// Counts a failed authentication from `address`.
-    func record(_ address: String) {
-        let now = ContinuousClock.now
-        failures.withLock { table in
-            if table[address] == nil, table.count >= Self.capacity {
-                // Forget the address whose last failure is oldest.
-                if let stale = table.min(by: { ($0.value.last ?? now) < ($1.value.last ?? now) })?.key { table[stale] = nil }
-            }
-            var times = table[address, default: []]
-            times.removeAll { now - $0 >= window }
-            times.append(now)
-            if times.count > limit { times.removeFirst(times.count - limit) }
-            table[address] = times
-        }
-    }
 }

@@ -41,8 +41,34 @@ public struct ServerConfiguration: Sendable {
     public var adminFailedAuthLimit = 20
     /// The window in which ``adminFailedAuthLimit`` counts failed authentications.
     public var adminFailedAuthWindow: Duration = .seconds(60)
+    /// Failed authentications all client addresses together may make in ``adminFailedAuthWindow`` before every failing
+    /// request gets `429` (a request whose token is accepted never does).
+    public var adminFailedAuthGlobalLimit = 1000
     /// The largest artifact the admin API takes.
     public var adminMaxArtifactBytes = 512 << 20
+    /// Request bodies over ``maxBodyBytes`` (registrations of many manifests) one access token may have in flight.
+    public var adminLargeBodiesPerToken = 2
+    /// Bytes of request bodies over ``maxBodyBytes`` in flight for all tokens together.
+    public var adminLargeBodyBytes = 256 << 20
+    /// How many artifact uploads, and how many bytes, may wait for their registration.
+    public var adminUploadQuota = UploadQuota()
+
+    /// Quotas of artifact uploads waiting for the registration that names them.
+    public struct UploadQuota: Sendable {
+        /// Uploads one principal may have waiting (or in progress).
+        public var perPrincipalCount = 4
+        /// Bytes one principal's uploads may hold.
+        public var perPrincipalBytes = 2 << 30
+        /// Uploads the server keeps waiting, from everyone.
+        public var totalCount = 64
+        /// Bytes the server's waiting uploads may hold.
+        public var totalBytes = 8 << 30
+        /// Bytes of the board's file system an upload must leave free.
+        public var reserve = 1 << 30
+
+        /// The defaults: 4 uploads and 2 GiB per principal, 64 uploads and 8 GiB in all, 1 GiB left free.
+        public init() {}
+    }
     /// How often the server runs every rollout's guard and schedule (`Board.tickRollouts(via:now:)`);
     /// nil: never (then run `plugboard rollout tick`). Each pass that acts is an audited change of the board.
     public var rolloutInterval: Duration? = .milliseconds(250)

@@ -57,6 +57,18 @@ struct ServeCommand: BoardCommand {
         help: ArgumentHelp(
             "Serve the admin API on an address of its own (implies --admin), for example 127.0.0.1:4243.", valueName: "host:port"))
     var adminListen: String?
+    @Option(
+        name: .customLong("admin-upload-quota"),
+        help: ArgumentHelp(
+            "The most MiB of artifact uploads one principal may have waiting for their registration (at most 4 uploads).",
+            valueName: "MiB"))
+    var adminUploadQuota = 2048
+    @Option(
+        name: .customLong("admin-upload-total"),
+        help: ArgumentHelp(
+            "The most MiB of artifact uploads waiting for their registration, from everyone (at most 64 uploads); uploads also leave 1 GiB of the disk free.",
+            valueName: "MiB"))
+    var adminUploadTotal = 8192
     @Flag(name: .customLong("print-openapi"), help: ArgumentHelp("Print the admin API's OpenAPI document and exit.", visibility: .hidden))
     var printOpenAPI = false
 
@@ -75,6 +87,10 @@ struct ServeCommand: BoardCommand {
         if let adminListen { _ = try Self.address(adminListen, option: "--admin-listen") }
         guard (2...86400).contains(snapshotLifetime) else {
             throw ValidationError("--snapshot-lifetime \(snapshotLifetime) is outside 2-86400 seconds; 60 is the default")
+        }
+        for (option, value) in [("--admin-upload-quota", adminUploadQuota), ("--admin-upload-total", adminUploadTotal)]
+        where !(1...1_048_576).contains(value) {
+            throw ValidationError("\(option) \(value) is outside 1-1048576 MiB")
         }
         guard (5...1000).contains(pollMilliseconds) else {
             throw ValidationError("--poll-ms \(pollMilliseconds) is outside 5-1000; 20 is the default")
@@ -114,6 +130,8 @@ struct ServeCommand: BoardCommand {
             maxRequestsPerClient: maxRequestsPerClient, pollInterval: .milliseconds(pollMilliseconds),
             logger: logger, boardKeys: try BoardKeyring.loadOrCreate(boardPath: board.path), snapshotLifetime: .seconds(snapshotLifetime))
         configuration.admin = admin || adminListen != nil
+        configuration.adminUploadQuota.perPrincipalBytes = adminUploadQuota << 20
+        configuration.adminUploadQuota.totalBytes = adminUploadTotal << 20
         configuration.adminAddress = adminListen.flatMap { try? Self.address($0, option: "--admin-listen") }
         let server = PlugboardServer(board: board, configuration: configuration)
         let scheme = tlsCert == nil ? "http" : "https"

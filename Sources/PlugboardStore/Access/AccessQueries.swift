@@ -34,6 +34,11 @@ enum AccessQueries {
         .flatMap(PluginOwner.Role.init(rawValue:))
     }
 
+    /// Whether `principal` owns or maintains at least one plug-in.
+    static func holdsPluginRole(_ db: Database, _ principal: String) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT 1 FROM plugin_owners WHERE principal = ? LIMIT 1", arguments: [principal]) ?? false
+    }
+
     static func owners(_ db: Database, pluginID: String) throws -> [PluginOwner] {
         try Row.fetchAll(db, sql: "SELECT * FROM plugin_owners WHERE plugin_id = ? ORDER BY role, principal", arguments: [pluginID]).map {
             PluginOwner(

@@ -100,6 +100,12 @@ extension Board {
         }
     }
 
+    /// Whether `principal` is a board admin or an owner or maintainer of some plug-in: one who may register versions of
+    /// what is already on the board, and so may send what a registration carries (many manifests, artifacts).
+    package func holdsRole(_ principal: String) throws(BoardError) -> Bool {
+        try read { db in try AccessQueries.isAdmin(db, principal) || AccessQueries.holdsPluginRole(db, principal) }
+    }
+
     /// The board admins.
     package func admins() throws(BoardError) -> [BoardAdmin] {
         try read { db in try AccessQueries.admins(db) }

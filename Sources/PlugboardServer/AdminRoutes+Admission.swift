@@ -1,0 +1,115 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PlugboardAdmin
+import PlugboardModel
+import PlugboardStore
+
+/// What the admin API decides before it reads a byte of a request's body: whether the principal may send a body that
+/// large, or an artifact at all, and whether the quotas have room for it. A refusal here leaves the body unread (its
+/// connection is closed after the answer).
+extension AdminRoutes {
+    /// Admits the body of a request that takes one: a declared length over the route's limit gets `413`; a body over
+    /// the server's usual limit (or of undeclared length where the route takes more) needs a principal who holds a role
+    /// on the board (`403` otherwise) and a place in ``BodyAdmission`` (`429` for the token, `503` for the server).
+    func admitBody<R: AdminRequest>(_ type: R.Type, _ request: Request, _ caller: Caller, lane: WorkerThreads) async throws
+        -> BodyAdmission.Ticket?
+    {
+        guard R.route.method != .get, ConnectionGuard.hasBody(request) else { return nil }
+        let limit = R.route.bodyLimit ?? configuration.maxBodyBytes
+        let declared = request.headers[.contentLength].flatMap(Int.init)
+        if let declared, declared > limit { throw Self.tooLarge(limit) }
+        let bytes = declared ?? limit
+        guard bytes > configuration.maxBodyBytes else { return nil }
+        try await requireRole(caller, lane: lane, toSend: "a request body larger than \(configuration.maxBodyBytes) bytes")
+        switch bodies.admit(token: "\(caller.token.principal)/\(caller.token.name)", bytes: bytes) {
+        case .success(let ticket): return ticket
+        case .failure(.token):
+            throw Self.busy(
+                "the access token '\(caller.token.name)' already has \(bodies.perToken) large request bodies in progress; wait for them and try again",
+                status: .tooManyRequests, code: .notAllowed)
+        case .failure(.server):
+            throw Self.busy(
+                "the server is reading as many large request bodies as it holds at once; try again in a moment",
+                status: .serviceUnavailable,
+                code: .io)
+        }
+    }
+
+    /// `PUT /api/admin/artifacts/{sha256}`: an artifact streamed to a private file while its digest is computed, kept for
+    /// the `plugin register` that names it only when the digest matches. Only a principal who holds a role on the board
+    /// uploads, within the quotas of ``StagedUploads``; both are checked before the body is read.
+    func upload(_ request: Request, _ context: ServeContext, _ caller: Caller) async throws -> Response {
+        let sha256 = context.parameters.get("sha256") ?? ""
+        try AdminUploads.check(sha256)
+        let limit = configuration.adminMaxArtifactBytes
+        let declared = request.headers[.contentLength].flatMap(Int.init)
+        if let declared, declared > limit {
+            throw ResponseFailure(
+                Self.refusal(
+                    BoardError(.invalidInput, "the artifact is larger than \(limit >> 20) MiB; nothing was kept"), status: .contentTooLarge)
+            )
+        }
+        try await requireRole(caller, lane: changes, toSend: "an artifact")
+        let board = self.board
+        let uploads = self.uploads
+        let principal = caller.principal.osUser
+        let admitted = try await changes.run {
+            uploads.admit(principal: principal, bytes: declared ?? limit, folder: AdminUploads.folder(board))
+        }
+        let reservation: StagedUploads.Reservation
+        switch admitted {
+        case .success(let admitted): reservation = admitted
+        case .failure(let refusal):
+            throw ResponseFailure(
+                Self.refusal(BoardError(refusal.status == .tooManyRequests ? .notAllowed : .io, refusal.sentence), status: refusal.status))
+        }
+        var kept = false
+        defer { if !kept { reservation.cancel() } }
+        let writer = try AdminUploads.Writer(board: board, sha256: sha256, limit: limit)
+        do {
+            for try await chunk in request.body {
+                try chunk.withUnsafeReadableBytes { bytes in try writer.write(bytes) }
+            }
+        } catch let error as BoardError {
+            throw error
+        } catch {
+            writer.abandon()
+            throw BoardError(.io, "the upload was cut off before its end; send it again")
+        }
+        return await Self.afterBody {
+            try writer.finish()
+            reservation.staged(at: AdminUploads.folder(board) + "/" + sha256, bytes: writer.size)
+            kept = true
+            return Reply.json(.ok, object: ["sha256": sha256, "size": writer.size])
+        }
+    }
+
+    /// Passes when the caller's principal is a board admin or an owner or maintainer of some plug-in (those who may
+    /// register versions of what is on the board); else `403`, saying the principal may not send `what`.
+    private func requireRole(_ caller: Caller, lane: WorkerThreads, toSend what: String) async throws {
+        let board = self.board
+        let principal = caller.principal.osUser
+        guard try await lane.run({ try board.holdsRole(principal) }) else {
+            throw ResponseFailure(
+                Self.refusal(
+                    BoardError(
+                        .notAllowed,
+                        "\(principal) may not send \(what): only board admins and the owners and maintainers of plug-ins may; ask a board admin to register the plug-in or to add \(principal) as its owner"
+                    ), status: .forbidden))
+        }
+    }
+
+    /// `413`: the body is larger than `limit` bytes.
+    static func tooLarge(_ limit: Int) -> ResponseFailure {
+        ResponseFailure(
+            refusal(BoardError(.invalidInput, "the request body is larger than \(limit) bytes; send less"), status: .contentTooLarge))
+    }
+
+    /// A refusal for a busy moment, with `Retry-After: 1`.
+    static func busy(_ sentence: String, status: HTTPResponse.Status, code: BoardError.Code) -> ResponseFailure {
+        var response = refusal(BoardError(code, sentence), status: status)
+        response.headers[.retryAfter] = "1"
+        return ResponseFailure(response)
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Hummingbird
+import Testing
+
+@testable import PlugboardServer
+
+/// The admin API's limits on their own: failures per address and from everyone, large bodies per token and in all,
+/// and the free space an upload leaves.
+@Suite("the admin API's limits")
+struct AdminLimitsTests {
+    @Test func failuresAreLimitedPerAddressAndFromEveryone() {
+        let failures = FailedAuthentications(limit: 3, globalLimit: 5, window: .seconds(60))
+        #expect((0..<3).map { _ in failures.fail("10.0.0.1") } == [nil, nil, nil])
+        let wait = failures.fail("10.0.0.1")
+        #expect(wait != nil && wait! >= 1 && wait! <= 60)
+        // Another address fails as usual until everyone together passes the global limit.
+        #expect(failures.fail("10.0.0.2") == nil)
+        #expect(failures.fail("10.0.0.3") != nil)
+    }
+
+    @Test func largeBodiesAreAdmittedPerTokenAndWithinTheBudget() throws {
+        let admission = BodyAdmission(perToken: 2, budget: 100)
+        let first = try admission.admit(token: "alice/laptop", bytes: 40).get()
+        _ = try admission.admit(token: "alice/laptop", bytes: 10).get()
+        #expect(admission.admit(token: "alice/laptop", bytes: 1).failure == .token)
+        #expect(admission.admit(token: "bob/ci", bytes: 51).failure == .server)
+        first.leave()
+        #expect(admission.admit(token: "alice/laptop", bytes: 40).failure == nil)
+        #expect(admission.admit(token: "bob/ci", bytes: 50).failure == nil)
+    }
+
+    @Test func anUploadLeavesTheReservedSpaceFree() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("uploads-\(UUID().uuidString)").path
+        var limits = ServerConfiguration.UploadQuota()
+        limits.reserve = 1 << 30
+        let uploads = StagedUploads(limits: limits, freeSpace: { _ in (1 << 30) + (10 << 20) })
+        let refused = uploads.admit(principal: "alice", bytes: 11 << 20, folder: folder)
+        #expect(refused.failure?.status.code == 507)
+        #expect(
+            refused.failure?.sentence.contains("would leave less than the 1024 MiB kept free") == true,
+            "\(String(describing: refused.failure))")
+        let admitted = try uploads.admit(principal: "alice", bytes: 9 << 20, folder: folder).get()
+        // An upload in progress counts against the free space until it ends.
+        #expect(uploads.admit(principal: "bob", bytes: 2 << 20, folder: folder).failure?.status.code == 507)
+        admitted.cancel()
+        #expect(uploads.admit(principal: "bob", bytes: 2 << 20, folder: folder).failure == nil)
+    }
+}
+
+extension Result {
+    /// The failure, or nil on success.
+    var failure: Failure? {
+        if case .failure(let failure) = self { return failure }
+        return nil
+    }
+}
