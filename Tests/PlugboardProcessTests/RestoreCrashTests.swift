@@ -14,7 +14,7 @@ let straceBinary: String? = ["/usr/bin/strace", "/bin/strace"].first { FileManag
 /// the process killed with SIGKILL as it enters it, in turn.
 @Suite(
     "a restore failed or killed at each step", .serialized,
-    .enabled(if: straceBinary != nil, "needs strace (the CI installs it)"))
+    .enabled(if: straceBinary != nil || ProcessInfo.processInfo.environment["CI"] != nil, "needs strace (the CI installs it)"))
 struct RestoreCrashTests {
     static let strace = straceBinary
     static let alpha = "com.example.alpha"
@@ -23,6 +23,7 @@ struct RestoreCrashTests {
     /// A board whose kill switch of alpha is only in its `-wal` (a host that had the board open was killed with
     /// SIGKILL after the kill was acknowledged, so nobody checkpointed it), and a backup from before the kill.
     func boardWithKillInWAL() async throws -> Sandbox {
+        _ = try #require(Self.strace, "strace is missing: the CI installs it (.ci/run)")
         let sandbox = try Sandbox()
         try await sandbox.ok("init")
         try await sandbox.ok("plugin", "register", sandbox.write("alpha.json", manifest(Self.alpha, "1.0.0")))
