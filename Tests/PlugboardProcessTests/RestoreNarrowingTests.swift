@@ -82,6 +82,33 @@ struct RestoreNarrowingTests {
         try await sandbox.ok("audit", "verify")
     }
 
+    @Test(
+        "a file at the board's path that is not a board may be replaced only by the file's owner",
+        .enabled(if: canSwitchUser, "needs root and setpriv to act as another OS user"))
+    func unreadableBoardNeedsItsFilesOwner() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
+        let backup = path(sandbox, "backup.sqlite")
+        try await sandbox.ok("backup", "--to", backup)
+        try shareWithNobody(sandbox)
+        let own = path(sandbox, "own.sqlite")
+        #expect(try await sandbox.run(["init", "--db", own], db: false, prefix: Self.asNobody).status == 0)
+        let ownBackup = path(sandbox, "own-backup.sqlite")
+        #expect(try await sandbox.run(["backup", "--db", own, "--to", ownBackup], db: false, prefix: Self.asNobody).status == 0)
+        for suffix in ["-wal", "-shm"] { unlink(sandbox.board + suffix) }
+        try Data(String(repeating: "damaged ", count: 4096).utf8).write(to: URL(fileURLWithPath: sandbox.board))
+        chown(sandbox.board, 0, 0)
+        chmod(sandbox.board, 0o666)
+
+        let refused = try await sandbox.run(["restore", "--from", ownBackup], prefix: Self.asNobody)
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.stderr.contains("cannot be read as a board") && refused.stderr.contains("only the owner of its file"), "\(refused)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: sandbox.board)).starts(with: Data("damaged".utf8)))
+
+        let restored = try await sandbox.ok("restore", "--from", backup)
+        #expect(restored.stdout.contains("could not be read"), "\(restored.stdout)")
+        try await sandbox.ok("audit", "verify")
+    }
+
     @Test("disables, a raised signature policy, removed admins and owners and gate flags switched off stay narrowed")
     func narrowingsAreCarriedForward() async throws {
         let sandbox = try await Sandbox.withBoard([manifest(Self.alpha), manifest(Self.beta, "1.0.0", #""gate":"beta.gate""#)])

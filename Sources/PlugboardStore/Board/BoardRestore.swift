@@ -43,12 +43,12 @@ extension Board {
     ///
     /// Nothing is touched until the backup verifies (a board, a schema not newer than this binary, its audit chain and
     /// state root). The board being replaced is checkpointed (its write-ahead log copied into it and emptied) and read:
-    /// its stops (kill switches, yanks, signer and token revocations) and its narrowings (``Narrowings``). The backup
+    /// its stops (kill switches, yanks, signer and token revocations) and its narrowings (`Narrowings`). The backup
     /// is copied beside the board, and there the stops it lacks are made again unless `carryForward` is false, and it is
     /// narrowed to the replaced board in every case, each with a `restore.carried-forward` audit row, followed by a
     /// `board.restore` row: one change. Then, holding SQLite's locks of the old board (so no process can have it open;
     /// one that does is named and the restore refused), and only if the board did not change since it was read, the
-    /// old board is kept beside as `<board>.replaced-<time>` and the copy renamed into place (``BoardFiles/swap(_:into:expecting:)``).
+    /// old board is kept beside as `<board>.replaced-<time>` and the copy renamed into place (`BoardFiles.swap(_:into:expecting:)`).
     package static func restore(from source: String, to path: String, carryForward: Bool, by actor: Principal) throws(BoardError)
         -> BoardRestore
     {
@@ -99,7 +99,7 @@ extension Board {
             notCarried: recorded.notCarried, carryForwardNote: note)
     }
 
-    /// What ``recordRestore(of:from:backupHead:replaced:carryForward:by:)`` did to the copy.
+    /// What `recordRestore(of:from:backupHead:replaced:carryForward:by:)` did to the copy.
     private struct Recorded {
         let migrated: [String]
         let carried: [CarriedStop]
