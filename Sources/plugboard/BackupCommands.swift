@@ -85,9 +85,9 @@ struct Restore: BoardCommand {
             replaced has and the backup lacks are made again on the restored board, unless --without-carry-forward is \
             given (the output then names them). Whatever the board being replaced narrows, the restored board narrows \
             too, always: plug-ins disabled there, raised signature policies, admins, owners and maintainers removed, \
-            and gate flags switched off. Each is audited as restore.carried-forward. The replaced board is kept beside \
-            it as BOARD.replaced-TIME; the swap leaves the whole old board or the whole new one at its path whatever \
-            step fails. The restore is refused while any process has the board open.
+            gate flags switched off, and rollouts aborted. Each is audited as restore.carried-forward. The replaced \
+            board is kept beside it as BOARD.replaced-TIME; the swap leaves the whole old board or the whole new one \
+            at its path whatever step fails. The restore is refused while any process has the board open.
             """)
 
     @OptionGroup var global: GlobalOptions

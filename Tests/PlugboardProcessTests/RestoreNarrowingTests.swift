@@ -109,10 +109,13 @@ struct RestoreNarrowingTests {
         try await sandbox.ok("audit", "verify")
     }
 
-    @Test("disables, a raised signature policy, removed admins and owners and gate flags switched off stay narrowed")
+    @Test("disables, a raised signature policy, removed admins and owners, gate flags switched off and aborted rollouts stay narrowed")
     func narrowingsAreCarriedForward() async throws {
-        let sandbox = try await Sandbox.withBoard([manifest(Self.alpha), manifest(Self.beta, "1.0.0", #""gate":"beta.gate""#)])
+        let sandbox = try await Sandbox.withBoard([
+            manifest(Self.alpha), manifest(Self.alpha, "1.1.0"), manifest(Self.beta, "1.0.0", #""gate":"beta.gate""#),
+        ])
         try await sandbox.ok("plugin", "enable", Self.alpha)
+        try await sandbox.ok("rollout", "start", Self.alpha, "1.1.0", "--steps", "10,100", "--every", "1h")
         try await sandbox.ok("plugin", "enable", Self.beta)
         try await sandbox.ok("flag", "create", "beta.gate")
         try await sandbox.ok("flag", "enable", "beta.gate")
@@ -129,12 +132,14 @@ struct RestoreNarrowingTests {
         try await sandbox.ok("owner", "remove", Self.alpha, "bob")
         try await sandbox.ok("owner", "add", Self.alpha, "dave", "--role", "maintainer")
         try await sandbox.ok("flag", "disable", "beta.gate")
+        try await sandbox.ok("rollout", "abort", Self.alpha)
 
         let restored = try await sandbox.ok("restore", "--from", backup, "--json")
         #expect(
             try carried(restored) == [
                 "disable \(Self.alpha) in default", "signature policy production in production", "admin removal carol",
                 "owner removal \(Self.alpha)/bob", "owner demotion \(Self.alpha)/dave", "gate flag off beta.gate in default",
+                "rollout abort \(Self.alpha)@1.1.0 in default",
             ], "\(restored)")
         let report = try #require(try restored.json() as? [String: Any])
         let first = try #require((report["carried"] as? [[String: Any]])?.first)
@@ -151,7 +156,9 @@ struct RestoreNarrowingTests {
         let flags = try await sandbox.ok("flag", "list", "--json").json() as? [[String: Any]] ?? []
         #expect(flags.first { $0["name"] as? String == "beta.gate" }?["enabled"] as? Bool == false, "\(flags)")
         let rows = try await sandbox.ok("audit", "--json").stdout
-        #expect(rows.components(separatedBy: "restore.carried-forward").count - 1 == 6, "\(rows)")
+        #expect(rows.components(separatedBy: "restore.carried-forward").count - 1 == 7, "\(rows)")
+        let rollout = try await sandbox.ok("rollout", "status", Self.alpha).stdout
+        #expect(rollout.contains("aborted"), "\(rollout)")
         try await sandbox.ok("audit", "verify")
 
         let human = try await sandbox.ok("restore", "--from", backup)

@@ -5,12 +5,14 @@ package import PlugboardModel
 /// `--without-carry-forward`, one stop that was not).
 package struct CarriedStop: Sendable, Hashable, Codable {
     /// `kill switch`, `yank`, `signer revocation`, `token revocation`, `access token revocation`, `disable`,
-    /// `signature policy`, `admin removal`, `owner removal`, `maintainer removal`, `owner demotion` or `gate flag off`.
+    /// `signature policy`, `admin removal`, `owner removal`, `maintainer removal`, `owner demotion`, `gate flag off` or
+    /// `rollout abort`.
     package let kind: String
     /// What it stops or narrows: the kill switch's target, `ID@VERSION`, a key id, a token name, a plug-in id, an
-    /// environment (a signature policy), a principal (an admin), `ID/PRINCIPAL` (an owner) or a flag name.
+    /// environment (a signature policy), a principal (an admin), `ID/PRINCIPAL` (an owner), a flag name or `ID@VERSION`
+    /// (a rollout).
     package let target: String
-    /// The environment it applies to, for a disable, a signature policy or a gate flag.
+    /// The environment it applies to, for a disable, a signature policy, a gate flag or a rollout.
     package var environment: String? = nil
     /// The reason it was given on the replaced board, or what the narrowing is.
     package let reason: String?

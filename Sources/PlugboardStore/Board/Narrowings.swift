@@ -7,9 +7,10 @@ import PlugboardModel
 /// going back in time never enables a plug-in, lowers a signature policy, re-admits a principal or switches a plug-in's
 /// gate flag back on.
 ///
-/// Pins and rollouts are not narrowings: they choose which version runs, not whether one does (a pin to an older
-/// release is not narrower than the newest); the versions that must not run are stopped by kill switches and yanks,
-/// which are carried as stops.
+/// A rollout aborted on the replaced board and running or paused in the backup is aborted: an abort stops a release.
+/// Pins, and rollouts' steps, are not narrowings: they choose which version runs, not whether one does (a pin to an
+/// older release is not narrower than the newest); the versions that must not run are stopped by kill switches and
+/// yanks, which are carried as stops.
 struct Narrowings: Sendable {
     struct Place: Sendable, Hashable {
         let id: String
@@ -27,6 +28,8 @@ struct Narrowings: Sendable {
     var roles: [String: [String: PluginOwner.Role]] = [:]
     /// The flags the replaced board knows, with the environments where each is on (none for an archived flag).
     var flagsOn: [String: Set<String>] = [:]
+    /// The release of each rollout aborted on the replaced board.
+    var aborted: [Place: String] = [:]
     /// When and by whom each narrowing was made, from the audit log.
     var made: [Made.Key: Made] = [:]
 
@@ -58,6 +61,17 @@ struct Narrowings: Sendable {
             }
         }
         records.made = Dictionary(try Made.read(db).map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
+        if try db.tableExists("rollouts") {
+            for row in try Row.fetchAll(
+                db, sql: "SELECT plugin_id, environment, version, ended_at, ended_by FROM rollouts WHERE state = 'aborted'")
+            {
+                let place = Place(id: row[0], environment: row[1])
+                records.aborted[place] = row[2]
+                if let at: String = row[3], let by: String = row[4] {
+                    records.made[.rollout(place.id, place.environment)] = Made(key: .rollout(place.id, place.environment), at: at, by: by)
+                }
+            }
+        }
         return records
     }
 
@@ -149,6 +163,18 @@ struct Narrowings: Sendable {
                 "gate flag off", "flag", flag, environment: environment, reason: "off on the replaced board, and it gates a plug-in",
                 key: .flag(flag, environment), before: .object(["enabled": .bool(true)]), after: .object(["enabled": .bool(false)]))
         }
+        // Rollouts: aborted on the replaced board, of the same release.
+        for record in try RolloutQueries.records(db, activeOnly: true) {
+            let place = Place(id: record.pluginID, environment: record.environment)
+            guard aborted[place] == record.rollout.version else { continue }
+            let after = RolloutRules.ended(
+                record, .aborted, by: change.actor.osUser, at: change.now, reason: "aborted on the replaced board")
+            try RolloutQueries.save(db, after)
+            add(
+                "rollout abort", "rollout", "\(record.pluginID)@\(record.rollout.version)", environment: record.environment,
+                reason: "aborted on the replaced board", key: .rollout(record.pluginID, record.environment), before: record.json,
+                after: after.json)
+        }
         var carried: [CarriedStop] = []
         for (kind, key, entry) in pending {
             var entry = entry
@@ -181,6 +207,7 @@ struct Narrowings: Sendable {
             case admin(String)
             case owner(String, String)
             case flag(String, String)
+            case rollout(String, String)
         }
 
         let key: Key
