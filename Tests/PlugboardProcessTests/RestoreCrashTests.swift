@@ -115,4 +115,29 @@ struct RestoreCrashTests {
             try await expectKilled(sandbox, "after \(label) and the restore run again")
         }
     }
+
+    @Test("a kill switch made while the restore copies the backup makes the restore refuse, and stays")
+    func aChangeDuringTheRestoreRefusesIt() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
+        try await sandbox.ok("backup", "--to", sandbox.root.appendingPathComponent("backup.sqlite").path)
+        // The restore's first fsync flushes its copy of the backup, after it read the board: it waits 8 s there.
+        let strace = try #require(Self.strace)
+        let restore = Task {
+            try await sandbox.run(
+                ["restore", "--from", "backup.sqlite"],
+                prefix: [strace, "-f", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:delay_enter=8000000:when=1"])
+        }
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline {
+            let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path)
+            if files.contains(where: { $0.contains(".restore-") }) { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await sandbox.ok("plugin", "kill", Self.alpha, "--reason", "during the restore")
+        let result = try await restore.value
+        #expect(result.status == 1 && result.stderr.contains("it changed while the restore read it"), "\(result)")
+        try await expectKilled(sandbox, "after a refused restore")
+        let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path)
+        #expect(!files.contains { $0.contains(".restore-") || $0.contains(".replaced-") }, "\(files)")
+    }
 }
