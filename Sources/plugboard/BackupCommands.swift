@@ -77,13 +77,17 @@ struct Restore: BoardCommand {
     static let localOnly: String? = "a restore replaces the board file on its machine"
     static let configuration = CommandConfiguration(
         commandName: "restore",
-        abstract: "Replace the board with a backup, verified first; newer kill switches and revocations are carried forward.",
+        abstract: "Replace the board with a backup, verified first; newer stops are carried forward and nothing is widened.",
         discussion: """
             The backup must verify (a board, a schema not newer than this binary, its audit chain and state root) \
-            before anything is touched. Kill switches, yanks, signer revocations and token revocations that the board \
-            being replaced has and the backup lacks are made again on the restored board (audited as \
-            restore.carried-forward), unless --without-carry-forward is given. The replaced board is kept beside it as \
-            BOARD.replaced-TIME. The restore is refused while any process has the board open, and needs a board admin.
+            before anything is touched, and the restore needs an admin of the board being replaced (of the backup when \
+            there is none). Kill switches, yanks, signer revocations and token revocations that the board being \
+            replaced has and the backup lacks are made again on the restored board, unless --without-carry-forward is \
+            given (the output then names them). Whatever the board being replaced narrows, the restored board narrows \
+            too, always: plug-ins disabled there, raised signature policies, admins, owners and maintainers removed, \
+            gate flags switched off, and rollouts aborted. Each is audited as restore.carried-forward. The replaced \
+            board is kept beside it as BOARD.replaced-TIME; the swap leaves the whole old board or the whole new one \
+            at its path whatever step fails. The restore is refused while any process has the board open.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -91,7 +95,9 @@ struct Restore: BoardCommand {
     @Option(name: .long, help: ArgumentHelp("The backup to restore, made with plugboard backup.", valueName: "file"))
     var from: String
 
-    @Flag(name: .long, help: "Do not carry kill switches, yanks and revocations forward from the board being replaced.")
+    @Flag(
+        name: .long,
+        help: "Do not carry kill switches, yanks and revocations forward from the board being replaced (narrowings still are).")
     var withoutCarryForward = false
 
     func validate() throws {
@@ -112,12 +118,16 @@ struct Restore: BoardCommand {
             )
         }
         if result.carried.isEmpty {
-            lines.append("Carried forward: nothing\(result.carryForwardNote.map { " (\($0))" } ?? " (the backup lacks no stop)").")
+            lines.append(
+                "Carried forward: nothing\(result.carryForwardNote.map { " (\($0))" } ?? " (the backup lacks no stop and widens nothing)")."
+            )
         } else {
-            lines.append("Carried forward from the replaced board, because the backup lacks them:")
-            var table = Table("KIND", "TARGET", "MADE AT", "MADE BY", "REASON")
-            for stop in result.carried { table.add(stop.kind, stop.target, stop.madeAt, stop.madeBy, stop.reason ?? "-") }
-            lines.append(table.render().trimmingCharacters(in: .newlines))
+            lines.append("Carried forward from the replaced board, because the backup lacks them or would widen what it allows:")
+            lines.append(Self.table(result.carried))
+        }
+        if !result.notCarried.isEmpty {
+            lines.append("Not carried forward (--without-carry-forward), though the replaced board has them and the backup lacks them:")
+            lines.append(Self.table(result.notCarried))
         }
         lines.append("The restored board verifies: audit log to seq \(result.seq), state root \(result.stateRoot ?? "-").")
         lines.append(
@@ -127,5 +137,15 @@ struct Restore: BoardCommand {
             lines.append("Not found beside the board: \(companion.what) (\(companion.path)); restore it from where you keep it.")
         }
         print(lines.joined(separator: "\n"))
+    }
+
+    /// The stops and narrowings as a table.
+    static func table(_ stops: [CarriedStop]) -> String {
+        var table = Table("KIND", "TARGET", "MADE AT", "MADE BY", "REASON")
+        for stop in stops {
+            let target = stop.environment.map { "\(stop.target) in \($0)" } ?? stop.target
+            table.add(stop.kind, target, stop.madeAt ?? "-", stop.madeBy ?? "-", stop.reason ?? "-")
+        }
+        return table.render().trimmingCharacters(in: .newlines)
     }
 }

@@ -156,22 +156,38 @@ enum BoardFiles {
     /// Flushes `temporary` to disk, renames it to `destination` and flushes the folder, so that after a crash the
     /// destination is the old file or the whole new one.
     static func syncAndRename(_ temporary: String, to destination: String) throws(BoardError) {
-        let fd = Glibc_open(temporary, O_RDONLY | O_CLOEXEC, 0)
-        if fd >= 0 {
-            fsync(fd)
-            close(fd)
-        }
+        try sync(temporary)
         guard rename(temporary, destination) == 0 else {
             throw BoardError(.io, "cannot move the copy to \(destination): \(String(cString: strerror(errno)))")
         }
         syncFolder(of: destination)
     }
 
-    static func syncFolder(of path: String) {
-        let fd = Glibc_open(folder(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
-        if fd >= 0 {
-            fsync(fd)
-            close(fd)
+    /// Flushes `temporary` to disk and gives it the name `destination` where nothing has that name (a file that
+    /// appeared there meanwhile is never replaced), then flushes the folder.
+    static func syncAndLink(_ temporary: String, to destination: String) throws(BoardError) {
+        try sync(temporary)
+        guard link(temporary, destination) == 0 else {
+            throw BoardError(.io, "cannot move the copy to \(destination): \(String(cString: strerror(errno)))")
         }
+        unlink(temporary)
+        syncFolder(of: destination)
+    }
+
+    /// Flushes a file's content to disk.
+    static func sync(_ path: String) throws(BoardError) {
+        let fd = Glibc_open(path, O_RDONLY | O_CLOEXEC, 0)
+        guard fd >= 0 else { throw BoardError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw BoardError(.io, "cannot write \(path) to disk: \(String(cString: strerror(errno)))") }
+    }
+
+    /// Flushes the folder of `path` (its names) to disk; false when that failed.
+    @discardableResult
+    static func syncFolder(of path: String) -> Bool {
+        let fd = Glibc_open(folder(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return fsync(fd) == 0
     }
 }

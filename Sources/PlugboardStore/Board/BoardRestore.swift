@@ -26,88 +26,116 @@ package struct BoardRestore: Sendable, Hashable, Codable {
     package let replacedBoardKeptAt: String?
     /// The migrations applied to the backup, whose schema was older than this binary's.
     package let migrated: [String]
-    /// The stops carried forward from the replaced board.
+    /// The stops and narrowings carried forward from the replaced board.
     package let carried: [CarriedStop]
-    /// Why nothing was carried forward, when nothing could be.
+    /// The stops of the replaced board that the backup lacks and that were not carried (`--without-carry-forward`).
+    package let notCarried: [CarriedStop]
+    /// Why no stop was carried forward, when none could be or none was to be.
     package let carryForwardNote: String?
 }
 
 extension Board {
     /// Replaces the board at `path` with the backup at `source`, or creates it there when no board is left.
     ///
+    /// Who may: an admin of the board being replaced, as that board records it (a refusal is audited there); when
+    /// there is no board at `path`, an admin of the backup; when the board at `path` cannot be read as a board, an
+    /// admin of the backup who owns the board's file (or root).
+    ///
     /// Nothing is touched until the backup verifies (a board, a schema not newer than this binary, its audit chain and
-    /// state root). The backup is copied beside the board, and there, unless `carryForward` is false, the kill
-    /// switches, yanks, signer revocations and token revocations that the replaced board has and the backup lacks are
-    /// made again, each with a `restore.carried-forward` audit row, followed by a `board.restore` row: one change, by a
-    /// board admin. Then the old board is kept beside as `<board>.replaced-<time>` and the copy renamed into place, while
-    /// holding SQLite's locks of the old board, so no process can have it open; a process that does is named and the
-    /// restore refused.
+    /// state root). The board being replaced is checkpointed (its write-ahead log copied into it and emptied) and read:
+    /// its stops (kill switches, yanks, signer and token revocations) and its narrowings (`Narrowings`). The backup
+    /// is copied beside the board, and there the stops it lacks are made again unless `carryForward` is false, and it is
+    /// narrowed to the replaced board in every case, each with a `restore.carried-forward` audit row, followed by a
+    /// `board.restore` row: one change. Then, holding SQLite's locks of the old board (so no process can have it open;
+    /// one that does is named and the restore refused), and only if the board did not change since it was read, the
+    /// old board is kept beside as `<board>.replaced-<time>` and the copy renamed into place (`BoardFiles.swap(_:into:expecting:)`).
     package static func restore(from source: String, to path: String, carryForward: Bool, by actor: Principal) throws(BoardError)
         -> BoardRestore
     {
         try BoardFiles.checkSource(source, board: path)
-        let replacing = FileManager.default.fileExists(atPath: path)
+        var info = stat()
+        let replacing = lstat(path, &info) == 0
         let refusal = "cannot restore the board at \(path)"
-        if replacing { try BoardSharing.whileUnused(path, refusal) { () throws(BoardError) in } }
+        var replaced: ReplacedBoard?
+        if replacing {
+            try BoardSharing.whileUnused(path, refusal) { () throws(BoardError) in }
+            replaced = try ReplacedBoard.read(path, by: actor, refusal: refusal)
+        } else if stat(path + "-wal", &info) == 0, info.st_size > 0 {
+            throw BoardError(
+                .conflict,
+                "\(refusal): a write-ahead log (\(path)-wal) is left where there is no board, and it would be replayed onto the restored one; move it away first"
+            )
+        }
         let temporary = try BoardFiles.createTemporary(near: path, purpose: "restore")
         var done = false
         defer { if !done { BoardFiles.removeWithSidecars(temporary) } }
         try BoardFiles.copy(source, to: temporary, modeOf: replacing ? path : nil)
         let backupHead = try BoardFiles.verify(temporary, describing: "the backup \(source)")
 
-        var stops: StopRecords?
         var note: String?
-        if !carryForward {
-            note = "carrying forward was turned off (--without-carry-forward)"
+        if let replaced, replaced.records == nil {
+            note = replaced.unreadable.map { "the board being replaced could not be read (\($0)), so nothing was carried from it" }
         } else if !replacing {
             note = "there was no board at \(path) to carry anything from"
-        } else {
-            do throws(BoardError) {
-                let old = try Board.open(at: path, readOnly: true, requireCurrentSchema: false)
-                stops = try old.read { db in try StopRecords.read(db) }
-            } catch {
-                note = "the board being replaced could not be read (\(error.message)), so nothing was carried from it"
-            }
+        } else if !carryForward {
+            note = "carrying forward was turned off (--without-carry-forward)"
         }
-        let (migrated, carried, head) = try recordRestore(
-            of: temporary, from: source, backupHead: backupHead, replacing: replacing ? path : nil, stops: stops, by: actor)
+        let recorded = try recordRestore(
+            of: temporary, from: source, backupHead: backupHead, replaced: replaced, carryForward: carryForward, by: actor)
         BoardFiles.removeSidecars(of: temporary)  // closed with its WAL checkpointed and empty
 
         var kept: String?
-        if replacing {
+        if let replaced {
             kept = try BoardSharing.whileUnused(path, refusal) { () throws(BoardError) -> String in
-                try BoardFiles.swap(temporary, into: path)
+                try BoardFiles.swap(temporary, into: path, expecting: replaced.files)
             }
         } else {
-            try BoardFiles.syncAndRename(temporary, to: path)
+            try BoardFiles.syncAndLink(temporary, to: path)
         }
         done = true
         return BoardRestore(
-            path: path, from: source, backupSeq: backupHead.seq, seq: head.seq, hash: head.hash, stateRoot: head.stateRoot,
-            replacedBoardKeptAt: kept, migrated: migrated, carried: carried, carryForwardNote: note)
+            path: path, from: source, backupSeq: backupHead.seq, seq: recorded.head.seq, hash: recorded.head.hash,
+            stateRoot: recorded.head.stateRoot, replacedBoardKeptAt: kept, migrated: recorded.migrated, carried: recorded.carried,
+            notCarried: recorded.notCarried, carryForwardNote: note)
     }
 
-    /// Opens the copy of the backup at `temporary`, applies the migrations its older schema lacks, carries `stops` into
-    /// it and records the restore, in one change by a board admin; checkpoints its WAL and closes it. Returns the
-    /// migrations applied, what was carried and the copy's new head.
+    /// What `recordRestore(of:from:backupHead:replaced:carryForward:by:)` did to the copy.
+    private struct Recorded {
+        let migrated: [String]
+        let carried: [CarriedStop]
+        let notCarried: [CarriedStop]
+        let head: AuditCheckpoint
+    }
+
+    /// Opens the copy of the backup at `temporary`, applies the migrations its older schema lacks, carries the replaced
+    /// board's stops (unless `carryForward` is false) and narrowings into it and records the restore, in one change;
+    /// checkpoints its WAL and closes it.
     private static func recordRestore(
-        of temporary: String, from source: String, backupHead: AuditCheckpoint, replacing: String?, stops: StopRecords?,
+        of temporary: String, from source: String, backupHead: AuditCheckpoint, replaced: ReplacedBoard?, carryForward: Bool,
         by actor: Principal
-    ) throws(BoardError) -> ([String], [CarriedStop], AuditCheckpoint) {
+    ) throws(BoardError) -> Recorded {
         let board = try Board.open(at: temporary, requireCurrentSchema: false)
-        try board.read { db in try Access.requireAdmin(db, by: actor, doing: "restore the board") }
+        if replaced?.records == nil {
+            // No board to check the actor against: an admin of the backup, as the backup records it.
+            try board.read { db in try Access.requireAdmin(db, by: actor, doing: "restore the board") }
+        }
         let migrated = try board.migrate(by: actor).map(\.fileName)
-        // Admins only, checked above before the migrations: the change itself needs no second check.
-        let carried = try board.change(actor, refusal: AuditEntry(action: "board.restore", targetType: "board")) { change in
-            let carried = try stops?.carry(into: change) ?? []
+        // Admins only, checked above (or on the replaced board) before the migrations: the change needs no second check.
+        let (carried, notCarried) = try board.change(actor, refusal: AuditEntry(action: "board.restore", targetType: "board")) {
+            change in
+            let records = replaced?.records
+            let stops = try records?.stops.carry(into: change, apply: carryForward) ?? []
+            let narrowed = try records?.narrowings.narrow(change) ?? []
+            let carried = (carryForward ? stops : []) + narrowed
             try change.record(
                 AuditEntry(
                     action: "board.restore", targetType: "board", targetID: (source as NSString).lastPathComponent,
                     after: .object([
                         "backup_seq": .int(Int(backupHead.seq)), "backup_hash": .string(backupHead.hash),
-                        "replaced_a_board": .bool(replacing != nil), "carried_forward": .int(carried.count),
+                        "replaced_a_board": .bool(replaced != nil), "carried_forward": .int(carried.count),
+                        "not_carried": .int(carryForward ? 0 : stops.count),
                     ])))
-            return carried
+            return (carried, carryForward ? [] : stops)
         }
         guard let head = try board.auditCheckpoint() else {
             throw BoardError(.integrity, "the restored board has no audit log; this is a bug in Plugboard")
@@ -115,83 +143,77 @@ extension Board {
         guard try board.checkpointWAL(evenIfReplicated: true) == .done else {
             throw BoardError(.io, "cannot complete the restored copy of the board (its write-ahead log could not be checkpointed)")
         }
-        return (migrated, carried, head)
+        return Recorded(migrated: migrated, carried: carried, notCarried: notCarried, head: head)
     }
 }
 
-extension BoardFiles {
-    /// Refuses a backup that is missing, not a regular file, the board itself, or a live board with a write-ahead log.
-    static func checkSource(_ source: String, board: String) throws(BoardError) {
-        var info = stat()
-        guard stat(source, &info) == 0 else { throw BoardError(.notFound, "there is no backup at \(source)") }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw BoardError(.invalidInput, "\(source) is not a regular file") }
-        var target = stat()
-        if stat(board, &target) == 0, target.st_dev == info.st_dev, target.st_ino == info.st_ino {
-            throw BoardError(.invalidInput, "\(source) is the board itself; restore from a backup made with plugboard backup")
+/// The board a restore replaces, as read before anything moves: what it stops and narrows, and the state of its files
+/// then, which must be unchanged when the restored copy takes its place.
+struct ReplacedBoard: Sendable {
+    struct Records: Sendable {
+        let stops: StopRecords
+        let narrowings: Narrowings
+    }
+
+    /// Nil when the board could not be read.
+    let records: Records?
+    /// Why the board could not be read.
+    let unreadable: String?
+    /// The board's files once read (and checkpointed).
+    let files: BoardFiles.Fingerprint
+
+    /// Checks that `actor` is an admin of the board at `path` (a refusal is audited there), checkpoints it so that its
+    /// write-ahead log is empty and every committed change is in the board file, and reads its stops and narrowings.
+    /// A board that cannot be read may be replaced only by the owner of its file or root.
+    static func read(_ path: String, by actor: Principal, refusal: String) throws(BoardError) -> ReplacedBoard {
+        let records: Records
+        do {
+            records = try readOpen(path, by: actor, refusal: refusal)
+        } catch let error as Unreadable {
+            try requireFileOwner(path, refusal: refusal, because: error.message)
+            return ReplacedBoard(records: nil, unreadable: error.message, files: BoardFiles.Fingerprint(path))
+        } catch let error as BoardError {
+            throw error
+        } catch {
+            throw BoardError(.io, "\(refusal): \(error)")
         }
-        var wal = stat()
-        if stat(source + "-wal", &wal) == 0, wal.st_size > 0 {
+        // Taken once the board is closed (the last connection leaves its WAL empty).
+        return ReplacedBoard(records: records, unreadable: nil, files: BoardFiles.Fingerprint(path))
+    }
+
+    private struct Unreadable: Error {
+        let message: String
+    }
+
+    /// Opens the board, checks the actor, checkpoints and reads it; the board is closed when this returns.
+    private static func readOpen(_ path: String, by actor: Principal, refusal: String) throws -> Records {
+        let board: Board
+        do { board = try Board.open(at: path, requireCurrentSchema: false) } catch { throw Unreadable(message: error.message) }
+        try board.change(
+            actor, refusal: AuditEntry(action: "board.restore", targetType: "board"),
+            requiring: .admin(doing: "restore the board at \(path)")
+        ) { _ in }
+        guard try board.checkpointWAL(evenIfReplicated: true) == .done else {
             throw BoardError(
-                .invalidInput,
-                "\(source) has a write-ahead log beside it (\(source)-wal), so it is a board in use, not a backup; back it up with plugboard backup --db \(source) --to FILE and restore from that"
+                .notAllowed,
+                "\(refusal): its write-ahead log could not be copied into it, because another process opened the board meanwhile; stop it and run the restore again"
             )
         }
+        do {
+            return try board.read { db in Records(stops: try StopRecords.read(db), narrowings: try Narrowings.read(db)) }
+        } catch {
+            throw Unreadable(message: error.message)
+        }
     }
 
-    /// Copies `source` to `destination` (an empty file this process created) and gives it the mode and group of
-    /// `modeOf`, if given, so that a restored board is shared as the board it replaces was.
-    static func copy(_ source: String, to destination: String, modeOf original: String?) throws(BoardError) {
-        let input = Glibc_open(source, O_RDONLY | O_CLOEXEC, 0)
-        guard input >= 0 else { throw BoardError(.io, "cannot read \(source): \(String(cString: strerror(errno)))") }
-        defer { close(input) }
-        let output = Glibc_open(destination, O_WRONLY | O_TRUNC | O_CLOEXEC, 0)
-        guard output >= 0 else { throw BoardError(.io, "cannot write \(destination): \(String(cString: strerror(errno)))") }
-        defer { close(output) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-            guard count >= 0 else { throw BoardError(.io, "cannot read \(source): \(String(cString: strerror(errno)))") }
-            if count == 0 { break }
-            var written = 0
-            while written < count {
-                let step = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, count - written) }
-                guard step > 0 else { throw BoardError(.io, "cannot write \(destination): \(String(cString: strerror(errno)))") }
-                written += step
-            }
+    /// Passes for the owner of the board's file and for root.
+    private static func requireFileOwner(_ path: String, refusal: String, because problem: String) throws(BoardError) {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_uid == geteuid() || geteuid() == 0 else {
+            throw BoardError(
+                .notAllowed,
+                "\(refusal): it cannot be read as a board (\(problem)), so its admins cannot be checked, and only the owner of its file (\(BoardSharing.ownerDescription(path))) or root may replace it"
+            )
         }
-        if let original {
-            var info = stat()
-            if stat(original, &info) == 0 {
-                _ = fchown(output, uid_t.max, info.st_gid)
-                _ = fchmod(output, info.st_mode & 0o660)
-            }
-        }
-        guard fsync(output) == 0 else { throw BoardError(.io, "cannot write \(destination): \(String(cString: strerror(errno)))") }
-    }
-
-    /// Keeps the board at `path` beside it as `<board>.replaced-<time>` (with its write-ahead log, if one is left) and
-    /// renames `temporary` into its place. The caller holds the board's locks. Returns where the old board is kept.
-    static func swap(_ temporary: String, into path: String) throws(BoardError) -> String {
-        let stamp = Timestamp.now().filter { $0.isNumber }
-        var kept = "\(path).replaced-\(stamp)"
-        var attempt = 1
-        while FileManager.default.fileExists(atPath: kept) {
-            attempt += 1
-            kept = "\(path).replaced-\(stamp)-\(attempt)"
-        }
-        guard link(path, kept) == 0 else {
-            throw BoardError(.io, "cannot keep the board being replaced as \(kept): \(String(cString: strerror(errno)))")
-        }
-        var wal = stat()
-        if stat(path + "-wal", &wal) == 0, wal.st_size > 0 {
-            guard rename(path + "-wal", kept + "-wal") == 0 else {
-                unlink(kept)
-                throw BoardError(.io, "cannot keep the write-ahead log of the board being replaced: \(String(cString: strerror(errno)))")
-            }
-        }
-        unlink(path + "-wal")
-        unlink(path + "-shm")
-        try syncAndRename(temporary, to: path)
-        return kept
     }
 }

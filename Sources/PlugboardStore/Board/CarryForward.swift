@@ -1,17 +1,24 @@
 import GRDB
 package import PlugboardModel
 
-/// One stop carried from the board a restore replaced into the restored board.
+/// One stop or narrowing carried from the board a restore replaced into the restored board (or, under
+/// `--without-carry-forward`, one stop that was not).
 package struct CarriedStop: Sendable, Hashable, Codable {
-    /// `kill switch`, `yank`, `signer revocation` or `token revocation`.
+    /// `kill switch`, `yank`, `signer revocation`, `token revocation`, `access token revocation`, `disable`,
+    /// `signature policy`, `admin removal`, `owner removal`, `maintainer removal`, `owner demotion`, `gate flag off` or
+    /// `rollout abort`.
     package let kind: String
-    /// What it stops: the kill switch's target, `ID@VERSION`, a key id or a token name.
+    /// What it stops or narrows: the kill switch's target, `ID@VERSION`, a key id, a token name, a plug-in id, an
+    /// environment (a signature policy), a principal (an admin), `ID/PRINCIPAL` (an owner), a flag name or `ID@VERSION`
+    /// (a rollout).
     package let target: String
-    /// The reason it was given on the replaced board.
+    /// The environment it applies to, for a disable, a signature policy, a gate flag or a rollout.
+    package var environment: String? = nil
+    /// The reason it was given on the replaced board, or what the narrowing is.
     package let reason: String?
-    /// When and by whom it was made on the replaced board.
-    package let madeAt: String
-    package let madeBy: String
+    /// When and by whom it was made on the replaced board, where the board records it.
+    package let madeAt: String?
+    package let madeBy: String?
 }
 
 /// What stops code or access on a board: active kill switches, yanks, signer revocations, and revocations of API tokens
@@ -89,21 +96,23 @@ package struct StopRecords: Sendable {
 
     /// Makes, inside `change`, every stop of these records that the board lacks and could hold (a kill switch or a
     /// yank of a plug-in the board does not know stops nothing there), each with a `restore.carried-forward` audit row.
-    func carry(into change: AuditedChange) throws -> [CarriedStop] {
+    /// With `apply` false, changes nothing and returns the stops it would have made.
+    func carry(into change: AuditedChange, apply: Bool = true) throws -> [CarriedStop] {
         let db = change.db
         var carried: [CarriedStop] = []
         func record(_ kind: String, _ type: String, _ target: String, _ made: Revocation, after: AuditJSON) throws {
+            defer { carried.append(CarriedStop(kind: kind, target: target, reason: made.reason, madeAt: made.at, madeBy: made.by)) }
+            guard apply else { return }
             try change.record(
                 AuditEntry(
                     action: "restore.carried-forward", targetType: type, targetID: target, reason: made.reason,
                     before: .object(["carried": .bool(false)]),
                     after: .object(["carried": .bool(true), "made_at": .string(made.at), "made_by": .string(made.by), "state": after])))
-            carried.append(CarriedStop(kind: kind, target: target, reason: made.reason, madeAt: made.at, madeBy: made.by))
         }
         for kill in kills {
             guard let target = kill.target, try RegistryQueries.activeKillSwitch(db, target) == nil else { continue }
             if let pluginID = target.pluginID, try !RegistryQueries.pluginExists(db, pluginID) { continue }
-            _ = try RegistryQueries.insertKillSwitch(db, target, reason: kill.reason, by: change.actor, at: change.now)
+            if apply { _ = try RegistryQueries.insertKillSwitch(db, target, reason: kill.reason, by: change.actor, at: change.now) }
             let made = Revocation(name: target.description, reason: kill.reason, at: kill.killedAt, by: kill.killedBy)
             try record(
                 "kill switch", "kill_switch", target.description, made,
@@ -111,19 +120,23 @@ package struct StopRecords: Sendable {
         }
         for yank in yanks {
             guard let state = try RegistryQueries.yankState(db, yank.pluginID, yank.version), !state.yanked else { continue }
-            try RegistryQueries.setYank(
-                db, yank.pluginID, yank.version, reason: yank.made.reason ?? "yanked on the replaced board", by: change.actor,
-                at: change.now)
+            if apply {
+                try RegistryQueries.setYank(
+                    db, yank.pluginID, yank.version, reason: yank.made.reason ?? "yanked on the replaced board", by: change.actor,
+                    at: change.now)
+            }
             try record("yank", "plugin_version", yank.made.name, yank.made, after: .object(["yanked": .bool(true)]))
         }
         for signer in signers where try SignatureQueries.revocation(db, signer.name) == nil {
-            try SignatureQueries.insertRevocation(
-                db, signer.name, reason: signer.reason ?? "revoked on the replaced board", by: change.actor, at: change.now)
+            if apply {
+                try SignatureQueries.insertRevocation(
+                    db, signer.name, reason: signer.reason ?? "revoked on the replaced board", by: change.actor, at: change.now)
+            }
             try record("signer revocation", "signer", signer.name, signer, after: .object(["revoked": .bool(true)]))
         }
         for token in tokens {
             guard let current = try TokenQueries.token(db, token.name), current.state != .revoked else { continue }
-            try TokenQueries.revoke(db, token.name, reason: token.reason, by: change.actor, at: change.now)
+            if apply { try TokenQueries.revoke(db, token.name, reason: token.reason, by: change.actor, at: change.now) }
             try record("token revocation", "api_token", token.name, token, after: .object(["state": .string("revoked")]))
         }
         if try db.tableExists("access_tokens") {
@@ -131,8 +144,10 @@ package struct StopRecords: Sendable {
                 guard let current = try AccessTokenQueries.token(db, principal: token.principal, name: token.name),
                     current.state != .revoked
                 else { continue }
-                try AccessTokenQueries.revoke(
-                    db, principal: token.principal, name: token.name, reason: token.made.reason, by: change.actor, at: change.now)
+                if apply {
+                    try AccessTokenQueries.revoke(
+                        db, principal: token.principal, name: token.name, reason: token.made.reason, by: change.actor, at: change.now)
+                }
                 try record(
                     "access token revocation", "access_token", token.made.name, token.made, after: .object(["state": .string("revoked")]))
             }

@@ -1,0 +1,253 @@
+import GRDB
+import PlugboardModel
+
+/// What narrows what runs, or who may act, on the board a restore replaces, beyond its stops (``StopRecords``): where
+/// plug-ins are enabled, each environment's signature policy, the admins, the owners and maintainers of each plug-in,
+/// and where flags are on. A restore reads it from the board it replaces and narrows the restored board to it, so that
+/// going back in time never enables a plug-in, lowers a signature policy, re-admits a principal or switches a plug-in's
+/// gate flag back on.
+///
+/// A rollout aborted on the replaced board and running or paused in the backup is aborted: an abort stops a release.
+/// Pins, and rollouts' steps, are not narrowings: they choose which version runs, not whether one does (a pin to an
+/// older release is not narrower than the newest); the versions that must not run are stopped by kill switches and
+/// yanks, which are carried as stops.
+struct Narrowings: Sendable {
+    struct Place: Sendable, Hashable {
+        let id: String
+        let environment: String
+    }
+
+    /// The plug-ins the replaced board knows: only they are narrowed (the others stop nothing there).
+    var plugins: Set<String> = []
+    /// Where a plug-in is enabled on the replaced board.
+    var enabled: Set<Place> = []
+    /// The signature policy of each environment that has one.
+    var policies: [String: SignaturePolicy] = [:]
+    var admins: Set<String> = []
+    /// The role of each principal on each plug-in.
+    var roles: [String: [String: PluginOwner.Role]] = [:]
+    /// The flags the replaced board knows, with the environments where each is on (none for an archived flag).
+    var flagsOn: [String: Set<String>] = [:]
+    /// The release of each rollout aborted on the replaced board.
+    var aborted: [Place: String] = [:]
+    /// When and by whom each narrowing was made, from the audit log.
+    var made: [Made.Key: Made] = [:]
+
+    /// Reads the narrowings of the board being replaced; a board made before signatures has no policies.
+    static func read(_ db: Database) throws -> Narrowings {
+        var records = Narrowings()
+        records.plugins = Set(try String.fetchAll(db, sql: "SELECT id FROM plugins"))
+        records.enabled = Set(
+            try Row.fetchAll(db, sql: "SELECT plugin_id, environment FROM plugin_environments WHERE enabled = 1").map {
+                Place(id: $0[0], environment: $0[1])
+            })
+        if try db.tableExists("signature_policies") {
+            for row in try Row.fetchAll(db, sql: "SELECT environment, signatures FROM signature_policies") {
+                records.policies[row[0]] = SignaturePolicy(rawValue: row[1]) ?? .off
+            }
+        }
+        records.admins = Set(try AccessQueries.admins(db).map(\.principal))
+        for row in try Row.fetchAll(db, sql: "SELECT plugin_id, principal, role FROM plugin_owners") {
+            records.roles[row[0], default: [:]][row[1]] = PluginOwner.Role(rawValue: row[2]) ?? .maintainer
+        }
+        if try db.tableExists("flags") {
+            for name in try String.fetchAll(db, sql: "SELECT name FROM flags") { records.flagsOn[name] = [] }
+            for row in try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT fe.flag_name, fe.environment FROM flag_environments fe JOIN flags f ON f.name = fe.flag_name WHERE fe.enabled = 1 AND f.archived_at IS NULL"
+            ) {
+                records.flagsOn[row[0], default: []].insert(row[1])
+            }
+        }
+        records.made = Dictionary(try Made.read(db).map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
+        if try db.tableExists("rollouts") {
+            for row in try Row.fetchAll(
+                db, sql: "SELECT plugin_id, environment, version, ended_at, ended_by FROM rollouts WHERE state = 'aborted'")
+            {
+                let place = Place(id: row[0], environment: row[1])
+                records.aborted[place] = row[2]
+                if let at: String = row[3], let by: String = row[4] {
+                    records.made[.rollout(place.id, place.environment)] = Made(key: .rollout(place.id, place.environment), at: at, by: by)
+                }
+            }
+        }
+        return records
+    }
+
+    /// Narrows the board of `change` (the restored copy) to these records, each narrowing with a
+    /// `restore.carried-forward` audit row that says when and by whom it was made on the replaced board. Keeps
+    /// `change.actor`, an admin of the replaced board, an admin of the restored one.
+    func narrow(_ change: AuditedChange) throws -> [CarriedStop] {
+        let db = change.db
+        var pending: [(kind: String, key: Made.Key, entry: AuditEntry)] = []
+        func add(
+            _ kind: String, _ type: String, _ target: String, environment: String? = nil, reason: String, key: Made.Key,
+            before: AuditJSON, after: AuditJSON
+        ) {
+            let entry = AuditEntry(
+                action: "restore.carried-forward", targetType: type, targetID: target, environment: environment, reason: reason,
+                before: before, after: after)
+            pending.append((kind, key, entry))
+        }
+        // Disables: enabled in the copy, not on the replaced board.
+        for row in try Row.fetchAll(db, sql: "SELECT plugin_id, environment FROM plugin_environments WHERE enabled = 1 ORDER BY 1, 2") {
+            let place = Place(id: row[0], environment: row[1])
+            guard plugins.contains(place.id), !enabled.contains(place) else { continue }
+            var state = try RegistryQueries.environmentRow(db, place.id, place.environment)
+            state.enabled = false
+            try RegistryQueries.saveEnvironmentRow(db, place.id, place.environment, state, by: change.actor, at: change.now)
+            add(
+                "disable", "plugin", place.id, environment: place.environment, reason: "disabled on the replaced board",
+                key: .plugin(place.id, place.environment), before: .object(["enabled": .bool(true)]),
+                after: .object(["enabled": .bool(false)]))
+        }
+        // Signature policies: raised on the replaced board.
+        if try SignatureQueries.hasTables(db) {
+            for (environment, policy) in policies.sorted(by: { $0.key < $1.key }) {
+                let current = try SignatureQueries.policy(db, environment)
+                guard policy.strictness > current.strictness else { continue }
+                try change.ensureEnvironment(environment)
+                try SignatureQueries.savePolicy(db, environment, policy, by: change.actor, at: change.now)
+                add(
+                    "signature policy", "environment", environment, environment: environment,
+                    reason: "signatures \(policy.rawValue) on the replaced board", key: .policy(environment),
+                    before: .object(["signatures": .string(current.rawValue)]), after: .object(["signatures": .string(policy.rawValue)]))
+            }
+        }
+        // Admins: only those of the replaced board stay.
+        for admin in try AccessQueries.admins(db) where !admins.contains(admin.principal) {
+            try AccessQueries.deleteAdmin(db, admin.principal)
+            add(
+                "admin removal", "admin", admin.principal, reason: "not an admin of the replaced board", key: .admin(admin.principal),
+                before: .object(["admin": .bool(true)]), after: .object(["admin": .bool(false)]))
+        }
+        // Owners and maintainers of the plug-ins the replaced board knows: none added, no role raised.
+        for row in try Row.fetchAll(db, sql: "SELECT plugin_id, principal, role FROM plugin_owners ORDER BY 1, 2") {
+            let (pluginID, principal, role): (String, String, String) = (row[0], row[1], row[2])
+            guard plugins.contains(pluginID) else { continue }
+            let kept = roles[pluginID]?[principal]
+            let target = "\(pluginID)/\(principal)"
+            if kept == nil {
+                try AccessQueries.deleteOwner(db, pluginID: pluginID, principal: principal)
+                add(
+                    role == "owner" ? "owner removal" : "maintainer removal", "plugin", target,
+                    reason: "not an owner or maintainer of \(pluginID) on the replaced board", key: .owner(pluginID, principal),
+                    before: .object(["principal": .string(principal), "role": .string(role)]),
+                    after: .object(["principal": .string(principal), "role": .null]))
+            } else if role == "owner", kept == .maintainer {
+                try AccessQueries.saveOwner(
+                    db, pluginID: pluginID, principal: principal, role: .maintainer, by: change.actor, at: change.now)
+                add(
+                    "owner demotion", "plugin", target, reason: "a maintainer of \(pluginID) on the replaced board",
+                    key: .owner(pluginID, principal), before: .object(["principal": .string(principal), "role": .string(role)]),
+                    after: .object(["principal": .string(principal), "role": .string("maintainer")]))
+            }
+        }
+        // Gate flags: on in the copy, off (or archived) on the replaced board that knows them.
+        for row in try Row.fetchAll(
+            db,
+            sql: """
+                SELECT fe.flag_name, fe.environment FROM flag_environments fe JOIN flags f ON f.name = fe.flag_name
+                WHERE fe.enabled = 1 AND f.archived_at IS NULL
+                  AND fe.flag_name IN (SELECT gate_flag FROM plugin_versions WHERE gate_flag IS NOT NULL)
+                ORDER BY 1, 2
+                """)
+        {
+            let (flag, environment): (String, String) = (row[0], row[1])
+            guard let on = flagsOn[flag], !on.contains(environment) else { continue }
+            try db.execute(
+                sql: "UPDATE flag_environments SET enabled = 0, updated_at = ?, updated_by = ? WHERE flag_name = ? AND environment = ?",
+                arguments: [change.now, change.actor.osUser, flag, environment])
+            add(
+                "gate flag off", "flag", flag, environment: environment, reason: "off on the replaced board, and it gates a plug-in",
+                key: .flag(flag, environment), before: .object(["enabled": .bool(true)]), after: .object(["enabled": .bool(false)]))
+        }
+        // Rollouts: aborted on the replaced board, of the same release.
+        for record in try RolloutQueries.records(db, activeOnly: true) {
+            let place = Place(id: record.pluginID, environment: record.environment)
+            guard aborted[place] == record.rollout.version else { continue }
+            let after = RolloutRules.ended(
+                record, .aborted, by: change.actor.osUser, at: change.now, reason: "aborted on the replaced board")
+            try RolloutQueries.save(db, after)
+            add(
+                "rollout abort", "rollout", "\(record.pluginID)@\(record.rollout.version)", environment: record.environment,
+                reason: "aborted on the replaced board", key: .rollout(record.pluginID, record.environment), before: record.json,
+                after: after.json)
+        }
+        var carried: [CarriedStop] = []
+        for (kind, key, entry) in pending {
+            var entry = entry
+            let when = made[key]
+            entry.after = .object([
+                "carried": .bool(true), "made_at": .optional(when?.at), "made_by": .optional(when?.by), "state": entry.after ?? .null,
+            ])
+            try change.record(entry)
+            carried.append(
+                CarriedStop(
+                    kind: kind, target: entry.targetID ?? "", environment: entry.environment, reason: entry.reason, madeAt: when?.at,
+                    madeBy: when?.by))
+        }
+        if try !AccessQueries.isAdmin(db, change.actor.osUser) {
+            try AccessQueries.insertAdmin(db, change.actor.osUser, by: change.actor, at: change.now)
+            try change.record(
+                AuditEntry(
+                    action: "admin.add", targetType: "admin", targetID: change.actor.osUser,
+                    reason: "an admin of the replaced board restored it", before: .object(["admin": .bool(false)]),
+                    after: .object(["admin": .bool(true)])))
+        }
+        return carried
+    }
+
+    /// When and by whom a narrowing was made on the replaced board, from its audit log.
+    struct Made: Sendable {
+        enum Key: Hashable, Sendable {
+            case plugin(String, String)
+            case policy(String)
+            case admin(String)
+            case owner(String, String)
+            case flag(String, String)
+            case rollout(String, String)
+        }
+
+        let key: Key
+        let at: String
+        let by: String
+
+        /// The changes of the replaced board's audit log (`db`) that narrow something, oldest first.
+        static func read(_ db: Database) throws -> [Made] {
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT action, target_id, environment, json_extract(before_json, '$.principal'), at, actor FROM audit_log
+                    WHERE outcome = 'ok' AND target_id IS NOT NULL
+                      AND action IN ('plugin.disable', 'policy.set', 'admin.remove', 'owner.remove', 'owner.add', 'flag.disable')
+                    ORDER BY seq
+                    """
+            ).compactMap { row -> Made? in
+                let (action, target, environment, principal): (String, String, String?, String?) = (row[0], row[1], row[2], row[3])
+                let key: Key
+                switch (action, environment, principal) {
+                case ("plugin.disable", let environment?, _): key = .plugin(target, environment)
+                case ("policy.set", _, _): key = .policy(environment ?? target)
+                case ("admin.remove", _, _): key = .admin(target)
+                case ("owner.remove", _, let principal?), ("owner.add", _, let principal?): key = .owner(target, principal)
+                case ("flag.disable", let environment?, _): key = .flag(target, environment)
+                default: return nil
+                }
+                return Made(key: key, at: row[4], by: row[5])
+            }
+        }
+    }
+}
+
+extension SignaturePolicy {
+    /// `off` 0, `warn` 1, `require` 2: a higher policy lets fewer releases load.
+    var strictness: Int {
+        switch self {
+        case .off: 0
+        case .warn: 1
+        case .require: 2
+        }
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import PlugboardTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A restore never widens what runs or who may act compared with the board it replaces: it needs an admin of that
+/// board, and carries every narrowing made there since the backup.
+@Suite("a restore never widens the board it replaces", .serialized)
+struct RestoreNarrowingTests {
+    static let alpha = "com.example.alpha"
+    static let beta = "com.example.beta"
+    static let asNobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+    func path(_ sandbox: Sandbox, _ name: String) -> String { sandbox.root.appendingPathComponent(name).path }
+
+    func carried(_ result: CLIResult, _ key: String = "carried") throws -> [String] {
+        let report = try #require(try result.json() as? [String: Any])
+        return (report[key] as? [[String: Any]] ?? []).map {
+            "\($0["kind"] ?? "") \($0["target"] ?? "")\(($0["environment"] as? String).map { " in \($0)" } ?? "")"
+        }
+    }
+
+    /// Lets the OS user nobody write the board and its folder, as a member of a board's group may.
+    func shareWithNobody(_ sandbox: Sandbox) throws {
+        chown(sandbox.root.path, 65534, 65534)
+        for name in try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path) {
+            chown(path(sandbox, name), 65534, 65534)
+        }
+    }
+
+    @Test(
+        "a writer of the board who is not its admin cannot replace it with a board of their own; the refusal is audited there",
+        .enabled(if: canSwitchUser, "needs root and setpriv to act as another OS user"))
+    func restoreNeedsAnAdminOfTheReplacedBoard() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
+        try await sandbox.ok("plugin", "kill", Self.alpha, "--reason", "incident")
+        try shareWithNobody(sandbox)
+        let own = path(sandbox, "own.sqlite")
+        #expect(try await sandbox.run(["init", "--db", own], db: false, prefix: Self.asNobody).status == 0)
+        let ownBackup = path(sandbox, "own-backup.sqlite")
+        #expect(try await sandbox.run(["backup", "--db", own, "--to", ownBackup], db: false, prefix: Self.asNobody).status == 0)
+        let before = try await sandbox.ok("plugin", "list", "--json").stdout
+        let admins = try await sandbox.ok("admin", "list").stdout
+
+        let refused = try await sandbox.run(["restore", "--from", ownBackup], prefix: Self.asNobody)
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.stderr.contains("nobody may not restore the board at \(sandbox.board): only a board admin may"), "\(refused)")
+        #expect(refused.stderr.split(separator: "\n").count == 1 && refused.stdout.isEmpty, "\(refused)")
+        #expect(try await sandbox.ok("plugin", "list", "--json").stdout == before)
+        #expect(try await sandbox.ok("admin", "list").stdout == admins)
+        let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path)
+        #expect(!files.contains { $0.contains(".restore-") || $0.contains(".replaced-") }, "\(files)")
+        let rows = try await sandbox.boardFile.rows("SELECT actor, action, outcome FROM audit_log ORDER BY seq DESC LIMIT 1")
+        #expect(rows.first?["actor"]?.string == "nobody" && rows.first?["action"]?.string == "board.restore", "\(rows)")
+        #expect(rows.first?["outcome"]?.string == "refused", "\(rows)")
+        try await sandbox.ok("audit", "verify")
+    }
+
+    @Test(
+        "an admin removed since the backup may not restore it, and an admin's restore does not re-admit them",
+        .enabled(if: canSwitchUser, "needs root and setpriv to act as another OS user"))
+    func removedAdminIsNotReadmitted() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
+        try await sandbox.ok("admin", "add", "nobody")
+        let backup = path(sandbox, "backup.sqlite")
+        try await sandbox.ok("backup", "--to", backup)
+        try await sandbox.ok("admin", "remove", "nobody")
+        try shareWithNobody(sandbox)
+
+        let refused = try await sandbox.run(["restore", "--from", backup], prefix: Self.asNobody)
+        #expect(refused.status == 1 && refused.stderr.contains("nobody may not restore the board"), "\(refused)")
+
+        let restored = try await sandbox.ok("restore", "--from", backup, "--json")
+        #expect(try carried(restored) == ["admin removal nobody"], "\(restored)")
+        let admins = try await sandbox.ok("admin", "list").stdout
+        #expect(!admins.contains("nobody"), "\(admins)")
+        let again = try await sandbox.run(["plugin", "kill", Self.alpha, "--reason", "x"], prefix: Self.asNobody)
+        #expect(again.status == 1, "the removed admin acts again: \(again)")
+        try await sandbox.ok("audit", "verify")
+    }
+
+    @Test(
+        "a file at the board's path that is not a board may be replaced only by the file's owner",
+        .enabled(if: canSwitchUser, "needs root and setpriv to act as another OS user"))
+    func unreadableBoardNeedsItsFilesOwner() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
+        let backup = path(sandbox, "backup.sqlite")
+        try await sandbox.ok("backup", "--to", backup)
+        try shareWithNobody(sandbox)
+        let own = path(sandbox, "own.sqlite")
+        #expect(try await sandbox.run(["init", "--db", own], db: false, prefix: Self.asNobody).status == 0)
+        let ownBackup = path(sandbox, "own-backup.sqlite")
+        #expect(try await sandbox.run(["backup", "--db", own, "--to", ownBackup], db: false, prefix: Self.asNobody).status == 0)
+        for suffix in ["-wal", "-shm"] { unlink(sandbox.board + suffix) }
+        try Data(String(repeating: "damaged ", count: 4096).utf8).write(to: URL(fileURLWithPath: sandbox.board))
+        chown(sandbox.board, 0, 0)
+        chmod(sandbox.board, 0o666)
+
+        let refused = try await sandbox.run(["restore", "--from", ownBackup], prefix: Self.asNobody)
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.stderr.contains("cannot be read as a board") && refused.stderr.contains("only the owner of its file"), "\(refused)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: sandbox.board)).starts(with: Data("damaged".utf8)))
+
+        let restored = try await sandbox.ok("restore", "--from", backup)
+        #expect(restored.stdout.contains("could not be read"), "\(restored.stdout)")
+        try await sandbox.ok("audit", "verify")
+    }
+
+    @Test("disables, a raised signature policy, removed admins and owners, gate flags switched off and aborted rollouts stay narrowed")
+    func narrowingsAreCarriedForward() async throws {
+        let sandbox = try await Sandbox.withBoard([
+            manifest(Self.alpha), manifest(Self.alpha, "1.1.0"), manifest(Self.beta, "1.0.0", #""gate":"beta.gate""#),
+        ])
+        try await sandbox.ok("plugin", "enable", Self.alpha)
+        try await sandbox.ok("rollout", "start", Self.alpha, "1.1.0", "--steps", "10,100", "--every", "1h")
+        try await sandbox.ok("plugin", "enable", Self.beta)
+        try await sandbox.ok("flag", "create", "beta.gate")
+        try await sandbox.ok("flag", "enable", "beta.gate")
+        try await sandbox.ok("policy", "set", "--env", "production", "--signatures", "warn")
+        try await sandbox.ok("admin", "add", "carol")
+        try await sandbox.ok("owner", "add", Self.alpha, "bob")
+        try await sandbox.ok("owner", "add", Self.alpha, "dave")
+        let backup = path(sandbox, "backup.sqlite")
+        try await sandbox.ok("backup", "--to", backup)
+
+        try await sandbox.ok("plugin", "disable", Self.alpha)
+        try await sandbox.ok("policy", "set", "--env", "production", "--signatures", "require")
+        try await sandbox.ok("admin", "remove", "carol")
+        try await sandbox.ok("owner", "remove", Self.alpha, "bob")
+        try await sandbox.ok("owner", "add", Self.alpha, "dave", "--role", "maintainer")
+        try await sandbox.ok("flag", "disable", "beta.gate")
+        try await sandbox.ok("rollout", "abort", Self.alpha)
+
+        let restored = try await sandbox.ok("restore", "--from", backup, "--json")
+        #expect(
+            try carried(restored) == [
+                "disable \(Self.alpha) in default", "signature policy production in production", "admin removal carol",
+                "owner removal \(Self.alpha)/bob", "owner demotion \(Self.alpha)/dave", "gate flag off beta.gate in default",
+                "rollout abort \(Self.alpha)@1.1.0 in default",
+            ], "\(restored)")
+        let report = try #require(try restored.json() as? [String: Any])
+        let first = try #require((report["carried"] as? [[String: Any]])?.first)
+        #expect(
+            first["made_by"] as? String == getpwuid(geteuid()).map { String(cString: $0.pointee.pw_name) } && first["made_at"] is String,
+            "\(first)")
+
+        let list = try await sandbox.ok("plugin", "list", "--json").json() as? [[String: Any]] ?? []
+        #expect(list.first { $0["id"] as? String == Self.alpha }?["enabled"] as? Bool == false, "\(list)")
+        #expect(try await sandbox.ok("policy", "show").stdout.contains("require"))
+        #expect(!(try await sandbox.ok("admin", "list").stdout.contains("carol")))
+        let owners = try await sandbox.ok("owner", "list", Self.alpha).stdout
+        #expect(!owners.contains("bob") && owners.contains("maintainer"), "\(owners)")
+        let flags = try await sandbox.ok("flag", "list", "--json").json() as? [[String: Any]] ?? []
+        #expect(flags.first { $0["name"] as? String == "beta.gate" }?["enabled"] as? Bool == false, "\(flags)")
+        let rows = try await sandbox.ok("audit", "--json").stdout
+        #expect(rows.components(separatedBy: "restore.carried-forward").count - 1 == 7, "\(rows)")
+        let rollout = try await sandbox.ok("rollout", "status", Self.alpha).stdout
+        #expect(rollout.contains("aborted"), "\(rollout)")
+        try await sandbox.ok("audit", "verify")
+
+        let human = try await sandbox.ok("restore", "--from", backup)
+        #expect(human.stdout.contains("disable") && human.stdout.contains("\(Self.alpha) in default"), "\(human.stdout)")
+
+        let host = try ChildProcess(
+            Sandbox.builtExecutable("plugboard-test-host"),
+            ["--db", sandbox.board, "--plugins", "\(Self.alpha),\(Self.beta)", "--poll-ms", "50"])
+        #expect(await host.waitForLine { $0.contains("\"started\"") } != nil, "the host did not start: \(host.errorOutput)")
+        #expect(await host.waitForLine { $0.contains("\"skipped\"") && $0.contains(Self.alpha) } != nil, "\(host.output)")
+        #expect(await host.waitForLine { $0.contains("\"skipped\"") && $0.contains(Self.beta) } != nil, "\(host.output)")
+        #expect(!host.output.contains { $0.contains("\"loaded\"") }, "\(host.output)")
+        #expect(await host.closeInput() == 0)
+    }
+
+    @Test("without carrying forward, the stops not carried are named, and the narrowings are carried all the same")
+    func withoutCarryForwardNamesWhatWasNotCarried() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
+        try await sandbox.ok("plugin", "enable", Self.alpha)
+        let backup = path(sandbox, "backup.sqlite")
+        try await sandbox.ok("backup", "--to", backup)
+        try await sandbox.ok("plugin", "kill", Self.alpha, "--reason", "incident")
+        try await sandbox.ok("plugin", "disable", Self.alpha)
+        let restored = try await sandbox.ok("restore", "--from", backup, "--without-carry-forward", "--json")
+        #expect(try carried(restored) == ["disable \(Self.alpha) in default"], "\(restored)")
+        #expect(try carried(restored, "not_carried") == ["kill switch \(Self.alpha)"], "\(restored)")
+        try await sandbox.ok("plugin", "enable", Self.alpha)
+        try await sandbox.ok("plugin", "kill", Self.alpha, "--reason", "again")
+        let human = try await sandbox.ok("restore", "--from", backup, "--without-carry-forward")
+        #expect(human.stdout.contains("Not carried forward (--without-carry-forward)"), "\(human.stdout)")
+        #expect(human.stdout.contains("kill switch") && human.stdout.contains("again"), "\(human.stdout)")
+    }
+}
