@@ -224,7 +224,13 @@ package struct AdminClient: Sendable {
         let done = DispatchSemaphore(value: 0)
         let sending = request
         let deadline = fd == nil && file == nil ? Self.timeout : Self.transferTimeout
+        // The task writes to a descriptor of its own: one that outlives the deadline may still be writing when the caller
+        // has closed `fd` and its number is reused.
+        let own = fd.map { dup($0) }
+        if let own, own < 0 { throw BoardError(.io, "cannot write the download: \(String(cString: strerror(errno)))") }
         let task = Task {
+            defer { if let own { close(own) } }
+            let fd = own
             let outcome: Result<Answer, BoardError>
             do {
                 let response = try await client.execute(sending, timeout: .nanoseconds(Self.nanoseconds(deadline)))

@@ -23,7 +23,7 @@ package enum FlagRequests {
                 AdminParameter("description", .body, "What the flag is for."),
             ], response: "ChangeResult")
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            try Validate.flagName(name)
+            try Validate.newFlagName(name)
             guard let flagType = FlagType(rawValue: type) else {
                 throw BoardError(
                     .invalidInput,

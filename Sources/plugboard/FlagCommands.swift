@@ -22,7 +22,7 @@ struct FlagCommand: ParsableCommand {
         @Option(name: .long, help: "What the flag is for.") var description: String?
 
         func validate() throws {
-            try checkArguments { () throws(BoardError) in try Validate.flagName(name) }
+            try checkArguments { () throws(BoardError) in try Validate.newFlagName(name) }
         }
 
         func execute(_ output: Output) throws(BoardError) {

@@ -34,6 +34,14 @@ public struct Principal: Sendable, Hashable, Codable {
     ///   - accessToken: The access token the change arrived with, if any (see ``accessToken``).
     public init(osUser: String, onBehalfOf: String? = nil, via: String? = nil, accessToken: String? = nil) throws(BoardError) {
         try Validate.principal(osUser, field: "OS user")
+        // Plugboard's own principals act on the board's machine only: an access token of one (made before the names were
+        // reserved, or restored with an old board) acts as nobody.
+        if accessToken != nil, osUser.lowercased().hasPrefix(Validate.reservedPrincipalPrefix) {
+            throw BoardError(
+                .notAllowed,
+                "the access token '\(Validate.printable(accessToken ?? ""))' is of \(Validate.printable(osUser)), a principal Plugboard itself acts as; no token may act as it, so revoke it"
+            )
+        }
         if let onBehalfOf { try Validate.personPrincipal(onBehalfOf, field: "--as") }
         if let accessToken, accessToken.isEmpty || accessToken.utf8.count > 128 || accessToken.contains(where: { $0.isNewline }) {
             throw BoardError(.invalidInput, "an access token's name must be one line of 1-128 characters")

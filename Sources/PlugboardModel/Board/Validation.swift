@@ -42,11 +42,10 @@ public enum Validate {
         }
     }
 
-    /// A flag name: 1–255 characters with no whitespace, none of the characters ``isUnsafe(_:)`` names, and letters
-    /// of one script (Unleash allows UTF-8 names). Digits, punctuation and symbols go with any script, as do the
-    /// scripts one writing system uses together (Latin with Han, Kana, Bopomofo or Hangul); a name that mixes others,
-    /// such as Latin with Cyrillic or Greek, is refused, because a manifest names its gate flag by name and `pаy.gate`
-    /// with a Cyrillic `а` would pass for `pay.gate`.
+    /// A flag name as a board holds it: 1–255 characters with no whitespace and none of the characters
+    /// ``isUnsafe(_:)`` names (Unleash allows UTF-8 names). Every command that looks a flag up checks this much, so a
+    /// flag a board already holds can always be switched off, shown and archived; a name given to a new flag must also
+    /// pass ``newFlagName(_:field:)``.
     package static func flagName(_ name: String, field: String = "flag name") throws(BoardError) {
         guard !name.isEmpty, name.utf8.count <= 255,
             !name.unicodeScalars.contains(where: { $0.properties.isWhitespace || isUnsafe($0) })
@@ -55,6 +54,15 @@ public enum Validate {
                 "\(field) '\(printable(name))' is not valid: use 1-255 characters without spaces, control or invisible characters, for example checkout.new-flow"
             )
         }
+    }
+
+    /// A name for a new flag (created, imported, or named as a manifest's `gate`): a ``flagName(_:field:)`` whose letters
+    /// are of one script. Digits, punctuation and symbols go with any script, as do the scripts one writing system uses
+    /// together (Latin with Han, Kana, Bopomofo or Hangul); a name that mixes others, such as Latin with Cyrillic or
+    /// Greek, is refused, because a manifest names its gate flag by name and `pаy.gate` with a Cyrillic `а` would pass
+    /// for `pay.gate`.
+    package static func newFlagName(_ name: String, field: String = "flag name") throws(BoardError) {
+        try flagName(name, field: field)
         if let scripts = UnicodeScripts.mixedScripts(in: name) {
             throw .invalid(
                 "\(field) '\(printable(name))' is not valid: it mixes letters of the \(scripts.joined(separator: ", ")) scripts, which can pass for one another; use letters of one script"

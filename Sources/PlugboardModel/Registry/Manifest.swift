@@ -144,7 +144,7 @@ public struct PluginManifest: Sendable, Hashable {
         }
 
         let gate = try string("gate", required: false)
-        if let gate { try Validate.flagName(gate, field: "manifest field 'gate'") }
+        if let gate { try Validate.newFlagName(gate, field: "manifest field 'gate'") }
 
         let entry = try string("entry", required: false)
         if let entry {

@@ -6,7 +6,7 @@ extension Board {
     package func createFlag(_ name: String, type: FlagType = .release, description: String? = nil, by actor: Principal) throws(BoardError)
         -> ChangeResult
     {
-        try Validate.flagName(name)
+        try Validate.newFlagName(name)
         if let description { try Validate.text(description, field: "the description", limit: 4000) }
         return try change(actor, refusal: AuditEntry(action: "flag.create", targetType: "flag", targetID: name)) { change in
             if let existing = try FlagQueries.flag(change.db, name) {

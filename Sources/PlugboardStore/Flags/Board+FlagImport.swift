@@ -39,7 +39,7 @@ extension Board {
     /// Checks the file before any transaction: names, types, duplicates, and the set's own validation.
     private static func validateImport(_ set: FeatureSet) throws(BoardError) -> FlagValidationReport {
         for feature in set.features {
-            try Validate.flagName(feature.name)
+            try Validate.newFlagName(feature.name)
             if let type = feature.type, FlagType(rawValue: type) == nil {
                 let known = FlagType.allCases.map(\.rawValue).joined(separator: ", ")
                 throw .invalid("flag '\(feature.name)' type: '\(Validate.printable(type))' is not a flag type; use \(known)")
