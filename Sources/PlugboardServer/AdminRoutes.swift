@@ -50,7 +50,8 @@ package struct AdminRoutes: Sendable {
         guesses = WorkerThreads(name: "plugboard-admin-guesses", count: 1)
     }
 
-    /// The routes whose work runs in the stops' lane: what stops or takes away, never what starts or grants.
+    /// The routes whose work runs in the stops' lane: those that stop or take away (a revive, an enable and an unyank
+    /// share their routes), never those that add to the board or grant.
     static let stopRoutes: [any AdminRequest.Type] = [
         PluginRequests.Kill.self, RolloutRequests.Abort.self, PluginRequests.SetEnabled.self, PluginRequests.Yank.self,
         TokenRequests.Revoke.self, TokenRequests.RevokeAccess.self, TrustRequests.RevokeSigner.self,
