@@ -20,7 +20,7 @@ package enum AdminOpenAPI {
                 past a limit (per client address and from all clients) get 429 with Retry-After; an accepted token is
                 never refused for them. A body larger than the server's usual limit (1 MiB by default) is read only
                 for board admins and the owners and maintainers of plug-ins (403 before it is read otherwise), at most
-                2 at a time per token (429) and within the server's budget (503).
+                2 at a time per principal, from all of their tokens (429), and within the server's budget (503).
             servers:
               - url: /api/admin
             security:
@@ -44,11 +44,11 @@ package enum AdminOpenAPI {
                   summary: Upload an artifact for the plugin register that names it; kept only when its SHA-256 matches.
                   tags: [plugin]
                   description: >-
-                    Needs an access token that is not read-only, of a board admin or an owner or maintainer of a plug-in
-                    (403 before the body is read otherwise). Streamed; at most the server's artifact limit (512 MiB by
-                    default). Uploads waiting for their registration have quotas, checked before the body is read: per
-                    principal (4, 2 GiB by default; 429) and in all (64, 8 GiB; 507), and an upload leaves 1 GiB of
-                    the disk free (507).
+                    Needs an access token that is not read-only (403 before the body is read otherwise): anyone who may
+                    register a new plug-in uploads its artifact. Streamed; at most the server's artifact limit (512 MiB
+                    by default). Uploads waiting for their registration have quotas, checked before the body is read:
+                    per principal (4, or 1 for a principal who holds no role on the board, and 2 GiB by default; 429)
+                    and in all (64, 8 GiB; 507), and an upload leaves 1 GiB of the disk free (507).
                   parameters:
                     - name: sha256
                       in: path

@@ -1,4 +1,6 @@
+import Crypto
 import Foundation
+import PlugboardModel
 import Synchronization
 
 /// Failed authentications in a sliding window, per client address and from all addresses together. Only failures are
@@ -58,22 +60,23 @@ final class FailedAuthentications: Sendable {
 }
 
 /// Request bodies larger than the server's usual limit (a registration of many manifests), while they are read and
-/// decoded: at most ``perToken`` of them per access token and at most ``budget`` bytes (their declared lengths, or the
-/// route's limit when a length is not declared) for all tokens together. Past either, the request is refused before its
-/// body is read. Kill switches and the other stops never carry such a body, and never wait here.
+/// decoded: at most ``perPrincipal`` of them per principal (from all of their access tokens together) and at most
+/// ``budget`` bytes (their declared lengths, or the route's limit when a length is not declared) for all principals
+/// together. Past either, the request is refused before its body is read. Kill switches and the other stops never carry
+/// such a body, and never wait here.
 final class BodyAdmission: Sendable {
-    let perToken: Int
+    let perPrincipal: Int
     let budget: Int
     private struct State {
-        var byToken: [String: Int] = [:]
+        var byPrincipal: [String: Int] = [:]
         var bytes = 0
     }
     private let state = Mutex(State())
 
     /// Why a body is not admitted now.
     enum Refusal: Error, Equatable {
-        /// The token already has ``BodyAdmission/perToken`` large bodies in flight.
-        case token
+        /// The principal already has ``BodyAdmission/perPrincipal`` large bodies in flight.
+        case principal
         /// Bodies in flight would pass ``BodyAdmission/budget``.
         case server
     }
@@ -81,32 +84,63 @@ final class BodyAdmission: Sendable {
     /// A body admitted; give its place back with ``leave()`` once it is decoded and done with.
     struct Ticket: Sendable {
         let admission: BodyAdmission
-        let token: String
+        let principal: String
         let bytes: Int
-        func leave() { admission.leave(token, bytes) }
+        func leave() { admission.leave(principal, bytes) }
     }
 
-    init(perToken: Int, budget: Int) {
-        self.perToken = max(1, perToken)
+    init(perPrincipal: Int, budget: Int) {
+        self.perPrincipal = max(1, perPrincipal)
         self.budget = max(1, budget)
     }
 
-    /// Admits a body of `bytes` sent with the token `token` (its principal and name), or says why not.
-    func admit(token: String, bytes: Int) -> Result<Ticket, Refusal> {
+    /// Admits a body of `bytes` sent by `principal` (with any of their tokens), or says why not.
+    func admit(principal: String, bytes: Int) -> Result<Ticket, Refusal> {
         state.withLock { state in
-            if state.byToken[token, default: 0] >= perToken { return .failure(.token) }
+            if state.byPrincipal[principal, default: 0] >= perPrincipal { return .failure(.principal) }
             if state.bytes + bytes > budget { return .failure(.server) }
-            state.byToken[token, default: 0] += 1
+            state.byPrincipal[principal, default: 0] += 1
             state.bytes += bytes
-            return .success(Ticket(admission: self, token: token, bytes: bytes))
+            return .success(Ticket(admission: self, principal: principal, bytes: bytes))
         }
     }
 
-    private func leave(_ token: String, _ bytes: Int) {
+    private func leave(_ principal: String, _ bytes: Int) {
         state.withLock { state in
-            let count = state.byToken[token, default: 1] - 1
-            state.byToken[token] = count > 0 ? count : nil
+            let count = state.byPrincipal[principal, default: 1] - 1
+            state.byPrincipal[principal] = count > 0 ? count : nil
             state.bytes -= bytes
         }
     }
+}
+
+/// The digests of access tokens the board accepted since the server started and has not refused since, at most
+/// ``capacity`` of them (the set starts again when full). Authentication looks these up in the lane of the request's own work, and every other
+/// token (a guess, or a token's first request) in a lane of its own: a flood of unknown tokens queues only in front of
+/// other unknown tokens, never in front of a kill switch sent with a token already seen.
+final class RecognizedTokens: Sendable {
+    static let capacity = 10_000
+    private let digests = Mutex<Set<String>>([])
+
+    /// Whether a token with this secret was accepted before.
+    func contains(secret: String) -> Bool {
+        let digest = Self.digest(secret)
+        return digests.withLock { $0.contains(digest) }
+    }
+
+    /// Notes whether the board accepted a token with this secret: a revoked or expired token is forgotten, so that it
+    /// is looked up with the guesses again.
+    func note(secret: String, accepted: Bool) {
+        let digest = Self.digest(secret)
+        digests.withLock { digests in
+            guard accepted else {
+                digests.remove(digest)
+                return
+            }
+            if digests.count >= Self.capacity { digests.removeAll() }
+            digests.insert(digest)
+        }
+    }
+
+    private static func digest(_ secret: String) -> String { SHA256.hex(Data(secret.utf8)) }
 }

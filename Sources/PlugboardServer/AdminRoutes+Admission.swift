@@ -6,12 +6,12 @@ import PlugboardModel
 import PlugboardStore
 
 /// What the admin API decides before it reads a byte of a request's body: whether the principal may send a body that
-/// large, or an artifact at all, and whether the quotas have room for it. A refusal here leaves the body unread (its
+/// large, and whether the quotas have room for it or for an artifact. A refusal here leaves the body unread (its
 /// connection is closed after the answer).
 extension AdminRoutes {
     /// Admits the body of a request that takes one: a declared length over the route's limit gets `413`; a body over
     /// the server's usual limit (or of undeclared length where the route takes more) needs a principal who holds a role
-    /// on the board (`403` otherwise) and a place in ``BodyAdmission`` (`429` for the token, `503` for the server).
+    /// on the board (`403` otherwise) and a place in ``BodyAdmission`` (`429` for the principal, `503` for the server).
     func admitBody<R: AdminRequest>(_ type: R.Type, _ request: Request, _ caller: Caller, lane: WorkerThreads) async throws
         -> BodyAdmission.Ticket?
     {
@@ -22,11 +22,11 @@ extension AdminRoutes {
         let bytes = declared ?? limit
         guard bytes > configuration.maxBodyBytes else { return nil }
         try await requireRole(caller, lane: lane, toSend: "a request body larger than \(configuration.maxBodyBytes) bytes")
-        switch bodies.admit(token: "\(caller.token.principal)/\(caller.token.name)", bytes: bytes) {
+        switch bodies.admit(principal: caller.token.principal, bytes: bytes) {
         case .success(let ticket): return ticket
-        case .failure(.token):
+        case .failure(.principal):
             throw Self.busy(
-                "the access token '\(caller.token.name)' already has \(bodies.perToken) large request bodies in progress; wait for them and try again",
+                "\(caller.token.principal) already has \(bodies.perPrincipal) large request bodies in progress, from all of their access tokens; wait for them and try again",
                 status: .tooManyRequests, code: .notAllowed)
         case .failure(.server):
             throw Self.busy(
@@ -37,8 +37,9 @@ extension AdminRoutes {
     }
 
     /// `PUT /api/admin/artifacts/{sha256}`: an artifact streamed to a private file while its digest is computed, kept for
-    /// the `plugin register` that names it only when the digest matches. Only a principal who holds a role on the board
-    /// uploads, within the quotas of ``StagedUploads``; both are checked before the body is read.
+    /// the `plugin register` that names it only when the digest matches. Any principal who may register a new plug-in
+    /// uploads (a read-only token does not), within the quotas of ``StagedUploads``: one upload waiting at a time for a
+    /// principal who holds no role on the board, more for one who does. Both are checked before the body is read.
     func upload(_ request: Request, _ context: ServeContext, _ caller: Caller) async throws -> Response {
         let sha256 = context.parameters.get("sha256") ?? ""
         try AdminUploads.check(sha256)
@@ -50,12 +51,12 @@ extension AdminRoutes {
                     BoardError(.invalidInput, "the artifact is larger than \(limit >> 20) MiB; nothing was kept"), status: .contentTooLarge)
             )
         }
-        try await requireRole(caller, lane: changes, toSend: "an artifact")
         let board = self.board
         let uploads = self.uploads
         let principal = caller.principal.osUser
-        let admitted = try await changes.run {
-            uploads.admit(principal: principal, bytes: declared ?? limit, folder: AdminUploads.folder(board))
+        let admitted = try await changes.run { () throws -> Result<StagedUploads.Reservation, StagedUploads.Refusal> in
+            let holdsRole = try board.holdsRole(principal)
+            return uploads.admit(principal: principal, holdsRole: holdsRole, bytes: declared ?? limit, folder: AdminUploads.folder(board))
         }
         let reservation: StagedUploads.Reservation
         switch admitted {

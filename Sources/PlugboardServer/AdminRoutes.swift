@@ -14,8 +14,9 @@ import Synchronization
 /// Each request looks its token up on the board, so a revoked or expired token is refused from its next request.
 /// Failed authentications are counted per client address and from all addresses (``FailedAuthentications``): past a
 /// limit, failing requests get `429` with `Retry-After`; a request whose token is accepted is always answered. A request
-/// is authorized before its body is read: a large body (``BodyAdmission``) or an artifact upload (``StagedUploads``)
-/// needs a principal who holds a role on the board and a place in their quotas. Changes are recorded in the audit log
+/// is authorized before its body is read: a large body (``BodyAdmission``) needs a principal who holds a role on the
+/// board and a place in their quotas; an artifact upload (``StagedUploads``) a token that is not read-only and a place in
+/// its principal's quota, larger for a principal who holds a role. Changes are recorded in the audit log
 /// with the principal as actor and `token NAME from ADDRESS`.
 package struct AdminRoutes: Sendable {
     let board: Board
@@ -23,12 +24,16 @@ package struct AdminRoutes: Sendable {
     let failures: FailedAuthentications
     let bodies: BodyAdmission
     let uploads: StagedUploads
-    /// Blocking work (the board's connection) runs off the threads that answer requests, in three lanes: reads on two
-    /// threads, changes on one, and kill switches on one of their own, so that no flood of reads or changes a token
-    /// holder sends queues in front of a kill switch.
+    let recognized: RecognizedTokens
+    /// Blocking work (the board's connection) runs off the threads that answer requests, in four lanes: reads on two
+    /// threads, changes on one, the stops (kill switches, aborted rollouts, disables, yanks and revocations) on one of
+    /// their own, so that no flood of reads or changes a token holder sends queues in front of a stop, and the
+    /// authentication of tokens not seen before (``RecognizedTokens``) on one more, so that no flood of guessed tokens
+    /// does either. Only a request whose token was accepted reaches the stops' lane.
     let workers: WorkerThreads
     let changes: WorkerThreads
     let stops: WorkerThreads
+    let guesses: WorkerThreads
 
     init(board: Board, configuration: ServerConfiguration) {
         self.board = board
@@ -36,16 +41,25 @@ package struct AdminRoutes: Sendable {
         failures = FailedAuthentications(
             limit: configuration.adminFailedAuthLimit, globalLimit: configuration.adminFailedAuthGlobalLimit,
             window: configuration.adminFailedAuthWindow)
-        bodies = BodyAdmission(perToken: configuration.adminLargeBodiesPerToken, budget: configuration.adminLargeBodyBytes)
+        bodies = BodyAdmission(perPrincipal: configuration.adminLargeBodiesPerPrincipal, budget: configuration.adminLargeBodyBytes)
         uploads = StagedUploads(limits: configuration.adminUploadQuota)
+        recognized = RecognizedTokens()
         workers = WorkerThreads(name: "plugboard-admin", count: 2)
         changes = WorkerThreads(name: "plugboard-admin-changes", count: 1)
         stops = WorkerThreads(name: "plugboard-admin-stops", count: 1)
+        guesses = WorkerThreads(name: "plugboard-admin-guesses", count: 1)
     }
 
-    /// The lane of a route's work (its authentication included).
+    /// The routes whose work runs in the stops' lane: those that stop or take away (a revive, an enable and an unyank
+    /// share their routes), never those that add to the board or grant.
+    static let stopRoutes: [any AdminRequest.Type] = [
+        PluginRequests.Kill.self, RolloutRequests.Abort.self, PluginRequests.SetEnabled.self, PluginRequests.Yank.self,
+        TokenRequests.Revoke.self, TokenRequests.RevokeAccess.self, TrustRequests.RevokeSigner.self,
+    ]
+
+    /// The lane of a route's work (the authentication of a token seen before included).
     func lane<R: AdminRequest>(_ type: R.Type) -> WorkerThreads {
-        if R.self == PluginRequests.Kill.self || R.self == RolloutRequests.Abort.self { return stops }
+        if Self.stopRoutes.contains(where: { ObjectIdentifier($0) == ObjectIdentifier(R.self) }) { return stops }
         return R.route.access == .read ? workers : changes
     }
 
@@ -209,12 +223,15 @@ package struct AdminRoutes: Sendable {
         if secret.lowercased().hasPrefix("bearer ") { secret = String(secret.dropFirst(7)).trimmingCharacters(in: .whitespaces) }
         let board = self.board
         let presented = secret
-        let token = try await lane.run { () throws -> AccessToken? in
+        // A token not seen before is looked up in a lane of its own: guesses never queue in front of the route's work.
+        let seen = recognized.contains(secret: presented)
+        let token = try await (seen ? lane : guesses).run { () throws -> AccessToken? in
             let found = try board.accessToken(secret: presented)
             if let found, found.state == .active { board.noteAccessTokenUse(found) }
             return found
         }
         guard let token else { throw refuse("this access token is not known to the board; create one with plugboard access-token create") }
+        recognized.note(secret: presented, accepted: token.state == .active)
         switch token.state {
         case .active: break
         case .revoked: throw refuse("the access token '\(token.name)' of \(token.principal) was revoked; create a new one")

@@ -46,8 +46,9 @@ public struct ServerConfiguration: Sendable {
     public var adminFailedAuthGlobalLimit = 1000
     /// The largest artifact the admin API takes.
     public var adminMaxArtifactBytes = 512 << 20
-    /// Request bodies over ``maxBodyBytes`` (registrations of many manifests) one access token may have in flight.
-    public var adminLargeBodiesPerToken = 2
+    /// Request bodies over ``maxBodyBytes`` (registrations of many manifests) one principal may have in flight, from all
+    /// of their access tokens together.
+    public var adminLargeBodiesPerPrincipal = 2
     /// Bytes of request bodies over ``maxBodyBytes`` in flight for all tokens together.
     public var adminLargeBodyBytes = 256 << 20
     /// How many artifact uploads, and how many bytes, may wait for their registration.
@@ -55,8 +56,11 @@ public struct ServerConfiguration: Sendable {
 
     /// Quotas of artifact uploads waiting for the registration that names them.
     public struct UploadQuota: Sendable {
-        /// Uploads one principal may have waiting (or in progress).
+        /// Uploads one principal who holds a role on the board (an admin, or an owner or maintainer of a plug-in) may
+        /// have waiting (or in progress).
         public var perPrincipalCount = 4
+        /// Uploads one principal who holds no role may have waiting (or in progress): the artifact of a new plug-in.
+        public var perPrincipalCountWithoutRole = 1
         /// Bytes one principal's uploads may hold.
         public var perPrincipalBytes = 2 << 30
         /// Uploads the server keeps waiting, from everyone.
@@ -66,7 +70,7 @@ public struct ServerConfiguration: Sendable {
         /// Bytes of the board's file system an upload must leave free.
         public var reserve = 1 << 30
 
-        /// The defaults: 4 uploads and 2 GiB per principal, 64 uploads and 8 GiB in all, 1 GiB left free.
+        /// The defaults: 4 uploads (1 for a principal who holds no role) and 2 GiB per principal, 64 uploads and 8 GiB in all, 1 GiB left free.
         public init() {}
     }
     /// How often the server runs every rollout's guard and schedule (`Board.tickRollouts(via:now:)`);

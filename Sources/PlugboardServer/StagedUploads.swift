@@ -57,8 +57,9 @@ final class StagedUploads: Sendable {
     }
 
     /// Admits an upload of `bytes` (its declared length, or the largest allowed) by `principal` into `folder`, or says
-    /// why not.
-    func admit(principal: String, bytes: Int, folder: String) -> Result<Reservation, Refusal> {
+    /// why not. A principal who holds no role on the board (`holdsRole` false) may have ``Limits/perPrincipalCountWithoutRole``
+    /// uploads waiting, one who does ``Limits/perPrincipalCount``; both within ``Limits/perPrincipalBytes``.
+    func admit(principal: String, holdsRole: Bool, bytes: Int, folder: String) -> Result<Reservation, Refusal> {
         let (onDisk, onDiskBytes) = Self.staged(in: folder)
         let free = freeSpace(FileManager.default.fileExists(atPath: folder) ? folder : (folder as NSString).deletingLastPathComponent)
         return entries.withLock { entries in
@@ -70,12 +71,14 @@ final class StagedUploads: Sendable {
             let mine = entries.values.filter { $0.principal == principal }
             let inProgress = entries.values.filter { $0.path == nil }
             let inProgressBytes = inProgress.reduce(0) { $0 + $1.bytes }
-            if mine.count + 1 > limits.perPrincipalCount {
+            let most = holdsRole ? limits.perPrincipalCount : limits.perPrincipalCountWithoutRole
+            if mine.count + 1 > most {
+                let whose = holdsRole ? "" : " for a principal who holds no role on the board"
                 return .failure(
                     Refusal(
                         status: .tooManyRequests,
                         sentence:
-                            "\(principal) has \(mine.count) uploads waiting for their registration, at most \(limits.perPrincipalCount); register them, or wait for them to be removed an hour after their upload"
+                            "\(principal) has \(mine.count) uploads waiting for their registration, at most \(most)\(whose); register them, or wait for them to be removed an hour after their upload"
                     ))
             }
             let mineBytes = mine.reduce(0) { $0 + $1.bytes }

@@ -3,7 +3,8 @@ import PlugboardTestSupport
 import Testing
 
 /// The admin API under abuse, with a real `plugboard serve --admin`: failed logins never lock out a valid token,
-/// bodies and uploads are authorized before they are read, and uploads waiting for their registration have quotas.
+/// bodies and uploads are authorized before they are read, and uploads waiting for their registration have quotas
+/// (one at a time for a principal who holds no role, who may still register a new plug-in with its artifact).
 @Suite("the admin API under abuse (processes)", .serialized)
 struct AdminAbuseTests {
     static let alpha = AdminAPITests.alpha
@@ -66,15 +67,20 @@ struct AdminAbuseTests {
             #expect(answer.contains("mallory may not send a request body larger than"), "\(answer.prefix(400))")
             #expect(closed, "the server kept the connection open with the body unread")
         }
-        // A small registration from the same principal is read as usual: a new plug-in is anyone's to register.
+        // A new plug-in is anyone's to register, with its artifact as on the board file (mallory holds no role yet)...
         let files = try Sandbox()
+        let gamma = try files.write("gamma.json", manifest("com.example.gamma", "1.0.0"))
+        let artifact = try files.write("gamma.so", String(repeating: "plug-in code ", count: 1000))
+        let withArtifact = try await served.run(["plugin", "register", gamma, "--artifact", artifact], token: mallory)
+        #expect(withArtifact.status == 0, "\(withArtifact)")
+        // ...and a small registration from the same principal is read as usual.
         let beta = try files.write("beta.json", manifest("com.example.beta", "1.0.0"))
         let registered = try await served.run(["plugin", "register", beta], token: mallory)
         #expect(registered.status == 0, "\(registered)")
     }
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
-    func uploadsNeedARoleAndStayWithinTheirQuotas() async throws {
+    func uploadsStayWithinTheirQuotasAndAPrincipalWithoutARoleHasOne() async throws {
         let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
         let served = try await AdminAPITests.serve(sandbox, options: ["--admin-upload-quota", "1", "--admin-upload-total", "2"])
         defer { Task { await served.stop() } }
@@ -86,7 +92,7 @@ struct AdminAbuseTests {
         var made = 0
         func upload(_ token: String, bytes: Int) async throws -> (status: Int, body: String) {
             made += 1
-            let file = try sandbox.write("artifact-\(made)", String(repeating: "\(made) ", count: bytes / 2))
+            let file = try sandbox.write("artifact-\(made)", "\(made)\n" + String(repeating: "x", count: bytes))
             let sum = try await sandbox.run([file], db: false, executable: "/usr/bin/sha256sum").stdout.prefix(64)
             let answer = try await Curl.run([
                 "-X", "PUT", "-H", "Authorization: Bearer \(token)", "--data-binary", "@\(file)",
@@ -94,9 +100,16 @@ struct AdminAbuseTests {
             ])
             return (answer.status, answer.body)
         }
-        // A principal who holds no role uploads nothing.
-        let refused = try await upload(mallory, bytes: 100)
-        #expect(refused.status == 403 && refused.body.contains("mallory may not send an artifact"), "\(refused)")
+        // A principal who holds no role uploads the artifact of a new plug-in, one at a time; a read-only token none.
+        let first = try await upload(mallory, bytes: 100)
+        #expect(first.status == 200, "\(first)")
+        let second = try await upload(mallory, bytes: 100)
+        #expect(
+            second.status == 429 && second.body.contains("at most 1 for a principal who holds no role on the board"), "\(second)")
+        let reader = try await sandbox.ok("access-token", "create", "--principal", "mallory", "--name", "r", "--read-only", "--json")
+        let readOnly = try #require((try reader.json() as? [String: Any])?["token"] as? String)
+        let refused = try await upload(readOnly, bytes: 100)
+        #expect(refused.status == 403 && refused.body.contains("is read-only"), "\(refused)")
         // Four uploads per principal.
         for _ in 0..<3 { #expect(try await upload(served.token, bytes: 100).status == 200) }
         #expect(try await upload(served.token, bytes: 700_000).status == 200)
@@ -110,6 +123,6 @@ struct AdminAbuseTests {
         let full = try await upload(carol, bytes: 700_000)
         #expect(full.status == 507 && full.body.contains("as many uploads waiting for their registration as it takes"), "\(full)")
         let staged = try FileManager.default.contentsOfDirectory(atPath: sandbox.board + ".uploads").filter { !$0.hasPrefix(".") }
-        #expect(staged.count == 5, "\(staged)")
+        #expect(staged.count == 6, "\(staged)")
     }
 }

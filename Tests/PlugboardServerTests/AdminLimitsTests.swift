@@ -18,15 +18,15 @@ struct AdminLimitsTests {
         #expect(failures.fail("10.0.0.3") != nil)
     }
 
-    @Test func largeBodiesAreAdmittedPerTokenAndWithinTheBudget() throws {
-        let admission = BodyAdmission(perToken: 2, budget: 100)
-        let first = try admission.admit(token: "alice/laptop", bytes: 40).get()
-        _ = try admission.admit(token: "alice/laptop", bytes: 10).get()
-        #expect(admission.admit(token: "alice/laptop", bytes: 1).failure == .token)
-        #expect(admission.admit(token: "bob/ci", bytes: 51).failure == .server)
+    @Test func largeBodiesAreAdmittedPerPrincipalAndWithinTheBudget() throws {
+        let admission = BodyAdmission(perPrincipal: 2, budget: 100)
+        let first = try admission.admit(principal: "alice", bytes: 40).get()
+        _ = try admission.admit(principal: "alice", bytes: 10).get()
+        #expect(admission.admit(principal: "alice", bytes: 1).failure == .principal)
+        #expect(admission.admit(principal: "bob", bytes: 51).failure == .server)
         first.leave()
-        #expect(admission.admit(token: "alice/laptop", bytes: 40).failure == nil)
-        #expect(admission.admit(token: "bob/ci", bytes: 50).failure == nil)
+        #expect(admission.admit(principal: "alice", bytes: 40).failure == nil)
+        #expect(admission.admit(principal: "bob", bytes: 50).failure == nil)
     }
 
     @Test func anUploadLeavesTheReservedSpaceFree() throws {
@@ -34,16 +34,34 @@ struct AdminLimitsTests {
         var limits = ServerConfiguration.UploadQuota()
         limits.reserve = 1 << 30
         let uploads = StagedUploads(limits: limits, freeSpace: { _ in (1 << 30) + (10 << 20) })
-        let refused = uploads.admit(principal: "alice", bytes: 11 << 20, folder: folder)
+        let refused = uploads.admit(principal: "alice", holdsRole: true, bytes: 11 << 20, folder: folder)
         #expect(refused.failure?.status.code == 507)
         #expect(
             refused.failure?.sentence.contains("would leave less than the 1024 MiB kept free") == true,
             "\(String(describing: refused.failure))")
-        let admitted = try uploads.admit(principal: "alice", bytes: 9 << 20, folder: folder).get()
+        let admitted = try uploads.admit(principal: "alice", holdsRole: true, bytes: 9 << 20, folder: folder).get()
         // An upload in progress counts against the free space until it ends.
-        #expect(uploads.admit(principal: "bob", bytes: 2 << 20, folder: folder).failure?.status.code == 507)
+        #expect(uploads.admit(principal: "bob", holdsRole: true, bytes: 2 << 20, folder: folder).failure?.status.code == 507)
         admitted.cancel()
-        #expect(uploads.admit(principal: "bob", bytes: 2 << 20, folder: folder).failure == nil)
+        #expect(uploads.admit(principal: "bob", holdsRole: true, bytes: 2 << 20, folder: folder).failure == nil)
+    }
+
+    @Test func aPrincipalWithoutARoleHasOneUploadWaitingAtATime() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("uploads-\(UUID().uuidString)").path
+        let uploads = StagedUploads(limits: ServerConfiguration.UploadQuota(), freeSpace: { _ in 1 << 40 })
+        let first = try uploads.admit(principal: "mallory", holdsRole: false, bytes: 100, folder: folder).get()
+        let second = uploads.admit(principal: "mallory", holdsRole: false, bytes: 100, folder: folder)
+        #expect(second.failure?.status == .tooManyRequests)
+        #expect(
+            second.failure?.sentence.contains("at most 1 for a principal who holds no role on the board") == true,
+            "\(String(describing: second.failure))")
+        // Their bytes stay within the quota of every principal.
+        first.cancel()
+        #expect(
+            uploads.admit(principal: "mallory", holdsRole: false, bytes: (2 << 30) + 1, folder: folder).failure?.status == .tooManyRequests)
+        // A principal who holds a role has more.
+        for _ in 0..<4 { _ = try uploads.admit(principal: "bob", holdsRole: true, bytes: 100, folder: folder).get() }
+        #expect(uploads.admit(principal: "bob", holdsRole: true, bytes: 100, folder: folder).failure?.status == .tooManyRequests)
     }
 }
 
