@@ -52,7 +52,7 @@ public struct PlugboardServer: Sendable {
     ) {
         self.admin = admin
         self.rollouts = rollouts
-        refusals = admin.map { RefusalWriter(board: $0.board) }
+        refusals = admin.map { RefusalWriter(board: $0.board, logger: configuration.logger) }
         self.board = board
         self.configuration = configuration
         watcher = BoardWatcher(board: board, tokens: tokens, metrics: metrics, configuration: configuration)

@@ -129,6 +129,30 @@ struct AccessTokenLimitsTests {
         try await sandbox.ok("audit", "verify")
     }
 
+    @Test func revokingATokenReachesTheEndOfAChainOfAnyLength() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
+        let served = try await AdminAPITests.serve(sandbox)
+        defer { Task { await served.stop() } }
+        func secret(_ result: CLIResult) throws -> String {
+            try #require((try result.json() as? [String: Any])?["token"] as? String, "\(result)")
+        }
+        // A chain of 66 tokens through the admin API, each made with the one before.
+        var chain = [try secret(try await sandbox.ok("access-token", "create", "--name", "link-0", "--json"))]
+        for index in 1...65 {
+            let made = try await served.run(["access-token", "create", "--name", "link-\(index)", "--json"], token: chain[index - 1])
+            chain.append(try secret(made))
+        }
+        #expect(try await served.run(["plugin", "list"], token: chain[65]).status == 0)
+
+        let revoked = try await sandbox.ok("access-token", "revoke", "link-0", "--reason", "laptop lost")
+        #expect(revoked.stdout.contains("and the 65 tokens made with it"), "\(revoked.stdout.prefix(200))")
+        let refused = try await served.run(["plugin", "list"], token: chain[65])
+        #expect(refused.status == 1 && refused.stderr.contains("was revoked"), "\(refused)")
+        let unrevoked = try await sandbox.boardFile.strings("SELECT name FROM access_tokens WHERE revoked_at IS NULL ORDER BY name")
+        #expect(unrevoked == ["tests"], "\(unrevoked)")
+        try await sandbox.ok("audit", "verify")
+    }
+
     @Test func noOneActsAsPlugboardItself() async throws {
         let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
         let served = try await AdminAPITests.serve(sandbox)

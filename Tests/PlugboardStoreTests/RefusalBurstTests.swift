@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import PlugboardModel
 import Testing
 
@@ -74,5 +75,51 @@ struct RefusalBurstTests {
         let board = try Board.inMemory(by: Self.admin)
         for _ in 0..<3 { _ = try? board.addAdmin("mallory", by: Self.stranger) }
         #expect(try Self.refusals(board) == ["admin.add mallory 1", "admin.add mallory 1", "admin.add mallory 1"])
+    }
+}
+
+/// Counted refusals are forgotten only once written: a change that fails to commit, or a write of their own that
+/// fails, keeps them for the next write.
+@Suite("bounded refusals kept until written")
+struct RefusalBurstFailureTests {
+    /// Makes every insert into the audit log fail (`outcome`: only the rows with it), or, with nil, lets them pass.
+    static func failInserts(_ board: Board, outcome: String?) throws {
+        try board.writer.writeWithoutTransaction { db in
+            try db.execute(sql: "DROP TRIGGER IF EXISTS temp.fail_audit")
+            guard let outcome else { return }
+            try db.execute(
+                sql: """
+                    CREATE TEMP TRIGGER fail_audit BEFORE INSERT ON main.audit_log WHEN \(outcome == "any" ? "1" : "NEW.outcome = '\(outcome)'")
+                    BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END
+                    """)
+        }
+    }
+
+    @Test func countsSurviveAChangeThatFailsToCommit() throws {
+        let board = try Board.inMemory(by: RefusalBurstTests.admin)
+        board.boundRefusals()
+        for _ in 0..<5 { _ = try? board.addAdmin("mallory", by: RefusalBurstTests.stranger) }
+        // The change takes the counted refusals into its transaction, then fails at its own row.
+        try Self.failInserts(board, outcome: "ok")
+        #expect(throws: BoardError.self) { try board.addAdmin("bob", by: RefusalBurstTests.admin) }
+        try Self.failInserts(board, outcome: nil)
+        #expect(try RefusalBurstTests.refusals(board) == ["admin.add mallory 1", "admin.add mallory 4"])
+        #expect(try board.verifyAudit().ok)
+    }
+
+    @Test func aFailedWriteOfRefusalsKeepsThemAndSaysSo() throws {
+        let board = try Board.inMemory(by: RefusalBurstTests.admin)
+        board.boundRefusals()
+        for _ in 0..<5 { _ = try? board.addAdmin("mallory", by: RefusalBurstTests.stranger) }
+        try Self.failInserts(board, outcome: "any")
+        let failed = board.flushRefusals()
+        #expect(failed?.message.contains("1 audit row of refused attempts could not be written") == true, "\(String(describing: failed))")
+        // A refusal that opens a burst while writes fail is kept too.
+        let eve = try Principal(osUser: "eve")
+        #expect(throws: BoardError.self) { try board.addAdmin("eve", by: eve) }
+        try Self.failInserts(board, outcome: nil)
+        #expect(board.flushRefusals() == nil)
+        #expect(try RefusalBurstTests.refusals(board) == ["admin.add mallory 1", "admin.add mallory 4", "admin.add eve 1"])
+        #expect(try board.verifyAudit().ok)
     }
 }

@@ -25,6 +25,14 @@ package struct AccessToken: Sendable, Hashable, Codable {
     package let lastUsedAt: String?
     /// Whether it is accepted now.
     package let state: APIToken.State
+
+    /// The same token in `state`.
+    func inState(_ state: APIToken.State) -> AccessToken {
+        AccessToken(
+            principal: principal, name: name, prefix: prefix, readOnly: readOnly, createdAt: createdAt, createdBy: createdBy,
+            expiresAt: expiresAt, revokedAt: revokedAt, revokedBy: revokedBy, revokeReason: revokeReason, lastUsedAt: lastUsedAt,
+            state: state)
+    }
 }
 
 /// A token just created, with the secret shown once.

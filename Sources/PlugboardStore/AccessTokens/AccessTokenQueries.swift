@@ -46,7 +46,8 @@ enum AccessTokenQueries {
     }
 
     /// Every token made, directly or not, with the token `principal`/`name` that is not revoked yet, parents before
-    /// what they made.
+    /// what they made, however deep. A token's parent exists before it, so the tokens form a tree; the walk still stops
+    /// at a depth of the number of tokens, which no chain of a tree reaches, so that a board edited into a cycle ends.
     static func unrevokedDescendants(_ db: Database, principal: String, name: String) throws -> [AccessToken] {
         try Row.fetchAll(
             db,
@@ -55,10 +56,31 @@ enum AccessTokenQueries {
                     SELECT principal, name, 1 FROM access_tokens WHERE parent_principal = ?1 AND parent_name = ?2
                     UNION
                     SELECT t.principal, t.name, made.depth + 1 FROM access_tokens t
-                    JOIN made ON t.parent_principal = made.principal AND t.parent_name = made.name WHERE made.depth < 64
+                    JOIN made ON t.parent_principal = made.principal AND t.parent_name = made.name
+                    WHERE made.depth < (SELECT count(*) FROM access_tokens)
                 )
                 SELECT s.* FROM access_token_status s JOIN (SELECT principal, name, min(depth) AS depth FROM made GROUP BY principal, name) m
                 USING (principal, name) WHERE s.revoked_at IS NULL ORDER BY m.depth, s.principal, s.name
+                """, arguments: [principal, name]
+        ).map(accessToken)
+    }
+
+    /// The nearest token among those `principal`/`name` was made with, directly or not, that is no longer accepted
+    /// (revoked or expired); nil when all of them are accepted, or it was made on the board's machine.
+    static func unacceptedAncestor(_ db: Database, principal: String, name: String) throws -> AccessToken? {
+        try Row.fetchOne(
+            db,
+            sql: """
+                WITH RECURSIVE up(principal, name, depth) AS (
+                    SELECT parent_principal, parent_name, 1 FROM access_tokens
+                    WHERE principal = ?1 AND name = ?2 AND parent_principal IS NOT NULL
+                    UNION
+                    SELECT t.parent_principal, t.parent_name, up.depth + 1 FROM access_tokens t
+                    JOIN up ON t.principal = up.principal AND t.name = up.name
+                    WHERE t.parent_principal IS NOT NULL AND up.depth < (SELECT count(*) FROM access_tokens)
+                )
+                SELECT s.* FROM access_token_status s JOIN up USING (principal, name) WHERE s.state <> 'active'
+                ORDER BY up.depth LIMIT 1
                 """, arguments: [principal, name]
         ).map(accessToken)
     }

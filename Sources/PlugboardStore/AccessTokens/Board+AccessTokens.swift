@@ -1,5 +1,6 @@
 import Crypto
 package import Foundation
+import GRDB
 package import PlugboardModel
 
 extension Board {
@@ -89,12 +90,16 @@ extension Board {
     /// The access token whose secret is `secret`, in whatever state it is (active, revoked, expired), or nil when the
     /// board knows no such token. The board keeps only SHA-256 digests: the secret's digest is looked up, then compared
     /// with the stored one in constant time.
+    ///
+    /// Its state is the one that decides whether a server accepts it: a token made, directly or not, with a token that
+    /// is no longer accepted comes back in that token's state (revoked or expired), whatever its own row says.
     package func accessToken(secret: String) throws(BoardError) -> AccessToken? {
         guard secret.hasPrefix(AccessTokenSecret.marker), secret.utf8.count <= 128 else { return nil }
         let digest = SHA256.hex(Data(secret.utf8))
-        guard let found = try read({ db in try AccessTokenQueries.token(db, hash: digest) }) else { return nil }
-        guard APITokenSecret.constantTimeEquals(Array(found.storedHash.utf8), Array(digest.utf8)) else { return nil }
-        return found.token
+        guard let found = try read({ db in try AccessTokenQueries.token(db, hash: digest).map { ($0, try Self.accepted(db, $0.token)) } })
+        else { return nil }
+        guard APITokenSecret.constantTimeEquals(Array(found.0.storedHash.utf8), Array(digest.utf8)) else { return nil }
+        return found.1
     }
 
     /// Notes that a server accepted `token` now: its `last_used_at`, at most once a minute, without an audit row (a
@@ -122,7 +127,9 @@ extension Board {
     private static func parentToken(_ change: AuditedChange, expires: String?) throws -> AccessToken? {
         guard let name = change.actor.accessToken else { return nil }
         let principal = change.actor.osUser
-        guard let parent = try AccessTokenQueries.token(change.db, principal: principal, name: name), parent.state == .active else {
+        guard let stored = try AccessTokenQueries.token(change.db, principal: principal, name: name),
+            case let parent = try accepted(change.db, stored), parent.state == .active
+        else {
             throw BoardError.notAllowed(
                 "the access token '\(principal)/\(name)' of this request is no longer accepted; it may not make tokens")
         }
@@ -131,6 +138,15 @@ extension Board {
         throw BoardError.notAllowed(
             "the access token '\(principal)/\(name)' of this request expires at \(limit), and a token it makes may not outlive it: pass --expires with an age or a time up to \(limit)"
         )
+    }
+
+    /// `token` in the state that decides whether it is accepted: its own, or, while that is active, the state of the
+    /// nearest token it was made with that is no longer accepted.
+    private static func accepted(_ db: Database, _ token: AccessToken) throws -> AccessToken {
+        guard token.state == .active,
+            let ancestor = try AccessTokenQueries.unacceptedAncestor(db, principal: token.principal, name: token.name)
+        else { return token }
+        return token.inState(ancestor.state)
     }
 
     /// Passes when the change's actor is `principal` itself (its OS user) or a board admin.

@@ -9,15 +9,16 @@ extension Board {
     /// Once ``boundRefusals()`` was called, refusals are bounded per principal and action (``RefusalBursts``): the
     /// first of a burst is written at once, the rest of it are counted and written as one row with `count`,
     /// `first_at`, `last_at` and the `targets` they named (in its after-JSON) when the burst ends, before any later
-    /// change's rows, or at ``flushRefusals(closedOnly:)``. A failure to write is ignored: the caller reports the
-    /// refusal whatever happens here.
+    /// change's rows, or at ``flushRefusals(closedOnly:)``. Rows that could not be written are kept to be written with
+    /// the next ones (``flushRefusals(closedOnly:)`` reports a failure); the caller reports the refusal whatever happens
+    /// here.
     package func recordRefusal(_ refusal: AuditEntry, by actor: Principal, because error: BoardError) {
         guard !isReadOnly, error.code == .notAllowed || error.code == .notFound else { return }
         var entry = refusal
         entry.outcome = .refused
         entry.reason = error.message
         guard let earlier = refusals.admit(entry, by: actor, at: Timestamp.now()) else { return }
-        appendRefusals(earlier + [(actor, entry)])
+        _ = appendRefusals(earlier + [(actor, entry)])
     }
 
     /// Bounds this process's refusals from now on (``recordRefusal(_:by:because:)``): for a process that serves many
@@ -28,16 +29,31 @@ extension Board {
     /// `plugboard serve` calls it every few seconds (`closedOnly`) and at shutdown; reading or verifying the audit log
     /// calls it first, and a change that writes rows writes the counts before its own rows (in its transaction), so
     /// that the log is complete and in order whenever it is read.
-    package func flushRefusals(closedOnly: Bool = false) {
-        guard !isReadOnly else { return }
-        let rows = refusals.take(closedOnly: closedOnly)
-        if !rows.isEmpty { appendRefusals(rows) }
+    ///
+    /// - Returns: Nil when every row was written; otherwise why not, saying how many rows are kept in memory to be
+    ///   written at the next call (a process that ends now loses them: its caller logs the sentence).
+    @discardableResult
+    package func flushRefusals(closedOnly: Bool = false) -> BoardError? {
+        guard !isReadOnly else { return nil }
+        return appendRefusals(refusals.take(closedOnly: closedOnly))
     }
 
     /// Appends refusal rows, which change nothing else, in one transaction of their own: with the state proof, each
-    /// carries the current state root and no state digests.
-    private func appendRefusals(_ rows: [RefusalBursts.Row]) {
-        _ = try? transaction { db in try Self.appendRefusals(db, rows) }
+    /// carries the current state root and no state digests. Rows that could not be written are put back
+    /// (``RefusalBursts/putBack(_:)``), and the error returned.
+    private func appendRefusals(_ rows: [RefusalBursts.Row]) -> BoardError? {
+        guard !rows.isEmpty else { return nil }
+        do {
+            try transaction { db in try Self.appendRefusals(db, rows) }
+            return nil
+        } catch {
+            refusals.putBack(rows)
+            let cause = mapError(error)
+            return BoardError(
+                cause.code,
+                "\(rows.count) audit \(rows.count == 1 ? "row" : "rows") of refused attempts could not be written, and \(rows.count == 1 ? "is" : "are") kept in memory to be written next: \(cause.message)"
+            )
+        }
     }
 
     /// Appends refusal rows in the caller's transaction, before anything of it is committed to the state proof.

@@ -10,7 +10,8 @@ import Synchronization
 /// the burst ends (at the next refusal of any burst, or ``Board/flushRefusals(closedOnly:)`` on a server's timer) or
 /// sooner: before the rows of any change, before the log is read or verified, and at shutdown. A flood therefore
 /// costs at most two rows a window per principal and action, however many actions it rotates through. No row is ever
-/// updated. A process killed in a burst loses that burst's count, never
+/// updated. Rows taken to be written are forgotten only once written: rows whose transaction failed are put back
+/// (``putBack(_:)``) and come first in the next rows taken. A process killed in a burst loses that burst's count, never
 /// its first row. Only a long-running process counts (``Board/boundRefusals()``): until then every refusal is written.
 final class RefusalBursts: Sendable {
     /// How long a burst lasts from its first refusal.
@@ -46,7 +47,13 @@ final class RefusalBursts: Sendable {
         }
     }
 
-    private let bursts = Mutex<[String: Burst]>([:])
+    /// The open bursts, and the rows taken whose write failed (``putBack(_:)``), oldest first.
+    private struct State {
+        var open: [String: Burst] = [:]
+        var unwritten: [Row] = []
+    }
+
+    private let state = Mutex(State())
     /// Off until ``Board/boundRefusals()``: a command-line process writes each refusal it meets, and ends.
     private let counting = Atomic<Bool>(false)
 
@@ -61,8 +68,8 @@ final class RefusalBursts: Sendable {
     func admit(_ entry: AuditEntry, by actor: Principal, at time: String, now: ContinuousClock.Instant = .now) -> [Row]? {
         guard counting.load(ordering: .relaxed) else { return [] }
         let key = actor.osUser + "\u{0}" + entry.action
-        return bursts.withLock { open -> [Row]? in
-            if var burst = open[key], now - burst.opened < Self.window {
+        return state.withLock { state -> [Row]? in
+            if var burst = state.open[key], now - burst.opened < Self.window {
                 burst.actor = actor
                 burst.entry = entry
                 if burst.count == 0 { burst.firstAt = time }
@@ -71,36 +78,45 @@ final class RefusalBursts: Sendable {
                 if let target = entry.targetID, !burst.targets.contains(target) {
                     if burst.targets.count < Self.targetLimit { burst.targets.append(target) } else { burst.otherTargets += 1 }
                 }
-                open[key] = burst
+                state.open[key] = burst
                 return nil
             }
-            let rows = Self.take(&open, closedOnly: true, now: now)
-            open[key] = Burst(opened: now, actor: actor, entry: entry)
+            let rows = Self.take(&state, closedOnly: true, now: now)
+            state.open[key] = Burst(opened: now, actor: actor, entry: entry)
             return rows
         }
     }
 
-    /// Takes the rows of counted refusals to write, oldest burst first: every count (the bursts still open go on
-    /// counting from zero), or, with `closedOnly`, only those of ended bursts.
+    /// Takes the rows of counted refusals to write, oldest burst first, after any rows put back: every count (the
+    /// bursts still open go on counting from zero), or, with `closedOnly`, only those of ended bursts. The caller writes
+    /// them, or puts them back (``putBack(_:)``) if it could not.
     func take(closedOnly: Bool = false, now: ContinuousClock.Instant = .now) -> [Row] {
-        bursts.withLock { open in Self.take(&open, closedOnly: closedOnly, now: now) }
+        state.withLock { state in Self.take(&state, closedOnly: closedOnly, now: now) }
+    }
+
+    /// Keeps `rows`, taken but not written (their transaction failed), to come first in the next rows taken: at most
+    /// ``capacity`` rows are kept, the oldest.
+    func putBack(_ rows: [Row]) {
+        guard !rows.isEmpty else { return }
+        state.withLock { state in state.unwritten = Array((rows + state.unwritten).prefix(Self.capacity)) }
     }
 
     /// ``take(closedOnly:now:)`` inside the lock. Ended bursts, and every burst once ``capacity`` is reached, are
     /// forgotten.
-    private static func take(_ open: inout [String: Burst], closedOnly: Bool, now: ContinuousClock.Instant) -> [Row] {
+    private static func take(_ state: inout State, closedOnly: Bool, now: ContinuousClock.Instant) -> [Row] {
         var rows: [(opened: ContinuousClock.Instant, row: Row)] = []
-        let full = open.count >= capacity
-        for (key, burst) in open {
+        let full = state.open.count >= capacity
+        for (key, burst) in state.open {
             let ended = now - burst.opened >= window || full
             if burst.count > 0, ended || !closedOnly {
                 rows.append((burst.opened, burst.summary))
-                open[key]?.count = 0
-                open[key]?.targets = []
-                open[key]?.otherTargets = 0
+                state.open[key]?.count = 0
+                state.open[key]?.targets = []
+                state.open[key]?.otherTargets = 0
             }
-            if ended { open[key] = nil }
+            if ended { state.open[key] = nil }
         }
-        return rows.sorted { $0.opened < $1.opened }.map(\.row)
+        defer { state.unwritten = [] }
+        return state.unwritten + rows.sorted { $0.opened < $1.opened }.map(\.row)
     }
 }

@@ -210,6 +210,8 @@ extension Board {
         guard !isReadOnly else {
             throw BoardError(.notAllowed, "the board at \(path) was opened read-only; changes need write access")
         }
+        // Counted refusals this change writes before its rows: put back unless it commits.
+        var counted: [RefusalBursts.Row] = []
         do {
             let result = try transaction { db in
                 let change = try AuditedChange(db: db, by: actor, now: Timestamp.now(), cache: stateCache, proven: provenRows)
@@ -222,7 +224,10 @@ extension Board {
                     )
                 }
                 // Refusals counted in memory come before this change's rows, with the state root before it.
-                if change.recordedCount > 0 { try Self.appendRefusals(db, refusals.take()) }
+                if change.recordedCount > 0 {
+                    counted = refusals.take()
+                    try Self.appendRefusals(db, counted)
+                }
                 try change.finish()
                 return (result, change)
             } committed: {
@@ -231,6 +236,7 @@ extension Board {
             }.0
             return result
         } catch {
+            refusals.putBack(counted)
             let error = mapError(error)
             recordRefusal(refusal, by: actor, because: error)
             throw error
