@@ -159,4 +159,26 @@ struct BackupRestoreTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path)
         #expect(!files.contains { $0.contains(".restore-") || $0.contains(".backup-") || $0.contains(".replaced-") }, "\(files)")
     }
+
+    @Test("a board that cannot be read, whose write-ahead log is not empty, is not replaced: both stay as they were")
+    func unreadableBoardWithALogIsNotReplaced() async throws {
+        let sandbox = try await makeBoard()
+        let backup = sandbox.root.appendingPathComponent("backup.sqlite").path
+        try await sandbox.ok("backup", "--to", backup)
+        let damaged = Data(String(repeating: "damaged ", count: 4096).utf8)
+        let log = Data(repeating: 7, count: 8192)
+        try damaged.write(to: URL(fileURLWithPath: sandbox.board))
+        try log.write(to: URL(fileURLWithPath: sandbox.board + "-wal"))
+        let refused = try await sandbox.run(["restore", "--from", backup])
+        #expect(refused.status == 1 && refused.stderr.contains("its write-ahead log (\(sandbox.board)-wal, 8192 bytes)"), "\(refused)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: sandbox.board)) == damaged)
+        let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path)
+        #expect(!files.contains { $0.contains(".restore-") || $0.contains(".replaced-") }, "\(files)")
+
+        // Moved aside together, as the refusal says, the board is restored.
+        for suffix in ["", "-wal", "-shm"] { rename(sandbox.board + suffix, sandbox.board + ".aside" + suffix) }
+        try await sandbox.ok("restore", "--from", backup)
+        try await sandbox.ok("audit", "verify")
+    }
 }

@@ -140,4 +140,29 @@ struct RestoreCrashTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path)
         #expect(!files.contains { $0.contains(".restore-") || $0.contains(".replaced-") }, "\(files)")
     }
+
+    @Test("a kill switch committed after the restore read the board, before it closed it, makes the restore refuse, and stays")
+    func aChangeAfterTheBoardWasReadRefusesIt() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
+        try await sandbox.ok("plugin", "enable", Self.alpha)
+        try await sandbox.ok("backup", "--to", sandbox.root.appendingPathComponent("backup.sqlite").path)
+        let pause = sandbox.root.appendingPathComponent("pause")
+        try FileManager.default.createDirectory(at: pause, withIntermediateDirectories: true)
+        // The restore stops once it has read the old board's records, with the board still open.
+        let restore = Task {
+            try await sandbox.run(["restore", "--from", "backup.sqlite"], environment: ["PLUGBOARD_TEST_RESTORE_PAUSE": pause.path])
+        }
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline, access(pause.appendingPathComponent("read").path, F_OK) != 0 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(access(pause.appendingPathComponent("read").path, F_OK) == 0, "the restore never read the board")
+        try await sandbox.ok("plugin", "kill", Self.alpha, "--reason", "while the restore read the board")
+        FileManager.default.createFile(atPath: pause.appendingPathComponent("resume").path, contents: nil)
+        let result = try await restore.value
+        #expect(result.status == 1 && result.stderr.contains("it changed while the restore read it"), "\(result)")
+        try await expectKilled(sandbox, "after a refused restore")
+        let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path)
+        #expect(!files.contains { $0.contains(".restore-") || $0.contains(".replaced-") }, "\(files)")
+    }
 }

@@ -191,4 +191,31 @@ struct RestoreNarrowingTests {
         #expect(human.stdout.contains("Not carried forward (--without-carry-forward)"), "\(human.stdout)")
         #expect(human.stdout.contains("kill switch") && human.stdout.contains("again"), "\(human.stdout)")
     }
+
+    @Test("a gate flag cut to 0% since the backup stays at 0%: its strategies on the replaced board are carried")
+    func gateFlagDefinitionIsCarriedForward() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest(Self.beta, "1.0.0", #""gate":"beta.gate""#)])
+        try await sandbox.ok("plugin", "enable", Self.beta)
+        try await sandbox.ok("flag", "create", "beta.gate")
+        try await sandbox.ok("flag", "enable", "beta.gate")
+        try await sandbox.ok("flag", "create", "other")
+        try await sandbox.ok("flag", "enable", "other")
+        let backup = path(sandbox, "backup.sqlite")
+        try await sandbox.ok("backup", "--to", backup)
+        try await sandbox.ok("flag", "rollout", "beta.gate", "0")
+        try await sandbox.ok("flag", "rollout", "other", "0")
+        let query = "SELECT flag_name, enabled, strategies_json, variants_json FROM flag_environments ORDER BY flag_name"
+        let before = try await sandbox.boardFile.rows(query)
+
+        let restored = try await sandbox.ok("restore", "--from", backup, "--json")
+        #expect(try carried(restored) == ["gate flag definition beta.gate in default"], "\(restored)")
+        let first = try #require((try restored.json() as? [String: Any])?["carried"] as? [[String: Any]]).first
+        #expect(first?["made_at"] is String && first?["made_by"] is String, "\(String(describing: first))")
+        let after = try await sandbox.boardFile.rows(query)
+        func row(_ rows: [BoardFile.Row], _ name: String) -> BoardFile.Row? { rows.first { $0["flag_name"]?.string == name } }
+        #expect(row(after, "beta.gate") == row(before, "beta.gate"), "\(after)")
+        // A flag that gates nothing is the backup's.
+        #expect(row(after, "other") != row(before, "other"), "\(after)")
+        try await sandbox.ok("audit", "verify")
+    }
 }

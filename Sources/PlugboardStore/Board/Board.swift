@@ -117,7 +117,8 @@ public final class Board: Sendable {
     ///   - requireCurrentSchema: When true (the default), a board with pending migrations is refused with a
     ///     message that says to run `plugboard migrate`. A board written by a newer Plugboard, or whose applied
     ///     migrations were edited, is always refused.
-    /// - Throws: `BoardError` with code `.notABoard` or `.schemaMismatch`; the file is never modified.
+    /// - Throws: `BoardError` with code `.notABoard` or `.schemaMismatch`, or `.io` when another process holds a lock that
+    ///   keeps it from being opened; the file is never modified.
     public static func open(at path: String, readOnly: Bool = false, requireCurrentSchema: Bool = true) throws(BoardError) -> Board {
         try checkIsRegularFile(path)
         // Every look at the file goes through SQLite: a plain open()/close() of the board here would drop every POSIX
@@ -134,6 +135,8 @@ public final class Board: Sendable {
             if writing { BoardSharing.alignSidecars(of: path) }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
             throw notSQLite
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            throw BoardError(.io, "the board at \(path) is busy: another process holds a lock on it; try again")
         } catch {
             throw BoardError(.notABoard, "cannot open the board at \(path): \(describe(error)); check the path and its permissions")
         }

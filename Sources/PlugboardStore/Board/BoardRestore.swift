@@ -159,36 +159,56 @@ struct ReplacedBoard: Sendable {
     let records: Records?
     /// Why the board could not be read.
     let unreadable: String?
-    /// The board's files once read (and checkpointed).
+    /// The board's files once checkpointed, before it was read.
     let files: BoardFiles.Fingerprint
 
     /// Checks that `actor` is an admin of the board at `path` (a refusal is audited there), checkpoints it so that its
     /// write-ahead log is empty and every committed change is in the board file, and reads its stops and narrowings.
-    /// A board that cannot be read may be replaced only by the owner of its file or root.
+    /// A board that cannot be read as a board (not SQLite, damaged, not a Plugboard board) may be replaced only by the
+    /// owner of its file or root, and only when its write-ahead log is empty: the changes in a log that cannot be
+    /// checkpointed would be lost. Any other failure to open it (busy, locked, a newer schema) refuses the restore.
     static func read(_ path: String, by actor: Principal, refusal: String) throws(BoardError) -> ReplacedBoard {
-        let records: Records
+        // Before SQLite opens it: opening a board it cannot read may leave its log emptied.
+        let log = BoardFiles.Fingerprint(path).wal
+        let opened: (records: Records, files: BoardFiles.Fingerprint)
         do {
-            records = try readOpen(path, by: actor, refusal: refusal)
+            opened = try readOpen(path, by: actor, refusal: refusal)
         } catch let error as Unreadable {
             try requireFileOwner(path, refusal: refusal, because: error.message)
-            return ReplacedBoard(records: nil, unreadable: error.message, files: BoardFiles.Fingerprint(path))
+            let files = BoardFiles.Fingerprint(path)
+            guard files.wal.size <= 0, log.size <= 0 else {
+                throw BoardError(
+                    .conflict,
+                    "\(refusal): it cannot be read as a board (\(error.message)), and its write-ahead log (\(path)-wal, \(max(log.size, files.wal.size)) bytes) holds changes that only it can replay; stop any process writing it, or move \(path) and \(path)-wal aside together, then run the restore again"
+                )
+            }
+            return ReplacedBoard(records: nil, unreadable: error.message, files: files)
         } catch let error as BoardError {
             throw error
         } catch {
             throw BoardError(.io, "\(refusal): \(error)")
         }
-        // Taken once the board is closed (the last connection leaves its WAL empty).
-        return ReplacedBoard(records: records, unreadable: nil, files: BoardFiles.Fingerprint(path))
+        // The board is closed now. Its files were fingerprinted right after the checkpoint, before its records were
+        // read: a change another process committed since then (after the records were read, say) grew the empty log
+        // or was copied into the board file when the last connection closed, and is caught here and again at the swap.
+        guard BoardFiles.Fingerprint(path) == opened.files else { throw BoardFiles.changedWhileRead(path) }
+        return ReplacedBoard(records: opened.records, unreadable: nil, files: opened.files)
     }
 
     private struct Unreadable: Error {
         let message: String
     }
 
-    /// Opens the board, checks the actor, checkpoints and reads it; the board is closed when this returns.
-    private static func readOpen(_ path: String, by actor: Principal, refusal: String) throws -> Records {
+    /// Opens the board, checks the actor, checkpoints it, fingerprints its files and reads it; the board is closed when
+    /// this returns. Only an error that says the file is not a readable board counts as `Unreadable`.
+    private static func readOpen(_ path: String, by actor: Principal, refusal: String) throws -> (
+        records: Records, files: BoardFiles.Fingerprint
+    ) {
         let board: Board
-        do { board = try Board.open(at: path, requireCurrentSchema: false) } catch { throw Unreadable(message: error.message) }
+        do { board = try Board.open(at: path, requireCurrentSchema: false) } catch {
+            if error.code == .notABoard { throw Unreadable(message: error.message) }
+            throw BoardError(error.code, "\(refusal): \(error.message)")
+        }
         try board.change(
             actor, refusal: AuditEntry(action: "board.restore", targetType: "board"),
             requiring: .admin(doing: "restore the board at \(path)")
@@ -199,11 +219,27 @@ struct ReplacedBoard: Sendable {
                 "\(refusal): its write-ahead log could not be copied into it, because another process opened the board meanwhile; stop it and run the restore again"
             )
         }
+        // Taken while this connection is open and before anything is read: every commit from now on changes it.
+        let files = BoardFiles.Fingerprint(path)
+        guard files.wal.size <= 0 else { throw BoardFiles.changedWhileRead(path) }
+        let records: Records
         do {
-            return try board.read { db in Records(stops: try StopRecords.read(db), narrowings: try Narrowings.read(db)) }
+            records = try board.read { db in Records(stops: try StopRecords.read(db), narrowings: try Narrowings.read(db)) }
         } catch {
-            throw Unreadable(message: error.message)
+            if error.code == .notABoard { throw Unreadable(message: error.message) }
+            throw error
         }
+        pauseForTests(after: "read")
+        return (records, files)
+    }
+
+    /// When `PLUGBOARD_TEST_RESTORE_PAUSE` names a folder (process tests only), creates `<folder>/<step>` and waits, at
+    /// most two minutes, until `<folder>/resume` exists, so that a test can change the board at that step.
+    private static func pauseForTests(after step: String) {
+        guard let folder = ProcessInfo.processInfo.environment["PLUGBOARD_TEST_RESTORE_PAUSE"], !folder.isEmpty else { return }
+        FileManager.default.createFile(atPath: folder + "/" + step, contents: nil)
+        let deadline = Date().addingTimeInterval(120)
+        while access(folder + "/resume", F_OK) != 0, Date() < deadline { usleep(10_000) }
     }
 
     /// Passes for the owner of the board's file and for root.

@@ -86,48 +86,44 @@ extension BoardFiles {
         }
     }
 
+    /// The refusal of a restore whose board changed after it was read.
+    static func changedWhileRead(_ path: String) -> BoardError {
+        BoardError(
+            .conflict,
+            "cannot restore the board at \(path): it changed while the restore read it (another process wrote it); nothing was changed, run the restore again"
+        )
+    }
+
     /// Keeps the board at `path` beside it as `<board>.replaced-<time>` and renames `temporary` into its place, so that
     /// the path holds the whole old board or the whole new one whatever step fails or is killed. The caller holds the
-    /// board's locks and checkpointed it: its write-ahead log is empty and stays beside the new board (an empty log
-    /// replays nothing onto it, and keeps the files the sharing model needs). Refuses, changing nothing, when the board's
-    /// files are not as `expected` (another process wrote it since it was read). A board that could not be read and
-    /// so not checkpointed keeps a non-empty log with it: the log is linked beside the kept board, and removed from the
-    /// path only once that is on disk, before the new board takes the path. Returns where the old board is kept.
+    /// board's locks and checkpointed it (or found it unreadable with an empty log): its write-ahead log is empty and
+    /// stays beside the new board (an empty log replays nothing onto it, and keeps the files the sharing model needs).
+    /// Refuses, changing nothing, when the board's files are not as `expected` (another process wrote it since it was
+    /// read), or when its log is not empty. Returns where the old board is kept.
     static func swap(_ temporary: String, into path: String, expecting expected: Fingerprint) throws(BoardError) -> String {
-        guard Fingerprint(path) == expected else {
+        guard Fingerprint(path) == expected else { throw changedWhileRead(path) }
+        guard expected.wal.size <= 0 else {
             throw BoardError(
                 .conflict,
-                "cannot restore the board at \(path): it changed while the restore read it (another process wrote it); nothing was changed, run the restore again"
+                "cannot restore the board at \(path): its write-ahead log is not empty; nothing was changed, run the restore again"
             )
         }
         func failure(_ what: String) -> BoardError { BoardError(.io, "\(what): \(String(cString: strerror(errno))); nothing was changed") }
         let stamp = Timestamp.now().filter { $0.isNumber }
         var kept = "\(path).replaced-\(stamp)"
         var attempt = 1
-        while access(kept, F_OK) == 0 || access(kept + "-wal", F_OK) == 0 {
+        while access(kept, F_OK) == 0 {
             attempt += 1
             kept = "\(path).replaced-\(stamp)-\(attempt)"
         }
-        let walToKeep = expected.wal.size > 0
         try sync(temporary)
         guard link(path, kept) == 0 else { throw failure("cannot keep the board being replaced as \(kept)") }
-        var undo: [() -> Void] = [{ unlink(kept) }]
         func fail(_ what: String) -> BoardError {
             let error = failure(what)
-            for step in undo.reversed() { step() }
+            unlink(kept)
             return error
         }
-        if walToKeep {
-            guard link(path + "-wal", kept + "-wal") == 0 else { throw fail("cannot keep the write-ahead log of the board being replaced") }
-            undo.append { unlink(kept + "-wal") }
-        }
         guard syncFolder(of: path) else { throw fail("cannot write the folder of \(path) to disk") }
-        if walToKeep {
-            // The log is on disk beside the kept board: it must not replay onto the new board at this path.
-            guard unlink(path + "-wal") == 0 else { throw fail("cannot move the write-ahead log of the board being replaced") }
-            undo.append { _ = link(kept + "-wal", path + "-wal") }
-            unlink(path + "-shm")
-        }
         guard rename(temporary, path) == 0 else { throw fail("cannot move the restored board to \(path)") }
         guard syncFolder(of: path) else {
             throw BoardError(

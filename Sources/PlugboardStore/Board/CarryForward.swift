@@ -5,8 +5,8 @@ package import PlugboardModel
 /// `--without-carry-forward`, one stop that was not).
 package struct CarriedStop: Sendable, Hashable, Codable {
     /// `kill switch`, `yank`, `signer revocation`, `token revocation`, `access token revocation`, `disable`,
-    /// `signature policy`, `admin removal`, `owner removal`, `maintainer removal`, `owner demotion`, `gate flag off` or
-    /// `rollout abort`.
+    /// `signature policy`, `admin removal`, `owner removal`, `maintainer removal`, `owner demotion`, `gate flag off`,
+    /// `gate flag definition` or `rollout abort`.
     package let kind: String
     /// What it stops or narrows: the kill switch's target, `ID@VERSION`, a key id, a token name, a plug-in id, an
     /// environment (a signature policy), a principal (an admin), `ID/PRINCIPAL` (an owner), a flag name or `ID@VERSION`

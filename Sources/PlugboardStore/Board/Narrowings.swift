@@ -4,8 +4,9 @@ import PlugboardModel
 /// What narrows what runs, or who may act, on the board a restore replaces, beyond its stops (``StopRecords``): where
 /// plug-ins are enabled, each environment's signature policy, the admins, the owners and maintainers of each plug-in,
 /// and where flags are on. A restore reads it from the board it replaces and narrows the restored board to it, so that
-/// going back in time never enables a plug-in, lowers a signature policy, re-admits a principal or switches a plug-in's
-/// gate flag back on.
+/// going back in time never enables a plug-in, lowers a signature policy, re-admits a principal, switches a plug-in's
+/// gate flag back on or gives it back strategies, constraints or variants it no longer has (a gate flag cut from 100% to
+/// 0% since the backup stays at 0%).
 ///
 /// A rollout aborted on the replaced board and running or paused in the backup is aborted: an abort stops a release.
 /// Pins, and rollouts' steps, are not narrowings: they choose which version runs, not whether one does (a pin to an
@@ -28,6 +29,14 @@ struct Narrowings: Sendable {
     var roles: [String: [String: PluginOwner.Role]] = [:]
     /// The flags the replaced board knows, with the environments where each is on (none for an archived flag).
     var flagsOn: [String: Set<String>] = [:]
+    /// The strategies (with their constraints) and variants, as stored, of each flag where it is on (`Place.id` is the
+    /// flag's name).
+    var flagDefinitions: [Place: FlagDefinition] = [:]
+
+    struct FlagDefinition: Sendable, Equatable {
+        let strategies: String
+        let variants: String
+    }
     /// The release of each rollout aborted on the replaced board.
     var aborted: [Place: String] = [:]
     /// When and by whom each narrowing was made, from the audit log.
@@ -55,9 +64,10 @@ struct Narrowings: Sendable {
             for row in try Row.fetchAll(
                 db,
                 sql:
-                    "SELECT fe.flag_name, fe.environment FROM flag_environments fe JOIN flags f ON f.name = fe.flag_name WHERE fe.enabled = 1 AND f.archived_at IS NULL"
+                    "SELECT fe.flag_name, fe.environment, fe.strategies_json, fe.variants_json FROM flag_environments fe JOIN flags f ON f.name = fe.flag_name WHERE fe.enabled = 1 AND f.archived_at IS NULL"
             ) {
                 records.flagsOn[row[0], default: []].insert(row[1])
+                records.flagDefinitions[Place(id: row[0], environment: row[1])] = FlagDefinition(strategies: row[2], variants: row[3])
             }
         }
         records.made = Dictionary(try Made.read(db).map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
@@ -144,18 +154,34 @@ struct Narrowings: Sendable {
                     after: .object(["principal": .string(principal), "role": .string("maintainer")]))
             }
         }
-        // Gate flags: on in the copy, off (or archived) on the replaced board that knows them.
+        // Gate flags: on in the copy, off (or archived) on the replaced board that knows them; or on there too, with other
+        // strategies, constraints or variants: the replaced board's definition is carried.
         for row in try Row.fetchAll(
             db,
             sql: """
-                SELECT fe.flag_name, fe.environment FROM flag_environments fe JOIN flags f ON f.name = fe.flag_name
+                SELECT fe.flag_name, fe.environment, fe.strategies_json, fe.variants_json FROM flag_environments fe JOIN flags f ON f.name = fe.flag_name
                 WHERE fe.enabled = 1 AND f.archived_at IS NULL
                   AND fe.flag_name IN (SELECT gate_flag FROM plugin_versions WHERE gate_flag IS NOT NULL)
                 ORDER BY 1, 2
                 """)
         {
             let (flag, environment): (String, String) = (row[0], row[1])
-            guard let on = flagsOn[flag], !on.contains(environment) else { continue }
+            guard let on = flagsOn[flag] else { continue }
+            if on.contains(environment) {
+                let copy = FlagDefinition(strategies: row[2], variants: row[3])
+                guard let kept = flagDefinitions[Place(id: flag, environment: environment)], kept != copy else { continue }
+                try db.execute(
+                    sql: """
+                        UPDATE flag_environments SET strategies_json = ?, variants_json = ?, updated_at = ?, updated_by = ?
+                        WHERE flag_name = ? AND environment = ?
+                        """,
+                    arguments: [kept.strategies, kept.variants, change.now, change.actor.osUser, flag, environment])
+                add(
+                    "gate flag definition", "flag", flag, environment: environment,
+                    reason: "its strategies, constraints or variants on the replaced board, and it gates a plug-in",
+                    key: .flagDefinition(flag, environment), before: copy.json, after: kept.json)
+                continue
+            }
             try db.execute(
                 sql: "UPDATE flag_environments SET enabled = 0, updated_at = ?, updated_by = ? WHERE flag_name = ? AND environment = ?",
                 arguments: [change.now, change.actor.osUser, flag, environment])
@@ -207,6 +233,7 @@ struct Narrowings: Sendable {
             case admin(String)
             case owner(String, String)
             case flag(String, String)
+            case flagDefinition(String, String)
             case rollout(String, String)
         }
 
@@ -221,7 +248,7 @@ struct Narrowings: Sendable {
                 sql: """
                     SELECT action, target_id, environment, json_extract(before_json, '$.principal'), at, actor FROM audit_log
                     WHERE outcome = 'ok' AND target_id IS NOT NULL
-                      AND action IN ('plugin.disable', 'policy.set', 'admin.remove', 'owner.remove', 'owner.add', 'flag.disable')
+                      AND action IN ('plugin.disable', 'policy.set', 'admin.remove', 'owner.remove', 'owner.add', 'flag.disable', 'flag.rollout', 'flag.import')
                     ORDER BY seq
                     """
             ).compactMap { row -> Made? in
@@ -233,12 +260,18 @@ struct Narrowings: Sendable {
                 case ("admin.remove", _, _): key = .admin(target)
                 case ("owner.remove", _, let principal?), ("owner.add", _, let principal?): key = .owner(target, principal)
                 case ("flag.disable", let environment?, _): key = .flag(target, environment)
+                case ("flag.rollout", let environment?, _), ("flag.import", let environment?, _): key = .flagDefinition(target, environment)
                 default: return nil
                 }
                 return Made(key: key, at: row[4], by: row[5])
             }
         }
     }
+}
+
+extension Narrowings.FlagDefinition {
+    /// The definition as an audit row shows it.
+    var json: AuditJSON { .object(["strategies": .rawJSON(strategies), "variants": .rawJSON(variants)]) }
 }
 
 extension SignaturePolicy {
