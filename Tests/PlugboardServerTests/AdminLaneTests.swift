@@ -37,13 +37,13 @@ struct AdminLaneTests {
         }
     }
 
-    /// Holds a lane's only thread until ``release()``, or for 30 seconds at most.
+    /// Holds a lane's only thread until ``release()``, or for 200 seconds at most.
     final class Blocked: Sendable {
         private let gate = DispatchSemaphore(value: 0)
         private let released = Mutex(false)
 
         init(_ lane: WorkerThreads) {
-            lane.submit { [gate] in _ = gate.wait(timeout: .now() + 30) }
+            lane.submit { [gate] in _ = gate.wait(timeout: .now() + 200) }
         }
 
         /// Lets the lane go on; true when it was still held.
@@ -58,11 +58,12 @@ struct AdminLaneTests {
     }
 
     /// Sends a kill switch with `token` while `lane` is held; returns its status and whether the lane was still held
-    /// when it was answered (the lane is let go after 10 seconds, so a request waiting for it is answered late).
+    /// when it was answered. The lane is let go after 150 seconds, so a request waiting for it is answered then, and
+    /// one that does not wait is answered while it is held however busy the machine is.
     static func kill(_ served: Served, token: String, holding lane: WorkerThreads) async throws -> (HTTPResponse.Status, Bool) {
         let blocked = Blocked(lane)
         let timer = Task {
-            try? await Task.sleep(for: .seconds(10))
+            try? await Task.sleep(for: .seconds(150))
             blocked.release()
         }
         defer { timer.cancel() }
