@@ -17,6 +17,8 @@ public final class ChildProcess: Sendable {
         /// When each line of ``lines`` was read (written under the lock of ``lines``).
         let times = Mutex<[Date]>([])
         let errors = Mutex<Data>(Data())
+        /// Set once standard output reached its end: every line the child printed is in ``lines``.
+        let outputEnded = Mutex(false)
     }
 
     private let process: Process
@@ -47,7 +49,10 @@ public final class ChildProcess: Sendable {
             var pending = Data()
             while true {
                 let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
+                if chunk.isEmpty {
+                    collected.outputEnded.withLock { $0 = true }
+                    break
+                }
                 pending.append(chunk)
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
@@ -103,14 +108,21 @@ public final class ChildProcess: Sendable {
     public var isRunning: Bool { process.isRunning }
 
     /// Waits until it exits by itself; returns when it did (by this process's clock, to within a few milliseconds), or
-    /// nil when it still runs after `timeout` (a guard against hanging, not a measurement).
+    /// nil when it still runs after `timeout` (a guard against hanging, not a measurement). Once it returns a time,
+    /// ``output`` holds every line the child printed (its reader thread may lag behind the exit on a busy machine; a
+    /// grandchild that keeps the pipe open is waited for at most 60 seconds more).
     public func waitForExit(timeout: Duration = .seconds(60)) async -> ContinuousClock.Instant? {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             if ContinuousClock.now > deadline { return nil }
             try? await Task.sleep(for: .milliseconds(2))
         }
-        return ContinuousClock.now
+        let exited = ContinuousClock.now
+        let drained = exited + .seconds(60)
+        while !collected.outputEnded.withLock({ $0 }), ContinuousClock.now < drained {
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return exited
     }
 
     /// Closes its standard input (a test host stops then) and waits for it to exit; returns its exit status,
