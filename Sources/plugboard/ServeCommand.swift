@@ -60,7 +60,7 @@ struct ServeCommand: BoardCommand {
     @Option(
         name: .customLong("admin-upload-quota"),
         help: ArgumentHelp(
-            "The most MiB of artifact uploads one principal may have waiting for their registration (at most 4 uploads).",
+            "The most MiB of artifact uploads one principal may have waiting for their registration (at most 4 uploads; 1 for a principal who holds no role).",
             valueName: "MiB"))
     var adminUploadQuota = 2048
     @Option(
