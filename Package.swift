@@ -155,6 +155,7 @@ let package = Package(
                 "PlugboardFlags",
                 "PlugboardVersioning",
                 "PlugboardPluginAPI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -5,7 +5,7 @@ package import PlugboardStore
 /// Who administers the board and who owns each plug-in: the requests behind `plugboard admin …` and `owner …`.
 package enum AccessRequests {
     /// `admin add PRINCIPAL` and `admin remove PRINCIPAL`.
-    package struct SetAdmin: AdminRequest {
+    package struct SetAdmin: RoutedRequest {
         package var principal: String
         /// False removes the admin.
         package var admin: Bool
@@ -26,7 +26,7 @@ package enum AccessRequests {
     }
 
     /// `admin list`.
-    package struct Admins: AdminRequest {
+    package struct Admins: RoutedRequest {
         package init() {}
         package static let route = AdminRoute(
             "admin.list", .get, "/admins", .read, summary: "List board admins.", response: "AdminList")
@@ -36,7 +36,7 @@ package enum AccessRequests {
     }
 
     /// `owner add ID PRINCIPAL [--role]` and `owner remove ID PRINCIPAL`.
-    package struct SetOwner: AdminRequest {
+    package struct SetOwner: RoutedRequest {
         package var id: String
         package var principal: String
         /// The role to give; nil removes the principal.
@@ -63,7 +63,7 @@ package enum AccessRequests {
     }
 
     /// `owner list ID`.
-    package struct Owners: AdminRequest {
+    package struct Owners: RoutedRequest {
         package var id: String
         package init(id: String) { self.id = id }
         package static let route = AdminRoute(
@@ -79,7 +79,7 @@ package enum AccessRequests {
 /// `plugin add-signature`.
 package enum TrustRequests {
     /// `policy set --signatures off|warn|require`.
-    package struct SetPolicy: AdminRequest {
+    package struct SetPolicy: RoutedRequest {
         package var env: String
         package var signatures: String
         package init(env: String, signatures: String) {
@@ -101,7 +101,7 @@ package enum TrustRequests {
     }
 
     /// `policy show`.
-    package struct Policies: AdminRequest {
+    package struct Policies: RoutedRequest {
         package init() {}
         package static let route = AdminRoute(
             "policy.show", .get, "/policies", .read, summary: "Every environment's signature policy.", response: "PolicyList")
@@ -111,7 +111,7 @@ package enum TrustRequests {
     }
 
     /// `signer add ID KEY` and `signer add --all KEY`.
-    package struct AddSigner: AdminRequest {
+    package struct AddSigner: RoutedRequest {
         /// The plug-in; nil trusts the key for every plug-in.
         package var id: String?
         package var publicKey: String
@@ -135,7 +135,7 @@ package enum TrustRequests {
     }
 
     /// `signer list [ID]`.
-    package struct Signers: AdminRequest {
+    package struct Signers: RoutedRequest {
         package var id: String?
         package init(id: String?) { self.id = id }
         package static let route = AdminRoute(
@@ -147,7 +147,7 @@ package enum TrustRequests {
     }
 
     /// `signer revoke KEY_ID --reason`.
-    package struct RevokeSigner: AdminRequest {
+    package struct RevokeSigner: RoutedRequest {
         package var keyID: String
         package var reason: String
         package init(keyID: String, reason: String) {
@@ -158,7 +158,7 @@ package enum TrustRequests {
             "signer.revoke", .post, "/signers/{key_id}/revoke", .write,
             summary: "Revoke a key: no signature it made counts any more, including earlier ones.",
             parameters: [.path("key_id", "The key id."), AdminParameter("reason", .body, required: true, "Why.")],
-            response: "ChangeResult")
+            response: "ChangeResult", lane: .stop)
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
             try Validate.reason(reason)
             return AdminReply(try board.revokeSigner(keyID: keyID, reason: reason, by: actor))
@@ -166,7 +166,7 @@ package enum TrustRequests {
     }
 
     /// `plugin add-signature ID VERSION FILE`: the signature file's text.
-    package struct AddSignature: AdminRequest {
+    package struct AddSignature: RoutedRequest {
         package var id: String
         package var version: String
         package var signature: String

@@ -1,8 +1,9 @@
 /// Every operation of the admin API, in the order the OpenAPI document lists them.
 package enum AdminAPI {
     package static let requests: [any AdminRequest.Type] = [
-        PluginRequests.List.self, PluginRequests.Show.self, PluginRequests.Status.self, PluginRequests.SetEnabled.self,
-        PluginRequests.Kill.self, PluginRequests.Yank.self, PluginRequests.Pin.self, HostRequests.ReleaseQuarantine.self,
+        PluginRequests.List.self, PluginRequests.Show.self, PluginRequests.Status.self,
+    ] + PluginRequests.lifecycle.map { $0 as any AdminRequest.Type } + [
+        HostRequests.ReleaseQuarantine.self,
         RolloutRequests.Start.self, RolloutRequests.Status.self, RolloutRequests.Hold.self, RolloutRequests.Abort.self,
         RolloutRequests.Tick.self,
         TrustRequests.AddSignature.self,

@@ -65,31 +65,7 @@ package struct AdminClient: Sendable {
 
     /// Performs `request` on the server's board.
     package func send<R: AdminRequest>(_ request: R) throws(BoardError) -> AdminReply<R.Response> {
-        let route = R.route
-        let fields = try Self.fields(of: request)
-        var path = route.path
-        for name in route.pathParameters {
-            guard let value = fields[name].map({ Self.text($0, .string) }), !value.isEmpty else {
-                throw BoardError(.invalidInput, "the request has no \(name)")
-            }
-            path = path.replacingOccurrences(of: "{\(name)}", with: Self.escapedSegment(value))
-        }
-        var url = endpoint(path)
-        var body: Data?
-        if route.method == .get {
-            var query: [String] = []
-            for parameter in route.parameters where parameter.place == .query {
-                guard let value = fields[parameter.name], !(value is NSNull) else { continue }
-                let values = (value as? [Any])?.map { Self.text($0, .string) } ?? [Self.text(value, parameter.kind)]
-                for item in values { query.append("\(parameter.name)=\(Self.escapedQuery(item))") }
-            }
-            if !query.isEmpty { url += "?" + query.joined(separator: "&") }
-        } else {
-            var object = fields
-            for name in route.pathParameters { object[name] = nil }
-            body = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        }
-        let answer = try exchange(method: route.method.rawValue, url: url, body: body)
+        let answer = try exchange(method: "POST", url: endpoint("/" + R.name), body: try request.wireBody())
         let notes = answer.notes
         guard answer.status == 200 else { throw Self.refusal(answer, server: server.absoluteString) }
         do {
@@ -97,7 +73,7 @@ package struct AdminClient: Sendable {
         } catch {
             throw BoardError(
                 .io,
-                "the server at \(server.absoluteString) answered \(route.name) with JSON this plugboard cannot read; is it the same version?"
+                "the server at \(server.absoluteString) answered \(R.name) with JSON this plugboard cannot read; is it the same version?"
             )
         }
     }
@@ -311,35 +287,6 @@ package struct AdminClient: Sendable {
         }
         let short = text.count > 160 ? String(text.prefix(160)) + "…" : text
         return "cannot reach the server at \(server) (\(short))"
-    }
-
-    /// The request's fields as the wire's JSON object.
-    static func fields<R: Encodable>(of request: R) throws(BoardError) -> [String: Any] {
-        guard let data = try? AdminJSON.encoder(pretty: false).encode(request),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { throw BoardError(.invalidInput, "the request cannot be written as JSON") }
-        return object
-    }
-
-    /// A field's value as text in a path or query, as its parameter's kind spells it.
-    static func text(_ value: Any, _ kind: AdminParameter.Kind) -> String {
-        switch kind {
-        case .boolean: ((value as? Bool) ?? false) ? "true" : "false"
-        case .integer: (value as? Int).map(String.init) ?? String(describing: value)
-        default: (value as? String) ?? String(describing: value)
-        }
-    }
-
-    static func escapedSegment(_ text: String) -> String {
-        var allowed = CharacterSet.urlPathAllowed
-        allowed.remove(charactersIn: "/?#%;")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
-
-    static func escapedQuery(_ text: String) -> String {
-        var allowed = CharacterSet.urlQueryAllowed
-        allowed.remove(charactersIn: "&=+?#%")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 }
 

@@ -28,12 +28,6 @@ package enum AdminOpenAPI {
             paths:
 
             """
-        var paths: [String: [any AdminRequest.Type]] = [:]
-        var order: [String] = []
-        for type in AdminAPI.requests {
-            if paths[type.route.path] == nil { order.append(type.route.path) }
-            paths[type.route.path, default: []].append(type)
-        }
         out += "  /whoami:\n"
         out += operation(
             method: "get", name: "whoami", summary: "Who the access token acts as.", parameters: [], response: "WhoAmI", access: .read)
@@ -90,14 +84,11 @@ package enum AdminOpenAPI {
                       $ref: '#/components/responses/Refusal'
 
             """
-        for path in order {
-            out += "  \(path):\n"
-            for type in paths[path] ?? [] {
-                let route = type.route
-                out += operation(
-                    method: route.method.rawValue.lowercased(), name: route.name, summary: route.summary, parameters: route.parameters,
-                    response: route.response, access: route.access)
-            }
+        for type in AdminAPI.requests {
+            out += "  /\(type.name):\n"
+            out += operation(
+                method: "post", name: type.name, summary: type.summary, parameters: type.parameters, response: type.responseSchema,
+                access: type.access)
         }
         out += """
             components:
@@ -121,26 +112,19 @@ package enum AdminOpenAPI {
     }
 
     private static func operation(
-        method: String, name: String, summary: String, parameters: [AdminParameter], response: String, access: AdminRoute.Access
+        method: String, name: String, summary: String, parameters: [AdminParameter], response: String, access: OperationAccess
     ) -> String {
         var out = "    \(method):\n"
         out += "      operationId: \(name)\n"
         out += "      summary: \(quoted(summary))\n"
         out += "      tags: [\(name.split(separator: ".").first.map(String.init) ?? name)]\n"
-        if access == .write { out += "      description: Needs an access token that is not read-only.\n" }
-        let listed = parameters.filter { $0.place != .body }
-        if !listed.isEmpty {
-            out += "      parameters:\n"
-            for parameter in listed {
-                out += "        - name: \(parameter.name)\n"
-                out += "          in: \(parameter.place.rawValue)\n"
-                out += "          required: \(parameter.required)\n"
-                out += "          description: \(quoted(parameter.summary))\n"
-                out += "          schema: \(schema(parameter.kind))\n"
-            }
+        switch access {
+        case .read: break
+        case .write: out += "      description: Needs an access token that is not read-only.\n"
+        case .stop: out += "      description: Needs an access token that is not read-only; served in the lane of stops.\n"
         }
-        let body = parameters.filter { $0.place == .body }
-        if !body.isEmpty {
+        let body = parameters
+        if method == "post" {
             out += "      requestBody:\n"
             out += "        required: true\n"
             out += "        content:\n"
@@ -149,7 +133,7 @@ package enum AdminOpenAPI {
             out += "              type: object\n"
             let required = body.filter(\.required).map(\.name)
             if !required.isEmpty { out += "              required: [\(required.joined(separator: ", "))]\n" }
-            out += "              properties:\n"
+            out += body.isEmpty ? "              properties: {}\n" : "              properties:\n"
             for parameter in body {
                 out += "                \(parameter.name):\n"
                 out += "                  description: \(quoted(parameter.summary))\n"
@@ -166,10 +150,6 @@ package enum AdminOpenAPI {
         out += "        default:\n"
         out += "          $ref: '#/components/responses/Refusal'\n"
         return out
-    }
-
-    private static func schema(_ kind: AdminParameter.Kind) -> String {
-        "{" + schemaLines(kind).joined(separator: ", ") + "}"
     }
 
     private static func schemaLines(_ kind: AdminParameter.Kind) -> [String] {

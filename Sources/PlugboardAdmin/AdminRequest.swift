@@ -3,20 +3,34 @@ package import PlugboardModel
 package import PlugboardStore
 import Synchronization
 
-/// One operation of the admin API: what the CLI does to a board, as a value that travels.
+/// One operation of the admin API as it travels: what the CLI does to a board, as a value.
 ///
 /// The CLI builds a request from its arguments and either performs it on the board file (``perform(on:as:)``) or
-/// sends it to `plugboard serve --admin`, which decodes the same type from the HTTP request and performs it there, as
-/// the access token's principal. Both give the same ``AdminReply``: the same JSON, the same error, the same notes.
-///
-/// On the wire a request is one JSON object in snake_case: path parameters come from the route's path, query
-/// parameters from the query (for `GET`), the rest from the JSON body.
-package protocol AdminRequest: Codable, Sendable {
+/// sends it to `plugboard serve --admin` as `POST /api/admin/{name}` with ``wireBody()`` as the JSON body; the server
+/// decodes it with ``fromWire(_:)`` and performs it as the access token's principal. Both give the same
+/// ``AdminReply``: the same JSON, the same error, the same notes. ``Operation`` derives all of this from one
+/// declaration; ``RoutedRequest`` from a `Codable` type and its ``AdminRoute``.
+package protocol AdminRequest: Sendable {
     /// What the operation answers with: the JSON the CLI prints with `--json`.
     associatedtype Response: Codable & Sendable
 
-    /// The route, its parameters and its answer, from which the server routes and the OpenAPI document are made.
-    static var route: AdminRoute { get }
+    /// The operation's name (`plugin.kill`): the path of its route under `/api/admin/` and its OpenAPI `operationId`.
+    static var name: String { get }
+    /// Who may perform it, and its lane on a served board.
+    static var access: OperationAccess { get }
+    /// One sentence: what it does.
+    static var summary: String { get }
+    /// The name of the schema of the answer in the OpenAPI document's components.
+    static var responseSchema: String { get }
+    /// The largest request body the server reads for it, when not the server's usual limit.
+    static var bodyLimit: Int? { get }
+    /// The fields of its JSON body, for the OpenAPI document.
+    static var parameters: [AdminParameter] { get }
+
+    /// The request as the JSON body of its route.
+    func wireBody() throws(BoardError) -> Data
+    /// A request from the JSON body of its route; a malformed one is refused with a sentence.
+    static func fromWire(_ body: Data) throws(BoardError) -> Self
 
     /// Performs the operation on `board` as `actor`: every check the board makes applies (admins, owners, policies).
     func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<Response>
@@ -30,6 +44,33 @@ package protocol AdminRequest: Codable, Sendable {
 extension AdminRequest {
     package static func encodeResponse(_ value: Response) -> Data { Data(AdminJSON.text(value, pretty: false).utf8) }
     package static func decodeResponse(_ data: Data) throws -> Response { try AdminJSON.decoder().decode(Response.self, from: data) }
+}
+
+/// A request whose wire form is its `Codable` encoding (snake_case keys) and whose route is declared beside it.
+package protocol RoutedRequest: AdminRequest, Codable {
+    /// The route's name, access, summary, fields and answer.
+    static var route: AdminRoute { get }
+}
+
+extension RoutedRequest {
+    package static var name: String { route.name }
+    package static var access: OperationAccess { route.lane ?? (route.access == .read ? .read : .write) }
+    package static var summary: String { route.summary }
+    package static var responseSchema: String { route.response }
+    package static var bodyLimit: Int? { route.bodyLimit }
+    package static var parameters: [AdminParameter] { route.parameters }
+
+    package func wireBody() throws(BoardError) -> Data {
+        do { return try AdminJSON.encoder(pretty: false).encode(self) } catch {
+            throw BoardError(.invalidInput, "the request cannot be encoded: \(error)")
+        }
+    }
+
+    package static func fromWire(_ body: Data) throws(BoardError) -> Self {
+        do { return try AdminJSON.decoder().decode(Self.self, from: body.isEmpty ? Data("{}".utf8) : body) } catch {
+            throw BoardError(.invalidInput, "the body is not a \(route.name) request: \(AdminJSON.describe(error))")
+        }
+    }
 }
 
 /// What an operation answers: its value, and notes for stderr (a CLI prints them as `note:` lines; the API sends them
@@ -75,13 +116,16 @@ package struct AdminRoute: Sendable {
     package let response: String
     /// The largest request body the server reads for it, when not the server's usual limit.
     package let bodyLimit: Int?
+    /// The lane, when not the one its access gives (``OperationAccess/stop`` for what stops or takes away).
+    package let lane: OperationAccess?
 
     /// A route.
     package init(
         _ name: String, _ method: Method, _ path: String, _ access: Access, summary: String, parameters: [AdminParameter] = [],
-        response: String, bodyLimit: Int? = nil
+        response: String, bodyLimit: Int? = nil, lane: OperationAccess? = nil
     ) {
         self.bodyLimit = bodyLimit
+        self.lane = lane
         self.name = name
         self.method = method
         self.path = path
@@ -174,6 +218,21 @@ package enum AdminJSON {
 }
 
 extension AdminJSON {
+    /// Where a JSON document does not fit the type it was decoded as, in a few words.
+    package static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "it cannot be parsed" }
+        func path(_ keys: [any CodingKey]) -> String {
+            keys.isEmpty ? "the top level" : "'" + keys.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".") + "'"
+        }
+        switch error {
+        case .dataCorrupted(let context): return context.codingPath.isEmpty ? "it is not JSON" : "\(path(context.codingPath)) is malformed"
+        case .keyNotFound(let key, let context): return "\(path(context.codingPath + [key])) is missing"
+        case .typeMismatch(_, let context): return "\(path(context.codingPath)) has the wrong type"
+        case .valueNotFound(_, let context): return "\(path(context.codingPath)) is null"
+        @unknown default: return "it cannot be parsed"
+        }
+    }
+
     /// The property name a snake_case key was made from, as the board's types spell acronyms (`plugin_id` →
     /// `pluginID`, `artifact_sha256` → `artifactSHA256`, `before_json` → `beforeJSON`, `key_i_ds` → `keyIDs`):
     /// Foundation's `convertFromSnakeCase` would give `pluginId`, which no type declares.

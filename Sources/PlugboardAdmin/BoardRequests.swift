@@ -4,7 +4,7 @@ package import PlugboardStore
 /// Reads of the board as a whole: environments, clients, the audit log and its verification.
 package enum BoardRequests {
     /// `env list`.
-    package struct Environments: AdminRequest {
+    package struct Environments: RoutedRequest {
         package init() {}
         package static let route = AdminRoute(
             "env.list", .get, "/environments", .read, summary: "The board's environments.", response: "NameList")
@@ -14,7 +14,7 @@ package enum BoardRequests {
     }
 
     /// `clients [--env]`.
-    package struct Clients: AdminRequest {
+    package struct Clients: RoutedRequest {
         package var env: String?
         package init(env: String?) { self.env = env }
         package static let route = AdminRoute(
@@ -27,7 +27,7 @@ package enum BoardRequests {
     }
 
     /// `audit verify [--checkpoint SEQ:HASH:ROOT]`: the answer says whether the log is intact (a CLI exits 1 when not).
-    package struct Verify: AdminRequest {
+    package struct Verify: RoutedRequest {
         package var checkpoint: String?
         package init(checkpoint: String?) { self.checkpoint = checkpoint }
         package static let route = AdminRoute(
@@ -42,7 +42,7 @@ package enum BoardRequests {
     }
 
     /// `audit checkpoint`.
-    package struct Checkpoint: AdminRequest {
+    package struct Checkpoint: RoutedRequest {
         package init() {}
         package static let route = AdminRoute(
             "audit.checkpoint", .get, "/audit/checkpoint", .read,
@@ -54,7 +54,7 @@ package enum BoardRequests {
     }
 
     /// `audit [--since] [--actor] [--target] [--limit]`, a page at a time: rows after `after`, oldest first.
-    package struct Audit: AdminRequest {
+    package struct Audit: RoutedRequest {
         package var since: String?
         package var actor: String?
         package var target: String?

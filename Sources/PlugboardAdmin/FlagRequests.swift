@@ -6,7 +6,7 @@ package import PlugboardStore
 /// Reads and changes of feature flags: the requests behind `plugboard flag …`.
 package enum FlagRequests {
     /// `flag create NAME`.
-    package struct Create: AdminRequest {
+    package struct Create: RoutedRequest {
         package var name: String
         package var type: String
         package var description: String?
@@ -35,7 +35,7 @@ package enum FlagRequests {
     }
 
     /// `flag list [--stale] [--archived] [--unused DAYS]`.
-    package struct List: AdminRequest {
+    package struct List: RoutedRequest {
         package var env: String
         package var stale: Bool
         package var archived: Bool
@@ -64,7 +64,7 @@ package enum FlagRequests {
     }
 
     /// `flag show NAME`.
-    package struct Show: AdminRequest {
+    package struct Show: RoutedRequest {
         package var name: String
         package init(name: String) { self.name = name }
         package static let route = AdminRoute(
@@ -77,7 +77,7 @@ package enum FlagRequests {
     }
 
     /// `flag enable NAME` and `flag disable NAME`.
-    package struct SetEnabled: AdminRequest {
+    package struct SetEnabled: RoutedRequest {
         package var name: String
         package var env: String
         package var enabled: Bool
@@ -100,7 +100,7 @@ package enum FlagRequests {
     }
 
     /// `flag rollout NAME PERCENT [--stickiness FIELD]`.
-    package struct Rollout: AdminRequest {
+    package struct Rollout: RoutedRequest {
         package var name: String
         package var env: String
         package var percent: Int
@@ -131,7 +131,7 @@ package enum FlagRequests {
     }
 
     /// `flag archive NAME` and `flag unarchive NAME`.
-    package struct Archive: AdminRequest {
+    package struct Archive: RoutedRequest {
         package var name: String
         package var archived: Bool
         package init(name: String, archived: Bool) {
@@ -151,7 +151,7 @@ package enum FlagRequests {
     }
 
     /// `flag import FILE`: Unleash client-API features JSON, sent as its text.
-    package struct Import: AdminRequest {
+    package struct Import: RoutedRequest {
         package var env: String
         /// The features document's text, exactly as read (so that its keys reach the board as written).
         package var features: String
@@ -185,7 +185,7 @@ package enum FlagRequests {
     }
 
     /// `flag export`, and what `flag evaluate` evaluates: the environment's flags as Unleash client-API features JSON.
-    package struct Export: AdminRequest {
+    package struct Export: RoutedRequest {
         package var env: String
         package init(env: String) { self.env = env }
         package static let route = AdminRoute(

@@ -4,7 +4,7 @@ package import PlugboardStore
 /// What operators tell one host: the requests behind `plugboard host …`.
 package enum HostRequests {
     /// `host release-quarantine HOST ID VERSION`: the host loads a release it quarantined for crashing it again.
-    package struct ReleaseQuarantine: AdminRequest {
+    package struct ReleaseQuarantine: RoutedRequest {
         /// The host id, as the host reports it.
         package var hostID: String
         /// The plug-in id.

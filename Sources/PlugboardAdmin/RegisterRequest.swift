@@ -5,7 +5,7 @@ package import PlugboardStore
 extension PluginRequests {
     /// `plugin register MANIFEST… [--artifact FILE] [--signature SIG…]`: the manifests' and signatures' text; an
     /// artifact is uploaded first (``AdminUploads``) and named by its SHA-256.
-    package struct Register: AdminRequest {
+    package struct Register: RoutedRequest {
         /// One manifest file.
         package struct Manifest: Codable, Sendable {
             /// The path the CLI read it from, for sentences.

@@ -43,7 +43,7 @@ package enum RolloutRequests {
     }
 
     /// `rollout start ID VERSION --steps --every [--max-failure-rate] [--min-hosts]`.
-    package struct Start: AdminRequest {
+    package struct Start: RoutedRequest {
         package var id: String
         package var version: String
         package var env: String
@@ -96,7 +96,7 @@ package enum RolloutRequests {
     }
 
     /// `rollout status ID`: every rollout of the plug-in (in `env` only, when given), with what hosts report.
-    package struct Status: AdminRequest {
+    package struct Status: RoutedRequest {
         package var id: String
         package var env: String?
         package init(id: String, env: String?) {
@@ -114,7 +114,7 @@ package enum RolloutRequests {
     }
 
     /// `rollout pause ID` and `rollout resume ID`.
-    package struct Hold: AdminRequest {
+    package struct Hold: RoutedRequest {
         package var id: String
         package var env: String
         /// True to pause, false to resume.
@@ -143,7 +143,7 @@ package enum RolloutRequests {
     }
 
     /// `rollout abort ID`: every host returns to the previous release. Served in the lane of kill switches.
-    package struct Abort: AdminRequest {
+    package struct Abort: RoutedRequest {
         package var id: String
         package var env: String
         package var reason: String?
@@ -156,14 +156,14 @@ package enum RolloutRequests {
             "rollout.abort", .post, "/rollouts/{id}/abort", .write,
             summary: "Abort a rollout: every host stops the new release at its next reading, as for a kill switch.",
             parameters: [.path("id", "The plug-in id."), .env(.body), AdminParameter("reason", .body, "Why.")],
-            response: "ChangeResult")
+            response: "ChangeResult", lane: .stop)
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
             AdminReply(try board.abortRollout(pluginID: id, environment: env, reason: reason, by: actor))
         }
     }
 
     /// `rollout tick`: one pass of every rollout's guard and schedule (what `plugboard serve` does four times a second).
-    package struct Tick: AdminRequest {
+    package struct Tick: RoutedRequest {
         package init() {}
         package static let route = AdminRoute(
             "rollout.tick", .post, "/rollouts/tick", .write,

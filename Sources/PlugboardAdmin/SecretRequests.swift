@@ -7,7 +7,7 @@ package import PlugboardStore
 /// plaintext; `plugboard secret get` runs on the board's machine). The requests behind `plugboard secret set|list|delete`.
 package enum SecretRequests {
     /// `secret set --plugin ID KEY`: the value travels base64-encoded in the body, over the server's TLS.
-    package struct Set: AdminRequest {
+    package struct Set: RoutedRequest {
         package var id: String
         package var key: String
         /// The value's exact bytes, base64.
@@ -32,7 +32,7 @@ package enum SecretRequests {
     }
 
     /// `secret list --plugin ID`: names and data key versions, never values.
-    package struct List: AdminRequest {
+    package struct List: RoutedRequest {
         package var id: String
         package init(plugin: String) { self.id = plugin }
         package static let route = AdminRoute(
@@ -45,7 +45,7 @@ package enum SecretRequests {
     }
 
     /// `secret delete --plugin ID KEY`.
-    package struct Delete: AdminRequest {
+    package struct Delete: RoutedRequest {
         package var id: String
         package var key: String
         package init(plugin: String, key: String) {

@@ -14,7 +14,7 @@ package enum TokenRequests {
     }
 
     /// `token create --name --env [--for] [--expires]`.
-    package struct Create: AdminRequest {
+    package struct Create: RoutedRequest {
         package var name: String
         package var env: String
         /// `sdk` or `hosts`.
@@ -58,7 +58,7 @@ package enum TokenRequests {
     }
 
     /// `token list`.
-    package struct List: AdminRequest {
+    package struct List: RoutedRequest {
         package init() {}
         package static let route = AdminRoute(
             "token.list", .get, "/tokens", .read, summary: "List API tokens (never secrets).", response: "TokenList")
@@ -68,7 +68,7 @@ package enum TokenRequests {
     }
 
     /// `token revoke NAME [--reason]`.
-    package struct Revoke: AdminRequest {
+    package struct Revoke: RoutedRequest {
         package var name: String
         package var reason: String?
         package init(name: String, reason: String?) {
@@ -78,14 +78,14 @@ package enum TokenRequests {
         package static let route = AdminRoute(
             "token.revoke", .post, "/tokens/{name}/revoke", .write,
             summary: "Revoke an API token: servers refuse it and end its open streams (admins).",
-            parameters: [.path("name", "The token's name."), AdminParameter("reason", .body, "Why.")], response: "ChangeResult")
+            parameters: [.path("name", "The token's name."), AdminParameter("reason", .body, "Why.")], response: "ChangeResult", lane: .stop)
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
             AdminReply(try board.revokeAPIToken(name, reason: reason, by: actor))
         }
     }
 
     /// `access-token create [--principal] --name [--expires] [--read-only]`.
-    package struct CreateAccess: AdminRequest {
+    package struct CreateAccess: RoutedRequest {
         /// Whom it acts as; nil for the caller.
         package var principal: String?
         package var name: String
@@ -130,7 +130,7 @@ package enum TokenRequests {
     }
 
     /// `access-token list [--principal]`.
-    package struct ListAccess: AdminRequest {
+    package struct ListAccess: RoutedRequest {
         package var principal: String?
         package init(principal: String?) { self.principal = principal }
         package static let route = AdminRoute(
@@ -142,7 +142,7 @@ package enum TokenRequests {
     }
 
     /// `access-token revoke NAME [--principal] [--reason]`.
-    package struct RevokeAccess: AdminRequest {
+    package struct RevokeAccess: RoutedRequest {
         /// Whose token it is; nil for the caller's.
         package var principal: String?
         package var name: String
@@ -158,7 +158,7 @@ package enum TokenRequests {
             parameters: [
                 .path("name", "The token's name."), AdminParameter("principal", .body, "Whose token it is (default: the caller's)."),
                 AdminParameter("reason", .body, "Why."),
-            ], response: "ChangeResult")
+            ], response: "ChangeResult", lane: .stop)
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
             AdminReply(try board.revokeAccessToken(principal: principal ?? actor.osUser, name: name, reason: reason, by: actor))
         }

@@ -15,8 +15,8 @@ extension AdminRoutes {
     func admitBody<R: AdminRequest>(_ type: R.Type, _ request: Request, _ caller: Caller, lane: WorkerThreads) async throws
         -> BodyAdmission.Ticket?
     {
-        guard R.route.method != .get, ConnectionGuard.hasBody(request) else { return nil }
-        let limit = R.route.bodyLimit ?? configuration.maxBodyBytes
+        guard ConnectionGuard.hasBody(request) else { return nil }
+        let limit = R.bodyLimit ?? configuration.maxBodyBytes
         let declared = request.headers[.contentLength].flatMap(Int.init)
         if let declared, declared > limit { throw Self.tooLarge(limit) }
         let bytes = declared ?? limit

@@ -50,17 +50,13 @@ package struct AdminRoutes: Sendable {
         guesses = WorkerThreads(name: "plugboard-admin-guesses", count: 1)
     }
 
-    /// The routes whose work runs in the stops' lane: those that stop or take away (a revive, an enable and an unyank
-    /// share their routes), never those that add to the board or grant.
-    static let stopRoutes: [any AdminRequest.Type] = [
-        PluginRequests.Kill.self, RolloutRequests.Abort.self, PluginRequests.SetEnabled.self, PluginRequests.Yank.self,
-        TokenRequests.Revoke.self, TokenRequests.RevokeAccess.self, TrustRequests.RevokeSigner.self,
-    ]
-
-    /// The lane of a route's work (the authentication of a token seen before included).
-    func lane<R: AdminRequest>(_ type: R.Type) -> WorkerThreads {
-        if Self.stopRoutes.contains(where: { ObjectIdentifier($0) == ObjectIdentifier(R.self) }) { return stops }
-        return R.route.access == .read ? workers : changes
+    /// The lane of an operation's work (the authentication of a token seen before included): its declared access names it.
+    func lane(_ access: OperationAccess) -> WorkerThreads {
+        switch access {
+        case .read: workers
+        case .write: changes
+        case .stop: stops
+        }
     }
 
     /// The path prefix of every admin route.
@@ -93,13 +89,11 @@ package struct AdminRoutes: Sendable {
         }
     }
 
+    /// `POST /api/admin/{name}`: the operation `R`, its request the JSON body.
     private func add<R: AdminRequest>(_ type: R.Type, to router: Router<ServeContext>) {
-        let route = R.route
-        // `{id}` in the document is `:id` for Hummingbird.
-        let path = Self.prefix + route.path.replacingOccurrences(of: "{", with: ":").replacingOccurrences(of: "}", with: "")
-        let handler: @Sendable (Request, ServeContext) async throws -> Response = { request, context in
-            let lane = self.lane(R.self)
-            return await self.respond(request, context, access: route.access, action: route.name, lane: lane) { caller in
+        let lane = self.lane(R.access)
+        router.post(RouterPath(Self.prefix + "/" + R.name)) { request, context in
+            await self.respond(request, context, access: R.access == .read ? .read : .write, action: R.name, lane: lane) { caller in
                 let ticket = try await self.admitBody(R.self, request, caller, lane: lane)
                 defer { ticket?.leave() }
                 let body = try await self.collect(R.self, request)
@@ -107,25 +101,16 @@ package struct AdminRoutes: Sendable {
                 return await Self.afterBody {
                     let actor = caller.principal
                     let board = self.board
-                    let pathValues = Dictionary(
-                        R.route.pathParameters.compactMap { name in context.parameters.get(name).map { (name, $0) } },
-                        uniquingKeysWith: { first, _ in first })
                     // Decoded, performed and encoded in the lane: a large body's decoding or a large answer's encoding
                     // never holds the threads that answer requests.
                     let (encoded, notes) = try await lane.run { () throws -> (Data, [String]) in
-                        let decoded: R = try Self.decode(R.self, body, request, pathValues)
+                        let decoded = try R.fromWire(body.map { Data($0.readableBytesView) } ?? Data())
                         let reply = try decoded.perform(on: board, as: actor)
                         return (R.encodeResponse(reply.value), reply.notes)
                     }
                     return Self.answer(encoded, notes: notes)
                 }
             }
-        }
-        switch route.method {
-        case .get: router.get(RouterPath(path), use: handler)
-        case .post: router.post(RouterPath(path), use: handler)
-        case .put: router.put(RouterPath(path), use: handler)
-        case .delete: router.delete(RouterPath(path), use: handler)
         }
     }
 
@@ -243,10 +228,9 @@ package struct AdminRoutes: Sendable {
         return Caller(token: token, principal: principal, address: address)
     }
 
-    /// The whole body of a request that takes one (bounded by the route's limit), or nil for `GET`.
+    /// The whole body of a request (bounded by the operation's limit).
     private func collect<R: AdminRequest>(_ type: R.Type, _ request: Request) async throws -> ByteBuffer? {
-        guard R.route.method != .get else { return nil }
-        switch await Body.collect(request, limit: R.route.bodyLimit ?? configuration.maxBodyBytes) {
+        switch await Body.collect(request, limit: R.bodyLimit ?? configuration.maxBodyBytes) {
         case .success(let collected): return collected
         case .failure(.tooLarge(let limit)): throw Self.tooLarge(limit)
         case .failure(.unreadable): throw BoardError(.invalidInput, "the request body could not be read; send it again")
@@ -260,52 +244,6 @@ package struct AdminRoutes: Sendable {
         do { response = try await body() } catch { response = answer(for: error) }
         if response.status.code >= 400 { response.headers[.plugboardBodyRead] = "1" }
         return response
-    }
-
-    /// The request as one JSON object: the body's fields (not for `GET`), the query's, then the path's, decoded as `R`.
-    private static func decode<R: AdminRequest>(_ type: R.Type, _ buffer: ByteBuffer?, _ request: Request, _ pathValues: [String: String])
-        throws
-        -> R
-    {
-        var object: [String: Any] = [:]
-        if let buffer {
-            if buffer.readableBytes > 0 {
-                guard let parsed = try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any] else {
-                    throw BoardError(.invalidInput, "the request body is not a JSON object")
-                }
-                object = parsed
-            }
-        }
-        let query = request.uri.queryParameters
-        for parameter in R.route.parameters where parameter.place == .query {
-            let values = query.getAll(parameter.name)
-            guard let first = values.first else { continue }
-            switch parameter.kind {
-            case .integer:
-                guard let number = Int(first) else {
-                    throw BoardError(.invalidInput, "the query parameter \(parameter.name) must be an integer")
-                }
-                object[parameter.name] = number
-            case .boolean:
-                guard let flag = Bool(first) else {
-                    throw BoardError(.invalidInput, "the query parameter \(parameter.name) must be true or false")
-                }
-                object[parameter.name] = flag
-            case .stringArray: object[parameter.name] = values
-            case .string, .object: object[parameter.name] = first
-            }
-        }
-        for name in R.route.pathParameters {
-            guard let raw = pathValues[name] else { continue }
-            object[name] = raw.removingPercentEncoding ?? raw
-        }
-        let data: Data
-        do { data = try JSONSerialization.data(withJSONObject: object) } catch {
-            throw BoardError(.invalidInput, "the request cannot be read as JSON")
-        }
-        do { return try AdminJSON.decoder().decode(R.self, from: data) } catch {
-            throw BoardError(.invalidInput, "the request does not have the expected fields: \(Body.describe(error))")
-        }
     }
 
     /// A successful answer: the value as the CLI's `--json` prints it, notes as `Plugboard-Note` headers.

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import PlugboardAdmin
 import ServiceLifecycle
 import Synchronization
 
@@ -149,19 +150,7 @@ enum Body {
         }
     }
 
-    static func describe(_ error: any Error) -> String {
-        guard let error = error as? DecodingError else { return "it cannot be parsed" }
-        func path(_ keys: [any CodingKey]) -> String {
-            keys.isEmpty ? "the top level" : "'" + keys.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".") + "'"
-        }
-        switch error {
-        case .dataCorrupted(let context): return context.codingPath.isEmpty ? "it is not JSON" : "\(path(context.codingPath)) is malformed"
-        case .keyNotFound(let key, let context): return "\(path(context.codingPath + [key])) is missing"
-        case .typeMismatch(_, let context): return "\(path(context.codingPath)) has the wrong type"
-        case .valueNotFound(_, let context): return "\(path(context.codingPath)) is null"
-        @unknown default: return "it cannot be parsed"
-        }
-    }
+    static func describe(_ error: any Error) -> String { AdminJSON.describe(error) }
 }
 
 /// The lane of heavy work: decoding and checking what SDKs and hosts report runs here, one at a time, on a thread of its

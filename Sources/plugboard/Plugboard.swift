@@ -46,7 +46,8 @@ struct Plugboard: ParsableCommand {
             // `error:` prefix for argument-parser's messages and ours.
             let code = exitCode(for: error)
             if code == .success { exit(withError: error) }
-            let message = fullMessage(for: error)
+            // argument-parser's messages quote the value they refuse: escaped, like everything else the CLI prints.
+            let message = multiline(fullMessage(for: error))
             if !message.isEmpty { FileHandle.standardError.write(Data((Self.lowercasedPrefix(message) + "\n").utf8)) }
             Foundation.exit(code == .validationFailure ? 2 : code.rawValue)
         }

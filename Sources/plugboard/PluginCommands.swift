@@ -16,10 +16,7 @@ import Darwin
 struct PluginCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plugin", abstract: "Register, enable, kill, yank and pin plug-ins.",
-        subcommands: [
-            Register.self, Sign.self, AddSignature.self, List.self, Show.self, Enable.self, Disable.self, Kill.self, Revive.self,
-            Yank.self, Unyank.self, Pin.self, Unpin.self, Status.self,
-        ])
+        subcommands: [Register.self, Sign.self, AddSignature.self, List.self, Show.self] + commands(PluginRequests.lifecycle) + [Status.self])
 
     struct Register: RemoteCommand {
         static let configuration = CommandConfiguration(

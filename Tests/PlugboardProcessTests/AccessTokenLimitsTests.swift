@@ -32,12 +32,12 @@ struct AccessTokenLimitsTests {
         let (served, probe) = try await serveWithNobody()
         // 1,000 attempts to become an admin, one curl process, one connection after another.
         let attempts = 1000
-        let url = "\(served.url)/api/admin/admins/mallory"
+        let url = "\(served.url)/api/admin/admin.add"
         let curl = try ChildProcess(
             "/usr/bin/curl",
             [
-                "-s", "-w", "%{http_code}\\n", "-X", "PUT", "-H", "Authorization: Bearer \(probe)", "-H",
-                "Content-Type: application/json", "-d", #"{"admin":true}"#,
+                "-s", "-w", "%{http_code}\\n", "-X", "POST", "-H", "Authorization: Bearer \(probe)", "-H",
+                "Content-Type: application/json", "-d", #"{"principal":"mallory","admin":true}"#,
             ] + Array(repeating: ["-o", "/dev/null", url], count: attempts).flatMap { $0 })
         let started = ContinuousClock.now
         #expect(await curl.waitForExit(timeout: .seconds(600)) != nil)
@@ -78,7 +78,7 @@ struct AccessTokenLimitsTests {
             "SELECT actor || ' ' || action || ' ' || coalesce(target_id, '-') || ' ' || coalesce(via, '-') FROM audit_log WHERE outcome = 'refused' ORDER BY seq"
         )
         #expect(refusals.count == 2, "\(refusals)")
-        #expect(refusals.first?.hasPrefix("root plugin.kill POST /api/admin/kill-switches token viewer from ") == true, "\(refusals)")
+        #expect(refusals.first?.hasPrefix("root plugin.kill POST /api/admin/plugin.kill token viewer from ") == true, "\(refusals)")
         #expect(refusals.last?.hasPrefix("bob board.backup - token probe from ") == true, "\(refusals)")
         #expect(try await sandbox.ok("plugin", "show", Self.alpha, "--json").stdout.contains("\"killed\" : false"))
         try await sandbox.ok("audit", "verify")
@@ -172,7 +172,7 @@ struct AccessTokenLimitsTests {
         // The header a client sends for --as is refused by the server too.
         let header = try await AdminAPITests.curl([
             "-X", "POST", "-H", "Authorization: Bearer \(served.token)", "-H", "Plugboard-On-Behalf-Of: plugboard/rollout-guard", "-H",
-            "Content-Type: application/json", "-d", #"{"id":"\#(Self.alpha)","reason":"x"}"#, "\(served.url)/api/admin/kill-switches",
+            "Content-Type: application/json", "-d", #"{"id":"\#(Self.alpha)","reason":"x"}"#, "\(served.url)/api/admin/plugin.kill",
         ])
         #expect(header.status == 400 && header.body.contains("is reserved"), "\(header)")
         #expect(try await sandbox.boardFile.string(state) == before)

@@ -201,7 +201,7 @@ struct AdminAPITests {
         // An unknown token, a missing one; the secret never appears in the server's log.
         let unknown = try await served.run(["plugin", "list"], token: "pba_notarealtoken")
         #expect(unknown.status == 1 && unknown.stderr.contains("not known"), "\(unknown)")
-        let none = try await Self.curl(["\(served.url)/api/admin/plugins?env=default"])
+        let none = try await Self.curl(["-X", "POST", "-d", #"{"env":"default"}"#, "\(served.url)/api/admin/plugin.list"])
         #expect(none.status == 401 && none.headers.lowercased().contains("www-authenticate: bearer"), "\(none)")
         #expect(!served.server.errorOutput.contains(served.token) && !served.server.errorOutput.contains(readOnly))
 
@@ -209,7 +209,7 @@ struct AdminAPITests {
         let big = try files(sandbox, "big.json", "{\"name\":\"" + String(repeating: "x", count: 2 << 20) + "\"}")
         let tooLarge = try await Self.curl([
             "-X", "POST", "-H", "Authorization: Bearer \(served.token)", "-H", "Content-Type: application/json", "--data-binary", "@\(big)",
-            "\(served.url)/api/admin/flags",
+            "\(served.url)/api/admin/flag.create",
         ])
         #expect(tooLarge.status == 413, "\(tooLarge.status) \(tooLarge.body)")
     }
@@ -229,7 +229,7 @@ struct AdminAPITests {
             def attack():
                 c = http.client.HTTPConnection(host, port, timeout=120, source_address=("127.0.0.1", 0))
                 for i in range(1000):
-                    c.request("GET", "/api/admin/plugins?env=default", headers={"Authorization": "Bearer pba_guess%d" % i})
+                    c.request("POST", "/api/admin/plugin.list", body='{"env":"default"}', headers={"Authorization": "Bearer pba_guess%d" % i})
                     r = c.getresponse(); r.read()
                     flood[r.status] = flood.get(r.status, 0) + 1
                     if r.status == 429: flood["retry_after"] = r.getheader("Retry-After")
@@ -237,7 +237,7 @@ struct AdminAPITests {
             good = {}
             c = http.client.HTTPConnection(host, port, timeout=120, source_address=("127.0.0.2", 0))
             for i in range(100):
-                c.request("GET", "/api/admin/plugins?env=default", headers={"Authorization": "Bearer " + token})
+                c.request("POST", "/api/admin/plugin.list", body='{"env":"default"}', headers={"Authorization": "Bearer " + token})
                 r = c.getresponse(); r.read()
                 good[r.status] = good.get(r.status, 0) + 1
             t.join()

@@ -11,9 +11,9 @@ struct AdminAbuseTests {
 
     /// Sends `count` requests listing plug-ins with `token` from 127.0.0.1 in one curl; returns their statuses.
     static func statuses(_ served: AdminAPITests.Served, token: String, count: Int) async throws -> [Int] {
-        let url = "\(served.url)/api/admin/plugins"
+        let url = "\(served.url)/api/admin/plugin.list"
         let arguments =
-            ["-s", "--max-time", "60", "-w", "%{http_code}\\n", "-H", "Authorization: Bearer \(token)"]
+            ["-s", "--max-time", "60", "-w", "%{http_code}\\n", "-H", "Authorization: Bearer \(token)", "-d", #"{"env":"default"}"#]
             + Array(repeating: ["-o", "/dev/null", url], count: count).flatMap { $0 }
         let result = try await served.sandbox.run(arguments, db: false, executable: "/usr/bin/curl")
         return result.stdout.split(separator: "\n").compactMap { Int($0) }
@@ -51,7 +51,7 @@ struct AdminAbuseTests {
         // Six clients announce 60 MiB registrations and send 64 KiB each, while the admin kills a plug-in: a server
         // that read those bodies would wait for the rest of them until its idle timeout.
         let head =
-            "POST /api/admin/plugins HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer \(mallory)\r\nContent-Length: \(60 << 20)\r\n\r\n"
+            "POST /api/admin/plugin.register HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer \(mallory)\r\nContent-Length: \(60 << 20)\r\n\r\n"
         async let bodies = withThrowingTaskGroup(of: (answer: String, closed: Bool).self) { group in
             for _ in 0..<6 {
                 group.addTask {

@@ -19,7 +19,7 @@ struct ReservedPrincipalTokenTests {
         let before = try await sandbox.boardFile.string("SELECT 'n=' || count(*) FROM kill_switches")
         let kill = try await AdminAPITests.curl([
             "-X", "POST", "-H", "Authorization: Bearer \(token)", "-H", "Content-Type: application/json",
-            "-d", #"{"id":"\#(Self.alpha)","reason":"as the guard"}"#, "\(served.url)/api/admin/kill-switches",
+            "-d", #"{"id":"\#(Self.alpha)","reason":"as the guard"}"#, "\(served.url)/api/admin/plugin.kill",
         ])
         #expect(kill.status == 403 && kill.body.contains("a principal Plugboard itself acts as"), "\(kill)")
         let whoami = try await AdminAPITests.curl(["-H", "Authorization: Bearer \(token)", "\(served.url)/api/admin/whoami"])

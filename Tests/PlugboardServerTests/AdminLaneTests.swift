@@ -71,7 +71,7 @@ struct AdminLaneTests {
         let status = try await app.test(.router) { client in
             let body = ByteBuffer(string: #"{"plugin": "com.example.alpha", "reason": "INC-1"}"#)
             return try await client.execute(
-                uri: "/api/admin/kill-switches", method: .post,
+                uri: "/api/admin/plugin.kill", method: .post,
                 headers: [.authorization: "Bearer \(token)", .contentType: "application/json"], body: body
             ) { response in response.status }
         }
@@ -103,7 +103,7 @@ struct AdminLaneTests {
         let served = try Served()
         let request = Request(
             head: HTTPRequest(
-                method: .post, scheme: "http", authority: "127.0.0.1", path: "/api/admin/plugins",
+                method: .post, scheme: "http", authority: "127.0.0.1", path: "/api/admin/plugin.list",
                 headerFields: [.contentLength: String(2 << 20)]),
             body: RequestBody(buffer: ByteBuffer()))
         func caller(_ created: CreatedAccessToken) throws -> AdminRoutes.Caller {

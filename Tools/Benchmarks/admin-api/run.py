@@ -7,9 +7,9 @@ On a scratch board of 10,000 registered plug-ins, with release binaries:
             `--server` through the API, alternating, each run on a plug-in not killed yet (every run writes);
             prints the medians and p99 and the difference of the medians.
 2. list     `plugboard plugin list` of 10,000 plug-ins as a whole command, file against --server, alternating.
-3. reads    GET /api/admin/plugins?limit=1000 pages (the whole listing in 10 pages), from 1 and from 4 clients
+3. reads    POST /api/admin/plugin.list {"limit": 1000} pages (the whole listing in 10 pages), from 1 and from 4 clients
             (keep-alive connections): pages per second, p50 and p99.
-4. writes   PUT /api/admin/plugins/{id}/enabled, each on another plug-in (every request writes a change and its
+4. writes   POST /api/admin/plugin.enable and plugin.disable, each on another plug-in (every request writes a change and its
             audit row), from 1 and from 4 clients: writes per second, p50 and p99.
 5. flood    `plugboard --server URL plugin kill` while 4 clients read full listings of 10,000 plug-ins as fast as they
             can, against the same command with the server idle (kill switches have a lane of their own).
@@ -147,12 +147,14 @@ def main():
 
         # 3. reads: pages of 1,000.
         def page(index, step, clients):
-            after = "" if step % 10 == 0 else f"&after=com.example.p{(step % 10) * 1000 - 1:05d}"
-            return "GET", f"/api/admin/plugins?env=default&limit=1000{after}", None
+            body = {"env": "default", "limit": 1000}
+            if step % 10:
+                body["after"] = f"com.example.p{(step % 10) * 1000 - 1:05d}"
+            return "POST", "/api/admin/plugin.list", json.dumps(body)
 
         for clients in (1, 4):
             rate, p50, p99 = load(clients, page)
-            print(f"reads, GET /plugins pages of 1,000 ({clients} client{'s' if clients > 1 else ''}): {rate:.0f} pages/s "
+            print(f"reads, plugin.list pages of 1,000 ({clients} client{'s' if clients > 1 else ''}): {rate:.0f} pages/s "
                   f"({rate / 10:.1f} full listings/s), p50 {ms(p50)}, p99 {ms(p99)}")
 
         # 4. writes: each request enables another plug-in.
@@ -163,12 +165,12 @@ def main():
             with lock:
                 counter[0] += 1
                 target = counter[0] % count
-            return "PUT", f"/api/admin/plugins/com.example.p{target:05d}/enabled", json.dumps(
-                {"env": "default", "enabled": (counter[0] // count) % 2 == 0})
+            operation = "plugin.enable" if (counter[0] // count) % 2 == 0 else "plugin.disable"
+            return "POST", f"/api/admin/{operation}", json.dumps({"env": "default", "id": f"com.example.p{target:05d}"})
 
         for clients in (1, 4):
             rate, p50, p99 = load(clients, enable)
-            print(f"writes, PUT /plugins/{{id}}/enabled ({clients} client{'s' if clients > 1 else ''}): {rate:.0f} writes/s, "
+            print(f"writes, plugin.enable/disable ({clients} client{'s' if clients > 1 else ''}): {rate:.0f} writes/s, "
                   f"p50 {ms(p50)}, p99 {ms(p99)}")
 
         # 5. A remote kill switch while others flood the server with reads.
@@ -182,7 +184,7 @@ def main():
         def flood():
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
             while not flood_done.is_set():
-                connection.request("GET", "/api/admin/plugins?env=default", headers=headers)
+                connection.request("POST", "/api/admin/plugin.list", body='{"env": "default"}', headers=headers)
                 connection.getresponse().read()
 
         flooders = [threading.Thread(target=flood) for _ in range(4)]

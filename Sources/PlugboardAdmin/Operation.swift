@@ -1,0 +1,93 @@
+package import ArgumentParser
+package import Foundation
+package import PlugboardModel
+package import PlugboardStore
+
+/// What a caller must hold to perform an operation, and the lane its work runs in on a served board.
+package enum OperationAccess: String, Sendable {
+    /// Reads the board: any access token, read-only ones included; the readers' lane.
+    case read
+    /// Changes the board: a token that is not read-only; the changes' lane.
+    case write
+    /// Stops or takes away (a kill switch, an abort, a disable, a yank, a revocation): a token that is not read-only;
+    /// a lane of its own, so that no flood of reads or changes queues in front of it.
+    case stop
+}
+
+/// What an operation is: its name, who may perform it, and the words its CLI command and the API document use.
+package struct OperationDeclaration: Sendable {
+    /// `group.command` (`plugin.kill`): the CLI command (`plugboard plugin kill`), the API's path
+    /// (`POST /api/admin/plugin.kill`), the OpenAPI `operationId` and the action of refusals in the audit log.
+    package let name: String
+    package let access: OperationAccess
+    /// One sentence: what it does (the command's abstract and the document's summary).
+    package let abstract: String
+    /// More, for the command's help and the document's description.
+    package let discussion: String
+    /// The name of the schema of the answer in the OpenAPI document's components.
+    package let response: String
+    /// The largest request body the server reads for it, when not the server's usual limit.
+    package let bodyLimit: Int?
+
+    /// A declaration.
+    package init(
+        _ name: String, _ access: OperationAccess, abstract: String, discussion: String = "", response: String, bodyLimit: Int? = nil
+    ) {
+        self.name = name
+        self.access = access
+        self.abstract = abstract
+        self.discussion = discussion
+        self.response = response
+        self.bodyLimit = bodyLimit
+    }
+
+    /// The command group (`plugin`).
+    package var group: String { String(name.prefix { $0 != "." }) }
+    /// The command's name in its group (`kill`).
+    package var command: String { String(name.drop { $0 != "." }.dropFirst()) }
+}
+
+/// One operation on a board, declared once: its fields are swift-argument-parser's `@Argument`, `@Option` and
+/// `@Flag` with typed values (``PluginID``, ``Reason``, `SemanticVersion`, …), which parse and validate them.
+///
+/// From that one declaration come the CLI command (`plugboard plugin kill`, its options and help), the request on
+/// the wire (the fields as one JSON object, ``OperationWire``), the server's route (`POST /api/admin/plugin.kill`)
+/// and its place in the OpenAPI document. An operation that acts in an environment declares a plain stored property
+/// `var env: String? = nil`: the CLI fills it from `--env`, the wire carries it as `env`.
+///
+/// The CLI and the server both parse an operation through its arguments, so the checks of its `validate()` and of its
+/// fields' types are made the same way whichever side received it.
+package protocol Operation: AdminRequest, ParsableArguments {
+    /// The operation's declaration.
+    static var declaration: OperationDeclaration { get }
+    /// The environment the operation acts in, for an operation that declares `env` (nil for others).
+    var env: String? { get set }
+    /// The text the CLI prints for an answer without `--json`; nil for the default (a ``ChangeResult``'s message and
+    /// notes, else the JSON).
+    static func text(_ value: Response) -> String?
+}
+
+extension Operation {
+    package var env: String? {
+        get { nil }
+        set {}
+    }
+
+    package static func text(_ value: Response) -> String? { nil }
+
+    package static var name: String { declaration.name }
+    package static var access: OperationAccess { declaration.access }
+    package static var summary: String { declaration.abstract }
+    package static var responseSchema: String { declaration.response }
+    package static var bodyLimit: Int? { declaration.bodyLimit }
+    package static var parameters: [AdminParameter] { OperationWire.fields(of: Self.self).map(\.parameter) }
+    package func wireBody() throws(BoardError) -> Data { try OperationWire.encode(self) }
+    package static func fromWire(_ body: Data) throws(BoardError) -> Self { try OperationWire.decode(Self.self, from: body) }
+
+    /// The environment the operation acts in, checked; refused when the request named none.
+    package func environment() throws(BoardError) -> String {
+        guard let env else { throw BoardError(.invalidInput, "\(Self.name) acts in an environment and the request names none (env)") }
+        try Validate.environment(env)
+        return env
+    }
+}

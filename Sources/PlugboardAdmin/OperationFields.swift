@@ -1,0 +1,79 @@
+package import ArgumentParser
+package import PlugboardModel
+package import PlugboardVersioning
+
+/// A value of an operation's field, validated once, in its initializer: a value that exists is valid. Read from the
+/// command line and from JSON as text; a refusal names what is wrong in one sentence.
+package protocol BoardField: Codable, Sendable, CustomStringConvertible {
+    /// The value `text` stands for, or a refusal.
+    init(validating text: String) throws(BoardError)
+}
+
+extension BoardField {
+    package init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        try self.init(validating: text)
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
+/// A plug-in id: reverse-DNS, lower case (`com.example.greeter`).
+package struct PluginID: BoardField, Hashable {
+    package let text: String
+    package init(validating text: String) throws(BoardError) {
+        try Validate.pluginID(text)
+        self.text = text
+    }
+    package var description: String { text }
+}
+
+/// Why a change was made, kept in the board and the audit log: one line, bounded.
+package struct Reason: BoardField, Hashable {
+    package let text: String
+    package init(validating text: String) throws(BoardError) {
+        try Validate.reason(text)
+        self.text = text
+    }
+    package var description: String { text }
+}
+
+extension SemanticVersion: BoardField {
+    package init(validating text: String) throws(BoardError) {
+        do { self = try SemanticVersion(text) } catch { throw BoardError(.invalidInput, error.message) }
+    }
+}
+
+// swift-argument-parser's property wrappers for fields of a ``BoardField`` type: parsed by its initializer, whose
+// sentence a refusal shows.
+
+extension Argument where Value: BoardField {
+    /// A required argument of a ``BoardField`` type.
+    package init(help: ArgumentHelp) {
+        self.init(help: help, transform: { try Value(validating: $0) })
+    }
+}
+
+extension Argument {
+    /// An optional argument of a ``BoardField`` type.
+    package init<T: BoardField>(help: ArgumentHelp) where Value == T? {
+        self.init(help: help, transform: { try T(validating: $0) })
+    }
+}
+
+extension Option where Value: BoardField {
+    /// A required option of a ``BoardField`` type.
+    package init(name: NameSpecification = .long, help: ArgumentHelp) {
+        self.init(name: name, help: help, transform: { try Value(validating: $0) })
+    }
+}
+
+extension Option {
+    /// An optional option of a ``BoardField`` type.
+    package init<T: BoardField>(name: NameSpecification = .long, help: ArgumentHelp) where Value == T? {
+        self.init(name: name, help: help, transform: { try T(validating: $0) })
+    }
+}

@@ -1,0 +1,302 @@
+package import ArgumentParser
+package import Foundation
+package import PlugboardModel
+import Synchronization
+
+/// An operation's request on the wire, derived from its declaration: one JSON object whose keys are its fields'
+/// names in snake_case.
+///
+/// The fields, their help, whether they are optional or repeat, come from swift-argument-parser's own description of
+/// the operation (the `--experimental-dump-help` document); their JSON types from the declared Swift types. A request
+/// is encoded from an operation's values, and decoded by turning the JSON object back into the arguments it stands
+/// for and parsing those: the server checks exactly what the CLI checks.
+package enum OperationWire {
+    /// One field of an operation.
+    package struct Field: Sendable {
+        package enum Kind: Sendable {
+            /// An `@Argument`.
+            case positional
+            /// An `@Option`, given as `--name=value`.
+            case option(String)
+            /// A `@Flag`, given as `--name`.
+            case flag(String)
+            /// A plain stored property the CLI fills from its global options (`env`).
+            case context
+        }
+
+        /// The Swift property's name.
+        package let property: String
+        /// The key in the JSON object.
+        package let name: String
+        package let kind: Kind
+        package let help: String
+        package let optional: Bool
+        package let repeating: Bool
+        package let json: AdminParameter.Kind
+
+        /// The field as a parameter of the OpenAPI document.
+        package var parameter: AdminParameter {
+            AdminParameter(name, .body, repeating ? .stringArray : json, required: !optional, help)
+        }
+    }
+
+    private static let cache = Mutex<[ObjectIdentifier: [Field]]>([:])
+
+    /// The fields of `type`, in declaration order.
+    package static func fields<Op: Operation>(of type: Op.Type) -> [Field] {
+        if let known = cache.withLock({ $0[ObjectIdentifier(type)] }) { return known }
+        let described = describe(type)
+        var fields: [Field] = []
+        var next = described.makeIterator()
+        for child in Mirror(reflecting: Op()).children {
+            guard let label = child.label else { continue }
+            let property = label.hasPrefix("_") ? String(label.dropFirst()) : label
+            let name = snakeCase(property)
+            guard let box = child.value as? any ParsedField else {
+                guard property == "env" else { continue }
+                fields.append(
+                    Field(
+                        property: property, name: name, kind: .context, help: "The environment (the CLI's --env).", optional: false,
+                        repeating: false, json: .string))
+                continue
+            }
+            guard let argument = next.next() else { break }
+            let kind: Field.Kind
+            switch argument.kind {
+            case "positional": kind = .positional
+            case "flag": kind = .flag(argument.preferredName?.name ?? property)
+            default: kind = .option(argument.preferredName?.name ?? property)
+            }
+            let optional = argument.isOptional || argument.kind == "flag" || argument.defaultValue != nil
+            fields.append(
+                Field(
+                    property: property, name: name, kind: kind, help: argument.abstract ?? "", optional: optional,
+                    repeating: argument.isRepeating, json: jsonKind(Swift.type(of: box).valueType)))
+        }
+        cache.withLock { $0[ObjectIdentifier(type)] = fields }
+        return fields
+    }
+
+    /// The request `operation` as its JSON body.
+    package static func encode<Op: Operation>(_ operation: Op) throws(BoardError) -> Data {
+        var object: [String: Any] = [:]
+        let fields = fields(of: Op.self)
+        for child in Mirror(reflecting: operation).children {
+            guard let label = child.label else { continue }
+            let property = label.hasPrefix("_") ? String(label.dropFirst()) : label
+            guard let field = fields.first(where: { $0.property == property }) else { continue }
+            let value: Any? = (child.value as? any ParsedField)?.value ?? child.value
+            if let json = jsonValue(value) { object[field.name] = json }
+        }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+            throw BoardError(.invalidInput, "the \(Op.name) request cannot be encoded")
+        }
+        return data
+    }
+
+    /// The operation a JSON body holds, parsed and checked as the CLI parses its arguments; refused with a sentence.
+    package static func decode<Op: Operation>(_ type: Op.Type, from body: Data) throws(BoardError) -> Op {
+        let object: [String: Any]
+        if body.isEmpty {
+            object = [:]
+        } else {
+            guard let parsed = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
+                throw BoardError(.invalidInput, "the body of \(Op.name) is not a JSON object")
+            }
+            object = parsed
+        }
+        let fields = fields(of: type)
+        if let unknown = object.keys.sorted().first(where: { key in !fields.contains { $0.name == key } }) {
+            let names = fields.map(\.name).joined(separator: ", ")
+            throw BoardError(
+                .invalidInput,
+                "\(Op.name) takes no field '\(Validate.escaped(String(unknown.prefix(100))))'; its fields are: \(names.isEmpty ? "none" : names)")
+        }
+        var arguments: [String] = []
+        var positionals: [String] = []
+        var env: String?
+        for field in fields {
+            guard let value = object[field.name], !(value is NSNull) else { continue }
+            let texts = try texts(value, of: field, in: Op.name)
+            switch field.kind {
+            case .positional: positionals += texts
+            case .option(let flag): arguments += texts.map { "--\(flag)=\($0)" }
+            case .flag(let flag):
+                guard let on = value as? Bool, isBoolean(value) else {
+                    throw BoardError(.invalidInput, "the field \(field.name) of \(Op.name) must be true or false")
+                }
+                if on { arguments.append("--\(flag)") }
+            case .context: env = texts.first
+            }
+        }
+        var operation: Op
+        do {
+            operation = try Op.parse(arguments + (positionals.isEmpty ? [] : ["--"] + positionals))
+        } catch {
+            throw BoardError(.invalidInput, sentence(Op.message(for: error)))
+        }
+        operation.env = env
+        return operation
+    }
+
+    /// The JSON type a Swift field's values have.
+    static func jsonKind(_ type: Any.Type) -> AdminParameter.Kind {
+        var type = type
+        if let optional = type as? any OptionalField.Type { type = optional.wrapped }
+        if let array = type as? any ArrayField.Type { type = array.element }
+        if type == Bool.self { return .boolean }
+        if type == Int.self || type == Int64.self { return .integer }
+        return .string
+    }
+
+    /// A field's value as JSON: nil for none.
+    private static func jsonValue(_ value: Any?) -> Any? {
+        guard let value else { return nil }
+        if let optional = value as? any OptionalField { return jsonValue(optional.unwrapped) }
+        switch value {
+        case let bool as Bool: return bool
+        case let int as Int: return int
+        case let int as Int64: return int
+        case let text as String: return text
+        case let array as [Any]: return array.compactMap { jsonValue($0) }
+        default: return String(describing: value)
+        }
+    }
+
+    /// The argument texts a JSON value stands for (several for a repeating field).
+    private static func texts(_ value: Any, of field: Field, in operation: String) throws(BoardError) -> [String] {
+        let values: [Any]
+        if field.repeating {
+            guard let array = value as? [Any] else {
+                throw BoardError(.invalidInput, "the field \(field.name) of \(operation) must be an array")
+            }
+            values = array
+        } else {
+            values = [value]
+        }
+        return try values.map { value throws(BoardError) in
+            switch field.json {
+            case .integer:
+                guard let number = value as? NSNumber, !isBoolean(value), let int = Int(exactly: number) else {
+                    throw BoardError(.invalidInput, "the field \(field.name) of \(operation) must be an integer")
+                }
+                return String(int)
+            case .boolean:
+                guard let bool = value as? Bool, isBoolean(value) else {
+                    throw BoardError(.invalidInput, "the field \(field.name) of \(operation) must be true or false")
+                }
+                return String(bool)
+            default:
+                guard let text = value as? String else {
+                    throw BoardError(.invalidInput, "the field \(field.name) of \(operation) must be a string")
+                }
+                return text
+            }
+        }
+    }
+
+    /// Whether a value JSONSerialization read is a JSON `true` or `false` (not a number).
+    private static func isBoolean(_ value: Any) -> Bool {
+        type(of: value) == booleanType
+    }
+
+    /// The type Foundation gives JSON's `true` and `false` (a number that is a boolean).
+    private static var booleanType: Any.Type { type(of: NSNumber(value: true) as Any) }
+
+    /// swift-argument-parser's message as one sentence of ours: its first line, without its `Error: `.
+    private static func sentence(_ message: String) -> String {
+        let first = message.split(separator: "\n").first.map(String.init) ?? message
+        return first.hasPrefix("Error: ") ? String(first.dropFirst(7)) : first
+    }
+
+    /// `artifactSHA256` → `artifact_sha256`, as ``AdminJSON`` writes keys.
+    static func snakeCase(_ name: String) -> String {
+        var out = ""
+        var previousLower = false
+        for character in name {
+            if character.isUppercase {
+                if previousLower { out += "_" }
+                out += character.lowercased()
+                previousLower = false
+            } else {
+                out.append(character)
+                previousLower = character.isLowercase || character.isNumber
+            }
+        }
+        return out
+    }
+
+    /// swift-argument-parser's description of an operation's arguments.
+    private static func describe<Op: Operation>(_ type: Op.Type) -> [Described] {
+        let text: String
+        do {
+            _ = try Op.parse(["--experimental-dump-help"])
+            return []
+        } catch {
+            text = Op.message(for: error)
+        }
+        guard let document = try? JSONDecoder().decode(Dump.self, from: Data(text.utf8)) else { return [] }
+        return (document.command.arguments ?? []).filter { argument in
+            !(argument.names ?? []).contains { $0.name == "help" || $0.name == "experimental-dump-help" }
+        }
+    }
+
+    private struct Dump: Decodable {
+        struct Command: Decodable { var arguments: [Described]? }
+        var command: Command
+    }
+
+    struct Described: Decodable {
+        struct Name: Decodable { var name: String }
+        var kind: String
+        var names: [Name]?
+        var preferredName: Name?
+        var abstract: String?
+        var isOptional: Bool
+        var isRepeating: Bool
+        var defaultValue: String?
+    }
+}
+
+/// swift-argument-parser's property wrappers, read without knowing their value's type.
+protocol ParsedField {
+    /// The Swift type of the field's value.
+    static var valueType: Any.Type { get }
+    /// The parsed value.
+    var value: Any { get }
+}
+
+extension Argument: ParsedField {
+    static var valueType: Any.Type { Value.self }
+    var value: Any { wrappedValue }
+}
+
+extension Option: ParsedField {
+    static var valueType: Any.Type { Value.self }
+    var value: Any { wrappedValue }
+}
+
+extension Flag: ParsedField {
+    static var valueType: Any.Type { Value.self }
+    var value: Any { wrappedValue }
+}
+
+/// An optional, read without knowing its type.
+protocol OptionalField {
+    static var wrapped: Any.Type { get }
+    var unwrapped: Any? { get }
+}
+
+extension Optional: OptionalField {
+    static var wrapped: Any.Type { Wrapped.self }
+    var unwrapped: Any? { self.map { $0 as Any } }
+}
+
+/// An array's element type, read without knowing it.
+protocol ArrayField {
+    static var element: Any.Type { get }
+}
+
+extension Array: ArrayField {
+    static var element: Any.Type { Element.self }
+}

@@ -1,0 +1,38 @@
+import ArgumentParser
+import PlugboardAdmin
+import PlugboardModel
+import PlugboardStore
+
+/// The CLI command of an ``Operation``: its name, help, arguments and options are the operation's declaration; it
+/// performs the operation on the board file, or with `--server` on a served board, and prints the answer.
+struct OperationCommand<Op: Operation>: RemoteCommand {
+    static var configuration: CommandConfiguration {
+        let declaration = Op.declaration
+        return CommandConfiguration(commandName: declaration.command, abstract: declaration.abstract, discussion: declaration.discussion)
+    }
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var operation: Op
+
+    func execute(_ output: Output) throws(BoardError) {
+        var operation = self.operation
+        if OperationWire.fields(of: Op.self).contains(where: { $0.name == "env" }) { operation.env = try global.environment() }
+        let answer = try global.perform(operation)
+        if let change = answer as? ChangeResult {
+            output.report(change)
+        } else if !output.json, let text = Op.text(answer) {
+            print(multiline(text))
+        } else {
+            output.printJSON(answer)
+        }
+    }
+}
+
+/// The commands of `operations`, in their order.
+func commands(_ operations: [any Operation.Type]) -> [any ParsableCommand.Type] {
+    operations.map { command(for: $0) }
+}
+
+private func command<Op: Operation>(for type: Op.Type) -> any ParsableCommand.Type {
+    OperationCommand<Op>.self
+}
