@@ -1,20 +1,21 @@
 /// Every operation of the admin API, in the order the OpenAPI document lists them.
 package enum AdminAPI {
-    package static let requests: [any AdminRequest.Type] = [
-        PluginRequests.List.self, PluginRequests.Show.self, PluginRequests.Status.self,
-    ] + PluginRequests.lifecycle.map { $0 as any AdminRequest.Type } + [
-        HostRequests.ReleaseQuarantine.self,
-        RolloutRequests.Start.self, RolloutRequests.Status.self, RolloutRequests.Hold.self, RolloutRequests.Abort.self,
-        RolloutRequests.Tick.self,
-        TrustRequests.AddSignature.self,
-        AccessRequests.Owners.self, AccessRequests.SetOwner.self, AccessRequests.Admins.self, AccessRequests.SetAdmin.self,
-        FlagRequests.List.self, FlagRequests.Create.self, FlagRequests.Show.self, FlagRequests.SetEnabled.self,
-        FlagRequests.Rollout.self, FlagRequests.Archive.self, FlagRequests.Export.self, FlagRequests.Import.self,
-        TrustRequests.Policies.self, TrustRequests.SetPolicy.self, TrustRequests.Signers.self, TrustRequests.AddSigner.self,
-        TrustRequests.RevokeSigner.self, TokenRequests.List.self, TokenRequests.Create.self, TokenRequests.Revoke.self,
-        TokenRequests.ListAccess.self, TokenRequests.CreateAccess.self, TokenRequests.RevokeAccess.self,
-        BoardRequests.Environments.self, BoardRequests.Clients.self, BoardRequests.Audit.self, BoardRequests.Verify.self,
-        BoardRequests.Checkpoint.self, SecretRequests.List.self, SecretRequests.Set.self, SecretRequests.Delete.self,
-        PluginRequests.Register.self,
-    ]
+    package static let requests: [any AdminRequest.Type] =
+        [
+            PluginRequests.List.self, PluginRequests.Show.self, PluginRequests.Status.self,
+        ] + PluginRequests.lifecycle.map { $0 as any AdminRequest.Type } + [
+            HostRequests.ReleaseQuarantine.self,
+            RolloutRequests.Start.self, RolloutRequests.Status.self, RolloutRequests.Hold.self, RolloutRequests.Abort.self,
+            RolloutRequests.Tick.self,
+            TrustRequests.AddSignature.self,
+            AccessRequests.Owners.self, AccessRequests.SetOwner.self, AccessRequests.Admins.self, AccessRequests.SetAdmin.self,
+            FlagRequests.List.self, FlagRequests.Create.self, FlagRequests.Show.self, FlagRequests.SetEnabled.self,
+            FlagRequests.Rollout.self, FlagRequests.Archive.self, FlagRequests.Export.self, FlagRequests.Import.self,
+            TrustRequests.Policies.self, TrustRequests.SetPolicy.self, TrustRequests.Signers.self, TrustRequests.AddSigner.self,
+            TrustRequests.RevokeSigner.self, TokenRequests.List.self, TokenRequests.Create.self, TokenRequests.Revoke.self,
+            TokenRequests.ListAccess.self, TokenRequests.CreateAccess.self, TokenRequests.RevokeAccess.self,
+            BoardRequests.Environments.self, BoardRequests.Clients.self, BoardRequests.Audit.self, BoardRequests.Verify.self,
+            BoardRequests.Checkpoint.self, SecretRequests.List.self, SecretRequests.Set.self, SecretRequests.Delete.self,
+            PluginRequests.Register.self,
+        ]
 }

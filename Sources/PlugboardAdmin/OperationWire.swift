@@ -110,7 +110,8 @@ package enum OperationWire {
             let names = fields.map(\.name).joined(separator: ", ")
             throw BoardError(
                 .invalidInput,
-                "\(Op.name) takes no field '\(Validate.escaped(String(unknown.prefix(100))))'; its fields are: \(names.isEmpty ? "none" : names)")
+                "\(Op.name) takes no field '\(Validate.escaped(String(unknown.prefix(100))))'; its fields are: \(names.isEmpty ? "none" : names)"
+            )
         }
         var arguments: [String] = []
         var positionals: [String] = []

@@ -6,7 +6,9 @@ package import PlugboardVersioning
 /// Enabling, kill switches, yanks and pins: what decides whether a release runs.
 extension PluginRequests {
     /// The operations of this file, in the order `plugboard plugin --help` lists them.
-    package static let lifecycle: [any Operation.Type] = [Enable.self, Disable.self, Kill.self, Revive.self, Yank.self, Unyank.self, Pin.self, Unpin.self]
+    package static let lifecycle: [any Operation.Type] = [
+        Enable.self, Disable.self, Kill.self, Revive.self, Yank.self, Unyank.self, Pin.self, Unpin.self,
+    ]
 
     /// `plugin enable ID`.
     package struct Enable: Operation {

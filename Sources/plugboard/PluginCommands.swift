@@ -16,7 +16,9 @@ import Darwin
 struct PluginCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plugin", abstract: "Register, enable, kill, yank and pin plug-ins.",
-        subcommands: [Register.self, Sign.self, AddSignature.self, List.self, Show.self] + commands(PluginRequests.lifecycle) + [Status.self])
+        subcommands: [Register.self, Sign.self, AddSignature.self, List.self, Show.self] + commands(PluginRequests.lifecycle) + [
+            Status.self
+        ])
 
     struct Register: RemoteCommand {
         static let configuration = CommandConfiguration(
