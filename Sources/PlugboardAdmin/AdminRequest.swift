@@ -20,6 +20,8 @@ package protocol AdminRequest: Sendable {
     static var access: OperationAccess { get }
     /// One sentence: what it does.
     static var summary: String { get }
+    /// More about it, for the OpenAPI document's description (may be empty).
+    static var discussion: String { get }
     /// The name of the schema of the answer in the OpenAPI document's components.
     static var responseSchema: String { get }
     /// The largest request body the server reads for it, when not the server's usual limit.
@@ -56,6 +58,7 @@ extension RoutedRequest {
     package static var name: String { route.name }
     package static var access: OperationAccess { route.lane ?? (route.access == .read ? .read : .write) }
     package static var summary: String { route.summary }
+    package static var discussion: String { "" }
     package static var responseSchema: String { route.response }
     package static var bodyLimit: Int? { route.bodyLimit }
     package static var parameters: [AdminParameter] { route.parameters }

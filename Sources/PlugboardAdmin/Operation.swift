@@ -78,6 +78,7 @@ extension Operation {
     package static var name: String { declaration.name }
     package static var access: OperationAccess { declaration.access }
     package static var summary: String { declaration.abstract }
+    package static var discussion: String { declaration.discussion }
     package static var responseSchema: String { declaration.response }
     package static var bodyLimit: Int? { declaration.bodyLimit }
     package static var parameters: [AdminParameter] { OperationWire.fields(of: Self.self).map(\.parameter) }
