@@ -8,7 +8,7 @@ import Synchronization
 /// The CLI builds a request from its arguments and either performs it on the board file (``perform(on:as:)``) or
 /// sends it to `plugboard serve --admin` as `POST /api/admin/{name}` with ``wireBody()`` as the JSON body; the server
 /// decodes it with ``fromWire(_:)`` and performs it as the access token's principal. Both give the same
-/// ``AdminReply``: the same JSON, the same error, the same notes. ``Operation`` derives all of this from one
+/// ``AdminReply``: the same JSON, the same error, the same notes. ``BoardOperation`` derives all of this from one
 /// declaration; ``RoutedRequest`` from a `Codable` type and its ``AdminRoute``.
 package protocol AdminRequest: Sendable {
     /// What the operation answers with: the JSON the CLI prints with `--json`.

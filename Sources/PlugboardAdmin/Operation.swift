@@ -57,7 +57,7 @@ package struct OperationDeclaration: Sendable {
 ///
 /// The CLI and the server both parse an operation through its arguments, so the checks of its `validate()` and of its
 /// fields' types are made the same way whichever side received it.
-package protocol Operation: AdminRequest, ParsableArguments {
+package protocol BoardOperation: AdminRequest, ParsableArguments {
     /// The operation's declaration.
     static var declaration: OperationDeclaration { get }
     /// The environment the operation acts in, for an operation that declares `env` (nil for others).
@@ -67,7 +67,7 @@ package protocol Operation: AdminRequest, ParsableArguments {
     static func text(_ value: Response) -> String?
 }
 
-extension Operation {
+extension BoardOperation {
     package var env: String? {
         get { nil }
         set {}
