@@ -158,7 +158,7 @@ package enum TrustRequests {
             "signer.revoke", .post, "/signers/{key_id}/revoke", .write,
             summary: "Revoke a key: no signature it made counts any more, including earlier ones.",
             parameters: [.path("key_id", "The key id."), AdminParameter("reason", .body, required: true, "Why.")],
-            response: "ChangeResult")
+            response: "ChangeResult", lane: .stop)
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
             try Validate.reason(reason)
             return AdminReply(try board.revokeSigner(keyID: keyID, reason: reason, by: actor))

@@ -62,6 +62,12 @@ package struct AdminRoute: Sendable {
         case read, write
     }
 
+    /// The server's lane for its work: reads, changes, or the stops (kill switches, aborted rollouts, disables, yanks
+    /// and revocations), which no flood of reads or changes queues behind.
+    package enum Lane: String, Sendable {
+        case read, change, stop
+    }
+
     /// The OpenAPI `operationId`, which is also the CLI command it serves (`plugin.kill`).
     package let name: String
     package let method: Method
@@ -75,13 +81,16 @@ package struct AdminRoute: Sendable {
     package let response: String
     /// The largest request body the server reads for it, when not the server's usual limit.
     package let bodyLimit: Int?
+    /// The server's lane for it: ``Lane/stop`` for the stops, else that of its access.
+    package let lane: Lane
 
     /// A route.
     package init(
         _ name: String, _ method: Method, _ path: String, _ access: Access, summary: String, parameters: [AdminParameter] = [],
-        response: String, bodyLimit: Int? = nil
+        response: String, bodyLimit: Int? = nil, lane: Lane? = nil
     ) {
         self.bodyLimit = bodyLimit
+        self.lane = lane ?? (access == .read ? .read : .change)
         self.name = name
         self.method = method
         self.path = path

@@ -75,7 +75,7 @@ package enum PluginRequests {
             parameters: [
                 .path("id", "The plug-in id."), .env(.body),
                 AdminParameter("enabled", .body, .boolean, required: true, "True to enable, false to disable."),
-            ], response: "ChangeResult")
+            ], response: "ChangeResult", lane: .stop)
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
             try Validate.pluginID(id)
             try Validate.environment(env)
@@ -108,7 +108,7 @@ package enum PluginRequests {
                 AdminParameter("all", .body, .boolean, required: true, "Every plug-in on the board (admins only)."),
                 AdminParameter("reason", .body, "Why (required to kill)."),
                 AdminParameter("revive", .body, .boolean, required: true, "Lift the kill switch instead of throwing it."),
-            ], response: "ChangeResult")
+            ], response: "ChangeResult", lane: .stop)
 
         /// What the request acts on, checked.
         package func target() throws(BoardError) -> KillTarget {
@@ -151,7 +151,7 @@ package enum PluginRequests {
                 .path("id", "The plug-in id."), .path("version", "The version."),
                 AdminParameter("reason", .body, "Why (required to yank)."),
                 AdminParameter("undo", .body, .boolean, required: true, "Undo the yank instead."),
-            ], response: "ChangeResult")
+            ], response: "ChangeResult", lane: .stop)
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
             try Validate.pluginID(id)
             let parsed = try AdminParse.version(version)

@@ -156,7 +156,7 @@ package enum RolloutRequests {
             "rollout.abort", .post, "/rollouts/{id}/abort", .write,
             summary: "Abort a rollout: every host stops the new release at its next reading, as for a kill switch.",
             parameters: [.path("id", "The plug-in id."), .env(.body), AdminParameter("reason", .body, "Why.")],
-            response: "ChangeResult")
+            response: "ChangeResult", lane: .stop)
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
             AdminReply(try board.abortRollout(pluginID: id, environment: env, reason: reason, by: actor))
         }

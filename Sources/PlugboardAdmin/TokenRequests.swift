@@ -78,7 +78,8 @@ package enum TokenRequests {
         package static let route = AdminRoute(
             "token.revoke", .post, "/tokens/{name}/revoke", .write,
             summary: "Revoke an API token: servers refuse it and end its open streams (admins).",
-            parameters: [.path("name", "The token's name."), AdminParameter("reason", .body, "Why.")], response: "ChangeResult")
+            parameters: [.path("name", "The token's name."), AdminParameter("reason", .body, "Why.")], response: "ChangeResult", lane: .stop
+        )
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
             AdminReply(try board.revokeAPIToken(name, reason: reason, by: actor))
         }
@@ -158,7 +159,7 @@ package enum TokenRequests {
             parameters: [
                 .path("name", "The token's name."), AdminParameter("principal", .body, "Whose token it is (default: the caller's)."),
                 AdminParameter("reason", .body, "Why."),
-            ], response: "ChangeResult")
+            ], response: "ChangeResult", lane: .stop)
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
             AdminReply(try board.revokeAccessToken(principal: principal ?? actor.osUser, name: name, reason: reason, by: actor))
         }

@@ -120,7 +120,7 @@ struct AdminLaneTests {
         }
         #expect(tickets.count == routes.bodies.perPrincipal)
         // Another token of the same principal gets no more.
-        await #expect(throws: ResponseFailure.self) {
+        await #expect(throws: Refusal.self) {
             _ = try await routes.admitBody(PluginRequests.Register.self, request, try caller(served.ci), lane: lane)
         }
         tickets.removeFirst().leave()
