@@ -99,6 +99,22 @@ struct AdminLaneTests {
         #expect(held, "the accepted token waited behind the guesses' lane")
     }
 
+    @Test func theStopsAreDeclaredInTheStopsLaneAndTheOtherOperationsInTheLaneOfTheirAccess() {
+        var stops: Set<String> = []
+        for type in AdminAPI.requests {
+            let route = type.route
+            if route.lane == .stop {
+                stops.insert(route.name)
+            } else {
+                #expect(route.lane == (route.access == .read ? .read : .change), "\(route.name)")
+            }
+        }
+        #expect(
+            stops == [
+                "plugin.kill", "rollout.abort", "plugin.enable", "plugin.yank", "token.revoke", "access-token.revoke", "signer.revoke",
+            ])
+    }
+
     @Test func largeBodiesAreCountedPerPrincipalFromAllTheirTokens() async throws {
         let served = try Served()
         let request = Request(
