@@ -28,9 +28,11 @@ struct RouteMetricsTests {
             ) { response in #expect(response.status == .notFound) }
             try await client.execute(uri: "/api/admin/whoami", method: .get) { response in #expect(response.status == .unauthorized) }
             try await client.execute(uri: "/nowhere/\(UUID())", method: .get) { response in #expect(response.status == .notFound) }
+            try await client.execute(uri: "/metrics", method: .get, headers: [.authorization: apiToken.secret]) { _ in }
             try await client.execute(uri: "/metrics", method: .get, headers: [.authorization: apiToken.secret]) { response in
                 let text = String(buffer: response.body)
                 for line in [
+                    #"plugboard_http_requests_total{route="/metrics",status="200"} 1"#,
                     #"plugboard_http_requests_total{route="/api/host/artifacts/{sha256}",status="404"} 2"#,
                     #"plugboard_http_requests_total{route="/api/admin/plugins/{id}",status="404"} 1"#,
                     #"plugboard_http_requests_total{route="/api/admin/whoami",status="401"} 1"#,
