@@ -106,7 +106,6 @@ package struct AdminRoute: Sendable {
         case read, write
     }
 
-
     /// The OpenAPI `operationId`, which is also the CLI command it serves (`plugin.kill`).
     package let name: String
     package let method: Method
