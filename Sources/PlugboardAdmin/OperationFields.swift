@@ -44,6 +44,7 @@ package struct Reason: BoardField, Hashable {
 /// A flag name as a board holds it (``Validate/flagName(_:field:)``): what every command that looks a flag up takes, so
 /// that a flag a board already holds can always be switched off, shown and archived.
 package struct FlagName: BoardField, Hashable {
+    /// The name.
     package let text: String
     package init(validating text: String) throws(BoardError) {
         try Validate.flagName(text)
@@ -54,6 +55,7 @@ package struct FlagName: BoardField, Hashable {
 
 /// A name for a new flag (``Validate/newFlagName(_:field:)``): a ``FlagName`` whose letters are of one script.
 package struct NewFlagName: BoardField, Hashable {
+    /// The name.
     package let text: String
     package init(validating text: String) throws(BoardError) {
         try Validate.newFlagName(text)
@@ -64,6 +66,7 @@ package struct NewFlagName: BoardField, Hashable {
 
 /// What keeps a user in the same bucket of a rollout: `default`, `userId`, `sessionId`, `random` or a context field.
 package struct Stickiness: BoardField, Hashable {
+    /// The field's name.
     package let text: String
     package init(validating text: String) throws(BoardError) {
         try Validate.stickiness(text)

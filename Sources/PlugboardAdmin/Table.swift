@@ -5,7 +5,9 @@ import PlugboardModel
 /// Cells are escaped as they are added (``Validate/escaped(_:)``): a newline shows as `\n`, an escape sequence or a
 /// right-to-left override as `\u{…}`, so that one row stays one line and shows what the board holds.
 package struct Table {
+    /// The header row.
     package var headers: [String]
+    /// The rows, their cells escaped.
     package var rows: [[String]] = []
 
     /// A table with these column headers and no rows.
