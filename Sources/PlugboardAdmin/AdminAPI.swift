@@ -8,13 +8,13 @@ package enum AdminAPI {
             RolloutRequests.Tick.self,
             TrustRequests.AddSignature.self,
             AccessRequests.Owners.self, AccessRequests.SetOwner.self, AccessRequests.Admins.self, AccessRequests.SetAdmin.self,
-            FlagRequests.List.self, FlagRequests.Create.self, FlagRequests.Show.self, FlagRequests.SetEnabled.self,
-            FlagRequests.Rollout.self, FlagRequests.Archive.self, FlagRequests.Export.self, FlagRequests.Import.self,
+        ] + FlagRequests.all.map { $0 as any AdminRequest.Type } + [
             TrustRequests.Policies.self, TrustRequests.SetPolicy.self, TrustRequests.Signers.self, TrustRequests.AddSigner.self,
             TrustRequests.RevokeSigner.self, TokenRequests.List.self, TokenRequests.Create.self, TokenRequests.Revoke.self,
             TokenRequests.ListAccess.self, TokenRequests.CreateAccess.self, TokenRequests.RevokeAccess.self,
             BoardRequests.Environments.self, BoardRequests.Clients.self, BoardRequests.Audit.self, BoardRequests.Verify.self,
-            BoardRequests.Checkpoint.self, SecretRequests.List.self, SecretRequests.Set.self, SecretRequests.Delete.self,
-            PluginRequests.Register.self,
+            BoardRequests.Checkpoint.self,
+        ] + SecretRequests.all.map { $0 as any AdminRequest.Type } + [
+            PluginRequests.Register.self
         ]
 }

@@ -65,6 +65,9 @@ package protocol BoardOperation: AdminRequest, ParsableArguments {
     /// The text the CLI prints for an answer without `--json`; nil for the default (a ``ChangeResult``'s message and
     /// notes, else the JSON).
     static func text(_ value: Response) -> String?
+    /// The text the CLI prints for this request's answer without `--json`: ``text(_:)``, unless the request's fields
+    /// change it (an empty listing's sentence says what was asked for).
+    func text(for value: Response) -> String?
 }
 
 extension BoardOperation {
@@ -74,6 +77,8 @@ extension BoardOperation {
     }
 
     package static func text(_ value: Response) -> String? { nil }
+
+    package func text(for value: Response) -> String? { Self.text(value) }
 
     package static var name: String { declaration.name }
     package static var access: OperationAccess { declaration.access }

@@ -51,6 +51,43 @@ package struct HostID: BoardField, Hashable {
     package var description: String { text }
 }
 
+/// A flag name as a board holds it (``Validate/flagName(_:field:)``): what every command that looks a flag up takes, so
+/// that a flag a board already holds can always be switched off, shown and archived.
+package struct FlagName: BoardField, Hashable {
+    /// The name.
+    package let text: String
+    package init(validating text: String) throws(BoardError) {
+        try Validate.flagName(text)
+        self.text = text
+    }
+    package var description: String { text }
+}
+
+/// A name for a new flag (``Validate/newFlagName(_:field:)``): a ``FlagName`` whose letters are of one script.
+package struct NewFlagName: BoardField, Hashable {
+    /// The name.
+    package let text: String
+    package init(validating text: String) throws(BoardError) {
+        try Validate.newFlagName(text)
+        self.text = text
+    }
+    package var description: String { text }
+}
+
+/// What keeps a user in the same bucket of a rollout: `default`, `userId`, `sessionId`, `random` or a context field.
+package struct Stickiness: BoardField, Hashable {
+    /// The field's name.
+    package let text: String
+    package init(validating text: String) throws(BoardError) {
+        try Validate.stickiness(text)
+        self.text = text
+    }
+    private init(known text: String) { self.text = text }
+    /// `default`: userId, else sessionId, else random.
+    package static let standard = Stickiness(known: "default")
+    package var description: String { text }
+}
+
 extension SemanticVersion: BoardField {
     package init(validating text: String) throws(BoardError) {
         do { self = try SemanticVersion(text) } catch { throw BoardError(.invalidInput, error.message) }
@@ -78,6 +115,17 @@ extension Option where Value: BoardField {
     /// A required option of a ``BoardField`` type.
     package init(name: NameSpecification = .long, help: ArgumentHelp) {
         self.init(name: name, help: help, transform: { try Value(validating: $0) })
+    }
+}
+
+extension Option where Value: BoardField {
+    /// An option of a ``BoardField`` type with a default value.
+    package init(wrappedValue: Value, name: NameSpecification = .long, help: ArgumentHelp) {
+        // argument-parser shows no default for an option it parses with a transform: the help says it as it does for
+        // the others.
+        var help = help
+        help.abstract += " (default: \(wrappedValue))"
+        self.init(wrappedValue: wrappedValue, name: name, help: help, transform: { try Value(validating: $0) })
     }
 }
 

@@ -160,6 +160,8 @@ package enum OperationWire {
         case let int as Int64: return int
         case let text as String: return text
         case let array as [Any]: return array.compactMap { jsonValue($0) }
+        // An enum that argument-parser reads by its raw value (`kill-switch`) is written by it.
+        case let raw as any RawRepresentable: return jsonValue(raw.rawValue)
         default: return String(describing: value)
         }
     }

@@ -6,10 +6,7 @@ import PlugboardStore
 /// The CLI command of a ``BoardOperation``: its name, help, arguments and options are the operation's declaration; it
 /// performs the operation on the board file, or with `--server` on a served board, and prints the answer.
 struct OperationCommand<Op: BoardOperation>: RemoteCommand {
-    static var configuration: CommandConfiguration {
-        let declaration = Op.declaration
-        return CommandConfiguration(commandName: declaration.command, abstract: declaration.abstract, discussion: declaration.discussion)
-    }
+    static var configuration: CommandConfiguration { declared(Op.self) }
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var operation: Op
@@ -20,12 +17,19 @@ struct OperationCommand<Op: BoardOperation>: RemoteCommand {
         let answer = try global.perform(operation)
         if let change = answer as? ChangeResult {
             output.report(change)
-        } else if !output.json, let text = Op.text(answer) {
+        } else if !output.json, let text = operation.text(for: answer) {
             print(multiline(text))
         } else {
             output.printJSON(answer)
         }
     }
+}
+
+/// The name, abstract and discussion of `operation`'s command: for ``OperationCommand`` and for a hand-written command
+/// that performs it (one that reads a file, or prints what is not the CLI's JSON).
+func declared<Op: BoardOperation>(_ operation: Op.Type) -> CommandConfiguration {
+    let declaration = Op.declaration
+    return CommandConfiguration(commandName: declaration.command, abstract: declaration.abstract, discussion: declaration.discussion)
 }
 
 /// The commands of `operations`, in their order.

@@ -18,23 +18,17 @@ struct SecretCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "secret", abstract: "Store, read, list and delete a plug-in's encrypted secrets.",
         discussion: """
-            Values are encrypted with the plug-in's data key under the board's master key ($PLUGBOARD_MASTER_KEY,
-            else the key file <board>.key). Key names are not secret: they are stored in clear and audited.
+            Values are encrypted with the plug-in's data key under the board's master key ($PLUGBOARD_MASTER_KEY, \
+            else the key file <board>.key). Key names are not secret: they are stored in clear and audited. \
             Setting, reading and deleting a secret need an owner or maintainer of the plug-in, or an admin.
             """,
-        subcommands: [SetSecret.self, GetSecret.self, ListSecrets.self, DeleteSecret.self])
+        subcommands: [SetSecret.self, GetSecret.self] + commands(SecretRequests.commands))
 
+    /// `secret set`: the operation, with the value read from a file, stdin or the argument here.
     struct SetSecret: RemoteCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "set", abstract: "Encrypt and store a secret of a plug-in.",
-            discussion: """
-                The value is stored byte for byte: from --from-file FILE (or - for stdin) nothing is added or
-                stripped, so `printf %s "$TOKEN" | plugboard secret set --plugin ID KEY --from-file -` stores no
-                newline. A VALUE argument works too, but may stay in your shell history and is visible to other
-                users in the process list.
-                """)
+        static let configuration = declared(SecretRequests.Set.self)
         @OptionGroup var global: GlobalOptions
-        @Option(name: .long, help: "The plug-in id.") var plugin: String
+        @Option(name: .long, help: "The plug-in id.") var plugin: PluginID
         @Argument(help: "The key name (not secret: stored in clear and audited).") var key: String
         @Argument(help: "The value (prefer --from-file).") var value: String?
         @Option(
@@ -68,10 +62,10 @@ struct SecretCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "get", abstract: "Decrypt a secret of a plug-in and print it (the read is audited).",
             discussion: """
-                Prints the value's bytes exactly as stored, with no newline added, so that
-                `plugboard secret get --plugin ID KEY > file` and "$(plugboard secret get …)" give back what was set;
+                Prints the value's bytes exactly as stored, with no newline added, so that \
+                `plugboard secret get --plugin ID KEY > file` and "$(plugboard secret get …)" give back what was set; \
                 only when stdout is a terminal a newline follows, to keep your prompt on its own line.
-                With --json: {"plugin", "key", "value", "value_base64"}; "value" is the text when the bytes are
+                With --json: {"plugin", "key", "value", "value_base64"}; "value" is the text when the bytes are \
                 UTF-8, else null, and "value_base64" always holds the exact bytes.
                 """)
         @OptionGroup var global: GlobalOptions
@@ -106,40 +100,6 @@ struct SecretCommand: ParsableCommand {
             }
             FileHandle.standardOutput.write(value)
             if isatty(STDOUT_FILENO) == 1 { FileHandle.standardOutput.write(Data("\n".utf8)) }
-        }
-    }
-
-    struct ListSecrets: RemoteCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "list", abstract: "List a plug-in's secrets: names and data key versions, never values.",
-            discussion: "Needs no master key: key names are not secret.")
-        @OptionGroup var global: GlobalOptions
-        @Option(name: .long, help: "The plug-in id.") var plugin: String
-
-        func execute(_ output: Output) throws(BoardError) {
-            let entries = try global.perform(SecretRequests.List(plugin: plugin))
-            if output.json {
-                output.printJSON(entries)
-                return
-            }
-            var table = Table("KEY", "DATA KEY", "STATE", "UPDATED")
-            for entry in entries {
-                table.add(
-                    entry.key, "v\(entry.dataKeyVersion) (\(entry.dataKeyState))",
-                    entry.readable ? "readable" : "unreadable: data key shredded", entry.updatedAt)
-            }
-            table.print(empty: "\(plugin) has no secrets; store one with plugboard secret set --plugin \(plugin) KEY --from-file FILE.")
-        }
-    }
-
-    struct DeleteSecret: RemoteCommand {
-        static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a secret of a plug-in.")
-        @OptionGroup var global: GlobalOptions
-        @Option(name: .long, help: "The plug-in id.") var plugin: String
-        @Argument(help: "The key name.") var key: String
-
-        func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.perform(SecretRequests.Delete(plugin: plugin, key: key)))
         }
     }
 }
