@@ -48,12 +48,7 @@ let package = Package(
         .target(name: "PlugboardVersioning"),
         // A linear-time regular expression engine with the syntax and semantics of Rust's regex crate.
         .target(name: "PlugboardRegex"),
-        .target(
-            name: "PlugboardFlags",
-            // The plug-in API gives the evaluator its result vocabulary (OpenFeature's reasons and error codes) and
-            // the error-code type every module's error uses; it links no evaluator, SQLite or crypto.
-            dependencies: ["PlugboardRegex", "PlugboardVersioning", "PlugboardPluginAPI"]
-        ),
+        .target(name: "PlugboardFlags", dependencies: ["PlugboardRegex", "PlugboardVersioning"]),
 
         // MARK: The plug-in interface (SPI + FPI)
         .target(
