@@ -120,11 +120,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // MARK: The HTTP clients of a served board: one configuration (trust, waits, failure sentences) for the CLI and hosts
+        .target(
+            name: "PlugboardClient",
+            dependencies: [
+                "PlugboardModel",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         // MARK: Hosts on other machines: the host runtime against a served board (HTTP client, offline cache)
         .target(
             name: "PlugboardRemoteHost",
             dependencies: [
                 "PlugboardHost",
+                "PlugboardClient",
                 "PlugboardModel",
                 "PlugboardFlags",
                 "PlugboardPluginAPI",
@@ -151,10 +162,6 @@ let package = Package(
                 "PlugboardVersioning",
                 "PlugboardPluginAPI",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
 
@@ -184,6 +191,7 @@ let package = Package(
             name: "plugboard",
             dependencies: [
                 "PlugboardAdmin",
+                "PlugboardClient",
                 "PlugboardStore",
                 "PlugboardModel",
                 "PlugboardFlags",
@@ -191,6 +199,9 @@ let package = Package(
                 "PlugboardServer",
                 "PlugboardVersioning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
