@@ -1,5 +1,6 @@
 package import Foundation
 package import PlugboardModel
+import PlugboardBoardSecureStorage
 import PlugboardSecureStorage
 package import PlugboardStore
 

@@ -3,6 +3,7 @@ public import Logging
 public import PlugboardHost
 public import PlugboardModel
 public import PlugboardPluginAPI
+import PlugboardBoardSecureStorage
 import PlugboardSecureStorage
 public import PlugboardStore
 

@@ -25,6 +25,15 @@ package struct HTTPClientSettings: Sendable {
     /// The PEM file of the certificates to trust instead of the system's, from `$PLUGBOARD_CA_FILE`.
     package let caFile: String?
 
+    /// Settings with these waits and trust.
+    package init(connectTimeout: Duration, readTimeout: Duration, deadline: Duration, retriesConnections: Bool, caFile: String?) {
+        self.connectTimeout = connectTimeout
+        self.readTimeout = readTimeout
+        self.deadline = deadline
+        self.retriesConnections = retriesConnections
+        self.caFile = caFile
+    }
+
     /// The CLI's `--server` client: 10 s to connect, 120 s of silence, and a deadline of 120 s or `$PLUGBOARD_TIMEOUT`
     /// seconds (1 to 86,400) for a whole request.
     package static let cli = HTTPClientSettings(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PlugboardModel
+import PlugboardBoardSecureStorage
 import PlugboardSecureStorage
 import PlugboardStore
 

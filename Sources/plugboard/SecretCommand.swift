@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PlugboardAdmin
 import PlugboardModel
+import PlugboardBoardSecureStorage
 import PlugboardSecureStorage
 import PlugboardStore
 

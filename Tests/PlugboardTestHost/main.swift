@@ -24,6 +24,7 @@ import PlugboardHost
 import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardRemoteHost
+import PlugboardBoardSecureStorage
 import PlugboardSecureStorage
 import PlugboardStore
 

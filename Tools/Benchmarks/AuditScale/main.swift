@@ -15,6 +15,7 @@
 import BenchmarkContexts
 import Foundation
 import PlugboardModel
+import PlugboardBoardSecureStorage
 import PlugboardSecureStorage
 import PlugboardStore
 

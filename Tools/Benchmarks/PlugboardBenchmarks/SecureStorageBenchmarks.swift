@@ -5,6 +5,7 @@ import Foundation
 import GRDB
 import PlugboardModel
 import PlugboardPluginAPI
+import PlugboardBoardSecureStorage
 import PlugboardSecureStorage
 import PlugboardStore
 
