@@ -1,6 +1,6 @@
 package import Foundation
-package import PlugboardModel
 import PlugboardBoardSecureStorage
+package import PlugboardModel
 import PlugboardSecureStorage
 package import PlugboardStore
 

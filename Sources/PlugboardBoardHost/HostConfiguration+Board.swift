@@ -1,9 +1,9 @@
 public import Foundation
 public import Logging
+import PlugboardBoardSecureStorage
 public import PlugboardHost
 public import PlugboardModel
 public import PlugboardPluginAPI
-import PlugboardBoardSecureStorage
 import PlugboardSecureStorage
 public import PlugboardStore
 

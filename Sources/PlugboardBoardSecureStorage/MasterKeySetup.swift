@@ -4,7 +4,7 @@ public import PlugboardSecureStorage
 public struct MasterKeySetup: Sendable, Hashable {
     /// Where the master key is.
     public let source: MasterKeySource
-    /// The key's non-secret ``MasterKey/identifier``.
+    /// The key's non-secret ``/PlugboardSecureStorage/MasterKey/identifier``.
     public let keyID: String
     /// Whether a new key file was created (else an existing key file or the environment variable was used).
     public let createdKeyFile: Bool

@@ -104,7 +104,6 @@ public final class ServedBoardSource: HostSource, Sendable {
     /// and the host runs from its cache at once).
     static let answerTimeout = settings.deadlineAmount
 
-
     /// A source for the server at `server`, with an API token for hosts of the host's environment (`plugboard token create
     /// --for hosts`).
     ///

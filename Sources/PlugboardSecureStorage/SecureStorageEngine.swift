@@ -140,7 +140,7 @@ package final class SecureStorageEngine: Sendable, CustomStringConvertible, Cust
         currentKey.withLock { $0.identifier }
     }
 
-    /// The master key in use, for ``BoardSecureStorage`` to open stores that join its transactions.
+    /// The master key in use, for `BoardSecureStorage` to open stores that join its transactions.
     package var masterKey: MasterKey {
         currentKey.withLock { $0 }
     }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import PlugboardModel
 import PlugboardBoardSecureStorage
+import PlugboardModel
 import PlugboardSecureStorage
 import PlugboardStore
 

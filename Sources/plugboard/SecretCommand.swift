@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import PlugboardAdmin
-import PlugboardModel
 import PlugboardBoardSecureStorage
+import PlugboardModel
 import PlugboardSecureStorage
 import PlugboardStore
 

@@ -37,13 +37,18 @@ struct HTTPClientSettingsTests {
         #expect(HTTPClientSettings.host.words(for: refused) == "connection refused")
         #expect(
             HTTPClientSettings.cli.sentence(for: refused, server: server)
-                == "cannot reach the server at \(server): the connection was refused or timed out; is plugboard serve --admin running there?")
+                == "cannot reach the server at \(server): the connection was refused or timed out; is plugboard serve --admin running there?"
+        )
         let handshake = Failure(description: "NIOSSLError.handshakeFailed(BoringSSL: CERTIFICATE_VERIFY_FAILED)")
         #expect(HTTPClientSettings.cli.sentence(for: handshake, server: server).contains("the TLS connection failed"))
         let unresolved = Failure(description: "NXDOMAIN")
-        #expect(HTTPClientSettings.cli.sentence(for: unresolved, server: server) == "cannot reach the server at \(server): the name does not resolve")
+        #expect(
+            HTTPClientSettings.cli.sentence(for: unresolved, server: server)
+                == "cannot reach the server at \(server): the name does not resolve")
         #expect(HTTPClientSettings.host.words(for: Failure(description: "connectTimeout")) == "no connection within 1 s")
-        #expect(HTTPClientSettings.cli.sentence(for: Failure(description: "deadlineExceeded"), server: server).contains("set PLUGBOARD_TIMEOUT"))
+        #expect(
+            HTTPClientSettings.cli.sentence(for: Failure(description: "deadlineExceeded"), server: server).contains("set PLUGBOARD_TIMEOUT")
+        )
         let long = Failure(description: String(repeating: "x", count: 300))
         #expect(HTTPClientSettings.host.words(for: long).count == 201)
     }

@@ -20,11 +20,11 @@
 
 import Foundation
 import PlugboardBoardHost
+import PlugboardBoardSecureStorage
 import PlugboardHost
 import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardRemoteHost
-import PlugboardBoardSecureStorage
 import PlugboardSecureStorage
 import PlugboardStore
 

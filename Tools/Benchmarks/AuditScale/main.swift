@@ -14,8 +14,8 @@
 // - 5 by 200 other users: refused attempts (`plugin.kill`, "not allowed").
 import BenchmarkContexts
 import Foundation
-import PlugboardModel
 import PlugboardBoardSecureStorage
+import PlugboardModel
 import PlugboardSecureStorage
 import PlugboardStore
 

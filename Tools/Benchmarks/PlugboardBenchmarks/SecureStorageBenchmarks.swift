@@ -3,9 +3,9 @@ import BenchmarkContexts
 import Crypto
 import Foundation
 import GRDB
+import PlugboardBoardSecureStorage
 import PlugboardModel
 import PlugboardPluginAPI
-import PlugboardBoardSecureStorage
 import PlugboardSecureStorage
 import PlugboardStore
 
