@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "PlugboardModel", targets: ["PlugboardModel"]),
         .library(name: "PlugboardStore", targets: ["PlugboardStore"]),
         .library(name: "PlugboardSecureStorage", targets: ["PlugboardSecureStorage"]),
+        .library(name: "PlugboardBoardSecureStorage", targets: ["PlugboardBoardSecureStorage"]),
         .library(name: "PlugboardHost", targets: ["PlugboardHost"]),
         .library(name: "PlugboardBoardHost", targets: ["PlugboardBoardHost"]),
         .library(name: "PlugboardRemoteHost", targets: ["PlugboardRemoteHost"]),
@@ -44,24 +45,22 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
-        // MARK: Pure modules (no I/O)
+        // Layers, lowest first: a target depends only on targets of lower layers (and on what it imports).
+
+        // MARK: Layer 0, pure values (no I/O): versions, the regex engine, the flags evaluator
         .target(name: "PlugboardVersioning"),
         // A linear-time regular expression engine with the syntax and semantics of Rust's regex crate.
         .target(name: "PlugboardRegex"),
-        .target(
-            name: "PlugboardFlags",
-            // The plug-in API gives the evaluator its result vocabulary (OpenFeature's reasons and error codes) and
-            // the error-code type every module's error uses; it links no evaluator, SQLite or crypto.
-            dependencies: ["PlugboardRegex", "PlugboardVersioning", "PlugboardPluginAPI"]
-        ),
+        // The evaluator names OpenFeature's reasons and error codes itself: it links no plug-in API.
+        .target(name: "PlugboardFlags", dependencies: ["PlugboardRegex", "PlugboardVersioning"]),
 
-        // MARK: The plug-in interface (SPI + FPI)
+        // MARK: Layer 1, the plug-in interface (SPI + FPI): what a plug-in links
         .target(
             name: "PlugboardPluginAPI",
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
 
-        // MARK: The values hosts, the server and the CLI share (no SQLite)
+        // MARK: Layer 2, values and engines without a board: shared values (no SQLite), secure storage over a backend
         .target(
             name: "PlugboardModel",
             dependencies: [
@@ -72,8 +71,14 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Envelope encryption, key providers, and the protocol of where ciphertext lives (`SecureStorageBackend`),
+        // which the board implements: it links no board.
+        .target(
+            name: "PlugboardSecureStorage",
+            dependencies: ["PlugboardPluginAPI", .product(name: "Crypto", package: "swift-crypto")]
+        ),
 
-        // MARK: The board
+        // MARK: Layer 3, the board: the SQLite file (the only GRDB), and its secure storage
         .target(
             name: "PlugboardMigrations",
             path: "Migrations",
@@ -85,22 +90,21 @@ let package = Package(
             dependencies: [
                 "PlugboardMigrations",
                 "PlugboardModel",
+                "PlugboardSecureStorage",
                 "PlugboardFlags",
                 "PlugboardVersioning",
+                "PlugboardPluginAPI",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The board's secure storage (`BoardSecureStorage`): the engine over the board's secret tables, audited.
         .target(
-            name: "PlugboardSecureStorage",
-            dependencies: [
-                "PlugboardStore",
-                "PlugboardModel",
-                "PlugboardPluginAPI",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            name: "PlugboardBoardSecureStorage",
+            dependencies: ["PlugboardStore", "PlugboardSecureStorage", "PlugboardModel", "PlugboardPluginAPI"]
         ),
+
+        // MARK: Layer 4, hosts: the runtime, a host of the board file, the HTTP clients of a served board and its hosts
         .target(
             name: "PlugboardHost",
             dependencies: [
@@ -112,24 +116,35 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // MARK: A host of the board file on its machine: the host runtime with the board, its flags and secure storage
+        // A host of the board file on its machine: the host runtime with the board, its flags and secure storage.
         .target(
             name: "PlugboardBoardHost",
             dependencies: [
                 "PlugboardHost",
-                "PlugboardModel",
                 "PlugboardStore",
                 "PlugboardSecureStorage",
-                "PlugboardFlags",
+                "PlugboardBoardSecureStorage",
+                "PlugboardModel",
                 "PlugboardPluginAPI",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // MARK: Hosts on other machines: the host runtime against a served board (HTTP client, offline cache)
+        // One HTTP configuration (trust, waits, failure sentences) for the CLI's `--server` client and served hosts.
+        .target(
+            name: "PlugboardClient",
+            dependencies: [
+                "PlugboardModel",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        // Hosts on other machines: the host runtime against a served board (HTTP client, offline cache); no GRDB.
         .target(
             name: "PlugboardRemoteHost",
             dependencies: [
                 "PlugboardHost",
+                "PlugboardClient",
                 "PlugboardModel",
                 "PlugboardFlags",
                 "PlugboardPluginAPI",
@@ -140,44 +155,43 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Fakes for plug-in authors' tests.
         .target(
             name: "PlugboardTesting",
             dependencies: ["PlugboardPluginAPI", .product(name: "Logging", package: "swift-log")]
         ),
 
-        // MARK: The admin API's operations: performed on a board by the CLI, or sent to and served by `serve --admin`
+        // MARK: Layer 4, the admin API's operations: performed on a board by the CLI, or served by `serve --admin`
         .target(
             name: "PlugboardAdmin",
             dependencies: [
                 "PlugboardStore",
                 "PlugboardSecureStorage",
+                "PlugboardBoardSecureStorage",
                 "PlugboardModel",
                 "PlugboardFlags",
                 "PlugboardVersioning",
                 "PlugboardPluginAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
 
-        // MARK: The server: the board's flags over HTTP (Unleash client API, OFREP)
+        // MARK: Layer 5, the server: the board over HTTP (Unleash client API, OFREP, hosts, the admin API); no HTTP client
         .target(
             name: "PlugboardServer",
             dependencies: [
                 "PlugboardAdmin",
-                "PlugboardPluginAPI",
                 "PlugboardStore",
                 "PlugboardModel",
                 "PlugboardFlags",
+                "PlugboardPluginAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -185,18 +199,24 @@ let package = Package(
             ]
         ),
 
-        // MARK: The admin CLI
+        // MARK: Layer 6, the CLI: `plugboard`, on a board file or through `--server`
         .executableTarget(
             name: "plugboard",
             dependencies: [
                 "PlugboardAdmin",
+                "PlugboardClient",
+                "PlugboardServer",
                 "PlugboardStore",
+                "PlugboardSecureStorage",
+                "PlugboardBoardSecureStorage",
                 "PlugboardModel",
                 "PlugboardFlags",
-                "PlugboardSecureStorage",
-                "PlugboardServer",
                 "PlugboardVersioning",
+                "PlugboardPluginAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -236,7 +256,7 @@ let package = Package(
             name: "plugboard-test-host",
             dependencies: [
                 "PlugboardHost", "PlugboardBoardHost", "PlugboardRemoteHost", "PlugboardModel", "PlugboardStore", "PlugboardSecureStorage",
-                "PlugboardPluginAPI",
+                "PlugboardBoardSecureStorage", "PlugboardPluginAPI",
             ],
             path: "Tests/PlugboardTestHost"
         ),
@@ -252,7 +272,8 @@ let package = Package(
         .testTarget(
             name: "PlugboardStoreTests",
             dependencies: [
-                "PlugboardStore", "PlugboardModel", "PlugboardMigrations", .product(name: "GRDB", package: "GRDB.swift"),
+                "PlugboardStore", "PlugboardModel", "PlugboardMigrations", "PlugboardFlags", "PlugboardVersioning",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Fixtures"]
@@ -261,8 +282,9 @@ let package = Package(
             name: "PlugboardHostTests",
             dependencies: [
                 "PlugboardHost", "PlugboardBoardHost", "PlugboardModel", "PlugboardStore", "PlugboardFlags", "PlugboardVersioning",
-                "PlugboardPluginAPI", "PlugboardTesting", "PlugboardServer", "PlugboardRemoteHost", "PlugboardTestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "PlugboardPluginAPI", "PlugboardTesting", "PlugboardServer", "PlugboardRemoteHost", "PlugboardClient", "PlugboardTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -273,14 +295,17 @@ let package = Package(
         .testTarget(
             name: "PlugboardServerTests",
             dependencies: [
-                "PlugboardServer", "PlugboardStore", "PlugboardModel", "PlugboardFlags", "plugboard", "PlugboardTestSupport",
-                .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+                "PlugboardServer", "PlugboardAdmin", "PlugboardStore", "PlugboardModel", "PlugboardFlags", "plugboard",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "PlugboardSecureStorageTests",
             dependencies: [
-                "PlugboardSecureStorage", "PlugboardTesting", "PlugboardPluginAPI", "PlugboardStore", "PlugboardModel", "PlugboardTestSupport",
+                "PlugboardSecureStorage", "PlugboardBoardSecureStorage", "PlugboardTesting", "PlugboardPluginAPI", "PlugboardStore",
+                "PlugboardModel", "PlugboardTestSupport", .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
     ]
@@ -324,7 +349,7 @@ if benchmarks {
     package.targets.append(
         .executableTarget(
             name: "audit-scale-board",
-            dependencies: ["BenchmarkContexts", "PlugboardModel", "PlugboardStore", "PlugboardSecureStorage"],
+            dependencies: ["BenchmarkContexts", "PlugboardModel", "PlugboardStore", "PlugboardSecureStorage", "PlugboardBoardSecureStorage"],
             path: "Tools/Benchmarks/AuditScale",
             swiftSettings: commonSwiftSettings
         ))
@@ -343,6 +368,7 @@ if benchmarks {
                 "PlugboardBoardHost",
                 "PlugboardPluginAPI",
                 "PlugboardSecureStorage",
+                "PlugboardBoardSecureStorage",
                 "PlugboardVersioning",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),

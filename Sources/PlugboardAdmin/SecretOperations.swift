@@ -1,5 +1,6 @@
 package import ArgumentParser
 package import Foundation
+import PlugboardBoardSecureStorage
 package import PlugboardModel
 import PlugboardSecureStorage
 package import PlugboardStore

@@ -1,5 +1,6 @@
 public import Foundation
 public import Logging
+import PlugboardBoardSecureStorage
 public import PlugboardHost
 public import PlugboardModel
 public import PlugboardPluginAPI

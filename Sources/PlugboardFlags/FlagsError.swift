@@ -1,5 +1,3 @@
-public import PlugboardPluginAPI
-
 /// The error this module throws: a features JSON it cannot decode, a feature set strict validation refuses, or a
 /// line of batch input it cannot read.
 ///
@@ -8,8 +6,18 @@ public import PlugboardPluginAPI
 /// `flag 'checkout' (features[3]) strategy 1 constraint 2: missing required key 'operator'`. Codes are an open
 /// set, compared with their static members (`error.code == .malformedFeatures`); a later version may add codes.
 public struct FlagsError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The kind of failure (see `ErrorCode`).
-    public typealias Code = ErrorCode<FlagsError>
+    /// The kind of failure: an open set of names, compared with its static members. It has the shape of the plug-in
+    /// API's `ErrorCode` that the other modules' errors use; the evaluator links no plug-in API, so it declares its own.
+    public struct Code: Sendable, Hashable, RawRepresentable, CustomStringConvertible {
+        /// The code's name, for example `malformed-features`.
+        public let rawValue: String
+
+        /// A code named `rawValue`.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The code's name.
+        public var description: String { rawValue }
+    }
 
     /// The kind of problem.
     public var code: Code
@@ -32,7 +40,7 @@ public struct FlagsError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { lineNumber.map { "line \($0): \(message)" } ?? message }
 }
 
-extension ErrorCode where Domain == FlagsError {
+extension FlagsError.Code {
     /// The features JSON is not valid JSON, or a field has the wrong shape.
     public static let malformedFeatures = Self(rawValue: "malformed-features")
     /// The features decoded, but strict validation refused them; ``FlagsError/validation`` has every problem.

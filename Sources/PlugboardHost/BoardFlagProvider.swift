@@ -136,7 +136,36 @@ struct HostBoundFlags: FlagEvaluating {
     static func convert<T>(_ details: ResolutionDetails<T>) -> FlagResolution<T> {
         FlagResolution(
             value: details.value, variant: details.variant,
-            reason: details.reason, errorCode: details.errorCode,
+            reason: FlagReason(details.reason), errorCode: details.errorCode.map(FlagErrorCode.init),
             errorMessage: details.errorMessage)
+    }
+}
+
+extension FlagReason {
+    /// The plug-in API's name for the evaluator's reason.
+    init(_ reason: ResolutionReason) {
+        switch reason {
+        case .static: self = .static
+        case .default: self = .default
+        case .targetingMatch: self = .targetingMatch
+        case .split: self = .split
+        case .disabled: self = .disabled
+        case .error: self = .error
+        }
+    }
+}
+
+extension FlagErrorCode {
+    /// The plug-in API's name for the evaluator's error code.
+    init(_ code: ResolutionErrorCode) {
+        switch code {
+        case .providerNotReady: self = .providerNotReady
+        case .flagNotFound: self = .flagNotFound
+        case .parseError: self = .parseError
+        case .typeMismatch: self = .typeMismatch
+        case .targetingKeyMissing: self = .targetingKeyMissing
+        case .invalidContext: self = .invalidContext
+        case .general: self = .general
+        }
     }
 }

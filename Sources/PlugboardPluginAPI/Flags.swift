@@ -1,5 +1,5 @@
-// The evaluator (PlugboardFlags) returns these types itself (`ResolutionReason` is `FlagReason`): a plug-in links this
-// module only, never the evaluator, and gets the evaluator's own values.
+// A plug-in links this module only, never the evaluator (PlugboardFlags): the evaluator names the same reasons and error
+// codes in its own `ResolutionReason` and `ResolutionErrorCode`, and the host converts them to these.
 
 /// Why a flag evaluated to its value (OpenFeature's reasons).
 public enum FlagReason: String, Sendable, Hashable, Codable, CaseIterable {

@@ -45,7 +45,7 @@ extension ServedBoardSource {
         let last = state.withLock { $0.revision }
         if last != 0 { request.headers.add(name: "Last-Event-ID", value: String(last)) }
         let response: HTTPClientResponse
-        do { response = try await Self.client.execute(request, timeout: Self.answerTimeout) } catch { return false }
+        do { response = try await client.execute(request, timeout: Self.answerTimeout) } catch { return false }
         guard response.status == .ok else {
             let message = (try? await Self.message(response)) ?? "no message"
             logger.warning("the server refused the event stream (\(response.status.code)): \(message)")

@@ -78,7 +78,7 @@ extension ServedBoardSource {
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(bytes: body))
         do {
-            let response = try await Self.client.execute(request, timeout: .seconds(5))
+            let response = try await client.execute(request, timeout: .seconds(5))
             switch response.status.code {
             case 200..<300: _ = try? await response.body.collect(upTo: 1 << 16)
             case 401, 403: throw BoardError(.notAllowed, "\(name) refused the load report: \(try await Self.message(response))")

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import PlugboardClient
 import PlugboardHost
 import PlugboardModel
 import PlugboardPluginAPI
@@ -39,7 +40,7 @@ extension ServedBoardSource {
     }
 
     func fetchArtifact(_ sha: String) async throws {
-        let response = try await Self.client.execute(request("/api/host/artifacts/" + sha), timeout: .seconds(10))
+        let response = try await client.execute(request("/api/host/artifacts/" + sha), timeout: .seconds(10))
         guard response.status == .ok else {
             throw Unreachable(reason: "the server answered \(response.status.code): \(try await Self.message(response))")
         }
@@ -61,22 +62,8 @@ extension ServedBoardSource {
         return (try? JSONDecoder().decode(Failure.self, from: Data(body.readableBytesView)).message).flatMap { $0 } ?? "no message"
     }
 
-    /// A network error in a few words (NIO's descriptions are long and repeat themselves).
-    static func describe(_ error: any Error) -> String {
-        let text = String(describing: error)
-        for (needle, words) in [
-            ("Connection refused", "connection refused"), ("connectTimeout", "no connection within 1 s"),
-            ("deadlineExceeded", "no answer in time"), ("remoteConnectionClosed", "the server closed the connection"),
-            ("NXDOMAIN", "the name does not resolve"), ("readTimeout", "no data for 45 s"),
-            ("Connection reset", "the connection was reset"), ("Network is unreachable", "the network is unreachable"),
-            ("No route to host", "no route to the server"), ("Name or service not known", "the name does not resolve"),
-            ("certificate", "its TLS certificate is not trusted here (add its CA to the system's trust store)"),
-            ("handshake", "the TLS handshake failed (is it https, with a certificate this machine trusts?)"),
-        ] where text.contains(needle) {
-            return words
-        }
-        return text.count > 200 ? String(text.prefix(200)) + "…" : text
-    }
+    /// A network error in a few words.
+    static func describe(_ error: any Error) -> String { settings.words(for: error) }
 
     static func percentEncoded(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text

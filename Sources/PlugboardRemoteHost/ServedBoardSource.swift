@@ -4,6 +4,7 @@ public import Foundation
 public import Logging
 import NIOCore
 import NIOHTTP1
+import PlugboardClient
 public import PlugboardFlags
 public import PlugboardHost
 public import PlugboardModel
@@ -50,6 +51,8 @@ public final class ServedBoardSource: HostSource, Sendable {
 
     let token: String
     let logger: Logger
+    /// The process's HTTP client for served boards (``PlugboardClient/HTTPClientSettings/hostClient``).
+    let client: HTTPClient
     /// The board keys the host trusts: those it was given, and those a statement signed by one of them named.
     let trusted: Mutex<[String]>
     /// Whether the keys of the first snapshot are trusted when the host was given none (with a warning).
@@ -91,24 +94,21 @@ public final class ServedBoardSource: HostSource, Sendable {
         var environment: String?
     }
 
-    /// Snapshots, streams and artifacts: bounded waits, so an unreachable server costs a host at most this much.
-    /// A refused connection fails at once (the source has its own reconnection with backoff and jitter), so a host
-    /// whose server is down starts from its cache without waiting.
+    /// Snapshots, streams and artifacts: bounded waits (``PlugboardClient/HTTPClientSettings/host``), so an
+    /// unreachable server costs a host at most this much. A refused connection fails at once (the source has its own
+    /// reconnection with backoff and jitter), so a host whose server is down starts from its cache without waiting.
+    static let settings = HTTPClientSettings.host
+
     /// How long a server that accepted the connection has to answer a snapshot or stream request: generous, because a
     /// busy server is not a server that is down (that one refuses the connection, or misses the 1 s connect timeout,
     /// and the host runs from its cache at once).
-    static let answerTimeout: TimeAmount = .seconds(20)
-
-    static let client: HTTPClient = {
-        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(1), read: .seconds(45)))
-        configuration.connectionPool.retryConnectionEstablishment = false
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
+    static let answerTimeout = settings.deadlineAmount
 
     /// A source for the server at `server`, with an API token for hosts of the host's environment (`plugboard token create
     /// --for hosts`).
     ///
-    /// - Throws: `BoardError` when the URL is not http(s) or the cache folder cannot be made private.
+    /// - Throws: `BoardError` when the URL is not http(s), the cache folder cannot be made private, or `$PLUGBOARD_CA_FILE`
+    ///   is not a readable PEM file of certificates.
     /// - Parameters:
     ///   - server: The server's base URL (`http://` or `https://`).
     ///   - token: An API token for hosts (`plugboard token create --for hosts`).
@@ -148,6 +148,7 @@ public final class ServedBoardSource: HostSource, Sendable {
         self.reportDelay = reportDelay
         self.maximumArtifactBytes = maximumArtifactBytes
         self.logger = logger
+        self.client = try HTTPClientSettings.hostClient.get()
         try HostCache.prepare(cacheFolder)
         for key in boardKeys { _ = try SigningKeys.publicKey(base64: key) }
         let keys = boardKeys + HostCache.learnedKeys(cacheFolder).filter { !boardKeys.contains($0) }
@@ -206,7 +207,7 @@ public final class ServedBoardSource: HostSource, Sendable {
         if let known, nonce == nil { request.headers.add(name: "If-None-Match", value: known) }
         state.withLock { $0.environment = environment }
         do {
-            let response = try await Self.client.execute(request, timeout: Self.answerTimeout)
+            let response = try await client.execute(request, timeout: Self.answerTimeout)
             switch response.status.code {
             case 200:
                 let body = try await response.body.collect(upTo: SignedSnapshot.maximumSize)

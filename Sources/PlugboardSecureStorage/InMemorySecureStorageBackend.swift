@@ -1,6 +1,5 @@
 import Foundation
 import PlugboardPluginAPI
-import PlugboardStore
 import Synchronization
 
 /// A ``SecureStorageBackend`` in memory, with the same transaction semantics as the board: a write transaction works on a

@@ -5,7 +5,7 @@ import PlugboardPluginAPI
 ///
 /// The namespace is bound when the host creates it with ``SecureStorageEngine/storage(forPlugin:)``; the plug-in has no
 /// way to name another. Each call is one short synchronous transaction on the board.
-struct PluginSecureStorage: SecureStorage, CustomStringConvertible, CustomReflectable {
+package struct PluginSecureStorage: SecureStorage, CustomStringConvertible, CustomReflectable {
     /// The plug-in whose namespace this storage reaches.
     let pluginID: String
     private let store: SecureStorageEngine
@@ -36,7 +36,7 @@ struct PluginSecureStorage: SecureStorage, CustomStringConvertible, CustomReflec
     }
 
     /// `PluginSecureStorage(plugin: …)`.
-    var description: String { "PluginSecureStorage(plugin: \(pluginID))" }
+    package var description: String { "PluginSecureStorage(plugin: \(pluginID))" }
     /// A mirror that shows the plug-in only.
-    var customMirror: Mirror { Mirror(self, children: ["pluginID": pluginID], displayStyle: .struct) }
+    package var customMirror: Mirror { Mirror(self, children: ["pluginID": pluginID], displayStyle: .struct) }
 }

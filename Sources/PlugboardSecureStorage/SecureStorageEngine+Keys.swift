@@ -1,6 +1,5 @@
 import Foundation
-import PlugboardPluginAPI
-import PlugboardStore
+package import PlugboardPluginAPI
 import Synchronization
 
 // Data keys and the master key: rotation, re-encryption, shredding, and sealing with the active data key.
@@ -8,7 +7,7 @@ extension SecureStorageEngine {
     // MARK: Keys
 
     /// The data keys of `pluginID`, in ascending version order (wrapped; for listing and auditing).
-    func dataKeys(pluginID: String) throws(SecureStorageError) -> [DataKeyRecord] {
+    package func dataKeys(pluginID: String) throws(SecureStorageError) -> [DataKeyRecord] {
         let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
         return try reading { reader, _ in
             try reader.dataKeys(pluginID: pluginID)
@@ -25,7 +24,7 @@ extension SecureStorageEngine {
     /// - Throws: `SecureStorageError` (`integrityFailure` if a wrapped key does not open);
     ///   nothing was changed.
     @discardableResult
-    func rotateMasterKey(to newKey: MasterKey) throws(SecureStorageError) -> Int {
+    package func rotateMasterKey(to newKey: MasterKey) throws(SecureStorageError) -> Int {
         let count = try writing { writer, oldKey in
             var count = 0
             for var record in try writer.allDataKeys() where record.state != .shredded {
@@ -55,7 +54,7 @@ extension SecureStorageEngine {
     ///
     /// - Throws: `SecureStorageError`; nothing was changed.
     @discardableResult
-    func rotateDataKey(pluginID: String, reencrypt: Bool = false) throws(SecureStorageError)
+    package func rotateDataKey(pluginID: String, reencrypt: Bool = false) throws(SecureStorageError)
         -> DataKeyRotation
     {
         let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
@@ -80,7 +79,7 @@ extension SecureStorageEngine {
     /// - Throws: `SecureStorageError` with code `integrityFailure` if a value does not open;
     ///   nothing was changed.
     @discardableResult
-    func reencryptValues(pluginID: String) throws(SecureStorageError) -> Reencryption {
+    package func reencryptValues(pluginID: String) throws(SecureStorageError) -> Reencryption {
         let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
         return try writing { writer, masterKey in
             try reencrypt(pluginID: pluginID, writer: writer, masterKey: masterKey, sealing: nil)
@@ -96,7 +95,7 @@ extension SecureStorageEngine {
     /// `PRAGMA secure_delete` and checkpoint its WAL, and the master key should be rotated afterwards with the old
     /// one destroyed.
     @discardableResult
-    func shredDataKeys(pluginID: String) throws(SecureStorageError) -> Shredding {
+    package func shredDataKeys(pluginID: String) throws(SecureStorageError) -> Shredding {
         let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
         return try writing { writer, _ in
             let now = configuration.now()
@@ -114,9 +113,9 @@ extension SecureStorageEngine {
     }
 
     /// `SecureStorageEngine(master key: <id>)`.
-    var description: String { "SecureStorageEngine(master key: \(masterKeyIdentifier))" }
+    package var description: String { "SecureStorageEngine(master key: \(masterKeyIdentifier))" }
     /// A mirror that shows the master key's identifier only.
-    var customMirror: Mirror {
+    package var customMirror: Mirror {
         Mirror(self, children: ["masterKeyIdentifier": masterKeyIdentifier], displayStyle: .class)
     }
 

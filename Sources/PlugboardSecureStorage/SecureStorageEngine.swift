@@ -1,7 +1,5 @@
-import Foundation
-import PlugboardModel
-import PlugboardPluginAPI
-import PlugboardStore
+package import Foundation
+package import PlugboardPluginAPI
 import Synchronization
 
 /// Envelope encryption of plug-in values over a `SecureStorageBackend`: the secure storage's own logic, free of any board.
@@ -33,46 +31,46 @@ import Synchronization
 /// - ``rotateDataKey(pluginID:reencrypt:)`` starts a new data key version for a plug-in.
 /// - ``reencryptValues(pluginID:)`` moves a plug-in's values to its newest data key.
 /// - ``shredDataKeys(pluginID:)`` destroys a plug-in's data keys: its values can no longer be opened.
-final class SecureStorageEngine: Sendable, CustomStringConvertible, CustomReflectable {
+package final class SecureStorageEngine: Sendable, CustomStringConvertible, CustomReflectable {
     /// Settings of an engine: ``SecureStorageConfiguration``.
-    typealias Configuration = SecureStorageConfiguration
+    package typealias Configuration = SecureStorageConfiguration
 
     /// The result of ``rotateDataKey(pluginID:reencrypt:)``.
-    struct DataKeyRotation: Sendable, Hashable {
+    package struct DataKeyRotation: Sendable, Hashable {
         /// The plug-in.
-        var pluginID: String
+        package var pluginID: String
         /// The version that was active before, if there was one.
-        var previousVersion: Int?
+        package var previousVersion: Int?
         /// The new active version.
-        var newVersion: Int
+        package var newVersion: Int
         /// What re-encryption did, if it was asked for.
-        var reencryption: Reencryption?
+        package var reencryption: Reencryption?
     }
 
     /// The result of ``reencryptValues(pluginID:)``.
-    struct Reencryption: Sendable, Hashable {
+    package struct Reencryption: Sendable, Hashable {
         /// The plug-in.
-        var pluginID: String
+        package var pluginID: String
         /// How many values were opened and sealed again with the newest data key.
-        var reencryptedValueCount: Int
+        package var reencryptedValueCount: Int
         /// Keys whose value could not be moved because its data key was shredded, sorted.
-        var unreadableKeys: [String]
+        package var unreadableKeys: [String]
     }
 
     /// The result of ``shredDataKeys(pluginID:)``.
-    struct Shredding: Sendable, Hashable {
+    package struct Shredding: Sendable, Hashable {
         /// The plug-in.
-        var pluginID: String
+        package var pluginID: String
         /// The data key versions that were destroyed by this call.
-        var shreddedVersions: [Int]
+        package var shreddedVersions: [Int]
         /// How many stored values can no longer be opened.
-        var unreadableValueCount: Int
+        package var unreadableValueCount: Int
     }
 
     /// Where records are kept.
-    let backend: any SecureStorageBackend
+    package let backend: any SecureStorageBackend
     /// The store's settings.
-    let configuration: Configuration
+    package let configuration: Configuration
     let currentKey: Mutex<MasterKey>
 
     // MARK: Opening
@@ -84,7 +82,7 @@ final class SecureStorageEngine: Sendable, CustomStringConvertible, CustomReflec
     ///   failed.
     /// - Precondition: `configuration.dataKeyRotationThreshold` is between 1 and
     ///   ``Configuration/maximumDataKeyRotationThreshold``.
-    init(
+    package init(
         backend: any SecureStorageBackend, masterKey: MasterKey, configuration: Configuration = Configuration()
     ) throws(SecureStorageError) {
         precondition(
@@ -101,7 +99,7 @@ final class SecureStorageEngine: Sendable, CustomStringConvertible, CustomReflec
     ///
     /// - Throws: the provider's error (``KeyProviderError`` for Plugboard's providers), or the errors of
     ///   ``init(backend:masterKey:configuration:)``.
-    static func open(
+    package static func open(
         backend: any SecureStorageBackend, keyProvider: any KeyProvider, configuration: Configuration = Configuration()
     ) async throws -> SecureStorageEngine {
         let key = try await keyProvider.masterKey()
@@ -115,7 +113,7 @@ final class SecureStorageEngine: Sendable, CustomStringConvertible, CustomReflec
     /// - Throws: `SecureStorageError` with code `wrongMasterKey` if the board was
     ///   initialised with another key; `integrityFailure` if the board has data keys but no key check value
     ///   (a damaged or partly restored board), which is never overwritten; `unavailable` if the backend failed.
-    static func initialize(
+    package static func initialize(
         backend: any SecureStorageBackend, masterKey: MasterKey, configuration: Configuration = Configuration()
     ) throws(SecureStorageError) -> SecureStorageEngine {
         try mappingErrors {
@@ -138,24 +136,24 @@ final class SecureStorageEngine: Sendable, CustomStringConvertible, CustomReflec
     }
 
     /// The ``MasterKey/identifier`` of the master key in use.
-    var masterKeyIdentifier: String {
+    package var masterKeyIdentifier: String {
         currentKey.withLock { $0.identifier }
     }
 
-    /// The master key in use, for ``BoardSecureStorage`` to open stores that join its transactions.
-    var masterKey: MasterKey {
+    /// The master key in use, for `BoardSecureStorage` to open stores that join its transactions.
+    package var masterKey: MasterKey {
         currentKey.withLock { $0 }
     }
 
     /// Makes `key` the master key in use, once a rotation made by another store over the same board committed.
-    func adoptMasterKey(_ key: MasterKey) {
+    package func adoptMasterKey(_ key: MasterKey) {
         currentKey.withLock { $0 = key }
     }
 
     /// Checks that the store's master key is the board's.
     ///
     /// - Throws: `SecureStorageError` with code `wrongMasterKey` or `notInitialized`.
-    func verifyMasterKey() throws(SecureStorageError) {
+    package func verifyMasterKey() throws(SecureStorageError) {
         try reading { _, _ in }
     }
 
@@ -163,7 +161,7 @@ final class SecureStorageEngine: Sendable, CustomStringConvertible, CustomReflec
     /// to hand to that plug-in.
     ///
     /// - Throws: `SecureStorageError` with code `invalidNamespace`.
-    func storage(forPlugin pluginID: String) throws(SecureStorageError) -> PluginSecureStorage {
+    package func storage(forPlugin pluginID: String) throws(SecureStorageError) -> PluginSecureStorage {
         PluginSecureStorage(store: self, pluginID: try SecureStorageLimits.validatedNamespace(pluginID))
     }
 
@@ -173,7 +171,7 @@ final class SecureStorageEngine: Sendable, CustomStringConvertible, CustomReflec
     /// reached the rotation threshold.
     ///
     /// - Throws: `SecureStorageError`; nothing was changed.
-    func setValue(_ value: Data, forKey key: String, pluginID: String) throws(SecureStorageError) {
+    package func setValue(_ value: Data, forKey key: String, pluginID: String) throws(SecureStorageError) {
         let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
         let key = try SecureStorageLimits.validatedKeyName(key)
         try SecureStorageLimits.validateValue(value, forKey: key)
@@ -187,7 +185,7 @@ final class SecureStorageEngine: Sendable, CustomStringConvertible, CustomReflec
     ///
     /// - Throws: `SecureStorageError` with code `integrityFailure` if the value or its data
     ///   key was altered or moved, `keysShredded` if its data key was shredded; never returns wrong data.
-    func value(forKey key: String, pluginID: String) throws(SecureStorageError) -> Data? {
+    package func value(forKey key: String, pluginID: String) throws(SecureStorageError) -> Data? {
         let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
         let key = try SecureStorageLimits.validatedKeyName(key)
         return try reading { reader, masterKey in
@@ -204,7 +202,7 @@ final class SecureStorageEngine: Sendable, CustomStringConvertible, CustomReflec
 
     /// Removes the value stored under `key` for `pluginID`, and tells whether there was one.
     @discardableResult
-    func removeValue(forKey key: String, pluginID: String) throws(SecureStorageError) -> Bool {
+    package func removeValue(forKey key: String, pluginID: String) throws(SecureStorageError) -> Bool {
         let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
         let key = try SecureStorageLimits.validatedKeyName(key)
         return try writing { writer, _ in
@@ -213,7 +211,7 @@ final class SecureStorageEngine: Sendable, CustomStringConvertible, CustomReflec
     }
 
     /// The keys of `pluginID` that have a value, sorted by UTF-8 bytes.
-    func keys(pluginID: String) throws(SecureStorageError) -> [String] {
+    package func keys(pluginID: String) throws(SecureStorageError) -> [String] {
         let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
         return try reading { reader, _ in
             try reader.valueKeys(pluginID: pluginID).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
@@ -222,7 +220,7 @@ final class SecureStorageEngine: Sendable, CustomStringConvertible, CustomReflec
 
     /// Removes every value of `pluginID`, and returns how many there were. Data keys are kept.
     @discardableResult
-    func removeAllValues(pluginID: String) throws(SecureStorageError) -> Int {
+    package func removeAllValues(pluginID: String) throws(SecureStorageError) -> Int {
         let pluginID = try SecureStorageLimits.validatedNamespace(pluginID)
         return try writing { writer, _ in
             try writer.deleteSealedValues(pluginID: pluginID)
@@ -265,19 +263,15 @@ final class SecureStorageEngine: Sendable, CustomStringConvertible, CustomReflec
     }
 
     /// Passes ``SecureStorageError``s through and gives the backend's errors a secure-storage code, keeping their
-    /// message (the board's errors already name the thing and say what to do). Vault errors cannot contain a
+    /// message (``SecureStorageBackendFailure``: the board's errors already name the thing and say what to do). Vault errors cannot contain a
     /// secret: the backend never sees one.
     private static func mappingErrors<T>(_ body: () throws -> T) throws(SecureStorageError) -> T {
         do {
             return try body()
         } catch let error as SecureStorageError {
             throw error
-        } catch let error as BoardError {
-            switch error.code {
-            case .integrity: throw SecureStorageError(.integrityFailure, error.message)
-            case .notFound: throw SecureStorageError(.invalidNamespace, error.message)
-            default: throw SecureStorageError(.unavailable, error.message)
-            }
+        } catch let error as any SecureStorageBackendFailure {
+            throw error.secureStorageError
         } catch {
             throw SecureStorageError(.unavailable, "the secure storage could not use its backend: \(error)")
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PlugboardAdmin
+import PlugboardBoardSecureStorage
 import PlugboardModel
 import PlugboardSecureStorage
 import PlugboardStore

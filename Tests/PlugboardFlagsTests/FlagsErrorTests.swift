@@ -1,6 +1,5 @@
 import Foundation
 import PlugboardFlags
-import PlugboardPluginAPI
 import Testing
 
 @Suite("The module's one error: its code, its message and what it carries")

@@ -1,6 +1,5 @@
 import Foundation
 import PlugboardFlags
-import PlugboardPluginAPI
 import Testing
 
 @Suite("OpenFeature-style evaluation, provider and batch output")

@@ -299,8 +299,8 @@ struct HostEventBusTests {
 
 @Suite("flag results for plug-ins")
 struct FlagResultModelTests {
-    /// The plug-in API mirrors the evaluator's OpenFeature results (it must not depend on the evaluator); the host
-    /// converts by raw value, so both must name the same reasons and error codes.
+    /// The plug-in API and the evaluator each name OpenFeature's results (neither links the other); the host converts
+    /// case by case, so both must name the same reasons and error codes, with the same raw values.
     @Test func thePluginAPIAndTheEvaluatorShareReasonsAndErrorCodes() {
         #expect(Set(ResolutionReason.allCases.map(\.rawValue)) == Set(FlagReason.allCases.map(\.rawValue)))
         #expect(Set(ResolutionErrorCode.allCases.map(\.rawValue)) == Set(FlagErrorCode.allCases.map(\.rawValue)))

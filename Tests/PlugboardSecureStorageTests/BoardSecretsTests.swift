@@ -5,6 +5,7 @@ import PlugboardTestSupport
 import Synchronization
 import Testing
 
+@testable import PlugboardBoardSecureStorage
 @testable import PlugboardSecureStorage
 @testable import PlugboardStore
 

@@ -20,6 +20,7 @@
 
 import Foundation
 import PlugboardBoardHost
+import PlugboardBoardSecureStorage
 import PlugboardHost
 import PlugboardModel
 import PlugboardPluginAPI

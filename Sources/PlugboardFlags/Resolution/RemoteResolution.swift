@@ -1,5 +1,4 @@
 import Foundation
-import PlugboardPluginAPI
 
 extension FlagResolver {
     /// A flag's value in the type its definition gives it, for remote evaluation (OFREP), where the server and not

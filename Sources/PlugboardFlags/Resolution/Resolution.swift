@@ -1,16 +1,45 @@
 import Foundation
-public import PlugboardPluginAPI
 
-/// Why an evaluation produced its value, in OpenFeature's vocabulary: the plug-in API's `FlagReason`, so that the value
-/// a plug-in gets is the evaluator's own.
+/// Why an evaluation produced its value, in OpenFeature's vocabulary (the raw values are OpenFeature's names).
 ///
 /// See <doc:EvaluationSemantics> for how Unleash outcomes map to these reasons: `static` (on for everyone),
 /// `default` (no rule applied), `targetingMatch` (a rule about this context), `split` (a percentage or weighted
-/// variant), `disabled` (off in this environment, or a parent flag not in the required state), `error`.
-public typealias ResolutionReason = FlagReason
+/// variant), `disabled` (off in this environment, or a parent flag not in the required state), `error`. The plug-in
+/// API's `FlagReason` names the same reasons for plug-ins, which never link the evaluator; a host converts one to the
+/// other.
+public enum ResolutionReason: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The flag is on for everyone, with no targeting.
+    case `static` = "STATIC"
+    /// No rule applied, or the caller's default was used.
+    case `default` = "DEFAULT"
+    /// A targeting rule matched.
+    case targetingMatch = "TARGETING_MATCH"
+    /// A percentage rollout or weighted variant decided.
+    case split = "SPLIT"
+    /// The flag is disabled.
+    case disabled = "DISABLED"
+    /// Evaluation failed; the caller's default was used.
+    case error = "ERROR"
+}
 
-/// What went wrong when the value is the caller's default because of a problem: the plug-in API's `FlagErrorCode`.
-public typealias ResolutionErrorCode = FlagErrorCode
+/// What went wrong when the value is the caller's default because of a problem, in OpenFeature's vocabulary (the raw
+/// values are OpenFeature's names). The plug-in API's `FlagErrorCode` names the same codes for plug-ins.
+public enum ResolutionErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
+    /// No flags are loaded yet.
+    case providerNotReady = "PROVIDER_NOT_READY"
+    /// No flag has this name.
+    case flagNotFound = "FLAG_NOT_FOUND"
+    /// The variant payload could not be parsed as its declared type.
+    case parseError = "PARSE_ERROR"
+    /// The variant payload's type does not fit the requested type.
+    case typeMismatch = "TYPE_MISMATCH"
+    /// The context lacks a targeting key the flag needs.
+    case targetingKeyMissing = "TARGETING_KEY_MISSING"
+    /// The context is malformed.
+    case invalidContext = "INVALID_CONTEXT"
+    /// Any other problem.
+    case general = "GENERAL"
+}
 
 /// The result of a typed evaluation: the value and how it came about. Never thrown, never missing.
 public struct ResolutionDetails<Value: Sendable>: Sendable {

@@ -1,9 +1,12 @@
 package import Foundation
 import GRDB
 package import PlugboardModel
+package import PlugboardPluginAPI
+package import PlugboardSecureStorage
 
-// The board's side of the secure storage: its tables hold sealed bytes only. The cryptography (the master key, data
-// keys, sealing) is PlugboardSecureStorage's; the store never sees a plaintext or an unwrapped key.
+// The board's side of the secure storage: its tables hold sealed bytes only, as a `SecureStorageBackend` (declared by
+// PlugboardSecureStorage, whose engine does the cryptography: the master key, data keys, sealing); the store never sees
+// a plaintext or an unwrapped key.
 
 extension Board {
     /// The secret tables as a backend for the plug-ins' runtime values: each call is one transaction of its own.
@@ -126,5 +129,17 @@ struct JoinedSecureStorageBackend: SecureStorageBackend, @unchecked Sendable {
             return true
         }
         return result!
+    }
+}
+
+extension BoardError: SecureStorageBackendFailure {
+    /// The board's error as the secure storage's: a failed integrity check is an integrity failure, an unknown plug-in
+    /// an invalid namespace, anything else the backend being unavailable; the message is kept.
+    package var secureStorageError: SecureStorageError {
+        switch code {
+        case .integrity: SecureStorageError(.integrityFailure, message)
+        case .notFound: SecureStorageError(.invalidNamespace, message)
+        default: SecureStorageError(.unavailable, message)
+        }
     }
 }

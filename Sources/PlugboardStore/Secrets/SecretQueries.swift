@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PlugboardModel
+import PlugboardSecureStorage
 
 /// The SQL of the secret tables (migration `0003_secure_storage.sql`: `secret_master_key`, `secret_data_keys`,
 /// `secret_values`), as the reads and writes of one backend transaction. Only sealed bytes pass through here.

@@ -14,6 +14,7 @@
 // - 5 by 200 other users: refused attempts (`plugin.kill`, "not allowed").
 import BenchmarkContexts
 import Foundation
+import PlugboardBoardSecureStorage
 import PlugboardModel
 import PlugboardSecureStorage
 import PlugboardStore

@@ -3,6 +3,7 @@ import BenchmarkContexts
 import Crypto
 import Foundation
 import GRDB
+import PlugboardBoardSecureStorage
 import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardSecureStorage

@@ -1,6 +1,7 @@
 public import Foundation
 public import PlugboardModel
 import PlugboardPluginAPI
+import PlugboardSecureStorage
 public import PlugboardStore
 
 // The audited operations on secrets: set, read, delete.

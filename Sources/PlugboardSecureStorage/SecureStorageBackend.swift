@@ -1,7 +1,9 @@
 package import Foundation
+package import PlugboardPluginAPI
 
-/// Where the secure storage keeps its records: the board's secret tables (``Board/secureStorageBackend``), or an in-memory
-/// backend in tests.
+/// Where the secure storage keeps its records: the board's secret tables (the store's `Board.secureStorageBackend`
+/// conforms), or an in-memory backend in tests. The engine depends on this protocol only, never on a board (the shape
+/// of GRDB's `DatabaseReader` and `DatabaseWriter`).
 ///
 /// A backend stores only what is safe to store: the master key's key check value, data keys wrapped by the master
 /// key, and sealed values. It never sees a plaintext value or an unwrapped key, so it needs no cryptography and
@@ -145,36 +147,10 @@ package struct SealedValueRecord: Sendable, Hashable {
     }
 }
 
-/// One stored secret as `plugboard secret list` shows it: its name and how it is sealed, never its value.
-package struct SecretEntry: Sendable, Hashable, Codable {
-    /// The plug-in.
-    package let pluginID: String
-    /// The key name (not secret).
-    package let key: String
-    /// The data key version that sealed the value.
-    package let dataKeyVersion: Int
-    /// That data key's state: `active`, `retired` or `shredded`.
-    package let dataKeyState: String
-    /// False when the data key was shredded: the value can no longer be decrypted.
-    package let readable: Bool
-    /// When the value was last set or re-encrypted.
-    package let updatedAt: String
-}
-
-/// One data key as `plugboard keys list` shows it: never the key, wrapped or not.
-package struct DataKeyEntry: Sendable, Hashable, Codable {
-    /// The plug-in.
-    package let pluginID: String
-    /// The version, from 1.
-    package let version: Int
-    /// `active`, `retired` or `shredded`.
-    package let state: String
-    /// How many values the key has sealed.
-    package let encryptionCount: Int
-    /// How many stored values it seals now.
-    package let valueCount: Int
-    /// When it was created.
-    package let createdAt: String
-    /// When it stopped being active, if it did.
-    package let retiredAt: String?
+/// An error of a backend that knows which secure-storage failure it is (a board's integrity failure, a plug-in it does
+/// not know): the engine passes it on as that ``SecureStorageError``, keeping its message. Any other error a backend
+/// throws becomes `SecureStorageError.Code.unavailable`.
+package protocol SecureStorageBackendFailure: Error {
+    /// The secure-storage error this failure is.
+    var secureStorageError: SecureStorageError { get }
 }

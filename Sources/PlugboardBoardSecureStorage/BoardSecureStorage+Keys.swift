@@ -1,6 +1,7 @@
 import Foundation
 public import PlugboardModel
 import PlugboardPluginAPI
+public import PlugboardSecureStorage
 public import PlugboardStore
 
 #if canImport(Glibc)

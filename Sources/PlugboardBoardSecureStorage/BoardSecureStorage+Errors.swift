@@ -1,6 +1,7 @@
 import Foundation
 import PlugboardModel
 import PlugboardPluginAPI
+import PlugboardSecureStorage
 import PlugboardStore
 
 // Secure-storage and key-provider failures as board errors: the code is chosen here, the message is kept.

@@ -4,7 +4,8 @@ import Dispatch
 package import Foundation
 import NIOCore
 import NIOHTTP1
-import NIOSSL
+package import PlugboardAdmin
+import PlugboardClient
 package import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardStore
@@ -26,14 +27,13 @@ package struct AdminClient: Sendable {
     /// The principal automation declares it acts for (`--as`).
     let onBehalfOf: String?
 
+    /// The HTTP settings of the CLI (``PlugboardClient/HTTPClientSettings/cli``): trust, waits, failure sentences.
+    static let settings = HTTPClientSettings.cli
+
     /// How long a request may take, whole (connecting, sending, the answer's head and its last byte): generous, for
     /// a large listing from a busy server; `$PLUGBOARD_TIMEOUT` (seconds) sets another. An answer trickled a byte at a
     /// time ends at this deadline all the same.
-    static let timeout: Duration = {
-        let text = ProcessInfo.processInfo.environment["PLUGBOARD_TIMEOUT"] ?? ""
-        guard let seconds = Int(text), seconds > 0, seconds <= 86_400 else { return .seconds(120) }
-        return .seconds(seconds)
-    }()
+    static let timeout = settings.deadline
 
     /// How long an upload of an artifact or a download of a backup may take, whole: they move up to hundreds of MiB.
     static let transferTimeout: Duration = .seconds(24 * 3600)
@@ -154,25 +154,7 @@ package struct AdminClient: Sendable {
     }
 
     /// The process's HTTP client, made on first use (`$PLUGBOARD_CA_FILE` does not change while it runs).
-    static let client = Result { () throws(BoardError) in try makeClient() }
-
-    /// An HTTP client with the system's trust roots, or with `$PLUGBOARD_CA_FILE` the certificates of that PEM file (a
-    /// private CA, a self-signed server).
-    static func makeClient() throws(BoardError) -> HTTPClient {
-        let caFile = ProcessInfo.processInfo.environment["PLUGBOARD_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
-        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(10), read: .seconds(120)))
-        configuration.redirectConfiguration = .disallow
-        if let caFile {
-            let certificates: [NIOSSLCertificate]
-            do { certificates = try NIOSSLCertificate.fromPEMFile(caFile) } catch {
-                throw BoardError(.invalidInput, "$PLUGBOARD_CA_FILE (\(caFile)) is not a readable PEM file of certificates")
-            }
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .certificates(certificates)
-            configuration.tlsConfiguration = tls
-        }
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }
+    static let client = HTTPClientSettings.cliClient
 
     /// One HTTP exchange, waited for on this thread (the CLI is synchronous).
     /// With `into`, a successful answer's body is written to that file descriptor as it comes (and hashed), not kept.
@@ -245,14 +227,10 @@ package struct AdminClient: Sendable {
     }
 
     /// `duration` in nanoseconds, for NIO's and Dispatch's deadlines.
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
-    }
+    static func nanoseconds(_ duration: Duration) -> Int64 { HTTPClientSettings.nanoseconds(duration) }
 
     /// The sentence for a request that did not end within `deadline`.
-    static func deadlineSentence(_ server: String, _ deadline: Duration) -> String {
-        "the server at \(server) did not answer within \(deadline.components.seconds) seconds (the deadline of a whole request; set PLUGBOARD_TIMEOUT to change it)"
-    }
+    static func deadlineSentence(_ server: String, _ deadline: Duration) -> String { settings.deadlineSentence(server, deadline) }
 
     /// The refusal an answer carries, as the ``BoardError`` the board would have thrown.
     static func refusal(_ answer: Answer, server: String) -> BoardError {
@@ -270,24 +248,7 @@ package struct AdminClient: Sendable {
     }
 
     /// Why a request failed to reach the server, as one sentence.
-    static func sentence(for error: any Error, server: String) -> String {
-        let text = String(describing: error)
-        if text.contains("connectTimeout") || text.contains("connectionRefused") || text.contains("Connection refused")
-            || text.contains("connect(descriptor:") || text.contains("ECONNREFUSED")
-        {
-            return
-                "cannot reach the server at \(server): the connection was refused or timed out; is plugboard serve --admin running there?"
-        }
-        if text.contains("SSL") || text.contains("TLS") || text.contains("certificate") || text.contains("handshake") {
-            return
-                "cannot reach the server at \(server): the TLS connection failed (its certificate is not trusted here, or it does not speak TLS)"
-        }
-        if text.contains("deadlineExceeded") || text.contains("readTimeout") {
-            return deadlineSentence(server, timeout)
-        }
-        let short = text.count > 160 ? String(text.prefix(160)) + "…" : text
-        return "cannot reach the server at \(server) (\(short))"
-    }
+    static func sentence(for error: any Error, server: String) -> String { settings.sentence(for: error, server: server) }
 }
 
 /// A file read a chunk at a time as it is sent: one chunk in memory, whatever the file's size.

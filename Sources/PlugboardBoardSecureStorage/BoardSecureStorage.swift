@@ -1,6 +1,7 @@
 import Foundation
 public import PlugboardModel
 public import PlugboardPluginAPI
+public import PlugboardSecureStorage
 public import PlugboardStore
 
 #if canImport(Glibc)
@@ -67,7 +68,7 @@ public final class BoardSecureStorage: Sendable, CustomStringConvertible {
     }
 
     /// Opens the secure storage of `board` with the default key: `PLUGBOARD_MASTER_KEY` when that variable is set,
-    /// else the key file `<board>.key` (see ``DefaultKeyProvider``).
+    /// else the key file `<board>.key` (see ``/PlugboardSecureStorage/DefaultKeyProvider``).
     ///
     /// - Throws: `BoardError` with code `masterKey` when the key is missing, malformed, readable by others, or
     ///   not the board's. The message names the file or variable and says what to do.
@@ -173,7 +174,7 @@ public final class BoardSecureStorage: Sendable, CustomStringConvertible {
         return (secrets, MasterKeySetup(source: source, keyID: key.identifier, createdKeyFile: created, changed: changed))
     }
 
-    /// The non-secret ``MasterKey/identifier`` of the master key in use.
+    /// The non-secret ``/PlugboardSecureStorage/MasterKey/identifier`` of the master key in use.
     public var masterKeyIdentifier: String { store.masterKeyIdentifier }
 
     /// `BoardSecureStorage(<board>, master key: <id> from <source>)`: never a key.
