@@ -7,13 +7,14 @@ package enum AdminAPI {
             HostRequests.ReleaseQuarantine.self,
             RolloutRequests.Start.self, RolloutRequests.Status.self, RolloutRequests.Hold.self, RolloutRequests.Abort.self,
             RolloutRequests.Tick.self,
-            TrustRequests.AddSignature.self,
-            AccessRequests.Owners.self, AccessRequests.SetOwner.self, AccessRequests.Admins.self, AccessRequests.SetAdmin.self,
+            TrustOperations.AddSignature.self,
+        ] + (RoleOperations.owners + RoleOperations.admins).map { $0 as any AdminRequest.Type } + [
             FlagRequests.List.self, FlagRequests.Create.self, FlagRequests.Show.self, FlagRequests.SetEnabled.self,
             FlagRequests.Rollout.self, FlagRequests.Archive.self, FlagRequests.Export.self, FlagRequests.Import.self,
-            TrustRequests.Policies.self, TrustRequests.SetPolicy.self, TrustRequests.Signers.self, TrustRequests.AddSigner.self,
-            TrustRequests.RevokeSigner.self, TokenRequests.List.self, TokenRequests.Create.self, TokenRequests.Revoke.self,
-            TokenRequests.ListAccess.self, TokenRequests.CreateAccess.self, TokenRequests.RevokeAccess.self,
+        ]
+        + (TrustOperations.policies + TrustOperations.signers + TokenOperations.apiTokens + TokenOperations.accessTokens).map {
+            $0 as any AdminRequest.Type
+        } + [
             BoardRequests.Environments.self, BoardRequests.Clients.self, BoardRequests.Audit.self, BoardRequests.Verify.self,
             BoardRequests.Checkpoint.self, SecretRequests.List.self, SecretRequests.Set.self, SecretRequests.Delete.self,
             PluginRequests.Register.self,

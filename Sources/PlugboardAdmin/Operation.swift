@@ -28,10 +28,13 @@ package struct OperationDeclaration: Sendable {
     package let response: String
     /// The largest request body the server reads for it, when not the server's usual limit.
     package let bodyLimit: Int?
+    /// Other names of its CLI command (`policy list` for `policy show`).
+    package let aliases: [String]
 
     /// A declaration.
     package init(
-        _ name: String, _ access: OperationAccess, abstract: String, discussion: String = "", response: String, bodyLimit: Int? = nil
+        _ name: String, _ access: OperationAccess, abstract: String, discussion: String = "", response: String, bodyLimit: Int? = nil,
+        aliases: [String] = []
     ) {
         self.name = name
         self.access = access
@@ -39,6 +42,7 @@ package struct OperationDeclaration: Sendable {
         self.discussion = discussion
         self.response = response
         self.bodyLimit = bodyLimit
+        self.aliases = aliases
     }
 
     /// The command group (`plugin`).
@@ -65,6 +69,9 @@ package protocol Operation: AdminRequest, ParsableArguments {
     /// The text the CLI prints for an answer without `--json`; nil for the default (a ``ChangeResult``'s message and
     /// notes, else the JSON).
     static func text(_ value: Response) -> String?
+    /// The text the CLI prints for `value`, the answer to this request, without `--json` (default: ``text(_:)``): for
+    /// a text that names what was asked (`No key is trusted to sign com.example.calendar`).
+    func text(for value: Response) -> String?
 }
 
 extension Operation {
@@ -74,6 +81,8 @@ extension Operation {
     }
 
     package static func text(_ value: Response) -> String? { nil }
+
+    package func text(for value: Response) -> String? { Self.text(value) }
 
     package static var name: String { declaration.name }
     package static var access: OperationAccess { declaration.access }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardAdmin
 import PlugboardModel
 import PlugboardStore
 

@@ -8,7 +8,9 @@ import PlugboardStore
 struct OperationCommand<Op: Operation>: RemoteCommand {
     static var configuration: CommandConfiguration {
         let declaration = Op.declaration
-        return CommandConfiguration(commandName: declaration.command, abstract: declaration.abstract, discussion: declaration.discussion)
+        return CommandConfiguration(
+            commandName: declaration.command, abstract: declaration.abstract, discussion: declaration.discussion,
+            aliases: declaration.aliases)
     }
 
     @OptionGroup var global: GlobalOptions
@@ -20,7 +22,7 @@ struct OperationCommand<Op: Operation>: RemoteCommand {
         let answer = try global.perform(operation)
         if let change = answer as? ChangeResult {
             output.report(change)
-        } else if !output.json, let text = Op.text(answer) {
+        } else if !output.json, let text = operation.text(for: answer) {
             print(multiline(text))
         } else {
             output.printJSON(answer)

@@ -55,58 +55,6 @@ struct Output {
     }
 }
 
-/// A text table with aligned columns: a header row, then rows, two spaces between columns.
-///
-/// Cells are escaped as they are added (``Validate/escaped(_:)``): a newline shows as `\n`, an escape sequence or a
-/// right-to-left override as `\u{…}`, so that one row stays one line and shows what the board holds.
-struct Table {
-    var headers: [String]
-    var rows: [[String]] = []
-
-    init(_ headers: String...) { self.headers = headers }
-
-    mutating func add(_ cells: String...) { rows.append(cells.map(Validate.escaped)) }
-
-    func render() -> String {
-        var widths = headers.map(\.count)
-        for row in rows { Self.widen(&widths, toFit: row) }
-        var text = ""
-        text.reserveCapacity((rows.count + 1) * (widths.reduce(0, +) + 2 * widths.count + 1))
-        Self.appendLine(headers, widths: widths, to: &text)
-        for row in rows {
-            text.append("\n")
-            Self.appendLine(row, widths: widths, to: &text)
-        }
-        return text
-    }
-
-    /// Widens `widths` so that every cell of `row` (escaped) fits its column.
-    static func widen(_ widths: inout [Int], toFit row: [String]) {
-        for (index, cell) in row.enumerated() where index < widths.count {
-            widths[index] = max(widths[index], cell.count)
-        }
-    }
-
-    /// Appends one row (escaped cells), each column padded to its width but the last, without a newline.
-    ///
-    /// Padded by characters, appended to one string (Foundation's padding(toLength:) cost a third of a 10,000-row
-    /// `plugin list`).
-    static func appendLine(_ row: [String], widths: [Int], to text: inout String) {
-        for (index, cell) in row.enumerated() {
-            if index > 0 { text.append("  ") }
-            text.append(cell)
-            if index < row.count - 1, index < widths.count {
-                let missing = widths[index] - cell.count
-                if missing > 0 { text.append(String(repeating: " ", count: missing)) }
-            }
-        }
-    }
-
-    func print(empty: String) {
-        Swift.print(rows.isEmpty ? empty : render())
-    }
-}
-
 /// Standard output gathered in blocks: a command that prints a row at a time writes 64 KiB at a time, and holds no
 /// more than one block whatever the output's length.
 struct OutputBlocks {
@@ -134,11 +82,6 @@ struct OutputBlocks {
 /// Free text that may span lines (a description), each line escaped as ``Validate/escaped(_:)`` does.
 func multiline(_ text: String) -> String {
     text.split(separator: "\n", omittingEmptySubsequences: false).map { Validate.escaped(String($0)) }.joined(separator: "\n")
-}
-
-extension Optional where Wrapped == String {
-    /// The value, or `-` for none, for table cells.
-    var cell: String { self ?? "-" }
 }
 
 extension Bool {
