@@ -245,6 +245,8 @@ let package = Package(
             dependencies: ["plugboard", "plugboard-test-host", "PlugboardTestSupport", "PlugboardModel"]
         ),
         .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
+        .testTarget(
+            name: "PlugboardAdminTests", dependencies: ["PlugboardAdmin", "PlugboardStore", "PlugboardModel", "PlugboardVersioning"]),
         .testTarget(name: "PlugboardRegexTests", dependencies: ["PlugboardRegex"]),
         .testTarget(name: "PlugboardFlagsTests", dependencies: ["PlugboardFlags"], exclude: ["Fixtures"]),
         .testTarget(

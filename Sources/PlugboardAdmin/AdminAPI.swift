@@ -3,8 +3,7 @@ package enum AdminAPI {
     package static let requests: [any AdminRequest.Type] =
         [
             PluginRequests.List.self, PluginRequests.Show.self, PluginRequests.Status.self,
-        ] + PluginRequests.lifecycle.map { $0 as any AdminRequest.Type } + [
-            HostRequests.ReleaseQuarantine.self,
+        ] + PluginRequests.lifecycle.map { $0 as any AdminRequest.Type } + HostRequests.all.map { $0 as any AdminRequest.Type } + [
             RolloutRequests.Start.self, RolloutRequests.Status.self, RolloutRequests.Hold.self, RolloutRequests.Abort.self,
             RolloutRequests.Tick.self,
             TrustOperations.AddSignature.self,

@@ -87,8 +87,8 @@ package enum AdminOpenAPI {
         for type in AdminAPI.requests {
             out += "  /\(type.name):\n"
             out += operation(
-                method: "post", name: type.name, summary: type.summary, parameters: type.parameters, response: type.responseSchema,
-                access: type.access)
+                method: "post", name: type.name, summary: type.summary, discussion: type.discussion, parameters: type.parameters,
+                response: type.responseSchema, access: type.access)
         }
         out += """
             components:
@@ -112,17 +112,21 @@ package enum AdminOpenAPI {
     }
 
     private static func operation(
-        method: String, name: String, summary: String, parameters: [AdminParameter], response: String, access: OperationAccess
+        method: String, name: String, summary: String, discussion: String = "", parameters: [AdminParameter], response: String,
+        access: OperationAccess
     ) -> String {
         var out = "    \(method):\n"
         out += "      operationId: \(name)\n"
         out += "      summary: \(quoted(summary))\n"
         out += "      tags: [\(name.split(separator: ".").first.map(String.init) ?? name)]\n"
+        let rights: String
         switch access {
-        case .read: break
-        case .write: out += "      description: Needs an access token that is not read-only.\n"
-        case .stop: out += "      description: Needs an access token that is not read-only; served in the lane of stops.\n"
+        case .read: rights = ""
+        case .write: rights = "Needs an access token that is not read-only."
+        case .stop: rights = "Needs an access token that is not read-only; served in the lane of stops."
         }
+        let description = [discussion, rights].filter { !$0.isEmpty }.joined(separator: " ")
+        if !description.isEmpty { out += "      description: \(quoted(description))\n" }
         let body = parameters
         if method == "post" {
             out += "      requestBody:\n"

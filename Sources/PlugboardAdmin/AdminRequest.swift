@@ -8,7 +8,7 @@ import Synchronization
 /// The CLI builds a request from its arguments and either performs it on the board file (``perform(on:as:)``) or
 /// sends it to `plugboard serve --admin` as `POST /api/admin/{name}` with ``wireBody()`` as the JSON body; the server
 /// decodes it with ``fromWire(_:)`` and performs it as the access token's principal. Both give the same
-/// ``AdminReply``: the same JSON, the same error, the same notes. ``Operation`` derives all of this from one
+/// ``AdminReply``: the same JSON, the same error, the same notes. ``BoardOperation`` derives all of this from one
 /// declaration; ``RoutedRequest`` from a `Codable` type and its ``AdminRoute``.
 package protocol AdminRequest: Sendable {
     /// What the operation answers with: the JSON the CLI prints with `--json`.
@@ -20,6 +20,8 @@ package protocol AdminRequest: Sendable {
     static var access: OperationAccess { get }
     /// One sentence: what it does.
     static var summary: String { get }
+    /// More about it, for the OpenAPI document's description (may be empty).
+    static var discussion: String { get }
     /// The name of the schema of the answer in the OpenAPI document's components.
     static var responseSchema: String { get }
     /// The largest request body the server reads for it, when not the server's usual limit.
@@ -56,6 +58,7 @@ extension RoutedRequest {
     package static var name: String { route.name }
     package static var access: OperationAccess { route.lane ?? (route.access == .read ? .read : .write) }
     package static var summary: String { route.summary }
+    package static var discussion: String { "" }
     package static var responseSchema: String { route.response }
     package static var bodyLimit: Int? { route.bodyLimit }
     package static var parameters: [AdminParameter] { route.parameters }

@@ -1,36 +1,37 @@
+package import ArgumentParser
 package import PlugboardModel
 package import PlugboardStore
+package import PlugboardVersioning
 
-/// What operators tell one host: the requests behind `plugboard host …`.
+/// What operators tell one host: the operations behind `plugboard host …`.
 package enum HostRequests {
+    /// The operations of the group, in the order `plugboard host --help` lists them.
+    package static let all: [any BoardOperation.Type] = [ReleaseQuarantine.self]
+
     /// `host release-quarantine HOST ID VERSION`: the host loads a release it quarantined for crashing it again.
-    package struct ReleaseQuarantine: RoutedRequest {
-        /// The host id, as the host reports it.
-        package var hostID: String
-        /// The plug-in id.
-        package var id: String
-        package var version: String
-        package var reason: String?
-        package init(hostID: String, id: String, version: String, reason: String?) {
-            self.hostID = hostID
+    package struct ReleaseQuarantine: BoardOperation {
+        package static let declaration = OperationDeclaration(
+            "host.release-quarantine", .write, abstract: "End one host's quarantine of a release that crashed it.",
+            discussion: """
+                A host quarantines a release that crashed it too often, on that host only (skip reason quarantined in \
+                plugboard plugin status). This records, audited, that the host HOST may load ID@VERSION again: the host \
+                lifts its quarantine when it next reads the board, if it quarantined the release before now. New crashes \
+                quarantine it again. Needs the plug-in's owners, maintainers or a board admin.
+                """, response: "ChangeResult")
+        @Argument(help: "The host id, as the host reports it.") package var host: HostID
+        @Argument(help: "The plug-in id.") package var id: PluginID
+        @Argument(help: "The version the host quarantined.") package var version: SemanticVersion
+        @Option(help: "Why (kept in the board and the audit log).") package var reason: Reason?
+        package init() {}
+        package init(host: HostID, id: PluginID, version: SemanticVersion, reason: Reason?) {
+            self.host = host
             self.id = id
             self.version = version
             self.reason = reason
         }
-        package static let route = AdminRoute(
-            "host.release-quarantine", .post, "/quarantine-releases", .write,
-            summary: "End one host's quarantine of a release that crashed it: the host loads the release again.",
-            parameters: [
-                AdminParameter("host_id", .body, required: true, "The host id, as the host reports it."),
-                AdminParameter("id", .body, required: true, "The plug-in id."),
-                AdminParameter("version", .body, required: true, "The version the host quarantined."),
-                AdminParameter("reason", .body, "Why."),
-            ], response: "ChangeResult")
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            try Validate.pluginID(id)
-            let parsed = try AdminParse.version(version)
-            if let reason { try Validate.reason(reason) }
-            return AdminReply(try board.releaseQuarantine(hostID: hostID, pluginID: id, version: parsed, reason: reason, by: actor))
+            AdminReply(
+                try board.releaseQuarantine(hostID: host.text, pluginID: id.text, version: version, reason: reason?.text, by: actor))
         }
     }
 }

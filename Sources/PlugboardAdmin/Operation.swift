@@ -61,7 +61,7 @@ package struct OperationDeclaration: Sendable {
 ///
 /// The CLI and the server both parse an operation through its arguments, so the checks of its `validate()` and of its
 /// fields' types are made the same way whichever side received it.
-package protocol Operation: AdminRequest, ParsableArguments {
+package protocol BoardOperation: AdminRequest, ParsableArguments {
     /// The operation's declaration.
     static var declaration: OperationDeclaration { get }
     /// The environment the operation acts in, for an operation that declares `env` (nil for others).
@@ -74,7 +74,7 @@ package protocol Operation: AdminRequest, ParsableArguments {
     func text(for value: Response) -> String?
 }
 
-extension Operation {
+extension BoardOperation {
     package var env: String? {
         get { nil }
         set {}
@@ -87,6 +87,7 @@ extension Operation {
     package static var name: String { declaration.name }
     package static var access: OperationAccess { declaration.access }
     package static var summary: String { declaration.abstract }
+    package static var discussion: String { declaration.discussion }
     package static var responseSchema: String { declaration.response }
     package static var bodyLimit: Int? { declaration.bodyLimit }
     package static var parameters: [AdminParameter] { OperationWire.fields(of: Self.self).map(\.parameter) }

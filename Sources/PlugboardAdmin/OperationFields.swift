@@ -84,6 +84,16 @@ package struct KeyID: BoardField, Hashable {
     package var description: String { text }
 }
 
+/// A host's id, as the host reports it.
+package struct HostID: BoardField, Hashable {
+    package let text: String
+    package init(validating text: String) throws(BoardError) {
+        try Validate.hostID(text)
+        self.text = text
+    }
+    package var description: String { text }
+}
+
 extension SemanticVersion: BoardField {
     package init(validating text: String) throws(BoardError) {
         do { self = try SemanticVersion(text) } catch { throw BoardError(.invalidInput, error.message) }

@@ -43,7 +43,7 @@ package enum OperationWire {
     private static let cache = Mutex<[ObjectIdentifier: [Field]]>([:])
 
     /// The fields of `type`, in declaration order.
-    package static func fields<Op: Operation>(of type: Op.Type) -> [Field] {
+    package static func fields<Op: BoardOperation>(of type: Op.Type) -> [Field] {
         if let known = cache.withLock({ $0[ObjectIdentifier(type)] }) { return known }
         let described = describe(type)
         var fields: [Field] = []
@@ -78,7 +78,7 @@ package enum OperationWire {
     }
 
     /// The request `operation` as its JSON body.
-    package static func encode<Op: Operation>(_ operation: Op) throws(BoardError) -> Data {
+    package static func encode<Op: BoardOperation>(_ operation: Op) throws(BoardError) -> Data {
         var object: [String: Any] = [:]
         let fields = fields(of: Op.self)
         for child in Mirror(reflecting: operation).children {
@@ -95,7 +95,7 @@ package enum OperationWire {
     }
 
     /// The operation a JSON body holds, parsed and checked as the CLI parses its arguments; refused with a sentence.
-    package static func decode<Op: Operation>(_ type: Op.Type, from body: Data) throws(BoardError) -> Op {
+    package static func decode<Op: BoardOperation>(_ type: Op.Type, from body: Data) throws(BoardError) -> Op {
         let object: [String: Any]
         if body.isEmpty {
             object = [:]
@@ -228,7 +228,7 @@ package enum OperationWire {
     }
 
     /// swift-argument-parser's description of an operation's arguments.
-    private static func describe<Op: Operation>(_ type: Op.Type) -> [Described] {
+    private static func describe<Op: BoardOperation>(_ type: Op.Type) -> [Described] {
         let text: String
         do {
             _ = try Op.parse(["--experimental-dump-help"])

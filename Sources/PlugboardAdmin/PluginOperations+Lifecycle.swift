@@ -6,12 +6,12 @@ package import PlugboardVersioning
 /// Enabling, kill switches, yanks and pins: what decides whether a release runs.
 extension PluginRequests {
     /// The operations of this file, in the order `plugboard plugin --help` lists them.
-    package static let lifecycle: [any Operation.Type] = [
+    package static let lifecycle: [any BoardOperation.Type] = [
         Enable.self, Disable.self, Kill.self, Revive.self, Yank.self, Unyank.self, Pin.self, Unpin.self,
     ]
 
     /// `plugin enable ID`.
-    package struct Enable: Operation {
+    package struct Enable: BoardOperation {
         package static let declaration = OperationDeclaration(
             "plugin.enable", .write, abstract: "Enable a plug-in in the environment.", response: "ChangeResult")
         @Argument(help: "The plug-in id.") package var id: PluginID
@@ -27,7 +27,7 @@ extension PluginRequests {
     }
 
     /// `plugin disable ID`: a stop.
-    package struct Disable: Operation {
+    package struct Disable: BoardOperation {
         package static let declaration = OperationDeclaration(
             "plugin.disable", .stop, abstract: "Disable a plug-in in the environment.", response: "ChangeResult")
         @Argument(help: "The plug-in id.") package var id: PluginID
@@ -43,7 +43,7 @@ extension PluginRequests {
     }
 
     /// `plugin kill`: a kill switch over a plug-in, one version, or all plug-ins; a stop.
-    package struct Kill: Operation {
+    package struct Kill: BoardOperation {
         package static let declaration = OperationDeclaration(
             "plugin.kill", .stop, abstract: "Throw a kill switch over a plug-in, one of its versions, or all plug-ins.",
             discussion: "A kill switch covers every environment; running hosts deactivate what it covers at their next poll.",
@@ -64,7 +64,7 @@ extension PluginRequests {
     }
 
     /// `plugin revive`: lifts a kill switch.
-    package struct Revive: Operation {
+    package struct Revive: BoardOperation {
         package static let declaration = OperationDeclaration(
             "plugin.revive", .write, abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.", response: "ChangeResult")
         @Argument(help: "The plug-in id (omit with --all).") package var id: PluginID?
@@ -83,7 +83,7 @@ extension PluginRequests {
     }
 
     /// `plugin yank ID VERSION`: a stop.
-    package struct Yank: Operation {
+    package struct Yank: BoardOperation {
         package static let declaration = OperationDeclaration(
             "plugin.yank", .stop, abstract: "Yank a version so hosts no longer pick it (a pin still wins).", response: "ChangeResult")
         @Argument(help: "The plug-in id.") package var id: PluginID
@@ -101,7 +101,7 @@ extension PluginRequests {
     }
 
     /// `plugin unyank ID VERSION`.
-    package struct Unyank: Operation {
+    package struct Unyank: BoardOperation {
         package static let declaration = OperationDeclaration(
             "plugin.unyank", .write, abstract: "Undo a yank.", response: "ChangeResult")
         @Argument(help: "The plug-in id.") package var id: PluginID
@@ -119,7 +119,7 @@ extension PluginRequests {
     }
 
     /// `plugin pin ID VERSION`.
-    package struct Pin: Operation {
+    package struct Pin: BoardOperation {
         package static let declaration = OperationDeclaration(
             "plugin.pin", .write, abstract: "Pin a plug-in to one version in the environment.", response: "ChangeResult")
         @Argument(help: "The plug-in id.") package var id: PluginID
@@ -137,7 +137,7 @@ extension PluginRequests {
     }
 
     /// `plugin unpin ID`.
-    package struct Unpin: Operation {
+    package struct Unpin: BoardOperation {
         package static let declaration = OperationDeclaration(
             "plugin.unpin", .write, abstract: "Remove the version pin in the environment.", response: "ChangeResult")
         @Argument(help: "The plug-in id.") package var id: PluginID

@@ -8,12 +8,12 @@ extension PluginOwner.Role: ExpressibleByArgument {}
 /// (`plugboard owner …`).
 package enum RoleOperations {
     /// `plugboard admin …`, in the order its help lists them.
-    package static let admins: [any Operation.Type] = [AddAdmin.self, RemoveAdmin.self, ListAdmins.self]
+    package static let admins: [any BoardOperation.Type] = [AddAdmin.self, RemoveAdmin.self, ListAdmins.self]
     /// `plugboard owner …`, in the order its help lists them.
-    package static let owners: [any Operation.Type] = [AddOwner.self, RemoveOwner.self, ListOwners.self]
+    package static let owners: [any BoardOperation.Type] = [AddOwner.self, RemoveOwner.self, ListOwners.self]
 
     /// `admin add PRINCIPAL`.
-    package struct AddAdmin: Operation {
+    package struct AddAdmin: BoardOperation {
         package static let declaration = OperationDeclaration(
             "admin.add", .write, abstract: "Make a principal (an OS user name) a board admin.", response: "ChangeResult")
         @Argument(help: "The principal to make an admin.") package var principal: PersonPrincipal
@@ -25,7 +25,7 @@ package enum RoleOperations {
     }
 
     /// `admin remove PRINCIPAL`: takes a role away, a stop.
-    package struct RemoveAdmin: Operation {
+    package struct RemoveAdmin: BoardOperation {
         package static let declaration = OperationDeclaration(
             "admin.remove", .stop, abstract: "Remove a board admin (never the last one).", response: "ChangeResult")
         @Argument(help: "The admin to remove.") package var principal: PrincipalName
@@ -37,7 +37,7 @@ package enum RoleOperations {
     }
 
     /// `admin list`.
-    package struct ListAdmins: Operation {
+    package struct ListAdmins: BoardOperation {
         package static let declaration = OperationDeclaration(
             "admin.list", .read, abstract: "List board admins.", response: "AdminList")
         package init() {}
@@ -52,7 +52,7 @@ package enum RoleOperations {
     }
 
     /// `owner add ID PRINCIPAL [--role]`: adds an owner or maintainer, or changes their role.
-    package struct AddOwner: Operation {
+    package struct AddOwner: BoardOperation {
         package static let declaration = OperationDeclaration(
             "owner.add", .write, abstract: "Add an owner or maintainer to a plug-in (or change their role).", response: "ChangeResult")
         @Argument(help: "The plug-in id.") package var id: PluginID
@@ -70,7 +70,7 @@ package enum RoleOperations {
     }
 
     /// `owner remove ID PRINCIPAL`: takes a role away, a stop.
-    package struct RemoveOwner: Operation {
+    package struct RemoveOwner: BoardOperation {
         package static let declaration = OperationDeclaration(
             "owner.remove", .stop, abstract: "Remove an owner or maintainer (never the last owner).", response: "ChangeResult")
         @Argument(help: "The plug-in id.") package var id: PluginID
@@ -86,7 +86,7 @@ package enum RoleOperations {
     }
 
     /// `owner list ID`.
-    package struct ListOwners: Operation {
+    package struct ListOwners: BoardOperation {
         package static let declaration = OperationDeclaration(
             "owner.list", .read, abstract: "List a plug-in's owners and maintainers.", response: "OwnerList")
         @Argument(help: "The plug-in id.") package var id: PluginID

@@ -5,10 +5,10 @@ package import PlugboardStore
 /// Access tokens: each acts as one principal, with exactly its rights on the board.
 extension TokenOperations {
     /// `plugboard access-token …`, in the order its help lists them.
-    package static let accessTokens: [any Operation.Type] = [CreateAccessToken.self, ListAccessTokens.self, RevokeAccessToken.self]
+    package static let accessTokens: [any BoardOperation.Type] = [CreateAccessToken.self, ListAccessTokens.self, RevokeAccessToken.self]
 
     /// `access-token create [--principal] --name [--expires] [--read-only]`.
-    package struct CreateAccessToken: Operation {
+    package struct CreateAccessToken: BoardOperation {
         package static let declaration = OperationDeclaration(
             "access-token.create", .write, abstract: "Create an access token for a principal; prints its secret once.",
             response: "CreatedAccessToken")
@@ -48,7 +48,7 @@ extension TokenOperations {
     }
 
     /// `access-token list [--principal]`.
-    package struct ListAccessTokens: Operation {
+    package struct ListAccessTokens: BoardOperation {
         package static let declaration = OperationDeclaration(
             "access-token.list", .read, abstract: "List access tokens: principal, rights, state, expiry and last use (never secrets).",
             response: "AccessTokenList")
@@ -70,7 +70,7 @@ extension TokenOperations {
     }
 
     /// `access-token revoke NAME [--principal] [--reason]`: a stop.
-    package struct RevokeAccessToken: Operation {
+    package struct RevokeAccessToken: BoardOperation {
         package static let declaration = OperationDeclaration(
             "access-token.revoke", .stop, abstract: "Revoke an access token: servers refuse it from their next request.",
             response: "ChangeResult")

@@ -7,7 +7,7 @@ package import PlugboardStore
 /// secret is in the answer of its creation only.
 package enum TokenOperations {
     /// `plugboard token …`, in the order its help lists them.
-    package static let apiTokens: [any Operation.Type] = [CreateToken.self, ListTokens.self, RevokeToken.self]
+    package static let apiTokens: [any BoardOperation.Type] = [CreateToken.self, ListTokens.self, RevokeToken.self]
 
     /// `--expires`: `90d`, `12h`, `30m`, `2w`, or an ISO-8601 time or date.
     package static func expiry(_ text: String) throws(BoardError) -> Date {
@@ -18,7 +18,7 @@ package enum TokenOperations {
     }
 
     /// `token create --name --env [--for] [--expires]`.
-    package struct CreateToken: Operation {
+    package struct CreateToken: BoardOperation {
         package static let declaration = OperationDeclaration(
             "token.create", .write, abstract: "Create a token that reads one environment; prints its secret once (admins).",
             discussion: """
@@ -77,7 +77,7 @@ package enum TokenOperations {
     }
 
     /// `token list`.
-    package struct ListTokens: Operation {
+    package struct ListTokens: BoardOperation {
         package static let declaration = OperationDeclaration(
             "token.list", .read, abstract: "List tokens: environment, kind, state, expiry and last use (never secrets).",
             response: "TokenList")
@@ -97,7 +97,7 @@ package enum TokenOperations {
     }
 
     /// `token revoke NAME [--reason]`: a stop.
-    package struct RevokeToken: Operation {
+    package struct RevokeToken: BoardOperation {
         package static let declaration = OperationDeclaration(
             "token.revoke", .stop, abstract: "Revoke a token: servers refuse it and end its open streams from now on (admins).",
             response: "ChangeResult")

@@ -9,12 +9,12 @@ extension SignaturePolicy: ExpressibleByArgument {}
 /// Signature policies and trusted keys: `plugboard policy …`, `signer …` and `plugin add-signature`.
 package enum TrustOperations {
     /// `plugboard policy …`, in the order its help lists them.
-    package static let policies: [any Operation.Type] = [SetPolicy.self, ShowPolicies.self]
+    package static let policies: [any BoardOperation.Type] = [SetPolicy.self, ShowPolicies.self]
     /// `plugboard signer …`, in the order its help lists them.
-    package static let signers: [any Operation.Type] = [AddSigner.self, ListSigners.self, RevokeSigner.self]
+    package static let signers: [any BoardOperation.Type] = [AddSigner.self, ListSigners.self, RevokeSigner.self]
 
     /// `policy set --signatures off|warn|require`.
-    package struct SetPolicy: Operation {
+    package struct SetPolicy: BoardOperation {
         package static let declaration = OperationDeclaration(
             "policy.set", .write, abstract: "Set the signature policy of the environment given with --env (admins).",
             discussion: """
@@ -34,7 +34,7 @@ package enum TrustOperations {
     }
 
     /// `policy show` (or `policy list`).
-    package struct ShowPolicies: Operation {
+    package struct ShowPolicies: BoardOperation {
         package static let declaration = OperationDeclaration(
             "policy.show", .read, abstract: "Show every environment's signature policy.", response: "PolicyList", aliases: ["list"])
         package init() {}
@@ -53,7 +53,7 @@ package enum TrustOperations {
     }
 
     /// `signer add ID KEY` and `signer add --all KEY`.
-    package struct AddSigner: Operation {
+    package struct AddSigner: BoardOperation {
         package static let declaration = OperationDeclaration(
             "signer.add", .write,
             abstract: "Trust a public key to sign one plug-in's releases (its owners or an admin), or every plug-in's with --all (admins).",
@@ -85,7 +85,7 @@ package enum TrustOperations {
     }
 
     /// `signer list [ID]`.
-    package struct ListSigners: Operation {
+    package struct ListSigners: BoardOperation {
         package static let declaration = OperationDeclaration(
             "signer.list", .read,
             abstract: "List trusted keys: all, or those that may sign one plug-in (its own and those trusted for every plug-in).",
@@ -111,7 +111,7 @@ package enum TrustOperations {
     }
 
     /// `signer revoke KEY_ID --reason`: a stop.
-    package struct RevokeSigner: Operation {
+    package struct RevokeSigner: BoardOperation {
         package static let declaration = OperationDeclaration(
             "signer.revoke", .stop, abstract: "Revoke a key: no signature it made counts any more, including earlier ones.",
             discussion: "Admins may revoke any key; the owners of every plug-in a key is trusted for may revoke it.", response: "ChangeResult")
@@ -129,7 +129,7 @@ package enum TrustOperations {
 
     /// `plugin add-signature ID VERSION FILE`: the signature file's text. The CLI command reads the file and sends its
     /// text.
-    package struct AddSignature: Operation {
+    package struct AddSignature: BoardOperation {
         package static let declaration = OperationDeclaration(
             "plugin.add-signature", .write, abstract: "Add a signature to a registered release (its owners, maintainers or an admin).",
             discussion: "The signature must verify and cover exactly this release: its id, version, manifest and artifact as registered.",

@@ -3,9 +3,9 @@ import PlugboardAdmin
 import PlugboardModel
 import PlugboardStore
 
-/// The CLI command of an ``Operation``: its name, help, arguments and options are the operation's declaration; it
+/// The CLI command of a ``BoardOperation``: its name, help, arguments and options are the operation's declaration; it
 /// performs the operation on the board file, or with `--server` on a served board, and prints the answer.
-struct OperationCommand<Op: Operation>: RemoteCommand {
+struct OperationCommand<Op: BoardOperation>: RemoteCommand {
     static var configuration: CommandConfiguration {
         let declaration = Op.declaration
         return CommandConfiguration(
@@ -31,10 +31,10 @@ struct OperationCommand<Op: Operation>: RemoteCommand {
 }
 
 /// The commands of `operations`, in their order.
-func commands(_ operations: [any Operation.Type]) -> [any ParsableCommand.Type] {
+func commands(_ operations: [any BoardOperation.Type]) -> [any ParsableCommand.Type] {
     operations.map { command(for: $0) }
 }
 
-private func command<Op: Operation>(for type: Op.Type) -> any ParsableCommand.Type {
+private func command<Op: BoardOperation>(for type: Op.Type) -> any ParsableCommand.Type {
     OperationCommand<Op>.self
 }
