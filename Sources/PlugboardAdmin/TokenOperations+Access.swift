@@ -75,7 +75,8 @@ extension TokenOperations {
             "access-token.revoke", .stop, abstract: "Revoke an access token: servers refuse it from their next request.",
             response: "ChangeResult")
         @Argument(help: "The token's name.") package var name: TokenName
-        @Option(name: .long, help: ArgumentHelp("Whose token it is (default: yours).", valueName: "name")) package var principal: PrincipalName?
+        @Option(name: .long, help: ArgumentHelp("Whose token it is (default: yours).", valueName: "name"))
+        package var principal: PrincipalName?
         @Option(name: .long, help: "Why, for the audit log.") package var reason: Reason?
         package init() {}
         package init(name: TokenName, principal: PrincipalName?, reason: Reason?) {

@@ -114,7 +114,8 @@ package enum TrustOperations {
     package struct RevokeSigner: BoardOperation {
         package static let declaration = OperationDeclaration(
             "signer.revoke", .stop, abstract: "Revoke a key: no signature it made counts any more, including earlier ones.",
-            discussion: "Admins may revoke any key; the owners of every plug-in a key is trusted for may revoke it.", response: "ChangeResult")
+            discussion: "Admins may revoke any key; the owners of every plug-in a key is trusted for may revoke it.",
+            response: "ChangeResult")
         @Argument(help: "The key id (plugboard signer list).") package var keyID: KeyID
         @Option(name: .long, help: "Why (kept in the board and the audit log).") package var reason: Reason
         package init() {}
