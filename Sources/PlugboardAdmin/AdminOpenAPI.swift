@@ -107,7 +107,11 @@ package enum AdminOpenAPI {
               schemas:
 
             """
-        out += AdminSchemas.yaml + AdminSchemas.rolloutYAML
+        out += AdminSchemas.yaml
+        var named: Set<String> = []
+        for type in AdminAPI.requests where named.insert(type.responseSchema).inserted {
+            out += "    \(type.responseSchema):\n" + type.responseJSONSchema.yaml(indent: 6)
+        }
         return out
     }
 

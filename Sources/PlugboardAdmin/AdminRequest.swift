@@ -24,6 +24,8 @@ package protocol AdminRequest: Sendable {
     static var discussion: String { get }
     /// The name of the schema of the answer in the OpenAPI document's components.
     static var responseSchema: String { get }
+    /// The schema of the answer (default: read from the `Response` type, ``JSONSchema/of(_:)``).
+    static var responseJSONSchema: JSONSchema { get }
     /// The largest request body the server reads for it, when not the server's usual limit.
     static var bodyLimit: Int? { get }
     /// The fields of its JSON body, for the OpenAPI document.
@@ -44,6 +46,8 @@ package protocol AdminRequest: Sendable {
 }
 
 extension AdminRequest {
+    package static var responseJSONSchema: JSONSchema { JSONSchema.of(Response.self) }
+
     package static func encodeResponse(_ value: Response) -> Data { Data(AdminJSON.text(value, pretty: false).utf8) }
     package static func decodeResponse(_ data: Data) throws -> Response { try AdminJSON.decoder().decode(Response.self, from: data) }
 }

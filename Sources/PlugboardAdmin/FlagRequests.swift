@@ -197,6 +197,8 @@ package enum FlagRequests {
         }
         /// Unleash's own JSON, not the CLI's snake_case.
         package static func encodeResponse(_ value: FeatureSet) -> Data { value.encoded(prettyPrinted: false) }
+        /// Unleash's features document keeps Unleash's own (camelCase) keys.
+        package static var responseJSONSchema: JSONSchema { JSONSchema.of(FeatureSet.self, snakeCase: false) }
         package static func decodeResponse(_ data: Data) throws -> FeatureSet { try FeatureSet.decode(from: data) }
     }
 }

@@ -46,10 +46,8 @@ extension AdminRoutes {
         let limit = configuration.adminMaxArtifactBytes
         let declared = request.headers[.contentLength].flatMap(Int.init)
         if let declared, declared > limit {
-            throw ResponseFailure(
-                Self.refusal(
-                    BoardError(.invalidInput, "the artifact is larger than \(limit >> 20) MiB; nothing was kept"), status: .contentTooLarge)
-            )
+            throw Refusal(
+                BoardError(.invalidInput, "the artifact is larger than \(limit >> 20) MiB; nothing was kept"), status: .contentTooLarge)
         }
         let board = self.board
         let uploads = self.uploads
@@ -62,8 +60,7 @@ extension AdminRoutes {
         switch admitted {
         case .success(let admitted): reservation = admitted
         case .failure(let refusal):
-            throw ResponseFailure(
-                Self.refusal(BoardError(refusal.status == .tooManyRequests ? .notAllowed : .io, refusal.sentence), status: refusal.status))
+            throw Refusal(BoardError(refusal.status == .tooManyRequests ? .notAllowed : .io, refusal.sentence), status: refusal.status)
         }
         var kept = false
         defer { if !kept { reservation.cancel() } }
@@ -78,7 +75,7 @@ extension AdminRoutes {
             writer.abandon()
             throw BoardError(.io, "the upload was cut off before its end; send it again")
         }
-        return await Self.afterBody {
+        return try await Self.afterBody {
             try writer.finish()
             reservation.staged(at: AdminUploads.folder(board) + "/" + sha256, bytes: writer.size)
             kept = true
@@ -92,25 +89,21 @@ extension AdminRoutes {
         let board = self.board
         let principal = caller.principal.osUser
         guard try await lane.run({ try board.holdsRole(principal) }) else {
-            throw ResponseFailure(
-                Self.refusal(
-                    BoardError(
-                        .notAllowed,
-                        "\(principal) may not send \(what): only board admins and the owners and maintainers of plug-ins may; ask a board admin to register the plug-in or to add \(principal) as its owner"
-                    ), status: .forbidden))
+            throw Refusal(
+                BoardError(
+                    .notAllowed,
+                    "\(principal) may not send \(what): only board admins and the owners and maintainers of plug-ins may; ask a board admin to register the plug-in or to add \(principal) as its owner"
+                ), status: .forbidden)
         }
     }
 
     /// `413`: the body is larger than `limit` bytes.
-    static func tooLarge(_ limit: Int) -> ResponseFailure {
-        ResponseFailure(
-            refusal(BoardError(.invalidInput, "the request body is larger than \(limit) bytes; send less"), status: .contentTooLarge))
+    static func tooLarge(_ limit: Int) -> Refusal {
+        Refusal(BoardError(.invalidInput, "the request body is larger than \(limit) bytes; send less"), status: .contentTooLarge)
     }
 
     /// A refusal for a busy moment, with `Retry-After: 1`.
-    static func busy(_ sentence: String, status: HTTPResponse.Status, code: BoardError.Code) -> ResponseFailure {
-        var response = refusal(BoardError(code, sentence), status: status)
-        response.headers[.retryAfter] = "1"
-        return ResponseFailure(response)
+    static func busy(_ sentence: String, status: HTTPResponse.Status, code: BoardError.Code) -> Refusal {
+        Refusal(BoardError(code, sentence), status: status).retryAfter(1)
     }
 }

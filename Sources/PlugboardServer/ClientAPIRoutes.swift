@@ -16,25 +16,30 @@ struct ClientAPIRoutes: Sendable {
     /// Reads the tokens again for a token not known yet (one just created), at a bounded rate.
     let tokenReread: TokenReread
 
-    func add(to router: Router<some RequestContext>) {
-        router.get("/api/client/features") { request, _ in self.respond { try self.features(request) } }
-        router.get("/api/client/delta") { request, _ in self.respond { try self.delta(request) } }
-        router.get("/api/client/streaming") { request, _ in self.respond { try self.streaming(request) } }
-        router.post("/api/client/register") { request, _ in await self.respondAsync { try await self.register(request) } }
-        router.post("/api/client/metrics") { request, _ in await self.respondAsync { try await self.metrics(request) } }
+    func add(to router: Router<ServeContext>) {
+        router.group("/api/client").add(middleware: authentication(.sdk))
+            .get("features") { request, context in try self.features(request, token: context.requireToken()) }
+            .get("delta") { request, context in try self.delta(request, token: context.requireToken()) }
+            .get("streaming") { request, context in try self.streaming(request, token: context.requireToken()) }
+            .post("register") { request, context in try await self.register(request, token: context.requireToken()) }
+            .post("metrics") { request, context in try await self.metrics(request, token: context.requireToken()) }
+    }
+
+    /// The authentication of routes that take tokens of the kind `routes` take.
+    func authentication(_ routes: TokenCheck.Routes) -> APITokenAuthentication {
+        APITokenAuthentication(tokens: watcher.tokens, reread: tokenReread, routes: routes)
     }
 
     // MARK: Reading flags
 
-    func features(_ request: Request) throws -> Response {
-        let token = try authenticate(request, for: .sdk)
+    func features(_ request: Request, token: APITokenCredential) throws -> Response {
         let feed = try board { () throws(BoardError) in try watcher.feed(token.environment) }
         let query = request.uri.queryParameters
         let namePrefix = query.get("namePrefix")
         let projects = Set(query.getAll("project").filter { !$0.isEmpty })
         let tags = query.getAll("tag").filter { !$0.isEmpty }
         guard projects.count <= Self.filterLimit, tags.count <= Self.filterLimit else {
-            throw ResponseFailure(Reply.error(.badRequest, "the request names more than \(Self.filterLimit) projects or tags; name fewer"))
+            throw Refusal(.badRequest, "the request names more than \(Self.filterLimit) projects or tags; name fewer")
         }
         if namePrefix == nil && projects.isEmpty && tags.isEmpty {
             if Reply.matches(request.headers, feed.etag) { return Reply.notModified(etag: feed.etag) }
@@ -52,8 +57,7 @@ struct ClientAPIRoutes: Sendable {
         return Reply.json(.ok, ByteBuffer(bytes: data), etag: etag)
     }
 
-    func delta(_ request: Request) throws -> Response {
-        let token = try authenticate(request, for: .sdk)
+    func delta(_ request: Request, token: APITokenCredential) throws -> Response {
         let feed = try board { () throws(BoardError) in try watcher.feed(token.environment) }
         let etag = "\"\(feed.revision)\""
         let known = request.headers[.ifNoneMatch].flatMap { Int($0.trimmingCharacters(in: CharacterSet(charactersIn: "\" W/"))) }
@@ -64,8 +68,7 @@ struct ClientAPIRoutes: Sendable {
         return Reply.json(.ok, ByteBuffer(string: "{\"events\":[\(feed.hydration())]}"), etag: etag)
     }
 
-    func streaming(_ request: Request) throws -> Response {
-        let token = try authenticate(request, for: .sdk)
+    func streaming(_ request: Request, token: APITokenCredential) throws -> Response {
         let lastEventID = request.headers[.lastEventID].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         let stream = try board { () throws(BoardError) in
             try watcher.openStream(token.environment, token: token, lastEventID: lastEventID)
@@ -104,8 +107,7 @@ struct ClientAPIRoutes: Sendable {
         var bucket: Bucket?
     }
 
-    func register(_ request: Request) async throws -> Response {
-        let token = try authenticate(request, for: .sdk)
+    func register(_ request: Request, token: APITokenCredential) async throws -> Response {
         let body = try await decode(RegisterBody.self, request, what: "/api/client/register")
         let (app, instance) = try identity(request, appName: body.appName, instanceID: body.instanceId)
         let sdk = try checked(body.sdkVersion ?? request.headers[.unleashSDK], "sdkVersion")
@@ -117,14 +119,12 @@ struct ClientAPIRoutes: Sendable {
         return Reply.accepted()
     }
 
-    func metrics(_ request: Request) async throws -> Response {
-        let token = try authenticate(request, for: .sdk)
+    func metrics(_ request: Request, token: APITokenCredential) async throws -> Response {
         let body = try await decode(MetricsBody.self, request, what: "/api/client/metrics")
         let (app, instance) = try identity(request, appName: body.appName, instanceID: body.instanceId)
         let toggles = body.bucket?.toggles ?? [:]
         guard toggles.count <= Self.toggleLimit else {
-            throw ResponseFailure(
-                Reply.error(.badRequest, "the metrics report names more than \(Self.toggleLimit) flags; send smaller reports"))
+            throw Refusal(.badRequest, "the metrics report names more than \(Self.toggleLimit) flags; send smaller reports")
         }
         let known = try board { () throws(BoardError) in try watcher.feed(token.environment) }.flagNames
         let environment = token.environment
@@ -136,11 +136,10 @@ struct ClientAPIRoutes: Sendable {
                 let values = [toggle.yes ?? 0, toggle.no ?? 0] + (toggle.variants ?? [:]).values
                 guard values.allSatisfy({ (0...1_000_000_000_000).contains($0) }), (toggle.variants ?? [:]).count <= Self.variantLimit
                 else {
-                    throw ResponseFailure(
-                        Reply.error(
-                            .badRequest,
-                            "the counts of flag '\(name)' are negative, too large or name more than \(Self.variantLimit) variants; send counts of at most 10^12"
-                        ))
+                    throw Refusal(
+                        .badRequest,
+                        "the counts of flag '\(name)' are negative, too large or name more than \(Self.variantLimit) variants; send counts of at most 10^12"
+                    )
                 }
                 for variant in (toggle.variants ?? [:]).keys { _ = try checked(variant, "a variant name") }
                 counts.append(
@@ -162,7 +161,7 @@ struct ClientAPIRoutes: Sendable {
 
     private func identity(_ request: Request, appName: String?, instanceID: String?) throws -> (String, String) {
         guard let app = try checked(appName ?? request.headers[.unleashAppName], "appName"), !app.isEmpty else {
-            throw ResponseFailure(Reply.error(.badRequest, "the body has no appName; send the application's name as Unleash SDKs do"))
+            throw Refusal(.badRequest, "the body has no appName; send the application's name as Unleash SDKs do")
         }
         let instance = try checked(instanceID ?? request.headers[.unleashInstanceID], "instanceId") ?? "unknown"
         return (app, instance.isEmpty ? "unknown" : instance)
@@ -172,7 +171,7 @@ struct ClientAPIRoutes: Sendable {
     private func checked(_ value: String?, _ field: String) throws -> String? {
         guard let value else { return nil }
         guard value.utf8.count <= 255, !HostRoutes.hasControl(value, newlines: false) else {
-            throw ResponseFailure(Reply.error(.badRequest, "\(field) is longer than 255 bytes or contains control characters"))
+            throw Refusal(.badRequest, "\(field) is longer than 255 bytes or contains control characters")
         }
         return value
     }
@@ -181,31 +180,15 @@ struct ClientAPIRoutes: Sendable {
         try await Body.decodeHeavy(type, request, limit: configuration.maxBodyBytes, what: what)
     }
 
-    /// The request's token, accepted for `routes`; otherwise the response that refuses it (401 or 403).
-    func authenticate(_ request: Request, for routes: TokenCheck.Routes) throws -> APITokenCredential {
-        let requested = request.uri.queryParameters.get("environment") ?? request.headers[.plugboardEnvironment]
-        var outcome = watcher.tokens.authenticate(request.headers, requestedEnvironment: requested, routes: routes)
-        // A token created a moment ago is on the board before the next board check reloads the tokens: read them again
-        // once (at a bounded rate) before refusing it.
-        if case .failure(.unauthorized) = outcome, request.headers[.authorization] != nil, tokenReread.rereadIfDue() {
-            outcome = watcher.tokens.authenticate(request.headers, requestedEnvironment: requested, routes: routes)
-        }
-        switch outcome {
-        case .success(let token): return token
-        case .failure(.unauthorized(let message)): throw ResponseFailure(Reply.error(.unauthorized, message))
-        case .failure(.forbidden(let message)): throw ResponseFailure(Reply.error(.forbidden, message))
-        }
-    }
-
     func board<T>(_ body: () throws(BoardError) -> T) throws -> T {
         do { return try body() } catch {
             if error.code == .integrity {
                 // Hosts keep their last good state: no view of an unproven board is signed.
                 configuration.logger.error("the board cannot be proven", metadata: ["error": "\(error.message)"])
-                throw ResponseFailure(Reply.error(.serviceUnavailable, "the board cannot be proven, so it is not served: \(error.message)"))
+                throw Refusal(.serviceUnavailable, "the board cannot be proven, so it is not served: \(error.message)")
             }
             configuration.logger.error("cannot read the board", metadata: ["error": "\(error.message)"])
-            throw ResponseFailure(Reply.error(.serviceUnavailable, "the server cannot read the board right now; try again"))
+            throw Refusal(.serviceUnavailable, "the server cannot read the board right now; try again")
         }
     }
 
@@ -219,19 +202,7 @@ struct ClientAPIRoutes: Sendable {
         case .success(let value): return value
         case .failure(let error):
             configuration.logger.error("cannot read the board", metadata: ["error": "\(error.message)"])
-            throw ResponseFailure(Reply.error(.serviceUnavailable, "the server cannot read the board right now; try again"))
-        }
-    }
-
-    func respond(_ body: () throws -> Response) -> Response {
-        do { return try body() } catch let failure as ResponseFailure { return failure.response } catch {
-            return Reply.error(.internalServerError, "the server failed to answer; try again")
-        }
-    }
-
-    func respondAsync(_ body: () async throws -> Response) async -> Response {
-        do { return try await body() } catch let failure as ResponseFailure { return failure.response } catch {
-            return Reply.error(.internalServerError, "the server failed to answer; try again")
+            throw Refusal(.serviceUnavailable, "the server cannot read the board right now; try again")
         }
     }
 }

@@ -5,20 +5,6 @@ import HummingbirdCore
 import NIOCore
 import Synchronization
 
-/// The request context of `plugboard serve`: Hummingbird's, plus the connection it came on.
-struct ServeContext: RequestContext, RemoteAddressRequestContext {
-    var coreContext: CoreRequestContextStorage
-    /// The connection (nil in tests that run the router without sockets).
-    let channel: (any Channel)?
-
-    init(source: ApplicationRequestContextSource) {
-        coreContext = .init(source: source)
-        channel = source.channel
-    }
-
-    var remoteAddress: SocketAddress? { channel?.remoteAddress }
-}
-
 /// Keeps rejected requests and crowds of connections from holding the server's memory:
 ///
 /// - a request refused with a body the server did not read (no token, a body over the limit, too many requests) is
@@ -97,27 +83,25 @@ struct ConnectionGuardMiddleware: RouterMiddleware {
         let address: String? = exempt ? nil : context.remoteAddress?.ipAddress
         if let address {
             guard connections.enter(address) else {
-                var response = Reply.error(.tooManyRequests, "this client has too many requests in progress; wait for them and try again")
-                response.headers[.retryAfter] = "1"
-                return close(response, context)
+                let refusal = Refusal(.tooManyRequests, "this client has too many requests in progress; wait for them and try again")
+                return close(refusal.retryAfter(1).response(from: request, context: context), context)
             }
         }
         defer { if let address { connections.leave(address) } }
-        let response: Response
+        var answer: Response
         do {
-            response = try await next(request, context)
+            answer = try await next(request, context)
         } catch let error as any HTTPResponseError {
-            // No route (an unknown path or method): its body is never read, so the connection closes after the answer,
-            // and the answer says so (a client that kept the connection would send its next request after that body).
-            guard ConnectionGuard.hasBody(request) else { throw error }
-            return close(try error.response(from: request, context: context), context)
+            // A refusal, or no route (an unknown path or method): answered here, so that the connection can be closed
+            // after the answer.
+            answer = try error.response(from: request, context: context)
         } catch {
             if ConnectionGuard.hasBody(request) { connections.closeAfterAnswer(context.channel) }
             throw error
         }
         // A refused request's body may be unread (the token is checked first, the length before reading): never read it,
-        // close the connection after the answer instead, unless the route says it read the body whole.
-        var answer = response
+        // close the connection after the answer instead, unless the route says it read the body whole; the answer says
+        // so (a client that kept the connection would send its next request after that body).
         let bodyRead = answer.headers[HTTPField.Name.plugboardBodyRead] != nil
         answer.headers[HTTPField.Name.plugboardBodyRead] = nil
         if answer.status.code >= 400, ConnectionGuard.hasBody(request), !bodyRead { return close(answer, context) }

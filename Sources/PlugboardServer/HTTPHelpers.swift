@@ -35,11 +35,6 @@ enum Reply {
         return json(status, ByteBuffer(bytes: data), etag: etag)
     }
 
-    /// An error as `{"error": "...", "message": "one sentence"}`.
-    static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
-        json(status, object: ["error": status.reasonPhrase.lowercased(), "message": message])
-    }
-
     static func notModified(etag: String) -> Response {
         Response(status: .notModified, headers: [.eTag: etag])
     }
@@ -97,9 +92,7 @@ enum Body {
 
     /// Decodes a JSON body, or the response that refuses it (413 too large, 400 not JSON of the expected shape).
     static func decode<T: Decodable>(_ type: T.Type, _ request: Request, limit: Int, what: String, allowEmpty: Bool = false) async
-        -> Result<
-            T, ResponseFailure
-        >
+        -> Result<T, Refusal>
     {
         switch await collectOrRefuse(request, limit: limit) {
         case .success(let buffer): return parse(type, buffer, what: what, allowEmpty: allowEmpty)
@@ -111,7 +104,7 @@ enum Body {
     /// SDKs and hosts report may be large, and decoding it must not hold the threads that answer other requests.
     static func decodeHeavy<T: Decodable & Sendable>(_ type: T.Type, _ request: Request, limit: Int, what: String) async throws -> T {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-            throw ResponseFailure(Reply.error(.contentTooLarge, "the request body is larger than \(limit) bytes; send less"))
+            throw Refusal(.contentTooLarge, "the request body is larger than \(limit) bytes; send less")
         }
         // A place first, the body then: requests waiting for a place hold no body in memory.
         guard let place = await HeavyWork.bodies.enter() else { throw HeavyWork.busy() }
@@ -126,26 +119,24 @@ enum Body {
         }
     }
 
-    private static func collectOrRefuse(_ request: Request, limit: Int) async -> Result<ByteBuffer, ResponseFailure> {
+    private static func collectOrRefuse(_ request: Request, limit: Int) async -> Result<ByteBuffer, Refusal> {
         switch await collect(request, limit: limit) {
         case .success(let collected): return .success(collected)
         case .failure(.tooLarge(let limit)):
-            return .failure(ResponseFailure(Reply.error(.contentTooLarge, "the request body is larger than \(limit) bytes; send less")))
+            return .failure(Refusal(.contentTooLarge, "the request body is larger than \(limit) bytes; send less"))
         case .failure(.unreadable):
-            return .failure(ResponseFailure(Reply.error(.badRequest, "the request body could not be read; send it again")))
+            return .failure(Refusal(.badRequest, "the request body could not be read; send it again"))
         }
     }
 
-    private static func parse<T: Decodable>(_ type: T.Type, _ buffer: ByteBuffer, what: String, allowEmpty: Bool) -> Result<
-        T, ResponseFailure
-    > {
+    private static func parse<T: Decodable>(_ type: T.Type, _ buffer: ByteBuffer, what: String, allowEmpty: Bool) -> Result<T, Refusal> {
         let data = Data(buffer.readableBytesView)
         let text = data.isEmpty && allowEmpty ? Data("{}".utf8) : data
         do {
             return .success(try JSONDecoder().decode(T.self, from: text))
         } catch {
             return .failure(
-                ResponseFailure(Reply.error(.badRequest, "the body of \(what) is not valid JSON of the expected shape: \(describe(error))"))
+                Refusal(.badRequest, "the body of \(what) is not valid JSON of the expected shape: \(describe(error))")
             )
         }
     }
@@ -163,10 +154,8 @@ enum HeavyWork {
     /// At most this many reports' bodies are read into memory at once (each at most the body limit, 1 MiB by default).
     static let bodies = ConcurrencyLimit(width: 32, queueLimit: queueLimit)
 
-    static func busy() -> ResponseFailure {
-        var busy = Reply.error(.serviceUnavailable, "the server has too many reports to read; try again in a moment")
-        busy.headers[.retryAfter] = "1"
-        return ResponseFailure(busy)
+    static func busy() -> Refusal {
+        Refusal(.serviceUnavailable, "the server has too many reports to read; try again in a moment").retryAfter(1)
     }
     private static let worker = WorkerThreads(name: "plugboard-telemetry", count: 1)
 
@@ -235,34 +224,26 @@ final class WorkerThreads: Sendable {
     }
 }
 
-/// A response that ends a request early.
-struct ResponseFailure: Error {
-    let response: Response
-    init(_ response: Response) { self.response = response }
-}
-
-/// Request logs and `/metrics` counts for every request. Never logs a token or a body.
+/// Request logs and `/metrics` counts for every request, by the route's pattern as Hummingbird matched it
+/// (`context.endpointPath`, `/api/admin/plugins/{id}`): a bounded set of labels. Never logs a token or a body.
 struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
     let logger: Logger
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
-        let route = Self.route(request.uri.path)
-        let status: Int
         do {
             let response = try await next(request, context)
-            status = response.status.code
-            finish(request, route: route, status: status, since: start)
+            finish(request, context, status: response.status.code, since: start)
             return response
         } catch {
-            status = (error as? any HTTPResponseError)?.status.code ?? 500
-            finish(request, route: route, status: status, since: start)
+            finish(request, context, status: (error as? any HTTPResponseError)?.status.code ?? 500, since: start)
             throw error
         }
     }
 
-    private func finish(_ request: Request, route: String, status: Int, since start: ContinuousClock.Instant) {
+    private func finish(_ request: Request, _ context: Context, status: Int, since start: ContinuousClock.Instant) {
+        let route = Self.route(context.endpointPath)
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         metrics.record(route: route, status: status, seconds: seconds)
@@ -277,16 +258,10 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 
-    /// The route a path belongs to, with its parameter named: a bounded set of labels for metrics.
-    static func route(_ path: String) -> String {
-        switch path {
-        case "/api/client/features", "/api/client/delta", "/api/client/streaming", "/api/client/register", "/api/client/metrics",
-            "/ofrep/v1/evaluate/flags", "/health", "/metrics", "/api/host/snapshot", "/api/host/stream", "/api/host/report":
-            return path
-        default:
-            if path.hasPrefix("/api/host/artifacts/") { return "/api/host/artifacts/{sha256}" }
-            if path.hasPrefix("/api/admin/") { return "/api/admin" }
-            return path.hasPrefix("/ofrep/v1/evaluate/flags/") ? "/ofrep/v1/evaluate/flags/{key}" : "other"
-        }
+    /// The label of a request's route: the pattern Hummingbird matched, or `other` when no route matched (Hummingbird
+    /// names that `NotFound`, and leaves it unset when a middleware answers first).
+    static func route(_ endpointPath: String?) -> String {
+        guard let endpointPath, endpointPath.hasPrefix("/") else { return "other" }
+        return endpointPath
     }
 }

@@ -28,33 +28,33 @@ struct HostRoutes: Sendable {
     /// The most entries a load report may carry; the server keeps the first ``PlugboardStore/TelemetryLimits/maxEntriesPerReport``.
     static let reportEntryLimit = 10_000
 
-    func add(to router: Router<some RequestContext>) {
-        router.get("/api/host/snapshot") { request, _ in await api.respondAsync { try await self.snapshot(request) } }
-        router.get("/api/host/stream") { request, _ in api.respond { try self.stream(request) } }
-        router.get("/api/host/artifacts/{sha256}") { request, context in
-            api.respond { try self.artifact(request, sha256: context.parameters.get("sha256") ?? "") }
-        }
-        router.post("/api/host/report") { request, _ in await api.respondAsync { try await self.report(request) } }
+    func add(to router: Router<ServeContext>) {
+        router.group("/api/host").add(middleware: api.authentication(.hosts))
+            .get("snapshot") { request, context in try await self.snapshot(request, token: context.requireToken()) }
+            .get("stream") { request, context in try self.stream(request, token: context.requireToken()) }
+            .get("artifacts/{sha256}") { request, context in
+                try self.artifact(request, sha256: context.parameters.get("sha256") ?? "", token: context.requireToken())
+            }
+            .post("report") { request, context in try await self.report(request, token: context.requireToken()) }
     }
 
-    func snapshot(_ request: Request) async throws -> Response {
-        let token = try api.authenticate(request, for: .hosts)
+    func snapshot(_ request: Request, token: APITokenCredential) async throws -> Response {
         let named = request.uri.queryParameters.getAll("plugin")
         let nonce = request.uri.queryParameters.get("nonce")
         if let nonce, !FreshnessProof.isNonce(nonce) {
-            throw ResponseFailure(Reply.error(.badRequest, "the nonce must be 32 to 128 lowercase hexadecimal digits"))
+            throw Refusal(.badRequest, "the nonce must be 32 to 128 lowercase hexadecimal digits")
         }
         guard named.count <= Self.pluginLimit * 2 else {
-            throw ResponseFailure(Reply.error(.badRequest, "the request names more than \(Self.pluginLimit) plug-ins; name fewer"))
+            throw Refusal(.badRequest, "the request names more than \(Self.pluginLimit) plug-ins; name fewer")
         }
         let ids = Set(named).sorted()
         guard ids.count <= Self.pluginLimit else {
-            throw ResponseFailure(Reply.error(.badRequest, "the request names more than \(Self.pluginLimit) plug-ins; name fewer"))
+            throw Refusal(.badRequest, "the request names more than \(Self.pluginLimit) plug-ins; name fewer")
         }
         let hosts = api.watcher.hosts
         let environment = token.environment
         guard ids.allSatisfy({ $0.utf8.count <= 255 && !Self.hasControl($0, newlines: false) }) else {
-            throw ResponseFailure(Reply.error(.badRequest, "a plug-in id is longer than 255 bytes or contains control characters"))
+            throw Refusal(.badRequest, "a plug-in id is longer than 255 bytes or contains control characters")
         }
         // From memory, after one look at the board's version (and a read of the registered plug-ins after a change).
         let (relevant, cached) = try api.board { () throws(BoardError) in
@@ -74,9 +74,7 @@ struct HostRoutes: Sendable {
             // Computing a snapshot costs CPU and the board's connection: one at a time, so that it holds at most one of
             // the threads that answer requests, and health checks and kill switches are never queued behind a crowd.
             guard let slot = await hosts.computeSlots.enter() else {
-                var busy = Reply.error(.serviceUnavailable, "the server is computing many snapshots; try again in a moment")
-                busy.headers[.retryAfter] = "1"
-                throw ResponseFailure(busy)
+                throw Refusal(.serviceUnavailable, "the server is computing many snapshots; try again in a moment").retryAfter(1)
             }
             defer { slot.leave() }
             snapshot = try api.board { () throws(BoardError) in try hosts.snapshot(environment: environment, pluginIDs: relevant) }
@@ -92,24 +90,21 @@ struct HostRoutes: Sendable {
         return response
     }
 
-    func stream(_ request: Request) throws -> Response {
-        let token = try api.authenticate(request, for: .hosts)
+    func stream(_ request: Request, token: APITokenCredential) throws -> Response {
         let stream = try api.board { () throws(BoardError) in try api.watcher.hosts.openStream(token.environment, token: token) }
         return Reply.eventStream(stream)
     }
 
-    func artifact(_ request: Request, sha256: String) throws -> Response {
-        let token = try api.authenticate(request, for: .hosts)
+    func artifact(_ request: Request, sha256: String, token: APITokenCredential) throws -> Response {
         guard
             let path = try api.board({ () throws(BoardError) in
                 try api.watcher.board.artifactFile(sha256: sha256, environment: token.environment)
             }),
             let handle = FileHandle(forReadingAtPath: path)
         else {
-            throw ResponseFailure(
-                Reply.error(
-                    .notFound,
-                    "no release of a plug-in enabled in \(token.environment) has an artifact with SHA-256 \(sha256.prefix(64))"))
+            throw Refusal(
+                .notFound,
+                "no release of a plug-in enabled in \(token.environment) has an artifact with SHA-256 \(sha256.prefix(64))")
         }
         let size = (try? handle.seekToEnd()).map(Int.init) ?? 0
         try? handle.seek(toOffset: 0)
@@ -128,14 +123,13 @@ struct HostRoutes: Sendable {
             })
     }
 
-    func report(_ request: Request) async throws -> Response {
-        let token = try api.authenticate(request, for: .hosts)
+    func report(_ request: Request, token: APITokenCredential) async throws -> Response {
         let body = try await Body.decodeHeavy(HostReport.self, request, limit: api.configuration.maxBodyBytes, what: "/api/host/report")
         try Self.checkText(body.hostId, "hostId", limit: 255, allowEmpty: false)
         try Self.checkText(body.hostVersion, "hostVersion", limit: 64)
         if let stale = body.stale { try Self.checkText(stale, "stale", limit: 1000) }
         guard body.entries.count <= Self.reportEntryLimit else {
-            throw ResponseFailure(Reply.error(.badRequest, "the report has more than \(Self.reportEntryLimit) entries; send fewer"))
+            throw Refusal(.badRequest, "the report has more than \(Self.reportEntryLimit) entries; send fewer")
         }
         let kept = Array(body.entries.prefix(TelemetryLimits.maxEntriesPerReport))
         try await HeavyWork.run(heavy: kept.count > 100) {
@@ -148,8 +142,7 @@ struct HostRoutes: Sendable {
                     if let text { try Self.checkText(text, field, limit: 4000, newlines: true) }
                 }
                 guard (entry.state == .loaded) == (entry.reasonCode == nil) else {
-                    throw ResponseFailure(
-                        Reply.error(.badRequest, "the entry of \(entry.pluginID) must have a reasonCode exactly when it is not loaded"))
+                    throw Refusal(.badRequest, "the entry of \(entry.pluginID) must have a reasonCode exactly when it is not loaded")
                 }
             }
         }
@@ -160,7 +153,7 @@ struct HostRoutes: Sendable {
         let existing = try await api.boardAsync { () throws(BoardError) in try usage.reportingEnvironment(hostID: hostID) }
         if let existing, existing != token.environment {
             usage.noteDropped(TelemetryDrop.Kind.reportOtherEnvironment, 1)
-            throw ResponseFailure(Self.otherEnvironment(hostID, existing))
+            throw Self.otherEnvironment(hostID, existing)
         }
         do {
             try usage.report(
@@ -170,24 +163,21 @@ struct HostRoutes: Sendable {
                 token: token.name)
         } catch {
             switch error {
-            case .otherEnvironment(let existing): throw ResponseFailure(Self.otherEnvironment(hostID, existing))
+            case .otherEnvironment(let existing): throw Self.otherEnvironment(hostID, existing)
             case .tooManyHosts(let limit):
-                throw ResponseFailure(
-                    Reply.error(
-                        .tooManyRequests,
-                        "the token \(token.name) reported for more than \(limit) host ids this hour; give each group of hosts a token of its own"
-                    ))
+                throw Refusal(
+                    .tooManyRequests,
+                    "the token \(token.name) reported for more than \(limit) host ids this hour; give each group of hosts a token of its own"
+                )
             case .busy:
-                var busy = Reply.error(.serviceUnavailable, "the server has too many load reports waiting to be stored; try again")
-                busy.headers[.retryAfter] = "5"
-                throw ResponseFailure(busy)
+                throw Refusal(.serviceUnavailable, "the server has too many load reports waiting to be stored; try again").retryAfter(5)
             }
         }
         return Reply.accepted()
     }
 
-    static func otherEnvironment(_ hostID: String, _ existing: String) -> Response {
-        Reply.error(
+    static func otherEnvironment(_ hostID: String, _ existing: String) -> Refusal {
+        Refusal(
             .forbidden, "the host id \(hostID) already reports from the environment \(existing); give each host an id of its own")
     }
 
@@ -195,7 +185,7 @@ struct HostRoutes: Sendable {
     /// not empty unless `allowEmpty`.
     static func checkText(_ value: String, _ field: String, limit: Int, newlines: Bool = false, allowEmpty: Bool = true) throws {
         guard allowEmpty || !value.isEmpty, value.utf8.count <= limit, !hasControl(value, newlines: newlines) else {
-            throw ResponseFailure(Reply.error(.badRequest, "\(field) is empty, longer than \(limit) bytes or contains control characters"))
+            throw Refusal(.badRequest, "\(field) is empty, longer than \(limit) bytes or contains control characters")
         }
     }
 

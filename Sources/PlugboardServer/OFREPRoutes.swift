@@ -21,18 +21,17 @@ struct OFREPRoutes: Sendable {
         var context: [String: ContextValue]?
     }
 
-    func add(to router: Router<some RequestContext>) {
-        router.post("/ofrep/v1/evaluate/flags/{key}") { request, context in
-            // Flag names may be UTF-8: the path carries them percent-encoded.
-            let raw = context.parameters.get("key") ?? ""
-            let key = raw.removingPercentEncoding ?? raw
-            return await api.respondAsync { try await self.single(request, key: key) }
-        }
-        router.post("/ofrep/v1/evaluate/flags") { request, _ in await api.respondAsync { try await self.bulk(request) } }
+    func add(to router: Router<ServeContext>) {
+        router.group("/ofrep/v1/evaluate").add(middleware: api.authentication(.sdk))
+            .post("flags/{key}") { request, context in
+                // Flag names may be UTF-8: the path carries them percent-encoded.
+                let raw = context.parameters.get("key") ?? ""
+                return try await self.single(request, key: raw.removingPercentEncoding ?? raw, token: context.requireToken())
+            }
+            .post("flags") { request, context in try await self.bulk(request, token: context.requireToken()) }
     }
 
-    func single(_ request: Request, key: String) async throws -> Response {
-        let token = try api.authenticate(request, for: .sdk)
+    func single(_ request: Request, key: String, token: APITokenCredential) async throws -> Response {
         let context = try await evaluationContext(request, key: key)
         let feed = try api.board { () throws(BoardError) in try api.watcher.feed(token.environment) }
         guard feed.snapshot.contains(key) else {
@@ -44,8 +43,7 @@ struct OFREPRoutes: Sendable {
         return Reply.json(failed ? .badRequest : .ok, ByteBuffer(string: json))
     }
 
-    func bulk(_ request: Request) async throws -> Response {
-        let token = try api.authenticate(request, for: .sdk)
+    func bulk(_ request: Request, token: APITokenCredential) async throws -> Response {
         let context = try await evaluationContext(request, key: nil)
         let feed = try api.board { () throws(BoardError) in try api.watcher.feed(token.environment) }
         let flags = feed.snapshot.flagNames.sorted().map { Self.evaluate($0, feed: feed, context: context).json }
@@ -94,12 +92,12 @@ struct OFREPRoutes: Sendable {
         {
         case .success(let decoded): body = decoded
         case .failure(let failure):
-            guard failure.response.status == .badRequest else { throw failure }
-            var object: [String: Any] = [
+            guard failure.status == .badRequest else { throw failure }
+            var object = [
                 "errorCode": "INVALID_CONTEXT", "errorDetails": "the body must be {\"context\": {…}} with a JSON object as the context",
             ]
             if let key { object["key"] = key }
-            throw ResponseFailure(Reply.json(.badRequest, object: object))
+            throw Refusal(.badRequest, body: object)
         }
         return Self.unleashContext(body.context ?? [:])
     }

@@ -148,13 +148,10 @@ public struct PlugboardServer: Sendable {
             }
             return Reply.json(.ok, object: ["status": "ok"])
         }
-        router.get("/metrics") { request, _ in
-            api.respond {
-                _ = try api.authenticate(request, for: .any)
-                return Response(
-                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                    body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
-            }
+        router.group("/metrics").add(middleware: api.authentication(.any)).get { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
         return router
     }

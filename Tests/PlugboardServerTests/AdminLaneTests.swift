@@ -99,6 +99,15 @@ struct AdminLaneTests {
         #expect(held, "the accepted token waited behind the guesses' lane")
     }
 
+    @Test func theStopsAreDeclaredInTheStopsLane() {
+        var stops: Set<String> = []
+        for type in AdminAPI.requests where type.access == .stop { stops.insert(type.name) }
+        #expect(
+            stops == [
+                "plugin.kill", "plugin.disable", "plugin.yank", "rollout.abort", "token.revoke", "access-token.revoke", "signer.revoke",
+            ])
+    }
+
     @Test func largeBodiesAreCountedPerPrincipalFromAllTheirTokens() async throws {
         let served = try Served()
         let request = Request(
@@ -120,7 +129,7 @@ struct AdminLaneTests {
         }
         #expect(tickets.count == routes.bodies.perPrincipal)
         // Another token of the same principal gets no more.
-        await #expect(throws: ResponseFailure.self) {
+        await #expect(throws: Refusal.self) {
             _ = try await routes.admitBody(PluginRequests.Register.self, request, try caller(served.ci), lane: lane)
         }
         tickets.removeFirst().leave()

@@ -1,7 +1,7 @@
 /// One line of a host's load report: what happened to one plug-in, and why.
 public struct LoadReportEntry: Sendable, Hashable, Codable {
     /// What the host did with the plug-in.
-    public enum State: String, Sendable, Hashable, Codable {
+    public enum State: String, Sendable, Hashable, Codable, CaseIterable {
         case loaded, skipped, failed, deactivated
     }
 

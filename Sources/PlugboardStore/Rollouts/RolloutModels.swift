@@ -144,7 +144,7 @@ public struct RolloutStatus: Sendable, Hashable, Codable {
 /// What one pass of the rollouts' schedule and guard did (`Board.tickRollouts(via:now:)`).
 public struct RolloutTick: Sendable, Hashable, Codable {
     /// What happened to the rollout.
-    public enum Action: String, Sendable, Hashable, Codable {
+    public enum Action: String, Sendable, Hashable, Codable, CaseIterable {
         /// The guard aborted it.
         case aborted
         /// It moved to its next step.

@@ -5,7 +5,7 @@ package import PlugboardModel
 /// An API token as people see it: never its secret, never its hash.
 package struct APIToken: Sendable, Hashable, Codable {
     /// Whether a token is accepted now.
-    package enum State: String, Sendable, Hashable, Codable {
+    package enum State: String, Sendable, Hashable, Codable, CaseIterable {
         case active, expired, revoked
     }
 

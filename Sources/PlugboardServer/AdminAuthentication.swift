@@ -1,0 +1,98 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PlugboardAdmin
+import PlugboardModel
+import PlugboardStore
+
+/// The authentication of an admin API route: the access token presented (`Authorization: Bearer pba_…`) is looked up
+/// on the board and the caller put in the context (``ServeContext/caller``), acting as the token's principal; a
+/// read-only token is refused a route that writes, and the refusal recorded in the audit log as a refused `action` on
+/// the request (`POST /api/admin/…`).
+///
+/// Each request looks its token up on the board, so a revoked or expired token is refused from its next request. A
+/// token seen before is looked up in the route's lane, one not seen before (``RecognizedTokens``) in the guesses' lane,
+/// so that guesses never queue in front of the route's work. Failed authentications are counted per client address and
+/// from all addresses (``FailedAuthentications``): past a limit, failing requests get `429` with `Retry-After`; a
+/// request whose token is accepted is always answered. A failure of the route is answered as
+/// ``Refusal/answering(_:)`` says.
+struct AdminAuthentication: RouterMiddleware {
+    typealias Context = ServeContext
+    let board: Board
+    let failures: FailedAuthentications
+    let recognized: RecognizedTokens
+    /// The lane of tokens not seen before.
+    let guesses: WorkerThreads
+    /// Whether the route writes: a read-only token is refused a write.
+    let access: AdminRoute.Access
+    /// The route's action in the audit log (`plugin.kill`).
+    let action: String
+    /// The route's lane.
+    let lane: WorkerThreads
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            var context = context
+            let caller = try await authenticate(request, context)
+            if access == .write, caller.token.readOnly { try await refuseReadOnly(request, caller) }
+            context.caller = caller
+            return try await next(request, context)
+        } catch {
+            throw Refusal.answering(error)
+        }
+    }
+
+    private func authenticate(_ request: Request, _ context: Context) async throws -> AdminRoutes.Caller {
+        let address = context.remoteAddress?.ipAddress ?? "unknown"
+        func refuse(_ sentence: String, counted: Bool = true) -> Refusal {
+            // Only failures are limited, never an address: a token the board accepts is answered whatever was sent
+            // before it. A request without a token guesses nothing and does not count.
+            if counted, let wait = failures.fail(address) {
+                return Refusal(
+                    BoardError(
+                        .notAllowed,
+                        "too many failed authentications from \(address) or from all clients; this request's token was not accepted, and failing requests get this answer for \(wait) seconds"
+                    ), status: .tooManyRequests
+                ).retryAfter(wait)
+            }
+            return Refusal(BoardError(.notAllowed, sentence), status: .unauthorized)
+                .with(.wwwAuthenticate, "Bearer realm=\"plugboard-admin\"")
+        }
+        guard var secret = request.headers[.authorization]?.trimmingCharacters(in: .whitespaces), !secret.isEmpty else {
+            throw refuse("no access token: send Authorization: Bearer TOKEN, from plugboard access-token create", counted: false)
+        }
+        if secret.lowercased().hasPrefix("bearer ") { secret = String(secret.dropFirst(7)).trimmingCharacters(in: .whitespaces) }
+        let board = self.board
+        let presented = secret
+        // A token not seen before is looked up in a lane of its own: guesses never queue in front of the route's work.
+        let seen = recognized.contains(secret: presented)
+        let token = try await (seen ? lane : guesses).run { () throws -> AccessToken? in
+            let found = try board.accessToken(secret: presented)
+            if let found, found.state == .active { board.noteAccessTokenUse(found) }
+            return found
+        }
+        guard let token else { throw refuse("this access token is not known to the board; create one with plugboard access-token create") }
+        recognized.note(secret: presented, accepted: token.state == .active)
+        switch token.state {
+        case .active: break
+        case .revoked: throw refuse("the access token '\(token.name)' of \(token.principal) was revoked; create a new one")
+        case .expired: throw refuse("the access token '\(token.name)' of \(token.principal) has expired; create a new one")
+        }
+        let onBehalfOf = request.headers[.plugboardOnBehalfOf]
+        let principal = try Principal(
+            osUser: token.principal, onBehalfOf: onBehalfOf, via: "token \(token.name) from \(address)", accessToken: token.name)
+        return AdminRoutes.Caller(token: token, principal: principal, address: address)
+    }
+
+    /// Refuses a write to a read-only token, and records the refusal in the audit log.
+    private func refuseReadOnly(_ request: Request, _ caller: AdminRoutes.Caller) async throws {
+        let error = BoardError(
+            .notAllowed,
+            "the access token '\(caller.token.name)' of \(caller.token.principal) is read-only; use a token created without --read-only to change the board"
+        )
+        let (board, principal) = (self.board, caller.principal)
+        let refusal = AuditEntry(action: action, targetType: "admin_api", targetID: "\(request.method.rawValue) \(request.uri.path)")
+        try await lane.run { board.recordRefusal(refusal, by: principal, because: error) }
+        throw error
+    }
+}
