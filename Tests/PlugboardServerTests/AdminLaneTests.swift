@@ -105,6 +105,7 @@ struct AdminLaneTests {
         #expect(
             stops == [
                 "plugin.kill", "plugin.disable", "plugin.yank", "rollout.abort", "token.revoke", "access-token.revoke", "signer.revoke",
+                "admin.remove", "owner.remove",
             ])
     }
 
