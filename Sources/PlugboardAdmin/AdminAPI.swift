@@ -6,12 +6,12 @@ package enum AdminAPI {
         ] + PluginRequests.lifecycle.map { $0 as any AdminRequest.Type } + HostRequests.all.map { $0 as any AdminRequest.Type } + [
             RolloutRequests.Start.self, RolloutRequests.Status.self, RolloutRequests.Hold.self, RolloutRequests.Abort.self,
             RolloutRequests.Tick.self,
-            TrustRequests.AddSignature.self,
-            AccessRequests.Owners.self, AccessRequests.SetOwner.self, AccessRequests.Admins.self, AccessRequests.SetAdmin.self,
-        ] + FlagRequests.all.map { $0 as any AdminRequest.Type } + [
-            TrustRequests.Policies.self, TrustRequests.SetPolicy.self, TrustRequests.Signers.self, TrustRequests.AddSigner.self,
-            TrustRequests.RevokeSigner.self, TokenRequests.List.self, TokenRequests.Create.self, TokenRequests.Revoke.self,
-            TokenRequests.ListAccess.self, TokenRequests.CreateAccess.self, TokenRequests.RevokeAccess.self,
+            TrustOperations.AddSignature.self,
+        ] + (RoleOperations.owners + RoleOperations.admins).map { $0 as any AdminRequest.Type }
+        + FlagRequests.all.map { $0 as any AdminRequest.Type }
+        + (TrustOperations.policies + TrustOperations.signers + TokenOperations.apiTokens + TokenOperations.accessTokens).map {
+            $0 as any AdminRequest.Type
+        } + [
             BoardRequests.Environments.self, BoardRequests.Clients.self, BoardRequests.Audit.self, BoardRequests.Verify.self,
             BoardRequests.Checkpoint.self,
         ] + SecretRequests.all.map { $0 as any AdminRequest.Type } + [

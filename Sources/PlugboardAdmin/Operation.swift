@@ -28,10 +28,13 @@ package struct OperationDeclaration: Sendable {
     package let response: String
     /// The largest request body the server reads for it, when not the server's usual limit.
     package let bodyLimit: Int?
+    /// Other names of its CLI command (`policy list` for `policy show`).
+    package let aliases: [String]
 
     /// A declaration.
     package init(
-        _ name: String, _ access: OperationAccess, abstract: String, discussion: String = "", response: String, bodyLimit: Int? = nil
+        _ name: String, _ access: OperationAccess, abstract: String, discussion: String = "", response: String, bodyLimit: Int? = nil,
+        aliases: [String] = []
     ) {
         self.name = name
         self.access = access
@@ -39,6 +42,7 @@ package struct OperationDeclaration: Sendable {
         self.discussion = discussion
         self.response = response
         self.bodyLimit = bodyLimit
+        self.aliases = aliases
     }
 
     /// The command group (`plugin`).

@@ -1,5 +1,6 @@
 package import ArgumentParser
 package import PlugboardModel
+import PlugboardStore
 package import PlugboardVersioning
 
 /// A value of an operation's field, validated once, in its initializer: a value that exists is valid. Read from the
@@ -36,6 +37,48 @@ package struct Reason: BoardField, Hashable {
     package let text: String
     package init(validating text: String) throws(BoardError) {
         try Validate.reason(text)
+        self.text = text
+    }
+    package var description: String { text }
+}
+
+/// A principal as the board holds it: an OS user name or a declared automation identity (`alice`,
+/// `ci-bot@example.com`).
+package struct PrincipalName: BoardField, Hashable {
+    package let text: String
+    package init(validating text: String) throws(BoardError) {
+        try Validate.principal(text)
+        self.text = text
+    }
+    package var description: String { text }
+}
+
+/// A principal a person gives a role or a token to: a ``PrincipalName`` that is not one of the names Plugboard acts as
+/// itself (`plugboard/…`).
+package struct PersonPrincipal: BoardField, Hashable {
+    package let text: String
+    package init(validating text: String) throws(BoardError) {
+        try Validate.personPrincipal(text)
+        self.text = text
+    }
+    package var description: String { text }
+}
+
+/// An API token's or an access token's name: letters, digits, `.`, `_` and `-` (`checkout-service`, `laptop`).
+package struct TokenName: BoardField, Hashable {
+    package let text: String
+    package init(validating text: String) throws(BoardError) {
+        try Validate.tokenName(text)
+        self.text = text
+    }
+    package var description: String { text }
+}
+
+/// A publisher key's id: 16 lower-case hex digits, as `plugboard signer list` shows.
+package struct KeyID: BoardField, Hashable {
+    package let text: String
+    package init(validating text: String) throws(BoardError) {
+        try SigningKeys.validateKeyID(text)
         self.text = text
     }
     package var description: String { text }

@@ -5,18 +5,16 @@ import PlugboardModel
 /// Cells are escaped as they are added (``Validate/escaped(_:)``): a newline shows as `\n`, an escape sequence or a
 /// right-to-left override as `\u{…}`, so that one row stays one line and shows what the board holds.
 package struct Table {
-    /// The header row.
     package var headers: [String]
-    /// The rows, their cells escaped.
     package var rows: [[String]] = []
 
-    /// A table with these column headers and no rows.
+    /// A table with these column headers and no row yet.
     package init(_ headers: String...) { self.headers = headers }
 
-    /// Adds a row; its cells are escaped.
+    /// Adds a row; each cell is escaped.
     package mutating func add(_ cells: String...) { rows.append(cells.map(Validate.escaped)) }
 
-    /// The header and the rows, one a line, without a final newline.
+    /// The table as text: the header line, then one line per row, without a final newline.
     package func render() -> String {
         var widths = headers.map(\.count)
         for row in rows { Self.widen(&widths, toFit: row) }
@@ -52,9 +50,14 @@ package struct Table {
         }
     }
 
-    /// The table, or `empty` when it has no rows.
+    /// The table as text, or `empty` when it has no row.
     package func text(empty: String) -> String {
         rows.isEmpty ? empty : render()
+    }
+
+    /// Prints the table, or `empty` when it has no row.
+    package func print(empty: String) {
+        Swift.print(text(empty: empty))
     }
 }
 

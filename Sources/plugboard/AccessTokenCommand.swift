@@ -1,8 +1,6 @@
 import ArgumentParser
-import Foundation
 import PlugboardAdmin
 import PlugboardModel
-import PlugboardStore
 
 /// `plugboard access-token …`: people's (and services') tokens, each acting as one principal.
 struct AccessTokenCommand: ParsableCommand {
@@ -19,26 +17,15 @@ struct AccessTokenCommand: ParsableCommand {
             expires no later than that token (a later --expires, or none, is refused) and is revoked with it. Names \
             under plugboard/ are Plugboard's own and refused.
             """,
-        subcommands: [Create.self, List.self, Revoke.self])
+        subcommands: [Create.self] + commands([TokenOperations.ListAccessTokens.self, TokenOperations.RevokeAccessToken.self]))
 
+    /// `access-token create`: the secret on stdout, whose rights it has and that it is shown once on stderr.
     struct Create: RemoteCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "create", abstract: "Create an access token for a principal; prints its secret once.")
+        static var configuration: CommandConfiguration { OperationCommand<TokenOperations.CreateAccessToken>.configuration }
         @OptionGroup var global: GlobalOptions
-        @Option(name: .long, help: ArgumentHelp("Whom it acts as (default: you, the OS user).", valueName: "name")) var principal: String?
-        @Option(name: .long, help: ArgumentHelp("A name for it, unique for its principal, for example laptop.", valueName: "label"))
-        var name: String
-        @Option(name: .long, help: ArgumentHelp("How long it is accepted: 90d, 12h, 30m, 2w, or a time (2027-01-31).", valueName: "age"))
-        var expires: String?
-        @Flag(name: .long, help: "It may only read: no change, whatever its principal may do.") var readOnly = false
+        @OptionGroup var operation: TokenOperations.CreateAccessToken
 
-        func validate() throws {
-            try checkArguments { () throws(BoardError) in
-                if let principal { try Validate.personPrincipal(principal) }
-                try Validate.tokenName(name)
-            }
-        }
-
+        /// What `--json` prints: the token, without what the text output says on stderr.
         struct TokenJSON: Encodable {
             let name: String
             let principal: String
@@ -46,8 +33,7 @@ struct AccessTokenCommand: ParsableCommand {
         }
 
         func execute(_ output: Output) throws(BoardError) {
-            let created = try global.perform(
-                TokenRequests.CreateAccess(principal: principal, name: name, expires: expires, readOnly: readOnly))
+            let created = try global.perform(operation)
             if output.json {
                 output.printJSON(TokenJSON(name: created.name, principal: created.principal, token: created.token))
                 return
@@ -55,43 +41,8 @@ struct AccessTokenCommand: ParsableCommand {
             print(created.token)
             let rights = created.readOnly ? "may only read" : "acts with \(created.principal)'s rights"
             Output.printWarning(
-                "this is the only time the access token '\(created.principal)/\(name)' is shown; the board keeps only its hash (it \(rights)\(created.expiresAt.map { ", expires \($0)" } ?? ""))"
+                "this is the only time the access token '\(created.principal)/\(operation.name)' is shown; the board keeps only its hash (it \(rights)\(created.expiresAt.map { ", expires \($0)" } ?? ""))"
             )
-        }
-    }
-
-    struct List: RemoteCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "list", abstract: "List access tokens: principal, rights, state, expiry and last use (never secrets).")
-        @OptionGroup var global: GlobalOptions
-        @Option(name: .long, help: ArgumentHelp("Only this principal's tokens.", valueName: "name")) var principal: String?
-
-        func execute(_ output: Output) throws(BoardError) {
-            let tokens = try global.perform(TokenRequests.ListAccess(principal: principal))
-            if output.json {
-                output.printJSON(tokens)
-                return
-            }
-            var table = Table("PRINCIPAL", "NAME", "RIGHTS", "STATE", "PREFIX", "EXPIRES", "LAST USED", "CREATED")
-            for token in tokens {
-                table.add(
-                    token.principal, token.name, token.readOnly ? "read-only" : "principal's", token.state.rawValue, token.prefix,
-                    token.expiresAt.cell, token.lastUsedAt.cell, "\(token.createdAt.prefix(10)) by \(token.createdBy)")
-            }
-            table.print(empty: "No access tokens yet; create one with plugboard access-token create --name LABEL.")
-        }
-    }
-
-    struct Revoke: RemoteCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "revoke", abstract: "Revoke an access token: servers refuse it from their next request.")
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The token's name.") var name: String
-        @Option(name: .long, help: ArgumentHelp("Whose token it is (default: yours).", valueName: "name")) var principal: String?
-        @Option(name: .long, help: "Why, for the audit log.") var reason: String?
-
-        func execute(_ output: Output) throws(BoardError) {
-            output.report(try global.perform(TokenRequests.RevokeAccess(principal: principal, name: name, reason: reason)))
         }
     }
 }

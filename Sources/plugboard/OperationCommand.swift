@@ -29,7 +29,8 @@ struct OperationCommand<Op: BoardOperation>: RemoteCommand {
 /// that performs it (one that reads a file, or prints what is not the CLI's JSON).
 func declared<Op: BoardOperation>(_ operation: Op.Type) -> CommandConfiguration {
     let declaration = Op.declaration
-    return CommandConfiguration(commandName: declaration.command, abstract: declaration.abstract, discussion: declaration.discussion)
+    return CommandConfiguration(
+        commandName: declaration.command, abstract: declaration.abstract, discussion: declaration.discussion, aliases: declaration.aliases)
 }
 
 /// The commands of `operations`, in their order.

@@ -56,13 +56,6 @@ struct Output {
     }
 }
 
-extension Table {
-    /// Prints the table, or `empty` when it has no rows.
-    func print(empty: String) {
-        Swift.print(text(empty: empty))
-    }
-}
-
 /// Standard output gathered in blocks: a command that prints a row at a time writes 64 KiB at a time, and holds no
 /// more than one block whatever the output's length.
 struct OutputBlocks {

@@ -67,28 +67,21 @@ extension PluginCommand {
         }
     }
 
+    /// `plugin add-signature`: reads the signature file and sends its text.
     struct AddSignature: RemoteCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "add-signature", abstract: "Add a signature to a registered release (its owners, maintainers or an admin).",
-            discussion: "The signature must verify and cover exactly this release: its id, version, manifest and artifact as registered.")
+        static var configuration: CommandConfiguration { OperationCommand<TrustOperations.AddSignature>.configuration }
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "The plug-in id.") var id: String
-        @Argument(help: "The version.") var version: String
+        @Argument(help: "The plug-in id.") var id: PluginID
+        @Argument(help: "The version.") var version: SemanticVersion
         @Argument(help: "The signature file (plugboard plugin sign).") var signature: String
-
-        func validate() throws {
-            try checkArguments { () throws(BoardError) in
-                try Validate.pluginID(id)
-                _ = try AdminParse.version(version)
-            }
-        }
 
         func execute(_ output: Output) throws(BoardError) {
             let data = try BoundedInput.read(path: signature, limit: ReleaseSignature.maximumSize, what: "signature")
             guard let text = String(data: data, encoding: .utf8) else {
                 throw BoardError(.invalidInput, "the signature file \(signature) is not UTF-8 text")
             }
-            output.report(try global.perform(TrustRequests.AddSignature(id: id, version: version, signature: text, file: signature)))
+            output.report(
+                try global.perform(TrustOperations.AddSignature(id: id, version: version, signature: text, file: signature)))
         }
     }
 }

@@ -37,7 +37,7 @@ struct AccessTokenLimitsTests {
             "/usr/bin/curl",
             [
                 "-s", "-w", "%{http_code}\\n", "-X", "POST", "-H", "Authorization: Bearer \(probe)", "-H",
-                "Content-Type: application/json", "-d", #"{"principal":"mallory","admin":true}"#,
+                "Content-Type: application/json", "-d", #"{"principal":"mallory"}"#,
             ] + Array(repeating: ["-o", "/dev/null", url], count: attempts).flatMap { $0 })
         let started = ContinuousClock.now
         #expect(await curl.waitForExit(timeout: .seconds(600)) != nil)
@@ -162,7 +162,7 @@ struct AccessTokenLimitsTests {
         let before = try await sandbox.boardFile.string(state)
         for (arguments, status) in [
             (["access-token", "create", "--principal", "plugboard/rollout-guard", "--name", "x"], Int32(2)),
-            (["admin", "add", "plugboard/rollout-schedule"], 1), (["owner", "add", Self.alpha, "Plugboard/anything"], 1),
+            (["admin", "add", "plugboard/rollout-schedule"], 2), (["owner", "add", Self.alpha, "Plugboard/anything"], 2),
             (["--as", "plugboard/rollout-guard", "plugin", "kill", Self.alpha, "--reason", "x"], 2),
         ] {
             for (place, result) in [("file", try await sandbox.run(arguments)), ("served", try await served.run(arguments))] {

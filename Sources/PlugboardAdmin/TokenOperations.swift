@@ -1,0 +1,115 @@
+package import ArgumentParser
+package import Foundation
+package import PlugboardModel
+package import PlugboardStore
+
+/// API tokens (for SDKs and hosts) and access tokens (for people): `plugboard token …` and `access-token …`. A token's
+/// secret is in the answer of its creation only.
+package enum TokenOperations {
+    /// `plugboard token …`, in the order its help lists them.
+    package static let apiTokens: [any BoardOperation.Type] = [CreateToken.self, ListTokens.self, RevokeToken.self]
+
+    /// `--expires`: `90d`, `12h`, `30m`, `2w`, or an ISO-8601 time or date.
+    package static func expiry(_ text: String) throws(BoardError) -> Date {
+        if let seconds = AdminParse.duration(text, units: "mhdw") { return Date().addingTimeInterval(seconds) }
+        if let date = Timestamp.parse(text) { return date }
+        throw BoardError(
+            .invalidInput, "--expires '\(Validate.escaped(text))' is not an age or a time: use for example 90d, 12h, 30m, 2w or 2027-01-31")
+    }
+
+    /// `token create --name --env [--for] [--expires]`.
+    package struct CreateToken: BoardOperation {
+        package static let declaration = OperationDeclaration(
+            "token.create", .write, abstract: "Create a token that reads one environment; prints its secret once (admins).",
+            discussion: """
+                The board keeps only the secret's SHA-256: store the printed secret where the SDK reads it. The secret has
+                Unleash's shape (*:ENV.pb_…), so Unleash SDKs take it as they take Unleash's own client tokens.
+
+                A token is for SDKs (the Unleash client API and OFREP, the default) or for plug-in hosts (--for hosts: the
+                routes under /api/host/); each kind is refused with 403 on the other's routes. Revoking a token, or its
+                expiry, also ends its open event streams within a second.
+                """, response: "CreatedToken")
+
+        /// The kinds of token `--for` makes (tokens of both kinds exist only from before kinds did).
+        package enum Use: String, ExpressibleByArgument, CaseIterable, Sendable {
+            case sdk, hosts
+
+            /// The board's kind of token.
+            package var kind: APIToken.Kind { self == .sdk ? .sdk : .hosts }
+        }
+
+        @Option(name: .long, help: "A unique name for the token, for example checkout-service.") package var name: TokenName
+        @Option(
+            name: .customLong("for"),
+            help: ArgumentHelp(
+                "What reads with it: sdk (flags: Unleash client API, OFREP) or hosts (plug-in hosts: /api/host/).", valueName: "kind")
+        )
+        package var kind: Use = .sdk
+        @Option(name: .long, help: ArgumentHelp("How long it is accepted: 90d, 12h, 30m, 2w, or a time (2027-01-31).", valueName: "age"))
+        package var expires: String?
+        package var env: String?
+        package init() {}
+        package init(name: TokenName, env: String, kind: Use, expires: String?) {
+            self.name = name
+            self.env = env
+            self.kind = kind
+            self.expires = expires
+        }
+
+        /// What `token create --json` prints.
+        package struct Created: Codable, Sendable {
+            package let name: String
+            package let environment: String
+            package let kind: APIToken.Kind
+            package let token: String
+            package let expiresAt: String?
+        }
+
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<Created> {
+            let expiresAt = try expires.map { text throws(BoardError) in try expiry(text) }
+            let created = try board.createAPIToken(
+                name: name.text, environment: try environment(), kind: kind.kind, expiresAt: expiresAt, by: actor)
+            return AdminReply(
+                Created(
+                    name: created.token.name, environment: created.token.environment, kind: created.token.kind, token: created.secret,
+                    expiresAt: created.token.expiresAt))
+        }
+    }
+
+    /// `token list`.
+    package struct ListTokens: BoardOperation {
+        package static let declaration = OperationDeclaration(
+            "token.list", .read, abstract: "List tokens: environment, kind, state, expiry and last use (never secrets).",
+            response: "TokenList")
+        package init() {}
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[APIToken]> {
+            AdminReply(try board.apiTokens())
+        }
+        package static func text(_ tokens: [APIToken]) -> String? {
+            var table = Table("NAME", "ENVIRONMENT", "FOR", "STATE", "PREFIX", "EXPIRES", "LAST USED", "CREATED")
+            for token in tokens {
+                table.add(
+                    token.name, token.environment, token.kind.rawValue, token.state.rawValue, token.prefix, token.expiresAt.cell,
+                    token.lastUsedAt.cell, "\(token.createdAt.prefix(10)) by \(token.createdBy)")
+            }
+            return table.text(empty: "No tokens yet; create one with plugboard token create --env ENV --name NAME [--for sdk|hosts].")
+        }
+    }
+
+    /// `token revoke NAME [--reason]`: a stop.
+    package struct RevokeToken: BoardOperation {
+        package static let declaration = OperationDeclaration(
+            "token.revoke", .stop, abstract: "Revoke a token: servers refuse it and end its open streams from now on (admins).",
+            response: "ChangeResult")
+        @Argument(help: "The token's name.") package var name: TokenName
+        @Option(name: .long, help: "Why, for the audit log.") package var reason: Reason?
+        package init() {}
+        package init(name: TokenName, reason: Reason?) {
+            self.name = name
+            self.reason = reason
+        }
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
+            AdminReply(try board.revokeAPIToken(name.text, reason: reason?.text, by: actor))
+        }
+    }
+}

@@ -1,0 +1,14 @@
+import ArgumentParser
+import PlugboardAdmin
+
+/// `plugboard admin …`: who administers the board.
+struct AdminCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "admin", abstract: "Manage board admins.", subcommands: commands(RoleOperations.admins))
+}
+
+/// `plugboard owner …`: who owns and maintains each plug-in.
+struct OwnerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "owner", abstract: "Manage who owns and maintains a plug-in.", subcommands: commands(RoleOperations.owners))
+}

@@ -1,0 +1,16 @@
+import ArgumentParser
+import PlugboardAdmin
+
+/// `plugboard policy …`: each environment's signature policy.
+struct PolicyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "policy", abstract: "Set and show each environment's signature policy (off, warn, require).",
+        subcommands: commands(TrustOperations.policies))
+}
+
+/// `plugboard signer …`: which publisher keys are trusted to sign which plug-ins.
+struct SignerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "signer", abstract: "Trust, list and revoke the keys that sign plug-in releases.",
+        subcommands: commands(TrustOperations.signers))
+}
