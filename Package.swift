@@ -249,8 +249,8 @@ let package = Package(
         .testTarget(
             name: "PlugboardStoreTests",
             dependencies: [
-                "PlugboardStore", "PlugboardModel", "PlugboardMigrations", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "PlugboardStore", "PlugboardModel", "PlugboardMigrations", "PlugboardTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Fixtures"]
         ),
