@@ -22,6 +22,9 @@ public func eventually(
 
 /// Reads `value` every `poll` until it gives a value, and returns it; throws ``NotEventually`` (naming `what`) once
 /// `timeout` passed without one. See ``eventually(_:timeout:poll:_:)``.
+///
+/// Name the value's type where the result goes to an optional (`let row: Row = try await eventually(…)`): otherwise
+/// `T` is inferred as the optional itself, and the first nil is returned as a value.
 public func eventually<T>(
     _ what: @autoclosure () -> String, timeout: Duration = .seconds(120), poll: Duration = .milliseconds(20),
     _ value: () async throws -> T?
