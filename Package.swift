@@ -272,7 +272,7 @@ let package = Package(
         .testTarget(
             name: "PlugboardStoreTests",
             dependencies: [
-                "PlugboardStore", "PlugboardModel", "PlugboardMigrations", "PlugboardFlags", "PlugboardVersioning",
+                "PlugboardStore", "PlugboardModel", "PlugboardMigrations", "PlugboardFlags", "PlugboardVersioning", "PlugboardTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

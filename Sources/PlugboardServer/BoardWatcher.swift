@@ -189,7 +189,7 @@ final class BoardWatcher: Service, Sendable {
     /// Ends every stream, an SDK's or a host's, whose token is no longer accepted (revoked, expired or gone), with a
     /// comment that says why; the client's next request gets 401 with the same reason.
     func endStreamsOfRefusedTokens() {
-        let now = Date()
+        let now = configuration.clock.date()
         let ended = state.withLock { state -> [(AsyncStream<ByteBuffer>.Continuation, String)] in
             var ended: [(AsyncStream<ByteBuffer>.Continuation, String)] = []
             for (environment, streams) in state.streams {

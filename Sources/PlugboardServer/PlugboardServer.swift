@@ -24,7 +24,7 @@ public struct PlugboardServer: Sendable {
     let board: any ServedBoard
     let configuration: ServerConfiguration
     let metrics = ServerMetrics()
-    let tokens = TokenCheck()
+    let tokens: TokenCheck
     let watcher: BoardWatcher
     let usage: UsageBuffer
     let connections: ConnectionGuard
@@ -55,6 +55,7 @@ public struct PlugboardServer: Sendable {
         refusals = admin.map { RefusalWriter(board: $0.board, logger: configuration.logger) }
         self.board = board
         self.configuration = configuration
+        tokens = TokenCheck(clock: configuration.clock)
         watcher = BoardWatcher(board: board, tokens: tokens, metrics: metrics, configuration: configuration)
         usage = UsageBuffer(board: board, tokens: tokens, metrics: metrics, configuration: configuration)
         connections = ConnectionGuard(maxRequestsPerClient: configuration.maxRequestsPerClient)
@@ -136,7 +137,8 @@ public struct PlugboardServer: Sendable {
         router.middlewares.add(AccessLogMiddleware(metrics: metrics, logger: configuration.logger))
         router.middlewares.add(ConnectionGuardMiddleware(connections: connections))
         let api = ClientAPIRoutes(
-            watcher: watcher, usage: usage, configuration: configuration, tokenReread: TokenReread(board: board, tokens: tokens))
+            watcher: watcher, usage: usage, configuration: configuration,
+            tokenReread: TokenReread(board: board, tokens: tokens, clock: configuration.clock))
         api.add(to: router)
         OFREPRoutes(api: api).add(to: router)
         HostRoutes(api: api).add(to: router)

@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+public import PlugboardModel
 public import PlugboardStore
 
 /// How `plugboard serve` listens and how it treats clients.
@@ -73,6 +74,9 @@ public struct ServerConfiguration: Sendable {
         /// The defaults: 4 uploads (1 for a principal who holds no role) and 2 GiB per principal, 64 uploads and 8 GiB in all, 1 GiB left free.
         public init() {}
     }
+    /// Where the server reads the time: tokens' expiry and the rate of token re-reads (the system's clocks, or a
+    /// test's).
+    public var clock = TimeSource.system
     /// How often the server runs every rollout's guard and schedule (`Board.tickRollouts(via:now:)`);
     /// nil: never (then run `plugboard rollout tick`). Each pass that acts is an audited change of the board.
     public var rolloutInterval: Duration? = .milliseconds(250)

@@ -27,6 +27,13 @@ final class TokenCheck: Sendable {
 
     private let byDigest = Mutex<[[UInt8]: APITokenCredential]>([:])
     private let lastUsed = Mutex<[String: Date]>([:])
+    /// Where expiry times are compared with the time.
+    private let clock: TimeSource
+
+    /// A check that knows no token yet (``reload(_:)`` gives it the board's), comparing expiry times with `clock`.
+    init(clock: TimeSource = .system) {
+        self.clock = clock
+    }
 
     /// Replaces the known tokens (after a board change); returns whether any token changed (created, revoked, gone).
     @discardableResult
@@ -59,7 +66,7 @@ final class TokenCheck: Sendable {
         if credential.revoked {
             return .failure(.unauthorized("the token '\(credential.name)' was revoked; ask for a new one (plugboard token create)"))
         }
-        let now = Date()
+        let now = clock.date()
         if let expires = credential.expiresAt, expires <= now {
             return .failure(
                 .unauthorized(

@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardModel
 import PlugboardStore
 import Synchronization
 
@@ -14,16 +15,19 @@ final class TokenReread: Sendable {
     private let board: any ServedBoard
     private let tokens: TokenCheck
     private let lastRead = Mutex<ContinuousClock.Instant?>(nil)
+    /// Where the interval between reads is measured.
+    private let clock: TimeSource
 
-    init(board: any ServedBoard, tokens: TokenCheck) {
+    init(board: any ServedBoard, tokens: TokenCheck, clock: TimeSource = .system) {
         self.board = board
         self.tokens = tokens
+        self.clock = clock
     }
 
     /// Reloads the tokens unless that was done less than ``minimumInterval`` ago (or a read runs now); true when it
     /// reloaded them, so that the caller checks the token once more.
     func rereadIfDue() -> Bool {
-        let now = ContinuousClock.now
+        let now = clock.instant()
         let due = lastRead.withLock { last in
             if let last, now - last < Self.minimumInterval { return false }
             last = now

@@ -205,10 +205,11 @@ struct CompiledInVersionsTests {
         try journal.writeMarker(CrashJournal.markerLine(Self.id, "1.0.0", "activate"))
         let host = PluginHost(configuration: configuration)
         // What the board says of a when the host enters a's code again (a served board stores the reports it took
-        // every second: waited for here, while the host waits for the plug-in).
+        // every second: waited for here, while the host waits for the plug-in; a factory is synchronous, so this one
+        // wait cannot use `eventually`).
         let seen = Mutex<[HostLoadStatus]?>(nil)
         host.register(Self.id, version: "1.0.0") { _ in
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .seconds(120)
             while true {
                 let rows = try? t.board.loadStatus(pluginID: Self.id)
                 seen.withLock { $0 = rows }

@@ -5,6 +5,7 @@ import PlugboardHost
 import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardStore
+import PlugboardTestSupport
 import PlugboardTesting
 import PlugboardVersioning
 import Synchronization
@@ -228,11 +229,9 @@ struct BoardFlagProviderTests {
         let watcher = provider.watch(every: .milliseconds(10))
         defer { watcher.cancel() }
         _ = try Board.open(at: t.board.path).setFlagEnabled("new-ui", false, environment: "default", by: TestBoard.admin)
-        let deadline = ContinuousClock.now + .seconds(600)
-        while provider.evaluator(for: host).isEnabled("new-ui"), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
+        try await eventually("the watcher to see new-ui turned off", timeout: .seconds(600), poll: .milliseconds(5)) {
+            !provider.evaluator(for: host).isEnabled("new-ui")
         }
-        #expect(!provider.evaluator(for: host).isEnabled("new-ui"))
         // Evaluation errors come back as the caller's default with a code, never as a throw.
         let missing = provider.evaluator(for: host).string("no-such-flag", default: "fallback", context: [:])
         #expect(missing.value == "fallback" && missing.errorCode == .flagNotFound)
@@ -283,16 +282,17 @@ struct HostEventBusTests {
         host.register("com.example.publisher", version: "1.0.0") { _ in publisher }
         await host.start()
         publisher.publish()
-        let deadline = ContinuousClock.now + .seconds(600)
-        while listener.received.withLock({ $0.isEmpty }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-        let event = try #require(listener.received.withLock { $0.first })
+        let event = try await eventually("the published event to reach the listener", timeout: .seconds(600), poll: .milliseconds(5)) {
+            listener.received.withLock { $0.first }
+        }
         #expect(event.sender == "com.example.publisher")
         #expect(String(decoding: event.payload, as: UTF8.self) == "{\"items\":3}")
 
         // Killing the listener ends its subscriptions.
         _ = try Board.open(at: t.board.path).kill(.plugin("com.example.listener"), reason: "test", by: TestBoard.admin)
-        while !listener.ended.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-        #expect(listener.ended.withLock { $0 })
+        try await eventually("the killed listener's subscription to end", timeout: .seconds(600), poll: .milliseconds(5)) {
+            listener.ended.withLock { $0 }
+        }
         await host.stop()
     }
 }

@@ -8,6 +8,7 @@ import PlugboardPluginAPI
 import PlugboardRemoteHost
 import PlugboardServer
 import PlugboardStore
+import PlugboardTestSupport
 import ServiceLifecycle
 import Synchronization
 import Testing
@@ -102,16 +103,13 @@ extension TestBoard {
 }
 
 extension TestBoard {
-    /// The board's load reports once `ready` accepts them, or as they are after 10 s (a host reading a served board
-    /// sends its report a moment after it acted).
+    /// The board's load reports once `ready` accepts them (a host reading a served board sends its report a moment
+    /// after it acted).
     func loadStatus(pluginID: String? = nil, until ready: ([HostLoadStatus]) -> Bool) async throws -> [HostLoadStatus] {
-        let deadline = ContinuousClock.now + .seconds(600)
-        while ContinuousClock.now < deadline {
+        try await eventually("load reports\(pluginID.map { " of \($0)" } ?? "") the test waits for", timeout: .seconds(600)) {
             let rows = try board.loadStatus(pluginID: pluginID)
-            if ready(rows) { return rows }
-            try await Task.sleep(for: .milliseconds(20))
+            return ready(rows) ? rows : nil
         }
-        return try board.loadStatus(pluginID: pluginID)
     }
 }
 

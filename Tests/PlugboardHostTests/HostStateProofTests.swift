@@ -49,7 +49,6 @@ struct HostStateProofTests {
         let t = try TestBoard()
         try t.register("com.example.a", "1.0.0").register("com.example.b", "1.0.0")
         let host = host(t)
-        let events = host.events()
         await host.start()
         #expect(Set(host.activePlugins.map(\.pluginID)) == ["com.example.a", "com.example.b"])
 
@@ -61,12 +60,11 @@ struct HostStateProofTests {
             INSERT INTO artifacts (sha256, size_bytes, file_name, stored_at, stored_by) VALUES ('\(other)', 1, 'evil.so', '2026-01-01T00:00:00.000Z', 'm');
             UPDATE plugin_versions SET artifact_sha256 = '\(other)' WHERE plugin_id = 'com.example.a';
             """)
-        let deadline = ContinuousClock.now + .seconds(60)
-        for await event in events {
-            if case .deactivated(let id, _, _) = event, id == "com.example.a" { break }
-            if ContinuousClock.now > deadline { break }
+        // Detached from lookups first, its state recorded once its deactivate() returned: wait for both.
+        try await eventually("the host to stop com.example.a (\(host.status))", timeout: .seconds(600)) {
+            host.activePlugins.map(\.pluginID) == ["com.example.b"]
+                && host.status.first { $0.pluginID == "com.example.a" }?.reason?.hasPrefix("artifacts: ") == true
         }
-        #expect(host.activePlugins.map(\.pluginID) == ["com.example.b"])
         let status = host.status.first { $0.pluginID == "com.example.a" }
         #expect(status?.reason?.hasPrefix("artifacts: row \(other) was added without an audit row") == true, "\(status?.reason ?? "")")
         let problems = try t.board.stateProblems(pluginID: "com.example.a", version: "1.0.0", environment: "default")

@@ -30,13 +30,13 @@ struct CrashQuarantineTests {
     /// The host's row for `plugin` in `plugboard plugin status --json`, once it has one whose state is `state`
     /// (waiting is a guard against hanging, not a measurement).
     func reported(_ sandbox: Sandbox, _ plugin: String, _ state: String) async throws -> [String: Any]? {
-        let deadline = ContinuousClock.now + .seconds(600)
-        while ContinuousClock.now < deadline {
+        let row: [String: Any] = try await eventually(
+            "test-host's report of \(plugin) as \(state)", timeout: .seconds(600), poll: .milliseconds(50)
+        ) {
             let rows = try await sandbox.ok("plugin", "status", plugin, "--json").json() as? [[String: Any]] ?? []
-            if let row = rows.first(where: { $0["host_id"] as? String == "test-host" }), row["state"] as? String == state { return row }
-            try await Task.sleep(for: .milliseconds(50))
+            return rows.first { $0["host_id"] as? String == "test-host" && $0["state"] as? String == state }
         }
-        return nil
+        return row
     }
 
     static func mode(_ path: String) -> Int? {

@@ -58,12 +58,12 @@ struct RemoteHostTests {
     func waitForReport(_ sandbox: Sandbox, _ plugin: String, host: String = "remote-1", _ match: ([String: Any]) -> Bool) async throws
         -> [String: Any]?
     {
-        let deadline = ContinuousClock.now + .seconds(600)
-        while ContinuousClock.now < deadline {
-            if let row = try await reported(sandbox, plugin, host: host), match(row) { return row }
-            try await Task.sleep(for: .milliseconds(50))
+        let row: [String: Any] = try await eventually(
+            "\(host)'s report of \(plugin) the test waits for", timeout: .seconds(600), poll: .milliseconds(50)
+        ) {
+            try await reported(sandbox, plugin, host: host).flatMap { match($0) ? $0 : nil }
         }
-        return try await reported(sandbox, plugin, host: host)
+        return row
     }
 
     @Test func aRemoteHostFollowsKillSwitchesAndRestartsFromItsCacheWhileTheServerIsDown() async throws {
@@ -187,14 +187,13 @@ struct RemoteHostTests {
             try await sandbox.ok("token", "create", "--name", "staging", "--env", "staging", "--for", "hosts", "--json").json()
             as? [String: Any]
         let stagingToken = try #require(staging?["token"] as? String)
-        var takeover = (0, "")
-        for _ in 0..<100 {  // the server learns new tokens at its next look at the board
-            takeover = try await ServeProcessTests.curl([
+        // The server learns new tokens at its next look at the board.
+        let takeover = try await eventually("the server to know the staging token", poll: .milliseconds(50)) {
+            let answer = try await ServeProcessTests.curl([
                 "-H", "Authorization: \(stagingToken)", "-X", "POST", "-H", "Content-Type: application/json", "--data-binary",
                 #"{"hostId":"remote-1","hostVersion":"1","entries":[]}"#, "\(url)/api/host/report",
             ])
-            if takeover.0 != 401 { break }
-            try await Task.sleep(for: .milliseconds(50))
+            return answer.0 == 401 ? nil : answer
         }
         #expect(takeover.0 == 403, "\(takeover)")
         // … and the refused report changed nothing: remote-1 still reports from default, with its rows.

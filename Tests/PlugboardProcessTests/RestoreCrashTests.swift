@@ -127,11 +127,8 @@ struct RestoreCrashTests {
                 ["restore", "--from", "backup.sqlite"],
                 prefix: [strace, "-f", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:delay_enter=8000000:when=1"])
         }
-        let deadline = ContinuousClock.now + .seconds(120)
-        while ContinuousClock.now < deadline {
-            let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path)
-            if files.contains(where: { $0.contains(".restore-") }) { break }
-            try await Task.sleep(for: .milliseconds(20))
+        try await eventually("the restore to copy the backup beside the board") {
+            try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path).contains { $0.contains(".restore-") }
         }
         try await sandbox.ok("plugin", "kill", Self.alpha, "--reason", "during the restore")
         let result = try await restore.value
@@ -152,11 +149,7 @@ struct RestoreCrashTests {
         let restore = Task {
             try await sandbox.run(["restore", "--from", "backup.sqlite"], environment: ["PLUGBOARD_TEST_RESTORE_PAUSE": pause.path])
         }
-        let deadline = ContinuousClock.now + .seconds(120)
-        while ContinuousClock.now < deadline, access(pause.appendingPathComponent("read").path, F_OK) != 0 {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        #expect(access(pause.appendingPathComponent("read").path, F_OK) == 0, "the restore never read the board")
+        try await eventually("the restore to read the board") { access(pause.appendingPathComponent("read").path, F_OK) == 0 }
         try await sandbox.ok("plugin", "kill", Self.alpha, "--reason", "while the restore read the board")
         FileManager.default.createFile(atPath: pause.appendingPathComponent("resume").path, contents: nil)
         let result = try await restore.value

@@ -63,12 +63,10 @@ struct ReverseProxyTests {
         #expect(check.status == 0, "nginx refused the configuration: \(check)")
         let proxy = try ChildProcess(Self.nginx, ["-c", conf, "-p", folder])
         let url = "http://127.0.0.1:\(port)"
-        var up = false
-        for _ in 0..<100 where !up {
-            up = (try? await ServeProcessTests.curl(["\(url)/health"]).0) == 200
-            if !up { try await Task.sleep(for: .milliseconds(50)) }
-        }
-        #expect(up, "nginx did not come up: \(String(describing: try? String(contentsOfFile: folder + "/error.log", encoding: .utf8)))")
+        try await eventually(
+            "nginx to come up (\(String(describing: try? String(contentsOfFile: folder + "/error.log", encoding: .utf8))))",
+            poll: .milliseconds(50)
+        ) { (try? await ServeProcessTests.curl(["\(url)/health"]).0) == 200 }
 
         // A host through the proxy loads, and a kill switch reaches it through the unbuffered stream.
         let host = try RemoteHostTests().host(url, token, key: key, cache: sandbox.root.appendingPathComponent("cache").path)

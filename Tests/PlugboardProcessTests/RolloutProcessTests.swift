@@ -56,19 +56,6 @@ struct RolloutProcessTests {
         }
     }
 
-    /// Checks `condition` every `every` until it holds (true) or `timeout` passed (false): a guard against hanging, not a
-    /// measurement.
-    static func eventually(
-        timeout: Duration = .seconds(120), every: Duration = .milliseconds(100), _ condition: () async throws -> Bool
-    ) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: every)
-        }
-        return try await condition()
-    }
-
     @Test func theRolloutCommandsAnswerThroughTheAdminAPIAsOnTheBoardFile() async throws {
         let local = try await Sandbox.withBoard()
         let remote = try await Sandbox.withBoard()
@@ -148,9 +135,11 @@ struct RolloutProcessTests {
         try await Self.registerNext(sandbox)
         try await sandbox.ok("rollout", "start", Self.plugin, "1.1.0", "--steps", "50,100", "--every", "2s")
 
-        let completed = try await Self.eventually { Self.state(try await Self.status(sandbox)) == "completed" }
-        let final = try await Self.status(sandbox)
-        #expect(completed, "\(final)")
+        var last: [String: Any] = [:]
+        try await eventually("the rollout to complete (\(last))", poll: .milliseconds(100)) {
+            last = try await Self.status(sandbox)
+            return Self.state(last) == "completed"
+        }
         for (hostID, host) in hosts {
             #expect(await host.waitForLine(Self.loaded("1.1.0")) != nil, "\(hostID): \(host.output) \(host.errorOutput)")
         }
@@ -211,11 +200,11 @@ struct RolloutProcessTests {
             "rollout", "start", id, "1.1.0", "--steps", "50,100", "--every", "10m", "--max-failure-rate", "10")
 
         // Nobody acts: the cohort's hosts crash, their supervisor restarts them, they report it, and the guard aborts.
-        let aborted = try await Self.eventually(every: .milliseconds(300)) {
-            Self.state(try await Self.status(sandbox)) == "aborted"
+        var status: [String: Any] = [:]
+        try await eventually("the guard to abort the rollout (\(status))", poll: .milliseconds(300)) {
+            status = try await Self.status(sandbox)
+            return Self.state(status) == "aborted"
         }
-        let status = try await Self.status(sandbox)
-        #expect(aborted, "\(status)")
         #expect(status["ended_by"] as? String == "plugboard/rollout-guard", "\(status)")
         let reason = status["end_reason"] as? String ?? ""
         #expect(reason.contains("the guard aborted at 50% of hosts"), "\(reason)")
@@ -228,11 +217,10 @@ struct RolloutProcessTests {
 
         // Every host runs 1.0.0 again in a live process, and stays so: no crash once all are back.
         for host in hosts {
-            let back = await Self.eventually {
+            try await eventually("\(host.hostID) back on 1.0.0 (\(host.events.suffix(6)) \(host.errorOutput.suffix(2_000)))") {
                 let last = host.current.output.last { $0.contains(#""event":"loaded""#) }
                 return host.current.isRunning && last.map(Self.loaded("1.0.0")) == true
             }
-            #expect(back, "\(host.hostID) is not back on 1.0.0: \(host.events.suffix(6)) \(host.errorOutput.suffix(2_000))")
         }
         let crashes = hosts.map(\.crashes.count)
         try await Task.sleep(for: .seconds(3))
@@ -327,7 +315,8 @@ final class SupervisedHost: Sendable {
 
     /// Waits until a line of any of its processes satisfies `match`: a guard against hanging, not a measurement.
     func waitFor(timeout: Duration = .seconds(120), _ match: (String) -> Bool) async -> Bool {
-        await RolloutProcessTests.eventually(timeout: timeout, every: .milliseconds(50)) { events.contains { match($0.line) } }
+        (try? await eventually("a line of \(hostID)", timeout: timeout, poll: .milliseconds(50)) { events.contains { match($0.line) } })
+            != nil
     }
 
     /// Stops supervising, and stops the current process (closing its input); returns its exit status.

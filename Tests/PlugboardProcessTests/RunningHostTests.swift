@@ -40,12 +40,10 @@ struct RunningHostTests {
 
     /// Waits (a guard against hanging, not a measurement) until the host's report for `plugin` reaches the board.
     func waitForReport(_ sandbox: Sandbox, _ plugin: String, _ state: String) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(600)
-        while ContinuousClock.now < deadline {
-            if try await reportedState(sandbox, plugin) == state { return true }
-            try await Task.sleep(for: .milliseconds(20))
+        try await eventually("test-host's report of \(plugin) as \(state)", timeout: .seconds(600)) {
+            try await reportedState(sandbox, plugin) == state
         }
-        return false
+        return true
     }
 
     func expectHostHoldsTheBoard(

@@ -108,13 +108,10 @@ struct SharedBoardTests {
         removeSidecars(sandbox)
         let holder = try ChildProcess(
             asReader[0], Array(asReader.dropFirst()) + ["/usr/bin/sqlite3", "-cmd", "SELECT count(*) FROM plugins", sandbox.board])
-        let deadline = ContinuousClock.now + .seconds(600)
-        func holding() -> Bool {
+        try await eventually("sqlite3 to open the board (\(holder.errorOutput))", timeout: .seconds(600)) {
             BoardFileHold.holdsLock(pid: holder.pid, on: sandbox.board)
                 && Self.sidecars.allSatisfy { owner(sandbox.board + $0) == Self.reader }
         }
-        while !holding(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(holding(), "sqlite3 did not open the board: \(holder.errorOutput)")
         let blocked = try await sandbox.run(["plugin", "revive", "com.example.alpha"], prefix: asOwner)
         #expect(blocked.status == 1, "\(blocked)")
         #expect(

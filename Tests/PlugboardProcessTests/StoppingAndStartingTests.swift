@@ -40,10 +40,9 @@ struct StoppingAndStartingTests {
     }
 
     /// Waits until the lines the host printed before it exited are read (a guard against hanging, not a measurement).
-    static func waitForStopped(_ host: ChildProcess) async {
-        let deadline = ContinuousClock.now + .seconds(600)
-        while !host.output.contains(where: { $0.contains(#""event":"stopped""#) }), ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
+    static func waitForStopped(_ host: ChildProcess) async throws {
+        try await eventually("the host's last line, \"stopped\" (\(host.output))", timeout: .seconds(600), poll: .milliseconds(10)) {
+            host.output.contains { $0.contains(#""event":"stopped""#) }
         }
     }
 
@@ -65,15 +64,10 @@ struct StoppingAndStartingTests {
 
     /// The host's state for notes in `plugboard plugin status --json`, once the board has a report from it.
     func reportedState(_ sandbox: Sandbox, host: String) async throws -> (state: String?, reason: String?) {
-        let deadline = ContinuousClock.now + .seconds(600)  // a guard against hanging, not a measurement
-        while true {
+        try await eventually("\(host)'s report of notes, not as loaded", timeout: .seconds(600), poll: .milliseconds(50)) {
             let rows = try await sandbox.ok("plugin", "status", Self.notes, "--json").json() as? [[String: Any]] ?? []
-            let row = rows.first { $0["host_id"] as? String == host }
-            if let row, row["state"] as? String != "loaded" || ContinuousClock.now > deadline {
-                return (row["state"] as? String, row["reason_code"] as? String)
-            }
-            if ContinuousClock.now > deadline { return (nil, nil) }
-            try await Task.sleep(for: .milliseconds(50))
+            guard let row = rows.first(where: { $0["host_id"] as? String == host }), row["state"] as? String != "loaded" else { return nil }
+            return (row["state"] as? String, row["reason_code"] as? String)
         }
     }
 
@@ -93,7 +87,7 @@ struct StoppingAndStartingTests {
                 ])
             let status = await host.closeInput()
             #expect(status == 0, "\(host.errorOutput)")
-            await Self.waitForStopped(host)
+            try await Self.waitForStopped(host)
             expectCleanStop(host)
             let reported = try await reportedState(sandbox, host: "served-\(run)")
             #expect(reported.state == "deactivated" && reported.reason == "host_stopping", "\(reported)")
@@ -105,7 +99,7 @@ struct StoppingAndStartingTests {
         let sandbox = try await makeBoard()
         let host = try ChildProcess(Self.hostBinary, ["--db", sandbox.board, "--host-id", "local", "--plugins", Self.notes])
         #expect(await host.closeInput() == 0, "\(host.errorOutput)")
-        await Self.waitForStopped(host)
+        try await Self.waitForStopped(host)
         expectCleanStop(host)
         let reported = try await reportedState(sandbox, host: "local")
         #expect(reported.state == "deactivated" && reported.reason == "host_stopping", "\(reported)")
@@ -125,7 +119,7 @@ struct StoppingAndStartingTests {
         #expect(await host.waitForLine { $0.contains(#""event":"started""#) } != nil, "\(host.errorOutput)")
         // Its stdin closes and it keeps running (nil: it had not exited after 2 s, and was sent SIGTERM).
         #expect(await host.closeInput(timeout: .seconds(2)) == nil, "\(host.output)")
-        await Self.waitForStopped(host)
+        try await Self.waitForStopped(host)
         expectCleanStop(host)
     }
 

@@ -32,8 +32,9 @@ struct ServerFixture {
     /// A token of `default` for plug-in hosts.
     let hostToken: String
 
-    init(maxBodyBytes: Int = 1 << 20) throws {
-        board = try Board.inMemory(by: Self.admin)
+    /// The fixture, with the board and the server reading the time from `clock`.
+    init(maxBodyBytes: Int = 1 << 20, clock: TimeSource = .system) throws {
+        board = try Board.inMemory(by: Self.admin, clock: clock)
         let set = try FeatureSet.decode(from: Data(Self.features.utf8))
         _ = try board.importFlags(set, environment: "default", by: Self.admin)
         _ = try board.importFlags(set, environment: "production", by: Self.admin)
@@ -42,7 +43,9 @@ struct ServerFixture {
         revokedToken = try board.createAPIToken(name: "old", environment: "default", by: Self.admin).secret
         _ = try board.revokeAPIToken("old", reason: "leaked", by: Self.admin)
         hostToken = try board.createAPIToken(name: "host", environment: "default", kind: .hosts, by: Self.admin).secret
-        server = PlugboardServer(board: board, configuration: ServerConfiguration(maxBodyBytes: maxBodyBytes))
+        var configuration = ServerConfiguration(maxBodyBytes: maxBodyBytes)
+        configuration.clock = clock
+        server = PlugboardServer(board: board, configuration: configuration)
     }
 
     /// The stored credential of the token `name`, as a server checks it.

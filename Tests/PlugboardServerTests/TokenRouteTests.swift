@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import PlugboardModel
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardServer
@@ -149,13 +150,14 @@ struct TokenRouteTests {
 
     /// An expired token's streams end at the next look at open streams (every ``BoardWatcher/tokenCheckInterval``).
     @Test func anExpiredTokensStreamsEnd() async throws {
-        let fixture = try ServerFixture()
+        let clock = TestClock()
+        let fixture = try ServerFixture(clock: TimeSource(date: clock.date, instant: clock.instant))
         _ = try fixture.server.makeApplication()
         let watcher = fixture.server.watcher
+        let expiry = clock.now.addingTimeInterval(60)
+        _ = try fixture.board.createAPIToken(name: "brief", environment: "default", expiresAt: expiry, by: ServerFixture.admin)
         _ = try fixture.board.createAPIToken(
-            name: "brief", environment: "default", expiresAt: Date(timeIntervalSinceNow: 1), by: ServerFixture.admin)
-        _ = try fixture.board.createAPIToken(
-            name: "brief-host", environment: "default", kind: .hosts, expiresAt: Date(timeIntervalSinceNow: 1), by: ServerFixture.admin)
+            name: "brief-host", environment: "default", kind: .hosts, expiresAt: expiry, by: ServerFixture.admin)
         watcher.check()
         var sdk = try watcher.openStream("default", token: try fixture.credential("brief"), lastEventID: nil).makeAsyncIterator()
         var host = try watcher.hosts.openStream("default", token: try fixture.credential("brief-host")).makeAsyncIterator()
@@ -165,7 +167,10 @@ struct TokenRouteTests {
         watcher.endStreamsOfRefusedTokens()
         #expect(fixture.server.metrics.streams.current == 2, "a token that has not expired yet keeps its streams")
 
-        try await Task.sleep(for: .milliseconds(1100))
+        clock.advance(by: .seconds(59))
+        watcher.endStreamsOfRefusedTokens()
+        #expect(fixture.server.metrics.streams.current == 2, "a token a second from its expiry keeps its streams")
+        clock.advance(by: .seconds(1))
         watcher.endStreamsOfRefusedTokens()
         let sdkRest = await Self.rest(&sdk)
         let hostRest = await Self.rest(&host)

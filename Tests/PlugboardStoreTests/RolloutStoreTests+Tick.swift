@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PlugboardModel
+import PlugboardTestSupport
 import PlugboardVersioning
 import Testing
 
@@ -109,15 +110,17 @@ struct RolloutTickStoreTests {
     }
 
     @Test func reportsFromBeforeTheRolloutStartedDoNotCount() throws {
-        let board = try RolloutStoreTests.board()
+        let clock = TestClock()
+        let board = try RolloutStoreTests.board(clock: TimeSource(date: clock.date, instant: clock.instant))
         try Self.report(board, Self.inCohort("web-1"), "1.1.0", .failed, reasonCode: "activation_failed")
         try Self.report(board, Self.inCohort("web-2"), "1.1.0", .loaded, crashes: 1)
-        Thread.sleep(forTimeInterval: 0.02)
+        clock.advance(by: .milliseconds(20))
         _ = try board.startRollout(RolloutStoreTests.plan("1.1.0"), by: Self.admin)
         #expect(try board.tickRollouts(via: "test").isEmpty)
         #expect(try RolloutStoreTests.status(board).current.hosts == 0)
 
         // The same report, made again after the start, counts.
+        clock.advance(by: .milliseconds(20))
         try Self.report(board, Self.inCohort("web-2"), "1.1.0", .loaded, crashes: 1)
         #expect(try RolloutStoreTests.status(board).current.hosts == 1)
         #expect(try board.tickRollouts(via: "test").map(\.action) == [.aborted])
@@ -183,10 +186,11 @@ struct RolloutTickStoreTests {
     }
 
     @Test func resumingGivesTheStepAFullIntervalFromNow() throws {
-        let board = try RolloutStoreTests.board()
+        let clock = TestClock()
+        let board = try RolloutStoreTests.board(clock: TimeSource(date: clock.date, instant: clock.instant))
         _ = try board.startRollout(RolloutStoreTests.plan("1.1.0", every: 1), by: Self.admin)
         let started = try RolloutStoreTests.status(board).stepStartedAt
-        Thread.sleep(forTimeInterval: 1.2)
+        clock.advance(by: .milliseconds(1_200))
         _ = try board.pauseRollout(pluginID: Self.alpha, environment: "default", reason: nil, by: Self.admin)
         let resumed = try board.resumeRollout(pluginID: Self.alpha, environment: "default", reason: nil, by: Self.admin)
         #expect(resumed.changed && resumed.message.contains("the next step is due at"), "\(resumed.message)")
@@ -194,7 +198,7 @@ struct RolloutTickStoreTests {
         #expect(status.stepStartedAt > started && status.rollout.state == .running)
         let due = try #require(status.nextStepAt.flatMap(Timestamp.parse))
         let first = try #require(Timestamp.parse(started))
-        #expect(due.timeIntervalSince(first) >= 2.2, "the step that was due before the pause begins again")
+        #expect(abs(due.timeIntervalSince(first) - 2.2) < 0.002, "the step that was due before the pause begins again")
         #expect(try board.tickRollouts(via: "test", now: due.addingTimeInterval(-0.5)).isEmpty)
         #expect(try board.tickRollouts(via: "test", now: due.addingTimeInterval(0.01)).map(\.action) == [.stepped])
         let running = try board.resumeRollout(pluginID: Self.alpha, environment: "default", reason: nil, by: Self.admin)

@@ -14,9 +14,10 @@ struct RolloutStoreTests {
     static let stranger = StoreOperationTests.stranger
     static let alpha = "com.example.a"
 
-    /// A board with `versions` of ``alpha`` registered and the plug-in enabled in `default`.
-    static func board(_ versions: [String] = ["1.0.0", "1.1.0"]) throws -> Board {
-        let board = try Board.inMemory(by: admin)
+    /// A board with `versions` of ``alpha`` registered and the plug-in enabled in `default`, reading the time from
+    /// `clock`.
+    static func board(_ versions: [String] = ["1.0.0", "1.1.0"], clock: TimeSource = .system) throws -> Board {
+        let board = try Board.inMemory(by: admin, clock: clock)
         for version in versions { _ = try board.register(StoreOperationTests.manifest(alpha, version), by: admin) }
         _ = try board.setEnabled(alpha, true, environment: "default", by: admin)
         return board

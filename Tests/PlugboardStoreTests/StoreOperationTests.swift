@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import PlugboardFlags
 import PlugboardModel
+import PlugboardTestSupport
 import PlugboardVersioning
 import Testing
 
@@ -206,7 +207,8 @@ struct StoreOperationTests {
     }
 
     @Test func loadReportsAreWrittenAsADelta() throws {
-        let board = try Board.inMemory(by: Self.admin)
+        let clock = TestClock()
+        let board = try Board.inMemory(by: Self.admin, clock: TimeSource(date: clock.date, instant: clock.instant))
         func write(_ entries: [LoadReportEntry]) throws {
             try board.writeLoadReport(hostID: "web-1", environment: "default", hostVersion: "2.0.0", entries: entries)
         }
@@ -218,7 +220,7 @@ struct StoreOperationTests {
             Dictionary(uniqueKeysWithValues: try board.loadStatus().map { ($0.pluginID, $0.reportedAt) })
         }
         let first = try reportedAt()
-        Thread.sleep(forTimeInterval: 0.01)
+        clock.advance(by: .milliseconds(10))
         let killed = LoadReportEntry(
             pluginID: "com.example.a", version: "1.0.0", state: .deactivated, reasonCode: "killed", reason: "INC-1")
         try write([killed, b])

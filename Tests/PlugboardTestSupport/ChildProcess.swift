@@ -92,16 +92,16 @@ public final class ChildProcess: Sendable {
     /// `timeout` (a guard against hanging, not a measurement) or when the process exits first.
     /// Sleeps between looks (it never blocks a thread of the shared pool).
     public func waitForLine(after: Int = 0, timeout: Duration = .seconds(600), _ match: (String) -> Bool) async -> Int? {
-        let deadline = ContinuousClock.now + timeout
-        while true {
+        // Some(index) once a line matches, some(nil) once the process exited without one.
+        let outcome = try? await eventually("a line of process \(pid)", timeout: timeout, poll: .milliseconds(2)) { () -> Int?? in
             let found = collected.lines.withLock { lines -> Int? in
                 guard lines.count > after else { return nil }
                 return lines[after...].firstIndex(where: match)
             }
             if let found { return found }
-            if !process.isRunning || ContinuousClock.now > deadline { return nil }
-            try? await Task.sleep(for: .milliseconds(2))
+            return process.isRunning ? nil : .some(nil)
         }
+        return outcome ?? nil
     }
 
     /// Whether it is still running.
@@ -112,17 +112,19 @@ public final class ChildProcess: Sendable {
     /// ``output`` holds every line the child printed (its reader thread may lag behind the exit on a busy machine; a
     /// grandchild that keeps the pipe open is waited for at most 60 seconds more).
     public func waitForExit(timeout: Duration = .seconds(60)) async -> ContinuousClock.Instant? {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now > deadline { return nil }
-            try? await Task.sleep(for: .milliseconds(2))
-        }
+        guard await exits(within: timeout, poll: .milliseconds(2)) else { return nil }
         let exited = ContinuousClock.now
-        let drained = exited + .seconds(60)
-        while !collected.outputEnded.withLock({ $0 }), ContinuousClock.now < drained {
-            try? await Task.sleep(for: .milliseconds(2))
+        let collected = self.collected
+        _ = try? await eventually("the end of process \(pid)'s output", timeout: .seconds(60), poll: .milliseconds(2)) {
+            collected.outputEnded.withLock { $0 }
         }
         return exited
+    }
+
+    /// Whether it exits within `timeout` (false when the waiting task is cancelled first).
+    private func exits(within timeout: Duration, poll: Duration) async -> Bool {
+        let process = self.process
+        return (try? await eventually("process \(pid) to exit", timeout: timeout, poll: poll) { !process.isRunning }) != nil
     }
 
     /// Closes its standard input (a test host stops then) and waits for it to exit; returns its exit status,
@@ -130,14 +132,10 @@ public final class ChildProcess: Sendable {
     @discardableResult
     public func closeInput(timeout: Duration = .seconds(600)) async -> Int32? {
         try? input.fileHandleForWriting.close()
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now > deadline {
-                process.terminate()
-                process.waitUntilExit()
-                return nil
-            }
-            try? await Task.sleep(for: .milliseconds(5))
+        guard await exits(within: timeout, poll: .milliseconds(5)) else {
+            process.terminate()
+            process.waitUntilExit()
+            return nil
         }
         return process.terminationStatus
     }
@@ -147,14 +145,10 @@ public final class ChildProcess: Sendable {
     @discardableResult
     public func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(600)) async -> Int32? {
         if process.isRunning { kill(process.processIdentifier, signal) }
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now > deadline {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                return nil
-            }
-            try? await Task.sleep(for: .milliseconds(5))
+        guard await exits(within: timeout, poll: .milliseconds(5)) else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return nil
         }
         return process.terminationStatus
     }

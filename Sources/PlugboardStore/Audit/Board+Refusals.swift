@@ -17,7 +17,7 @@ extension Board {
         var entry = refusal
         entry.outcome = .refused
         entry.reason = error.message
-        guard let earlier = refusals.admit(entry, by: actor, at: Timestamp.now()) else { return }
+        guard let earlier = refusals.admit(entry, by: actor, at: clock.timestamp(), now: clock.instant()) else { return }
         _ = appendRefusals(earlier + [(actor, entry)])
     }
 
@@ -35,7 +35,7 @@ extension Board {
     @discardableResult
     package func flushRefusals(closedOnly: Bool = false) -> BoardError? {
         guard !isReadOnly else { return nil }
-        return appendRefusals(refusals.take(closedOnly: closedOnly))
+        return appendRefusals(refusals.take(closedOnly: closedOnly, now: clock.instant()))
     }
 
     /// Appends refusal rows, which change nothing else, in one transaction of their own: with the state proof, each

@@ -68,14 +68,18 @@ public final class Board: Sendable {
     /// True when this process may not write the board's `-shm`: SQLite then rebuilds its WAL index in private
     /// memory for every read and `PRAGMA data_version` moves on every read, so ``version()`` follows the audit log.
     private let sharedMemoryIsPrivate: Bool
+    /// Where the board reads the time: its changes' timestamps, the rollouts' schedule, the refusals' bursts and the
+    /// load reports' times (the system's clocks, or a test's).
+    package let clock: TimeSource
 
     /// How many changes were committed through this object.
     var ownChangeCount: Int64 { ownChanges.withLock { $0 } }
 
     /// A board over any GRDB writer whose schema is already migrated, for tests of the store's operations
     /// (``inMemory(by:)`` makes one).
-    init(writer: any DatabaseWriter, path: String = ":memory:", isReadOnly: Bool = false) {
+    init(writer: any DatabaseWriter, path: String = ":memory:", isReadOnly: Bool = false, clock: TimeSource = .system) {
         self.path = path
+        self.clock = clock
         self.writer = writer
         self.isReadOnly = isReadOnly
         self.openFile = path == ":memory:" ? nil : BoardSharing.noteOpened(path)
@@ -86,13 +90,14 @@ public final class Board: Sendable {
         if let openFile { BoardSharing.noteClosed(openFile) }
     }
 
-    /// A new board in memory, migrated and initialised with `actor` as its first admin: for tests.
-    package static func inMemory(by actor: Principal) throws(BoardError) -> Board {
+    /// A new board in memory, migrated and initialised with `actor` as its first admin, reading the time from `clock`:
+    /// for tests.
+    package static func inMemory(by actor: Principal, clock: TimeSource = .system) throws(BoardError) -> Board {
         let queue: DatabaseQueue
         do { queue = try DatabaseQueue(configuration: configuration(readOnly: false)) } catch {
             throw BoardError(.io, "cannot create a board in memory: \(describe(error))")
         }
-        let board = Board(writer: queue)
+        let board = Board(writer: queue, clock: clock)
         _ = try board.migrate(by: actor, initializing: true)
         return board
     }

@@ -214,7 +214,7 @@ extension Board {
         var counted: [RefusalBursts.Row] = []
         do {
             let result = try transaction { db in
-                let change = try AuditedChange(db: db, by: actor, now: Timestamp.now(), cache: stateCache, proven: provenRows)
+                let change = try AuditedChange(db: db, by: actor, now: clock.timestamp(), cache: stateCache, proven: provenRows)
                 if let access { try Access.check(access, db, by: actor) }
                 let result = try body(change)
                 if change.wroteRows && change.recordedCount == 0 {
@@ -225,7 +225,7 @@ extension Board {
                 }
                 // Refusals counted in memory come before this change's rows, with the state root before it.
                 if change.recordedCount > 0 {
-                    counted = refusals.take()
+                    counted = refusals.take(now: clock.instant())
                     try Self.appendRefusals(db, counted)
                 }
                 try change.finish()

@@ -43,7 +43,7 @@ extension Board {
             reporter: reporter ?? Principal.currentOSUser())
         var refused: BoardError?
         try writeTelemetry { db in
-            refused = try Self.storeReport(db, report, sameEnvironmentOnly: sameEnvironmentOnly, at: Timestamp.now())
+            refused = try Self.storeReport(db, report, sameEnvironmentOnly: sameEnvironmentOnly, at: clock.timestamp())
         }
         if let refused { throw refused }
     }
@@ -53,7 +53,7 @@ extension Board {
     package func writeLoadReports(_ reports: [LoadReport]) throws(BoardError) {
         guard !reports.isEmpty else { return }
         try writeTelemetry { db in
-            let now = Timestamp.now()
+            let now = clock.timestamp()
             var other = 0
             for report in reports {
                 if try Self.storeReport(db, report, sameEnvironmentOnly: true, at: now, bound: false) != nil { other += 1 }

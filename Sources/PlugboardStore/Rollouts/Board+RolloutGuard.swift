@@ -20,8 +20,11 @@ extension Board {
     ///
     /// Each action is one audited change, made only if the rollout is still as the pass read it.
     ///
-    /// - Parameter via: How the pass runs (`plugboard serve`, `plugboard rollout tick by alice`), recorded in the audit log.
-    package func tickRollouts(via: String, now: Date = Date()) throws(BoardError) -> [RolloutTick] {
+    /// - Parameters:
+    ///   - via: How the pass runs (`plugboard serve`, `plugboard rollout tick by alice`), recorded in the audit log.
+    ///   - now: The time steps fall due by; the board's ``clock`` when nil.
+    package func tickRollouts(via: String, now: Date? = nil) throws(BoardError) -> [RolloutTick] {
+        let now = now ?? clock.date()
         let active = try read { db in try RolloutQueries.records(db, activeOnly: true) }
         var ticks: [RolloutTick] = []
         for record in active {

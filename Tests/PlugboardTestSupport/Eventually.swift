@@ -1,0 +1,42 @@
+/// What ``eventually(_:timeout:poll:_:)`` throws when what it waited for did not happen in time.
+public struct NotEventually: Error, CustomStringConvertible {
+    /// What was awaited, in the caller's words.
+    public let awaited: String
+    /// How long it was waited for.
+    public let waited: Duration
+
+    public var description: String { "waited \(waited) for \(awaited), in vain" }
+}
+
+/// Checks `condition` every `poll` until it holds, and throws ``NotEventually`` (naming `what`) once `timeout` passed
+/// without it: the one way a test waits for something another task, thread or process does.
+///
+/// The timeout is a guard against hanging, not a measurement: generous, so that a test passes on a busy machine, and
+/// never reached when the code under test works. Looks are spaced by sleeps, so no thread of the shared pool blocks.
+public func eventually(
+    _ what: @autoclosure () -> String, timeout: Duration = .seconds(120), poll: Duration = .milliseconds(20),
+    _ condition: () async throws -> Bool
+) async throws {
+    _ = try await eventually(what(), timeout: timeout, poll: poll) { try await condition() ? true : nil }
+}
+
+/// Reads `value` every `poll` until it gives a value, and returns it; throws ``NotEventually`` (naming `what`) once
+/// `timeout` passed without one. See ``eventually(_:timeout:poll:_:)``.
+///
+/// Name the value's type where the result goes to an optional (`let row: Row = try await eventually(…)`): otherwise
+/// `T` is inferred as the optional itself, and the first nil is returned as a value.
+public func eventually<T>(
+    _ what: @autoclosure () -> String, timeout: Duration = .seconds(120), poll: Duration = .milliseconds(20),
+    _ value: () async throws -> T?
+) async throws -> T {
+    let clock = ContinuousClock()
+    let started = clock.now
+    while true {
+        if let found = try await value() { return found }
+        if clock.now - started > timeout { break }
+        try await Task.sleep(for: poll)
+    }
+    // One last look, so that a value that came during the final sleep is not reported missing.
+    if let found = try await value() { return found }
+    throw NotEventually(awaited: what(), waited: clock.now - started)
+}
