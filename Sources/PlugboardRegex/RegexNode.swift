@@ -21,7 +21,7 @@ indirect enum RegexNode: Sendable {
     /// string of `x*` is one copy plus empty ones, and `x*` is closed under concatenation). Only whether a pattern
     /// matches is computed, never captures, so groups do not matter. Without it, `(.*){1,1000}` compiles to
     /// thousands of instructions, and the Pike VM pays each of them for every input character (found by
-    /// `Tools/Scripts/stress`: seconds per thousand characters).
+    /// `Tools/Drills/drill stress`: seconds per thousand characters).
     func simplified() -> RegexNode {
         switch self {
         case .concatenation(let nodes): return .concatenation(nodes.map { $0.simplified() })

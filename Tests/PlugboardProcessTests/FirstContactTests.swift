@@ -50,7 +50,7 @@ struct FirstContactTests {
         let upstream = String(server.output[index].split(separator: " ")[4].dropLast())
         let modeFile = sandbox.root.appendingPathComponent("proxy-mode").path
         try "pass".write(toFile: modeFile, atomically: true, encoding: .utf8)
-        let proxy = try ChildProcess("/usr/bin/env", ["python3", HostTrustTests.proxy, "--upstream", upstream, "--mode-file", modeFile])
+        let proxy = try HostTrustTests.proxy(upstream: upstream, modeFile: modeFile)
         let listening = try #require(await proxy.waitForLine { $0.hasPrefix("listening on ") }, "\(proxy.errorOutput)")
         let url = "http://127.0.0.1:" + proxy.output[listening].dropFirst("listening on ".count)
         let key = try await sandbox.boardKey()

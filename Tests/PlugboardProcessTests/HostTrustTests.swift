@@ -14,8 +14,14 @@ struct HostTrustTests {
     static let gated = "com.example.gated"
     static let segmented = "com.example.segmented"
     static let everyPlugin = [greeter, other, lib, app, gated, segmented]
-    static let proxy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Tools/Scripts/snapshot-proxy").path
+    /// The drills' entry point, whose `snapshot-proxy` is the attacking proxy.
+    static let drill = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Tools/Drills/drill").path
+
+    /// The attacking proxy in front of the server at `upstream`, its mode read from `modeFile` at every request.
+    static func proxy(upstream: String, modeFile: String) throws -> ChildProcess {
+        try ChildProcess("/usr/bin/env", ["python3", drill, "snapshot-proxy", "--upstream", upstream, "--mode-file", modeFile])
+    }
 
     /// A board where, in `default`, only `other` may load: greeter and lib are killed, app needs lib, gated's gate
     /// flag depends on a parent flag that is off, and segmented's gate flag is on only in a segment no host is in. In `production` the policy requires signatures and `other` is
@@ -210,7 +216,7 @@ struct HostTrustTests {
         let upstream = String(server.output[index].split(separator: " ")[4].dropLast())
         let modeFile = sandbox.root.appendingPathComponent("proxy-mode").path
         try "pass".write(toFile: modeFile, atomically: true, encoding: .utf8)
-        let proxy = try ChildProcess("/usr/bin/env", ["python3", Self.proxy, "--upstream", upstream, "--mode-file", modeFile])
+        let proxy = try Self.proxy(upstream: upstream, modeFile: modeFile)
         let listening = try #require(await proxy.waitForLine { $0.hasPrefix("listening on ") }, "\(proxy.errorOutput)")
         let url = "http://127.0.0.1:" + proxy.output[listening].dropFirst("listening on ".count)
         let key = try await sandbox.boardKey()

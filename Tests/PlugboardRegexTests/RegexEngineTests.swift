@@ -43,7 +43,7 @@ struct RegexEngineTests {
 
     @Test("a counted repetition of a star compiles to the star: the work per character does not grow with the count")
     func countedStarsAreOneStar() throws {
-        // Found by Tools/Scripts/stress: `(.*){1,1000}(.*){1,1000}b` took seconds per thousand characters.
+        // Found by Tools/Drills/drill stress: `(.*){1,1000}(.*){1,1000}b` took seconds per thousand characters.
         let regex = try UnleashRegex("(.*){1,1000}(.*){1,1000}b", caseInsensitive: false)
         #expect(regex.programSize < 30, "\(regex.programSize) instructions")
         let input = String(repeating: "a", count: 5_000)

@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""Tools/Scripts/stress: Plugboard's stress suite.
+"""stress: Plugboard's stress suite.
 
 Runs real `plugboard` and `plugboard-test-host` processes on scratch boards in a temporary folder:
 
@@ -11,7 +10,7 @@ Runs real `plugboard` and `plugboard-test-host` processes on scratch boards in a
   6. floods       `plugboard serve` flooded with SDK metrics of invented applications and flags, load reports of invented
                   hosts (5,000 entries each), 1 MiB bodies it refuses (no token, over the limit) and snapshot requests
                   naming 500 random plug-ins, while `plugin kill` and `revive` run and a remote host follows them
-  7. replay       a proxy (Tools/Scripts/snapshot-proxy) keeps the snapshot a first host read; the plug-in is killed; new
+  7. replay       a proxy (the drill snapshot-proxy) keeps the snapshot a first host read; the plug-in is killed; new
                   hosts with empty caches get that snapshot replayed past its 2 s lifetime (with its own freshness
                   proof, with the proof the server gives now, or without one): none may load the killed plug-in, and
                   each takes the board's real state once the proxy lets it through
@@ -27,7 +26,7 @@ Runs real `plugboard` and `plugboard-test-host` processes on scratch boards in a
                   the others); after each, the board must verify and keep the kill switch, and so after the restore
                   is run again. Needs strace (skipped without it, a failure when CI is set)
 
-Usage: Tools/Scripts/stress [--short] [--seed N] [--only NAME[,NAME...]] [--keep]
+Usage: Tools/Drills/drill stress [--short] [--seed N] [--only NAME[,NAME...]] [--keep]
 
 Binaries: $PLUGBOARD_BIN and $PLUGBOARD_TEST_HOST, else <repo>/.build/debug/{plugboard,plugboard-test-host}
 (built with `swift build` when missing). Python 3 standard library only.
@@ -58,25 +57,24 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUSY_WORDS = ("database is locked", "busy")
-CRASH_MARKERS = ("Fatal error", "fatal error:", "Swift runtime failure", "Segmentation fault", "Illegal instruction",
-                 "Current stack trace", "💣 Program crashed")
+from plugboard_drills import common
+from plugboard_drills.common import CRASH_MARKERS, DrillError, event_is, one_line, percentile, process_memory
+
+DRILLS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Bookkeeping
 
 
-class Stats:
+class Stats(common.Report):
     """The figures of the last line, and every failure (printed one a line). Thread-safe."""
 
     def __init__(self):
-        self.lock = threading.Lock()
+        super().__init__("stress")
         self.operations = 0
         self.killed = 0
         self.hostile = 0
@@ -84,19 +82,19 @@ class Stats:
         self.corrupt = 0
         self.crashes = 0
         self.hangs = 0
-        self.failures = []
 
     def add(self, field, amount=1):
         with self.lock:
             setattr(self, field, getattr(self, field) + amount)
 
+    def failure_line(self, message, scenario=None):
+        return f"FAIL [{scenario}] {one_line(message)}"
+
     def fail(self, scenario, message, field=None):
-        line = f"FAIL [{scenario}] {one_line(message)}"
-        with self.lock:
-            self.failures.append(line)
-            if field:
-                setattr(self, field, getattr(self, field) + 1)
-        print(line, flush=True)
+        """A failure of `scenario`, counted in `field` (lost, corrupt, crashes, hangs) when given."""
+        super().fail(message, scenario)
+        if field:
+            self.add(field)
 
     def summary(self):
         return (f"stress: {self.operations} operations, {self.killed} processes killed, {self.hostile} hostile inputs, "
@@ -104,15 +102,7 @@ class Stats:
 
 
 STATS = Stats()
-
-
-def one_line(text, limit=400):
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def log(message):
-    print(f"stress: {message}", flush=True)
+log = STATS.log
 
 
 def detail(message):
@@ -125,116 +115,26 @@ def detail(message):
 # Running processes
 
 
-class Result:
-    def __init__(self, args, code, out, err, timed_out, seconds):
-        self.args, self.code, self.out, self.err, self.timed_out, self.seconds = args, code, out, err, timed_out, seconds
-
-    @property
-    def text(self):
-        return self.out.decode("utf-8", "replace")
-
-    @property
-    def error(self):
-        return self.err.decode("utf-8", "replace")
-
-    def crashed(self):
-        """An exit by a signal we did not send, or a Swift runtime error on stderr."""
-        return (self.code is not None and self.code < 0 and not self.timed_out) or any(
-            marker in self.error for marker in CRASH_MARKERS)
-
-    def busy(self):
-        if self.code == 127:
-            return False
-        lowered = self.error.lower()
-        return any(word in lowered for word in BUSY_WORDS)
-
-    def describe(self):
-        shown = " ".join(a if len(a) < 80 else a[:77] + "…" for a in self.args[1:])
-        return f"`plugboard {shown}` exit {self.code}: {one_line(self.error or self.text, 300)}"
-
-
-def run(args, stdin=None, timeout=30.0, env=None, preexec_fn=None, cwd=None):
-    """Run one process with a time limit; capture exit status, stdout and stderr. Counts as one operation."""
+def run(args, **options):
+    """common.run, counted as one operation."""
     STATS.add("operations")
-    started = time.monotonic()
-    try:
-        proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=env, preexec_fn=preexec_fn, cwd=cwd)
-    except OSError as error:
-        return Result(args, 127, b"", str(error).encode(), False, 0.0)
-    try:
-        out, err = proc.communicate(stdin, timeout=timeout)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        timed_out = True
-    return Result(args, proc.returncode, out, err, timed_out, time.monotonic() - started)
+    return common.run(args, **options)
 
 
-class Board:
-    """A scratch board made with `plugboard init` in a folder of its own."""
+class Board(common.Board):
+    """A scratch board made with `plugboard init` in a folder of its own, each process counted as an operation; and
+    what SQLite says of it."""
 
     def __init__(self, root, name, env_extra=None, preexec_fn=None):
-        self.folder = os.path.join(root, name)
-        os.makedirs(self.folder, exist_ok=True)
-        self.path = os.path.join(self.folder, "board.sqlite")
-        self.env = dict(os.environ, PLUGBOARD_DB=self.path, PLUGBOARD_ENV="default")
-        self.env.pop("PLUGBOARD_MASTER_KEY", None)
-        self.env.update(env_extra or {})
-        self.preexec_fn = preexec_fn
-        self.counter = 0
-
-    def init(self):
-        result = self.cli("init")
-        if result.code != 0:
-            raise SystemExit(f"stress: cannot create a board: {result.describe()}")
-        return self
-
-    @property
-    def artifacts(self):
-        return self.path + ".artifacts"
-
-    @property
-    def key_file(self):
-        return self.path + ".key"
-
-    def cli(self, *args, stdin=None, timeout=60.0, preexec_fn=None):
-        return run([BIN, *args, "--db", self.path], stdin=stdin, timeout=timeout, env=self.env,
-                   preexec_fn=preexec_fn or self.preexec_fn, cwd=self.folder)
-
-    def start(self, *args):
-        """Start a CLI process without waiting (for the crash scenario)."""
-        STATS.add("operations")
-        return subprocess.Popen([BIN, *args, "--db", self.path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=self.env, cwd=self.folder)
-
-    def write_file(self, name, data):
-        path = os.path.join(self.folder, name)
-        with open(path, "wb") as handle:
-            handle.write(data if isinstance(data, bytes) else data.encode())
-        return path
-
-    def manifest(self, plugin, version, **extra):
-        self.counter += 1
-        document = {"id": plugin, "name": plugin.split(".")[-1], "version": version, **extra}
-        return self.write_file(f"manifest-{self.counter}.json", json.dumps(document))
-
-    def register(self, plugin, version, artifact=None, **extra):
-        args = ["plugin", "register", self.manifest(plugin, version, **extra)]
-        if artifact:
-            args += ["--artifact", artifact]
-        return self.cli(*args)
-
-    def json(self, *args):
-        result = self.cli(*args, "--json")
-        if result.code != 0:
-            raise CheckError(result.describe())
-        return json.loads(result.out)
+        super().__init__(os.path.join(root, name, "board.sqlite"), BIN, env_extra=env_extra, preexec_fn=preexec_fn,
+                         counted=lambda: STATS.add("operations"))
 
     def integrity(self):
-        with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30) as connection:
+        connection = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
+        try:
             return connection.execute("PRAGMA integrity_check").fetchone()[0]
+        finally:
+            connection.close()
 
     def dump(self):
         """A logical dump (Python sqlite3 iterdump), to tell whether a command changed the board."""
@@ -252,10 +152,6 @@ class Board:
             connection.commit()
         finally:
             connection.close()
-
-
-class CheckError(Exception):
-    pass
 
 
 def check_board(board, scenario, stats_field="corrupt"):
@@ -291,68 +187,12 @@ def file_sha256(path):
 # 1. Concurrency: four CLI writers and four hosts on one board
 
 
-class Host:
-    """A plugboard-test-host process; a thread collects its JSON event lines."""
-
-    def __init__(self, board, index, plugins):
-        STATS.add("operations")
-        self.name = f"stress-host-{index}"
-        self.proc = subprocess.Popen(
-            [TEST_HOST, "--db", board.path, "--plugins", ",".join(plugins), "--counting", plugins[0],
-             "--host-id", self.name, "--poll-ms", "50"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=board.env)
-        self.events = []
-        self.cond = threading.Condition()
-        self.stderr = b""
-        self.readers = [threading.Thread(target=self._read, daemon=True),
-                        threading.Thread(target=self._read_err, daemon=True)]
-        for reader in self.readers:
-            reader.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                event = {"event": "garbage", "line": line.decode("utf-8", "replace")}
-            with self.cond:
-                self.events.append(event)
-                self.cond.notify_all()
-
-    def _read_err(self):
-        self.stderr = self.proc.stderr.read()
-
-    def wait_for(self, predicate, after, timeout):
-        """Wait until an event at index >= after satisfies predicate; return its index or None."""
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                for index in range(after, len(self.events)):
-                    if predicate(self.events[index]):
-                        return index
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or self.proc.poll() is not None:
-                    return None
-                self.cond.wait(remaining)
-
-    def mark(self):
-        with self.cond:
-            return len(self.events)
-
-    def stop(self, timeout=60):
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            return None
-        for reader in self.readers:
-            reader.join(10)
-        return self.proc.returncode
+def concurrency_host(board, index, plugin):
+    """A host of the board file counting `plugin`'s calls."""
+    STATS.add("operations")
+    name = f"stress-host-{index}"
+    return common.Host(TEST_HOST, [*common.board_host(board, name, [plugin]), "--counting", plugin], env=board.env,
+                       name=name)
 
 
 class Writer:
@@ -450,23 +290,22 @@ class Writer:
     def host_kill_round(self):
         """Kill the plug-in every host has loaded; each host must report its deactivation; then revive it."""
         self.kill_rounds += 1
-        marks = [host.mark() for host in self.hosts]
+        mark = time.time()
         if not self.command("plugin", "kill", self.host_plugin, "--reason", f"stress round {self.kill_rounds}"):
             return
         deadline = time.monotonic() + 30
-        for host, mark in zip(self.hosts, marks):
-            seen = host.wait_for(lambda e: e.get("event") == "deactivated" and e.get("plugin") == self.host_plugin
-                                 and e.get("reason") == "killed", mark, max(0.0, deadline - time.monotonic()))
+        for host in self.hosts:
+            seen = host.first(event_is("deactivated", self.host_plugin, reason="killed"), mark,
+                              max(0.0, deadline - time.monotonic()))
             if seen is None:
                 STATS.fail("concurrency", f"{host.name} did not report the kill switch of round {self.kill_rounds} on "
                                           f"{self.host_plugin} within 30 s")
-        marks = [host.mark() for host in self.hosts]
+        mark = time.time()
         if not self.command("plugin", "revive", self.host_plugin, "--reason", "stress"):
             return
         deadline = time.monotonic() + 30
-        for host, mark in zip(self.hosts, marks):
-            seen = host.wait_for(lambda e: e.get("event") == "loaded" and e.get("plugin") == self.host_plugin, mark,
-                                 max(0.0, deadline - time.monotonic()))
+        for host in self.hosts:
+            seen = host.first(event_is("loaded", self.host_plugin), mark, max(0.0, deadline - time.monotonic()))
             if seen is None:
                 STATS.fail("concurrency", f"{host.name} did not load {self.host_plugin} again within 30 s after "
                                           f"revive round {self.kill_rounds}")
@@ -477,7 +316,7 @@ def verify_writes(board, writers, scenario):
     try:
         listed = {row["id"]: row for row in board.json("plugin", "list")}
         flags = {row["name"]: row for row in board.json("flag", "list")}
-    except CheckError as error:
+    except DrillError as error:
         STATS.fail(scenario, f"cannot list the board: {error}")
         return
     for writer in writers:
@@ -506,7 +345,7 @@ def verify_writes(board, writers, scenario):
             if plugin not in listed_secrets:
                 try:
                     listed_secrets[plugin] = {row["key"] for row in board.json("secret", "list", "--plugin", plugin)}
-                except CheckError as error:
+                except DrillError as error:
                     STATS.fail(scenario, f"secret list: {error}")
                     listed_secrets[plugin] = set()
         for (plugin, key), value in writer.secrets.items():
@@ -531,12 +370,11 @@ def scenario_concurrency(root, short, rng):
         if result.code != 0:
             STATS.fail(scenario, f"setup: {result.describe()}")
             return
-    hosts = [Host(board, index, [host_plugin]) for index in range(4)]
+    hosts = [concurrency_host(board, index, host_plugin) for index in range(4)]
     deadline = time.monotonic() + 60
     for host in hosts:
-        if host.wait_for(lambda e: e.get("event") == "loaded" and e.get("plugin") == host_plugin, 0,
-                         max(0.0, deadline - time.monotonic())) is None:
-            STATS.fail(scenario, f"{host.name} did not load {host_plugin} within 60 s: {host.events[-3:]}")
+        if host.first(event_is("loaded", host_plugin), 0, max(0.0, deadline - time.monotonic())) is None:
+            STATS.fail(scenario, f"{host.name} did not load {host_plugin} within 60 s: {host.all_events()[-3:]}")
     deadline = time.monotonic() + seconds
     writers = [Writer(board, index, random.Random(rng.random()), deadline,
                       hosts=hosts if index == 0 else None, host_plugin=host_plugin) for index in range(4)]
@@ -546,8 +384,8 @@ def scenario_concurrency(root, short, rng):
     for thread in threads:
         thread.join()
     for host in hosts:
-        code = host.stop()
-        error = host.stderr.decode("utf-8", "replace")
+        code = host.stop(60)
+        error = host.stderr
         if code is None:
             STATS.fail(scenario, f"{host.name} did not stop within 60 s after its stdin closed", "hangs")
         elif code != 0 or any(marker in error for marker in CRASH_MARKERS):
@@ -556,7 +394,7 @@ def scenario_concurrency(root, short, rng):
         if "database is locked" in lowered or "busy" in lowered:
             busy_lines = [line for line in error.splitlines() if "locked" in line.lower() or "busy" in line.lower()]
             STATS.fail(scenario, f"{host.name} logged busy: {one_line(busy_lines[0])}")
-        failed = [e for e in host.events if e.get("event") in ("failed", "garbage")]
+        failed = [e for e in host.all_events() if e.get("event") in ("failed", "garbage")]
         if failed:
             STATS.fail(scenario, f"{host.name} reported {failed[0]}")
     verify_writes(board, writers, scenario)
@@ -659,7 +497,7 @@ def crash_one(board, model, rng, artifact_sizes):
         proc.send_signal(signal.SIGKILL)
         STATS.add("killed")
     out, err = proc.communicate()
-    result = Result([BIN, *args], proc.returncode, out, err, False, 0)
+    result = common.Result([BIN, *args], proc.returncode, out, err, False, 0)
     if not was_running:
         if result.crashed():
             STATS.fail("crashes", f"crash: {result.describe()}", "crashes")
@@ -721,7 +559,7 @@ def crash_check(board, model, scenario, batch):
             model.killed[plugin] = {bool(state)}
             del listed_kill
         flags = {row["name"] for row in board.json("flag", "list")}
-    except CheckError as error:
+    except DrillError as error:
         STATS.fail(scenario, f"batch {batch}: {error}", "corrupt")
         return
     for key, digest in model.versions.items():
@@ -919,8 +757,8 @@ def hostile_manifests(rng, count):
 
 def fixture_states():
     """Unleash feature documents: the conformance specification states and the differential fixtures."""
-    folders = [os.path.join(REPO, "Tests/PlugboardFlagsTests/Fixtures/unleash-client-specification/specifications"),
-               os.path.join(REPO, "Tests/PlugboardFlagsTests/Fixtures/differential"),
+    folders = [os.path.join(common.REPO, "Tests/PlugboardFlagsTests/Fixtures/unleash-client-specification/specifications"),
+               os.path.join(common.REPO, "Tests/PlugboardFlagsTests/Fixtures/differential"),
                "/work/shared/conformance/unleash-client-specification/specifications"]
     states = []
     for folder in folders:
@@ -1034,7 +872,7 @@ def tamper_board(root, name):
              board.cli("secret", "set", "--plugin", "com.stress.tamper", "token", "--from-file", "-", stdin=b"new")]
     for step in steps:
         if step.code != 0:
-            raise CheckError(f"setup: {step.describe()}")
+            raise DrillError(f"setup: {step.describe()}")
     return board
 
 
@@ -1102,8 +940,8 @@ def tamper_cases():
     def host_load(board, _):
         """A host refuses the swapped artifact: the result fails unless it reports a digest mismatch."""
         board.cli("plugin", "revive", "com.stress.tamper")
-        result = run([TEST_HOST, "--db", board.path, "--plugins", "com.stress.other", "--host-id", "tamper",
-                      "--poll-ms", "50"], stdin=b"", timeout=60, env=board.env)
+        result = run([TEST_HOST, *common.board_host(board, "tamper", ["com.stress.other"])], stdin=b"", timeout=60,
+                     env=board.env)
         skipped = [json.loads(line) for line in result.out.splitlines() if line.startswith(b"{")]
         detected = any(e.get("plugin") == "com.stress.tamper" and e.get("event") in ("skipped", "failed")
                        for e in skipped)
@@ -1132,8 +970,8 @@ def tamper_cases():
     def host_refuses(board, _):
         """A host of the board file must not load the killed plug-in: the result fails unless it was not loaded and the
         host said why (unproven_state)."""
-        result = run([TEST_HOST, "--db", board.path, "--plugins", "com.stress.tamper", "--host-id", "tamper"], stdin=b"",
-                     timeout=60, env=board.env)
+        result = run([TEST_HOST, *common.board_host(board, "tamper", ["com.stress.tamper"])], stdin=b"", timeout=60,
+                     env=board.env)
         events = [json.loads(line) for line in result.out.splitlines() if line.startswith(b"{")]
         loaded = any(e.get("plugin") == "com.stress.tamper" and e.get("event") == "loaded" for e in events)
         said = any(e.get("reason") == "unproven_state" for e in events)
@@ -1212,7 +1050,7 @@ def scenario_tampering(root, short, rng):
         try:
             board = tamper_board(root, str(index))
             context = prepare(board)
-        except (CheckError, sqlite3.Error, OSError) as error:
+        except (DrillError, sqlite3.Error, OSError) as error:
             STATS.fail(scenario, f"{name}: setup failed: {error}")
             continue
         result = detect(board, context)
@@ -1303,7 +1141,7 @@ def read_only_board(root, scenario):
                   ("flag", "create", "stress.ro2"), ("plugin", "register", board.manifest("com.stress.ro", "1.1.0"))]
         for args in writes:
             expect_clear_error(scenario, f"read-only board: {' '.join(args[:2])}", board.cli(*args))
-        host = run([TEST_HOST, "--db", board.path, "--plugins", "com.stress.ro", "--host-id", "ro", "--poll-ms", "50"],
+        host = run([TEST_HOST, *common.board_host(board, "ro", ["com.stress.ro"])],
                    stdin=b"", timeout=60, env=board.env, preexec_fn=preexec)
         if host.code != 0 or b'"loaded"' not in host.out:
             STATS.fail(scenario, f"read-only board: the host did not load com.stress.ro: exit {host.code} "
@@ -1385,14 +1223,11 @@ def restore_crash_board(root):
     board.cli("plugin", "enable", plugin)
     board.cli("backup", "--to", os.path.join(board.folder, "backup.sqlite"))
     STATS.add("operations")
-    host = subprocess.Popen([TEST_HOST, "--db", board.path, "--plugins", plugin, "--poll-ms", "50"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=board.env)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and b'"started"' not in (host.stdout.readline() or b'"started"'):
-        pass
+    host = common.Host(TEST_HOST, common.board_host(board, "restore-crash", [plugin]), env=board.env)
+    host.first(event_is("started"), timeout=60)
     killed = board.cli("plugin", "kill", plugin, "--reason", "stress restore")
-    host.kill()
-    host.wait()
+    host.process.kill()
+    host.process.wait()
     STATS.add("killed")
     if killed.code != 0 or os.path.getsize(board.path + "-wal") == 0:
         STATS.fail("restore-crash", f"setup: the kill switch is not only in the write-ahead log: {killed.describe()}")
@@ -1408,24 +1243,11 @@ def restore_crash_killed(board):
     """The board opens, passes integrity_check and audit verify, and has its kill switch; False (with the failure
     counted) otherwise. The connection is closed at once: the restore run next refuses while a process has the board
     open."""
-    try:
-        connection = sqlite3.connect(f"file:{board.path}?mode=ro", uri=True, timeout=30)
-        try:
-            integrity = connection.execute("PRAGMA integrity_check").fetchone()[0]
-        finally:
-            connection.close()
-    except sqlite3.Error as error:
-        integrity = f"cannot open: {error}"
-    if integrity != "ok":
-        STATS.fail("restore-crash", f"PRAGMA integrity_check on {board.path}: {integrity}", "corrupt")
-        return False
-    verify = board.cli("audit", "verify")
-    if verify.code != 0:
-        STATS.fail("restore-crash", f"audit verify failed: {verify.describe()}", "crashes" if verify.crashed() else "corrupt")
+    if not check_board(board, "restore-crash"):
         return False
     try:
         row = {row["id"]: row for row in board.json("plugin", "list")}.get("com.stress.restore")
-    except CheckError as error:
+    except DrillError as error:
         STATS.fail("restore-crash", str(error), "corrupt")
         return False
     if not row or not row.get("killed"):
@@ -1527,67 +1349,6 @@ print(json.dumps({"latencies": latencies, "failures": failures[:5] + ([f"and {le
 """
 
 
-def percentile(values, fraction):
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
-
-
-def http_request(port, method, path, body=b"", headers=None, timeout=30.0):
-    """One request on a connection of its own; (status, body) or (None, error text)."""
-    import http.client
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        connection.request(method, path, body=body, headers=headers or {})
-        response = connection.getresponse()
-        return response.status, response.read()
-    except (OSError, http.client.HTTPException) as error:
-        return None, str(error)
-    finally:
-        connection.close()
-
-
-def rejected_body(port, path, headers, size):
-    """Sends a body of `size` bytes that the server refuses before reading; returns the status line or the error."""
-    import socket
-    head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            + "".join(f"{name}: {value}\r\n" for name, value in headers.items())
-            + f"Content-Length: {size}\r\n\r\n").encode()
-    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-    try:
-        sock.sendall(head)
-        try:
-            sock.sendall(b"A" * size)
-        except OSError:
-            pass  # the server closed the connection with the body unread: what we want
-        answer = b""
-        while True:
-            try:
-                chunk = sock.recv(65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            answer += chunk
-        return answer.split(b"\r\n", 1)[0].decode("latin-1")
-    finally:
-        sock.close()
-
-
-def process_memory(pid):
-    """(VmRSS, VmHWM) of a process in MiB, from /proc."""
-    values = {}
-    try:
-        with open(f"/proc/{pid}/status") as handle:
-            for line in handle:
-                if line.startswith(("VmRSS:", "VmHWM:")):
-                    values[line.split(":")[0]] = int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
-
-
 def board_bytes(path):
     return sum(os.path.getsize(path + suffix) for suffix in ("", "-wal") if os.path.exists(path + suffix))
 
@@ -1615,9 +1376,9 @@ def flood_process(port, tokens, plan, stop, results):
             toggles = {f"invented.{index}.{n}.{k}": {"yes": 1, "no": 1} for k in range(100)}
             toggles["flood.known"] = {"yes": 1, "no": 0}
             body = json.dumps({"appName": name, "instanceId": f"{name}-i", "bucket": {"toggles": toggles}})
-            status, _ = http_request(port, "POST", "/api/client/metrics", body.encode(),
+            status, _ = common.request(port, "POST", "/api/client/metrics", body.encode(),
                                      {"Authorization": tokens["sdk"], "Content-Type": "application/json"})
-            http_request(port, "POST", "/api/client/register",
+            common.request(port, "POST", "/api/client/register",
                          json.dumps({"appName": name, "instanceId": f"{name}-r"}).encode(),
                          {"Authorization": tokens["sdk"], "Content-Type": "application/json"})
             count("metrics" if status in (202, 400, 429, 503) else "errors")
@@ -1631,7 +1392,7 @@ def flood_process(port, tokens, plan, stop, results):
         while not stop.is_set():
             n += 1
             body = f'{{"hostId":"invented-{index}-{n}","hostVersion":"1.0.0","entries":{entries}}}'
-            status, _ = http_request(port, "POST", "/api/host/report", body.encode(),
+            status, _ = common.request(port, "POST", "/api/host/report", body.encode(),
                                      {"Authorization": tokens["hosts"], "Content-Type": "application/json"})
             count("reports" if status in (202, 400, 429, 503) else "errors")
 
@@ -1639,9 +1400,9 @@ def flood_process(port, tokens, plan, stop, results):
         while not stop.is_set():
             try:
                 if index % 2:
-                    rejected_body(port, "/api/client/metrics", {}, 1 << 20)
+                    common.rejected_body(port, "/api/client/metrics", {}, 1 << 20)
                 else:
-                    rejected_body(port, "/api/host/report", {"Authorization": tokens["hosts"]}, (1 << 20) + 1024)
+                    common.rejected_body(port, "/api/host/report", {"Authorization": tokens["hosts"]}, (1 << 20) + 1024)
                 count("rejected")
             except OSError:
                 count("errors")
@@ -1650,7 +1411,7 @@ def flood_process(port, tokens, plan, stop, results):
         local = random.Random(index)
         while not stop.is_set():
             ids = "&".join(f"plugin=com.random.p{local.randrange(10 ** 9)}" for _ in range(500))
-            status, _ = http_request(port, "GET", f"/api/host/snapshot?{ids}", headers={"Authorization": tokens["hosts"]})
+            status, _ = common.request(port, "GET", f"/api/host/snapshot?{ids}", headers={"Authorization": tokens["hosts"]})
             count("snapshots" if status in (200, 503, 429) else "errors")
 
     threads = [threading.Thread(target={"metrics": metrics_flood, "reports": report_flood, "rejected": rejected_flood,
@@ -1663,60 +1424,13 @@ def flood_process(port, tokens, plan, stop, results):
     results.put(counts)
 
 
-def start_serve(board, *extra):
-    """`plugboard serve` on a free loopback port: the process, its port (None when it did not start) and a list that
-    receives its standard error once it exits."""
-    server = subprocess.Popen([BIN, "serve", "--db", board.path, "--listen", "127.0.0.1:0", "--log-level", "warning"] + list(extra),
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=board.env)
-    STATS.add("operations")
-    errors = []
-    threading.Thread(target=lambda: errors.append(server.stderr.read()), daemon=True).start()
-    port = None
-    for line in server.stdout:
-        text = line.decode("utf-8", "replace")
-        if text.startswith("Serving the board at http://127.0.0.1:"):
-            port = int(text.split(":")[2].split("/")[0].split()[0])
-            break
-    threading.Thread(target=lambda: server.stdout.read(), daemon=True).start()
-    return server, port, errors
-
-
-def stop_serve(server, errors, scenario):
-    """Stops a server of ``start_serve`` with SIGTERM; a hang or a crash is a failure of `scenario`."""
-    server.send_signal(signal.SIGTERM)
-    try:
-        server.wait(30)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        STATS.fail(scenario, "plugboard serve did not stop within 30 s of SIGTERM", "hangs")
-    error = b"".join(errors).decode("utf-8", "replace")
-    if any(marker in error for marker in CRASH_MARKERS):
-        STATS.fail(scenario, f"plugboard serve crashed: {one_line(error[-300:])}", "crashes")
-
-
 LOCKOUT_LINE = None
 
 
-def serve_admin(board, scenario):
-    """`plugboard serve --admin` on `board`: (process, port), or (None, None) after a failure; its stderr is collected
-    into the process's `collected` list."""
-    server = subprocess.Popen([BIN, "serve", "--db", board.path, "--admin", "--listen", "127.0.0.1:0", "--log-level", "warning"],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=board.env)
-    STATS.add("operations")
-    server.collected = []
-    threading.Thread(target=lambda: server.collected.append(server.stderr.read()), daemon=True).start()
-    port = None
-    for line in server.stdout:
-        text = line.decode("utf-8", "replace")
-        if text.startswith("Serving the board at http://127.0.0.1:"):
-            port = int(text.split(":")[2].split("/")[0].split()[0])
-            break
-    threading.Thread(target=lambda: server.stdout.read(), daemon=True).start()
-    if port is None:
-        STATS.fail(scenario, f"plugboard serve --admin did not start: exit {server.poll()}")
-        server.kill()
-        return None, None
-    return server, port
+def stop_serve(server, scenario):
+    """Stops a `common.Server`; a hang or a crash is a failure of `scenario`."""
+    for field, sentence in server.stop():
+        STATS.fail(scenario, sentence, field)
 
 
 def lockout_client(port, kind, token, stop, counts, lock):
@@ -1726,21 +1440,18 @@ def lockout_client(port, kind, token, stop, counts, lock):
     number = 0
     while not stop.is_set():
         number += 1
-        guessed = {"Authorization": f"Bearer pba_guess{threading.get_ident()}x{number}"}
-        if kind == "guess":
-            status, _ = http_request(port, "GET", "/api/admin/plugins", headers=guessed, timeout=30)
-            status = status or "error"
-        elif kind == "guess-kill":
-            body = json.dumps({"plugin": "com.stress.lockout", "reason": "guess"}).encode()
-            status, _ = http_request(port, "POST", "/api/admin/kill-switches", body=body,
-                                     headers=dict(guessed, **{"Content-Type": "application/json"}), timeout=30)
-            status = status or "error"
-        else:
-            try:
-                line = rejected_body(port, "/api/admin/plugins", {"Authorization": f"Bearer {token}"}, 60 << 20)
-                status = int(line.split(" ")[1]) if line.startswith("HTTP/1.1 ") else "error"
-            except OSError:
-                status = "error"
+        guessed = f"pba_guess{threading.get_ident()}x{number}"
+        try:
+            if kind == "guess":
+                status, _ = common.admin(port, "plugin.list", token=guessed)
+            elif kind == "guess-kill":
+                status, _ = common.admin(port, "plugin.kill", {"plugin": "com.stress.lockout", "reason": "guess"},
+                                         token=guessed)
+            else:
+                status, _ = common.admin(port, "plugin.register", token=token, announce=60 << 20)
+        except OSError:
+            status = None
+        status = status or "error"
         with lock:
             key = ("guess" if kind.startswith("guess") else kind, status)
             counts[key] = counts.get(key, 0) + 1
@@ -1757,9 +1468,8 @@ def scenario_lockout(root, short, rng):
             return
     admin_token = board.json("access-token", "create", "--name", "stress-admin")["token"]
     mallory = board.json("access-token", "create", "--principal", "mallory", "--name", "stress")["token"]
-    server, port = serve_admin(board, scenario)
-    if server is None:
-        return
+    server = common.Server(board, "--admin").started()
+    port = server.port
     stop, lock, counts = threading.Event(), threading.Lock(), {}
     attackers = [threading.Thread(target=lockout_client, args=(port, kind, mallory, stop, counts, lock), daemon=True)
                  for kind in ["guess"] * 2 + ["guess-kill"] * 2 + ["body"] * 6]
@@ -1792,15 +1502,7 @@ def scenario_lockout(root, short, rng):
         for thread in attackers:
             thread.join(60)
         peak_rss = max(peak_rss, process_memory(server.pid)[1])
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            STATS.fail(scenario, "plugboard serve did not stop within 30 s of SIGTERM", "hangs")
-    error = b"".join(server.collected).decode("utf-8", "replace")
-    if any(marker in error for marker in CRASH_MARKERS):
-        STATS.fail(scenario, f"plugboard serve crashed: {one_line(error[-300:])}", "crashes")
+        stop_serve(server, scenario)
     guesses = {status: count for (kind, status), count in counts.items() if kind == "guess"}
     bodies = {status: count for (kind, status), count in counts.items() if kind == "body"}
     STATS.add("operations", sum(counts.values()))
@@ -1831,62 +1533,32 @@ def scenario_floods(root, short, rng):
         if result.code != 0:
             STATS.fail(scenario, f"setup: {result.describe()}")
             return
-    tokens = {kind: board.json("token", "create", "--name", f"flood-{kind}", "--for", kind)["token"] for kind in ("sdk", "hosts")}
-    board_key = board.json("board-key", "show")["keys"][0]["public_key"]
-    server, port, server_err = start_serve(board)
-    if port is None:
-        STATS.fail(scenario, f"plugboard serve did not start: exit {server.poll()}")
-        return
-    host = subprocess.Popen([TEST_HOST, "--server", f"http://127.0.0.1:{port}", "--token", tokens["hosts"], "--board-key", board_key, "--cache",
-                             os.path.join(board.folder, "host-cache"), "--host-id", "flood-host", "--plugins", plugin],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    tokens = {kind: board.host_token(f"flood-{kind}", kind) for kind in ("sdk", "hosts")}
+    server = common.Server(board).started()
+    port = server.port
     STATS.add("operations")
-    events = []
-    cond = threading.Condition()
-
-    def read_host():
-        for line in host.stdout:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            with cond:
-                events.append((time.monotonic(), event))
-                cond.notify_all()
-    threading.Thread(target=read_host, daemon=True).start()
-    host_err = []
-    threading.Thread(target=lambda: host_err.append(host.stderr.read()), daemon=True).start()
+    host = common.Host(TEST_HOST, common.served_host(server.url, tokens["hosts"], board.board_key(),
+                                                     os.path.join(board.folder, "host-cache"), "flood-host", [plugin]))
 
     def wait_event(name, after, timeout=30):
-        deadline = time.monotonic() + timeout
-        with cond:
-            while True:
-                for at, event in events[after:]:
-                    if event.get("event") == name and event.get("plugin") == plugin:
-                        return at
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or host.poll() is not None:
-                    return None
-                cond.wait(remaining)
+        seen = host.first(event_is(name, plugin), after, timeout)
+        return seen[0] if seen else None
 
     kills, reach = {"before": [], "flood": [], "all": []}, {"before": [], "flood": [], "all": []}
 
     def kill_round(phase):
-        with cond:
-            mark = len(events)
-        started = time.monotonic()
+        mark = started = time.time()
         result = board.cli("plugin", "kill", plugin, "--reason", "flood")
         if result.code != 0:
             STATS.fail(scenario, f"kill under {phase}: {result.describe()}")
             return False
-        kills[phase].append(time.monotonic() - started)
+        kills[phase].append(time.time() - started)
         seen = wait_event("deactivated", mark)
         if seen is None:
             STATS.fail(scenario, f"the remote host did not deactivate {plugin} within 30 s of a kill ({phase})")
             return False
         reach[phase].append(seen - started)
-        with cond:
-            mark = len(events)
+        mark = time.time()
         if board.cli("plugin", "revive", plugin, "--reason", "flood").code != 0:
             STATS.fail(scenario, f"revive under {phase} failed")
             return False
@@ -1898,8 +1570,7 @@ def scenario_floods(root, short, rng):
     floods, probe = [], []
     try:
         if wait_event("loaded", 0, 60) is None:
-            STATS.fail(scenario, f"the remote host did not load {plugin} within 60 s: "
-                                 f"{one_line((host_err or [b''])[0].decode('utf-8', 'replace'))}")
+            STATS.fail(scenario, f"the remote host did not load {plugin} within 60 s: {one_line(host.stderr)}")
             return
         # /health with no flood, for comparison (this machine may be busy with other work).
         idle_probe = subprocess.Popen([sys.executable, "-c", HEALTH_PROBE, str(port)], stdin=subprocess.PIPE,
@@ -1974,12 +1645,12 @@ def scenario_floods(root, short, rng):
         health = probed.get("latencies", [])
         health_failures = probed.get("failures", [])
         STATS.add("operations", sum(counts.values()))
-        if server.poll() is not None:
-            STATS.fail(scenario, f"plugboard serve exited during the floods: {server.returncode}", "crashes")
+        if server.process.poll() is not None:
+            STATS.fail(scenario, f"plugboard serve exited during the floods: {server.process.returncode}", "crashes")
             return
         rss, hwm = process_memory(server.pid)
         peak_rss = max(peak[0], hwm)
-        after = http_request(port, "GET", "/health", timeout=10)
+        after = common.request(port, "GET", "/health", timeout=10)
         if after[0] != 200:
             STATS.fail(scenario, f"/health does not answer after the floods: {after}")
         time.sleep(6)  # one usage flush
@@ -2038,76 +1709,12 @@ def scenario_floods(root, short, rng):
         for process in probe:
             if process.poll() is None:
                 process.kill()
-        try:
-            host.stdin.close()
-        except OSError:
-            pass
-        try:
-            host.wait(30)
-        except subprocess.TimeoutExpired:
-            host.kill()
-        stop_serve(server, server_err, scenario)
+        host.stop()
+        stop_serve(server, scenario)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # replay: a proxy replays a snapshot from before a kill switch to new hosts
-
-
-PROXY = os.path.join(REPO, "Tools/Scripts/snapshot-proxy")
-
-
-class HostRun:
-    """A plug-in host process whose JSON events are collected by a thread of their own."""
-
-    def __init__(self, args):
-        self.process = subprocess.Popen([TEST_HOST] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE)
-        self.events = []
-        self.cond = threading.Condition()
-        self.error = []
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=lambda: self.error.append(self.process.stderr.read()), daemon=True).start()
-
-    def _read(self):
-        for line in self.process.stdout:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            with self.cond:
-                self.events.append(event)
-                self.cond.notify_all()
-
-    def wait(self, match, timeout=30):
-        """The first event that matches, or None after `timeout` seconds or when the host exits."""
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                for event in self.events:
-                    if match(event):
-                        return event
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or self.process.poll() is not None:
-                    return None
-                self.cond.wait(remaining)
-
-    def loaded(self, plugin):
-        with self.cond:
-            return any(e.get("event") == "loaded" and e.get("plugin") == plugin for e in self.events)
-
-    def close(self):
-        try:
-            self.process.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        return b"".join(self.error).decode("utf-8", "replace")
-
-
 
 
 def scenario_replay(root, short, rng):
@@ -2124,9 +1731,9 @@ def scenario_replay(root, short, rng):
         if result.code != 0:
             STATS.fail(scenario, f"setup: {result.describe()}")
             return
-    token = board.json("token", "create", "--name", "replay-hosts", "--for", "hosts")["token"]
-    board_key = board.json("board-key", "show")["keys"][0]["public_key"]
-    server, port, server_err = start_serve(board, "--snapshot-lifetime", "2")
+    token = board.host_token("replay-hosts")
+    board_key = board.board_key()
+    server = common.Server(board, "--snapshot-lifetime", "2")
     mode_file = os.path.join(board.folder, "proxy-mode")
 
     def mode(word):
@@ -2134,25 +1741,21 @@ def scenario_replay(root, short, rng):
             handle.write(word)
 
     mode("pass")
-    proxy = subprocess.Popen([sys.executable, PROXY, "--upstream", f"http://127.0.0.1:{port}", "--mode-file", mode_file],
+    proxy = subprocess.Popen([sys.executable, os.path.join(DRILLS, "drill"), "snapshot-proxy", "--upstream", str(server.url),
+                              "--mode-file", mode_file],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     hosts = []
 
     def host(name):
-        run = HostRun(["--server", url, "--token", token, "--board-key", board_key, "--cache",
-                       os.path.join(board.folder, "cache-" + name), "--host-id", name, "--plugins", f"{killed},{other}"])
-        hosts.append(run)
+        started = common.Host(TEST_HOST, common.served_host(url, token, board_key, os.path.join(board.folder, "cache-" + name),
+                                                            name, [killed, other]))
+        hosts.append(started)
         STATS.add("operations")
-        return run
-
-    def event(name, plugin=None):
-        return lambda e: e.get("event") == name and (plugin is None or e.get("plugin") == plugin)
+        return started
 
     recoveries = []
     try:
-        if port is None:
-            STATS.fail(scenario, f"plugboard serve did not start: exit {server.poll()}")
-            return
+        server.started()
         url = "http://127.0.0.1:" + proxy.stdout.readline().decode().split()[-1]
         for number in range(rounds):
             attack = ("replay", "replay-proof", "strip-proof")[number % 3]
@@ -2161,41 +1764,37 @@ def scenario_replay(root, short, rng):
                 STATS.fail(scenario, "revive failed")
                 return
             first = host(f"first-{number}")
-            if first.wait(event("loaded", killed)) is None:
+            if first.first(event_is("loaded", killed)) is None:
                 STATS.fail(scenario, f"round {number}: a host through the proxy did not load {killed} within 30 s")
                 return
-            first.close()
+            first.stop()
             if board.cli("plugin", "kill", killed, "--reason", "replay").code != 0:
                 STATS.fail(scenario, "kill failed")
                 return
             time.sleep(3)  # past the 2 s lifetime of every snapshot signed before the kill
             mode(attack)
             fresh = host(f"fresh-{number}")
-            refused = fresh.wait(lambda e: e.get("event") == "warning" and "proven fresh" in e.get("message", ""))
+            refused = fresh.first(lambda e: e.get("event") == "warning" and "proven fresh" in e.get("message", ""))
             if refused is None:
                 STATS.fail(scenario, f"round {number} ({attack}): a new host did not refuse the replayed snapshot")
             mode("pass")
             started = time.monotonic()
-            if fresh.wait(event("loaded", other), 60) is None:
+            if fresh.first(event_is("loaded", other), timeout=60) is None:
                 STATS.fail(scenario, f"round {number} ({attack}): the new host did not load {other} within 60 s of the proxy passing")
             else:
                 recoveries.append(time.monotonic() - started)
-            fresh.close()
-            if fresh.loaded(killed):
+            fresh.stop()
+            if fresh.any_event(event_is("loaded", killed)):
                 STATS.fail(scenario, f"round {number} ({attack}): a new host loaded the killed {killed} from a replayed snapshot")
         log(f"replay: {rounds} new hosts refused a replayed snapshot and loaded nothing from it; the board's state "
             f"reached them {percentile(recoveries, 0.5) * 1000:.0f} ms (p50) after the proxy let it through")
         check_board(board, scenario)
     finally:
-        for run in hosts:
-            if run.process.poll() is None:
-                run.close()
-        try:
-            proxy.stdin.close()
-            proxy.wait(10)
-        except (OSError, subprocess.TimeoutExpired):
-            proxy.kill()
-        stop_serve(server, server_err, scenario)
+        for started in hosts:
+            if started.process.poll() is None:
+                started.stop()
+        common.stop(proxy, 10)
+        stop_serve(server, scenario)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -2206,23 +1805,11 @@ SCENARIOS = [("concurrency", scenario_concurrency), ("crashes", scenario_crashes
              ("replay", scenario_replay), ("lockout", scenario_lockout), ("restore-crash", scenario_restore_crash)]
 
 
-def find_binaries():
-    global BIN, TEST_HOST
-    BIN = os.environ.get("PLUGBOARD_BIN") or os.path.join(REPO, ".build/debug/plugboard")
-    TEST_HOST = os.environ.get("PLUGBOARD_TEST_HOST") or os.path.join(REPO, ".build/debug/plugboard-test-host")
-    missing = [path for path in (BIN, TEST_HOST) if not os.access(path, os.X_OK)]
-    if missing:
-        # One product per invocation: given --product twice, swift build builds only the last one.
-        log(f"{', '.join(missing)} missing: running swift build --product plugboard, then --product "
-            "plugboard-test-host, in the repository")
-        for product in ("plugboard", "plugboard-test-host"):
-            subprocess.run(["swift", "build", "--product", product], cwd=REPO, check=True)
-
-
 def snapshot_binaries(root):
     """Run copies, so that a rebuild of the repository during the run neither fails an exec (ETXTBSY) nor mixes
     two builds in one run."""
     global BIN, TEST_HOST
+    BIN, TEST_HOST = common.binaries(STATS)
     folder = os.path.join(root, "bin")
     os.makedirs(folder)
     copies = []
@@ -2246,8 +1833,8 @@ def snapshot_binaries(root):
 def preflight(root):
     """The two binaries must come from one build: a host must open a board the CLI just made."""
     board = Board(root, "preflight").init()
-    host = run([TEST_HOST, "--db", board.path, "--plugins", "com.stress.none", "--poll-ms", "50"], stdin=b"",
-               timeout=60, env=board.env)
+    host = run([TEST_HOST, *common.board_host(board, "preflight", ["com.stress.none"])], stdin=b"", timeout=60,
+               env=board.env)
     if host.code != 0:
         STATS.fail("setup", f"{TEST_HOST} cannot open a board made by {BIN} (two different builds?): exit {host.code} "
                             f"{one_line(host.error, 300)}")
@@ -2264,13 +1851,11 @@ def main():
     options = parser.parse_args()
     seed = options.seed if options.seed is not None else int(time.time())
     started = time.monotonic()
-    find_binaries()
     only = set(options.only.split(",")) if options.only else None
-    root = tempfile.mkdtemp(prefix="plugboard-stress-")
-    built = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.stat(BIN).st_mtime))
-    digest = snapshot_binaries(root)
-    log(f"{'short' if options.short else 'full'} run, seed {seed}, plugboard {BIN} (built {built}, sha256 {digest}…)")
-    try:
+    with common.scratch(STATS, "plugboard-stress-", options.keep) as root:
+        digest = snapshot_binaries(root)
+        built = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.stat(BIN).st_mtime))
+        log(f"{'short' if options.short else 'full'} run, seed {seed}, plugboard {BIN} (built {built}, sha256 {digest}…)")
         for name, function in SCENARIOS if preflight(root) else []:
             if only and name not in only:
                 continue
@@ -2280,13 +1865,6 @@ def main():
             except Exception as error:  # a broken check is a failure, not a crash of Plugboard
                 STATS.fail(name, f"the scenario stopped: {type(error).__name__}: {error}")
             log(f"{name} done in {time.monotonic() - scenario_started:.0f} s")
-    finally:
-        if options.keep:
-            log(f"kept {root}")
-        else:
-            for folder, _, _ in os.walk(root):
-                os.chmod(folder, 0o755)
-            shutil.rmtree(root, ignore_errors=True)
     log(f"{len(STATS.failures)} failures, {STATS.hangs} hangs, {time.monotonic() - started:.0f} s")
     if FLOOD_LINE:
         print(FLOOD_LINE, flush=True)

@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """An HTTP proxy that sits between plug-in hosts and `plugboard serve` and attacks what passes, for the tests and the
 stress suite: whatever it does, a host must not load what the board killed, did not sign, or did not register.
 
-Usage: snapshot-proxy --upstream http://127.0.0.1:PORT --mode-file FILE [--port 0]
+Usage: Tools/Drills/drill snapshot-proxy --upstream http://127.0.0.1:PORT --mode-file FILE [--port 0]
 
 Prints `listening on PORT` once it accepts connections. The mode is read from FILE at every request (so a test can
 change it while hosts run), one word:
@@ -171,4 +170,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
