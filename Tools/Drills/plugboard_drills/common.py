@@ -488,18 +488,11 @@ def request(port, method, path, body=b"", headers=None, timeout=30.0):
 
 
 # The operations API's routes, by operation: the one place that knows its wire.
-ADMIN_ROUTES = {
-    "plugin.list": ("GET", "/api/admin/plugins"),
-    "plugin.register": ("POST", "/api/admin/plugins"),
-    "plugin.kill": ("POST", "/api/admin/kill-switches"),
-}
-
-
 def admin(port, operation, fields=None, token=None, timeout=30.0, announce=None):
     """Calls `operation` of the operations API (/api/admin) with its `fields` and a bearer `token`: (status, body),
     or (None, error text). With `announce`, sends a body of that many bytes that the server should refuse before
     reading it, and returns (status, status line)."""
-    method, path = ADMIN_ROUTES[operation]
+    method, path = "POST", f"/api/admin/{operation}"
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     if announce is not None:
         line = rejected_body(port, path, headers, announce)

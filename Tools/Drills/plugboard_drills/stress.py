@@ -1445,7 +1445,7 @@ def lockout_client(port, kind, token, stop, counts, lock):
             if kind == "guess":
                 status, _ = common.admin(port, "plugin.list", token=guessed)
             elif kind == "guess-kill":
-                status, _ = common.admin(port, "plugin.kill", {"plugin": "com.stress.lockout", "reason": "guess"},
+                status, _ = common.admin(port, "plugin.kill", {"id": "com.stress.lockout", "reason": "guess"},
                                          token=guessed)
             else:
                 status, _ = common.admin(port, "plugin.register", token=token, announce=60 << 20)
