@@ -2,7 +2,7 @@ import Foundation
 import PlugboardTestSupport
 import Testing
 
-/// The documented nginx configuration (Tools/Examples/nginx/plugboard.conf), with a real nginx between hosts and
+/// The documented nginx configuration (Examples/nginx/plugboard.conf), with a real nginx between hosts and
 /// `plugboard serve`: the event stream passes through unbuffered (a kill switch reaches the host), snapshots are cached
 /// per revision and token, and the server still checks every token.
 @Suite("plugboard serve behind nginx (processes)", .serialized)
@@ -13,12 +13,12 @@ struct ReverseProxyTests {
     /// The repository's configuration with the upstream, the port and the cache folder of this test.
     static func configuration(upstream: Int, listen: Int, folder: String) throws -> String {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        var text = try String(contentsOf: repository.appendingPathComponent("Tools/Examples/nginx/plugboard.conf"), encoding: .utf8)
+        var text = try String(contentsOf: repository.appendingPathComponent("Examples/nginx/plugboard.conf"), encoding: .utf8)
         for (from, to) in [
             ("server 127.0.0.1:4242;", "server 127.0.0.1:\(upstream);"), ("listen 8080;", "listen 127.0.0.1:\(listen);"),
             ("/var/cache/nginx/plugboard", folder + "/cache"),
         ] {
-            #expect(text.contains(from), "Tools/Examples/nginx/plugboard.conf no longer contains \(from)")
+            #expect(text.contains(from), "Examples/nginx/plugboard.conf no longer contains \(from)")
             text = text.replacingOccurrences(of: from, with: to)
         }
         return """

@@ -1,6 +1,7 @@
-import ExampleFeatures
+public import ExampleFeatures
 import Foundation
-import PlugboardPluginAPI
+import Logging
+public import PlugboardPluginAPI
 
 /// An example compiled-in plug-in: keeps notes encrypted through the secure-storage SPI.
 public final class NotesPlugin: Plugin, NoteTaking {

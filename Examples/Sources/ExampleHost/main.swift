@@ -16,6 +16,7 @@ import Logging
 import NotesPlugin
 import PlugboardBoardHost
 import PlugboardHost
+import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardRemoteHost
 

@@ -1,11 +1,17 @@
 // swift-tools-version:6.1
 // Example host and plug-ins for Plugboard, and the tests that load a plug-in from a shared library.
 //
-// A package of its own (see the root README): a dynamic library product is linked dynamically only by targets
+// A package of its own (see Tools/README.md): a dynamic library product is linked dynamically only by targets
 // of *another* package, and a host that loads Swift plug-ins must share one copy of PlugboardPluginAPI with them.
 import PackageDescription
 
-let settings: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+// The root package's settings, so that code copied from here builds in a host that uses them: an import is internal
+// unless it says `public import`, and a member is visible only in files that import its module.
+let settings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
 
 let package = Package(
     name: "PlugboardExamples",
@@ -16,7 +22,7 @@ let package = Package(
         .executable(name: "example-host", targets: ["ExampleHost"]),
     ],
     dependencies: [
-        .package(name: "Plugboard", path: "../.."),
+        .package(name: "Plugboard", path: ".."),
         .package(name: "ExampleFeatures", path: "Features"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
@@ -27,6 +33,8 @@ let package = Package(
             dependencies: [
                 .product(name: "PlugboardPluginAPI", package: "Plugboard"),
                 .product(name: "ExampleFeatures", package: "ExampleFeatures"),
+                // `context.logger` is swift-log's `Logger`: its methods are visible only where Logging is imported.
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: settings
         ),
@@ -35,6 +43,8 @@ let package = Package(
             dependencies: [
                 .product(name: "PlugboardPluginAPI", package: "Plugboard"),
                 .product(name: "ExampleFeatures", package: "ExampleFeatures"),
+                // `context.logger` is swift-log's `Logger`: its methods are visible only where Logging is imported.
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: settings
         ),
@@ -45,6 +55,7 @@ let package = Package(
                 .product(name: "PlugboardHost", package: "Plugboard"),
                 .product(name: "PlugboardBoardHost", package: "Plugboard"),
                 .product(name: "PlugboardRemoteHost", package: "Plugboard"),
+                .product(name: "PlugboardModel", package: "Plugboard"),
                 .product(name: "PlugboardPluginAPI", package: "Plugboard"),
                 .product(name: "ExampleFeatures", package: "ExampleFeatures"),
                 .product(name: "Logging", package: "swift-log"),

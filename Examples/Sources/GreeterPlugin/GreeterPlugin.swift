@@ -1,5 +1,6 @@
 import ExampleFeatures
 import Foundation
+import Logging
 import PlugboardPluginAPI
 
 /// An example dynamic plug-in: greets people in the host's style, counts greetings in its secure storage,

@@ -7,5 +7,14 @@ let package = Package(
     name: "ExampleFeatures",
     platforms: [.macOS(.v15)],
     products: [.library(name: "ExampleFeatures", type: .dynamic, targets: ["ExampleFeatures"])],
-    targets: [.target(name: "ExampleFeatures", swiftSettings: [.enableUpcomingFeature("ExistentialAny")])]
+    targets: [
+        .target(
+            name: "ExampleFeatures",
+            // The root package's settings (see ../Package.swift).
+            swiftSettings: [
+                .enableUpcomingFeature("ExistentialAny"),
+                .enableUpcomingFeature("InternalImportsByDefault"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+            ])
+    ]
 )
