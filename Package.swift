@@ -26,7 +26,7 @@ let package = Package(
         .library(name: "PlugboardSecureStorage", targets: ["PlugboardSecureStorage"]),
         .library(name: "PlugboardBoardSecureStorage", targets: ["PlugboardBoardSecureStorage"]),
         .library(name: "PlugboardHost", targets: ["PlugboardHost"]),
-        .library(name: "PlugboardBoardHost", targets: ["PlugboardBoardHost"]),
+        .library(name: "PlugboardFileHost", targets: ["PlugboardFileHost"]),
         .library(name: "PlugboardRemoteHost", targets: ["PlugboardRemoteHost"]),
         .library(name: "PlugboardTesting", targets: ["PlugboardTesting"]),
         .library(name: "PlugboardServer", targets: ["PlugboardServer"]),
@@ -118,7 +118,7 @@ let package = Package(
         ),
         // A host of the board file on its machine: the host runtime with the board, its flags and secure storage.
         .target(
-            name: "PlugboardBoardHost",
+            name: "PlugboardFileHost",
             dependencies: [
                 "PlugboardHost",
                 "PlugboardStore",
@@ -255,7 +255,7 @@ let package = Package(
         .executableTarget(
             name: "plugboard-test-host",
             dependencies: [
-                "PlugboardHost", "PlugboardBoardHost", "PlugboardRemoteHost", "PlugboardModel", "PlugboardStore", "PlugboardSecureStorage",
+                "PlugboardHost", "PlugboardFileHost", "PlugboardRemoteHost", "PlugboardModel", "PlugboardStore", "PlugboardSecureStorage",
                 "PlugboardBoardSecureStorage", "PlugboardPluginAPI",
             ],
             path: "Tests/PlugboardTestHost"
@@ -281,7 +281,7 @@ let package = Package(
         .testTarget(
             name: "PlugboardHostTests",
             dependencies: [
-                "PlugboardHost", "PlugboardBoardHost", "PlugboardModel", "PlugboardStore", "PlugboardFlags", "PlugboardVersioning",
+                "PlugboardHost", "PlugboardFileHost", "PlugboardModel", "PlugboardStore", "PlugboardFlags", "PlugboardVersioning",
                 "PlugboardPluginAPI", "PlugboardTesting", "PlugboardServer", "PlugboardRemoteHost", "PlugboardClient", "PlugboardTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -365,7 +365,7 @@ if benchmarks {
                 "PlugboardModel",
                 "PlugboardStore",
                 "PlugboardHost",
-                "PlugboardBoardHost",
+                "PlugboardFileHost",
                 "PlugboardPluginAPI",
                 "PlugboardSecureStorage",
                 "PlugboardBoardSecureStorage",

@@ -53,7 +53,7 @@ let package = Package(
             dependencies: [
                 "NotesPlugin",
                 .product(name: "PlugboardHost", package: "Plugboard"),
-                .product(name: "PlugboardBoardHost", package: "Plugboard"),
+                .product(name: "PlugboardFileHost", package: "Plugboard"),
                 .product(name: "PlugboardRemoteHost", package: "Plugboard"),
                 .product(name: "PlugboardModel", package: "Plugboard"),
                 .product(name: "PlugboardPluginAPI", package: "Plugboard"),
@@ -67,7 +67,7 @@ let package = Package(
             dependencies: [
                 "NotesPlugin",
                 .product(name: "PlugboardHost", package: "Plugboard"),
-                .product(name: "PlugboardBoardHost", package: "Plugboard"),
+                .product(name: "PlugboardFileHost", package: "Plugboard"),
                 .product(name: "PlugboardPluginAPI", package: "Plugboard"),
                 .product(name: "PlugboardModel", package: "Plugboard"),
                 .product(name: "PlugboardStore", package: "Plugboard"),

@@ -14,7 +14,7 @@ import Synchronization
 /// (`userId`, `sessionId`, `remoteAddress`, `appName`, `environment`, `currentTime`; any other key is a property).
 ///
 /// A host reading a served board gets the same provider over the flags its snapshots carry
-/// (``init(environment:hostname:logger:features:version:)``); a host of the board file gets one with `init(board:environment:)` from `PlugboardBoardHost`.
+/// (``init(environment:hostname:logger:features:version:)``); a host of the board file gets one with `init(board:environment:)` from `PlugboardFileHost`.
 public final class BoardFlagProvider: HostFlagProvider {
     private let sourceVersion: (@Sendable () throws -> BoardVersion)?
     private let read: @Sendable () throws -> FeatureSet

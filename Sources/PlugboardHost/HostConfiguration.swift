@@ -11,7 +11,7 @@ public import PlugboardPluginAPI
 /// Open the board once per process and hand the same `Board` to the host, its ``BoardFlagProvider`` and its
 /// secure storage: one connection to one file, whatever reads it.
 public struct HostConfiguration: Sendable {
-    /// Where the host reads the board: the board file (`BoardSource`) or a served board.
+    /// Where the host reads the board: the board file (`BoardFileSource`) or a served board.
     public var source: any HostSource
     /// Who the host is: id, environment, API version, flag context.
     public var identity: HostIdentity

@@ -2,8 +2,8 @@ public import Foundation
 public import PlugboardModel
 public import PlugboardPluginAPI
 
-/// Where a ``PluginHost`` reads the board: the board file on this machine (`BoardSource`), or a board served by
-/// `plugboard serve` (`ServedBoardSource` in the `PlugboardRemoteHost` module). The host applies the same loading
+/// Where a ``PluginHost`` reads the board: the board file on this machine (`BoardFileSource`), or a board served by
+/// `plugboard serve` (`RemoteBoardSource` in the `PlugboardRemoteHost` module). The host applies the same loading
 /// rules, reasons and events whatever the source.
 public protocol HostSource: Sendable {
     /// For messages: "the board at PATH", "the server at URL".

@@ -16,7 +16,7 @@ import Darwin
 private let systemWrite = Darwin.write
 #endif
 
-/// A served-board host's cache folder: `snapshot.json` (the last snapshot read, with when and from where) and
+/// A remote host's cache folder: `snapshot.json` (the last snapshot read, with when and from where) and
 /// `artifacts/SHA256` (the libraries it fetched, each checked against its digest before it is kept). The folder is
 /// the host's own (mode 0700), files are 0600, and every file is written to a temporary name, flushed and renamed, so a
 /// crash leaves the previous version or the new one, never half of one.

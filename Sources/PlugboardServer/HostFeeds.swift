@@ -6,7 +6,7 @@ import PlugboardModel
 import PlugboardStore
 import Synchronization
 
-/// What `plugboard serve` keeps for plug-in hosts on other machines: per environment, a digest of what every host of
+/// What `plugboard serve` keeps for remote hosts: per environment, a digest of what every host of
 /// it sees (the enabled plug-ins and their dependencies, their checks, the flags) and a revision that moves only when
 /// that digest does; the hosts' event streams; and host snapshots computed once per board version.
 ///

@@ -6,7 +6,7 @@ import PlugboardModel
 import PlugboardStore
 import ServiceLifecycle
 
-/// What plug-in hosts on other machines read and write, with API tokens made for hosts (`plugboard token create
+/// What remote hosts read and write, with API tokens made for hosts (`plugboard token create
 /// --for hosts`; a token reads its own environment, and an SDK token is refused with 403):
 ///
 /// - `GET /api/host/snapshot?plugin=ID…`: the ``PlugboardStore/HostView`` of the token's environment for a host that

@@ -7,7 +7,7 @@ import PlugboardStore
 struct BoardKeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "board-key",
-        abstract: "Show or rotate the board's own key, which signs the snapshots served to hosts on other machines.",
+        abstract: "Show or rotate the board's own key, which signs the snapshots served to remote hosts.",
         discussion: """
             The keys live in <board>.board-key (mode 0600, beside the master key, never in the board); plugboard init
             makes the first one, and plugboard serve makes one for a board that has none. Give hosts the public key

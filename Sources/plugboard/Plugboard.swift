@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardModel
 
 #if canImport(Glibc)
 import Glibc
@@ -47,7 +48,12 @@ struct Plugboard: ParsableCommand {
             let code = exitCode(for: error)
             if code == .success { exit(withError: error) }
             // argument-parser's messages quote the value they refuse: escaped, like everything else the CLI prints.
-            let message = multiline(fullMessage(for: error))
+            var text = fullMessage(for: error)
+            // An argument echoed whole (with a line break in it) is escaped as one, so it cannot start a line of its own.
+            for argument in arguments where argument.contains(where: \.isNewline) {
+                text = text.replacingOccurrences(of: argument, with: Validate.escaped(argument))
+            }
+            let message = multiline(text)
             if !message.isEmpty { FileHandle.standardError.write(Data((Self.lowercasedPrefix(message) + "\n").utf8)) }
             Foundation.exit(code == .validationFailure ? 2 : code.rawValue)
         }

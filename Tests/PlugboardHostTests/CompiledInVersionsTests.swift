@@ -1,5 +1,5 @@
 import Foundation
-import PlugboardBoardHost
+import PlugboardFileHost
 import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardRemoteHost
@@ -13,7 +13,7 @@ import Testing
 /// The board file with a rollout of the test's choosing put on a plug-in in each snapshot (the board itself has none),
 /// and every load report recorded, with what ran when it was written.
 final class RolloutSource: HostSource {
-    let inner: BoardSource
+    let inner: BoardFileSource
     let rollouts = Mutex<[String: Rollout]>([:])
     /// Each load report written, in order, and the test's own notes between them (see ``note(_:)``).
     let log = Mutex<[Note]>([])
@@ -23,7 +23,7 @@ final class RolloutSource: HostSource {
         case activated(String)
     }
 
-    init(board: Board) { inner = BoardSource(board: board) }
+    init(board: Board) { inner = BoardFileSource(board: board) }
 
     func note(_ note: Note) { log.withLock { $0.append(note) } }
     var reports: [[LoadReportEntry]] {
@@ -196,7 +196,7 @@ struct CompiledInVersionsTests {
         if kind == .servedBoard, let served = t.servers.withLock({ $0.last }) {
             // Reports wait up to 10 minutes before they are sent: only a delivery made at once reaches the server in time.
             configuration.source = PatientSource(
-                try ServedBoardSource(
+                try RemoteBoardSource(
                     server: served.url, token: served.token, cacheFolder: served.cacheFolder, boardKeys: served.boardKeys.publicKeys,
                     reportDelay: .seconds(600)))
         }

@@ -1,5 +1,5 @@
 import Foundation
-import PlugboardBoardHost
+import PlugboardFileHost
 import PlugboardFlags
 import PlugboardHost
 import PlugboardModel

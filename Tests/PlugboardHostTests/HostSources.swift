@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
-import PlugboardBoardHost
+import PlugboardFileHost
 import PlugboardHost
 import PlugboardModel
 import PlugboardPluginAPI
@@ -17,7 +17,7 @@ import Testing
 enum HostSourceKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// The board file, opened by the host.
     case boardFile
-    /// The same board served by `plugboard serve` (in this process, on a loopback port) through `ServedBoardSource`.
+    /// The same board served by `plugboard serve` (in this process, on a loopback port) through `RemoteBoardSource`.
     case servedBoard
 
     var testDescription: String { rawValue }
@@ -87,7 +87,7 @@ extension TestBoard {
             var configuration = try HostConfiguration(
                 server: served.url, token: served.token, cacheFolder: served.cacheFolder, identity: identity,
                 boardKeys: served.boardKeys.publicKeys)
-            if let source = configuration.source as? ServedBoardSource { configuration.source = PatientSource(source) }
+            if let source = configuration.source as? RemoteBoardSource { configuration.source = PatientSource(source) }
             return configuration
         }
     }
@@ -117,11 +117,11 @@ extension TestBoard {
 /// and on a busy 2-core machine a read can miss the source's deadline, leaving the host on no snapshot or a
 /// cached one. This source reads again until it gets the server's current snapshot (a 10-minute guard against
 /// hanging), so that what a test checks is what a host reading a responsive server does; the reads that fail are the
-/// subject of `ServedSourceRetryTests` and the process tests, which use the source as it is.
+/// subject of `RemoteSourceRetryTests` and the process tests, which use the source as it is.
 final class PatientSource: HostSource {
-    let served: ServedBoardSource
+    let served: RemoteBoardSource
 
-    init(_ served: ServedBoardSource) { self.served = served }
+    init(_ served: RemoteBoardSource) { self.served = served }
 
     var name: String { served.name }
     func version() throws(BoardError) -> BoardVersion { try served.version() }

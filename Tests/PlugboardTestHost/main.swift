@@ -19,8 +19,8 @@
 // connection its locks.
 
 import Foundation
-import PlugboardBoardHost
 import PlugboardBoardSecureStorage
+import PlugboardFileHost
 import PlugboardHost
 import PlugboardModel
 import PlugboardPluginAPI

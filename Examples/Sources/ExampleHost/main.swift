@@ -14,7 +14,7 @@ import ExampleFeatures
 import Foundation
 import Logging
 import NotesPlugin
-import PlugboardBoardHost
+import PlugboardFileHost
 import PlugboardHost
 import PlugboardModel
 import PlugboardPluginAPI

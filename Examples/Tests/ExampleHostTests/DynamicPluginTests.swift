@@ -2,7 +2,7 @@ import Crypto
 import ExampleFeatures
 import Foundation
 import NotesPlugin
-import PlugboardBoardHost
+import PlugboardFileHost
 import PlugboardHost
 import PlugboardModel
 import PlugboardPluginAPI

@@ -1,7 +1,7 @@
 public import Crypto
 public import Foundation
 
-/// What the board's own key signs for hosts on other machines: which board state a snapshot (or a freshness notice)
+/// What the board's own key signs for remote hosts: which board state a snapshot (or a freshness notice)
 /// is, for which environment, until when, and the digest of its content.
 ///
 /// Its canonical text, the bytes that are signed (UTF-8), is ten lines, each ending with a newline:

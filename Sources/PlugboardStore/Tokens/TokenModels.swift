@@ -13,7 +13,7 @@ package struct APIToken: Sendable, Hashable, Codable {
     package enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
         /// The flag routes of SDKs: the Unleash client API (`/api/client/…`) and OFREP (`/ofrep/…`).
         case sdk
-        /// The routes of plug-in hosts on other machines (`/api/host/…`).
+        /// The routes of remote hosts (`/api/host/…`).
         case hosts
         /// Both: what every token made before token kinds existed became, so that fleets kept working.
         case sdkAndHosts = "sdk+hosts"

@@ -1,6 +1,6 @@
 import Benchmark
 import Foundation
-import PlugboardBoardHost
+import PlugboardFileHost
 import PlugboardFlags
 import PlugboardHost
 import PlugboardModel

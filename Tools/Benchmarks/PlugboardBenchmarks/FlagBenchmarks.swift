@@ -1,7 +1,7 @@
 import Benchmark
 import BenchmarkContexts
 import Foundation
-import PlugboardBoardHost
+import PlugboardFileHost
 import PlugboardFlags
 import PlugboardHost
 import PlugboardPluginAPI

@@ -1,7 +1,7 @@
 import Benchmark
 import Foundation
 import Logging
-import PlugboardBoardHost
+import PlugboardFileHost
 import PlugboardHost
 import PlugboardModel
 import PlugboardPluginAPI

@@ -11,7 +11,7 @@ public import PlugboardModel
 public import PlugboardPluginAPI
 import Synchronization
 
-/// A board served by `plugboard serve`, for hosts on other machines: the same loading rules, reasons and events as a
+/// A board served by `plugboard serve`, for remote hosts: the same loading rules, reasons and events as a
 /// host on the board's machine, with changes pushed over one event stream and a cache that lets the host start and run
 /// while the server is unreachable.
 ///
@@ -37,7 +37,7 @@ import Synchronization
 ///   never forgets it.
 /// - Reconnection waits with exponential backoff and full jitter, so that a restarted server is not met by every host
 ///   in the same millisecond.
-public final class ServedBoardSource: HostSource, Sendable {
+public final class RemoteBoardSource: HostSource, Sendable {
     /// The server, for example `https://flags.example.com:4242`.
     public let server: URL
     /// The folder the host keeps its last snapshot and artifacts in.
@@ -155,7 +155,7 @@ public final class ServedBoardSource: HostSource, Sendable {
         guard !keys.isEmpty || trustOnFirstUse else {
             throw BoardError(
                 .invalidInput,
-                "a host of a served board needs the board's public key (plugboard board-key show on the board's machine): give it, or ask for trust on first use"
+                "a remote host needs the board's public key (plugboard board-key show on the board's machine): give it, or ask for trust on first use"
             )
         }
         self.trusted = Mutex(keys)

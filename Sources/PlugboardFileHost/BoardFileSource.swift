@@ -7,7 +7,7 @@ public import PlugboardStore
 /// The board file on this machine: the host polls `PRAGMA data_version`, reads the registry in the transaction that
 /// proves the board from the host's anchor (structure, audit chain, state root, every kill switch), proves each release
 /// it considers against the audit log's head, and writes its load report to the board.
-public struct BoardSource: HostSource {
+public struct BoardFileSource: HostSource {
     /// The board.
     public let board: Board
 

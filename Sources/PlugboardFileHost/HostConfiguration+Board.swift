@@ -8,9 +8,9 @@ import PlugboardSecureStorage
 public import PlugboardStore
 
 extension HostConfiguration {
-    /// The board file, when the source is one (``BoardSource``). A board opened read-only works: the host cannot
+    /// The board file, when the source is one (``BoardFileSource``). A board opened read-only works: the host cannot
     /// write load reports then, and says so once.
-    public var board: Board? { (source as? BoardSource)?.board }
+    public var board: Board? { (source as? BoardFileSource)?.board }
 
     /// Creates a configuration with defaults: poll every 100 ms, no flags (gated plug-ins stay off), no secure
     /// storage (plug-ins asking for it get a clear error), empty configuration slices.
@@ -24,7 +24,8 @@ extension HostConfiguration {
         dynamicLibraryCache: String = NSTemporaryDirectory()
     ) {
         self.init(
-            source: BoardSource(board: board), identity: identity, pollInterval: pollInterval, secureStorage: secureStorage, flags: flags,
+            source: BoardFileSource(board: board), identity: identity, pollInterval: pollInterval, secureStorage: secureStorage,
+            flags: flags,
             configuration: configuration, services: services, logger: logger, dynamicLibraryCache: dynamicLibraryCache)
     }
 

@@ -5,13 +5,13 @@ import Testing
 
 /// The parts of a served host that need no server: the reconnection delays and the event-stream parser.
 @Suite("served board source: backoff and event stream")
-struct ServedSourceUnitTests {
+struct RemoteSourceUnitTests {
     @Test func reconnectionDelaysAreJitteredDoubledAndCapped() {
         let initial = Duration.milliseconds(200)
         let maximum = Duration.seconds(5)
         for failures in 0..<30 {
             let ceiling = min(maximum, initial * (1 << min(failures, 20)))
-            let delays = (0..<200).map { _ in ServedBoardSource.backoff(failures: failures, initial: initial, maximum: maximum) }
+            let delays = (0..<200).map { _ in RemoteBoardSource.backoff(failures: failures, initial: initial, maximum: maximum) }
             #expect(delays.allSatisfy { $0 >= .zero && $0 <= ceiling }, "failures \(failures)")
             // Full jitter: 200 hosts that failed as often do not come back at one moment.
             #expect(Set(delays).count > 20, "failures \(failures): \(Set(delays).count) distinct delays")

@@ -11,7 +11,7 @@ import PlugboardPluginAPI
 import Synchronization
 
 /// HTTP requests to the server, the cache, and what a failure is called.
-extension ServedBoardSource {
+extension RemoteBoardSource {
     /// The snapshot in memory, or else the one in the cache folder, verified like one from the server (signed by the
     /// board, of this environment, not older than the anchor): a cache that does not verify is refused.
     func cachedSnapshot(

@@ -10,7 +10,7 @@ public import PlugboardPluginAPI
 import Synchronization
 
 /// Load reports: queued, sent after a jitter, and delivered when the host stops.
-extension ServedBoardSource {
+extension RemoteBoardSource {
     /// Queues the report and returns: it is sent a moment later (a random delay of up to ``reportDelay``, so that a
     /// fleet that reacted to the same change does not report in the same millisecond, and a newer report replaces one
     /// not sent yet). A report the server could not take is sent again when the event stream reconnects. A refusal of
@@ -33,7 +33,7 @@ extension ServedBoardSource {
         var pending: Data?
         var sending = false
         var refusal: BoardError?
-        /// The sender's wait before it sends (cancelled by ``ServedBoardSource/deliverLoadReport()`` to send at once).
+        /// The sender's wait before it sends (cancelled by ``RemoteBoardSource/deliverLoadReport()`` to send at once).
         var jitter: Task<Void, Never>?
     }
 

@@ -12,7 +12,7 @@ import Testing
 
 /// A served host whose server fails a read while its event stream stays connected.
 @Suite("served board source: failed reads")
-struct ServedSourceRetryTests {
+struct RemoteSourceRetryTests {
     /// The server answers one snapshot read with 503 and keeps the event stream open, announcing nothing more: the
     /// source wakes the host to read again by itself, with the reconnection's backoff, instead of leaving it on what it
     /// had until the next change.
@@ -57,7 +57,7 @@ struct ServedSourceRetryTests {
                 router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
                 onServerRunning: { channel in await listening(channel.localAddress?.port ?? 0) })
         }
-        let source = try ServedBoardSource(
+        let source = try RemoteBoardSource(
             server: URL(string: "http://127.0.0.1:\(port)")!, token: "token", cacheFolder: t.folder.appendingPathComponent("cache").path,
             boardKeys: keys.publicKeys, initialBackoff: .milliseconds(20))
 

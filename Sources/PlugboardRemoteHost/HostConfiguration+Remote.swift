@@ -16,7 +16,7 @@ extension HostConfiguration {
     /// ```
     ///
     /// `boardKeys` are the board's public keys (`plugboard board-key show`): the host uses only snapshots and caches
-    /// signed by them (see ``ServedBoardSource``). `trustOnFirstUse` trusts the first snapshot's keys instead, with a
+    /// signed by them (see ``RemoteBoardSource``). `trustOnFirstUse` trusts the first snapshot's keys instead, with a
     /// warning.
     ///
     /// A host without an anchor takes as its first state only a snapshot the server proved fresh for its own request;
@@ -39,7 +39,7 @@ extension HostConfiguration {
         logger: Logger = Logger(label: "plugboard.host"),
         dynamicLibraryCache: String = NSTemporaryDirectory()
     ) throws(BoardError) {
-        let source = try ServedBoardSource(
+        let source = try RemoteBoardSource(
             server: server, token: token, cacheFolder: cacheFolder, boardKeys: boardKeys, trustOnFirstUse: trustOnFirstUse,
             acceptStaleFirstSnapshot: acceptStaleFirstSnapshot, minimumSequence: minimumSequence, logger: logger)
         let flags = BoardFlagProvider(environment: identity.environment, logger: logger, features: { try source.features() })

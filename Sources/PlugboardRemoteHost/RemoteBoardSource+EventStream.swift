@@ -10,7 +10,7 @@ import PlugboardPluginAPI
 import Synchronization
 
 /// The event stream: one connection that says when something changed, reconnected with backoff and jitter.
-extension ServedBoardSource {
+extension RemoteBoardSource {
     func startStreaming() {
         streaming.withLock { task in
             guard task == nil else { return }

@@ -10,7 +10,7 @@ import PlugboardPluginAPI
 import Synchronization
 
 /// What the host trusts: snapshots signed by the board keys it was given, of its environment, not older than its anchor.
-extension ServedBoardSource {
+extension RemoteBoardSource {
     /// The view and statement of a signed snapshot, once it is verified: signed by a board key the host trusts, of
     /// `environment`, with its content, and not older than `anchor`. Keys the statement names are learned.
     func verified(_ envelope: SignedSnapshot, environment: String, anchor: AuditCheckpoint?) throws(BoardError) -> (
