@@ -3,10 +3,9 @@ package enum AdminAPI {
     package static let requests: [any AdminRequest.Type] =
         [
             PluginRequests.List.self, PluginRequests.Show.self, PluginRequests.Status.self,
-        ] + PluginRequests.lifecycle.map { $0 as any AdminRequest.Type } + HostRequests.all.map { $0 as any AdminRequest.Type } + [
-            RolloutRequests.Start.self, RolloutRequests.Status.self, RolloutRequests.Hold.self, RolloutRequests.Abort.self,
-            RolloutRequests.Tick.self,
-            TrustOperations.AddSignature.self,
+        ] + PluginRequests.lifecycle.map { $0 as any AdminRequest.Type } + HostRequests.all.map { $0 as any AdminRequest.Type }
+        + RolloutOperations.all.map { $0 as any AdminRequest.Type } + [
+            TrustOperations.AddSignature.self
         ] + (RoleOperations.owners + RoleOperations.admins).map { $0 as any AdminRequest.Type }
         + FlagRequests.all.map { $0 as any AdminRequest.Type }
         + (TrustOperations.policies + TrustOperations.signers + TokenOperations.apiTokens + TokenOperations.accessTokens).map {

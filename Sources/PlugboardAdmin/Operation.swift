@@ -66,6 +66,10 @@ package protocol BoardOperation: AdminRequest, ParsableArguments {
     static var declaration: OperationDeclaration { get }
     /// The environment the operation acts in, for an operation that declares `env` (nil for others).
     var env: String? { get set }
+    /// True for an operation whose `env` narrows what it reads and may be left out (every environment then): the CLI
+    /// fills it only from `--env`, and the wire's `env` is optional. False (the default) for one that acts in one
+    /// environment: the CLI fills it from `--env`, `PLUGBOARD_ENV` or `default`, and the wire requires it.
+    static var environmentIsOptional: Bool { get }
     /// The text the CLI prints for an answer without `--json`; nil for the default (a ``ChangeResult``'s message and
     /// notes, else the JSON).
     static func text(_ value: Response) -> String?
@@ -79,6 +83,8 @@ extension BoardOperation {
         get { nil }
         set {}
     }
+
+    package static var environmentIsOptional: Bool { false }
 
     package static func text(_ value: Response) -> String? { nil }
 

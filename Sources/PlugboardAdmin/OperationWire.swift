@@ -56,8 +56,11 @@ package enum OperationWire {
                 guard property == "env" else { continue }
                 fields.append(
                     Field(
-                        property: property, name: name, kind: .context, help: "The environment (the CLI's --env).", optional: false,
-                        repeating: false, json: .string))
+                        property: property, name: name, kind: .context,
+                        help: Op.environmentIsOptional
+                            ? "Only this environment (every environment when absent; the CLI's --env)."
+                            : "The environment (the CLI's --env).",
+                        optional: Op.environmentIsOptional, repeating: false, json: .string))
                 continue
             }
             guard let argument = next.next() else { break }

@@ -13,7 +13,9 @@ struct OperationCommand<Op: BoardOperation>: RemoteCommand {
 
     func execute(_ output: Output) throws(BoardError) {
         var operation = self.operation
-        if OperationWire.fields(of: Op.self).contains(where: { $0.name == "env" }) { operation.env = try global.environment() }
+        if OperationWire.fields(of: Op.self).contains(where: { $0.name == "env" }) {
+            operation.env = Op.environmentIsOptional ? global.env : try global.environment()
+        }
         let answer = try global.perform(operation)
         if let change = answer as? ChangeResult {
             output.report(change)
