@@ -161,7 +161,7 @@ let package = Package(
             dependencies: ["PlugboardPluginAPI", .product(name: "Logging", package: "swift-log")]
         ),
 
-        // MARK: Layer 4, the admin API's operations: performed on a board by the CLI, or served by `serve --admin`
+        // MARK: Layer 4, the operations API's operations: performed on a board by the CLI, or served by `serve --admin`
         .target(
             name: "PlugboardAdmin",
             dependencies: [
@@ -177,7 +177,7 @@ let package = Package(
             ]
         ),
 
-        // MARK: Layer 5, the server: the board over HTTP (Unleash client API, OFREP, hosts, the admin API); no HTTP client
+        // MARK: Layer 5, the server: the board over HTTP (Unleash client API, OFREP, hosts, the operations API); no HTTP client
         .target(
             name: "PlugboardServer",
             dependencies: [

@@ -1,4 +1,4 @@
-/// Every operation of the admin API, in the order the OpenAPI document lists them.
+/// Every operation of the operations API, in the order the OpenAPI document lists them.
 package enum AdminAPI {
     package static let requests: [any AdminRequest.Type] =
         [

@@ -8,7 +8,7 @@ import Glibc
 import Musl
 #endif
 
-/// `plugboard backup` through the admin API: the server takes a verified backup (as `plugboard backup` does on the
+/// `plugboard backup` through the operations API: the server takes a verified backup (as `plugboard backup` does on the
 /// board's machine) into a private file beside the board, sends it with its description and its SHA-256, and removes
 /// it; the CLI writes it to a private temporary file, checks the digest and renames it into place. Board admins only:
 /// a backup holds the whole board (sealed secrets and the hashes of tokens included).

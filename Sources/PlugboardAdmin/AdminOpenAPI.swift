@@ -1,6 +1,6 @@
 import Foundation
 
-/// The admin API's OpenAPI 3.1 document, made from ``AdminAPI/requests`` (paths, parameters, bodies) and
+/// The operations API's OpenAPI 3.1 document, made from ``AdminAPI/requests`` (paths, parameters, bodies) and
 /// ``AdminSchemas`` (what the operations answer): the server routes the same table, so the two cannot drift apart.
 /// The repository keeps a copy (`docs/admin-openapi.yaml`, checked by the tests); `serve --admin` serves it at
 /// `/api/admin/openapi.yaml`.
@@ -10,7 +10,7 @@ package enum AdminOpenAPI {
         var out = """
             openapi: 3.1.0
             info:
-              title: Plugboard admin API
+              title: Plugboard operations API
               version: 1.0.0
               description: >-
                 Every read and write the plugboard CLI offers on a board, served by plugboard serve --admin. Answers are

@@ -3,7 +3,7 @@ package import PlugboardModel
 package import PlugboardStore
 import Synchronization
 
-/// One operation of the admin API as it travels: what the CLI does to a board, as a value.
+/// One operation of the operations API as it travels: what the CLI does to a board, as a value.
 ///
 /// The CLI builds a request from its arguments and either performs it on the board file (``perform(on:as:)``) or
 /// sends it to `plugboard serve --admin` as `POST /api/admin/{name}` with ``wireBody()`` as the JSON body; the server
@@ -95,7 +95,7 @@ package struct AdminReply<Value: Sendable>: Sendable {
     }
 }
 
-/// Where an operation lives in the admin API and what it takes.
+/// Where an operation lives in the operations API and what it takes.
 package struct AdminRoute: Sendable {
     /// The HTTP method.
     package enum Method: String, Sendable {

@@ -9,12 +9,12 @@ import Glibc
 import Musl
 #endif
 
-/// Artifacts uploaded through the admin API before the `plugin register` that names them: `<board>.uploads/<sha256>`,
+/// Artifacts uploaded through the operations API before the `plugin register` that names them: `<board>.uploads/<sha256>`,
 /// written to a private temporary file while their SHA-256 is computed, kept only when it matches the name they were
 /// sent under. Nothing reaches the board until the registration copies the file into the artifact store (and checks
 /// it again); the upload is removed then, and any left over for more than an hour is removed by the next upload.
 package enum AdminUploads {
-    /// The largest artifact the admin API takes by default.
+    /// The largest artifact the operations API takes by default.
     package static let defaultLimit = 512 << 20
 
     /// Uploads older than this are removed.

@@ -1,7 +1,7 @@
 import Foundation
 package import PlugboardModel
 
-/// What the admin API's server and its client agree on beyond the JSON: headers, statuses.
+/// What the operations API's server and its client agree on beyond the JSON: headers, statuses.
 package enum AdminWire {
     /// A note about an answer (what the CLI prints on stderr as `note:`); one header per note.
     package static let noteHeader = "Plugboard-Note"

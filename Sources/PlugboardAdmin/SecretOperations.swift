@@ -5,7 +5,7 @@ package import PlugboardModel
 import PlugboardSecureStorage
 package import PlugboardStore
 
-/// A plug-in's secrets through the admin API: stored, listed and deleted, never read (the API returns no secret's
+/// A plug-in's secrets through the operations API: stored, listed and deleted, never read (the API returns no secret's
 /// plaintext; `plugboard secret get` runs on the board's machine). The operations behind
 /// `plugboard secret set|list|delete`.
 package enum SecretRequests {

@@ -5,7 +5,7 @@ import PlugboardAdmin
 import PlugboardModel
 import PlugboardStore
 
-/// The authentication of an admin API route: the access token presented (`Authorization: Bearer pba_…`) is looked up
+/// The authentication of an operations API route: the access token presented (`Authorization: Bearer pba_…`) is looked up
 /// on the board and the caller put in the context (``ServeContext/caller``), acting as the token's principal; a
 /// read-only token is refused a route that writes, and the refusal recorded in the audit log as a refused `action` on
 /// the request (`POST /api/admin/…`).

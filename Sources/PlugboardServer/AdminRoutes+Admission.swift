@@ -5,7 +5,7 @@ import PlugboardAdmin
 import PlugboardModel
 import PlugboardStore
 
-/// What the admin API decides before it reads a byte of a request's body: whether the principal may send a body that
+/// What the operations API decides before it reads a byte of a request's body: whether the principal may send a body that
 /// large, and whether the quotas have room for it or for an artifact. A refusal here leaves the body unread (its
 /// connection is closed after the answer).
 extension AdminRoutes {

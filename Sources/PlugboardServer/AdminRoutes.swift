@@ -8,7 +8,7 @@ import PlugboardPluginAPI
 import PlugboardStore
 import Synchronization
 
-/// The admin API under `/api/admin/`: every operation of ``AdminAPI``, performed on the board as the principal of the
+/// The operations API under `/api/admin/`: every operation of ``AdminAPI``, performed on the board as the principal of the
 /// access token presented, with that principal's rights; read-only tokens only read.
 ///
 /// Every route but the OpenAPI document is behind ``AdminAuthentication``, which puts the caller in the request

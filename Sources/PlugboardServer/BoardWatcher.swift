@@ -132,7 +132,7 @@ final class BoardWatcher: Service, Sendable {
 
     /// One look at the board: on a change, reload tokens and feeds and fan the deltas out. Looks run one at a time: a
     /// look that finds the version another is still acting on waits for it, so that when it returns the feeds are
-    /// those of the version it saw (a caller that changed the board and then looks, as tests and the admin API do,
+    /// those of the version it saw (a caller that changed the board and then looks, as tests and the operations API do,
     /// must not read the feed of before its change).
     func check() {
         checking.withLock { _ in checkOnce() }

@@ -29,15 +29,15 @@ public struct PlugboardServer: Sendable {
     let usage: UsageBuffer
     let connections: ConnectionGuard
     let health: HealthCheck
-    /// The admin API, when ``ServerConfiguration/admin`` is on.
+    /// The operations API, when ``ServerConfiguration/admin`` is on.
     let admin: AdminRoutes?
     /// The rollouts' guard and schedule, for a board file (nil for other served boards).
     let rollouts: RolloutSchedule?
-    /// Writes the refusals the admin API counts, with the admin API.
+    /// Writes the refusals the operations API counts, with the operations API.
     let refusals: RefusalWriter?
 
     /// Creates a server for `board` (open it once for the process; the server reads it and writes telemetry beside it,
-    /// and with ``ServerConfiguration/admin`` changes it as the admin API's callers ask).
+    /// and with ``ServerConfiguration/admin`` changes it as the operations API's callers ask).
     public init(board: Board, configuration: ServerConfiguration = ServerConfiguration()) {
         self.init(
             served: board, configuration: configuration,
@@ -94,7 +94,7 @@ public struct PlugboardServer: Sendable {
         if let rollouts { services.append(rollouts) }
         if let refusals { services.append(refusals) }
         if let admin, let address = configuration.adminAddress {
-            // The admin API on an address of its own: its own listener, the same connection guard.
+            // The operations API on an address of its own: its own listener, the same connection guard.
             let adminRouter = Router(context: ServeContext.self)
             adminRouter.middlewares.add(AccessLogMiddleware(metrics: metrics, logger: logger))
             adminRouter.middlewares.add(ConnectionGuardMiddleware(connections: connections))
@@ -112,7 +112,7 @@ public struct PlugboardServer: Sendable {
                     router: adminRouter, server: adminServer,
                     configuration: .init(address: .hostname(address.host, port: address.port), serverName: "plugboard"),
                     onServerRunning: { channel in
-                        logger.notice("serving the admin API", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
+                        logger.notice("serving the operations API", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
                     },
                     logger: logger))
         }

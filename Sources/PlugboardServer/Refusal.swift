@@ -20,7 +20,7 @@ struct Refusal: HTTPResponseError, Sendable {
     }
 
     /// `{"error": CODE, "message": SENTENCE}` of a ``BoardError``, with the status its code deserves unless `status` is
-    /// given: the admin API's refusals.
+    /// given: the operations API's refusals.
     init(_ error: BoardError, status: HTTPResponse.Status? = nil) {
         self.init(
             status ?? HTTPResponse.Status(code: AdminWire.status(for: error.code)),
@@ -33,7 +33,7 @@ struct Refusal: HTTPResponseError, Sendable {
         self.body = body
     }
 
-    /// How the admin API answers a failure: a refusal as it is, a ``BoardError`` with its code and sentence, anything
+    /// How the operations API answers a failure: a refusal as it is, a ``BoardError`` with its code and sentence, anything
     /// else as a failed request (`500`).
     static func answering(_ error: any Error) -> Refusal {
         switch error {

@@ -3,7 +3,7 @@ import PlugboardModel
 import PlugboardStore
 import ServiceLifecycle
 
-/// Writes the refused attempts the board counts while the admin API serves (`Board.boundRefusals()`): every few
+/// Writes the refused attempts the board counts while the operations API serves (`Board.boundRefusals()`): every few
 /// seconds the bursts that ended, and at shutdown every count, each burst as one audit row with its count. Rows that
 /// could not be written are kept for the next pass, and each failure is logged; at shutdown a failed write is tried
 /// once more, and what is still unwritten is logged as lost.

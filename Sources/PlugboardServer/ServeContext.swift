@@ -9,7 +9,7 @@ struct ServeContext: RequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
     /// The connection (nil in tests that run the router without sockets).
     let channel: (any Channel)?
-    /// The admin API's caller: set for every route under `/api/admin` but its document.
+    /// The operations API's caller: set for every route under `/api/admin` but its document.
     var caller: AdminRoutes.Caller?
     /// The API token of a request to the SDK routes, `/api/host` or `/metrics`.
     var token: APITokenCredential?
@@ -21,7 +21,7 @@ struct ServeContext: RequestContext, RemoteAddressRequestContext {
 
     var remoteAddress: SocketAddress? { channel?.remoteAddress }
 
-    /// The admin API's caller; a route behind ``AdminAuthentication`` always has one.
+    /// The operations API's caller; a route behind ``AdminAuthentication`` always has one.
     func requireCaller() throws -> AdminRoutes.Caller {
         guard let caller else { throw Refusal(.internalServerError, "the route has no authenticated caller") }
         return caller

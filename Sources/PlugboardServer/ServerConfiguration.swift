@@ -34,9 +34,9 @@ public struct ServerConfiguration: Sendable {
     /// How long a signed host snapshot, or a freshness notice, vouches for the board's state: a host that hears
     /// nothing newer by then reports its snapshot as stale (a frozen feed). Notices go out every quarter of it.
     public var snapshotLifetime: Duration
-    /// Whether the admin API (`/api/admin/`) is served; off by default.
+    /// Whether the operations API (`/api/admin/`) is served; off by default.
     public var admin = false
-    /// Where the admin API listens when it has an address of its own (`--admin-listen`); nil serves it beside the rest.
+    /// Where the operations API listens when it has an address of its own (`--admin-listen`); nil serves it beside the rest.
     public var adminAddress: (host: String, port: Int)?
     /// Failed authentications one client address may make in ``adminFailedAuthWindow`` before it gets `429`.
     public var adminFailedAuthLimit = 20
@@ -45,7 +45,7 @@ public struct ServerConfiguration: Sendable {
     /// Failed authentications all client addresses together may make in ``adminFailedAuthWindow`` before every failing
     /// request gets `429` (a request whose token is accepted never does).
     public var adminFailedAuthGlobalLimit = 1000
-    /// The largest artifact the admin API takes.
+    /// The largest artifact the operations API takes.
     public var adminMaxArtifactBytes = 512 << 20
     /// Request bodies over ``maxBodyBytes`` (registrations of many manifests) one principal may have in flight, from all
     /// of their access tokens together.

@@ -9,7 +9,7 @@ import Glibc
 import Musl
 #endif
 
-/// Artifacts uploaded through the admin API and waiting for the `plugin register` that names them (``AdminUploads``),
+/// Artifacts uploaded through the operations API and waiting for the `plugin register` that names them (``AdminUploads``),
 /// with their quotas: per principal and for the whole server, in count and in bytes (uploads in progress count with
 /// their declared length), and a share of the file system always left free. An upload past any of them is refused
 /// before its body is read: `429` for a principal's own quota, `507` for the server's and for free space.

@@ -8,10 +8,10 @@ struct AccessTokenCommand: ParsableCommand {
         commandName: "access-token",
         abstract: "Create, list and revoke access tokens: each acts as one principal, with exactly its rights on the board.",
         discussion: """
-            An access token is a person's or a service's credential for the board's admin API: it acts as its principal \
+            An access token is a person's or a service's credential for the board's operations API: it acts as its principal \
             (an admin, an owner or maintainer of some plug-ins, or nobody in particular), or with --read-only it may only \
             read. Its changes are audited as that principal. Anyone may create and revoke tokens for themselves; a board \
-            admin may for anyone. The board keeps only the secret's SHA-256. The admin API (plugboard serve --admin) \
+            admin may for anyone. The board keeps only the secret's SHA-256. The operations API (plugboard serve --admin) \
             accepts them as Authorization: Bearer TOKEN; the CLI sends one with --server (from $PLUGBOARD_TOKEN or \
             plugboard login). A token created with --server is made with the access token that sends the request: it \
             expires no later than that token (a later --expires, or none, is refused) and is revoked with it. Names \

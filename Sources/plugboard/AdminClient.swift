@@ -17,7 +17,7 @@ import Glibc
 import Musl
 #endif
 
-/// The CLI's side of the admin API: sends an ``AdminRequest`` to `plugboard serve --admin` and gives back what
+/// The CLI's side of the operations API: sends an ``AdminRequest`` to `plugboard serve --admin` and gives back what
 /// performing it on the board file would have given: the same value, the same notes, the same ``BoardError``.
 package struct AdminClient: Sendable {
     /// The server's base URL (`https://board.example.com:4242`), without `/api/admin`.

@@ -51,7 +51,7 @@ struct GlobalOptions: ParsableArguments {
         return try AdminClient(server: url, token: token ?? "", onBehalfOf: onBehalfOf)
     }
 
-    /// Performs `request` on the board file, or with a server (``serverURL``) through the admin API as the access
+    /// Performs `request` on the board file, or with a server (``serverURL``) through the operations API as the access
     /// token's principal: the same answer either way. The answer's notes are printed on stderr.
     func perform<R: AdminRequest>(_ request: R) throws(BoardError) -> R.Response {
         let reply: AdminReply<R.Response>
@@ -100,7 +100,7 @@ func checkArguments(_ check: () throws(BoardError) -> Void) throws {
 protocol BoardCommand: ParsableCommand {
     var global: GlobalOptions { get }
     func execute(_ output: Output) throws(BoardError)
-    /// Why the command cannot run with `--server`; nil for a command the admin API serves.
+    /// Why the command cannot run with `--server`; nil for a command the operations API serves.
     static var localOnly: String? { get }
 }
 
@@ -124,7 +124,7 @@ extension BoardCommand {
     }
 }
 
-/// A command the admin API serves: it runs on a board file, or with `--server` on a served board.
+/// A command the operations API serves: it runs on a board file, or with `--server` on a served board.
 protocol RemoteCommand: BoardCommand {}
 
 extension RemoteCommand {

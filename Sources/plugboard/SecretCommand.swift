@@ -59,7 +59,7 @@ struct SecretCommand: ParsableCommand {
     }
 
     struct GetSecret: BoardCommand {
-        static let localOnly: String? = "the admin API never returns a secret's plaintext"
+        static let localOnly: String? = "the operations API never returns a secret's plaintext"
         static let configuration = CommandConfiguration(
             commandName: "get", abstract: "Decrypt a secret of a plug-in and print it (the read is audited).",
             discussion: """

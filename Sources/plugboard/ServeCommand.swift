@@ -50,12 +50,12 @@ struct ServeCommand: BoardCommand {
     var maxRequestsPerClient = 64
     @Flag(
         name: .long,
-        help: "Serve the admin API under /api/admin/: every CLI command for holders of access tokens (plugboard access-token create).")
+        help: "Serve the operations API under /api/admin/: every CLI command for holders of access tokens (plugboard access-token create).")
     var admin = false
     @Option(
         name: .customLong("admin-listen"),
         help: ArgumentHelp(
-            "Serve the admin API on an address of its own (implies --admin), for example 127.0.0.1:4243.", valueName: "host:port"))
+            "Serve the operations API on an address of its own (implies --admin), for example 127.0.0.1:4243.", valueName: "host:port"))
     var adminListen: String?
     @Option(
         name: .customLong("admin-upload-quota"),
@@ -69,7 +69,7 @@ struct ServeCommand: BoardCommand {
             "The most MiB of artifact uploads waiting for their registration, from everyone (at most 64 uploads); uploads also leave 1 GiB of the disk free.",
             valueName: "MiB"))
     var adminUploadTotal = 8192
-    @Flag(name: .customLong("print-openapi"), help: ArgumentHelp("Print the admin API's OpenAPI document and exit.", visibility: .hidden))
+    @Flag(name: .customLong("print-openapi"), help: ArgumentHelp("Print the operations API's OpenAPI document and exit.", visibility: .hidden))
     var printOpenAPI = false
 
     func validate() throws {
@@ -135,7 +135,7 @@ struct ServeCommand: BoardCommand {
         configuration.adminAddress = adminListen.flatMap { try? Self.address($0, option: "--admin-listen") }
         let server = PlugboardServer(board: board, configuration: configuration)
         let scheme = tlsCert == nil ? "http" : "https"
-        // "" for the admin API beside the rest, else its own address.
+        // "" for the operations API beside the rest, else its own address.
         let adminURL: String? =
             !configuration.admin
             ? nil
@@ -149,7 +149,7 @@ struct ServeCommand: BoardCommand {
                     let url = "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
                     var urls = ["url": url, "unleash": url + "/api", "ofrep": url + "/ofrep/v1"]
                     if let adminURL { urls["admin"] = adminURL == "" ? url + "/api/admin" : adminURL + "/api/admin" }
-                    let adminText = urls["admin"].map { ", the admin API at \($0)" } ?? ""
+                    let adminText = urls["admin"].map { ", the operations API at \($0)" } ?? ""
                     let line =
                         json
                         ? Output.jsonText(urls, pretty: false)

@@ -136,7 +136,7 @@ struct AccessTokenLimitsTests {
         func secret(_ result: CLIResult) throws -> String {
             try #require((try result.json() as? [String: Any])?["token"] as? String, "\(result)")
         }
-        // A chain of 66 tokens through the admin API, each made with the one before.
+        // A chain of 66 tokens through the operations API, each made with the one before.
         var chain = [try secret(try await sandbox.ok("access-token", "create", "--name", "link-0", "--json"))]
         for index in 1...65 {
             let made = try await served.run(["access-token", "create", "--name", "link-\(index)", "--json"], token: chain[index - 1])

@@ -2,9 +2,9 @@ import Foundation
 import PlugboardTestSupport
 import Testing
 
-/// The admin API as people use it: `plugboard serve --admin` in one process, the CLI with `--server` in others, hosts
+/// The operations API as people use it: `plugboard serve --admin` in one process, the CLI with `--server` in others, hosts
 /// in others again. The same commands must give the same answers as on the board file.
-@Suite("the admin API and the CLI with --server (processes)", .serialized)
+@Suite("the operations API and the CLI with --server (processes)", .serialized)
 struct AdminAPITests {
     static let hostBinary = Sandbox.builtExecutable("plugboard-test-host")
     static let alpha = "com.example.alpha"

@@ -3,7 +3,7 @@ import PlugboardTestSupport
 import Testing
 
 /// An access token of a principal Plugboard itself acts as (one made before those names were reserved, or brought back
-/// with an old board) acts as nobody through the admin API.
+/// with an old board) acts as nobody through the operations API.
 @Suite("a token of Plugboard's own principal (processes)")
 struct ReservedPrincipalTokenTests {
     static let alpha = "com.example.alpha"

@@ -11,13 +11,13 @@ import Testing
 
 @testable import PlugboardServer
 
-/// The admin API's lanes: a guessed token is never looked up in the stops' lane, a token seen before never waits
+/// The operations API's lanes: a guessed token is never looked up in the stops' lane, a token seen before never waits
 /// behind guesses, and large bodies are counted per principal, whatever token they come with.
-@Suite("the admin API's lanes")
+@Suite("the operations API's lanes")
 struct AdminLaneTests {
     static let admin = try! Principal(osUser: "alice")
 
-    /// A board in memory, a server with the admin API over it, and two access tokens of alice.
+    /// A board in memory, a server with the operations API over it, and two access tokens of alice.
     struct Served {
         let board: Board
         let server: PlugboardServer

@@ -4,9 +4,9 @@ import Testing
 
 @testable import PlugboardServer
 
-/// The admin API's limits on their own: failures per address and from everyone, large bodies per token and in all,
+/// The operations API's limits on their own: failures per address and from everyone, large bodies per token and in all,
 /// and the free space an upload leaves.
-@Suite("the admin API's limits")
+@Suite("the operations API's limits")
 struct AdminLimitsTests {
     @Test func failuresAreLimitedPerAddressAndFromEveryone() {
         let failures = FailedAuthentications(limit: 3, globalLimit: 5, window: .seconds(60))

@@ -18,17 +18,17 @@ public struct Principal: Sendable, Hashable, Codable {
     public let osUser: String
     /// The principal automation declared it acts for (`--as`), if any.
     public let onBehalfOf: String?
-    /// How a change arrived when it did not come from a process on the board's machine: for the admin API,
+    /// How a change arrived when it did not come from a process on the board's machine: for the operations API,
     /// `token NAME from ADDRESS` (the access token's name and the client's address). Recorded in the audit log.
     public let via: String?
-    /// The name of the access token the change arrived with (the admin API), whose principal is ``osUser``; nil for a
+    /// The name of the access token the change arrived with (the operations API), whose principal is ``osUser``; nil for a
     /// process on the board's machine. A token made with it records it as its parent.
     public let accessToken: String?
 
     /// Creates a principal. Prefer ``current(onBehalfOf:)``; this initialiser is for hosts, servers and tests.
     ///
     /// - Parameters:
-    ///   - osUser: The actor of record: the OS user, or for the admin API the access token's principal.
+    ///   - osUser: The actor of record: the OS user, or for the operations API the access token's principal.
     ///   - onBehalfOf: The principal automation declares it acts for (`--as`), recorded beside the actor.
     ///   - via: How the change arrived (see ``via``); at most 512 characters.
     ///   - accessToken: The access token the change arrived with, if any (see ``accessToken``).

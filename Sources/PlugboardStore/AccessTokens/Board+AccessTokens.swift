@@ -9,7 +9,7 @@ extension Board {
     /// themselves. Audited, without the secret. The principals Plugboard acts as itself are refused
     /// (``Validate/personPrincipal(_:field:)``).
     ///
-    /// A token created with an access token (`actor.accessToken`, the admin API) records it as its parent: it may not
+    /// A token created with an access token (`actor.accessToken`, the operations API) records it as its parent: it may not
     /// outlive it (a request for a later expiry, or none, of a token made with an expiring one is refused, saying
     /// until when it may last), and revoking the parent revokes it (``revokeAccessToken(principal:name:reason:by:)``).
     ///

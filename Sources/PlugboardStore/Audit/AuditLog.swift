@@ -10,7 +10,7 @@ import PlugboardModel
 /// outcome, target_type, target_id, environment, reason, before_json, after_json`, each written as
 /// `-\n` when NULL and `<UTF-8 byte length>:<bytes>\n` otherwise. The first row's `prev_hash` is 64 zeros.
 /// Format v2 (`plugboard-audit-v2`) adds `state_changes, state_root`; format v3 (`plugboard-audit-v3`), for changes
-/// made through the admin API, adds `via` after them.
+/// made through the operations API, adds `via` after them.
 /// The store's DocC article "Reading the board" shows how to recompute it with a few lines of Python.
 package enum AuditLog {
     /// The `prev_hash` of the first row.

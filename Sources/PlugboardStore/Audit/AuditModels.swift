@@ -65,7 +65,7 @@ package struct AuditRecord: Sendable, Hashable, Codable {
     package let stateChanges: String?
     /// The board-wide state root after this row, or nil for rows written before the state proof (migration 0006).
     package let stateRoot: String?
-    /// How the change arrived when it came through the admin API (`token NAME from ADDRESS`); nil for changes made on
+    /// How the change arrived when it came through the operations API (`token NAME from ADDRESS`); nil for changes made on
     /// the board's machine, and for rows written before chain format v3.
     package var via: String? = nil
 

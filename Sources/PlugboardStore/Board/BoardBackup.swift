@@ -44,7 +44,7 @@ extension Board {
     /// then renamed over `destination`, so `destination` is either the previous file or a complete, verified copy. The
     /// copy is one self-contained file (no `-wal` beside it). Sealed secrets stay sealed; the master key, the board key
     /// and the artifact folder live beside the board, never in it, and are not part of the copy.
-    /// Refuses unless `actor` is a board admin (the admin API checks it before it sends a backup, which holds the whole
+    /// Refuses unless `actor` is a board admin (the operations API checks it before it sends a backup, which holds the whole
     /// board); a refusal is recorded in the audit log with `refusal`'s action and target
     /// (``recordRefusal(_:by:because:)``).
     package func requireAdmin(_ actor: Principal, doing what: String, refusal: AuditEntry) throws(BoardError) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tools/Benchmarks/admin-api/run.py: the admin API of `plugboard serve --admin`, measured on loopback.
+"""Tools/Benchmarks/admin-api/run.py: the operations API of `plugboard serve --admin`, measured on loopback.
 
 On a scratch board of 10,000 registered plug-ins, with release binaries:
 

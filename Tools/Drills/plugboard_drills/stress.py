@@ -35,7 +35,7 @@ The floods scenario prints a line of its own before the last one:
   floods: plugin kill p99 … ms under telemetry flood (…), kill to remote host p50 … ms (before … ms), server peak RSS … MiB,
   /health p99 … ms (…), board grew … KiB, telemetry file … MiB
 and the lockout scenario one of its own:
-  lockout: plugin kill p99 … ms through the admin API (…) under N unknown tokens from 127.0.0.1 (… answered 429) and
+  lockout: plugin kill p99 … ms through the operations API (…) under N unknown tokens from 127.0.0.1 (… answered 429) and
   M no-rights 60 MiB bodies (… refused unread with 403); server peak RSS … MiB
 
 The last line is always
@@ -1514,9 +1514,9 @@ def scenario_lockout(root, short, rng):
     if not kills:
         STATS.fail(scenario, "no kill completed")
     elif kill_p99 > 3000:
-        STATS.fail(scenario, f"plugin kill through the admin API took {kill_p99:.0f} ms (p99) under the lockout floods")
+        STATS.fail(scenario, f"plugin kill through the operations API took {kill_p99:.0f} ms (p99) under the lockout floods")
     global LOCKOUT_LINE
-    LOCKOUT_LINE = (f"lockout: plugin kill p99 {kill_p99:.0f} ms through the admin API (p50 {percentile(kills, 0.5) * 1000:.0f} ms, "
+    LOCKOUT_LINE = (f"lockout: plugin kill p99 {kill_p99:.0f} ms through the operations API (p50 {percentile(kills, 0.5) * 1000:.0f} ms, "
                     f"{len(kills)} kills) under {sum(guesses.values())} unknown tokens from 127.0.0.1 ({guesses.get(429, 0)} "
                     f"answered 429) and {sum(bodies.values())} no-rights 60 MiB bodies ({bodies.get(403, 0)} refused unread with "
                     f"403); server peak RSS {peak_rss:.0f} MiB; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
