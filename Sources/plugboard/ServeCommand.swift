@@ -69,7 +69,9 @@ struct ServeCommand: BoardCommand {
             "The most MiB of artifact uploads waiting for their registration, from everyone (at most 64 uploads); uploads also leave 1 GiB of the disk free.",
             valueName: "MiB"))
     var adminUploadTotal = 8192
-    @Flag(name: .customLong("print-openapi"), help: ArgumentHelp("Print the operations API's OpenAPI document and exit.", visibility: .hidden))
+    @Flag(
+        name: .customLong("print-openapi"), help: ArgumentHelp("Print the operations API's OpenAPI document and exit.", visibility: .hidden)
+    )
     var printOpenAPI = false
 
     func validate() throws {
