@@ -1,9 +1,8 @@
 /// Every operation of the admin API, in the order the OpenAPI document lists them.
 package enum AdminAPI {
     package static let requests: [any AdminRequest.Type] =
-        [
-            PluginRequests.List.self, PluginRequests.Show.self, PluginRequests.Status.self,
-        ] + PluginRequests.lifecycle.map { $0 as any AdminRequest.Type } + HostRequests.all.map { $0 as any AdminRequest.Type } + [
+        PluginRequests.reads.map { $0 as any AdminRequest.Type } + PluginRequests.lifecycle.map { $0 as any AdminRequest.Type }
+        + HostRequests.all.map { $0 as any AdminRequest.Type } + [
             RolloutRequests.Start.self, RolloutRequests.Status.self, RolloutRequests.Hold.self, RolloutRequests.Abort.self,
             RolloutRequests.Tick.self,
             TrustOperations.AddSignature.self,
@@ -11,10 +10,7 @@ package enum AdminAPI {
         + FlagRequests.all.map { $0 as any AdminRequest.Type }
         + (TrustOperations.policies + TrustOperations.signers + TokenOperations.apiTokens + TokenOperations.accessTokens).map {
             $0 as any AdminRequest.Type
-        } + [
-            BoardRequests.Environments.self, BoardRequests.Clients.self, BoardRequests.Audit.self, BoardRequests.Verify.self,
-            BoardRequests.Checkpoint.self,
-        ] + SecretRequests.all.map { $0 as any AdminRequest.Type } + [
+        } + BoardRequests.all.map { $0 as any AdminRequest.Type } + SecretRequests.all.map { $0 as any AdminRequest.Type } + [
             PluginRequests.Register.self
         ]
 }

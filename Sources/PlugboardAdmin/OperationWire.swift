@@ -54,10 +54,12 @@ package enum OperationWire {
             let name = snakeCase(property)
             guard let box = child.value as? any ParsedField else {
                 guard property == "env" else { continue }
+                let optional = Op.declaration.environmentOptional
                 fields.append(
                     Field(
-                        property: property, name: name, kind: .context, help: "The environment (the CLI's --env).", optional: false,
-                        repeating: false, json: .string))
+                        property: property, name: name, kind: .context,
+                        help: optional ? "Only this environment's (the CLI's --env)." : "The environment (the CLI's --env).",
+                        optional: optional, repeating: false, json: .string))
                 continue
             }
             guard let argument = next.next() else { break }
