@@ -1,66 +1,110 @@
+package import ArgumentParser
 package import PlugboardModel
 package import PlugboardStore
 
 /// Reads of the board as a whole: environments, clients, the audit log and its verification.
 package enum BoardRequests {
+    /// The operations of `plugboard env`.
+    package static let environments: [any BoardOperation.Type] = [Environments.self]
+    /// `plugboard clients`, a command of its own at the top level.
+    package static let clients: [any BoardOperation.Type] = [Clients.self]
+    /// The operations of `plugboard audit`: its rows (read a page at a time; the CLI command streams them), verify and
+    /// checkpoint.
+    package static let audit: [any BoardOperation.Type] = [Audit.self, Verify.self, Checkpoint.self]
+    /// Every operation of this group, in the order the OpenAPI document lists them.
+    package static let all: [any BoardOperation.Type] = environments + clients + audit
+
     /// `env list`.
-    package struct Environments: RoutedRequest {
+    package struct Environments: BoardOperation {
+        package static let declaration = OperationDeclaration(
+            "env.list", .read, abstract: "List the board's environments.", response: "NameList")
         package init() {}
-        package static let route = AdminRoute(
-            "env.list", .get, "/environments", .read, summary: "The board's environments.", response: "NameList")
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[String]> {
             AdminReply(try board.environments())
         }
+        package static func text(_ names: [String]) -> String? { names.joined(separator: "\n") }
     }
 
-    /// `clients [--env]`.
-    package struct Clients: RoutedRequest {
+    /// `clients [--env]`: every environment's, or only the one `--env` names.
+    package struct Clients: BoardOperation {
+        package static let declaration = OperationDeclaration(
+            "clients", .read,
+            abstract: "List the applications and SDK instances that read the board through plugboard serve, with their last contact.",
+            discussion: """
+                Instances silent for more than 30 days are forgotten. With --env, only that environment's. Read from the \
+                telemetry file beside the board (<board>.telemetry); a note on stderr says when telemetry was dropped.
+                """, response: "ClientList", environmentOptional: true)
         package var env: String?
+        package init() {}
         package init(env: String?) { self.env = env }
-        package static let route = AdminRoute(
-            "clients", .get, "/clients", .read, summary: "The applications and SDK instances that read the board, with their last contact.",
-            parameters: [AdminParameter("env", .query, "Only this environment's.")], response: "ClientList")
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[ClientInstance]> {
             if let env { try Validate.environment(env) }
             return AdminReply(try board.clientInstances(environment: env), notes: TelemetryNotes.drops(board, hosts: false))
         }
+        package static func text(_ instances: [ClientInstance]) -> String? {
+            var table = Table("APPLICATION", "INSTANCE", "ENVIRONMENT", "SDK", "TOKEN", "FIRST SEEN", "LAST SEEN")
+            for instance in instances {
+                table.add(
+                    instance.appName, instance.instanceID, instance.environment, instance.sdkVersion.cell, instance.tokenName.cell,
+                    instance.firstSeen, instance.lastSeen)
+            }
+            return table.text(empty: "No client has contacted plugboard serve yet.")
+        }
     }
 
-    /// `audit verify [--checkpoint SEQ:HASH:ROOT]`: the answer says whether the log is intact (a CLI exits 1 when not).
-    package struct Verify: RoutedRequest {
-        package var checkpoint: String?
-        package init(checkpoint: String?) { self.checkpoint = checkpoint }
-        package static let route = AdminRoute(
-            "audit.verify", .get, "/audit/verify", .read,
-            summary: "Recompute the audit chain and compare every row of policy with the digests the log recorded.",
-            parameters: [AdminParameter("checkpoint", .query, "A checkpoint printed earlier (SEQ:HASH:ROOT).")],
+    /// `audit verify [--checkpoint SEQ:HASH:ROOT]`: the answer says whether the log is intact (the CLI exits 1 when
+    /// not).
+    package struct Verify: BoardOperation {
+        package static let declaration = OperationDeclaration(
+            "audit.verify", .read,
+            abstract:
+                "Recompute the hash chain and compare every row of policy with the digests the log recorded; exit 1 naming what differs.",
+            discussion:
+                "Names every row added, changed or removed behind the CLI's back. With --checkpoint SEQ:HASH:ROOT (from plugboard audit checkpoint, kept elsewhere) a truncated or rewritten log and state are detected too.",
             response: "AuditVerification")
+        @Option(
+            name: .long, help: ArgumentHelp("A checkpoint printed earlier by plugboard audit checkpoint.", valueName: "seq:hash:root"),
+            transform: { try AuditCheckpoint(parsing: $0) })
+        package var checkpoint: AuditCheckpoint?
+        package init() {}
+        package init(checkpoint: AuditCheckpoint?) { self.checkpoint = checkpoint }
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<AuditVerification> {
-            let expected = try checkpoint.map { text throws(BoardError) in try AuditCheckpoint(parsing: text) }
-            return AdminReply(try board.verifyAudit(checkpoint: expected))
+            AdminReply(try board.verifyAudit(checkpoint: checkpoint))
+        }
+        /// The sentence of an intact log (the CLI refuses with the problems of one that is not).
+        package func text(for result: AuditVerification) -> String? {
+            let state = result.stateRoot.map { "; the board's \(result.stateRowsChecked) rows of policy match it (state root \($0))" } ?? ""
+            let head = result.head?.description ?? "-"
+            return
+                "The audit log is intact: \(result.rowsChecked) rows, head \(head)\(checkpoint.map { ", checkpoint \($0.seq) matches" } ?? "")\(state)."
         }
     }
 
     /// `audit checkpoint`.
-    package struct Checkpoint: RoutedRequest {
+    package struct Checkpoint: BoardOperation {
+        package static let declaration = OperationDeclaration(
+            "audit.checkpoint", .read,
+            abstract: "Print the head of the audit chain and the state root (SEQ:HASH:ROOT) to keep somewhere else.",
+            response: "AuditCheckpoint")
         package init() {}
-        package static let route = AdminRoute(
-            "audit.checkpoint", .get, "/audit/checkpoint", .read,
-            summary: "The head of the audit chain and the state root (SEQ:HASH:ROOT).", response: "AuditCheckpoint")
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<AuditCheckpoint> {
             guard let head = try board.auditCheckpoint() else { throw BoardError(.notFound, "the audit log is empty") }
             return AdminReply(head)
         }
+        package static func text(_ head: AuditCheckpoint) -> String? { head.description }
     }
 
-    /// `audit [--since] [--actor] [--target] [--limit]`, a page at a time: rows after `after`, oldest first.
-    package struct Audit: RoutedRequest {
-        package var since: String?
-        package var actor: String?
-        package var target: String?
-        package var limit: Int?
-        /// Only rows after this sequence number (the previous page's `next_after`).
-        package var after: Int64?
+    /// `audit [--since] [--actor] [--target] [--limit]`, a page at a time: rows after `after`, oldest first. The CLI
+    /// command streams the rows of a board file and reads a served board's page by page.
+    package struct Audit: BoardOperation {
+        package static let declaration = OperationDeclaration(
+            "audit", .read, abstract: "Rows of the audit log, oldest first, a page at a time.", response: "AuditPage")
+        @Option(help: "Only rows at or after this ISO-8601 time.") package var since: String?
+        @Option(help: "Only rows whose actor or declared principal is this name.") package var actor: String?
+        @Option(help: "Only rows about this target id (a plug-in id also matches its versions).") package var target: String?
+        @Option(help: "At most this many rows (the newest).") package var limit: Int?
+        @Option(help: "Only rows after this sequence number (the last page's next_after).") package var after: Int64?
+        package init() {}
         package init(since: String?, actor: String?, target: String?, limit: Int?, after: Int64?) {
             self.since = since
             self.actor = actor
@@ -71,16 +115,6 @@ package enum BoardRequests {
         /// The most rows one answer holds.
         package static let pageSize = 5_000
 
-        package static let route = AdminRoute(
-            "audit", .get, "/audit", .read, summary: "Rows of the audit log, oldest first, a page at a time.",
-            parameters: [
-                AdminParameter("since", .query, "Only rows at or after this ISO-8601 time."),
-                AdminParameter("actor", .query, "Only rows whose actor or declared principal is this name."),
-                AdminParameter("target", .query, "Only rows about this target id (a plug-in id also matches its versions)."),
-                AdminParameter("limit", .query, .integer, "At most this many rows (the newest)."),
-                AdminParameter("after", .query, .integer, "Only rows after this sequence number (the last page's next_after)."),
-            ], response: "AuditPage")
-
         /// One page.
         package struct Page: Codable, Sendable {
             package var records: [AuditRecord]
@@ -90,11 +124,14 @@ package enum BoardRequests {
 
         private struct Full: Error {}
 
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<Page> {
-            if let limit, limit < 1 { throw BoardError(.invalidInput, "--limit must be at least 1") }
+        package func validate() throws {
+            if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
             if let since, Timestamp.parse(since) == nil {
-                throw BoardError(.invalidInput, "since '\(Validate.escaped(since))' is not an ISO-8601 time")
+                throw ValidationError("since '\(Validate.escaped(since))' is not an ISO-8601 time")
             }
+        }
+
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<Page> {
             var query = AuditQuery(since: since, by: self.actor, target: target, limit: limit)
             query.after = self.after
             var page = Page(records: [], nextAfter: nil)

@@ -16,8 +16,9 @@ package enum OperationAccess: String, Sendable {
 
 /// What an operation is: its name, who may perform it, and the words its CLI command and the API document use.
 package struct OperationDeclaration: Sendable {
-    /// `group.command` (`plugin.kill`): the CLI command (`plugboard plugin kill`), the API's path
-    /// (`POST /api/admin/plugin.kill`), the OpenAPI `operationId` and the action of refusals in the audit log.
+    /// `group.command` (`plugin.kill`), or one word for a top-level command (`clients`): the CLI command
+    /// (`plugboard plugin kill`, `plugboard clients`), the API's path (`POST /api/admin/plugin.kill`), the OpenAPI
+    /// `operationId` and the action of refusals in the audit log.
     package let name: String
     package let access: OperationAccess
     /// One sentence: what it does (the command's abstract and the document's summary).
@@ -30,11 +31,14 @@ package struct OperationDeclaration: Sendable {
     package let bodyLimit: Int?
     /// Other names of its CLI command (`policy list` for `policy show`).
     package let aliases: [String]
+    /// Whether its `env` may be absent, for an operation whose environment only narrows its answer (`clients`): the CLI
+    /// then sends one only when `--env` is given.
+    package let environmentOptional: Bool
 
     /// A declaration.
     package init(
         _ name: String, _ access: OperationAccess, abstract: String, discussion: String = "", response: String, bodyLimit: Int? = nil,
-        aliases: [String] = []
+        aliases: [String] = [], environmentOptional: Bool = false
     ) {
         self.name = name
         self.access = access
@@ -43,12 +47,13 @@ package struct OperationDeclaration: Sendable {
         self.response = response
         self.bodyLimit = bodyLimit
         self.aliases = aliases
+        self.environmentOptional = environmentOptional
     }
 
-    /// The command group (`plugin`).
-    package var group: String { String(name.prefix { $0 != "." }) }
-    /// The command's name in its group (`kill`).
-    package var command: String { String(name.drop { $0 != "." }.dropFirst()) }
+    /// The command group (`plugin`); nil for a top-level command (`clients`).
+    package var group: String? { name.contains(".") ? String(name.prefix { $0 != "." }) : nil }
+    /// The command's name in its group (`kill`), or at the top level (`clients`).
+    package var command: String { name.contains(".") ? String(name.drop { $0 != "." }.dropFirst()) : name }
 }
 
 /// One operation on a board, declared once: its fields are swift-argument-parser's `@Argument`, `@Option` and
@@ -66,10 +71,6 @@ package protocol BoardOperation: AdminRequest, ParsableArguments {
     static var declaration: OperationDeclaration { get }
     /// The environment the operation acts in, for an operation that declares `env` (nil for others).
     var env: String? { get set }
-    /// True for an operation whose `env` narrows what it reads and may be left out (every environment then): the CLI
-    /// fills it only from `--env`, and the wire's `env` is optional. False (the default) for one that acts in one
-    /// environment: the CLI fills it from `--env`, `PLUGBOARD_ENV` or `default`, and the wire requires it.
-    static var environmentIsOptional: Bool { get }
     /// The text the CLI prints for an answer without `--json`; nil for the default (a ``ChangeResult``'s message and
     /// notes, else the JSON).
     static func text(_ value: Response) -> String?
@@ -84,7 +85,6 @@ extension BoardOperation {
         set {}
     }
 
-    package static var environmentIsOptional: Bool { false }
 
     package static func text(_ value: Response) -> String? { nil }
 

@@ -54,13 +54,14 @@ package enum OperationWire {
             let name = snakeCase(property)
             guard let box = child.value as? any ParsedField else {
                 guard property == "env" else { continue }
+                let optional = Op.declaration.environmentOptional
                 fields.append(
                     Field(
                         property: property, name: name, kind: .context,
-                        help: Op.environmentIsOptional
+                        help: optional
                             ? "Only this environment (every environment when absent; the CLI's --env)."
                             : "The environment (the CLI's --env).",
-                        optional: Op.environmentIsOptional, repeating: false, json: .string))
+                        optional: optional, repeating: false, json: .string))
                 continue
             }
             guard let argument = next.next() else { break }

@@ -1,63 +1,66 @@
+package import ArgumentParser
 package import PlugboardModel
 package import PlugboardStore
 package import PlugboardVersioning
 
-/// Reads and changes of plug-ins: the requests behind `plugboard plugin …`.
+/// Reads and changes of plug-ins: the operations behind `plugboard plugin …`.
 package enum PluginRequests {
-    /// `plugin list`: the plug-ins and their state in an environment.
-    package struct List: RoutedRequest {
-        package var env: String
-        /// At most this many plug-ins (a page); nil for all.
-        package var limit: Int?
-        /// Only plug-ins whose id sorts after this one (the last id of the previous page).
-        package var after: String?
-        package init(env: String, limit: Int? = nil, after: String? = nil) {
+    /// The reads of the group, in the order the OpenAPI document lists them (`plugboard plugin --help` lists status
+    /// after the lifecycle).
+    package static let reads: [any BoardOperation.Type] = [List.self, Show.self, Status.self]
+
+    /// `plugin list`: the plug-ins and their state in an environment, in id order; a page with `--limit` and
+    /// `--after`.
+    package struct List: BoardOperation {
+        package static let declaration = OperationDeclaration(
+            "plugin.list", .read, abstract: "List plug-ins and their state in the environment.",
+            discussion: "In id order; --limit and --after give a page (--after the previous page's last id).",
+            response: "PluginSummaryList")
+        @Option(help: "At most this many plug-ins (1-10000).") package var limit: Int?
+        @Option(help: ArgumentHelp("Only plug-ins whose id sorts after this one (the previous page's last id).", valueName: "id"))
+        package var after: PluginID?
+        package var env: String?
+        package init() {}
+        package init(env: String, limit: Int? = nil, after: PluginID? = nil) {
             self.env = env
             self.limit = limit
             self.after = after
         }
-        package static let route = AdminRoute(
-            "plugin.list", .get, "/plugins", .read,
-            summary: "List plug-ins and their state in the environment, in id order; a page with limit and after.",
-            parameters: [
-                .env(.query), AdminParameter("limit", .query, .integer, "At most this many plug-ins (1-10000)."),
-                AdminParameter("after", .query, "Only plug-ins whose id sorts after this one (the previous page's last id)."),
-            ], response: "PluginSummaryList")
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[PluginSummary]> {
-            try Validate.environment(env)
-            if let limit, !(1...10_000).contains(limit) { throw BoardError(.invalidInput, "limit must be between 1 and 10000") }
-            return AdminReply(try board.pluginSummaries(environment: env, after: after, limit: limit))
+        package func validate() throws {
+            if let limit, !(1...10_000).contains(limit) { throw ValidationError("--limit must be between 1 and 10000") }
         }
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[PluginSummary]> {
+            AdminReply(try board.pluginSummaries(environment: try environment(), after: after?.text, limit: limit))
+        }
+        package static func text(_ plugins: [PluginSummary]) -> String? { PluginText.list(plugins) }
     }
 
     /// `plugin show ID`.
-    package struct Show: RoutedRequest {
-        package var id: String
-        package init(id: String) { self.id = id }
-        package static let route = AdminRoute(
-            "plugin.show", .get, "/plugins/{id}", .read, summary: "Show a plug-in: versions, environments, owners, kill switches.",
-            parameters: [.path("id", "The plug-in id.")], response: "PluginDetail")
+    package struct Show: BoardOperation {
+        package static let declaration = OperationDeclaration(
+            "plugin.show", .read, abstract: "Show a plug-in: versions, environments, owners, kill switches.", response: "PluginDetail")
+        @Argument(help: "The plug-in id.") package var id: PluginID
+        package init() {}
+        package init(id: PluginID) { self.id = id }
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<PluginDetail> {
-            try Validate.pluginID(id)
-            return AdminReply(try board.pluginDetail(id))
+            AdminReply(try board.pluginDetail(id.text))
         }
+        package static func text(_ detail: PluginDetail) -> String? { PluginText.detail(detail) }
     }
 
     /// `plugin status [ID]`: what each host loaded or skipped, and why.
-    package struct Status: RoutedRequest {
-        package var id: String?
-        package init(id: String?) { self.id = id }
-        package static let route = AdminRoute(
-            "plugin.status", .get, "/plugin-status", .read, summary: "What each host loaded or skipped, and why.",
-            parameters: [AdminParameter("id", .query, "Only this plug-in.")], response: "LoadStatusList")
+    package struct Status: BoardOperation {
+        package static let declaration = OperationDeclaration(
+            "plugin.status", .read, abstract: "What each host loaded or skipped, and why.", response: "LoadStatusList")
+        @Argument(help: "Only this plug-in.") package var id: PluginID?
+        package init() {}
+        package init(id: PluginID?) { self.id = id }
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[HostLoadStatus]> {
-            if let id {
-                try Validate.pluginID(id)
-                _ = try board.pluginDetail(id)  // a clear "not registered" for a typo
-            }
-            let rows = try board.loadStatus(pluginID: id)
+            if let id { _ = try board.pluginDetail(id.text) }  // a clear "not registered" for a typo
+            let rows = try board.loadStatus(pluginID: id?.text)
             return AdminReply(rows, notes: TelemetryNotes.drops(board, hosts: true))
         }
+        package func text(for rows: [HostLoadStatus]) -> String? { PluginText.status(rows, of: id) }
     }
 }
 

@@ -73,8 +73,7 @@ package enum RolloutOperations {
         package static let declaration = OperationDeclaration(
             "rollout.status", .read,
             abstract: "A plug-in's rollouts: steps, schedule, and the guard's figures (every environment unless --env).",
-            response: "RolloutStatusList")
-        package static let environmentIsOptional = true
+            response: "RolloutStatusList", environmentOptional: true)
         @Argument(help: "The plug-in id.") package var id: PluginID
         /// Only this environment's rollout; every environment's when nil.
         package var env: String?

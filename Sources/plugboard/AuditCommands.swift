@@ -9,7 +9,7 @@ struct AuditCommand: RemoteCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
         abstract: "Show the audit log; verify its hash chain; print its checkpoint.",
-        subcommands: [Verify.self, Checkpoint.self])
+        subcommands: [Verify.self] + commands([BoardRequests.Checkpoint.self]))
 
     @OptionGroup var global: GlobalOptions
     @Option(
@@ -29,95 +29,47 @@ struct AuditCommand: RemoteCommand {
 
     func execute(_ output: Output) throws(BoardError) {
         let sinceTime = try since.map { text throws(BoardError) in try parseSince(text) }
+        var listing = AuditListing(json: output.json)
         if global.serverURL != nil {
-            try executeRemotely(output, since: sinceTime)
+            // The served board's rows, a page at a time; a long table reads them again rather than hold them.
+            let request = BoardRequests.Audit(since: sinceTime, actor: actor, target: target, limit: limit, after: nil)
+            try forEachServedRow(request) { listing.add($0) }
+            if listing.needsSecondReading, let first = listing.first, let last = listing.last {
+                let again = BoardRequests.Audit(since: sinceTime, actor: actor, target: target, limit: nil, after: first - 1)
+                listing.startTable()
+                try forEachServedRow(again, through: last) { listing.addAgain($0) }
+            }
+            listing.finish()
             return
         }
         let query = AuditQuery(since: sinceTime, by: actor, target: target, limit: limit)
         let board = try global.openBoard()
-        // Streamed whatever the log's length: one row in memory at a time, the output written in blocks.
-        var blocks = OutputBlocks()
-        if output.json {
-            // JSON Lines: one record a line, oldest first.
-            try board.readAuditLog { log in
-                try log.forEach(query) { record in
-                    Self.appendJSONLine(record, to: &blocks.text)
-                    blocks.flushIfFull()
-                }
+        // Streamed whatever the log's length, in one read of the board: one row in memory at a time, the output
+        // written in blocks.
+        try board.readAuditLog { log in
+            try log.forEach(query) { listing.add($0) }
+            if listing.needsSecondReading {
+                listing.startTable()
+                try log.forEach(query) { listing.addAgain($0) }
             }
-            blocks.flush()
-            return
         }
-        // A table: its columns' widths from the rows, then the rows. Up to `bufferedRows` rows are kept from the first
-        // pass; a longer listing reads the log a second time (in the same read of the board) instead of holding it.
-        let headers = Self.headers
-        let found = try board.readAuditLog { log in
-            var widths = headers.map(\.count)
-            var kept: [[String]] = []
-            var count = 0
-            try log.forEach(query) { record in
-                let cells = Self.cells(record)
-                Table.widen(&widths, toFit: cells)
-                count += 1
-                if count <= Self.bufferedRows {
-                    kept.append(cells)
-                } else if !kept.isEmpty {
-                    kept = []
-                }
-            }
-            guard count > 0 else { return false }
-            func append(_ cells: [String]) {
-                Table.appendLine(cells, widths: widths, to: &blocks.text)
-                blocks.text.append("\n")
-                blocks.flushIfFull()
-            }
-            append(headers)
-            if count <= Self.bufferedRows {
-                kept.forEach(append)
-            } else {
-                try log.forEach(query) { append(Self.cells($0)) }
-            }
-            return true
-        }
-        guard found else {
-            print("No audit rows match.")
-            return
-        }
-        blocks.flush()
+        listing.finish()
     }
 
-    /// The rows from the served board, a page at a time, printed as ``execute(_:)`` prints the board file's.
-    func executeRemotely(_ output: Output, since: String?) throws(BoardError) {
-        var records: [AuditRecord] = []
-        var after: Int64?
+    /// Calls `body` with each row the served board answers `request` with, oldest first, a page at a time; with
+    /// `last`, only rows up to that sequence number.
+    func forEachServedRow(
+        _ request: BoardRequests.Audit, through last: Int64? = nil, _ body: (AuditRecord) -> Void
+    ) throws(BoardError) {
+        var request = request
         repeat {
-            let page = try global.perform(BoardRequests.Audit(since: since, actor: actor, target: target, limit: limit, after: after))
-            records += page.records
-            after = page.nextAfter
-        } while after != nil
-        var blocks = OutputBlocks()
-        if output.json {
-            for record in records {
-                Self.appendJSONLine(record, to: &blocks.text)
-                blocks.flushIfFull()
+            let page = try global.perform(request)
+            for record in page.records {
+                if let last, record.seq > last { return }
+                body(record)
             }
-            blocks.flush()
-            return
-        }
-        guard !records.isEmpty else {
-            print("No audit rows match.")
-            return
-        }
-        let headers = Self.headers
-        let rows = records.map(Self.cells)
-        var widths = headers.map(\.count)
-        for row in rows { Table.widen(&widths, toFit: row) }
-        for row in [headers] + rows {
-            Table.appendLine(row, widths: widths, to: &blocks.text)
-            blocks.text.append("\n")
-            blocks.flushIfFull()
-        }
-        blocks.flush()
+            request.after = page.nextAfter
+        } while request.after != nil
     }
 
     /// The columns of the table of rows.
@@ -182,25 +134,14 @@ struct AuditCommand: RemoteCommand {
             "--since '\(text)' is not a time: use ISO-8601 (2026-11-21 or 2026-11-21T18:00:00Z) or an age such as 30m, 12h, 7d")
     }
 
+    /// `audit verify`: exits 1 naming what differs when the log is not intact.
     struct Verify: RemoteCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "verify",
-            abstract:
-                "Recompute the hash chain and compare every row of policy with the digests the log recorded; exit 1 naming what differs.",
-            discussion:
-                "Names every row added, changed or removed behind the CLI's back. With --checkpoint SEQ:HASH:ROOT (from plugboard audit checkpoint, kept elsewhere) a truncated or rewritten log and state are detected too."
-        )
+        static let configuration = declared(BoardRequests.Verify.self)
         @OptionGroup var global: GlobalOptions
-        @Option(name: .long, help: ArgumentHelp("A checkpoint printed earlier by plugboard audit checkpoint.", valueName: "seq:hash:root"))
-        var checkpoint: String?
-
-        func validate() throws {
-            try checkArguments { () throws(BoardError) in if let checkpoint { _ = try AuditCheckpoint(parsing: checkpoint) } }
-        }
+        @OptionGroup var operation: BoardRequests.Verify
 
         func execute(_ output: Output) throws(BoardError) {
-            let expected = try checkpoint.map { text throws(BoardError) in try AuditCheckpoint(parsing: text) }
-            let result = try global.perform(BoardRequests.Verify(checkpoint: checkpoint))
+            let result = try global.perform(operation)
             if output.json { output.printJSON(result) }
             guard result.ok else {
                 // The first line is the error; further problems follow as notes.
@@ -208,25 +149,72 @@ struct AuditCommand: RemoteCommand {
                     .integrity,
                     (["audit log verification failed: \(result.problems[0])"] + result.problems.dropFirst()).joined(separator: "\n"))
             }
-            if !output.json {
-                let state =
-                    result.stateRoot.map { "; the board's \(result.stateRowsChecked) rows of policy match it (state root \($0))" } ?? ""
-                print(
-                    "The audit log is intact: \(result.rowsChecked) rows, head \(result.head?.description ?? "-")\(expected.map { ", checkpoint \($0.seq) matches" } ?? "")\(state)."
-                )
-            }
+            if !output.json, let text = operation.text(for: result) { print(text) }
+        }
+    }
+}
+
+/// The rows `plugboard audit` prints, as JSON Lines or a table, holding at most ``AuditCommand/bufferedRows`` of them:
+/// a table's columns are measured on a first reading of the rows; a longer listing reads them a second time to print
+/// them.
+struct AuditListing {
+    let json: Bool
+    private var blocks = OutputBlocks()
+    private var widths = AuditCommand.headers.map(\.count)
+    private var kept: [[String]] = []
+    private var count = 0
+    /// The sequence numbers of the first and the last row read.
+    private(set) var first: Int64?
+    private(set) var last: Int64?
+
+    init(json: Bool) { self.json = json }
+
+    /// A row of the first reading: written as a JSON line, or measured (and kept while few).
+    mutating func add(_ record: AuditRecord) {
+        count += 1
+        if first == nil { first = record.seq }
+        last = record.seq
+        if json {
+            AuditCommand.appendJSONLine(record, to: &blocks.text)
+            blocks.flushIfFull()
+            return
+        }
+        let cells = AuditCommand.cells(record)
+        Table.widen(&widths, toFit: cells)
+        if count <= AuditCommand.bufferedRows {
+            kept.append(cells)
+        } else if !kept.isEmpty {
+            kept = []
         }
     }
 
-    struct Checkpoint: RemoteCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "checkpoint",
-            abstract: "Print the head of the audit chain and the state root (SEQ:HASH:ROOT) to keep somewhere else.")
-        @OptionGroup var global: GlobalOptions
+    /// Whether the table has more rows than were kept: they are read again, after ``startTable()``, with
+    /// ``addAgain(_:)``.
+    var needsSecondReading: Bool { !json && count > AuditCommand.bufferedRows }
 
-        func execute(_ output: Output) throws(BoardError) {
-            let head = try global.perform(BoardRequests.Checkpoint())
-            if output.json { output.printJSON(head) } else { print(head.description) }
+    /// Writes the header line, and the rows kept.
+    mutating func startTable() {
+        append(AuditCommand.headers)
+        kept.forEach { append($0) }
+        kept = []
+    }
+
+    /// A row of the second reading, written.
+    mutating func addAgain(_ record: AuditRecord) { append(AuditCommand.cells(record)) }
+
+    /// Writes what is left; a table of no row is a sentence.
+    mutating func finish() {
+        if !json, count == 0 {
+            print("No audit rows match.")
+            return
         }
+        if !json, !needsSecondReading { startTable() }
+        blocks.flush()
+    }
+
+    private mutating func append(_ cells: [String]) {
+        Table.appendLine(cells, widths: widths, to: &blocks.text)
+        blocks.text.append("\n")
+        blocks.flushIfFull()
     }
 }

@@ -13,8 +13,9 @@ struct OperationCommand<Op: BoardOperation>: RemoteCommand {
 
     func execute(_ output: Output) throws(BoardError) {
         var operation = self.operation
-        if OperationWire.fields(of: Op.self).contains(where: { $0.name == "env" }) {
-            operation.env = Op.environmentIsOptional ? global.env : try global.environment()
+        if let env = OperationWire.fields(of: Op.self).first(where: { $0.name == "env" }) {
+            // An environment that only narrows the answer is sent when --env names one.
+            operation.env = env.optional && global.env == nil ? nil : try global.environment()
         }
         let answer = try global.perform(operation)
         if let change = answer as? ChangeResult {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PlugboardAdmin
 import PlugboardModel
 
 #if canImport(Glibc)
@@ -28,7 +29,8 @@ struct Plugboard: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Init.self, Migrate.self, PluginCommand.self, OwnerCommand.self, FlagCommand.self, SecretCommand.self,
-            KeysCommand.self, AdminCommand.self, EnvCommand.self, AuditCommand.self, TokenCommand.self, ClientsCommand.self,
+            KeysCommand.self, AdminCommand.self, EnvCommand.self, AuditCommand.self, TokenCommand.self,
+        ] + commands(BoardRequests.clients) + [
             ServeCommand.self, SigningKeyCommand.self, SignerCommand.self, PolicyCommand.self, BoardKeyCommand.self, Backup.self,
             AccessTokenCommand.self, HostCommand.self, RolloutCommand.self,
             Restore.self, Login.self, Logout.self,

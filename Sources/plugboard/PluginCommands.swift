@@ -16,9 +16,8 @@ import Darwin
 struct PluginCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plugin", abstract: "Register, enable, kill, yank and pin plug-ins.",
-        subcommands: [Register.self, Sign.self, AddSignature.self, List.self, Show.self] + commands(PluginRequests.lifecycle) + [
-            Status.self
-        ])
+        subcommands: [Register.self, Sign.self, AddSignature.self]
+            + commands([PluginRequests.List.self, PluginRequests.Show.self] + PluginRequests.lifecycle + [PluginRequests.Status.self]))
 
     struct Register: RemoteCommand {
         static let configuration = CommandConfiguration(
@@ -104,135 +103,5 @@ struct PluginCommand: ParsableCommand {
             if paths.filter({ $0 == "-" }).count > 1 { throw BoardError(.invalidInput, "stdin (-) can hold one manifest only") }
             return paths
         }
-    }
-
-    struct List: RemoteCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "list", abstract: "List plug-ins and their state in the environment.")
-        @OptionGroup var global: GlobalOptions
-
-        func execute(_ output: Output) throws(BoardError) {
-            let plugins = try global.perform(PluginRequests.List(env: try global.environment()))
-            if output.json {
-                output.printJSON(plugins)
-                return
-            }
-            var table = Table("ID", "NAME", "ENABLED", "KILLED", "PINNED", "ACTIVE", "LATEST", "VERSIONS")
-            for plugin in plugins {
-                // ACTIVE is what a host of the environment may run: nothing while the plug-in is killed or disabled
-                // (the JSON keeps the board's `active_version`, the version it would pick).
-                let active = plugin.killed || !plugin.enabled ? nil : plugin.activeVersion
-                table.add(
-                    plugin.id, plugin.name, plugin.enabled.yesNo, plugin.killed.yesNo, plugin.pinnedVersion.cell,
-                    active.cell, plugin.latestVersion.cell, String(plugin.versionCount))
-            }
-            table.print(empty: "No plug-ins are registered; add one with plugboard plugin register MANIFEST.json.")
-        }
-    }
-
-    struct Show: RemoteCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "show", abstract: "Show a plug-in: versions, environments, owners, kill switches.")
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The plug-in id.") var id: String
-
-        func validate() throws {
-            try checkArguments { () throws(BoardError) in
-                try Validate.pluginID(id)
-            }
-        }
-
-        func execute(_ output: Output) throws(BoardError) {
-            let detail = try global.perform(PluginRequests.Show(id: id))
-            if output.json {
-                output.printJSON(detail)
-                return
-            }
-            print("\(detail.id)  \(Validate.escaped(detail.name))")
-            if let description = detail.description { print(multiline(description)) }
-            print("registered \(detail.createdAt) by \(Validate.escaped(detail.createdBy))")
-            print("\nVersions:")
-            var versions = Table("VERSION", "HOST", "DEPENDENCIES", "GATE", "ARTIFACT", "SIGNATURE", "REGISTERED", "STATE")
-            for version in detail.versions {
-                var state: [String] = []
-                if version.killed { state.append("killed") }
-                if let reason = version.yankReason { state.append("yanked: \(reason)") }
-                versions.add(
-                    version.version, version.hostRange.cell,
-                    version.dependencies.isEmpty
-                        ? "-" : version.dependencies.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
-                    version.gate.cell, version.artifactSHA256.map { String($0.prefix(12)) }.cell, version.signature.cell,
-                    "\(version.registeredAt) by \(version.registeredBy)", state.isEmpty ? "ok" : state.joined(separator: "; "))
-            }
-            print(versions.render())
-            print("\nEnvironments:")
-            var environments = Table("ENVIRONMENT", "ENABLED", "PINNED", "ACTIVE")
-            for env in detail.environments {
-                environments.add(env.environment, env.enabled.yesNo, env.pinnedVersion.cell, env.activeVersion.cell)
-            }
-            print(environments.render())
-            print("\nOwners:")
-            var owners = Table("PRINCIPAL", "ROLE")
-            for owner in detail.owners { owners.add(owner.principal, owner.role.rawValue) }
-            print(owners.render())
-            let active = detail.killSwitches.filter(\.active)
-            print("\nActive kill switches:\(active.isEmpty ? " none" : "")")
-            if !active.isEmpty {
-                var kills = Table("SCOPE", "TARGET", "REASON", "KILLED")
-                for kill in active {
-                    kills.add(
-                        kill.scope,
-                        kill.scope == "all" ? "all plug-ins" : [kill.pluginID, kill.version].compactMap { $0 }.joined(separator: "@"),
-                        kill.reason, "\(kill.killedAt) by \(kill.killedBy)")
-                }
-                print(kills.render())
-            }
-        }
-    }
-
-    struct Status: RemoteCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "status", abstract: "What each host loaded or skipped, and why.")
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "Only this plug-in.") var id: String?
-
-        func validate() throws {
-            try checkArguments { () throws(BoardError) in
-                if let id { try Validate.pluginID(id) }
-            }
-        }
-
-        func execute(_ output: Output) throws(BoardError) {
-            let rows = try global.perform(PluginRequests.Status(id: id))
-            if output.json {
-                output.printJSON(rows)
-                return
-            }
-            var table = Table("PLUGIN", "HOST", "ENV", "VERSION", "STATE", "SIGNATURE", "WHY", "REPORTED", "READS")
-            for row in rows {
-                table.add(
-                    row.pluginID, row.hostID, row.environment, row.version.cell, row.state.rawValue, row.signature?.rawValue ?? "-",
-                    (row.reason ?? row.warning.map { "warning: \($0)" } ?? "-") + Self.crashNote(row), row.reportedAt,
-                    row.source ?? "the board file")
-            }
-            table.print(
-                empty: id.map { "No host has reported on \($0) yet." }
-                    ?? "No host has reported yet: hosts write a load report when they start and whenever their plug-ins change.")
-        }
-    }
-}
-
-extension PluginCommand.Status {
-    /// ` (2 crashes of this release within the host's window)`, when the row does not say so already.
-    static func crashNote(_ row: HostLoadStatus) -> String {
-        guard let crashes = row.crashes, row.reasonCode != "crashed" else { return "" }
-        return " (\(crashes) crash\(crashes == 1 ? "" : "es") of this release within the host's window)"
-    }
-}
-
-extension SignatureVerdict {
-    /// `valid (key 3f1c…)`, `unsigned`, `revoked (key …)`: a table cell.
-    var cell: String {
-        keyIDs.isEmpty ? state.rawValue : "\(state.rawValue) (key \(keyIDs.joined(separator: ", ")))"
     }
 }
