@@ -3,7 +3,7 @@ package enum AdminAPI {
     package static let requests: [any AdminRequest.Type] =
         PluginRequests.reads.map { $0 as any AdminRequest.Type } + PluginRequests.lifecycle.map { $0 as any AdminRequest.Type }
         + HostRequests.all.map { $0 as any AdminRequest.Type } + RolloutOperations.all.map { $0 as any AdminRequest.Type } + [
-            TrustOperations.AddSignature.self,
+            TrustOperations.AddSignature.self
         ] + (RoleOperations.owners + RoleOperations.admins).map { $0 as any AdminRequest.Type }
         + FlagRequests.all.map { $0 as any AdminRequest.Type }
         + (TrustOperations.policies + TrustOperations.signers + TokenOperations.apiTokens + TokenOperations.accessTokens).map {

@@ -85,7 +85,6 @@ extension BoardOperation {
         set {}
     }
 
-
     package static func text(_ value: Response) -> String? { nil }
 
     package func text(for value: Response) -> String? { Self.text(value) }
