@@ -81,16 +81,28 @@ package enum OperationWire {
         return fields
     }
 
+    /// Whether `type` acts in an environment (it declares `var env: String?`).
+    package static func actsInEnvironment<Op: BoardOperation>(_ type: Op.Type) -> Bool {
+        Mirror(reflecting: Op()).children.contains { $0.label == "env" }
+    }
+
     /// The request `operation` as its JSON body.
     package static func encode<Op: BoardOperation>(_ operation: Op) throws(BoardError) -> Data {
         var object: [String: Any] = [:]
-        let fields = fields(of: Op.self)
+        // The values' names come from the operation itself: the CLI sends a request without asking argument-parser
+        // to describe it.
         for child in Mirror(reflecting: operation).children {
             guard let label = child.label else { continue }
             let property = label.hasPrefix("_") ? String(label.dropFirst()) : label
-            guard let field = fields.first(where: { $0.property == property }) else { continue }
-            let value: Any? = (child.value as? any ParsedField)?.value ?? child.value
-            if let json = jsonValue(value) { object[field.name] = json }
+            let value: Any?
+            if let field = child.value as? any ParsedField {
+                value = field.value
+            } else if property == "env" {
+                value = child.value
+            } else {
+                continue
+            }
+            if let json = jsonValue(value) { object[snakeCase(property)] = json }
         }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             throw BoardError(.invalidInput, "the \(Op.name) request cannot be encoded")

@@ -13,9 +13,9 @@ struct OperationCommand<Op: BoardOperation>: RemoteCommand {
 
     func execute(_ output: Output) throws(BoardError) {
         var operation = self.operation
-        if let env = OperationWire.fields(of: Op.self).first(where: { $0.name == "env" }) {
+        if OperationWire.actsInEnvironment(Op.self) {
             // An environment that only narrows the answer is sent when --env names one.
-            operation.env = env.optional && global.env == nil ? nil : try global.environment()
+            operation.env = Op.declaration.environmentOptional && global.env == nil ? nil : try global.environment()
         }
         let answer = try global.perform(operation)
         if let change = answer as? ChangeResult {
