@@ -163,7 +163,7 @@ let package = Package(
 
         // MARK: Layer 4, the operations API's operations: performed on a board by the CLI, or served by `serve --admin`
         .target(
-            name: "PlugboardAdmin",
+            name: "PlugboardOperations",
             dependencies: [
                 "PlugboardStore",
                 "PlugboardSecureStorage",
@@ -181,7 +181,7 @@ let package = Package(
         .target(
             name: "PlugboardServer",
             dependencies: [
-                "PlugboardAdmin",
+                "PlugboardOperations",
                 "PlugboardStore",
                 "PlugboardModel",
                 "PlugboardFlags",
@@ -203,7 +203,7 @@ let package = Package(
         .executableTarget(
             name: "plugboard",
             dependencies: [
-                "PlugboardAdmin",
+                "PlugboardOperations",
                 "PlugboardClient",
                 "PlugboardServer",
                 "PlugboardStore",
@@ -266,7 +266,7 @@ let package = Package(
         ),
         .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
         .testTarget(
-            name: "PlugboardAdminTests", dependencies: ["PlugboardAdmin", "PlugboardStore", "PlugboardModel", "PlugboardVersioning"]),
+            name: "PlugboardOperationsTests", dependencies: ["PlugboardOperations", "PlugboardStore", "PlugboardModel", "PlugboardVersioning"]),
         .testTarget(name: "PlugboardRegexTests", dependencies: ["PlugboardRegex"]),
         .testTarget(name: "PlugboardFlagsTests", dependencies: ["PlugboardFlags"], exclude: ["Fixtures"]),
         .testTarget(
@@ -295,7 +295,7 @@ let package = Package(
         .testTarget(
             name: "PlugboardServerTests",
             dependencies: [
-                "PlugboardServer", "PlugboardAdmin", "PlugboardStore", "PlugboardModel", "PlugboardFlags", "plugboard",
+                "PlugboardServer", "PlugboardOperations", "PlugboardStore", "PlugboardModel", "PlugboardFlags", "plugboard",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

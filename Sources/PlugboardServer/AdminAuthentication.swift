@@ -1,8 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 import PlugboardStore
 
 /// The authentication of an operations API route: the access token presented (`Authorization: Bearer pba_…`) is looked up

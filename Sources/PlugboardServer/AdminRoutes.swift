@@ -2,8 +2,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 import PlugboardPluginAPI
 import PlugboardStore
 import Synchronization

@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
-import PlugboardAdmin
+import PlugboardOperations
 import ServiceLifecycle
 import Synchronization
 

@@ -1,8 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 import PlugboardPluginAPI
 
 /// A request refused: thrown by a route or a middleware, and answered by Hummingbird (``HTTPResponseError``) with its

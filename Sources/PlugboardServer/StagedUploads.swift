@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-import PlugboardAdmin
+import PlugboardOperations
 import Synchronization
 
 #if canImport(Glibc)

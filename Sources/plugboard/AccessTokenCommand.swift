@@ -1,6 +1,6 @@
 import ArgumentParser
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 
 /// `plugboard access-token …`: people's (and services') tokens, each acting as one principal.
 struct AccessTokenCommand: ParsableCommand {

@@ -4,9 +4,9 @@ import Dispatch
 package import Foundation
 import NIOCore
 import NIOHTTP1
-package import PlugboardAdmin
 import PlugboardClient
 package import PlugboardModel
+package import PlugboardOperations
 import PlugboardPluginAPI
 import PlugboardStore
 import Synchronization

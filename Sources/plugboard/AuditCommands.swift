@@ -1,15 +1,15 @@
 import ArgumentParser
 import Foundation
-import PlugboardAdmin
 import PlugboardFlags
 import PlugboardModel
+import PlugboardOperations
 import PlugboardStore
 
 struct AuditCommand: RemoteCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
         abstract: "Show the audit log; verify its hash chain; print its checkpoint.",
-        subcommands: [Verify.self] + commands([BoardRequests.Checkpoint.self]))
+        subcommands: [Verify.self] + commands([BoardOperations.Checkpoint.self]))
 
     @OptionGroup var global: GlobalOptions
     @Option(
@@ -32,10 +32,10 @@ struct AuditCommand: RemoteCommand {
         var listing = AuditListing(json: output.json)
         if global.serverURL != nil {
             // The served board's rows, a page at a time; a long table reads them again rather than hold them.
-            let request = BoardRequests.Audit(since: sinceTime, actor: actor, target: target, limit: limit, after: nil)
+            let request = BoardOperations.Audit(since: sinceTime, actor: actor, target: target, limit: limit, after: nil)
             try forEachServedRow(request) { listing.add($0) }
             if listing.needsSecondReading, let first = listing.first, let last = listing.last {
-                let again = BoardRequests.Audit(since: sinceTime, actor: actor, target: target, limit: nil, after: first - 1)
+                let again = BoardOperations.Audit(since: sinceTime, actor: actor, target: target, limit: nil, after: first - 1)
                 listing.startTable()
                 try forEachServedRow(again, through: last) { listing.addAgain($0) }
             }
@@ -59,7 +59,7 @@ struct AuditCommand: RemoteCommand {
     /// Calls `body` with each row the served board answers `request` with, oldest first, a page at a time; with
     /// `last`, only rows up to that sequence number.
     func forEachServedRow(
-        _ request: BoardRequests.Audit, through last: Int64? = nil, _ body: (AuditRecord) -> Void
+        _ request: BoardOperations.Audit, through last: Int64? = nil, _ body: (AuditRecord) -> Void
     ) throws(BoardError) {
         var request = request
         repeat {
@@ -136,9 +136,9 @@ struct AuditCommand: RemoteCommand {
 
     /// `audit verify`: exits 1 naming what differs when the log is not intact.
     struct Verify: RemoteCommand {
-        static let configuration = declared(BoardRequests.Verify.self)
+        static let configuration = declared(BoardOperations.Verify.self)
         @OptionGroup var global: GlobalOptions
-        @OptionGroup var operation: BoardRequests.Verify
+        @OptionGroup var operation: BoardOperations.Verify
 
         func execute(_ output: Output) throws(BoardError) {
             let result = try global.perform(operation)

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 import PlugboardStore
 
 /// `plugboard backup --to FILE`: a verified online copy of the board.

@@ -1,9 +1,9 @@
 import ArgumentParser
-import PlugboardAdmin
+import PlugboardOperations
 
 /// `plugboard env …`: the board's environments.
 struct EnvCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "env", abstract: "List environments.",
-        subcommands: commands(BoardRequests.environments), defaultSubcommand: OperationCommand<BoardRequests.Environments>.self)
+        subcommands: commands(BoardOperations.environments), defaultSubcommand: OperationCommand<BoardOperations.Environments>.self)
 }

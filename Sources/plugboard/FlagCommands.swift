@@ -1,8 +1,8 @@
 public import ArgumentParser
 import Foundation
-import PlugboardAdmin
 import PlugboardFlags
 import PlugboardModel
+import PlugboardOperations
 import PlugboardStore
 
 struct FlagCommand: ParsableCommand {

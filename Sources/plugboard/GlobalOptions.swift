@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 import PlugboardStore
 
 /// Options every command takes.

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import PlugboardAdmin
 import PlugboardBoardSecureStorage
 import PlugboardModel
+import PlugboardOperations
 import PlugboardSecureStorage
 import PlugboardStore
 

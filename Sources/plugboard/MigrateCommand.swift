@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 import PlugboardStore
 
 /// `plugboard migrate`: apply pending schema migrations or show their status.

@@ -1,6 +1,6 @@
 import ArgumentParser
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 import PlugboardStore
 
 /// The CLI command of a ``BoardOperation``: its name, help, arguments and options are the operation's declaration; it

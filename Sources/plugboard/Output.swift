@@ -1,6 +1,6 @@
 import Foundation
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 import PlugboardStore
 
 #if canImport(Glibc)

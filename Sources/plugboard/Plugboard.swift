@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 
 #if canImport(Glibc)
 import Glibc
@@ -30,7 +30,7 @@ struct Plugboard: ParsableCommand {
         subcommands: [
             Init.self, Migrate.self, PluginCommand.self, OwnerCommand.self, FlagCommand.self, SecretCommand.self,
             KeysCommand.self, AdminCommand.self, EnvCommand.self, AuditCommand.self, TokenCommand.self,
-        ] + commands(BoardRequests.clients) + [
+        ] + commands(BoardOperations.clients) + [
             ServeCommand.self, SigningKeyCommand.self, SignerCommand.self, PolicyCommand.self, BoardKeyCommand.self, Backup.self,
             AccessTokenCommand.self, HostCommand.self, RolloutCommand.self,
             Restore.self, Login.self, Logout.self,

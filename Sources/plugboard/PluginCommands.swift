@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 import PlugboardStore
 import PlugboardVersioning
 
@@ -17,7 +17,8 @@ struct PluginCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plugin", abstract: "Register, enable, kill, yank and pin plug-ins.",
         subcommands: [Register.self, Sign.self, AddSignature.self]
-            + commands([PluginRequests.List.self, PluginRequests.Show.self] + PluginRequests.lifecycle + [PluginRequests.Status.self]))
+            + commands(
+                [PluginOperations.List.self, PluginOperations.Show.self] + PluginOperations.lifecycle + [PluginOperations.Status.self]))
 
     struct Register: RemoteCommand {
         static let configuration = CommandConfiguration(
@@ -53,13 +54,14 @@ struct PluginCommand: ParsableCommand {
                 throw BoardError(.invalidInput, "--artifact and --signature register one manifest, and \(manifests[0]) is a folder")
             }
             let texts = try paths.map { path throws(BoardError) in
-                PluginRequests.Register.Manifest(file: path, text: try Self.text(path, limit: BoundedInput.manifestLimit, what: "manifest"))
+                PluginOperations.Register.Manifest(
+                    file: path, text: try Self.text(path, limit: BoundedInput.manifestLimit, what: "manifest"))
             }
             let signatures = try signature.map { path throws(BoardError) in
-                PluginRequests.Register.Manifest(
+                PluginOperations.Register.Manifest(
                     file: path, text: try Self.text(path, limit: ReleaseSignature.maximumSize, what: "signature"))
             }
-            var request = PluginRequests.Register(
+            var request = PluginOperations.Register(
                 manifests: texts, single: single, artifactSHA256: nil, signatures: signatures, localArtifact: artifact)
             if let artifact, let client = try global.adminClient() {
                 // The artifact goes first, streamed; the registration then names it by its digest.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import PlugboardAdmin
+import PlugboardOperations
 
 /// `plugboard admin …`: who administers the board.
 struct AdminCommand: ParsableCommand {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import PlugboardAdmin
+import PlugboardOperations
 
 /// `plugboard rollout …`: a release reaches an environment's hosts in steps, under a guard that stops it by itself.
 struct RolloutCommand: ParsableCommand {

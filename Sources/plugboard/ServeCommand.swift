@@ -2,8 +2,8 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Logging
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 import PlugboardServer
 import PlugboardStore
 import Synchronization

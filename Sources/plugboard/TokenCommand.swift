@@ -1,6 +1,6 @@
 import ArgumentParser
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 
 /// `plugboard token …`: the API tokens `plugboard serve` accepts.
 struct TokenCommand: ParsableCommand {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import PlugboardAdmin
+import PlugboardOperations
 
 /// `plugboard policy …`: each environment's signature policy.
 struct PolicyCommand: ParsableCommand {

@@ -3,8 +3,8 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 import PlugboardStore
 import Synchronization
 import Testing
@@ -125,17 +125,17 @@ struct AdminLaneTests {
         let lane = routes.changes
         var tickets: [BodyAdmission.Ticket] = []
         for _ in 0..<routes.bodies.perPrincipal {
-            if let ticket = try await routes.admitBody(PluginRequests.Register.self, request, try caller(served.laptop), lane: lane) {
+            if let ticket = try await routes.admitBody(PluginOperations.Register.self, request, try caller(served.laptop), lane: lane) {
                 tickets.append(ticket)
             }
         }
         #expect(tickets.count == routes.bodies.perPrincipal)
         // Another token of the same principal gets no more.
         await #expect(throws: Refusal.self) {
-            _ = try await routes.admitBody(PluginRequests.Register.self, request, try caller(served.ci), lane: lane)
+            _ = try await routes.admitBody(PluginOperations.Register.self, request, try caller(served.ci), lane: lane)
         }
         tickets.removeFirst().leave()
-        let ticket = try await routes.admitBody(PluginRequests.Register.self, request, try caller(served.ci), lane: lane)
+        let ticket = try await routes.admitBody(PluginOperations.Register.self, request, try caller(served.ci), lane: lane)
         #expect(ticket != nil)
         ticket?.leave()
         for ticket in tickets { ticket.leave() }

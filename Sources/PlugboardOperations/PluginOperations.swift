@@ -4,7 +4,7 @@ package import PlugboardStore
 package import PlugboardVersioning
 
 /// Reads and changes of plug-ins: the operations behind `plugboard plugin …`.
-package enum PluginRequests {
+package enum PluginOperations {
     /// The reads of the group, in the order the OpenAPI document lists them (`plugboard plugin --help` lists status
     /// after the lifecycle).
     package static let reads: [any BoardOperation.Type] = [List.self, Show.self, Status.self]

@@ -1,5 +1,5 @@
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 import PlugboardVersioning
 import Testing
 

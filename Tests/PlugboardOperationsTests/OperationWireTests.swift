@@ -1,6 +1,6 @@
 import Foundation
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 import PlugboardStore
 import PlugboardVersioning
 import Testing
@@ -11,12 +11,12 @@ struct OperationWireTests {
     static let id = try! PluginID(validating: "com.example.alpha")
 
     @Test func aDeclarationsFieldsAreItsArgumentsInOrderWithTheirHelpAndTypes() {
-        let fields = OperationWire.fields(of: PluginRequests.Kill.self)
+        let fields = OperationWire.fields(of: PluginOperations.Kill.self)
         #expect(fields.map(\.name) == ["id", "version", "all", "reason"])
         #expect(fields.map(\.optional) == [true, true, true, false])
         #expect(fields.map(\.json) == [.string, .string, .boolean, .string])
         #expect(fields.allSatisfy { !$0.help.isEmpty })
-        let pin = OperationWire.fields(of: PluginRequests.Pin.self)
+        let pin = OperationWire.fields(of: PluginOperations.Pin.self)
         #expect(pin.map(\.name) == ["id", "version", "env"])
         #expect(pin.last?.optional == false)
     }
@@ -37,12 +37,13 @@ struct OperationWireTests {
         let version = try SemanticVersion(validating: "1.2.0")
         let reason = try Reason(validating: "INC-7 crash loop")
         let operations: [any BoardOperation] = [
-            PluginRequests.Enable(id: Self.id, env: "staging"), PluginRequests.Disable(id: Self.id, env: "staging"),
-            try PluginRequests.Kill(.version("com.example.alpha", version), reason: reason), try PluginRequests.Kill(.all, reason: reason),
-            try PluginRequests.Revive(.plugin("com.example.alpha"), reason: nil),
-            PluginRequests.Yank(id: Self.id, version: version, reason: reason),
-            PluginRequests.Unyank(id: Self.id, version: version, reason: nil),
-            PluginRequests.Pin(id: Self.id, version: version, env: "default"), PluginRequests.Unpin(id: Self.id, env: "default"),
+            PluginOperations.Enable(id: Self.id, env: "staging"), PluginOperations.Disable(id: Self.id, env: "staging"),
+            try PluginOperations.Kill(.version("com.example.alpha", version), reason: reason),
+            try PluginOperations.Kill(.all, reason: reason),
+            try PluginOperations.Revive(.plugin("com.example.alpha"), reason: nil),
+            PluginOperations.Yank(id: Self.id, version: version, reason: reason),
+            PluginOperations.Unyank(id: Self.id, version: version, reason: nil),
+            PluginOperations.Pin(id: Self.id, version: version, env: "default"), PluginOperations.Unpin(id: Self.id, env: "default"),
         ]
         for operation in operations {
             try roundTrip(operation)
@@ -57,19 +58,19 @@ struct OperationWireTests {
     }
 
     @Test func theWireIsTheFieldsAsOneJSONObject() throws {
-        let kill = try PluginRequests.Kill(
+        let kill = try PluginOperations.Kill(
             .version("com.example.alpha", try SemanticVersion(validating: "1.2.0")), reason: Reason(validating: "INC-7"))
         #expect(
             String(decoding: try kill.wireBody(), as: UTF8.self)
                 == #"{"all":false,"id":"com.example.alpha","reason":"INC-7","version":"1.2.0"}"#)
-        let decoded = try PluginRequests.Kill.fromWire(Data(#"{"id":"com.example.alpha","reason":"-starts with a dash"}"#.utf8))
+        let decoded = try PluginOperations.Kill.fromWire(Data(#"{"id":"com.example.alpha","reason":"-starts with a dash"}"#.utf8))
         #expect(decoded.id?.text == "com.example.alpha" && decoded.reason.text == "-starts with a dash" && !decoded.all)
     }
 
     @Test func theServerRefusesWhatTheCLIRefusesWithASentence() {
         func refusal(_ json: String) -> String? {
             do {
-                _ = try PluginRequests.Kill.fromWire(Data(json.utf8))
+                _ = try PluginOperations.Kill.fromWire(Data(json.utf8))
                 return nil
             } catch { return error.code == .invalidInput ? error.message : "wrong code: \(error)" }
         }
@@ -85,9 +86,9 @@ struct OperationWireTests {
     }
 
     @Test func anOperationInAnEnvironmentNeedsOne() throws {
-        let pin = try PluginRequests.Unpin.fromWire(Data(#"{"id":"com.example.alpha"}"#.utf8))
+        let pin = try PluginOperations.Unpin.fromWire(Data(#"{"id":"com.example.alpha"}"#.utf8))
         #expect(throws: BoardError.self) { try pin.environment() }
-        let named = try PluginRequests.Unpin.fromWire(Data(#"{"id":"com.example.alpha","env":"staging"}"#.utf8))
+        let named = try PluginOperations.Unpin.fromWire(Data(#"{"id":"com.example.alpha","env":"staging"}"#.utf8))
         #expect(try named.environment() == "staging")
     }
 

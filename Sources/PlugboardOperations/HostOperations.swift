@@ -4,7 +4,7 @@ package import PlugboardStore
 package import PlugboardVersioning
 
 /// What operators tell one host: the operations behind `plugboard host …`.
-package enum HostRequests {
+package enum HostOperations {
     /// The operations of the group, in the order `plugboard host --help` lists them.
     package static let all: [any BoardOperation.Type] = [ReleaseQuarantine.self]
 

@@ -2,7 +2,7 @@ package import Foundation
 package import PlugboardModel
 package import PlugboardStore
 
-extension PluginRequests {
+extension PluginOperations {
     /// `plugin register MANIFEST… [--artifact FILE] [--signature SIG…]`: the manifests' and signatures' text; an
     /// artifact is uploaded first (``AdminUploads``) and named by its SHA-256.
     package struct Register: RoutedRequest {

@@ -3,7 +3,7 @@ package import PlugboardModel
 package import PlugboardStore
 
 /// Reads of the board as a whole: environments, clients, the audit log and its verification.
-package enum BoardRequests {
+package enum BoardOperations {
     /// The operations of `plugboard env`.
     package static let environments: [any BoardOperation.Type] = [Environments.self]
     /// `plugboard clients`, a command of its own at the top level.

@@ -4,7 +4,7 @@ package import PlugboardStore
 package import PlugboardVersioning
 
 /// Enabling, kill switches, yanks and pins: what decides whether a release runs.
-extension PluginRequests {
+extension PluginOperations {
     /// The operations of this file, in the order `plugboard plugin --help` lists them.
     package static let lifecycle: [any BoardOperation.Type] = [
         Enable.self, Disable.self, Kill.self, Revive.self, Yank.self, Unyank.self, Pin.self, Unpin.self,

@@ -1,6 +1,6 @@
 import Foundation
-import PlugboardAdmin
 import PlugboardModel
+import PlugboardOperations
 import PlugboardStore
 import PlugboardVersioning
 import Testing
