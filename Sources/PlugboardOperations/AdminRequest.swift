@@ -60,7 +60,7 @@ package protocol RoutedRequest: AdminRequest, Codable {
 
 extension RoutedRequest {
     package static var name: String { route.name }
-    package static var access: OperationAccess { route.lane ?? (route.access == .read ? .read : .write) }
+    package static var access: OperationAccess { route.access }
     package static var summary: String { route.summary }
     package static var discussion: String { "" }
     package static var responseSchema: String { route.response }
@@ -95,97 +95,53 @@ package struct AdminReply<Value: Sendable>: Sendable {
     }
 }
 
-/// Where an operation lives in the operations API and what it takes.
+/// What a ``RoutedRequest`` is: its name, who may perform it, its fields and its answer.
 package struct AdminRoute: Sendable {
-    /// The HTTP method.
-    package enum Method: String, Sendable {
-        case get = "GET"
-        case post = "POST"
-        case put = "PUT"
-        case delete = "DELETE"
-    }
-
-    /// Whether a read-only access token may call it.
-    package enum Access: String, Sendable {
-        case read, write
-    }
-
-    /// The OpenAPI `operationId`, which is also the CLI command it serves (`plugin.kill`).
+    /// The OpenAPI `operationId` and the path under `/api/admin/` (`plugin.register`).
     package let name: String
-    package let method: Method
-    /// The path under `/api/admin`, with `{name}` for path parameters.
-    package let path: String
-    package let access: Access
+    /// Who may perform it, and its lane.
+    package let access: OperationAccess
     /// One sentence: what it does.
     package let summary: String
+    /// The fields of its JSON body.
     package let parameters: [AdminParameter]
     /// The name of the schema of the answer in the OpenAPI document's components.
     package let response: String
     /// The largest request body the server reads for it, when not the server's usual limit.
     package let bodyLimit: Int?
-    /// The lane, when not the one its access gives (``OperationAccess/stop`` for what stops or takes away).
-    package let lane: OperationAccess?
 
     /// A route.
     package init(
-        _ name: String, _ method: Method, _ path: String, _ access: Access, summary: String, parameters: [AdminParameter] = [],
-        response: String, bodyLimit: Int? = nil, lane: OperationAccess? = nil
+        _ name: String, _ access: OperationAccess, summary: String, parameters: [AdminParameter] = [], response: String,
+        bodyLimit: Int? = nil
     ) {
-        self.bodyLimit = bodyLimit
-        self.lane = lane
         self.name = name
-        self.method = method
-        self.path = path
         self.access = access
         self.summary = summary
         self.parameters = parameters
         self.response = response
-    }
-
-    /// The names of the path's parameters, in order.
-    package var pathParameters: [String] {
-        parameters.filter { $0.place == .path }.map(\.name)
+        self.bodyLimit = bodyLimit
     }
 }
 
-/// One parameter of a route: its wire name (snake_case), where it goes, and its JSON type.
+/// One field of a request's JSON body: its wire name (snake_case), its JSON type, whether it is required, and what it
+/// is, for the OpenAPI document.
 package struct AdminParameter: Sendable {
-    package enum Place: String, Sendable {
-        case path, query, body
-    }
-
     package enum Kind: String, Sendable {
         case string, integer, boolean, stringArray, object
     }
 
     package let name: String
-    package let place: Place
     package let kind: Kind
     package let required: Bool
     package let summary: String
 
-    /// A parameter.
-    package init(_ name: String, _ place: Place, _ kind: Kind = .string, required: Bool = false, _ summary: String) {
+    /// A field.
+    package init(_ name: String, _ kind: Kind, required: Bool = false, _ summary: String) {
         self.name = name
-        self.place = place
         self.kind = kind
         self.required = required
         self.summary = summary
-    }
-
-    /// A string parameter.
-    package init(_ name: String, _ place: Place, required: Bool = false, _ summary: String) {
-        self.init(name, place, .string, required: required, summary)
-    }
-
-    /// A required path parameter.
-    package static func path(_ name: String, _ summary: String) -> AdminParameter {
-        AdminParameter(name, .path, required: true, summary)
-    }
-
-    /// The environment a request acts in (the CLI's `--env`): a query parameter of reads, a body field of writes.
-    package static func env(_ place: Place) -> AdminParameter {
-        AdminParameter("env", place, required: true, "The environment (the CLI's --env).")
     }
 }
 

@@ -36,7 +36,7 @@ package enum OperationWire {
 
         /// The field as a parameter of the OpenAPI document.
         package var parameter: AdminParameter {
-            AdminParameter(name, .body, repeating ? .stringArray : json, required: !optional, help)
+            AdminParameter(name, repeating ? .stringArray : json, required: !optional, help)
         }
     }
 

@@ -40,13 +40,13 @@ extension PluginOperations {
         }
 
         package static let route = AdminRoute(
-            "plugin.register", .post, "/plugins", .write,
+            "plugin.register", .write,
             summary: "Register plug-in versions from their manifests (all or none), one with its uploaded artifact and signatures.",
             parameters: [
-                AdminParameter("manifests", .body, .object, required: true, "The manifests: [{file, text}]."),
-                AdminParameter("single", .body, .boolean, required: true, "One manifest file was given (not a folder)."),
-                AdminParameter("artifact_sha256", .body, "The SHA-256 of the artifact uploaded with PUT /artifacts/{sha256}."),
-                AdminParameter("signatures", .body, .object, required: true, "Signature files of this release: [{file, text}]."),
+                AdminParameter("manifests", .object, required: true, "The manifests: [{file, text}]."),
+                AdminParameter("single", .boolean, required: true, "One manifest file was given (not a folder)."),
+                AdminParameter("artifact_sha256", .string, "The SHA-256 of the artifact uploaded with PUT /artifacts/{sha256}."),
+                AdminParameter("signatures", .object, required: true, "Signature files of this release: [{file, text}]."),
             ], response: "ChangeResult", bodyLimit: 64 << 20)
 
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {

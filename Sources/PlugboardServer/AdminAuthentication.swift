@@ -24,7 +24,7 @@ struct AdminAuthentication: RouterMiddleware {
     /// The lane of tokens not seen before.
     let guesses: WorkerThreads
     /// Whether the route writes: a read-only token is refused a write.
-    let access: AdminRoute.Access
+    let access: OperationAccess
     /// The route's action in the audit log (`plugin.kill`).
     let action: String
     /// The route's lane.
@@ -34,7 +34,7 @@ struct AdminAuthentication: RouterMiddleware {
         do {
             var context = context
             let caller = try await authenticate(request, context)
-            if access == .write, caller.token.readOnly { try await refuseReadOnly(request, caller) }
+            if access != .read, caller.token.readOnly { try await refuseReadOnly(request, caller) }
             context.caller = caller
             return try await next(request, context)
         } catch {

@@ -24,7 +24,7 @@ package struct AdminRoutes: Sendable {
     let uploads: StagedUploads
     let recognized: RecognizedTokens
     /// Blocking work (the board's connection) runs off the threads that answer requests, in four lanes, each route's
-    /// named on it (``AdminRoute/lane``): reads on two threads, changes on one, the stops (kill switches, aborted
+    /// named by its operation's declared access (``OperationAccess``): reads on two threads, changes on one, the stops (kill switches, aborted
     /// rollouts, disables, yanks and revocations) on one of their own, so that no flood of reads or changes a token
     /// holder sends queues in front of a stop, and the authentication of tokens not seen before (``RecognizedTokens``)
     /// on one more, so that no flood of guessed tokens does either. Only a request whose token was accepted reaches the
@@ -93,7 +93,7 @@ package struct AdminRoutes: Sendable {
     ) {
         let threads = threads(access)
         let authentication = AdminAuthentication(
-            board: board, failures: failures, recognized: recognized, guesses: guesses, access: access == .read ? .read : .write,
+            board: board, failures: failures, recognized: recognized, guesses: guesses, access: access,
             action: action, lane: threads)
         admin.group().add(middleware: authentication).on(RouterPath(path), method: method) { request, context in
             try await handler(request, context, threads)
@@ -187,16 +187,4 @@ extension HTTPField.Name {
     static let plugboardBackup = HTTPField.Name(AdminBackup.header)!
     /// On a refusal: the request's body was read whole, so the connection may stay open (removed before it is sent).
     static let plugboardBodyRead = HTTPField.Name("Plugboard-Body-Read")!
-}
-
-extension HTTPRequest.Method {
-    /// The method of an admin route.
-    init(_ method: AdminRoute.Method) {
-        switch method {
-        case .get: self = .get
-        case .post: self = .post
-        case .put: self = .put
-        case .delete: self = .delete
-        }
-    }
 }
