@@ -225,7 +225,7 @@ final class WorkerThreads: Sendable {
 }
 
 /// Request logs and `/metrics` counts for every request, by the route's pattern as Hummingbird matched it
-/// (`context.endpointPath`, `/api/admin/plugins/{id}`): a bounded set of labels. Never logs a token or a body.
+/// (`context.endpointPath`, `/api/admin/plugin.show` or `/api/host/artifacts/{sha256}`): a bounded set of labels. Never logs a token or a body.
 struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
     let logger: Logger
