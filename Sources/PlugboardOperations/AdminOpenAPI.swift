@@ -13,10 +13,12 @@ package enum AdminOpenAPI {
               title: Plugboard operations API
               version: 1.0.0
               description: >-
-                Every read and write the plugboard CLI offers on a board, served by plugboard serve --admin. Answers are
+                Every read and write the plugboard CLI offers on a board, served by plugboard serve --admin: each
+                operation is POST /{operation} with the CLI's arguments and options as one JSON object. Answers are
                 the JSON the CLI prints with --json; refusals are {"error": CODE, "message": SENTENCE} with the CLI's
                 codes and sentences. Authenticate with an access token (plugboard access-token create) as
-                Authorization: Bearer TOKEN; a read-only token may only call GET operations. Failed authentications
+                Authorization: Bearer TOKEN; a read-only token may only perform the operations that read (those
+                whose description does not say they need a token that is not read-only). Failed authentications
                 past a limit (per client address and from all clients) get 429 with Retry-After; an accepted token is
                 never refused for them. A body larger than the server's usual limit (1 MiB by default) is read only
                 for board admins and the owners and maintainers of plug-ins (403 before it is read otherwise), at most
