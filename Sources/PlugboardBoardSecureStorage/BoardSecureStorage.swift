@@ -207,7 +207,7 @@ public final class BoardSecureStorage: Sendable, CustomStringConvertible {
     /// transaction. That store checks the master key first, so a wrong key is refused before anything else is read
     /// or written. Secure-storage errors become ``PlugboardStore/BoardError``s.
     func change<T>(
-        _ actor: Principal, refusal: AuditEntry, requiring access: Access,
+        _ actor: Principal, refusal: AuditEntry, requiring access: RequiredRole,
         _ body: (AuditedChange, SecureStorageEngine, any SecureStorageBackend) throws -> T
     ) throws(BoardError) -> T {
         let key = store.masterKey

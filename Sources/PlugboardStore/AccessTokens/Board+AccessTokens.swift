@@ -152,6 +152,6 @@ extension Board {
     /// Passes when the change's actor is `principal` itself (its OS user) or a board admin.
     private static func requireSelfOrAdmin(_ change: AuditedChange, _ principal: String, doing what: String) throws {
         guard change.actor.osUser != principal else { return }
-        try Access.requireAdmin(change.db, by: change.actor, doing: "\(what) \(principal)")
+        try RequiredRole.requireAdmin(change.db, by: change.actor, doing: "\(what) \(principal)")
     }
 }

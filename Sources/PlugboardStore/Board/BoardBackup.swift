@@ -49,7 +49,7 @@ extension Board {
     /// (``recordRefusal(_:by:because:)``).
     package func requireAdmin(_ actor: Principal, doing what: String, refusal: AuditEntry) throws(BoardError) {
         do throws(BoardError) {
-            try read { db in try Access.requireAdmin(db, by: actor, doing: what) }
+            try read { db in try RequiredRole.requireAdmin(db, by: actor, doing: what) }
         } catch {
             recordRefusal(refusal, by: actor, because: error)
             throw error

@@ -117,7 +117,7 @@ extension Board {
         let board = try Board.open(at: temporary, requireCurrentSchema: false)
         if replaced?.records == nil {
             // No board to check the actor against: an admin of the backup, as the backup records it.
-            try board.read { db in try Access.requireAdmin(db, by: actor, doing: "restore the board") }
+            try board.read { db in try RequiredRole.requireAdmin(db, by: actor, doing: "restore the board") }
         }
         let migrated = try board.migrate(by: actor).map(\.fileName)
         // Admins only, checked above (or on the replaced board) before the migrations: the change needs no second check.

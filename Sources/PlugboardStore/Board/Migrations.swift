@@ -150,7 +150,7 @@ extension Board {
         for (key, value) in [("board_id", boardID), ("created_at", change.now), ("created_by", change.actor.osUser)] {
             try BoardQueries.insertInfo(db, key, value)
         }
-        try AccessQueries.insertAdmin(db, change.actor.osUser, by: change.actor, at: change.now)
+        try RoleQueries.insertAdmin(db, change.actor.osUser, by: change.actor, at: change.now)
         try RegistryQueries.insertEnvironment(db, "default", by: change.actor, at: change.now)
         try change.record(
             AuditEntry(

@@ -55,7 +55,7 @@ struct Narrowings: Sendable {
                 records.policies[row[0]] = SignaturePolicy(rawValue: row[1]) ?? .off
             }
         }
-        records.admins = Set(try AccessQueries.admins(db).map(\.principal))
+        records.admins = Set(try RoleQueries.admins(db).map(\.principal))
         for row in try Row.fetchAll(db, sql: "SELECT plugin_id, principal, role FROM plugin_owners") {
             records.roles[row[0], default: [:]][row[1]] = PluginOwner.Role(rawValue: row[2]) ?? .maintainer
         }
@@ -126,8 +126,8 @@ struct Narrowings: Sendable {
             }
         }
         // Admins: only those of the replaced board stay.
-        for admin in try AccessQueries.admins(db) where !admins.contains(admin.principal) {
-            try AccessQueries.deleteAdmin(db, admin.principal)
+        for admin in try RoleQueries.admins(db) where !admins.contains(admin.principal) {
+            try RoleQueries.deleteAdmin(db, admin.principal)
             add(
                 "admin removal", "admin", admin.principal, reason: "not an admin of the replaced board", key: .admin(admin.principal),
                 before: .object(["admin": .bool(true)]), after: .object(["admin": .bool(false)]))
@@ -139,14 +139,14 @@ struct Narrowings: Sendable {
             let kept = roles[pluginID]?[principal]
             let target = "\(pluginID)/\(principal)"
             if kept == nil {
-                try AccessQueries.deleteOwner(db, pluginID: pluginID, principal: principal)
+                try RoleQueries.deleteOwner(db, pluginID: pluginID, principal: principal)
                 add(
                     role == "owner" ? "owner removal" : "maintainer removal", "plugin", target,
                     reason: "not an owner or maintainer of \(pluginID) on the replaced board", key: .owner(pluginID, principal),
                     before: .object(["principal": .string(principal), "role": .string(role)]),
                     after: .object(["principal": .string(principal), "role": .null]))
             } else if role == "owner", kept == .maintainer {
-                try AccessQueries.saveOwner(
+                try RoleQueries.saveOwner(
                     db, pluginID: pluginID, principal: principal, role: .maintainer, by: change.actor, at: change.now)
                 add(
                     "owner demotion", "plugin", target, reason: "a maintainer of \(pluginID) on the replaced board",
@@ -214,8 +214,8 @@ struct Narrowings: Sendable {
                     kind: kind, target: entry.targetID ?? "", environment: entry.environment, reason: entry.reason, madeAt: when?.at,
                     madeBy: when?.by))
         }
-        if try !AccessQueries.isAdmin(db, change.actor.osUser) {
-            try AccessQueries.insertAdmin(db, change.actor.osUser, by: change.actor, at: change.now)
+        if try !RoleQueries.isAdmin(db, change.actor.osUser) {
+            try RoleQueries.insertAdmin(db, change.actor.osUser, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
                     action: "admin.add", targetType: "admin", targetID: change.actor.osUser,

@@ -134,7 +134,7 @@ package final class AuditedChange {
 }
 
 /// Who may make a change, checked inside its transaction.
-package enum Access: Sendable, Hashable {
+package enum RequiredRole: Sendable, Hashable {
     /// A board admin.
     case admin(doing: String)
     /// The plug-in's owners or a board admin; the plug-in must be registered.
@@ -205,7 +205,7 @@ extension Board {
     /// attempt is recorded with `refusal`'s action and target (``recordRefusal(_:by:because:)``, bounded per principal),
     /// and the error rethrown. Invalid input is not recorded: it leaves the board byte-for-byte unchanged.
     func change<T>(
-        _ actor: Principal, refusal: AuditEntry, requiring access: Access? = nil, _ body: (AuditedChange) throws -> T
+        _ actor: Principal, refusal: AuditEntry, requiring access: RequiredRole? = nil, _ body: (AuditedChange) throws -> T
     ) throws(BoardError) -> T {
         guard !isReadOnly else {
             throw BoardError(.notAllowed, "the board at \(path) was opened read-only; changes need write access")
@@ -215,7 +215,7 @@ extension Board {
         do {
             let result = try transaction { db in
                 let change = try AuditedChange(db: db, by: actor, now: clock.timestamp(), cache: stateCache, proven: provenRows)
-                if let access { try Access.check(access, db, by: actor) }
+                if let access { try RequiredRole.check(access, db, by: actor) }
                 let result = try body(change)
                 if change.wroteRows && change.recordedCount == 0 {
                     throw BoardError(

@@ -141,7 +141,7 @@ extension Board {
 
     /// A flag changes only by its owner or a board admin.
     private func requireFlagOwner(_ change: AuditedChange, _ flag: FlagQueries.FlagRecord) throws {
-        if try flag.owner == change.actor.osUser || AccessQueries.isAdmin(change.db, change.actor.osUser) { return }
+        if try flag.owner == change.actor.osUser || RoleQueries.isAdmin(change.db, change.actor.osUser) { return }
         throw BoardError.notAllowed(
             "\(change.actor.osUser) may not change flag '\(flag.name)': only its owner (\(flag.owner)) or a board admin may")
     }

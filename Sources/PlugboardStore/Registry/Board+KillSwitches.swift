@@ -81,11 +81,11 @@ enum KillSwitchRules {
     static func requireTarget(_ change: AuditedChange, _ target: KillTarget, doing what: String) throws -> KillTarget {
         switch target {
         case .all:
-            try Access.check(.admin(doing: "\(what) all plug-ins"), change.db, by: change.actor)
+            try RequiredRole.check(.admin(doing: "\(what) all plug-ins"), change.db, by: change.actor)
         case .plugin(let id):
-            try Access.check(.pluginMaintainers(id, doing: what), change.db, by: change.actor)
+            try RequiredRole.check(.pluginMaintainers(id, doing: what), change.db, by: change.actor)
         case .version(let id, let version):
-            try Access.check(.pluginMaintainers(id, doing: what), change.db, by: change.actor)
+            try RequiredRole.check(.pluginMaintainers(id, doing: what), change.db, by: change.actor)
             guard let registered = try VersionLookup.registeredVersion(change.db, id, version) else {
                 throw BoardError.notFound("\(id)@\(version) is not registered; see plugboard plugin show \(id)")
             }

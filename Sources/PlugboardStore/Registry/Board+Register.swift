@@ -74,10 +74,10 @@ extension Board {
         let isNew = try !RegistryQueries.pluginExists(db, manifest.id)
         if isNew {
             try RegistryQueries.insertPlugin(db, manifest, by: change.actor, at: change.now)
-            try AccessQueries.saveOwner(
+            try RoleQueries.saveOwner(
                 db, pluginID: manifest.id, principal: change.actor.osUser, role: .owner, by: change.actor, at: change.now)
         } else {
-            try Access.check(.pluginMaintainers(manifest.id, doing: "register a new version of"), db, by: change.actor)
+            try RequiredRole.check(.pluginMaintainers(manifest.id, doing: "register a new version of"), db, by: change.actor)
             if let existing = try RegistryQueries.registration(db, manifest.id, version) {
                 throw BoardError.conflict(
                     "\(manifest.id)@\(version) is already registered (on \(existing.at) by \(existing.by)); versions are immutable, so register a new version"

@@ -23,7 +23,7 @@ extension Board {
             return PluginDetail(
                 id: pluginID, name: plugin.name, description: plugin.description, createdAt: plugin.createdAt, createdBy: plugin.createdBy,
                 versions: try RegistryQueries.versionInfos(db, pluginID), environments: try RegistryQueries.environmentStates(db, pluginID),
-                owners: try AccessQueries.owners(db, pluginID: pluginID),
+                owners: try RoleQueries.owners(db, pluginID: pluginID),
                 killSwitches: try RegistryQueries.killSwitches(db, coveringPlugin: pluginID))
         }
     }

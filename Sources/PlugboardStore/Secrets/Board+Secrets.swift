@@ -21,7 +21,8 @@ extension Board {
     /// ``AuditedChange/record(_:)`` writes the audit rows. If `body` writes without recording an audit row, or
     /// throws, nothing is kept.
     package func changeSecrets<T>(
-        _ actor: Principal, refusal: AuditEntry, requiring access: Access, _ body: (any SecureStorageBackend, AuditedChange) throws -> T
+        _ actor: Principal, refusal: AuditEntry, requiring access: RequiredRole,
+        _ body: (any SecureStorageBackend, AuditedChange) throws -> T
     ) throws(BoardError) -> T {
         try change(actor, refusal: refusal, requiring: access) { change in
             try body(JoinedSecureStorageBackend(change: change), change)

@@ -106,9 +106,9 @@ extension Board {
         let raw = key.rawRepresentation
         let keyID = SigningKeys.keyID(publicKey: raw)
         let scope = pluginID ?? Signer.everyPlugin
-        let access: Access =
-            pluginID.map { Access.pluginOwners($0, doing: "trust signing keys for") }
-            ?? Access.admin(doing: "trust a signing key for every plug-in")
+        let access: RequiredRole =
+            pluginID.map { RequiredRole.pluginOwners($0, doing: "trust signing keys for") }
+            ?? RequiredRole.admin(doing: "trust a signing key for every plug-in")
         return try change(
             actor, refusal: AuditEntry(action: "signer.add", targetType: "signer", targetID: "\(keyID)/\(scope)"), requiring: access
         ) { change in
@@ -147,11 +147,13 @@ extension Board {
             guard try !scopes.isEmpty || SignatureQueries.hasSigned(db, keyID) else {
                 throw BoardError.notFound("key \(keyID) is neither trusted nor has it signed a release; see plugboard signer list")
             }
-            if try !AccessQueries.isAdmin(db, change.actor.osUser) {
+            if try !RoleQueries.isAdmin(db, change.actor.osUser) {
                 if scopes.isEmpty || scopes.contains(Signer.everyPlugin) {
-                    try Access.requireAdmin(db, by: change.actor, doing: "revoke key \(keyID)")
+                    try RequiredRole.requireAdmin(db, by: change.actor, doing: "revoke key \(keyID)")
                 }
-                for scope in scopes { try Access.check(.pluginOwners(scope, doing: "revoke a key trusted for"), db, by: change.actor) }
+                for scope in scopes {
+                    try RequiredRole.check(.pluginOwners(scope, doing: "revoke a key trusted for"), db, by: change.actor)
+                }
             }
             if let revocation = try SignatureQueries.revocation(db, keyID) {
                 return ChangeResult(changed: false, "Key \(keyID) was already revoked on \(revocation.at); nothing changed.")

@@ -2,7 +2,7 @@ import GRDB
 import PlugboardModel
 
 /// The SQL of who may do what: admins and the owners of plug-ins.
-enum AccessQueries {
+enum RoleQueries {
     static func isAdmin(_ db: Database, _ principal: String) throws -> Bool {
         try Bool.fetchOne(db, sql: "SELECT 1 FROM admins WHERE principal = ?", arguments: [principal]) ?? false
     }

@@ -1,10 +1,10 @@
 import GRDB
 import PlugboardModel
 
-extension Access {
+extension RequiredRole {
     /// Checks `access` for `actor` inside a transaction; throws `notFound` for an unregistered plug-in and
     /// `notAllowed` for a principal without the role.
-    static func check(_ access: Access, _ db: Database, by actor: Principal) throws {
+    static func check(_ access: RequiredRole, _ db: Database, by actor: Principal) throws {
         switch access {
         case .admin(let what):
             try requireAdmin(db, by: actor, doing: what)
@@ -18,7 +18,7 @@ extension Access {
     }
 
     static func requireAdmin(_ db: Database, by actor: Principal, doing what: String) throws {
-        guard try AccessQueries.isAdmin(db, actor.osUser) else {
+        guard try RoleQueries.isAdmin(db, actor.osUser) else {
             throw BoardError.notAllowed("\(actor.osUser) may not \(what): only a board admin may (see plugboard admin list)")
         }
     }
@@ -27,8 +27,8 @@ extension Access {
     private static func requireRole(_ db: Database, by actor: Principal, pluginID: String, roles: Set<PluginOwner.Role>, doing what: String)
         throws
     {
-        if try AccessQueries.isAdmin(db, actor.osUser) { return }
-        if let role = try AccessQueries.role(db, pluginID: pluginID, principal: actor.osUser), roles.contains(role) { return }
+        if try RoleQueries.isAdmin(db, actor.osUser) { return }
+        if let role = try RoleQueries.role(db, pluginID: pluginID, principal: actor.osUser), roles.contains(role) { return }
         let who = roles.contains(.maintainer) ? "its owners, its maintainers or a board admin" : "its owners or a board admin"
         throw BoardError.notAllowed(
             "\(actor.osUser) may not \(what) \(pluginID): only \(who) may; ask one of them (plugboard owner list \(pluginID))")

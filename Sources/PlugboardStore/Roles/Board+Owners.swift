@@ -11,14 +11,14 @@ extension Board {
             actor, refusal: AuditEntry(action: "owner.add", targetType: "plugin", targetID: pluginID),
             requiring: .pluginOwners(pluginID, doing: "manage the owners of")
         ) { change in
-            let current = try AccessQueries.role(change.db, pluginID: pluginID, principal: principal)
+            let current = try RoleQueries.role(change.db, pluginID: pluginID, principal: principal)
             if current == role {
                 return ChangeResult(
                     changed: false,
                     "\(principal) is already \(role == .owner ? "an owner" : "a maintainer") of \(pluginID); nothing changed.")
             }
             if current == .owner, role != .owner { try requireAnotherOwner(change, pluginID, principal) }
-            try AccessQueries.saveOwner(change.db, pluginID: pluginID, principal: principal, role: role, by: change.actor, at: change.now)
+            try RoleQueries.saveOwner(change.db, pluginID: pluginID, principal: principal, role: role, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
                     action: "owner.add", targetType: "plugin", targetID: pluginID,
@@ -36,11 +36,11 @@ extension Board {
             actor, refusal: AuditEntry(action: "owner.remove", targetType: "plugin", targetID: pluginID),
             requiring: .pluginOwners(pluginID, doing: "manage the owners of")
         ) { change in
-            guard let current = try AccessQueries.role(change.db, pluginID: pluginID, principal: principal) else {
+            guard let current = try RoleQueries.role(change.db, pluginID: pluginID, principal: principal) else {
                 throw BoardError.notFound("\(principal) is not an owner or maintainer of \(pluginID); see plugboard owner list \(pluginID)")
             }
             if current == .owner { try requireAnotherOwner(change, pluginID, principal) }
-            try AccessQueries.deleteOwner(change.db, pluginID: pluginID, principal: principal)
+            try RoleQueries.deleteOwner(change.db, pluginID: pluginID, principal: principal)
             try change.record(
                 AuditEntry(
                     action: "owner.remove", targetType: "plugin", targetID: pluginID,
@@ -57,10 +57,10 @@ extension Board {
             actor, refusal: AuditEntry(action: "admin.add", targetType: "admin", targetID: principal),
             requiring: .admin(doing: "add admins")
         ) { change in
-            if try AccessQueries.isAdmin(change.db, principal) {
+            if try RoleQueries.isAdmin(change.db, principal) {
                 return ChangeResult(changed: false, "\(principal) is already a board admin; nothing changed.")
             }
-            try AccessQueries.insertAdmin(change.db, principal, by: change.actor, at: change.now)
+            try RoleQueries.insertAdmin(change.db, principal, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
                     action: "admin.add", targetType: "admin", targetID: principal, before: .object(["admin": .bool(false)]),
@@ -76,13 +76,13 @@ extension Board {
             actor, refusal: AuditEntry(action: "admin.remove", targetType: "admin", targetID: principal),
             requiring: .admin(doing: "remove admins")
         ) { change in
-            guard try AccessQueries.isAdmin(change.db, principal) else {
+            guard try RoleQueries.isAdmin(change.db, principal) else {
                 throw BoardError.notFound("\(principal) is not a board admin; see plugboard admin list")
             }
-            guard try AccessQueries.adminCount(change.db) > 1 else {
+            guard try RoleQueries.adminCount(change.db) > 1 else {
                 throw BoardError.conflict("\(principal) is the last board admin and cannot be removed; add another admin first")
             }
-            try AccessQueries.deleteAdmin(change.db, principal)
+            try RoleQueries.deleteAdmin(change.db, principal)
             try change.record(
                 AuditEntry(
                     action: "admin.remove", targetType: "admin", targetID: principal, before: .object(["admin": .bool(true)]),
@@ -96,23 +96,23 @@ extension Board {
         try Validate.pluginID(pluginID)
         return try read { db in
             try RegistryQueries.requirePlugin(db, pluginID)
-            return try AccessQueries.owners(db, pluginID: pluginID)
+            return try RoleQueries.owners(db, pluginID: pluginID)
         }
     }
 
     /// Whether `principal` is a board admin or an owner or maintainer of some plug-in: one who may register versions of
     /// what is already on the board, and so may send what a registration carries (many manifests, artifacts).
     package func holdsRole(_ principal: String) throws(BoardError) -> Bool {
-        try read { db in try AccessQueries.isAdmin(db, principal) || AccessQueries.holdsPluginRole(db, principal) }
+        try read { db in try RoleQueries.isAdmin(db, principal) || RoleQueries.holdsPluginRole(db, principal) }
     }
 
     /// The board admins.
     package func admins() throws(BoardError) -> [BoardAdmin] {
-        try read { db in try AccessQueries.admins(db) }
+        try read { db in try RoleQueries.admins(db) }
     }
 
     private func requireAnotherOwner(_ change: AuditedChange, _ pluginID: String, _ principal: String) throws {
-        guard try AccessQueries.otherOwnerCount(change.db, pluginID: pluginID, besides: principal) > 0 else {
+        guard try RoleQueries.otherOwnerCount(change.db, pluginID: pluginID, besides: principal) > 0 else {
             throw BoardError.conflict(
                 "\(principal) is the last owner of \(pluginID) and cannot be removed or demoted; add another owner first")
         }
