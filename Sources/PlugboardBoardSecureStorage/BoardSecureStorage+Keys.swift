@@ -1,8 +1,8 @@
 import Foundation
-public import PlugboardModel
+package import PlugboardModel
 import PlugboardPluginAPI
-public import PlugboardSecureStorage
-public import PlugboardStore
+package import PlugboardSecureStorage
+package import PlugboardStore
 
 #if canImport(Glibc)
 import Glibc

@@ -2,7 +2,7 @@ public import Foundation
 public import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardSecureStorage
-public import PlugboardStore
+package import PlugboardStore
 
 // The audited operations on secrets: set, read, delete.
 extension BoardSecureStorage {

@@ -1,5 +1,5 @@
 package import AsyncHTTPClient
-package import Foundation
+import Foundation
 package import NIOCore
 import NIOSSL
 package import PlugboardModel

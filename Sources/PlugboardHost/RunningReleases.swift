@@ -1,4 +1,4 @@
-public import PlugboardPluginAPI
+import PlugboardPluginAPI
 import Synchronization
 
 /// The versions of the plug-ins a host runs, as flag context: the property `plugin.ID.version` holds the version of

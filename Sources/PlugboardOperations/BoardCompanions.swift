@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 /// The files that belong to a board but live beside it, never in it: the master key, the board key, the artifacts.
 package struct BoardCompanions {

@@ -1,7 +1,7 @@
 package import ArgumentParser
 package import Foundation
 package import PlugboardModel
-package import PlugboardStore
+import PlugboardStore
 
 /// What a caller must hold to perform an operation, and the lane its work runs in on a served board.
 package enum OperationAccess: String, Sendable {

@@ -8,7 +8,7 @@ import PlugboardClient
 public import PlugboardFlags
 public import PlugboardHost
 public import PlugboardModel
-public import PlugboardPluginAPI
+import PlugboardPluginAPI
 import Synchronization
 
 /// A board served by `plugboard serve`, for remote hosts: the same loading rules, reasons and events as a

@@ -1,6 +1,6 @@
-public import Foundation
-public import PlugboardFlags
-public import PlugboardModel
+package import Foundation
+package import PlugboardFlags
+package import PlugboardModel
 public import PlugboardStore
 
 /// What `plugboard serve` needs from a board: reading flags and tokens, noticing changes, storing client usage.

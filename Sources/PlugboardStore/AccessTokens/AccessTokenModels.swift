@@ -1,5 +1,5 @@
-package import Foundation
-package import PlugboardModel
+import Foundation
+import PlugboardModel
 
 /// A person's (or a service's) access token as people see it: never its secret, never its hash.
 ///

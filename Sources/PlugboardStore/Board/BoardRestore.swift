@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 import GRDB
 package import PlugboardModel
 

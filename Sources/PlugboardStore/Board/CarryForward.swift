@@ -1,5 +1,5 @@
 import GRDB
-package import PlugboardModel
+import PlugboardModel
 
 /// One stop or narrowing carried from the board a restore replaced into the restored board (or, under
 /// `--without-carry-forward`, one stop that was not).

@@ -1,5 +1,5 @@
 package import PlugboardFlags
-package import PlugboardModel
+import PlugboardModel
 
 /// The kinds of flag, with Unleash's expected lifetimes (after which a flag is "potentially stale").
 package enum FlagType: String, Sendable, Hashable, Codable, CaseIterable {
