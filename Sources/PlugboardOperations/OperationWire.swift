@@ -48,12 +48,9 @@ package enum OperationWire {
         let described = describe(type)
         var fields: [Field] = []
         var next = described.makeIterator()
-        for child in Mirror(reflecting: Op()).children {
-            guard let label = child.label else { continue }
-            let property = label.hasPrefix("_") ? String(label.dropFirst()) : label
+        for (property, value) in wireProperties(of: Op()) {
             let name = snakeCase(property)
-            guard let box = child.value as? any ParsedField else {
-                guard property == "env" else { continue }
+            guard let box = value as? any ParsedField else {
                 let optional = Op.declaration.environmentOptional
                 fields.append(
                     Field(
@@ -83,7 +80,18 @@ package enum OperationWire {
 
     /// Whether `type` acts in an environment (it declares `var env: String?`).
     package static func actsInEnvironment<Op: BoardOperation>(_ type: Op.Type) -> Bool {
-        Mirror(reflecting: Op()).children.contains { $0.label == "env" }
+        wireProperties(of: Op()).contains { $0.property == "env" }
+    }
+
+    /// The properties of `operation` that travel, in declaration order: its argument-parser fields (the wrapper as
+    /// the value) and its `env`.
+    private static func wireProperties(of operation: some BoardOperation) -> [(property: String, value: Any)] {
+        Mirror(reflecting: operation).children.compactMap { child in
+            guard let label = child.label else { return nil }
+            let property = label.hasPrefix("_") ? String(label.dropFirst()) : label
+            guard child.value is any ParsedField || property == "env" else { return nil }
+            return (property, child.value)
+        }
     }
 
     /// The request `operation` as its JSON body.
@@ -91,18 +99,8 @@ package enum OperationWire {
         var object: [String: Any] = [:]
         // The values' names come from the operation itself: the CLI sends a request without asking argument-parser
         // to describe it.
-        for child in Mirror(reflecting: operation).children {
-            guard let label = child.label else { continue }
-            let property = label.hasPrefix("_") ? String(label.dropFirst()) : label
-            let value: Any?
-            if let field = child.value as? any ParsedField {
-                value = field.value
-            } else if property == "env" {
-                value = child.value
-            } else {
-                continue
-            }
-            if let json = jsonValue(value) { object[snakeCase(property)] = json }
+        for (property, value) in wireProperties(of: operation) {
+            if let json = jsonValue((value as? any ParsedField)?.value ?? value) { object[snakeCase(property)] = json }
         }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             throw BoardError(.invalidInput, "the \(Op.name) request cannot be encoded")
