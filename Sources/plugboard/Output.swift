@@ -15,18 +15,9 @@ import Darwin
 struct Output {
     let json: Bool
 
-    /// Prints `value` as pretty JSON with snake_case keys.
+    /// Prints `value` as pretty JSON with snake_case keys (``AdminJSON``, the wire's format too).
     func printJSON(_ value: some Encodable) {
-        print(Self.jsonText(value))
-    }
-
-    static func jsonText(_ value: some Encodable, pretty: Bool = true) -> String {
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.outputFormatting =
-            pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value), let text = String(data: data, encoding: .utf8) else { return "null" }
-        return text
+        print(AdminJSON.text(value))
     }
 
     /// Prints the outcome of a change: text, or JSON `{changed, message, notes}`.

@@ -154,7 +154,7 @@ struct ServeCommand: BoardCommand {
                     let adminText = urls["admin"].map { ", the operations API at \($0)" } ?? ""
                     let line =
                         json
-                        ? Output.jsonText(urls, pretty: false)
+                        ? AdminJSON.text(urls, pretty: false)
                         : "Serving the board at \(url): Unleash SDKs at \(url)/api, OFREP at \(url)/ofrep/v1\(adminText) (Ctrl-C stops)"
                     FileHandle.standardOutput.write(Data((line + "\n").utf8))
                 }
