@@ -4,7 +4,7 @@ package import PlugboardModel
 import Synchronization
 
 /// An operation's request on the wire, derived from its declaration: one JSON object whose keys are its fields'
-/// names in snake_case.
+/// names as ``AdminJSON`` writes keys (snake_case), like the answers'.
 ///
 /// The fields, their help, whether they are optional or repeat, come from swift-argument-parser's own description of
 /// the operation (the `--experimental-dump-help` document); their JSON types from the declared Swift types. A request
@@ -49,7 +49,7 @@ package enum OperationWire {
         var fields: [Field] = []
         var next = described.makeIterator()
         for (property, value) in wireProperties(of: Op()) {
-            let name = snakeCase(property)
+            let name = AdminJSON.key(property)
             guard let box = value as? any ParsedField else {
                 let optional = Op.declaration.environmentOptional
                 fields.append(
@@ -100,7 +100,7 @@ package enum OperationWire {
         // The values' names come from the operation itself: the CLI sends a request without asking argument-parser
         // to describe it.
         for (property, value) in wireProperties(of: operation) {
-            if let json = jsonValue((value as? any ParsedField)?.value ?? value) { object[snakeCase(property)] = json }
+            if let json = jsonValue((value as? any ParsedField)?.value ?? value) { object[AdminJSON.key(property)] = json }
         }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             throw BoardError(.invalidInput, "the \(Op.name) request cannot be encoded")
@@ -224,23 +224,6 @@ package enum OperationWire {
     private static func sentence(_ message: String) -> String {
         let first = message.split(separator: "\n").first.map(String.init) ?? message
         return first.hasPrefix("Error: ") ? String(first.dropFirst(7)) : first
-    }
-
-    /// `artifactSHA256` → `artifact_sha256`, as ``AdminJSON`` writes keys.
-    static func snakeCase(_ name: String) -> String {
-        var out = ""
-        var previousLower = false
-        for character in name {
-            if character.isUppercase {
-                if previousLower { out += "_" }
-                out += character.lowercased()
-                previousLower = false
-            } else {
-                out.append(character)
-                previousLower = character.isLowercase || character.isNumber
-            }
-        }
-        return out
     }
 
     /// swift-argument-parser's description of an operation's arguments.
