@@ -5,9 +5,9 @@ import Synchronization
 /// value of it from a recorder that notes every key, type and optional it is asked for.
 ///
 /// Keys are written as the wire writes them (``AdminJSON``'s snake_case). A property the type decodes with
-/// `decodeIfPresent` (an optional) is not required: the JSON leaves out what is not set. A type whose values must
-/// have a form (a version, an enumeration) gives the recorder a sample through ``SchemaSample``, or is tried with a
-/// few usual forms.
+/// `decodeIfPresent` (an optional) is not required: the JSON leaves out what is not set. An enumeration that is
+/// `CaseIterable` gives its first case and lists its values; another type whose values must have a form (a version)
+/// is tried with a few usual forms until it decodes.
 package indirect enum JSONSchema: Sendable, Equatable {
     case string, integer, number, boolean
     /// A string that is one of these.
@@ -104,18 +104,6 @@ package indirect enum JSONSchema: Sendable, Equatable {
     }
 }
 
-/// A value the schema recorder gives for a type whose values must have a form, and that form's schema.
-package protocol SchemaSample {
-    /// A valid value.
-    static var schemaSample: Self { get }
-    /// Its schema (default: a string).
-    static var schema: JSONSchema { get }
-}
-
-extension SchemaSample {
-    package static var schema: JSONSchema { .string }
-}
-
 /// A decoder that records the schema of what is decoded from it.
 final class SchemaRecorder: Decoder {
     /// Texts tried, in turn, where a type reads a string: a type that refuses one is decoded again with the next.
@@ -133,7 +121,6 @@ final class SchemaRecorder: Decoder {
     /// A value of `type` and its schema.
     static func sample<T: Decodable>(_ type: T.Type) throws -> (value: T, schema: JSONSchema) {
         if let scalar = scalar(type) { return scalar }
-        if let sampled = type as? any SchemaSample.Type, let value = sampled.schemaSample as? T { return (value, sampled.schema) }
         if let cases = (type as? any CaseIterable.Type)?.allCases as? any Collection, let first = cases.first(where: { _ in true }) as? T {
             let names = cases.compactMap { ($0 as? any RawRepresentable)?.rawValue as? String }
             return (first, names.isEmpty ? .string : .oneOf(names))
