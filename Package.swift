@@ -22,9 +22,7 @@ let package = Package(
         .library(name: "PlugboardVersioning", targets: ["PlugboardVersioning"]),
         .library(name: "PlugboardFlags", targets: ["PlugboardFlags"]),
         .library(name: "PlugboardModel", targets: ["PlugboardModel"]),
-        .library(name: "PlugboardStore", targets: ["PlugboardStore"]),
         .library(name: "PlugboardSecureStorage", targets: ["PlugboardSecureStorage"]),
-        .library(name: "PlugboardBoardSecureStorage", targets: ["PlugboardBoardSecureStorage"]),
         .library(name: "PlugboardHost", targets: ["PlugboardHost"]),
         .library(name: "PlugboardFileHost", targets: ["PlugboardFileHost"]),
         .library(name: "PlugboardRemoteHost", targets: ["PlugboardRemoteHost"]),
@@ -266,7 +264,8 @@ let package = Package(
         ),
         .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
         .testTarget(
-            name: "PlugboardOperationsTests", dependencies: ["PlugboardOperations", "PlugboardStore", "PlugboardModel", "PlugboardVersioning"]),
+            name: "PlugboardOperationsTests",
+            dependencies: ["PlugboardOperations", "PlugboardStore", "PlugboardModel", "PlugboardVersioning"]),
         .testTarget(name: "PlugboardRegexTests", dependencies: ["PlugboardRegex"]),
         .testTarget(name: "PlugboardFlagsTests", dependencies: ["PlugboardFlags"], exclude: ["Fixtures"]),
         .testTarget(
@@ -282,7 +281,8 @@ let package = Package(
             name: "PlugboardHostTests",
             dependencies: [
                 "PlugboardHost", "PlugboardFileHost", "PlugboardModel", "PlugboardStore", "PlugboardFlags", "PlugboardVersioning",
-                "PlugboardPluginAPI", "PlugboardTesting", "PlugboardServer", "PlugboardRemoteHost", "PlugboardClient", "PlugboardTestSupport",
+                "PlugboardPluginAPI", "PlugboardTesting", "PlugboardServer", "PlugboardRemoteHost", "PlugboardClient",
+                "PlugboardTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -349,7 +349,9 @@ if benchmarks {
     package.targets.append(
         .executableTarget(
             name: "audit-scale-board",
-            dependencies: ["BenchmarkContexts", "PlugboardModel", "PlugboardStore", "PlugboardSecureStorage", "PlugboardBoardSecureStorage"],
+            dependencies: [
+                "BenchmarkContexts", "PlugboardModel", "PlugboardStore", "PlugboardSecureStorage", "PlugboardBoardSecureStorage",
+            ],
             path: "Tools/Benchmarks/AuditScale",
             swiftSettings: commonSwiftSettings
         ))

@@ -70,7 +70,7 @@ let package = Package(
                 .product(name: "PlugboardFileHost", package: "Plugboard"),
                 .product(name: "PlugboardPluginAPI", package: "Plugboard"),
                 .product(name: "PlugboardModel", package: "Plugboard"),
-                .product(name: "PlugboardStore", package: "Plugboard"),
+                .product(name: "PlugboardOperations", package: "Plugboard"),
                 .product(name: "PlugboardTesting", package: "Plugboard"),
                 .product(name: "PlugboardVersioning", package: "Plugboard"),
                 .product(name: "ExampleFeatures", package: "ExampleFeatures"),

@@ -1,5 +1,5 @@
-public import Foundation
-public import PlugboardModel
+package import Foundation
+package import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardSecureStorage
 package import PlugboardStore
@@ -45,7 +45,7 @@ extension BoardSecureStorage {
     /// - Throws: `BoardError` with code `notFound` if there is no such secret (audited as a refusal), `integrity`
     ///   if the stored value or its data key was altered or moved, `conflict` if its data key was shredded. Never
     ///   returns wrong data.
-    public func secret(forKey key: String, pluginID: String, by actor: Principal) throws(BoardError) -> Data {
+    package func secret(forKey key: String, pluginID: String, by actor: Principal) throws(BoardError) -> Data {
         try Validate.pluginID(pluginID)
         let key = try Self.validatedKeyName(key)
         return try changePlugin(pluginID, action: "secret.get", doing: "read the secrets of", by: actor) { change, secrets, backend in

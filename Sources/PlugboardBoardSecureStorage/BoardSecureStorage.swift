@@ -1,8 +1,8 @@
 import Foundation
-public import PlugboardModel
-public import PlugboardPluginAPI
-public import PlugboardSecureStorage
-public import PlugboardStore
+package import PlugboardModel
+package import PlugboardPluginAPI
+package import PlugboardSecureStorage
+package import PlugboardStore
 
 #if canImport(Glibc)
 import Glibc
@@ -32,11 +32,11 @@ import Darwin
 /// let config = HostConfiguration(board: board, identity: identity,
 ///                                secureStorage: { id in try secrets.storage(forPlugin: id) })
 /// ```
-public final class BoardSecureStorage: Sendable, CustomStringConvertible {
+package final class BoardSecureStorage: Sendable, CustomStringConvertible {
     /// The board.
-    public let board: Board
+    package let board: Board
     /// Where the master key came from.
-    public let keySource: MasterKeySource
+    package let keySource: MasterKeySource
     /// The engine over the board's ``PlugboardStore/Board/secureStorageBackend``, for the plug-ins' storage; admin
     /// operations open stores that join their transaction, with this store's key and configuration.
     let store: SecureStorageEngine
@@ -53,7 +53,7 @@ public final class BoardSecureStorage: Sendable, CustomStringConvertible {
     /// - Throws: `BoardError` with code `masterKey` when the key does not belong to the board ("this master key
     ///   does not belong to this board (…)") or the board's secure storage was never initialised; nothing was read
     ///   or written.
-    public init(
+    package init(
         board: Board, masterKey: MasterKey, source: MasterKeySource = .host("the host's master key"),
         configuration: SecureStorageConfiguration = SecureStorageConfiguration()
     ) throws(BoardError) {
@@ -72,7 +72,7 @@ public final class BoardSecureStorage: Sendable, CustomStringConvertible {
     ///
     /// - Throws: `BoardError` with code `masterKey` when the key is missing, malformed, readable by others, or
     ///   not the board's. The message names the file or variable and says what to do.
-    public static func open(
+    package static func open(
         board: Board, environment: EnvironmentKeyProvider = EnvironmentKeyProvider(),
         configuration: SecureStorageConfiguration = SecureStorageConfiguration()
     ) throws(BoardError) -> BoardSecureStorage {
@@ -92,7 +92,7 @@ public final class BoardSecureStorage: Sendable, CustomStringConvertible {
     /// Opens the secure storage of `board` with the key that `keyProvider` returns (a host's KMS or keychain).
     ///
     /// - Throws: `BoardError` with code `masterKey` when the provider fails or its key is not the board's.
-    public static func open(
+    package static func open(
         board: Board, keyProvider: any KeyProvider,
         configuration: SecureStorageConfiguration = SecureStorageConfiguration()
     ) async throws(BoardError) -> BoardSecureStorage {
@@ -115,7 +115,7 @@ public final class BoardSecureStorage: Sendable, CustomStringConvertible {
     /// Called by `plugboard init` and `plugboard keys init`. On a board whose storage is already initialised it
     /// only opens it (``MasterKeySetup/changed`` is false). If the transaction fails, a key file it created is
     /// removed again.
-    public static func initialize(
+    package static func initialize(
         board: Board, by actor: Principal, environment: EnvironmentKeyProvider = EnvironmentKeyProvider(),
         configuration: SecureStorageConfiguration = SecureStorageConfiguration()
     ) throws(BoardError) -> (secrets: BoardSecureStorage, setup: MasterKeySetup) {
@@ -175,10 +175,10 @@ public final class BoardSecureStorage: Sendable, CustomStringConvertible {
     }
 
     /// The non-secret ``/PlugboardSecureStorage/MasterKey/identifier`` of the master key in use.
-    public var masterKeyIdentifier: String { store.masterKeyIdentifier }
+    package var masterKeyIdentifier: String { store.masterKeyIdentifier }
 
     /// `BoardSecureStorage(<board>, master key: <id> from <source>)`: never a key.
-    public var description: String {
+    package var description: String {
         "BoardSecureStorage(\(board.path), master key: \(store.masterKeyIdentifier) from \(keySource))"
     }
 
@@ -191,7 +191,7 @@ public final class BoardSecureStorage: Sendable, CustomStringConvertible {
     ///
     /// - Throws: `BoardError` with code `invalidInput` for an invalid id, `notFound` if the plug-in is not
     ///   registered (secure storage keeps values only for registered plug-ins).
-    public func storage(forPlugin pluginID: String) throws(BoardError) -> any SecureStorage {
+    package func storage(forPlugin pluginID: String) throws(BoardError) -> any SecureStorage {
         try board.requirePlugin(pluginID)
         do {
             return try store.storage(forPlugin: pluginID)
@@ -253,7 +253,7 @@ public final class BoardSecureStorage: Sendable, CustomStringConvertible {
 extension Board {
     /// The non-secret id of the board's master key (from its key check value), or `nil` if the board's secure
     /// storage was never initialised. Needs no key.
-    public func masterKeyIdentifier() throws(BoardError) -> String? {
+    package func masterKeyIdentifier() throws(BoardError) -> String? {
         try masterKeyCheckValue().flatMap(MasterKey.identifier(ofKeyCheckValue:))
     }
 }

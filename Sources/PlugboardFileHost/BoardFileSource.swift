@@ -2,17 +2,20 @@ import Foundation
 public import PlugboardHost
 public import PlugboardModel
 public import PlugboardPluginAPI
-public import PlugboardStore
+package import PlugboardStore
 
 /// The board file on this machine: the host polls `PRAGMA data_version`, reads the registry in the transaction that
 /// proves the board from the host's anchor (structure, audit chain, state root, every kill switch), proves each release
 /// it considers against the audit log's head, and writes its load report to the board.
 public struct BoardFileSource: HostSource {
     /// The board.
-    public let board: Board
+    package let board: Board
 
-    /// A source reading `board`.
-    public init(board: Board) { self.board = board }
+    /// A source reading `board`, a connection the host's other parts share.
+    package init(board: Board) { self.board = board }
+
+    /// A source reading the board file at `path`; refused with a sentence when it is not a board.
+    public init(path: String) throws(BoardError) { self.init(board: try Board.open(at: path)) }
 
     public var name: String { "the board at \(board.path)" }
 

@@ -1,20 +1,20 @@
-public import Foundation
+package import Foundation
 public import Logging
 import PlugboardBoardSecureStorage
 public import PlugboardHost
 public import PlugboardModel
 public import PlugboardPluginAPI
 import PlugboardSecureStorage
-public import PlugboardStore
+package import PlugboardStore
 
 extension HostConfiguration {
     /// The board file, when the source is one (``BoardFileSource``). A board opened read-only works: the host cannot
     /// write load reports then, and says so once.
-    public var board: Board? { (source as? BoardFileSource)?.board }
+    package var board: Board? { (source as? BoardFileSource)?.board }
 
     /// Creates a configuration with defaults: poll every 100 ms, no flags (gated plug-ins stay off), no secure
     /// storage (plug-ins asking for it get a clear error), empty configuration slices.
-    public init(
+    package init(
         board: Board, identity: HostIdentity, pollInterval: Duration = .milliseconds(100),
         secureStorage: @escaping @Sendable (String) throws -> any SecureStorage = { id in UnavailableSecureStorage(pluginID: id) },
         flags: any HostFlagProvider = NoFlags(),
@@ -53,7 +53,7 @@ extension HostConfiguration {
     }
 
     /// Secure storage for each plug-in from `board`'s secrets (see ``init(boardAt:identity:stateFolder:configuration:services:logger:)``).
-    public static func secureStorage(of board: Board) -> @Sendable (String) throws -> any SecureStorage {
+    package static func secureStorage(of board: Board) -> @Sendable (String) throws -> any SecureStorage {
         let secrets: Result<BoardSecureStorage, BoardError> = Result { () throws(BoardError) in try BoardSecureStorage.open(board: board) }
         return { pluginID in
             switch secrets {

@@ -3,31 +3,16 @@ package import PlugboardModel
 package import PlugboardStore
 import Synchronization
 
-/// One operation of the operations API as it travels: what the CLI does to a board, as a value.
+/// One operation as it travels in the operations API, and as the CLI and the server perform it.
 ///
 /// The CLI builds a request from its arguments and either performs it on the board file (``perform(on:as:)``) or
 /// sends it to `plugboard serve --admin` as `POST /api/admin/{name}` with ``wireBody()`` as the JSON body; the server
 /// decodes it with ``fromWire(_:)`` and performs it as the access token's principal. Both give the same
-/// ``AdminReply``: the same JSON, the same error, the same notes. ``BoardOperation`` derives all of this from one
-/// declaration; ``RoutedRequest`` from a `Codable` type and its ``AdminRoute``.
-package protocol AdminRequest: Sendable {
-    /// What the operation answers with: the JSON the CLI prints with `--json`.
-    associatedtype Response: Codable & Sendable
-
-    /// The operation's name (`plugin.kill`): the path of its route under `/api/admin/` and its OpenAPI `operationId`.
-    static var name: String { get }
-    /// Who may perform it, and its lane on a served board.
-    static var access: OperationAccess { get }
-    /// One sentence: what it does.
-    static var summary: String { get }
-    /// More about it, for the OpenAPI document's description (may be empty).
-    static var discussion: String { get }
-    /// The name of the schema of the answer in the OpenAPI document's components.
-    static var responseSchema: String { get }
+/// ``OperationReply``: the same JSON, the same error, the same notes. ``ParsedOperation`` derives the wire from the
+/// operation's arguments; ``RoutedRequest`` from a `Codable` type and its listed fields.
+package protocol AdminRequest: BoardOperation {
     /// The schema of the answer (default: read from the `Response` type, ``JSONSchema/of(_:)``).
     static var responseJSONSchema: JSONSchema { get }
-    /// The largest request body the server reads for it, when not the server's usual limit.
-    static var bodyLimit: Int? { get }
     /// The fields of its JSON body, for the OpenAPI document.
     static var parameters: [AdminParameter] { get }
 
@@ -36,8 +21,12 @@ package protocol AdminRequest: Sendable {
     /// A request from the JSON body of its route; a malformed one is refused with a sentence.
     static func fromWire(_ body: Data) throws(BoardError) -> Self
 
+    /// The request with the checks its wire makes on the way in applied, for a request made in Swift (its fields'
+    /// types and `validate()`); refused with the sentence the CLI and the server give.
+    func checked() throws(BoardError) -> Self
+
     /// Performs the operation on `board` as `actor`: every check the board makes applies (admins, owners, policies).
-    func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<Response>
+    func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response>
 
     /// The answer as the API sends it (default: ``AdminJSON``, the CLI's `--json`).
     static func encodeResponse(_ value: Response) -> Data
@@ -46,26 +35,35 @@ package protocol AdminRequest: Sendable {
 }
 
 extension AdminRequest {
+    /// The operation's name (`plugin.kill`): the path of its route under `/api/admin/` and its OpenAPI `operationId`.
+    package static var name: String { declaration.name }
+    /// Who may perform it, and its lane on a served board.
+    package static var access: OperationAccess { declaration.access }
+    /// One sentence: what it does.
+    package static var summary: String { declaration.abstract }
+    /// More about it, for the OpenAPI document's description (may be empty).
+    package static var discussion: String { declaration.discussion }
+    /// The name of the schema of the answer in the OpenAPI document's components.
+    package static var responseSchema: String { declaration.response }
+    /// The largest request body the server reads for it, when not the server's usual limit.
+    package static var bodyLimit: Int? { declaration.bodyLimit }
+
     package static var responseJSONSchema: JSONSchema { JSONSchema.of(Response.self) }
+
+    package func checked() throws(BoardError) -> Self { self }
 
     package static func encodeResponse(_ value: Response) -> Data { Data(AdminJSON.text(value, pretty: false).utf8) }
     package static func decodeResponse(_ data: Data) throws -> Response { try AdminJSON.decoder().decode(Response.self, from: data) }
 }
 
-/// A request whose wire form is its `Codable` encoding (snake_case keys) and whose route is declared beside it.
+/// A request whose wire form is its `Codable` encoding (snake_case keys), with its fields listed for the document.
 package protocol RoutedRequest: AdminRequest, Codable {
-    /// The route's name, access, summary, fields and answer.
-    static var route: AdminRoute { get }
+    /// The fields of its JSON body.
+    static var fields: [AdminParameter] { get }
 }
 
 extension RoutedRequest {
-    package static var name: String { route.name }
-    package static var access: OperationAccess { route.access }
-    package static var summary: String { route.summary }
-    package static var discussion: String { "" }
-    package static var responseSchema: String { route.response }
-    package static var bodyLimit: Int? { route.bodyLimit }
-    package static var parameters: [AdminParameter] { route.parameters }
+    package static var parameters: [AdminParameter] { fields }
 
     package func wireBody() throws(BoardError) -> Data {
         do { return try AdminJSON.encoder(pretty: false).encode(self) } catch {
@@ -75,52 +73,23 @@ extension RoutedRequest {
 
     package static func fromWire(_ body: Data) throws(BoardError) -> Self {
         do { return try AdminJSON.decoder().decode(Self.self, from: body.isEmpty ? Data("{}".utf8) : body) } catch {
-            throw BoardError(.invalidInput, "the body is not a \(route.name) request: \(AdminJSON.describe(error))")
+            throw BoardError(.invalidInput, "the body is not a \(name) request: \(AdminJSON.describe(error))")
         }
     }
 }
 
-/// What an operation answers: its value, and notes for stderr (a CLI prints them as `note:` lines; the API sends them
+/// What an operation answers: its value, and notes (the CLI prints them as `note:` lines on stderr; the API sends them
 /// as `Plugboard-Note` headers).
-package struct AdminReply<Value: Sendable>: Sendable {
+public struct OperationReply<Value: Sendable>: Sendable {
     /// The answer.
-    package var value: Value
+    public var value: Value
     /// Sentences about the answer (for example that some telemetry was dropped).
-    package var notes: [String]
+    public var notes: [String]
 
     /// An answer with notes.
     package init(_ value: Value, notes: [String] = []) {
         self.value = value
         self.notes = notes
-    }
-}
-
-/// What a ``RoutedRequest`` is: its name, who may perform it, its fields and its answer.
-package struct AdminRoute: Sendable {
-    /// The OpenAPI `operationId` and the path under `/api/admin/` (`plugin.register`).
-    package let name: String
-    /// Who may perform it, and its lane.
-    package let access: OperationAccess
-    /// One sentence: what it does.
-    package let summary: String
-    /// The fields of its JSON body.
-    package let parameters: [AdminParameter]
-    /// The name of the schema of the answer in the OpenAPI document's components.
-    package let response: String
-    /// The largest request body the server reads for it, when not the server's usual limit.
-    package let bodyLimit: Int?
-
-    /// A route.
-    package init(
-        _ name: String, _ access: OperationAccess, summary: String, parameters: [AdminParameter] = [], response: String,
-        bodyLimit: Int? = nil
-    ) {
-        self.name = name
-        self.access = access
-        self.summary = summary
-        self.parameters = parameters
-        self.response = response
-        self.bodyLimit = bodyLimit
     }
 }
 

@@ -1,45 +1,49 @@
-package import ArgumentParser
-package import PlugboardModel
+public import ArgumentParser
+public import PlugboardModel
 package import PlugboardStore
 
 /// Reads of the board as a whole: environments, clients, the audit log and its verification.
-package enum BoardOperations {
+public enum BoardOperations {
     /// The operations of `plugboard env`.
-    package static let environments: [any BoardOperation.Type] = [Environments.self]
+    package static let environments: [any ParsedOperation.Type] = [Environments.self]
     /// `plugboard clients`, a command of its own at the top level.
-    package static let clients: [any BoardOperation.Type] = [Clients.self]
+    package static let clients: [any ParsedOperation.Type] = [Clients.self]
     /// The operations of `plugboard audit`: its rows (read a page at a time; the CLI command streams them), verify and
     /// checkpoint.
-    package static let audit: [any BoardOperation.Type] = [Audit.self, Verify.self, Checkpoint.self]
+    package static let audit: [any ParsedOperation.Type] = [Audit.self, Verify.self, Checkpoint.self]
     /// Every operation of this group, in the order the OpenAPI document lists them.
-    package static let all: [any BoardOperation.Type] = environments + clients + audit
+    package static let all: [any ParsedOperation.Type] = environments + clients + audit
 
     /// `env list`.
-    package struct Environments: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Environments: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "env.list", .read, abstract: "List the board's environments.", response: "NameList")
-        package init() {}
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[String]> {
-            AdminReply(try board.environments())
+        public init() {}
+        /// What it answers.
+        public typealias Response = [String]
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.environments())
         }
         package static func text(_ names: [String]) -> String? { names.joined(separator: "\n") }
     }
 
     /// `clients [--env]`: every environment's, or only the one `--env` names.
-    package struct Clients: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Clients: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "clients", .read,
             abstract: "List the applications and SDK instances that read the board through plugboard serve, with their last contact.",
             discussion: """
                 Instances silent for more than 30 days are forgotten. With --env, only that environment's. Read from the \
                 telemetry file beside the board (<board>.telemetry); a note on stderr says when telemetry was dropped.
                 """, response: "ClientList", environmentOptional: true)
-        package var env: String?
-        package init() {}
-        package init(env: String?) { self.env = env }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[ClientInstance]> {
+        public var env: String?
+        public init() {}
+        public init(env: String?) { self.env = env }
+        /// What it answers.
+        public typealias Response = [ClientInstance]
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             if let env { try Validate.environment(env) }
-            return AdminReply(try board.clientInstances(environment: env), notes: TelemetryNotes.drops(board, hosts: false))
+            return OperationReply(try board.clientInstances(environment: env), notes: TelemetryNotes.drops(board, hosts: false))
         }
         package static func text(_ instances: [ClientInstance]) -> String? {
             var table = Table("APPLICATION", "INSTANCE", "ENVIRONMENT", "SDK", "TOKEN", "FIRST SEEN", "LAST SEEN")
@@ -54,8 +58,8 @@ package enum BoardOperations {
 
     /// `audit verify [--checkpoint SEQ:HASH:ROOT]`: the answer says whether the log is intact (the CLI exits 1 when
     /// not).
-    package struct Verify: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Verify: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "audit.verify", .read,
             abstract:
                 "Recompute the hash chain and compare every row of policy with the digests the log recorded; exit 1 naming what differs.",
@@ -65,11 +69,13 @@ package enum BoardOperations {
         @Option(
             name: .long, help: ArgumentHelp("A checkpoint printed earlier by plugboard audit checkpoint.", valueName: "seq:hash:root"),
             transform: { try AuditCheckpoint(parsing: $0) })
-        package var checkpoint: AuditCheckpoint?
-        package init() {}
-        package init(checkpoint: AuditCheckpoint?) { self.checkpoint = checkpoint }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<AuditVerification> {
-            AdminReply(try board.verifyAudit(checkpoint: checkpoint))
+        public var checkpoint: AuditCheckpoint?
+        public init() {}
+        public init(checkpoint: AuditCheckpoint?) { self.checkpoint = checkpoint }
+        /// What it answers.
+        public typealias Response = AuditVerification
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.verifyAudit(checkpoint: checkpoint))
         }
         /// The sentence of an intact log (the CLI refuses with the problems of one that is not).
         package func text(for result: AuditVerification) -> String? {
@@ -81,31 +87,33 @@ package enum BoardOperations {
     }
 
     /// `audit checkpoint`.
-    package struct Checkpoint: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Checkpoint: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "audit.checkpoint", .read,
             abstract: "Print the head of the audit chain and the state root (SEQ:HASH:ROOT) to keep somewhere else.",
             response: "AuditCheckpoint")
-        package init() {}
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<AuditCheckpoint> {
+        public init() {}
+        /// What it answers.
+        public typealias Response = AuditCheckpoint
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             guard let head = try board.auditCheckpoint() else { throw BoardError(.notFound, "the audit log is empty") }
-            return AdminReply(head)
+            return OperationReply(head)
         }
         package static func text(_ head: AuditCheckpoint) -> String? { head.description }
     }
 
     /// `audit [--since] [--actor] [--target] [--limit]`, a page at a time: rows after `after`, oldest first. The CLI
     /// command streams the rows of a board file and reads a served board's page by page.
-    package struct Audit: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Audit: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "audit", .read, abstract: "Rows of the audit log, oldest first, a page at a time.", response: "AuditPage")
-        @Option(help: "Only rows at or after this ISO-8601 time.") package var since: String?
-        @Option(help: "Only rows whose actor or declared principal is this name.") package var actor: String?
-        @Option(help: "Only rows about this target id (a plug-in id also matches its versions).") package var target: String?
-        @Option(help: "At most this many rows (the newest).") package var limit: Int?
-        @Option(help: "Only rows after this sequence number (the last page's next_after).") package var after: Int64?
-        package init() {}
-        package init(since: String?, actor: String?, target: String?, limit: Int?, after: Int64?) {
+        @Option(help: "Only rows at or after this ISO-8601 time.") public var since: String?
+        @Option(help: "Only rows whose actor or declared principal is this name.") public var actor: String?
+        @Option(help: "Only rows about this target id (a plug-in id also matches its versions).") public var target: String?
+        @Option(help: "At most this many rows (the newest).") public var limit: Int?
+        @Option(help: "Only rows after this sequence number (the last page's next_after).") public var after: Int64?
+        public init() {}
+        public init(since: String?, actor: String?, target: String?, limit: Int?, after: Int64?) {
             self.since = since
             self.actor = actor
             self.target = target
@@ -116,22 +124,24 @@ package enum BoardOperations {
         package static let pageSize = 5_000
 
         /// One page.
-        package struct Page: Codable, Sendable {
-            package var records: [AuditRecord]
+        public struct Page: Codable, Sendable {
+            public var records: [AuditRecord]
             /// The `after` of the next page; absent on the last.
-            package var nextAfter: Int64?
+            public var nextAfter: Int64?
         }
 
         private struct Full: Error {}
 
-        package func validate() throws {
+        public func validate() throws {
             if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
             if let since, Timestamp.parse(since) == nil {
                 throw ValidationError("since '\(Validate.escaped(since))' is not an ISO-8601 time")
             }
         }
 
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<Page> {
+        /// What it answers.
+        public typealias Response = Page
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             var query = AuditQuery(since: since, by: self.actor, target: target, limit: limit)
             query.after = self.after
             var page = Page(records: [], nextAfter: nil)
@@ -150,7 +160,7 @@ package enum BoardOperations {
             } catch {
                 guard page.nextAfter != nil else { throw error }
             }
-            return AdminReply(page)
+            return OperationReply(page)
         }
     }
 }

@@ -1,184 +1,202 @@
-package import ArgumentParser
+public import ArgumentParser
 package import Foundation
-package import PlugboardFlags
-package import PlugboardModel
+public import PlugboardFlags
+public import PlugboardModel
 package import PlugboardStore
 
 /// Reads and changes of feature flags: the operations behind `plugboard flag …`.
-package enum FlagRequests {
+public enum FlagOperations {
     /// The operations whose CLI command is their declaration, in the order `plugboard flag --help` lists them.
-    package static let commands: [any BoardOperation.Type] = [
+    package static let commands: [any ParsedOperation.Type] = [
         Create.self, List.self, Show.self, Enable.self, Disable.self, Rollout.self, Archive.self, Unarchive.self,
     ]
 
     /// Every flag operation: ``commands``, then import and export, whose CLI commands read a file and print Unleash's
     /// JSON.
-    package static let all: [any BoardOperation.Type] = commands + [Import.self, Export.self]
+    package static let all: [any ParsedOperation.Type] = commands + [Import.self, Export.self]
 
     /// `flag create NAME`: the caller becomes its owner.
-    package struct Create: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Create: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "flag.create", .write, abstract: "Create a flag, off in every environment; you become its owner.", response: "ChangeResult")
-        @Argument(help: "The flag name, for example checkout.new-flow.") package var name: NewFlagName
-        @Option(name: .long, help: "release, experiment, operational, kill-switch or permission.") package var type: FlagType = .release
-        @Option(name: .long, help: "What the flag is for.") package var description: String?
-        package init() {}
-        package init(name: NewFlagName, type: FlagType, description: String?) {
+        @Argument(help: "The flag name, for example checkout.new-flow.") public var name: NewFlagName
+        @Option(name: .long, help: "release, experiment, operational, kill-switch or permission.") public var type: FlagType = .release
+        @Option(name: .long, help: "What the flag is for.") public var description: String?
+        public init() {}
+        public init(name: NewFlagName, type: FlagType, description: String?) {
             self.name = name
             self.type = type
             self.description = description
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.createFlag(name.text, type: type, description: description, by: actor))
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.createFlag(name.text, type: type, description: description, by: actor))
         }
     }
 
     /// `flag list [--stale] [--archived] [--unused DAYS]`.
-    package struct List: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct List: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "flag.list", .read, abstract: "List flags and their state in the environment.", response: "FlagSummaryList")
         @Flag(name: .long, help: "Only flags older than their type's expected lifetime (release/experiment 40 days, operational 7).")
-        package var stale = false
-        @Flag(name: .long, help: "Include archived flags.") package var archived = false
+        public var stale = false
+        @Flag(name: .long, help: "Include archived flags.") public var archived = false
         @Option(
             name: .long,
             help: ArgumentHelp("Only flags no client of plugboard serve evaluated in the last DAYS days (at most 30).", valueName: "days"))
-        package var unused: Int?
-        package var env: String?
-        package init() {}
-        package init(env: String, stale: Bool = false, archived: Bool = false, unused: Int? = nil) {
+        public var unused: Int?
+        public var env: String?
+        public init() {}
+        public init(env: String, stale: Bool = false, archived: Bool = false, unused: Int? = nil) {
             self.env = env
             self.stale = stale
             self.archived = archived
             self.unused = unused
         }
-        package func validate() throws {
+        public func validate() throws {
             if unused != nil && (stale || archived) { throw ValidationError("--unused cannot be combined with --stale or --archived") }
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[FlagSummary]> {
+        /// What it answers.
+        public typealias Response = [FlagSummary]
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             let env = try environment()
-            if let unused { return AdminReply(try board.unusedFlags(environment: env, days: unused)) }
-            return AdminReply(try board.flagSummaries(environment: env, staleOnly: stale, includeArchived: archived))
+            if let unused { return OperationReply(try board.unusedFlags(environment: env, days: unused)) }
+            return OperationReply(try board.flagSummaries(environment: env, staleOnly: stale, includeArchived: archived))
         }
         package func text(for flags: [FlagSummary]) -> String? { FlagText.list(flags, unused: unused, stale: stale) }
     }
 
     /// `flag show NAME`: its definition in every environment, and its usage.
-    package struct Show: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Show: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "flag.show", .read, abstract: "Show a flag's definition in every environment.", response: "FlagDetail")
-        @Argument(help: "The flag name.") package var name: FlagName
-        package init() {}
-        package init(name: FlagName) { self.name = name }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<FlagDetail> {
-            AdminReply(try board.flagDetail(name.text))
+        @Argument(help: "The flag name.") public var name: FlagName
+        public init() {}
+        public init(name: FlagName) { self.name = name }
+        /// What it answers.
+        public typealias Response = FlagDetail
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.flagDetail(name.text))
         }
         package static func text(_ flag: FlagDetail) -> String? { FlagText.detail(flag) }
     }
 
     /// `flag enable NAME`.
-    package struct Enable: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Enable: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "flag.enable", .write, abstract: "Switch a flag on in the environment.", response: "ChangeResult")
-        @Argument(help: "The flag name.") package var name: FlagName
-        package var env: String?
-        package init() {}
-        package init(name: FlagName, env: String) {
+        @Argument(help: "The flag name.") public var name: FlagName
+        public var env: String?
+        public init() {}
+        public init(name: FlagName, env: String) {
             self.name = name
             self.env = env
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.setFlagEnabled(name.text, true, environment: try environment(), by: actor))
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.setFlagEnabled(name.text, true, environment: try environment(), by: actor))
         }
     }
 
     /// `flag disable NAME`: a stop.
-    package struct Disable: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Disable: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "flag.disable", .stop, abstract: "Switch a flag off in the environment.", response: "ChangeResult")
-        @Argument(help: "The flag name.") package var name: FlagName
-        package var env: String?
-        package init() {}
-        package init(name: FlagName, env: String) {
+        @Argument(help: "The flag name.") public var name: FlagName
+        public var env: String?
+        public init() {}
+        public init(name: FlagName, env: String) {
             self.name = name
             self.env = env
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.setFlagEnabled(name.text, false, environment: try environment(), by: actor))
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.setFlagEnabled(name.text, false, environment: try environment(), by: actor))
         }
     }
 
     /// `flag rollout NAME PERCENT [--stickiness FIELD]`: a flexibleRollout strategy.
-    package struct Rollout: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Rollout: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "flag.rollout", .write, abstract: "Roll a flag out to a percentage of users (a flexibleRollout strategy).",
             discussion:
                 "Stickiness decides what keeps a user in the same bucket: default (userId, else sessionId, else random), userId, sessionId, random, or any context field.",
             response: "ChangeResult")
-        @Argument(help: "The flag name.") package var name: FlagName
-        @Argument(help: "0 to 100.") package var percent: Int
-        @Option(help: "The context field that keeps a user in the same bucket.") package var stickiness = Stickiness.standard
-        package var env: String?
-        package init() {}
-        package init(name: FlagName, percent: Int, stickiness: Stickiness = .standard, env: String) {
+        @Argument(help: "The flag name.") public var name: FlagName
+        @Argument(help: "0 to 100.") public var percent: Int
+        @Option(help: "The context field that keeps a user in the same bucket.") public var stickiness = Stickiness.standard
+        public var env: String?
+        public init() {}
+        public init(name: FlagName, percent: Int, stickiness: Stickiness = .standard, env: String) {
             self.name = name
             self.percent = percent
             self.stickiness = stickiness
             self.env = env
         }
-        package func validate() throws {
+        public func validate() throws {
             // The argument's form: a usage error (exit 2), like a percentage that is not a number.
             guard (0...100).contains(percent) else { throw ValidationError("the rollout percentage \(percent) is not between 0 and 100") }
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(
                 try board.rolloutFlag(name.text, percent: percent, stickiness: stickiness.text, environment: try environment(), by: actor))
         }
     }
 
     /// `flag archive NAME`: no longer evaluated (off) or exported; a stop.
-    package struct Archive: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Archive: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "flag.archive", .stop, abstract: "Archive a flag: no longer evaluated (off) or exported.", response: "ChangeResult")
-        @Argument(help: "The flag name.") package var name: FlagName
-        package init() {}
-        package init(name: FlagName) { self.name = name }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.archiveFlag(name.text, archived: true, by: actor))
+        @Argument(help: "The flag name.") public var name: FlagName
+        public init() {}
+        public init(name: FlagName) { self.name = name }
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.archiveFlag(name.text, archived: true, by: actor))
         }
     }
 
     /// `flag unarchive NAME`.
-    package struct Unarchive: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Unarchive: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "flag.unarchive", .write, abstract: "Bring an archived flag back.", response: "ChangeResult")
-        @Argument(help: "The flag name.") package var name: FlagName
-        package init() {}
-        package init(name: FlagName) { self.name = name }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.archiveFlag(name.text, archived: false, by: actor))
+        @Argument(help: "The flag name.") public var name: FlagName
+        public init() {}
+        public init(name: FlagName) { self.name = name }
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.archiveFlag(name.text, archived: false, by: actor))
         }
     }
 
     /// `flag import FILE`: Unleash client-API features JSON, sent as its text (the CLI reads the file).
-    package struct Import: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Import: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "flag.import", .write, abstract: "Import Unleash client-API features JSON into the environment (admins).",
             discussion:
                 "The file is {\"version\":…,\"features\":[…],\"segments\":[…]}. It is validated as a whole; an invalid file changes nothing. Flags not in the file are left alone.",
             response: "ChangeResult")
         /// The features document's text, exactly as read (so that its keys reach the board as written).
-        @Option(help: "The features document, as JSON text.") package var features: String
+        @Option(help: "The features document, as JSON text.") public var features: String
         /// What the file was called, for sentences.
-        @Option(help: "The name of the file it came from, for messages.") package var file: String
-        package var env: String?
-        package init() {}
-        package init(env: String, features: String, file: String) {
+        @Option(help: "The name of the file it came from, for messages.") public var file: String
+        public var env: String?
+        public init() {}
+        public init(env: String, features: String, file: String) {
             self.env = env
             self.features = features
             self.file = file
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             let env = try environment()
             let data = Data(features.utf8)
             let set: FeatureSet
@@ -189,20 +207,22 @@ package enum FlagRequests {
                     "the features file \(file) has the key '\(Validate.escaped(duplicate.key))' twice (in \(Validate.escaped(duplicate.location))), and JSON readers disagree on which one counts; keep one"
                 )
             }
-            return AdminReply(try board.importFlags(set, environment: env, by: actor))
+            return OperationReply(try board.importFlags(set, environment: env, by: actor))
         }
     }
 
     /// `flag export`, and what `flag evaluate` evaluates: the environment's flags as Unleash client-API features JSON.
-    package struct Export: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Export: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "flag.export", .read, abstract: "Print the environment's flags as Unleash client-API features JSON.",
             response: "UnleashFeatures")
-        package var env: String?
-        package init() {}
-        package init(env: String) { self.env = env }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<FeatureSet> {
-            AdminReply(try board.featureSet(environment: try environment(), requireExisting: true))
+        public var env: String?
+        public init() {}
+        public init(env: String) { self.env = env }
+        /// What it answers.
+        public typealias Response = FeatureSet
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.featureSet(environment: try environment(), requireExisting: true))
         }
         /// Unleash's own JSON, not the CLI's snake_case.
         package static func encodeResponse(_ value: FeatureSet) -> Data { value.encoded(prettyPrinted: false) }

@@ -1,16 +1,16 @@
-package import ArgumentParser
-package import PlugboardModel
+public import ArgumentParser
+public import PlugboardModel
 package import PlugboardStore
-package import PlugboardVersioning
+public import PlugboardVersioning
 
 /// What operators tell one host: the operations behind `plugboard host …`.
-package enum HostOperations {
+public enum HostOperations {
     /// The operations of the group, in the order `plugboard host --help` lists them.
-    package static let all: [any BoardOperation.Type] = [ReleaseQuarantine.self]
+    package static let all: [any ParsedOperation.Type] = [ReleaseQuarantine.self]
 
     /// `host release-quarantine HOST ID VERSION`: the host loads a release it quarantined for crashing it again.
-    package struct ReleaseQuarantine: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct ReleaseQuarantine: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "host.release-quarantine", .write, abstract: "End one host's quarantine of a release that crashed it.",
             discussion: """
                 A host quarantines a release that crashed it too often, on that host only (skip reason quarantined in \
@@ -18,19 +18,21 @@ package enum HostOperations {
                 lifts its quarantine when it next reads the board, if it quarantined the release before now. New crashes \
                 quarantine it again. Needs the plug-in's owners, maintainers or a board admin.
                 """, response: "ChangeResult")
-        @Argument(help: "The host id, as the host reports it.") package var host: HostID
-        @Argument(help: "The plug-in id.") package var id: PluginID
-        @Argument(help: "The version the host quarantined.") package var version: SemanticVersion
-        @Option(help: "Why (kept in the board and the audit log).") package var reason: Reason?
-        package init() {}
-        package init(host: HostID, id: PluginID, version: SemanticVersion, reason: Reason?) {
+        @Argument(help: "The host id, as the host reports it.") public var host: HostID
+        @Argument(help: "The plug-in id.") public var id: PluginID
+        @Argument(help: "The version the host quarantined.") public var version: SemanticVersion
+        @Option(help: "Why (kept in the board and the audit log).") public var reason: Reason?
+        public init() {}
+        public init(host: HostID, id: PluginID, version: SemanticVersion, reason: Reason?) {
             self.host = host
             self.id = id
             self.version = version
             self.reason = reason
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(
                 try board.releaseQuarantine(hostID: host.text, pluginID: id.text, version: version, reason: reason?.text, by: actor))
         }
     }

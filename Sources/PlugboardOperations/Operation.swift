@@ -1,10 +1,10 @@
-package import ArgumentParser
+public import ArgumentParser
 package import Foundation
 package import PlugboardModel
 import PlugboardStore
 
 /// What a caller must hold to perform an operation, and the lane its work runs in on a served board.
-package enum OperationAccess: String, Sendable {
+public enum OperationAccess: String, Sendable {
     /// Reads the board: any access token, read-only ones included; the readers' lane.
     case read
     /// Changes the board: a token that is not read-only; the changes' lane.
@@ -15,25 +15,25 @@ package enum OperationAccess: String, Sendable {
 }
 
 /// What an operation is: its name, who may perform it, and the words its CLI command and the API document use.
-package struct OperationDeclaration: Sendable {
+public struct OperationDeclaration: Sendable {
     /// `group.command` (`plugin.kill`), or one word for a top-level command (`clients`): the CLI command
     /// (`plugboard plugin kill`, `plugboard clients`), the API's path (`POST /api/admin/plugin.kill`), the OpenAPI
     /// `operationId` and the action of refusals in the audit log.
-    package let name: String
-    package let access: OperationAccess
+    public let name: String
+    public let access: OperationAccess
     /// One sentence: what it does (the command's abstract and the document's summary).
-    package let abstract: String
+    public let abstract: String
     /// More, for the command's help and the document's description.
-    package let discussion: String
+    public let discussion: String
     /// The name of the schema of the answer in the OpenAPI document's components.
-    package let response: String
+    public let response: String
     /// The largest request body the server reads for it, when not the server's usual limit.
-    package let bodyLimit: Int?
+    public let bodyLimit: Int?
     /// Other names of its CLI command (`policy list` for `policy show`).
-    package let aliases: [String]
+    public let aliases: [String]
     /// Whether its `env` may be absent, for an operation whose environment only narrows its answer (`clients`): the CLI
     /// then sends one only when `--env` is given.
-    package let environmentOptional: Bool
+    public let environmentOptional: Bool
 
     /// A declaration.
     package init(
@@ -51,24 +51,45 @@ package struct OperationDeclaration: Sendable {
     }
 
     /// The command group (`plugin`); nil for a top-level command (`clients`).
-    package var group: String? { name.contains(".") ? String(name.prefix { $0 != "." }) : nil }
+    public var group: String? { name.contains(".") ? String(name.prefix { $0 != "." }) : nil }
     /// The command's name in its group (`kill`), or at the top level (`clients`).
-    package var command: String { name.contains(".") ? String(name.drop { $0 != "." }.dropFirst()) : name }
+    public var command: String { name.contains(".") ? String(name.drop { $0 != "." }.dropFirst()) : name }
 }
 
-/// One operation on a board, declared once: its fields are swift-argument-parser's `@Argument`, `@Option` and
-/// `@Flag` with typed values (``PluginID``, ``Reason``, `SemanticVersion`, …), which parse and validate them.
+/// One operation on a board, declared once: what the `plugboard` CLI does, as a Swift value.
 ///
-/// From that one declaration come the CLI command (`plugboard plugin kill`, its options and help), the request on
-/// the wire (the fields as one JSON object, ``OperationWire``), the server's route (`POST /api/admin/plugin.kill`)
-/// and its place in the OpenAPI document. An operation that acts in an environment declares a plain stored property
+/// Every command of the CLI that reads or changes a board is one operation type, in the groups ``PluginOperations``,
+/// ``FlagOperations``, ``RolloutOperations``, ``TrustOperations``, ``RoleOperations``, ``TokenOperations``,
+/// ``SecretOperations``, ``HostOperations`` and ``BoardOperations``. A value is a request with its fields checked
+/// (``PluginID``, ``Reason``, `SemanticVersion`, …: a value that exists is valid); ``BoardFile/perform(_:as:)``
+/// performs it on a board as a principal, with every check the CLI's command makes, and answers with its ``Response``.
+///
+/// ```swift
+/// let board = try BoardFile.open(at: "plugboard.sqlite")
+/// let kill = PluginOperations.Kill(.plugin("com.example.greeter"), reason: try Reason(validating: "INC-42"))
+/// let answer = try board.perform(kill, as: .current)
+/// print(answer.value.message)
+/// ```
+///
+/// The operations are this module's own: the declaration's initializer is not public, so no other module declares one.
+public protocol BoardOperation: Sendable {
+    /// What the operation answers with: the JSON the CLI prints with `--json`.
+    associatedtype Response: Codable & Sendable
+    /// The operation's name, access and words.
+    static var declaration: OperationDeclaration { get }
+}
+
+/// An operation whose fields are swift-argument-parser's `@Argument`, `@Option` and `@Flag` with typed values: every
+/// operation but `plugin.register`.
+///
+/// From those fields come the CLI command (`plugboard plugin kill`, its options and help), the request on the wire
+/// (the fields as one JSON object, ``OperationWire``), the server's route (`POST /api/admin/plugin.kill`) and its
+/// place in the OpenAPI document. An operation that acts in an environment declares a plain stored property
 /// `var env: String? = nil`: the CLI fills it from `--env`, the wire carries it as `env`.
 ///
 /// The CLI and the server both parse an operation through its arguments, so the checks of its `validate()` and of its
 /// fields' types are made the same way whichever side received it.
-package protocol BoardOperation: AdminRequest, ParsableArguments {
-    /// The operation's declaration.
-    static var declaration: OperationDeclaration { get }
+package protocol ParsedOperation: AdminRequest, ParsableArguments {
     /// The environment the operation acts in, for an operation that declares `env` (nil for others).
     var env: String? { get set }
     /// The text the CLI prints for an answer without `--json`; nil for the default (a ``ChangeResult``'s message and
@@ -79,7 +100,7 @@ package protocol BoardOperation: AdminRequest, ParsableArguments {
     func text(for value: Response) -> String?
 }
 
-extension BoardOperation {
+extension ParsedOperation {
     package var env: String? {
         get { nil }
         set {}
@@ -89,15 +110,11 @@ extension BoardOperation {
 
     package func text(for value: Response) -> String? { Self.text(value) }
 
-    package static var name: String { declaration.name }
-    package static var access: OperationAccess { declaration.access }
-    package static var summary: String { declaration.abstract }
-    package static var discussion: String { declaration.discussion }
-    package static var responseSchema: String { declaration.response }
-    package static var bodyLimit: Int? { declaration.bodyLimit }
     package static var parameters: [AdminParameter] { OperationWire.fields(of: Self.self).map(\.parameter) }
     package func wireBody() throws(BoardError) -> Data { try OperationWire.encode(self) }
     package static func fromWire(_ body: Data) throws(BoardError) -> Self { try OperationWire.decode(Self.self, from: body) }
+    /// Through the wire and back: parsed and validated as the CLI's arguments are.
+    package func checked() throws(BoardError) -> Self { try Self.fromWire(try wireBody()) }
 
     /// The environment the operation acts in, checked; refused when the request named none.
     package func environment() throws(BoardError) -> String {

@@ -43,7 +43,7 @@ package enum OperationWire {
     private static let cache = Mutex<[ObjectIdentifier: [Field]]>([:])
 
     /// The fields of `type`, in declaration order.
-    package static func fields<Op: BoardOperation>(of type: Op.Type) -> [Field] {
+    package static func fields<Op: ParsedOperation>(of type: Op.Type) -> [Field] {
         if let known = cache.withLock({ $0[ObjectIdentifier(type)] }) { return known }
         let described = describe(type)
         var fields: [Field] = []
@@ -79,7 +79,7 @@ package enum OperationWire {
     }
 
     /// Whether `type` acts in an environment (it declares `var env: String?`).
-    package static func actsInEnvironment<Op: BoardOperation>(_ type: Op.Type) -> Bool {
+    package static func actsInEnvironment<Op: ParsedOperation>(_ type: Op.Type) -> Bool {
         wireProperties(of: Op()).contains { $0.property == "env" }
     }
 
@@ -95,7 +95,7 @@ package enum OperationWire {
     }
 
     /// The request `operation` as its JSON body.
-    package static func encode<Op: BoardOperation>(_ operation: Op) throws(BoardError) -> Data {
+    package static func encode<Op: ParsedOperation>(_ operation: Op) throws(BoardError) -> Data {
         var object: [String: Any] = [:]
         // The values' names come from the operation itself: the CLI sends a request without asking argument-parser
         // to describe it.
@@ -109,7 +109,7 @@ package enum OperationWire {
     }
 
     /// The operation a JSON body holds, parsed and checked as the CLI parses its arguments; refused with a sentence.
-    package static func decode<Op: BoardOperation>(_ type: Op.Type, from body: Data) throws(BoardError) -> Op {
+    package static func decode<Op: ParsedOperation>(_ type: Op.Type, from body: Data) throws(BoardError) -> Op {
         let object: [String: Any]
         if body.isEmpty {
             object = [:]
@@ -227,7 +227,7 @@ package enum OperationWire {
     }
 
     /// swift-argument-parser's description of an operation's arguments.
-    private static func describe<Op: BoardOperation>(_ type: Op.Type) -> [Described] {
+    private static func describe<Op: ParsedOperation>(_ type: Op.Type) -> [Described] {
         let text: String
         do {
             _ = try Op.parse(["--experimental-dump-help"])

@@ -1,154 +1,170 @@
-package import ArgumentParser
-package import PlugboardModel
+public import ArgumentParser
+public import PlugboardModel
 package import PlugboardStore
-package import PlugboardVersioning
+public import PlugboardVersioning
 
 /// Enabling, kill switches, yanks and pins: what decides whether a release runs.
 extension PluginOperations {
     /// The operations of this file, in the order `plugboard plugin --help` lists them.
-    package static let lifecycle: [any BoardOperation.Type] = [
+    package static let lifecycle: [any ParsedOperation.Type] = [
         Enable.self, Disable.self, Kill.self, Revive.self, Yank.self, Unyank.self, Pin.self, Unpin.self,
     ]
 
     /// `plugin enable ID`.
-    package struct Enable: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Enable: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "plugin.enable", .write, abstract: "Enable a plug-in in the environment.", response: "ChangeResult")
-        @Argument(help: "The plug-in id.") package var id: PluginID
-        package var env: String?
-        package init() {}
-        package init(id: PluginID, env: String) {
+        @Argument(help: "The plug-in id.") public var id: PluginID
+        public var env: String?
+        public init() {}
+        public init(id: PluginID, env: String) {
             self.id = id
             self.env = env
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.setEnabled(id.text, true, environment: try environment(), by: actor))
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.setEnabled(id.text, true, environment: try environment(), by: actor))
         }
     }
 
     /// `plugin disable ID`: a stop.
-    package struct Disable: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Disable: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "plugin.disable", .stop, abstract: "Disable a plug-in in the environment.", response: "ChangeResult")
-        @Argument(help: "The plug-in id.") package var id: PluginID
-        package var env: String?
-        package init() {}
-        package init(id: PluginID, env: String) {
+        @Argument(help: "The plug-in id.") public var id: PluginID
+        public var env: String?
+        public init() {}
+        public init(id: PluginID, env: String) {
             self.id = id
             self.env = env
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.setEnabled(id.text, false, environment: try environment(), by: actor))
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.setEnabled(id.text, false, environment: try environment(), by: actor))
         }
     }
 
     /// `plugin kill`: a kill switch over a plug-in, one version, or all plug-ins; a stop.
-    package struct Kill: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Kill: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "plugin.kill", .stop, abstract: "Throw a kill switch over a plug-in, one of its versions, or all plug-ins.",
             discussion: "A kill switch covers every environment; running hosts deactivate what it covers at their next poll.",
             response: "ChangeResult")
-        @Argument(help: "The plug-in id (omit with --all).") package var id: PluginID?
-        @Option(help: "Only this version of the plug-in.") package var version: SemanticVersion?
-        @Flag(name: .long, help: "Every plug-in on the board (admins only).") package var all = false
-        @Option(help: "Why (kept in the board and the audit log).") package var reason: Reason
-        package init() {}
-        package init(_ target: KillTarget, reason: Reason) throws(BoardError) {
+        @Argument(help: "The plug-in id (omit with --all).") public var id: PluginID?
+        @Option(help: "Only this version of the plug-in.") public var version: SemanticVersion?
+        @Flag(name: .long, help: "Every plug-in on the board (admins only).") public var all = false
+        @Option(help: "Why (kept in the board and the audit log).") public var reason: Reason
+        public init() {}
+        public init(_ target: KillTarget, reason: Reason) throws(BoardError) {
             (id, version, all) = try KillTargets.fields(target)
             self.reason = reason
         }
-        package func validate() throws { try KillTargets.check(id: id, version: version, all: all) }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.kill(try KillTargets.target(id: id, version: version, all: all), reason: reason.text, by: actor))
+        public func validate() throws { try KillTargets.check(id: id, version: version, all: all) }
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.kill(try KillTargets.target(id: id, version: version, all: all), reason: reason.text, by: actor))
         }
     }
 
     /// `plugin revive`: lifts a kill switch.
-    package struct Revive: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Revive: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "plugin.revive", .write, abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.", response: "ChangeResult")
-        @Argument(help: "The plug-in id (omit with --all).") package var id: PluginID?
-        @Option(help: "Only this version of the plug-in.") package var version: SemanticVersion?
-        @Flag(name: .long, help: "Every plug-in on the board (admins only).") package var all = false
-        @Option(help: "Why.") package var reason: Reason?
-        package init() {}
-        package init(_ target: KillTarget, reason: Reason?) throws(BoardError) {
+        @Argument(help: "The plug-in id (omit with --all).") public var id: PluginID?
+        @Option(help: "Only this version of the plug-in.") public var version: SemanticVersion?
+        @Flag(name: .long, help: "Every plug-in on the board (admins only).") public var all = false
+        @Option(help: "Why.") public var reason: Reason?
+        public init() {}
+        public init(_ target: KillTarget, reason: Reason?) throws(BoardError) {
             (id, version, all) = try KillTargets.fields(target)
             self.reason = reason
         }
-        package func validate() throws { try KillTargets.check(id: id, version: version, all: all) }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.revive(try KillTargets.target(id: id, version: version, all: all), reason: reason?.text, by: actor))
+        public func validate() throws { try KillTargets.check(id: id, version: version, all: all) }
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.revive(try KillTargets.target(id: id, version: version, all: all), reason: reason?.text, by: actor))
         }
     }
 
     /// `plugin yank ID VERSION`: a stop.
-    package struct Yank: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Yank: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "plugin.yank", .stop, abstract: "Yank a version so hosts no longer pick it (a pin still wins).", response: "ChangeResult")
-        @Argument(help: "The plug-in id.") package var id: PluginID
-        @Argument(help: "The version to yank.") package var version: SemanticVersion
-        @Option(help: "Why.") package var reason: Reason
-        package init() {}
-        package init(id: PluginID, version: SemanticVersion, reason: Reason) {
+        @Argument(help: "The plug-in id.") public var id: PluginID
+        @Argument(help: "The version to yank.") public var version: SemanticVersion
+        @Option(help: "Why.") public var reason: Reason
+        public init() {}
+        public init(id: PluginID, version: SemanticVersion, reason: Reason) {
             self.id = id
             self.version = version
             self.reason = reason
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.yank(id.text, version: version, reason: reason.text, undo: false, by: actor))
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.yank(id.text, version: version, reason: reason.text, undo: false, by: actor))
         }
     }
 
     /// `plugin unyank ID VERSION`.
-    package struct Unyank: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Unyank: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "plugin.unyank", .write, abstract: "Undo a yank.", response: "ChangeResult")
-        @Argument(help: "The plug-in id.") package var id: PluginID
-        @Argument(help: "The version.") package var version: SemanticVersion
-        @Option(help: "Why.") package var reason: Reason?
-        package init() {}
-        package init(id: PluginID, version: SemanticVersion, reason: Reason?) {
+        @Argument(help: "The plug-in id.") public var id: PluginID
+        @Argument(help: "The version.") public var version: SemanticVersion
+        @Option(help: "Why.") public var reason: Reason?
+        public init() {}
+        public init(id: PluginID, version: SemanticVersion, reason: Reason?) {
             self.id = id
             self.version = version
             self.reason = reason
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.yank(id.text, version: version, reason: reason?.text, undo: true, by: actor))
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.yank(id.text, version: version, reason: reason?.text, undo: true, by: actor))
         }
     }
 
     /// `plugin pin ID VERSION`.
-    package struct Pin: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Pin: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "plugin.pin", .write, abstract: "Pin a plug-in to one version in the environment.", response: "ChangeResult")
-        @Argument(help: "The plug-in id.") package var id: PluginID
-        @Argument(help: "The version.") package var version: SemanticVersion
-        package var env: String?
-        package init() {}
-        package init(id: PluginID, version: SemanticVersion, env: String) {
+        @Argument(help: "The plug-in id.") public var id: PluginID
+        @Argument(help: "The version.") public var version: SemanticVersion
+        public var env: String?
+        public init() {}
+        public init(id: PluginID, version: SemanticVersion, env: String) {
             self.id = id
             self.version = version
             self.env = env
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.pin(id.text, version: version, environment: try environment(), by: actor))
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.pin(id.text, version: version, environment: try environment(), by: actor))
         }
     }
 
     /// `plugin unpin ID`.
-    package struct Unpin: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Unpin: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "plugin.unpin", .write, abstract: "Remove the version pin in the environment.", response: "ChangeResult")
-        @Argument(help: "The plug-in id.") package var id: PluginID
-        package var env: String?
-        package init() {}
-        package init(id: PluginID, env: String) {
+        @Argument(help: "The plug-in id.") public var id: PluginID
+        public var env: String?
+        public init() {}
+        public init(id: PluginID, env: String) {
             self.id = id
             self.env = env
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.unpin(id.text, environment: try environment(), by: actor))
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.unpin(id.text, environment: try environment(), by: actor))
         }
     }
 }

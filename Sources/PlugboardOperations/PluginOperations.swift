@@ -1,71 +1,77 @@
-package import ArgumentParser
-package import PlugboardModel
+public import ArgumentParser
+public import PlugboardModel
 package import PlugboardStore
-package import PlugboardVersioning
+public import PlugboardVersioning
 
 /// Reads and changes of plug-ins: the operations behind `plugboard plugin …`.
-package enum PluginOperations {
+public enum PluginOperations {
     /// The reads of the group, in the order the OpenAPI document lists them (`plugboard plugin --help` lists status
     /// after the lifecycle).
-    package static let reads: [any BoardOperation.Type] = [List.self, Show.self, Status.self]
+    package static let reads: [any ParsedOperation.Type] = [List.self, Show.self, Status.self]
 
     /// `plugin list`: the plug-ins and their state in an environment, in id order; a page with `--limit` and
     /// `--after`.
-    package struct List: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct List: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "plugin.list", .read, abstract: "List plug-ins and their state in the environment.",
             discussion: "In id order; --limit and --after give a page (--after the previous page's last id).",
             response: "PluginSummaryList")
-        @Option(help: "At most this many plug-ins (1-10000).") package var limit: Int?
+        @Option(help: "At most this many plug-ins (1-10000).") public var limit: Int?
         @Option(help: ArgumentHelp("Only plug-ins whose id sorts after this one (the previous page's last id).", valueName: "id"))
-        package var after: PluginID?
-        package var env: String?
-        package init() {}
-        package init(env: String, limit: Int? = nil, after: PluginID? = nil) {
+        public var after: PluginID?
+        public var env: String?
+        public init() {}
+        public init(env: String, limit: Int? = nil, after: PluginID? = nil) {
             self.env = env
             self.limit = limit
             self.after = after
         }
-        package func validate() throws {
+        public func validate() throws {
             if let limit, !(1...10_000).contains(limit) { throw ValidationError("--limit must be between 1 and 10000") }
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[PluginSummary]> {
-            AdminReply(try board.pluginSummaries(environment: try environment(), after: after?.text, limit: limit))
+        /// What it answers.
+        public typealias Response = [PluginSummary]
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.pluginSummaries(environment: try environment(), after: after?.text, limit: limit))
         }
         package static func text(_ plugins: [PluginSummary]) -> String? { PluginText.list(plugins) }
     }
 
     /// `plugin show ID`.
-    package struct Show: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Show: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "plugin.show", .read, abstract: "Show a plug-in: versions, environments, owners, kill switches.", response: "PluginDetail")
-        @Argument(help: "The plug-in id.") package var id: PluginID
-        package init() {}
-        package init(id: PluginID) { self.id = id }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<PluginDetail> {
-            AdminReply(try board.pluginDetail(id.text))
+        @Argument(help: "The plug-in id.") public var id: PluginID
+        public init() {}
+        public init(id: PluginID) { self.id = id }
+        /// What it answers.
+        public typealias Response = PluginDetail
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.pluginDetail(id.text))
         }
         package static func text(_ detail: PluginDetail) -> String? { PluginText.detail(detail) }
     }
 
     /// `plugin status [ID]`: what each host loaded or skipped, and why.
-    package struct Status: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Status: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "plugin.status", .read, abstract: "What each host loaded or skipped, and why.", response: "LoadStatusList")
-        @Argument(help: "Only this plug-in.") package var id: PluginID?
-        package init() {}
-        package init(id: PluginID?) { self.id = id }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[HostLoadStatus]> {
+        @Argument(help: "Only this plug-in.") public var id: PluginID?
+        public init() {}
+        public init(id: PluginID?) { self.id = id }
+        /// What it answers.
+        public typealias Response = [HostLoadStatus]
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             if let id { _ = try board.pluginDetail(id.text) }  // a clear "not registered" for a typo
             let rows = try board.loadStatus(pluginID: id?.text)
-            return AdminReply(rows, notes: TelemetryNotes.drops(board, hosts: true))
+            return OperationReply(rows, notes: TelemetryNotes.drops(board, hosts: true))
         }
         package func text(for rows: [HostLoadStatus]) -> String? { PluginText.status(rows, of: id) }
     }
 }
 
 /// Parsing of request fields with the CLI's sentences.
-package enum AdminParse {
+public enum AdminParse {
     /// A semantic version, or a refusal naming it.
     package static func version(_ text: String) throws(BoardError) -> SemanticVersion {
         do { return try SemanticVersion(text) } catch { throw BoardError(.invalidInput, error.message) }
@@ -83,7 +89,7 @@ package enum AdminParse {
 
 /// What telemetry the board did not keep, as notes for stderr: what `plugin status` and `clients` show may then be
 /// incomplete.
-package enum TelemetryNotes {
+public enum TelemetryNotes {
     /// Notes on drops of hosts' reports (`hosts`) or SDKs' usage, and drops that concern both.
     package static func drops(_ board: Board, hosts: Bool) -> [String] {
         guard let drops = try? board.telemetryDrops() else { return [] }

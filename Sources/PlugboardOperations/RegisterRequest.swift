@@ -1,17 +1,19 @@
 import Foundation
-package import PlugboardModel
+public import PlugboardModel
 package import PlugboardStore
 
 extension PluginOperations {
     /// `plugin register MANIFEST… [--artifact FILE] [--signature SIG…]`: the manifests' and signatures' text; an
     /// artifact is uploaded first (``AdminUploads``) and named by its SHA-256.
-    package struct Register: RoutedRequest {
+    public struct Register: RoutedRequest {
         /// One manifest file.
-        package struct Manifest: Codable, Sendable {
-            /// The path the CLI read it from, for sentences.
-            package var file: String
-            package var text: String
-            package init(file: String, text: String) {
+        public struct Manifest: Codable, Sendable {
+            /// The path it was read from, for sentences.
+            public var file: String
+            /// Its JSON text.
+            public var text: String
+            /// A manifest's or a signature's text, and the path it was read from.
+            public init(file: String, text: String) {
                 self.file = file
                 self.text = text
             }
@@ -35,21 +37,36 @@ extension PluginOperations {
             self.localArtifact = localArtifact
         }
 
+        /// One release: its manifest, the artifact on this machine (nil for a compiled-in plug-in) and its signature
+        /// files.
+        public init(manifest: Manifest, artifact: String? = nil, signatures: [Manifest] = []) {
+            self.init(manifests: [manifest], single: true, artifactSHA256: nil, signatures: signatures, localArtifact: artifact)
+        }
+
+        /// Several releases without artifacts, registered all or none (the CLI's folder of manifests).
+        public init(manifests: [Manifest]) {
+            self.init(manifests: manifests, single: false, artifactSHA256: nil, signatures: [], localArtifact: nil)
+        }
+
         enum CodingKeys: String, CodingKey {
             case manifests, single, artifactSHA256, signatures
         }
 
-        package static let route = AdminRoute(
+        public static let declaration = OperationDeclaration(
             "plugin.register", .write,
-            summary: "Register plug-in versions from their manifests (all or none), one with its uploaded artifact and signatures.",
-            parameters: [
-                AdminParameter("manifests", .object, required: true, "The manifests: [{file, text}]."),
-                AdminParameter("single", .boolean, required: true, "One manifest file was given (not a folder)."),
-                AdminParameter("artifact_sha256", .string, "The SHA-256 of the artifact uploaded with PUT /artifacts/{sha256}."),
-                AdminParameter("signatures", .object, required: true, "Signature files of this release: [{file, text}]."),
-            ], response: "ChangeResult", bodyLimit: 64 << 20)
+            abstract: "Register plug-in versions from their manifests (all or none), one with its uploaded artifact and signatures.",
+            response: "ChangeResult", bodyLimit: 64 << 20)
 
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
+        package static let fields = [
+            AdminParameter("manifests", .object, required: true, "The manifests: [{file, text}]."),
+            AdminParameter("single", .boolean, required: true, "One manifest file was given (not a folder)."),
+            AdminParameter("artifact_sha256", .string, "The SHA-256 of the artifact uploaded with PUT /artifacts/{sha256}."),
+            AdminParameter("signatures", .object, required: true, "Signature files of this release: [{file, text}]."),
+        ]
+
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             guard !manifests.isEmpty else { throw BoardError(.invalidInput, "give at least one manifest") }
             if manifests.count > 100_000 {
                 throw BoardError(.invalidInput, "more than 100000 manifests were given; register them in several commands")
@@ -72,12 +89,12 @@ extension PluginOperations {
                     try ReleaseSignature.parse(Data(file.text.utf8), named: file.file)
                 }
                 defer { if let sha = artifactSHA256 { AdminUploads.discard(board: board, sha256: sha) } }
-                return AdminReply(try board.register(parsed, artifactPath: artifact, signatures: parsedSignatures, by: actor))
+                return OperationReply(try board.register(parsed, artifactPath: artifact, signatures: parsedSignatures, by: actor))
             }
             var parsed: [PluginManifest] = []
             parsed.reserveCapacity(manifests.count)
             for manifest in manifests { parsed.append(try Self.parse(manifest)) }
-            return AdminReply(try board.register(parsed, by: actor))
+            return OperationReply(try board.register(parsed, by: actor))
         }
 
         static func parse(_ manifest: Manifest) throws(BoardError) -> PluginManifest {

@@ -1,12 +1,12 @@
 import Foundation
-package import PlugboardModel
+public import PlugboardModel
 
 /// `--steps 1,10,50,100`: the percentages of hosts of each step, as a list (the plan's rules on them are the
 /// rollout's).
-package struct RolloutSteps: BoardField, Hashable {
+public struct RolloutSteps: BoardField, Hashable {
     /// The percentages, in order.
-    package let percents: [Int]
-    package init(validating text: String) throws(BoardError) {
+    public let percents: [Int]
+    public init(validating text: String) throws(BoardError) {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
         let steps = parts.compactMap { Int($0) }
         guard text.utf8.count <= 200, steps.count == parts.count, !steps.isEmpty else {
@@ -16,14 +16,14 @@ package struct RolloutSteps: BoardField, Hashable {
         }
         percents = steps
     }
-    package var description: String { percents.map(String.init).joined(separator: ",") }
+    public var description: String { percents.map(String.init).joined(separator: ",") }
 }
 
 /// `--every 30s|10m|1h|1d`: how long each step of a rollout lasts, from 1 second to 365 days.
-package struct StepInterval: BoardField, Hashable {
+public struct StepInterval: BoardField, Hashable {
     /// The length in seconds.
-    package let seconds: Int
-    package init(validating text: String) throws(BoardError) {
+    public let seconds: Int
+    public init(validating text: String) throws(BoardError) {
         guard let seconds = AdminParse.duration(text, units: "smhd"), seconds <= 31_536_000 else {
             throw BoardError(
                 .invalidInput,
@@ -33,7 +33,7 @@ package struct StepInterval: BoardField, Hashable {
         self.seconds = Int(seconds)
     }
     /// In the largest unit that divides it: `1d`, `6h`, `10m`, `45s`.
-    package var description: String { Self.text(seconds) }
+    public var description: String { Self.text(seconds) }
 
     /// `seconds` in the largest unit that divides it.
     package static func text(_ seconds: Int) -> String {
@@ -45,10 +45,10 @@ package struct StepInterval: BoardField, Hashable {
 }
 
 /// `--max-failure-rate 5` or `2.5`: a percentage of hosts from 0 to 100 with at most two decimals.
-package struct FailureRate: BoardField, Hashable {
+public struct FailureRate: BoardField, Hashable {
     /// The rate in basis points (500 = 5%).
-    package let basisPoints: Int
-    package init(validating text: String) throws(BoardError) {
+    public let basisPoints: Int
+    public init(validating text: String) throws(BoardError) {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard text.utf8.count <= 6, parts.count <= 2,
             parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
@@ -62,7 +62,7 @@ package struct FailureRate: BoardField, Hashable {
         basisPoints = Int((value * 100).rounded())
     }
     /// The percentage: `5`, `2.5`, `0.25`.
-    package var description: String {
+    public var description: String {
         let hundredths = basisPoints % 100
         guard hundredths != 0 else { return String(basisPoints / 100) }
         let decimals = hundredths % 10 == 0 ? String(hundredths / 10) : (hundredths < 10 ? "0\(hundredths)" : String(hundredths))

@@ -1,37 +1,37 @@
-package import ArgumentParser
-package import PlugboardModel
+public import ArgumentParser
+public import PlugboardModel
 package import PlugboardStore
-package import PlugboardVersioning
+public import PlugboardVersioning
 
 /// Staged rollouts of a release: `plugboard rollout …`.
-package enum RolloutOperations {
+public enum RolloutOperations {
     /// The operations of the group, in the order `plugboard rollout --help` lists them.
-    package static let all: [any BoardOperation.Type] = [Start.self, Status.self, Pause.self, Resume.self, Abort.self, Tick.self]
+    package static let all: [any ParsedOperation.Type] = [Start.self, Status.self, Pause.self, Resume.self, Abort.self, Tick.self]
 
     /// `rollout start ID VERSION --steps --every [--max-failure-rate] [--min-hosts]`.
-    package struct Start: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Start: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "rollout.start", .write, abstract: "Start a staged rollout of a release in the environment (--env).",
             discussion: """
                 Needs the plug-in's owners, maintainers or a board admin. The release must be registered, neither yanked \
                 nor killed, and later than what the environment's hosts run.
                 """, response: "ChangeResult")
-        @Argument(help: "The plug-in id.") package var id: PluginID
-        @Argument(help: "The release to roll out.") package var version: SemanticVersion
+        @Argument(help: "The plug-in id.") public var id: PluginID
+        @Argument(help: "The release to roll out.") public var version: SemanticVersion
         @Option(help: ArgumentHelp("Percentages of hosts per step, increasing, ending with 100.", valueName: "1,10,50,100"))
-        package var steps: RolloutSteps
-        @Option(help: ArgumentHelp("How long each step lasts: 30s, 10m, 1h, 1d.", valueName: "duration")) package var every: StepInterval
+        public var steps: RolloutSteps
+        @Option(help: ArgumentHelp("How long each step lasts: 30s, 10m, 1h, 1d.", valueName: "duration")) public var every: StepInterval
         @Option(
             help: ArgumentHelp(
                 "Abort above this percentage of failing hosts (default \(RolloutPlan.defaultMaxFailureBasisPoints / 100)).",
                 valueName: "percent"))
-        package var maxFailureRate: FailureRate?
+        public var maxFailureRate: FailureRate?
         @Option(help: ArgumentHelp("Hosts that must have loaded the release before the guard judges (default 1).", valueName: "n"))
-        package var minHosts: Int?
-        @Option(help: "Why (kept in the audit log).") package var reason: Reason?
-        package var env: String?
-        package init() {}
-        package init(
+        public var minHosts: Int?
+        @Option(help: "Why (kept in the audit log).") public var reason: Reason?
+        public var env: String?
+        public init() {}
+        public init(
             id: PluginID, version: SemanticVersion, env: String, steps: RolloutSteps, every: StepInterval, maxFailureRate: FailureRate?,
             minHosts: Int?, reason: Reason?
         ) {
@@ -57,34 +57,38 @@ package enum RolloutOperations {
 
         /// The plan's rules (steps that increase to 100, the bounds of each figure), checked as arguments are; the
         /// environment is checked where it is known.
-        package func validate() throws {
+        public func validate() throws {
             do { try plan(in: "default").validate() } catch { throw ValidationError(error.message) }
         }
 
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             let plan = plan(in: try environment())
             try plan.validate()
-            return AdminReply(try board.startRollout(plan, by: actor))
+            return OperationReply(try board.startRollout(plan, by: actor))
         }
     }
 
     /// `rollout status ID`: every rollout of the plug-in (in `env` only, when given), with what hosts report.
-    package struct Status: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Status: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "rollout.status", .read,
             abstract: "A plug-in's rollouts: steps, schedule, and the guard's figures (every environment unless --env).",
             response: "RolloutStatusList", environmentOptional: true)
-        @Argument(help: "The plug-in id.") package var id: PluginID
+        @Argument(help: "The plug-in id.") public var id: PluginID
         /// Only this environment's rollout; every environment's when nil.
-        package var env: String?
-        package init() {}
-        package init(id: PluginID, env: String?) {
+        public var env: String?
+        public init() {}
+        public init(id: PluginID, env: String?) {
             self.id = id
             self.env = env
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[RolloutStatus]> {
+        /// What it answers.
+        public typealias Response = [RolloutStatus]
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             if let env { try Validate.environment(env) }
-            return AdminReply(
+            return OperationReply(
                 try board.rolloutStatuses(pluginID: id.text, environment: env), notes: TelemetryNotes.drops(board, hosts: true))
         }
         package func text(for statuses: [RolloutStatus]) -> String? {
@@ -96,70 +100,78 @@ package enum RolloutOperations {
     }
 
     /// `rollout pause ID`.
-    package struct Pause: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Pause: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "rollout.pause", .write, abstract: "Hold a running rollout at its step (the guard still acts).", response: "ChangeResult")
-        @Argument(help: "The plug-in id.") package var id: PluginID
-        @Option(help: "Why (kept in the audit log).") package var reason: Reason?
-        package var env: String?
-        package init() {}
-        package init(id: PluginID, env: String, reason: Reason?) {
+        @Argument(help: "The plug-in id.") public var id: PluginID
+        @Option(help: "Why (kept in the audit log).") public var reason: Reason?
+        public var env: String?
+        public init() {}
+        public init(id: PluginID, env: String, reason: Reason?) {
             self.id = id
             self.env = env
             self.reason = reason
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.pauseRollout(pluginID: id.text, environment: try environment(), reason: reason?.text, by: actor))
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.pauseRollout(pluginID: id.text, environment: try environment(), reason: reason?.text, by: actor))
         }
     }
 
     /// `rollout resume ID`.
-    package struct Resume: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Resume: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "rollout.resume", .write, abstract: "Resume a paused rollout: its step lasts a full interval from now.",
             response: "ChangeResult")
-        @Argument(help: "The plug-in id.") package var id: PluginID
-        @Option(help: "Why (kept in the audit log).") package var reason: Reason?
-        package var env: String?
-        package init() {}
-        package init(id: PluginID, env: String, reason: Reason?) {
+        @Argument(help: "The plug-in id.") public var id: PluginID
+        @Option(help: "Why (kept in the audit log).") public var reason: Reason?
+        public var env: String?
+        public init() {}
+        public init(id: PluginID, env: String, reason: Reason?) {
             self.id = id
             self.env = env
             self.reason = reason
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.resumeRollout(pluginID: id.text, environment: try environment(), reason: reason?.text, by: actor))
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.resumeRollout(pluginID: id.text, environment: try environment(), reason: reason?.text, by: actor))
         }
     }
 
     /// `rollout abort ID`: every host returns to the previous release; a stop.
-    package struct Abort: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Abort: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "rollout.abort", .stop, abstract: "Abort a rollout: every host returns to the previous release, as fast as for a kill switch.",
             response: "ChangeResult")
-        @Argument(help: "The plug-in id.") package var id: PluginID
-        @Option(help: "Why (kept in the audit log).") package var reason: Reason?
-        package var env: String?
-        package init() {}
-        package init(id: PluginID, env: String, reason: Reason?) {
+        @Argument(help: "The plug-in id.") public var id: PluginID
+        @Option(help: "Why (kept in the audit log).") public var reason: Reason?
+        public var env: String?
+        public init() {}
+        public init(id: PluginID, env: String, reason: Reason?) {
             self.id = id
             self.env = env
             self.reason = reason
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.abortRollout(pluginID: id.text, environment: try environment(), reason: reason?.text, by: actor))
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.abortRollout(pluginID: id.text, environment: try environment(), reason: reason?.text, by: actor))
         }
     }
 
     /// `rollout tick`: one pass of every rollout's guard and schedule (what `plugboard serve` does four times a second).
-    package struct Tick: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Tick: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "rollout.tick", .write,
             abstract: "Run every rollout's guard and schedule once (serve does four times a second; run this from cron otherwise).",
             response: "RolloutTickList")
-        package init() {}
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[RolloutTick]> {
-            AdminReply(try board.tickRollouts(via: "plugboard rollout tick by \(actor.osUser)\(actor.via.map { " via \($0)" } ?? "")"))
+        public init() {}
+        /// What it answers.
+        public typealias Response = [RolloutTick]
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.tickRollouts(via: "plugboard rollout tick by \(actor.osUser)\(actor.via.map { " via \($0)" } ?? "")"))
         }
         package static func text(_ ticks: [RolloutTick]) -> String? {
             ticks.isEmpty

@@ -1,23 +1,23 @@
-package import ArgumentParser
-package import Foundation
+public import ArgumentParser
+public import Foundation
 import PlugboardBoardSecureStorage
-package import PlugboardModel
+public import PlugboardModel
 import PlugboardSecureStorage
 package import PlugboardStore
 
 /// A plug-in's secrets through the operations API: stored, listed and deleted, never read (the API returns no secret's
 /// plaintext; `plugboard secret get` runs on the board's machine). The operations behind
 /// `plugboard secret set|list|delete`.
-package enum SecretRequests {
+public enum SecretOperations {
     /// The operations whose CLI command is their declaration, in the order `plugboard secret --help` lists them.
-    package static let commands: [any BoardOperation.Type] = [List.self, Delete.self]
+    package static let commands: [any ParsedOperation.Type] = [List.self, Delete.self]
 
     /// Every secret operation: ``Set`` (whose CLI command reads the value from a file or stdin), then ``commands``.
-    package static let all: [any BoardOperation.Type] = [Set.self] + commands
+    package static let all: [any ParsedOperation.Type] = [Set.self] + commands
 
     /// `secret set --plugin ID KEY`: the value travels base64-encoded in the body, over the server's TLS.
-    package struct Set: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Set: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "secret.set", .write, abstract: "Encrypt and store a secret of a plug-in.",
             discussion: """
                 The value is stored byte for byte: from --from-file FILE (or - for stdin) nothing is added or \
@@ -26,33 +26,37 @@ package enum SecretRequests {
                 users in the process list.
                 """,
             response: "ChangeResult")
-        @Option(help: "The plug-in id.") package var plugin: PluginID
-        @Argument(help: "The key name (not secret: stored in clear and audited).") package var key: String
+        @Option(help: "The plug-in id.") public var plugin: PluginID
+        @Argument(help: "The key name (not secret: stored in clear and audited).") public var key: String
         /// The value's exact bytes, base64. A plain string: a refusal never quotes it.
-        @Option(help: "The value's bytes, base64.") package var valueBase64: String
-        package init() {}
-        package init(plugin: PluginID, key: String, value: Data) {
+        @Option(help: "The value's bytes, base64.") public var valueBase64: String
+        public init() {}
+        public init(plugin: PluginID, key: String, value: Data) {
             self.plugin = plugin
             self.key = key
             valueBase64 = value.base64EncodedString()
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             guard let value = Data(base64Encoded: valueBase64) else { throw BoardError(.invalidInput, "value_base64 is not base64") }
             let secrets = try BoardSecureStorage.open(board: board)
-            return AdminReply(try secrets.setSecret(value, forKey: key, pluginID: plugin.text, by: actor))
+            return OperationReply(try secrets.setSecret(value, forKey: key, pluginID: plugin.text, by: actor))
         }
     }
 
     /// `secret list --plugin ID`: names and data key versions, never values.
-    package struct List: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct List: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "secret.list", .read, abstract: "List a plug-in's secrets: names and data key versions, never values.",
             discussion: "Needs no master key: key names are not secret.", response: "SecretList")
-        @Option(help: "The plug-in id.") package var plugin: PluginID
-        package init() {}
-        package init(plugin: PluginID) { self.plugin = plugin }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[SecretEntry]> {
-            AdminReply(try board.secretEntries(pluginID: plugin.text))
+        @Option(help: "The plug-in id.") public var plugin: PluginID
+        public init() {}
+        public init(plugin: PluginID) { self.plugin = plugin }
+        /// What it answers.
+        public typealias Response = [SecretEntry]
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.secretEntries(pluginID: plugin.text))
         }
         package func text(for entries: [SecretEntry]) -> String? {
             var table = Table("KEY", "DATA KEY", "STATE", "UPDATED")
@@ -67,19 +71,21 @@ package enum SecretRequests {
     }
 
     /// `secret delete --plugin ID KEY`: takes a secret away; a stop.
-    package struct Delete: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct Delete: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "secret.delete", .stop, abstract: "Delete a secret of a plug-in.", response: "ChangeResult")
-        @Option(help: "The plug-in id.") package var plugin: PluginID
-        @Argument(help: "The key name.") package var key: String
-        package init() {}
-        package init(plugin: PluginID, key: String) {
+        @Option(help: "The plug-in id.") public var plugin: PluginID
+        @Argument(help: "The key name.") public var key: String
+        public init() {}
+        public init(plugin: PluginID, key: String) {
             self.plugin = plugin
             self.key = key
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             let secrets = try BoardSecureStorage.open(board: board)
-            return AdminReply(try secrets.deleteSecret(forKey: key, pluginID: plugin.text, by: actor))
+            return OperationReply(try secrets.deleteSecret(forKey: key, pluginID: plugin.text, by: actor))
         }
     }
 }

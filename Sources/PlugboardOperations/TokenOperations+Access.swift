@@ -1,26 +1,26 @@
-package import ArgumentParser
-package import PlugboardModel
+public import ArgumentParser
+public import PlugboardModel
 package import PlugboardStore
 
 /// Access tokens: each acts as one principal, with exactly its rights on the board.
 extension TokenOperations {
     /// `plugboard access-token …`, in the order its help lists them.
-    package static let accessTokens: [any BoardOperation.Type] = [CreateAccessToken.self, ListAccessTokens.self, RevokeAccessToken.self]
+    package static let accessTokens: [any ParsedOperation.Type] = [CreateAccessToken.self, ListAccessTokens.self, RevokeAccessToken.self]
 
     /// `access-token create [--principal] --name [--expires] [--read-only]`.
-    package struct CreateAccessToken: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct CreateAccessToken: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "access-token.create", .write, abstract: "Create an access token for a principal; prints its secret once.",
             response: "CreatedAccessToken")
         @Option(name: .long, help: ArgumentHelp("Whom it acts as (default: you, the OS user).", valueName: "name"))
-        package var principal: PersonPrincipal?
+        public var principal: PersonPrincipal?
         @Option(name: .long, help: ArgumentHelp("A name for it, unique for its principal, for example laptop.", valueName: "label"))
-        package var name: TokenName
+        public var name: TokenName
         @Option(name: .long, help: ArgumentHelp("How long it is accepted: 90d, 12h, 30m, 2w, or a time (2027-01-31).", valueName: "age"))
-        package var expires: String?
-        @Flag(name: .long, help: "It may only read: no change, whatever its principal may do.") package var readOnly = false
-        package init() {}
-        package init(principal: PersonPrincipal?, name: TokenName, expires: String?, readOnly: Bool) {
+        public var expires: String?
+        @Flag(name: .long, help: "It may only read: no change, whatever its principal may do.") public var readOnly = false
+        public init() {}
+        public init(principal: PersonPrincipal?, name: TokenName, expires: String?, readOnly: Bool) {
             self.principal = principal
             self.name = name
             self.expires = expires
@@ -28,19 +28,21 @@ extension TokenOperations {
         }
 
         /// What the API answers: the token, its secret, and for the text output whether it only reads and until when.
-        package struct Created: Codable, Sendable {
-            package let name: String
-            package let principal: String
-            package let token: String
-            package let readOnly: Bool
-            package let expiresAt: String?
+        public struct Created: Codable, Sendable {
+            public let name: String
+            public let principal: String
+            public let token: String
+            public let readOnly: Bool
+            public let expiresAt: String?
         }
 
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<Created> {
+        /// What it answers.
+        public typealias Response = Created
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             let expiresAt = try expires.map { text throws(BoardError) in try expiry(text) }
             let created = try board.createAccessToken(
                 principal: principal?.text ?? actor.osUser, name: name.text, readOnly: readOnly, expiresAt: expiresAt, by: actor)
-            return AdminReply(
+            return OperationReply(
                 Created(
                     name: created.token.name, principal: created.token.principal, token: created.secret, readOnly: created.token.readOnly,
                     expiresAt: created.token.expiresAt))
@@ -48,15 +50,17 @@ extension TokenOperations {
     }
 
     /// `access-token list [--principal]`.
-    package struct ListAccessTokens: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct ListAccessTokens: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "access-token.list", .read, abstract: "List access tokens: principal, rights, state, expiry and last use (never secrets).",
             response: "AccessTokenList")
-        @Option(name: .long, help: ArgumentHelp("Only this principal's tokens.", valueName: "name")) package var principal: PrincipalName?
-        package init() {}
-        package init(principal: PrincipalName?) { self.principal = principal }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[AccessToken]> {
-            AdminReply(try board.accessTokens(principal: principal?.text))
+        @Option(name: .long, help: ArgumentHelp("Only this principal's tokens.", valueName: "name")) public var principal: PrincipalName?
+        public init() {}
+        public init(principal: PrincipalName?) { self.principal = principal }
+        /// What it answers.
+        public typealias Response = [AccessToken]
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.accessTokens(principal: principal?.text))
         }
         package static func text(_ tokens: [AccessToken]) -> String? {
             var table = Table("PRINCIPAL", "NAME", "RIGHTS", "STATE", "PREFIX", "EXPIRES", "LAST USED", "CREATED")
@@ -70,22 +74,24 @@ extension TokenOperations {
     }
 
     /// `access-token revoke NAME [--principal] [--reason]`: a stop.
-    package struct RevokeAccessToken: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct RevokeAccessToken: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "access-token.revoke", .stop, abstract: "Revoke an access token: servers refuse it from their next request.",
             response: "ChangeResult")
-        @Argument(help: "The token's name.") package var name: TokenName
+        @Argument(help: "The token's name.") public var name: TokenName
         @Option(name: .long, help: ArgumentHelp("Whose token it is (default: yours).", valueName: "name"))
-        package var principal: PrincipalName?
-        @Option(name: .long, help: "Why, for the audit log.") package var reason: Reason?
-        package init() {}
-        package init(name: TokenName, principal: PrincipalName?, reason: Reason?) {
+        public var principal: PrincipalName?
+        @Option(name: .long, help: "Why, for the audit log.") public var reason: Reason?
+        public init() {}
+        public init(name: TokenName, principal: PrincipalName?, reason: Reason?) {
             self.name = name
             self.principal = principal
             self.reason = reason
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(
                 try board.revokeAccessToken(principal: principal?.text ?? actor.osUser, name: name.text, reason: reason?.text, by: actor))
         }
     }

@@ -1,13 +1,13 @@
-package import ArgumentParser
+public import ArgumentParser
 package import Foundation
-package import PlugboardModel
+public import PlugboardModel
 package import PlugboardStore
 
 /// API tokens (for SDKs and hosts) and access tokens (for people): `plugboard token …` and `access-token …`. A token's
 /// secret is in the answer of its creation only.
-package enum TokenOperations {
+public enum TokenOperations {
     /// `plugboard token …`, in the order its help lists them.
-    package static let apiTokens: [any BoardOperation.Type] = [CreateToken.self, ListTokens.self, RevokeToken.self]
+    package static let apiTokens: [any ParsedOperation.Type] = [CreateToken.self, ListTokens.self, RevokeToken.self]
 
     /// `--expires`: `90d`, `12h`, `30m`, `2w`, or an ISO-8601 time or date.
     package static func expiry(_ text: String) throws(BoardError) -> Date {
@@ -18,8 +18,8 @@ package enum TokenOperations {
     }
 
     /// `token create --name --env [--for] [--expires]`.
-    package struct CreateToken: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct CreateToken: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "token.create", .write, abstract: "Create a token that reads one environment; prints its secret once (admins).",
             discussion: """
                 The board keeps only the secret's SHA-256: store the printed secret where the SDK reads it. The secret has
@@ -31,25 +31,25 @@ package enum TokenOperations {
                 """, response: "CreatedToken")
 
         /// The kinds of token `--for` makes (tokens of both kinds exist only from before kinds did).
-        package enum Use: String, ExpressibleByArgument, CaseIterable, Sendable {
+        public enum Use: String, ExpressibleByArgument, CaseIterable, Sendable {
             case sdk, hosts
 
             /// The board's kind of token.
-            package var kind: APIToken.Kind { self == .sdk ? .sdk : .hosts }
+            public var kind: APIToken.Kind { self == .sdk ? .sdk : .hosts }
         }
 
-        @Option(name: .long, help: "A unique name for the token, for example checkout-service.") package var name: TokenName
+        @Option(name: .long, help: "A unique name for the token, for example checkout-service.") public var name: TokenName
         @Option(
             name: .customLong("for"),
             help: ArgumentHelp(
                 "What reads with it: sdk (flags: Unleash client API, OFREP) or hosts (plug-in hosts: /api/host/).", valueName: "kind")
         )
-        package var kind: Use = .sdk
+        public var kind: Use = .sdk
         @Option(name: .long, help: ArgumentHelp("How long it is accepted: 90d, 12h, 30m, 2w, or a time (2027-01-31).", valueName: "age"))
-        package var expires: String?
-        package var env: String?
-        package init() {}
-        package init(name: TokenName, env: String, kind: Use, expires: String?) {
+        public var expires: String?
+        public var env: String?
+        public init() {}
+        public init(name: TokenName, env: String, kind: Use, expires: String?) {
             self.name = name
             self.env = env
             self.kind = kind
@@ -57,19 +57,21 @@ package enum TokenOperations {
         }
 
         /// What `token create --json` prints.
-        package struct Created: Codable, Sendable {
-            package let name: String
-            package let environment: String
-            package let kind: APIToken.Kind
-            package let token: String
-            package let expiresAt: String?
+        public struct Created: Codable, Sendable {
+            public let name: String
+            public let environment: String
+            public let kind: APIToken.Kind
+            public let token: String
+            public let expiresAt: String?
         }
 
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<Created> {
+        /// What it answers.
+        public typealias Response = Created
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             let expiresAt = try expires.map { text throws(BoardError) in try expiry(text) }
             let created = try board.createAPIToken(
                 name: name.text, environment: try environment(), kind: kind.kind, expiresAt: expiresAt, by: actor)
-            return AdminReply(
+            return OperationReply(
                 Created(
                     name: created.token.name, environment: created.token.environment, kind: created.token.kind, token: created.secret,
                     expiresAt: created.token.expiresAt))
@@ -77,13 +79,15 @@ package enum TokenOperations {
     }
 
     /// `token list`.
-    package struct ListTokens: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct ListTokens: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "token.list", .read, abstract: "List tokens: environment, kind, state, expiry and last use (never secrets).",
             response: "TokenList")
-        package init() {}
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[APIToken]> {
-            AdminReply(try board.apiTokens())
+        public init() {}
+        /// What it answers.
+        public typealias Response = [APIToken]
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.apiTokens())
         }
         package static func text(_ tokens: [APIToken]) -> String? {
             var table = Table("NAME", "ENVIRONMENT", "FOR", "STATE", "PREFIX", "EXPIRES", "LAST USED", "CREATED")
@@ -97,19 +101,21 @@ package enum TokenOperations {
     }
 
     /// `token revoke NAME [--reason]`: a stop.
-    package struct RevokeToken: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct RevokeToken: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "token.revoke", .stop, abstract: "Revoke a token: servers refuse it and end its open streams from now on (admins).",
             response: "ChangeResult")
-        @Argument(help: "The token's name.") package var name: TokenName
-        @Option(name: .long, help: "Why, for the audit log.") package var reason: Reason?
-        package init() {}
-        package init(name: TokenName, reason: Reason?) {
+        @Argument(help: "The token's name.") public var name: TokenName
+        @Option(name: .long, help: "Why, for the audit log.") public var reason: Reason?
+        public init() {}
+        public init(name: TokenName, reason: Reason?) {
             self.name = name
             self.reason = reason
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.revokeAPIToken(name.text, reason: reason?.text, by: actor))
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.revokeAPIToken(name.text, reason: reason?.text, by: actor))
         }
     }
 }

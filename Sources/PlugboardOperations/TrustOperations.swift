@@ -1,45 +1,49 @@
 public import ArgumentParser
 import Foundation
-package import PlugboardModel
+public import PlugboardModel
 package import PlugboardStore
-package import PlugboardVersioning
+public import PlugboardVersioning
 
 extension SignaturePolicy: ExpressibleByArgument {}
 
 /// Signature policies and trusted keys: `plugboard policy …`, `signer …` and `plugin add-signature`.
-package enum TrustOperations {
+public enum TrustOperations {
     /// `plugboard policy …`, in the order its help lists them.
-    package static let policies: [any BoardOperation.Type] = [SetPolicy.self, ShowPolicies.self]
+    package static let policies: [any ParsedOperation.Type] = [SetPolicy.self, ShowPolicies.self]
     /// `plugboard signer …`, in the order its help lists them.
-    package static let signers: [any BoardOperation.Type] = [AddSigner.self, ListSigners.self, RevokeSigner.self]
+    package static let signers: [any ParsedOperation.Type] = [AddSigner.self, ListSigners.self, RevokeSigner.self]
 
     /// `policy set --signatures off|warn|require`.
-    package struct SetPolicy: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct SetPolicy: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "policy.set", .write, abstract: "Set the signature policy of the environment given with --env (admins).",
             discussion: """
                 off: signatures are not checked (the default). warn: hosts load releases and report signature problems.
                 require: hosts load a release only if a trusted, unrevoked key signed exactly its id, version, manifest and artifact.
                 """, response: "ChangeResult")
-        @Option(name: .long, help: "off, warn or require.") package var signatures: SignaturePolicy
-        package var env: String?
-        package init() {}
-        package init(signatures: SignaturePolicy, env: String) {
+        @Option(name: .long, help: "off, warn or require.") public var signatures: SignaturePolicy
+        public var env: String?
+        public init() {}
+        public init(signatures: SignaturePolicy, env: String) {
             self.signatures = signatures
             self.env = env
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.setSignaturePolicy(signatures, environment: try environment(), by: actor))
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.setSignaturePolicy(signatures, environment: try environment(), by: actor))
         }
     }
 
     /// `policy show` (or `policy list`).
-    package struct ShowPolicies: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct ShowPolicies: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "policy.show", .read, abstract: "Show every environment's signature policy.", response: "PolicyList", aliases: ["list"])
-        package init() {}
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[EnvironmentSignaturePolicy]> {
-            AdminReply(try board.signaturePolicies())
+        public init() {}
+        /// What it answers.
+        public typealias Response = [EnvironmentSignaturePolicy]
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.signaturePolicies())
         }
         package static func text(_ policies: [EnvironmentSignaturePolicy]) -> String? {
             var table = Table("ENVIRONMENT", "SIGNATURES", "SET")
@@ -53,24 +57,24 @@ package enum TrustOperations {
     }
 
     /// `signer add ID KEY` and `signer add --all KEY`.
-    package struct AddSigner: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct AddSigner: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "signer.add", .write,
             abstract: "Trust a public key to sign one plug-in's releases (its owners or an admin), or every plug-in's with --all (admins).",
             discussion: "Usage: plugboard signer add ID PUBLIC_KEY [--name TEXT], or plugboard signer add --all PUBLIC_KEY [--name TEXT].",
             response: "ChangeResult")
-        @Flag(name: .long, help: "Trust the key for every plug-in (admins only).") package var all = false
+        @Flag(name: .long, help: "Trust the key for every plug-in (admins only).") public var all = false
         @Argument(help: ArgumentHelp("The plug-in id (omit with --all), then the public key in base64.", valueName: "id-and-key"))
-        package var idAndKey: [String] = []
-        @Option(name: .long, help: "Whose key it is, for people.") package var name: String?
-        package init() {}
+        public var idAndKey: [String] = []
+        @Option(name: .long, help: "Whose key it is, for people.") public var name: String?
+        public init() {}
         /// Trusts `publicKey` for `id`, or for every plug-in when `id` is nil.
-        package init(id: PluginID?, publicKey: String, name: String?) {
+        public init(id: PluginID?, publicKey: String, name: String?) {
             all = id == nil
             idAndKey = (id.map { [$0.text] } ?? []) + [publicKey]
             self.name = name
         }
-        package func validate() throws {
+        public func validate() throws {
             if all, idAndKey.count != 1 { throw ValidationError("with --all, give only the public key") }
             if !all, idAndKey.count != 2 { throw ValidationError("give a plug-in id and a public key, or --all and a public key") }
             do { _ = try pluginID() } catch { throw ValidationError(error.message) }
@@ -79,22 +83,26 @@ package enum TrustOperations {
         private func pluginID() throws(BoardError) -> PluginID? {
             all ? nil : try PluginID(validating: idAndKey[0])
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.addSigner(pluginID: try pluginID()?.text, publicKey: idAndKey.last ?? "", name: name, by: actor))
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.addSigner(pluginID: try pluginID()?.text, publicKey: idAndKey.last ?? "", name: name, by: actor))
         }
     }
 
     /// `signer list [ID]`.
-    package struct ListSigners: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct ListSigners: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "signer.list", .read,
             abstract: "List trusted keys: all, or those that may sign one plug-in (its own and those trusted for every plug-in).",
             response: "SignerList")
-        @Argument(help: "Only the keys that may sign this plug-in.") package var id: PluginID?
-        package init() {}
-        package init(id: PluginID?) { self.id = id }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<[Signer]> {
-            AdminReply(try board.signers(pluginID: id?.text))
+        @Argument(help: "Only the keys that may sign this plug-in.") public var id: PluginID?
+        public init() {}
+        public init(id: PluginID?) { self.id = id }
+        /// What it answers.
+        public typealias Response = [Signer]
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.signers(pluginID: id?.text))
         }
         package func text(for signers: [Signer]) -> String? {
             var table = Table("KEY ID", "TRUSTED FOR", "NAME", "STATE", "ADDED", "PUBLIC KEY")
@@ -111,44 +119,48 @@ package enum TrustOperations {
     }
 
     /// `signer revoke KEY_ID --reason`: a stop.
-    package struct RevokeSigner: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct RevokeSigner: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "signer.revoke", .stop, abstract: "Revoke a key: no signature it made counts any more, including earlier ones.",
             discussion: "Admins may revoke any key; the owners of every plug-in a key is trusted for may revoke it.",
             response: "ChangeResult")
-        @Argument(help: "The key id (plugboard signer list).") package var keyID: KeyID
-        @Option(name: .long, help: "Why (kept in the board and the audit log).") package var reason: Reason
-        package init() {}
-        package init(keyID: KeyID, reason: Reason) {
+        @Argument(help: "The key id (plugboard signer list).") public var keyID: KeyID
+        @Option(name: .long, help: "Why (kept in the board and the audit log).") public var reason: Reason
+        public init() {}
+        public init(keyID: KeyID, reason: Reason) {
             self.keyID = keyID
             self.reason = reason
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
-            AdminReply(try board.revokeSigner(keyID: keyID.text, reason: reason.text, by: actor))
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.revokeSigner(keyID: keyID.text, reason: reason.text, by: actor))
         }
     }
 
     /// `plugin add-signature ID VERSION FILE`: the signature file's text. The CLI command reads the file and sends its
     /// text.
-    package struct AddSignature: BoardOperation {
-        package static let declaration = OperationDeclaration(
+    public struct AddSignature: ParsedOperation {
+        public static let declaration = OperationDeclaration(
             "plugin.add-signature", .write, abstract: "Add a signature to a registered release (its owners, maintainers or an admin).",
             discussion: "The signature must verify and cover exactly this release: its id, version, manifest and artifact as registered.",
             response: "ChangeResult")
-        @Argument(help: "The plug-in id.") package var id: PluginID
-        @Argument(help: "The version.") package var version: SemanticVersion
-        @Option(help: "The signature file's text (plugboard plugin sign).") package var signature: String
-        @Option(help: "The name of the file it came from, for messages.") package var file: String
-        package init() {}
-        package init(id: PluginID, version: SemanticVersion, signature: String, file: String) {
+        @Argument(help: "The plug-in id.") public var id: PluginID
+        @Argument(help: "The version.") public var version: SemanticVersion
+        @Option(help: "The signature file's text (plugboard plugin sign).") public var signature: String
+        @Option(help: "The name of the file it came from, for messages.") public var file: String
+        public init() {}
+        public init(id: PluginID, version: SemanticVersion, signature: String, file: String) {
             self.id = id
             self.version = version
             self.signature = signature
             self.file = file
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> AdminReply<ChangeResult> {
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             let parsed = try ReleaseSignature.parse(Data(signature.utf8), named: file)
-            return AdminReply(try board.addSignature(id.text, version: version, parsed, by: actor))
+            return OperationReply(try board.addSignature(id.text, version: version, parsed, by: actor))
         }
     }
 }

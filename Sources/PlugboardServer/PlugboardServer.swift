@@ -6,7 +6,9 @@ import HummingbirdTLS
 import Logging
 import NIOCore
 import NIOSSL
-public import PlugboardStore
+public import PlugboardModel
+public import PlugboardOperations
+package import PlugboardStore
 import ServiceLifecycle
 import UnixSignals
 
@@ -36,9 +38,17 @@ public struct PlugboardServer: Sendable {
     /// Writes the refusals the operations API counts, with the operations API.
     let refusals: RefusalWriter?
 
-    /// Creates a server for `board` (open it once for the process; the server reads it and writes telemetry beside it,
-    /// and with ``ServerConfiguration/admin`` changes it as the operations API's callers ask).
-    public init(board: Board, configuration: ServerConfiguration = ServerConfiguration()) {
+    /// Creates a server for `board`, as `plugboard serve` does: it reads the board, writes telemetry beside it, signs
+    /// hosts' snapshots with the board's key file (`<board>.board-key`, made on first use) and, with
+    /// ``ServerConfiguration/admin``, performs the operations its callers send.
+    public init(board: BoardFile, configuration: ServerConfiguration = ServerConfiguration()) throws(BoardError) {
+        var configuration = configuration
+        if board.path != ":memory:" { configuration.boardKeys = try BoardKeyring.loadOrCreate(boardPath: board.path) }
+        self.init(board: board.board, configuration: configuration)
+    }
+
+    /// Creates a server for `board` with the configuration's keys as they are.
+    package init(board: Board, configuration: ServerConfiguration = ServerConfiguration()) {
         self.init(
             served: board, configuration: configuration,
             admin: configuration.admin ? AdminRoutes(board: board, configuration: configuration) : nil,

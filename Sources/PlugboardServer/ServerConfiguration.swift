@@ -1,7 +1,7 @@
 import Foundation
 public import Logging
 public import PlugboardModel
-public import PlugboardStore
+package import PlugboardStore
 
 /// How `plugboard serve` listens and how it treats clients.
 public struct ServerConfiguration: Sendable {
@@ -28,9 +28,9 @@ public struct ServerConfiguration: Sendable {
     public var streamKeepAlive: Duration
     /// The request log and the server's own messages.
     public var logger: Logger
-    /// The board's own keys, with which host snapshots are signed (`plugboard serve` loads the board's key file,
-    /// `<board>.board-key`, making it on first use); a configuration made without them has a new key of its own.
-    public var boardKeys: BoardKeyring
+    /// The board's own keys, with which host snapshots are signed: a server of a ``BoardFile`` loads the board's key
+    /// file, `<board>.board-key`, making it on first use; a configuration made without them has a new key of its own.
+    package var boardKeys: BoardKeyring = .generate()
     /// How long a signed host snapshot, or a freshness notice, vouches for the board's state: a host that hears
     /// nothing newer by then reports its snapshot as stale (a frozen feed). Notices go out every quarter of it.
     public var snapshotLifetime: Duration
@@ -88,10 +88,8 @@ public struct ServerConfiguration: Sendable {
         maxBodyBytes: Int = 1 << 20, idleTimeout: Duration = .seconds(60), maxConnections: Int = 4096, maxRequestsPerClient: Int = 64,
         pollInterval: Duration = .milliseconds(20),
         usageFlushInterval: Duration = .seconds(5), streamKeepAlive: Duration = .seconds(15),
-        logger: Logger = Logger(label: "plugboard.serve"), boardKeys: BoardKeyring = .generate(),
-        snapshotLifetime: Duration = .seconds(60)
+        logger: Logger = Logger(label: "plugboard.serve"), snapshotLifetime: Duration = .seconds(60)
     ) {
-        self.boardKeys = boardKeys
         self.snapshotLifetime = snapshotLifetime
         self.host = host
         self.port = port

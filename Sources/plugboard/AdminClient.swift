@@ -64,12 +64,12 @@ package struct AdminClient: Sendable {
     }
 
     /// Performs `request` on the server's board.
-    package func send<R: AdminRequest>(_ request: R) throws(BoardError) -> AdminReply<R.Response> {
+    package func send<R: AdminRequest>(_ request: R) throws(BoardError) -> OperationReply<R.Response> {
         let answer = try exchange(method: "POST", url: endpoint("/" + R.name), body: try request.wireBody())
         let notes = answer.notes
         guard answer.status == 200 else { throw Self.refusal(answer, server: server.absoluteString) }
         do {
-            return AdminReply(try R.decodeResponse(answer.body), notes: notes)
+            return OperationReply(try R.decodeResponse(answer.body), notes: notes)
         } catch {
             throw BoardError(
                 .io,

@@ -8,11 +8,11 @@ import PlugboardStore
 struct FlagCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flag", abstract: "Create, roll out, import, export and evaluate feature flags (Unleash-compatible).",
-        subcommands: commands(FlagRequests.commands) + [Import.self, Export.self, Evaluate.self])
+        subcommands: commands(FlagOperations.commands) + [Import.self, Export.self, Evaluate.self])
 
     /// `flag import FILE`: the operation, with the document read from a file or stdin here.
     struct Import: RemoteCommand {
-        static let configuration = declared(FlagRequests.Import.self)
+        static let configuration = declared(FlagOperations.Import.self)
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The features JSON file, or - for stdin.") var file: String
 
@@ -21,17 +21,17 @@ struct FlagCommand: ParsableCommand {
             guard let text = String(data: data, encoding: .utf8) else {
                 throw BoardError(.invalidInput, "the features file \(file) is not UTF-8 text")
             }
-            output.report(try global.perform(FlagRequests.Import(env: try global.environment(), features: text, file: file)))
+            output.report(try global.perform(FlagOperations.Import(env: try global.environment(), features: text, file: file)))
         }
     }
 
     /// `flag export`: the operation, printed as Unleash's own JSON with or without `--json`.
     struct Export: RemoteCommand {
-        static let configuration = declared(FlagRequests.Export.self)
+        static let configuration = declared(FlagOperations.Export.self)
         @OptionGroup var global: GlobalOptions
 
         func execute(_ output: Output) throws(BoardError) {
-            let set = try global.perform(FlagRequests.Export(env: try global.environment()))
+            let set = try global.perform(FlagOperations.Export(env: try global.environment()))
             print(String(decoding: set.encoded(prettyPrinted: true), as: UTF8.self))
         }
     }
@@ -77,7 +77,7 @@ struct FlagCommand: ParsableCommand {
                 }
             } else {
                 // From the board, or with --server its flags as the server exports them: evaluated here either way.
-                let set = try global.perform(FlagRequests.Export(env: try global.environment()))
+                let set = try global.perform(FlagOperations.Export(env: try global.environment()))
                 do { evaluator = BatchEvaluator(snapshot: try FlagSnapshot(set, mode: .strict, environment: environment)) } catch {
                     throw BoardError(.integrity, "the board's flags for this environment do not validate: \(error)")
                 }

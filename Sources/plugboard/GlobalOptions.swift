@@ -54,7 +54,7 @@ struct GlobalOptions: ParsableArguments {
     /// Performs `request` on the board file, or with a server (``serverURL``) through the operations API as the access
     /// token's principal: the same answer either way. The answer's notes are printed on stderr.
     func perform<R: AdminRequest>(_ request: R) throws(BoardError) -> R.Response {
-        let reply: AdminReply<R.Response>
+        let reply: OperationReply<R.Response>
         if let client = try adminClient() {
             reply = try client.send(request)
         } else {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PlugboardBoardSecureStorage
 import PlugboardModel
+import PlugboardOperations
 import PlugboardSecureStorage
 import PlugboardStore
 
@@ -20,12 +21,9 @@ struct Init: BoardCommand {
 
     func execute(_ output: Output) throws(BoardError) {
         let actor = try global.actor()
-        var setup: MasterKeySetup?
-        let board = try Board.create(at: global.boardPath, by: actor) { board throws(BoardError) in
-            setup = try BoardSecureStorage.initialize(board: board, by: actor).setup
-        }
-        // The board's own key, which signs what plugboard serve sends hosts (beside the master key, never in the board).
-        let boardKeys = board.path == ":memory:" ? nil : try BoardKeyring.loadOrCreate(boardPath: board.path)
+        // The board's own key signs what plugboard serve sends hosts (beside the master key, never in the board).
+        let (file, setup, boardKeys) = try BoardFile.initialize(at: global.boardPath, by: actor)
+        let board = file.board
         let status = try board.migrationStatus()
         struct MasterKeyResult: Encodable {
             let source: String

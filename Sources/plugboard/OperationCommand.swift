@@ -5,7 +5,7 @@ import PlugboardStore
 
 /// The CLI command of a ``BoardOperation``: its name, help, arguments and options are the operation's declaration; it
 /// performs the operation on the board file, or with `--server` on a served board, and prints the answer.
-struct OperationCommand<Op: BoardOperation>: RemoteCommand {
+struct OperationCommand<Op: ParsedOperation>: RemoteCommand {
     static var configuration: CommandConfiguration { declared(Op.self) }
 
     @OptionGroup var global: GlobalOptions
@@ -30,17 +30,17 @@ struct OperationCommand<Op: BoardOperation>: RemoteCommand {
 
 /// The name, abstract and discussion of `operation`'s command: for ``OperationCommand`` and for a hand-written command
 /// that performs it (one that reads a file, or prints what is not the CLI's JSON).
-func declared<Op: BoardOperation>(_ operation: Op.Type) -> CommandConfiguration {
+func declared<Op: ParsedOperation>(_ operation: Op.Type) -> CommandConfiguration {
     let declaration = Op.declaration
     return CommandConfiguration(
         commandName: declaration.command, abstract: declaration.abstract, discussion: declaration.discussion, aliases: declaration.aliases)
 }
 
 /// The commands of `operations`, in their order.
-func commands(_ operations: [any BoardOperation.Type]) -> [any ParsableCommand.Type] {
+func commands(_ operations: [any ParsedOperation.Type]) -> [any ParsableCommand.Type] {
     operations.map { command(for: $0) }
 }
 
-private func command<Op: BoardOperation>(for type: Op.Type) -> any ParsableCommand.Type {
+private func command<Op: ParsedOperation>(for type: Op.Type) -> any ParsableCommand.Type {
     OperationCommand<Op>.self
 }

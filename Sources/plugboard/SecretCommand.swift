@@ -23,11 +23,11 @@ struct SecretCommand: ParsableCommand {
             else the key file <board>.key). Key names are not secret: they are stored in clear and audited. \
             Setting, reading and deleting a secret need an owner or maintainer of the plug-in, or an admin.
             """,
-        subcommands: [SetSecret.self, GetSecret.self] + commands(SecretRequests.commands))
+        subcommands: [SetSecret.self, GetSecret.self] + commands(SecretOperations.commands))
 
     /// `secret set`: the operation, with the value read from a file, stdin or the argument here.
     struct SetSecret: RemoteCommand {
-        static let configuration = declared(SecretRequests.Set.self)
+        static let configuration = declared(SecretOperations.Set.self)
         @OptionGroup var global: GlobalOptions
         @Option(name: .long, help: "The plug-in id.") var plugin: PluginID
         @Argument(help: "The key name (not secret: stored in clear and audited).") var key: String
@@ -54,7 +54,7 @@ struct SecretCommand: ParsableCommand {
                 try fromFile.map { path throws(BoardError) in
                     try BoundedInput.read(path: path, limit: BoundedInput.secretLimit, what: "value")
                 } ?? Data((value ?? "").utf8)
-            output.report(try global.perform(SecretRequests.Set(plugin: plugin, key: key, value: data)))
+            output.report(try global.perform(SecretOperations.Set(plugin: plugin, key: key, value: data)))
         }
     }
 

@@ -130,12 +130,12 @@ struct ServeCommand: BoardCommand {
         var configuration = ServerConfiguration(
             host: host, port: port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey, maxConnections: maxConnections,
             maxRequestsPerClient: maxRequestsPerClient, pollInterval: .milliseconds(pollMilliseconds),
-            logger: logger, boardKeys: try BoardKeyring.loadOrCreate(boardPath: board.path), snapshotLifetime: .seconds(snapshotLifetime))
+            logger: logger, snapshotLifetime: .seconds(snapshotLifetime))
         configuration.admin = admin || adminListen != nil
         configuration.adminUploadQuota.perPrincipalBytes = adminUploadQuota << 20
         configuration.adminUploadQuota.totalBytes = adminUploadTotal << 20
         configuration.adminAddress = adminListen.flatMap { try? Self.address($0, option: "--admin-listen") }
-        let server = PlugboardServer(board: board, configuration: configuration)
+        let server = try PlugboardServer(board: BoardFile(board), configuration: configuration)
         let scheme = tlsCert == nil ? "http" : "https"
         // "" for the operations API beside the rest, else its own address.
         let adminURL: String? =

@@ -45,8 +45,9 @@ final class ServedTestBoard: Sendable {
         logger.logLevel = .error
         let keys = BoardKeyring.generate()
         boardKeys = keys
-        let server = PlugboardServer(
-            board: board, configuration: ServerConfiguration(port: 0, pollInterval: .milliseconds(10), logger: logger, boardKeys: keys))
+        var configuration = ServerConfiguration(port: 0, pollInterval: .milliseconds(10), logger: logger)
+        configuration.boardKeys = keys
+        let server = PlugboardServer(board: board, configuration: configuration)
         let (group, port) = try await serveOnLoopback(logger: logger) { listening in try server.makeApplication(onListening: listening) }
         self.group = group
         url = URL(string: "http://127.0.0.1:\(port)")!

@@ -12,7 +12,7 @@ struct BoardAndPluginReadTests {
     static let head = "7:" + String(repeating: "a", count: 64) + ":" + String(repeating: "b", count: 64)
 
     @Test func everyReadRoundTripsThroughTheWire() throws {
-        let operations: [any BoardOperation] = [
+        let operations: [any ParsedOperation] = [
             BoardOperations.Environments(), BoardOperations.Clients(env: nil), BoardOperations.Clients(env: "staging"),
             BoardOperations.Verify(checkpoint: nil), BoardOperations.Verify(checkpoint: try AuditCheckpoint(parsing: Self.head)),
             BoardOperations.Checkpoint(),
@@ -25,7 +25,7 @@ struct BoardAndPluginReadTests {
     }
 
     /// Encodes, decodes as the server does, and encodes again: the same JSON both times.
-    func roundTrip<Op: BoardOperation>(_ operation: Op) throws {
+    func roundTrip<Op: ParsedOperation>(_ operation: Op) throws {
         let body = try operation.wireBody()
         let decoded = try Op.fromWire(body)
         #expect(try decoded.wireBody() == body, "\(Op.name): \(String(decoding: body, as: UTF8.self))")
@@ -33,7 +33,7 @@ struct BoardAndPluginReadTests {
     }
 
     @Test func theWireCarriesTheFieldsByTheirNames() throws {
-        func json(_ operation: some BoardOperation) throws -> String { String(decoding: try operation.wireBody(), as: UTF8.self) }
+        func json(_ operation: some ParsedOperation) throws -> String { String(decoding: try operation.wireBody(), as: UTF8.self) }
         #expect(try json(BoardOperations.Environments()) == "{}")
         #expect(try json(BoardOperations.Clients(env: "staging")) == #"{"env":"staging"}"#)
         #expect(try json(BoardOperations.Clients(env: nil)) == "{}")
@@ -49,7 +49,7 @@ struct BoardAndPluginReadTests {
     }
 
     @Test func theServerRefusesMalformedFieldsWithTheCLIsSentences() {
-        func refusal<Op: BoardOperation>(_ type: Op.Type, _ json: String) -> String? {
+        func refusal<Op: ParsedOperation>(_ type: Op.Type, _ json: String) -> String? {
             do {
                 _ = try Op.fromWire(Data(json.utf8))
                 return nil

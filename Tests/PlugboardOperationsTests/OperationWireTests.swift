@@ -36,7 +36,7 @@ struct OperationWireTests {
     @Test func everyDeclaredOperationRoundTripsThroughTheWire() throws {
         let version = try SemanticVersion(validating: "1.2.0")
         let reason = try Reason(validating: "INC-7 crash loop")
-        let operations: [any BoardOperation] = [
+        let operations: [any ParsedOperation] = [
             PluginOperations.Enable(id: Self.id, env: "staging"), PluginOperations.Disable(id: Self.id, env: "staging"),
             try PluginOperations.Kill(.version("com.example.alpha", version), reason: reason),
             try PluginOperations.Kill(.all, reason: reason),
@@ -51,7 +51,7 @@ struct OperationWireTests {
     }
 
     /// Encodes, decodes as the server does, and encodes again: the same JSON both times.
-    func roundTrip<Op: BoardOperation>(_ operation: Op) throws {
+    func roundTrip<Op: ParsedOperation>(_ operation: Op) throws {
         let body = try operation.wireBody()
         let decoded = try Op.fromWire(body)
         #expect(try decoded.wireBody() == body, "\(Op.name): \(String(decoding: body, as: UTF8.self))")

@@ -15,7 +15,7 @@ struct RoleTrustTokenOperationTests {
         let alice = try PersonPrincipal(validating: "alice")
         let laptop = try TokenName(validating: "laptop")
         let reason = try Reason(validating: "left the team")
-        let operations: [any BoardOperation] = [
+        let operations: [any ParsedOperation] = [
             RoleOperations.AddAdmin(principal: alice), RoleOperations.RemoveAdmin(principal: try PrincipalName(validating: "alice")),
             RoleOperations.ListAdmins(), RoleOperations.AddOwner(id: Self.id, principal: alice, role: .maintainer),
             RoleOperations.RemoveOwner(id: Self.id, principal: try PrincipalName(validating: "ci-bot@example.com")),
@@ -38,14 +38,14 @@ struct RoleTrustTokenOperationTests {
     }
 
     /// Encodes, decodes as the server does, and encodes again: the same JSON both times.
-    func roundTrip<Op: BoardOperation>(_ operation: Op) throws {
+    func roundTrip<Op: ParsedOperation>(_ operation: Op) throws {
         let body = try operation.wireBody()
         let decoded = try Op.fromWire(body)
         #expect(try decoded.wireBody() == body, "\(Op.name): \(String(decoding: body, as: UTF8.self))")
     }
 
     @Test func theWireCarriesTheFieldsByTheirNames() throws {
-        func json(_ operation: some BoardOperation) throws -> String { String(decoding: try operation.wireBody(), as: UTF8.self) }
+        func json(_ operation: some ParsedOperation) throws -> String { String(decoding: try operation.wireBody(), as: UTF8.self) }
         #expect(try json(RoleOperations.AddAdmin(principal: PersonPrincipal(validating: "alice"))) == #"{"principal":"alice"}"#)
         #expect(
             try json(RoleOperations.AddOwner(id: Self.id, principal: PersonPrincipal(validating: "bob"), role: .maintainer))
@@ -66,7 +66,7 @@ struct RoleTrustTokenOperationTests {
     }
 
     @Test func theServerRefusesMalformedFieldsWithTheCLIsSentences() {
-        func refusal<Op: BoardOperation>(_ type: Op.Type, _ json: String) -> String? {
+        func refusal<Op: ParsedOperation>(_ type: Op.Type, _ json: String) -> String? {
             do {
                 _ = try Op.fromWire(Data(json.utf8))
                 return nil
@@ -90,12 +90,12 @@ struct RoleTrustTokenOperationTests {
     }
 
     @Test func removalsAndRevocationsAreStopsAndReadsAreReads() {
-        let stops: [any BoardOperation.Type] = [
+        let stops: [any ParsedOperation.Type] = [
             RoleOperations.RemoveAdmin.self, RoleOperations.RemoveOwner.self, TrustOperations.RevokeSigner.self,
             TokenOperations.RevokeToken.self, TokenOperations.RevokeAccessToken.self,
         ]
         #expect(stops.allSatisfy { $0.access == .stop })
-        let reads: [any BoardOperation.Type] = [
+        let reads: [any ParsedOperation.Type] = [
             RoleOperations.ListAdmins.self, RoleOperations.ListOwners.self, TrustOperations.ShowPolicies.self,
             TrustOperations.ListSigners.self, TokenOperations.ListTokens.self, TokenOperations.ListAccessTokens.self,
         ]

@@ -19,7 +19,7 @@ struct RolloutOperationTests {
     }
 
     /// The body on the wire, or the server's refusal of it.
-    static func refusal<Op: BoardOperation>(_ type: Op.Type, _ json: String) -> String? {
+    static func refusal<Op: ParsedOperation>(_ type: Op.Type, _ json: String) -> String? {
         do {
             _ = try Op.fromWire(Data(json.utf8))
             return nil
@@ -28,7 +28,7 @@ struct RolloutOperationTests {
 
     @Test func everyRolloutOperationRoundTripsThroughTheWire() throws {
         let reason = try Reason(validating: "a look at the graphs")
-        let operations: [any BoardOperation] = [
+        let operations: [any ParsedOperation] = [
             try Self.start(), try Self.start(maxFailureRate: nil, minHosts: nil),
             RolloutOperations.Status(id: Self.id, env: nil), RolloutOperations.Status(id: Self.id, env: "staging"),
             RolloutOperations.Pause(id: Self.id, env: "default", reason: reason),
@@ -38,7 +38,7 @@ struct RolloutOperationTests {
         for operation in operations { try roundTrip(operation) }
     }
 
-    func roundTrip<Op: BoardOperation>(_ operation: Op) throws {
+    func roundTrip<Op: ParsedOperation>(_ operation: Op) throws {
         let body = try operation.wireBody()
         let decoded = try Op.fromWire(body)
         #expect(try decoded.wireBody() == body, "\(Op.name): \(String(decoding: body, as: UTF8.self))")
@@ -46,7 +46,7 @@ struct RolloutOperationTests {
     }
 
     @Test func theWireCarriesTheFieldsByTheirNames() throws {
-        func json(_ operation: some BoardOperation) throws -> String { String(decoding: try operation.wireBody(), as: UTF8.self) }
+        func json(_ operation: some ParsedOperation) throws -> String { String(decoding: try operation.wireBody(), as: UTF8.self) }
         #expect(
             try json(Self.start())
                 == #"{"env":"production","every":"10m","id":"com.example.alpha","max_failure_rate":"2.5","min_hosts":3,"reason":"CHG-12","steps":"1,10,50,100","version":"1.1.0"}"#

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PlugboardFlags
+import PlugboardModel
 import PlugboardStore
 import Testing
 

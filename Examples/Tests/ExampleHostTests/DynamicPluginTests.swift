@@ -5,8 +5,8 @@ import NotesPlugin
 import PlugboardFileHost
 import PlugboardHost
 import PlugboardModel
+import PlugboardOperations
 import PlugboardPluginAPI
-import PlugboardStore
 import PlugboardTesting
 import PlugboardVersioning
 import Synchronization
@@ -19,10 +19,10 @@ struct FakeFlagProvider: HostFlagProvider {
     func evaluator(for host: HostIdentity) -> any FlagEvaluating { flags }
 }
 
-/// A board in a scratch folder with the example manifests registered through the store API.
+/// A board in a scratch folder with the example manifests registered through the operations, as the CLI would.
 final class ExampleBoard: Sendable {
     let folder: URL
-    let board: Board
+    let board: BoardFile
     static let admin = try! Principal(osUser: "admin")
     static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
@@ -41,12 +41,30 @@ final class ExampleBoard: Sendable {
     init(greeterArtifact: Bool = true) throws {
         folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("plugboard-examples-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        board = try Board.create(at: folder.appendingPathComponent("board.sqlite").path, by: Self.admin)
+        board = try BoardFile.create(at: folder.appendingPathComponent("board.sqlite").path, by: Self.admin)
         for (name, artifact) in [("greeter", greeterArtifact ? Self.greeterLibrary : nil), ("notes", nil)] {
-            let manifest = try PluginManifest.parse(Data(contentsOf: Self.examples.appendingPathComponent("manifests/\(name).json")))
-            _ = try board.register(manifest, artifactPath: artifact, by: Self.admin)
-            _ = try board.setEnabled(manifest.id, true, environment: "default", by: Self.admin)
+            let text = try String(contentsOf: Self.examples.appendingPathComponent("manifests/\(name).json"), encoding: .utf8)
+            try register(text, artifact: artifact)
+            let id = try PluginManifest.parse(Data(text.utf8)).id
+            _ = try board.perform(PluginOperations.Enable(id: PluginID(validating: id), env: "default"), as: Self.admin)
         }
+    }
+
+    /// Registers a release from its manifest's text, as `plugboard plugin register` does.
+    func register(_ manifest: String, artifact: String?) throws {
+        let register = PluginOperations.Register(manifest: .init(file: "manifest.json", text: manifest), artifact: artifact)
+        _ = try board.perform(register, as: Self.admin)
+    }
+
+    /// The greeter's manifest, at another version.
+    static func greeterManifest(version: String = "1.0.0") throws -> String {
+        try String(contentsOf: examples.appendingPathComponent("manifests/greeter.json"), encoding: .utf8)
+            .replacingOccurrences(of: "\"version\": \"1.0.0\"", with: "\"version\": \"\(version)\"")
+    }
+
+    /// Throws a kill switch, as `plugboard plugin kill` does.
+    func kill(_ target: KillTarget, reason: String) throws {
+        _ = try board.perform(PluginOperations.Kill(target, reason: Reason(validating: reason)), as: Self.admin)
     }
 
     deinit { try? FileManager.default.removeItem(at: folder) }
@@ -59,7 +77,8 @@ final class ExampleBoard: Sendable {
         services.register((any GreetingStyle).self, FixedGreetingStyle(style))
         let host = PluginHost(
             configuration: HostConfiguration(
-                board: board, identity: HostIdentity(hostID: id, environment: "default", hostVersion: "2.3.0"),
+                source: try BoardFileSource(path: board.path),
+                identity: HostIdentity(hostID: id, environment: "default", hostVersion: "2.3.0"),
                 pollInterval: .milliseconds(20), secureStorage: storage,
                 flags: FakeFlagProvider(flags: FakeFlags(["plugin.greeter.rollout": gate])), services: services,
                 dynamicLibraryCache: folder.path))
@@ -98,8 +117,10 @@ struct DynamicPluginTests {
 
     @Test func anArtifactChangedAfterRegistrationIsRefusedNotLoaded() async throws {
         let example = try ExampleBoard()
-        let sha = try #require(try example.board.pluginDetail("com.example.greeter").versions.first?.artifactSHA256)
-        let stored = ArtifactStore(root: example.board.artifactsPath).path(forSHA256: sha)
+        let greeter = try example.board.perform(
+            PluginOperations.Show(id: PluginID(validating: "com.example.greeter")), as: ExampleBoard.admin)
+        let sha = try #require(greeter.value.versions.first?.artifactSHA256)
+        let stored = try #require(example.board.artifactPath(sha256: sha))
         let handle = try #require(FileHandle(forWritingAtPath: stored))
         try handle.seekToEnd()
         try handle.write(contentsOf: Data("tampered".utf8))
@@ -120,10 +141,13 @@ struct DynamicPluginTests {
         let manifest = try PluginManifest.parse(Data(contentsOf: ExampleBoard.examples.appendingPathComponent("manifests/greeter.json")))
         let sha = try #require(FileDigest.sha256(ofFile: ExampleBoard.greeterLibrary))
         let signature = try ReleaseSignature.sign(ReleaseStatement(manifest: manifest, artifactSHA256: sha), with: key)
-        _ = try board.addSignature("com.example.greeter", version: manifest.version, signature, by: ExampleBoard.admin)
-        _ = try board.addSigner(
-            pluginID: "com.example.greeter", publicKey: key.publicKey.rawRepresentation.base64EncodedString(), by: ExampleBoard.admin)
-        _ = try board.setSignaturePolicy(.require, environment: "default", by: ExampleBoard.admin)
+        let id = try PluginID(validating: "com.example.greeter")
+        let text = String(decoding: signature.fileData(), as: UTF8.self)
+        let publicKey = key.publicKey.rawRepresentation.base64EncodedString()
+        _ = try board.perform(
+            TrustOperations.AddSignature(id: id, version: manifest.version, signature: text, file: "greeter.sig"), as: ExampleBoard.admin)
+        _ = try board.perform(TrustOperations.AddSigner(id: id, publicKey: publicKey, name: nil), as: ExampleBoard.admin)
+        _ = try board.perform(TrustOperations.SetPolicy(signatures: .require, env: "default"), as: ExampleBoard.admin)
 
         let host = try example.host()
         var report = Dictionary(uniqueKeysWithValues: await host.start().map { ($0.pluginID, $0) })
@@ -132,7 +156,7 @@ struct DynamicPluginTests {
         await host.stop()
 
         // The library in the artifact store is swapped after signing: the next host refuses it before dlopen.
-        let stored = ArtifactStore(root: board.artifactsPath).path(forSHA256: sha)
+        let stored = try #require(board.artifactPath(sha256: sha))
         try Data("not the library that was signed".utf8).write(to: URL(fileURLWithPath: stored))
         let next = try example.host(id: "host-b")
         report = Dictionary(uniqueKeysWithValues: await next.start().map { ($0.pluginID, $0) })
@@ -166,7 +190,9 @@ struct DynamicPluginTests {
         #expect(try await b.greet("Ann") == "Bonjour, Ann! (greeting #1 from com.example.greeter@1.0.0)")
         #expect(storeA.storedValues.keys.contains("greetings") && storeB.storedValues.keys.contains("greetings"))
         // Both hosts reported to the board.
-        #expect(Set(try example.board.loadStatus(pluginID: "com.example.greeter").map(\.hostID)) == ["host-a", "host-b"])
+        let status = try example.board.perform(
+            PluginOperations.Status(id: PluginID(validating: "com.example.greeter")), as: ExampleBoard.admin)
+        #expect(Set(status.value.map(\.hostID)) == ["host-a", "host-b"])
         await hostA.stop()
         await hostB.stop()
     }
@@ -176,7 +202,7 @@ struct DynamicPluginTests {
         let host = try example.host()
         await host.start()
         #expect(host.features((any Greeting).self).count == 1)
-        _ = try Board.open(at: example.board.path).kill(.plugin("com.example.greeter"), reason: "INC-5", by: ExampleBoard.admin)
+        try example.kill(.plugin("com.example.greeter"), reason: "INC-5")
         // The host detaches the plug-in from lookups first and records its state after the plug-in's deactivate()
         // returns: wait for both (a guard against hanging, not a measurement).
         let deadline = ContinuousClock.now + .seconds(600)
@@ -200,11 +226,7 @@ struct DynamicPluginVersionTests {
         #expect(host.activePlugins.first { $0.pluginID == "com.example.greeter" }?.version == "1.0.0")
 
         // Version 1.1.0 is registered (same library bytes, new version) while the host runs.
-        var manifest = try String(contentsOf: ExampleBoard.examples.appendingPathComponent("manifests/greeter.json"), encoding: .utf8)
-        manifest = manifest.replacingOccurrences(of: "\"version\": \"1.0.0\"", with: "\"version\": \"1.1.0\"")
-        _ = try Board.open(at: example.board.path).register(
-            PluginManifest.parse(Data(manifest.utf8)),
-            artifactPath: ExampleBoard.greeterLibrary, by: ExampleBoard.admin)
+        try example.register(ExampleBoard.greeterManifest(version: "1.1.0"), artifact: ExampleBoard.greeterLibrary)
         let warning: String? = await withTaskGroup(of: String?.self) { group in
             group.addTask {
                 for await event in events { if case .warning(let message) = event { return message } }
@@ -230,14 +252,10 @@ struct DynamicPluginVersionTests {
         let host = try example.host()
         await host.start()
         #expect(host.activePlugins.first { $0.pluginID == "com.example.greeter" }?.version == "1.0.0")
-        var manifest = try String(contentsOf: ExampleBoard.examples.appendingPathComponent("manifests/greeter.json"), encoding: .utf8)
-        manifest = manifest.replacingOccurrences(of: "\"version\": \"1.0.0\"", with: "\"version\": \"1.1.0\"")
-        let writer = try Board.open(at: example.board.path)
-        _ = try writer.register(
-            PluginManifest.parse(Data(manifest.utf8)), artifactPath: ExampleBoard.greeterLibrary, by: ExampleBoard.admin)
+        try example.register(ExampleBoard.greeterManifest(version: "1.1.0"), artifact: ExampleBoard.greeterLibrary)
         // 1.1.0 waits for a restart (the 1.0.0 library is loaded); a kill switch over 1.0.0 must stop it now all the same.
         let semantic = try SemanticVersion("1.0.0")
-        _ = try writer.kill(.version("com.example.greeter", semantic), reason: "INC-6", by: ExampleBoard.admin)
+        try example.kill(.version("com.example.greeter", semantic), reason: "INC-6")
         let deadline = ContinuousClock.now + .seconds(600)
         func greeter() -> LoadReportEntry? { host.status.first { $0.pluginID == "com.example.greeter" } }
         while !host.features((any Greeting).self).isEmpty || greeter()?.state == .loaded, ContinuousClock.now < deadline {

@@ -1,5 +1,5 @@
 /// What a change writes to the audit log (the board fills in sequence, time, actor and hashes).
-package import PlugboardModel
+import PlugboardModel
 
 package struct AuditEntry: Sendable, Hashable {
     /// Whether the change was made or refused.
@@ -41,60 +41,6 @@ package struct AuditEntry: Sendable, Hashable {
         self.before = before
         self.after = after
     }
-}
-
-/// One row of the audit log as stored (see ``AuditLog`` for how its hash is computed).
-package struct AuditRecord: Sendable, Hashable, Codable {
-    package let seq: Int64
-    package let at: String
-    /// Who made the change: the OS user (the log's column `actor`); ``onBehalfOf`` is the principal declared with `--as`.
-    package let by: String
-    package let onBehalfOf: String?
-    package let action: String
-    package let outcome: String
-    package let targetType: String
-    package let targetID: String?
-    package let environment: String?
-    package let reason: String?
-    package let beforeJSON: String?
-    package let afterJSON: String?
-    package let prevHash: String
-    package let hash: String
-    /// The digests of the rows the change left behind (`table<TAB>key<TAB>digest` lines; `-` for a removed row), or
-    /// nil for a row written before the state proof or a change that touched no row of policy.
-    package let stateChanges: String?
-    /// The board-wide state root after this row, or nil for rows written before the state proof (migration 0006).
-    package let stateRoot: String?
-    /// How the change arrived when it came through the operations API (`token NAME from ADDRESS`); nil for changes made on
-    /// the board's machine, and for rows written before chain format v3.
-    package var via: String? = nil
-
-    /// JSON keys are the log's column names (`actor` for ``by``).
-    enum CodingKeys: String, CodingKey {
-        case seq, at
-        case by = "actor"
-        case onBehalfOf, action, outcome, targetType, targetID, environment, reason, beforeJSON, afterJSON
-        case prevHash, hash, stateChanges, stateRoot, via
-    }
-}
-
-/// The result of recomputing the audit chain.
-package struct AuditVerification: Sendable, Hashable, Codable {
-    /// True when every row, the chain, the triggers and the checkpoint (if given) check out.
-    package let ok: Bool
-    /// How many rows were checked.
-    package let rowsChecked: Int
-    /// The current head of the chain.
-    package let head: AuditCheckpoint?
-    /// The sequence number of the first bad row, when one is found.
-    package let firstBadSeq: Int64?
-    /// What is wrong, one sentence per problem (the first names the first bad row).
-    package let problems: [String]
-    /// How many rows of policy (registry, owners, admins, kill switches, flags, sealed secrets…) were compared with
-    /// the digests the log recorded; 0 for a board without the state proof.
-    package let stateRowsChecked: Int
-    /// The state root of the rows as they are, when the board has the state proof.
-    package let stateRoot: String?
 }
 
 /// Filters for reading the audit log.

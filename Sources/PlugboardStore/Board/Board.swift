@@ -1,7 +1,7 @@
 package import Foundation
 import GRDB
 import GRDBSQLite
-public import PlugboardModel
+package import PlugboardModel
 import Synchronization
 
 #if canImport(Glibc)
@@ -35,7 +35,7 @@ import Darwin
 /// byte-for-byte unchanged, and a committed kill switch could be lost on power failure. A board's reads are short
 /// and in-process concurrency is low (a host, its flags, its plug-ins' secrets), so one serialized connection costs
 /// little; the server keeps its hot data in memory.
-public final class Board: Sendable {
+package final class Board: Sendable {
     /// The `PRAGMA application_id` of every board ("PLGB"), which tells a board from any other SQLite file.
     package static let applicationID: Int32 = 0x504C_4742
     /// How long a writer waits for another process's write lock before giving up.
@@ -45,7 +45,7 @@ public final class Board: Sendable {
     static let walSizeLimit = 4 << 20
 
     /// The path of the board file (`:memory:` for a board in memory).
-    public let path: String
+    package let path: String
     /// True when the board was opened read-only (hosts that only read the board).
     package let isReadOnly: Bool
     /// The connection: a `DatabaseQueue` over the WAL file, or any writer a test gives (an in-memory queue).
@@ -103,7 +103,7 @@ public final class Board: Sendable {
     }
 
     /// The folder of the content-addressed artifact store beside the board (`<board>.artifacts`).
-    public var artifactsPath: String { path + ".artifacts" }
+    package var artifactsPath: String { path + ".artifacts" }
 
     /// The master-key file beside the board (`<board>.key`).
     package var keyFilePath: String { path + ".key" }
@@ -124,7 +124,7 @@ public final class Board: Sendable {
     ///     migrations were edited, is always refused.
     /// - Throws: `BoardError` with code `.notABoard` or `.schemaMismatch`, or `.io` when another process holds a lock that
     ///   keeps it from being opened; the file is never modified.
-    public static func open(at path: String, readOnly: Bool = false, requireCurrentSchema: Bool = true) throws(BoardError) -> Board {
+    package static func open(at path: String, readOnly: Bool = false, requireCurrentSchema: Bool = true) throws(BoardError) -> Board {
         try checkIsRegularFile(path)
         // Every look at the file goes through SQLite: a plain open()/close() of the board here would drop every POSIX
         // lock this process holds on it, SQLite's included (see `checkIsRegularFile`).
@@ -171,7 +171,7 @@ public final class Board: Sendable {
     ///     its schema (`plugboard init` initialises the secure storage there). If it throws, the board files are
     ///     removed as for any other failure, and the error is rethrown.
     /// - Throws: `BoardError` if a file already exists at `path` (it is never overwritten) or cannot be created.
-    public static func create(
+    package static func create(
         at path: String, by actor: Principal, finishing: (Board) throws(BoardError) -> Void = { _ in }
     ) throws(BoardError) -> Board {
         let directory = (path as NSString).deletingLastPathComponent
@@ -295,7 +295,7 @@ public final class Board: Sendable {
     /// A process that may only read the board, and so cannot write its `-shm`, reads through a private copy of
     /// SQLite's WAL index, where `data_version` moves on every read: there the value follows the head of the audit
     /// log instead (every change a host acts on is audited; load reports and usage counts are not).
-    public func version() throws(BoardError) -> BoardVersion {
+    package func version() throws(BoardError) -> BoardVersion {
         do {
             // Always the same connection: data_version is a per-connection counter. The count of own changes is read
             // on the connection too, where a change's commit and its count are one step (see `noteOwnChange()`).

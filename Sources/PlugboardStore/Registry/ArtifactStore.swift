@@ -20,15 +20,15 @@ import Darwin
 /// Files are written to a temporary name (`tmp/<pid>-<uuid>`) while they are hashed and renamed into place only
 /// when the registration that refers to them commits; what a killed registration left there is removed at the
 /// next staging (`removeStaleStaging(now:)`).
-public struct ArtifactStore: Sendable {
+package struct ArtifactStore: Sendable {
     /// The root folder, `<board>.artifacts`.
-    public let root: String
+    package let root: String
 
     /// Creates a store rooted at `root` (nothing is created until an artifact is added).
-    public init(root: String) { self.root = root }
+    package init(root: String) { self.root = root }
 
     /// The path where the artifact with this SHA-256 is kept.
-    public func path(forSHA256 sha256: String) -> String { root + "/sha256/" + sha256 }
+    package func path(forSHA256 sha256: String) -> String { root + "/sha256/" + sha256 }
 
     /// A file copied into the store under a temporary name, hashed, waiting for ``commit(_:)``.
     package struct Staged: Sendable {

@@ -1,10 +1,11 @@
 import GRDB
-public import PlugboardModel
+package import PlugboardModel
 package import PlugboardVersioning
 
 extension Board {
     /// Enables or disables a plug-in in one environment (created if it does not exist yet).
-    public func setEnabled(_ pluginID: String, _ enabled: Bool, environment: String, by actor: Principal) throws(BoardError) -> ChangeResult
+    package func setEnabled(_ pluginID: String, _ enabled: Bool, environment: String, by actor: Principal) throws(BoardError)
+        -> ChangeResult
     {
         try Validate.pluginID(pluginID)
         try Validate.environment(environment)

@@ -1,11 +1,11 @@
 import GRDB
-public import PlugboardModel
+package import PlugboardModel
 
 extension Board {
     /// Throws a kill switch over one plug-in, one version, or all plug-ins, in every environment.
     ///
     /// Killing all plug-ins needs a board admin; killing one plug-in or version needs its owner, a maintainer or an admin.
-    public func kill(_ target: KillTarget, reason: String, by actor: Principal) throws(BoardError) -> ChangeResult {
+    package func kill(_ target: KillTarget, reason: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try KillSwitchRules.validate(target)
         try Validate.reason(reason)
         return try change(actor, refusal: AuditEntry(action: "plugin.kill", targetType: "kill_switch", targetID: target.description)) {

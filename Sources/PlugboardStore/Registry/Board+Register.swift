@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-public import PlugboardModel
+package import PlugboardModel
 import PlugboardVersioning
 
 extension Board {
@@ -11,7 +11,7 @@ extension Board {
     /// version is refused. With `artifactPath`, the file is copied into the content-addressed store beside the
     /// board and its SHA-256 recorded; the copy is kept only if the registration commits. Each of `signatures` must
     /// verify and cover exactly this release (`ReleaseStatement`); they are stored in the same transaction.
-    public func register(
+    package func register(
         _ manifest: PluginManifest, artifactPath: String? = nil, signatures: [ReleaseSignature] = [], by actor: Principal
     ) throws(BoardError) -> ChangeResult {
         let store = ArtifactStore(root: artifactsPath)
@@ -43,7 +43,7 @@ extension Board {
     ///
     /// - Throws: `BoardError` naming the manifest that was refused (`conflict`, `notAllowed`), with nothing changed;
     ///   `invalidInput` for an empty list.
-    public func register(_ manifests: [PluginManifest], by actor: Principal) throws(BoardError) -> ChangeResult {
+    package func register(_ manifests: [PluginManifest], by actor: Principal) throws(BoardError) -> ChangeResult {
         guard let first = manifests.first else { throw .invalid("no manifest was given; nothing was changed") }
         if manifests.count == 1 { return try register(first, by: actor) }
         let refusal = AuditEntry(

@@ -1,5 +1,5 @@
 import GRDB
-public import PlugboardModel
+package import PlugboardModel
 import PlugboardVersioning
 
 extension Board {
@@ -14,7 +14,7 @@ extension Board {
     }
 
     /// Everything about one plug-in.
-    public func pluginDetail(_ pluginID: String) throws(BoardError) -> PluginDetail {
+    package func pluginDetail(_ pluginID: String) throws(BoardError) -> PluginDetail {
         try Validate.pluginID(pluginID)
         return try read { db in
             guard let plugin = try RegistryQueries.pluginRow(db, pluginID) else {

@@ -1,4 +1,4 @@
-public import Crypto
+package import Crypto
 package import Foundation
 package import PlugboardModel
 
@@ -16,21 +16,21 @@ import Darwin
 /// The file holds the current key and, during a rotation, the previous one: `plugboard board-key rotate` makes a new
 /// current key and keeps the old one, so that snapshots are signed by both and hosts that know only the old key learn
 /// the new one from them; `plugboard board-key retire` drops the previous key once hosts follow.
-public struct BoardKeyring: Sendable {
+package struct BoardKeyring: Sendable {
     /// The keys, the current one first.
-    public let keys: [Curve25519.Signing.PrivateKey]
+    package let keys: [Curve25519.Signing.PrivateKey]
 
     static let header = "-----BEGIN PLUGBOARD BOARD KEYS-----"
     static let footer = "-----END PLUGBOARD BOARD KEYS-----"
 
     /// A keyring of `keys` (the current one first).
-    public init(keys: [Curve25519.Signing.PrivateKey]) { self.keys = keys }
+    package init(keys: [Curve25519.Signing.PrivateKey]) { self.keys = keys }
 
     /// A new keyring with one new key.
-    public static func generate() -> BoardKeyring { BoardKeyring(keys: [Curve25519.Signing.PrivateKey()]) }
+    package static func generate() -> BoardKeyring { BoardKeyring(keys: [Curve25519.Signing.PrivateKey()]) }
 
     /// The public keys, base64 of their raw 32 bytes, the current one first.
-    public var publicKeys: [String] { keys.map { $0.publicKey.rawRepresentation.base64EncodedString() } }
+    package var publicKeys: [String] { keys.map { $0.publicKey.rawRepresentation.base64EncodedString() } }
 
     /// The key ids, the current one first.
     package var keyIDs: [String] { keys.map { SigningKeys.keyID(publicKey: $0.publicKey.rawRepresentation) } }

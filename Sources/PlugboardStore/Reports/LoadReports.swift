@@ -1,27 +1,5 @@
 import GRDB
-public import PlugboardModel
-
-/// A stored load report line with the host that wrote it.
-public struct HostLoadStatus: Sendable, Hashable, Codable {
-    public let hostID: String
-    public let environment: String
-    public let hostVersion: String
-    /// Where the host read the board: nil when it opened the board file, otherwise a phrase such as
-    /// `served (token NAME)` or `a cached snapshot of TIME (…)`.
-    public let source: String?
-    public let pluginID: String
-    public let version: String?
-    public let state: LoadReportEntry.State
-    public let reasonCode: String?
-    public let reason: String?
-    /// A problem the host loaded the plug-in despite (a signature problem under `warn`).
-    public let warning: String?
-    /// The signature level of the reported version as the board sees it now (nil when no version is reported).
-    public let signature: SignatureState?
-    public let reportedAt: String
-    /// How often the reported version crashed the host within its crash window (nil: not at all).
-    public let crashes: Int?
-}
+package import PlugboardModel
 
 extension Board {
     /// Replaces a host's load report with `entries`, in one transaction of the telemetry file, as a delta: rows that did
@@ -103,7 +81,7 @@ extension Board {
 
     /// The latest load reports of every host, optionally for one plug-in, sorted by plug-in then host: from the
     /// telemetry file, and for hosts that have not reported since, the rows boards written before it still hold.
-    public func loadStatus(pluginID: String? = nil) throws(BoardError) -> [HostLoadStatus] {
+    package func loadStatus(pluginID: String? = nil) throws(BoardError) -> [HostLoadStatus] {
         if let pluginID { try Validate.pluginID(pluginID) }
         let current = try readTelemetry(empty: []) { db in try ReportQueries.rows(db, pluginID: pluginID, legacy: false) }
         let reporting = Set(current.map { $0["host_id"] as String })

@@ -4,9 +4,9 @@ package import PlugboardModel
 
 extension Board {
     /// The principal of the guard's aborts.
-    public static let rolloutGuard = "plugboard/rollout-guard"
+    package static let rolloutGuard = "plugboard/rollout-guard"
     /// The principal of the schedule's steps.
-    public static let rolloutSchedule = "plugboard/rollout-schedule"
+    package static let rolloutSchedule = "plugboard/rollout-schedule"
 
     /// One pass of every running or paused rollout's guard and schedule (`plugboard serve` runs it four times a second,
     /// `plugboard rollout tick` once):

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-public import PlugboardModel
+package import PlugboardModel
 import PlugboardVersioning
 
 extension Board {
@@ -10,7 +10,7 @@ extension Board {
     /// Needs the plug-in's owners, its maintainers or a board admin. The release must be registered, neither yanked nor
     /// killed nor a prerelease, and later than what hosts run; a running or paused rollout of the plug-in in the
     /// environment must end first. A rollout that ended (completed or aborted) is replaced.
-    public func startRollout(_ plan: RolloutPlan, by actor: Principal) throws(BoardError) -> ChangeResult {
+    package func startRollout(_ plan: RolloutPlan, by actor: Principal) throws(BoardError) -> ChangeResult {
         try RolloutRules.validate(plan)
         guard let asked = SemanticVersion(parsing: plan.version) else {
             throw BoardError(.invalidInput, "'\(Validate.escaped(plan.version))' is not a semantic version (for example 1.2.0)")

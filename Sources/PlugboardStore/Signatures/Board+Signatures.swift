@@ -1,23 +1,14 @@
 import Crypto
 import Foundation
 import GRDB
-public import PlugboardModel
-public import PlugboardVersioning
-
-/// One environment's signature policy.
-package struct EnvironmentSignaturePolicy: Sendable, Hashable, Codable {
-    package let environment: String
-    package let signatures: SignaturePolicy
-    /// When the policy was last set (nil: never set, so `off`).
-    package let updatedAt: String?
-    package let updatedBy: String?
-}
+package import PlugboardModel
+package import PlugboardVersioning
 
 extension Board {
     /// Stores a signature of a registered release, after checking that it verifies and covers exactly this release
     /// (its id, version, manifest and artifact as registered). Needs the plug-in's owners, maintainers or an admin;
     /// audited. A signature by a key that already signed the release is refused unless it is the same signature.
-    public func addSignature(_ pluginID: String, version: SemanticVersion, _ signature: ReleaseSignature, by actor: Principal)
+    package func addSignature(_ pluginID: String, version: SemanticVersion, _ signature: ReleaseSignature, by actor: Principal)
         throws(BoardError) -> ChangeResult
     {
         try Validate.pluginID(pluginID)
@@ -98,7 +89,8 @@ extension Board {
 
     /// Trusts a publisher key for one plug-in (`pluginID`; its owners or an admin) or, with nil, for every plug-in
     /// (admins only). Audited. A revoked key cannot be trusted again: publish a new key.
-    public func addSigner(pluginID: String?, publicKey: String, name: String? = nil, by actor: Principal) throws(BoardError) -> ChangeResult
+    package func addSigner(pluginID: String?, publicKey: String, name: String? = nil, by actor: Principal) throws(BoardError)
+        -> ChangeResult
     {
         if let pluginID { try Validate.pluginID(pluginID) }
         if let name { try Validate.name(name, field: "the signer's name", limit: 200) }
@@ -178,7 +170,8 @@ extension Board {
     }
 
     /// Sets an environment's signature policy (admins only; the environment is created if new). Audited.
-    public func setSignaturePolicy(_ policy: SignaturePolicy, environment: String, by actor: Principal) throws(BoardError) -> ChangeResult {
+    package func setSignaturePolicy(_ policy: SignaturePolicy, environment: String, by actor: Principal) throws(BoardError) -> ChangeResult
+    {
         try Validate.environment(environment)
         return try change(
             actor, refusal: AuditEntry(action: "policy.set", targetType: "environment", targetID: environment, environment: environment),

@@ -2,49 +2,6 @@ import Crypto
 package import Foundation
 package import PlugboardModel
 
-/// An API token as people see it: never its secret, never its hash.
-package struct APIToken: Sendable, Hashable, Codable {
-    /// Whether a token is accepted now.
-    package enum State: String, Sendable, Hashable, Codable, CaseIterable {
-        case active, expired, revoked
-    }
-
-    /// Which routes of `plugboard serve` a token reads.
-    package enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
-        /// The flag routes of SDKs: the Unleash client API (`/api/client/…`) and OFREP (`/ofrep/…`).
-        case sdk
-        /// The routes of remote hosts (`/api/host/…`).
-        case hosts
-        /// Both: what every token made before token kinds existed became, so that fleets kept working.
-        case sdkAndHosts = "sdk+hosts"
-
-        /// Whether a token of this kind reads SDK routes.
-        package var readsFlags: Bool { self != .hosts }
-        /// Whether a token of this kind reads host routes.
-        package var readsHostRoutes: Bool { self != .sdk }
-    }
-
-    /// The token's unique name, for example `checkout-service`.
-    package let name: String
-    /// The one environment the token reads.
-    package let environment: String
-    /// Which routes it reads: SDK routes, host routes, or (tokens made before kinds existed) both.
-    package let kind: Kind
-    /// The first characters of the secret, to recognise it (`*:production.pb_Xy3k…`).
-    package let prefix: String
-    package let createdAt: String
-    package let createdBy: String
-    /// When the token stops being accepted; nil for never.
-    package let expiresAt: String?
-    package let revokedAt: String?
-    package let revokedBy: String?
-    package let revokeReason: String?
-    /// When a server last accepted it (written in batches, so up to a minute late).
-    package let lastUsedAt: String?
-    /// Active, expired or revoked, now.
-    package let state: State
-}
-
 /// A token just created: the only time its secret exists outside the client that keeps it.
 package struct CreatedAPIToken: Sendable {
     /// The stored token.

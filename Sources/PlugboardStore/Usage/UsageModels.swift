@@ -57,28 +57,6 @@ package struct FlagUsageCount: Sendable, Hashable {
     }
 }
 
-/// A row of `plugboard clients`.
-package struct ClientInstance: Sendable, Hashable, Codable {
-    package let appName: String
-    package let instanceID: String
-    package let environment: String
-    package let sdkVersion: String?
-    package let tokenName: String?
-    package let firstSeen: String
-    package let lastSeen: String
-}
-
-/// How clients used one flag in one environment, over the kept hour buckets.
-package struct FlagUsageSummary: Sendable, Hashable, Codable {
-    package let environment: String
-    /// The last hour in which a client evaluated the flag (`YYYY-MM-DDTHH:00:00Z`), nil if never.
-    package let lastSeen: String?
-    package let yes: Int
-    package let no: Int
-    /// Variant name → count.
-    package let variants: [String: Int]
-}
-
 /// How much client telemetry the telemetry file keeps (see ``TelemetryLimits``).
 package enum UsageRetention {
     /// Hour buckets older than this many days are deleted.

@@ -1,5 +1,6 @@
-import Foundation
-public import PlugboardModel
+public import Foundation
+public import PlugboardFlags
+public import PlugboardVersioning
 
 /// What a person asks for when starting a rollout (`plugboard rollout start`).
 public struct RolloutPlan: Sendable, Hashable {
@@ -64,7 +65,7 @@ public struct RolloutFigures: Sendable, Hashable, Codable {
     /// `failing` per `hosts`, in percent (0 when no host counts).
     public let failureRate: Double
 
-    package init(version: String, hosts: Int, activated: Int, failed: Int, crashed: Int, quarantined: Int, failing: Int) {
+    public init(version: String, hosts: Int, activated: Int, failed: Int, crashed: Int, quarantined: Int, failing: Int) {
         self.version = version
         self.hosts = hosts
         self.activated = activated
@@ -102,7 +103,7 @@ public struct RolloutStepRecord: Sendable, Hashable, Codable {
     /// The same figures of the previous release.
     public var previousFigures: RolloutFigures?
 
-    package init(percent: Int, reachedAt: String, by: String, figures: RolloutFigures? = nil, previousFigures: RolloutFigures? = nil) {
+    public init(percent: Int, reachedAt: String, by: String, figures: RolloutFigures? = nil, previousFigures: RolloutFigures? = nil) {
         self.percent = percent
         self.reachedAt = reachedAt
         self.by = by
@@ -139,6 +140,25 @@ public struct RolloutStatus: Sendable, Hashable, Codable {
     public let previous: RolloutFigures?
     /// Hosts of the environment that report the plug-in, by the version they report (none: `-`).
     public let hostsByVersion: [String: Int]
+
+    /// A value with every field (the board builds these).
+    package init(rollout: Rollout, everySeconds: Int, maxFailureRate: Double, minHosts: Int, stepStartedAt: String, nextStepAt: String?, startedAt: String, startedBy: String, endedAt: String?, endedBy: String?, endReason: String?, history: [RolloutStepRecord], current: RolloutFigures, previous: RolloutFigures?, hostsByVersion: [String: Int]) {
+        self.rollout = rollout
+        self.everySeconds = everySeconds
+        self.maxFailureRate = maxFailureRate
+        self.minHosts = minHosts
+        self.stepStartedAt = stepStartedAt
+        self.nextStepAt = nextStepAt
+        self.startedAt = startedAt
+        self.startedBy = startedBy
+        self.endedAt = endedAt
+        self.endedBy = endedBy
+        self.endReason = endReason
+        self.history = history
+        self.current = current
+        self.previous = previous
+        self.hostsByVersion = hostsByVersion
+    }
 }
 
 /// What one pass of the rollouts' schedule and guard did (`Board.tickRollouts(via:now:)`).
@@ -159,4 +179,13 @@ public struct RolloutTick: Sendable, Hashable, Codable {
     public let action: Action
     /// One sentence: what happened, with the figures.
     public let message: String
+
+    /// A value with every field (the board builds these).
+    package init(pluginID: String, environment: String, version: String, action: Action, message: String) {
+        self.pluginID = pluginID
+        self.environment = environment
+        self.version = version
+        self.action = action
+        self.message = message
+    }
 }

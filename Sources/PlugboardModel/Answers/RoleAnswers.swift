@@ -1,0 +1,41 @@
+public import Foundation
+public import PlugboardFlags
+public import PlugboardVersioning
+
+/// An owner or maintainer of a plug-in.
+public struct PluginOwner: Sendable, Hashable, Codable {
+    /// What a principal may do with a plug-in.
+    public enum Role: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Everything, including managing owners.
+        case owner
+        /// Everything except managing owners.
+        case maintainer
+    }
+
+    public let principal: String
+    public let role: Role
+    public let addedAt: String
+    public let addedBy: String
+
+    /// A value with every field (the board builds these).
+    package init(principal: String, role: Role, addedAt: String, addedBy: String) {
+        self.principal = principal
+        self.role = role
+        self.addedAt = addedAt
+        self.addedBy = addedBy
+    }
+}
+
+/// A board administrator.
+public struct BoardAdmin: Sendable, Hashable, Codable {
+    public let principal: String
+    public let addedAt: String
+    public let addedBy: String
+
+    /// A value with every field (the board builds these).
+    package init(principal: String, addedAt: String, addedBy: String) {
+        self.principal = principal
+        self.addedAt = addedAt
+        self.addedBy = addedBy
+    }
+}
