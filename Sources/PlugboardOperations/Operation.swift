@@ -1,4 +1,4 @@
-public import ArgumentParser
+package import ArgumentParser
 package import Foundation
 package import PlugboardModel
 import PlugboardStore

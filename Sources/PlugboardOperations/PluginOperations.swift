@@ -1,7 +1,7 @@
 public import ArgumentParser
 public import PlugboardModel
 package import PlugboardStore
-public import PlugboardVersioning
+package import PlugboardVersioning
 
 /// Reads and changes of plug-ins: the operations behind `plugboard plugin …`.
 public enum PluginOperations {
