@@ -2,7 +2,7 @@ import Foundation
 package import PlugboardModel
 import PlugboardPluginAPI
 package import PlugboardSecureStorage
-package import PlugboardStore
+import PlugboardStore
 
 #if canImport(Glibc)
 import Glibc

@@ -1,8 +1,8 @@
-package import Foundation
-package import PlugboardModel
+public import Foundation
+public import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardSecureStorage
-package import PlugboardStore
+import PlugboardStore
 
 // The audited operations on secrets: set, read, delete.
 extension BoardSecureStorage {
@@ -45,7 +45,7 @@ extension BoardSecureStorage {
     /// - Throws: `BoardError` with code `notFound` if there is no such secret (audited as a refusal), `integrity`
     ///   if the stored value or its data key was altered or moved, `conflict` if its data key was shredded. Never
     ///   returns wrong data.
-    package func secret(forKey key: String, pluginID: String, by actor: Principal) throws(BoardError) -> Data {
+    public func secret(forKey key: String, pluginID: String, by actor: Principal) throws(BoardError) -> Data {
         try Validate.pluginID(pluginID)
         let key = try Self.validatedKeyName(key)
         return try changePlugin(pluginID, action: "secret.get", doing: "read the secrets of", by: actor) { change, secrets, backend in

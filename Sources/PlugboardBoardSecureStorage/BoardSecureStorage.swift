@@ -1,7 +1,7 @@
 import Foundation
-package import PlugboardModel
-package import PlugboardPluginAPI
-package import PlugboardSecureStorage
+public import PlugboardModel
+public import PlugboardPluginAPI
+public import PlugboardSecureStorage
 package import PlugboardStore
 
 #if canImport(Glibc)
@@ -27,16 +27,15 @@ import Darwin
 /// anything is read or written.
 ///
 /// ```swift
-/// let board = try Board.open(at: path)
-/// let secrets = try BoardSecureStorage.open(board: board)      // PLUGBOARD_MASTER_KEY, else <board>.key
-/// let config = HostConfiguration(board: board, identity: identity,
+/// let secrets = try await BoardSecureStorage.open(boardAt: path, keyProvider: kms)   // or open(boardAt:): the default key
+/// let config = HostConfiguration(source: try BoardFileSource(path: path), identity: identity,
 ///                                secureStorage: { id in try secrets.storage(forPlugin: id) })
 /// ```
-package final class BoardSecureStorage: Sendable, CustomStringConvertible {
+public final class BoardSecureStorage: Sendable, CustomStringConvertible {
     /// The board.
     package let board: Board
     /// Where the master key came from.
-    package let keySource: MasterKeySource
+    public let keySource: MasterKeySource
     /// The engine over the board's ``PlugboardStore/Board/secureStorageBackend``, for the plug-ins' storage; admin
     /// operations open stores that join their transaction, with this store's key and configuration.
     let store: SecureStorageEngine
@@ -65,6 +64,29 @@ package final class BoardSecureStorage: Sendable, CustomStringConvertible {
             let stored = try? board.masterKeyCheckValue()
             throw Self.boardError(error, key: masterKey, source: source, boardPath: board.path, storedCheck: stored ?? nil)
         }
+    }
+
+    /// Opens the secure storage of the board file at `path` with the default key: `PLUGBOARD_MASTER_KEY` when that
+    /// variable is set, else the key file `<board>.key` (see ``/PlugboardSecureStorage/DefaultKeyProvider``).
+    ///
+    /// - Throws: `BoardError` when the file is not a board (`notABoard`), or with code `masterKey` when the key is
+    ///   missing, malformed, readable by others, or not the board's. The message names the file or variable and says
+    ///   what to do.
+    public static func open(
+        boardAt path: String, configuration: SecureStorageConfiguration = SecureStorageConfiguration()
+    ) throws(BoardError) -> BoardSecureStorage {
+        try open(board: try Board.open(at: path), configuration: configuration)
+    }
+
+    /// Opens the secure storage of the board file at `path` with the key that `keyProvider` returns (a host's KMS or
+    /// keychain).
+    ///
+    /// - Throws: `BoardError` when the file is not a board, or with code `masterKey` when the provider fails or its
+    ///   key is not the board's.
+    public static func open(
+        boardAt path: String, keyProvider: any KeyProvider, configuration: SecureStorageConfiguration = SecureStorageConfiguration()
+    ) async throws(BoardError) -> BoardSecureStorage {
+        try await open(board: try Board.open(at: path), keyProvider: keyProvider, configuration: configuration)
     }
 
     /// Opens the secure storage of `board` with the default key: `PLUGBOARD_MASTER_KEY` when that variable is set,
@@ -175,10 +197,10 @@ package final class BoardSecureStorage: Sendable, CustomStringConvertible {
     }
 
     /// The non-secret ``/PlugboardSecureStorage/MasterKey/identifier`` of the master key in use.
-    package var masterKeyIdentifier: String { store.masterKeyIdentifier }
+    public var masterKeyIdentifier: String { store.masterKeyIdentifier }
 
     /// `BoardSecureStorage(<board>, master key: <id> from <source>)`: never a key.
-    package var description: String {
+    public var description: String {
         "BoardSecureStorage(\(board.path), master key: \(store.masterKeyIdentifier) from \(keySource))"
     }
 
@@ -191,7 +213,7 @@ package final class BoardSecureStorage: Sendable, CustomStringConvertible {
     ///
     /// - Throws: `BoardError` with code `invalidInput` for an invalid id, `notFound` if the plug-in is not
     ///   registered (secure storage keeps values only for registered plug-ins).
-    package func storage(forPlugin pluginID: String) throws(BoardError) -> any SecureStorage {
+    public func storage(forPlugin pluginID: String) throws(BoardError) -> any SecureStorage {
         try board.requirePlugin(pluginID)
         do {
             return try store.storage(forPlugin: pluginID)
@@ -253,7 +275,7 @@ package final class BoardSecureStorage: Sendable, CustomStringConvertible {
 extension Board {
     /// The non-secret id of the board's master key (from its key check value), or `nil` if the board's secure
     /// storage was never initialised. Needs no key.
-    package func masterKeyIdentifier() throws(BoardError) -> String? {
+    public func masterKeyIdentifier() throws(BoardError) -> String? {
         try masterKeyCheckValue().flatMap(MasterKey.identifier(ofKeyCheckValue:))
     }
 }

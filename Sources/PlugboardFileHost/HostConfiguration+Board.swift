@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 public import Logging
 import PlugboardBoardSecureStorage
 public import PlugboardHost

@@ -14,7 +14,7 @@ package import PlugboardStore
 /// ```
 ///
 /// Each operation makes every check its CLI command makes (admins, owners, policies, the master key) and changes the
-/// board, with its audit row, in one transaction; a refusal is a ``BoardError`` whose message is the CLI's sentence,
+/// board, with its audit row, in one transaction; a refusal is a `BoardError` whose message is the CLI's sentence,
 /// and leaves the board as it was. Keep one `BoardFile` per board for the process; it is safe to share between tasks.
 /// Other processes (hosts, the CLI, `plugboard serve`) may use the same file at the same time.
 public final class BoardFile: Sendable {
@@ -37,6 +37,16 @@ public final class BoardFile: Sendable {
     /// Opens an existing board; refused with a sentence when the file is not a board or its schema is not this
     /// version's (`plugboard migrate`). The file is never modified by opening it.
     public static func open(at path: String) throws(BoardError) -> BoardFile { BoardFile(try Board.open(at: path)) }
+
+    /// Opens a board and applies its pending migrations first, as `plugboard migrate` does (each in its own audited
+    /// transaction, which needs an admin), then answers the board and the files of the migrations it applied. A
+    /// board written by a newer Plugboard, or whose applied migrations were edited, is refused and left as it was.
+    public static func migrate(at path: String, by admin: Principal) throws(BoardError) -> (board: BoardFile, applied: [String]) {
+        let board = try Board.open(at: path, requireCurrentSchema: false)
+        var applied: [String] = []
+        for migration in try board.migrate(by: admin) { applied.append(migration.fileName) }
+        return (BoardFile(board), applied)
+    }
 
     /// Creates a board as `plugboard init` does: the file (mode 0600, never overwriting one), its schema, `admin` as its
     /// first admin, the `default` environment, the master key of its secure storage (`PLUGBOARD_MASTER_KEY` when set,

@@ -94,7 +94,7 @@ public struct HostID: BoardField, Hashable {
     public var description: String { text }
 }
 
-/// A flag name as a board holds it (``Validate/flagName(_:field:)``): what every command that looks a flag up takes, so
+/// A flag name as a board holds it (`Validate.flagName(_:field:)`): what every command that looks a flag up takes, so
 /// that a flag a board already holds can always be switched off, shown and archived.
 public struct FlagName: BoardField, Hashable {
     /// The name.
@@ -106,7 +106,7 @@ public struct FlagName: BoardField, Hashable {
     public var description: String { text }
 }
 
-/// A name for a new flag (``Validate/newFlagName(_:field:)``): a ``FlagName`` whose letters are of one script.
+/// A name for a new flag (`Validate.newFlagName(_:field:)`): a ``FlagName`` whose letters are of one script.
 public struct NewFlagName: BoardField, Hashable {
     /// The name.
     public let text: String

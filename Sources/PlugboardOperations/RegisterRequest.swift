@@ -4,7 +4,7 @@ package import PlugboardStore
 
 extension PluginOperations {
     /// `plugin register MANIFEST… [--artifact FILE] [--signature SIG…]`: the manifests' and signatures' text; an
-    /// artifact is uploaded first (``AdminUploads``) and named by its SHA-256.
+    /// artifact is uploaded first (`AdminUploads`) and named by its SHA-256.
     public struct Register: RoutedRequest {
         /// One manifest file.
         public struct Manifest: Codable, Sendable {

@@ -2,7 +2,7 @@ public import Foundation
 public import PlugboardFlags
 public import PlugboardVersioning
 
-/// One row of the audit log as stored (see ``AuditLog`` for how its hash is computed).
+/// One row of the audit log as stored (the store's `AuditLog` computes its hash).
 public struct AuditRecord: Sendable, Hashable, Codable {
     public let seq: Int64
     public let at: String

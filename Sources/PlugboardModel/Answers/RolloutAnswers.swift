@@ -142,7 +142,11 @@ public struct RolloutStatus: Sendable, Hashable, Codable {
     public let hostsByVersion: [String: Int]
 
     /// A value with every field (the board builds these).
-    package init(rollout: Rollout, everySeconds: Int, maxFailureRate: Double, minHosts: Int, stepStartedAt: String, nextStepAt: String?, startedAt: String, startedBy: String, endedAt: String?, endedBy: String?, endReason: String?, history: [RolloutStepRecord], current: RolloutFigures, previous: RolloutFigures?, hostsByVersion: [String: Int]) {
+    package init(
+        rollout: Rollout, everySeconds: Int, maxFailureRate: Double, minHosts: Int, stepStartedAt: String, nextStepAt: String?,
+        startedAt: String, startedBy: String, endedAt: String?, endedBy: String?, endReason: String?, history: [RolloutStepRecord],
+        current: RolloutFigures, previous: RolloutFigures?, hostsByVersion: [String: Int]
+    ) {
         self.rollout = rollout
         self.everySeconds = everySeconds
         self.maxFailureRate = maxFailureRate
