@@ -110,13 +110,15 @@ public enum BoardOperations {
         @Option(help: "Only rows at or after this ISO-8601 time.") public var since: String?
         @Option(help: "Only rows whose actor or declared principal is this name.") public var actor: String?
         @Option(help: "Only rows about this target id (a plug-in id also matches its versions).") public var target: String?
+        @Option(help: "Only rows of this action (plugin.kill).") public var action: String?
         @Option(help: "At most this many rows (the newest).") public var limit: Int?
         @Option(help: "Only rows after this sequence number (the last page's next_after).") public var after: Int64?
         public init() {}
-        public init(since: String?, actor: String?, target: String?, limit: Int?, after: Int64?) {
+        public init(since: String?, actor: String?, target: String?, action: String? = nil, limit: Int?, after: Int64?) {
             self.since = since
             self.actor = actor
             self.target = target
+            self.action = action
             self.limit = limit
             self.after = after
         }
@@ -134,6 +136,9 @@ public enum BoardOperations {
 
         public func validate() throws {
             if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+            for (name, value) in [("actor", actor), ("target", target), ("action", action)] {
+                if let value, value.utf8.count > 300 { throw ValidationError("--\(name) is longer than 300 bytes") }
+            }
             if let since, Timestamp.parse(since) == nil {
                 throw ValidationError("since '\(Validate.escaped(since))' is not an ISO-8601 time")
             }
@@ -144,6 +149,7 @@ public enum BoardOperations {
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             var query = AuditQuery(since: since, by: self.actor, target: target, limit: limit)
             query.after = self.after
+            query.action = action
             var page = Page(records: [], nextAfter: nil)
             let after = self.after ?? 0
             do {

@@ -33,6 +33,10 @@ package enum OperationWire {
         package let optional: Bool
         package let repeating: Bool
         package let json: AdminParameter.Kind
+        /// The values it takes, for a field of an enumeration (`off`, `warn`, `require`); empty for others.
+        package var choices: [String] = []
+        /// Its default as the CLI's help shows it, if it has one.
+        package var defaultValue: String?
 
         /// The field as a parameter of the OpenAPI document.
         package var parameter: AdminParameter {
@@ -72,7 +76,8 @@ package enum OperationWire {
             fields.append(
                 Field(
                     property: property, name: name, kind: kind, help: argument.abstract ?? "", optional: optional,
-                    repeating: argument.isRepeating, json: jsonKind(Swift.type(of: box).valueType)))
+                    repeating: argument.isRepeating, json: jsonKind(Swift.type(of: box).valueType), choices: argument.allValues ?? [],
+                    defaultValue: argument.defaultValue))
         }
         cache.withLock { $0[ObjectIdentifier(type)] = fields }
         return fields
@@ -255,6 +260,7 @@ package enum OperationWire {
         var isOptional: Bool
         var isRepeating: Bool
         var defaultValue: String?
+        var allValues: [String]?
     }
 }
 

@@ -19,20 +19,29 @@ public enum PluginOperations {
         @Option(help: "At most this many plug-ins (1-10000).") public var limit: Int?
         @Option(help: ArgumentHelp("Only plug-ins whose id sorts after this one (the previous page's last id).", valueName: "id"))
         public var after: PluginID?
+        @Option(help: ArgumentHelp("Only plug-ins whose id or name contains this text, in any case.", valueName: "text"))
+        public var search: String?
         public var env: String?
         public init() {}
-        public init(env: String, limit: Int? = nil, after: PluginID? = nil) {
+        public init(env: String, limit: Int? = nil, after: PluginID? = nil, search: String? = nil) {
             self.env = env
             self.limit = limit
             self.after = after
+            self.search = search
         }
         public func validate() throws {
             if let limit, !(1...10_000).contains(limit) { throw ValidationError("--limit must be between 1 and 10000") }
+            if let search,
+                search.isEmpty || search.utf8.count > 200
+                    || search.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            {
+                throw ValidationError("--search must be 1-200 characters of text")
+            }
         }
         /// What it answers.
         public typealias Response = [PluginSummary]
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
-            OperationReply(try board.pluginSummaries(environment: try environment(), after: after?.text, limit: limit))
+            OperationReply(try board.pluginSummaries(environment: try environment(), after: after?.text, limit: limit, matching: search))
         }
         package static func text(_ plugins: [PluginSummary]) -> String? { PluginText.list(plugins) }
     }

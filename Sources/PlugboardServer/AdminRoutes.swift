@@ -23,6 +23,8 @@ package struct AdminRoutes: Sendable {
     let bodies: BodyAdmission
     let uploads: StagedUploads
     let recognized: RecognizedTokens
+    /// The web console's sessions (``ConsoleRoutes``), served with the operations API.
+    let consoleSessions = ConsoleSessions()
     /// Blocking work (the board's connection) runs off the threads that answer requests, in four lanes, each route's
     /// named by its operation's declared access (``OperationAccess``): reads on two threads, changes on one, the stops (kill switches, aborted
     /// rollouts, disables, yanks and revocations) on one of their own, so that no flood of reads or changes a token
@@ -67,6 +69,7 @@ package struct AdminRoutes: Sendable {
         }
         let admin = router.group("/api/admin")
         for type in AdminAPI.requests { add(type, to: admin) }
+        ConsoleRoutes(admin: self).add(to: router)
         route(admin, .put, "/artifacts/{sha256}", .write, action: "artifact.upload") { request, context, _ in
             try await self.upload(request, context, context.requireCaller())
         }

@@ -13,6 +13,8 @@ struct ServeContext: RequestContext, RemoteAddressRequestContext {
     var caller: AdminRoutes.Caller?
     /// The API token of a request to the SDK routes, `/api/host` or `/metrics`.
     var token: APITokenCredential?
+    /// The console's session: set for every console page behind ``ConsoleAuthentication``.
+    var consoleSession: ConsoleSessionReference?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -20,6 +20,7 @@ struct AuditCommand: RemoteCommand {
     var since: String?
     @Option(name: .long, help: "Only rows whose OS user or declared principal is this name.") var actor: String?
     @Option(name: .long, help: "Only rows about this target id (a plug-in id also matches its versions).") var target: String?
+    @Option(name: .long, help: "Only rows of this action (plugin.kill).") var action: String?
     @Option(name: .long, help: "At most this many rows (the newest).") var limit: Int?
 
     func validate() throws {
@@ -32,17 +33,19 @@ struct AuditCommand: RemoteCommand {
         var listing = AuditListing(json: output.json)
         if global.serverURL != nil {
             // The served board's rows, a page at a time; a long table reads them again rather than hold them.
-            let request = BoardOperations.Audit(since: sinceTime, actor: actor, target: target, limit: limit, after: nil)
+            let request = BoardOperations.Audit(since: sinceTime, actor: actor, target: target, action: action, limit: limit, after: nil)
             try forEachServedRow(request) { listing.add($0) }
             if listing.needsSecondReading, let first = listing.first, let last = listing.last {
-                let again = BoardOperations.Audit(since: sinceTime, actor: actor, target: target, limit: nil, after: first - 1)
+                let again = BoardOperations.Audit(
+                    since: sinceTime, actor: actor, target: target, action: action, limit: nil, after: first - 1)
                 listing.startTable()
                 try forEachServedRow(again, through: last) { listing.addAgain($0) }
             }
             listing.finish()
             return
         }
-        let query = AuditQuery(since: sinceTime, by: actor, target: target, limit: limit)
+        var query = AuditQuery(since: sinceTime, by: actor, target: target, limit: limit)
+        query.action = action
         let board = try global.openBoard()
         // Streamed whatever the log's length, in one read of the board: one row in memory at a time, the output
         // written in blocks.

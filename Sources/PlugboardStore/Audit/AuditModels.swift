@@ -51,6 +51,8 @@ package struct AuditQuery: Sendable, Hashable {
     package var by: String?
     /// Only rows whose target id is this; a plug-in id also matches its versions (`id@version`).
     package var target: String?
+    /// Only rows of this action (`plugin.kill`).
+    package var action: String?
     /// At most this many rows, the newest.
     package var limit: Int?
     /// Only rows after this sequence number (pages of a listing); not with a limit.

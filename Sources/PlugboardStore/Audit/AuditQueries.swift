@@ -170,6 +170,10 @@ enum AuditQueries {
             clauses.append("(actor = :actor OR on_behalf_of = :actor)")
             arguments["actor"] = actor
         }
+        if let action = query.action {
+            clauses.append("action = :action")
+            arguments["action"] = action
+        }
         var select = "SELECT \(recordColumns(db)) FROM audit_log"
         if !clauses.isEmpty { select += " WHERE " + clauses.joined(separator: " AND ") }
         let sql: String

@@ -5,11 +5,13 @@ import PlugboardVersioning
 extension Board {
     /// Every plug-in with its state in `environment`, sorted by id; with `after` and `limit`, the page of at most `limit`
     /// plug-ins whose ids sort after `after`.
-    package func pluginSummaries(environment: String, after: String? = nil, limit: Int? = nil) throws(BoardError) -> [PluginSummary] {
+    package func pluginSummaries(
+        environment: String, after: String? = nil, limit: Int? = nil, matching: String? = nil
+    ) throws(BoardError) -> [PluginSummary] {
         try Validate.environment(environment)
         return try read { db in
             try RegistryQueries.requireEnvironment(db, environment)
-            return try RegistryQueries.pluginSummaries(db, environment: environment, after: after, limit: limit)
+            return try RegistryQueries.pluginSummaries(db, environment: environment, after: after, limit: limit, matching: matching)
         }
     }
 

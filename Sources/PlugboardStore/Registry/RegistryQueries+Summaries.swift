@@ -10,11 +10,14 @@ extension RegistryQueries {
     ///
     /// With `after` and `limit`, a page: the first `limit` plug-ins whose id sorts after `after`, with only their
     /// versions read.
-    static func pluginSummaries(_ db: Database, environment: String, after: String? = nil, limit: Int? = nil) throws -> [PluginSummary] {
-        var pageSQL = "SELECT id, name FROM plugins WHERE id > ? ORDER BY id"
-        var pageArguments: StatementArguments = [after ?? ""]
+    static func pluginSummaries(
+        _ db: Database, environment: String, after: String? = nil, limit: Int? = nil, matching: String? = nil
+    ) throws -> [PluginSummary] {
+        var pageSQL =
+            "SELECT id, name FROM plugins WHERE id > ?1 AND (?2 IS NULL OR instr(lower(id), ?2) > 0 OR instr(lower(name), ?2) > 0) ORDER BY id"
+        var pageArguments: StatementArguments = [after ?? "", matching?.lowercased()]
         if let limit {
-            pageSQL += " LIMIT ?"
+            pageSQL += " LIMIT ?3"
             pageArguments += [limit]
         }
         let page = try Row.fetchAll(db, sql: pageSQL, arguments: pageArguments).map { (id: $0[0] as String, name: $0[1] as String) }

@@ -116,16 +116,17 @@ extension Board {
         }
     }
 
-    /// The rollouts of `pluginID` (in `environment` only, when given), with what hosts report now.
-    package func rolloutStatuses(pluginID: String, environment: String? = nil) throws(BoardError) -> [RolloutStatus] {
-        try Validate.pluginID(pluginID)
+    /// The rollouts of `pluginID`, or of every plug-in when it is nil (in `environment` only, when given), with what
+    /// hosts report now.
+    package func rolloutStatuses(pluginID: String?, environment: String? = nil) throws(BoardError) -> [RolloutStatus] {
+        if let pluginID { try Validate.pluginID(pluginID) }
         if let environment { try Validate.environment(environment) }
         let records = try read { db in
-            try RegistryQueries.requirePlugin(db, pluginID)
+            if let pluginID { try RegistryQueries.requirePlugin(db, pluginID) }
             return try RolloutQueries.records(db, pluginID: pluginID, environment: environment)
         }
         return try records.map { record throws(BoardError) in
-            let reports = try readTelemetry(empty: []) { db in try RolloutQueries.reported(db, pluginID, record.environment) }
+            let reports = try readTelemetry(empty: []) { db in try RolloutQueries.reported(db, record.pluginID, record.environment) }
             return RolloutRules.status(record, reports)
         }
     }

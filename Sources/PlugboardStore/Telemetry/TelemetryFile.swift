@@ -69,6 +69,8 @@ final class TelemetryFile: Sendable {
 
     let path: String
     let queue: DatabaseQueue
+    /// Write transactions this connection committed: `PRAGMA data_version` counts only other connections' commits.
+    let ownWrites = Mutex<Int64>(0)
 
     private init(path: String, queue: DatabaseQueue) {
         self.path = path
@@ -202,6 +204,7 @@ final class TelemetryFile: Sendable {
     /// Runs `body` in one write transaction. When the file is full, the oldest half of every table is deleted and the
     /// batch is dropped (and counted): telemetry never grows past ``TelemetryLimits/maxFileBytes``.
     func write(_ body: (Database) throws -> Void) throws {
+        defer { ownWrites.withLock { $0 += 1 } }
         do {
             try queue.write { db in try body(db) }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
@@ -259,6 +262,19 @@ extension Board {
             return BoardError(.io, "the telemetry file \(telemetryPath) is busy; try again")
         }
         return BoardError(.io, "the telemetry file \(telemetryPath) could not complete the operation: \(Board.describe(error))")
+    }
+
+    /// A value that changes whenever the telemetry file may have changed (a host's load report, usage counts): another
+    /// process committed to it (`PRAGMA data_version`) or this board wrote to it. Cheap: one pragma. 0 while there is
+    /// no telemetry file.
+    package func telemetryVersion() throws(BoardError) -> Int64 {
+        guard let file = try telemetryFile(create: false) else { return 0 }
+        do {
+            let others = try file.queue.read { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+            return others &+ (file.ownWrites.withLock { $0 } << 32)
+        } catch {
+            throw telemetryError(error)
+        }
     }
 
     /// What telemetry was dropped (not kept), by why; see ``TelemetryDrop``.

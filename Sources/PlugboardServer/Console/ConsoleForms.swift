@@ -1,0 +1,89 @@
+import Foundation
+import PlugboardModel
+import PlugboardOperations
+
+/// The console's forms, made from the operations' declarations: an operation's fields, their help as labels, their
+/// kinds as inputs. A form posts to `/ui/do/{operation}`; what it sends becomes the operation's JSON request, which is
+/// parsed and checked exactly as the operations API parses its body. A field is written once, in the operation.
+enum ConsoleForms {
+    /// The HTML of `Op`'s form: `fixed` fields are hidden (the plug-in the page shows, its environment), `omit`ted ones
+    /// left out (the page's form does not offer them), the others are inputs. Nil for a read-only session, which sees
+    /// no control that changes anything.
+    static func form<Op: ParsedOperation>(
+        _ type: Op.Type, _ page: ConsolePage, fixed: [String: String], omit: Set<String> = [], button: String, danger: Bool = false
+    ) -> String? {
+        guard !page.readOnly else { return nil }
+        var inputs: [[String: Any]] = []
+        for field in OperationWire.fields(of: type) where fixed[field.name] == nil && !omit.contains(field.name) {
+            let id = "\(Op.declaration.name)-\(field.name)-\(page.nextFormID())"
+            var input: [String: Any] = ["id": id, "name": field.name, "label": label(field)]
+            switch (field.kind, field.json) {
+            case (.flag, _), (_, .boolean): input["checkbox"] = true
+            case _ where !field.choices.isEmpty:
+                input["choices"] = true
+                input["options"] = field.optional && field.defaultValue == nil ? [""] + field.choices : field.choices
+            default:
+                input["text"] = true
+                input["type"] = field.json == .integer ? "number" : "text"
+                input["required"] = !field.optional
+                if let value = field.defaultValue { input["placeholder"] = value }
+            }
+            inputs.append(input)
+        }
+        let context: [String: Any] = [
+            "operation": Op.declaration.name, "csrf": page.csrf, "returnTo": page.path, "danger": danger, "button": button,
+            "fixed": fixed.sorted { $0.key < $1.key }.map { ["name": $0.key, "value": $0.value] }, "fields": inputs,
+        ]
+        return ConsoleTemplates.render("form", context)
+    }
+
+    /// A field's label: its help, without the trailing period.
+    private static func label(_ field: OperationWire.Field) -> String {
+        let help = field.help.isEmpty ? field.name : field.help
+        return help.hasSuffix(".") ? String(help.dropLast()) : help
+    }
+
+    /// The JSON request a form stands for: its fields that the operation declares, by their JSON kinds (a checkbox is
+    /// true, a number an integer, a list comma-separated); empty inputs are absent. Anything else a form sends is
+    /// ignored but `csrf` and `return`, which the console reads itself.
+    static func request<Op: ParsedOperation>(_ type: Op.Type, from form: [String: String]) throws(BoardError) -> Data {
+        var object: [String: Any] = [:]
+        for field in OperationWire.fields(of: type) {
+            guard let text = form[field.name], !text.isEmpty else { continue }
+            if field.repeating {
+                object[field.name] = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                continue
+            }
+            switch field.json {
+            case .boolean: object[field.name] = text == "true" || text == "on"
+            case .integer:
+                guard let number = Int(text) else {
+                    throw BoardError(
+                        .invalidInput, "\(label(field)) must be a whole number, not '\(Validate.escaped(String(text.prefix(40))))'")
+                }
+                object[field.name] = number
+            default: object[field.name] = text
+            }
+        }
+        guard let data = try? JSONSerialization.data(withJSONObject: object) else {
+            throw BoardError(.invalidInput, "the form cannot be sent as a \(Op.declaration.name) request")
+        }
+        return data
+    }
+
+    /// An `application/x-www-form-urlencoded` body's fields (the last value of a repeated name wins); nil when it is
+    /// not one.
+    static func fields(_ body: String) -> [String: String]? {
+        var fields: [String: String] = [:]
+        for pair in body.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = decode(parts[0]), let value = decode(parts.count > 1 ? parts[1] : "") else { return nil }
+            fields[name] = value
+        }
+        return fields
+    }
+
+    private static func decode(_ text: Substring) -> String? {
+        String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+}

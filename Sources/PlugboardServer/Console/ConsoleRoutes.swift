@@ -1,0 +1,224 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import PlugboardModel
+import PlugboardOperations
+import PlugboardStore
+
+/// The web console under `/ui/`, served with the operations API (`plugboard serve --admin`): one more face of the same
+/// operations, with the same principals, rights, lanes and audit rows.
+///
+/// A person signs in with an access token, exchanged for a session cookie (``ConsoleSessions``); every page looks that
+/// token up on the board again, so a revoked token ends the session. Pages are rendered on the server from the
+/// operations' answers (``ConsoleTemplates``); forms are made from the operations' declarations (``ConsoleForms``) and
+/// post to `/ui/do/{operation}`, which parses the form as the API parses its JSON body and performs the operation as
+/// the person, in the operation's lane, recorded with `via console from ADDRESS`. Every form carries the session's
+/// CSRF token; the Content-Security-Policy allows no inline script or style and nothing from another origin.
+struct ConsoleRoutes: Sendable {
+    let admin: AdminRoutes
+    let sessions: ConsoleSessions
+    let pulse: ConsolePulse
+    /// Whether the console is served over TLS (its cookie is then `Secure`).
+    let secure: Bool
+
+    init(admin: AdminRoutes) {
+        self.admin = admin
+        sessions = admin.consoleSessions
+        secure = admin.configuration.tlsCertificatePath != nil
+        pulse = ConsolePulse(board: admin.board, lane: admin.reads)
+    }
+
+    /// The largest form the console reads.
+    static let maxFormBytes = 64 << 10
+
+    func add(to router: Router<ServeContext>) {
+        router.get("/ui/static/console.css") { _, _ in Self.asset(ConsoleAssets.css, type: "text/css; charset=utf-8") }
+        router.get("/ui/static/console.js") { _, _ in Self.asset(ConsoleAssets.js, type: "text/javascript; charset=utf-8") }
+        router.get("/ui/sign-in") { request, _ in
+            if let id = Self.cookie(request), sessions.session(id) != nil { return Self.redirect("/ui/") }
+            return Self.page(title: "Sign in", body: ConsoleTemplates.render("signin", [:]))
+        }
+        router.post("/ui/sign-in") { request, context in try await signIn(request, context) }
+
+        let ui = router.group("/ui").add(middleware: ConsoleAuthentication(routes: self))
+        ui.post("/sign-out") { request, context in
+            let session = try context.requireConsoleSession()
+            let form = try await Self.form(request)
+            guard let csrf = form["csrf"], APITokenSecret.constantTimeEquals(Array(csrf.utf8), Array(session.session.csrf.utf8)) else {
+                return Self.csrfRefusal()
+            }
+            sessions.close(session.id)
+            var response = Self.redirect("/ui/sign-in")
+            response.headers[.setCookie] = cookieHeader("", maxAge: 0)
+            return response
+        }
+        ui.post("/do/{operation}") { request, context in try await perform(request, context) }
+        ui.get("/events") { request, context in try events(context) }
+        for page in ConsolePages.all {
+            ui.get(RouterPath(page.path)) { request, context in try await render(page, request, context) }
+        }
+    }
+
+    // MARK: Pages
+
+    /// Renders `page` for the signed-in person, its reads in the readers' lane.
+    private func render(_ page: ConsolePages.Route, _ request: Request, _ context: ServeContext) async throws -> Response {
+        let caller = try context.requireCaller()
+        let session = try context.requireConsoleSession()
+        // A live refresh leaves the flash for the page the person is looking at.
+        let flash = request.headers[.plugboardConsole] == "refresh" ? nil : sessions.takeFlash(session.id)
+        let board = admin.board
+        let query = Self.query(request)
+        let parameters = context.parameters
+        let path = request.uri.path + (request.uri.query.map { "?" + $0 } ?? "")
+        let state = ConsolePage(
+            path: path, csrf: session.session.csrf, readOnly: caller.token.readOnly, principal: caller.principal, query: query,
+            parameter: page.parameter.flatMap { parameters.get($0) })
+        let started = ContinuousClock.now
+        let rendered = try await admin.reads.run { () throws -> (String, String) in
+            let body = try page.render(board, state)
+            return (page.title(state), body)
+        }
+        admin.configuration.logger.debug("console page \(page.path) rendered in \(ContinuousClock.now - started)")
+        return Self.page(
+            title: rendered.0, body: rendered.1, navigation: page.section, session: session.session, readOnly: caller.token.readOnly,
+            principal: caller.token.principal, flash: flash, live: page.live)
+    }
+
+    // MARK: Changes
+
+    /// `POST /ui/do/{operation}`: the form's operation, checked and performed as the person; back to the page it came
+    /// from with the answer's sentence, or a page with the refusal's sentence and status.
+    private func perform(_ request: Request, _ context: ServeContext) async throws -> Response {
+        let caller = try context.requireCaller()
+        let session = try context.requireConsoleSession()
+        let form = try await Self.form(request)
+        guard let csrf = form["csrf"], APITokenSecret.constantTimeEquals(Array(csrf.utf8), Array(session.session.csrf.utf8)) else {
+            return Self.csrfRefusal()
+        }
+        let name = context.parameters.get("operation") ?? ""
+        guard let type = AdminAPI.requests.first(where: { $0.name == name }) as? any ParsedOperation.Type else {
+            return Self.refusal(
+                .notFound, heading: "No such operation", "the console has no operation '\(Validate.escaped(String(name.prefix(60))))'")
+        }
+        let back = Self.safeReturn(form["return"])
+        return try await perform(type, form: form, caller: caller, session: session.id, back: back, path: request.uri.path)
+    }
+
+    private func perform<Op: ParsedOperation>(
+        _ type: Op.Type, form: [String: String], caller: AdminRoutes.Caller, session: String, back: String, path: String
+    ) async throws -> Response {
+        let (board, principal) = (admin.board, caller.principal)
+        if Op.declaration.access != .read, caller.token.readOnly {
+            let error = BoardError(
+                .notAllowed,
+                "the access token '\(caller.token.name)' of \(caller.token.principal) is read-only; sign in with a token created without --read-only to change the board"
+            )
+            let refusal = AuditEntry(action: Op.declaration.name, targetType: "console", targetID: "POST \(path)")
+            try await admin.threads(Op.declaration.access).run { board.recordRefusal(refusal, by: principal, because: error) }
+            return Self.refusal(.forbidden, heading: "Not allowed", error.message, back: back)
+        }
+        do {
+            let message = try await admin.threads(Op.declaration.access).run { () throws -> String in
+                let operation = try Op.fromWire(try ConsoleForms.request(Op.self, from: form))
+                let reply = try operation.perform(on: board, as: principal)
+                let sentence = (reply.value as? ChangeResult)?.message ?? "\(Op.declaration.abstract.dropLast()): done."
+                return ([sentence] + reply.notes).joined(separator: " ")
+            }
+            sessions.flash(session, .init(text: message, failed: false))
+            return Self.redirect(back)
+        } catch let error as BoardError {
+            let status = HTTPResponse.Status(code: AdminWire.status(for: error.code))
+            return Self.refusal(status, heading: "Refused", error.message, back: back)
+        }
+    }
+
+    // MARK: Sign-in
+
+    /// `POST /ui/sign-in`: an access token for a session. Failures count against the address as the operations API's
+    /// do; a form from another origin is refused.
+    private func signIn(_ request: Request, _ context: ServeContext) async throws -> Response {
+        if let origin = request.headers[.origin], let authority = request.head.authority, !Self.sameHost(origin, authority) {
+            return Self.refusal(.forbidden, heading: "Not allowed", "a sign-in must come from the console's own page", back: "/ui/sign-in")
+        }
+        let form = try await Self.form(request, limit: 8 << 10)
+        let address = context.remoteAddress?.ipAddress ?? "unknown"
+        let secret = (form["token"] ?? "").trimmingCharacters(in: .whitespaces)
+        func failed(_ sentence: String) -> Response {
+            if let wait = admin.failures.fail(address) {
+                var response = Self.page(
+                    title: "Sign in",
+                    body: ConsoleTemplates.render(
+                        "signin", ["error": "too many failed sign-ins from \(address) or from all clients; try again in \(wait) seconds"]),
+                    status: .tooManyRequests)
+                response.headers[.retryAfter] = String(wait)
+                return response
+            }
+            return Self.page(title: "Sign in", body: ConsoleTemplates.render("signin", ["error": sentence]), status: .unauthorized)
+        }
+        guard !secret.isEmpty else { return failed("give an access token (plugboard access-token create)") }
+        let board = admin.board
+        let token = try await admin.guesses.run { try board.accessToken(secret: secret) }
+        guard let token else { return failed("this access token is not known to the board; create one with plugboard access-token create") }
+        guard token.state == .active else {
+            return failed("the access token '\(token.name)' of \(token.principal) is \(token.state.rawValue); create a new one")
+        }
+        let (id, _) = sessions.open(secret: secret, tokenName: token.name, principal: token.principal, readOnly: token.readOnly)
+        var response = Self.redirect("/ui/")
+        response.headers[.setCookie] = cookieHeader(id, maxAge: Int(ConsoleSessions.lifetime.components.seconds))
+        return response
+    }
+
+    /// Whether the `Origin` of a form names the host the request was sent to (ports aside: a proxy may change them).
+    static func sameHost(_ origin: String, _ authority: String) -> Bool {
+        guard let host = URL(string: origin)?.host?.lowercased() else { return false }
+        let bare = authority.hasPrefix("[") ? String(authority.dropFirst().prefix { $0 != "]" }) : String(authority.prefix { $0 != ":" })
+        return host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) == bare.lowercased()
+    }
+
+    private func cookieHeader(_ value: String, maxAge: Int) -> String {
+        "\(ConsoleSessions.cookie)=\(value); Path=/ui; Max-Age=\(maxAge); HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
+    }
+
+    // MARK: Live
+
+    /// `GET /ui/events`: `event: change` whenever the board or a host's report changed, for the page to fetch itself
+    /// again; a comment every 15 s keeps proxies from closing it. It ends when the session does.
+    private func events(_ context: ServeContext) throws -> Response {
+        let session = try context.requireConsoleSession()
+        let (sessions, pulse) = (self.sessions, self.pulse)
+        let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingNewest(8))
+        let task = Task {
+            var last = await pulse.stamp()
+            var quiet = Duration.zero
+            continuation.yield(ByteBuffer(string: "retry: 2000\n\n"))
+            while !Task.isCancelled, sessions.session(session.id) != nil {
+                try? await Task.sleep(for: ConsolePulse.interval)
+                let stamp = await pulse.stamp()
+                if stamp != last {
+                    last = stamp
+                    quiet = .zero
+                    continuation.yield(ByteBuffer(string: "event: change\ndata: \(stamp)\n\n"))
+                } else {
+                    quiet += ConsolePulse.interval
+                    if quiet >= .seconds(15) {
+                        quiet = .zero
+                        continuation.yield(ByteBuffer(string: ": keep-alive\n\n"))
+                    }
+                }
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        var response = Reply.eventStream(stream)
+        Self.secureHeaders(&response.headers)
+        return response
+    }
+}
+
+extension HTTPField.Name {
+    /// Sent by the console's script when it fetches the page it shows again.
+    static let plugboardConsole = HTTPField.Name("X-Plugboard-Console")!
+}
