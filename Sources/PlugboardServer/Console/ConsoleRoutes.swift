@@ -140,7 +140,7 @@ struct ConsoleRoutes: Sendable {
     /// `POST /ui/sign-in`: an access token for a session. Failures count against the address as the operations API's
     /// do; a form from another origin is refused.
     private func signIn(_ request: Request, _ context: ServeContext) async throws -> Response {
-        if let origin = request.headers[.origin], let authority = request.head.authority, !Self.sameHost(origin, authority) {
+        if let origin = request.headers[.origin], !Self.sameHost(origin, request.head.authority ?? "") {
             return Self.refusal(.forbidden, heading: "Not allowed", "a sign-in must come from the console's own page", back: "/ui/sign-in")
         }
         let form = try await Self.form(request, limit: 8 << 10)
