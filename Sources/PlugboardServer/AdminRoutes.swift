@@ -23,8 +23,9 @@ package struct AdminRoutes: Sendable {
     let bodies: BodyAdmission
     let uploads: StagedUploads
     let recognized: RecognizedTokens
-    /// The web console's sessions (``ConsoleRoutes``), served with the operations API.
+    /// The web console's sessions and remembered audit verification (``ConsoleRoutes``), served with the operations API.
     let consoleSessions = ConsoleSessions()
+    let consoleVerifier = ConsoleVerifier()
     /// Blocking work (the board's connection) runs off the threads that answer requests, in four lanes, each route's
     /// named by its operation's declared access (``OperationAccess``): reads on two threads, changes on one, the stops (kill switches, aborted
     /// rollouts, disables, yanks and revocations) on one of their own, so that no flood of reads or changes a token

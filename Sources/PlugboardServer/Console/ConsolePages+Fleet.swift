@@ -6,24 +6,40 @@ import PlugboardStore
 
 /// The fleet, flags, audit log, tokens and rollouts pages.
 extension ConsolePages {
-    /// The most hosts one page of the fleet shows.
-    static let maxHosts = 500
+    /// The hosts one page of the fleet shows.
+    static let hostsPerPage = 25
 
     static func fleet(_ board: Board, _ page: ConsolePage) throws -> String {
         let plugin = try page.value("plugin").map { text throws(BoardError) in try PluginID(validating: text) }
         let version = page.value("version")
         let host = page.value("host")
-        var rows = try page.read(PluginOperations.Status(id: plugin), on: board)
-        if let version { rows = rows.filter { $0.version == version } }
-        if let host { rows = rows.filter { $0.hostID == host } }
-        let now = Date()
+        // The hosts that reported (the plug-in, when one is asked for), a page at a time; then their reports.
+        var reporting = try board.reportingHosts(pluginID: plugin?.text).map(\.hostID)
+        if let host { reporting = reporting.filter { $0 == host } }
+        if let version, let plugin {
+            let running = try page.read(PluginOperations.Status(id: plugin), on: board).filter { $0.version == version }
+            let hosts = Set(running.map(\.hostID))
+            reporting = reporting.filter { hosts.contains($0) }
+        }
+        let after = page.value("after")
+        let remaining = after.map { after in reporting.filter { $0 > after } } ?? reporting
+        let shown = Array(remaining.prefix(hostsPerPage))
+        let rows = shown.isEmpty ? [] : try board.loadStatus(pluginID: plugin?.text, hosts: Set(shown))
         let hosts = hostsByReport(rows)
+        var next: String?
+        if remaining.count > hostsPerPage, let last = shown.last {
+            var query = ["after=\(escape(last))"]
+            if let plugin { query.append("plugin=\(escape(plugin.text))") }
+            if let version { query.append("version=\(escape(version))") }
+            next = "/ui/fleet?" + query.joined(separator: "&")
+        }
+        let now = Date()
         return ConsoleTemplates.render(
             "fleet",
             [
                 "plugin": plugin?.text ?? "", "version": version ?? "", "filtered": plugin != nil || version != nil || host != nil,
-                "hostCount": hosts.count,
-                "hosts": hosts.prefix(maxHosts).map { host -> [String: Any] in
+                "hostCount": reporting.count, "next": some(next),
+                "hosts": hosts.map { host -> [String: Any] in
                     [
                         "hostID": host.hostID, "anchor": escape(host.hostID), "environment": host.environment, "source": host.source,
                         "reportedAt": host.reportedAt, "hostVersion": host.hostVersion, "stale": isStale(host.reportedAt, now),

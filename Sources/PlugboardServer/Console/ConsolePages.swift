@@ -15,9 +15,17 @@ final class ConsolePage: Sendable {
     let query: [String: String]
     /// The path's parameter (`/ui/plugins/{id}`), if the page has one.
     let parameter: String?
+    /// The remembered verification of the audit log, and the lane that verifies it again.
+    let verifier: ConsoleVerifier
+    let lane: WorkerThreads
     private let forms = Mutex(0)
 
-    init(path: String, csrf: String, readOnly: Bool, principal: Principal, query: [String: String], parameter: String?) {
+    init(
+        path: String, csrf: String, readOnly: Bool, principal: Principal, query: [String: String], parameter: String?,
+        verifier: ConsoleVerifier, lane: WorkerThreads
+    ) {
+        self.verifier = verifier
+        self.lane = lane
         self.path = path
         self.csrf = csrf
         self.readOnly = readOnly
@@ -55,6 +63,61 @@ final class ConsolePage: Sendable {
     /// The environments for a `<select>`, the shown one selected.
     static func choices(_ all: [String], _ selected: String) -> [[String: Any]] {
         all.map { ["name": $0, "selected": $0 == selected] as [String: Any] }
+    }
+}
+
+/// `audit verify` for the console's pages, remembered for the board's version: the chain is verified again only
+/// after a change. A verification that took long (a long log) runs again in the background after the next change, and
+/// the pages say the last result, and that the newest rows are being checked, until it is done.
+final class ConsoleVerifier: Sendable {
+    private struct State {
+        var version: BoardVersion?
+        var ok = false
+        var sentence = ""
+        var took = Duration.zero
+        var running = false
+    }
+
+    /// A verification that took longer than this runs in the background next time.
+    static let inline = Duration.milliseconds(20)
+    private let state = Mutex(State())
+
+    func sentence(_ board: Board, as principal: Principal, lane: WorkerThreads) throws -> (Bool, String) {
+        let version = try board.version()
+        let known = state.withLock { $0 }
+        if known.version == version { return (known.ok, known.sentence) }
+        if known.version == nil || known.took < Self.inline {
+            try verify(board, principal, version)
+            let now = state.withLock { $0 }
+            return (now.ok, now.sentence)
+        }
+        let start = state.withLock { state in
+            defer { state.running = true }
+            return !state.running
+        }
+        if start {
+            lane.submit { [self] in
+                try? verify(board, principal, version)
+                state.withLock { $0.running = false }
+            }
+        }
+        return (known.ok, known.sentence + " The newest changes are being checked.")
+    }
+
+    private func verify(_ board: Board, _ principal: Principal, _ version: BoardVersion) throws {
+        let started = ContinuousClock.now
+        let result = try BoardOperations.Verify(checkpoint: nil).perform(on: board, as: principal).value
+        let sentence =
+            result.ok
+            ? "The audit log verifies: \(result.rowsChecked) rows, \(result.stateRowsChecked) rows of state proven."
+            : "The audit log does not verify: " + (result.problems.first ?? "see plugboard audit verify") + "."
+        let took = ContinuousClock.now - started
+        state.withLock { state in
+            state.version = version
+            state.ok = result.ok
+            state.sentence = sentence
+            state.took = took
+        }
     }
 }
 
@@ -106,7 +169,7 @@ enum ConsolePages {
                 "killedBy": kill.killedBy,
             ]
         }
-        let hosts = hostsByReport(try page.read(PluginOperations.Status(id: nil), on: board))
+        let hosts = try board.reportingHosts()
         let now = Date()
         let stale = hosts.filter { isStale($0.reportedAt, now) }.count
         let changes = try page.read(BoardOperations.Audit(since: nil, actor: nil, target: nil, limit: 10, after: nil), on: board)
@@ -119,20 +182,10 @@ enum ConsolePages {
             ])
     }
 
-    /// The result of `audit verify`, remembered for the board's version: the chain is verified once per change.
+    /// The result of `audit verify` for the page: see ``ConsoleVerifier``.
     static func verificationSentence(_ board: Board, _ page: ConsolePage) throws -> (Bool, String) {
-        let version = try board.version()
-        if let known = verified.withLock({ $0 }), known.version == version { return (known.ok, known.sentence) }
-        let result = try page.read(BoardOperations.Verify(checkpoint: nil), on: board)
-        let sentence =
-            result.ok
-            ? "The audit log verifies: \(result.rowsChecked) rows, \(result.stateRowsChecked) rows of state proven."
-            : "The audit log does not verify: " + (result.problems.first ?? "see plugboard audit verify") + "."
-        verified.withLock { $0 = (version, result.ok, sentence) }
-        return (result.ok, sentence)
+        try page.verifier.sentence(board, as: page.principal, lane: page.lane)
     }
-
-    private static let verified = Mutex<(version: BoardVersion, ok: Bool, sentence: String)?>(nil)
 
     // MARK: Plug-ins
 

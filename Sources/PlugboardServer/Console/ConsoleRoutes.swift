@@ -75,11 +75,21 @@ struct ConsoleRoutes: Sendable {
         let path = request.uri.path + (request.uri.query.map { "?" + $0 } ?? "")
         let state = ConsolePage(
             path: path, csrf: session.session.csrf, readOnly: caller.token.readOnly, principal: caller.principal, query: query,
-            parameter: page.parameter.flatMap { parameters.get($0) })
+            parameter: page.parameter.flatMap { parameters.get($0) }, verifier: admin.consoleVerifier, lane: admin.reads)
         let started = ContinuousClock.now
-        let rendered = try await admin.reads.run { () throws -> (String, String) in
-            let body = try page.render(board, state)
-            return (page.title(state), body)
+        let rendered: (String, String)
+        do {
+            rendered = try await admin.reads.run { () throws -> (String, String) in
+                let body = try page.render(board, state)
+                return (page.title(state), body)
+            }
+        } catch let error as BoardError {
+            let status = HTTPResponse.Status(code: AdminWire.status(for: error.code))
+            return Self.page(
+                title: "Refused",
+                body: ConsoleTemplates.render("refusal", ["heading": "Refused", "sentence": error.message, "back": "/ui/"]),
+                status: status, navigation: page.section, session: session.session, readOnly: caller.token.readOnly,
+                principal: caller.token.principal)
         }
         admin.configuration.logger.debug("console page \(page.path) rendered in \(ContinuousClock.now - started)")
         return Self.page(

@@ -190,6 +190,7 @@ enum ConsoleTemplates {
         </section>
         {{/hosts}}
         {{^hosts}}<p>No host has reported{{#filtered}} this plug-in{{/filtered}}.</p>{{/hosts}}
+        {{#next}}<p><a href="{{next}}" rel="next">Next hosts</a></p>{{/next}}
         """
 
     static let flags = """

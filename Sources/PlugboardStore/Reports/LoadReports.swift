@@ -79,19 +79,38 @@ extension Board {
         return cut + "…"
     }
 
-    /// The latest load reports of every host, optionally for one plug-in, sorted by plug-in then host: from the
-    /// telemetry file, and for hosts that have not reported since, the rows boards written before it still hold.
-    package func loadStatus(pluginID: String? = nil) throws(BoardError) -> [HostLoadStatus] {
+    /// The latest load reports of every host, optionally for one plug-in and for some hosts only, sorted by plug-in then
+    /// host: from the telemetry file, and for hosts that have not reported since, the rows boards written before it
+    /// still hold.
+    package func loadStatus(pluginID: String? = nil, hosts: Set<String>? = nil) throws(BoardError) -> [HostLoadStatus] {
         if let pluginID { try Validate.pluginID(pluginID) }
         let current = try readTelemetry(empty: []) { db in try ReportQueries.rows(db, pluginID: pluginID, legacy: false) }
         let reporting = Set(current.map { $0["host_id"] as String })
         return try read { db in
             let legacy = try ReportQueries.rows(db, pluginID: pluginID, legacy: true).filter { !reporting.contains($0["host_id"]) }
-            let all = (current + legacy).sorted {
+            let all = (current + legacy).filter { hosts?.contains($0["host_id"]) ?? true }.sorted {
                 ($0["plugin_id"] as String, $0["host_id"] as String) < ($1["plugin_id"] as String, $1["host_id"] as String)
             }
             return try ReportQueries.loadStatus(db, rows: all)
         }
+    }
+
+    /// Every host that reported (optionally one plug-in), with its environment and the time of its latest report
+    /// line, sorted by host id: what a fleet's overview counts, without the per-row work of ``loadStatus(pluginID:hosts:)``.
+    package func reportingHosts(pluginID: String? = nil) throws(BoardError) -> [(hostID: String, environment: String, reportedAt: String)] {
+        if let pluginID { try Validate.pluginID(pluginID) }
+        let current = try readTelemetry(empty: []) { db in try ReportQueries.rows(db, pluginID: pluginID, legacy: false) }
+        let reporting = Set(current.map { $0["host_id"] as String })
+        let legacy = try read { db in
+            try ReportQueries.rows(db, pluginID: pluginID, legacy: true).filter { !reporting.contains($0["host_id"]) }
+        }
+        var latest: [String: (environment: String, reportedAt: String)] = [:]
+        for row in current + legacy {
+            let (host, at): (String, String) = (row["host_id"], row["reported_at"])
+            if let known = latest[host], known.reportedAt >= at { continue }
+            latest[host] = (row["environment"], at)
+        }
+        return latest.map { ($0.key, $0.value.environment, $0.value.reportedAt) }.sorted { $0.hostID < $1.hostID }
     }
 }
 
