@@ -221,7 +221,9 @@ extension ConsolePages {
                                 "rate": RolloutFigures.percent(figures.failureRate),
                             ]
                         },
-                        "history": status.history.map { ["percent": $0.percent, "reachedAt": $0.reachedAt, "by": $0.by] as [String: Any] },
+                        "history": status.history.map { step -> [String: Any] in
+                            ["percent": step.percent, "reachedAt": step.reachedAt, "by": step.by, "figures": some(step.figures?.summary)]
+                        },
                         "controls": !forms.isEmpty, "forms": forms,
                     ]
                 },

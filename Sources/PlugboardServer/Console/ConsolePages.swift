@@ -243,7 +243,8 @@ enum ConsolePages {
                 "killed": activeKill != nil, "killReason": activeKill?.reason ?? "", "controls": !forms.isEmpty, "forms": forms,
                 "hosts": hosts.map { host -> [String: Any] in
                     [
-                        "hostID": host.hostID, "environment": host.environment, "version": host.version ?? "–",
+                        "hostID": host.hostID, "hostQuery": escape(host.hostID), "environment": host.environment,
+                        "version": host.version ?? "–",
                         "state": host.state.rawValue, "reason": host.reason ?? host.warning ?? "", "reportedAt": host.reportedAt,
                     ]
                 },

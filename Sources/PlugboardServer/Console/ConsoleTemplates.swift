@@ -149,7 +149,7 @@ enum ConsoleTemplates {
         <h2 id="hosts-h">Hosts</h2>
         <div class="scroll"><table>
         <thead><tr><th scope="col">Host</th><th scope="col">Environment</th><th scope="col">Version</th><th scope="col">State</th><th scope="col">Why</th><th scope="col">Reported</th></tr></thead>
-        <tbody>{{#hosts}}<tr><td><a href="/ui/fleet?host={{hostID}}">{{hostID}}</a></td><td>{{environment}}</td><td>{{version}}</td><td class="state-{{state}}">{{state}}</td><td>{{reason}}</td><td>{{reportedAt}}</td></tr>{{/hosts}}</tbody>
+        <tbody>{{#hosts}}<tr><td><a href="/ui/fleet?host={{hostQuery}}">{{hostID}}</a></td><td>{{environment}}</td><td>{{version}}</td><td class="state-{{state}}">{{state}}</td><td>{{reason}}</td><td>{{reportedAt}}</td></tr>{{/hosts}}</tbody>
         </table></div>
         {{^hosts}}<p>No host has reported this plug-in.</p>{{/hosts}}
         </section>
@@ -282,7 +282,7 @@ enum ConsoleTemplates {
         <thead><tr><th scope="col">Release</th><th scope="col">Hosts</th><th scope="col">Activated</th><th scope="col">Failed</th><th scope="col">Crashed</th><th scope="col">Quarantined</th><th scope="col">Failing</th></tr></thead>
         <tbody>{{#figures}}<tr><td>{{version}}</td><td>{{hosts}}</td><td>{{activated}}</td><td>{{failed}}</td><td>{{crashed}}</td><td>{{quarantined}}</td><td>{{rate}}</td></tr>{{/figures}}</tbody>
         </table></div>
-        <ol class="steps">{{#history}}<li>{{percent}}% at {{reachedAt}} by {{by}}</li>{{/history}}</ol>
+        <ol class="steps">{{#history}}<li>{{percent}}% at {{reachedAt}} by {{by}}{{#figures}}: {{figures}}{{/figures}}</li>{{/history}}</ol>
         {{#controls}}<div class="controls">{{#forms}}{{{.}}}{{/forms}}</div>{{/controls}}
         </section>
         {{/rollouts}}
