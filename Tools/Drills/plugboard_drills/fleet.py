@@ -37,6 +37,8 @@ until each stream verified a snapshot with the plug-in killed; C is the server's
 host and stream had it); the exit status is non-zero when a step failed (each failure on a line of its own above it), when fewer than N
 hosts restarted from cache, or when E is not 0. --skip-rollout leaves the rollout drill out; --only-rollout runs only it.
 
+--relay puts nginx with Examples/nginx/plugboard.conf between the streams and the server (the hosts stay direct).
+
 --trace sets $PLUGBOARD_TRACE_FANOUT for the server and the hosts, which then write when each stage of a change
 happened (see FanoutTrace in PlugboardModel), and prints where the kill's time went: commit to the server noticing,
 to the snapshot signed, to the event written, to each host's event, fetch (when it read one), verification, and
@@ -79,6 +81,8 @@ def main():
         parser.add_argument("--only-rollout", action="store_true", help="run only the rollout drill")
         parser.add_argument("--streams", type=int, default=0, help="lightweight host streams beside the hosts")
         parser.add_argument("--trace", action="store_true", help="print where the kill's time goes")
+        parser.add_argument("--relay", action="store_true",
+                            help="the streams go through nginx with Examples/nginx/plugboard.conf (/usr/sbin/nginx)")
 
     arguments, count = common.sized_options("A fleet of hosts against plugboard serve.", "hosts", 50, 10, 1000, own)
     plugboard, host_binary = common.binaries(REPORT, release=not arguments.debug)
@@ -87,7 +91,7 @@ def main():
         return 1 if REPORT.failures else 0
     if arguments.trace:
         os.environ["PLUGBOARD_TRACE_FANOUT"] = "1"
-    figures = {"kill": [], "from cache": 0, "loaded killed": set(), "streams": arguments.streams}
+    figures = {"kill": [], "from cache": 0, "loaded killed": set(), "streams": arguments.streams, "relay": arguments.relay}
     with common.scratch(REPORT, "plugboard-fleet-", arguments.keep) as root:
         kill_drill(common.Board(os.path.join(root, "board.sqlite"), plugboard), host_binary, count, figures)
     kill_latencies, restarted_from_cache, loaded_killed = figures["kill"], figures["from cache"], figures["loaded killed"]
@@ -116,7 +120,7 @@ def kill_drill(board, host_binary, count, figures):
     """Steps 1 to 4 of the module's description, their figures into `figures`."""
     hosts = []
     server = None
-    streams = None
+    streams = relay = None
     loaded_killed = figures["loaded killed"]
     try:
         board.init()
@@ -141,7 +145,10 @@ def kill_drill(board, host_binary, count, figures):
             raise common.DrillError("the fleet did not start")
         print(f"fleet: {count} hosts running", flush=True)
         if figures["streams"]:
-            streams = common_streams().Streams(figures["streams"], address, token, key, plugin=VICTIM)
+            if figures["relay"]:
+                relay = common_streams().Relay(common.REPO, address, os.path.join(board.folder, "nginx"))
+                print(f"fleet: the streams go through nginx at {relay.address}", flush=True)
+            streams = common_streams().Streams(figures["streams"], relay.address if relay else address, token, key, plugin=VICTIM)
             if not streams.wait_connected(120):
                 REPORT.fail(f"only {streams.connected()} of {figures['streams']} streams connected")
             print(f"fleet: {figures['streams']} lightweight streams connected", flush=True)
@@ -165,13 +172,16 @@ def kill_drill(board, host_binary, count, figures):
 
         # 1. The kill switch, from the commit to each host's deactivation.
         # (The audit row is read after every host has answered, so that no process of ours competes with them.)
-        cpu_before = {"server": common.cpu_ms(server.pid), "hosts": sum(common.cpu_ms(host.process.pid) for host in hosts)}
+        cpu_before = {"server": common.cpu_ms(server.pid), "hosts": sum(common.cpu_ms(host.process.pid) for host in hosts),
+                      "relay": common.cpu_ms(relay.pid) if relay else 0}
         before = time.time()
         board.ok("plugin", "kill", VICTIM, "--reason", "fleet drill")
         seen_at = reached(VICTIM, "deactivated", before)
         if streams is not None:
             common.eventually(lambda: streams.killed() >= figures["streams"], 30)
             figures["server cpu"] = common.cpu_ms(server.pid) - cpu_before["server"]
+            if relay:
+                figures["relay cpu"] = common.cpu_ms(relay.pid) - cpu_before["relay"]
             results = streams.stop()
             streams = None
         time.sleep(0.4)  # the reports too
@@ -188,7 +198,8 @@ def kill_drill(board, host_binary, count, figures):
             print(f"fleet: kill reached {len(results['killed'])}/{figures['streams']} streams (verified): p50 "
                   f"{percentile(figures['fan-out'], 0.5):.0f} ms, p99 {percentile(figures['fan-out'], 0.99):.0f} ms; "
                   f"{results['refused']} snapshots refused, {results['notices']} notices without a snapshot, "
-                  f"{results['failed']} streams failed; server CPU {figures['server cpu']:.0f} ms", flush=True)
+                  f"{results['failed']} streams failed; server CPU {figures['server cpu']:.0f} ms"
+                  + (f", nginx CPU {figures['relay cpu']:.0f} ms" if relay else ""), flush=True)
         if kill_latencies:
             print(f"fleet: kill reached {len(kill_latencies)}/{count} hosts: min {min(kill_latencies):.0f} ms, p50 {percentile(kill_latencies, 0.5):.0f} ms, "
                   f"p99 {percentile(kill_latencies, 0.99):.0f} ms, max {max(kill_latencies):.0f} ms; CPU for the change: server "
@@ -276,6 +287,8 @@ def kill_drill(board, host_binary, count, figures):
     finally:
         if streams is not None:
             streams.stop()
+        if relay is not None:
+            relay.stop()
         for host in hosts:
             host.stop(timeout=20)
         if server is not None:

@@ -191,3 +191,47 @@ class Streams:
                 merged[name] += results[name]
             process.join(10)
         return merged
+
+
+class Relay:
+    """nginx with the repository's configuration (Examples/nginx/plugboard.conf) in front of the server at `upstream`
+    (host:port), in `folder`: `address` is where clients connect. Stopped with `stop()`."""
+
+    def __init__(self, repository, upstream, folder, nginx="/usr/sbin/nginx", connections=4096):
+        import socket
+        import subprocess
+        import urllib.request
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        with open(os.path.join(repository, "Examples/nginx/plugboard.conf")) as handle:
+            text = handle.read()
+        for old, new in (("server 127.0.0.1:4242;", f"server {upstream};"), ("listen 8080;", f"listen 127.0.0.1:{port};"),
+                         ("/var/cache/nginx/plugboard", os.path.join(folder, "cache"))):
+            text = text.replace(old, new)
+        os.makedirs(folder, exist_ok=True)
+        configuration = os.path.join(folder, "nginx.conf")
+        with open(configuration, "w") as handle:
+            handle.write(f"daemon off;\nmaster_process off;\nworker_processes 1;\nworker_rlimit_nofile {2 * connections + 64};\n"
+                         f"pid {folder}/nginx.pid;\nerror_log {folder}/error.log warn;\n"
+                         f"events {{ worker_connections {connections}; }}\n"
+                         f"http {{\naccess_log off;\nclient_body_temp_path {folder}/body;\nproxy_temp_path {folder}/proxy;\n{text}\n}}\n")
+        self.process = subprocess.Popen([nginx, "-c", configuration, "-p", folder], stdin=subprocess.DEVNULL)
+        self.address = f"127.0.0.1:{port}"
+        deadline = time.time() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"http://{self.address}/health", timeout=2).read()
+                break
+            except OSError:
+                if time.time() > deadline or self.process.poll() is not None:
+                    raise RuntimeError(f"nginx did not start: {open(os.path.join(folder, 'error.log')).read()[-300:]}")
+                time.sleep(0.05)
+
+    @property
+    def pid(self):
+        return self.process.pid
+
+    def stop(self):
+        self.process.kill()  # nginx without a master process does not stop on SIGTERM
+        self.process.wait()
