@@ -57,10 +57,12 @@ extension RemoteBoardSource {
     /// cache; nil when none waits or it is refused (said in a warning), and the host reads a snapshot as without push.
     /// Only a host with an anchor takes one: a first state must be proven fresh for the host's own request.
     func takePushed(environment: String, anchor: AuditCheckpoint, version: BoardVersion) -> SourceSnapshot? {
-        guard let (envelope, json) = state.withLock({ state -> (SignedSnapshot, Data)? in
-            defer { state.pushed = nil }
-            return state.view == nil ? nil : state.pushed
-        }) else { return nil }
+        guard
+            let (envelope, json) = state.withLock({ state -> (SignedSnapshot, Data)? in
+                defer { state.pushed = nil }
+                return state.view == nil ? nil : state.pushed
+            })
+        else { return nil }
         let (view, statement): (HostView, SnapshotStatement)
         do { (view, statement) = try verified(envelope, environment: environment, anchor: anchor) } catch {
             logger.warning("ignored a snapshot pushed by \(name): \(error.message); reading one instead")

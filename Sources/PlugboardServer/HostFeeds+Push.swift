@@ -12,10 +12,13 @@ import PlugboardStore
 /// what any host of the environment would read for itself, whatever plug-ins it names; a host verifies it exactly as a
 /// snapshot it read (the board's key, its environment, not older than its anchor) and acts without a request. The
 /// same bytes go to every stream: the server's work per change does not grow with the number of streams beyond the
-/// writes. A snapshot larger than ``pushLimit`` is not pushed: hosts read theirs as without push.
+/// writes. A board of more than ``pushPluginLimit`` registered plug-ins, or a snapshot larger than ``pushLimit``, is
+/// not pushed: every stream would carry the whole registry, so its hosts read their own (smaller) snapshots instead.
 extension HostFeeds {
-    /// The largest signed snapshot carried on an event (the hosts' event parser reads lines of up to twice this).
-    static let pushLimit = 4 << 20
+    /// The largest signed snapshot carried on an event.
+    static let pushLimit = 512 << 10
+    /// The most registered plug-ins a pushed snapshot lists.
+    static let pushPluginLimit = 2000
 
     /// The environment's snapshot of every registered plug-in, signed, when it is read at `version` (the version the
     /// change was seen at) and not larger than ``pushLimit``; nil otherwise (the hosts then read their own).
@@ -24,14 +27,16 @@ extension HostFeeds {
         do {
             read = try atOneVersion { () throws(BoardError) in
                 let ids = try board.registeredPluginIDs()
+                guard ids.count <= Self.pushPluginLimit else { return Data() }
                 let (view, head) = try board.hostView(environment: environment, relevantTo: ids)
                 return signed(environment, head: head, content: view.encoded())
             }
         } catch {
-            logger.warning("cannot sign the snapshot pushed to hosts", metadata: ["environment": "\(environment)", "error": "\(error.message)"])
+            logger.warning(
+                "cannot sign the snapshot pushed to hosts", metadata: ["environment": "\(environment)", "error": "\(error.message)"])
             return nil
         }
-        guard read.version == version, read.value.count <= Self.pushLimit else { return nil }
+        guard read.version == version, !read.value.isEmpty, read.value.count <= Self.pushLimit else { return nil }
         FanoutTrace.note("signed", "\(environment) \(read.value.count) bytes")
         return read.value
     }

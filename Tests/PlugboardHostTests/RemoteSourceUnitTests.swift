@@ -41,6 +41,8 @@ struct RemoteSourceUnitTests {
 
     @Test func anEndlessLineIsRefused() {
         var parser = EventStreamParser()
-        #expect(throws: EventStreamParser.TooLong.self) { try parser.feed([UInt8](repeating: UInt8(ascii: "a"), count: EventStreamParser.lineLimit + 1)) }
+        #expect(throws: EventStreamParser.TooLong.self) {
+            try parser.feed([UInt8](repeating: UInt8(ascii: "a"), count: EventStreamParser.lineLimit + 1))
+        }
     }
 }

@@ -93,7 +93,8 @@ struct ReverseProxyTests {
         }
         #expect(pushed[0] == pushed[1], "nginx changed the pushed snapshot")
         #expect(
-            await host.waitForLine(after: before, timeout: .seconds(600), RemoteHostTests.event("deactivated", RemoteHostTests.beta)) != nil,
+            await host.waitForLine(after: before, timeout: .seconds(600), RemoteHostTests.event("deactivated", RemoteHostTests.beta))
+                != nil,
             "the pushed kill switch did not reach the host through nginx: \(host.output.suffix(4))")
 
         // Snapshots: the second request for the same revision and token is served by nginx; another token is not.

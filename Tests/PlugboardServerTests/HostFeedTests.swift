@@ -79,7 +79,10 @@ struct HostFeedTests {
         let second = await changed(pushed[1])
         #expect(first.count == 1 && first == second, "the streams got different bytes")
         let data = try #require(String(buffer: first[0]).split(separator: "\n").first { $0.hasPrefix("data: ") }).dropFirst(6)
-        struct Changed: Decodable { let revision: Int; let snapshot: SignedSnapshot }
+        struct Changed: Decodable {
+            let revision: Int
+            let snapshot: SignedSnapshot
+        }
         let event = try JSONDecoder().decode(Changed.self, from: Data(data.utf8))
         let (statement, content) = try event.snapshot.verify(trusted: feeds.keyring.publicKeys, environment: "default")
         let view = try HostView.decode(try #require(content))
