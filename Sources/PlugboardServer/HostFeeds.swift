@@ -26,8 +26,6 @@ final class HostFeeds: Sendable {
         var version: BoardVersion?
         var revision: Int
         var streams: [UInt64: BoardWatcher.Stream] = [:]
-        /// The last `changed` event that carried a signed snapshot, and its revision.
-        var pushed: (revision: Int, chunk: ByteBuffer)?
     }
 
     private struct Cached {
@@ -249,7 +247,6 @@ final class HostFeeds: Sendable {
                 feed.revision += 1
                 let chunk = Self.event("changed", revision: feed.revision)
                 let pushed = payload.map { Self.pushEvent(revision: feed.revision, envelope: $0) }
-                feed.pushed = pushed.map { (feed.revision, $0) }
                 // A stream whose buffer is full keeps only the newest events: each says "read a new snapshot" anyway,
                 // and a pushed one carries the whole state.
                 for stream in feed.streams.values { stream.continuation.yield(stream.push ? pushed ?? chunk : chunk) }
