@@ -9,7 +9,8 @@ import PlugboardModel
 import PlugboardPluginAPI
 import Synchronization
 
-/// The event stream: one connection that says when something changed, reconnected with backoff and jitter.
+/// The event stream: one connection that says when something changed, and carries the board's signed snapshot of
+/// the change (a host with an anchor verifies it and acts without a request), reconnected with backoff and jitter.
 extension RemoteBoardSource {
     func startStreaming() {
         streaming.withLock { task in
@@ -40,7 +41,7 @@ extension RemoteBoardSource {
 
     /// One connection of the event stream; true when it was established.
     func streamOnce() async -> Bool {
-        var request = self.request("/api/host/stream")
+        var request = self.request("/api/host/stream?push=snapshot")
         request.headers.add(name: "Accept", value: "text/event-stream")
         let last = state.withLock { $0.revision }
         if last != 0 { request.headers.add(name: "Last-Event-ID", value: String(last)) }
@@ -62,13 +63,29 @@ extension RemoteBoardSource {
                         continue
                     }
                     guard let id = event.id else { continue }
-                    state.withLock { $0.revision = id }
+                    FanoutTrace.note("event", String(id))
+                    let pushed = event.name == "changed" ? event.data.flatMap(Self.pushedSnapshot) : nil
+                    state.withLock {
+                        $0.revision = id
+                        if let pushed { $0.pushed = pushed }
+                    }
                     changes.signal()
                 }
             }
         } catch {}
         changes.signal()  // a disconnection: the host notices nothing until it reconnects, but a waiting host may look
         return true
+    }
+
+    /// The signed snapshot a `changed` event carries (`{"revision":N,"snapshot":{…}}`, as the server writes it) and its
+    /// JSON as sent, not verified yet; nil for a notice alone or data that is not one.
+    static func pushedSnapshot(_ data: String) -> (envelope: SignedSnapshot, json: Data)? {
+        let utf8 = Array(data.utf8)
+        let marker = Array(",\"snapshot\":".utf8)
+        guard utf8.last == UInt8(ascii: "}"), let start = utf8.firstRange(of: marker)?.upperBound else { return nil }
+        let json = Data(utf8[start..<(utf8.count - 1)])
+        guard let envelope = try? SignedSnapshot.decode(json) else { return nil }
+        return (envelope, json)
     }
 }
 
@@ -125,8 +142,11 @@ final class ChangeSignal: Sendable {
     }
 }
 
-/// Server-sent events, parsed incrementally (a line is at most 64 KiB).
+/// Server-sent events, parsed incrementally (a line is at most ``lineLimit`` bytes: a pushed snapshot is one line).
 struct EventStreamParser {
+    /// The longest line read.
+    static let lineLimit = 8 << 20
+
     struct Event {
         var name: String?
         var id: Int?
@@ -160,9 +180,9 @@ struct EventStreamParser {
                 }
                 line.removeAll(keepingCapacity: true)
             } else {
-                guard line.count < 1 << 16 else { throw TooLong() }
                 line.append(byte)
             }
+            guard line.count < Self.lineLimit else { throw TooLong() }
         }
         return events
     }

@@ -52,6 +52,38 @@ extension RemoteBoardSource {
         return (view, statement)
     }
 
+    /// The snapshot the event stream pushed, once it is verified exactly as one read from the server
+    /// (``verified(_:environment:anchor:)``: the board's key, `environment`, not older than `anchor`) and written to the
+    /// cache; nil when none waits or it is refused (said in a warning), and the host reads a snapshot as without push.
+    /// Only a host with an anchor takes one: a first state must be proven fresh for the host's own request.
+    func takePushed(environment: String, anchor: AuditCheckpoint, version: BoardVersion) -> SourceSnapshot? {
+        guard
+            let (envelope, json) = state.withLock({ state -> (SignedSnapshot, Data)? in
+                defer { state.pushed = nil }
+                return state.view == nil ? nil : state.pushed
+            })
+        else { return nil }
+        let (view, statement): (HostView, SnapshotStatement)
+        do { (view, statement) = try verified(envelope, environment: environment, anchor: anchor) } catch {
+            logger.warning("ignored a snapshot pushed by \(name): \(error.message); reading one instead")
+            return nil
+        }
+        FanoutTrace.note("verified", "\(statement.head.seq) pushed")
+        // Cached before the host acts on it, as a snapshot read.
+        HostCache.write(cacheFolder, view: json, server: server.absoluteString, logger: logger)
+        state.withLock {
+            $0.validUntil = max($0.statement?.head == statement.head ? $0.validUntil ?? .distantPast : .distantPast, statement.expiresAt)
+            $0.view = view
+            $0.statement = statement
+            // The next read asks for the host's own snapshot in full: its ETag is of another one.
+            $0.viewRequest = nil
+            $0.etag = nil
+            $0.fetchedAt = Date()
+            $0.failedReads = 0
+        }
+        return current(version: version)
+    }
+
     /// The first state of a host without an anchor (`nonce` is the one its request sent; nil when it has an anchor):
     /// taken only when the server's freshness proof (`proof`, the header's value) is of this nonce and the snapshot's
     /// head, or when the operator accepted a first snapshot without one (`acceptStaleFirstSnapshot`, or a

@@ -92,6 +92,8 @@ public final class RemoteBoardSource: HostSource, Sendable {
         var validUntil: Date?
         /// The environment the host reads (known from its first snapshot request), for `fresh` notices.
         var environment: String?
+        /// The last snapshot the event stream carried, not verified yet: the next read takes it instead of a request.
+        var pushed: (envelope: SignedSnapshot, json: Data)?
     }
 
     /// Snapshots, streams and artifacts: bounded waits (``PlugboardClient/HTTPClientSettings/host``), so an
@@ -196,6 +198,7 @@ public final class RemoteBoardSource: HostSource, Sendable {
     public func snapshot(environment: String, relevantTo: Set<String>, anchor: AuditCheckpoint?) async throws(BoardError) -> SourceSnapshot
     {
         let version = try version()
+        if let anchor, let taken = takePushed(environment: environment, anchor: anchor, version: version) { return taken }
         let query = relevantTo.sorted().map { "plugin=" + Self.percentEncoded($0) }.joined(separator: "&")
         let known = state.withLock { $0.viewRequest == query ? $0.etag : nil }
         // The revision the event stream announced: a cache in front of the server (a reverse proxy) keys on the URL, so a
@@ -212,12 +215,14 @@ public final class RemoteBoardSource: HostSource, Sendable {
             case 200:
                 let body = try await response.body.collect(upTo: SignedSnapshot.maximumSize)
                 let data = Data(body.readableBytesView)
+                FanoutTrace.note("fetched", String(data.count))
                 let (view, statement): (HostView, SnapshotStatement)
                 let provenUntil: Date?
                 do {
                     (view, statement) = try verified(try SignedSnapshot.decode(data), environment: environment, anchor: anchor)
                     provenUntil = try firstContact(
                         statement, nonce: nonce, proof: response.headers.first(name: FreshnessProof.httpHeader), environment: environment)
+                    FanoutTrace.note("verified", String(statement.head.seq))
                 } catch {
                     // A host with nothing yet reads again (with backoff) until a snapshot it may take comes.
                     if nonce != nil { retryRead() }

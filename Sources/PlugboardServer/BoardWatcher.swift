@@ -21,6 +21,8 @@ final class BoardWatcher: Service, Sendable {
     struct Stream: Sendable {
         let continuation: AsyncStream<ByteBuffer>.Continuation
         let token: [UInt8]
+        /// A host stream that takes `changed` events carrying the signed snapshot.
+        var push = false
     }
 
     private struct State {

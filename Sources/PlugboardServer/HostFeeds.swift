@@ -20,7 +20,7 @@ import Synchronization
 /// revive between two checks) would leave the digest where it was, and a host that read the state in between would
 /// never be told of the undoing.
 final class HostFeeds: Sendable {
-    private struct Feed {
+    struct Feed {
         /// The digest of the newest state read, and the board version it was read at (nil: not read at one version).
         var digest: String
         var version: BoardVersion?
@@ -36,7 +36,7 @@ final class HostFeeds: Sendable {
         let head: AuditCheckpoint
     }
 
-    private struct State {
+    struct State {
         var feeds: [String: Feed] = [:]
         var nextStreamID: UInt64 = 0
         var closed = false
@@ -56,7 +56,7 @@ final class HostFeeds: Sendable {
     let keyring: BoardKeyring
     /// How long a signed snapshot or notice vouches for the state.
     let lifetime: Duration
-    private let state = Mutex(State())
+    let state = Mutex(State())
     /// The newest audit head a host view was read at: what freshness notices vouch for.
     private let head = Mutex<AuditCheckpoint?>(nil)
     private let snapshots = Mutex<[String: Cached]>([:])
@@ -187,8 +187,9 @@ final class HostFeeds: Sendable {
     /// Opens a host's event stream for `token`: first `connected` with the current revision (a host that knew another
     /// one reads a new snapshot), then `changed` whenever what the environment's hosts see changes, until the token is
     /// no longer accepted (``endStreams(refusal:)``). A resuming host's `Last-Event-ID` needs no answer of its own: the
-    /// first event carries the current revision, which is all it needs.
-    func openStream(_ environment: String, token: APITokenCredential) throws(BoardError) -> AsyncStream<ByteBuffer> {
+    /// first event carries the current revision, which is all it needs. A stream with `push` gets the `changed` events
+    /// that carry the environment's signed snapshot (see ``pushSnapshot(_:at:)``).
+    func openStream(_ environment: String, token: APITokenCredential, push: Bool = false) throws(BoardError) -> AsyncStream<ByteBuffer> {
         let read = try atOneVersion { () throws(BoardError) in try digest(environment) }
         let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingNewest(16))
         let id: UInt64? = state.withLock { state in
@@ -199,7 +200,8 @@ final class HostFeeds: Sendable {
             continuation.yield(Self.event("connected", revision: state.feeds[environment]!.revision))
             if let fresh = freshness(environment) { continuation.yield(fresh) }
             state.nextStreamID += 1
-            state.feeds[environment]!.streams[state.nextStreamID] = BoardWatcher.Stream(continuation: continuation, token: token.digest)
+            state.feeds[environment]!.streams[state.nextStreamID] = BoardWatcher.Stream(
+                continuation: continuation, token: token.digest, push: push)
             return state.nextStreamID
         }
         return metrics.openStream(stream, continuation, id: id) { [weak self] id in
@@ -218,7 +220,10 @@ final class HostFeeds: Sendable {
                 continue
             }
             guard let version = read.version else { continue }
-            observe(environment, digest: read.value, at: version)
+            FanoutTrace.note("noticed", environment)
+            // Signed once for every stream of the environment, and only when its hosts are to be told.
+            let payload = announces(environment, digest: read.value, at: version) ? pushSnapshot(environment, at: version) : nil
+            observe(environment, digest: read.value, at: version, payload: payload)
         }
     }
 
@@ -227,25 +232,44 @@ final class HostFeeds: Sendable {
     /// read a new snapshot when the digest differs from the feed's, or when the read was not at one version; the feed
     /// keeps the digest when the read is the newest yet. One that is older than the feed's still tells the hosts, since
     /// a host may hold that older state.
-    private func observe(_ environment: String, digest: String, at version: BoardVersion?) {
+    ///
+    /// `payload`, the environment's signed snapshot read at `version`, rides on the event to the streams that asked for
+    /// it; the others get the notice alone.
+    private func observe(_ environment: String, digest: String, at version: BoardVersion?, payload: Data? = nil) {
         state.withLock { state in
             guard var feed = state.feeds[environment] else { return }
-            let newest = version.map { version in feed.version.map { Self.isLater(version, than: $0) } ?? true } ?? false
-            let announce: Bool
+            let (announce, newest) = Self.announces(feed, digest: digest, at: version)
             if newest {
-                announce = feed.digest != digest || feed.version == nil
                 feed.digest = digest
                 feed.version = version
-            } else {
-                announce = version == nil || (feed.digest != digest && version != feed.version)
             }
             if announce {
                 feed.revision += 1
                 let chunk = Self.event("changed", revision: feed.revision)
-                // A stream whose buffer is full keeps only the newest events: each says "read a new snapshot" anyway.
-                for stream in feed.streams.values { stream.continuation.yield(chunk) }
+                let pushed = payload.map { Self.pushEvent(revision: feed.revision, envelope: $0) }
+                // A stream whose buffer is full keeps only the newest events: each says "read a new snapshot" anyway,
+                // and a pushed one carries the whole state.
+                for stream in feed.streams.values { stream.continuation.yield(stream.push ? pushed ?? chunk : chunk) }
+                FanoutTrace.note("written", "\(environment) revision \(feed.revision) streams \(feed.streams.count)")
             }
             state.feeds[environment] = feed
+        }
+    }
+
+    /// Whether a read of `digest` at `version` tells the feed's hosts to read a new snapshot, and whether it is the newest
+    /// read yet (see ``observe(_:digest:at:payload:)``).
+    static func announces(_ feed: Feed, digest: String, at version: BoardVersion?) -> (announce: Bool, newest: Bool) {
+        let newest = version.map { version in feed.version.map { isLater(version, than: $0) } ?? true } ?? false
+        if newest { return (feed.digest != digest || feed.version == nil, true) }
+        return (version == nil || (feed.digest != digest && version != feed.version), false)
+    }
+
+    /// Whether a read of `digest` at `version` would tell the hosts of `environment` something, and one of its streams
+    /// takes pushed snapshots.
+    private func announces(_ environment: String, digest: String, at version: BoardVersion) -> Bool {
+        state.withLock { state in
+            guard let feed = state.feeds[environment], feed.streams.values.contains(where: \.push) else { return false }
+            return Self.announces(feed, digest: digest, at: version).announce
         }
     }
 
@@ -256,7 +280,7 @@ final class HostFeeds: Sendable {
 
     /// Runs `body` between two reads of the board's version, again when they differ (another change committed while it
     /// ran), at most ``readAttempts`` times. The version is nil when the board moved under every attempt.
-    private func atOneVersion<T>(_ body: () throws(BoardError) -> T) throws(BoardError) -> (value: T, version: BoardVersion?) {
+    func atOneVersion<T>(_ body: () throws(BoardError) -> T) throws(BoardError) -> (value: T, version: BoardVersion?) {
         var attempt = 1
         while true {
             let before = try board.version()
@@ -314,7 +338,7 @@ final class HostFeeds: Sendable {
     }
 
     /// The envelope of a snapshot (with `content`) or of a freshness notice (without), signed now for ``lifetime``.
-    private func signed(_ environment: String, head read: AuditCheckpoint?, content: Data?) -> Data {
+    func signed(_ environment: String, head read: AuditCheckpoint?, content: Data?) -> Data {
         note(read)
         let now = Date()
         let head = read ?? AuditCheckpoint(seq: 0, hash: AuditLog.genesisHash)

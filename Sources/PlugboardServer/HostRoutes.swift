@@ -16,7 +16,8 @@ import ServiceLifecycle
 ///   `Plugboard-Freshness` header (and is never `304`);
 /// - `GET /api/host/stream`: server-sent events, `connected` then `changed` whenever what the environment's hosts see
 ///   changes (a kill switch, an enablement, a flag); each event's `id` is the revision; it ends when its token is
-///   revoked or expires;
+///   revoked or expires; with `push=snapshot`, a `changed` event also carries the environment's signed snapshot, so
+///   that a host acts without reading one (see `HostFeeds` and its pushed snapshots);
 /// - `GET /api/host/artifacts/{sha256}`: the artifact of a release of a plug-in enabled in the token's environment
 ///   (the host checks the digest again); any other digest is 404;
 /// - `POST /api/host/report`: the host's load report, shown by `plugboard plugin status` like a local host's.
@@ -91,7 +92,10 @@ struct HostRoutes: Sendable {
     }
 
     func stream(_ request: Request, token: APITokenCredential) throws -> Response {
-        let stream = try api.board { () throws(BoardError) in try api.watcher.hosts.openStream(token.environment, token: token) }
+        let push = request.uri.queryParameters.get("push") == "snapshot"
+        let stream = try api.board { () throws(BoardError) in
+            try api.watcher.hosts.openStream(token.environment, token: token, push: push)
+        }
         return Reply.eventStream(stream)
     }
 

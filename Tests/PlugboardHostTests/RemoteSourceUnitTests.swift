@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardModel
 import Testing
 
 @testable import PlugboardRemoteHost
@@ -27,8 +28,21 @@ struct RemoteSourceUnitTests {
         #expect(events.map(\.id) == [42] && events.first?.name == "changed")
     }
 
+    /// A `changed` event that carries a snapshot gives its envelope and its JSON as sent (what the cache keeps); a notice
+    /// alone, or data that is not an envelope, gives nothing.
+    @Test func aPushedSnapshotIsTakenFromAChangedEvent() throws {
+        let envelope = SignedSnapshot(statement: "s", signatures: [], content: "Y29udGVudA==")
+        let json = String(decoding: envelope.encoded(), as: UTF8.self)
+        let pushed = try #require(RemoteBoardSource.pushedSnapshot("{\"revision\":7,\"snapshot\":\(json)}"))
+        #expect(pushed.envelope == envelope && pushed.json == envelope.encoded())
+        #expect(RemoteBoardSource.pushedSnapshot("{\"revision\":7}") == nil)
+        #expect(RemoteBoardSource.pushedSnapshot("{\"revision\":7,\"snapshot\":[1]}") == nil)
+    }
+
     @Test func anEndlessLineIsRefused() {
         var parser = EventStreamParser()
-        #expect(throws: EventStreamParser.TooLong.self) { try parser.feed([UInt8](repeating: UInt8(ascii: "a"), count: (1 << 16) + 1)) }
+        #expect(throws: EventStreamParser.TooLong.self) {
+            try parser.feed([UInt8](repeating: UInt8(ascii: "a"), count: EventStreamParser.lineLimit + 1))
+        }
     }
 }

@@ -3,8 +3,8 @@ import PlugboardTestSupport
 import Testing
 
 /// The documented nginx configuration (Examples/nginx/plugboard.conf), with a real nginx between hosts and
-/// `plugboard serve`: the event stream passes through unbuffered (a kill switch reaches the host), snapshots are cached
-/// per revision and token, and the server still checks every token.
+/// `plugboard serve`: the event stream passes through unbuffered (a kill switch reaches the host, and a pushed snapshot
+/// passes byte for byte), snapshots are cached per revision and token, and the server still checks every token.
 @Suite("plugboard serve behind nginx (processes)", .serialized)
 struct ReverseProxyTests {
     static let nginx = "/usr/sbin/nginx"
@@ -76,6 +76,26 @@ struct ReverseProxyTests {
         #expect(
             await host.waitForLine(after: seen, timeout: .seconds(600), RemoteHostTests.event("deactivated", RemoteHostTests.alpha)) != nil,
             "the kill switch did not pass through nginx: \(host.output.suffix(4))")
+
+        // A pushed snapshot passes through nginx as the server wrote it, and the host behind nginx acts on it.
+        func stream(_ base: String) throws -> ChildProcess {
+            try ChildProcess("/usr/bin/curl", ["-sN", "-H", "Authorization: \(token)", "\(base)/api/host/stream?push=snapshot"])
+        }
+        let streams = [try stream("http://127.0.0.1:\(upstream)"), try stream(url)]
+        for stream in streams { #expect(await stream.waitForLine { $0.hasPrefix("event: connected") } != nil, "\(stream.output)") }
+        let before = host.output.count
+        try await sandbox.ok("plugin", "kill", RemoteHostTests.beta, "--reason", "pushed through nginx")
+        var pushed: [String] = []
+        for stream in streams {
+            let line = await stream.waitForLine { $0.hasPrefix("data: {\"revision\":") && $0.contains("\"snapshot\":") }
+            pushed.append(line.map { stream.output[$0] } ?? "none: \(stream.output)")
+            _ = await stream.stop(signal: SIGKILL)
+        }
+        #expect(pushed[0] == pushed[1], "nginx changed the pushed snapshot")
+        #expect(
+            await host.waitForLine(after: before, timeout: .seconds(600), RemoteHostTests.event("deactivated", RemoteHostTests.beta))
+                != nil,
+            "the pushed kill switch did not reach the host through nginx: \(host.output.suffix(4))")
 
         // Snapshots: the second request for the same revision and token is served by nginx; another token is not.
         let auth = ["-H", "Authorization: \(token)"]

@@ -56,6 +56,41 @@ struct HostFeedTests {
         #expect(after.isEmpty)
     }
 
+    /// A change is pushed: every stream that asked for it gets the same bytes, a `changed` event carrying the
+    /// environment's snapshot signed by the board's key, with every registered plug-in (one not enabled without
+    /// releases); a stream that did not ask gets the notice alone.
+    @Test func aChangeIsPushedSignedOnceAndAsTheSameBytesToEveryStreamThatAsked() async throws {
+        let (board, feeds, plain) = try Self.feedOfOneEnabledPlugin()
+        let manifest = try PluginManifest.parse(Data(#"{"id":"com.example.off","name":"off","version":"1.0.0"}"#.utf8))
+        _ = try board.register(manifest, by: Self.admin)
+        let credential = try #require(try board.apiTokenCredentials().first)
+        let pushed = try (0..<2).map { _ in try feeds.openStream("default", token: credential, push: true) }
+        _ = try board.kill(.plugin(Self.plugin), reason: "INC-1", by: Self.admin)
+        feeds.boardChanged()
+        feeds.close()
+        func changed(_ stream: AsyncStream<ByteBuffer>) async -> [ByteBuffer] {
+            var found: [ByteBuffer] = []
+            for await chunk in stream where Self.name(chunk) == "changed" { found.append(chunk) }
+            return found
+        }
+        let notices = await changed(plain)
+        #expect(notices.count == 1 && !String(buffer: notices[0]).contains("snapshot"))
+        let first = await changed(pushed[0])
+        let second = await changed(pushed[1])
+        #expect(first.count == 1 && first == second, "the streams got different bytes")
+        let data = try #require(String(buffer: first[0]).split(separator: "\n").first { $0.hasPrefix("data: ") }).dropFirst(6)
+        struct Changed: Decodable {
+            let revision: Int
+            let snapshot: SignedSnapshot
+        }
+        let event = try JSONDecoder().decode(Changed.self, from: Data(data.utf8))
+        let (statement, content) = try event.snapshot.verify(trusted: feeds.keyring.publicKeys, environment: "default")
+        let view = try HostView.decode(try #require(content))
+        #expect(view.registry.plugins[Self.plugin]?.killed == true)
+        #expect(view.registry.plugins["com.example.off"].map { !$0.enabled && $0.versions.isEmpty } == true)
+        #expect(statement.head.seq > 0)
+    }
+
     /// A board with one plug-in enabled in `default`, the feeds over it, and a host's event stream of `default`.
     static func feedOfOneEnabledPlugin() throws -> (Board, HostFeeds, AsyncStream<ByteBuffer>) {
         let board = try Board.inMemory(by: Self.admin)

@@ -11,7 +11,7 @@ its own), then:
   4. return   restarts the server on the same port and checks that every host reconnects and reports
               (`hosts.last_report` moves past the restart, and no report says "cached" any more).
 
-Usage: Tools/Drills/drill fleet [--hosts N] [--short] [--keep]
+Usage: Tools/Drills/drill fleet [--hosts N] [--streams N] [--trace] [--short] [--keep]
 
 --short runs 10 hosts (CI). Binaries: $PLUGBOARD_BIN and $PLUGBOARD_TEST_HOST, else <repo>/.build/release/… when both
 exist and --debug is not given, else <repo>/.build/debug/… (built with `swift build` when missing). Python 3
@@ -29,8 +29,20 @@ activation crashes the host process. A supervisor restarts a host that died, as 
 
 The last line is always
   fleet: N hosts, kill reached all in p50 A ms, p99 B ms, max C ms; D hosts restarted from cache; E loaded a killed plug-in; rollout: healthy reached 100% in S steps; crashing aborted at step T after H hosts crashed, all back in P ms
-and the exit status is non-zero when a step failed (each failure on a line of its own above it), when fewer than N
+and, with --streams N, a last line after it
+  fan-out: N streams, kill to all p50 A ms, p99 B ms; server CPU C ms per change; H hosts p99 D ms
+(--streams N opens N lightweight host streams beside the real hosts, in a few Python processes: each reads the
+pushed snapshots and verifies them as a host does, see plugboard_drills.streams; the kill is timed from the commit
+until each stream verified a snapshot with the plug-in killed; C is the server's CPU time from the kill until every
+host and stream had it); the exit status is non-zero when a step failed (each failure on a line of its own above it), when fewer than N
 hosts restarted from cache, or when E is not 0. --skip-rollout leaves the rollout drill out; --only-rollout runs only it.
+
+--relay puts nginx with Examples/nginx/plugboard.conf between the streams and the server (the hosts stay direct).
+
+--trace sets $PLUGBOARD_TRACE_FANOUT for the server and the hosts, which then write when each stage of a change
+happened (see FanoutTrace in PlugboardModel), and prints where the kill's time went: commit to the server noticing,
+to the snapshot signed, to the event written, to each host's event, fetch (when it read one), verification, and
+deactivation (medians over the hosts).
 """
 
 import hashlib
@@ -67,13 +79,19 @@ def main():
         parser.add_argument("--debug", action="store_true", help="use the debug binaries even when release ones exist")
         parser.add_argument("--skip-rollout", action="store_true", help="leave the rollout drill out")
         parser.add_argument("--only-rollout", action="store_true", help="run only the rollout drill")
+        parser.add_argument("--streams", type=int, default=0, help="lightweight host streams beside the hosts")
+        parser.add_argument("--trace", action="store_true", help="print where the kill's time goes")
+        parser.add_argument("--relay", action="store_true",
+                            help="the streams go through nginx with Examples/nginx/plugboard.conf (/usr/sbin/nginx)")
 
     arguments, count = common.sized_options("A fleet of hosts against plugboard serve.", "hosts", 50, 10, 1000, own)
     plugboard, host_binary = common.binaries(REPORT, release=not arguments.debug)
     if arguments.only_rollout:
         print(rollout_drill(plugboard, host_binary, arguments.keep), flush=True)
         return 1 if REPORT.failures else 0
-    figures = {"kill": [], "from cache": 0, "loaded killed": set()}
+    if arguments.trace:
+        os.environ["PLUGBOARD_TRACE_FANOUT"] = "1"
+    figures = {"kill": [], "from cache": 0, "loaded killed": set(), "streams": arguments.streams, "relay": arguments.relay}
     with common.scratch(REPORT, "plugboard-fleet-", arguments.keep) as root:
         kill_drill(common.Board(os.path.join(root, "board.sqlite"), plugboard), host_binary, count, figures)
     kill_latencies, restarted_from_cache, loaded_killed = figures["kill"], figures["from cache"], figures["loaded killed"]
@@ -90,6 +108,11 @@ def main():
         print(summary, flush=True)
     else:
         print(f"{summary}; {rollout_drill(plugboard, host_binary, arguments.keep)}", flush=True)
+    if arguments.streams:
+        fanout = figures.get("fan-out", [])
+        print(f"fan-out: {arguments.streams} streams, kill to all p50 {percentile(fanout, 0.5):.0f} ms, p99 "
+              f"{percentile(fanout, 0.99):.0f} ms; server CPU {figures.get('server cpu', float('nan')):.0f} ms per change; "
+              f"{count} hosts p99 {p99:.0f} ms", flush=True)
     return 1 if REPORT.failures else 0
 
 
@@ -97,6 +120,7 @@ def kill_drill(board, host_binary, count, figures):
     """Steps 1 to 4 of the module's description, their figures into `figures`."""
     hosts = []
     server = None
+    streams = relay = None
     loaded_killed = figures["loaded killed"]
     try:
         board.init()
@@ -120,6 +144,14 @@ def kill_drill(board, host_binary, count, figures):
         if REPORT.failures:
             raise common.DrillError("the fleet did not start")
         print(f"fleet: {count} hosts running", flush=True)
+        if figures["streams"]:
+            if figures["relay"]:
+                relay = common_streams().Relay(common.REPO, address, os.path.join(board.folder, "nginx"))
+                print(f"fleet: the streams go through nginx at {relay.address}", flush=True)
+            streams = common_streams().Streams(figures["streams"], relay.address if relay else address, token, key, plugin=VICTIM)
+            if not streams.wait_connected(120):
+                REPORT.fail(f"only {streams.connected()} of {figures['streams']} streams connected")
+            print(f"fleet: {figures['streams']} lightweight streams connected", flush=True)
         time.sleep(0.5)  # every stream connected and idle
 
         def reached(plugin, kind, before):
@@ -140,15 +172,34 @@ def kill_drill(board, host_binary, count, figures):
 
         # 1. The kill switch, from the commit to each host's deactivation.
         # (The audit row is read after every host has answered, so that no process of ours competes with them.)
-        cpu_before = {"server": common.cpu_ms(server.pid), "hosts": sum(common.cpu_ms(host.process.pid) for host in hosts)}
+        cpu_before = {"server": common.cpu_ms(server.pid), "hosts": sum(common.cpu_ms(host.process.pid) for host in hosts),
+                      "relay": common.cpu_ms(relay.pid) if relay else 0}
         before = time.time()
         board.ok("plugin", "kill", VICTIM, "--reason", "fleet drill")
         seen_at = reached(VICTIM, "deactivated", before)
+        if streams is not None:
+            common.eventually(lambda: streams.killed() >= figures["streams"], 30)
+            figures["server cpu"] = common.cpu_ms(server.pid) - cpu_before["server"]
+            if relay:
+                figures["relay cpu"] = common.cpu_ms(relay.pid) - cpu_before["relay"]
+            results = streams.stop()
+            streams = None
         time.sleep(0.4)  # the reports too
         cpu = {"server": common.cpu_ms(server.pid) - cpu_before["server"],
                "hosts": sum(common.cpu_ms(host.process.pid) for host in hosts) - cpu_before["hosts"]}
         killed_at = committed(VICTIM)
         kill_latencies = figures["kill"] = [(stamp - killed_at) * 1000 for stamp in seen_at]
+        kill_window = (before, time.time())
+        if figures["streams"]:
+            figures["fan-out"] = [(stamp - killed_at) * 1000 for stamp in results["killed"].values()]
+            missing = figures["streams"] - len(results["killed"])
+            if missing:
+                REPORT.fail(f"{missing} of {figures['streams']} streams did not verify the kill")
+            print(f"fleet: kill reached {len(results['killed'])}/{figures['streams']} streams (verified): p50 "
+                  f"{percentile(figures['fan-out'], 0.5):.0f} ms, p99 {percentile(figures['fan-out'], 0.99):.0f} ms; "
+                  f"{results['refused']} snapshots refused, {results['notices']} notices without a snapshot, "
+                  f"{results['failed']} streams failed; server CPU {figures['server cpu']:.0f} ms"
+                  + (f", nginx CPU {figures['relay cpu']:.0f} ms" if relay else ""), flush=True)
         if kill_latencies:
             print(f"fleet: kill reached {len(kill_latencies)}/{count} hosts: min {min(kill_latencies):.0f} ms, p50 {percentile(kill_latencies, 0.5):.0f} ms, "
                   f"p99 {percentile(kill_latencies, 0.99):.0f} ms, max {max(kill_latencies):.0f} ms; CPU for the change: server "
@@ -167,11 +218,13 @@ def kill_drill(board, host_binary, count, figures):
 
         # 3. The server goes away; every host restarts from its cache.
         server.stop()
-        server = None
+        server_errors, server = server.errors, None
         for host in hosts:
             if host.any_event(event_is("loaded", VICTIM), after=killed_at):
                 loaded_killed.add(host.name)
             host.stop(timeout=20)
+        if os.environ.get("PLUGBOARD_TRACE_FANOUT"):
+            print(trace_breakdown(server_errors, hosts, kill_window, killed_at), flush=True)
         restart_times = []
         hosts = [start_host(host_binary, index, url, token, key, caches[index]) for index in range(count)]
         for host in hosts:
@@ -232,10 +285,67 @@ def kill_drill(board, host_binary, count, figures):
     except Exception as error:  # a broken step is a failure of the run, not a crash of the tool
         REPORT.fail(f"{type(error).__name__}: {error}")
     finally:
+        if streams is not None:
+            streams.stop()
+        if relay is not None:
+            relay.stop()
         for host in hosts:
             host.stop(timeout=20)
         if server is not None:
             server.stop()
+
+
+def common_streams():
+    """The stream clients' module (it needs the `cryptography` package, which only --streams does)."""
+    from plugboard_drills import streams
+    return streams
+
+
+def trace_lines(text, window):
+    """The `fanout-trace` lines of `text` in the time window: {stage: [(ms, detail)]}."""
+    stages = {}
+    for line in text.splitlines():
+        parts = line.split(" ", 3)
+        if len(parts) >= 3 and parts[0] == "fanout-trace":
+            at = float(parts[2])
+            if window[0] * 1000 <= at <= window[1] * 1000:
+                stages.setdefault(parts[1], []).append((at, parts[3] if len(parts) > 3 else ""))
+    return stages
+
+
+def trace_breakdown(server_errors, hosts, window, committed):
+    """Where the kill's time went, from the trace lines of the server and the hosts (medians over the hosts)."""
+    server = trace_lines(b"".join(server_errors).decode("utf-8", "replace"), window)
+    start = committed * 1000
+
+    def first(stages, name):
+        return stages[name][0][0] if stages.get(name) else None
+
+    noticed, signed, written = first(server, "noticed"), first(server, "signed"), first(server, "written")
+    steps = {"event": [], "fetched": [], "verified": [], "deactivated": []}
+    own = []  # each host's own stages, after its event
+    for host in hosts:
+        stages = trace_lines(host.stderr, window)
+        done = host.first(event_is("deactivated", VICTIM), after=window[0], timeout=0)
+        for name in ("event", "fetched", "verified"):
+            if first(stages, name) is not None:
+                steps[name].append(first(stages, name))
+        if done is not None:
+            steps["deactivated"].append(done[0] * 1000)
+        if done is not None and first(stages, "event") is not None and first(stages, "verified") is not None:
+            own.append((first(stages, "verified") - first(stages, "event"), done[0] * 1000 - first(stages, "verified")))
+    median = {name: percentile(values, 0.5) for name, values in steps.items() if values}
+    marks = [("commit", start), ("server noticed", noticed), ("snapshot signed", signed), ("event written", written),
+             ("host event (median)", median.get("event")), ("host fetched (median)", median.get("fetched")),
+             ("host verified (median)", median.get("verified")), ("host deactivated (median)", median.get("deactivated"))]
+    present = [(name, at) for name, at in marks if at is not None]
+    parts = [f"{name} +{at - previous:.1f}" for (name, at), (_, previous) in zip(present[1:], present)]
+    spans = ""
+    if own:
+        spans = (f"; per host, event to verified min {min(a for a, _ in own):.1f} / median {percentile([a for a, _ in own], 0.5):.1f} ms, "
+                 f"verified to deactivated min {min(b for _, b in own):.1f} / median {percentile([b for _, b in own], 0.5):.1f} ms")
+    return (f"fleet: trace of the kill (ms after the previous mark): {'; '.join(parts)}; total {present[-1][1] - start:.0f} ms"
+            f"{spans}")
 
 
 ROLLOUT_PLUGIN = "com.fleet.release"

@@ -17,6 +17,13 @@ change it while hosts run), one word:
   strip-proof     snapshots: forwarded, without their freshness proof
   freeze          event streams get nothing more (the connection stays open); snapshots: the last one that passed
 
+and, for the snapshots the host stream pushes on its `changed` events (`?push=snapshot`):
+
+  push-forge      each pushed snapshot has its kill switches removed (the signature left as it was)
+  push-replay     each pushed snapshot is replaced by the first one that passed in `pass` mode
+  push-drop       each `changed` event that carries a snapshot is dropped
+  push-reorder    the `changed` events that carry a snapshot are delivered in pairs, the later one first
+
 Loopback only; it stops when its standard input closes.
 """
 import argparse
@@ -38,6 +45,7 @@ class State:
     lock = threading.Lock()
     first_snapshot = None
     last_snapshot = None
+    first_pushed = None
 
 
 def mode(path):
@@ -143,14 +151,44 @@ def main():
             self.send_header("Connection", "close")
             self.end_headers()
             self.close_connection = True
+            block, held = [], None
             try:
                 while True:
                     line = response.readline()
                     if not line:
                         return
-                    if mode(args.mode_file) == "freeze":
+                    block.append(line)
+                    if line.strip():
                         continue
-                    self.wfile.write(line)
+                    # One whole event (or comment), written as the mode says.
+                    event, block = b"".join(block), []
+                    now = mode(args.mode_file)
+                    if now == "freeze":
+                        continue
+                    pushed = event.startswith(b"event: changed") and b'"snapshot":' in event
+                    if pushed:
+                        head, _, data = event.partition(b"data: ")
+                        payload = json.loads(data)
+                        if now == "pass":
+                            with State.lock:
+                                State.first_pushed = State.first_pushed or payload["snapshot"]
+                        elif now == "push-forge":
+                            payload["snapshot"] = json.loads(tamper(json.dumps(payload["snapshot"]), "remove-kill"))
+                        elif now == "push-replay":
+                            with State.lock:
+                                payload["snapshot"] = State.first_pushed or payload["snapshot"]
+                        elif now == "push-drop":
+                            continue
+                        elif now == "push-reorder":
+                            if held is None:
+                                held = event
+                                continue
+                            event, held = event + held, None
+                            self.wfile.write(event)
+                            self.wfile.flush()
+                            continue
+                        event = head + b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
+                    self.wfile.write(event)
                     self.wfile.flush()
             except OSError:
                 return

@@ -1,0 +1,49 @@
+import Foundation
+import Logging
+import NIOCore
+import PlugboardModel
+import PlugboardStore
+
+/// Pushed snapshots: the change itself on the host stream, signed once per change for every stream of an environment.
+///
+/// A `changed` event for a stream that asked for it (`GET /api/host/stream?push=snapshot`) carries, beside the
+/// revision, the environment's snapshot as ``PlugboardModel/SignedSnapshot`` JSON: `{"revision": N, "snapshot": {…}}`.
+/// It is the snapshot of every registered plug-in (those not enabled in the environment without releases), so it holds
+/// what any host of the environment would read for itself, whatever plug-ins it names; a host verifies it exactly as a
+/// snapshot it read (the board's key, its environment, not older than its anchor) and acts without a request. The
+/// same bytes go to every stream: the server's work per change does not grow with the number of streams beyond the
+/// writes. A board of more than ``pushPluginLimit`` registered plug-ins, or a snapshot larger than ``pushLimit``, is
+/// not pushed: every stream would carry the whole registry, so its hosts read their own (smaller) snapshots instead.
+extension HostFeeds {
+    /// The largest signed snapshot carried on an event.
+    static let pushLimit = 512 << 10
+    /// The most registered plug-ins a pushed snapshot lists.
+    static let pushPluginLimit = 2000
+
+    /// The environment's snapshot of every registered plug-in, signed, when it is read at `version` (the version the
+    /// change was seen at) and not larger than ``pushLimit``; nil otherwise (the hosts then read their own).
+    func pushSnapshot(_ environment: String, at version: BoardVersion) -> Data? {
+        let read: (value: Data, version: BoardVersion?)
+        do {
+            read = try atOneVersion { () throws(BoardError) in
+                let ids = try board.registeredPluginIDs()
+                guard ids.count <= Self.pushPluginLimit else { return Data() }
+                let (view, head) = try board.hostView(environment: environment, relevantTo: ids)
+                return signed(environment, head: head, content: view.encoded())
+            }
+        } catch {
+            logger.warning(
+                "cannot sign the snapshot pushed to hosts", metadata: ["environment": "\(environment)", "error": "\(error.message)"])
+            return nil
+        }
+        guard read.version == version, !read.value.isEmpty, read.value.count <= Self.pushLimit else { return nil }
+        FanoutTrace.note("signed", "\(environment) \(read.value.count) bytes")
+        return read.value
+    }
+
+    /// The `changed` event of `revision` that carries `envelope` (signed snapshot JSON, one line).
+    static func pushEvent(revision: Int, envelope: Data) -> ByteBuffer {
+        ServerSentEvent.frame(
+            "changed", id: revision, data: "{\"revision\":\(revision),\"snapshot\":" + String(decoding: envelope, as: UTF8.self) + "}")
+    }
+}

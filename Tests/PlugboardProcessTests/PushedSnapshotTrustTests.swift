@@ -1,0 +1,60 @@
+import Foundation
+import PlugboardTestSupport
+import Testing
+
+/// Snapshots pushed on the host stream are trusted as little as snapshots read: a proxy between hosts and `plugboard
+/// serve` that forges, replays, drops or reorders them makes no host load what the board stopped. Real processes: the
+/// CLI, `plugboard serve`, the attacking proxy (`drill snapshot-proxy`) and hosts.
+@Suite("pushed snapshots through an attacking proxy (processes)", .serialized)
+struct PushedSnapshotTrustTests {
+    static let greeter = HostTrustTests.greeter
+    static let other = HostTrustTests.other
+
+    @Test(arguments: ["push-forge", "push-replay", "push-drop", "push-reorder"])
+    func aProxyThatTampersWithPushedSnapshotsMakesNoHostLoadWhatTheBoardStopped(mode: String) async throws {
+        let (sandbox, _) = try await HostTrustTests.board()
+        try await sandbox.ok("plugin", "revive", Self.greeter)
+        // Freshness notices every half second: a host that hears of no change learns of a newer head from them.
+        let server = try ChildProcess(
+            Sandbox.binary,
+            ["serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--log-level", "warning", "--snapshot-lifetime", "2"])
+        let index = try #require(await server.waitForLine { $0.hasPrefix("Serving the board at http://127.0.0.1:") })
+        let upstream = String(server.output[index].split(separator: " ")[4].dropLast())
+        let modeFile = sandbox.root.appendingPathComponent("proxy-mode").path
+        try "pass".write(toFile: modeFile, atomically: true, encoding: .utf8)
+        let proxy = try HostTrustTests.proxy(upstream: upstream, modeFile: modeFile)
+        let listening = try #require(await proxy.waitForLine { $0.hasPrefix("listening on ") }, "\(proxy.errorOutput)")
+        let url = "http://127.0.0.1:" + proxy.output[listening].dropFirst("listening on ".count)
+        let key = try await sandbox.boardKey()
+        let token = try await HostTrustTests.token(sandbox)
+
+        let host = try RemoteHostTests().host(
+            url, token, key: key, cache: sandbox.root.appendingPathComponent("cache").path, plugins: HostTrustTests.everyPlugin)
+        #expect(await host.waitForLine(RemoteHostTests.event("loaded", Self.greeter)) != nil, "\(host.output)")
+        // A change pushed while the proxy passes everything: the snapshot a replaying proxy sends later.
+        try await sandbox.ok("plugin", "disable", "com.example.segmented")
+        try await Task.sleep(for: .milliseconds(300))
+
+        try mode.write(toFile: modeFile, atomically: true, encoding: .utf8)
+        let seen = host.output.count
+        try await sandbox.ok("plugin", "kill", Self.greeter, "--reason", "INC-7")
+        // Reordering needs a pair of pushed changes: the later one is delivered first, the earlier one after it.
+        if mode == "push-reorder" { try await sandbox.ok("plugin", "kill", Self.other, "--reason", "INC-8") }
+        let stopped = await host.waitForLine(after: seen, timeout: .seconds(60), RemoteHostTests.event("deactivated", Self.greeter))
+        #expect(stopped != nil, "through a proxy in mode \(mode), the kill switch never reached the host: \(host.output.suffix(6))")
+        // Long enough for more freshness notices and any event the proxy held back.
+        try await Task.sleep(for: .seconds(2))
+        _ = await host.closeInput()
+        let after = host.output.dropFirst(stopped ?? seen)
+        #expect(
+            !after.contains(where: RemoteHostTests.event("loaded", Self.greeter)),
+            "through a proxy in mode \(mode), the host loaded the killed plug-in again: \(host.output.suffix(6))")
+        if mode == "push-forge" {
+            #expect(
+                host.output.contains { $0.contains("ignored a snapshot pushed") } || host.errorOutput.contains("ignored a snapshot pushed"),
+                "the forged snapshot was not refused aloud: \(host.errorOutput.suffix(4))")
+        }
+        _ = await proxy.closeInput()
+        _ = await server.stop()
+    }
+}
