@@ -77,8 +77,16 @@ enum ConsoleAssets {
               .catch(function () {})
               .then(function () { busy = false; if (again) { again = false; refresh(); } });
           }
-          var events = new EventSource("/ui/events");
-          events.addEventListener("change", refresh);
+          // A page kept in the back/forward cache would keep its stream open, and a browser's few connections per
+          // server with it: the stream closes when the page is left and opens again when it is shown from that cache.
+          var events = null;
+          function listen() {
+            events = new EventSource("/ui/events");
+            events.addEventListener("change", refresh);
+          }
+          window.addEventListener("pagehide", function () { if (events) { events.close(); events = null; } });
+          window.addEventListener("pageshow", function (event) { if (event.persisted && !events) { listen(); refresh(); } });
+          listen();
         })();
         """
 }
