@@ -38,7 +38,7 @@ extension ConsolePages {
             "fleet",
             [
                 "plugin": plugin?.text ?? "", "version": version ?? "", "filtered": plugin != nil || version != nil || host != nil,
-                "hostCount": reporting.count, "next": some(next),
+                "hostCount": reporting.count == 1 ? "1 host" : "\(reporting.count) hosts", "next": some(next),
                 "hosts": hosts.map { host -> [String: Any] in
                     [
                         "hostID": host.hostID, "anchor": escape(host.hostID), "environment": host.environment, "source": host.source,

@@ -114,7 +114,7 @@ enum ConsoleTemplates {
         <h2 id="changes-h">Last changes</h2>
         <div class="scroll"><table>
         <thead><tr><th scope="col">#</th><th scope="col">When</th><th scope="col">Who</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Reason</th></tr></thead>
-        <tbody>{{#changes}}<tr><td>{{seq}}</td><td>{{at}}</td><td>{{by}}</td><td>{{action}}{{#refused}} (refused){{/refused}}</td><td>{{target}}</td><td>{{reason}}</td></tr>{{/changes}}</tbody>
+        <tbody>{{#changes}}<tr><td>{{seq}}</td><td>{{at}}</td><td>{{by}}{{#via}}<br><small>via {{via}}</small>{{/via}}</td><td>{{action}}{{#refused}} (refused){{/refused}}</td><td>{{target}}</td><td>{{reason}}</td></tr>{{/changes}}</tbody>
         </table></div>
         <p><a href="/ui/audit">The whole audit log</a></p>
         </section>
@@ -178,7 +178,7 @@ enum ConsoleTemplates {
         <label for="version">Version</label><input id="version" name="version" value="{{version}}">
         <button type="submit">Filter</button>
         </form>
-        <p>{{hostCount}} hosts{{#filtered}} with this plug-in{{/filtered}}.</p>
+        <p>{{hostCount}}{{#filtered}} with this plug-in{{/filtered}}.</p>
         {{#hosts}}
         <section class="host" aria-labelledby="host-{{anchor}}">
         <h2 id="host-{{anchor}}">{{hostID}} <span class="id">{{environment}}</span>{{#stale}} <span class="bad">stale</span>{{/stale}}</h2>
