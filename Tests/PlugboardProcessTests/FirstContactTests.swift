@@ -43,18 +43,10 @@ struct FirstContactTests {
     static func setUp(lifetime: Int) async throws -> Setup {
         let (sandbox, _) = try await HostTrustTests.board()
         try await sandbox.ok("plugin", "revive", greeter)
-        let server = try ChildProcess(
-            Sandbox.binary,
-            ["serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--log-level", "warning", "--snapshot-lifetime", String(lifetime)])
-        let index = try #require(await server.waitForLine { $0.hasPrefix("Serving the board at http://127.0.0.1:") })
-        let upstream = String(server.output[index].split(separator: " ")[4].dropLast())
-        let modeFile = sandbox.root.appendingPathComponent("proxy-mode").path
-        try "pass".write(toFile: modeFile, atomically: true, encoding: .utf8)
-        let proxy = try HostTrustTests.proxy(upstream: upstream, modeFile: modeFile)
-        let listening = try #require(await proxy.waitForLine { $0.hasPrefix("listening on ") }, "\(proxy.errorOutput)")
-        let url = "http://127.0.0.1:" + proxy.output[listening].dropFirst("listening on ".count)
-        let key = try await sandbox.boardKey()
-        let token = try await HostTrustTests.token(sandbox)
+        let proxied = try await HostTrustTests.servedThroughProxy(sandbox, lifetime: lifetime)
+        let (server, proxy, url, modeFile, key, token) = (
+            proxied.server, proxied.proxy, proxied.url, proxied.modeFile, proxied.key, proxied.token
+        )
 
         let first = try RemoteHostTests().host(
             url, token, key: key, cache: sandbox.root.appendingPathComponent("cache-first").path, id: "first",

@@ -23,6 +23,36 @@ struct HostTrustTests {
         try ChildProcess("/usr/bin/env", ["python3", drill, "snapshot-proxy", "--upstream", upstream, "--mode-file", modeFile])
     }
 
+    /// `plugboard serve` of the sandbox's board (freshness notices every `lifetime` / 4 seconds) behind the drill's
+    /// snapshot proxy, which passes everything until its mode file says otherwise.
+    struct Proxied {
+        let server: ChildProcess
+        let proxy: ChildProcess
+        /// The proxy's URL, for hosts.
+        let url: String
+        /// Write a mode (`pass`, `remove-kill`, `push-forge`, …) here to change what the proxy does.
+        let modeFile: String
+        /// The board's key and a hosts token of `default`.
+        let key: String
+        let token: String
+    }
+
+    static func servedThroughProxy(_ sandbox: Sandbox, lifetime: Int = 2) async throws -> Proxied {
+        let server = try ChildProcess(
+            Sandbox.binary,
+            ["serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--log-level", "warning", "--snapshot-lifetime", String(lifetime)])
+        let index = try #require(await server.waitForLine { $0.hasPrefix("Serving the board at http://127.0.0.1:") })
+        let upstream = String(server.output[index].split(separator: " ")[4].dropLast())
+        let modeFile = sandbox.root.appendingPathComponent("proxy-mode").path
+        try "pass".write(toFile: modeFile, atomically: true, encoding: .utf8)
+        let proxy = try Self.proxy(upstream: upstream, modeFile: modeFile)
+        let listening = try #require(await proxy.waitForLine { $0.hasPrefix("listening on ") }, "\(proxy.errorOutput)")
+        let url = "http://127.0.0.1:" + proxy.output[listening].dropFirst("listening on ".count)
+        return Proxied(
+            server: server, proxy: proxy, url: url, modeFile: modeFile, key: try await sandbox.boardKey(),
+            token: try await Self.token(sandbox))
+    }
+
     /// A board where, in `default`, only `other` may load: greeter and lib are killed, app needs lib, gated's gate
     /// flag depends on a parent flag that is off, and segmented's gate flag is on only in a segment no host is in. In `production` the policy requires signatures and `other` is
     /// unsigned, so nothing loads there. Returns the sandbox and a checkpoint taken at the end.
@@ -209,18 +239,10 @@ struct HostTrustTests {
         let library = try sandbox.write("libother.so", "the library that was registered")
         try await sandbox.ok("plugin", "register", try sandbox.write("lib2.json", manifest("com.example.dynamic")), "--artifact", library)
         try await sandbox.ok("plugin", "enable", "com.example.dynamic")
-        let server = try ChildProcess(
-            Sandbox.binary,
-            ["serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--log-level", "warning", "--snapshot-lifetime", "2"])
-        let index = try #require(await server.waitForLine { $0.hasPrefix("Serving the board at http://127.0.0.1:") })
-        let upstream = String(server.output[index].split(separator: " ")[4].dropLast())
-        let modeFile = sandbox.root.appendingPathComponent("proxy-mode").path
-        try "pass".write(toFile: modeFile, atomically: true, encoding: .utf8)
-        let proxy = try Self.proxy(upstream: upstream, modeFile: modeFile)
-        let listening = try #require(await proxy.waitForLine { $0.hasPrefix("listening on ") }, "\(proxy.errorOutput)")
-        let url = "http://127.0.0.1:" + proxy.output[listening].dropFirst("listening on ".count)
-        let key = try await sandbox.boardKey()
-        let token = try await Self.token(sandbox)
+        let proxied = try await Self.servedThroughProxy(sandbox)
+        let (server, proxy, url, modeFile, key, token) = (
+            proxied.server, proxied.proxy, proxied.url, proxied.modeFile, proxied.key, proxied.token
+        )
 
         for mode in ["remove-kill", "flip-signature", "swap-artifact"] {
             try mode.write(toFile: modeFile, atomically: true, encoding: .utf8)
