@@ -204,7 +204,7 @@ struct ConsoleRoutes: Sendable {
             var last = await pulse.stamp()
             var quiet = Duration.zero
             continuation.yield(ByteBuffer(string: "retry: 2000\n\n"))
-            while !Task.isCancelled, sessions.session(session.id) != nil {
+            while !Task.isCancelled, sessions.isOpen(session.id) {
                 try? await Task.sleep(for: ConsolePulse.interval)
                 let stamp = await pulse.stamp()
                 if stamp != last {

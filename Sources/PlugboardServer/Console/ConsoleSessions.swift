@@ -80,6 +80,14 @@ final class ConsoleSessions: Sendable {
         }
     }
 
+    /// Whether the session is still alive, without counting this as its use (the live stream asks often, and an open
+    /// tab alone must not keep a session from its idle end).
+    func isOpen(_ id: String) -> Bool {
+        let key = Self.key(id)
+        let now = clock.now
+        return sessions.withLock { $0[key].map { Self.alive($0, at: now) } ?? false }
+    }
+
     /// Ends a session (sign-out, or its token no longer accepted).
     func close(_ id: String) {
         let key = Self.key(id)
