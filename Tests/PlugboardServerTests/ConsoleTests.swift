@@ -41,11 +41,28 @@ struct ConsoleTests {
         }
     }
 
+    /// The sign-in form's CSRF token and the cookie that must come back with it, from the sign-in page.
+    static func signInForm(_ client: some TestClientProtocol) async throws -> (csrf: String, cookie: String) {
+        let page = try await client.execute(uri: "/ui/sign-in", method: .get)
+        let cookie = try #require(page.headers[.setCookie])
+        #expect(cookie.contains("Path=/ui/sign-in") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
+        return (try csrf(String(buffer: page.body)), String(try #require(cookie.split(separator: ";").first)))
+    }
+
+    /// Posts the sign-in form with `token` (and the form's own CSRF token unless `csrf` is given).
+    static func postSignIn(_ client: some TestClientProtocol, _ token: String, csrf: String? = nil) async throws -> TestResponse {
+        let form = try await signInForm(client)
+        let fields = ["token": token, "csrf": csrf ?? form.csrf]
+        let body = fields.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
+            .joined(separator: "&")
+        return try await client.execute(
+            uri: "/ui/sign-in", method: .post, headers: [.contentType: "application/x-www-form-urlencoded", .cookie: form.cookie],
+            body: ByteBuffer(string: body))
+    }
+
     /// Signs in with `token`; answers the cookie header to send back.
     static func signIn(_ client: some TestClientProtocol, _ token: String) async throws -> String {
-        let response = try await client.execute(
-            uri: "/ui/sign-in", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
-            body: ByteBuffer(string: "token=" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")))
+        let response = try await postSignIn(client, token)
         #expect(response.status == .seeOther)
         let cookie = try #require(response.headers[.setCookie])
         #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/ui"))
@@ -143,12 +160,14 @@ struct ConsoleTests {
             let after = try await client.execute(uri: "/ui/", method: .get, headers: [.cookie: cookie])
             #expect(after.status == .seeOther && after.headers[.location] == "/ui/sign-in")
 
-            let bad = try await client.execute(
-                uri: "/ui/sign-in", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
-                body: ByteBuffer(string: "token=pba_notarealtoken"))
+            let bad = try await Self.postSignIn(client, "pba_notarealtoken")
             #expect(bad.status == .unauthorized)
-            #expect(bad.headers[.setCookie] == nil)
+            #expect(bad.headers[.setCookie]?.hasPrefix(ConsoleSessions.cookie + "=") != true)
             #expect(String(buffer: bad.body).contains("not known to the board"))
+            // The sign-in form without its own CSRF token gets no session either.
+            let forged = try await Self.postSignIn(client, served.writer, csrf: "forged")
+            #expect(forged.status == .forbidden)
+            #expect(forged.headers[.setCookie] == nil)
         }
     }
 

@@ -7,10 +7,12 @@ import PlugboardOperations
 /// parsed and checked exactly as the operations API parses its body. A field is written once, in the operation.
 enum ConsoleForms {
     /// The HTML of `Op`'s form: `fixed` fields are hidden (the plug-in the page shows, its environment), `omit`ted ones
-    /// left out (the page's form does not offer them), the others are inputs. Nil for a read-only session, which sees
+    /// left out (the page's form does not offer them), the others are inputs, `require`d ones required by the form even
+    /// where the operation takes none (the console asks a reason to revive). Nil for a read-only session, which sees
     /// no control that changes anything.
     static func form<Op: ParsedOperation>(
-        _ type: Op.Type, _ page: ConsolePage, fixed: [String: String], omit: Set<String> = [], button: String, danger: Bool = false
+        _ type: Op.Type, _ page: ConsolePage, fixed: [String: String], omit: Set<String> = [], require: Set<String> = [],
+        button: String, danger: Bool = false
     ) -> String? {
         guard !page.readOnly else { return nil }
         var inputs: [[String: Any]] = []
@@ -25,7 +27,7 @@ enum ConsoleForms {
             default:
                 input["text"] = true
                 input["type"] = field.json == .integer ? "number" : "text"
-                input["required"] = !field.optional
+                input["required"] = !field.optional || require.contains(field.name)
                 if let value = field.defaultValue { input["placeholder"] = value }
             }
             inputs.append(input)

@@ -84,12 +84,12 @@ final class ConsolePulse: Sendable {
 }
 
 extension ConsoleRoutes {
-    /// The session cookie's value, if the request has one.
-    static func cookie(_ request: Request) -> String? {
+    /// The value of the cookie `name` (by default the session's), if the request has one.
+    static func cookie(_ request: Request, named name: String = ConsoleSessions.cookie) -> String? {
         for header in request.headers[values: .cookie] {
             for part in header.split(separator: ";") {
                 let pair = part.trimmingCharacters(in: .whitespaces)
-                if pair.hasPrefix(ConsoleSessions.cookie + "=") { return String(pair.dropFirst(ConsoleSessions.cookie.count + 1)) }
+                if pair.hasPrefix(name + "=") { return String(pair.dropFirst(name.count + 1)) }
             }
         }
         return nil

@@ -226,7 +226,7 @@ enum ConsolePages {
         let inEnv = ["id": id.text, "env": env]
         let forms = [
             ConsoleForms.form(PluginOperations.Kill.self, page, fixed: fixed, omit: ["all"], button: "Kill", danger: true),
-            ConsoleForms.form(PluginOperations.Revive.self, page, fixed: fixed, omit: ["all"], button: "Revive"),
+            ConsoleForms.form(PluginOperations.Revive.self, page, fixed: fixed, omit: ["all"], require: ["reason"], button: "Revive"),
             state?.enabled == true
                 ? ConsoleForms.form(PluginOperations.Disable.self, page, fixed: inEnv, button: "Disable in \(env)", danger: true)
                 : ConsoleForms.form(PluginOperations.Enable.self, page, fixed: inEnv, button: "Enable in \(env)"),

@@ -38,7 +38,7 @@ struct ConsoleRoutes: Sendable {
         router.get("/ui/static/console.js") { _, _ in Self.asset(ConsoleAssets.js, type: "text/javascript; charset=utf-8") }
         router.get("/ui/sign-in") { request, _ in
             if let id = Self.cookie(request), sessions.session(id) != nil { return Self.redirect("/ui/") }
-            return Self.page(title: "Sign in", body: ConsoleTemplates.render("signin", [:]))
+            return signInPage(csrf: ConsoleSessions.random())
         }
         router.post("/ui/sign-in") { request, context in try await signIn(request, context) }
 
@@ -154,19 +154,22 @@ struct ConsoleRoutes: Sendable {
             return Self.refusal(.forbidden, heading: "Not allowed", "a sign-in must come from the console's own page", back: "/ui/sign-in")
         }
         let form = try await Self.form(request, limit: 8 << 10)
+        // The sign-in form's CSRF token is the one its page set as a cookie of the sign-in path (a double-submitted
+        // cookie: another site can neither read it nor make the browser send it).
+        guard let expected = Self.cookie(request, named: ConsoleSessions.signInCookie), let csrf = form["csrf"],
+            APITokenSecret.constantTimeEquals(Array(csrf.utf8), Array(expected.utf8))
+        else { return Self.csrfRefusal() }
         let address = context.remoteAddress?.ipAddress ?? "unknown"
         let secret = (form["token"] ?? "").trimmingCharacters(in: .whitespaces)
         func failed(_ sentence: String) -> Response {
             if let wait = admin.failures.fail(address) {
-                var response = Self.page(
-                    title: "Sign in",
-                    body: ConsoleTemplates.render(
-                        "signin", ["error": "too many failed sign-ins from \(address) or from all clients; try again in \(wait) seconds"]),
+                var response = signInPage(
+                    csrf: expected, error: "too many failed sign-ins from \(address) or from all clients; try again in \(wait) seconds",
                     status: .tooManyRequests)
                 response.headers[.retryAfter] = String(wait)
                 return response
             }
-            return Self.page(title: "Sign in", body: ConsoleTemplates.render("signin", ["error": sentence]), status: .unauthorized)
+            return signInPage(csrf: expected, error: sentence, status: .unauthorized)
         }
         guard !secret.isEmpty else { return failed("give an access token (plugboard access-token create)") }
         let board = admin.board
@@ -178,6 +181,17 @@ struct ConsoleRoutes: Sendable {
         let (id, _) = sessions.open(secret: secret, tokenName: token.name, principal: token.principal, readOnly: token.readOnly)
         var response = Self.redirect("/ui/")
         response.headers[.setCookie] = cookieHeader(id, maxAge: Int(ConsoleSessions.lifetime.components.seconds))
+        return response
+    }
+
+    /// The sign-in page, its form carrying `csrf`, which it also sets as the sign-in path's cookie.
+    private func signInPage(csrf: String, error: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
+        var context: [String: Any] = ["csrf": csrf]
+        if let error { context["error"] = error }
+        var response = Self.page(title: "Sign in", body: ConsoleTemplates.render("signin", context), status: status)
+        response.headers[.setCookie] =
+            "\(ConsoleSessions.signInCookie)=\(csrf); Path=/ui/sign-in; Max-Age=3600; HttpOnly; SameSite=Strict"
+            + (secure ? "; Secure" : "")
         return response
     }
 

@@ -34,6 +34,8 @@ final class ConsoleSessions: Sendable {
 
     /// The cookie's name.
     static let cookie = "plugboard_console"
+    /// The cookie of the sign-in form's CSRF token, on the sign-in path only.
+    static let signInCookie = "plugboard_console_signin"
     /// How long a session lasts at most, and without a request.
     static let lifetime = Duration.seconds(8 * 3600)
     static let idle = Duration.seconds(3600)

@@ -65,6 +65,7 @@ enum ConsoleTemplates {
         audit log under your name.</p>
         {{#error}}<p class="flash failed" role="alert">{{error}}</p>{{/error}}
         <form method="post" action="/ui/sign-in" class="stack">
+        <input type="hidden" name="csrf" value="{{csrf}}">
         <label for="token">Access token</label>
         <input id="token" name="token" type="password" autocomplete="current-password" required>
         <button type="submit">Sign in</button>
