@@ -54,7 +54,8 @@ final class BoardWatcher: Service, Sendable {
         self.configuration = configuration
         self.hosts = HostFeeds(
             board: board, metrics: metrics, logger: configuration.logger, keyring: configuration.boardKeys,
-            lifetime: configuration.snapshotLifetime)
+            lifetime: configuration.snapshotLifetime,
+            relay: configuration.relayPublish.flatMap { URL(string: $0) }.flatMap { RelayPublisher(url: $0, logger: configuration.logger) })
         self.firstRevision = Int(Date().timeIntervalSince1970)
     }
 

@@ -33,6 +33,7 @@ struct HostRoutes: Sendable {
         router.group("/api/host").add(middleware: api.authentication(.hosts))
             .get("snapshot") { request, context in try await self.snapshot(request, token: context.requireToken()) }
             .get("stream") { request, context in try self.stream(request, token: context.requireToken()) }
+            .get("relay-auth") { _, context in try self.relayAuth(token: context.requireToken()) }
             .get("artifacts/{sha256}") { request, context in
                 try self.artifact(request, sha256: context.parameters.get("sha256") ?? "", token: context.requireToken())
             }
@@ -97,6 +98,21 @@ struct HostRoutes: Sendable {
             try api.watcher.hosts.openStream(token.environment, token: token, push: push)
         }
         return Reply.eventStream(stream)
+    }
+
+    /// The relay's check of a host token (nginx's `auth_request`): 204 with the token's environment in
+    /// `X-Plugboard-Environment` (the relay's channel), and from then on the environment's events are published to the
+    /// relay; 404 when the server publishes to no relay. An unknown, revoked or expired token is refused (401, 403) as on
+    /// every host route.
+    func relayAuth(token: APITokenCredential) throws -> Response {
+        let relayed = try api.board { () throws(BoardError) in try api.watcher.hosts.relayEnvironment(token.environment) }
+        guard relayed else {
+            throw Refusal(.notFound, "this server publishes to no relay; start plugboard serve with --relay-publish")
+        }
+        var response = Response(status: .noContent)
+        response.headers[HTTPField.Name("X-Plugboard-Environment")!] = token.environment
+        response.headers[.cacheControl] = "no-store"
+        return response
     }
 
     func artifact(_ request: Request, sha256: String, token: APITokenCredential) throws -> Response {
