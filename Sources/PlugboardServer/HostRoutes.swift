@@ -18,6 +18,7 @@ import ServiceLifecycle
 ///   changes (a kill switch, an enablement, a flag); each event's `id` is the revision; it ends when its token is
 ///   revoked or expires; with `push=snapshot`, a `changed` event also carries the environment's signed snapshot, so
 ///   that a host acts without reading one (see `HostFeeds` and its pushed snapshots);
+/// - `GET /api/host/relay-auth`: a relay's check of a host token (`serve --relay-publish`, see ``relayAuth(token:)``);
 /// - `GET /api/host/artifacts/{sha256}`: the artifact of a release of a plug-in enabled in the token's environment
 ///   (the host checks the digest again); any other digest is 404;
 /// - `POST /api/host/report`: the host's load report, shown by `plugboard plugin status` like a local host's.
