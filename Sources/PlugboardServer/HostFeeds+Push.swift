@@ -52,12 +52,13 @@ extension HostFeeds {
         "{\"revision\":\(revision),\"snapshot\":" + String(decoding: envelope, as: UTF8.self) + "}"
     }
 
-    /// Publishes the events of `environment` to the relay from now on (a host authenticated for the relay's stream of
-    /// it): the relay is the environment's one upstream stream, whatever the number of hosts reading it. The next
+    /// Publishes the events of `environment` to the relay from now on (at the server's start for the environments with
+    /// a hosts token, and when a host is authenticated for the relay's stream of it): the relay is the environment's one upstream stream, whatever the number of hosts reading it. The next
     /// False when the server publishes to no relay.
     @discardableResult
     func relayEnvironment(_ environment: String) throws(BoardError) -> Bool {
         guard relay != nil else { return false }
+        if state.withLock({ $0.feeds[environment]?.relayed == true }) { return true }
         let read = try atOneVersion { () throws(BoardError) in try digest(environment) }
         let added = state.withLock { state -> Bool in
             guard !state.closed else { return false }

@@ -150,13 +150,14 @@ final class RelayPublisher: Service, Sendable {
                 }
                 event = self.next()
                 if event == nil {
+                    // A wake left from an event already sent is not the end of the wait: only the timer's is.
+                    let deadline = ContinuousClock.now + Self.idleTimeout
                     let idle = Task {
                         try await Task.sleep(for: Self.idleTimeout)
                         self.wake.yield()
                     }
-                    _ = await wakes.next()
+                    while event == nil, ContinuousClock.now < deadline, await wakes.next() != nil { event = self.next() }
                     idle.cancel()
-                    event = self.next()
                 }
             }
         }

@@ -38,6 +38,16 @@ struct RelayTests {
             """
     }
 
+    @Test func aRelayPublisherThatIsNotAnHTTPURLIsAUsageError() async throws {
+        let sandbox = try Sandbox()
+        try await sandbox.ok("init")
+        for bad in ["ftp://127.0.0.1/plugboard-publish/", "not a url", "https://127.0.0.1/plugboard-publish/"] {
+            let result = try await sandbox.run(["serve", "--relay-publish", bad])
+            #expect(result.status != 0 && result.stdout.isEmpty, "\(result)")
+            #expect(result.stderr.contains("--relay-publish '\(bad)' is not an http:// URL"), "\(result.stderr)")
+        }
+    }
+
     @Test(
         .enabled(
             if: available || ReverseProxyTests.isCI,
