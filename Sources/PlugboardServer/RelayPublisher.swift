@@ -69,6 +69,11 @@ final class RelayPublisher: Service, Sendable {
         wake.yield()
     }
 
+    /// The events waiting for `environment`, oldest first.
+    func waiting(_ environment: String) -> [Event] {
+        state.withLock { $0.queues[environment] ?? [] }
+    }
+
     /// The next event to send, taking environments in turn.
     private func next() -> Event? {
         state.withLock { state in
