@@ -23,6 +23,9 @@ extension HostConfiguration {
     /// `acceptStaleFirstSnapshot` takes one without that proof (with a warning), and `minimumSequence` refuses every
     /// snapshot of an audit row below it and takes a first one at or above it without the proof.
     ///
+    /// `relayStream` reads the event stream through a pub/sub relay (nginx with Nchan, see the remote hosts' guide)
+    /// instead of from `server`: the relay is not trusted, since every pushed snapshot is verified.
+    ///
     /// Flags come from the same snapshots (gates and the flags plug-ins evaluate), so they need no second connection.
     /// Secure storage lives on the board's machine: give a remote host its own (`secureStorage`), or plug-ins asking for
     /// it get a clear error.
@@ -30,7 +33,7 @@ extension HostConfiguration {
     /// - Throws: ``PlugboardStore/BoardError`` when the URL or token is malformed or the cache folder cannot be made private.
     public init(
         server: URL, token: String, cacheFolder: String, identity: HostIdentity, boardKeys: [String] = [], trustOnFirstUse: Bool = false,
-        acceptStaleFirstSnapshot: Bool = false, minimumSequence: Int64? = nil,
+        acceptStaleFirstSnapshot: Bool = false, minimumSequence: Int64? = nil, relayStream: URL? = nil,
         secureStorage: @escaping @Sendable (String) throws -> any SecureStorage = { id in
             UnavailableSecureStorage(pluginID: id, why: "this host reads a served board and has no secure storage configured")
         },
@@ -41,7 +44,8 @@ extension HostConfiguration {
     ) throws(BoardError) {
         let source = try RemoteBoardSource(
             server: server, token: token, cacheFolder: cacheFolder, boardKeys: boardKeys, trustOnFirstUse: trustOnFirstUse,
-            acceptStaleFirstSnapshot: acceptStaleFirstSnapshot, minimumSequence: minimumSequence, logger: logger)
+            acceptStaleFirstSnapshot: acceptStaleFirstSnapshot, minimumSequence: minimumSequence, relayStream: relayStream,
+            logger: logger)
         let flags = BoardFlagProvider(environment: identity.environment, logger: logger, features: { try source.features() })
         self.init(
             source: source, identity: identity, secureStorage: secureStorage, flags: flags, configuration: configuration,

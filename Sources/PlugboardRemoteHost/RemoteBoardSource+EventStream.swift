@@ -41,10 +41,13 @@ extension RemoteBoardSource {
 
     /// One connection of the event stream; true when it was established.
     func streamOnce() async -> Bool {
-        var request = self.request("/api/host/stream?push=snapshot")
+        // A relay's ids are its own (Nchan's time:sequence): the revision is read from the event's data, and none is
+        // sent back (the host reads a snapshot from the server on every connection anyway).
+        let relayed = relayStream != nil
+        var request = relayStream.map { self.request(url: $0.absoluteString) } ?? self.request("/api/host/stream?push=snapshot")
         request.headers.add(name: "Accept", value: "text/event-stream")
         let last = state.withLock { $0.revision }
-        if last != 0 { request.headers.add(name: "Last-Event-ID", value: String(last)) }
+        if last != 0, !relayed { request.headers.add(name: "Last-Event-ID", value: String(last)) }
         let response: HTTPClientResponse
         do { response = try await client.execute(request, timeout: Self.answerTimeout) } catch { return false }
         guard response.status == .ok else {
@@ -62,7 +65,7 @@ extension RemoteBoardSource {
                         fresh(data)
                         continue
                     }
-                    guard let id = event.id else { continue }
+                    guard let id = relayed ? event.data.flatMap(Self.revision) : event.id else { continue }
                     FanoutTrace.note("event", String(id))
                     let pushed = event.name == "changed" ? event.data.flatMap(Self.pushedSnapshot) : nil
                     state.withLock {
@@ -75,6 +78,13 @@ extension RemoteBoardSource {
         } catch {}
         changes.signal()  // a disconnection: the host notices nothing until it reconnects, but a waiting host may look
         return true
+    }
+
+    /// The revision a `changed` event's data starts with (`{"revision":N`), for events that come through a relay.
+    static func revision(_ data: String) -> Int? {
+        let prefix = "{\"revision\":"
+        guard data.hasPrefix(prefix) else { return nil }
+        return Int(data.dropFirst(prefix.count).prefix(while: \.isNumber))
     }
 
     /// The signed snapshot a `changed` event carries (`{"revision":N,"snapshot":{…}}`, as the server writes it) and its

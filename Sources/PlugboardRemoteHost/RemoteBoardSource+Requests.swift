@@ -50,7 +50,12 @@ extension RemoteBoardSource {
     func request(_ path: String) -> HTTPClientRequest {
         var base = server.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
-        var request = HTTPClientRequest(url: base + path)
+        return request(url: base + path)
+    }
+
+    /// A request to `url` with the host's token.
+    func request(url: String) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Authorization", value: token)
         request.headers.add(name: "User-Agent", value: "plugboard-host")
         return request

@@ -42,6 +42,8 @@ public final class RemoteBoardSource: HostSource, Sendable {
     public let server: URL
     /// The folder the host keeps its last snapshot and artifacts in.
     public let cacheFolder: String
+    /// Where the event stream is read when it comes through a relay (nil: from the server).
+    public let relayStream: URL?
     /// The first reconnection delay (then doubled on each failure, up to ``maximumBackoff``, with full jitter).
     public let initialBackoff: Duration
     /// The longest reconnection delay.
@@ -128,9 +130,12 @@ public final class RemoteBoardSource: HostSource, Sendable {
     ///     without the server's freshness proof of the host's nonce) instead of refusing it.
     ///   - minimumSequence: Refuse every snapshot of an audit row below this one; without an anchor, take one at or above
     ///     it without a freshness proof.
+    ///   - relayStream: Read the event stream from this URL (a pub/sub relay's EventSource location, such as nginx with
+    ///     Nchan, which carries the server's signed events to many hosts over one upstream stream) instead of the
+    ///     server's own; snapshots are still read from `server`, and every pushed snapshot is verified as one read.
     public init(
         server: URL, token: String, cacheFolder: String, boardKeys: [String] = [], trustOnFirstUse: Bool = false,
-        acceptStaleFirstSnapshot: Bool = false, minimumSequence: Int64? = nil,
+        acceptStaleFirstSnapshot: Bool = false, minimumSequence: Int64? = nil, relayStream: URL? = nil,
         initialBackoff: Duration = .milliseconds(200),
         maximumBackoff: Duration = .seconds(5), reportDelay: Duration = .milliseconds(250), maximumArtifactBytes: Int = 1 << 30,
         logger: Logger = Logger(label: "plugboard.host.served")
@@ -138,11 +143,15 @@ public final class RemoteBoardSource: HostSource, Sendable {
         guard let scheme = server.scheme?.lowercased(), scheme == "http" || scheme == "https", server.host != nil else {
             throw BoardError(.invalidInput, "the server address \(server.absoluteString) is not an http:// or https:// URL")
         }
+        if let relayStream, !["http", "https"].contains(relayStream.scheme?.lowercased() ?? "") || relayStream.host == nil {
+            throw BoardError(.invalidInput, "the relay stream address \(relayStream.absoluteString) is not an http:// or https:// URL")
+        }
         guard !token.isEmpty, !token.contains(where: \.isNewline) else {
             throw BoardError(
                 .invalidInput, "the API token is empty or spans lines; pass the token plugboard token create --for hosts printed")
         }
         self.server = server
+        self.relayStream = relayStream
         self.token = token
         self.cacheFolder = cacheFolder
         self.initialBackoff = initialBackoff

@@ -54,14 +54,20 @@ final class BoardWatcher: Service, Sendable {
         self.configuration = configuration
         self.hosts = HostFeeds(
             board: board, metrics: metrics, logger: configuration.logger, keyring: configuration.boardKeys,
-            lifetime: configuration.snapshotLifetime)
+            lifetime: configuration.snapshotLifetime,
+            relay: configuration.relayPublish.flatMap { URL(string: $0) }.flatMap { RelayPublisher(url: $0, logger: configuration.logger) })
         self.firstRevision = Int(Date().timeIntervalSince1970)
     }
 
     /// Loads the tokens; call before serving.
     func start() throws(BoardError) {
         let version = try board.version()
-        tokens.reload(try board.apiTokenCredentials())
+        let credentials = try board.apiTokenCredentials()
+        tokens.reload(credentials)
+        // A restarted server publishes at once for the environments whose hosts may still be subscribed to the relay.
+        for environment in Set(credentials.filter { $0.kind != .sdk && !$0.revoked }.map(\.environment)) {
+            try hosts.relayEnvironment(environment)
+        }
         lastVersion.withLock { $0 = version }
         metrics.boardChanges.withLock { $0 = 0 }
     }

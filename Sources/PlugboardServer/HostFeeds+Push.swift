@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import PlugboardModel
 import PlugboardStore
+import Synchronization
 
 /// Pushed snapshots: the change itself on the host stream, signed once per change for every stream of an environment.
 ///
@@ -43,7 +44,35 @@ extension HostFeeds {
 
     /// The `changed` event of `revision` that carries `envelope` (signed snapshot JSON, one line).
     static func pushEvent(revision: Int, envelope: Data) -> ByteBuffer {
-        ServerSentEvent.frame(
-            "changed", id: revision, data: "{\"revision\":\(revision),\"snapshot\":" + String(decoding: envelope, as: UTF8.self) + "}")
+        ServerSentEvent.frame("changed", id: revision, data: pushData(revision: revision, envelope: envelope))
+    }
+
+    /// The data of the `changed` event of `revision` that carries `envelope`.
+    static func pushData(revision: Int, envelope: Data) -> String {
+        "{\"revision\":\(revision),\"snapshot\":" + String(decoding: envelope, as: UTF8.self) + "}"
+    }
+
+    /// Publishes the events of `environment` to the relay from now on (at the server's start for the environments with
+    /// a hosts token, and when a host is authenticated for the relay's stream of it): the relay is the environment's one upstream stream, whatever the number of hosts reading it. The next
+    /// False when the server publishes to no relay.
+    @discardableResult
+    func relayEnvironment(_ environment: String) throws(BoardError) -> Bool {
+        guard relay != nil else { return false }
+        if state.withLock({ $0.feeds[environment]?.relayed == true }) { return true }
+        let read = try atOneVersion { () throws(BoardError) in try digest(environment) }
+        let added = state.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            if state.feeds[environment] == nil {
+                state.feeds[environment] = Feed(digest: read.value, version: read.version, revision: firstRevision)
+            }
+            guard state.feeds[environment]?.relayed == false else { return false }
+            state.feeds[environment]!.relayed = true
+            return true
+        }
+        if added {
+            metrics.relayChannels.add(1)
+            logger.info("publishing the hosts' events of an environment to the relay", metadata: ["environment": "\(environment)"])
+        }
+        return true
     }
 }

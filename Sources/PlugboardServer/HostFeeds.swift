@@ -26,6 +26,10 @@ final class HostFeeds: Sendable {
         var version: BoardVersion?
         var revision: Int
         var streams: [UInt64: BoardWatcher.Stream] = [:]
+        /// Its events are published to the relay (``HostFeeds/relay``).
+        var relayed = false
+        /// Whether a `changed` event of this environment is to carry the signed snapshot.
+        var pushes: Bool { relayed || streams.values.contains(where: \.push) }
     }
 
     private struct Cached {
@@ -65,9 +69,16 @@ final class HostFeeds: Sendable {
     /// The registered plug-ins' ids, by board version.
     private let registered = Mutex<(version: BoardVersion, ids: Set<String>)?>(nil)
     /// The first revision of this run: milliseconds since 1970, so a host can tell a restarted server from the one it knew.
-    private let firstRevision = Int(Date().timeIntervalSince1970 * 1000)
+    let firstRevision = Int(Date().timeIntervalSince1970 * 1000)
 
-    init(board: any ServedBoard, metrics: ServerMetrics, logger: Logger, keyring: BoardKeyring, lifetime: Duration) {
+    /// Where the hosts' events are published for a relay (`--relay-publish`), if anywhere.
+    let relay: RelayPublisher?
+
+    init(
+        board: any ServedBoard, metrics: ServerMetrics, logger: Logger, keyring: BoardKeyring, lifetime: Duration,
+        relay: RelayPublisher? = nil
+    ) {
+        self.relay = relay
         self.board = board
         self.metrics = metrics
         self.logger = logger
@@ -250,6 +261,10 @@ final class HostFeeds: Sendable {
                 // A stream whose buffer is full keeps only the newest events: each says "read a new snapshot" anyway,
                 // and a pushed one carries the whole state.
                 for stream in feed.streams.values { stream.continuation.yield(stream.push ? pushed ?? chunk : chunk) }
+                if feed.relayed, let relay {
+                    let data = payload.map { Self.pushData(revision: feed.revision, envelope: $0) } ?? "{\"revision\":\(feed.revision)}"
+                    relay.publish(environment, name: "changed", data: ByteBuffer(string: data))
+                }
                 FanoutTrace.note("written", "\(environment) revision \(feed.revision) streams \(feed.streams.count)")
             }
             state.feeds[environment] = feed
@@ -268,7 +283,7 @@ final class HostFeeds: Sendable {
     /// takes pushed snapshots.
     private func announces(_ environment: String, digest: String, at version: BoardVersion) -> Bool {
         state.withLock { state in
-            guard let feed = state.feeds[environment], feed.streams.values.contains(where: \.push) else { return false }
+            guard let feed = state.feeds[environment], feed.pushes else { return false }
             return Self.announces(feed, digest: digest, at: version).announce
         }
     }
@@ -304,7 +319,7 @@ final class HostFeeds: Sendable {
             var ended: [(AsyncStream<ByteBuffer>.Continuation, String)] = []
             for (environment, feed) in state.feeds {
                 for (id, stream) in feed.streams {
-                    guard let reason = refusal(stream.token) else { continue }
+                    guard !stream.token.isEmpty, let reason = refusal(stream.token) else { continue }
                     ended.append((stream.continuation, reason))
                     state.feeds[environment]?.streams.removeValue(forKey: id)
                 }
@@ -325,7 +340,7 @@ final class HostFeeds: Sendable {
     }
 
     /// What every host of `environment` sees, as the digest of its snapshot's content.
-    private func digest(_ environment: String) throws(BoardError) -> String {
+    func digest(_ environment: String) throws(BoardError) -> String {
         let (view, head) = try board.hostView(environment: environment, relevantTo: [])
         note(head)
         return EnvironmentFeed.etag(view.encoded())
@@ -353,17 +368,26 @@ final class HostFeeds: Sendable {
     /// noted last, so that a host whose snapshot is of that head keeps it fresh, and one behind it reads again. Nil
     /// before any view was read.
     private func freshness(_ environment: String) -> ByteBuffer? {
+        freshNotice(environment).map { ServerSentEvent.frame("fresh", data: $0) }
+    }
+
+    /// The data of a `fresh` event for the hosts of `environment` (see ``freshness(_:)``).
+    private func freshNotice(_ environment: String) -> String? {
         guard let head = head.withLock({ $0 }) else { return nil }
-        let envelope = signed(environment, head: head, content: nil)
-        return ServerSentEvent.frame("fresh", data: String(decoding: envelope, as: UTF8.self))
+        return String(decoding: signed(environment, head: head, content: nil), as: UTF8.self)
     }
 
     /// Sends every host stream a freshness notice of its environment.
     func broadcastFreshness() {
-        let environments = state.withLock { state in state.feeds.filter { !$0.value.streams.isEmpty }.map(\.key) }
+        let environments = state.withLock { state in state.feeds.filter { !$0.value.streams.isEmpty || $0.value.relayed }.map(\.key) }
         for environment in environments {
-            guard let chunk = freshness(environment) else { continue }
-            state.withLock { state in state.feeds[environment]?.streams.values.forEach { $0.continuation.yield(chunk) } }
+            guard let notice = freshNotice(environment) else { continue }
+            let chunk = ServerSentEvent.frame("fresh", data: notice)
+            let relayed = state.withLock { state in
+                state.feeds[environment]?.streams.values.forEach { $0.continuation.yield(chunk) }
+                return state.feeds[environment]?.relayed == true
+            }
+            if relayed { relay?.publish(environment, name: "fresh", data: ByteBuffer(string: notice)) }
         }
     }
 

@@ -18,6 +18,7 @@ import ServiceLifecycle
 ///   changes (a kill switch, an enablement, a flag); each event's `id` is the revision; it ends when its token is
 ///   revoked or expires; with `push=snapshot`, a `changed` event also carries the environment's signed snapshot, so
 ///   that a host acts without reading one (see `HostFeeds` and its pushed snapshots);
+/// - `GET /api/host/relay-auth`: a relay's check of a host token (`serve --relay-publish`, see ``relayAuth(token:)``);
 /// - `GET /api/host/artifacts/{sha256}`: the artifact of a release of a plug-in enabled in the token's environment
 ///   (the host checks the digest again); any other digest is 404;
 /// - `POST /api/host/report`: the host's load report, shown by `plugboard plugin status` like a local host's.
@@ -33,6 +34,7 @@ struct HostRoutes: Sendable {
         router.group("/api/host").add(middleware: api.authentication(.hosts))
             .get("snapshot") { request, context in try await self.snapshot(request, token: context.requireToken()) }
             .get("stream") { request, context in try self.stream(request, token: context.requireToken()) }
+            .get("relay-auth") { _, context in try self.relayAuth(token: context.requireToken()) }
             .get("artifacts/{sha256}") { request, context in
                 try self.artifact(request, sha256: context.parameters.get("sha256") ?? "", token: context.requireToken())
             }
@@ -97,6 +99,21 @@ struct HostRoutes: Sendable {
             try api.watcher.hosts.openStream(token.environment, token: token, push: push)
         }
         return Reply.eventStream(stream)
+    }
+
+    /// The relay's check of a host token (nginx's `auth_request`): 204 with the token's environment in
+    /// `X-Plugboard-Environment` (the relay's channel), and from then on the environment's events are published to the
+    /// relay; 404 when the server publishes to no relay. An unknown, revoked or expired token is refused (401, 403) as on
+    /// every host route.
+    func relayAuth(token: APITokenCredential) throws -> Response {
+        let relayed = try api.board { () throws(BoardError) in try api.watcher.hosts.relayEnvironment(token.environment) }
+        guard relayed else {
+            throw Refusal(.notFound, "this server publishes to no relay; start plugboard serve with --relay-publish")
+        }
+        var response = Response(status: .noContent)
+        response.headers[HTTPField.Name("X-Plugboard-Environment")!] = token.environment
+        response.headers[.cacheControl] = "no-store"
+        return response
     }
 
     func artifact(_ request: Request, sha256: String, token: APITokenCredential) throws -> Response {

@@ -101,6 +101,7 @@ public struct PlugboardServer: Sendable {
         }
         let logger = configuration.logger
         var services: [any Service] = [watcher, usage, health]
+        if let relay = watcher.hosts.relay { services.append(relay) }
         if let rollouts { services.append(rollouts) }
         if let refusals { services.append(refusals) }
         if let admin, let address = configuration.adminAddress {

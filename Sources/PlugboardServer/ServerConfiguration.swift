@@ -80,6 +80,9 @@ public struct ServerConfiguration: Sendable {
     /// How often the server runs every rollout's guard and schedule (`Board.tickRollouts(via:now:)`);
     /// nil: never (then run `plugboard rollout tick`). Each pass that acts is an audited change of the board.
     public var rolloutInterval: Duration? = .milliseconds(250)
+    /// Where to publish the hosts' events for a pub/sub relay (an http:// URL the environment's name is appended to, for
+    /// example Nchan's publisher location `http://127.0.0.1:8080/plugboard-publish/`); nil: no relay.
+    public var relayPublish: String?
 
     /// Creates a configuration with the defaults: 127.0.0.1:4242, 1 MiB bodies, 60 s idle timeout, 4096 connections,
     /// 64 requests in progress per client address, a board check every 20 ms, usage written every 5 s.

@@ -25,6 +25,8 @@ final class ServerMetrics: Sendable {
     private let routes = Mutex<[String: RouteStats]>([:])
     /// Connected event streams.
     let streams = Gauge()
+    /// Environments whose hosts' events are published to the relay (`--relay-publish`): one upstream stream each.
+    let relayChannels = Gauge()
     /// Board changes the server noticed since it started.
     let boardChanges = Mutex(0)
     /// Client usage entries dropped because the buffer was full.
@@ -62,6 +64,8 @@ final class ServerMetrics: Sendable {
         }
         text += "# HELP plugboard_streams_connected Connected event streams.\n# TYPE plugboard_streams_connected gauge\n"
         text += "plugboard_streams_connected \(streams.current)\n"
+        text += "# HELP plugboard_relay_channels Environments whose host events are published to the relay, one stream each.\n"
+        text += "# TYPE plugboard_relay_channels gauge\nplugboard_relay_channels \(relayChannels.current)\n"
         text += "# HELP plugboard_board_changes_total Board changes noticed since the server started.\n"
         text += "# TYPE plugboard_board_changes_total counter\nplugboard_board_changes_total \(boardChanges.withLock { $0 })\n"
         text += "# HELP plugboard_usage_dropped_total Client usage entries dropped because the buffer was full.\n"

@@ -69,6 +69,12 @@ struct ServeCommand: BoardCommand {
             "The most MiB of artifact uploads waiting for their registration, from everyone (at most 64 uploads); uploads also leave 1 GiB of the disk free.",
             valueName: "MiB"))
     var adminUploadTotal = 8192
+    @Option(
+        name: .customLong("relay-publish"),
+        help: ArgumentHelp(
+            "Publish the hosts' signed events to a pub/sub relay's publisher location (an http:// URL the environment's name is appended to, for example Nchan's http://127.0.0.1:8080/plugboard-publish/).",
+            valueName: "url"))
+    var relayPublish: String?
     @Flag(
         name: .customLong("print-openapi"), help: ArgumentHelp("Print the operations API's OpenAPI document and exit.", visibility: .hidden)
     )
@@ -94,9 +100,19 @@ struct ServeCommand: BoardCommand {
         where !(1...1_048_576).contains(value) {
             throw ValidationError("\(option) \(value) is outside 1-1048576 MiB")
         }
+        if let relayPublish, Self.relayURL(relayPublish) == nil {
+            throw ValidationError(
+                "--relay-publish '\(relayPublish)' is not an http:// URL, for example http://127.0.0.1:8080/plugboard-publish/")
+        }
         guard (5...1000).contains(pollMilliseconds) else {
             throw ValidationError("--poll-ms \(pollMilliseconds) is outside 5-1000; 20 is the default")
         }
+    }
+
+    /// The relay's publisher URL: http:// with a host.
+    static func relayURL(_ text: String) -> URL? {
+        guard let url = URL(string: text), url.scheme?.lowercased() == "http", url.host?.isEmpty == false else { return nil }
+        return url
     }
 
     static func address(_ text: String, option: String = "--listen") throws -> (host: String, port: Int) {
@@ -134,6 +150,7 @@ struct ServeCommand: BoardCommand {
         configuration.admin = admin || adminListen != nil
         configuration.adminUploadQuota.perPrincipalBytes = adminUploadQuota << 20
         configuration.adminUploadQuota.totalBytes = adminUploadTotal << 20
+        configuration.relayPublish = relayPublish.flatMap(Self.relayURL)?.absoluteString
         configuration.adminAddress = adminListen.flatMap { try? Self.address($0, option: "--admin-listen") }
         let server = try PlugboardServer(board: BoardFile(board), configuration: configuration)
         let scheme = tlsCert == nil ? "http" : "https"

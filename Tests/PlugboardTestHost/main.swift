@@ -100,7 +100,7 @@ let usage = """
            plugboard-test-host --server URL --token TOKEN --cache FOLDER (--board-key KEY… | --trust-on-first-use)
                                --plugins ID[,ID…] [--versions V[,V…]] [--host-id ID] [--env NAME]
                                [--fail-closed-after SECONDS] [--accept-stale-first-snapshot] [--min-seq N]
-                               [--crash-on-activate ID[@VERSION]] [--safe-mode] [--until-signal]
+                               [--relay-stream URL] [--crash-on-activate ID[@VERSION]] [--safe-mode] [--until-signal]
 
     Runs a plug-in host and prints what it does as JSON lines. It runs while its standard input is open: when stdin
     closes (end of file, or `< /dev/null`) it stops its plug-ins, prints {"event":"stopped"} and exits 0. Give it a
@@ -111,7 +111,8 @@ let usage = """
     FOLDER, it takes as its first state only a snapshot the server proved fresh for its request;
     --accept-stale-first-snapshot takes one without that proof, and --min-seq N refuses every snapshot of an audit row
     below N (and takes a first one at or above N without the proof). With --state a host of the board file keeps its
-    anchor (the newest audit head it accepted) in FOLDER; --anchor gives the one to start from.
+    anchor (the newest audit head it accepted) in FOLDER; --anchor gives the one to start from. --relay-stream URL
+    reads the event stream through a relay (nginx with Nchan) and snapshots from the server.
 
     The host's state folder (FOLDER of --state or --cache) also notes which plug-in code it enters: a process that
     dies there reports the crash on its next start, and a release that crashed it 3 times within 10 minutes is
@@ -154,7 +155,7 @@ if let server = option("--server") {
             server: url, token: token, cacheFolder: cache, identity: identity, boardKeys: options("--board-key"),
             trustOnFirstUse: CommandLine.arguments.contains("--trust-on-first-use"),
             acceptStaleFirstSnapshot: CommandLine.arguments.contains("--accept-stale-first-snapshot"),
-            minimumSequence: option("--min-seq").flatMap { Int64($0) })
+            minimumSequence: option("--min-seq").flatMap { Int64($0) }, relayStream: option("--relay-stream").flatMap { URL(string: $0) })
         served.failClosedAfter = option("--fail-closed-after").flatMap(Double.init).map { .milliseconds(Int($0 * 1000)) }
         configuration = served
     } catch {

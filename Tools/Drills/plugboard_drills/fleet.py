@@ -37,7 +37,10 @@ until each stream verified a snapshot with the plug-in killed; C is the server's
 host and stream had it); the exit status is non-zero when a step failed (each failure on a line of its own above it), when fewer than N
 hosts restarted from cache, or when E is not 0. --skip-rollout leaves the rollout drill out; --only-rollout runs only it.
 
---relay puts nginx with Examples/nginx/plugboard.conf between the streams and the server (the hosts stay direct).
+--relay (or --relay proxy) puts nginx with Examples/nginx/plugboard.conf between the streams and the server (one
+upstream stream per client stream); --relay nchan puts nginx with Nchan and Examples/nginx/plugboard-relay.conf there
+instead, the server started with --relay-publish, so that the server keeps one upstream stream for the environment
+(the hosts stay direct in both). Either way the streams verify every snapshot: the relay is not trusted.
 
 --trace sets $PLUGBOARD_TRACE_FANOUT for the server and the hosts, which then write when each stage of a change
 happened (see FanoutTrace in PlugboardModel), and prints where the kill's time went: commit to the server noticing,
@@ -81,8 +84,9 @@ def main():
         parser.add_argument("--only-rollout", action="store_true", help="run only the rollout drill")
         parser.add_argument("--streams", type=int, default=0, help="lightweight host streams beside the hosts")
         parser.add_argument("--trace", action="store_true", help="print where the kill's time goes")
-        parser.add_argument("--relay", action="store_true",
-                            help="the streams go through nginx with Examples/nginx/plugboard.conf (/usr/sbin/nginx)")
+        parser.add_argument("--relay", nargs="?", const="proxy", choices=("proxy", "nchan"),
+                            help="the streams go through nginx: proxy (the default) with Examples/nginx/plugboard.conf, nchan "
+                                 "with Nchan and Examples/nginx/plugboard-relay.conf (serve --relay-publish)")
 
     arguments, count = common.sized_options("A fleet of hosts against plugboard serve.", "hosts", 50, 10, 1000, own)
     plugboard, host_binary = common.binaries(REPORT, release=not arguments.debug)
@@ -131,7 +135,10 @@ def kill_drill(board, host_binary, count, figures):
         token = board.host_token("fleet")
         key = board.board_key()
         poll = os.environ.get("FLEET_POLL_MS", "20")
-        server = common.Server(board, "--poll-ms", poll).started()
+        nchan = figures["streams"] and figures["relay"] == "nchan"
+        relay_port = common_streams().free_port() if nchan else None
+        publish = ("--relay-publish", f"http://127.0.0.1:{relay_port}/plugboard-publish/") if nchan else ()
+        server = common.Server(board, "--poll-ms", poll, *publish).started()
         url, address = server.url, server.address
         print(f"fleet: server at {url}, {count} hosts, binaries {os.path.dirname(board.binary)}", flush=True)
         caches = [os.path.join(board.folder, f"cache-{index:03d}") for index in range(count)]
@@ -146,12 +153,15 @@ def kill_drill(board, host_binary, count, figures):
         print(f"fleet: {count} hosts running", flush=True)
         if figures["streams"]:
             if figures["relay"]:
-                relay = common_streams().Relay(common.REPO, address, os.path.join(board.folder, "nginx"))
-                print(f"fleet: the streams go through nginx at {relay.address}", flush=True)
-            streams = common_streams().Streams(figures["streams"], relay.address if relay else address, token, key, plugin=VICTIM)
+                relay = common_streams().Relay(common.REPO, address, os.path.join(board.folder, "nginx"), nchan=nchan, port=relay_port)
+                print(f"fleet: the streams go through nginx{' with Nchan' if nchan else ''} at {relay.address}", flush=True)
+            streams = common_streams().Streams(figures["streams"], relay.address if relay else address, token, key, plugin=VICTIM,
+                                               path="/api/host/relay-stream" if nchan else "/api/host/stream?push=snapshot")
             if not streams.wait_connected(120):
                 REPORT.fail(f"only {streams.connected()} of {figures['streams']} streams connected")
-            print(f"fleet: {figures['streams']} lightweight streams connected", flush=True)
+            held = common_streams().server_streams(url, token)
+            print(f"fleet: {figures['streams']} lightweight streams connected; the server holds {held[0]} host streams and "
+                  f"{held[1]} relay channels", flush=True)
         time.sleep(0.5)  # every stream connected and idle
 
         def reached(plugin, kind, before):

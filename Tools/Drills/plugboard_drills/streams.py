@@ -193,18 +193,37 @@ class Streams:
         return merged
 
 
-class Relay:
-    """nginx with the repository's configuration (Examples/nginx/plugboard.conf) in front of the server at `upstream`
-    (host:port), in `folder`: `address` is where clients connect. Stopped with `stop()`."""
+def free_port():
+    """A free loopback port (bound and released)."""
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
-    def __init__(self, repository, upstream, folder, nginx="/usr/sbin/nginx", connections=4096):
-        import socket
+
+def server_streams(url, token):
+    """The server's open host streams and relay channels, from its /metrics."""
+    import urllib.request
+    request = urllib.request.Request(f"{url}/metrics", headers={"Authorization": token})
+    values = {}
+    for line in urllib.request.urlopen(request, timeout=10).read().decode().splitlines():
+        if line.startswith("plugboard_") and " " in line:
+            name, value = line.rsplit(" ", 1)
+            values[name] = value
+    return values.get("plugboard_streams_connected", "?"), values.get("plugboard_relay_channels", "?")
+
+
+class Relay:
+    """nginx with the repository's configuration in front of the server at `upstream` (host:port), in `folder`:
+    Examples/nginx/plugboard.conf, or with `nchan` the Nchan relay of Examples/nginx/plugboard-relay.conf (on `port`,
+    where the server publishes). `address` is where clients connect. Stopped with `stop()`."""
+
+    def __init__(self, repository, upstream, folder, nginx="/usr/sbin/nginx", connections=4096, nchan=False, port=None):
         import subprocess
         import urllib.request
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        with open(os.path.join(repository, "Examples/nginx/plugboard.conf")) as handle:
+        port = port or free_port()
+        name = "plugboard-relay.conf" if nchan else "plugboard.conf"
+        with open(os.path.join(repository, "Examples/nginx", name)) as handle:
             text = handle.read()
         for old, new in (("server 127.0.0.1:4242;", f"server {upstream};"), ("listen 8080;", f"listen 127.0.0.1:{port};"),
                          ("/var/cache/nginx/plugboard", os.path.join(folder, "cache"))):
@@ -212,7 +231,8 @@ class Relay:
         os.makedirs(folder, exist_ok=True)
         configuration = os.path.join(folder, "nginx.conf")
         with open(configuration, "w") as handle:
-            handle.write(f"daemon off;\nmaster_process off;\nworker_processes 1;\nworker_rlimit_nofile {2 * connections + 64};\n"
+            module = "load_module /usr/lib/nginx/modules/ngx_nchan_module.so;\n" if nchan else ""
+            handle.write(f"{module}daemon off;\nmaster_process off;\nworker_processes 1;\nworker_rlimit_nofile {2 * connections + 64};\n"
                          f"pid {folder}/nginx.pid;\nerror_log {folder}/error.log warn;\n"
                          f"events {{ worker_connections {connections}; }}\n"
                          f"http {{\naccess_log off;\nclient_body_temp_path {folder}/body;\nproxy_temp_path {folder}/proxy;\n{text}\n}}\n")
