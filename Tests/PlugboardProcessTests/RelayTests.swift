@@ -15,27 +15,10 @@ struct RelayTests {
 
     /// The repository's relay configuration with the upstream and the port of this test, in an nginx of its own.
     static func configuration(upstream: Int, listen: Int, folder: String) throws -> String {
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        var text = try String(contentsOf: repository.appendingPathComponent("Examples/nginx/plugboard-relay.conf"), encoding: .utf8)
-        for (from, to) in [("server 127.0.0.1:4242;", "server 127.0.0.1:\(upstream);"), ("listen 8080;", "listen 127.0.0.1:\(listen);")] {
-            #expect(text.contains(from), "Examples/nginx/plugboard-relay.conf no longer contains \(from)")
-            text = text.replacingOccurrences(of: from, with: to)
-        }
-        return """
-            load_module \(module);
-            daemon off;
-            master_process off;
-            worker_processes 1;
-            pid \(folder)/nginx.pid;
-            error_log \(folder)/error.log warn;
-            events { worker_connections 1024; }
-            http {
-                access_log off;
-                client_body_temp_path \(folder)/body;
-                proxy_temp_path \(folder)/proxy;
-                \(text)
-            }
-            """
+        try ReverseProxyTests.nginxConfiguration(
+            "Examples/nginx/plugboard-relay.conf", folder: folder,
+            replacing: [("server 127.0.0.1:4242;", "server 127.0.0.1:\(upstream);"), ("listen 8080;", "listen 127.0.0.1:\(listen);")],
+            modules: [module], connections: 1024)
     }
 
     @Test func aRelayPublisherThatIsNotAnHTTPURLIsAUsageError() async throws {

@@ -12,22 +12,32 @@ struct ReverseProxyTests {
 
     /// The repository's configuration with the upstream, the port and the cache folder of this test.
     static func configuration(upstream: Int, listen: Int, folder: String) throws -> String {
+        try Self.nginxConfiguration(
+            "Examples/nginx/plugboard.conf", folder: folder,
+            replacing: [
+                ("server 127.0.0.1:4242;", "server 127.0.0.1:\(upstream);"), ("listen 8080;", "listen 127.0.0.1:\(listen);"),
+                ("/var/cache/nginx/plugboard", folder + "/cache"),
+            ])
+    }
+
+    /// A whole nginx configuration of its own (no daemon, files in `folder`) around the repository's `file`, with the
+    /// settings a test substitutes; the file must still contain each of them.
+    static func nginxConfiguration(
+        _ file: String, folder: String, replacing substitutions: [(String, String)], modules: [String] = [], connections: Int = 256
+    ) throws -> String {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        var text = try String(contentsOf: repository.appendingPathComponent("Examples/nginx/plugboard.conf"), encoding: .utf8)
-        for (from, to) in [
-            ("server 127.0.0.1:4242;", "server 127.0.0.1:\(upstream);"), ("listen 8080;", "listen 127.0.0.1:\(listen);"),
-            ("/var/cache/nginx/plugboard", folder + "/cache"),
-        ] {
-            #expect(text.contains(from), "Examples/nginx/plugboard.conf no longer contains \(from)")
+        var text = try String(contentsOf: repository.appendingPathComponent(file), encoding: .utf8)
+        for (from, to) in substitutions {
+            #expect(text.contains(from), "\(file) no longer contains \(from)")
             text = text.replacingOccurrences(of: from, with: to)
         }
-        return """
+        return modules.map { "load_module \($0);\n" }.joined() + """
             daemon off;
             master_process off;
             worker_processes 1;
             pid \(folder)/nginx.pid;
             error_log \(folder)/error.log warn;
-            events { worker_connections 256; }
+            events { worker_connections \(connections); }
             http {
                 access_log off;
                 client_body_temp_path \(folder)/body;
