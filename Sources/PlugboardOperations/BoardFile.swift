@@ -29,7 +29,7 @@ public final class BoardFile: Sendable {
     /// Where the content-addressed artifact store beside the board keeps the artifact with this SHA-256, or nil when it
     /// holds none: what hosts of this board load.
     public func artifactPath(sha256: String) -> String? {
-        guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
+        guard (try? AdminUploads.check(sha256)) != nil else { return nil }
         let path = ArtifactStore(root: board.artifactsPath).path(forSHA256: sha256)
         return FileManager.default.fileExists(atPath: path) ? path : nil
     }

@@ -62,15 +62,10 @@ struct AdminAuthentication: RouterMiddleware {
             throw refuse("no access token: send Authorization: Bearer TOKEN, from plugboard access-token create", counted: false)
         }
         if secret.lowercased().hasPrefix("bearer ") { secret = String(secret.dropFirst(7)).trimmingCharacters(in: .whitespaces) }
-        let board = self.board
         let presented = secret
         // A token not seen before is looked up in a lane of its own: guesses never queue in front of the route's work.
         let seen = recognized.contains(secret: presented)
-        let token = try await (seen ? lane : guesses).run { () throws -> AccessToken? in
-            let found = try board.accessToken(secret: presented)
-            if let found, found.state == .active { board.noteAccessTokenUse(found) }
-            return found
-        }
+        let token = try await AdminRoutes.lookUp(presented, on: board, in: seen ? lane : guesses)
         guard let token else { throw refuse("this access token is not known to the board; create one with plugboard access-token create") }
         recognized.note(secret: presented, accepted: token.state == .active)
         switch token.state {

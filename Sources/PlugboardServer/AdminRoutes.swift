@@ -154,6 +154,16 @@ package struct AdminRoutes: Sendable {
             })
     }
 
+    /// The access token whose secret was presented, in whatever state it is, looked up in `lane`; one accepted now has
+    /// its use noted. Nil when the board knows no such token.
+    static func lookUp(_ secret: String, on board: Board, in lane: WorkerThreads) async throws -> AccessToken? {
+        try await lane.run { () throws -> AccessToken? in
+            let found = try board.accessToken(secret: secret)
+            if let found, found.state == .active { board.noteAccessTokenUse(found) }
+            return found
+        }
+    }
+
     /// Who a request acts as.
     struct Caller: Sendable {
         let token: AccessToken

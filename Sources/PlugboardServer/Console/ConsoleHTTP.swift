@@ -17,12 +17,7 @@ struct ConsoleAuthentication: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let sessions = routes.sessions
         guard let id = ConsoleRoutes.cookie(request), let session = sessions.session(id) else { return signIn(request) }
-        let board = routes.admin.board
-        let token = try await routes.admin.reads.run { () throws -> AccessToken? in
-            let found = try board.accessToken(secret: session.secret)
-            if let found, found.state == .active { board.noteAccessTokenUse(found) }
-            return found
-        }
+        let token = try await AdminRoutes.lookUp(session.secret, on: routes.admin.board, in: routes.admin.reads)
         guard let token, token.state == .active else {
             sessions.close(id)
             return signIn(request)
@@ -119,10 +114,21 @@ extension ConsoleRoutes {
     }
 
     /// A page that says why a request was refused, with the status it deserves.
-    static func refusal(_ status: HTTPResponse.Status, heading: String, _ sentence: String, back: String = "/ui/") -> Response {
+    /// With `session`, the page keeps the console's header (a page of the console refused a read).
+    static func refusal(
+        _ status: HTTPResponse.Status, heading: String, _ sentence: String, back: String = "/ui/", navigation: String? = nil,
+        session: ConsoleSessions.Session? = nil
+    ) -> Response {
         page(
             title: heading, body: ConsoleTemplates.render("refusal", ["heading": heading, "sentence": sentence, "back": back]),
-            status: status)
+            status: status, navigation: navigation, session: session, readOnly: session?.readOnly ?? false,
+            principal: session?.principal ?? "")
+    }
+
+    /// Whether `form` carries the CSRF token `csrf`, compared in constant time.
+    static func carries(_ form: [String: String], csrf: String) -> Bool {
+        guard let presented = form["csrf"] else { return false }
+        return APITokenSecret.constantTimeEquals(Array(presented.utf8), Array(csrf.utf8))
     }
 
     /// A form whose CSRF token is missing or not the session's.

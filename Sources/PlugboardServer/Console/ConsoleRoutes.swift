@@ -45,10 +45,7 @@ struct ConsoleRoutes: Sendable {
         let ui = router.group("/ui").add(middleware: ConsoleAuthentication(routes: self))
         ui.post("/sign-out") { request, context in
             let session = try context.requireConsoleSession()
-            let form = try await Self.form(request)
-            guard let csrf = form["csrf"], APITokenSecret.constantTimeEquals(Array(csrf.utf8), Array(session.session.csrf.utf8)) else {
-                return Self.csrfRefusal()
-            }
+            guard Self.carries(try await Self.form(request), csrf: session.session.csrf) else { return Self.csrfRefusal() }
             sessions.close(session.id)
             var response = Self.redirect("/ui/sign-in")
             response.headers[.setCookie] = cookieHeader("", maxAge: 0)
@@ -84,12 +81,9 @@ struct ConsoleRoutes: Sendable {
                 return (page.title(state), body)
             }
         } catch let error as BoardError {
-            let status = HTTPResponse.Status(code: AdminWire.status(for: error.code))
-            return Self.page(
-                title: "Refused",
-                body: ConsoleTemplates.render("refusal", ["heading": "Refused", "sentence": error.message, "back": "/ui/"]),
-                status: status, navigation: page.section, session: session.session, readOnly: caller.token.readOnly,
-                principal: caller.token.principal)
+            return Self.refusal(
+                HTTPResponse.Status(code: AdminWire.status(for: error.code)), heading: "Refused", error.message, navigation: page.section,
+                session: session.session)
         }
         admin.configuration.logger.debug("console page \(page.path) rendered in \(ContinuousClock.now - started)")
         return Self.page(
@@ -105,9 +99,7 @@ struct ConsoleRoutes: Sendable {
         let caller = try context.requireCaller()
         let session = try context.requireConsoleSession()
         let form = try await Self.form(request)
-        guard let csrf = form["csrf"], APITokenSecret.constantTimeEquals(Array(csrf.utf8), Array(session.session.csrf.utf8)) else {
-            return Self.csrfRefusal()
-        }
+        guard Self.carries(form, csrf: session.session.csrf) else { return Self.csrfRefusal() }
         let name = context.parameters.get("operation") ?? ""
         guard let type = AdminAPI.requests.first(where: { $0.name == name }) as? any ParsedOperation.Type else {
             return Self.refusal(
@@ -156,9 +148,9 @@ struct ConsoleRoutes: Sendable {
         let form = try await Self.form(request, limit: 8 << 10)
         // The sign-in form's CSRF token is the one its page set as a cookie of the sign-in path (a double-submitted
         // cookie: another site can neither read it nor make the browser send it).
-        guard let expected = Self.cookie(request, named: ConsoleSessions.signInCookie), let csrf = form["csrf"],
-            APITokenSecret.constantTimeEquals(Array(csrf.utf8), Array(expected.utf8))
-        else { return Self.csrfRefusal() }
+        guard let expected = Self.cookie(request, named: ConsoleSessions.signInCookie), Self.carries(form, csrf: expected) else {
+            return Self.csrfRefusal()
+        }
         let address = context.remoteAddress?.ipAddress ?? "unknown"
         let secret = (form["token"] ?? "").trimmingCharacters(in: .whitespaces)
         func failed(_ sentence: String) -> Response {
@@ -172,8 +164,7 @@ struct ConsoleRoutes: Sendable {
             return signInPage(csrf: expected, error: sentence, status: .unauthorized)
         }
         guard !secret.isEmpty else { return failed("give an access token (plugboard access-token create)") }
-        let board = admin.board
-        let token = try await admin.guesses.run { try board.accessToken(secret: secret) }
+        let token = try await AdminRoutes.lookUp(secret, on: admin.board, in: admin.guesses)
         guard let token else { return failed("this access token is not known to the board; create one with plugboard access-token create") }
         guard token.state == .active else {
             return failed("the access token '\(token.name)' of \(token.principal) is \(token.state.rawValue); create a new one")

@@ -1,5 +1,7 @@
 import Crypto
 import Foundation
+import PlugboardModel
+import PlugboardStore
 import Synchronization
 
 /// The console's sign-in sessions: a person signs in with an access token, which is exchanged for a session cookie.
@@ -116,13 +118,8 @@ final class ConsoleSessions: Sendable {
         now - session.created < lifetime && now - session.lastSeen < idle
     }
 
-    /// 32 random bytes, base64url without padding (43 characters).
-    static func random() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
+    /// 32 random bytes, base64url without padding (43 characters), as token secrets are made.
+    static func random() -> String { APITokenSecret.randomPart() }
 
-    private static func key(_ id: String) -> String { SHA256.hash(data: Data(id.utf8)).map { String(format: "%02x", $0) }.joined() }
+    private static func key(_ id: String) -> String { SHA256.hex(Data(id.utf8)) }
 }

@@ -61,7 +61,7 @@ package enum APITokenSecret {
     }
 
     /// 32 random bytes in base64url (43 characters): the part of every token secret that is secret.
-    static func randomPart() -> String {
+    package static func randomPart() -> String {
         var generator = SystemRandomNumberGenerator()
         return base64URL((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
