@@ -5,7 +5,7 @@ package enum AdminAPI {
             PluginOperations.reads, PluginOperations.lifecycle, HostOperations.all, RolloutOperations.all,
             [TrustOperations.AddSignature.self], RoleOperations.owners, RoleOperations.admins, FlagOperations.all,
             TrustOperations.policies, TrustOperations.signers, TokenOperations.apiTokens, TokenOperations.accessTokens,
-            BoardOperations.all, SecretOperations.all,
+            BoardOperations.all, SecretOperations.all, ChangeOperations.all,
         ]
         var requests: [any AdminRequest.Type] = []
         for group in groups {

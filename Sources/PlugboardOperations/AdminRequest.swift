@@ -25,6 +25,10 @@ package protocol AdminRequest: BoardOperation {
     /// types and `validate()`); refused with the sentence the CLI and the server give.
     func checked() throws(BoardError) -> Self
 
+    /// Whether this request starts or widens what runs, and where: then, where approvals are required, it becomes a
+    /// change request (``submit(on:as:options:)``). Default: from the declaration.
+    func widening(on board: Board) throws(BoardError) -> WideningScope?
+
     /// Performs the operation on `board` as `actor`: every check the board makes applies (admins, owners, policies).
     func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response>
 

@@ -80,9 +80,38 @@ public final class BoardFile: Sendable {
         return try perform(request, as: actor, answering: Op.Response.self)
     }
 
+    /// Submits `operation` as `actor`: performed, as ``perform(_:as:)`` does, unless it starts or widens what runs where
+    /// the approval policy requires approvals; then it opens a change request (to apply at `at` once approved), or with
+    /// `emergencyReason` applies it at once as an audited emergency (admins).
+    public func submit<Op: BoardOperation>(_ operation: Op, as actor: Principal, at: String? = nil, emergencyReason: String? = nil)
+        throws(BoardError) -> Submission<Op.Response>
+    {
+        guard let request = operation as? any AdminRequest else {
+            throw BoardError(.invalidInput, "\(Op.declaration.name) is not an operation of this board")
+        }
+        return try submit(request, as: actor, options: ChangeOptions(at: at, emergencyReason: emergencyReason), answering: Op.Response.self)
+    }
+
+    private func submit<Request: AdminRequest, Response>(
+        _ request: Request, as actor: Principal, options: ChangeOptions, answering: Response.Type
+    ) throws(BoardError) -> Submission<Response> {
+        switch try request.checked().submit(on: board, as: actor, options: options) {
+        case .performed(let reply):
+            guard let value = reply.value as? Response else {
+                throw BoardError(.invalidInput, "\(Request.name) answered with another type than it declares")
+            }
+            return .performed(OperationReply(value, notes: reply.notes))
+        case .requested(let reply): return .requested(reply)
+        }
+    }
+
     private func perform<Request: AdminRequest, Response>(
         _ request: Request, as actor: Principal, answering: Response.Type
     ) throws(BoardError) -> OperationReply<Response> {
+        if let scope = try request.widening(on: board), try board.protection(environment: scope.environment).required > 0 {
+            throw BoardError.conflict(
+                "\(Request.name) waits for approvals \(scope.environment.map { "in \($0)" } ?? "on this board"); submit it with submit(_:as:) to open a change request")
+        }
         let reply = try request.checked().perform(on: board, as: actor)
         guard let value = reply.value as? Response else {
             throw BoardError(.invalidInput, "\(Request.name) answered with another type than it declares")

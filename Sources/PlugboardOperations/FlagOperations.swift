@@ -85,7 +85,7 @@ public enum FlagOperations {
     /// `flag enable NAME`.
     public struct Enable: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "flag.enable", .write, abstract: "Switch a flag on in the environment.", response: "ChangeResult")
+            "flag.enable", .write, abstract: "Switch a flag on in the environment.", response: "ChangeResult", widens: .inEnvironment)
         @Argument(help: "The flag name.") public var name: FlagName
         public var env: String?
         public init() {}
@@ -124,7 +124,7 @@ public enum FlagOperations {
             "flag.rollout", .write, abstract: "Roll a flag out to a percentage of users (a flexibleRollout strategy).",
             discussion:
                 "Stickiness decides what keeps a user in the same bucket: default (userId, else sessionId, else random), userId, sessionId, random, or any context field.",
-            response: "ChangeResult")
+            response: "ChangeResult", widens: .inEnvironment)
         @Argument(help: "The flag name.") public var name: FlagName
         @Argument(help: "0 to 100.") public var percent: Int
         @Option(help: "The context field that keeps a user in the same bucket.") public var stickiness = Stickiness.standard
@@ -165,7 +165,7 @@ public enum FlagOperations {
     /// `flag unarchive NAME`.
     public struct Unarchive: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "flag.unarchive", .write, abstract: "Bring an archived flag back.", response: "ChangeResult")
+            "flag.unarchive", .write, abstract: "Bring an archived flag back.", response: "ChangeResult", widens: .boardWide)
         @Argument(help: "The flag name.") public var name: FlagName
         public init() {}
         public init(name: FlagName) { self.name = name }
@@ -182,7 +182,7 @@ public enum FlagOperations {
             "flag.import", .write, abstract: "Import Unleash client-API features JSON into the environment (admins).",
             discussion:
                 "The file is {\"version\":…,\"features\":[…],\"segments\":[…]}. It is validated as a whole; an invalid file changes nothing. Flags not in the file are left alone.",
-            response: "ChangeResult")
+            response: "ChangeResult", widens: .inEnvironment)
         /// The features document's text, exactly as read (so that its keys reach the board as written).
         @Option(help: "The features document, as JSON text.") public var features: String
         /// What the file was called, for sentences.

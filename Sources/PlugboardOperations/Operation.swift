@@ -14,6 +14,18 @@ public enum OperationAccess: String, Sendable {
     case stop
 }
 
+/// Whether an operation can start or widen what runs: such an operation becomes a change request where the approval
+/// policy protects it (`plugboard policy set --env ENV --approvals N`). Stopping and narrowing never wait.
+public enum OperationWidening: String, Sendable {
+    /// It only reads, stops or narrows, or changes nothing that runs: applied at once.
+    case never
+    /// It widens what runs in its environment (`--env`): a change request when that environment is protected.
+    case inEnvironment
+    /// It widens what runs in every environment (a revive, a trusted signer): a change request when any environment is
+    /// protected, needing the most approvals any of them requires.
+    case boardWide
+}
+
 /// What an operation is: its name, who may perform it, and the words its CLI command and the API document use.
 public struct OperationDeclaration: Sendable {
     /// `group.command` (`plugin.kill`), or one word for a top-level command (`clients`): the CLI command
@@ -34,11 +46,16 @@ public struct OperationDeclaration: Sendable {
     /// Whether its `env` may be absent, for an operation whose environment only narrows its answer (`clients`): the CLI
     /// then sends one only when `--env` is given.
     public let environmentOptional: Bool
+    /// Whether it can start or widen what runs, and so waits for approvals where they are required.
+    public let widens: OperationWidening
+    /// Whether its answer is a secret (a new token): as a change request, only its author applies it, never a schedule
+    /// or the last approval.
+    public let answerIsSecret: Bool
 
     /// A declaration.
     package init(
         _ name: String, _ access: OperationAccess, abstract: String, discussion: String = "", response: String, bodyLimit: Int? = nil,
-        aliases: [String] = [], environmentOptional: Bool = false
+        aliases: [String] = [], environmentOptional: Bool = false, widens: OperationWidening = .never, answerIsSecret: Bool = false
     ) {
         self.name = name
         self.access = access
@@ -48,6 +65,8 @@ public struct OperationDeclaration: Sendable {
         self.bodyLimit = bodyLimit
         self.aliases = aliases
         self.environmentOptional = environmentOptional
+        self.widens = widens
+        self.answerIsSecret = answerIsSecret
     }
 
     /// The command group (`plugin`); nil for a top-level command (`clients`).

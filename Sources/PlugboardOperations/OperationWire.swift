@@ -83,6 +83,11 @@ package enum OperationWire {
         return fields
     }
 
+    /// The wire names of `type`'s flags (true or false).
+    package static func flagNames<Op: ParsedOperation>(_ type: Op.Type) -> Set<String> {
+        Set(fields(of: type).compactMap { if case .flag = $0.kind { return $0.name } else { return nil } })
+    }
+
     /// Whether `type` acts in an environment (it declares `var env: String?`).
     package static func actsInEnvironment<Op: ParsedOperation>(_ type: Op.Type) -> Bool {
         wireProperties(of: Op()).contains { $0.property == "env" }

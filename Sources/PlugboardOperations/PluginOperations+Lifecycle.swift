@@ -13,7 +13,7 @@ extension PluginOperations {
     /// `plugin enable ID`.
     public struct Enable: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.enable", .write, abstract: "Enable a plug-in in the environment.", response: "ChangeResult")
+            "plugin.enable", .write, abstract: "Enable a plug-in in the environment.", response: "ChangeResult", widens: .inEnvironment)
         @Argument(help: "The plug-in id.") public var id: PluginID
         public var env: String?
         public init() {}
@@ -72,7 +72,7 @@ extension PluginOperations {
     /// `plugin revive`: lifts a kill switch.
     public struct Revive: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.revive", .write, abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.", response: "ChangeResult")
+            "plugin.revive", .write, abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.", response: "ChangeResult", widens: .boardWide)
         @Argument(help: "The plug-in id (omit with --all).") public var id: PluginID?
         @Option(help: "Only this version of the plug-in.") public var version: SemanticVersion?
         @Flag(name: .long, help: "Every plug-in on the board (admins only).") public var all = false
@@ -113,7 +113,7 @@ extension PluginOperations {
     /// `plugin unyank ID VERSION`.
     public struct Unyank: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.unyank", .write, abstract: "Undo a yank.", response: "ChangeResult")
+            "plugin.unyank", .write, abstract: "Undo a yank.", response: "ChangeResult", widens: .boardWide)
         @Argument(help: "The plug-in id.") public var id: PluginID
         @Argument(help: "The version.") public var version: SemanticVersion
         @Option(help: "Why.") public var reason: Reason?
@@ -133,7 +133,7 @@ extension PluginOperations {
     /// `plugin pin ID VERSION`.
     public struct Pin: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.pin", .write, abstract: "Pin a plug-in to one version in the environment.", response: "ChangeResult")
+            "plugin.pin", .write, abstract: "Pin a plug-in to one version in the environment.", response: "ChangeResult", widens: .inEnvironment)
         @Argument(help: "The plug-in id.") public var id: PluginID
         @Argument(help: "The version.") public var version: SemanticVersion
         public var env: String?
@@ -153,7 +153,7 @@ extension PluginOperations {
     /// `plugin unpin ID`.
     public struct Unpin: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.unpin", .write, abstract: "Remove the version pin in the environment.", response: "ChangeResult")
+            "plugin.unpin", .write, abstract: "Remove the version pin in the environment.", response: "ChangeResult", widens: .inEnvironment)
         @Argument(help: "The plug-in id.") public var id: PluginID
         public var env: String?
         public init() {}

@@ -15,7 +15,7 @@ public enum RolloutOperations {
             discussion: """
                 Needs the plug-in's owners, maintainers or a board admin. The release must be registered, neither yanked \
                 nor killed, and later than what the environment's hosts run.
-                """, response: "ChangeResult")
+                """, response: "ChangeResult", widens: .inEnvironment)
         @Argument(help: "The plug-in id.") public var id: PluginID
         @Argument(help: "The release to roll out.") public var version: SemanticVersion
         @Option(help: ArgumentHelp("Percentages of hosts per step, increasing, ending with 100.", valueName: "1,10,50,100"))
@@ -123,7 +123,7 @@ public enum RolloutOperations {
     public struct Resume: ParsedOperation {
         public static let declaration = OperationDeclaration(
             "rollout.resume", .write, abstract: "Resume a paused rollout: its step lasts a full interval from now.",
-            response: "ChangeResult")
+            response: "ChangeResult", widens: .inEnvironment)
         @Argument(help: "The plug-in id.") public var id: PluginID
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
         public var env: String?

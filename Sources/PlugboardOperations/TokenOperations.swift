@@ -28,7 +28,7 @@ public enum TokenOperations {
                 A token is for SDKs (the Unleash client API and OFREP, the default) or for plug-in hosts (--for hosts: the
                 routes under /api/host/); each kind is refused with 403 on the other's routes. Revoking a token, or its
                 expiry, also ends its open event streams within a second.
-                """, response: "CreatedToken")
+                """, response: "CreatedToken", widens: .inEnvironment, answerIsSecret: true)
 
         /// The kinds of token `--for` makes (tokens of both kinds exist only from before kinds did).
         public enum Use: String, ExpressibleByArgument, CaseIterable, Sendable {

@@ -9,29 +9,94 @@ extension SignaturePolicy: ExpressibleByArgument {}
 /// Signature policies and trusted keys: `plugboard policy …`, `signer …` and `plugin add-signature`.
 public enum TrustOperations {
     /// `plugboard policy …`, in the order its help lists them.
-    package static let policies: [any ParsedOperation.Type] = [SetPolicy.self, ShowPolicies.self]
+    package static let policies: [any ParsedOperation.Type] = [SetPolicy.self, ShowPolicies.self, ShowApprovalPolicies.self]
     /// `plugboard signer …`, in the order its help lists them.
     package static let signers: [any ParsedOperation.Type] = [AddSigner.self, ListSigners.self, RevokeSigner.self]
 
-    /// `policy set --signatures off|warn|require`.
+    /// `policy set --signatures off|warn|require`, or `policy set --approvals N [--signed-approvals off|require]`.
     public struct SetPolicy: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "policy.set", .write, abstract: "Set the signature policy of the environment given with --env (admins).",
+            "policy.set", .write,
+            abstract: "Set the signature policy, or the approval policy, of the environment given with --env (admins).",
             discussion: """
-                off: signatures are not checked (the default). warn: hosts load releases and report signature problems.
-                require: hosts load a release only if a trusted, unrevoked key signed exactly its id, version, manifest and artifact.
-                """, response: "ChangeResult")
-        @Option(name: .long, help: "off, warn or require.") public var signatures: SignaturePolicy
+                --signatures off: signatures are not checked (the default). warn: hosts load releases and report signature \
+                problems. require: hosts load a release only if a trusted, unrevoked key signed exactly its id, version, \
+                manifest and artifact.
+                --approvals N (1 to 10; 0 turns it off) protects the environment: a change that starts or widens what runs \
+                there becomes a change request that N people other than its author must approve (plugboard change). \
+                --signed-approvals require: each approval carries the approver's signature, and hosts check them. Loosening \
+                a protected environment's policy is itself a change request.
+                """, response: "ChangeResult", widens: .inEnvironment)
+        @Option(name: .long, help: "off, warn or require.") public var signatures: SignaturePolicy?
+        @Option(name: .long, help: "Approvals a widening change needs (0 to 10; 0: none).") public var approvals: Int?
+        @Option(name: .long, help: "off or require: whether approvals must be signed.") public var signedApprovals: SignedApprovals?
         public var env: String?
         public init() {}
         public init(signatures: SignaturePolicy, env: String) {
             self.signatures = signatures
             self.env = env
         }
+        public init(approvals: Int, signedApprovals: SignedApprovals? = nil, env: String) {
+            self.approvals = approvals
+            self.signedApprovals = signedApprovals
+            self.env = env
+        }
+        public func validate() throws {
+            if signatures == nil, approvals == nil, signedApprovals == nil {
+                throw ValidationError("give --signatures, or --approvals and/or --signed-approvals")
+            }
+            if signatures != nil, approvals != nil || signedApprovals != nil {
+                throw ValidationError("--signatures and the approval policy are set by separate commands; give one of them")
+            }
+            if let approvals, !(0...10).contains(approvals) { throw ValidationError("--approvals must be 0 to 10") }
+        }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
-            OperationReply(try board.setSignaturePolicy(signatures, environment: try environment(), by: actor))
+            if let signatures {
+                return OperationReply(try board.setSignaturePolicy(signatures, environment: try environment(), by: actor))
+            }
+            return OperationReply(
+                try board.setApprovalPolicy(approvals: approvals, signed: signedApprovals?.rawValue, environment: try environment(), by: actor))
+        }
+        /// Only a loosening waits for approvals: tightening a policy is applied at once.
+        package func widening(on board: Board) throws(BoardError) -> WideningScope? {
+            let environment = try environment()
+            if let signatures {
+                let order: [SignaturePolicy] = [.off, .warn, .require]
+                let now = try board.signaturePolicy(environment: environment)
+                return (order.firstIndex(of: signatures) ?? 0) < (order.firstIndex(of: now) ?? 0) ? .environment(environment) : nil
+            }
+            let now = try board.approvalPolicies().first { $0.environment == environment }
+            let fewer = (approvals ?? now?.approvals ?? 0) < (now?.approvals ?? 0)
+            let unsigned = signedApprovals == .off && now?.signedApprovals == "require"
+            return fewer || unsigned ? .environment(environment) : nil
+        }
+    }
+
+    /// Whether approvals must be signed.
+    public enum SignedApprovals: String, Sendable, CaseIterable, ExpressibleByArgument {
+        case off, require
+    }
+
+    /// `policy approvals`: every environment's approval policy.
+    public struct ShowApprovalPolicies: ParsedOperation {
+        public static let declaration = OperationDeclaration(
+            "policy.approvals", .read, abstract: "Show every environment's approval policy.", response: "ApprovalPolicyList")
+        public init() {}
+        /// What it answers.
+        public typealias Response = [ApprovalPolicy]
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.approvalPolicies())
+        }
+        package static func text(_ policies: [ApprovalPolicy]) -> String? {
+            var table = Table("ENVIRONMENT", "APPROVALS", "SIGNED", "SET")
+            for policy in policies {
+                table.add(
+                    policy.environment, String(policy.approvals), policy.signedApprovals,
+                    policy.updatedAt.map { "\($0) by \(policy.updatedBy ?? "?")" } ?? "never (none needed)")
+            }
+            return table.text(empty: "The board has no environment yet.")
         }
     }
 
@@ -62,7 +127,7 @@ public enum TrustOperations {
             "signer.add", .write,
             abstract: "Trust a public key to sign one plug-in's releases (its owners or an admin), or every plug-in's with --all (admins).",
             discussion: "Usage: plugboard signer add ID PUBLIC_KEY [--name TEXT], or plugboard signer add --all PUBLIC_KEY [--name TEXT].",
-            response: "ChangeResult")
+            response: "ChangeResult", widens: .boardWide)
         @Flag(name: .long, help: "Trust the key for every plug-in (admins only).") public var all = false
         @Argument(help: ArgumentHelp("The plug-in id (omit with --all), then the public key in base64.", valueName: "id-and-key"))
         public var idAndKey: [String] = []

@@ -117,12 +117,22 @@ package struct AdminRoutes: Sendable {
                 let (board, actor) = (self.board, caller.principal)
                 // Decoded, performed and encoded in the lane: a large body's decoding or a large answer's encoding
                 // never holds the threads that answer requests.
-                let (encoded, notes) = try await lane.run { () throws -> (Data, [String]) in
+                let options = try AdminWire.changeOptions(request.headers[.plugboardChangeAt], request.headers[.plugboardEmergency])
+                let (encoded, notes, requested) = try await lane.run { () throws -> (Data, [String], Int64?) in
                     let decoded = try R.fromWire(body.map { Data($0.readableBytesView) } ?? Data())
-                    let reply = try decoded.perform(on: board, as: actor)
-                    return (R.encodeResponse(reply.value), reply.notes)
+                    switch try decoded.submit(on: board, as: actor, options: options) {
+                    case .performed(let reply): return (R.encodeResponse(reply.value), reply.notes, nil)
+                    case .requested(let reply):
+                        return (Data(AdminJSON.text(reply.value, pretty: false).utf8), reply.notes, reply.value.id)
+                    }
                 }
-                return Self.answer(encoded, notes: notes)
+                var response = Self.answer(encoded, notes: notes)
+                if let requested {
+                    // A change request opened (or applied as an emergency): 202, with its number.
+                    response.status = .accepted
+                    response.headers[.plugboardChangeRequest] = String(requested)
+                }
+                return response
             }
         }
     }
@@ -199,6 +209,9 @@ extension HTTPField.Name {
     static let plugboardNote = HTTPField.Name(AdminWire.noteHeader)!
     static let plugboardOnBehalfOf = HTTPField.Name(AdminWire.onBehalfOfHeader)!
     static let plugboardBackup = HTTPField.Name(AdminBackup.header)!
+    static let plugboardChangeAt = HTTPField.Name(AdminWire.changeAtHeader)!
+    static let plugboardEmergency = HTTPField.Name(AdminWire.emergencyHeader)!
+    static let plugboardChangeRequest = HTTPField.Name(AdminWire.changeRequestHeader)!
     /// On a refusal: the request's body was read whole, so the connection may stay open (removed before it is sent).
     static let plugboardBodyRead = HTTPField.Name("Plugboard-Body-Read")!
 }

@@ -21,7 +21,7 @@ struct AccessTokenCommand: ParsableCommand {
 
     /// `access-token create`: the secret on stdout, whose rights it has and that it is shown once on stderr.
     struct Create: RemoteCommand {
-        static var configuration: CommandConfiguration { OperationCommand<TokenOperations.CreateAccessToken>.configuration }
+        static var configuration: CommandConfiguration { OperationCommand<TokenOperations.CreateAccessToken, NoChangeFlags>.configuration }
         @OptionGroup var global: GlobalOptions
         @OptionGroup var operation: TokenOperations.CreateAccessToken
 

@@ -78,6 +78,26 @@ package struct AdminClient: Sendable {
         }
     }
 
+    /// Submits `request`: its answer, or the change request it opened where it waits for approvals (`202`).
+    package func submit<R: AdminRequest>(_ request: R, options: ChangeOptions) throws(BoardError) -> Submission<R.Response> {
+        var headers: [(String, String)] = []
+        if let at = options.at { headers.append((AdminWire.changeAtHeader, AdminWire.headerValue(at))) }
+        if let reason = options.emergencyReason { headers.append((AdminWire.emergencyHeader, AdminWire.headerValue(reason))) }
+        let answer = try exchange(method: "POST", url: endpoint("/" + R.name), body: try request.wireBody(), headers: headers)
+        guard answer.status == 202 else {
+            guard answer.status == 200 else { throw Self.refusal(answer, server: server.absoluteString) }
+            return .performed(OperationReply(try decode(R.Response.self, answer.body, R.name), notes: answer.notes))
+        }
+        return .requested(OperationReply(try decode(ChangeRequestResult.self, answer.body, R.name), notes: answer.notes))
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ body: Data, _ name: String) throws(BoardError) -> T {
+        do { return try AdminJSON.decoder().decode(T.self, from: body) } catch {
+            throw BoardError(
+                .io, "the server at \(server.absoluteString) answered \(name) with JSON this plugboard cannot read; is it the same version?")
+        }
+    }
+
     /// Uploads the artifact at `path` (streamed) and returns its SHA-256, by which `plugin register` names it.
     package func upload(_ path: String) throws(BoardError) -> String {
         var info = stat()
@@ -158,11 +178,15 @@ package struct AdminClient: Sendable {
 
     /// One HTTP exchange, waited for on this thread (the CLI is synchronous).
     /// With `into`, a successful answer's body is written to that file descriptor as it comes (and hashed), not kept.
-    func exchange(method: String, url: String, body: Data?, file: (path: String, size: Int)? = nil, into fd: Int32? = nil)
+    func exchange(
+        method: String, url: String, body: Data?, file: (path: String, size: Int)? = nil, into fd: Int32? = nil,
+        headers: [(String, String)] = []
+    )
         throws(BoardError)
         -> Answer
     {
         var request = HTTPClientRequest(url: url)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.method = HTTPMethod(rawValue: method)
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         request.headers.add(name: "Accept", value: "application/json")

@@ -5,5 +5,5 @@ import PlugboardOperations
 struct EnvCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "env", abstract: "List environments.",
-        subcommands: commands(BoardOperations.environments), defaultSubcommand: OperationCommand<BoardOperations.Environments>.self)
+        subcommands: commands(BoardOperations.environments), defaultSubcommand: OperationCommand<BoardOperations.Environments, NoChangeFlags>.self)
 }

@@ -21,7 +21,8 @@ struct FlagCommand: ParsableCommand {
             guard let text = String(data: data, encoding: .utf8) else {
                 throw BoardError(.invalidInput, "the features file \(file) is not UTF-8 text")
             }
-            output.report(try global.perform(FlagOperations.Import(env: try global.environment(), features: text, file: file)))
+            let request = FlagOperations.Import(env: try global.environment(), features: text, file: file)
+            if let result = try global.performOrRequest(request, output) { output.report(result) }
         }
     }
 

@@ -64,6 +64,24 @@ struct GlobalOptions: ParsableArguments {
         return reply.value
     }
 
+    /// Submits `request` on the board file or the server: performed, or, where it waits for approvals, a change
+    /// request opened (or applied as an emergency). The answer's notes are printed on stderr.
+    func submit<R: AdminRequest>(_ request: R, options: ChangeOptions) throws(BoardError) -> Submission<R.Response> {
+        let submission: Submission<R.Response>
+        if let client = try adminClient() {
+            submission = try client.submit(request, options: options)
+        } else {
+            submission = try request.submit(on: try openBoard(), as: try actor(), options: options)
+        }
+        let notes: [String]
+        switch submission {
+        case .performed(let reply): notes = reply.notes
+        case .requested(let reply): notes = reply.notes
+        }
+        for note in notes { FileHandle.standardError.write(Data("note: \(multiline(note))\n".utf8)) }
+        return submission
+    }
+
     /// The board path after defaults.
     var boardPath: String {
         db ?? ProcessInfo.processInfo.environment["PLUGBOARD_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "plugboard.sqlite"
@@ -148,7 +166,7 @@ extension ParsableCommand {
             "KeysCommand": "keys", "EnvCommand": "env", "AuditCommand": "audit", "TokenCommand": "token",
             "SigningKeyCommand": "signing-key",
             "SignerCommand": "signer", "PolicyCommand": "policy", "BoardKeyCommand": "board-key", "AccessTokenCommand": "access-token",
-            "HostCommand": "host", "RolloutCommand": "rollout",
+            "HostCommand": "host", "RolloutCommand": "rollout", "ChangeCommand": "change",
         ]
         return groups[String(path[path.count - 2])]
     }

@@ -1,15 +1,19 @@
 import ArgumentParser
+import Foundation
 import PlugboardModel
 import PlugboardOperations
 import PlugboardStore
 
 /// The CLI command of a ``BoardOperation``: its name, help, arguments and options are the operation's declaration; it
-/// performs the operation on the board file, or with `--server` on a served board, and prints the answer.
-struct OperationCommand<Op: ParsedOperation>: RemoteCommand {
+/// performs the operation on the board file, or with `--server` on a served board, and prints the answer. An
+/// operation that widens what runs also takes `Flags`' options (``WideningFlags``): where it waits for approvals, it
+/// opens a change request and says so in one sentence.
+struct OperationCommand<Op: ParsedOperation, Flags: ChangeFlags>: RemoteCommand {
     static var configuration: CommandConfiguration { declared(Op.self) }
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var operation: Op
+    @OptionGroup var change: Flags
 
     func execute(_ output: Output) throws(BoardError) {
         var operation = self.operation
@@ -17,14 +21,107 @@ struct OperationCommand<Op: ParsedOperation>: RemoteCommand {
             // An environment that only narrows the answer is sent when --env names one.
             operation.env = Op.declaration.environmentOptional && global.env == nil ? nil : try global.environment()
         }
-        let answer = try global.perform(operation)
-        if let change = answer as? ChangeResult {
-            output.report(change)
-        } else if !output.json, let text = operation.text(for: answer) {
-            print(multiline(text))
-        } else {
-            output.printJSON(answer)
+        switch try global.submit(operation, options: try change.options(for: operation)) {
+        case .performed(let reply):
+            let answer = reply.value
+            if let change = answer as? ChangeResult {
+                output.report(change)
+            } else if !output.json, let text = operation.text(for: answer) {
+                print(multiline(text))
+            } else {
+                output.printJSON(answer)
+            }
+        case .requested(let reply):
+            var result = reply.value
+            if change.wait, ["open", "scheduled"].contains(result.state) {
+                if !output.json { print(multiline(result.message)) }
+                result = try ChangeWait.until(result, global: global)
+            }
+            if output.json { output.printJSON(result) } else { print(multiline(result.message)) }
+            if ["rejected", "cancelled"].contains(result.state) {
+                throw BoardError.conflict("change request \(result.id) was \(result.state)\(result.request.closeReason.map { ": \($0)" } ?? "")")
+            }
         }
+    }
+}
+
+extension GlobalOptions {
+    /// Performs `request`, or, where it waits for approvals, says which change request it opened and answers nil.
+    func performOrRequest<R: AdminRequest>(_ request: R, _ output: Output) throws(BoardError) -> R.Response? {
+        switch try submit(request, options: ChangeOptions()) {
+        case .performed(let reply): return reply.value
+        case .requested(let reply):
+            if output.json { output.printJSON(reply.value) } else { print(multiline(reply.value.message)) }
+            return nil
+        }
+    }
+}
+
+/// The options a command adds for change requests.
+protocol ChangeFlags: ParsableArguments {
+    /// Waits until the request is applied, rejected or cancelled.
+    var wait: Bool { get }
+    /// The options for `operation`.
+    func options<Op: ParsedOperation>(for operation: Op) throws(BoardError) -> ChangeOptions
+}
+
+/// No options: an operation that never waits for approvals.
+struct NoChangeFlags: ChangeFlags {
+    var wait: Bool { false }
+    func options<Op: ParsedOperation>(for operation: Op) throws(BoardError) -> ChangeOptions { ChangeOptions() }
+}
+
+/// `--at`, `--emergency --reason` and `--wait`, for an operation that widens what runs.
+struct WideningFlags: ChangeFlags {
+    @Option(help: "Where it waits for approvals: apply it at this time once approved (ISO-8601).") var at: String?
+    @Flag(help: "Where it waits for approvals: apply it at once as an audited emergency (admins; needs --reason).")
+    var emergency = false
+    @Option(help: "Why, for --emergency.") var reason: String?
+    @Flag(help: "Where it waits for approvals: wait until the request is applied, rejected or cancelled.") var wait = false
+
+    func validate() throws {
+        if emergency, reason == nil { throw ValidationError("--emergency needs --reason: say why it cannot wait") }
+        if reason != nil, !emergency { throw ValidationError("--reason is the reason of an --emergency") }
+    }
+
+    func options<Op: ParsedOperation>(for operation: Op) throws(BoardError) -> ChangeOptions {
+        ChangeOptions(at: at, emergencyReason: emergency ? reason : nil)
+    }
+}
+
+/// `--at`, `--emergency` and `--wait`, for an operation that widens what runs and has a `--reason` of its own: the
+/// emergency's reason is that one.
+struct WideningFlagsOwnReason: ChangeFlags {
+    @Option(help: "Where it waits for approvals: apply it at this time once approved (ISO-8601).") var at: String?
+    @Flag(help: "Where it waits for approvals: apply it at once as an audited emergency (admins; needs --reason).")
+    var emergency = false
+    @Flag(help: "Where it waits for approvals: wait until the request is applied, rejected or cancelled.") var wait = false
+
+    func options<Op: ParsedOperation>(for operation: Op) throws(BoardError) -> ChangeOptions {
+        guard emergency else { return ChangeOptions(at: at) }
+        let body = try? JSONSerialization.jsonObject(with: try operation.wireBody()) as? [String: Any]
+        guard let reason = body?["reason"] as? String else {
+            throw BoardError.invalid("--emergency needs --reason: say why it cannot wait")
+        }
+        return ChangeOptions(at: at, emergencyReason: reason)
+    }
+}
+
+/// Waiting for a change request to end (`--wait`).
+enum ChangeWait {
+    /// Polls the request every second until it is applied, rejected or cancelled.
+    static func until(_ result: ChangeRequestResult, global: GlobalOptions) throws(BoardError) -> ChangeRequestResult {
+        var request = result.request
+        while ["open", "scheduled"].contains(request.state) {
+            Thread.sleep(forTimeInterval: 1)
+            request = try global.perform(ChangeOperations.Show(id: try ChangeOperations.RequestID(validating: String(result.id))))
+        }
+        let message =
+            switch request.state {
+            case "applied": "change request \(request.id) applied by \(request.closedBy ?? "?")"
+            default: "change request \(request.id) \(request.state) by \(request.closedBy ?? "?")"
+            }
+        return ChangeRequestResult(message: message, request: request)
     }
 }
 
@@ -42,5 +139,7 @@ func commands(_ operations: [any ParsedOperation.Type]) -> [any ParsableCommand.
 }
 
 private func command<Op: ParsedOperation>(for type: Op.Type) -> any ParsableCommand.Type {
-    OperationCommand<Op>.self
+    guard Op.declaration.widens != .never else { return OperationCommand<Op, NoChangeFlags>.self }
+    if OperationWire.fields(of: Op.self).contains(where: { $0.name == "reason" }) { return OperationCommand<Op, WideningFlagsOwnReason>.self }
+    return OperationCommand<Op, WideningFlags>.self
 }

@@ -32,7 +32,7 @@ struct Plugboard: ParsableCommand {
             KeysCommand.self, AdminCommand.self, EnvCommand.self, AuditCommand.self, TokenCommand.self,
         ] + commands(BoardOperations.clients) + [
             ServeCommand.self, SigningKeyCommand.self, SignerCommand.self, PolicyCommand.self, BoardKeyCommand.self, Backup.self,
-            AccessTokenCommand.self, HostCommand.self, RolloutCommand.self,
+            AccessTokenCommand.self, HostCommand.self, RolloutCommand.self, ChangeCommand.self,
             Restore.self, Login.self, Logout.self,
         ]
     )

@@ -69,7 +69,7 @@ extension PluginCommand {
 
     /// `plugin add-signature`: reads the signature file and sends its text.
     struct AddSignature: RemoteCommand {
-        static var configuration: CommandConfiguration { OperationCommand<TrustOperations.AddSignature>.configuration }
+        static var configuration: CommandConfiguration { OperationCommand<TrustOperations.AddSignature, NoChangeFlags>.configuration }
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The plug-in id.") var id: PluginID
         @Argument(help: "The version.") var version: SemanticVersion

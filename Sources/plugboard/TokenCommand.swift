@@ -11,14 +11,14 @@ struct TokenCommand: ParsableCommand {
 
     /// `token create`: the secret on stdout, what it reads and that it is shown once on stderr.
     struct Create: RemoteCommand {
-        static var configuration: CommandConfiguration { OperationCommand<TokenOperations.CreateToken>.configuration }
+        static var configuration: CommandConfiguration { OperationCommand<TokenOperations.CreateToken, NoChangeFlags>.configuration }
         @OptionGroup var global: GlobalOptions
         @OptionGroup var operation: TokenOperations.CreateToken
 
         func execute(_ output: Output) throws(BoardError) {
             var operation = self.operation
             operation.env = try global.environment()
-            let created = try global.perform(operation)
+            guard let created = try global.performOrRequest(operation, output) else { return }
             if output.json {
                 output.printJSON(created)
                 return

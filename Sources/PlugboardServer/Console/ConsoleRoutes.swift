@@ -125,9 +125,13 @@ struct ConsoleRoutes: Sendable {
         do {
             let message = try await admin.threads(Op.declaration.access).run { () throws -> String in
                 let operation = try Op.fromWire(try ConsoleForms.request(Op.self, from: form))
-                let reply = try operation.perform(on: board, as: principal)
-                let sentence = (reply.value as? ChangeResult)?.message ?? "\(Op.declaration.abstract.dropLast()): done."
-                return ([sentence] + reply.notes).joined(separator: " ")
+                switch try operation.submit(on: board, as: principal) {
+                case .performed(let reply):
+                    let sentence = (reply.value as? ChangeResult)?.message ?? "\(Op.declaration.abstract.dropLast()): done."
+                    return ([sentence] + reply.notes).joined(separator: " ")
+                case .requested(let reply):
+                    return ([reply.value.message] + reply.notes).joined(separator: " ")
+                }
             }
             sessions.flash(session, .init(text: message, failed: false))
             return Self.redirect(back)

@@ -24,6 +24,8 @@ package final class AuditedChange {
     /// The audit rows recorded so far: written when the change ends, the last one with the change's state digests.
     private var entries: [AuditEntry] = []
     var recordedCount: Int { entries.count }
+    /// The audit rows recorded so far.
+    var recordedEntries: [AuditEntry] { entries }
     /// Commit to the digests of every row of policy, not only those this change touched (a migration's baseline).
     var baseline = false
     /// What the board's connection keeps between changes, and what this change learned for it once committed.
@@ -217,6 +219,8 @@ extension Board {
                 let change = try AuditedChange(db: db, by: actor, now: clock.timestamp(), cache: stateCache, proven: provenRows)
                 if let access { try RequiredRole.check(access, db, by: actor) }
                 let result = try body(change)
+                // An operation rehearsed or applied as a change request: its first audited change is the one.
+                if let hook = ChangeHook.current, !hook.fired, change.recordedCount > 0 { try hook.run(change) }
                 if change.wroteRows && change.recordedCount == 0 {
                     throw BoardError(
                         .integrity,
@@ -237,6 +241,7 @@ extension Board {
             return result
         } catch {
             refusals.putBack(counted)
+            if error is ChangeHook.Rehearsed { throw BoardError(.conflict, "the change was rehearsed and rolled back") }
             let error = mapError(error)
             recordRefusal(refusal, by: actor, because: error)
             throw error

@@ -63,6 +63,11 @@ enum StateTables {
         StateTable(name: "access_tokens", key: ["principal", "name"], excluded: ["last_used_at"]),
         StateTable(name: "quarantine_releases", key: ["host_id", "plugin_id", "version"]),
         StateTable(name: "rollouts", key: ["plugin_id", "environment"]),
+        StateTable(name: "approval_policies", key: ["environment"]),
+        StateTable(name: "change_requests", key: ["id"]),
+        StateTable(name: "change_approvals", key: ["change_id", "principal"]),
+        StateTable(name: "approvers", key: ["key_id"]),
+        StateTable(name: "enablement_approvals", key: ["plugin_id", "environment"]),
     ]
 
     static let byName: [String: StateTable] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })

@@ -1,0 +1,221 @@
+package import Foundation
+public import PlugboardModel
+package import PlugboardStore
+
+/// Where an operation widens what runs: one environment, or all of them.
+package enum WideningScope: Sendable, Hashable {
+    case environment(String)
+    case boardWide
+
+    /// The environment, or nil for a board-wide change.
+    package var environment: String? {
+        if case .environment(let name) = self { return name }
+        return nil
+    }
+}
+
+/// How a change that needs approvals is submitted: scheduled, or applied at once as an emergency.
+package struct ChangeOptions: Sendable, Hashable {
+    /// When to apply it once approved (ISO-8601).
+    package var at: String?
+    /// Applied at once without approvals (admins), for this reason.
+    package var emergencyReason: String?
+
+    package init(at: String? = nil, emergencyReason: String? = nil) {
+        self.at = at
+        self.emergencyReason = emergencyReason
+    }
+
+    package var isEmpty: Bool { at == nil && emergencyReason == nil }
+}
+
+/// What submitting an operation did: performed it, or opened (or, as an emergency, applied) a change request.
+public enum Submission<Response: Sendable>: Sendable {
+    /// It was performed: its answer.
+    case performed(OperationReply<Response>)
+    /// It waits for approvals: the change request opened (or applied as an emergency).
+    case requested(OperationReply<ChangeRequestResult>)
+}
+
+extension AdminRequest {
+    /// Whether this request widens what runs, and where (default: not at all).
+    package func widening(on board: Board) throws(BoardError) -> WideningScope? { nil }
+
+    /// Performs the operation, unless it widens what runs where approvals are required: then it opens a change request
+    /// (after rehearsing it, so that a request that would be refused is refused now, and one that changes nothing
+    /// changes nothing), or with ``ChangeOptions/emergencyReason`` applies it at once as an audited emergency (admins).
+    /// Stopping and narrowing never pass here as requests: they are performed.
+    package func submit(on board: Board, as actor: Principal, options: ChangeOptions = ChangeOptions()) throws(BoardError)
+        -> Submission<Response>
+    {
+        let scope = try widening(on: board)
+        let protection = try scope.map { scope throws(BoardError) in try board.protection(environment: scope.environment) }
+        guard let scope, let protection, protection.required > 0 else {
+            if !options.isEmpty {
+                throw BoardError.invalid(
+                    "\(Self.name) here needs no approvals, so it is applied at once; --at and --emergency are for changes that wait for approvals")
+            }
+            return .performed(try perform(on: board, as: actor))
+        }
+        let new = NewChangeRequest(
+            operation: Self.name, body: String(decoding: try wireBody(), as: UTF8.self), environment: scope.environment,
+            summary: summary(scope), required: protection.required, signed: protection.signed,
+            authorApplies: Self.declaration.answerIsSecret)
+        if let reason = options.emergencyReason {
+            try Validate.reason(reason)
+            if options.at != nil { throw BoardError.invalid("an emergency is applied at once; give --emergency or --at, not both") }
+            let (reply, id) = try board.applying(.emergency(new, reason: reason)) { () throws(BoardError) in
+                try perform(on: board, as: actor)
+            }
+            guard let id else { return .performed(reply) }
+            let request = try board.changeRequest(id)
+            return .requested(
+                OperationReply(
+                    ChangeRequestResult(
+                        message:
+                            "change request \(id) applied as an emergency: \(new.summary); another admin must acknowledge it (plugboard change acknowledge \(id))",
+                        request: request, answer: Self.answerText(reply.value)), notes: reply.notes))
+        }
+        let at = try options.at.map { text throws(BoardError) in try ChangeRequests.time(text) }
+        if at != nil, new.authorApplies {
+            throw BoardError.invalid("\(Self.name) answers with a secret, so only its author applies it; it cannot be scheduled")
+        }
+        switch try board.rehearse({ () throws(BoardError) in try perform(on: board, as: actor) }) {
+        case .unchanged(let reply):
+            return .performed(reply)
+        case .rehearsed(let rehearsal):
+            let request = try board.openChangeRequest(new, rehearsal: rehearsal, scheduledAt: at, by: actor)
+            return .requested(OperationReply(ChangeRequestResult(message: ChangeRequests.opened(request), request: request)))
+        }
+    }
+
+    /// The answer as JSON text, kept in a change request's result.
+    static func answerText(_ value: Response) -> String { String(decoding: encodeResponse(value), as: UTF8.self) }
+
+    /// `plugin enable com.example.pay in production`: the command and its values, without the environment.
+    func summary(_ scope: WideningScope) -> String {
+        var words = Self.name.replacingOccurrences(of: ".", with: " ")
+        let flags = (Self.self as? any ParsedOperation.Type).map { OperationWire.flagNames($0) } ?? []
+        if let body = try? wireBody(), let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] {
+            for key in object.keys.sorted() where key != "env" {
+                let value = object[key]!
+                let option = "--" + key.replacingOccurrences(of: "_", with: "-")
+                if flags.contains(key) {
+                    if "\(value)" == "true" || "\(value)" == "1" { words += " \(option)" }
+                    continue
+                }
+                let text = (value as? [Any]).map { $0.map { "\($0)" }.joined(separator: ",") } ?? "\(value)"
+                let shown = Validate.escaped(String(text.prefix(200)))
+                words += ["id", "name"].contains(key) ? " \(shown)" : " \(option) \(shown)"
+            }
+        }
+        return words + (scope.environment.map { " in \($0)" } ?? " (board-wide)")
+    }
+}
+
+extension ParsedOperation {
+    /// Where the declaration says it widens what runs: in its environment, or board-wide.
+    package func widening(on board: Board) throws(BoardError) -> WideningScope? {
+        switch Self.declaration.widens {
+        case .never: return nil
+        case .inEnvironment: return .environment(try environment())
+        case .boardWide: return .boardWide
+        }
+    }
+}
+
+/// Applying change requests, by number: the request's operation is decoded from its stored body and performed by the
+/// same code as any other request, as its author, with the approvals checked in the same transaction.
+package enum ChangeRequests {
+    /// The principal the schedule applies due requests as (`plugboard serve`, `plugboard change apply-due`).
+    package static let schedule = "plugboard/change-schedule"
+
+    /// `change request 12 opened: plugin enable com.example.pay in production; needs 2 approvals`.
+    static func opened(_ request: ChangeRequest) -> String {
+        let needs = "needs \(request.required) approval\(request.required == 1 ? "" : "s")\(request.signed ? ", signed" : "")"
+        let when = request.scheduledAt.map { "; scheduled for \($0)" } ?? ""
+        return "change request \(request.id) opened: \(request.summary); \(needs)\(when)"
+    }
+
+    /// An ISO-8601 time (`2026-12-01T09:00:00Z`), as the board writes its timestamps.
+    static func time(_ text: String) throws(BoardError) -> String {
+        guard text.utf8.count <= 64, let date = Timestamp.parse(text) else {
+            throw BoardError.invalid("'\(Validate.printable(String(text.prefix(64))))' is not a time: give ISO-8601, for example 2026-12-01T09:00:00Z")
+        }
+        return Timestamp.format(date)
+    }
+
+    /// The operation type a request names.
+    static func operationType(of request: ChangeRequest) throws(BoardError) -> any AdminRequest.Type {
+        guard let type = AdminAPI.requests.first(where: { $0.name == request.operation }) else {
+            throw BoardError(.integrity, "change request \(request.id) names the operation '\(request.operation)', which this plugboard does not know")
+        }
+        return type
+    }
+
+    /// The state of the rows request `request` touches now, from a rehearsal of its operation as its author.
+    package static func currentBase(_ request: ChangeRequest, on board: Board) throws(BoardError) -> ChangeBase {
+        try currentBase(try operationType(of: request), request, on: board)
+    }
+
+    private static func currentBase<R: AdminRequest>(_ type: R.Type, _ request: ChangeRequest, on board: Board) throws(BoardError)
+        -> ChangeBase
+    {
+        let operation = try R.fromWire(Data(request.body.utf8))
+        let author = try Principal(osUser: request.author)
+        switch try board.rehearse({ () throws(BoardError) in try operation.perform(on: board, as: author) }) {
+        case .rehearsed(let rehearsal): return rehearsal.base
+        case .unchanged: return ChangeBase(rows: [:])
+        }
+    }
+
+    /// Applies request `id` as `applier` asks: refused unless its approvals are met for the rows as they are now.
+    package static func apply(_ id: Int64, on board: Board, by applier: Principal) throws(BoardError) -> ChangeRequestResult {
+        let request = try board.changeRequest(id)
+        if request.authorApplies, request.author != applier.osUser {
+            throw BoardError.notAllowed(
+                "change request \(id) answers with a secret, so only \(request.author), who opened it, may apply it")
+        }
+        return try apply(try operationType(of: request), request, on: board, by: applier)
+    }
+
+    private static func apply<R: AdminRequest>(_ type: R.Type, _ request: ChangeRequest, on board: Board, by applier: Principal)
+        throws(BoardError) -> ChangeRequestResult
+    {
+        let operation = try R.fromWire(Data(request.body.utf8))
+        let author = try Principal(osUser: request.author, via: "change request \(request.id), applied by \(applier.osUser)")
+        let (reply, applied) = try board.applying(.approved(id: request.id, by: applier.osUser)) { () throws(BoardError) in
+            try operation.perform(on: board, as: author)
+        }
+        let said = (reply.value as? ChangeResult)?.message ?? "done."
+        guard applied != nil else {
+            // Nothing left to change: the board already is as the request asked.
+            let closed = try board.closeChangeRequest(request.id, rejecting: nil, by: applier, because: "nothing left to change: \(said)")
+            return ChangeRequestResult(message: "change request \(request.id) changed nothing and was closed: \(said)", request: closed)
+        }
+        return ChangeRequestResult(
+            message: "change request \(request.id) applied: \(said)", request: try board.changeRequest(request.id),
+            answer: R.answerText(reply.value))
+    }
+
+    /// Applies every scheduled request whose time came and whose approvals are met; one whose rows moved is not applied,
+    /// goes back to open and says why. Those still waiting for approvals wait.
+    package static func applyDue(on board: Board, by applier: Principal) throws(BoardError) -> [ChangeRequestResult] {
+        var results: [ChangeRequestResult] = []
+        for id in try board.dueChangeRequests() {
+            let request = try board.changeRequest(id)
+            do throws(BoardError) {
+                let current = try board.changeRequest(id, base: try currentBase(request, on: board))
+                guard current.currentApprovals >= current.required || current.approvals.contains(where: { !$0.current }) else { continue }
+                results.append(try apply(try operationType(of: request), request, on: board, by: applier))
+            } catch {
+                guard error.code == .conflict || error.code == .notAllowed || error.code == .notFound || error.code == .invalidInput else {
+                    throw error
+                }
+                let noted = try board.noteRefusedChange(id, because: error.message, by: applier)
+                results.append(ChangeRequestResult(message: "change request \(id) was due and not applied: \(error.message)", request: noted))
+            }
+        }
+        return results
+    }
+}

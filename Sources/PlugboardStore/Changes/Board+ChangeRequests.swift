@@ -1,0 +1,290 @@
+import Foundation
+import GRDB
+package import PlugboardModel
+
+/// What running an operation inside ``Board/rehearse(_:)`` gave: the rehearsal of its first audited change (rolled
+/// back), or its answer when it changed nothing.
+package enum RehearsalOutcome<T> {
+    case rehearsed(Rehearsal)
+    case unchanged(T)
+}
+
+extension Board {
+    // MARK: Policies
+
+    /// Every environment's approval policy, sorted by environment.
+    package func approvalPolicies() throws(BoardError) -> [ApprovalPolicy] {
+        try read { db in try ChangeRecords.policies(db) }
+    }
+
+    /// What a change in `environment` needs (nil: a board-wide change, protected when any environment is).
+    package func protection(environment: String?) throws(BoardError) -> (required: Int, signed: Bool) {
+        try read { db in try ChangeRecords.protection(db, environment: environment) }
+    }
+
+    /// Sets how many approvals a change that starts or widens what runs in `environment` needs, and whether they must
+    /// be signed (admins). Either may be nil to keep it.
+    package func setApprovalPolicy(approvals: Int?, signed: String?, environment: String, by actor: Principal) throws(BoardError)
+        -> ChangeResult
+    {
+        try Validate.environment(environment)
+        if let approvals, !(0...10).contains(approvals) { throw BoardError.invalid("--approvals must be 0 to 10") }
+        if let signed, !["off", "require"].contains(signed) { throw BoardError.invalid("--signed-approvals must be off or require") }
+        return try change(
+            actor, refusal: AuditEntry(action: "policy.set", targetType: "approval_policy", targetID: environment, environment: environment),
+            requiring: .admin(doing: "set the approval policy of \(environment)")
+        ) { change in
+            try change.ensureEnvironment(environment)
+            let before = try ChangeRecords.policies(change.db).first { $0.environment == environment }
+            let oldApprovals = before?.approvals ?? 0
+            let oldSigned = before?.signedApprovals ?? "off"
+            let newApprovals = approvals ?? oldApprovals
+            let newSigned = signed ?? oldSigned
+            if newApprovals == oldApprovals, newSigned == oldSigned {
+                return ChangeResult(
+                    changed: false, "\(environment) already needs \(newApprovals) approvals (signed: \(newSigned)); nothing changed.")
+            }
+            if newSigned == "require", newApprovals == 0 {
+                throw BoardError.invalid("signed approvals need approvals: give --approvals N (1 or more) with --signed-approvals require")
+            }
+            try change.db.execute(
+                sql: """
+                    INSERT INTO approval_policies (environment, approvals, signed, updated_at, updated_by) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (environment) DO UPDATE SET approvals = excluded.approvals, signed = excluded.signed,
+                        updated_at = excluded.updated_at, updated_by = excluded.updated_by
+                    """,
+                arguments: [environment, newApprovals, newSigned, change.now, actor.osUser])
+            try change.record(
+                AuditEntry(
+                    action: "policy.set", targetType: "approval_policy", targetID: environment, environment: environment,
+                    before: .object(["approvals": .int(oldApprovals), "signed_approvals": .string(oldSigned)]),
+                    after: .object(["approvals": .int(newApprovals), "signed_approvals": .string(newSigned)])))
+            let effect =
+                newApprovals == 0
+                ? "changes there are applied at once"
+                : "a change that starts or widens what runs there needs \(newApprovals) approval\(newApprovals == 1 ? "" : "s") by other people\(newSigned == "require" ? ", signed" : "")"
+            return ChangeResult(changed: true, "Set the approval policy of \(environment): \(effect).")
+        }
+    }
+
+    // MARK: Rehearsing and applying
+
+    /// Runs `body` (an operation) so that its first audited change is rolled back once it ran: what it would write and
+    /// the rows it touches, or the operation's answer when it changed nothing. A refusal passes through.
+    package func rehearse<T>(_ body: () throws(BoardError) -> T) throws(BoardError) -> RehearsalOutcome<T> {
+        let hook = ChangeHook(.rehearse)
+        let result = ChangeHook.$current.withValue(hook) { () -> Result<T, BoardError> in
+            do throws(BoardError) { return .success(try body()) } catch { return .failure(error) }
+        }
+        if let rehearsal = hook.rehearsal { return .rehearsed(rehearsal) }
+        return .unchanged(try result.get())
+    }
+
+    /// Runs `body` (a change request's operation) so that its first audited change also checks and records
+    /// `application`; answers with the body's answer and the request applied (nil when the operation changed nothing).
+    package func applying<T>(_ application: ChangeApplication, _ body: () throws(BoardError) -> T) throws(BoardError) -> (T, Int64?) {
+        let hook = ChangeHook(.apply(application))
+        let result = ChangeHook.$current.withValue(hook) { () -> Result<T, BoardError> in
+            do throws(BoardError) { return .success(try body()) } catch { return .failure(error) }
+        }
+        return (try result.get(), hook.appliedID)
+    }
+
+    // MARK: The life of a request
+
+    /// Opens a change request for an operation rehearsed as `rehearsal`.
+    package func openChangeRequest(_ new: NewChangeRequest, rehearsal: Rehearsal, scheduledAt: String?, by actor: Principal)
+        throws(BoardError) -> ChangeRequest
+    {
+        try change(actor, refusal: AuditEntry(action: "change.open", targetType: "change_request", environment: new.environment)) {
+            change in
+            let id = try ChangeRecords.insert(
+                change.db, new, author: actor.osUser, state: scheduledAt == nil ? "open" : "scheduled", base: rehearsal.base,
+                rows: rehearsal.rows, scheduledAt: scheduledAt, now: change.now)
+            var after: [String: AuditJSON] = [
+                "operation": .string(new.operation), "digest": .string(new.digest), "summary": .string(new.summary),
+                "required": .int(new.required), "base": .string(rehearsal.base.digest),
+            ]
+            if let scheduledAt { after["scheduled_at"] = .string(scheduledAt) }
+            try change.record(
+                AuditEntry(
+                    action: "change.open", targetType: "change_request", targetID: String(id), environment: new.environment,
+                    after: .object(after)))
+            return try ChangeRecords.request(change.db, id)!
+        }
+    }
+
+    /// Records `actor`'s approval of request `id` as of `base` (the rows as a rehearsal found them now), replacing an
+    /// earlier approval of theirs. The author cannot approve; a signed request needs a valid signature.
+    package func approveChangeRequest(
+        _ id: Int64, comment: String?, base: ChangeBase, signature: ApprovalSignature?, by actor: Principal
+    ) throws(BoardError) -> ChangeRequest {
+        if let comment { try Validate.reason(comment) }
+        return try change(actor, refusal: AuditEntry(action: "change.approve", targetType: "change_request", targetID: String(id))) {
+            change in
+            let request = try Self.pendingRequest(change.db, id, doing: "approved")
+            guard request.author != actor.osUser else {
+                throw BoardError.notAllowed("\(actor.osUser) opened change request \(id) and cannot approve it; another person must")
+            }
+            if request.signed {
+                guard let signature else {
+                    throw BoardError.invalid(
+                        "change request \(id) needs signed approvals: approve it with plugboard change approve \(id) --key FILE (your approver key)")
+                }
+                try SignedApprovals.check(change.db, signature, digest: request.digest, principal: actor.osUser)
+            }
+            try change.db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO change_approvals (change_id, principal, digest, base, comment, key_id, signature, approved_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [id, actor.osUser, request.digest, base.text, comment, signature?.keyID, signature?.signature, change.now])
+            try change.db.execute(sql: "UPDATE change_requests SET base = ? WHERE id = ?", arguments: [base.text, id])
+            var after: [String: AuditJSON] = ["digest": .string(request.digest), "base": .string(base.digest)]
+            if let signature { after["key_id"] = .string(signature.keyID) }
+            try change.record(
+                AuditEntry(
+                    action: "change.approve", targetType: "change_request", targetID: String(id), environment: request.environment,
+                    reason: comment, after: .object(after)))
+            return try ChangeRecords.request(change.db, id, base: base)!
+        }
+    }
+
+    /// Ends request `id` without applying it: rejected by someone (with a reason), or cancelled by its author or an
+    /// admin.
+    /// With `note`, the board closes it itself (nothing was left to change), saying so.
+    package func closeChangeRequest(_ id: Int64, rejecting reason: String?, by actor: Principal, because note: String? = nil)
+        throws(BoardError) -> ChangeRequest
+    {
+        let action = reason == nil ? "change.cancel" : "change.reject"
+        if let reason { try Validate.reason(reason) }
+        return try change(actor, refusal: AuditEntry(action: action, targetType: "change_request", targetID: String(id))) { change in
+            let request = try Self.pendingRequest(change.db, id, doing: reason == nil ? "cancelled" : "rejected")
+            if reason == nil, note == nil, request.author != actor.osUser, try !RoleQueries.isAdmin(change.db, actor.osUser) {
+                throw BoardError.notAllowed("only \(request.author), who opened change request \(id), or a board admin may cancel it")
+            }
+            let state = reason == nil ? "cancelled" : "rejected"
+            try change.db.execute(
+                sql: "UPDATE change_requests SET state = ?, closed_at = ?, closed_by = ?, close_reason = ? WHERE id = ?",
+                arguments: [state, change.now, actor.osUser, reason ?? note.map { String($0.prefix(1000)) }, id])
+            try change.record(
+                AuditEntry(
+                    action: action, targetType: "change_request", targetID: String(id), environment: request.environment,
+                    reason: reason ?? note.map { String($0.prefix(1000)) },
+                    before: .object(["state": .string(request.state)]), after: .object(["state": .string(state)])))
+            return try ChangeRecords.request(change.db, id)!
+        }
+    }
+
+    /// Sets (or, with nil, clears) when request `id` is applied once approved: its author or an admin.
+    package func scheduleChangeRequest(_ id: Int64, at time: String?, by actor: Principal) throws(BoardError) -> ChangeRequest {
+        try change(actor, refusal: AuditEntry(action: "change.schedule", targetType: "change_request", targetID: String(id))) { change in
+            let request = try Self.pendingRequest(change.db, id, doing: "scheduled")
+            if request.author != actor.osUser, try !RoleQueries.isAdmin(change.db, actor.osUser) {
+                throw BoardError.notAllowed("only \(request.author), who opened change request \(id), or a board admin may schedule it")
+            }
+            if request.authorApplies, time != nil {
+                throw BoardError.conflict("change request \(id) answers with a secret, so only its author applies it; it cannot be scheduled")
+            }
+            try change.db.execute(
+                sql: "UPDATE change_requests SET state = ?, scheduled_at = ?, result = NULL WHERE id = ?",
+                arguments: [time == nil ? "open" : "scheduled", time, id])
+            try change.record(
+                AuditEntry(
+                    action: "change.schedule", targetType: "change_request", targetID: String(id), environment: request.environment,
+                    before: .object(["scheduled_at": .optional(request.scheduledAt)]), after: .object(["scheduled_at": .optional(time)])))
+            return try ChangeRecords.request(change.db, id)!
+        }
+    }
+
+    /// Records that another admin saw emergency change `id`.
+    package func acknowledgeChangeRequest(_ id: Int64, by actor: Principal) throws(BoardError) -> ChangeRequest {
+        try change(
+            actor, refusal: AuditEntry(action: "change.acknowledge", targetType: "change_request", targetID: String(id)),
+            requiring: .admin(doing: "acknowledge an emergency change")
+        ) { change in
+            guard let request = try ChangeRecords.request(change.db, id) else { throw BoardError.notFound("there is no change request \(id)") }
+            guard request.emergency else { throw BoardError.conflict("change request \(id) was not an emergency; there is nothing to acknowledge") }
+            if let by = request.acknowledgedBy { throw BoardError.conflict("change request \(id) was already acknowledged by \(by)") }
+            guard request.closedBy != actor.osUser else {
+                throw BoardError.notAllowed("\(actor.osUser) applied emergency change \(id); another admin must acknowledge it")
+            }
+            try change.db.execute(
+                sql: "UPDATE change_requests SET acknowledged_at = ?, acknowledged_by = ? WHERE id = ?",
+                arguments: [change.now, actor.osUser, id])
+            try change.record(
+                AuditEntry(
+                    action: "change.acknowledge", targetType: "change_request", targetID: String(id), environment: request.environment))
+            return try ChangeRecords.request(change.db, id)!
+        }
+    }
+
+    /// Records why scheduled request `id` was not applied when due; it goes back to open, so that it is not tried again
+    /// until renewed or scheduled again.
+    package func noteRefusedChange(_ id: Int64, because message: String, by actor: Principal) throws(BoardError) -> ChangeRequest {
+        try change(actor, refusal: AuditEntry(action: "change.refused", targetType: "change_request", targetID: String(id))) { change in
+            let request = try Self.pendingRequest(change.db, id, doing: "noted")
+            try change.db.execute(
+                sql: "UPDATE change_requests SET state = 'open', result = ? WHERE id = ?", arguments: [String(message.prefix(1000)), id])
+            try change.record(
+                AuditEntry(
+                    action: "change.refused", targetType: "change_request", targetID: String(id), environment: request.environment,
+                    reason: String(message.prefix(1000)), before: .object(["state": .string(request.state)]),
+                    after: .object(["state": .string("open")])))
+            return try ChangeRecords.request(change.db, id)!
+        }
+    }
+
+    private static func pendingRequest(_ db: Database, _ id: Int64, doing: String) throws -> ChangeRequest {
+        guard let request = try ChangeRecords.request(db, id) else { throw BoardError.notFound("there is no change request \(id)") }
+        guard ChangeRecords.pending.contains(request.state) else {
+            throw BoardError.conflict("change request \(id) is \(request.state); only an open or scheduled request can be \(doing)")
+        }
+        return request
+    }
+
+    // MARK: Reads
+
+    /// Request `id`; its approvals count against `base` when given (the rows as a rehearsal found them now).
+    package func changeRequest(_ id: Int64, base: ChangeBase? = nil) throws(BoardError) -> ChangeRequest {
+        guard let request = try read({ db in try ChangeRecords.request(db, id, base: base) }) else {
+            throw BoardError.notFound("there is no change request \(id); see plugboard change list")
+        }
+        return request
+    }
+
+    /// The newest requests (at most `limit`), of one state when given.
+    package func changeRequests(state: String?, limit: Int = 500) throws(BoardError) -> [ChangeRequest] {
+        try read { db in try ChangeRecords.requests(db, state: state, limit: limit) }
+    }
+
+    /// Scheduled requests whose time has come.
+    package func dueChangeRequests() throws(BoardError) -> [Int64] {
+        let now = clock.timestamp()
+        return try read { db in try ChangeRecords.due(db, now: now) }
+    }
+
+    /// Emergency changes no other admin acknowledged yet.
+    package func unacknowledgedEmergencies() throws(BoardError) -> [ChangeRequest] {
+        try read { db in
+            try Int64.fetchAll(db, sql: "SELECT id FROM change_requests WHERE emergency = 1 AND acknowledged_at IS NULL ORDER BY id")
+                .compactMap { try ChangeRecords.request(db, $0) }
+        }
+    }
+}
+
+/// An approver's Ed25519 signature over a change's digest.
+package struct ApprovalSignature: Sendable, Hashable {
+    /// The approver key's id (16 hex digits).
+    package let keyID: String
+    /// Base64 of the 64-byte signature of ``ApprovalSignature/statement(digest:)``.
+    package let signature: String
+
+    package init(keyID: String, signature: String) {
+        self.keyID = keyID
+        self.signature = signature
+    }
+
+    /// What an approver signs: `plugboard-approval-v1\n` + the change's digest + `\n`.
+    package static func statement(digest: String) -> String { "plugboard-approval-v1\n\(digest)\n" }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import GRDB
+import PlugboardModel
+
+/// The SQL of change requests, their approvals and the environments' approval policies.
+enum ChangeRecords {
+    /// The tables a change request's own bookkeeping writes: not part of what the request changes.
+    static let ownTables: Set<String> = ["change_requests", "change_approvals", "enablement_approvals"]
+
+    /// The states of a request that may still be applied.
+    static let pending = ["open", "scheduled"]
+
+    // MARK: Policies
+
+    static func policies(_ db: Database) throws -> [ApprovalPolicy] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT e.name AS environment, p.approvals, p.signed, p.updated_at, p.updated_by
+                FROM environments e LEFT JOIN approval_policies p ON p.environment = e.name ORDER BY e.name
+                """
+        ).map {
+            ApprovalPolicy(
+                environment: $0["environment"], approvals: $0["approvals"] ?? 0, signedApprovals: $0["signed"] ?? "off",
+                updatedAt: $0["updated_at"], updatedBy: $0["updated_by"])
+        }
+    }
+
+    /// What a change in `environment` (nil: board-wide, protected when any environment is) needs: the approvals and
+    /// whether they must be signed.
+    static func protection(_ db: Database, environment: String?) throws -> (required: Int, signed: Bool) {
+        let row: Row?
+        if let environment {
+            row = try Row.fetchOne(
+                db, sql: "SELECT approvals, signed = 'require' AS signed FROM approval_policies WHERE environment = ?",
+                arguments: [environment])
+        } else {
+            row = try Row.fetchOne(
+                db, sql: "SELECT max(approvals) AS approvals, max(signed = 'require') AS signed FROM approval_policies WHERE approvals > 0")
+        }
+        return (row?["approvals"] ?? 0, (row?["signed"] as Int?) == 1)
+    }
+
+    // MARK: Requests
+
+    static func request(_ db: Database, _ id: Int64, base: ChangeBase? = nil) throws -> ChangeRequest? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM change_requests WHERE id = ?", arguments: [id]) else { return nil }
+        return try request(db, row, base: base)
+    }
+
+    static func requests(_ db: Database, state: String?, limit: Int) throws -> [ChangeRequest] {
+        let rows =
+            if let state {
+                try Row.fetchAll(
+                    db, sql: "SELECT * FROM change_requests WHERE state = ? ORDER BY id DESC LIMIT ?", arguments: [state, limit])
+            } else {
+                try Row.fetchAll(db, sql: "SELECT * FROM change_requests ORDER BY id DESC LIMIT ?", arguments: [limit])
+            }
+        return try rows.map { try request(db, $0, base: nil) }
+    }
+
+    /// Scheduled requests whose time came, oldest first.
+    static func due(_ db: Database, now: String) throws -> [Int64] {
+        try Int64.fetchAll(
+            db, sql: "SELECT id FROM change_requests WHERE state = 'scheduled' AND scheduled_at <= ? ORDER BY scheduled_at, id",
+            arguments: [now])
+    }
+
+    private static func request(_ db: Database, _ row: Row, base: ChangeBase?) throws -> ChangeRequest {
+        let id: Int64 = row["id"]
+        let author: String = row["author"]
+        let digest: String = row["digest"]
+        let current = base ?? ChangeBase(text: row["base"])
+        let approvals = try Row.fetchAll(
+            db, sql: "SELECT * FROM change_approvals WHERE change_id = ? ORDER BY approved_at, principal", arguments: [id]
+        ).map { approval in
+            let approvedBase = ChangeBase(text: approval["base"])
+            let principal: String = approval["principal"]
+            return ChangeApproval(
+                principal: principal, approvedAt: approval["approved_at"], comment: approval["comment"], digest: approval["digest"],
+                base: approvedBase.digest,
+                current: principal != author && approval["digest"] == digest && approvedBase == current, keyID: approval["key_id"])
+        }
+        let rows = (try? JSONDecoder().decode([ChangeRow].self, from: Data((row["diff"] as String).utf8))) ?? []
+        return ChangeRequest(
+            id: id, operation: row["operation"], body: row["body"], digest: digest, environment: row["environment"],
+            summary: row["summary"], author: author, state: row["state"], required: row["required"], signed: row["signed"],
+            authorApplies: row["author_applies"], scheduledAt: row["scheduled_at"], openedAt: row["opened_at"], closedAt: row["closed_at"],
+            closedBy: row["closed_by"], closeReason: row["close_reason"], result: row["result"], emergency: row["emergency"],
+            acknowledgedAt: row["acknowledged_at"], acknowledgedBy: row["acknowledged_by"], approvals: approvals, rows: rows)
+    }
+
+    static func diffText(_ rows: [ChangeRow]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(rows)).flatMap { String(data: $0, encoding: .utf8) } ?? "[]"
+    }
+
+    static func insert(
+        _ db: Database, _ new: NewChangeRequest, author: String, state: String, base: ChangeBase, rows: [ChangeRow],
+        scheduledAt: String?, now: String
+    ) throws -> Int64 {
+        try db.execute(
+            sql: """
+                INSERT INTO change_requests (operation, body, digest, environment, summary, author, required, signed, author_applies,
+                    state, base, diff, scheduled_at, opened_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                new.operation, new.body, new.digest, new.environment, new.summary, author, new.required, new.signed, new.authorApplies,
+                state, base.text, diffText(rows), scheduledAt, now,
+            ])
+        return db.lastInsertedRowID
+    }
+
+    // MARK: Applying
+
+    /// Records that `application` is applied by the change in progress, whose own work touched the rows of `base`
+    /// and recorded `rows` audit rows: checks the approvals against the digest and the rows as they were before the
+    /// change, and records the request's end and its `change.apply` (or `change.emergency`) audit row.
+    static func apply(_ application: ChangeApplication, base: ChangeBase, rows: Int, _ change: AuditedChange) throws -> Int64 {
+        let db = change.db
+        switch application {
+        case .approved(let id, let appliedBy):
+            guard let request = try request(db, id, base: base) else { throw BoardError.notFound("there is no change request \(id)") }
+            guard pending.contains(request.state) else {
+                throw BoardError.conflict("change request \(id) is \(request.state); only an open or scheduled request can be applied")
+            }
+            let counted = request.approvals.filter(\.current)
+            if counted.count < request.required {
+                let stale = try Row.fetchAll(
+                    db, sql: "SELECT principal, base FROM change_approvals WHERE change_id = ? AND principal <> ? ORDER BY approved_at",
+                    arguments: [id, request.author]
+                ).filter { ChangeBase(text: $0["base"]) != base }
+                if let first = stale.first {
+                    let moved = ChangeBase(text: first["base"]).moved(to: base)
+                    let names = stale.map { $0["principal"] as String }.joined(separator: ", ")
+                    throw BoardError.conflict(
+                        "change request \(id) was not applied: \(moved.joined(separator: ", ")) moved since \(names) approved it; it needs \(request.required) approvals of the board as it is now, so approve it again to renew it"
+                    )
+                }
+                throw BoardError.conflict(
+                    "change request \(id) has \(counted.count) of the \(request.required) approvals it needs; nothing was changed")
+            }
+            try db.execute(
+                sql: "UPDATE change_requests SET state = 'applied', closed_at = ?, closed_by = ?, base = ? WHERE id = ?",
+                arguments: [change.now, appliedBy, base.text, id])
+            if request.signed { try SignedApprovals.recordEnablement(db, request: request, counted: counted) }
+            try change.record(
+                AuditEntry(
+                    action: "change.apply", targetType: "change_request", targetID: String(id), environment: request.environment,
+                    after: .object([
+                        "operation": .string(request.operation), "digest": .string(request.digest),
+                        "approvals": .array(counted.map { .string($0.principal) }), "required": .int(request.required),
+                        "rows": .int(rows), "applied_by": .string(appliedBy), "author": .string(request.author),
+                    ])))
+            return id
+        case .emergency(let new, let reason):
+            try RequiredRole.check(.admin(doing: "apply a protected change as an emergency"), db, by: change.actor)
+            let id = try insert(
+                db, new, author: change.actor.osUser, state: "applied", base: base, rows: change.recordedEntries.map(\.changeRow),
+                scheduledAt: nil, now: change.now)
+            try db.execute(
+                sql: "UPDATE change_requests SET emergency = 1, closed_at = ?, closed_by = ?, close_reason = ? WHERE id = ?",
+                arguments: [change.now, change.actor.osUser, reason, id])
+            try change.record(
+                AuditEntry(
+                    action: "change.emergency", targetType: "change_request", targetID: String(id), environment: new.environment,
+                    reason: reason,
+                    after: .object([
+                        "operation": .string(new.operation), "digest": .string(new.digest), "required": .int(new.required),
+                        "rows": .int(rows), "summary": .string(new.summary),
+                    ])))
+            return id
+        }
+    }
+}

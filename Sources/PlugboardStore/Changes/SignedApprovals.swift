@@ -1,0 +1,49 @@
+import Crypto
+import Foundation
+import GRDB
+import PlugboardModel
+
+/// Signed approvals: what a host checks before it loads a release enabled in an environment whose policy requires
+/// them.
+enum SignedApprovals {
+    /// Checks that `signature` is by a registered, unrevoked approver key of `principal` and verifies over `digest`.
+    static func check(_ db: Database, _ signature: ApprovalSignature, digest: String, principal: String) throws {
+        try SigningKeys.validateKeyID(signature.keyID)
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM approvers WHERE key_id = ?", arguments: [signature.keyID]) else {
+            throw BoardError.notAllowed(
+                "the key \(signature.keyID) is not a registered approver key; an admin registers it with plugboard approver add \(principal) PUBLIC_KEY")
+        }
+        guard (row["revoked_at"] as String?) == nil else { throw BoardError.notAllowed("the approver key \(signature.keyID) is revoked") }
+        guard (row["principal"] as String) == principal else {
+            throw BoardError.notAllowed("the approver key \(signature.keyID) is registered for \(row["principal"] as String), not \(principal)")
+        }
+        let key = try SigningKeys.publicKey(base64: row["public_key"])
+        guard let raw = Data(base64Encoded: signature.signature), raw.count == 64,
+            key.isValidSignature(raw, for: Data(ApprovalSignature.statement(digest: digest).utf8))
+        else {
+            throw BoardError.invalid("the signature does not verify with the approver key \(signature.keyID) over the change's digest")
+        }
+    }
+
+    /// Keeps, beside the enablement a signed request applies, the request and its approvers' signatures, for hosts.
+    static func recordEnablement(_ db: Database, request: ChangeRequest, counted: [ChangeApproval]) throws {
+        guard request.operation == "plugin.enable", let environment = request.environment else { return }
+        let signatures = try Row.fetchAll(
+            db, sql: "SELECT key_id, signature FROM change_approvals WHERE change_id = ? AND key_id IS NOT NULL ORDER BY key_id",
+            arguments: [request.id]
+        ).filter { row in counted.contains { $0.keyID == row["key_id"] } }
+            .map { ["key_id": $0["key_id"] as String, "signature": $0["signature"] as String] }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let text = String(decoding: try encoder.encode(signatures), as: UTF8.self)
+        guard let body = try? JSONSerialization.jsonObject(with: Data(request.body.utf8)) as? [String: Any],
+            let pluginID = body["id"] as? String
+        else { return }
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO enablement_approvals (plugin_id, environment, change_id, operation, body, digest, signatures)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [pluginID, environment, request.id, request.operation, request.body, request.digest, text])
+    }
+}
