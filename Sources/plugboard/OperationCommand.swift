@@ -28,6 +28,9 @@ struct OperationCommand<Op: ParsedOperation, Flags: ChangeFlags>: RemoteCommand 
                 output.report(change)
             } else if !output.json, let text = operation.text(for: answer) {
                 print(multiline(text))
+            } else if !output.json, let result = answer as? ChangeRequestResult {
+                // A step of a change request's life (approve, reject, cancel, schedule, acknowledge) says what it did.
+                print(multiline(result.message))
             } else {
                 output.printJSON(answer)
             }
