@@ -207,4 +207,18 @@ struct ChangeRequestCLITests {
         #expect(rows == ["plugin.pin -", "change.emergency INC-9: 1.0.0 leaks"], "\(rows)")
         try await sandbox.ok("audit", "verify")
     }
+
+    /// `Tools/Scripts/audit-verify`, the auditor's script, proves the tables of change requests as `audit verify` does.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
+    func theAuditorsScriptAgreesOnABoardWithChangeRequests() async throws {
+        let sandbox = try await Self.protectedBoard()
+        try await sandbox.ok("plugin", "pin", Self.pay, "1.1.0", "--env", "production")
+        try await sandbox.ok("change", "reject", "1", "--reason", "no")
+        try await sandbox.ok("plugin", "unpin", Self.pay, "--env", "production", "--emergency", "--reason", "INC-2")
+        let verify = try await sandbox.ok("audit", "verify").stdout
+        let script = try await sandbox.run([ChainForgery.script, sandbox.board], db: false, executable: "/usr/bin/python3")
+        #expect(script.status == 0 && script.stdout.hasPrefix("intact: "), "\(script)")
+        let rows = try #require(script.stdout.split(separator: ",").dropFirst().first?.split(separator: " ").first, "\(script)")
+        #expect(verify.contains("the board's \(rows) rows of policy match it"), "script: \(script.stdout) verify: \(verify)")
+    }
 }

@@ -167,4 +167,36 @@ struct ChangeRequestLifeTests {
         #expect(revive.status == 202 && revive.headers["plugboard-change-request"] == "2", "\(revive)")
         #expect(try await board.sandbox.boardFile.int("SELECT count(*) FROM kill_switches WHERE revived_at IS NULL") == 1)
     }
+
+    @Test func waitReturnsOnceTheRequestIsAppliedOrRejected() async throws {
+        let board = try await ProtectedBoard.start()
+        defer { Task { await board.stop() } }
+        let sandbox = board.sandbox
+        /// Waits until request `id` is on the board (the waiting command's stdout is a pipe: its lines come at its end).
+        func opened(_ id: Int) async throws {
+            try await eventually("change request \(id) opened", poll: .milliseconds(100)) {
+                try await sandbox.boardFile.int("SELECT count(*) FROM change_requests WHERE id = ?", .integer(Int64(id))) == 1
+            }
+        }
+        let waiting = try ChildProcess(
+            Sandbox.binary, ["plugin", "enable", Self.pay, "--env", "production", "--wait", "--db", sandbox.board])
+        try await opened(1)
+        try await board.ok("alice", "change", "approve", "1")
+        #expect(waiting.isRunning)
+        try await board.ok("bob", "change", "approve", "1")
+        #expect(await waiting.closeInput(timeout: .seconds(120)) == 0, "\(waiting.output) \(waiting.errorOutput)")
+        #expect(
+            waiting.output == [
+                "change request 1 opened: plugin enable \(Self.pay) in production; needs 2 approvals", "change request 1 applied by bob",
+            ],
+            "\(waiting.output)")
+
+        let rejected = try ChildProcess(
+            Sandbox.binary, ["plugin", "pin", Self.pay, "1.1.0", "--env", "production", "--wait", "--db", sandbox.board])
+        try await opened(2)
+        try await board.ok("carol", "change", "reject", "2", "--reason", "pin after the freeze")
+        #expect(await rejected.closeInput(timeout: .seconds(120)) == 1, "\(rejected.output) \(rejected.errorOutput)")
+        #expect(rejected.output.last == "change request 2 rejected by carol", "\(rejected.output)")
+        #expect(rejected.errorOutput.contains("change request 2 was rejected: pin after the freeze"), "\(rejected.errorOutput)")
+    }
 }
