@@ -136,7 +136,14 @@ struct ChangeRequestPropertyTests {
         let seed = Self.seed("forged application")
         let board = try await ProtectedBoard.start()
         let sandbox = board.sandbox
-        let (log, _) = try await Self.history(board, seed: seed, count: 300)
+        // One enablement in production applied through its request for sure, then a random history.
+        let first = try #require(try await sandbox.boardFile.int("SELECT max(seq) FROM audit_log")) + 1
+        let opened = try await board.ok("carol", "plugin", "enable", ProtectedBoard.search, "--env", "production", "--json")
+        let id = String(try ProtectedBoard.requestID(opened))
+        try await board.ok("alice", "change", "approve", id)
+        try await board.ok("bob", "change", "approve", id)
+        _ = try await Self.history(board, seed: seed, count: 300)
+        let log = try await AuditRows.read(sandbox, from: first)
         let applied = try Self.checkApplied(log, seed: seed)
         let enable = applied.sorted { $0.key < $1.key }.first { apply in
             apply.value.contains { seq in log.contains { $0.seq == seq && $0.action == "plugin.enable" && $0.environment == "production" } }
