@@ -4,7 +4,8 @@ package enum AdminAPI {
         let groups: [[any ParsedOperation.Type]] = [
             PluginOperations.reads, PluginOperations.lifecycle, HostOperations.all, RolloutOperations.all,
             [TrustOperations.AddSignature.self], RoleOperations.owners, RoleOperations.admins, FlagOperations.all,
-            TrustOperations.policies, TrustOperations.signers, TokenOperations.apiTokens, TokenOperations.accessTokens,
+            TrustOperations.policies, TrustOperations.signers, ApproverOperations.all, TokenOperations.apiTokens,
+            TokenOperations.accessTokens,
             BoardOperations.all, SecretOperations.all, ChangeOperations.all,
         ]
         var requests: [any AdminRequest.Type] = []

@@ -286,5 +286,5 @@ package struct ApprovalSignature: Sendable, Hashable {
     }
 
     /// What an approver signs: `plugboard-approval-v1\n` + the change's digest + `\n`.
-    package static func statement(digest: String) -> String { "plugboard-approval-v1\n\(digest)\n" }
+    package static func statement(digest: String) -> String { ApprovalStatement.text(digest: digest) }
 }
