@@ -215,7 +215,8 @@ let printer = Task {
         case .loaded(let id, let version): emit(["event": "loaded", "plugin": id, "version": version])
         case .deactivated(let id, let version, let reason):
             emit(["event": "deactivated", "plugin": id, "version": version, "reason": reason.code.rawValue])
-        case .skipped(let id, _, let reason): emit(["event": "skipped", "plugin": id, "reason": reason.code.rawValue])
+        case .skipped(let id, _, let reason):
+            emit(["event": "skipped", "plugin": id, "reason": reason.code.rawValue, "message": reason.message])
         case .failed(let id, _, let reason): emit(["event": "failed", "plugin": id, "reason": reason.message])
         case .boardChanged(let version): emit(["event": "changed", "data_version": String(version)])
         case .warning(let message): emit(["event": "warning", "message": message])
