@@ -1,5 +1,6 @@
 import ArgumentParser
 import Crypto
+import Foundation
 import PlugboardModel
 import PlugboardOperations
 
@@ -43,8 +44,15 @@ struct ChangeApproveCommand: RemoteCommand {
                     "change request \(operation.id) states the digest \(request.digest.prefix(12))… but its operation and body give \(digest.prefix(12))…; it was not approved"
                 )
             }
-            operation.keyID = try KeyID(validating: SigningKeys.keyID(publicKey: privateKey.publicKey.rawRepresentation))
+            let keyID = SigningKeys.keyID(publicKey: privateKey.publicKey.rawRepresentation)
+            operation.keyID = try KeyID(validating: keyID)
             operation.signature = try ApprovalStatement.sign(digest: digest, with: privateKey)
+            // What the signature covers, exactly: the operation and body read, not the request's summary.
+            let body = request.body.count > 300 ? "\(request.body.prefix(300))…" : request.body
+            FileHandle.standardError.write(
+                Data(
+                    "note: signed with key \(keyID) the approval of \(request.operation) \(Validate.printable(body)) (digest \(digest.prefix(16))…)\n"
+                        .utf8))
         }
         let answer = try global.perform(operation)
         if output.json { output.printJSON(answer) } else { print(multiline(operation.text(for: answer) ?? answer.message)) }

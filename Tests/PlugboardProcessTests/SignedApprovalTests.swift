@@ -124,6 +124,14 @@ struct SignedApprovalTests {
         try await approved.sandbox.ok("approver", "revoke", bobID, "--reason", "laptop lost")
         let afterRevoke = try await Self.fileHost(approved.sandbox)
         #expect(Self.unapproved(afterRevoke, Self.pay) != nil, "\(afterRevoke)")
+        // A host pinned to bob's and carol's keys decides by its own anchor.
+        let pinnedAfterRevoke = try await Self.fileHost(approved.sandbox, approved.pinned)
+        #expect(Self.loaded(pinnedAfterRevoke, Self.pay), "\(pinnedAfterRevoke)")
+        // Signed approvals enable once: disabled (a stop, at once) and enabled again as an emergency, pay lacks them.
+        try await approved.sandbox.ok("plugin", "disable", Self.pay, "--env", "production")
+        try await approved.sandbox.ok("plugin", "enable", Self.pay, "--env", "production", "--emergency", "--reason", "INC-8")
+        let again = try await Self.fileHost(approved.sandbox, approved.pinned)
+        #expect(Self.unapproved(again, Self.pay)?.contains("without signed approvals") == true, "\(again)")
         await approved.served.stop()
     }
 
