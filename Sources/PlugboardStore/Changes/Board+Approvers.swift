@@ -98,6 +98,20 @@ enum ApproverQueries {
             ?? false
     }
 
+    /// The plug-ins enabled in `environment` whose enablement carries fewer than `required` signatures (counted as
+    /// stored, not verified): what hosts that check signed approvals do not load there.
+    static func unapproved(_ db: Database, environment: String, required: Int) throws -> [String] {
+        guard try hasTables(db) else { return [] }
+        return try String.fetchAll(
+            db,
+            sql: """
+                SELECT e.plugin_id FROM plugin_environments e
+                LEFT JOIN enablement_approvals a ON a.plugin_id = e.plugin_id AND a.environment = e.environment
+                WHERE e.environment = ? AND e.enabled = 1 AND coalesce(json_array_length(a.signatures), 0) < ?
+                ORDER BY e.plugin_id
+                """, arguments: [environment, required])
+    }
+
     /// What a host of `environment` checks signed approvals with, for the plug-ins `enabled` there: nil when the
     /// policy does not require signed approvals and none of them carries any.
     static func evidence(_ db: Database, environment: String, enabled: [String]) throws -> ApprovalEvidence? {

@@ -63,7 +63,13 @@ extension Board {
                 newApprovals == 0
                 ? "changes there are applied at once"
                 : "a change that starts or widens what runs there needs \(newApprovals) approval\(newApprovals == 1 ? "" : "s") by other people\(newSigned == "require" ? ", signed" : "")"
-            return ChangeResult(changed: true, "Set the approval policy of \(environment): \(effect).")
+            // What hosts of the environment stop running: enablements without enough signatures.
+            let short =
+                newSigned == "require" ? try ApproverQueries.unapproved(change.db, environment: environment, required: newApprovals) : []
+            let notes = short.map {
+                "hosts of \(environment) do not run \($0), enabled there without \(newApprovals) signed approvals; to run it, disable it and enable it again with approvers' signatures"
+            }
+            return ChangeResult(changed: true, "Set the approval policy of \(environment): \(effect).", notes: notes)
         }
     }
 
