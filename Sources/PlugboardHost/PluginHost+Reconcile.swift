@@ -231,7 +231,7 @@ extension PluginHost {
                         return .failure(
                             MissingArtifact(why: "could not be fetched from \(source.name): \(fetchFailures[sha] ?? "no reason given")"))
                     }, environment: environment, policy: policy)
-            }, approvals: approvals)
+            }, approvals: approvals, verifiedApprovals: verifiedApprovals)
     }
 
     func activate(_ id: String, version: String, _ notes: ReconcileNotes) async {

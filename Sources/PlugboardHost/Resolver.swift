@@ -29,6 +29,8 @@ public struct Resolver: Sendable {
     public let availability: @Sendable (_ pluginID: String, _ version: RegistrySnapshot.Version) -> SkipReason?
     /// The approver keys the host trusts itself (rule 2); nil trusts the board's approvers and policy.
     public let approvals: ApprovalAnchor?
+    /// Signatures of approvals already verified, kept by the host across resolutions.
+    let verifiedApprovals: VerifiedApprovals?
 
     /// Creates a resolver for the host `hostID`, which decides the host's cohort in rollouts (the empty id, the default,
     /// is one host id like any other: give the host's own).
@@ -37,6 +39,18 @@ public struct Resolver: Sendable {
         quarantine: @escaping @Sendable (String, String) -> SkipReason? = { _, _ in nil },
         availability: @escaping @Sendable (String, RegistrySnapshot.Version) -> SkipReason?, approvals: ApprovalAnchor? = nil
     ) {
+        self.init(
+            hostVersion: hostVersion, hostID: hostID, gate: gate, quarantine: quarantine, availability: availability, approvals: approvals,
+            verifiedApprovals: nil)
+    }
+
+    init(
+        hostVersion: SemanticVersion, hostID: String, gate: @escaping @Sendable (String) -> Bool,
+        quarantine: @escaping @Sendable (String, String) -> SkipReason?,
+        availability: @escaping @Sendable (String, RegistrySnapshot.Version) -> SkipReason?, approvals: ApprovalAnchor?,
+        verifiedApprovals: VerifiedApprovals?
+    ) {
+        self.verifiedApprovals = verifiedApprovals
         self.hostVersion = hostVersion
         self.hostID = hostID
         self.gate = gate
@@ -141,7 +155,8 @@ public struct Resolver: Sendable {
             )
         }
         if let problem = ApprovalCheck.problem(
-            pluginID: id, environment: snapshot.environment, evidence: snapshot.approvals, anchor: approvals)
+            pluginID: id, environment: snapshot.environment, evidence: snapshot.approvals, anchor: approvals,
+            verifies: verifiedApprovals?.verifies ?? ApprovalStatement.verifies)
         {
             return .failure(Refusal(version: nil, reason: SkipReason(.unapproved, problem)))
         }

@@ -1,11 +1,8 @@
 import Crypto
 import Foundation
-import GRDB
 import PlugboardModel
 import PlugboardTestSupport
 import Testing
-
-@testable import PlugboardStore
 
 /// Signed approvals as operators and hosts use them: production needs 2 signed approvals; alice opens a request through
 /// `plugboard serve --admin`, bob and carol approve it with their keys from their machines (`change approve --key`,
@@ -215,18 +212,11 @@ struct SignedApprovalTests {
         return (body, digest, signatures)
     }
 
-    /// Writes `statements` as a writer with the board file and Plugboard's code would: in one change whose audit row and
-    /// state proof the board's own code computes, so that the chain and the proof stay consistent.
+    /// Writes `statements` in one change whose audit row and state proof Plugboard's own code computes.
     static func rewrite(_ sandbox: Sandbox, _ statements: [String]) async throws {
-        let board = try Board.open(at: sandbox.board)
-        let writer = try Principal(osUser: "root")
-        try board.change(writer, refusal: AuditEntry(action: "plugin.enable", targetType: "plugin", targetID: other)) { change in
-            for statement in statements { try change.db.execute(sql: statement) }
-            try change.record(
-                AuditEntry(
-                    action: "plugin.enable", targetType: "plugin", targetID: other, environment: "production",
-                    after: .object(["enabled": .bool(true)])))
-        }
+        try ConsistentRewrite.apply(
+            board: sandbox.board, statements, as: "root",
+            audit: (action: "plugin.enable", targetType: "plugin", targetID: other, environment: "production"))
     }
 }
 

@@ -171,8 +171,12 @@ public enum ApprovalCheck {
     /// its registered, unrevoked approver keys count, one per principal. With `anchor`, only its keys count, one per
     /// key, and at least its count is needed (more when the board's policy asks for more). The change's digest is
     /// recomputed from the operation and body carried; a signature counts only over a `plugin.enable` of exactly
-    /// `pluginID` in `environment`.
-    public static func problem(pluginID: String, environment: String, evidence: ApprovalEvidence?, anchor: ApprovalAnchor?) -> String? {
+    /// `pluginID` in `environment`. `verifies` checks one signature (``ApprovalStatement/verifies(_:publicKey:digest:)``,
+    /// or a memo of it).
+    public static func problem(
+        pluginID: String, environment: String, evidence: ApprovalEvidence?, anchor: ApprovalAnchor?,
+        verifies: (_ signature: String, _ publicKey: String, _ digest: String) -> Bool = ApprovalStatement.verifies
+    ) -> String? {
         let required: Int
         let keys: [String: (publicKey: String, holder: String)]
         if let anchor {
@@ -198,7 +202,7 @@ public enum ApprovalCheck {
         let digest = ApprovalStatement.changeDigest(operation: enablement.operation, body: enablement.body)
         var holders: Set<String> = []
         for signature in enablement.signatures {
-            guard let key = keys[signature.keyID], ApprovalStatement.verifies(signature.signature, publicKey: key.publicKey, digest: digest)
+            guard let key = keys[signature.keyID], verifies(signature.signature, key.publicKey, digest)
             else { continue }
             holders.insert(key.holder)
         }
