@@ -10,7 +10,7 @@ public import PlugboardVersioning
 ///    the rolled-out release in the host's cohort, and releases up to the previous one), and P is skipped as `rollout`
 ///    when none does. A pinned version ignores rollouts;
 /// 2. no kill switch covers P, P@V or all plug-ins, and where signed approvals are required, P's enablement carries
-///    enough valid ones (``ApprovalCheck``, with the host's `approvals` anchor);
+///    enough valid ones (``/PlugboardModel/ApprovalCheck``, with the host's `approvals` anchor);
 /// 3. P's gate flag, if any, is on for the host's context;
 /// 4. every dependency resolves to a loaded plug-in within its range, with no cycles;
 /// 5. the host did not quarantine P@V for crashing it (checked by the `quarantine` closure);
