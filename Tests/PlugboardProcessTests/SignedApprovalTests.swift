@@ -6,9 +6,10 @@ import Testing
 
 /// Signed approvals as operators and hosts use them: production needs 2 signed approvals; alice opens a request through
 /// `plugboard serve --admin`, bob and carol approve it with their keys from their machines (`change approve --key`,
-/// `--server`), and hosts of the board file and of the served board load the plug-in. A change that lacks the
+/// `--server`), and hosts of the board file and of the served board load the plug-in. An enablement that lacks the
 /// signatures — an admin's emergency, or rows written by hand with the audit chain and the state proof recomputed by
-/// the board's own code — is refused by every host pinned to the approvers' keys, with the reason `unapproved`.
+/// the board's own code — is refused with the reason `unapproved`: by every host when the signatures are missing or
+/// made for another change, and by hosts pinned to the approvers' keys when the writer registered keys of their own.
 @Suite("signed approvals a host checks (processes)", .serialized)
 struct SignedApprovalTests {
     static let pay = "com.example.pay"
@@ -136,8 +137,10 @@ struct SignedApprovalTests {
         let approved = try await Self.approved()
         let sandbox = approved.sandbox
 
-        // An admin enables other as an emergency: audited, proven, and unsigned.
-        try await sandbox.ok("plugin", "enable", Self.other, "--env", "production", "--emergency", "--reason", "INC-7")
+        // A writer enables other by hand, with the board's own code recomputing the audit chain and the state proof:
+        // `audit verify` holds, hosts prove the board, and the enablement carries no signature.
+        try await Self.rewrite(
+            sandbox, ["UPDATE plugin_environments SET enabled = 1 WHERE plugin_id = '\(Self.other)' AND environment = 'production'"])
         try await sandbox.ok("audit", "verify")
         for options in [approved.pinned, []] {
             let file = try await Self.fileHost(sandbox, options)
@@ -212,11 +215,12 @@ struct SignedApprovalTests {
         return (body, digest, signatures)
     }
 
-    /// Writes `statements` in one change whose audit row and state proof Plugboard's own code computes.
+    /// Writes `statements` in one change whose audit row and state proof Plugboard's own code computes, under an action
+    /// name of the writer's choosing.
     static func rewrite(_ sandbox: Sandbox, _ statements: [String]) async throws {
         try ConsistentRewrite.apply(
             board: sandbox.board, statements, as: "root",
-            audit: (action: "plugin.enable", targetType: "plugin", targetID: other, environment: "production"))
+            audit: (action: "board.maintenance", targetType: "board", targetID: "board", environment: nil))
     }
 }
 
