@@ -245,6 +245,11 @@ public enum ChangeOperations {
     }
 }
 
+extension ParsedOperation where Response == ChangeRequestResult {
+    /// Its sentence.
+    package static func text(_ result: ChangeRequestResult) -> String? { result.message }
+}
+
 /// The text of change requests without `--json`.
 enum ChangeText {
     static func show(_ request: ChangeRequest) -> String {

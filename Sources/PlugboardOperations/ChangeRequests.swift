@@ -95,18 +95,21 @@ extension AdminRequest {
     /// `plugin enable com.example.pay in production`: the command and its values, without the environment.
     func summary(_ scope: WideningScope) -> String {
         var words = Self.name.replacingOccurrences(of: ".", with: " ")
-        let flags = (Self.self as? any ParsedOperation.Type).map { OperationWire.flagNames($0) } ?? []
+        let fields = (Self.self as? any ParsedOperation.Type).map { OperationWire.fieldsByName($0) } ?? [:]
         if let body = try? wireBody(), let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] {
-            for key in object.keys.sorted() where key != "env" {
+            // Positional values first, as the command takes them, then options.
+            let keys = object.keys.filter { $0 != "env" }.sorted()
+            let positional = keys.filter { if case .positional = fields[$0]?.kind { return true } else { return false } }
+            for key in positional + keys.filter({ !positional.contains($0) }) {
                 let value = object[key]!
-                let option = "--" + key.replacingOccurrences(of: "_", with: "-")
-                if flags.contains(key) {
-                    if "\(value)" == "true" || "\(value)" == "1" { words += " \(option)" }
-                    continue
-                }
                 let text = (value as? [Any]).map { $0.map { "\($0)" }.joined(separator: ",") } ?? "\(value)"
                 let shown = Validate.escaped(String(text.prefix(200)))
-                words += ["id", "name"].contains(key) ? " \(shown)" : " \(option) \(shown)"
+                switch fields[key]?.kind {
+                case .positional: words += " \(shown)"
+                case .flag(let flag): if text == "true" || text == "1" { words += " --\(flag)" }
+                case .option(let option): words += " --\(option) \(shown)"
+                default: words += " \(key)=\(shown)"
+                }
             }
         }
         return words + (scope.environment.map { " in \($0)" } ?? " (board-wide)")
@@ -127,8 +130,10 @@ extension ParsedOperation {
 /// Applying change requests, by number: the request's operation is decoded from its stored body and performed by the
 /// same code as any other request, as its author, with the approvals checked in the same transaction.
 package enum ChangeRequests {
-    /// The principal the schedule applies due requests as (`plugboard serve`, `plugboard change apply-due`).
-    package static let schedule = "plugboard/change-schedule"
+    /// The principal `plugboard serve`'s schedule applies due requests as, arriving `via`.
+    package static func schedulePrincipal(via: String) throws(BoardError) -> Principal {
+        try Principal(osUser: "plugboard/change-schedule", via: via)
+    }
 
     /// `change request 12 opened: plugin enable com.example.pay in production; needs 2 approvals`.
     static func opened(_ request: ChangeRequest) -> String {
