@@ -85,9 +85,11 @@ public enum ChangeOperations {
         @Option(name: .long, help: "Base64 of the approver key's Ed25519 signature of the change's approval statement.")
         public var signature: String?
         public init() {}
-        public init(id: RequestID, comment: Reason? = nil) {
+        public init(id: RequestID, comment: Reason? = nil, keyID: KeyID? = nil, signature: String? = nil) {
             self.id = id
             self.comment = comment
+            self.keyID = keyID
+            self.signature = signature
         }
         public func validate() throws {
             if (keyID == nil) != (signature == nil) { throw ValidationError("--key-id and --signature go together") }

@@ -34,9 +34,12 @@ public enum TrustOperations {
         public init() {}
         public init(signatures: SignaturePolicy, env: String) {
             self.signatures = signatures
+            approvals = nil
+            signedApprovals = nil
             self.env = env
         }
         public init(approvals: Int, signedApprovals: SignedApprovals? = nil, env: String) {
+            signatures = nil
             self.approvals = approvals
             self.signedApprovals = signedApprovals
             self.env = env

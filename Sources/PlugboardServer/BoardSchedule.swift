@@ -29,11 +29,12 @@ package final class BoardSchedule: Service, Sendable {
         var said: String?
         let nextChanges = Mutex(ContinuousClock.now)
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            let board = board
+            let (board, logger) = (board, logger)
             let outcome = Mutex<Result<([RolloutTick], [ChangeRequestResult]), BoardError>>(.success(([], [])))
             await BoardWatcher.offPool {
                 do throws(BoardError) {
                     let ticks = try board.tickRollouts(via: "plugboard serve")
+                    for said in RolloutOperations.Step.requestWaitingSteps(ticks, on: board) { logger.notice("\(said)") }
                     var changes: [ChangeRequestResult] = []
                     if ContinuousClock.now >= nextChanges.withLock({ $0 }) {
                         nextChanges.withLock { $0 = ContinuousClock.now + .seconds(1) }
@@ -50,7 +51,7 @@ package final class BoardSchedule: Service, Sendable {
                 for change in changes {
                     logger.notice("\(change.message)", metadata: ["change_request": "\(change.id)", "state": "\(change.state)"])
                 }
-                for tick in ticks {
+                for tick in ticks where tick.action != .awaitingApproval {
                     let metadata: Logger.Metadata = [
                         "plugin": "\(tick.pluginID)", "environment": "\(tick.environment)", "version": "\(tick.version)",
                     ]
