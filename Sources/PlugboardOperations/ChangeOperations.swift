@@ -103,14 +103,16 @@ public enum ChangeOperations {
             let signed = keyID.map { ApprovalSignature(keyID: $0.text, signature: signature ?? "") }
             let approved = try board.approveChangeRequest(id.value, comment: comment?.text, base: base, signature: signed, by: actor)
             let count = "\(approved.currentApprovals) of \(approved.required) approvals"
-            guard approved.currentApprovals >= approved.required else {
+            // Short of approvals because some no longer count: applying says which rows moved.
+            let stale = approved.approvals.contains { !$0.current && $0.principal != approved.author }
+            guard approved.currentApprovals >= approved.required || (stale && approved.scheduledAt == nil) else {
                 return OperationReply(ChangeRequestResult(message: "change request \(id) approved by \(actor.osUser); \(count)", request: approved))
             }
             if let at = approved.scheduledAt {
                 return OperationReply(
                     ChangeRequestResult(message: "change request \(id) approved by \(actor.osUser); \(count); it applies at \(at)", request: approved))
             }
-            if approved.authorApplies {
+            if approved.authorApplies, approved.currentApprovals >= approved.required {
                 return OperationReply(
                     ChangeRequestResult(
                         message: "change request \(id) approved by \(actor.osUser); \(count); \(approved.author) applies it with plugboard change apply \(id)",
