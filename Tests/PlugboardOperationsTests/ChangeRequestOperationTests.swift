@@ -59,6 +59,19 @@ struct ChangeRequestOperationTests {
         #expect(try BoardOperations.Verify(checkpoint: nil).perform(on: board, as: Self.alice).value.ok)
     }
 
+    @Test func aTokenTheAuthorMadeForSomeoneElseDoesNotApproveTheAuthorsRequest() throws {
+        let board = try Self.board()
+        _ = try TokenOperations.CreateAccessToken(
+            principal: try PersonPrincipal(validating: "bob"), name: try TokenName(validating: "from-alice"), expires: nil, readOnly: false
+        ).perform(on: board, as: Self.alice)
+        let request = try Self.opened(PluginOperations.Enable(id: Self.alpha, env: "production"), on: board, as: Self.alice)
+        let bobByAlice = try Principal(osUser: "bob", via: "token from-alice from 127.0.0.1", accessToken: "from-alice")
+        #expect {
+            try Self.approve(request.id, on: board, as: bobByAlice)
+        } throws: { ($0 as? BoardError)?.message.contains("was made by alice, who opened change request") == true }
+        #expect(try board.changeRequest(request.id).approvals.isEmpty)
+    }
+
     @Test func stopsAndTighteningApplyAtOnceAndOtherEnvironmentsAreNotProtected() throws {
         let board = try Self.board()
         guard case .performed = try PluginOperations.Enable(id: Self.alpha, env: "staging").submit(on: board, as: Self.alice) else {

@@ -126,6 +126,17 @@ extension Board {
             guard request.author != actor.osUser else {
                 throw BoardError.notAllowed("\(actor.osUser) opened change request \(id) and cannot approve it; another person must")
             }
+            // A token the author made for someone else is the author's hand: it does not approve the author's request.
+            if let token = actor.accessToken,
+                let maker = try Row.fetchOne(
+                    change.db, sql: "SELECT created_by, parent_principal FROM access_tokens WHERE principal = ? AND name = ?",
+                    arguments: [actor.osUser, token]),
+                (maker["created_by"] as String?) == request.author || (maker["parent_principal"] as String?) == request.author
+            {
+                throw BoardError.notAllowed(
+                    "the access token '\(token)' of \(actor.osUser) was made by \(request.author), who opened change request \(id); \(actor.osUser) approves with a token of their own"
+                )
+            }
             if request.signed {
                 guard let signature else {
                     throw BoardError.invalid(
