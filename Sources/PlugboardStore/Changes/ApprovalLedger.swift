@@ -23,9 +23,10 @@ enum ApprovalLedger {
     }
 
     static func problems(_ db: Database, widening: WideningActions) throws -> [String] {
-        guard !widening.actions.isEmpty,
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM audit_log WHERE action = 'policy.set' AND target_type = 'approval_policy')")
-                == true
+        // A board never protected has no approval policy row (a row set back to 0 stays; the state proof holds the table
+        // to the log), and nothing to replay.
+        guard !widening.actions.isEmpty, try db.tableExists("approval_policies"),
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM approval_policies)") == true
         else { return [] }
         var policies: [String: Int] = [:]
         var requests: [String: Request] = [:]
