@@ -20,7 +20,8 @@ package enum AdminAPI {
     /// The operations that start or widen what runs, by name (their audit rows' action): what `audit verify` holds to
     /// the approval policies.
     package static let wideningActions = WideningActions(
-        Dictionary(uniqueKeysWithValues: requests.compactMap { type in
-            type.declaration.widens == .never ? nil : (type.declaration.name, type.declaration.widens == .boardWide)
-        }))
+        Dictionary(
+            uniqueKeysWithValues: requests.compactMap { type in
+                type.declaration.widens == .never ? nil : (type.declaration.name, type.declaration.widens == .boardWide)
+            }))
 }

@@ -144,7 +144,8 @@ package enum AdminOpenAPI {
             out += "        - name: \(AdminWire.emergencyHeader)\n"
             out += "          in: header\n"
             out += "          required: false\n"
-            out += "          description: 'Where it waits for approvals: apply it at once as an audited emergency (admins), for this reason.'\n"
+            out +=
+                "          description: 'Where it waits for approvals: apply it at once as an audited emergency (admins), for this reason.'\n"
             out += "          schema: {type: string}\n"
         }
         if method == "post" {

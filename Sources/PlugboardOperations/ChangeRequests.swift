@@ -53,7 +53,8 @@ extension AdminRequest {
         guard let scope, let protection, protection.required > 0 else {
             if !options.isEmpty {
                 throw BoardError.invalid(
-                    "\(Self.name) here needs no approvals, so it is applied at once; --at and --emergency are for changes that wait for approvals")
+                    "\(Self.name) here needs no approvals, so it is applied at once; --at and --emergency are for changes that wait for approvals"
+                )
             }
             return .performed(try perform(on: board, as: actor))
         }
@@ -145,7 +146,8 @@ package enum ChangeRequests {
     /// An ISO-8601 time (`2026-12-01T09:00:00Z`), as the board writes its timestamps.
     static func time(_ text: String) throws(BoardError) -> String {
         guard text.utf8.count <= 64, let date = Timestamp.parse(text) else {
-            throw BoardError.invalid("'\(Validate.printable(String(text.prefix(64))))' is not a time: give ISO-8601, for example 2026-12-01T09:00:00Z")
+            throw BoardError.invalid(
+                "'\(Validate.printable(String(text.prefix(64))))' is not a time: give ISO-8601, for example 2026-12-01T09:00:00Z")
         }
         return Timestamp.format(date)
     }
@@ -153,7 +155,8 @@ package enum ChangeRequests {
     /// The operation type a request names.
     static func operationType(of request: ChangeRequest) throws(BoardError) -> any AdminRequest.Type {
         guard let type = AdminAPI.requests.first(where: { $0.name == request.operation }) else {
-            throw BoardError(.integrity, "change request \(request.id) names the operation '\(request.operation)', which this plugboard does not know")
+            throw BoardError(
+                .integrity, "change request \(request.id) names the operation '\(request.operation)', which this plugboard does not know")
         }
         return type
     }
@@ -218,7 +221,8 @@ package enum ChangeRequests {
                     throw error
                 }
                 let noted = try board.noteRefusedChange(id, because: error.message, by: applier)
-                results.append(ChangeRequestResult(message: "change request \(id) was due and not applied: \(error.message)", request: noted))
+                results.append(
+                    ChangeRequestResult(message: "change request \(id) was due and not applied: \(error.message)", request: noted))
             }
         }
         return results

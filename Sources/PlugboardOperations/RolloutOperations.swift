@@ -6,7 +6,9 @@ public import PlugboardVersioning
 /// Staged rollouts of a release: `plugboard rollout …`.
 public enum RolloutOperations {
     /// The operations of the group, in the order `plugboard rollout --help` lists them.
-    package static let all: [any ParsedOperation.Type] = [Start.self, Status.self, Pause.self, Resume.self, Step.self, Abort.self, Tick.self]
+    package static let all: [any ParsedOperation.Type] = [
+        Start.self, Status.self, Pause.self, Resume.self, Step.self, Abort.self, Tick.self,
+    ]
 
     /// `rollout start ID VERSION --steps --every [--max-failure-rate] [--min-hosts]`.
     public struct Start: ParsedOperation {
@@ -171,11 +173,14 @@ public enum RolloutOperations {
                     let digest = ChangeDigest.of(operation: name, body: String(decoding: try step.wireBody(), as: UTF8.self))
                     let pending = try board.changeRequests(state: "open") + board.changeRequests(state: "scheduled")
                     guard !pending.contains(where: { $0.digest == digest }) else { continue }
-                    if case .requested(let reply) = try step.submit(on: board, as: try Principal(osUser: tick.startedBy ?? Board.rolloutSchedule)) {
+                    if case .requested(let reply) = try step.submit(
+                        on: board, as: try Principal(osUser: tick.startedBy ?? Board.rolloutSchedule))
+                    {
                         said.append(reply.value.message)
                     }
                 } catch {
-                    said.append("the due step of the rollout of \(tick.pluginID) in \(tick.environment) could not be requested: \(error.message)")
+                    said.append(
+                        "the due step of the rollout of \(tick.pluginID) in \(tick.environment) could not be requested: \(error.message)")
                 }
             }
             return said

@@ -60,7 +60,8 @@ public enum TrustOperations {
                 return OperationReply(try board.setSignaturePolicy(signatures, environment: try environment(), by: actor))
             }
             return OperationReply(
-                try board.setApprovalPolicy(approvals: approvals, signed: signedApprovals?.rawValue, environment: try environment(), by: actor))
+                try board.setApprovalPolicy(
+                    approvals: approvals, signed: signedApprovals?.rawValue, environment: try environment(), by: actor))
         }
         /// Only a loosening waits for approvals: tightening a policy is applied at once.
         package func widening(on board: Board) throws(BoardError) -> WideningScope? {

@@ -16,7 +16,9 @@ struct ChangeRequestOperationTests {
     /// A board with alice, bob and carol as admins, alpha 1.0.0 and 1.1.0 registered, production requiring 2 approvals.
     static func board(approvals: Int = 2) throws -> Board {
         let board = try Board.inMemory(by: alice)
-        for name in ["bob", "carol"] { _ = try RoleOperations.AddAdmin(principal: try PersonPrincipal(validating: name)).perform(on: board, as: alice) }
+        for name in ["bob", "carol"] {
+            _ = try RoleOperations.AddAdmin(principal: try PersonPrincipal(validating: name)).perform(on: board, as: alice)
+        }
         for version in ["1.0.0", "1.1.0"] {
             let text = #"{"id":"com.example.alpha","name":"Alpha","version":"\#(version)"}"#
             _ = try PluginOperations.Register(manifest: .init(file: "alpha.json", text: text)).perform(on: board, as: alice)
@@ -39,7 +41,8 @@ struct ChangeRequestOperationTests {
     }
 
     static func enabled(_ board: Board, _ environment: String) throws -> Bool {
-        try PluginOperations.Show(id: alpha).perform(on: board, as: alice).value.environments.first { $0.environment == environment }?.enabled
+        try PluginOperations.Show(id: alpha).perform(on: board, as: alice).value.environments.first { $0.environment == environment }?
+            .enabled
             ?? false
     }
 
@@ -50,7 +53,9 @@ struct ChangeRequestOperationTests {
         #expect(request.rows.map(\.action) == ["plugin.enable"] && request.rows.first?.after?.contains("\"enabled\":true") == true)
         #expect(try !Self.enabled(board, "production"))
         #expect(throws: BoardError.self) { try Self.approve(request.id, on: board, as: Self.alice) }
-        #expect(try Self.approve(request.id, on: board, as: Self.bob).message == "change request \(request.id) approved by bob; 1 of 2 approvals")
+        #expect(
+            try Self.approve(request.id, on: board, as: Self.bob).message
+                == "change request \(request.id) approved by bob; 1 of 2 approvals")
         // Again by bob: a principal counts once.
         #expect(try Self.approve(request.id, on: board, as: Self.bob).request.currentApprovals == 1)
         let applied = try Self.approve(request.id, on: board, as: Self.carol)
@@ -161,7 +166,9 @@ struct ChangeRequestOperationTests {
         let verified = try BoardOperations.Verify(checkpoint: nil).perform(on: board, as: Self.alice).value
         #expect(!verified.ok)
         #expect(
-            verified.problems.contains { $0.contains("plugin.enable in production, was applied without the 2 approvals its policy required") },
+            verified.problems.contains {
+                $0.contains("plugin.enable in production, was applied without the 2 approvals its policy required")
+            },
             "\(verified.problems)")
     }
 }

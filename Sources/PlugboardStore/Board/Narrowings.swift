@@ -100,13 +100,16 @@ struct Narrowings: Sendable {
 
     /// Raises the copy's approval policies to the replaced board's, and closes the copy's pending change requests that
     /// are not pending on the replaced board.
-    private func narrowChanges(_ change: AuditedChange, _ add: (String, String, String, String?, String, Made.Key, AuditJSON, AuditJSON) -> Void)
+    private func narrowChanges(
+        _ change: AuditedChange, _ add: (String, String, String, String?, String, Made.Key, AuditJSON, AuditJSON) -> Void
+    )
         throws
     {
         let db = change.db
         guard try db.tableExists("change_requests") else { return }
         for (environment, kept) in approvalPolicies.sorted(by: { $0.key < $1.key }) {
-            let row = try Row.fetchOne(db, sql: "SELECT approvals, signed FROM approval_policies WHERE environment = ?", arguments: [environment])
+            let row = try Row.fetchOne(
+                db, sql: "SELECT approvals, signed FROM approval_policies WHERE environment = ?", arguments: [environment])
             let (approvals, signed): (Int, String) = (row?[0] ?? 0, row?[1] ?? "off")
             let raised = (max(approvals, kept.approvals), kept.signed == "require" ? "require" : signed)
             guard raised.0 != approvals || raised.1 != signed else { continue }
@@ -122,7 +125,9 @@ struct Narrowings: Sendable {
                 .policy(environment), .object(["approvals": .int(approvals), "signed_approvals": .string(signed)]),
                 .object(["approvals": .int(raised.0), "signed_approvals": .string(raised.1)]))
         }
-        for row in try Row.fetchAll(db, sql: "SELECT id, state, environment FROM change_requests WHERE state IN ('open', 'scheduled') ORDER BY id") {
+        for row in try Row.fetchAll(
+            db, sql: "SELECT id, state, environment FROM change_requests WHERE state IN ('open', 'scheduled') ORDER BY id")
+        {
             let (id, state, environment): (Int64, String, String?) = (row[0], row[1], row[2])
             let there = requestStates[id]
             guard there != "open", there != "scheduled" else { continue }

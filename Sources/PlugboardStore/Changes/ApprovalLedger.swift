@@ -65,9 +65,10 @@ enum ApprovalLedger {
                 guard action == "change.apply" else { break }
                 let needed = required(environment)
                 let request = requests[targetID]
-                let approvers = request.map { request in
-                    request.approvals.filter { $0.key != request.author && $0.value == request.digest }.count
-                } ?? 0
+                let approvers =
+                    request.map { request in
+                        request.approvals.filter { $0.key != request.author && $0.value == request.digest }.count
+                    } ?? 0
                 if approvers < needed {
                     problems.append(
                         "audit row \(seq) applied change request \(targetID) \(scope(environment)) with \(approvers) of the \(needed) approvals its policy required"
@@ -78,7 +79,9 @@ enum ApprovalLedger {
                 if action == "policy.set" {
                     let before = object(row["before_json"])
                     if (row["target_type"] as String?) == "approval_policy", let environment, let approvals = after["approvals"] as? Int {
-                        if approvals < ((before["approvals"] as? Int) ?? 0) || (after["signed_approvals"] as? String == "off" && before["signed_approvals"] as? String == "require") {
+                        if approvals < ((before["approvals"] as? Int) ?? 0)
+                            || (after["signed_approvals"] as? String == "off" && before["signed_approvals"] as? String == "require")
+                        {
                             if needed > 0 { uncovered[seq] = (action + " " + scope(environment), needed) }
                         }
                         policies[environment] = approvals

@@ -137,7 +137,8 @@ extension Board {
         let reports = try readTelemetry(empty: []) { db in try RolloutQueries.reported(db, pluginID, environment) }
         return try personChange(pluginID, environment, action: "step", reason: nil, by: actor) { change, record in
             guard record.rollout.state == .running, record.rollout.step + 1 < record.rollout.steps.count else {
-                throw BoardError.conflict("the rollout of \(record.name) is \(record.rollout.state.rawValue) and has no next step to move to")
+                throw BoardError.conflict(
+                    "the rollout of \(record.name) is \(record.rollout.state.rawValue) and has no next step to move to")
             }
             let figures = RolloutRules.Figures(record, reports)
             let current = figures.current
