@@ -1,3 +1,5 @@
+package import PlugboardStore
+
 /// Every operation of the operations API, in the order the OpenAPI document lists them.
 package enum AdminAPI {
     package static let requests: [any AdminRequest.Type] = {
@@ -15,4 +17,12 @@ package enum AdminAPI {
         requests.append(PluginOperations.Register.self)
         return requests
     }()
+
+    /// The operations that start or widen what runs, by name (their audit rows' action): what `audit verify` holds to
+    /// the approval policies.
+    package static let wideningActions = WideningActions(
+        Dictionary(
+            uniqueKeysWithValues: requests.compactMap { type in
+                type.declaration.widens == .never ? nil : (type.declaration.name, type.declaration.widens == .boardWide)
+            }))
 }

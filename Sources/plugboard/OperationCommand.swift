@@ -39,7 +39,8 @@ struct OperationCommand<Op: ParsedOperation, Flags: ChangeFlags>: RemoteCommand 
             }
             if output.json { output.printJSON(result) } else { print(multiline(result.message)) }
             if ["rejected", "cancelled"].contains(result.state) {
-                throw BoardError.conflict("change request \(result.id) was \(result.state)\(result.request.closeReason.map { ": \($0)" } ?? "")")
+                throw BoardError.conflict(
+                    "change request \(result.id) was \(result.state)\(result.request.closeReason.map { ": \($0)" } ?? "")")
             }
         }
     }
@@ -140,6 +141,8 @@ func commands(_ operations: [any ParsedOperation.Type]) -> [any ParsableCommand.
 
 private func command<Op: ParsedOperation>(for type: Op.Type) -> any ParsableCommand.Type {
     guard Op.declaration.widens != .never else { return OperationCommand<Op, NoChangeFlags>.self }
-    if OperationWire.fields(of: Op.self).contains(where: { $0.name == "reason" }) { return OperationCommand<Op, WideningFlagsOwnReason>.self }
+    if OperationWire.fields(of: Op.self).contains(where: { $0.name == "reason" }) {
+        return OperationCommand<Op, WideningFlagsOwnReason>.self
+    }
     return OperationCommand<Op, WideningFlags>.self
 }
