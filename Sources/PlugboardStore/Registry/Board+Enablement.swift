@@ -18,11 +18,6 @@ extension Board {
             }
             return .changed(EnvironmentRow(enabled: enabled, pinned: before.pinned))
         } done: { change in
-            // Signed approvals enable once: enabling again after a disable needs new ones.
-            if !enabled, try ApproverQueries.hasTables(change.db) {
-                try change.db.execute(
-                    sql: "DELETE FROM enablement_approvals WHERE plugin_id = ? AND environment = ?", arguments: [pluginID, environment])
-            }
             var notes: [String] = []
             if enabled, try KillSwitchRules.isKilled(change.db, .plugin(pluginID)) {
                 notes.append("A kill switch still covers \(pluginID); hosts will not load it until it is revived.")
