@@ -300,6 +300,8 @@ enum ChangeText {
     /// The secret of an applied request's answer (a new token), printed once.
     static func secret(_ answer: String) -> String? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any] else { return nil }
-        return (object["secret"] as? String).map { "secret (shown once): \($0)" }
+        return (object["token"] as? String ?? object["secret"] as? String).map {
+            "token (shown once; the board keeps only its hash): \($0)"
+        }
     }
 }
