@@ -267,7 +267,10 @@ let package = Package(
         ),
         .testTarget(
             name: "PlugboardProcessTests",
-            dependencies: ["plugboard", "plugboard-test-host", "PlugboardTestSupport", "PlugboardModel"]
+            dependencies: [
+                "plugboard", "plugboard-test-host", "PlugboardTestSupport", "PlugboardModel", "PlugboardStore",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
         .testTarget(

@@ -52,6 +52,14 @@ public struct HostConfiguration: Sendable {
     /// Loads no plug-in at all, and says so: a warning, and every plug-in the board would load reported as skipped
     /// with the reason `safe_mode`. For starting a host that a plug-in keeps crashing before a quarantine decides.
     public var safeMode = false
+    /// The approver keys this host trusts, and how many of their signatures a plug-in's enablement needs, kept apart
+    /// from the board. With an anchor, the host loads a plug-in only when the change that enabled it in the host's
+    /// environment carries that many valid signatures by these keys (or more, when the board's policy asks for more),
+    /// whatever the board says of its approvers and policy: a writer who can add an approver, lower the policy or
+    /// rewrite the audit log and the state proof cannot enable a plug-in here alone. Nil trusts the board: where its
+    /// policy requires signed approvals, its registered, unrevoked approver keys and its count decide (rows that the
+    /// audit chain and the state proof protect).
+    public var approvals: ApprovalAnchor?
 
     /// Creates a configuration reading any ``HostSource``, with the same defaults.
     public init(

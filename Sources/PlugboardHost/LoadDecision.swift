@@ -28,6 +28,9 @@ public struct SkipReason: Error, Sendable, Hashable, Codable, CustomStringConver
         case digestMismatch = "digest_mismatch"
         /// The board's rows for the release differ from what its audit log recorded (edited behind the CLI's back).
         case unprovenState = "unproven_state"
+        /// The environment requires signed approvals (by the board's policy, or the host's
+        /// ``HostConfiguration/approvals``) and the plug-in's enablement lacks enough valid ones.
+        case unapproved
         /// The environment requires signatures and the release carries none.
         case unsigned
         /// The release is signed only by keys not trusted for the plug-in.

@@ -211,6 +211,7 @@ extension PluginHost {
         let quarantine = quarantine
         let hostID = configuration.identity.hostID
         let window = Self.describe(configuration.crashQuarantine?.window ?? .zero)
+        let approvals = configuration.approvals
         return Resolver(
             hostVersion: hostVersion, hostID: hostID,
             gate: { flag in evaluator.bool(flag, default: false, context: [:]).value },
@@ -230,7 +231,7 @@ extension PluginHost {
                         return .failure(
                             MissingArtifact(why: "could not be fetched from \(source.name): \(fetchFailures[sha] ?? "no reason given")"))
                     }, environment: environment, policy: policy)
-            })
+            }, approvals: approvals, verifiedApprovals: verifiedApprovals)
     }
 
     func activate(_ id: String, version: String, _ notes: ReconcileNotes) async {

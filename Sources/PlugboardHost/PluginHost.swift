@@ -62,6 +62,8 @@ public actor PluginHost {
     /// The versions of the active plug-ins, as flag context (`plugin.ID.version`).
     nonisolated let running = RunningReleases()
     nonisolated let statuses = Mutex<[String: LoadReportEntry]>([:])
+    /// Approval signatures verified in earlier resolutions.
+    nonisolated let verifiedApprovals = VerifiedApprovals()
     nonisolated let subscribers = Mutex<[UUID: AsyncStream<HostEvent>.Continuation]>([:])
 
     var libraries: [String: LoadedLibrary] = [:]

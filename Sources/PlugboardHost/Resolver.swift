@@ -9,7 +9,8 @@ public import PlugboardVersioning
 ///    (`RegistrySnapshot.Plugin.rollout`), only the releases it allows this host count (`Rollout.allows(_:forHost:)`:
 ///    the rolled-out release in the host's cohort, and releases up to the previous one), and P is skipped as `rollout`
 ///    when none does. A pinned version ignores rollouts;
-/// 2. no kill switch covers P, P@V or all plug-ins;
+/// 2. no kill switch covers P, P@V or all plug-ins, and where signed approvals are required, P's enablement carries
+///    enough valid ones (``/PlugboardModel/ApprovalCheck``, with the host's `approvals` anchor);
 /// 3. P's gate flag, if any, is on for the host's context;
 /// 4. every dependency resolves to a loaded plug-in within its range, with no cycles;
 /// 5. the host did not quarantine P@V for crashing it (checked by the `quarantine` closure);
@@ -26,19 +27,36 @@ public struct Resolver: Sendable {
     public let quarantine: @Sendable (_ pluginID: String, _ version: String) -> SkipReason?
     /// Whether the host can provide P@V (rule 6); nil means yes.
     public let availability: @Sendable (_ pluginID: String, _ version: RegistrySnapshot.Version) -> SkipReason?
+    /// The approver keys the host trusts itself (rule 2); nil trusts the board's approvers and policy.
+    public let approvals: ApprovalAnchor?
+    /// Signatures of approvals already verified, kept by the host across resolutions.
+    let verifiedApprovals: VerifiedApprovals?
 
     /// Creates a resolver for the host `hostID`, which decides the host's cohort in rollouts (the empty id, the default,
     /// is one host id like any other: give the host's own).
     public init(
         hostVersion: SemanticVersion, hostID: String = "", gate: @escaping @Sendable (String) -> Bool,
         quarantine: @escaping @Sendable (String, String) -> SkipReason? = { _, _ in nil },
-        availability: @escaping @Sendable (String, RegistrySnapshot.Version) -> SkipReason?
+        availability: @escaping @Sendable (String, RegistrySnapshot.Version) -> SkipReason?, approvals: ApprovalAnchor? = nil
     ) {
+        self.init(
+            hostVersion: hostVersion, hostID: hostID, gate: gate, quarantine: quarantine, availability: availability, approvals: approvals,
+            verifiedApprovals: nil)
+    }
+
+    init(
+        hostVersion: SemanticVersion, hostID: String, gate: @escaping @Sendable (String) -> Bool,
+        quarantine: @escaping @Sendable (String, String) -> SkipReason?,
+        availability: @escaping @Sendable (String, RegistrySnapshot.Version) -> SkipReason?, approvals: ApprovalAnchor?,
+        verifiedApprovals: VerifiedApprovals?
+    ) {
+        self.verifiedApprovals = verifiedApprovals
         self.hostVersion = hostVersion
         self.hostID = hostID
         self.gate = gate
         self.quarantine = quarantine
         self.availability = availability
+        self.approvals = approvals
     }
 
     /// Version ranges and versions parsed once per resolution (the same texts recur across passes and plug-ins).
@@ -135,6 +153,12 @@ public struct Resolver: Sendable {
             return .failure(
                 Refusal(version: nil, reason: SkipReason(.killed, "a kill switch covers \(id) (\(plugin.killReason ?? "no reason given"))"))
             )
+        }
+        if let problem = ApprovalCheck.problem(
+            pluginID: id, environment: snapshot.environment, evidence: snapshot.approvals, anchor: approvals,
+            verifies: verifiedApprovals?.verifies ?? ApprovalStatement.verifies)
+        {
+            return .failure(Refusal(version: nil, reason: SkipReason(.unapproved, problem)))
         }
         let version: RegistrySnapshot.Version
         if let pinned = plugin.pinnedVersion {

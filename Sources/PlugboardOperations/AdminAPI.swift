@@ -1,10 +1,13 @@
+package import PlugboardStore
+
 /// Every operation of the operations API, in the order the OpenAPI document lists them.
 package enum AdminAPI {
     package static let requests: [any AdminRequest.Type] = {
         let groups: [[any ParsedOperation.Type]] = [
             PluginOperations.reads, PluginOperations.lifecycle, HostOperations.all, RolloutOperations.all,
             [TrustOperations.AddSignature.self], RoleOperations.owners, RoleOperations.admins, FlagOperations.all,
-            TrustOperations.policies, TrustOperations.signers, TokenOperations.apiTokens, TokenOperations.accessTokens,
+            TrustOperations.policies, TrustOperations.signers, ApproverOperations.all, TokenOperations.apiTokens,
+            TokenOperations.accessTokens,
             BoardOperations.all, SecretOperations.all, ChangeOperations.all,
         ]
         var requests: [any AdminRequest.Type] = []
@@ -14,4 +17,12 @@ package enum AdminAPI {
         requests.append(PluginOperations.Register.self)
         return requests
     }()
+
+    /// The operations that start or widen what runs, by name (their audit rows' action): what `audit verify` holds to
+    /// the approval policies.
+    package static let wideningActions = WideningActions(
+        Dictionary(
+            uniqueKeysWithValues: requests.compactMap { type in
+                type.declaration.widens == .never ? nil : (type.declaration.name, type.declaration.widens == .boardWide)
+            }))
 }

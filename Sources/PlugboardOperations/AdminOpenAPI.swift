@@ -90,7 +90,7 @@ package enum AdminOpenAPI {
             out += "  /\(type.name):\n"
             out += operation(
                 method: "post", name: type.name, summary: type.summary, discussion: type.discussion, parameters: type.parameters,
-                response: type.responseSchema, access: type.access)
+                response: type.responseSchema, access: type.access, widens: type.declaration.widens != .never)
         }
         out += """
             components:
@@ -119,7 +119,7 @@ package enum AdminOpenAPI {
 
     private static func operation(
         method: String, name: String, summary: String, discussion: String = "", parameters: [AdminParameter], response: String,
-        access: OperationAccess
+        access: OperationAccess, widens: Bool = false
     ) -> String {
         var out = "    \(method):\n"
         out += "      operationId: \(name)\n"
@@ -134,6 +134,20 @@ package enum AdminOpenAPI {
         let description = [discussion, rights].filter { !$0.isEmpty }.joined(separator: " ")
         if !description.isEmpty { out += "      description: \(quoted(description))\n" }
         let body = parameters
+        if widens {
+            out += "      parameters:\n"
+            out += "        - name: \(AdminWire.changeAtHeader)\n"
+            out += "          in: header\n"
+            out += "          required: false\n"
+            out += "          description: 'Where it waits for approvals: apply it at this time (ISO-8601) once approved.'\n"
+            out += "          schema: {type: string}\n"
+            out += "        - name: \(AdminWire.emergencyHeader)\n"
+            out += "          in: header\n"
+            out += "          required: false\n"
+            out +=
+                "          description: 'Where it waits for approvals: apply it at once as an audited emergency (admins), for this reason.'\n"
+            out += "          schema: {type: string}\n"
+        }
         if method == "post" {
             out += "      requestBody:\n"
             out += "        required: true\n"
@@ -157,6 +171,18 @@ package enum AdminOpenAPI {
         out += "            application/json:\n"
         out += "              schema:\n"
         out += "                $ref: '#/components/schemas/\(response)'\n"
+        if widens {
+            out += "        '202':\n"
+            out += "          description: 'It waits for approvals: the change request it opened (or applied as an emergency).'\n"
+            out += "          headers:\n"
+            out += "            \(AdminWire.changeRequestHeader):\n"
+            out += "              description: The change request's number.\n"
+            out += "              schema: {type: integer}\n"
+            out += "          content:\n"
+            out += "            application/json:\n"
+            out += "              schema:\n"
+            out += "                $ref: '#/components/schemas/ChangeRequestResult'\n"
+        }
         out += "        default:\n"
         out += "          $ref: '#/components/responses/Refusal'\n"
         return out

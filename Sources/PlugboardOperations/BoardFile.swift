@@ -110,7 +110,8 @@ public final class BoardFile: Sendable {
     ) throws(BoardError) -> OperationReply<Response> {
         if let scope = try request.widening(on: board), try board.protection(environment: scope.environment).required > 0 {
             throw BoardError.conflict(
-                "\(Request.name) waits for approvals \(scope.environment.map { "in \($0)" } ?? "on this board"); submit it with submit(_:as:) to open a change request")
+                "\(Request.name) waits for approvals \(scope.environment.map { "in \($0)" } ?? "on this board"); submit it with submit(_:as:) to open a change request"
+            )
         }
         let reply = try request.checked().perform(on: board, as: actor)
         guard let value = reply.value as? Response else {

@@ -16,7 +16,8 @@ public enum ChangeOperations {
         public let value: Int64
         public init(validating text: String) throws(BoardError) {
             guard let value = Int64(text), value > 0 else {
-                throw BoardError.invalid("'\(Validate.printable(String(text.prefix(40))))' is not a change request number; see plugboard change list")
+                throw BoardError.invalid(
+                    "'\(Validate.printable(String(text.prefix(40))))' is not a change request number; see plugboard change list")
             }
             self.value = value
         }
@@ -85,9 +86,11 @@ public enum ChangeOperations {
         @Option(name: .long, help: "Base64 of the approver key's Ed25519 signature of the change's approval statement.")
         public var signature: String?
         public init() {}
-        public init(id: RequestID, comment: Reason? = nil) {
+        public init(id: RequestID, comment: Reason? = nil, keyID: KeyID? = nil, signature: String? = nil) {
             self.id = id
             self.comment = comment
+            self.keyID = keyID
+            self.signature = signature
         }
         public func validate() throws {
             if (keyID == nil) != (signature == nil) { throw ValidationError("--key-id and --signature go together") }
@@ -101,28 +104,35 @@ public enum ChangeOperations {
             let signed = keyID.map { ApprovalSignature(keyID: $0.text, signature: signature ?? "") }
             let approved = try board.approveChangeRequest(id.value, comment: comment?.text, base: base, signature: signed, by: actor)
             let count = "\(approved.currentApprovals) of \(approved.required) approvals"
-            guard approved.currentApprovals >= approved.required else {
-                return OperationReply(ChangeRequestResult(message: "change request \(id) approved by \(actor.osUser); \(count)", request: approved))
+            // Short of approvals because some no longer count: applying says which rows moved.
+            let stale = approved.approvals.contains { !$0.current && $0.principal != approved.author }
+            guard approved.currentApprovals >= approved.required || (stale && approved.scheduledAt == nil) else {
+                return OperationReply(
+                    ChangeRequestResult(message: "change request \(id) approved by \(actor.osUser); \(count)", request: approved))
             }
             if let at = approved.scheduledAt {
                 return OperationReply(
-                    ChangeRequestResult(message: "change request \(id) approved by \(actor.osUser); \(count); it applies at \(at)", request: approved))
+                    ChangeRequestResult(
+                        message: "change request \(id) approved by \(actor.osUser); \(count); it applies at \(at)", request: approved))
             }
-            if approved.authorApplies {
+            if approved.authorApplies, approved.currentApprovals >= approved.required {
                 return OperationReply(
                     ChangeRequestResult(
-                        message: "change request \(id) approved by \(actor.osUser); \(count); \(approved.author) applies it with plugboard change apply \(id)",
+                        message:
+                            "change request \(id) approved by \(actor.osUser); \(count); \(approved.author) applies it with plugboard change apply \(id)",
                         request: approved))
             }
             do throws(BoardError) {
                 let applied = try ChangeRequests.apply(id.value, on: board, by: actor)
                 return OperationReply(
                     ChangeRequestResult(
-                        message: "change request \(id) approved by \(actor.osUser) and applied: \(applied.message.drop { $0 != ":" }.dropFirst(2))",
+                        message:
+                            "change request \(id) approved by \(actor.osUser) and applied: \(applied.message.drop { $0 != ":" }.dropFirst(2))",
                         request: applied.request, answer: applied.answer))
             } catch {
                 return OperationReply(
-                    ChangeRequestResult(message: "change request \(id) approved by \(actor.osUser); not applied: \(error.message)", request: approved))
+                    ChangeRequestResult(
+                        message: "change request \(id) approved by \(actor.osUser); not applied: \(error.message)", request: approved))
             }
         }
     }
@@ -142,7 +152,8 @@ public enum ChangeOperations {
         public typealias Response = ChangeRequestResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             let request = try board.closeChangeRequest(id.value, rejecting: reason.text, by: actor)
-            return OperationReply(ChangeRequestResult(message: "change request \(id) rejected by \(actor.osUser): \(reason)", request: request))
+            return OperationReply(
+                ChangeRequestResult(message: "change request \(id) rejected by \(actor.osUser): \(reason)", request: request))
         }
     }
 
@@ -245,6 +256,11 @@ public enum ChangeOperations {
     }
 }
 
+extension ParsedOperation where Response == ChangeRequestResult {
+    /// Its sentence.
+    package static func text(_ result: ChangeRequestResult) -> String? { result.message }
+}
+
 /// The text of change requests without `--json`.
 enum ChangeText {
     static func show(_ request: ChangeRequest) -> String {
@@ -257,7 +273,8 @@ enum ChangeText {
         if let at = request.scheduledAt { lines.append("  scheduled for \(at)") }
         if let closed = request.closedAt {
             lines.append(
-                "  \(request.state) \(closed) by \(Validate.escaped(request.closedBy ?? "-"))\(request.closeReason.map { ": \(Validate.escaped($0))" } ?? "")")
+                "  \(request.state) \(closed) by \(Validate.escaped(request.closedBy ?? "-"))\(request.closeReason.map { ": \(Validate.escaped($0))" } ?? "")"
+            )
         }
         if let result = request.result { lines.append("  note: \(Validate.escaped(result))") }
         if request.emergency {
@@ -283,6 +300,8 @@ enum ChangeText {
     /// The secret of an applied request's answer (a new token), printed once.
     static func secret(_ answer: String) -> String? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any] else { return nil }
-        return (object["secret"] as? String).map { "secret (shown once): \($0)" }
+        return (object["token"] as? String ?? object["secret"] as? String).map {
+            "token (shown once; the board keeps only its hash): \($0)"
+        }
     }
 }

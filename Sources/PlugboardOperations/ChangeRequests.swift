@@ -53,7 +53,8 @@ extension AdminRequest {
         guard let scope, let protection, protection.required > 0 else {
             if !options.isEmpty {
                 throw BoardError.invalid(
-                    "\(Self.name) here needs no approvals, so it is applied at once; --at and --emergency are for changes that wait for approvals")
+                    "\(Self.name) here needs no approvals, so it is applied at once; --at and --emergency are for changes that wait for approvals"
+                )
             }
             return .performed(try perform(on: board, as: actor))
         }
@@ -95,18 +96,21 @@ extension AdminRequest {
     /// `plugin enable com.example.pay in production`: the command and its values, without the environment.
     func summary(_ scope: WideningScope) -> String {
         var words = Self.name.replacingOccurrences(of: ".", with: " ")
-        let flags = (Self.self as? any ParsedOperation.Type).map { OperationWire.flagNames($0) } ?? []
+        let fields = (Self.self as? any ParsedOperation.Type).map { OperationWire.fieldsByName($0) } ?? [:]
         if let body = try? wireBody(), let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] {
-            for key in object.keys.sorted() where key != "env" {
+            // Positional values first, as the command takes them, then options.
+            let keys = object.keys.filter { $0 != "env" }.sorted()
+            let positional = keys.filter { if case .positional = fields[$0]?.kind { return true } else { return false } }
+            for key in positional + keys.filter({ !positional.contains($0) }) {
                 let value = object[key]!
-                let option = "--" + key.replacingOccurrences(of: "_", with: "-")
-                if flags.contains(key) {
-                    if "\(value)" == "true" || "\(value)" == "1" { words += " \(option)" }
-                    continue
-                }
                 let text = (value as? [Any]).map { $0.map { "\($0)" }.joined(separator: ",") } ?? "\(value)"
                 let shown = Validate.escaped(String(text.prefix(200)))
-                words += ["id", "name"].contains(key) ? " \(shown)" : " \(option) \(shown)"
+                switch fields[key]?.kind {
+                case .positional: words += " \(shown)"
+                case .flag(let flag): if text == "true" || text == "1" { words += " --\(flag)" }
+                case .option(let option): words += " --\(option) \(shown)"
+                default: words += " \(key)=\(shown)"
+                }
             }
         }
         return words + (scope.environment.map { " in \($0)" } ?? " (board-wide)")
@@ -127,8 +131,10 @@ extension ParsedOperation {
 /// Applying change requests, by number: the request's operation is decoded from its stored body and performed by the
 /// same code as any other request, as its author, with the approvals checked in the same transaction.
 package enum ChangeRequests {
-    /// The principal the schedule applies due requests as (`plugboard serve`, `plugboard change apply-due`).
-    package static let schedule = "plugboard/change-schedule"
+    /// The principal `plugboard serve`'s schedule applies due requests as, arriving `via`.
+    package static func schedulePrincipal(via: String) throws(BoardError) -> Principal {
+        try Principal(osUser: "plugboard/change-schedule", via: via)
+    }
 
     /// `change request 12 opened: plugin enable com.example.pay in production; needs 2 approvals`.
     static func opened(_ request: ChangeRequest) -> String {
@@ -140,7 +146,8 @@ package enum ChangeRequests {
     /// An ISO-8601 time (`2026-12-01T09:00:00Z`), as the board writes its timestamps.
     static func time(_ text: String) throws(BoardError) -> String {
         guard text.utf8.count <= 64, let date = Timestamp.parse(text) else {
-            throw BoardError.invalid("'\(Validate.printable(String(text.prefix(64))))' is not a time: give ISO-8601, for example 2026-12-01T09:00:00Z")
+            throw BoardError.invalid(
+                "'\(Validate.printable(String(text.prefix(64))))' is not a time: give ISO-8601, for example 2026-12-01T09:00:00Z")
         }
         return Timestamp.format(date)
     }
@@ -148,7 +155,8 @@ package enum ChangeRequests {
     /// The operation type a request names.
     static func operationType(of request: ChangeRequest) throws(BoardError) -> any AdminRequest.Type {
         guard let type = AdminAPI.requests.first(where: { $0.name == request.operation }) else {
-            throw BoardError(.integrity, "change request \(request.id) names the operation '\(request.operation)', which this plugboard does not know")
+            throw BoardError(
+                .integrity, "change request \(request.id) names the operation '\(request.operation)', which this plugboard does not know")
         }
         return type
     }
@@ -213,7 +221,8 @@ package enum ChangeRequests {
                     throw error
                 }
                 let noted = try board.noteRefusedChange(id, because: error.message, by: applier)
-                results.append(ChangeRequestResult(message: "change request \(id) was due and not applied: \(error.message)", request: noted))
+                results.append(
+                    ChangeRequestResult(message: "change request \(id) was due and not applied: \(error.message)", request: noted))
             }
         }
         return results

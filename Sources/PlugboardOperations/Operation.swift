@@ -79,7 +79,7 @@ public struct OperationDeclaration: Sendable {
 ///
 /// Every command of the CLI that reads or changes a board is one operation type, in the groups ``PluginOperations``,
 /// ``FlagOperations``, ``RolloutOperations``, ``TrustOperations``, ``RoleOperations``, ``TokenOperations``,
-/// ``SecretOperations``, ``HostOperations`` and ``BoardOperations``. A value is a request with its fields checked
+/// ``SecretOperations``, ``HostOperations``, ``BoardOperations`` and ``ChangeOperations``. A value is a request with its fields checked
 /// (``PluginID``, ``Reason``, `SemanticVersion`, …: a value that exists is valid); ``BoardFile/perform(_:as:)``
 /// performs it on a board as a principal, with every check the CLI's command makes, and answers with its ``Response``.
 ///

@@ -83,9 +83,9 @@ package enum OperationWire {
         return fields
     }
 
-    /// The wire names of `type`'s flags (true or false).
-    package static func flagNames<Op: ParsedOperation>(_ type: Op.Type) -> Set<String> {
-        Set(fields(of: type).compactMap { if case .flag = $0.kind { return $0.name } else { return nil } })
+    /// The fields of `type` by wire name.
+    package static func fieldsByName<Op: ParsedOperation>(_ type: Op.Type) -> [String: Field] {
+        Dictionary(fields(of: type).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Whether `type` acts in an environment (it declares `var env: String?`).

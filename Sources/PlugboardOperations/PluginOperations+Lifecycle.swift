@@ -72,7 +72,8 @@ extension PluginOperations {
     /// `plugin revive`: lifts a kill switch.
     public struct Revive: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.revive", .write, abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.", response: "ChangeResult", widens: .boardWide)
+            "plugin.revive", .write, abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.", response: "ChangeResult",
+            widens: .boardWide)
         @Argument(help: "The plug-in id (omit with --all).") public var id: PluginID?
         @Option(help: "Only this version of the plug-in.") public var version: SemanticVersion?
         @Flag(name: .long, help: "Every plug-in on the board (admins only).") public var all = false
@@ -133,7 +134,8 @@ extension PluginOperations {
     /// `plugin pin ID VERSION`.
     public struct Pin: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.pin", .write, abstract: "Pin a plug-in to one version in the environment.", response: "ChangeResult", widens: .inEnvironment)
+            "plugin.pin", .write, abstract: "Pin a plug-in to one version in the environment.", response: "ChangeResult",
+            widens: .inEnvironment)
         @Argument(help: "The plug-in id.") public var id: PluginID
         @Argument(help: "The version.") public var version: SemanticVersion
         public var env: String?
@@ -153,7 +155,8 @@ extension PluginOperations {
     /// `plugin unpin ID`.
     public struct Unpin: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.unpin", .write, abstract: "Remove the version pin in the environment.", response: "ChangeResult", widens: .inEnvironment)
+            "plugin.unpin", .write, abstract: "Remove the version pin in the environment.", response: "ChangeResult", widens: .inEnvironment
+        )
         @Argument(help: "The plug-in id.") public var id: PluginID
         public var env: String?
         public init() {}

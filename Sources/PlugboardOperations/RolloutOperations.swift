@@ -6,7 +6,9 @@ public import PlugboardVersioning
 /// Staged rollouts of a release: `plugboard rollout …`.
 public enum RolloutOperations {
     /// The operations of the group, in the order `plugboard rollout --help` lists them.
-    package static let all: [any ParsedOperation.Type] = [Start.self, Status.self, Pause.self, Resume.self, Abort.self, Tick.self]
+    package static let all: [any ParsedOperation.Type] = [
+        Start.self, Status.self, Pause.self, Resume.self, Step.self, Abort.self, Tick.self,
+    ]
 
     /// `rollout start ID VERSION --steps --every [--max-failure-rate] [--min-hosts]`.
     public struct Start: ParsedOperation {
@@ -140,6 +142,51 @@ public enum RolloutOperations {
         }
     }
 
+    /// `rollout step ID`: the next step now.
+    public struct Step: ParsedOperation {
+        public static let declaration = OperationDeclaration(
+            "rollout.step", .write,
+            abstract: "Move a running rollout to its next step now, if its guard holds.",
+            discussion: """
+                In an environment that requires approvals, the schedule does not move a rollout by itself: when a step is \
+                due, it opens this as a change request in the name of whoever started the rollout.
+                """, response: "ChangeResult", widens: .inEnvironment)
+        @Argument(help: "The plug-in id.") public var id: PluginID
+        public var env: String?
+        public init() {}
+        public init(id: PluginID, env: String) {
+            self.id = id
+            self.env = env
+        }
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.stepRollout(pluginID: id.text, environment: try environment(), by: actor))
+        }
+
+        /// Opens a change request for each step `ticks` found waiting for approval, unless one is already open.
+        package static func requestWaitingSteps(_ ticks: [RolloutTick], on board: Board) -> [String] {
+            var said: [String] = []
+            for tick in ticks where tick.action == .awaitingApproval {
+                do throws(BoardError) {
+                    let step = Step(id: try PluginID(validating: tick.pluginID), env: tick.environment)
+                    let digest = ChangeDigest.of(operation: name, body: String(decoding: try step.wireBody(), as: UTF8.self))
+                    let pending = try board.changeRequests(state: "open") + board.changeRequests(state: "scheduled")
+                    guard !pending.contains(where: { $0.digest == digest }) else { continue }
+                    if case .requested(let reply) = try step.submit(
+                        on: board, as: try Principal(osUser: tick.startedBy ?? Board.rolloutSchedule))
+                    {
+                        said.append(reply.value.message)
+                    }
+                } catch {
+                    said.append(
+                        "the due step of the rollout of \(tick.pluginID) in \(tick.environment) could not be requested: \(error.message)")
+                }
+            }
+            return said
+        }
+    }
+
     /// `rollout abort ID`: every host returns to the previous release; a stop.
     public struct Abort: ParsedOperation {
         public static let declaration = OperationDeclaration(
@@ -171,7 +218,8 @@ public enum RolloutOperations {
         /// What it answers.
         public typealias Response = [RolloutTick]
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
-            OperationReply(try board.tickRollouts(via: "plugboard rollout tick by \(actor.osUser)\(actor.via.map { " via \($0)" } ?? "")"))
+            let ticks = try board.tickRollouts(via: "plugboard rollout tick by \(actor.osUser)\(actor.via.map { " via \($0)" } ?? "")")
+            return OperationReply(ticks, notes: Step.requestWaitingSteps(ticks, on: board))
         }
         package static func text(_ ticks: [RolloutTick]) -> String? {
             ticks.isEmpty

@@ -34,9 +34,12 @@ public enum TrustOperations {
         public init() {}
         public init(signatures: SignaturePolicy, env: String) {
             self.signatures = signatures
+            approvals = nil
+            signedApprovals = nil
             self.env = env
         }
         public init(approvals: Int, signedApprovals: SignedApprovals? = nil, env: String) {
+            signatures = nil
             self.approvals = approvals
             self.signedApprovals = signedApprovals
             self.env = env
@@ -57,7 +60,8 @@ public enum TrustOperations {
                 return OperationReply(try board.setSignaturePolicy(signatures, environment: try environment(), by: actor))
             }
             return OperationReply(
-                try board.setApprovalPolicy(approvals: approvals, signed: signedApprovals?.rawValue, environment: try environment(), by: actor))
+                try board.setApprovalPolicy(
+                    approvals: approvals, signed: signedApprovals?.rawValue, environment: try environment(), by: actor))
         }
         /// Only a loosening waits for approvals: tightening a policy is applied at once.
         package func widening(on board: Board) throws(BoardError) -> WideningScope? {

@@ -34,7 +34,7 @@ public struct PlugboardServer: Sendable {
     /// The operations API, when ``ServerConfiguration/admin`` is on.
     let admin: AdminRoutes?
     /// The rollouts' guard and schedule, for a board file (nil for other served boards).
-    let rollouts: RolloutSchedule?
+    let rollouts: BoardSchedule?
     /// Writes the refusals the operations API counts, with the operations API.
     let refusals: RefusalWriter?
 
@@ -52,13 +52,13 @@ public struct PlugboardServer: Sendable {
         self.init(
             served: board, configuration: configuration,
             admin: configuration.admin ? AdminRoutes(board: board, configuration: configuration) : nil,
-            rollouts: configuration.rolloutInterval.map { RolloutSchedule(board: board, interval: $0, logger: configuration.logger) })
+            rollouts: configuration.rolloutInterval.map { BoardSchedule(board: board, interval: $0, logger: configuration.logger) })
     }
 
     /// Creates a server for any ``ServedBoard`` (tests serve a board in memory this way).
     package init(
         served board: any ServedBoard, configuration: ServerConfiguration = ServerConfiguration(), admin: AdminRoutes? = nil,
-        rollouts: RolloutSchedule? = nil
+        rollouts: BoardSchedule? = nil
     ) {
         self.admin = admin
         self.rollouts = rollouts

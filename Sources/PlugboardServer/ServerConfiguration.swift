@@ -77,8 +77,9 @@ public struct ServerConfiguration: Sendable {
     /// Where the server reads the time: tokens' expiry and the rate of token re-reads (the system's clocks, or a
     /// test's).
     public var clock = TimeSource.system
-    /// How often the server runs every rollout's guard and schedule (`Board.tickRollouts(via:now:)`);
-    /// nil: never (then run `plugboard rollout tick`). Each pass that acts is an audited change of the board.
+    /// How often the server runs the board's schedule: every rollout's guard and steps, and (at most once a second) the
+    /// change requests whose time came; nil: never (then run `plugboard rollout tick` and `plugboard change apply-due`).
+    /// Each pass that acts is an audited change of the board.
     public var rolloutInterval: Duration? = .milliseconds(250)
     /// Where to publish the hosts' events for a pub/sub relay (an http:// URL the environment's name is appended to, for
     /// example Nchan's publisher location `http://127.0.0.1:8080/plugboard-publish/`); nil: no relay.

@@ -94,7 +94,8 @@ package struct AdminClient: Sendable {
     private func decode<T: Decodable>(_ type: T.Type, _ body: Data, _ name: String) throws(BoardError) -> T {
         do { return try AdminJSON.decoder().decode(T.self, from: body) } catch {
             throw BoardError(
-                .io, "the server at \(server.absoluteString) answered \(name) with JSON this plugboard cannot read; is it the same version?")
+                .io, "the server at \(server.absoluteString) answered \(name) with JSON this plugboard cannot read; is it the same version?"
+            )
         }
     }
 

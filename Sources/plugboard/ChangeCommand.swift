@@ -12,5 +12,9 @@ struct ChangeCommand: ParsableCommand {
             other than its author approve it, and the last approval applies it (or its schedule does). A change that \
             stops or narrows (kill, disable, yank, revoke, abort) is applied at once, always.
             """,
-        subcommands: commands(ChangeOperations.all))
+        // `change approve` signs with --key on this machine: its own command.
+        subcommands: ChangeOperations.all.map { operation in
+            ObjectIdentifier(operation) == ObjectIdentifier(ChangeOperations.Approve.self)
+                ? ChangeApproveCommand.self : commands([operation])[0]
+        })
 }

@@ -5,5 +5,6 @@ import PlugboardOperations
 struct EnvCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "env", abstract: "List environments.",
-        subcommands: commands(BoardOperations.environments), defaultSubcommand: OperationCommand<BoardOperations.Environments, NoChangeFlags>.self)
+        subcommands: commands(BoardOperations.environments),
+        defaultSubcommand: OperationCommand<BoardOperations.Environments, NoChangeFlags>.self)
 }

@@ -15,6 +15,7 @@ struct FlagCommand: ParsableCommand {
         static let configuration = declared(FlagOperations.Import.self)
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The features JSON file, or - for stdin.") var file: String
+        @OptionGroup var change: WideningFlags
 
         func execute(_ output: Output) throws(BoardError) {
             let data = try BoundedInput.read(path: file, limit: BoundedInput.featuresLimit, what: "features")
@@ -22,7 +23,7 @@ struct FlagCommand: ParsableCommand {
                 throw BoardError(.invalidInput, "the features file \(file) is not UTF-8 text")
             }
             let request = FlagOperations.Import(env: try global.environment(), features: text, file: file)
-            if let result = try global.performOrRequest(request, output) { output.report(result) }
+            if let result = try global.performOrRequest(request, change: change, output) { output.report(result) }
         }
     }
 

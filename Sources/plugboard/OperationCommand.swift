@@ -35,26 +35,18 @@ struct OperationCommand<Op: ParsedOperation, Flags: ChangeFlags>: RemoteCommand 
                 output.printJSON(answer)
             }
         case .requested(let reply):
-            var result = reply.value
-            if change.wait, ["open", "scheduled"].contains(result.state) {
-                if !output.json { print(multiline(result.message)) }
-                result = try ChangeWait.until(result, global: global)
-            }
-            if output.json { output.printJSON(result) } else { print(multiline(result.message)) }
-            if ["rejected", "cancelled"].contains(result.state) {
-                throw BoardError.conflict("change request \(result.id) was \(result.state)\(result.request.closeReason.map { ": \($0)" } ?? "")")
-            }
+            try ChangeWait.report(reply.value, wait: change.wait, global: global, output: output)
         }
     }
 }
 
 extension GlobalOptions {
     /// Performs `request`, or, where it waits for approvals, says which change request it opened and answers nil.
-    func performOrRequest<R: AdminRequest>(_ request: R, _ output: Output) throws(BoardError) -> R.Response? {
-        switch try submit(request, options: ChangeOptions()) {
+    func performOrRequest<R: ParsedOperation>(_ request: R, change: some ChangeFlags, _ output: Output) throws(BoardError) -> R.Response? {
+        switch try submit(request, options: try change.options(for: request)) {
         case .performed(let reply): return reply.value
         case .requested(let reply):
-            if output.json { output.printJSON(reply.value) } else { print(multiline(reply.value.message)) }
+            try ChangeWait.report(reply.value, wait: change.wait, global: self, output: output)
             return nil
         }
     }
@@ -112,6 +104,22 @@ struct WideningFlagsOwnReason: ChangeFlags {
 
 /// Waiting for a change request to end (`--wait`).
 enum ChangeWait {
+    /// Prints the request's sentence (or JSON), first waiting for its end with `wait`; a request that ended rejected or
+    /// cancelled is a refusal (exit 1).
+    static func report(_ opened: ChangeRequestResult, wait: Bool, global: GlobalOptions, output: Output) throws(BoardError) {
+        var result = opened
+        if wait, ["open", "scheduled"].contains(result.state) {
+            if !output.json { print(multiline(result.message)) }
+            result = try until(result, global: global)
+        }
+        // An emergency's answer may hold a secret (a new token): printed once, as change apply prints it.
+        if output.json { output.printJSON(result) } else { print(multiline(ChangeOperations.Apply.text(result) ?? result.message)) }
+        if ["rejected", "cancelled"].contains(result.state) {
+            throw BoardError.conflict(
+                "change request \(result.id) was \(result.state)\(result.request.closeReason.map { ": \($0)" } ?? "")")
+        }
+    }
+
     /// Polls the request every second until it is applied, rejected or cancelled.
     static func until(_ result: ChangeRequestResult, global: GlobalOptions) throws(BoardError) -> ChangeRequestResult {
         var request = result.request
@@ -143,6 +151,8 @@ func commands(_ operations: [any ParsedOperation.Type]) -> [any ParsableCommand.
 
 private func command<Op: ParsedOperation>(for type: Op.Type) -> any ParsableCommand.Type {
     guard Op.declaration.widens != .never else { return OperationCommand<Op, NoChangeFlags>.self }
-    if OperationWire.fields(of: Op.self).contains(where: { $0.name == "reason" }) { return OperationCommand<Op, WideningFlagsOwnReason>.self }
+    if OperationWire.fields(of: Op.self).contains(where: { $0.name == "reason" }) {
+        return OperationCommand<Op, WideningFlagsOwnReason>.self
+    }
     return OperationCommand<Op, WideningFlags>.self
 }

@@ -31,7 +31,8 @@ struct Plugboard: ParsableCommand {
             Init.self, Migrate.self, PluginCommand.self, OwnerCommand.self, FlagCommand.self, SecretCommand.self,
             KeysCommand.self, AdminCommand.self, EnvCommand.self, AuditCommand.self, TokenCommand.self,
         ] + commands(BoardOperations.clients) + [
-            ServeCommand.self, SigningKeyCommand.self, SignerCommand.self, PolicyCommand.self, BoardKeyCommand.self, Backup.self,
+            ServeCommand.self, SigningKeyCommand.self, SignerCommand.self, ApproverCommand.self, PolicyCommand.self, BoardKeyCommand.self,
+            Backup.self,
             AccessTokenCommand.self, HostCommand.self, RolloutCommand.self, ChangeCommand.self,
             Restore.self, Login.self, Logout.self,
         ]

@@ -14,11 +14,12 @@ struct TokenCommand: ParsableCommand {
         static var configuration: CommandConfiguration { OperationCommand<TokenOperations.CreateToken, NoChangeFlags>.configuration }
         @OptionGroup var global: GlobalOptions
         @OptionGroup var operation: TokenOperations.CreateToken
+        @OptionGroup var change: WideningFlags
 
         func execute(_ output: Output) throws(BoardError) {
             var operation = self.operation
             operation.env = try global.environment()
-            guard let created = try global.performOrRequest(operation, output) else { return }
+            guard let created = try global.performOrRequest(operation, change: change, output) else { return }
             if output.json {
                 output.printJSON(created)
                 return

@@ -14,3 +14,10 @@ struct SignerCommand: ParsableCommand {
         commandName: "signer", abstract: "Trust, list and revoke the keys that sign plug-in releases.",
         subcommands: commands(TrustOperations.signers))
 }
+
+/// `plugboard approver …`: the keys whose signatures make approvals that hosts check.
+struct ApproverCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "approver", abstract: "Register, list and revoke the approver keys whose signed approvals hosts check.",
+        subcommands: commands(ApproverOperations.all))
+}

@@ -57,7 +57,7 @@ struct RolloutOperationTests {
         #expect(try json(RolloutOperations.Tick()) == "{}")
         #expect(
             RolloutOperations.all.map { $0.name } == [
-                "rollout.start", "rollout.status", "rollout.pause", "rollout.resume", "rollout.abort", "rollout.tick",
+                "rollout.start", "rollout.status", "rollout.pause", "rollout.resume", "rollout.step", "rollout.abort", "rollout.tick",
             ])
         #expect(RolloutOperations.all.filter { $0.access == .stop }.map { $0.name } == ["rollout.abort"])
     }

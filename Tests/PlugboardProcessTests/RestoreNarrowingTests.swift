@@ -218,4 +218,28 @@ struct RestoreNarrowingTests {
         #expect(row(after, "other") != row(before, "other"), "\(after)")
         try await sandbox.ok("audit", "verify")
     }
+    @Test("a restore keeps the replaced board's approvals and never brings back a request that ended there")
+    func changeRequestsThatEndedStayEnded() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
+        try await sandbox.ok("policy", "set", "--env", "production", "--approvals", "1")
+        let opened = try await sandbox.ok("plugin", "enable", Self.alpha, "--env", "production", "--at", "2030-01-01T00:00:00Z")
+        #expect(
+            opened.stdout.hasPrefix("change request 1 opened: plugin enable \(Self.alpha) in production; needs 1 approval"), "\(opened)")
+        let backup = path(sandbox, "backup.sqlite")
+        try await sandbox.ok("backup", "--to", backup)
+        try await sandbox.ok("change", "cancel", "1")
+        try await sandbox.ok("policy", "set", "--env", "production", "--approvals", "3")
+
+        let restored = try await sandbox.ok("restore", "--from", backup, "--json")
+        let kinds = try carried(restored)
+        #expect(
+            kinds.contains("approval policy production in production") && kinds.contains("change request closed 1 in production"),
+            "\(kinds)")
+        let request = try #require(try await sandbox.ok("change", "show", "1", "--json").json() as? [String: Any])
+        #expect(request["state"] as? String == "cancelled", "\(request)")
+        #expect((request["close_reason"] as? String)?.contains("cancelled on the replaced board") == true, "\(request)")
+        let policies = try await sandbox.ok("policy", "approvals").stdout
+        #expect(policies.contains("production   3"), "\(policies)")
+        try await sandbox.ok("audit", "verify")
+    }
 }

@@ -17,6 +17,9 @@
 // With --board-per-service the registry, the flags and the secure storage each open the board themselves (three
 // connections in one process, as hosts did before they shared one Board): opening must never cost another
 // connection its locks.
+//
+// --approver-key KEY (repeatable) pins the approver keys the host trusts, and --approvals N how many of their
+// signatures a plug-in's enablement needs (every key given, unless N is).
 
 import Foundation
 import PlugboardBoardSecureStorage
@@ -97,6 +100,7 @@ let usage = """
                                [--env NAME] [--poll-ms N] [--board-per-service] [--state FOLDER]
                                [--anchor SEQ:HASH:ROOT] [--crash-on-activate ID[@VERSION]] [--safe-mode]
                                [--call-features] [--crash-in-call ID[@VERSION]] [--until-signal]
+                               [--approver-key KEY… [--approvals N]]
            plugboard-test-host --server URL --token TOKEN --cache FOLDER (--board-key KEY… | --trust-on-first-use)
                                --plugins ID[,ID…] [--versions V[,V…]] [--host-id ID] [--env NAME]
                                [--fail-closed-after SECONDS] [--accept-stale-first-snapshot] [--min-seq N]
@@ -123,6 +127,10 @@ let usage = """
 
     Every plug-in of --plugins is compiled in at each version of --versions (default 1.0.0): the host loads the one the
     board selects, and switches to another in-process when the selection moves.
+
+    --approver-key KEY (base64 Ed25519 public key; repeatable, with --db or --server) pins the approver keys the host
+    trusts: it loads a plug-in only when its enablement carries --approvals N valid signatures by them (default: as
+    many as keys given), whatever the board's approvers and policy say.
 
     """
 if CommandLine.arguments.contains("--help") || CommandLine.arguments.contains("-h") {
@@ -177,6 +185,14 @@ if let server = option("--server") {
     configuration = local
 }
 configuration.safeMode = CommandLine.arguments.contains("--safe-mode")
+if !options("--approver-key").isEmpty {
+    do {
+        configuration.approvals = try ApprovalAnchor(
+            publicKeys: options("--approver-key"), required: option("--approvals").flatMap { Int($0) } ?? options("--approver-key").count)
+    } catch {
+        fail(error.message)
+    }
+}
 let host = PluginHost(configuration: configuration)
 let counting = Set((option("--counting") ?? "").split(separator: ",").map(String.init))
 let crashing = option("--crash-on-activate")
@@ -199,7 +215,8 @@ let printer = Task {
         case .loaded(let id, let version): emit(["event": "loaded", "plugin": id, "version": version])
         case .deactivated(let id, let version, let reason):
             emit(["event": "deactivated", "plugin": id, "version": version, "reason": reason.code.rawValue])
-        case .skipped(let id, _, let reason): emit(["event": "skipped", "plugin": id, "reason": reason.code.rawValue])
+        case .skipped(let id, _, let reason):
+            emit(["event": "skipped", "plugin": id, "reason": reason.code.rawValue, "message": reason.message])
         case .failed(let id, _, let reason): emit(["event": "failed", "plugin": id, "reason": reason.message])
         case .boardChanged(let version): emit(["event": "changed", "data_version": String(version)])
         case .warning(let message): emit(["event": "warning", "message": message])

@@ -175,6 +175,8 @@ public struct RolloutTick: Sendable, Hashable, Codable {
         case stepped
         /// It reached its last step.
         case completed
+        /// It is due for its next step, which waits for an approved change request (a protected environment).
+        case awaitingApproval = "awaiting_approval"
     }
 
     public let pluginID: String
@@ -183,13 +185,16 @@ public struct RolloutTick: Sendable, Hashable, Codable {
     public let action: Action
     /// One sentence: what happened, with the figures.
     public let message: String
+    /// Who started the rollout, for a step that waits for approval: the author of its change request.
+    public let startedBy: String?
 
     /// A value with every field (the board builds these).
-    package init(pluginID: String, environment: String, version: String, action: Action, message: String) {
+    package init(pluginID: String, environment: String, version: String, action: Action, message: String, startedBy: String? = nil) {
         self.pluginID = pluginID
         self.environment = environment
         self.version = version
         self.action = action
         self.message = message
+        self.startedBy = startedBy
     }
 }

@@ -87,11 +87,15 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
     /// The releases of hosts' quarantines of the snapshot's plug-ins, for every host: each host acts on those of its own
     /// id (see ``QuarantineRelease``). Nil when there are none, so that a snapshot without any encodes as before them.
     public let quarantineReleases: [QuarantineRelease]?
+    /// What a host checks signed approvals with (see ``ApprovalCheck``): present when the environment's policy requires
+    /// signed approvals or an enabled plug-in's enablement carries them; nil otherwise, so that a snapshot without any
+    /// encodes as before them.
+    public let approvals: ApprovalEvidence?
 
     /// Creates a value from its fields.
     package init(
         environment: String, allKilled: Bool, allKilledReason: String?, plugins: [String: Plugin], signaturePolicy: SignaturePolicy,
-        version: BoardVersion, quarantineReleases: [QuarantineRelease] = []
+        version: BoardVersion, quarantineReleases: [QuarantineRelease] = [], approvals: ApprovalEvidence? = nil
     ) {
         self.environment = environment
         self.allKilled = allKilled
@@ -100,6 +104,7 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
         self.signaturePolicy = signaturePolicy
         self.version = version
         self.quarantineReleases = quarantineReleases.isEmpty ? nil : quarantineReleases
+        self.approvals = approvals
     }
 
     /// The releases of quarantines made for the host `hostID`.

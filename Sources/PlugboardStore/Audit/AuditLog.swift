@@ -99,8 +99,9 @@ package enum AuditLog {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Recomputes the whole chain, checks the append-only triggers, and, when given, the checkpoint.
-    static func verify(_ db: Database, checkpoint: AuditCheckpoint? = nil) throws -> AuditVerification {
+    /// Recomputes the whole chain, checks the append-only triggers, and, when given, the checkpoint and the approvals of
+    /// changes that widened what runs in protected environments (``ApprovalLedger``).
+    static func verify(_ db: Database, checkpoint: AuditCheckpoint? = nil, widening: WideningActions? = nil) throws -> AuditVerification {
         var problems: [String] = []
         var firstBad: Int64?
         func fail(_ seq: Int64?, _ message: String) {
@@ -191,6 +192,7 @@ package enum AuditLog {
                     "audit row \(checkpoint.seq) of the checkpoint is gone: the log was truncated (it now ends at row \(head?.seq ?? 0))")
             }
         }
+        if let widening { for problem in try ApprovalLedger.problems(db, widening: widening) { fail(nil, problem) } }
         return AuditVerification(
             ok: problems.isEmpty, rowsChecked: count, head: head, firstBadSeq: firstBad, problems: problems, stateRowsChecked: stateRows,
             stateRoot: stateRoot)

@@ -3,9 +3,11 @@ package import PlugboardModel
 
 extension Board {
     /// Recomputes the audit chain, checks the append-only triggers and, when given, that the log extends `checkpoint`.
-    package func verifyAudit(checkpoint: AuditCheckpoint? = nil) throws(BoardError) -> AuditVerification {
+    package func verifyAudit(checkpoint: AuditCheckpoint? = nil, widening: WideningActions? = nil) throws(BoardError)
+        -> AuditVerification
+    {
         flushRefusals()
-        return try read { db in try AuditLog.verify(db, checkpoint: checkpoint) }
+        return try read { db in try AuditLog.verify(db, checkpoint: checkpoint, widening: widening) }
     }
 
     /// The current head of the audit chain, or nil for an empty log.

@@ -9,6 +9,8 @@ import PlugboardModel
 /// 0% since the backup stays at 0%).
 ///
 /// A rollout aborted on the replaced board and running or paused in the backup is aborted: an abort stops a release.
+/// An approval policy is raised to the replaced board's, and a change request pending in the backup but applied,
+/// rejected or cancelled on the replaced board is closed: a restore never applies a change again.
 /// Pins, and rollouts' steps, are not narrowings: they choose which version runs, not whether one does (a pin to an
 /// older release is not narrower than the newest); the versions that must not run are stopped by kill switches and
 /// yanks, which are carried as stops.
@@ -39,6 +41,11 @@ struct Narrowings: Sendable {
     }
     /// The release of each rollout aborted on the replaced board.
     var aborted: [Place: String] = [:]
+    /// Each environment's approval policy (approvals, signed) on the replaced board.
+    var approvalPolicies: [String: (approvals: Int, signed: String)] = [:]
+    /// The state of each change request of the replaced board: a request pending in the copy that is not pending there
+    /// (applied, rejected, cancelled, or unknown) is closed, so that a restore never applies it again.
+    var requestStates: [Int64: String] = [:]
     /// When and by whom each narrowing was made, from the audit log.
     var made: [Made.Key: Made] = [:]
 
@@ -82,7 +89,56 @@ struct Narrowings: Sendable {
                 }
             }
         }
+        if try db.tableExists("change_requests") {
+            for row in try Row.fetchAll(db, sql: "SELECT environment, approvals, signed FROM approval_policies") {
+                records.approvalPolicies[row[0]] = (row[1], row[2])
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT id, state FROM change_requests") { records.requestStates[row[0]] = row[1] }
+        }
         return records
+    }
+
+    /// Raises the copy's approval policies to the replaced board's, and closes the copy's pending change requests that
+    /// are not pending on the replaced board.
+    private func narrowChanges(
+        _ change: AuditedChange, _ add: (String, String, String, String?, String, Made.Key, AuditJSON, AuditJSON) -> Void
+    )
+        throws
+    {
+        let db = change.db
+        guard try db.tableExists("change_requests") else { return }
+        for (environment, kept) in approvalPolicies.sorted(by: { $0.key < $1.key }) {
+            let row = try Row.fetchOne(
+                db, sql: "SELECT approvals, signed FROM approval_policies WHERE environment = ?", arguments: [environment])
+            let (approvals, signed): (Int, String) = (row?[0] ?? 0, row?[1] ?? "off")
+            let raised = (max(approvals, kept.approvals), kept.signed == "require" ? "require" : signed)
+            guard raised.0 != approvals || raised.1 != signed else { continue }
+            try change.ensureEnvironment(environment)
+            try db.execute(
+                sql: """
+                    INSERT INTO approval_policies (environment, approvals, signed, updated_at, updated_by) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (environment) DO UPDATE SET approvals = excluded.approvals, signed = excluded.signed,
+                        updated_at = excluded.updated_at, updated_by = excluded.updated_by
+                    """, arguments: [environment, raised.0, raised.1, change.now, change.actor.osUser])
+            add(
+                "approval policy", "approval_policy", environment, environment, "\(kept.approvals) approvals on the replaced board",
+                .policy(environment), .object(["approvals": .int(approvals), "signed_approvals": .string(signed)]),
+                .object(["approvals": .int(raised.0), "signed_approvals": .string(raised.1)]))
+        }
+        for row in try Row.fetchAll(
+            db, sql: "SELECT id, state, environment FROM change_requests WHERE state IN ('open', 'scheduled') ORDER BY id")
+        {
+            let (id, state, environment): (Int64, String, String?) = (row[0], row[1], row[2])
+            let there = requestStates[id]
+            guard there != "open", there != "scheduled" else { continue }
+            let why = "\(there.map { "\($0) on the replaced board" } ?? "unknown to the replaced board")"
+            try db.execute(
+                sql: "UPDATE change_requests SET state = 'cancelled', closed_at = ?, closed_by = ?, close_reason = ? WHERE id = ?",
+                arguments: [change.now, change.actor.osUser, "closed by the restore: \(why)", id])
+            add(
+                "change request closed", "change_request", String(id), environment, why, .changeRequest(String(id)),
+                .object(["state": .string(state)]), .object(["state": .string("cancelled")]))
+        }
     }
 
     /// Narrows the board of `change` (the restored copy) to these records, each narrowing with a
@@ -201,6 +257,9 @@ struct Narrowings: Sendable {
                 reason: "aborted on the replaced board", key: .rollout(record.pluginID, record.environment), before: record.json,
                 after: after.json)
         }
+        try narrowChanges(change) { kind, type, target, environment, reason, key, before, after in
+            add(kind, type, target, environment: environment, reason: reason, key: key, before: before, after: after)
+        }
         var carried: [CarriedStop] = []
         for (kind, key, entry) in pending {
             var entry = entry
@@ -235,6 +294,7 @@ struct Narrowings: Sendable {
             case flag(String, String)
             case flagDefinition(String, String)
             case rollout(String, String)
+            case changeRequest(String)
         }
 
         let key: Key
@@ -248,7 +308,8 @@ struct Narrowings: Sendable {
                 sql: """
                     SELECT action, target_id, environment, json_extract(before_json, '$.principal'), at, actor FROM audit_log
                     WHERE outcome = 'ok' AND target_id IS NOT NULL
-                      AND action IN ('plugin.disable', 'policy.set', 'admin.remove', 'owner.remove', 'owner.add', 'flag.disable', 'flag.rollout', 'flag.import')
+                      AND action IN ('plugin.disable', 'policy.set', 'admin.remove', 'owner.remove', 'owner.add', 'flag.disable', 'flag.rollout', 'flag.import',
+                        'change.apply', 'change.reject', 'change.cancel', 'change.emergency')
                     ORDER BY seq
                     """
             ).compactMap { row -> Made? in
@@ -261,6 +322,7 @@ struct Narrowings: Sendable {
                 case ("owner.remove", _, let principal?), ("owner.add", _, let principal?): key = .owner(target, principal)
                 case ("flag.disable", let environment?, _): key = .flag(target, environment)
                 case ("flag.rollout", let environment?, _), ("flag.import", let environment?, _): key = .flagDefinition(target, environment)
+                case (let change, _, _) where change.hasPrefix("change."): key = .changeRequest(target)
                 default: return nil
                 }
                 return Made(key: key, at: row[4], by: row[5])

@@ -31,7 +31,8 @@ extension Board {
         if let approvals, !(0...10).contains(approvals) { throw BoardError.invalid("--approvals must be 0 to 10") }
         if let signed, !["off", "require"].contains(signed) { throw BoardError.invalid("--signed-approvals must be off or require") }
         return try change(
-            actor, refusal: AuditEntry(action: "policy.set", targetType: "approval_policy", targetID: environment, environment: environment),
+            actor,
+            refusal: AuditEntry(action: "policy.set", targetType: "approval_policy", targetID: environment, environment: environment),
             requiring: .admin(doing: "set the approval policy of \(environment)")
         ) { change in
             try change.ensureEnvironment(environment)
@@ -63,7 +64,13 @@ extension Board {
                 newApprovals == 0
                 ? "changes there are applied at once"
                 : "a change that starts or widens what runs there needs \(newApprovals) approval\(newApprovals == 1 ? "" : "s") by other people\(newSigned == "require" ? ", signed" : "")"
-            return ChangeResult(changed: true, "Set the approval policy of \(environment): \(effect).")
+            // What hosts of the environment stop running: enablements without enough signatures.
+            let short =
+                newSigned == "require" ? try ApproverQueries.unapproved(change.db, environment: environment, required: newApprovals) : []
+            let notes = short.map {
+                "hosts of \(environment) do not run \($0), enabled there without \(newApprovals) signed approvals; to run it, disable it and enable it again with approvers' signatures"
+            }
+            return ChangeResult(changed: true, "Set the approval policy of \(environment): \(effect).", notes: notes)
         }
     }
 
@@ -126,10 +133,22 @@ extension Board {
             guard request.author != actor.osUser else {
                 throw BoardError.notAllowed("\(actor.osUser) opened change request \(id) and cannot approve it; another person must")
             }
+            // A token the author made for someone else is the author's hand: it does not approve the author's request.
+            if let token = actor.accessToken,
+                let maker = try Row.fetchOne(
+                    change.db, sql: "SELECT created_by, parent_principal FROM access_tokens WHERE principal = ? AND name = ?",
+                    arguments: [actor.osUser, token]),
+                (maker["created_by"] as String?) == request.author || (maker["parent_principal"] as String?) == request.author
+            {
+                throw BoardError.notAllowed(
+                    "the access token '\(token)' of \(actor.osUser) was made by \(request.author), who opened change request \(id); \(actor.osUser) approves with a token of their own"
+                )
+            }
             if request.signed {
                 guard let signature else {
                     throw BoardError.invalid(
-                        "change request \(id) needs signed approvals: approve it with plugboard change approve \(id) --key FILE (your approver key)")
+                        "change request \(id) needs signed approvals: approve it with plugboard change approve \(id) --key FILE (your approver key)"
+                    )
                 }
                 try SignedApprovals.check(change.db, signature, digest: request.digest, principal: actor.osUser)
             }
@@ -184,7 +203,8 @@ extension Board {
                 throw BoardError.notAllowed("only \(request.author), who opened change request \(id), or a board admin may schedule it")
             }
             if request.authorApplies, time != nil {
-                throw BoardError.conflict("change request \(id) answers with a secret, so only its author applies it; it cannot be scheduled")
+                throw BoardError.conflict(
+                    "change request \(id) answers with a secret, so only its author applies it; it cannot be scheduled")
             }
             try change.db.execute(
                 sql: "UPDATE change_requests SET state = ?, scheduled_at = ?, result = NULL WHERE id = ?",
@@ -203,8 +223,12 @@ extension Board {
             actor, refusal: AuditEntry(action: "change.acknowledge", targetType: "change_request", targetID: String(id)),
             requiring: .admin(doing: "acknowledge an emergency change")
         ) { change in
-            guard let request = try ChangeRecords.request(change.db, id) else { throw BoardError.notFound("there is no change request \(id)") }
-            guard request.emergency else { throw BoardError.conflict("change request \(id) was not an emergency; there is nothing to acknowledge") }
+            guard let request = try ChangeRecords.request(change.db, id) else {
+                throw BoardError.notFound("there is no change request \(id)")
+            }
+            guard request.emergency else {
+                throw BoardError.conflict("change request \(id) was not an emergency; there is nothing to acknowledge")
+            }
             if let by = request.acknowledgedBy { throw BoardError.conflict("change request \(id) was already acknowledged by \(by)") }
             guard request.closedBy != actor.osUser else {
                 throw BoardError.notAllowed("\(actor.osUser) applied emergency change \(id); another admin must acknowledge it")
@@ -286,5 +310,5 @@ package struct ApprovalSignature: Sendable, Hashable {
     }
 
     /// What an approver signs: `plugboard-approval-v1\n` + the change's digest + `\n`.
-    package static func statement(digest: String) -> String { "plugboard-approval-v1\n\(digest)\n" }
+    package static func statement(digest: String) -> String { ApprovalStatement.text(digest: digest) }
 }

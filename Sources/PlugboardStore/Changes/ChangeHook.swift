@@ -78,7 +78,7 @@ package struct NewChangeRequest: Sendable {
 /// The digest of a change: what approvals name, and approvers sign.
 package enum ChangeDigest {
     package static func of(operation: String, body: String) -> String {
-        SHA256Hex.of("plugboard-change-v1\n\(operation)\n\(body)")
+        ApprovalStatement.changeDigest(operation: operation, body: body)
     }
 }
 

@@ -11,16 +11,15 @@ enum SignedApprovals {
         try SigningKeys.validateKeyID(signature.keyID)
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM approvers WHERE key_id = ?", arguments: [signature.keyID]) else {
             throw BoardError.notAllowed(
-                "the key \(signature.keyID) is not a registered approver key; an admin registers it with plugboard approver add \(principal) PUBLIC_KEY")
+                "the key \(signature.keyID) is not a registered approver key; an admin registers it with plugboard approver add \(principal) PUBLIC_KEY"
+            )
         }
         guard (row["revoked_at"] as String?) == nil else { throw BoardError.notAllowed("the approver key \(signature.keyID) is revoked") }
         guard (row["principal"] as String) == principal else {
-            throw BoardError.notAllowed("the approver key \(signature.keyID) is registered for \(row["principal"] as String), not \(principal)")
+            throw BoardError.notAllowed(
+                "the approver key \(signature.keyID) is registered for \(row["principal"] as String), not \(principal)")
         }
-        let key = try SigningKeys.publicKey(base64: row["public_key"])
-        guard let raw = Data(base64Encoded: signature.signature), raw.count == 64,
-            key.isValidSignature(raw, for: Data(ApprovalSignature.statement(digest: digest).utf8))
-        else {
+        guard ApprovalStatement.verifies(signature.signature, publicKey: row["public_key"], digest: digest) else {
             throw BoardError.invalid("the signature does not verify with the approver key \(signature.keyID) over the change's digest")
         }
     }

@@ -66,6 +66,8 @@ extension Board {
         return RegistrySnapshot(
             environment: environment, allKilled: kills.all != nil, allKilledReason: kills.all, plugins: plugins,
             signaturePolicy: try SignatureQueries.policy(db, environment), version: boardVersion,
-            quarantineReleases: try RegistryQueries.quarantineReleases(db, ids: ids))
+            quarantineReleases: try RegistryQueries.quarantineReleases(db, ids: ids),
+            approvals: try ApproverQueries.evidence(
+                db, environment: environment, enabled: plugins.values.filter(\.enabled).map(\.id)))
     }
 }

@@ -142,6 +142,12 @@ enum RegistryQueries {
                 ON CONFLICT (plugin_id, environment) DO UPDATE SET enabled = excluded.enabled, pinned_version = excluded.pinned_version,
                     updated_at = excluded.updated_at, updated_by = excluded.updated_by
                 """, arguments: [pluginID, environment, state.enabled, state.pinned, now, actor.osUser])
+        // Signed approvals enable once: however a plug-in is disabled (a disable, a restore's narrowing), enabling it again
+        // needs new ones.
+        if !state.enabled, try ApproverQueries.hasTables(db) {
+            try db.execute(
+                sql: "DELETE FROM enablement_approvals WHERE plugin_id = ? AND environment = ?", arguments: [pluginID, environment])
+        }
     }
 
     /// The environments where a version is pinned, by name.

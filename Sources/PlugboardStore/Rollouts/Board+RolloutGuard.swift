@@ -32,8 +32,20 @@ extension Board {
             let figures = RolloutRules.Figures(record, reports)
             if let tick = try guardAbort(record, figures, via: via) {
                 ticks.append(tick)
-            } else if let due = record.nextStepAt, due <= now, let tick = try scheduleStep(record, figures, via: via) {
-                ticks.append(tick)
+            } else if let due = record.nextStepAt, due <= now {
+                if try protection(environment: record.environment).required > 0 {
+                    // A step widens what runs: in a protected environment it waits for an approved change request.
+                    let next = record.rollout.step + 1
+                    ticks.append(
+                        RolloutTick(
+                            pluginID: record.pluginID, environment: record.environment, version: record.rollout.version,
+                            action: .awaitingApproval,
+                            message:
+                                "The rollout of \(record.name) is due for step \(next + 1) of \(record.rollout.steps.count) (\(record.rollout.steps[next])%); \(record.environment) is protected, so the step waits for an approved change request (rollout step).",
+                            startedBy: record.startedBy))
+                } else if let tick = try scheduleStep(record, figures, via: via) {
+                    ticks.append(tick)
+                }
             }
         }
         return ticks
@@ -65,15 +77,7 @@ extension Board {
         let ended = figures.current.summary
         let reason = "step \(next + 1) of \(record.rollout.steps.count) (\(percent)%); the step before ended with \(ended)"
         let changed = try scheduledChange(record, as: Self.rolloutSchedule, via: via, action: "step", reason: reason) { now in
-            var after = record.with(state: last ? .completed : .running, step: next)
-            after.closeStep(with: figures)
-            after.history.append(RolloutStepRecord(percent: percent, reachedAt: now, by: Self.rolloutSchedule))
-            after.stepStartedAt = now
-            if last {
-                after.endedAt = now
-                after.endedBy = Self.rolloutSchedule
-            }
-            return after
+            RolloutRules.stepped(record, figures, by: Self.rolloutSchedule, at: now)
         }
         guard changed else { return nil }
         return RolloutTick(

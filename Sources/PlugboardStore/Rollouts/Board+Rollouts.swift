@@ -131,6 +131,31 @@ extension Board {
         }
     }
 
+    /// Moves a running rollout to its next step now (its last step completes it), as a person (the plug-in's owners,
+    /// maintainers or an admin) rather than its schedule; refused while the guard would abort it.
+    package func stepRollout(pluginID: String, environment: String, by actor: Principal) throws(BoardError) -> ChangeResult {
+        let reports = try readTelemetry(empty: []) { db in try RolloutQueries.reported(db, pluginID, environment) }
+        return try personChange(pluginID, environment, action: "step", reason: nil, by: actor) { change, record in
+            guard record.rollout.state == .running, record.rollout.step + 1 < record.rollout.steps.count else {
+                throw BoardError.conflict(
+                    "the rollout of \(record.name) is \(record.rollout.state.rawValue) and has no next step to move to")
+            }
+            let figures = RolloutRules.Figures(record, reports)
+            let current = figures.current
+            if current.hosts >= record.minHosts, current.failing * 10_000 > record.maxFailureBasisPoints * current.hosts {
+                throw BoardError.conflict("the rollout of \(record.name) fails its guard (\(current.summary)); the guard aborts it instead")
+            }
+            let after = RolloutRules.stepped(record, figures, by: change.actor.osUser, at: change.now)
+            let next = after.rollout.step
+            return (
+                after,
+                after.rollout.state == .completed
+                    ? "The rollout of \(record.name) completed: every host may run it."
+                    : "The rollout of \(record.name) moved to step \(next + 1) of \(record.rollout.steps.count): \(record.rollout.steps[next])% of hosts."
+            )
+        }
+    }
+
     /// A person's change of an existing rollout: `decide` returns the record to write (nil: nothing changes) and the
     /// sentence to answer.
     private func personChange(
@@ -157,6 +182,22 @@ extension Board {
 
 /// The rules of rollouts, shared by people's changes and the schedule and guard.
 enum RolloutRules {
+    /// `record` moved to its next step by `principal` at `now` (completed at its last step), its step closed with
+    /// `figures`.
+    static func stepped(_ record: RolloutRecord, _ figures: Figures, by principal: String, at now: String) -> RolloutRecord {
+        let next = record.rollout.step + 1
+        let last = next == record.rollout.steps.count - 1
+        var after = record.with(state: last ? .completed : .running, step: next)
+        after.closeStep(with: figures)
+        after.history.append(RolloutStepRecord(percent: record.rollout.steps[next], reachedAt: now, by: principal))
+        after.stepStartedAt = now
+        if last {
+            after.endedAt = now
+            after.endedBy = principal
+        }
+        return after
+    }
+
     static func validate(_ plan: RolloutPlan) throws(BoardError) {
         try Validate.pluginID(plan.pluginID)
         try Validate.environment(plan.environment)

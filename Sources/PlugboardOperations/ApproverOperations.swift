@@ -1,0 +1,82 @@
+public import ArgumentParser
+import Foundation
+public import PlugboardModel
+package import PlugboardStore
+
+/// Approver keys: `plugboard approver …`. Where an environment's policy requires signed approvals (`policy set --env
+/// ENV --signed-approvals require`), an approval counts only with its approver's signature over the change's digest,
+/// and hosts check those signatures before they load a plug-in enabled there.
+public enum ApproverOperations {
+    /// `plugboard approver …`, in the order its help lists them.
+    package static let all: [any ParsedOperation.Type] = [AddApprover.self, ListApprovers.self, RevokeApprover.self]
+
+    /// `approver add PRINCIPAL PUBLIC_KEY`.
+    public struct AddApprover: ParsedOperation {
+        public static let declaration = OperationDeclaration(
+            "approver.add", .write,
+            abstract: "Register a principal's Ed25519 public key as their approver key (admins).",
+            discussion: """
+                The key is made with plugboard signing-key generate; its holder approves with plugboard change approve N \
+                --key FILE, which signs the change's digest on their machine. In an environment whose policy requires \
+                signed approvals, only approvals signed by a registered, unrevoked key of the approving principal count, \
+                and hosts load a plug-in enabled there only with enough such signatures.
+                """, response: "ChangeResult", widens: .boardWide)
+        @Argument(help: ArgumentHelp("Whose key it is: the principal whose approvals it signs.", valueName: "principal"))
+        public var principal: String
+        @Argument(help: ArgumentHelp("The public key, base64 of its 32 bytes.", valueName: "public-key")) public var publicKey: String
+        public init() {}
+        public init(principal: String, publicKey: String) {
+            self.principal = principal
+            self.publicKey = publicKey
+        }
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.addApprover(principal: principal, publicKey: publicKey, by: actor))
+        }
+    }
+
+    /// `approver list`.
+    public struct ListApprovers: ParsedOperation {
+        public static let declaration = OperationDeclaration(
+            "approver.list", .read, abstract: "List approver keys, revoked ones included.", response: "ApproverList")
+        public init() {}
+        /// What it answers.
+        public typealias Response = [Approver]
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.approvers())
+        }
+        package static func text(_ approvers: [Approver]) -> String? {
+            var table = Table("KEY ID", "PRINCIPAL", "STATE", "ADDED", "PUBLIC KEY")
+            for approver in approvers {
+                table.add(
+                    approver.keyID, approver.principal,
+                    approver.revokedAt.map { "revoked \($0) by \(approver.revokedBy ?? "?"): \(approver.revokeReason ?? "")" } ?? "counts",
+                    "\(approver.addedAt) by \(approver.addedBy)", approver.publicKey)
+            }
+            return table.text(
+                empty: "No approver key is registered yet; an admin registers one with plugboard approver add PRINCIPAL PUBLIC_KEY.")
+        }
+    }
+
+    /// `approver revoke KEY_ID --reason`: a stop.
+    public struct RevokeApprover: ParsedOperation {
+        public static let declaration = OperationDeclaration(
+            "approver.revoke", .stop,
+            abstract:
+                "Revoke an approver key (admins): no approval it signed counts any more, for the board or hosts, including earlier ones.",
+            response: "ChangeResult")
+        @Argument(help: "The key id (plugboard approver list).") public var keyID: KeyID
+        @Option(name: .long, help: "Why (kept in the board and the audit log).") public var reason: Reason
+        public init() {}
+        public init(keyID: KeyID, reason: Reason) {
+            self.keyID = keyID
+            self.reason = reason
+        }
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.revokeApprover(keyID: keyID.text, reason: reason.text, by: actor))
+        }
+    }
+}

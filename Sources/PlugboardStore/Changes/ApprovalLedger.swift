@@ -1,0 +1,107 @@
+import Foundation
+import GRDB
+package import PlugboardModel
+
+/// Which audited actions start or widen what runs, and where: what `audit verify` holds to the approval policies.
+package struct WideningActions: Sendable {
+    /// Action → whether it widens board-wide (true) or in its row's environment (false).
+    package let actions: [String: Bool]
+
+    package init(_ actions: [String: Bool]) { self.actions = actions }
+}
+
+/// Replays the audit log's approval policies, change requests and approvals, and names every change that widened what
+/// runs in a protected environment without the approvals its policy required at that time: a row no change request
+/// covers (no `change.apply` or `change.emergency` row of the same change), or a request applied with fewer approvals
+/// by other principals than its author than required.
+enum ApprovalLedger {
+    private struct Request {
+        var author: String
+        var digest: String
+        var environment: String?
+        var approvals: [String: String] = [:]
+    }
+
+    static func problems(_ db: Database, widening: WideningActions) throws -> [String] {
+        // A board never protected has no approval policy row (a row set back to 0 stays; the state proof holds the table
+        // to the log), and nothing to replay.
+        guard !widening.actions.isEmpty, try db.tableExists("approval_policies"),
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM approval_policies)") == true
+        else { return [] }
+        var policies: [String: Int] = [:]
+        var requests: [String: Request] = [:]
+        var uncovered: [Int64: (what: String, needed: Int)] = [:]
+        var problems: [String] = []
+        let names = (Array(widening.actions.keys) + ["policy.set", "change.open", "change.approve", "change.apply", "change.emergency"])
+            .map { "'\($0.replacingOccurrences(of: "'", with: "''"))'" }.joined(separator: ", ")
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT seq, actor, action, target_type, target_id, environment, before_json, after_json FROM audit_log
+                WHERE outcome = 'ok' AND action IN (\(names)) ORDER BY seq
+                """)
+        func object(_ text: String?) -> [String: Any] {
+            text.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] } ?? [:]
+        }
+        func required(_ environment: String?) -> Int {
+            if let environment { return policies[environment] ?? 0 }
+            return policies.values.max() ?? 0
+        }
+        func scope(_ environment: String?) -> String { environment.map { "in \($0)" } ?? "board-wide" }
+        while let row = try rows.next() {
+            let seq: Int64 = row["seq"]
+            let action: String = row["action"]
+            let environment: String? = row["environment"]
+            let targetID: String = row["target_id"] ?? ""
+            let after = object(row["after_json"])
+            switch action {
+            case "change.open":
+                requests[targetID] = Request(author: row["actor"], digest: after["digest"] as? String ?? "", environment: environment)
+            case "change.approve":
+                requests[targetID]?.approvals[row["actor"]] = after["digest"] as? String ?? ""
+            case "change.apply", "change.emergency":
+                let count = (after["rows"] as? Int) ?? 0
+                for covered in max(1, seq - Int64(count))..<seq { uncovered[covered] = nil }
+                guard action == "change.apply" else { break }
+                let needed = required(environment)
+                let request = requests[targetID]
+                let approvers =
+                    request.map { request in
+                        request.approvals.filter { $0.key != request.author && $0.value == request.digest }.count
+                    } ?? 0
+                if approvers < needed {
+                    problems.append(
+                        "audit row \(seq) applied change request \(targetID) \(scope(environment)) with \(approvers) of the \(needed) approvals its policy required"
+                    )
+                }
+            default:
+                let needed = required(widening.actions[action] == true ? nil : environment)
+                if action == "policy.set" {
+                    let before = object(row["before_json"])
+                    if (row["target_type"] as String?) == "approval_policy", let environment, let approvals = after["approvals"] as? Int {
+                        if approvals < ((before["approvals"] as? Int) ?? 0)
+                            || (after["signed_approvals"] as? String == "off" && before["signed_approvals"] as? String == "require")
+                        {
+                            if needed > 0 { uncovered[seq] = (action + " " + scope(environment), needed) }
+                        }
+                        policies[environment] = approvals
+                        continue
+                    }
+                    let order = ["off", "warn", "require"]
+                    let loosened =
+                        (order.firstIndex(of: after["signatures"] as? String ?? "") ?? 0)
+                        < (order.firstIndex(of: before["signatures"] as? String ?? "") ?? 0)
+                    if loosened, needed > 0 { uncovered[seq] = (action + " " + scope(environment), needed) }
+                    continue
+                }
+                if needed > 0 { uncovered[seq] = (action + " " + scope(widening.actions[action] == true ? nil : environment), needed) }
+            }
+        }
+        for (seq, row) in uncovered.sorted(by: { $0.key < $1.key }) {
+            problems.append(
+                "audit row \(seq), \(row.what), was applied without the \(row.needed) approvals its policy required: no approved change request covers it"
+            )
+        }
+        return problems
+    }
+}
