@@ -38,7 +38,7 @@ struct ChangeRequestCLITests {
         let pin = try await sandbox.run(["plugin", "pin", Self.pay, "1.1.0", "--env", "production"])
         #expect(pin.status == 0 && pin.stderr.isEmpty, "\(pin)")
         #expect(
-            pin.stdout == "change request 1 opened: plugin pin \(Self.pay) --version 1.1.0 in production; needs 2 approvals\n", "\(pin)")
+            pin.stdout == "change request 1 opened: plugin pin \(Self.pay) 1.1.0 in production; needs 2 approvals\n", "\(pin)")
         #expect(try await Self.payInProduction(sandbox) == before)
 
         let json = try await sandbox.ok("flag", "rollout", "checkout.new-flow", "25", "--env", "production", "--json")
@@ -49,11 +49,11 @@ struct ChangeRequestCLITests {
         let list = try await sandbox.ok("change", "list").stdout.split(separator: "\n").map(String.init)
         #expect(list.count == 3 && list[0].hasPrefix("ID  STATE"), "\(list)")
         #expect(list[1].hasPrefix("2   open   flag rollout checkout.new-flow") && list[1].contains("root  0/2"), "\(list)")
-        #expect(list[2].hasPrefix("1   open   plugin pin \(Self.pay) --version 1.1.0 in production"), "\(list)")
+        #expect(list[2].hasPrefix("1   open   plugin pin \(Self.pay) 1.1.0 in production"), "\(list)")
         #expect(try await sandbox.ok("change", "list", "--state", "applied").stdout == "No change request is applied.\n")
 
         let show = try await sandbox.ok("change", "show", "1").stdout
-        #expect(show.hasPrefix("change request 1: plugin pin \(Self.pay) --version 1.1.0 in production\n  state open; opened "), "\(show)")
+        #expect(show.hasPrefix("change request 1: plugin pin \(Self.pay) 1.1.0 in production\n  state open; opened "), "\(show)")
         #expect(show.contains("needs 2 approvals; has 0 that count"), "\(show)")
         // Every row it would change, before and after.
         let row = try #require(show.split(separator: "\n").first { $0.hasPrefix("plugin.pin") }, "\(show)")
@@ -194,7 +194,7 @@ struct ChangeRequestCLITests {
             "plugin", "pin", Self.pay, "1.1.0", "--env", "production", "--emergency", "--reason", "INC-9: 1.0.0 leaks")
         #expect(
             applied.stdout
-                == "change request 1 applied as an emergency: plugin pin \(Self.pay) --version 1.1.0 in production; another admin must acknowledge it (plugboard change acknowledge 1)\n",
+                == "change request 1 applied as an emergency: plugin pin \(Self.pay) 1.1.0 in production; another admin must acknowledge it (plugboard change acknowledge 1)\n",
             "\(applied)")
         #expect(try await Self.payInProduction(sandbox) == "1 1.1.0")
         #expect(try await sandbox.ok("change", "list").stdout.contains("1   applied (emergency)"))

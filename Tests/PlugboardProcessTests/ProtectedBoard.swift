@@ -17,20 +17,27 @@ struct ProtectedBoard {
     var sandbox: Sandbox { served.sandbox }
 
     /// A board with pay and search registered at 1.0.0 and 1.1.0, the flag checkout.new-flow, production needing
-    /// `approvals` approvals, alice, bob and carol admins with a token each (and `more` principals with a token, no
-    /// rights), served.
+    /// `approvals` approvals, alice, bob and carol admins (and `more` principals, with no rights), served. Each person
+    /// works with a token they made themselves with a first token the board's maker gave them: a token the author of
+    /// a request made does not approve it.
     static func start(approvals: Int = 2, more: [String] = [], serveOptions: [String] = []) async throws -> ProtectedBoard {
         let sandbox = try await Sandbox.withBoard(
             [manifest(pay, "1.0.0"), manifest(pay, "1.1.0"), manifest(search, "1.0.0"), manifest(search, "1.1.0")])
         try await sandbox.ok("flag", "create", "checkout.new-flow")
-        var tokens: [String: String] = [:]
+        var first: [String: String] = [:]
         for person in people + more {
             if people.contains(person) { try await sandbox.ok("admin", "add", person) }
-            let created = try await sandbox.ok("access-token", "create", "--principal", person, "--name", "laptop", "--json")
-            tokens[person] = try #require((try created.json() as? [String: Any])?["token"] as? String)
+            let created = try await sandbox.ok("access-token", "create", "--principal", person, "--name", "first", "--json")
+            first[person] = try #require((try created.json() as? [String: Any])?["token"] as? String)
         }
         try await sandbox.ok("policy", "set", "--env", "production", "--approvals", String(approvals))
-        return ProtectedBoard(served: try await AdminAPITests.serve(sandbox, options: serveOptions), tokens: tokens)
+        let served = try await AdminAPITests.serve(sandbox, options: serveOptions)
+        var tokens: [String: String] = [:]
+        for (person, token) in first {
+            let created = try await served.run(["access-token", "create", "--name", "laptop", "--json"], token: token)
+            tokens[person] = try #require((try created.json() as? [String: Any])?["token"] as? String, "\(created)")
+        }
+        return ProtectedBoard(served: served, tokens: tokens)
     }
 
     /// Runs the CLI with `--server` as `person`.
