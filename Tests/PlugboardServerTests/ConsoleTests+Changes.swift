@@ -216,4 +216,20 @@ struct ConsoleChangeTests {
         }
         #expect(try served.board.changeRequest(1).acknowledgedBy == "bob")
     }
+
+    @Test func theListIsPagedAndTheOverviewNamesAtMostAPageOfRequests() async throws {
+        let served = try Protected()
+        for _ in 1...(ConsolePages.changesPerPage + 2) { _ = try served.open() }
+        try await served.test { client in
+            let bob = try await ConsoleTests.signIn(client, served.bob)
+            let first = try await ConsoleTests.page(client, "/ui/changes", bob).1
+            #expect(first.components(separatedBy: #"<article class="change""#).count - 1 == ConsolePages.changesPerPage)
+            #expect(first.contains(#"<a href="/ui/changes?after=3" rel="next">"#), "\(first)")
+            let second = try await ConsoleTests.page(client, "/ui/changes?after=3", bob).1
+            #expect(second.contains("Change request 2</a>") && second.contains("Change request 1</a>"))
+            #expect(!second.contains("Change request 3</a>") && !second.contains(#"rel="next""#))
+            let overview = try await ConsoleTests.page(client, "/ui/", bob).1
+            #expect(overview.contains("2 more open requests on the Changes page"))
+        }
+    }
 }

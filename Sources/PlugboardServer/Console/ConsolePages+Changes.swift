@@ -10,8 +10,9 @@ import PlugboardStore
 extension ConsolePages {
     /// The closed requests the list shows under the waiting ones when no state is asked for.
     static let recentClosed = 20
-    /// The most requests the list shows in full (each open one is rehearsed again to say whether its approvals count).
-    static let changesShown = 100
+    /// The requests one page of the list shows in full, and the most each list of the Overview names: an open request
+    /// with approvals is rehearsed again at each showing, to say whether its approvals still count.
+    static let changesPerPage = 25
 
     static func changes(_ board: Board, _ page: ConsolePage) throws -> String {
         let asked = try page.value("state").map { text throws(BoardError) -> ChangeOperations.RequestState in
@@ -33,8 +34,14 @@ extension ConsolePages {
                 .filter { !ChangeCard.pending.contains($0.state) }.prefix(recentClosed).map { $0 }
         }
         let viewer = try Viewer(board, page)
-        let cards = try shown.prefix(changesShown).map { request throws -> String in
+        let after = try page.value("after").map { text throws(BoardError) in try ChangeOperations.RequestID(validating: text).value }
+        let remaining = after.map { after in shown.filter { $0.id < after } } ?? shown
+        let cards = try remaining.prefix(changesPerPage).map { request throws -> String in
             ChangeCard(request: try current(request, board, page), viewer: viewer, page: page).html(heading: "h3")
+        }
+        var next: String?
+        if remaining.count > changesPerPage, let last = remaining.prefix(changesPerPage).last {
+            next = "/ui/changes?" + (asked.map { "state=\($0.rawValue)&" } ?? "") + "after=\(last.id)"
         }
         let emergencies =
             asked != nil
@@ -49,7 +56,7 @@ extension ConsolePages {
             [
                 "heading": "Change requests", "listHeading": asked.map { "Requests \($0.rawValue)" } ?? "Open and scheduled",
                 "cards": cards,
-                "more": shown.count > changesShown ? "\(shown.count - changesShown) more are not shown." : false,
+                "next": some(next),
                 "empty": asked.map { "No change request is \($0.rawValue)." } ?? "No change request waits.",
                 "states": states.map { ["value": $0.0, "label": $0.1, "selected": $0.0 == (asked?.rawValue ?? "")] as [String: Any] },
                 "recent": recent.map(listRow), "hasRecent": !recent.isEmpty, "emergencies": emergencies,
@@ -69,9 +76,10 @@ extension ConsolePages {
         return ChangeCard(request: request, viewer: try Viewer(board, page), page: page).html(heading: "h1")
     }
 
-    /// A request as `change show` answers it: an open one's approvals counted against the rows as they are now.
+    /// A request as `change show` answers it: an open one's approvals counted against the rows as they are now (one
+    /// without approvals has nothing to count, and is not rehearsed).
     static func current(_ request: ChangeRequest, _ board: Board, _ page: ConsolePage) throws -> ChangeRequest {
-        guard ChangeCard.pending.contains(request.state) else { return request }
+        guard ChangeCard.pending.contains(request.state), !request.approvals.isEmpty else { return request }
         return try page.read(ChangeOperations.Show(id: try ChangeOperations.RequestID(validating: String(request.id))), on: board)
     }
 
@@ -88,7 +96,9 @@ extension ConsolePages {
     // MARK: The Overview
 
     /// What waits for the person: others' open requests they can approve (no approval of theirs counts yet), their own
-    /// open requests, and emergency changes no other admin acknowledged.
+    /// open requests, and emergency changes no other admin acknowledged. Only a request the person approved is
+    /// rehearsed again (to say whether that approval still counts); the rows name who approved, and the request's page
+    /// says which approvals count.
     static func waiting(_ board: Board, _ page: ConsolePage) throws -> String {
         let viewer = try Viewer(board, page)
         let pending = try [ChangeOperations.RequestState.open, .scheduled].flatMap { state throws(BoardError) in
@@ -96,12 +106,18 @@ extension ConsolePages {
         }.sorted { $0.id < $1.id }
         var approvable: [[String: Any]] = []
         var mine: [[String: Any]] = []
-        for listed in pending.prefix(changesShown) {
+        var more = 0
+        for listed in pending {
             if listed.author == viewer.name {
-                mine.append(waitingRow(listed))
+                if mine.count < changesPerPage { mine.append(waitingRow(listed)) } else { more += 1 }
                 continue
             }
-            let request = try current(listed, board, page)
+            guard approvable.count < changesPerPage else {
+                more += 1
+                continue
+            }
+            let approved = listed.approvals.contains { $0.principal == viewer.name }
+            let request = approved ? try current(listed, board, page) : listed
             if !request.approvals.contains(where: { $0.principal == viewer.name && $0.current }) {
                 var row = waitingRow(request)
                 if request.signed { row["note"] = "approvals must be signed with plugboard change approve \(request.id) --key FILE" }
@@ -119,13 +135,15 @@ extension ConsolePages {
                 "approvable": approvable, "hasApprovable": !approvable.isEmpty, "mine": mine, "hasMine": !mine.isEmpty,
                 "emergencies": emergencies, "hasEmergencies": !emergencies.isEmpty, "readOnly": page.readOnly,
                 "nothing": approvable.isEmpty && mine.isEmpty && emergencies.isEmpty,
+                "more": more == 0 ? false : "\(more) more open request\(more == 1 ? "" : "s") on the Changes page.",
             ])
     }
 
     private static func waitingRow(_ request: ChangeRequest) -> [String: Any] {
         [
             "id": request.id, "summary": request.summary, "author": request.author,
-            "approvals": "\(request.currentApprovals) of \(request.required)",
+            "needs": "needs \(request.required) approval\(request.required == 1 ? "" : "s")",
+            "approvedBy": request.approvals.isEmpty ? false : request.approvals.map(\.principal).joined(separator: ", "),
             "scheduled": some(request.scheduledAt),
         ]
     }

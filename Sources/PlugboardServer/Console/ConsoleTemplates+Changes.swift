@@ -21,7 +21,7 @@ extension ConsoleTemplates {
         <h2 id="requests-h">{{listHeading}}</h2>
         {{#cards}}{{{.}}}{{/cards}}
         {{^cards}}<p>{{empty}}</p>{{/cards}}
-        {{#more}}<p>{{more}}</p>{{/more}}
+        {{#next}}<p><a href="{{next}}" rel="next">Older requests</a></p>{{/next}}
         </section>
         {{#hasRecent}}
         <section aria-labelledby="recent-h">
@@ -70,9 +70,10 @@ extension ConsoleTemplates {
         {{#hasEmergencies}}<h3>Emergency changes to acknowledge</h3>
         <ul>{{#emergencies}}<li><a href="/ui/changes/{{id}}">Change request {{id}}</a>: {{summary}}; {{note}}</li>{{/emergencies}}</ul>{{/hasEmergencies}}
         {{#hasApprovable}}<h3>{{#readOnly}}Open requests of others{{/readOnly}}{{^readOnly}}To approve{{/readOnly}}</h3>
-        <ul>{{#approvable}}<li><a href="/ui/changes/{{id}}">Change request {{id}}</a>: {{summary}}, by {{author}}; {{approvals}} approvals{{#scheduled}}; scheduled for {{scheduled}}{{/scheduled}}{{#note}}; {{note}}{{/note}}</li>{{/approvable}}</ul>{{/hasApprovable}}
+        <ul>{{#approvable}}<li><a href="/ui/changes/{{id}}">Change request {{id}}</a>: {{summary}}, by {{author}}; {{needs}}{{#approvedBy}}, approved by {{approvedBy}}{{/approvedBy}}{{#scheduled}}; scheduled for {{scheduled}}{{/scheduled}}{{#note}}; {{note}}{{/note}}</li>{{/approvable}}</ul>{{/hasApprovable}}
         {{#hasMine}}<h3>Your open requests</h3>
-        <ul>{{#mine}}<li><a href="/ui/changes/{{id}}">Change request {{id}}</a>: {{summary}}; {{approvals}} approvals{{#scheduled}}; scheduled for {{scheduled}}{{/scheduled}}</li>{{/mine}}</ul>{{/hasMine}}
+        <ul>{{#mine}}<li><a href="/ui/changes/{{id}}">Change request {{id}}</a>: {{summary}}; {{needs}}{{#approvedBy}}, approved by {{approvedBy}}{{/approvedBy}}{{#scheduled}}; scheduled for {{scheduled}}{{/scheduled}}</li>{{/mine}}</ul>{{/hasMine}}
+        {{#more}}<p><a href="/ui/changes">{{more}}</a></p>{{/more}}
         </section>
         """
 }
