@@ -39,11 +39,16 @@ struct ConsoleChangeTests {
             configuration.admin = true
             configuration.rolloutInterval = nil
             server = PlugboardServer(board: board, configuration: configuration)
-            let by = ConsoleChangeTests.alice
-            alice = try board.createAccessToken(principal: "alice", name: "laptop", readOnly: false, by: by).secret
-            bob = try board.createAccessToken(principal: "bob", name: "laptop", readOnly: false, by: by).secret
-            carol = try board.createAccessToken(principal: "carol", name: "laptop", readOnly: false, by: by).secret
-            bobReading = try board.createAccessToken(principal: "bob", name: "viewer", readOnly: true, by: by).secret
+            // Each person's tokens are their own: a token alice made for bob would be alice's hand, not an approval.
+            alice = try Self.token(board, "alice", "laptop")
+            bob = try Self.token(board, "bob", "laptop")
+            carol = try Self.token(board, "carol", "laptop")
+            bobReading = try Self.token(board, "bob", "viewer", readOnly: true)
+        }
+
+        /// A new access token of `principal`, made by `principal`.
+        static func token(_ board: Board, _ principal: String, _ name: String, readOnly: Bool = false) throws -> String {
+            try board.createAccessToken(principal: principal, name: name, readOnly: readOnly, by: try Principal(osUser: principal)).secret
         }
 
         func test(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
@@ -125,6 +130,13 @@ struct ConsoleChangeTests {
             let alice = try await ConsoleTests.signIn(client, served.alice)
             let mine = try await ConsoleTests.page(client, "/ui/", alice).1
             #expect(mine.contains("Your open requests") && !mine.contains("To approve"))
+
+            // A token alice made for dave is alice's hand: it is offered no Approve form on her request.
+            let made = try served.board.createAccessToken(principal: "dave", name: "from-alice", readOnly: false, by: Self.alice)
+            let dave = try await ConsoleTests.signIn(client, made.secret)
+            let handed = try await ConsoleTests.page(client, "/ui/changes/1", dave).1
+            #expect(handed.contains("was made by alice, who opened this request: sign in with a token of your own to approve it."))
+            #expect(!handed.contains(#"action="/ui/do/change.approve""#) && handed.contains(#"action="/ui/do/change.reject""#))
 
             let reader = try await ConsoleTests.signIn(client, served.bobReading)
             for uri in ["/ui/changes/1", "/ui/changes", "/ui/changes?state=open", "/ui/"] {

@@ -12,6 +12,8 @@ final class ConsolePage: Sendable {
     /// A read-only session sees no form.
     let readOnly: Bool
     let principal: Principal
+    /// Who made the session's access token (a token the author of a change request made does not approve it).
+    let tokenMadeBy: String
     let query: [String: String]
     /// The path's parameter (`/ui/plugins/{id}`), if the page has one.
     let parameter: String?
@@ -21,9 +23,10 @@ final class ConsolePage: Sendable {
     private let forms = Mutex(0)
 
     init(
-        path: String, csrf: String, readOnly: Bool, principal: Principal, query: [String: String], parameter: String?,
-        verifier: ConsoleVerifier, lane: WorkerThreads
+        path: String, csrf: String, readOnly: Bool, principal: Principal, tokenMadeBy: String = "", query: [String: String],
+        parameter: String?, verifier: ConsoleVerifier, lane: WorkerThreads
     ) {
+        self.tokenMadeBy = tokenMadeBy
         self.verifier = verifier
         self.lane = lane
         self.path = path

@@ -71,7 +71,8 @@ struct ConsoleRoutes: Sendable {
         let parameters = context.parameters
         let path = request.uri.path + (request.uri.query.map { "?" + $0 } ?? "")
         let state = ConsolePage(
-            path: path, csrf: session.session.csrf, readOnly: caller.token.readOnly, principal: caller.principal, query: query,
+            path: path, csrf: session.session.csrf, readOnly: caller.token.readOnly, principal: caller.principal,
+            tokenMadeBy: caller.token.createdBy, query: query,
             parameter: page.parameter.flatMap { parameters.get($0) }, verifier: admin.consoleVerifier, lane: admin.reads)
         let started = ContinuousClock.now
         let rendered: (String, String)

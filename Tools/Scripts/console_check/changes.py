@@ -1,14 +1,16 @@
 """Step 5 of Tools/Scripts/console-check: a change request opened by one person is approved by another in the browser.
 
-The board's production is made to need one approval. A second principal (REVIEWER) signs in, in a browser of its own, and keeps
-the Overview open; the first opens a request with the CLI against the served board (`plugboard plugin enable …
---env production --server URL`), which must appear on the reviewer's Overview without a reload (through /ui/events).
-The author's browser shows the request's page: its note that another person approves it and no Approve form. The
-reviewer follows the Overview's link, approves with a comment, and the request is applied: the flash says so, the
-author's page shows `applied` without a reload, the CLI finds the request applied and the plug-in enabled in
-production, and the Audit page shows the approval `via console`. Last, the author enables another plug-in in
-production with the plug-in page's form, which must lead to the new request's page; that request stays open for the
-axe and read-only steps. axe runs on the request's page as the reviewer and as the author."""
+The board's production is made to need one approval. Two principals with tokens of their own (made by the board's
+admin, not by each other: a token the author made does not approve the author's request) sign in, each in a browser
+of its own: AUTHOR, a board admin, and REVIEWER, who keeps the Overview open while AUTHOR opens a request with the CLI
+against the served board (`plugboard plugin enable … --env production --server URL`); it must appear on the
+reviewer's Overview without a reload (through /ui/events). The author's browser shows the request's page: its note
+that another person approves it and no Approve form. The reviewer follows the Overview's link, approves with a
+comment, and the request is applied: the flash says so, the author's page shows `applied` without a reload, the CLI
+finds the request applied and the plug-in enabled in production, and the Audit page shows the approval `via
+console`. Last, the author enables another plug-in in production with the plug-in page's form, which must lead to the
+new request's page; that request stays open for the axe and read-only steps. axe runs on the request's page as the
+reviewer and as the author."""
 
 import json
 import time
@@ -17,6 +19,7 @@ from plugboard_drills import common
 
 from console_check.browser import Browser
 
+AUTHOR = "author"
 REVIEWER = "reviewer"
 # The Overview and the request's page must follow a change within this (as the Fleet page must follow a kill).
 LIVE_PROMISE_MS = 2000
@@ -37,18 +40,17 @@ look();
 """
 
 
-def change_requests(board, server, author, author_token, reviewer_token, plugins, browsers, shots, figures, report):
+def change_requests(board, server, plugins, browsers, shots, figures, report):
     """Runs the step; answers the path of the request left open."""
     victim, other = plugins
     # Revive is board-wide: once an environment is protected it waits for approvals too, so production is protected
     # only now, after the kill step.
     board.ok("policy", "set", "--env", "production", "--approvals", "1")
-    reviewer = Browser(server.url, report)
-    browsers.append(reviewer)
-    reviewer.open("/ui/sign-in")
-    reviewer.submit('form[action="/ui/sign-in"]', "sign-in form", {"token": reviewer_token})
-    if reviewer.path() != "/ui/":
-        raise common.DrillError(f"the reviewer's sign-in led to {reviewer.path()}: {reviewer.flash()}")
+    board.ok("admin", "add", AUTHOR)
+    author_token = board.json("access-token", "create", "--principal", AUTHOR, "--name", "console-author")["token"]
+    reviewer_token = board.json("access-token", "create", "--principal", REVIEWER, "--name", "console-reviewer")["token"]
+    author = signed_in(server, author_token, AUTHOR, browsers, report)
+    reviewer = signed_in(server, reviewer_token, REVIEWER, browsers, report)
 
     # Opened with the CLI against the served board while the reviewer's Overview is open.
     link = 'section[aria-labelledby="waiting-h"] a[href^="/ui/changes/"]'
@@ -120,6 +122,17 @@ def change_requests(board, server, author, author_token, reviewer_token, plugins
     return author.path()
 
 
+def signed_in(server, token, principal, browsers, report):
+    """A browser of its own, signed in with `token`."""
+    browser = Browser(server.url, report)
+    browsers.append(browser)
+    browser.open("/ui/sign-in")
+    browser.submit('form[action="/ui/sign-in"]', "sign-in form", {"token": token})
+    if browser.path() != "/ui/":
+        raise common.DrillError(f"{principal}'s sign-in led to {browser.path()}: {browser.flash()}")
+    return browser
+
+
 def live(browser, since_ms, what, report):
     """Waits for the watcher of WATCH_JS; the milliseconds from `since_ms`, or None (a failure reported)."""
     deadline = time.monotonic() + LIVE_DEADLINE_S
@@ -146,5 +159,8 @@ def applied_state(browser):
     """Whether the request's page, never reloaded, shows the state `applied`."""
     if browser.driver.execute_script("return window.__consoleCheck") is None:
         return False
-    marks = browser.find("#main article.change > p > strong")
-    return bool(marks) and marks[0].text.strip() == "applied"
+    # Read in one script: the page may swap its content between two WebDriver calls.
+    state = browser.driver.execute_script(
+        'var mark = document.querySelector("#main article.change > p > strong");'
+        'return mark ? mark.textContent.trim() : null;')
+    return state == "applied"
