@@ -244,4 +244,14 @@ struct ConsoleChangeTests {
             #expect(overview.contains("2 more open requests on the Changes page"))
         }
     }
+
+    @Test func anOverviewOfABoardThatProtectsNothingSaysNothingOfRequests() async throws {
+        let served = try ConsoleTests.Served()
+        try await served.test { client in
+            let cookie = try await ConsoleTests.signIn(client, served.writer)
+            #expect(!(try await ConsoleTests.page(client, "/ui/", cookie).1.contains("Waiting for you")))
+            let changes = try await ConsoleTests.page(client, "/ui/changes", cookie).1
+            #expect(changes.contains("No environment requires approvals") && changes.contains("No change request waits."))
+        }
+    }
 }

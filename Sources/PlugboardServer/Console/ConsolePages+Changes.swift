@@ -129,6 +129,8 @@ extension ConsolePages {
             row["note"] = "applied as an emergency by \(request.closedBy ?? request.author): \(request.closeReason ?? "")"
             return row
         }
+        // A board that protects no environment and never had a request has nothing to say here.
+        if pending.isEmpty, emergencies.isEmpty, try board.approvalPolicies().allSatisfy({ $0.approvals == 0 }) { return "" }
         return ConsoleTemplates.render(
             "waiting",
             [
