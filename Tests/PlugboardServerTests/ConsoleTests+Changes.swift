@@ -254,4 +254,19 @@ struct ConsoleChangeTests {
             #expect(changes.contains("No environment requires approvals") && changes.contains("No change request waits."))
         }
     }
+
+    @Test func aRolloutsRowReadsItsStrategiesAsTheFlagPageDoes() {
+        let row = ChangeRow(
+            action: "flag.rollout", targetType: "flag", targetID: "x.y", environment: "production",
+            before: #"{"enabled":true,"strategies":[],"variants":[]}"#,
+            after:
+                #"{"enabled":true,"strategies":[{"name":"flexibleRollout","parameters":{"groupId":"x.y","rollout":"30","stickiness":"default"}}],"variants":[]}"#
+        )
+        let shown = ChangeCard.row(row)
+        let fields = shown["fields"] as? [[String: Any]] ?? []
+        #expect(fields.count == 1 && fields.first?["name"] as? String == "strategies")
+        #expect(fields.first?["before"] as? String == "none")
+        #expect(fields.first?["after"] as? String == "flexibleRollout (groupId x.y, rollout 30, stickiness default)")
+        #expect(shown["same"] as? String == "enabled true; variants []")
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PlugboardFlags
 import PlugboardModel
 import PlugboardOperations
 
@@ -122,8 +123,8 @@ struct ChangeCard {
         var changed: [[String: Any]] = []
         var same: [String] = []
         for key in keys {
-            let old = before.map { text($0[key]) } ?? "–"
-            let new = after.map { text($0[key]) } ?? "–"
+            let old = before.map { text($0[key], field: key) } ?? "–"
+            let new = after.map { text($0[key], field: key) } ?? "–"
             if old == new {
                 same.append("\(key) \(old)")
             } else {
@@ -142,15 +143,20 @@ struct ChangeCard {
         return members
     }
 
-    /// A field's value as people read it: a string as it is, nothing as `none`, anything else as compact JSON.
-    static func text(_ value: Value?) -> String {
+    /// A field's value as people read it: a string as it is, nothing as `none`, a flag's strategies as the flag's
+    /// page reads them, anything else as compact JSON.
+    static func text(_ value: Value?, field: String = "") -> String {
         switch value {
         case nil, .null?: return "none"
         case .string(let string)?: return string
         case let value?:
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+            guard let json = try? encoder.encode(value) else { return "?" }
+            if field == "strategies", let strategies = try? JSONDecoder().decode([Strategy].self, from: json) {
+                return strategies.isEmpty ? "none" : strategies.map(ConsolePages.strategyText).joined(separator: "; ")
+            }
+            return String(decoding: json, as: UTF8.self)
         }
     }
 
