@@ -12,7 +12,7 @@ public enum ChangeOperations {
     ]
 
     /// A request's number, as the commands take it.
-    public struct RequestID: BoardField {
+    public struct RequestID: BoardField, IntegerField {
         public let value: Int64
         public init(validating text: String) throws(BoardError) {
             guard let value = Int64(text), value > 0 else {
@@ -22,6 +22,7 @@ public enum ChangeOperations {
             self.value = value
         }
         public var description: String { String(value) }
+        package var integer: Int64 { value }
     }
 
     /// Which requests to list.

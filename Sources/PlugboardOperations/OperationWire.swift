@@ -170,7 +170,7 @@ package enum OperationWire {
         if let optional = type as? any OptionalField.Type { type = optional.wrapped }
         if let array = type as? any ArrayField.Type { type = array.element }
         if type == Bool.self { return .boolean }
-        if type == Int.self || type == Int64.self { return .integer }
+        if type == Int.self || type == Int64.self || type is any IntegerField.Type { return .integer }
         return .string
     }
 
@@ -183,6 +183,7 @@ package enum OperationWire {
         case let int as Int: return int
         case let int as Int64: return int
         case let text as String: return text
+        case let field as any IntegerField: return field.integer
         case let array as [Any]: return array.compactMap { jsonValue($0) }
         // An enum that argument-parser reads by its raw value (`kill-switch`) is written by it.
         case let raw as any RawRepresentable: return jsonValue(raw.rawValue)
@@ -310,4 +311,10 @@ protocol ArrayField {
 
 extension Array: ArrayField {
     static var element: Any.Type { Element.self }
+}
+
+/// A field whose value travels as a JSON integer (a change request's number), and is parsed from its digits.
+package protocol IntegerField {
+    /// The value as a JSON integer.
+    var integer: Int64 { get }
 }

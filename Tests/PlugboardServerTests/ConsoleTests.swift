@@ -134,6 +134,7 @@ struct ConsoleTests {
             var csrf = ""
             for uri in [
                 "/ui/", "/ui/plugins", "/ui/plugins/com.example.notes", "/ui/fleet", "/ui/flags", "/ui/audit", "/ui/tokens", "/ui/rollouts",
+                "/ui/changes",
             ] {
                 let (status, html) = try await Self.page(client, uri, cookie)
                 #expect(status == .ok, "\(uri)")

@@ -43,6 +43,12 @@ enum ConsoleAssets {
         form.danger button { background: var(--bad); border-color: var(--bad); }
         .who button { background: var(--back); color: var(--accent); }
         label.check { display: inline-flex; gap: .3rem; align-items: center; }
+        article.change { border: 1px solid var(--line); border-radius: 4px; padding: .25rem .75rem .5rem; margin: .75rem 0; }
+        table.diff { margin: .25rem 0; }
+        table.diff caption { text-align: left; font-weight: 600; padding: .25rem 0; }
+        del { background: #fbeeee; color: var(--ink); }
+        ins { background: #eef7f0; color: var(--ink); text-decoration: none; font-weight: 600; }
+        .same { color: var(--muted); font-size: .9rem; }
         ul.inline { display: flex; flex-wrap: wrap; gap: .5rem 1rem; list-style: none; padding: 0; }
         @media (max-width: 40rem) { main { padding: .6rem; } th, td { padding: .3rem; } .who { margin-left: 0; } }
         """

@@ -12,6 +12,8 @@ final class ConsolePage: Sendable {
     /// A read-only session sees no form.
     let readOnly: Bool
     let principal: Principal
+    /// Who made the session's access token (a token the author of a change request made does not approve it).
+    let tokenMadeBy: String
     let query: [String: String]
     /// The path's parameter (`/ui/plugins/{id}`), if the page has one.
     let parameter: String?
@@ -21,9 +23,10 @@ final class ConsolePage: Sendable {
     private let forms = Mutex(0)
 
     init(
-        path: String, csrf: String, readOnly: Bool, principal: Principal, query: [String: String], parameter: String?,
-        verifier: ConsoleVerifier, lane: WorkerThreads
+        path: String, csrf: String, readOnly: Bool, principal: Principal, tokenMadeBy: String = "", query: [String: String],
+        parameter: String?, verifier: ConsoleVerifier, lane: WorkerThreads
     ) {
+        self.tokenMadeBy = tokenMadeBy
         self.verifier = verifier
         self.lane = lane
         self.path = path
@@ -140,7 +143,7 @@ enum ConsolePages {
     /// The navigation.
     static let sections: [(label: String, href: String)] = [
         ("Overview", "/ui/"), ("Plug-ins", "/ui/plugins"), ("Fleet", "/ui/fleet"), ("Flags", "/ui/flags"), ("Audit", "/ui/audit"),
-        ("Tokens", "/ui/tokens"), ("Rollouts", "/ui/rollouts"),
+        ("Tokens", "/ui/tokens"), ("Rollouts", "/ui/rollouts"), ("Changes", "/ui/changes"),
     ]
 
     static let all: [Route] = [
@@ -153,6 +156,9 @@ enum ConsolePages {
         Route(path: "/audit", section: "Audit", live: false, title: { _ in "Audit log" }, render: audit),
         Route(path: "/tokens", section: "Tokens", title: { _ in "Tokens" }, render: tokens),
         Route(path: "/rollouts", section: "Rollouts", title: { _ in "Rollouts" }, render: rollouts),
+        Route(path: "/changes", section: "Changes", title: { _ in "Change requests" }, render: changes),
+        Route(
+            path: "/changes/{id}", parameter: "id", section: "Changes", title: { "Change request \($0.parameter ?? "")" }, render: change),
     ]
 
     /// A host whose last report is older than this is shown as stale.
@@ -179,6 +185,7 @@ enum ConsolePages {
                 "verified": verified, "verification": verification, "kills": kills, "hasKills": !kills.isEmpty, "killCount": kills.count,
                 "hostsUp": hosts.count - stale, "hostsStale": stale, "freshMinutes": Int(staleAfter / 60),
                 "environments": try board.environments(), "changes": changes.records.reversed().map(auditRow),
+                "waiting": try waiting(board, page),
             ])
     }
 

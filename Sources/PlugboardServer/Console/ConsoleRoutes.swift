@@ -71,7 +71,8 @@ struct ConsoleRoutes: Sendable {
         let parameters = context.parameters
         let path = request.uri.path + (request.uri.query.map { "?" + $0 } ?? "")
         let state = ConsolePage(
-            path: path, csrf: session.session.csrf, readOnly: caller.token.readOnly, principal: caller.principal, query: query,
+            path: path, csrf: session.session.csrf, readOnly: caller.token.readOnly, principal: caller.principal,
+            tokenMadeBy: caller.token.createdBy, query: query,
             parameter: page.parameter.flatMap { parameters.get($0) }, verifier: admin.consoleVerifier, lane: admin.reads)
         let started = ContinuousClock.now
         let rendered: (String, String)
@@ -123,18 +124,21 @@ struct ConsoleRoutes: Sendable {
             return Self.refusal(.forbidden, heading: "Not allowed", error.message, back: back)
         }
         do {
-            let message = try await admin.threads(Op.declaration.access).run { () throws -> String in
+            let (message, request) = try await admin.threads(Op.declaration.access).run { () throws -> (String, Int64?) in
                 let operation = try Op.fromWire(try ConsoleForms.request(Op.self, from: form))
                 switch try operation.submit(on: board, as: principal) {
                 case .performed(let reply):
-                    let sentence = (reply.value as? ChangeResult)?.message ?? "\(Op.declaration.abstract.dropLast()): done."
-                    return ([sentence] + reply.notes).joined(separator: " ")
+                    let sentence =
+                        (reply.value as? ChangeResult)?.message ?? (reply.value as? ChangeRequestResult)?.message
+                        ?? "\(Op.declaration.abstract.dropLast()): done."
+                    return (([sentence] + reply.notes).joined(separator: " "), nil)
                 case .requested(let reply):
-                    return ([reply.value.message] + reply.notes).joined(separator: " ")
+                    return (([reply.value.message] + reply.notes).joined(separator: " "), reply.value.id)
                 }
             }
             sessions.flash(session, .init(text: message, failed: false))
-            return Self.redirect(back)
+            // A change that opened a request goes to the request's page, where its approvals are followed.
+            return Self.redirect(request.map { "/ui/changes/\($0)" } ?? back)
         } catch let error as BoardError {
             let status = HTTPResponse.Status(code: AdminWire.status(for: error.code))
             return Self.refusal(status, heading: "Refused", error.message, back: back)

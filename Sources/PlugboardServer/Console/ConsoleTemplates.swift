@@ -22,6 +22,7 @@ enum ConsoleTemplates {
     static let templates: [String: String] = [
         "layout": layout, "signin": signIn, "form": form, "overview": overview, "plugins": plugins, "plugin": plugin,
         "fleet": fleet, "flags": flags, "flag": flag, "audit": audit, "tokens": tokens, "rollouts": rollouts, "refusal": refusal,
+        "changes": changes, "changeRequest": changeRequest, "waiting": waiting,
     ]
 
     static let layout = """
@@ -89,6 +90,7 @@ enum ConsoleTemplates {
 
     static let overview = """
         <h1>Overview</h1>
+        {{{waiting}}}
         <section aria-labelledby="verify-h">
         <h2 id="verify-h">Audit log</h2>
         <p class="{{#verified}}ok{{/verified}}{{^verified}}bad{{/verified}}">{{verification}}</p>

@@ -105,6 +105,14 @@ extension Board {
     {
         try change(actor, refusal: AuditEntry(action: "change.open", targetType: "change_request", environment: new.environment)) {
             change in
+            if let pending = try Int64.fetchOne(
+                change.db, sql: "SELECT id FROM change_requests WHERE digest = ? AND state IN ('open', 'scheduled') ORDER BY id LIMIT 1",
+                arguments: [new.digest])
+            {
+                throw BoardError.conflict(
+                    "change request \(pending) already asks for this (\(new.summary)); approve it, or cancel it first (plugboard change show \(pending))"
+                )
+            }
             let id = try ChangeRecords.insert(
                 change.db, new, author: actor.osUser, state: scheduledAt == nil ? "open" : "scheduled", base: rehearsal.base,
                 rows: rehearsal.rows, scheduledAt: scheduledAt, now: change.now)
