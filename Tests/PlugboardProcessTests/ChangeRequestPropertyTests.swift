@@ -53,10 +53,10 @@ struct ChangeRequestPropertyTests {
         case 33..<37: return ("plugin.kill", ["id": plugin, "reason": "drill"])
         case 37..<42: return ("plugin.disable", ["id": plugin, "env": "production"])
         case 42..<45: return ("flag.disable", ["name": flag, "env": "production"])
-        case 45..<75: return ("change.approve", ["id": String(request)])
-        case 75..<82: return ("change.reject", ["id": String(request), "reason": "not now"])
-        case 82..<88: return ("change.cancel", ["id": String(request)])
-        default: return ("change.apply", ["id": String(request)])
+        case 45..<75: return ("change.approve", ["id": request])
+        case 75..<82: return ("change.reject", ["id": request, "reason": "not now"])
+        case 82..<88: return ("change.cancel", ["id": request])
+        default: return ("change.apply", ["id": request])
         }
     }
 
@@ -102,7 +102,7 @@ struct ChangeRequestPropertyTests {
                 // Not opened: refused, or it would change nothing.
                 #expect(answer.status >= 400 || answer.object?["changed"] as? Bool == false, "\(what)")
             }
-            if name == "change.approve", answer.status == 200, let id = (body["id"] as? String).flatMap({ Int($0) }),
+            if name == "change.approve", answer.status == 200, let id = body["id"] as? Int,
                 tally.opened[id] == person
             {
                 Issue.record("the author approved their own request: \(what)")
