@@ -133,7 +133,8 @@ public enum ChangeOperations {
             } catch {
                 return OperationReply(
                     ChangeRequestResult(
-                        message: "change request \(id) approved by \(actor.osUser); not applied: \(error.message)", request: approved))
+                        message: "change request \(id) approved by \(actor.osUser); \(ChangeRequests.why(error.message, id: id.value))",
+                        request: approved))
             }
         }
     }

@@ -143,6 +143,12 @@ package enum ChangeRequests {
         return "change request \(request.id) opened: \(request.summary); \(needs)\(when)"
     }
 
+    /// Why applying request `id` did not happen, as the rest of a sentence that names it: `it was not applied: …`.
+    static func why(_ message: String, id: Int64) -> String {
+        let prefix = "change request \(id) "
+        return message.hasPrefix(prefix) ? "it " + message.dropFirst(prefix.count) : "it was not applied: \(message)"
+    }
+
     /// An ISO-8601 time (`2026-12-01T09:00:00Z`), as the board writes its timestamps.
     static func time(_ text: String) throws(BoardError) -> String {
         guard text.utf8.count <= 64, let date = Timestamp.parse(text) else {
@@ -222,7 +228,7 @@ package enum ChangeRequests {
                 }
                 let noted = try board.noteRefusedChange(id, because: error.message, by: applier)
                 results.append(
-                    ChangeRequestResult(message: "change request \(id) was due and not applied: \(error.message)", request: noted))
+                    ChangeRequestResult(message: "change request \(id) was due; \(why(error.message, id: id))", request: noted))
             }
         }
         return results

@@ -109,7 +109,10 @@ enum ChangeWait {
     static func report(_ opened: ChangeRequestResult, wait: Bool, global: GlobalOptions, output: Output) throws(BoardError) {
         var result = opened
         if wait, ["open", "scheduled"].contains(result.state) {
-            if !output.json { print(multiline(result.message)) }
+            if !output.json {
+                print(multiline(result.message))
+                fflush(nil)
+            }
             result = try until(result, global: global)
         }
         // An emergency's answer may hold a secret (a new token): printed once, as change apply prints it.

@@ -79,7 +79,7 @@ struct ChangeRequestLifeTests {
         #expect(try await Self.payEnabled(sandbox) == false)
         let bob = try await board.ok("bob", "change", "approve", String(id))
         // The approval is kept, and the application it would make is refused with what moved.
-        #expect(bob.stdout.hasPrefix("change request \(id) approved by bob; not applied: "), "\(bob)")
+        #expect(bob.stdout.hasPrefix("change request \(id) approved by bob; it was not applied: "), "\(bob)")
         #expect(bob.stdout.contains("plugin_environments \(Self.pay)/production moved since alice approved it"), "\(bob)")
         let shown = try await sandbox.ok("change", "show", String(id)).stdout
         #expect(shown.contains("by alice (no longer counts: the rows moved since)"), "\(shown)")

@@ -116,7 +116,7 @@ struct ScheduledChangeTests {
         #expect(lines.first?.hasPrefix("change request \(due) applied: ") == true, "\(run)")
         #expect(
             lines.last?.hasPrefix(
-                "change request \(moved) was due and not applied: change request \(moved) was not applied: plugin_environments ") == true,
+                "change request \(moved) was due; it was not applied: plugin_environments ") == true,
             "\(run)")
         #expect(try await Self.state(sandbox, due).state == "applied")
         #expect(try await Self.state(sandbox, notYet).state == "scheduled")

@@ -231,7 +231,14 @@ struct ConsoleChangeTests {
 
     @Test func theListIsPagedAndTheOverviewNamesAtMostAPageOfRequests() async throws {
         let served = try Protected()
-        for _ in 1...(ConsolePages.changesPerPage + 2) { _ = try served.open() }
+        // One request a protected environment: a second identical request would be refused.
+        for index in 1...(ConsolePages.changesPerPage + 2) {
+            let env = index == 1 ? "production" : "production-\(index)"
+            if index > 1 {
+                _ = try TrustOperations.SetPolicy(approvals: 2, env: env).perform(on: served.board, as: try Principal(osUser: "alice"))
+            }
+            _ = try served.open(env: env)
+        }
         try await served.test { client in
             let bob = try await ConsoleTests.signIn(client, served.bob)
             let first = try await ConsoleTests.page(client, "/ui/changes", bob).1
