@@ -171,8 +171,7 @@ public enum RolloutOperations {
                 do throws(BoardError) {
                     let step = Step(id: try PluginID(validating: tick.pluginID), env: tick.environment)
                     let digest = ChangeDigest.of(operation: name, body: String(decoding: try step.wireBody(), as: UTF8.self))
-                    let pending = try board.changeRequests(state: "open") + board.changeRequests(state: "scheduled")
-                    guard !pending.contains(where: { $0.digest == digest }) else { continue }
+                    guard try board.pendingChangeRequest(digest: digest) == nil else { continue }
                     if case .requested(let reply) = try step.submit(
                         on: board, as: try Principal(osUser: tick.startedBy ?? Board.rolloutSchedule))
                     {

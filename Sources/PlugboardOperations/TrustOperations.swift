@@ -67,9 +67,8 @@ public enum TrustOperations {
         package func widening(on board: Board) throws(BoardError) -> WideningScope? {
             let environment = try environment()
             if let signatures {
-                let order: [SignaturePolicy] = [.off, .warn, .require]
                 let now = try board.signaturePolicy(environment: environment)
-                return (order.firstIndex(of: signatures) ?? 0) < (order.firstIndex(of: now) ?? 0) ? .environment(environment) : nil
+                return signatures.strictness < now.strictness ? .environment(environment) : nil
             }
             let now = try board.approvalPolicies().first { $0.environment == environment }
             let fewer = (approvals ?? now?.approvals ?? 0) < (now?.approvals ?? 0)

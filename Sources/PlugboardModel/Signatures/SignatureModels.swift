@@ -10,6 +10,15 @@ public enum SignaturePolicy: String, Sendable, Hashable, Codable, CaseIterable {
     case warn
     /// A release loads only with a valid signature by a trusted, unrevoked key.
     case require
+
+    /// `off` 0, `warn` 1, `require` 2: a higher policy lets fewer releases load.
+    package var strictness: Int {
+        switch self {
+        case .off: 0
+        case .warn: 1
+        case .require: 2
+        }
+    }
 }
 
 /// Ed25519 publisher keys as the board names them.

@@ -114,12 +114,7 @@ struct Narrowings: Sendable {
             let raised = (max(approvals, kept.approvals), kept.signed == "require" ? "require" : signed)
             guard raised.0 != approvals || raised.1 != signed else { continue }
             try change.ensureEnvironment(environment)
-            try db.execute(
-                sql: """
-                    INSERT INTO approval_policies (environment, approvals, signed, updated_at, updated_by) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (environment) DO UPDATE SET approvals = excluded.approvals, signed = excluded.signed,
-                        updated_at = excluded.updated_at, updated_by = excluded.updated_by
-                    """, arguments: [environment, raised.0, raised.1, change.now, change.actor.osUser])
+            try ChangeRecords.savePolicy(change, environment, approvals: raised.0, signed: raised.1)
             add(
                 "approval policy", "approval_policy", environment, environment, "\(kept.approvals) approvals on the replaced board",
                 .policy(environment), .object(["approvals": .int(approvals), "signed_approvals": .string(signed)]),
@@ -334,15 +329,4 @@ struct Narrowings: Sendable {
 extension Narrowings.FlagDefinition {
     /// The definition as an audit row shows it.
     var json: AuditJSON { .object(["strategies": .rawJSON(strategies), "variants": .rawJSON(variants)]) }
-}
-
-extension SignaturePolicy {
-    /// `off` 0, `warn` 1, `require` 2: a higher policy lets fewer releases load.
-    var strictness: Int {
-        switch self {
-        case .off: 0
-        case .warn: 1
-        case .require: 2
-        }
-    }
 }

@@ -87,10 +87,10 @@ enum ApprovalLedger {
                         policies[environment] = approvals
                         continue
                     }
-                    let order = ["off", "warn", "require"]
-                    let loosened =
-                        (order.firstIndex(of: after["signatures"] as? String ?? "") ?? 0)
-                        < (order.firstIndex(of: before["signatures"] as? String ?? "") ?? 0)
+                    func strictness(_ object: [String: Any]) -> Int {
+                        (object["signatures"] as? String).flatMap(SignaturePolicy.init(rawValue:))?.strictness ?? 0
+                    }
+                    let loosened = strictness(after) < strictness(before)
                     if loosened, needed > 0 { uncovered[seq] = (action + " " + scope(environment), needed) }
                     continue
                 }

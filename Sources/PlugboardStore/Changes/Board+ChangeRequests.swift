@@ -48,13 +48,7 @@ extension Board {
             if newSigned == "require", newApprovals == 0 {
                 throw BoardError.invalid("signed approvals need approvals: give --approvals N (1 or more) with --signed-approvals require")
             }
-            try change.db.execute(
-                sql: """
-                    INSERT INTO approval_policies (environment, approvals, signed, updated_at, updated_by) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (environment) DO UPDATE SET approvals = excluded.approvals, signed = excluded.signed,
-                        updated_at = excluded.updated_at, updated_by = excluded.updated_by
-                    """,
-                arguments: [environment, newApprovals, newSigned, change.now, actor.osUser])
+            try ChangeRecords.savePolicy(change, environment, approvals: newApprovals, signed: newSigned)
             try change.record(
                 AuditEntry(
                     action: "policy.set", targetType: "approval_policy", targetID: environment, environment: environment,
@@ -80,9 +74,7 @@ extension Board {
     /// the rows it touches, or the operation's answer when it changed nothing. A refusal passes through.
     package func rehearse<T>(_ body: () throws(BoardError) -> T) throws(BoardError) -> RehearsalOutcome<T> {
         let hook = ChangeHook(.rehearse)
-        let result = ChangeHook.$current.withValue(hook) { () -> Result<T, BoardError> in
-            do throws(BoardError) { return .success(try body()) } catch { return .failure(error) }
-        }
+        let result = hook.run(body)
         if let rehearsal = hook.rehearsal { return .rehearsed(rehearsal) }
         return .unchanged(try result.get())
     }
@@ -91,9 +83,7 @@ extension Board {
     /// `application`; answers with the body's answer and the request applied (nil when the operation changed nothing).
     package func applying<T>(_ application: ChangeApplication, _ body: () throws(BoardError) -> T) throws(BoardError) -> (T, Int64?) {
         let hook = ChangeHook(.apply(application))
-        let result = ChangeHook.$current.withValue(hook) { () -> Result<T, BoardError> in
-            do throws(BoardError) { return .success(try body()) } catch { return .failure(error) }
-        }
+        let result = hook.run(body)
         return (try result.get(), hook.appliedID)
     }
 
@@ -105,10 +95,7 @@ extension Board {
     {
         try change(actor, refusal: AuditEntry(action: "change.open", targetType: "change_request", environment: new.environment)) {
             change in
-            if let pending = try Int64.fetchOne(
-                change.db, sql: "SELECT id FROM change_requests WHERE digest = ? AND state IN ('open', 'scheduled') ORDER BY id LIMIT 1",
-                arguments: [new.digest])
-            {
+            if let pending = try ChangeRecords.pending(change.db, digest: new.digest) {
                 throw BoardError.conflict(
                     "change request \(pending) already asks for this (\(new.summary)); approve it, or cancel it first (plugboard change show \(pending))"
                 )
@@ -294,6 +281,11 @@ extension Board {
     package func dueChangeRequests() throws(BoardError) -> [Int64] {
         let now = clock.timestamp()
         return try read { db in try ChangeRecords.due(db, now: now) }
+    }
+
+    /// The open or scheduled request that already asks for the change of `digest`, if any.
+    package func pendingChangeRequest(digest: String) throws(BoardError) -> Int64? {
+        try read { db in try ChangeRecords.pending(db, digest: digest) }
     }
 
     /// Emergency changes no other admin acknowledged yet.

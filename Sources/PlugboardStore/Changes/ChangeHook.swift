@@ -104,6 +104,13 @@ final class ChangeHook: @unchecked Sendable {
 
     @TaskLocal static var current: ChangeHook?
 
+    /// Runs `body` (an operation) with this hook set for the task.
+    func run<T>(_ body: () throws(BoardError) -> T) -> Result<T, BoardError> {
+        Self.$current.withValue(self) { () -> Result<T, BoardError> in
+            do throws(BoardError) { return .success(try body()) } catch { return .failure(error) }
+        }
+    }
+
     /// Runs in `change`'s transaction after its body, before its audit rows are written.
     func run(_ change: AuditedChange) throws {
         fired = true

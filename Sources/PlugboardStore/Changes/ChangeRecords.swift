@@ -26,6 +26,17 @@ enum ChangeRecords {
         }
     }
 
+    /// Sets `environment`'s approval policy in `change`, as its actor, now.
+    static func savePolicy(_ change: AuditedChange, _ environment: String, approvals: Int, signed: String) throws {
+        try change.db.execute(
+            sql: """
+                INSERT INTO approval_policies (environment, approvals, signed, updated_at, updated_by) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (environment) DO UPDATE SET approvals = excluded.approvals, signed = excluded.signed,
+                    updated_at = excluded.updated_at, updated_by = excluded.updated_by
+                """,
+            arguments: [environment, approvals, signed, change.now, change.actor.osUser])
+    }
+
     /// What a change in `environment` (nil: board-wide, protected when any environment is) needs: the approvals and
     /// whether they must be signed.
     static func protection(_ db: Database, environment: String?) throws -> (required: Int, signed: Bool) {
@@ -59,6 +70,13 @@ enum ChangeRecords {
         return try rows.map { try request(db, $0, base: nil) }
     }
 
+    /// The oldest open or scheduled request of `digest`: a change is requested once at a time.
+    static func pending(_ db: Database, digest: String) throws -> Int64? {
+        try Int64.fetchOne(
+            db, sql: "SELECT id FROM change_requests WHERE digest = ? AND state IN ('open', 'scheduled') ORDER BY id LIMIT 1",
+            arguments: [digest])
+    }
+
     /// Scheduled requests whose time came, oldest first.
     static func due(_ db: Database, now: String) throws -> [Int64] {
         try Int64.fetchAll(
@@ -90,10 +108,11 @@ enum ChangeRecords {
             acknowledgedAt: row["acknowledged_at"], acknowledgedBy: row["acknowledged_by"], approvals: approvals, rows: rows)
     }
 
-    static func diffText(_ rows: [ChangeRow]) -> String {
+    /// `value` as JSON text with sorted keys: how a request's rows and an enablement's signatures are stored.
+    static func jsonText(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        return (try? encoder.encode(rows)).flatMap { String(data: $0, encoding: .utf8) } ?? "[]"
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
     static func insert(
@@ -108,7 +127,7 @@ enum ChangeRecords {
                 """,
             arguments: [
                 new.operation, new.body, new.digest, new.environment, new.summary, author, new.required, new.signed, new.authorApplies,
-                state, base.text, diffText(rows), scheduledAt, now,
+                state, base.text, try jsonText(rows), scheduledAt, now,
             ])
         return db.lastInsertedRowID
     }

@@ -32,9 +32,7 @@ enum SignedApprovals {
             arguments: [request.id]
         ).filter { row in counted.contains { $0.keyID == row["key_id"] } }
             .map { ["key_id": $0["key_id"] as String, "signature": $0["signature"] as String] }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let text = String(decoding: try encoder.encode(signatures), as: UTF8.self)
+        let text = try ChangeRecords.jsonText(signatures)
         guard let body = try? JSONSerialization.jsonObject(with: Data(request.body.utf8)) as? [String: Any],
             let pluginID = body["id"] as? String
         else { return }
