@@ -277,7 +277,7 @@ let package = Package(
             name: "PlugboardOperationsTests",
             dependencies: ["PlugboardOperations", "PlugboardStore", "PlugboardModel", "PlugboardVersioning"]),
         .testTarget(name: "PlugboardRegexTests", dependencies: ["PlugboardRegex"]),
-        .testTarget(name: "PlugboardFlagsTests", dependencies: ["PlugboardFlags"], exclude: ["Fixtures"]),
+        .testTarget(name: "PlugboardFlagsTests", dependencies: ["PlugboardFlags", "PlugboardTestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "PlugboardStoreTests",
             dependencies: [

@@ -4,7 +4,7 @@ import Testing
 
 /// Hostile input: endless or oversized files and stdin, control characters, ambiguous manifests. Each
 /// is refused with exit 1 and one sentence on stderr, and leaves the board byte-for-byte unchanged.
-@Suite("hostile input is refused")
+@Suite("hostile input is refused", .timeLimit(.minutes(10)))
 struct HostileInputCLITests {
     /// Runs `arguments` and checks the refusal: exit 1, nothing on stdout, one `error:` line holding `expected`, the board unchanged.
     @discardableResult

@@ -5,7 +5,7 @@ import Testing
 
 /// End-to-end tests of the registry commands: each runs the real `plugboard` binary and checks its exit
 /// status, stdout, stderr and the board afterwards.
-@Suite("plugboard registry commands")
+@Suite("plugboard registry commands", .timeLimit(.minutes(10)))
 struct RegistryCLITests {
     @Test func initCreatesAPrivateBoardAndRefusesToOverwriteIt() async throws {
         let sandbox = try Sandbox()
@@ -109,14 +109,7 @@ struct RegistryCLITests {
         let detail = try #require(try await sandbox.ok("plugin", "show", "com.example.calendar", "--json").json() as? [String: Any])
         let sha = try #require((detail["versions"] as? [[String: Any]])?.first?["artifact_sha256"] as? String)
         // Checked against coreutils' own digest of the same file.
-        let digest = Process()
-        digest.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        digest.arguments = ["sha256sum", artifact]
-        let pipe = Pipe()
-        digest.standardOutput = pipe
-        try digest.run()
-        try await Sandbox.offPool { digest.waitUntilExit() }
-        let expected = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(64)
+        let expected = try await Spawned.run("/usr/bin/env", ["sha256sum", artifact]).text.stdout.prefix(64)
         #expect(sha == String(expected))
         let stored = sandbox.board + ".artifacts/sha256/" + sha
         #expect(try String(contentsOfFile: stored, encoding: .utf8) == "not really a shared library")

@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardFlags
+import PlugboardTestSupport
 import Synchronization
 import Testing
 
@@ -170,16 +171,8 @@ enum Yggdrasil {
 
     @discardableResult
     static func run(_ arguments: [String]) throws -> (status: Int32, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let errorPipe = Pipe()
-        process.standardError = errorPipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let errorData = errorPipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: errorData, as: UTF8.self))
+        let result = try Spawned.runBlocking("/usr/bin/env", arguments).text
+        return (result.status, result.stderr)
     }
 }
 
@@ -188,7 +181,7 @@ final class RandomnessProbe: Sendable {
     let used = Mutex(false)
 }
 
-@Suite("Differential test against Unleash's engine (yggdrasil)")
+@Suite("Differential test against Unleash's engine (yggdrasil)", .timeLimit(.minutes(10)))
 struct DifferentialTests {
     static let featuresURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Fixtures/differential/features.json")

@@ -2,7 +2,7 @@ import Foundation
 import PlugboardFlags
 import Testing
 
-@Suite("The module's one error: its code, its message and what it carries")
+@Suite("The module's one error: its code, its message and what it carries", .timeLimit(.minutes(10)))
 struct FlagsErrorTests {
     /// One error (a rollout of 150 %) and one warning (a dependency on a flag that does not exist).
     static let refused = """

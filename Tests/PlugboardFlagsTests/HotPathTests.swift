@@ -4,7 +4,7 @@ import Testing
 @testable import PlugboardFlags
 
 /// The hot path's own parsers and hashes against the slower, obviously right forms they replace.
-@Suite("Hot path")
+@Suite("Hot path", .timeLimit(.minutes(10)))
 struct HotPathTests {
     @Test("the joined rollout hash equals hashing the joined string, for every length")
     func joinedHash() {

@@ -2,7 +2,7 @@ import Testing
 
 @testable import PlugboardFlags
 
-@Suite("MurmurHash3 x86 32-bit")
+@Suite("MurmurHash3 x86 32-bit", .timeLimit(.minutes(10)))
 struct MurmurHash3Tests {
     struct Vector: Sendable, CustomTestStringConvertible {
         let input: String

@@ -12,7 +12,7 @@ func snapshot(constraint: Constraint, mode: ValidationMode = .strict, now: Date 
 
 func props(_ properties: [String: String]) -> UnleashContext { UnleashContext(properties: properties) }
 
-@Suite("Constraint operators")
+@Suite("Constraint operators", .timeLimit(.minutes(10)))
 struct OperatorTests {
     @Test("IN / NOT_IN with a missing field, inversion, and exact byte comparison")
     func lists() throws {

@@ -4,7 +4,7 @@ import Testing
 @testable import PlugboardFlags
 
 /// `flag evaluate`'s fast reader of input lines against `JSONDecoder`, which it must agree with.
-@Suite("Request lines")
+@Suite("Request lines", .timeLimit(.minutes(10)))
 struct RequestLineParserTests {
     @Test("the fast reader of request lines agrees with JSONDecoder, and leaves unusual lines to it")
     func requestLines() throws {

@@ -2,7 +2,7 @@ import Foundation
 import PlugboardFlags
 import Testing
 
-@Suite("OpenFeature-style evaluation, provider and batch output")
+@Suite("OpenFeature-style evaluation, provider and batch output", .timeLimit(.minutes(10)))
 struct ResolutionTests {
     static let json = #"""
         {"version":1,"features":[

@@ -110,7 +110,7 @@ enum Conformance {
     }
 }
 
-@Suite("Unleash client specification")
+@Suite("Unleash client specification", .timeLimit(.minutes(10)))
 struct UnleashConformanceTests {
     @Test("index.json lists the fixture files")
     func indexIsReadable() {

@@ -2,7 +2,7 @@ import Foundation
 import PlugboardFlags
 import Testing
 
-@Suite("Decoding, validation and round-trips")
+@Suite("Decoding, validation and round-trips", .timeLimit(.minutes(10)))
 struct ValidationTests {
     func errors(_ json: String) throws -> [String] {
         try FeatureSet.decode(from: json).validate().errors.map(\.description)

@@ -7,7 +7,7 @@ import Testing
 
 /// The check a host makes of a plug-in's signed approvals before it loads it (``ApprovalCheck``), and the resolver's
 /// `unapproved` skip.
-@Suite("signed approvals, checked by the host")
+@Suite("signed approvals, checked by the host", .timeLimit(.minutes(10)))
 struct ApprovalCheckTests {
     static let pay = "com.example.pay"
     static let bob = Curve25519.Signing.PrivateKey()

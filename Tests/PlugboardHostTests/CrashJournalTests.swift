@@ -7,7 +7,7 @@ import Testing
 
 /// The crash journal a host keeps in its state folder: the marker around calls into plug-in code, the window that
 /// decides a quarantine, the bounds, and files that are not what the host wrote.
-@Suite("crash journal")
+@Suite("crash journal", .timeLimit(.minutes(10)))
 struct CrashJournalTests {
     let folder = NSTemporaryDirectory() + "plugboard-crashes-\(UUID().uuidString.prefix(8))"
 
@@ -195,7 +195,7 @@ struct CrashJournalTests {
 }
 
 /// The host's side: a marker left by a process that died is a crash of that release; enough of them quarantine it.
-@Suite("crash quarantine in the host", .serialized)
+@Suite("crash quarantine in the host", .timeLimit(.minutes(10)), .serialized)
 struct CrashQuarantineHostTests {
     func host(_ t: TestBoard, state: String, policy: CrashQuarantine?, safeMode: Bool = false) async throws -> PluginHost {
         var configuration = try await t.configuration(.boardFile)

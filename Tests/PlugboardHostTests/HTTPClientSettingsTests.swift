@@ -3,7 +3,7 @@ import PlugboardClient
 import PlugboardModel
 import Testing
 
-@Suite("the HTTP clients' one configuration")
+@Suite("the HTTP clients' one configuration", .timeLimit(.minutes(10)))
 struct HTTPClientSettingsTests {
     @Test func plugboardTimeoutSetsTheCLIsDeadlineInWholeSecondsFromOneToADay() {
         #expect(HTTPClientSettings.timeout([:]) == .seconds(120))

@@ -5,7 +5,7 @@ import Testing
 @testable import PlugboardRemoteHost
 
 /// The parts of a served host that need no server: the reconnection delays and the event-stream parser.
-@Suite("served board source: backoff and event stream")
+@Suite("served board source: backoff and event stream", .timeLimit(.minutes(10)))
 struct RemoteSourceUnitTests {
     @Test func reconnectionDelaysAreJitteredDoubledAndCapped() {
         let initial = Duration.milliseconds(200)

@@ -59,7 +59,7 @@ final class TestBoard: Sendable {
     }
 }
 
-@Suite("resolver: which plug-ins load")
+@Suite("resolver: which plug-ins load", .timeLimit(.minutes(10)))
 struct ResolverTests {
     @Test func onlyEnabledPluginsLoad() throws {
         let t = try TestBoard()

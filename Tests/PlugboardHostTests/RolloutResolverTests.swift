@@ -6,7 +6,7 @@ import PlugboardVersioning
 import Testing
 
 /// Rule 1 under a rollout: each host selects releases up to the rollout's cap for it, decided from its own id.
-@Suite("resolver: rollouts")
+@Suite("resolver: rollouts", .timeLimit(.minutes(10)))
 struct RolloutResolverTests {
     static let id = "com.example.r"
 

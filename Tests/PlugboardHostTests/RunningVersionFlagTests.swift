@@ -8,7 +8,7 @@ import Testing
 
 /// A flag can require the version of a plug-in the host runs (`plugin.ID.version` with the semver operators): it is
 /// on while the host runs a release that satisfies it, and goes off with the release, without a change to the flag.
-@Suite("host runtime: flags that follow the plug-ins a host runs", .serialized)
+@Suite("host runtime: flags that follow the plug-ins a host runs", .timeLimit(.minutes(10)), .serialized)
 struct RunningVersionFlagTests {
     static let features = """
         {"version": 2, "features": [{"name": "checkout.needs-a", "enabled": true, "strategies": [{"name": "default",

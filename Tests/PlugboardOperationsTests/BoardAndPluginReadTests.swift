@@ -6,7 +6,7 @@ import Testing
 
 /// The reads of the board as a whole (environments, clients, the audit log) and of plug-ins (list, show, status) as
 /// declared operations: their wire, what the server refuses, their names and their text.
-@Suite("operations: the board's and plug-ins' reads")
+@Suite("operations: the board's and plug-ins' reads", .timeLimit(.minutes(10)))
 struct BoardAndPluginReadTests {
     static let id = try! PluginID(validating: "com.example.alpha")
     static let head = "7:" + String(repeating: "a", count: 64) + ":" + String(repeating: "b", count: 64)

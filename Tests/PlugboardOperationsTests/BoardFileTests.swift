@@ -5,7 +5,7 @@ import Testing
 
 /// The operations as the Swift API: a board created, changed and read through `BoardFile`, with the checks and
 /// answers of the CLI's commands.
-@Suite("operations: the Swift API (BoardFile)")
+@Suite("operations: the Swift API (BoardFile)", .timeLimit(.minutes(10)))
 struct BoardFileTests {
     static let admin = try! Principal(osUser: "admin")
     static let notes = """

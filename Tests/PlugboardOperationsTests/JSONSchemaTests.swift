@@ -4,7 +4,7 @@ import PlugboardVersioning
 import Testing
 
 /// The answers' schemas in the OpenAPI document are read from the Swift types.
-@Suite("operations: schemas read from the answers' types")
+@Suite("operations: schemas read from the answers' types", .timeLimit(.minutes(10)))
 struct JSONSchemaTests {
     enum Color: String, Codable, CaseIterable { case red, green }
 

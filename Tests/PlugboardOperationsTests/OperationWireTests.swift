@@ -6,7 +6,7 @@ import PlugboardVersioning
 import Testing
 
 /// The operations module on its own: what a declaration gives (fields, wire, document) and what it refuses.
-@Suite("operations: one declaration, its fields and its wire")
+@Suite("operations: one declaration, its fields and its wire", .timeLimit(.minutes(10)))
 struct OperationWireTests {
     static let id = try! PluginID(validating: "com.example.alpha")
 

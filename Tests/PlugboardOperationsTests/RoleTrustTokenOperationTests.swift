@@ -6,7 +6,7 @@ import PlugboardVersioning
 import Testing
 
 /// Roles, signature trust and tokens as operations: their wire, their refusals and the text the CLI prints.
-@Suite("operations: roles, trust and tokens")
+@Suite("operations: roles, trust and tokens", .timeLimit(.minutes(10)))
 struct RoleTrustTokenOperationTests {
     static let id = try! PluginID(validating: "com.example.alpha")
     static let key = "OlFqrG6X0nZE2uIAEFKKENKnIvdROIUrUXGeFvbz6vM="

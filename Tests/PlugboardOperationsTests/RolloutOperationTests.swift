@@ -6,7 +6,7 @@ import PlugboardVersioning
 import Testing
 
 /// Rollouts as operations: their wire, their fields' rules and refusals, and the plan a start makes.
-@Suite("operations: rollouts")
+@Suite("operations: rollouts", .timeLimit(.minutes(10)))
 struct RolloutOperationTests {
     static let id = try! PluginID(validating: "com.example.alpha")
 

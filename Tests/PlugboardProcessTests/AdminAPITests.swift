@@ -4,7 +4,7 @@ import Testing
 
 /// The operations API as people use it: `plugboard serve --admin` in one process, the CLI with `--server` in others, hosts
 /// in others again. The same commands must give the same answers as on the board file.
-@Suite("the operations API and the CLI with --server (processes)", .serialized)
+@Suite("the operations API and the CLI with --server (processes)", .timeLimit(.minutes(10)), .serialized)
 struct AdminAPITests {
     static let hostBinary = Sandbox.builtExecutable("plugboard-test-host")
     static let alpha = "com.example.alpha"
@@ -252,17 +252,7 @@ struct AdminAPITests {
             """
         let path = try sandbox.write("flood.py", script)
         let port = String(served.url.split(separator: ":").last ?? "")
-        let result = try await Sandbox.offPool { () throws -> String in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            process.arguments = [path, "127.0.0.1", port, served.token]
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
+        let result = try await Spawned.run("/usr/bin/python3", [path, "127.0.0.1", port, served.token]).text.stdout
         let counts = try #require(try JSONSerialization.jsonObject(with: Data(result.utf8)) as? [String: [String: Any]], "\(result)")
         #expect(counts["good"]?["200"] as? Int == 100, "the other client was refused: \(result)")
         #expect((counts["flood"]?["429"] as? Int ?? 0) > 900, "failed logins were not limited: \(result)")

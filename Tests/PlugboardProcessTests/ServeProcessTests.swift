@@ -4,20 +4,12 @@ import Testing
 
 /// `plugboard serve` as a process of its own, with the CLI changing the board from another process: the change
 /// must reach a connected event stream, tokens must be checked, and SIGTERM must stop it cleanly.
-@Suite("plugboard serve (processes)")
+@Suite("plugboard serve (processes)", .timeLimit(.minutes(10)))
 struct ServeProcessTests {
     /// Runs curl and returns (status code, body).
     static func curl(_ arguments: [String]) async throws -> (Int, String) {
-        try await Sandbox.offPool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            process.arguments = ["-s", "-w", "\n%{http_code}", "--max-time", "10"] + arguments
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let text = String(decoding: data, as: UTF8.self)
+        do {
+            let text = try await Spawned.run("/usr/bin/curl", ["-s", "-w", "\n%{http_code}", "--max-time", "10"] + arguments).text.stdout
             let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
             return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
         }

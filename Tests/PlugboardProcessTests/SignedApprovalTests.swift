@@ -10,7 +10,7 @@ import Testing
 /// signatures — an admin's emergency, or rows written by hand with the audit chain and the state proof recomputed by
 /// the board's own code — is refused with the reason `unapproved`: by every host when the signatures are missing or
 /// made for another change, and by hosts pinned to the approvers' keys when the writer registered keys of their own.
-@Suite("signed approvals a host checks (processes)", .serialized)
+@Suite("signed approvals a host checks (processes)", .timeLimit(.minutes(10)), .serialized)
 struct SignedApprovalTests {
     static let pay = "com.example.pay"
     static let other = "com.example.other"

@@ -5,7 +5,9 @@ import Testing
 /// API tokens against `plugboard serve` as processes: the CLI revokes a token in one process, and the event streams it
 /// opened in others (curl, as an SDK or a host would) end; each kind of token reads only its routes; a host reads only
 /// the artifacts of its environment.
-@Suite("API tokens against a served board (processes)", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
+@Suite(
+    "API tokens against a served board (processes)", .timeLimit(.minutes(10)),
+    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
 struct TokenProcessTests {
     static let alpha = "com.example.alpha"
 

@@ -5,7 +5,7 @@ import Testing
 
 /// The regex engine itself: no backtracking (its work is counted, not timed), size refusals, and answers recorded from
 /// Unleash's engine for patterns whose edge cases the differential test's random values do not reach.
-@Suite("Regex engine (linear time, Rust regex semantics)")
+@Suite("Regex engine (linear time, Rust regex semantics)", .timeLimit(.minutes(10)))
 struct RegexEngineTests {
     /// The answer Unleash gives for a REGEX constraint: a refused pattern never matches.
     static func answer(_ pattern: String, _ subject: String, caseInsensitive: Bool = false) -> Bool {

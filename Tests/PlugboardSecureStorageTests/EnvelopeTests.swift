@@ -5,7 +5,7 @@ import Testing
 
 @testable import PlugboardSecureStorage
 
-@Suite("Envelope primitives")
+@Suite("Envelope primitives", .timeLimit(.minutes(10)))
 struct EnvelopeTests {
     let masterKey = MasterKey.generate()
     let dataKey = DataKey.generate(pluginID: "com.example.calendar", version: 3)

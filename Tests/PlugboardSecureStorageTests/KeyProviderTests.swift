@@ -4,7 +4,7 @@ import Testing
 
 @testable import PlugboardSecureStorage
 
-@Suite("Key providers")
+@Suite("Key providers", .timeLimit(.minutes(10)))
 struct KeyProviderTests {
     // MARK: Key file
 

@@ -23,7 +23,7 @@ func leakForms(of bytes: Data) -> [String] {
     ]
 }
 
-@Suite("No secret in descriptions, dumps or errors")
+@Suite("No secret in descriptions, dumps or errors", .timeLimit(.minutes(10)))
 struct RedactionTests {
     @Test func masterKeysAreRedacted() throws {
         let key = MasterKey.generate()

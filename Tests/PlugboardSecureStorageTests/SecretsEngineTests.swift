@@ -5,7 +5,7 @@ import Testing
 
 @testable import PlugboardSecureStorage
 
-@Suite("Secrets engine")
+@Suite("Secrets engine", .timeLimit(.minutes(10)))
 struct SecretsEngineTests {
     let calendar = "com.example.calendar"
     let mail = "com.example.mail"

@@ -32,7 +32,7 @@ private struct Credentials: Codable, Equatable {
     var scopes: [String]
 }
 
-@Suite("SecureStorage behaviour, shared by every implementation")
+@Suite("SecureStorage behaviour, shared by every implementation", .timeLimit(.minutes(10)))
 struct SecureStorageBehaviourTests {
     @Test(arguments: Implementation.allCases)
     func aMissingKeyHasNoValue(_ implementation: Implementation) async throws {
@@ -146,7 +146,7 @@ struct SecureStorageBehaviourTests {
     }
 }
 
-@Suite("InMemorySecureStorage extras")
+@Suite("InMemorySecureStorage extras", .timeLimit(.minutes(10)))
 struct InMemorySecureStorageTests {
     @Test func injectedFailuresAreThrownThenCleared() async throws {
         let storage = InMemorySecureStorage(["seed": Data("s".utf8)])
@@ -158,7 +158,7 @@ struct InMemorySecureStorageTests {
     }
 }
 
-@Suite("Key name rules")
+@Suite("Key name rules", .timeLimit(.minutes(10)))
 struct KeyNameTests {
     @Test func namesAreNormalisedToNFC() throws {
         let name = try SecureStorageLimits.validatedKeyName("e\u{301}")

@@ -13,7 +13,7 @@ import Testing
 
 /// The operations API's lanes: a guessed token is never looked up in the stops' lane, a token seen before never waits
 /// behind guesses, and large bodies are counted per principal, whatever token they come with.
-@Suite("the operations API's lanes")
+@Suite("the operations API's lanes", .timeLimit(.minutes(10)))
 struct AdminLaneTests {
     static let admin = try! Principal(osUser: "alice")
 

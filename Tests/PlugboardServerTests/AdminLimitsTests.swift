@@ -6,7 +6,7 @@ import Testing
 
 /// The operations API's limits on their own: failures per address and from everyone, large bodies per token and in all,
 /// and the free space an upload leaves.
-@Suite("the operations API's limits")
+@Suite("the operations API's limits", .timeLimit(.minutes(10)))
 struct AdminLimitsTests {
     @Test func failuresAreLimitedPerAddressAndFromEveryone() {
         let failures = FailedAuthentications(limit: 3, globalLimit: 5, window: .seconds(60))

@@ -9,7 +9,7 @@ import Testing
 
 @testable import PlugboardServer
 
-@Suite("Unleash client API")
+@Suite("Unleash client API", .timeLimit(.minutes(10)))
 struct ClientAPITests {
     @Test func tokensAreRequiredAndKeptToTheirEnvironment() async throws {
         let fixture = try ServerFixture()

@@ -8,7 +8,7 @@ import Testing
 @testable import PlugboardServer
 
 /// The feeds that tell plug-in hosts on other machines when to read a new snapshot.
-@Suite("host feeds")
+@Suite("host feeds", .timeLimit(.minutes(10)))
 struct HostFeedTests {
     static let admin = try! Principal(osUser: "alice")
     static let plugin = "com.example.a"

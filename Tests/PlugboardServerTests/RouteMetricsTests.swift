@@ -11,7 +11,7 @@ import Testing
 
 /// `/metrics` counts requests by the route's pattern as the router matched it: one label per route, whatever the path's
 /// parameters, and `other` for a request no route matched.
-@Suite("requests counted by route")
+@Suite("requests counted by route", .timeLimit(.minutes(10)))
 struct RouteMetricsTests {
     @Test func requestsAreCountedByTheRoutesPatternAndOtherWhenNoRouteMatched() async throws {
         let served = try AdminLaneTests.Served()

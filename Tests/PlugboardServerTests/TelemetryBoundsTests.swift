@@ -10,7 +10,7 @@ import Testing
 @testable import PlugboardServer
 
 /// What SDKs and hosts report is bounded in memory and on disk, and every drop is counted where people look.
-@Suite("telemetry bounds")
+@Suite("telemetry bounds", .timeLimit(.minutes(10)))
 struct TelemetryBoundsTests {
     @Test func usageOfFlagsTheBoardDoesNotHaveIsDroppedAndCounted() async throws {
         let fixture = try ServerFixture()

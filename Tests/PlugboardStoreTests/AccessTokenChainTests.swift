@@ -7,7 +7,7 @@ import Testing
 
 /// Tokens made with tokens: revoking one reaches every token made from it however long the chain, and a token is
 /// accepted only while every token it was made with is.
-@Suite("access-token chains")
+@Suite("access-token chains", .timeLimit(.minutes(10)))
 struct AccessTokenChainTests {
     static let admin = try! Principal(osUser: "alice")
 

@@ -21,7 +21,7 @@ struct TemporaryBoard {
     static let actor = try! Principal(osUser: "tester")
 }
 
-@Suite("migrations")
+@Suite("migrations", .timeLimit(.minutes(10)))
 struct MigrationTests {
     @Test func aNewBoardHasEveryMigrationAndWALAndForeignKeys() throws {
         let temp = try TemporaryBoard()

@@ -8,7 +8,7 @@ import Testing
 
 /// `Board.releaseQuarantine`: one audited change per release, for the plug-in's owners, maintainers and admins; the
 /// rows reach the registry a host reads and are proven with the board's head.
-@Suite("quarantine releases")
+@Suite("quarantine releases", .timeLimit(.minutes(10)))
 struct QuarantineReleaseStoreTests {
     static let admin = StoreOperationTests.admin
     static let stranger = StoreOperationTests.stranger

@@ -2,10 +2,11 @@ import Foundation
 import GRDB
 import PlugboardModel
 import PlugboardStore
+import PlugboardTestSupport
 import PlugboardVersioning
 import Testing
 
-@Suite("registry model")
+@Suite("registry model", .timeLimit(.minutes(10)))
 struct RegistryModelTests {
     @Test func precedenceKeyOrdersLikeSemVer() throws {
         // SemVer 2.0.0 §11 example, plus numeric and length edge cases.
@@ -65,18 +66,7 @@ struct RegistryModelTests {
         ] {
             text += field.map { "\($0.utf8.count):\($0)\n" } ?? "-\n"
         }
-        let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = ["sha256sum"]
-        let input = Pipe()
-        let output = Pipe()
-        python.standardInput = input
-        python.standardOutput = output
-        try python.run()
-        input.fileHandleForWriting.write(Data(text.utf8))
-        try input.fileHandleForWriting.close()
-        python.waitUntilExit()
-        let digest = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(64)
+        let digest = try Spawned.runBlocking("/usr/bin/env", ["sha256sum"], input: Data(text.utf8)).text.stdout.prefix(64)
         #expect(row.hash == String(digest))
         #expect(row.prevHash == AuditLog.genesisHash)
     }

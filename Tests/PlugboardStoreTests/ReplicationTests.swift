@@ -1,13 +1,14 @@
 import Foundation
 import GRDB
 import PlugboardModel
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardStore
 
 /// A board that Litestream replicates: its two bookkeeping tables, exactly as Litestream makes them, are not tampering,
 /// and the board leaves checkpoints to Litestream.
-@Suite("a board replicated by Litestream")
+@Suite("a board replicated by Litestream", .timeLimit(.minutes(10)))
 struct ReplicationTests {
     static let litestreamTables = [
         "CREATE TABLE _litestream_seq (id INTEGER PRIMARY KEY, seq INTEGER)", "CREATE TABLE _litestream_lock (id INTEGER)",
@@ -58,28 +59,15 @@ struct ReplicationTests {
         #expect(try plain.checkpointWAL() == .done)
     }
 
-    @Test func aReplicatedBoardHeldByAReaderIsLeftToLitestream() throws {
+    @Test func aReplicatedBoardHeldByAReaderIsLeftToLitestream() async throws {
         // Litestream holds a read transaction in its own process; sqlite3 holds one here the same way.
         let (board, temp) = try board(with: Self.litestreamTables)
         defer { temp.remove() }
-        let reader = Process()
-        reader.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        reader.arguments = ["-cmd", "BEGIN", "-cmd", "SELECT count(*) FROM audit_log", "-cmd", ".print holding", temp.path]
-        let input = Pipe()
-        let output = Pipe()
-        reader.standardInput = input
-        reader.standardOutput = output
-        try reader.run()
-        defer {
-            try? input.fileHandleForWriting.close()
-            reader.waitUntilExit()
-        }
-        var printed = Data()
-        while !String(decoding: printed, as: UTF8.self).contains("holding") {
-            let chunk = output.fileHandleForReading.availableData
-            try #require(!chunk.isEmpty, "sqlite3 ended before it held its read transaction")
-            printed.append(chunk)
-        }
+        let reader = try ChildProcess(
+            "/usr/bin/sqlite3", ["-cmd", "BEGIN", "-cmd", "SELECT count(*) FROM audit_log", "-cmd", ".print holding", temp.path])
+        try #require(
+            await reader.waitForLine { $0.contains("holding") } != nil, "sqlite3 ended before it held its read transaction")
         #expect(try board.checkpointWAL() == .replicated)
+        await reader.closeInput()
     }
 }

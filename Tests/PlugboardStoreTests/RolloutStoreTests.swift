@@ -8,7 +8,7 @@ import Testing
 
 /// `Board.startRollout` and the rollout hosts read: refusals change nothing, `previous` is what hosts ran, the
 /// registry snapshot carries the rollout, and its row is proven with the board's head.
-@Suite("rollouts")
+@Suite("rollouts", .timeLimit(.minutes(10)))
 struct RolloutStoreTests {
     static let admin = StoreOperationTests.admin
     static let stranger = StoreOperationTests.stranger

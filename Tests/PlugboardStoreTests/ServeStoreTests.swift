@@ -5,7 +5,7 @@ import Testing
 @testable import PlugboardStore
 
 /// What `plugboard serve` keeps in the board: tokens (audited, hash only) and client usage (unaudited, bounded).
-@Suite("tokens and client usage")
+@Suite("tokens and client usage", .timeLimit(.minutes(10)))
 struct ServeStoreTests {
     static let admin = try! Principal(osUser: "alice")
     static let stranger = try! Principal(osUser: "mallory")

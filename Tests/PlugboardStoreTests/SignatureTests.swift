@@ -9,7 +9,7 @@ import Testing
 
 /// Signed releases in the store: what a signature covers, who may trust keys, revocation, the policy per
 /// environment, and that every row of it is audited and proven.
-@Suite("store: signed releases")
+@Suite("store: signed releases", .timeLimit(.minutes(10)))
 struct SignatureTests {
     static let admin = try! Principal(osUser: "alice")
     static let owner = try! Principal(osUser: "olga")

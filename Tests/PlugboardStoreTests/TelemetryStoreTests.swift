@@ -7,7 +7,7 @@ import Testing
 
 /// Telemetry (load reports, SDK usage) lives in a file of its own beside the board, bounded, and never takes the
 /// board's write lock.
-@Suite("telemetry file")
+@Suite("telemetry file", .timeLimit(.minutes(10)))
 struct TelemetryStoreTests {
     static let admin = try! Principal(osUser: "alice")
 

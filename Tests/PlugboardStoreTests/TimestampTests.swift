@@ -3,7 +3,7 @@ import PlugboardModel
 import PlugboardStore
 import Testing
 
-@Suite("timestamps")
+@Suite("timestamps", .timeLimit(.minutes(10)))
 struct TimestampTests {
     private let utc = TimeZone(identifier: "UTC")!
 

@@ -80,26 +80,10 @@ public enum ChainForgery {
     /// answers how many rows' hashes changed.
     @discardableResult
     public static func rewrite(_ path: String, sql: String) async throws -> Int {
-        try await Sandbox.offPool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            process.arguments = ["-c", rewriter, script, path]
-            let input = Pipe()
-            let output = Pipe()
-            let errors = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = errors
-            try process.run()
-            try input.fileHandleForWriting.write(contentsOf: Data(sql.utf8))
-            try input.fileHandleForWriting.close()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let failure = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            guard process.terminationStatus == 0, let changed = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                throw BoardFile.Failure(stderr: failure, message: "rewriting the chain of \(path) failed: \(failure)")
-            }
-            return changed
+        let result = try await Spawned.run("/usr/bin/python3", ["-c", rewriter, script, path], input: Data(sql.utf8)).text
+        guard result.status == 0, let changed = Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw BoardFile.Failure(stderr: result.stderr, message: "rewriting the chain of \(path) failed: \(result.stderr)")
         }
+        return changed
     }
 }

@@ -159,49 +159,21 @@ public struct BoardFile: Sendable {
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("plugboard-sql-\(UUID().uuidString).sql")
         try Data(input.utf8).write(to: script)
         defer { try? FileManager.default.removeItem(at: script) }
-        let stdin = try FileHandle(forReadingFrom: script)
-        defer { try? stdin.close() }
-        _ = fcntl(stdin.fileDescriptor, F_SETFD, fcntl(stdin.fileDescriptor, F_GETFD) | FD_CLOEXEC)
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.tool)
         // No ~/.sqliterc (-init /dev/null): nothing but these options decides the output.
-        process.arguments =
+        let arguments =
             ["-init", "/dev/null", "-batch", "-bail", "-cmd", ".timeout 10000"] + (readOnly ? ["-readonly"] : []) + options + [path]
-        let out = Pipe()
-        let err = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = out
-        process.standardError = err
-        for pipe in [out, err] { FileHandle.closeOnExec(pipe) }
-        try process.run()
-        let pid = process.processIdentifier
-        // Both pipes read to the end before waiting (stderr on its own thread), so that no output can block the child.
-        let errData = Mutex(Result<Data, POSIXError>.success(Data()))
-        let errRead = DispatchGroup()
-        DispatchQueue.global().async(group: errRead) {
-            let result = Result { () throws(POSIXError) in
-                try err.fileHandleForReading.readAll(until: { processExited(pid) }, limit: Self.outputLimit)
-            }
-            errData.withLock { $0 = result }
-        }
-        let outData = Result { () throws(POSIXError) in
-            try out.fileHandleForReading.readAll(until: { processExited(pid) }, limit: Self.outputLimit)
-        }
-        if case .failure = outData { kill(pid, SIGKILL) }
-        errRead.wait()
-        if case .failure = errData.withLock({ $0 }) { kill(pid, SIGKILL) }
-        process.waitUntilExit()
-        let stderr = String(decoding: (try? errData.withLock { $0 }.get()) ?? Data(), as: UTF8.self)
         let sql = input.count > 2_000 ? String(input.prefix(2_000)) + "…" : input
-        guard case .success(let data) = outData, case .success = errData.withLock({ $0 }) else {
-            throw failure("more than \(Self.outputLimit) bytes of output, or an unreadable pipe", sql, stderr: stderr)
+        let result: Spawned.Finished
+        do {
+            result = try Spawned.runBlocking(Self.tool, arguments, inputFile: script.path, outputLimit: Self.outputLimit)
+        } catch {
+            throw failure("\(error)", sql, stderr: "")
         }
-        guard process.terminationStatus == 0, stderr.isEmpty else {
-            let status = process.terminationReason == .exit ? "exited \(process.terminationStatus)" : "was killed"
-            throw failure("\(status): \(stderr.trimmingCharacters(in: .whitespacesAndNewlines))", sql, stderr: stderr)
+        let stderr = String(decoding: result.stderr, as: UTF8.self)
+        guard result.status == 0, stderr.isEmpty else {
+            throw failure("exited \(result.status): \(stderr.trimmingCharacters(in: .whitespacesAndNewlines))", sql, stderr: stderr)
         }
-        return data
+        return result.stdout
     }
 }
 

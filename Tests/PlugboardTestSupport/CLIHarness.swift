@@ -1,5 +1,4 @@
 public import Foundation
-import Synchronization
 public import Testing
 
 #if canImport(Glibc)
@@ -66,58 +65,47 @@ public final class Sandbox: Sendable {
         return url.path
     }
 
-    /// Runs `plugboard ARGS --db BOARD` (the board is added unless `db: false`).
+    /// Runs `plugboard ARGS --db BOARD` (the board is added unless `db: false`), blocking the calling thread (off the
+    /// shared pool only), with `stdin` as its standard input (a pipe, closed at once when nil), in the sandbox's folder,
+    /// with this process's environment less every `PLUGBOARD_` variable, plus `environment`.
     @discardableResult
     public func runBlocking(
         _ arguments: [String], db: Bool = true, environment: [String: String] = [:], stdin: String? = nil,
         executable: String = Sandbox.binary, prefix: [String] = []
     ) throws -> CLIResult {
-        let process = Process()
-        let launcher = prefix.first
-        process.executableURL = URL(fileURLWithPath: launcher ?? executable)
-        process.arguments = Array(prefix.dropFirst()) + (launcher == nil ? [] : [executable]) + arguments + (db ? ["--db", board] : [])
-        process.currentDirectoryURL = root
-        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PLUGBOARD_") }
-        env.merge(environment) { $1 }
-        process.environment = env
-        let out = Pipe()
-        let err = Pipe()
-        let input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        for pipe in [out, err, input] { FileHandle.closeOnExec(pipe) }
-        try process.run()
-        let pid = process.processIdentifier
-        // Read both pipes to the end before waiting (stderr on its own thread), so that no output can block the child.
-        let errData = Mutex(Result<Data, POSIXError>.success(Data()))
-        let errRead = DispatchGroup()
-        DispatchQueue.global().async(group: errRead) {
-            let result = Result { () throws(POSIXError) in try err.fileHandleForReading.readAll(until: { processExited(pid) }) }
-            errData.withLock { $0 = result }
-        }
-        // A command may exit before it reads its input (a refusal): the broken pipe is not the test's failure.
-        if let stdin { try? input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let outData = Result { () throws(POSIXError) in try out.fileHandleForReading.readAll(until: { processExited(pid) }) }
-        errRead.wait()
-        process.waitUntilExit()
-        return CLIResult(
-            status: process.terminationStatus, stdout: String(decoding: try outData.get(), as: UTF8.self),
-            stderr: String(decoding: try errData.withLock { $0 }.get(), as: UTF8.self))
+        let command = self.command(arguments, db: db, environment: environment, executable: executable, prefix: prefix)
+        return try Spawned.runBlocking(
+            command.executable, command.arguments, environment: command.environment, directory: root.path,
+            input: Data((stdin ?? "").utf8)
+        ).text
     }
 
     /// Runs `plugboard ARGS --db BOARD` as ``runBlocking(_:db:environment:stdin:executable:prefix:)`` does, on a thread of
     /// its own: waiting for a process must not hold a thread of the shared pool, or tasks that other tests wait for (a
-    /// host's polling) starve.
+    /// host's polling) starve. A cancelled task (a test past its time limit) kills the child.
     @discardableResult
     public func run(
         _ arguments: [String], db: Bool = true, environment: [String: String] = [:], stdin: String? = nil,
         executable: String = Sandbox.binary, prefix: [String] = []
     ) async throws -> CLIResult {
-        try await Self.offPool {
-            try self.runBlocking(arguments, db: db, environment: environment, stdin: stdin, executable: executable, prefix: prefix)
-        }
+        let command = self.command(arguments, db: db, environment: environment, executable: executable, prefix: prefix)
+        return try await Spawned.run(
+            command.executable, command.arguments, environment: command.environment, directory: root.path,
+            input: Data((stdin ?? "").utf8)
+        ).text
+    }
+
+    /// The executable, arguments and environment of a run: `prefix` (a launcher such as `setpriv …`) runs the binary.
+    private func command(
+        _ arguments: [String], db: Bool, environment: [String: String], executable: String, prefix: [String]
+    ) -> (executable: String, arguments: [String], environment: [String: String]) {
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PLUGBOARD_") }
+        env.merge(environment) { $1 }
+        let launcher = prefix.first
+        return (
+            launcher ?? executable,
+            Array(prefix.dropFirst()) + (launcher == nil ? [] : [executable]) + arguments + (db ? ["--db", board] : []), env
+        )
     }
 
     /// Runs blocking work on a GCD thread, outside the cooperative pool.

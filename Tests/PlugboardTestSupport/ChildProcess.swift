@@ -9,7 +9,8 @@ import Darwin
 
 /// A long-running child process (a host) whose standard output is collected line by line as it comes.
 ///
-/// Its standard input stays open until ``closeInput()``: test hosts stop when it closes.
+/// Its standard input stays open until ``closeInput()``: test hosts stop when it closes. It is started and waited for
+/// by ``Spawned``; the child is killed when this object goes away.
 public final class ChildProcess: Sendable {
     /// What the child printed, filled by reader threads.
     private final class Collected: Sendable {
@@ -21,57 +22,44 @@ public final class ChildProcess: Sendable {
         let outputEnded = Mutex(false)
     }
 
-    private let process: Process
-    private let input: Pipe
+    private let child: Spawned
     private let collected = Collected()
 
-    /// Starts `executable` with `arguments`.
+    /// Starts `executable` with `arguments`, with this process's environment less every `PLUGBOARD_` variable, plus
+    /// `environment`.
     public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PLUGBOARD_") }
         env.merge(environment) { $1 }
-        process.environment = env
-        input = Pipe()
-        let out = Pipe()
-        let err = Pipe()
-        process.standardInput = input
-        process.standardOutput = out
-        process.standardError = err
-        for pipe in [input, out, err] { FileHandle.closeOnExec(pipe) }
-        try process.run()
+        let child = try Spawned(executable, arguments, environment: env, input: .pipe)
+        self.child = child
         let collected = self.collected
         // Each pipe is read on a thread of its own, not on Dispatch's pool: the readers block for the child's whole
         // life, and Dispatch adds threads to its pool only every second or so once they all block, which held up the
         // output of the fourth or fifth child of a test by seconds.
         Thread {
-            var pending = Data()
-            while true {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty {
-                    collected.outputEnded.withLock { $0 = true }
-                    break
-                }
-                pending.append(chunk)
+            var pending: [UInt8] = []
+            child.readOutputChunks { chunk in
+                pending.append(contentsOf: chunk)
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                    pending.removeSubrange(pending.startIndex...newline)
+                    let line = String(decoding: pending[..<newline], as: UTF8.self)
+                    pending.removeSubrange(...newline)
                     collected.lines.withLock { lines in
                         lines.append(line)
                         collected.times.withLock { $0.append(Date()) }
                     }
                 }
             }
+            collected.outputEnded.withLock { $0 = true }
         }.start()
         Thread {
-            let data = (try? err.fileHandleForReading.readAll()) ?? Data("(the test could not read this process's stderr)".utf8)
-            collected.errors.withLock { $0.append(data) }
+            child.readOutputChunks(error: true) { chunk in collected.errors.withLock { $0.append(contentsOf: chunk) } }
         }.start()
     }
 
+    deinit { child.signal(SIGKILL) }
+
     /// The process id.
-    public var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { child.pid }
 
     /// Every line printed so far.
     public var output: [String] { collected.lines.withLock { $0 } }
@@ -83,7 +71,7 @@ public final class ChildProcess: Sendable {
     }
 
     /// Whether it exited, killed by a signal (a crash) rather than by calling exit.
-    public var exitedBySignal: Bool { !process.isRunning && process.terminationReason == .uncaughtSignal }
+    public var exitedBySignal: Bool { child.endedBySignal }
 
     /// What it printed on stderr (complete once it exited).
     public var errorOutput: String { String(decoding: collected.errors.withLock { $0 }, as: UTF8.self) }
@@ -93,26 +81,26 @@ public final class ChildProcess: Sendable {
     /// Sleeps between looks (it never blocks a thread of the shared pool).
     public func waitForLine(after: Int = 0, timeout: Duration = .seconds(600), _ match: (String) -> Bool) async -> Int? {
         // Some(index) once a line matches, some(nil) once the process exited without one.
+        let child = self.child
         let outcome = try? await eventually("a line of process \(pid)", timeout: timeout, poll: .milliseconds(2)) { () -> Int?? in
             let found = collected.lines.withLock { lines -> Int? in
                 guard lines.count > after else { return nil }
                 return lines[after...].firstIndex(where: match)
             }
             if let found { return found }
-            return process.isRunning ? nil : .some(nil)
+            return child.isRunning ? nil : .some(nil)
         }
         return outcome ?? nil
     }
 
     /// Whether it is still running.
-    public var isRunning: Bool { process.isRunning }
+    public var isRunning: Bool { child.isRunning }
 
     /// Waits until it exits by itself; returns when it did (by this process's clock, to within a few milliseconds), or
     /// nil when it still runs after `timeout` (a guard against hanging, not a measurement). Once it returns a time,
-    /// ``output`` holds every line the child printed (its reader thread may lag behind the exit on a busy machine; a
-    /// grandchild that keeps the pipe open is waited for at most 60 seconds more).
+    /// ``output`` holds every line the child printed (its reader thread may lag behind the exit on a busy machine).
     public func waitForExit(timeout: Duration = .seconds(60)) async -> ContinuousClock.Instant? {
-        guard await exits(within: timeout, poll: .milliseconds(2)) else { return nil }
+        guard (try? await child.waitForExit(timeout: timeout)) == true else { return nil }
         let exited = ContinuousClock.now
         let collected = self.collected
         _ = try? await eventually("the end of process \(pid)'s output", timeout: .seconds(60), poll: .milliseconds(2)) {
@@ -121,43 +109,36 @@ public final class ChildProcess: Sendable {
         return exited
     }
 
-    /// Whether it exits within `timeout` (false when the waiting task is cancelled first).
-    private func exits(within timeout: Duration, poll: Duration) async -> Bool {
-        let process = self.process
-        return (try? await eventually("process \(pid) to exit", timeout: timeout, poll: poll) { !process.isRunning }) != nil
-    }
-
-    /// Closes its standard input (a test host stops then) and waits for it to exit; returns its exit status,
-    /// or nil (after killing it) when it did not exit within `timeout`.
+    /// Closes its standard input (a test host stops then) and waits for it to exit; returns its exit status, or nil when
+    /// it did not exit within `timeout`: it is then sent SIGTERM (and SIGKILL if that does not end it within 600 s).
     @discardableResult
     public func closeInput(timeout: Duration = .seconds(600)) async -> Int32? {
-        try? input.fileHandleForWriting.close()
-        guard await exits(within: timeout, poll: .milliseconds(5)) else {
-            process.terminate()
-            process.waitUntilExit()
+        child.closeInput()
+        guard (try? await child.waitForExit(timeout: timeout)) == true else {
+            child.signal(SIGTERM)
+            _ = await ended(within: .seconds(600))
             return nil
         }
-        return process.terminationStatus
+        return child.exitStatus
     }
 
     /// Sends `signal` (SIGTERM by default) and waits for the process to exit; returns its exit status, or nil (after
     /// killing it) when it did not exit within `timeout`.
     @discardableResult
     public func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(600)) async -> Int32? {
-        if process.isRunning { kill(process.processIdentifier, signal) }
-        guard await exits(within: timeout, poll: .milliseconds(5)) else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return nil
-        }
-        return process.terminationStatus
+        child.signal(signal)
+        return await ended(within: timeout)
     }
 
-    deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+    /// Its exit status once it exits within `timeout`; otherwise (or when the waiting task is cancelled) it is killed,
+    /// and nil.
+    private func ended(within timeout: Duration) async -> Int32? {
+        guard (try? await child.waitForExit(timeout: timeout)) == true else {
+            child.signal(SIGKILL)
+            _ = try? await child.waitForExit(timeout: .seconds(60))
+            return nil
         }
+        return child.exitStatus
     }
 }
 

@@ -4,16 +4,8 @@ public import Foundation
 public enum Curl {
     /// Runs `/usr/bin/curl -s -D - ARGUMENTS` (60 s at most) and returns the status, the response headers and the body.
     public static func run(_ arguments: [String]) async throws -> (status: Int, headers: String, body: String) {
-        try await Sandbox.offPool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            process.arguments = ["-s", "-D", "-", "--max-time", "60"] + arguments
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let text = String(decoding: data, as: UTF8.self)
+        do {
+            let text = try await Spawned.run("/usr/bin/curl", ["-s", "-D", "-", "--max-time", "60"] + arguments).text.stdout
             // An interim answer (100 Continue) comes first: the last block of headers is the answer's.
             var parts = text.components(separatedBy: "\r\n\r\n")
             while parts.count > 1, parts[0].hasPrefix("HTTP/"), parts[1].hasPrefix("HTTP/") { parts.removeFirst() }

@@ -14,18 +14,10 @@ public enum FileBytes {
 
     /// The file's bytes; throws when `cat` cannot read it.
     public static func read(_ path: String) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/cat")
-        process.arguments = ["--", path]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = Result { () throws(POSIXError) in try out.fileHandleForReading.readAll() }
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let result = try Spawned.runBlocking("/bin/cat", ["--", path], outputLimit: .max)
+        guard result.status == 0 else {
             throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: path])
         }
-        return try data.get()
+        return result.stdout
     }
 }

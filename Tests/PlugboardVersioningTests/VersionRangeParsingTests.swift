@@ -3,7 +3,7 @@ import Testing
 
 @testable import PlugboardVersioning
 
-@Suite struct VersionRangeParsingTests {
+@Suite(.timeLimit(.minutes(10))) struct VersionRangeParsingTests {
     /// Adapted from node-semver's `test/fixtures/range-parse.js` (sets joined by ` || ` here), plus the forms of
     /// the grammar that fixture does not cover.
     static let normalizations: [(String, String)] = [

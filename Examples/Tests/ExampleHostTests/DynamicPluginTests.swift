@@ -87,7 +87,7 @@ final class ExampleBoard: Sendable {
     }
 }
 
-@Suite("dynamic plug-ins", .serialized)
+@Suite("dynamic plug-ins", .timeLimit(.minutes(10)), .serialized)
 struct DynamicPluginTests {
     @Test func theGreeterLibraryIsBuilt() {
         #expect(FileManager.default.fileExists(atPath: ExampleBoard.greeterLibrary), "\(ExampleBoard.greeterLibrary)")
@@ -216,7 +216,7 @@ struct DynamicPluginTests {
     }
 }
 
-@Suite("dynamic plug-ins: new versions", .serialized)
+@Suite("dynamic plug-ins: new versions", .timeLimit(.minutes(10)), .serialized)
 struct DynamicPluginVersionTests {
     @Test func aNewVersionOfALoadedLibraryKeepsTheOldOneRunningAndAsksForARestart() async throws {
         let example = try ExampleBoard()
