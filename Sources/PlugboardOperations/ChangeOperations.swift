@@ -101,6 +101,7 @@ public enum ChangeOperations {
         public typealias Response = ChangeRequestResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             let request = try board.changeRequest(id.value)
+            try ChangeRequests.checkIntact(request)
             let base = try ChangeRequests.currentBase(request, on: board)
             let signed = keyID.map { ApprovalSignature(keyID: $0.text, signature: signature ?? "") }
             let approved = try board.approveChangeRequest(id.value, comment: comment?.text, base: base, signature: signed, by: actor)
@@ -217,6 +218,7 @@ public enum ChangeOperations {
         public typealias Response = ChangeRequestResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             let time = try at.map { text throws(BoardError) in try ChangeRequests.time(text) }
+            try ChangeRequests.checkIntact(try board.changeRequest(id.value))
             let request = try board.scheduleChangeRequest(id.value, at: time, by: actor)
             let when = time.map { "scheduled for \($0)" } ?? "no longer scheduled"
             return OperationReply(ChangeRequestResult(message: "change request \(id) \(when)", request: request))

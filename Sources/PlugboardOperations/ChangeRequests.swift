@@ -167,6 +167,50 @@ package enum ChangeRequests {
         return type
     }
 
+    /// Refuses request `request` unless what it stores agrees with itself: the digest recomputed from its operation and
+    /// body, and the summary and environment recomputed from its operation, are the ones stored (what `change show`
+    /// and the console show, and what approvers approve). A request edited in the board file behind the log (its
+    /// operation swapped under an unchanged summary) is refused at every step, with a sentence naming it; answers the
+    /// recomputed summary.
+    @discardableResult
+    package static func checkIntact(_ request: ChangeRequest) throws(BoardError) -> String {
+        let digest = ChangeDigest.of(operation: request.operation, body: request.body)
+        guard digest == request.digest else {
+            throw edited(
+                request, "its operation and body give the digest \(digest.prefix(12))…, not the \(request.digest.prefix(12))… it states")
+        }
+        let summary = try recomputedSummary(try operationType(of: request), request)
+        guard summary.text == request.summary, summary.environment == request.environment else {
+            throw edited(
+                request,
+                "it shows \"\(Validate.escaped(request.summary))\" but its operation is \"\(Validate.escaped(summary.text))\"")
+        }
+        return summary.text
+    }
+
+    private static func edited(_ request: ChangeRequest, _ what: String) -> BoardError {
+        BoardError(
+            .integrity,
+            "change request \(request.id) was edited outside plugboard: \(what); it cannot be approved, scheduled or applied (plugboard audit verify names the edited row)"
+        )
+    }
+
+    /// The summary of a request's operation as opening it wrote it, and the environment it acts in.
+    private static func recomputedSummary<R: AdminRequest>(_ type: R.Type, _ request: ChangeRequest) throws(BoardError)
+        -> (text: String, environment: String?)
+    {
+        let operation = try R.fromWire(Data(request.body.utf8))
+        var scope: WideningScope = request.environment.map { .environment($0) } ?? .boardWide
+        if let parsed = operation as? any ParsedOperation {
+            switch Swift.type(of: parsed).declaration.widens {
+            case .inEnvironment: scope = .environment(try parsed.environment())
+            case .boardWide: scope = .boardWide
+            case .never: break
+            }
+        }
+        return (operation.summary(scope), scope.environment)
+    }
+
     /// The state of the rows request `request` touches now, from a rehearsal of its operation as its author.
     package static func currentBase(_ request: ChangeRequest, on board: Board) throws(BoardError) -> ChangeBase {
         try currentBase(try operationType(of: request), request, on: board)
@@ -186,6 +230,7 @@ package enum ChangeRequests {
     /// Applies request `id` as `applier` asks: refused unless its approvals are met for the rows as they are now.
     package static func apply(_ id: Int64, on board: Board, by applier: Principal) throws(BoardError) -> ChangeRequestResult {
         let request = try board.changeRequest(id)
+        try checkIntact(request)
         if request.authorApplies, request.author != applier.osUser {
             throw BoardError.notAllowed(
                 "change request \(id) answers with a secret, so only \(request.author), who opened it, may apply it")

@@ -14,9 +14,10 @@ import Synchronization
 /// 3. the head's state root is the root of the index of row digests, bucket by bucket (so each row proven against
 ///    the index is proven by the head);
 /// 4. the rows that stop plug-ins wherever they are (every kill switch, every revocation of a signing key, every
-///    signature policy), the releases of hosts' quarantines (which a host acts on whatever it runs) and the rollouts
-///    (which bound the release every host runs: a row removed behind the log would widen a rollout to every host),
-///    are exactly the ones the log recorded: none added, changed or removed.
+///    signature policy), the releases of hosts' quarantines (which a host acts on whatever it runs), the rollouts
+///    (which bound the release every host runs: a row removed behind the log would widen a rollout to every host) and
+///    the approval policies, approver keys and signed approvals of enablements (which decide whether an enablement
+///    must carry approvers' signatures), are exactly the ones the log recorded: none added, changed or removed.
 ///
 /// The rows of each release a host considers are proven on top of this (``Board/stateProblems(pluginID:version:environment:anchor:)``).
 struct HeadProof: Sendable {
@@ -31,7 +32,13 @@ struct HeadProof: Sendable {
     /// Quarantine releases are few (people make them, one per host and release) and a host reads them all with its
     /// registry, before it knows which releases it will consider.
     /// Rollouts are one row per plug-in and environment.
-    static let wholeTables = ["kill_switches", "signer_revocations", "signature_policies", "quarantine_releases", "rollouts"]
+    /// The approval policies, the approvers' keys and the signed approvals kept with enablements decide whether a release
+    /// enabled in an environment that requires signed approvals runs: a policy row deleted behind the log would let an
+    /// unsigned enablement run on a host that pins no approver keys.
+    static let wholeTables = [
+        "kill_switches", "signer_revocations", "signature_policies", "quarantine_releases", "rollouts", "approval_policies",
+        "approvers", "enablement_approvals",
+    ]
 
     /// Proves the board as `db` sees it from `anchor` (from the row before the head when nil); `from` is a head this process
     /// already proved to extend `anchor`, whose row is checked again and from which the walk starts.
