@@ -6,11 +6,11 @@ import Synchronization
 final class VerifiedApprovals: Sendable {
     private let known = Mutex<[String: Bool]>([:])
 
-    /// ``ApprovalStatement/verifies(_:publicKey:digest:)``, remembered.
-    func verifies(_ signature: String, _ publicKey: String, _ digest: String) -> Bool {
-        let key = "\(publicKey) \(digest) \(signature)"
+    /// ``ApprovalStatement/verifies(_:publicKey:statement:)``, remembered.
+    func verifies(_ signature: String, _ publicKey: String, _ statement: String) -> Bool {
+        let key = "\(publicKey) \(statement) \(signature)"
         if let verdict = known.withLock({ $0[key] }) { return verdict }
-        let verdict = ApprovalStatement.verifies(signature, publicKey: publicKey, digest: digest)
+        let verdict = ApprovalStatement.verifies(signature, publicKey: publicKey, statement: statement)
         known.withLock {
             if $0.count >= 20_000 { $0.removeAll() }
             $0[key] = verdict

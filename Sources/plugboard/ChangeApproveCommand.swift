@@ -36,23 +36,19 @@ struct ChangeApproveCommand: RemoteCommand {
         if let key {
             let privateKey = try SigningKeyFile.read(key)
             let request = try global.perform(ChangeOperations.Show(id: operation.id))
-            // The digest of what this command read, never the one the board states.
+            // The digest, summary and environment recomputed from the operation and body this command read, never the
+            // ones the board states: a request edited behind the log is refused here, before anything is signed.
+            let summary = try ChangeRequests.checkIntact(request)
             let digest = ApprovalStatement.changeDigest(operation: request.operation, body: request.body)
-            guard digest == request.digest else {
-                throw BoardError(
-                    .integrity,
-                    "change request \(operation.id) states the digest \(request.digest.prefix(12))… but its operation and body give \(digest.prefix(12))…; it was not approved"
-                )
-            }
             let keyID = SigningKeys.keyID(publicKey: privateKey.publicKey.rawRepresentation)
-            operation.keyID = try KeyID(validating: keyID)
-            operation.signature = try ApprovalStatement.sign(digest: digest, with: privateKey)
-            // What the signature covers, exactly: the operation and body read, not the request's summary.
+            // What the signature covers, exactly, said before it is made: the operation and body read.
             let body = request.body.count > 300 ? "\(request.body.prefix(300))…" : request.body
             FileHandle.standardError.write(
                 Data(
-                    "note: signed with key \(keyID) the approval of \(request.operation) \(Validate.printable(body)) (digest \(digest.prefix(16))…)\n"
+                    "note: signing with key \(keyID) the approval of change request \(operation.id): \(Validate.printable(summary)) (\(request.operation) \(Validate.printable(body)), digest \(digest.prefix(16))…\(request.openedSeq.map { ", opened at audit row \($0)" } ?? ""))\n"
                         .utf8))
+            operation.keyID = try KeyID(validating: keyID)
+            operation.signature = try ApprovalStatement.sign(digest: digest, moment: request.approvalMoment, with: privateKey)
         }
         let answer = try global.perform(operation)
         if output.json { output.printJSON(answer) } else { print(multiline(operation.text(for: answer) ?? answer.message)) }

@@ -19,15 +19,16 @@ struct ApprovalCheckTests {
 
     static func body(_ id: String = pay, env: String = "production") -> String { #"{"env":"\#(env)","id":"\#(id)"}"# }
 
-    /// Signatures by `keys` over the change `operation` + `body`.
+    /// Signatures by `keys` over the change `operation` + `body`, of request 7 opened at audit row 40 (or at `signedMoment`).
     static func enablement(
-        _ keys: [Curve25519.Signing.PrivateKey], operation: String = "plugin.enable", body: String = body(), signedBody: String? = nil
+        _ keys: [Curve25519.Signing.PrivateKey], operation: String = "plugin.enable", body: String = body(), signedBody: String? = nil,
+        signedMoment: ApprovalMoment? = ApprovalMoment(changeID: 7, openedSeq: 40)
     ) throws -> EnablementApproval {
         let digest = ApprovalStatement.changeDigest(operation: operation, body: signedBody ?? body)
         return EnablementApproval(
-            changeID: 7, operation: operation, body: body,
+            changeID: 7, openedSeq: 40, operation: operation, body: body,
             signatures: try keys.map {
-                ApproverSignature(keyID: keyID($0), signature: try ApprovalStatement.sign(digest: digest, with: $0))
+                ApproverSignature(keyID: keyID($0), signature: try ApprovalStatement.sign(digest: digest, moment: signedMoment, with: $0))
             })
     }
 
@@ -96,9 +97,27 @@ struct ApprovalCheckTests {
         // An altered signature.
         let good = try Self.enablement([Self.bob, Self.carol])
         let altered = EnablementApproval(
-            changeID: 7, operation: good.operation, body: good.body,
+            changeID: 7, openedSeq: 40, operation: good.operation, body: good.body,
             signatures: [good.signatures[0], ApproverSignature(keyID: good.signatures[1].keyID, signature: good.signatures[0].signature)])
         #expect(Self.problem(Self.evidence(required: 2, approvers: approvers, altered))?.contains("carries 1 valid") == true)
+    }
+
+    /// Signatures kept from one request (the same change, approved before a disable) count for no other request: what an
+    /// approver signs binds the request's number and the moment it was opened.
+    @Test func aSignatureForOneRequestCountsForNoOther() throws {
+        let approvers = ["bob": Self.bob, "carol": Self.carol]
+        let anchor = try ApprovalAnchor(publicKeys: [Self.publicKey(Self.bob), Self.publicKey(Self.carol)], required: 2)
+        for moment in [
+            ApprovalMoment(changeID: 3, openedSeq: 12), ApprovalMoment(changeID: 7, openedSeq: 12), ApprovalMoment(changeID: 3, openedSeq: 40),
+        ] {
+            let kept = try Self.enablement([Self.bob, Self.carol], signedMoment: moment)
+            #expect(Self.problem(Self.evidence(required: 2, approvers: approvers, kept))?.contains("carries 0 valid") == true, "\(moment)")
+            #expect(Self.problem(Self.evidence(required: 2, approvers: approvers, kept), anchor: anchor) != nil, "\(moment)")
+        }
+        // Signed without a moment (a request from before the board recorded one): not the enablement of request 7 at 40.
+        let unbound = try Self.enablement([Self.bob, Self.carol], signedMoment: nil)
+        #expect(Self.problem(Self.evidence(required: 2, approvers: approvers, unbound), anchor: anchor) != nil)
+        #expect(Self.problem(Self.evidence(required: 2, approvers: approvers, try Self.enablement([Self.bob, Self.carol])), anchor: anchor) == nil)
     }
 
     @Test func aPinnedAnchorCountsOnlyItsKeysAndCannotBeLowered() throws {

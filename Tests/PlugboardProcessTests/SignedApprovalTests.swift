@@ -21,6 +21,8 @@ struct SignedApprovalTests {
         let served: AdminAPITests.Served
         let keys: [String: (file: String, publicKey: String)]
         let hostsToken: String
+        /// alice's, bob's and carol's access tokens.
+        let tokens: [String: String]
         var sandbox: Sandbox { served.sandbox }
 
         /// The options that pin a test host to bob's and carol's keys, needing both.
@@ -70,7 +72,7 @@ struct SignedApprovalTests {
         #expect(borrowed.status == 1 && borrowed.stderr.contains("is registered for bob, not carol"), "\(borrowed)")
         let carol = try await served.run(["change", "approve", String(id), "--key", keys["carol"]!.file], token: tokens["carol"])
         #expect(carol.status == 0 && carol.stdout.contains("applied"), "\(carol)")
-        return Approved(served: served, keys: keys, hostsToken: hostsToken)
+        return Approved(served: served, keys: keys, hostsToken: hostsToken, tokens: tokens)
     }
 
     /// Runs a host of the board file in production until it started; its output lines.
@@ -158,8 +160,8 @@ struct SignedApprovalTests {
             sandbox,
             [
                 """
-                INSERT INTO enablement_approvals (plugin_id, environment, change_id, operation, body, digest, signatures)
-                VALUES ('\(Self.other)', 'production', 99, 'plugin.enable', '\(payRow.body)', '\(payRow.digest)', '\(payRow.signatures)')
+                INSERT INTO enablement_approvals (plugin_id, environment, change_id, opened_seq, operation, body, digest, signatures)
+                VALUES ('\(Self.other)', 'production', 99, \(payRow.openedSeq), 'plugin.enable', '\(payRow.body)', '\(payRow.digest)', '\(payRow.signatures)')
                 """
             ])
         try await sandbox.ok("audit", "verify")
@@ -182,8 +184,9 @@ struct SignedApprovalTests {
         let mallory = try ApproverKey(file: approved.keys["mallory"]!.file)
         let second = ApproverKey()
         let digest = ApprovalStatement.changeDigest(operation: "plugin.enable", body: otherBody)
+        let moment = ApprovalMoment(changeID: 99, openedSeq: Int64(payRow.openedSeq))
         let signatures =
-            #"[{"key_id":"\#(mallory.keyID)","signature":"\#(try mallory.sign(digest))"},{"key_id":"\#(second.keyID)","signature":"\#(try second.sign(digest))"}]"#
+            #"[{"key_id":"\#(mallory.keyID)","signature":"\#(try mallory.sign(digest, moment: moment))"},{"key_id":"\#(second.keyID)","signature":"\#(try second.sign(digest, moment: moment))"}]"#
         try await Self.rewrite(
             sandbox,
             [
@@ -205,14 +208,69 @@ struct SignedApprovalTests {
         await approved.served.stop()
     }
 
+    /// After a disable, the same enablement is asked for again and approved with bob's and carol's signatures kept from
+    /// the first request (read from `change_approvals`), through the operations API: refused, since what they signed
+    /// binds the first request and the moment it was opened. A writer who puts the first enablement back behind the log
+    /// (audit chain and state proof recomputed) enables nothing either: it was opened before the last disable.
+    @Test func signaturesKeptFromBeforeADisableEnableNothing() async throws {
+        let approved = try await Self.approved()
+        let sandbox = approved.sandbox
+        let first = try #require(try await Self.enablementRow(sandbox, Self.pay))
+        let kept = try await sandbox.boardFile.strings(
+            "SELECT principal || ' ' || key_id || ' ' || signature FROM change_approvals WHERE change_id = 1 ORDER BY principal")
+        #expect(kept.count == 2, "\(kept)")
+        try await sandbox.ok("plugin", "disable", Self.pay, "--env", "production")
+
+        let reopened = try await approved.served.run(
+            ["plugin", "enable", Self.pay, "--env", "production", "--json"], token: approved.tokens["alice"])
+        let id = try #require((try reopened.json() as? [String: Any])?["id"] as? Int, "\(reopened)")
+        #expect(id == 2)
+        for line in kept {
+            let fields = line.split(separator: " ").map(String.init)
+            let result = try await approved.served.run(
+                ["change", "approve", String(id), "--key-id", fields[1], "--signature", fields[2]], token: approved.tokens[fields[0]])
+            #expect(result.status == 1, "\(fields[0]): \(result)")
+            #expect(
+                result.stderr.contains("does not verify with the approver key \(fields[1]) over the approval of change request 2"),
+                "\(fields[0]): \(result)")
+        }
+        #expect(try await sandbox.boardFile.int("SELECT count(*) FROM change_approvals WHERE change_id = 2") == 0)
+        for options in [approved.pinned, []] {
+            let file = try await Self.fileHost(sandbox, options)
+            #expect(!Self.loaded(file, Self.pay), "\(file)")
+            let served = try await Self.servedHost(approved, options)
+            #expect(!Self.loaded(served, Self.pay), "\(served)")
+        }
+
+        // The first enablement written back, with pay enabled, by a writer who recomputes the chain and the proof.
+        try await Self.rewrite(
+            sandbox,
+            [
+                "UPDATE plugin_environments SET enabled = 1 WHERE plugin_id = '\(Self.pay)' AND environment = 'production'",
+                """
+                INSERT INTO enablement_approvals (plugin_id, environment, change_id, opened_seq, operation, body, digest, signatures)
+                VALUES ('\(Self.pay)', 'production', 1, \(first.openedSeq), 'plugin.enable', '\(first.body)', '\(first.digest)', '\(first.signatures)')
+                """,
+            ])
+        try await sandbox.ok("audit", "verify")
+        for options in [approved.pinned, []] {
+            let file = try await Self.fileHost(sandbox, options)
+            #expect(!Self.loaded(file, Self.pay) && Self.unapproved(file, Self.pay) != nil, "\(file)")
+        }
+        await approved.served.stop()
+    }
+
     /// One row of `enablement_approvals`, as text.
-    static func enablementRow(_ sandbox: Sandbox, _ id: String) async throws -> (body: String, digest: String, signatures: String)? {
+    static func enablementRow(_ sandbox: Sandbox, _ id: String) async throws
+        -> (body: String, digest: String, signatures: String, openedSeq: Int)?
+    {
         let file = sandbox.boardFile
         let query = "FROM enablement_approvals WHERE plugin_id = '\(id)'"
         guard let body = try await file.string("SELECT body \(query)"), let digest = try await file.string("SELECT digest \(query)"),
-            let signatures = try await file.string("SELECT signatures \(query)")
+            let signatures = try await file.string("SELECT signatures \(query)"),
+            let openedSeq = try await file.int("SELECT opened_seq \(query)")
         else { return nil }
-        return (body, digest, signatures)
+        return (body, digest, signatures, openedSeq)
     }
 
     /// Writes `statements` in one change whose audit row and state proof Plugboard's own code computes, under an action
@@ -238,5 +296,7 @@ struct ApproverKey {
 
     var publicKey: String { key.publicKey.rawRepresentation.base64EncodedString() }
     var keyID: String { SigningKeys.keyID(publicKey: key.publicKey.rawRepresentation) }
-    func sign(_ digest: String) throws -> String { try ApprovalStatement.sign(digest: digest, with: key) }
+    func sign(_ digest: String, moment: ApprovalMoment? = nil) throws -> String {
+        try ApprovalStatement.sign(digest: digest, moment: moment, with: key)
+    }
 }

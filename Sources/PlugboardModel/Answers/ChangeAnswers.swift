@@ -103,6 +103,9 @@ public struct ChangeRequest: Sendable, Hashable, Codable {
     /// When it is to be applied, once approved.
     public let scheduledAt: String?
     public let openedAt: String
+    /// The audit log's head (its last `seq`) when it was opened: with its number, the moment an approver's signature
+    /// binds (nil for a request opened before the board recorded it).
+    public let openedSeq: Int64?
     /// When it was applied, rejected or cancelled, by whom, and why (a rejection's reason, an emergency's reason).
     public let closedAt: String?
     public let closedBy: String?
@@ -121,12 +124,15 @@ public struct ChangeRequest: Sendable, Hashable, Codable {
     /// Approvals that count: by principals other than the author, of this digest, of the rows as they are now.
     public var currentApprovals: Int { approvals.filter(\.current).count }
 
+    /// The moment its approvers' signatures bind: its number and ``openedSeq`` (nil for a request from before it).
+    public var approvalMoment: ApprovalMoment? { openedSeq.map { ApprovalMoment(changeID: id, openedSeq: $0) } }
+
     /// A request.
     public init(
         id: Int64, operation: String, body: String, digest: String, environment: String?, summary: String, author: String,
-        state: String, required: Int, signed: Bool, authorApplies: Bool, scheduledAt: String?, openedAt: String, closedAt: String?,
-        closedBy: String?, closeReason: String?, result: String?, emergency: Bool, acknowledgedAt: String?, acknowledgedBy: String?,
-        approvals: [ChangeApproval], rows: [ChangeRow]
+        state: String, required: Int, signed: Bool, authorApplies: Bool, scheduledAt: String?, openedAt: String, openedSeq: Int64? = nil,
+        closedAt: String?, closedBy: String?, closeReason: String?, result: String?, emergency: Bool, acknowledgedAt: String?,
+        acknowledgedBy: String?, approvals: [ChangeApproval], rows: [ChangeRow]
     ) {
         self.id = id
         self.operation = operation
@@ -141,6 +147,7 @@ public struct ChangeRequest: Sendable, Hashable, Codable {
         self.authorApplies = authorApplies
         self.scheduledAt = scheduledAt
         self.openedAt = openedAt
+        self.openedSeq = openedSeq
         self.closedAt = closedAt
         self.closedBy = closedBy
         self.closeReason = closeReason

@@ -5,29 +5,53 @@ public import Foundation
 ///
 /// A change's digest is the SHA-256, in lower-case hex, of `plugboard-change-v1\n` + operation + `\n` + body (the
 /// operation's name and its canonical JSON body, as the operations API carries them). An approver signs, with
-/// Ed25519, the UTF-8 of `plugboard-approval-v1\n` + digest + `\n`.
+/// Ed25519, the UTF-8 of `plugboard-approval-v2\n` + digest + `\n` + request number + `\n` + the audit sequence at
+/// which the request was opened + `\n` (``text(digest:moment:)``).
 public enum ApprovalStatement {
     /// The digest of a change: what approvals name and approvers sign.
     public static func changeDigest(operation: String, body: String) -> String {
         SHA256.hash(data: Data("plugboard-change-v1\n\(operation)\n\(body)".utf8)).hex
     }
 
-    /// The text an approver signs for the change whose digest is `digest`.
-    public static func text(digest: String) -> String { "plugboard-approval-v1\n\(digest)\n" }
+    /// The text an approver signs for the change whose digest is `digest`, opened at `moment`:
+    /// `plugboard-approval-v2\n` + digest + `\n` + request number + `\n` + opening sequence + `\n`, so that a signature
+    /// kept from one request never counts for another, even for the same change. Without a moment (a request opened
+    /// before the board recorded one), `plugboard-approval-v1\n` + digest + `\n`.
+    public static func text(digest: String, moment: ApprovalMoment?) -> String {
+        guard let moment else { return "plugboard-approval-v1\n\(digest)\n" }
+        return "plugboard-approval-v2\n\(digest)\n\(moment.changeID)\n\(moment.openedSeq)\n"
+    }
 
-    /// Base64 of `key`'s signature of the approval of the change whose digest is `digest`.
-    public static func sign(digest: String, with key: Curve25519.Signing.PrivateKey) throws(BoardError) -> String {
-        do { return try key.signature(for: Data(text(digest: digest).utf8)).base64EncodedString() } catch {
+    /// Base64 of `key`'s signature of ``text(digest:moment:)``.
+    public static func sign(digest: String, moment: ApprovalMoment?, with key: Curve25519.Signing.PrivateKey) throws(BoardError)
+        -> String
+    {
+        do { return try key.signature(for: Data(text(digest: digest, moment: moment).utf8)).base64EncodedString() } catch {
             throw BoardError(.io, "cannot sign the approval: \(error)")
         }
     }
 
-    /// Whether `signature` (base64) is `publicKey`'s (base64) signature of the approval of `digest`.
-    public static func verifies(_ signature: String, publicKey: String, digest: String) -> Bool {
+    /// Whether `signature` (base64) is `publicKey`'s (base64) signature of `statement` (``text(digest:moment:)``).
+    public static func verifies(_ signature: String, publicKey: String, statement: String) -> Bool {
         guard let key = try? SigningKeys.publicKey(base64: publicKey), let raw = Data(base64Encoded: signature), raw.count == 64 else {
             return false
         }
-        return key.isValidSignature(raw, for: Data(text(digest: digest).utf8))
+        return key.isValidSignature(raw, for: Data(statement.utf8))
+    }
+}
+
+/// The moment a change request was opened, which its approvers' signatures bind: its number and the audit log's head
+/// then. No two requests share one.
+public struct ApprovalMoment: Sendable, Hashable, Codable {
+    /// The change request's number.
+    public let changeID: Int64
+    /// The audit log's last `seq` when it was opened.
+    public let openedSeq: Int64
+
+    /// Creates a value from its fields.
+    public init(changeID: Int64, openedSeq: Int64) {
+        self.changeID = changeID
+        self.openedSeq = openedSeq
     }
 }
 
@@ -66,7 +90,7 @@ public struct Approver: Sendable, Hashable, Codable {
 public struct ApproverSignature: Sendable, Hashable, Codable {
     /// The approver key's id.
     public let keyID: String
-    /// Base64 of the 64-byte Ed25519 signature of ``ApprovalStatement/text(digest:)``.
+    /// Base64 of the 64-byte Ed25519 signature of ``ApprovalStatement/text(digest:moment:)``.
     public let signature: String
 
     /// Creates a value from its fields.
@@ -79,8 +103,11 @@ public struct ApproverSignature: Sendable, Hashable, Codable {
 /// The signed approvals of the change request that enabled a plug-in in an environment: the change as approved
 /// (operation and body, from which a host recomputes the digest) and the approvers' signatures.
 public struct EnablementApproval: Sendable, Hashable, Codable {
-    /// The change request's number, for people.
+    /// The change request's number.
     public let changeID: Int64
+    /// The audit log's head when the request was opened (nil for a request from before the board recorded it): with
+    /// ``changeID``, what the signatures bind.
+    public let openedSeq: Int64?
     /// The operation approved (`plugin.enable`).
     public let operation: String
     /// Its canonical JSON body.
@@ -88,9 +115,13 @@ public struct EnablementApproval: Sendable, Hashable, Codable {
     /// The signatures of the approvals that counted.
     public let signatures: [ApproverSignature]
 
+    /// What the signatures bind besides the change's digest.
+    public var moment: ApprovalMoment? { openedSeq.map { ApprovalMoment(changeID: changeID, openedSeq: $0) } }
+
     /// Creates a value from its fields.
-    package init(changeID: Int64, operation: String, body: String, signatures: [ApproverSignature]) {
+    package init(changeID: Int64, openedSeq: Int64?, operation: String, body: String, signatures: [ApproverSignature]) {
         self.changeID = changeID
+        self.openedSeq = openedSeq
         self.operation = operation
         self.body = body
         self.signatures = signatures
@@ -171,11 +202,12 @@ public enum ApprovalCheck {
     /// its registered, unrevoked approver keys count, one per principal. With `anchor`, only its keys count, one per
     /// key, and at least its count is needed (more when the board's policy asks for more). The change's digest is
     /// recomputed from the operation and body carried; a signature counts only over a `plugin.enable` of exactly
-    /// `pluginID` in `environment`. `verifies` checks one signature (``ApprovalStatement/verifies(_:publicKey:digest:)``,
-    /// or a memo of it).
+    /// `pluginID` in `environment`, of the request and the moment it was opened that the enablement carries (so a
+    /// signature given for one request counts for no other). `verifies` checks one signature over a statement
+    /// (``ApprovalStatement/verifies(_:publicKey:statement:)``, or a memo of it).
     public static func problem(
         pluginID: String, environment: String, evidence: ApprovalEvidence?, anchor: ApprovalAnchor?,
-        verifies: (_ signature: String, _ publicKey: String, _ digest: String) -> Bool = ApprovalStatement.verifies
+        verifies: (_ signature: String, _ publicKey: String, _ statement: String) -> Bool = ApprovalStatement.verifies
     ) -> String? {
         let required: Int
         let keys: [String: (publicKey: String, holder: String)]
@@ -200,9 +232,10 @@ public enum ApprovalCheck {
                 "the signed approvals on \(pluginID)'s enablement in \(environment) are for another change (change request \(enablement.changeID)); \(needs)"
         }
         let digest = ApprovalStatement.changeDigest(operation: enablement.operation, body: enablement.body)
+        let statement = ApprovalStatement.text(digest: digest, moment: enablement.moment)
         var holders: Set<String> = []
         for signature in enablement.signatures {
-            guard let key = keys[signature.keyID], verifies(signature.signature, key.publicKey, digest)
+            guard let key = keys[signature.keyID], verifies(signature.signature, key.publicKey, statement)
             else { continue }
             holders.insert(key.holder)
         }

@@ -122,12 +122,25 @@ enum ApproverQueries {
             ?? 0
         let wanted = Set(enabled)
         var enablements: [String: EnablementApproval] = [:]
+        // A signed approval counts for the enablement it was given for, never for one after a later disable: an enablement
+        // whose request was opened before the plug-in's last disable in the environment is not evidence (signatures kept
+        // from then, written back with their old request behind the log, enable nothing on a host that proves the log).
+        let disabled = Dictionary(
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT target_id, max(seq) AS seq FROM audit_log
+                    WHERE action = 'plugin.disable' AND outcome = 'ok' AND environment = ? GROUP BY target_id
+                    """, arguments: [environment]
+            ).map { ($0["target_id"] as String, $0["seq"] as Int64) }, uniquingKeysWith: max)
         for row in try Row.fetchAll(db, sql: "SELECT * FROM enablement_approvals WHERE environment = ?", arguments: [environment]) {
             let pluginID: String = row["plugin_id"]
             guard wanted.contains(pluginID) else { continue }
+            let openedSeq: Int64? = row["opened_seq"]
+            if let last = disabled[pluginID], (openedSeq ?? 0) < last { continue }
             let listed = (try? JSONSerialization.jsonObject(with: Data((row["signatures"] as String).utf8))) as? [[String: Any]] ?? []
             enablements[pluginID] = EnablementApproval(
-                changeID: row["change_id"], operation: row["operation"], body: row["body"],
+                changeID: row["change_id"], openedSeq: openedSeq, operation: row["operation"], body: row["body"],
                 signatures: listed.compactMap { entry in
                     guard let keyID = entry["key_id"] as? String, let signature = entry["signature"] as? String else { return nil }
                     return ApproverSignature(keyID: keyID, signature: signature)

@@ -145,7 +145,7 @@ extension Board {
                         "change request \(id) needs signed approvals: approve it with plugboard change approve \(id) --key FILE (your approver key)"
                     )
                 }
-                try SignedApprovals.check(change.db, signature, digest: request.digest, principal: actor.osUser)
+                try SignedApprovals.check(change.db, signature, request: request, principal: actor.osUser)
             }
             try change.db.execute(
                 sql: """
@@ -259,6 +259,7 @@ extension Board {
         guard ChangeRecords.pending.contains(request.state) else {
             throw BoardError.conflict("change request \(id) is \(request.state); only an open or scheduled request can be \(doing)")
         }
+        try ChangeRecords.checkDigest(request)
         return request
     }
 
@@ -301,7 +302,7 @@ extension Board {
 package struct ApprovalSignature: Sendable, Hashable {
     /// The approver key's id (16 hex digits).
     package let keyID: String
-    /// Base64 of the 64-byte signature of ``ApprovalSignature/statement(digest:)``.
+    /// Base64 of the 64-byte signature of ``ApprovalSignature/statement(digest:moment:)``.
     package let signature: String
 
     package init(keyID: String, signature: String) {
@@ -309,6 +310,8 @@ package struct ApprovalSignature: Sendable, Hashable {
         self.signature = signature
     }
 
-    /// What an approver signs: `plugboard-approval-v1\n` + the change's digest + `\n`.
-    package static func statement(digest: String) -> String { ApprovalStatement.text(digest: digest) }
+    /// What an approver signs (``ApprovalStatement/text(digest:moment:)``).
+    package static func statement(digest: String, moment: ApprovalMoment?) -> String {
+        ApprovalStatement.text(digest: digest, moment: moment)
+    }
 }

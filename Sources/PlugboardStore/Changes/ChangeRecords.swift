@@ -103,7 +103,8 @@ enum ChangeRecords {
         return ChangeRequest(
             id: id, operation: row["operation"], body: row["body"], digest: digest, environment: row["environment"],
             summary: row["summary"], author: author, state: row["state"], required: row["required"], signed: row["signed"],
-            authorApplies: row["author_applies"], scheduledAt: row["scheduled_at"], openedAt: row["opened_at"], closedAt: row["closed_at"],
+            authorApplies: row["author_applies"], scheduledAt: row["scheduled_at"], openedAt: row["opened_at"], openedSeq: row["opened_seq"],
+            closedAt: row["closed_at"],
             closedBy: row["closed_by"], closeReason: row["close_reason"], result: row["result"], emergency: row["emergency"],
             acknowledgedAt: row["acknowledged_at"], acknowledgedBy: row["acknowledged_by"], approvals: approvals, rows: rows)
     }
@@ -122,14 +123,26 @@ enum ChangeRecords {
         try db.execute(
             sql: """
                 INSERT INTO change_requests (operation, body, digest, environment, summary, author, required, signed, author_applies,
-                    state, base, diff, scheduled_at, opened_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    state, base, diff, scheduled_at, opened_at, opened_seq)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) FROM audit_log))
                 """,
             arguments: [
                 new.operation, new.body, new.digest, new.environment, new.summary, author, new.required, new.signed, new.authorApplies,
                 state, base.text, try jsonText(rows), scheduledAt, now,
             ])
         return db.lastInsertedRowID
+    }
+
+    /// Refuses a request whose stored digest is not the one of its stored operation and body: edited in the file,
+    /// behind the log. Every step of a request checks it (the operations' layer checks its summary too).
+    static func checkDigest(_ request: ChangeRequest) throws {
+        let digest = ChangeDigest.of(operation: request.operation, body: request.body)
+        guard digest == request.digest else {
+            throw BoardError(
+                .integrity,
+                "change request \(request.id) was edited outside plugboard: its operation and body give the digest \(digest.prefix(12))…, not the \(request.digest.prefix(12))… it states; it cannot be approved, scheduled or applied (plugboard audit verify names the edited row)"
+            )
+        }
     }
 
     // MARK: Applying
@@ -145,6 +158,7 @@ enum ChangeRecords {
             guard pending.contains(request.state) else {
                 throw BoardError.conflict("change request \(id) is \(request.state); only an open or scheduled request can be applied")
             }
+            try checkDigest(request)
             let counted = request.approvals.filter(\.current)
             if counted.count < request.required {
                 let stale = try Row.fetchAll(

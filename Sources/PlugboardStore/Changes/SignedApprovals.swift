@@ -6,8 +6,9 @@ import PlugboardModel
 /// Signed approvals: what a host checks before it loads a release enabled in an environment whose policy requires
 /// them.
 enum SignedApprovals {
-    /// Checks that `signature` is by a registered, unrevoked approver key of `principal` and verifies over `digest`.
-    static func check(_ db: Database, _ signature: ApprovalSignature, digest: String, principal: String) throws {
+    /// Checks that `signature` is by a registered, unrevoked approver key of `principal` and verifies over `request`'s
+    /// digest and the moment it was opened (``ApprovalStatement/text(digest:moment:)``).
+    static func check(_ db: Database, _ signature: ApprovalSignature, request: ChangeRequest, principal: String) throws {
         try SigningKeys.validateKeyID(signature.keyID)
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM approvers WHERE key_id = ?", arguments: [signature.keyID]) else {
             throw BoardError.notAllowed(
@@ -19,8 +20,11 @@ enum SignedApprovals {
             throw BoardError.notAllowed(
                 "the approver key \(signature.keyID) is registered for \(row["principal"] as String), not \(principal)")
         }
-        guard ApprovalStatement.verifies(signature.signature, publicKey: row["public_key"], digest: digest) else {
-            throw BoardError.invalid("the signature does not verify with the approver key \(signature.keyID) over the change's digest")
+        let statement = ApprovalStatement.text(digest: request.digest, moment: request.approvalMoment)
+        guard ApprovalStatement.verifies(signature.signature, publicKey: row["public_key"], statement: statement) else {
+            throw BoardError.invalid(
+                "the signature does not verify with the approver key \(signature.keyID) over the approval of change request \(request.id) (its digest and the moment it was opened)"
+            )
         }
     }
 
@@ -38,9 +42,9 @@ enum SignedApprovals {
         else { return }
         try db.execute(
             sql: """
-                INSERT OR REPLACE INTO enablement_approvals (plugin_id, environment, change_id, operation, body, digest, signatures)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO enablement_approvals (plugin_id, environment, change_id, opened_seq, operation, body, digest, signatures)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-            arguments: [pluginID, environment, request.id, request.operation, request.body, request.digest, text])
+            arguments: [pluginID, environment, request.id, request.openedSeq, request.operation, request.body, request.digest, text])
     }
 }
