@@ -55,7 +55,7 @@ public final class Spawned: Sendable {
     /// This process's ends of the child's standard output and error (nil when not pipes); each is closed by its reader.
     private let outputs: Mutex<[Int32?]>
     /// The child's end, shared with the thread that waits for it (which must not keep this object alive).
-    private final class Life: Sendable {
+    final class Life: Sendable {
         /// The wait status, once the child exited and was reaped.
         let status = Mutex<Int32?>(nil)
         /// Left once the child exited and was reaped.
@@ -64,7 +64,7 @@ public final class Spawned: Sendable {
         let timedOut = Atomic<Bool>(false)
     }
 
-    private let life = Life()
+    let life = Life()
 
     /// Starts `executable` (an absolute path, or a name looked up in `PATH`) with `arguments`, in `directory` (this
     /// process's when nil), with exactly `environment` (this process's when nil).
@@ -266,91 +266,6 @@ public final class Spawned: Sendable {
         try? readPipe(descriptor, until: exited) { bytes throws(POSIXError) in chunk(Array(bytes)) }
     }
 
-    // MARK: Runs to the end
-
-    /// What a run to the end produced, as bytes.
-    public struct Finished: Sendable {
-        /// The exit code, or the number of the signal that ended it.
-        public let status: Int32
-        public let stdout: Data
-        public let stderr: Data
-
-        /// The same, with both outputs read as UTF-8.
-        public var text: CLIResult {
-            CLIResult(status: status, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
-        }
-    }
-
-    /// Runs a command to its end, blocking the calling thread (off the shared pool only): writes `input` (or gives it
-    /// `inputFile`), reads both outputs (error on a thread of its own, so no output can block the child) and waits for
-    /// the exit. A child still running after `timeout` is killed and the run throws, naming it; more than
-    /// `outputLimit` bytes on either output kill it too.
-    public static func runBlocking(
-        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
-        input: Data? = nil, inputFile: String? = nil, timeout: Duration = .seconds(600), outputLimit: Int = 64 << 20
-    ) throws -> Finished {
-        let child = try Spawned(
-            executable, arguments, environment: environment, directory: directory,
-            input: inputFile.map { .file($0) } ?? (input == nil ? .null : .pipe))
-        return try child.collect(input: input, timeout: timeout, outputLimit: outputLimit)
-    }
-
-    /// ``runBlocking(_:_:environment:directory:input:inputFile:timeout:outputLimit:)`` on a thread outside the shared
-    /// pool; a cancelled task (a test past its time limit) kills the child, and the run throws `CancellationError`.
-    public static func run(
-        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
-        input: Data? = nil, inputFile: String? = nil, timeout: Duration = .seconds(600), outputLimit: Int = 64 << 20
-    ) async throws -> Finished {
-        let child = try Spawned(
-            executable, arguments, environment: environment, directory: directory,
-            input: inputFile.map { .file($0) } ?? (input == nil ? .null : .pipe))
-        let result = try await withTaskCancellationHandler {
-            try await Sandbox.offPool { try child.collect(input: input, timeout: timeout, outputLimit: outputLimit) }
-        } onCancel: {
-            child.signal(SIGKILL)
-        }
-        try Task.checkCancellation()
-        return result
-    }
-
-    /// Writes `input`, reads both outputs to their end and waits for the exit (see
-    /// ``runBlocking(_:_:environment:directory:input:inputFile:timeout:outputLimit:)``).
-    public func collect(input data: Data?, timeout: Duration, outputLimit: Int) throws -> Finished {
-        let errors = Mutex(Swift.Result<Data, POSIXError>.success(Data()))
-        let readers = DispatchGroup()
-        Self.onThread(readers) {
-            errors.withLock { $0 = Swift.Result { () throws(POSIXError) in try self.readOutput(error: true, limit: outputLimit) } }
-        }
-        Self.onThread(readers) {
-            if let data { self.writeInput(data) }
-            self.closeInput()
-        }
-        // A child that outlives the timeout is killed, which ends its output.
-        let watchdog = DispatchWorkItem { [weak self] in
-            guard let self, self.isRunning else { return }
-            self.life.timedOut.store(true, ordering: .relaxed)
-            self.signal(SIGKILL)
-        }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(timeout.components.seconds)), execute: watchdog)
-        defer { watchdog.cancel() }
-        let output = Swift.Result { () throws(POSIXError) in try readOutput(limit: outputLimit) }
-        if case .failure = output { signal(SIGKILL) }
-        readers.wait()
-        let errorOutput = errors.withLock { $0 }
-        if case .failure = errorOutput { signal(SIGKILL) }
-        waitBlocking()
-        let stderr = (try? errorOutput.get()) ?? Data()
-        if life.timedOut.load(ordering: .relaxed) {
-            throw Self.failure(
-                "\(commandLine.prefix(200)) was still running after \(timeout) and was killed; stderr: \(String(decoding: stderr.suffix(2_000), as: UTF8.self))"
-            )
-        }
-        guard case .success(let stdout) = output, case .success = errorOutput else {
-            throw Self.failure("\(commandLine.prefix(200)) wrote more than \(outputLimit) bytes, or its output could not be read")
-        }
-        return Finished(status: exitStatus ?? -1, stdout: stdout, stderr: stderr)
-    }
-
     // MARK: Helpers
 
     /// Runs `body` on a new thread (not Dispatch's pool, which adds threads slowly once its threads all block).
@@ -362,7 +277,7 @@ public final class Spawned: Sendable {
         }.start()
     }
 
-    private static func failure(_ sentence: String) -> Failure {
+    static func failure(_ sentence: String) -> Failure {
         Failure(description: sentence + (errno == 0 ? "" : " (\(String(cString: strerror(errno))))"))
     }
 
@@ -426,51 +341,5 @@ public final class Spawned: Sendable {
             throw Failure(description: "could not start \(command[0]): \(String(cString: strerror(result)))")
         }
         return pid
-    }
-}
-
-// `pipe2`, `posix_spawn_file_actions_addclosefrom_np` and `posix_spawn_file_actions_addchdir_np` are GNU extensions that the Glibc module does not show: looked up
-// once by name. `pipe2` makes both ends close-on-exec at once, so no child another thread starts meanwhile inherits one.
-private typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
-private let systemPipe2 = unsafeBitCast(dlsym(nil, "pipe2")!, to: Pipe2.self)
-private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-private let addCloseFrom = unsafeBitCast(dlsym(nil, "posix_spawn_file_actions_addclosefrom_np")!, to: AddCloseFrom.self)
-private typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
-private let addChdir = unsafeBitCast(dlsym(nil, "posix_spawn_file_actions_addchdir_np")!, to: AddChdir.self)
-
-/// Reads `descriptor` with `read(2)` (not Foundation's `readDataToEndOfFile()`, which once crashed the whole test process
-/// while many child processes failed at once) until its end, handing each chunk to `chunk`; once `exited` says so, only what the
-/// pipe holds is read, so that a process that still holds the pipe's other end (a grandchild, or a server another test
-/// started at the same moment) cannot keep the read waiting for ever. A failed read throws.
-package func readPipe(
-    _ descriptor: Int32, until exited: () -> Bool, _ chunk: (UnsafeRawBufferPointer) throws(POSIXError) -> Void
-) throws(POSIXError) {
-    var buffer = [UInt8](repeating: 0, count: 1 << 16)
-    var draining = false
-    while true {
-        var polled = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&polled, 1, draining ? 0 : 100)
-        if ready < 0 {
-            if errno == EINTR { continue }
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-        }
-        if ready == 0 {
-            // Nothing to read now: after the process exited, what it wrote has been read.
-            if draining { return }
-            if exited() { draining = true }
-            continue
-        }
-        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        if count > 0 {
-            var failure: POSIXError?
-            buffer.withUnsafeBytes { bytes in
-                do throws(POSIXError) { try chunk(UnsafeRawBufferPointer(rebasing: bytes[..<count])) } catch { failure = error }
-            }
-            if let failure { throw failure }
-        } else if count == 0 {
-            return
-        } else if errno != EINTR {
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-        }
     }
 }
