@@ -114,4 +114,31 @@ struct ApproverPolicyOperationTests {
         }
         #expect(try BoardOperations.Verify(checkpoint: nil).perform(on: board, as: Base.alice).value.ok)
     }
+
+    /// A rollout's due step is requested in its starter's name and with the token the start was requested with: the
+    /// person behind the step is the starter's, so that person's own approval of the step is refused too.
+    @Test func aRolloutStepIsRequestedAsTheSamePersonAsItsStart() throws {
+        let board = try Base.board(approvals: 1)
+        _ = try PluginOperations.Enable(id: Base.alpha, env: "production").submit(
+            on: board, as: Base.alice, options: ChangeOptions(emergencyReason: "bootstrap"))
+        // carol (an admin, an OS user on the board's machine) makes a token for bob, and starts a rollout as bob with it.
+        _ = try board.createAccessToken(principal: "bob", name: "from-carol", readOnly: false, by: Base.carol)
+        let bobByCarol = try Principal(osUser: "bob", via: "token from-carol from 127.0.0.1", accessToken: "from-carol")
+        let start = RolloutOperations.Start(
+            id: Base.alpha, version: try .init(validating: "1.1.0"), env: "production", steps: try RolloutSteps(validating: "50,100"),
+            every: try StepInterval(validating: "1s"), maxFailureRate: nil, minHosts: nil, reason: nil)
+        let started = try Base.opened(start, on: board, as: bobByCarol)
+        #expect(
+            Self.refusal { try Base.approve(started.id, on: board, as: Base.carol) }
+                == "carol is behind change request \(started.id) (its author's access token goes back to carol), so carol cannot approve it; another person must"
+        )
+        #expect(try Base.approve(started.id, on: board, as: Base.alice).state == "applied")
+        let ticks = try board.tickRollouts(via: "test", now: Date().addingTimeInterval(10))
+        #expect(RolloutOperations.Step.requestWaitingSteps(ticks, on: board).count == 1)
+        let step = try #require(try board.changeRequests(state: "open").first { $0.operation == "rollout.step" })
+        #expect(step.author == "bob" && step.authorToken == "from-carol" && step.authorPerson == "carol", "\(step)")
+        #expect(Self.refusal { try Base.approve(step.id, on: board, as: Base.carol) }?.hasPrefix("carol is behind change request") == true)
+        #expect(try Base.approve(step.id, on: board, as: Base.alice).state == "applied")
+        #expect(try BoardOperations.Verify(checkpoint: nil).perform(on: board, as: Base.alice).value.ok)
+    }
 }

@@ -152,14 +152,18 @@ package enum ApprovalRights {
             )
         }
         if person == author {
+            guard actor.accessToken != nil else {
+                throw BoardError.notAllowed(
+                    "\(person) is behind change request \(request.id) (its author's access token goes back to \(person)), so \(person) cannot approve it; another person must"
+                )
+            }
             throw BoardError.notAllowed(
                 "\(through) goes back to \(person), who is behind change request \(request.id) too, so it cannot approve it; another person must, with a token of their own"
             )
         }
         if let other = request.approvals.first(where: { $0.principal != actor.osUser && $0.person == person && $0.void == nil }) {
-            throw BoardError.notAllowed(
-                "\(through) goes back to \(person), who already approved change request \(request.id) as \(other.principal); a person counts once"
-            )
+            let who = actor.accessToken == nil ? person : "\(through) goes back to \(person), who"
+            throw BoardError.notAllowed("\(who) already approved change request \(request.id) as \(other.principal); a person counts once")
         }
     }
 

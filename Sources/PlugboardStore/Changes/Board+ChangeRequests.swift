@@ -314,6 +314,22 @@ extension Board {
         try read { db in try ApprovalRights.person(db, principal: principal, token: token) }
     }
 
+    /// The access token the applied request that started the rollout of `pluginID` in `environment` was opened with, by
+    /// `author`: the rollout's steps are requested in that token's name, so that the person behind them is the
+    /// starter's person. Nil when the rollout did not start through a request, or not with a token.
+    package func rolloutStartToken(pluginID: String, environment: String, author: String) throws(BoardError) -> String? {
+        try read { db in
+            try String.fetchOne(
+                db,
+                sql: """
+                    SELECT author_token FROM change_requests
+                    WHERE operation = 'rollout.start' AND state = 'applied' AND environment = ? AND author = ?
+                        AND json_extract(body, '$.id') = ?
+                    ORDER BY id DESC LIMIT 1
+                    """, arguments: [environment, author, pluginID])
+        }
+    }
+
     /// Emergency changes no other admin acknowledged yet.
     package func unacknowledgedEmergencies() throws(BoardError) -> [ChangeRequest] {
         try read { db in
