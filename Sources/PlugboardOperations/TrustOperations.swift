@@ -40,6 +40,7 @@ public enum TrustOperations {
             self.signatures = signatures
             approvals = nil
             signedApprovals = nil
+            approvers = nil
             self.env = env
         }
         public init(approvals: Int?, signedApprovals: SignedApprovals? = nil, approvers: Approvers? = nil, env: String) {
