@@ -5,7 +5,8 @@ package enum AdminAPI {
     package static let requests: [any AdminRequest.Type] = {
         let groups: [[any ParsedOperation.Type]] = [
             PluginOperations.reads, PluginOperations.lifecycle, HostOperations.all, RolloutOperations.all,
-            [TrustOperations.AddSignature.self], RoleOperations.owners, RoleOperations.admins, FlagOperations.all,
+            [TrustOperations.AddSignature.self], RoleOperations.owners, RoleOperations.admins, RoleOperations.groups,
+            FlagOperations.all,
             TrustOperations.policies, TrustOperations.signers, ApproverOperations.all, TokenOperations.apiTokens,
             TokenOperations.accessTokens,
             BoardOperations.all, SecretOperations.all, ChangeOperations.all,

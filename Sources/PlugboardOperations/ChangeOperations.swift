@@ -143,7 +143,8 @@ public enum ChangeOperations {
     /// `change reject N --reason TEXT`: a stop, never waiting.
     public struct Reject: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "change.reject", .stop, abstract: "Reject a change request: it is never applied.", response: "ChangeRequestResult")
+            "change.reject", .stop, abstract: "Reject a change request you may approve (or your own): it is never applied.",
+            response: "ChangeRequestResult")
         @Argument(help: "The request's number.") public var id: RequestID
         @Option(help: "Why (kept in the request and the audit log).") public var reason: Reason
         public init() {}
@@ -163,7 +164,7 @@ public enum ChangeOperations {
     /// `change cancel N`: its author (or an admin) withdraws it.
     public struct Cancel: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "change.cancel", .stop, abstract: "Withdraw your change request (or, as an admin, anyone's).", response: "ChangeRequestResult")
+            "change.cancel", .stop, abstract: "Withdraw your change request (or one you may approve).", response: "ChangeRequestResult")
         @Argument(help: "The request's number.") public var id: RequestID
         public init() {}
         public init(id: RequestID) { self.id = id }
@@ -286,9 +287,14 @@ enum ChangeText {
                 request.acknowledgedBy.map { "  acknowledged \(request.acknowledgedAt ?? "") by \(Validate.escaped($0))" }
                     ?? "  not acknowledged yet: another admin runs plugboard change acknowledge \(request.id)")
         }
+        if let person = request.authorPerson, person != request.author {
+            lines.append("  the person behind it: \(Validate.escaped(person)), who made the first token of its author's token")
+        }
         for approval in request.approvals {
+            let counts =
+                approval.current ? "" : " (no longer counts: \(approval.void.map { Validate.escaped($0) } ?? "the rows moved since"))"
             lines.append(
-                "  approved \(approval.approvedAt) by \(Validate.escaped(approval.principal))\(approval.keyID.map { " (signed, key \($0))" } ?? "")\(approval.current ? "" : " (no longer counts: the rows moved since)")\(approval.comment.map { ": \(Validate.escaped($0))" } ?? "")"
+                "  approved \(approval.approvedAt) by \(Validate.escaped(approval.principal))\(approval.keyID.map { " (signed, key \($0))" } ?? "")\(counts)\(approval.comment.map { ": \(Validate.escaped($0))" } ?? "")"
             )
         }
         var table = Table("CHANGE", "TARGET", "BEFORE", "AFTER")

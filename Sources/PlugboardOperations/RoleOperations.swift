@@ -11,6 +11,8 @@ public enum RoleOperations {
     package static let admins: [any ParsedOperation.Type] = [AddAdmin.self, RemoveAdmin.self, ListAdmins.self]
     /// `plugboard owner …`, in the order its help lists them.
     package static let owners: [any ParsedOperation.Type] = [AddOwner.self, RemoveOwner.self, ListOwners.self]
+    /// `plugboard group …`, in the order its help lists them.
+    package static let groups: [any ParsedOperation.Type] = [AddGroupMember.self, RemoveGroupMember.self, ListGroups.self]
 
     /// `admin add PRINCIPAL`.
     public struct AddAdmin: ParsedOperation {
@@ -111,6 +113,76 @@ public enum RoleOperations {
             var table = Table("PRINCIPAL", "ROLE", "ADDED AT", "ADDED BY")
             for owner in owners { table.add(owner.principal, owner.role.rawValue, owner.addedAt, owner.addedBy) }
             return table.text(empty: "\(id) has no owners.")
+        }
+    }
+
+    /// A principal group's name (`release-managers`).
+    public struct GroupName: BoardField, Hashable {
+        public let text: String
+        public init(validating text: String) throws(BoardError) {
+            try Validate.groupName(text)
+            self.text = text
+        }
+        public var description: String { text }
+    }
+
+    /// `group add GROUP PRINCIPAL`: who may approve where a policy names the group (`policy set --approvers GROUP`).
+    public struct AddGroupMember: ParsedOperation {
+        public static let declaration = OperationDeclaration(
+            "group.add", .write, abstract: "Add a principal to a group (admins); a group is made with its first member.",
+            discussion: """
+                An approval policy that names the group (plugboard policy set --env ENV --approvers GROUP) lets its members \
+                approve and reject change requests there, if they also are board admins or own or maintain the plug-in \
+                changed. Adding a member widens who may approve, so it waits for approvals where any environment is protected.
+                """, response: "ChangeResult", widens: .boardWide)
+        @Argument(help: "The group.") public var group: GroupName
+        @Argument(help: "The principal to add.") public var principal: PersonPrincipal
+        public init() {}
+        public init(group: GroupName, principal: PersonPrincipal) {
+            self.group = group
+            self.principal = principal
+        }
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.addGroupMember(group.text, principal.text, by: actor))
+        }
+    }
+
+    /// `group remove GROUP PRINCIPAL`: a stop.
+    public struct RemoveGroupMember: ParsedOperation {
+        public static let declaration = OperationDeclaration(
+            "group.remove", .stop, abstract: "Remove a principal from a group (admins).", response: "ChangeResult")
+        @Argument(help: "The group.") public var group: GroupName
+        @Argument(help: "The principal to remove.") public var principal: PrincipalName
+        public init() {}
+        public init(group: GroupName, principal: PrincipalName) {
+            self.group = group
+            self.principal = principal
+        }
+        /// What it answers.
+        public typealias Response = ChangeResult
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.removeGroupMember(group.text, principal.text, by: actor))
+        }
+    }
+
+    /// `group list [GROUP]`.
+    public struct ListGroups: ParsedOperation {
+        public static let declaration = OperationDeclaration(
+            "group.list", .read, abstract: "List the members of every group, or of one.", response: "GroupMemberList")
+        @Argument(help: "Only this group.") public var group: GroupName?
+        public init() {}
+        public init(group: GroupName?) { self.group = group }
+        /// What it answers.
+        public typealias Response = [GroupMember]
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.groupMembers(group?.text))
+        }
+        package func text(for members: [GroupMember]) -> String? {
+            var table = Table("GROUP", "PRINCIPAL", "ADDED AT", "ADDED BY")
+            for member in members { table.add(member.group, member.principal, member.addedAt, member.addedBy) }
+            return table.text(empty: group.map { "The group \($0) has no members." } ?? "No group yet.")
         }
     }
 }

@@ -172,8 +172,11 @@ public enum RolloutOperations {
                     let step = Step(id: try PluginID(validating: tick.pluginID), env: tick.environment)
                     let digest = ChangeDigest.of(operation: name, body: String(decoding: try step.wireBody(), as: UTF8.self))
                     guard try board.pendingChangeRequest(digest: digest) == nil else { continue }
+                    // In the name of whoever started it, with the token they started it with: the same person.
+                    let author = tick.startedBy ?? Board.rolloutSchedule
+                    let token = try board.rolloutStartToken(pluginID: tick.pluginID, environment: tick.environment, author: author)
                     if case .requested(let reply) = try step.submit(
-                        on: board, as: try Principal(osUser: tick.startedBy ?? Board.rolloutSchedule))
+                        on: board, as: try Principal(osUser: author, accessToken: token))
                     {
                         said.append(reply.value.message)
                     }

@@ -24,31 +24,37 @@ public enum TrustOperations {
                 manifest and artifact.
                 --approvals N (1 to 10; 0 turns it off) protects the environment: a change that starts or widens what runs \
                 there becomes a change request that N people other than its author must approve (plugboard change). \
-                --signed-approvals require: each approval carries the approver's signature, and hosts check them. Loosening \
-                a protected environment's policy is itself a change request.
+                --signed-approvals require: each approval carries the approver's signature, and hosts check them. \
+                --approvers says who may approve (and reject) its requests: default (board admins, and for a plug-in's \
+                change its owners and maintainers), admins, owners (board admins and the plug-in's owners), or a group \
+                (plugboard group), whose members approve if they also hold the default right. Loosening a protected \
+                environment's policy is itself a change request.
                 """, response: "ChangeResult", widens: .inEnvironment)
         @Option(name: .long, help: "off, warn or require.") public var signatures: SignaturePolicy?
         @Option(name: .long, help: "Approvals a widening change needs (0 to 10; 0: none).") public var approvals: Int?
         @Option(name: .long, help: "off or require: whether approvals must be signed.") public var signedApprovals: SignedApprovals?
+        @Option(name: .long, help: "Who may approve: default, admins, owners, or a group's name.") public var approvers: Approvers?
         public var env: String?
         public init() {}
         public init(signatures: SignaturePolicy, env: String) {
             self.signatures = signatures
             approvals = nil
             signedApprovals = nil
+            approvers = nil
             self.env = env
         }
-        public init(approvals: Int, signedApprovals: SignedApprovals? = nil, env: String) {
+        public init(approvals: Int?, signedApprovals: SignedApprovals? = nil, approvers: Approvers? = nil, env: String) {
             signatures = nil
             self.approvals = approvals
             self.signedApprovals = signedApprovals
+            self.approvers = approvers
             self.env = env
         }
         public func validate() throws {
-            if signatures == nil, approvals == nil, signedApprovals == nil {
-                throw ValidationError("give --signatures, or --approvals and/or --signed-approvals")
+            if signatures == nil, approvals == nil, signedApprovals == nil, approvers == nil {
+                throw ValidationError("give --signatures, or --approvals, --signed-approvals and/or --approvers")
             }
-            if signatures != nil, approvals != nil || signedApprovals != nil {
+            if signatures != nil, approvals != nil || signedApprovals != nil || approvers != nil {
                 throw ValidationError("--signatures and the approval policy are set by separate commands; give one of them")
             }
             if let approvals, !(0...10).contains(approvals) { throw ValidationError("--approvals must be 0 to 10") }
@@ -61,7 +67,8 @@ public enum TrustOperations {
             }
             return OperationReply(
                 try board.setApprovalPolicy(
-                    approvals: approvals, signed: signedApprovals?.rawValue, environment: try environment(), by: actor))
+                    approvals: approvals, signed: signedApprovals?.rawValue, approvers: approvers?.text, environment: try environment(),
+                    by: actor))
         }
         /// Only a loosening waits for approvals: tightening a policy is applied at once.
         package func widening(on board: Board) throws(BoardError) -> WideningScope? {
@@ -73,8 +80,19 @@ public enum TrustOperations {
             let now = try board.approvalPolicies().first { $0.environment == environment }
             let fewer = (approvals ?? now?.approvals ?? 0) < (now?.approvals ?? 0)
             let unsigned = signedApprovals == .off && now?.signedApprovals == "require"
-            return fewer || unsigned ? .environment(environment) : nil
+            let wider = approvers.map { ApprovalRights.loosens(from: now?.approvers ?? "default", to: $0.text) } ?? false
+            return fewer || unsigned || wider ? .environment(environment) : nil
         }
+    }
+
+    /// Who may approve an environment's change requests: `default`, `admins`, `owners`, or a principal group's name.
+    public struct Approvers: BoardField, Hashable {
+        public let text: String
+        public init(validating text: String) throws(BoardError) {
+            if !["default", "admins", "owners"].contains(text) { try Validate.groupName(text) }
+            self.text = text
+        }
+        public var description: String { text }
     }
 
     /// Whether approvals must be signed.
@@ -93,10 +111,10 @@ public enum TrustOperations {
             OperationReply(try board.approvalPolicies())
         }
         package static func text(_ policies: [ApprovalPolicy]) -> String? {
-            var table = Table("ENVIRONMENT", "APPROVALS", "SIGNED", "SET")
+            var table = Table("ENVIRONMENT", "APPROVALS", "SIGNED", "APPROVERS", "SET")
             for policy in policies {
                 table.add(
-                    policy.environment, String(policy.approvals), policy.signedApprovals,
+                    policy.environment, String(policy.approvals), policy.signedApprovals, policy.approvers,
                     policy.updatedAt.map { "\($0) by \(policy.updatedBy ?? "?")" } ?? "never (none needed)")
             }
             return table.text(empty: "The board has no environment yet.")

@@ -12,3 +12,10 @@ struct OwnerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "owner", abstract: "Manage who owns and maintains a plug-in.", subcommands: commands(RoleOperations.owners))
 }
+
+/// `plugboard group …`: named lists of principals that an approval policy names as who approves.
+struct GroupCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "group", abstract: "Manage groups of principals who approve change requests.",
+        subcommands: commands(RoleOperations.groups))
+}

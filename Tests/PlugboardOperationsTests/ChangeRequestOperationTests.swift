@@ -73,7 +73,7 @@ struct ChangeRequestOperationTests {
         let bobByAlice = try Principal(osUser: "bob", via: "token from-alice from 127.0.0.1", accessToken: "from-alice")
         #expect {
             try Self.approve(request.id, on: board, as: bobByAlice)
-        } throws: { ($0 as? BoardError)?.message.contains("was made by alice, who opened change request") == true }
+        } throws: { ($0 as? BoardError)?.message.contains("goes back to alice, who is behind change request \(request.id) too") == true }
         #expect(try board.changeRequest(request.id).approvals.isEmpty)
     }
 

@@ -7,7 +7,8 @@ import Testing
 /// author's, and bind to the rows as they were approved.
 @Suite(
     "change requests between people (processes)", .timeLimit(.minutes(10)), .serialized,
-    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
+    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")),
+    .enabled(if: canSwitchUser, "needs root and setpriv: each person is an OS user of their own"))
 struct ChangeRequestLifeTests {
     static let pay = ProtectedBoard.pay
 

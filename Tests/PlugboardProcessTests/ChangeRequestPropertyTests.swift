@@ -8,7 +8,8 @@ import Testing
 /// every change applied in production approved by two people other than its author, and every stop applied at once.
 @Suite(
     "change requests: a random history of three people (processes)", .timeLimit(.minutes(10)), .serialized,
-    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3 to rewrite the chain"))
+    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3 to rewrite the chain"),
+    .enabled(if: canSwitchUser, "needs root and setpriv: each person is an OS user of their own"))
 struct ChangeRequestPropertyTests {
     static let plugins = [ProtectedBoard.pay, ProtectedBoard.search]
     static let flag = "checkout.new-flow"

@@ -7,7 +7,8 @@ import Testing
 /// approvals is not applied, goes back to open and says why.
 @Suite(
     "scheduled change requests (processes)", .timeLimit(.minutes(10)), .serialized,
-    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
+    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")),
+    .enabled(if: canSwitchUser, "needs root and setpriv: each person is an OS user of their own"))
 struct ScheduledChangeTests {
     static let pay = ProtectedBoard.pay
     static let search = ProtectedBoard.search

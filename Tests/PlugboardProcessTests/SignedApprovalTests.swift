@@ -10,7 +10,9 @@ import Testing
 /// signatures — an admin's emergency, or rows written by hand with the audit chain and the state proof recomputed by
 /// the board's own code — is refused with the reason `unapproved`: by every host when the signatures are missing or
 /// made for another change, and by hosts pinned to the approvers' keys when the writer registered keys of their own.
-@Suite("signed approvals a host checks (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite(
+    "signed approvals a host checks (processes)", .timeLimit(.minutes(10)), .serialized,
+    .enabled(if: canSwitchUser, "needs root and setpriv: bob and carol are OS users of their own"))
 struct SignedApprovalTests {
     static let pay = "com.example.pay"
     static let other = "com.example.other"
@@ -36,7 +38,7 @@ struct SignedApprovalTests {
         try await sandbox.ok("init")
         try await sandbox.ok(
             "plugin", "register", sandbox.write("pay.json", manifest(pay)), sandbox.write("other.json", manifest(other)))
-        try await sandbox.ok("admin", "add", "alice")
+        for person in ["alice", "bob", "carol"] { try await sandbox.ok("admin", "add", person) }
         var keys: [String: (file: String, publicKey: String)] = [:]
         for person in ["bob", "carol", "mallory"] {
             let file = sandbox.root.appendingPathComponent("\(person).key").path
@@ -50,9 +52,11 @@ struct SignedApprovalTests {
         let created = try await sandbox.ok("token", "create", "--name", "hosts", "--for", "hosts", "--env", "production", "--json")
         let hostsToken = try #require((try created.json() as? [String: Any])?["token"] as? String)
         var tokens: [String: String] = [:]
-        for person in ["alice", "bob", "carol"] {
-            let made = try await sandbox.ok("access-token", "create", "--principal", person, "--name", "laptop", "--json")
-            tokens[person] = try #require((try made.json() as? [String: Any])?["token"] as? String)
+        // alice's token is the board maker's (root's); bob and carol each made theirs as an OS user of their own.
+        let made = try await sandbox.ok("access-token", "create", "--principal", "alice", "--name", "laptop", "--json")
+        tokens["alice"] = try #require((try made.json() as? [String: Any])?["token"] as? String)
+        for (person, uid) in [("bob", UInt32(4312)), ("carol", UInt32(4313))] {
+            tokens[person] = try await sandbox.personalToken(for: person, uid: uid, name: "laptop")
         }
         try await sandbox.ok("policy", "set", "--env", "production", "--approvals", "2", "--signed-approvals", "require")
         let served = try await AdminAPITests.serve(sandbox)

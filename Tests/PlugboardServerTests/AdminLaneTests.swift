@@ -106,7 +106,7 @@ struct AdminLaneTests {
             stops == [
                 "plugin.kill", "plugin.disable", "plugin.yank", "rollout.abort", "token.revoke", "access-token.revoke", "signer.revoke",
                 "flag.disable", "flag.archive", "secret.delete",
-                "admin.remove", "owner.remove", "change.reject", "change.cancel", "approver.revoke",
+                "admin.remove", "owner.remove", "group.remove", "change.reject", "change.cancel", "approver.revoke",
             ])
     }
 

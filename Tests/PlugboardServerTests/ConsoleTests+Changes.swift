@@ -34,6 +34,10 @@ struct ConsoleChangeTests {
             let manifest = try PluginManifest.parse(
                 Data(#"{"id": "com.example.notes", "name": "Notes", "version": "1.0.0", "host": ">=1.0.0"}"#.utf8))
             _ = try board.register(manifest, by: ConsoleChangeTests.alice)
+            // bob and carol may approve the plug-in's changes: its maintainers.
+            for name in ["bob", "carol"] {
+                _ = try board.addOwner("com.example.notes", principal: name, role: .maintainer, by: ConsoleChangeTests.alice)
+            }
             _ = try board.setApprovalPolicy(approvals: approvals, signed: nil, environment: "production", by: ConsoleChangeTests.alice)
             var configuration = ServerConfiguration()
             configuration.admin = true
@@ -135,7 +139,7 @@ struct ConsoleChangeTests {
             let made = try served.board.createAccessToken(principal: "dave", name: "from-alice", readOnly: false, by: Self.alice)
             let dave = try await ConsoleTests.signIn(client, made.secret)
             let handed = try await ConsoleTests.page(client, "/ui/changes/1", dave).1
-            #expect(handed.contains("was made by alice, who opened this request: sign in with a token of your own to approve it."))
+            #expect(handed.contains("goes back to alice, who is behind this request: sign in with a token of your own to approve it."))
             #expect(!handed.contains(#"action="/ui/do/change.approve""#) && handed.contains(#"action="/ui/do/change.reject""#))
 
             let reader = try await ConsoleTests.signIn(client, served.bobReading)

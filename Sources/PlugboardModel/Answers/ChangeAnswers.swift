@@ -12,14 +12,21 @@ public struct ApprovalPolicy: Sendable, Hashable, Codable {
     /// When it was last set, and by whom; nil when never set.
     public let updatedAt: String?
     public let updatedBy: String?
+    /// Who may approve (and reject) its requests: `default` (board admins, and for a plug-in's change its owners and
+    /// maintainers), `admins`, `owners` (board admins and the plug-in's owners), or the name of a principal group whose
+    /// members approve when they also hold the default right.
+    public let approvers: String
 
     /// A policy.
-    public init(environment: String, approvals: Int, signedApprovals: String, updatedAt: String?, updatedBy: String?) {
+    public init(
+        environment: String, approvals: Int, signedApprovals: String, updatedAt: String?, updatedBy: String?, approvers: String = "default"
+    ) {
         self.environment = environment
         self.approvals = approvals
         self.signedApprovals = signedApprovals
         self.updatedAt = updatedAt
         self.updatedBy = updatedBy
+        self.approvers = approvers
     }
 }
 
@@ -35,14 +42,24 @@ public struct ChangeApproval: Sendable, Hashable, Codable {
     public let digest: String
     /// The digest of the state of the rows the change touches, as the approval saw them.
     public let base: String
-    /// Whether the rows are still as this approval saw them: an approval of rows that moved does not count.
+    /// Whether it counts: by someone who may approve it now, with a token nobody revoked, by a person other than the
+    /// author's and every other counted approval's, of this digest and of the rows as they are now.
     public let current: Bool
     /// The approver key that signed it, for a signed approval.
     public let keyID: String?
+    /// The access token it was given with (nil on the board's machine).
+    public let token: String?
+    /// The person behind it: the OS user who made the first token of its token's chain as themselves, or the OS user
+    /// who approved on the board's machine; nil when its token's chain cannot be followed.
+    public let person: String?
+    /// Why it does not count, when that is not only that the rows moved since (a revoked token, a principal who lost
+    /// the right to approve, the author's person or a person already counted); nil otherwise.
+    public let void: String?
 
     /// An approval.
     public init(
-        principal: String, approvedAt: String, comment: String?, digest: String, base: String, current: Bool, keyID: String?
+        principal: String, approvedAt: String, comment: String?, digest: String, base: String, current: Bool, keyID: String?,
+        token: String? = nil, person: String? = nil, void: String? = nil
     ) {
         self.principal = principal
         self.approvedAt = approvedAt
@@ -51,6 +68,9 @@ public struct ChangeApproval: Sendable, Hashable, Codable {
         self.base = base
         self.current = current
         self.keyID = keyID
+        self.token = token
+        self.person = person
+        self.void = void
     }
 }
 
@@ -93,6 +113,10 @@ public struct ChangeRequest: Sendable, Hashable, Codable {
     public let summary: String
     /// Who asked for it.
     public let author: String
+    /// The access token its author opened it with (nil on the board's machine), and the person behind it (see
+    /// ``ChangeApproval/person``): no approval by the same person counts.
+    public let authorToken: String?
+    public let authorPerson: String?
     /// `open`, `scheduled`, `applied`, `rejected` or `cancelled`.
     public let state: String
     /// Approvals needed, and whether they must be signed.
@@ -121,7 +145,7 @@ public struct ChangeRequest: Sendable, Hashable, Codable {
     /// The rows it would change (or changed), with their state before and after, as rehearsed when it was opened.
     public let rows: [ChangeRow]
 
-    /// Approvals that count: by principals other than the author, of this digest, of the rows as they are now.
+    /// Approvals that count (``ChangeApproval/current``).
     public var currentApprovals: Int { approvals.filter(\.current).count }
 
     /// The moment its approvers' signatures bind: its number and ``openedSeq`` (nil for a request from before it).
@@ -132,9 +156,11 @@ public struct ChangeRequest: Sendable, Hashable, Codable {
         id: Int64, operation: String, body: String, digest: String, environment: String?, summary: String, author: String,
         state: String, required: Int, signed: Bool, authorApplies: Bool, scheduledAt: String?, openedAt: String, openedSeq: Int64? = nil,
         closedAt: String?, closedBy: String?, closeReason: String?, result: String?, emergency: Bool, acknowledgedAt: String?,
-        acknowledgedBy: String?, approvals: [ChangeApproval], rows: [ChangeRow]
+        acknowledgedBy: String?, approvals: [ChangeApproval], rows: [ChangeRow], authorToken: String? = nil, authorPerson: String? = nil
     ) {
         self.id = id
+        self.authorToken = authorToken
+        self.authorPerson = authorPerson
         self.operation = operation
         self.body = body
         self.digest = digest

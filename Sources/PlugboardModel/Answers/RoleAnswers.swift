@@ -39,3 +39,21 @@ public struct BoardAdmin: Sendable, Hashable, Codable {
         self.addedBy = addedBy
     }
 }
+
+/// A member of a principal group: a named list of principals that an approval policy can name as who approves change
+/// requests (`plugboard group`, `plugboard policy set --approvers GROUP`).
+public struct GroupMember: Sendable, Hashable, Codable {
+    /// The group's name.
+    public let group: String
+    public let principal: String
+    public let addedAt: String
+    public let addedBy: String
+
+    /// A value with every field (the board builds these).
+    package init(group: String, principal: String, addedAt: String, addedBy: String) {
+        self.group = group
+        self.principal = principal
+        self.addedAt = addedAt
+        self.addedBy = addedBy
+    }
+}

@@ -42,6 +42,24 @@ public enum Validate {
         }
     }
 
+    /// A principal group's name (who approves change requests, `plugboard group`): 1-63 characters of a-z, 0-9, '-' and
+    /// '_', starting with a letter, and none of the names an approval policy gives who approves with (`default`,
+    /// `admins`, `owners`).
+    public static func groupName(_ name: String) throws(BoardError) {
+        guard !name.isEmpty, name.utf8.count <= 63,
+            let first = name.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first),
+            name.utf8.allSatisfy({ isLowerAlnum($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") })
+        else {
+            throw .invalid(
+                "group '\(printable(name))' is not valid: use 1-63 characters of a-z, 0-9, '-' and '_', starting with a letter (for example release-managers)"
+            )
+        }
+        guard !["default", "admins", "owners"].contains(name) else {
+            throw .invalid(
+                "'\(name)' names who approves without a group (plugboard policy set --approvers \(name)); choose another group name")
+        }
+    }
+
     /// A flag name as a board holds it: 1–255 characters with no whitespace and none of the characters
     /// ``isUnsafe(_:)`` names (Unleash allows UTF-8 names). Every command that looks a flag up checks this much, so a
     /// flag a board already holds can always be switched off, shown and archived; a name given to a new flag must also

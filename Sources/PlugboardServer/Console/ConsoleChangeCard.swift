@@ -65,9 +65,9 @@ struct ChangeCard {
                     "Approvals of this request must be signed: approve it with plugboard change approve \(request.id) --key FILE.")
             } else if request.approvals.contains(where: { $0.principal == me && $0.current }) {
                 notes.append("You approved this request; your approval counts.")
-            } else if page.tokenMadeBy == request.author {
+            } else if let person = viewer.person, person == request.authorPerson {
                 notes.append(
-                    "Your access token '\(page.principal.accessToken ?? "")' was made by \(request.author), who opened this request: sign in with a token of your own to approve it."
+                    "Your access token '\(page.principal.accessToken ?? "")' goes back to \(person), who is behind this request: sign in with a token of your own to approve it."
                 )
             } else {
                 let again = request.approvals.contains { $0.principal == me }

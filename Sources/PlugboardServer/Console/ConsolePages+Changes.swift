@@ -154,10 +154,13 @@ extension ConsolePages {
     struct Viewer {
         let name: String
         let admin: Bool
+        /// The person behind the viewer's token: the OS user at the root of its chain.
+        let person: String?
 
         init(_ board: Board, _ page: ConsolePage) throws {
             name = page.principal.osUser
             admin = try board.admins().contains { $0.principal == page.principal.osUser }
+            person = try board.person(principal: page.principal.osUser, token: page.principal.accessToken)
         }
     }
 }

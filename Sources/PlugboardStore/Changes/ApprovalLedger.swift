@@ -13,13 +13,22 @@ package struct WideningActions: Sendable {
 /// Replays the audit log's approval policies, change requests and approvals, and names every change that widened what
 /// runs in a protected environment without the approvals its policy required at that time: a row no change request
 /// covers (no `change.apply` or `change.emergency` row of the same change), or a request applied with fewer approvals
-/// by other principals than its author than required.
+/// than required by people other than its author's person (the `person` its audit rows name), each counted once.
 enum ApprovalLedger {
     private struct Request {
         var author: String
+        /// The person behind the author (the `person` its `change.open` row names, else the author).
+        var person: String
         var digest: String
         var environment: String?
-        var approvals: [String: String] = [:]
+        /// Principal → the digest approved and the person behind the approval.
+        var approvals: [String: (digest: String, person: String)] = [:]
+
+        /// The people other than the author's person who approved `digest`, each counted once.
+        var approvers: Int {
+            Set(approvals.filter { $0.key != author && $0.value.digest == digest && $0.value.person != person }.map { $0.value.person })
+                .count
+        }
     }
 
     static func problems(_ db: Database, widening: WideningActions) throws -> [String] {
@@ -56,19 +65,19 @@ enum ApprovalLedger {
             let after = object(row["after_json"])
             switch action {
             case "change.open":
-                requests[targetID] = Request(author: row["actor"], digest: after["digest"] as? String ?? "", environment: environment)
+                let author: String = row["actor"]
+                requests[targetID] = Request(
+                    author: author, person: after["person"] as? String ?? author, digest: after["digest"] as? String ?? "",
+                    environment: environment)
             case "change.approve":
-                requests[targetID]?.approvals[row["actor"]] = after["digest"] as? String ?? ""
+                let approver: String = row["actor"]
+                requests[targetID]?.approvals[approver] = (after["digest"] as? String ?? "", after["person"] as? String ?? approver)
             case "change.apply", "change.emergency":
                 let count = (after["rows"] as? Int) ?? 0
                 for covered in max(1, seq - Int64(count))..<seq { uncovered[covered] = nil }
                 guard action == "change.apply" else { break }
                 let needed = required(environment)
-                let request = requests[targetID]
-                let approvers =
-                    request.map { request in
-                        request.approvals.filter { $0.key != request.author && $0.value == request.digest }.count
-                    } ?? 0
+                let approvers = requests[targetID]?.approvers ?? 0
                 if approvers < needed {
                     problems.append(
                         "audit row \(seq) applied change request \(targetID) \(scope(environment)) with \(approvers) of the \(needed) approvals its policy required"
@@ -79,8 +88,10 @@ enum ApprovalLedger {
                 if action == "policy.set" {
                     let before = object(row["before_json"])
                     if (row["target_type"] as String?) == "approval_policy", let environment, let approvals = after["approvals"] as? Int {
+                        let approvers = (before["approvers"] as? String ?? "default", after["approvers"] as? String ?? "default")
                         if approvals < ((before["approvals"] as? Int) ?? 0)
                             || (after["signed_approvals"] as? String == "off" && before["signed_approvals"] as? String == "require")
+                            || ApprovalRights.loosens(from: approvers.0, to: approvers.1)
                         {
                             if needed > 0 { uncovered[seq] = (action + " " + scope(environment), needed) }
                         }

@@ -22,42 +22,58 @@ extension Board {
         try read { db in try ChangeRecords.protection(db, environment: environment) }
     }
 
-    /// Sets how many approvals a change that starts or widens what runs in `environment` needs, and whether they must
-    /// be signed (admins). Either may be nil to keep it.
-    package func setApprovalPolicy(approvals: Int?, signed: String?, environment: String, by actor: Principal) throws(BoardError)
-        -> ChangeResult
-    {
+    /// Sets how many approvals a change that starts or widens what runs in `environment` needs, whether they must be
+    /// signed, and who may approve them (`approvers`: `default`, `admins`, `owners` or a principal group) (admins). Any
+    /// may be nil to keep it.
+    package func setApprovalPolicy(
+        approvals: Int?, signed: String?, approvers: String? = nil, environment: String, by actor: Principal
+    ) throws(BoardError) -> ChangeResult {
         try Validate.environment(environment)
         if let approvals, !(0...10).contains(approvals) { throw BoardError.invalid("--approvals must be 0 to 10") }
         if let signed, !["off", "require"].contains(signed) { throw BoardError.invalid("--signed-approvals must be off or require") }
+        if let approvers, !ApprovalRights.builtIn.contains(approvers) { try Validate.groupName(approvers) }
         return try change(
             actor,
             refusal: AuditEntry(action: "policy.set", targetType: "approval_policy", targetID: environment, environment: environment),
             requiring: .admin(doing: "set the approval policy of \(environment)")
         ) { change in
             try change.ensureEnvironment(environment)
+            if let approvers, !ApprovalRights.builtIn.contains(approvers), try !GroupQueries.exists(change.db, approvers) {
+                throw BoardError.notFound(
+                    "there is no group \(approvers); add its members first (plugboard group add \(approvers) PRINCIPAL), or give default, admins or owners"
+                )
+            }
             let before = try ChangeRecords.policies(change.db).first { $0.environment == environment }
             let oldApprovals = before?.approvals ?? 0
             let oldSigned = before?.signedApprovals ?? "off"
+            let oldApprovers = before?.approvers ?? "default"
             let newApprovals = approvals ?? oldApprovals
             let newSigned = signed ?? oldSigned
-            if newApprovals == oldApprovals, newSigned == oldSigned {
+            let newApprovers = approvers ?? oldApprovers
+            if newApprovals == oldApprovals, newSigned == oldSigned, newApprovers == oldApprovers {
                 return ChangeResult(
-                    changed: false, "\(environment) already needs \(newApprovals) approvals (signed: \(newSigned)); nothing changed.")
+                    changed: false,
+                    "\(environment) already needs \(newApprovals) approvals (signed: \(newSigned), approvers: \(newApprovers)); nothing changed."
+                )
             }
             if newSigned == "require", newApprovals == 0 {
                 throw BoardError.invalid("signed approvals need approvals: give --approvals N (1 or more) with --signed-approvals require")
             }
-            try ChangeRecords.savePolicy(change, environment, approvals: newApprovals, signed: newSigned)
+            try ChangeRecords.savePolicy(change, environment, approvals: newApprovals, signed: newSigned, approvers: newApprovers)
             try change.record(
                 AuditEntry(
                     action: "policy.set", targetType: "approval_policy", targetID: environment, environment: environment,
-                    before: .object(["approvals": .int(oldApprovals), "signed_approvals": .string(oldSigned)]),
-                    after: .object(["approvals": .int(newApprovals), "signed_approvals": .string(newSigned)])))
+                    before: .object([
+                        "approvals": .int(oldApprovals), "signed_approvals": .string(oldSigned), "approvers": .string(oldApprovers),
+                    ]),
+                    after: .object([
+                        "approvals": .int(newApprovals), "signed_approvals": .string(newSigned), "approvers": .string(newApprovers),
+                    ])))
+            let who = newApprovers == "default" ? "" : ", from \(ApprovalRights.describe(newApprovers))"
             let effect =
                 newApprovals == 0
                 ? "changes there are applied at once"
-                : "a change that starts or widens what runs there needs \(newApprovals) approval\(newApprovals == 1 ? "" : "s") by other people\(newSigned == "require" ? ", signed" : "")"
+                : "a change that starts or widens what runs there needs \(newApprovals) approval\(newApprovals == 1 ? "" : "s") by other people\(newSigned == "require" ? ", signed" : "")\(who)"
             // What hosts of the environment stop running: enablements without enough signatures.
             let short =
                 newSigned == "require" ? try ApproverQueries.unapproved(change.db, environment: environment, required: newApprovals) : []
@@ -101,13 +117,17 @@ extension Board {
                 )
             }
             let id = try ChangeRecords.insert(
-                change.db, new, author: actor.osUser, state: scheduledAt == nil ? "open" : "scheduled", base: rehearsal.base,
+                change.db, new, author: actor, state: scheduledAt == nil ? "open" : "scheduled", base: rehearsal.base,
                 rows: rehearsal.rows, scheduledAt: scheduledAt, now: change.now)
             var after: [String: AuditJSON] = [
                 "operation": .string(new.operation), "digest": .string(new.digest), "summary": .string(new.summary),
                 "required": .int(new.required), "base": .string(rehearsal.base.digest),
             ]
             if let scheduledAt { after["scheduled_at"] = .string(scheduledAt) }
+            if let token = actor.accessToken { after["token"] = .string(token) }
+            if let person = try ApprovalRights.person(change.db, principal: actor.osUser, token: actor.accessToken) {
+                after["person"] = .string(person)
+            }
             try change.record(
                 AuditEntry(
                     action: "change.open", targetType: "change_request", targetID: String(id), environment: new.environment,
@@ -128,17 +148,7 @@ extension Board {
             guard request.author != actor.osUser else {
                 throw BoardError.notAllowed("\(actor.osUser) opened change request \(id) and cannot approve it; another person must")
             }
-            // A token the author made for someone else is the author's hand: it does not approve the author's request.
-            if let token = actor.accessToken,
-                let maker = try Row.fetchOne(
-                    change.db, sql: "SELECT created_by, parent_principal FROM access_tokens WHERE principal = ? AND name = ?",
-                    arguments: [actor.osUser, token]),
-                (maker["created_by"] as String?) == request.author || (maker["parent_principal"] as String?) == request.author
-            {
-                throw BoardError.notAllowed(
-                    "the access token '\(token)' of \(actor.osUser) was made by \(request.author), who opened change request \(id); \(actor.osUser) approves with a token of their own"
-                )
-            }
+            try ApprovalRights.requireApprover(change.db, actor, request)
             if request.signed {
                 guard let signature else {
                     throw BoardError.invalid(
@@ -149,13 +159,20 @@ extension Board {
             }
             try change.db.execute(
                 sql: """
-                    INSERT OR REPLACE INTO change_approvals (change_id, principal, digest, base, comment, key_id, signature, approved_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT OR REPLACE INTO change_approvals (change_id, principal, digest, base, comment, key_id, signature, approved_at, token)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
-                arguments: [id, actor.osUser, request.digest, base.text, comment, signature?.keyID, signature?.signature, change.now])
+                arguments: [
+                    id, actor.osUser, request.digest, base.text, comment, signature?.keyID, signature?.signature, change.now,
+                    actor.accessToken,
+                ])
             try change.db.execute(sql: "UPDATE change_requests SET base = ? WHERE id = ?", arguments: [base.text, id])
             var after: [String: AuditJSON] = ["digest": .string(request.digest), "base": .string(base.digest)]
             if let signature { after["key_id"] = .string(signature.keyID) }
+            if let token = actor.accessToken { after["token"] = .string(token) }
+            if let person = try ApprovalRights.person(change.db, principal: actor.osUser, token: actor.accessToken) {
+                after["person"] = .string(person)
+            }
             try change.record(
                 AuditEntry(
                     action: "change.approve", targetType: "change_request", targetID: String(id), environment: request.environment,
@@ -164,9 +181,9 @@ extension Board {
         }
     }
 
-    /// Ends request `id` without applying it: rejected by someone (with a reason), or cancelled by its author or an
-    /// admin.
-    /// With `note`, the board closes it itself (nothing was left to change), saying so.
+    /// Ends request `id` without applying it: rejected (with a reason) or cancelled, by its author or by someone who may
+    /// approve it now (``ApprovalRights``). With `note`, the board closes it itself (nothing was left to change), saying
+    /// so.
     package func closeChangeRequest(_ id: Int64, rejecting reason: String?, by actor: Principal, because note: String? = nil)
         throws(BoardError) -> ChangeRequest
     {
@@ -174,8 +191,11 @@ extension Board {
         if let reason { try Validate.reason(reason) }
         return try change(actor, refusal: AuditEntry(action: action, targetType: "change_request", targetID: String(id))) { change in
             let request = try Self.pendingRequest(change.db, id, doing: reason == nil ? "cancelled" : "rejected")
-            if reason == nil, note == nil, request.author != actor.osUser, try !RoleQueries.isAdmin(change.db, actor.osUser) {
-                throw BoardError.notAllowed("only \(request.author), who opened change request \(id), or a board admin may cancel it")
+            if note == nil, request.author != actor.osUser,
+                let refusal = try ApprovalRights.refusal(
+                    change.db, principal: actor.osUser, request: request, doing: reason == nil ? "cancel" : "reject")
+            {
+                throw BoardError.notAllowed("\(refusal), besides \(request.author), who opened it")
             }
             let state = reason == nil ? "cancelled" : "rejected"
             try change.db.execute(
@@ -287,6 +307,28 @@ extension Board {
     /// The open or scheduled request that already asks for the change of `digest`, if any.
     package func pendingChangeRequest(digest: String) throws(BoardError) -> Int64? {
         try read { db in try ChangeRecords.pending(db, digest: digest) }
+    }
+
+    /// The person behind `principal` acting with access token `token` (nil: an OS user on the board's machine): the OS
+    /// user who made the first token of its chain as themselves; nil when its chain cannot be followed to one.
+    package func person(principal: String, token: String?) throws(BoardError) -> String? {
+        try read { db in try ApprovalRights.person(db, principal: principal, token: token) }
+    }
+
+    /// The access token the applied request that started the rollout of `pluginID` in `environment` was opened with, by
+    /// `author`: the rollout's steps are requested in that token's name, so that the person behind them is the
+    /// starter's person. Nil when the rollout did not start through a request, or not with a token.
+    package func rolloutStartToken(pluginID: String, environment: String, author: String) throws(BoardError) -> String? {
+        try read { db in
+            try String.fetchOne(
+                db,
+                sql: """
+                    SELECT author_token FROM change_requests
+                    WHERE operation = 'rollout.start' AND state = 'applied' AND environment = ? AND author = ?
+                        AND json_extract(body, '$.id') = ?
+                    ORDER BY id DESC LIMIT 1
+                    """, arguments: [environment, author, pluginID])
+        }
     }
 
     /// Emergency changes no other admin acknowledged yet.

@@ -16,25 +16,28 @@ enum ChangeRecords {
         try Row.fetchAll(
             db,
             sql: """
-                SELECT e.name AS environment, p.approvals, p.signed, p.updated_at, p.updated_by
+                SELECT e.name AS environment, p.approvals, p.signed, p.updated_at, p.updated_by, p.approvers
                 FROM environments e LEFT JOIN approval_policies p ON p.environment = e.name ORDER BY e.name
                 """
         ).map {
             ApprovalPolicy(
                 environment: $0["environment"], approvals: $0["approvals"] ?? 0, signedApprovals: $0["signed"] ?? "off",
-                updatedAt: $0["updated_at"], updatedBy: $0["updated_by"])
+                updatedAt: $0["updated_at"], updatedBy: $0["updated_by"], approvers: $0["approvers"] ?? "default")
         }
     }
 
-    /// Sets `environment`'s approval policy in `change`, as its actor, now.
-    static func savePolicy(_ change: AuditedChange, _ environment: String, approvals: Int, signed: String) throws {
+    /// Sets `environment`'s approval policy in `change`, as its actor, now; nil `approvers` keeps who approves.
+    static func savePolicy(_ change: AuditedChange, _ environment: String, approvals: Int, signed: String, approvers: String? = nil)
+        throws
+    {
         try change.db.execute(
             sql: """
-                INSERT INTO approval_policies (environment, approvals, signed, updated_at, updated_by) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO approval_policies (environment, approvals, signed, approvers, updated_at, updated_by)
+                VALUES (?1, ?2, ?3, coalesce(?4, 'default'), ?5, ?6)
                 ON CONFLICT (environment) DO UPDATE SET approvals = excluded.approvals, signed = excluded.signed,
-                    updated_at = excluded.updated_at, updated_by = excluded.updated_by
+                    approvers = coalesce(?4, approvers), updated_at = excluded.updated_at, updated_by = excluded.updated_by
                 """,
-            arguments: [environment, approvals, signed, change.now, change.actor.osUser])
+            arguments: [environment, approvals, signed, approvers, change.now, change.actor.osUser])
     }
 
     /// What a change in `environment` (nil: board-wide, protected when any environment is) needs: the approvals and
@@ -87,26 +90,58 @@ enum ChangeRecords {
     private static func request(_ db: Database, _ row: Row, base: ChangeBase?) throws -> ChangeRequest {
         let id: Int64 = row["id"]
         let author: String = row["author"]
+        let authorToken: String? = row["author_token"]
         let digest: String = row["digest"]
         let current = base ?? ChangeBase(text: row["base"])
+        let rows = (try? JSONDecoder().decode([ChangeRow].self, from: Data((row["diff"] as String).utf8))) ?? []
+        let authorPerson = try ApprovalRights.person(db, principal: author, token: authorToken)
+        // A request still to be applied is judged by the rights and tokens of now; a closed one by who approved it.
+        let open = pending.contains(row["state"] as String)
+        // Whether each approval counts is decided now: the principal's right, its token, and its person, at this moment.
+        var counted: [String: String] = [:]
         let approvals = try Row.fetchAll(
             db, sql: "SELECT * FROM change_approvals WHERE change_id = ? ORDER BY approved_at, principal", arguments: [id]
         ).map { approval in
             let approvedBase = ChangeBase(text: approval["base"])
             let principal: String = approval["principal"]
+            let token: String? = approval["token"]
+            let person = try ApprovalRights.person(db, principal: principal, token: token)
+            var void: String?
+            if principal == author {
+                void = "\(principal) opened the request"
+            } else if authorPerson == nil {
+                void =
+                    "the access token '\(author)/\(authorToken ?? "")' the request was opened with was not made by a person on the board's machine, as far as its chain goes"
+            } else if open, let revoked = try ApprovalRights.revocation(db, principal: principal, token: token) {
+                void = revoked
+            } else if open,
+                let refusal = try ApprovalRights.refusal(db, principal: principal, id: id, environment: row["environment"], rows: rows)
+            {
+                void = refusal
+            } else if let person {
+                if person == authorPerson {
+                    void = "\(principal)'s approval is \(person)'s, who is behind the request too"
+                } else if let other = counted[person] {
+                    void = "\(principal)'s approval is \(person)'s, who is behind \(other)'s already: a person counts once"
+                }
+            } else {
+                void =
+                    "the access token '\(principal)/\(token ?? "")' was not made by a person on the board's machine, as far as its chain goes"
+            }
+            let counts = void == nil && approval["digest"] == digest && approvedBase == current
+            if counts, let person { counted[person] = principal }
             return ChangeApproval(
                 principal: principal, approvedAt: approval["approved_at"], comment: approval["comment"], digest: approval["digest"],
-                base: approvedBase.digest,
-                current: principal != author && approval["digest"] == digest && approvedBase == current, keyID: approval["key_id"])
+                base: approvedBase.digest, current: counts, keyID: approval["key_id"], token: token, person: person, void: void)
         }
-        let rows = (try? JSONDecoder().decode([ChangeRow].self, from: Data((row["diff"] as String).utf8))) ?? []
         return ChangeRequest(
             id: id, operation: row["operation"], body: row["body"], digest: digest, environment: row["environment"],
             summary: row["summary"], author: author, state: row["state"], required: row["required"], signed: row["signed"],
             authorApplies: row["author_applies"], scheduledAt: row["scheduled_at"], openedAt: row["opened_at"], openedSeq: row["opened_seq"],
             closedAt: row["closed_at"],
             closedBy: row["closed_by"], closeReason: row["close_reason"], result: row["result"], emergency: row["emergency"],
-            acknowledgedAt: row["acknowledged_at"], acknowledgedBy: row["acknowledged_by"], approvals: approvals, rows: rows)
+            acknowledgedAt: row["acknowledged_at"], acknowledgedBy: row["acknowledged_by"], approvals: approvals, rows: rows,
+            authorToken: authorToken, authorPerson: authorPerson)
     }
 
     /// `value` as JSON text with sorted keys: how a request's rows and an enablement's signatures are stored.
@@ -117,18 +152,18 @@ enum ChangeRecords {
     }
 
     static func insert(
-        _ db: Database, _ new: NewChangeRequest, author: String, state: String, base: ChangeBase, rows: [ChangeRow],
+        _ db: Database, _ new: NewChangeRequest, author: Principal, state: String, base: ChangeBase, rows: [ChangeRow],
         scheduledAt: String?, now: String
     ) throws -> Int64 {
         try db.execute(
             sql: """
-                INSERT INTO change_requests (operation, body, digest, environment, summary, author, required, signed, author_applies,
-                    state, base, diff, scheduled_at, opened_at, opened_seq)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) FROM audit_log))
+                INSERT INTO change_requests (operation, body, digest, environment, summary, author, author_token, required, signed,
+                    author_applies, state, base, diff, scheduled_at, opened_at, opened_seq)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) FROM audit_log))
                 """,
             arguments: [
-                new.operation, new.body, new.digest, new.environment, new.summary, author, new.required, new.signed, new.authorApplies,
-                state, base.text, try jsonText(rows), scheduledAt, now,
+                new.operation, new.body, new.digest, new.environment, new.summary, author.osUser, author.accessToken, new.required,
+                new.signed, new.authorApplies, state, base.text, try jsonText(rows), scheduledAt, now,
             ])
         return db.lastInsertedRowID
     }
@@ -161,6 +196,13 @@ enum ChangeRecords {
             try checkDigest(request)
             let counted = request.approvals.filter(\.current)
             if counted.count < request.required {
+                // Approvals that no longer count whatever the rows: say why, and the request waits.
+                let void = request.approvals.compactMap(\.void).filter { !$0.hasSuffix("opened the request") }
+                if !void.isEmpty {
+                    throw BoardError.conflict(
+                        "change request \(id) has \(counted.count) of the \(request.required) approvals it needs, and was not applied: \(void.joined(separator: "; ")); it waits for approvals that count"
+                    )
+                }
                 let stale = try Row.fetchAll(
                     db, sql: "SELECT principal, base FROM change_approvals WHERE change_id = ? AND principal <> ? ORDER BY approved_at",
                     arguments: [id, request.author]
@@ -191,7 +233,7 @@ enum ChangeRecords {
         case .emergency(let new, let reason):
             try RequiredRole.check(.admin(doing: "apply a protected change as an emergency"), db, by: change.actor)
             let id = try insert(
-                db, new, author: change.actor.osUser, state: "applied", base: base, rows: change.recordedEntries.map(\.changeRow),
+                db, new, author: change.actor, state: "applied", base: base, rows: change.recordedEntries.map(\.changeRow),
                 scheduledAt: nil, now: change.now)
             try db.execute(
                 sql: "UPDATE change_requests SET emergency = 1, closed_at = ?, closed_by = ?, close_reason = ? WHERE id = ?",

@@ -68,6 +68,7 @@ enum StateTables {
         StateTable(name: "change_approvals", key: ["change_id", "principal"]),
         StateTable(name: "approvers", key: ["key_id"]),
         StateTable(name: "enablement_approvals", key: ["plugin_id", "environment"]),
+        StateTable(name: "principal_groups", key: ["name", "principal"]),
     ]
 
     static let byName: [String: StateTable] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })

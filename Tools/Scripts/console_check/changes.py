@@ -1,8 +1,9 @@
 """Step 5 of Tools/Scripts/console-check: a change request opened by one person is approved by another in the browser.
 
-The board's production is made to need one approval. Two principals with tokens of their own (made by the board's
-admin, not by each other: a token the author made does not approve the author's request) sign in, each in a browser
-of its own: AUTHOR, a board admin, and REVIEWER, who keeps the Overview open while AUTHOR opens a request with the CLI
+The board's production is made to need one approval. Two people sign in, each in a browser of their own: AUTHOR, a
+board admin whose token the board's maker made, and REVIEWER, a maintainer of both plug-ins, whose first token an OS
+user of its own made on the board's machine (the person behind a token is the OS user at the root of its chain, so a
+token the board's maker made would be the author's person again). REVIEWER keeps the Overview open while AUTHOR opens a request with the CLI
 against the served board (`plugboard plugin enable … --env production --server URL`); it must appear on the
 reviewer's Overview without a reload (through /ui/events). The author's browser shows the request's page: its note
 that another person approves it and no Approve form. The reviewer follows the Overview's link, approves with a
@@ -13,6 +14,7 @@ new request's page; that request stays open for the axe and read-only steps. axe
 reviewer and as the author."""
 
 import json
+import os
 import time
 
 from plugboard_drills import common
@@ -21,6 +23,8 @@ from console_check.browser import Browser
 
 AUTHOR = "author"
 REVIEWER = "reviewer"
+# The OS user (no passwd entry: `uid:4390` on the board) who makes the reviewer's first token as themselves.
+REVIEWER_UID = 4390
 # The Overview and the request's page must follow a change within this (as the Fleet page must follow a kill).
 LIVE_PROMISE_MS = 2000
 LIVE_DEADLINE_S = 30
@@ -47,8 +51,10 @@ def change_requests(board, server, plugins, browsers, shots, figures, report):
     # only now, after the kill step.
     board.ok("policy", "set", "--env", "production", "--approvals", "1")
     board.ok("admin", "add", AUTHOR)
+    for plugin in plugins:
+        board.ok("owner", "add", plugin, REVIEWER, "--role", "maintainer")
     author_token = board.json("access-token", "create", "--principal", AUTHOR, "--name", "console-author")["token"]
-    reviewer_token = board.json("access-token", "create", "--principal", REVIEWER, "--name", "console-reviewer")["token"]
+    reviewer_token = own_token(board, REVIEWER, "console-reviewer", REVIEWER_UID)
     author = signed_in(server, author_token, AUTHOR, browsers, report)
     reviewer = signed_in(server, reviewer_token, REVIEWER, browsers, report)
 
@@ -120,6 +126,47 @@ def change_requests(board, server, plugins, browsers, shots, figures, report):
         raise common.DrillError(f"the Enable form in production led to {author.path()}: {flash!r}")
     report.log(f"the Enable form in production led to {author.path()}: {flash}")
     return author.path()
+
+
+def own_token(board, principal, name, uid):
+    """The secret of a first access token of `principal` that the OS user `uid` makes on the board's machine as
+    themselves (console-check runs as root): the board's maker makes `uid:N` an admin for the time it takes, opens the
+    board's folder and files to it, and closes them again."""
+    if os.geteuid() != 0:
+        raise common.DrillError("console-check runs as root: the reviewer's token is made by an OS user of its own")
+    user = f"uid:{uid}"
+    board.ok("admin", "add", user)
+    sidecars = [board.path + suffix for suffix in ("", "-wal", "-shm")]
+    folders = []
+    folder = board.folder
+    while folder not in ("/", ""):
+        folders.append(folder)
+        folder = os.path.dirname(folder)
+    modes = {path: os.stat(path).st_mode & 0o7777 for path in folders + sidecars if os.path.exists(path)}
+
+    def become():
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+
+    try:
+        for path in folders:
+            os.chmod(path, modes[path] | 0o711)
+        os.chmod(board.folder, 0o777)
+        for path in sidecars:
+            if os.path.exists(path):
+                os.chmod(path, 0o666)
+        result = board.cli("access-token", "create", "--principal", principal, "--name", name, "--json", preexec_fn=become)
+    finally:
+        for path in folders + sidecars:
+            if os.path.exists(path):
+                if path in sidecars:
+                    os.chown(path, os.getuid(), os.getgid())
+                os.chmod(path, modes.get(path, 0o600))
+    board.ok("admin", "remove", user)
+    if result.code != 0:
+        raise common.DrillError(f"{user} could not make a token for {principal}: {result.describe()}")
+    return json.loads(result.out)["token"]
 
 
 def signed_in(server, token, principal, browsers, report):

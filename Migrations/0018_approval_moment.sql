@@ -1,4 +1,4 @@
--- 0017: what an approver signs binds the request and the moment it was opened.
+-- 0018: what an approver signs binds the request and the moment it was opened.
 --
 -- opened_seq is the audit log's head (its last seq) when the request was opened. An approver signs
 -- "plugboard-approval-v2\n" + digest + "\n" + request id + "\n" + opened_seq + "\n": a signature kept from one request

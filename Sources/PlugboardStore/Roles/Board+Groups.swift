@@ -1,0 +1,69 @@
+import GRDB
+package import PlugboardModel
+
+extension Board {
+    /// Adds `principal` to the principal group `group` (created with its first member): admins. A group an approval
+    /// policy names says who approves change requests there, among those who hold the right (``ApprovalRights``).
+    package func addGroupMember(_ group: String, _ principal: String, by actor: Principal) throws(BoardError) -> ChangeResult {
+        try Validate.groupName(group)
+        try Validate.personPrincipal(principal)
+        return try change(
+            actor, refusal: AuditEntry(action: "group.add", targetType: "principal_group", targetID: "\(group)/\(principal)"),
+            requiring: .admin(doing: "change groups")
+        ) { change in
+            if try ApprovalRights.member(change.db, group: group, principal: principal) {
+                return ChangeResult(changed: false, "\(principal) is already in the group \(group); nothing changed.")
+            }
+            try GroupQueries.insert(change.db, group, principal, by: change.actor, at: change.now)
+            try change.record(
+                AuditEntry(
+                    action: "group.add", targetType: "principal_group", targetID: "\(group)/\(principal)",
+                    before: .object(["member": .bool(false)]), after: .object(["member": .bool(true)])))
+            return ChangeResult(changed: true, "\(principal) is now in the group \(group).")
+        }
+    }
+
+    /// Removes `principal` from the principal group `group`: admins. A group that loses its last member is gone, and
+    /// an approval policy that names it lets nobody approve until it names another.
+    package func removeGroupMember(_ group: String, _ principal: String, by actor: Principal) throws(BoardError) -> ChangeResult {
+        try Validate.groupName(group)
+        try Validate.principal(principal)
+        return try change(
+            actor, refusal: AuditEntry(action: "group.remove", targetType: "principal_group", targetID: "\(group)/\(principal)"),
+            requiring: .admin(doing: "change groups")
+        ) { change in
+            guard try ApprovalRights.member(change.db, group: group, principal: principal) else {
+                throw BoardError.notFound("\(principal) is not in the group \(group); see plugboard group list")
+            }
+            try change.db.execute(
+                sql: "DELETE FROM principal_groups WHERE name = ? AND principal = ?", arguments: [group, principal])
+            try change.record(
+                AuditEntry(
+                    action: "group.remove", targetType: "principal_group", targetID: "\(group)/\(principal)",
+                    before: .object(["member": .bool(true)]), after: .object(["member": .bool(false)])))
+            return ChangeResult(changed: true, "\(principal) is no longer in the group \(group).")
+        }
+    }
+
+    /// The members of every principal group (or of one), sorted by group and principal.
+    package func groupMembers(_ group: String? = nil) throws(BoardError) -> [GroupMember] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM principal_groups WHERE ?1 IS NULL OR name = ?1 ORDER BY name, principal", arguments: [group]
+            ).map { GroupMember(group: $0["name"], principal: $0["principal"], addedAt: $0["added_at"], addedBy: $0["added_by"]) }
+        }
+    }
+}
+
+/// The SQL of principal groups.
+enum GroupQueries {
+    static func exists(_ db: Database, _ group: String) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT 1 FROM principal_groups WHERE name = ? LIMIT 1", arguments: [group]) ?? false
+    }
+
+    static func insert(_ db: Database, _ group: String, _ principal: String, by actor: Principal, at now: String) throws {
+        try db.execute(
+            sql: "INSERT INTO principal_groups (name, principal, added_at, added_by) VALUES (?, ?, ?, ?)",
+            arguments: [group, principal, now, actor.osUser])
+    }
+}
