@@ -73,7 +73,8 @@ struct ConsoleRoutes: Sendable {
         let state = ConsolePage(
             path: path, csrf: session.session.csrf, readOnly: caller.token.readOnly, principal: caller.principal,
             tokenMadeBy: caller.token.createdBy, query: query,
-            parameter: page.parameter.flatMap { parameters.get($0) }, verifier: admin.consoleVerifier, lane: admin.reads)
+            parameter: page.parameter.flatMap { parameters.get($0)?.removingPercentEncoding }, verifier: admin.consoleVerifier,
+            lane: admin.reads)
         let started = ContinuousClock.now
         let rendered: (String, String)
         do {
