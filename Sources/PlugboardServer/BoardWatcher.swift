@@ -65,9 +65,10 @@ final class BoardWatcher: Service, Sendable {
         let credentials = try board.apiTokenCredentials()
         tokens.reload(credentials)
         // A restarted server publishes at once for the environments whose hosts may still be subscribed to the relay,
-        // and takes every hosts token of them for one the relay may have checked before the restart.
-        let hostTokens = credentials.filter { $0.kind != .sdk && !$0.revoked }
-        for environment in Set(hostTokens.map(\.environment)) {
+        // and takes every hosts token of them for one the relay may have checked before the restart: one revoked
+        // meanwhile ends the environment's relayed streams at the first check of the tokens.
+        let hostTokens = credentials.filter { $0.kind != .sdk }
+        for environment in Set(hostTokens.filter { !$0.revoked }.map(\.environment)) {
             guard try hosts.relayEnvironment(environment) else { continue }
             for token in hostTokens where token.environment == environment { hosts.noteRelayed(token) }
         }
