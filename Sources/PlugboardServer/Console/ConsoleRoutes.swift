@@ -169,12 +169,10 @@ struct ConsoleRoutes: Sendable {
         let secret = (form["token"] ?? "").trimmingCharacters(in: .whitespaces)
         func failed(_ sentence: String) -> Response {
             if let wait = admin.failures.fail(address) {
-                var response = signInPage(
+                return signInPage(
                     preSession: preSession,
                     error: "too many failed sign-ins from \(address) or from all clients; try again in \(wait) seconds",
-                    status: .tooManyRequests)
-                response.headers[.retryAfter] = String(wait)
-                return response
+                    status: .tooManyRequests, retryAfter: wait)
             }
             return signInPage(preSession: preSession, error: sentence, status: .unauthorized)
         }
@@ -191,30 +189,30 @@ struct ConsoleRoutes: Sendable {
             return response
         case .failure(.tooManySignIns(let perToken, let wait)):
             let who = perToken ? "with the access token '\(token.name)' of \(token.principal)" : "as \(token.principal)"
-            var response = signInPage(
+            return signInPage(
                 preSession: preSession,
                 error: "too many sign-ins \(who) in the last minute; use the session you have, or try again in \(wait) seconds",
-                status: .tooManyRequests)
-            response.headers[.retryAfter] = String(wait)
-            return response
+                status: .tooManyRequests, retryAfter: wait)
         case .failure(.full):
-            var response = signInPage(
+            return signInPage(
                 preSession: preSession,
                 error: "the console holds as many sessions as it can (\(sessions.limit)); try again when some have ended",
-                status: .serviceUnavailable)
-            response.headers[.retryAfter] = "60"
-            return response
+                status: .serviceUnavailable, retryAfter: 60)
         }
     }
 
-    /// The sign-in page, its form carrying the CSRF token of `preSession`, which it sets as the sign-in path's cookie.
-    private func signInPage(preSession: String, error: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
+    /// The sign-in page, its form carrying the CSRF token of `preSession`, which it sets as the sign-in path's cookie;
+    /// with `error`, the refusal's sentence, status and `Retry-After` seconds.
+    private func signInPage(
+        preSession: String, error: String? = nil, status: HTTPResponse.Status = .ok, retryAfter: Int? = nil
+    ) -> Response {
         var context: [String: Any] = ["csrf": sessions.signInToken(for: preSession)]
         if let error { context["error"] = error }
         var response = Self.page(title: "Sign in", body: ConsoleTemplates.render("signin", context), status: status)
         response.headers[.setCookie] =
             "\(ConsoleSessions.signInCookie)=\(preSession); Path=/ui/sign-in; Max-Age=3600; HttpOnly; SameSite=Strict"
             + (secure ? "; Secure" : "")
+        if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
         return response
     }
 
