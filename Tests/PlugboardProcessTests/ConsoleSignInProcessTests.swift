@@ -112,4 +112,30 @@ struct ConsoleSignInProcessTests {
         else { return nil }
         return Int(line.split(separator: " ").dropFirst().first ?? "")
     }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: ReverseProxyTests.nginx) || ReverseProxyTests.isCI))
+    func behindTheDocumentedProxyTheConsolesOwnPageSignsInAndAnotherPortDoesNot() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: ReverseProxyTests.nginx), "nginx is not installed")
+        let (served, mallory) = try await AccessTokenLimitsTests().serveWithNobody()
+        let sandbox = served.sandbox
+        let upstream = try #require(Int(served.url.split(separator: ":").last ?? ""))
+        let port = try ReverseProxyTests.freePort()
+        let folder = sandbox.root.appendingPathComponent("nginx").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let conf = try sandbox.write(
+            "nginx/nginx.conf", try ReverseProxyTests.configuration(upstream: upstream, listen: port, folder: folder))
+        let proxy = try ChildProcess(ReverseProxyTests.nginx, ["-c", conf, "-p", folder])
+        let url = "http://127.0.0.1:\(port)"
+        try await eventually("nginx to come up", poll: .milliseconds(50)) {
+            (try? await ServeProcessTests.curl(["\(url)/health"]).0) == 200
+        }
+        // nginx sends the server Host 127.0.0.1 without the port; the console's origin is the one the browser used.
+        let form = try await Self.signInForm(url)
+        let own = try await Self.postSignIn(url, mallory, form: form, headers: ["Origin: \(url)"])
+        #expect(own.status == 303 && Self.sessionCookie(own.headers) != nil, "\(own)")
+        let otherPort = try await Self.postSignIn(url, mallory, form: form, headers: ["Origin: http://127.0.0.1:\(upstream)"])
+        #expect(otherPort.status == 403 && Self.sessionCookie(otherPort.headers) == nil, "\(otherPort)")
+        _ = await proxy.stop(signal: SIGKILL)  // nginx without a master process does not stop on SIGTERM
+        #expect(await served.server.stop() == 0)
+    }
 }
