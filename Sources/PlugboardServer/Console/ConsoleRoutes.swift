@@ -159,7 +159,8 @@ struct ConsoleRoutes: Sendable {
         let form = try await Self.form(request, limit: 8 << 10)
         // The sign-in form's CSRF token is the server's HMAC of the pre-session its page set as a cookie of the sign-in
         // path: a page of another origin (even one of this host, which may set cookies for it) can plant a cookie, but
-        // not make a token that matches it.
+        // not make the token of a value it chose; a pair it read from a sign-in page of its own is refused by the
+        // origin check above.
         guard let preSession = Self.cookie(request, named: ConsoleSessions.signInCookie), preSession.utf8.count == 43,
             Self.carries(form, csrf: sessions.signInToken(for: preSession))
         else {
