@@ -7,10 +7,11 @@ import Synchronization
 /// limited: a request whose token the board accepts is never refused for what was sent before it, from its address or
 /// any other. Past `limit` failures from one address in `window`, or `globalLimit` from all of them, a failing request
 /// is answered `429` with `Retry-After` instead of `401`. The table holds at most ``capacity`` addresses (the oldest
-/// entries go first), so a flood of addresses cannot grow it.
+/// entries go first), so a flood of addresses cannot grow it. The console also counts sign-ins with it, per token and
+/// per principal, without a limit for all together (`globalLimit` nil).
 final class FailedAuthentications: Sendable {
     let limit: Int
-    let globalLimit: Int
+    let globalLimit: Int?
     let window: Duration
     static let capacity = 10_000
     private struct State {
@@ -19,9 +20,9 @@ final class FailedAuthentications: Sendable {
     }
     private let state = Mutex(State())
 
-    init(limit: Int, globalLimit: Int, window: Duration) {
+    init(limit: Int, globalLimit: Int?, window: Duration) {
         self.limit = max(1, limit)
-        self.globalLimit = max(1, globalLimit)
+        self.globalLimit = globalLimit.map { max(1, $0) }
         self.window = window
     }
 
@@ -39,9 +40,10 @@ final class FailedAuthentications: Sendable {
             var times = state.byAddress[address, default: []]
             let local = Self.add(now, to: &times, keeping: limit + 1, window: window)
             state.byAddress[address] = times
-            let global = Self.add(now, to: &state.all, keeping: globalLimit + 1, window: window)
-            guard local.count > limit || global.count > globalLimit else { return nil }
-            let oldest = local.count > limit ? local.oldest : global.oldest
+            let global = globalLimit.map { (Self.add(now, to: &state.all, keeping: $0 + 1, window: window), $0) }
+            let overall = global.map { $0.0.count > $0.1 } ?? false
+            guard local.count > limit || overall else { return nil }
+            let oldest = local.count > limit ? local.oldest : global?.0.oldest ?? now
             let remaining = window - (now - oldest)
             return max(1, Int(remaining.components.seconds) + (remaining.components.attoseconds > 0 ? 1 : 0))
         }

@@ -64,9 +64,13 @@ final class BoardWatcher: Service, Sendable {
         let version = try board.version()
         let credentials = try board.apiTokenCredentials()
         tokens.reload(credentials)
-        // A restarted server publishes at once for the environments whose hosts may still be subscribed to the relay.
-        for environment in Set(credentials.filter { $0.kind != .sdk && !$0.revoked }.map(\.environment)) {
-            try hosts.relayEnvironment(environment)
+        // A restarted server publishes at once for the environments whose hosts may still be subscribed to the relay,
+        // and takes every hosts token of them for one the relay may have checked before the restart: one revoked
+        // meanwhile ends the environment's relayed streams at the first check of the tokens.
+        let hostTokens = credentials.filter { $0.kind != .sdk }
+        for environment in Set(hostTokens.filter { !$0.revoked }.map(\.environment)) {
+            guard try hosts.relayEnvironment(environment) else { continue }
+            for token in hostTokens where token.environment == environment { hosts.noteRelayed(token) }
         }
         lastVersion.withLock { $0 = version }
         metrics.boardChanges.withLock { $0 = 0 }

@@ -75,4 +75,27 @@ extension HostFeeds {
         }
         return true
     }
+
+    /// Notes that the relay checked `token` for a stream of its environment (see ``relayedTokens``).
+    func noteRelayed(_ token: APITokenCredential) {
+        relayedTokens.withLock { $0[token.digest] = token.environment }
+    }
+
+    /// Ends the relay's streams of every environment with a token the relay checked and `refusal` now refuses: the
+    /// relay checks a token only when a host subscribes, so the environment's channel is deleted, and every host of it
+    /// subscribes again with its token checked.
+    func endRelayedStreams(refusal: ([UInt8]) -> String?) {
+        guard let relay else { return }
+        let environments = relayedTokens.withLock { tokens -> Set<String> in
+            let refused = tokens.filter { refusal($0.key) != nil }
+            for token in refused.keys { tokens[token] = nil }
+            return Set(refused.values)
+        }
+        for environment in environments.sorted() {
+            logger.info(
+                "ending the relay's streams of an environment: the board refuses a token the relay checked",
+                metadata: ["environment": "\(environment)"])
+            relay.drop(environment)
+        }
+    }
 }

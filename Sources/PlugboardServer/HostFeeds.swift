@@ -73,6 +73,8 @@ final class HostFeeds: Sendable {
 
     /// Where the hosts' events are published for a relay (`--relay-publish`), if anywhere.
     let relay: RelayPublisher?
+    /// The tokens the relay checked for a stream, with their environment (``endRelayedStreams(refusal:)``).
+    let relayedTokens = Mutex<[[UInt8]: String]>([:])
 
     init(
         board: any ServedBoard, metrics: ServerMetrics, logger: Logger, keyring: BoardKeyring, lifetime: Duration,
@@ -327,6 +329,7 @@ final class HostFeeds: Sendable {
             return ended
         }
         for (continuation, reason) in ended { BoardWatcher.end(continuation, because: reason) }
+        endRelayedStreams(refusal: refusal)
     }
 
     /// Closes every stream (shutdown); hosts reconnect to the next server with backoff.

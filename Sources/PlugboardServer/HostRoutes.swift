@@ -104,12 +104,14 @@ struct HostRoutes: Sendable {
     /// The relay's check of a host token (nginx's `auth_request`): 204 with the token's environment in
     /// `X-Plugboard-Environment` (the relay's channel), and from then on the environment's events are published to the
     /// relay; 404 when the server publishes to no relay. An unknown, revoked or expired token is refused (401, 403) as on
-    /// every host route.
+    /// every host route. The server remembers the token: once the board refuses it, the relay's streams of its
+    /// environment are ended (``HostFeeds/endStreams(refusal:)``), so that its host's next subscription is refused.
     func relayAuth(token: APITokenCredential) throws -> Response {
         let relayed = try api.board { () throws(BoardError) in try api.watcher.hosts.relayEnvironment(token.environment) }
         guard relayed else {
             throw Refusal(.notFound, "this server publishes to no relay; start plugboard serve with --relay-publish")
         }
+        api.watcher.hosts.noteRelayed(token)
         var response = Response(status: .noContent)
         response.headers[HTTPField.Name("X-Plugboard-Environment")!] = token.environment
         response.headers[.cacheControl] = "no-store"

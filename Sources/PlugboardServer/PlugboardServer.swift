@@ -93,9 +93,7 @@ public struct PlugboardServer: Sendable {
             HTTP1Channel(responder: connections.wrap(responder), configuration: HTTP1Channel.Configuration(idleTimeout: idle))
         }
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
-            let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
-            let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .file(key))
-            server = try .tls(http1, tlsConfiguration: tls)
+            server = try .tls(http1, tlsConfiguration: ServerTLS.configuration(certificate: certificate, key: key))
         } else {
             server = http1
         }
@@ -112,9 +110,7 @@ public struct PlugboardServer: Sendable {
             admin.add(to: adminRouter)
             let adminServer: HTTPServerBuilder
             if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
-                let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
-                let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .file(key))
-                adminServer = try .tls(http1, tlsConfiguration: tls)
+                adminServer = try .tls(http1, tlsConfiguration: ServerTLS.configuration(certificate: certificate, key: key))
             } else {
                 adminServer = http1
             }

@@ -14,6 +14,10 @@ import Synchronization
 /// (`fresh`) a direct stream carries, and every host verifies them. The event's name goes in `X-EventSource-Event`, so
 /// that the relay's EventSource subscribers see the same event names.
 ///
+/// A token that the relay checked for a stream and the board refuses since (revoked, expired) has its stream ended by
+/// ``drop(_:)``: the environment's channel is deleted on the relay (`DELETE` to URL + environment), which ends every
+/// stream subscribed to it; each host subscribes again, and the relay checks its token again. Drops go before events.
+///
 /// Bounded: at most ``queueLimit`` events wait per environment (a relay that is slow or away loses the oldest, never
 /// holds up the server or a direct stream), a connection is given ``connectTimeout``, an answer ``answerTimeout``.
 final class RelayPublisher: Service, Sendable {
@@ -28,12 +32,16 @@ final class RelayPublisher: Service, Sendable {
         let environment: String
         let name: String
         let data: ByteBuffer
+        /// Not an event: the environment's channel is deleted (``RelayPublisher/drop(_:)``).
+        var deletesChannel = false
     }
 
     private struct State {
         var queues: [String: [Event]] = [:]
         var order: [String] = []
         var dropped = 0
+        /// Environments whose channel is to be deleted, in order, each once.
+        var drops: [String] = []
     }
 
     let host: String
@@ -69,14 +77,28 @@ final class RelayPublisher: Service, Sendable {
         wake.yield()
     }
 
+    /// Ends every stream the relay holds for `environment` (its channel deleted), before any event waiting; never blocks.
+    func drop(_ environment: String) {
+        state.withLock { state in
+            if !state.drops.contains(environment) { state.drops.append(environment) }
+        }
+        wake.yield()
+    }
+
+    /// The environments whose channel waits to be deleted.
+    var waitingDrops: [String] { state.withLock { $0.drops } }
+
     /// The events waiting for `environment`, oldest first.
     func waiting(_ environment: String) -> [Event] {
         state.withLock { $0.queues[environment] ?? [] }
     }
 
-    /// The next event to send, taking environments in turn.
+    /// The next event to send, taking environments in turn, after the channels to delete.
     private func next() -> Event? {
         state.withLock { state in
+            if !state.drops.isEmpty {
+                return Event(environment: state.drops.removeFirst(), name: "", data: ByteBuffer(), deletesChannel: true)
+            }
             guard !state.order.isEmpty else { return nil }
             let environment = state.order.removeFirst()
             var queue = state.queues.removeValue(forKey: environment) ?? []
@@ -92,6 +114,10 @@ final class RelayPublisher: Service, Sendable {
     /// Puts back an event that a closed kept-alive connection did not take, ahead of its environment's others.
     private func putBack(_ event: Event) {
         state.withLock { state in
+            if event.deletesChannel {
+                if !state.drops.contains(event.environment) { state.drops.insert(event.environment, at: 0) }
+                return
+            }
             if state.queues[event.environment] == nil { state.order.insert(event.environment, at: 0) }
             state.queues[event.environment, default: []].insert(event, at: 0)
         }
@@ -130,17 +156,25 @@ final class RelayPublisher: Service, Sendable {
 
     /// One kept-alive connection: sends `first` and every event queued after it, until the queue stays empty for
     /// ``idleTimeout``. An event the connection could not deliver is put back once when the connection had already
-    /// delivered one (the relay may have closed it while idle); else it is dropped with the error.
+    /// delivered one (the relay may have closed it while idle); else it is dropped with the error. A channel to delete is
+    /// always put back.
     private func connection(first: Event, wakes: inout AsyncStream<Void>.Iterator) async throws {
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connectTimeout(Self.connectTimeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .connect(host: host, port: port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
+        let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(Self.connectTimeout)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connect(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
+                    }
                 }
-            }
+        } catch {
+            // A channel to delete is tried again until the relay takes it: it ends a refused token's stream.
+            if first.deletesChannel { putBack(first) }
+            throw error
+        }
         try await channel.executeThenClose { inbound, outbound in
             var answers = inbound.makeAsyncIterator()
             var event: Event? = first
@@ -150,7 +184,7 @@ final class RelayPublisher: Service, Sendable {
                     try await self.send(current, channel: channel.channel, outbound: outbound, answers: &answers)
                     delivered += 1
                 } catch {
-                    if delivered > 0 { self.putBack(current) }
+                    if delivered > 0 || current.deletesChannel { self.putBack(current) }
                     throw error
                 }
                 event = self.next()
@@ -172,11 +206,14 @@ final class RelayPublisher: Service, Sendable {
         _ event: Event, channel: any Channel, outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>,
         answers: inout NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator
     ) async throws {
-        var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: path + Self.pathSegment(event.environment))
+        let method: HTTPMethod = event.deletesChannel ? .DELETE : .POST
+        var head = HTTPRequestHead(version: .http1_1, method: method, uri: path + Self.pathSegment(event.environment))
         head.headers.add(name: "Host", value: "\(host):\(port)")
-        head.headers.add(name: "Content-Type", value: "text/plain")
         head.headers.add(name: "Content-Length", value: String(event.data.readableBytes))
-        head.headers.add(name: "X-EventSource-Event", value: event.name)
+        if !event.deletesChannel {
+            head.headers.add(name: "Content-Type", value: "text/plain")
+            head.headers.add(name: "X-EventSource-Event", value: event.name)
+        }
         let timer = Task {
             try await Task.sleep(for: Self.answerTimeout)
             channel.close(promise: nil)
@@ -189,7 +226,8 @@ final class RelayPublisher: Service, Sendable {
             case .head(let answer): status = answer.status
             case .body: break
             case .end:
-                guard let status, (200..<300).contains(status.code) else {
+                // A channel to delete that the relay does not have (no stream, no message) is as good as deleted.
+                guard let status, (200..<300).contains(status.code) || (event.deletesChannel && status == .notFound) else {
                     throw Refused(description: "the relay answered \(status.map { String($0.code) } ?? "nothing") to a publication")
                 }
                 return

@@ -25,7 +25,9 @@ struct ServeCommand: BoardCommand {
     var listen = "127.0.0.1:4242"
     @Option(name: .customLong("tls-cert"), help: ArgumentHelp("PEM certificate chain: serve HTTPS.", valueName: "file"))
     var tlsCert: String?
-    @Option(name: .customLong("tls-key"), help: ArgumentHelp("PEM private key of the certificate.", valueName: "file"))
+    @Option(
+        name: .customLong("tls-key"),
+        help: ArgumentHelp("The certificate's private key, PEM or DER, in a file of any name.", valueName: "file"))
     var tlsKey: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info (one line a request), notice, warning, error.")
     var logLevel = "info"

@@ -15,6 +15,29 @@ struct ServeProcessTests {
         }
     }
 
+    /// Makes a self-signed certificate for 127.0.0.1 and its private key (PEM) with openssl.
+    static func selfSigned(_ sandbox: Sandbox, key: String, certificate: String) throws {
+        let openssl = try sandbox.runBlocking(
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
+                "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+            ], db: false, executable: "/usr/bin/openssl")
+        #expect(openssl.status == 0, "\(openssl)")
+    }
+
+    /// Starts `plugboard serve` over TLS with `certificate` and `key`; answers it and its port.
+    static func serveTLS(_ sandbox: Sandbox, certificate: String, key: String) async throws -> (ChildProcess, Int) {
+        let server = try ChildProcess(
+            Sandbox.binary,
+            [
+                "serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", key, "--log-level",
+                "warning",
+            ])
+        let listening = try #require(
+            await server.waitForLine { $0.hasPrefix("Serving the board at https://127.0.0.1:") }, "\(server.errorOutput)")
+        return (server, try #require(Int(server.output[listening].split(separator: ":")[2].prefix { $0.isNumber })))
+    }
+
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
     func aCLIChangeReachesAConnectedStreamAndTokensAreChecked() async throws {
         let sandbox = try await Sandbox.withBoard()
@@ -71,23 +94,10 @@ struct ServeProcessTests {
         let sandbox = try await Sandbox.withBoard()
         let certificate = sandbox.root.appendingPathComponent("cert.pem").path
         let key = sandbox.root.appendingPathComponent("key.pem").path
-        let openssl = try sandbox.runBlocking(
-            [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
-                "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
-            ], db: false, executable: "/usr/bin/openssl")
-        #expect(openssl.status == 0, "\(openssl)")
+        try Self.selfSigned(sandbox, key: key, certificate: certificate)
         let created = try await sandbox.ok("token", "create", "--env", "default", "--name", "tls", "--json").json() as? [String: Any]
         let token = try #require(created?["token"] as? String)
-        let server = try ChildProcess(
-            Sandbox.binary,
-            [
-                "serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", key, "--log-level",
-                "warning",
-            ])
-        let listening = try #require(
-            await server.waitForLine { $0.hasPrefix("Serving the board at https://127.0.0.1:") }, "\(server.errorOutput)")
-        let port = try #require(Int(server.output[listening].split(separator: ":")[2].prefix { $0.isNumber }))
+        let (server, port) = try await Self.serveTLS(sandbox, certificate: certificate, key: key)
         let secure = try await Self.curl([
             "--cacert", certificate, "-H", "Authorization: \(token)", "https://127.0.0.1:\(port)/api/client/features",
         ])
@@ -95,5 +105,37 @@ struct ServeProcessTests {
         #expect(try await Self.curl(["http://127.0.0.1:\(port)/health"]).0 != 200, "plain HTTP must not be served on the TLS port")
         let exit = await server.stop()
         #expect(exit == 0, "\(server.errorOutput)")
+    }
+
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
+        ))
+    func aPEMKeyOfAnyNameServesAndABadKeyGetsASentenceAboutTheKey() async throws {
+        let sandbox = try await Sandbox.withBoard()
+        let certificate = sandbox.root.appendingPathComponent("server.crt").path
+        let key = sandbox.root.appendingPathComponent("server.key").path
+        try Self.selfSigned(sandbox, key: key, certificate: certificate)
+        // A PEM key whose name ends in .key (as openssl and most guides name it) serves.
+        let (server, port) = try await Self.serveTLS(sandbox, certificate: certificate, key: key)
+        #expect(try await Self.curl(["--cacert", certificate, "https://127.0.0.1:\(port)/health"]).0 == 200)
+        #expect(await server.stop() == 0, "\(server.errorOutput)")
+
+        // A key file that holds no key, and the key of another certificate, each get a sentence about the key.
+        let garbage = try sandbox.write("garbage.key", "not a key\n")
+        let otherCertificate = sandbox.root.appendingPathComponent("other.crt").path
+        let otherKey = sandbox.root.appendingPathComponent("other.pem").path
+        try Self.selfSigned(sandbox, key: otherKey, certificate: otherCertificate)
+        for (bad, sentence) in [
+            (garbage, "--tls-key \(garbage) holds no private key that can be read (PEM or DER, not encrypted)"),
+            (otherKey, "the private key in --tls-key \(otherKey) cannot be used with the certificate in --tls-cert \(certificate)"),
+        ] {
+            let refused = try await sandbox.run(
+                ["serve", "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", bad, "--log-level", "warning"])
+            #expect(refused.status != 0 && refused.stdout.isEmpty, "\(refused)")
+            #expect(refused.stderr.contains(sentence), "\(refused.stderr)")
+            #expect(!refused.stderr.contains("--listen") && !refused.stderr.contains("network"), "\(refused.stderr)")
+        }
     }
 }

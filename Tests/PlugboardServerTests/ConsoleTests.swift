@@ -49,15 +49,27 @@ struct ConsoleTests {
         return (try csrf(String(buffer: page.body)), String(try #require(cookie.split(separator: ";").first)))
     }
 
-    /// Posts the sign-in form with `token` (and the form's own CSRF token unless `csrf` is given).
+    /// The console's origin in router tests (the test client sends its requests to `localhost`).
+    static let origin = "http://localhost"
+
+    /// Posts the sign-in form with `token` (and the form's own CSRF token unless `csrf` is given), from the console's
+    /// own page.
     static func postSignIn(_ client: some TestClientProtocol, _ token: String, csrf: String? = nil) async throws -> TestResponse {
         let form = try await signInForm(client)
-        let fields = ["token": token, "csrf": csrf ?? form.csrf]
+        return try await postSignIn(client, token, csrf: csrf ?? form.csrf, cookie: form.cookie, headers: [.origin: origin])
+    }
+
+    /// Posts a sign-in form of `token` and `csrf` with `cookie` and `headers`, as any page or client may.
+    static func postSignIn(
+        _ client: some TestClientProtocol, _ token: String, csrf: String, cookie: String?, headers: HTTPFields
+    ) async throws -> TestResponse {
+        let fields = ["token": token, "csrf": csrf]
         let body = fields.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
             .joined(separator: "&")
-        return try await client.execute(
-            uri: "/ui/sign-in", method: .post, headers: [.contentType: "application/x-www-form-urlencoded", .cookie: form.cookie],
-            body: ByteBuffer(string: body))
+        var headers = headers
+        headers[.contentType] = "application/x-www-form-urlencoded"
+        if let cookie { headers[.cookie] = cookie }
+        return try await client.execute(uri: "/ui/sign-in", method: .post, headers: headers, body: ByteBuffer(string: body))
     }
 
     /// Signs in with `token`; answers the cookie header to send back.
@@ -212,7 +224,11 @@ struct ConsoleTests {
         #expect(ConsoleRoutes.safeReturn("https://evil.example/") == "/ui/")
         #expect(ConsoleRoutes.safeReturn("//evil.example/ui/") == "/ui/")
         #expect(ConsoleRoutes.safeReturn("/ui/plugins?env=default") == "/ui/plugins?env=default")
-        #expect(ConsoleRoutes.sameHost("http://127.0.0.1:8080", "127.0.0.1:4242"))
-        #expect(!ConsoleRoutes.sameHost("https://evil.example", "127.0.0.1:4242"))
+        #expect(ConsoleOrigin("http://127.0.0.1:4242") == ConsoleOrigin(scheme: "http", authority: "127.0.0.1:4242"))
+        #expect(ConsoleOrigin("http://127.0.0.1:8080") != ConsoleOrigin(scheme: "http", authority: "127.0.0.1:4242"))
+        #expect(ConsoleOrigin("https://board.example") == ConsoleOrigin(scheme: "https", authority: "Board.Example:443"))
+        #expect(ConsoleOrigin("https://board.example") != ConsoleOrigin(scheme: "http", authority: "board.example"))
+        #expect(ConsoleOrigin("http://[::1]:4242/ui/sign-in") == ConsoleOrigin(scheme: "http", authority: "[::1]:4242"))
+        #expect(ConsoleOrigin("null") == nil)
     }
 }

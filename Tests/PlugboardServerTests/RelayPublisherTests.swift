@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import PlugboardModel
 import PlugboardStore
+import Synchronization
 import Testing
 
 @testable import PlugboardServer
@@ -50,5 +51,28 @@ struct RelayPublisherTests {
         let unrelayed = HostFeeds(
             board: board, metrics: metrics, logger: Logger(label: "test"), keyring: .generate(), lifetime: .seconds(60))
         #expect(try !unrelayed.relayEnvironment("default"))
+    }
+
+    @Test func aTokenTheRelayCheckedEndsItsEnvironmentsRelayedStreamsOnceTheBoardRefusesIt() throws {
+        let (board, _, _) = try HostFeedTests.feedOfOneEnabledPlugin()
+        let relay = RelayPublisher(url: URL(string: "http://127.0.0.1:9/p/")!, logger: Logger(label: "test"))!
+        let feeds = HostFeeds(
+            board: board, metrics: ServerMetrics(), logger: Logger(label: "test"), keyring: .generate(), lifetime: .seconds(60),
+            relay: relay)
+        _ = try board.createAPIToken(name: "edge", environment: "default", kind: .hosts, by: HostFeedTests.admin)
+        let token = try #require(try board.apiTokenCredentials().first { $0.name == "edge" })
+        #expect(try feeds.relayEnvironment("default"))
+        feeds.noteRelayed(token)
+        relay.publish("default", name: "fresh", data: ByteBuffer(string: "f"))
+
+        // While the board accepts the token, nothing is dropped.
+        feeds.endStreams { _ in nil }
+        #expect(relay.waitingDrops.isEmpty)
+        // Once it refuses it, the environment's channel is to be deleted, once; the events that wait stay (drops go first).
+        feeds.endStreams { $0 == token.digest ? "revoked" : nil }
+        feeds.endStreams { $0 == token.digest ? "revoked" : nil }
+        #expect(relay.waitingDrops == ["default"])
+        #expect(feeds.relayedTokens.withLock { $0.isEmpty })
+        #expect(relay.waiting("default").map(\.name) == ["fresh"])
     }
 }

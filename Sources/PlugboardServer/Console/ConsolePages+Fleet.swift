@@ -45,7 +45,8 @@ extension ConsolePages {
                         "reportedAt": host.reportedAt, "hostVersion": host.hostVersion, "stale": isStale(host.reportedAt, now),
                         "entries": host.entries.map { entry -> [String: Any] in
                             [
-                                "pluginID": entry.pluginID, "environment": entry.environment, "version": entry.version ?? "–",
+                                "pluginID": entry.pluginID, "href": link("/ui/plugins", entry.pluginID, env: entry.environment),
+                                "environment": entry.environment, "version": entry.version ?? "–",
                                 "state": entry.state.rawValue, "reason": entry.reason ?? entry.warning ?? "",
                             ]
                         },
@@ -66,7 +67,8 @@ extension ConsolePages {
                 "env": env, "environments": ConsolePage.choices(all, env), "unused": unused != nil,
                 "flags": flags.map { flag -> [String: Any] in
                     [
-                        "name": flag.name, "environment": flag.environment, "type": flag.type, "enabled": flag.enabled,
+                        "name": flag.name, "href": link("/ui/flags", flag.name, env: flag.environment), "environment": flag.environment,
+                        "type": flag.type, "enabled": flag.enabled,
                         "archived": flag.archived, "potentiallyStale": flag.potentiallyStale, "strategyCount": flag.strategyCount,
                         "variantCount": flag.variantCount, "owner": flag.owner,
                     ]
@@ -209,7 +211,8 @@ extension ConsolePages {
                             ConsoleForms.form(RolloutOperations.Abort.self, page, fixed: fixed, button: "Abort", danger: true),
                         ].compactMap { $0 } : []
                     return [
-                        "anchor": escape(rollout.pluginID), "pluginID": rollout.pluginID, "environment": rollout.environment,
+                        "anchor": escape(rollout.pluginID), "pluginID": rollout.pluginID,
+                        "href": link("/ui/plugins", rollout.pluginID, env: rollout.environment), "environment": rollout.environment,
                         "from": rollout.previous ?? "–", "version": rollout.version, "state": rollout.state.rawValue,
                         "percent": rollout.percent, "stepList": rollout.steps.map { "\($0)%" }.joined(separator: ", "),
                         "nextStepAt": some(status.nextStepAt), "maxFailureRate": status.maxFailureRate, "minHosts": status.minHosts,

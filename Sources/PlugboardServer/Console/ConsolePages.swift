@@ -171,7 +171,8 @@ enum ConsolePages {
         let kills = try board.killSwitches().map { kill -> [String: Any] in
             let target = kill.target?.description ?? kill.scope
             return [
-                "target": target, "pluginID": some(kill.pluginID), "reason": kill.reason, "killedAt": kill.killedAt,
+                "target": target, "pluginHref": some(kill.pluginID.map { link("/ui/plugins", $0) }), "reason": kill.reason,
+                "killedAt": kill.killedAt,
                 "killedBy": kill.killedBy,
             ]
         }
@@ -213,7 +214,8 @@ enum ConsolePages {
                 "env": env, "environments": ConsolePage.choices(all, env), "query": search ?? "", "next": some(next),
                 "plugins": plugins.map { plugin -> [String: Any] in
                     [
-                        "id": plugin.id, "name": plugin.name, "environment": plugin.environment, "enabled": plugin.enabled,
+                        "id": plugin.id, "href": link("/ui/plugins", plugin.id, env: plugin.environment), "name": plugin.name,
+                        "environment": plugin.environment, "enabled": plugin.enabled,
                         "killed": plugin.killed, "activeVersion": plugin.activeVersion ?? "–", "latestVersion": plugin.latestVersion ?? "–",
                         "pinnedVersion": plugin.pinnedVersion ?? "",
                     ]
@@ -265,6 +267,7 @@ enum ConsolePages {
                 "environments": detail.environments.map { environment -> [String: Any] in
                     [
                         "environment": environment.environment, "enabled": environment.enabled,
+                        "href": link("/ui/plugins", detail.id, env: environment.environment),
                         "pinnedVersion": some(environment.pinnedVersion),
                     ]
                 },
@@ -319,8 +322,18 @@ enum ConsolePages {
     /// An optional value for a template: absent values are `false`, so that `{{#name}}…{{/name}}` leaves them out.
     static func some(_ value: (any Sendable)?) -> Any { value ?? false }
 
-    /// A query value, percent-encoded for a link.
+    /// A query value or a path segment, percent-encoded for a link: every byte but ASCII letters, digits and `-._~`.
     static func escape(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? ""
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+
+    /// The characters a link leaves as they are (RFC 3986's unreserved ones).
+    private static let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+
+    /// The link to the page of `name` under `base` (`/ui/flags`, `/ui/plugins`), in `env` when given: the name is one
+    /// percent-encoded path segment, whatever it holds (a flag's `"`, `<`, `?`, `#` or `/`); the template escapes the
+    /// whole link for HTML.
+    static func link(_ base: String, _ name: String, env: String? = nil) -> String {
+        base + "/" + escape(name) + (env.map { "?env=" + escape($0) } ?? "")
     }
 }

@@ -38,7 +38,7 @@ struct ConsoleRoutes: Sendable {
         router.get("/ui/static/console.js") { _, _ in Self.asset(ConsoleAssets.js, type: "text/javascript; charset=utf-8") }
         router.get("/ui/sign-in") { request, _ in
             if let id = Self.cookie(request), sessions.session(id) != nil { return Self.redirect("/ui/") }
-            return signInPage(csrf: ConsoleSessions.random())
+            return signInPage(preSession: ConsoleSessions.random())
         }
         router.post("/ui/sign-in") { request, context in try await signIn(request, context) }
 
@@ -73,7 +73,8 @@ struct ConsoleRoutes: Sendable {
         let state = ConsolePage(
             path: path, csrf: session.session.csrf, readOnly: caller.token.readOnly, principal: caller.principal,
             tokenMadeBy: caller.token.createdBy, query: query,
-            parameter: page.parameter.flatMap { parameters.get($0) }, verifier: admin.consoleVerifier, lane: admin.reads)
+            parameter: page.parameter.flatMap { parameters.get($0)?.removingPercentEncoding }, verifier: admin.consoleVerifier,
+            lane: admin.reads)
         let started = ContinuousClock.now
         let rendered: (String, String)
         do {
@@ -147,29 +148,34 @@ struct ConsoleRoutes: Sendable {
 
     // MARK: Sign-in
 
-    /// `POST /ui/sign-in`: an access token for a session. Failures count against the address as the operations API's
-    /// do; a form from another origin is refused.
+    /// `POST /ui/sign-in`: an access token for a session. The form must come from the console's own origin (its
+    /// `Origin`, or without one its `Referer`: scheme, host and port; a sign-in that names neither is refused) and carry
+    /// the CSRF token this server made for the pre-session its page set as a cookie. Failures count against the address
+    /// as the operations API's do; sign-ins count against the token and its principal (``ConsoleSessions``).
     private func signIn(_ request: Request, _ context: ServeContext) async throws -> Response {
-        if let origin = request.headers[.origin], !Self.sameHost(origin, request.head.authority ?? "") {
-            return Self.refusal(.forbidden, heading: "Not allowed", "a sign-in must come from the console's own page", back: "/ui/sign-in")
+        if let sentence = Self.foreignSignIn(request, secure: secure) {
+            return Self.refusal(.forbidden, heading: "Not allowed", sentence, back: "/ui/sign-in")
         }
         let form = try await Self.form(request, limit: 8 << 10)
-        // The sign-in form's CSRF token is the one its page set as a cookie of the sign-in path (a double-submitted
-        // cookie: another site can neither read it nor make the browser send it).
-        guard let expected = Self.cookie(request, named: ConsoleSessions.signInCookie), Self.carries(form, csrf: expected) else {
+        // The sign-in form's CSRF token is the server's HMAC of the pre-session its page set as a cookie of the sign-in
+        // path: a page of another origin (even one of this host, which may set cookies for it) can plant a cookie, but
+        // not make the token of a value it chose; a pair it read from a sign-in page of its own is refused by the
+        // origin check above.
+        guard let preSession = Self.cookie(request, named: ConsoleSessions.signInCookie), preSession.utf8.count == 43,
+            Self.carries(form, csrf: sessions.signInToken(for: preSession))
+        else {
             return Self.csrfRefusal()
         }
         let address = context.remoteAddress?.ipAddress ?? "unknown"
         let secret = (form["token"] ?? "").trimmingCharacters(in: .whitespaces)
         func failed(_ sentence: String) -> Response {
             if let wait = admin.failures.fail(address) {
-                var response = signInPage(
-                    csrf: expected, error: "too many failed sign-ins from \(address) or from all clients; try again in \(wait) seconds",
-                    status: .tooManyRequests)
-                response.headers[.retryAfter] = String(wait)
-                return response
+                return signInPage(
+                    preSession: preSession,
+                    error: "too many failed sign-ins from \(address) or from all clients; try again in \(wait) seconds",
+                    status: .tooManyRequests, retryAfter: wait)
             }
-            return signInPage(csrf: expected, error: sentence, status: .unauthorized)
+            return signInPage(preSession: preSession, error: sentence, status: .unauthorized)
         }
         guard !secret.isEmpty else { return failed("give an access token (plugboard access-token create)") }
         let token = try await AdminRoutes.lookUp(secret, on: admin.board, in: admin.guesses)
@@ -177,28 +183,38 @@ struct ConsoleRoutes: Sendable {
         guard token.state == .active else {
             return failed("the access token '\(token.name)' of \(token.principal) is \(token.state.rawValue); create a new one")
         }
-        let (id, _) = sessions.open(secret: secret, tokenName: token.name, principal: token.principal, readOnly: token.readOnly)
-        var response = Self.redirect("/ui/")
-        response.headers[.setCookie] = cookieHeader(id, maxAge: Int(ConsoleSessions.lifetime.components.seconds))
-        return response
+        switch sessions.open(secret: secret, tokenName: token.name, principal: token.principal, readOnly: token.readOnly) {
+        case .success(let (id, _)):
+            var response = Self.redirect("/ui/")
+            response.headers[.setCookie] = cookieHeader(id, maxAge: Int(ConsoleSessions.lifetime.components.seconds))
+            return response
+        case .failure(.tooManySignIns(let perToken, let wait)):
+            let who = perToken ? "with the access token '\(token.name)' of \(token.principal)" : "as \(token.principal)"
+            return signInPage(
+                preSession: preSession,
+                error: "too many sign-ins \(who) in the last minute; use the session you have, or try again in \(wait) seconds",
+                status: .tooManyRequests, retryAfter: wait)
+        case .failure(.full):
+            return signInPage(
+                preSession: preSession,
+                error: "the console holds as many sessions as it can (\(sessions.limit)); try again when some have ended",
+                status: .serviceUnavailable, retryAfter: 60)
+        }
     }
 
-    /// The sign-in page, its form carrying `csrf`, which it also sets as the sign-in path's cookie.
-    private func signInPage(csrf: String, error: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
-        var context: [String: Any] = ["csrf": csrf]
+    /// The sign-in page, its form carrying the CSRF token of `preSession`, which it sets as the sign-in path's cookie;
+    /// with `error`, the refusal's sentence, status and `Retry-After` seconds.
+    private func signInPage(
+        preSession: String, error: String? = nil, status: HTTPResponse.Status = .ok, retryAfter: Int? = nil
+    ) -> Response {
+        var context: [String: Any] = ["csrf": sessions.signInToken(for: preSession)]
         if let error { context["error"] = error }
         var response = Self.page(title: "Sign in", body: ConsoleTemplates.render("signin", context), status: status)
         response.headers[.setCookie] =
-            "\(ConsoleSessions.signInCookie)=\(csrf); Path=/ui/sign-in; Max-Age=3600; HttpOnly; SameSite=Strict"
+            "\(ConsoleSessions.signInCookie)=\(preSession); Path=/ui/sign-in; Max-Age=3600; HttpOnly; SameSite=Strict"
             + (secure ? "; Secure" : "")
+        if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
         return response
-    }
-
-    /// Whether the `Origin` of a form names the host the request was sent to (ports aside: a proxy may change them).
-    static func sameHost(_ origin: String, _ authority: String) -> Bool {
-        guard let host = URL(string: origin)?.host?.lowercased() else { return false }
-        let bare = authority.hasPrefix("[") ? String(authority.dropFirst().prefix { $0 != "]" }) : String(authority.prefix { $0 != ":" })
-        return host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) == bare.lowercased()
     }
 
     private func cookieHeader(_ value: String, maxAge: Int) -> String {

@@ -11,11 +11,18 @@ import Synchronization
 /// the access token it was opened with, in memory, so that every request looks that token up on the board again:
 /// a revoked or expired token (or one whose maker's was revoked) ends its sessions at their next request, exactly as it
 /// ends the operations API's. Each session has its own CSRF token, which every form carries.
+///
+/// Bounded per person: one access token holds at most ``perToken`` sessions and one principal ``perPrincipal`` (a new
+/// sign-in ends the token's, or the principal's, least recently used one), and sign-ins are counted per token and per
+/// principal (``signInsPerToken``, ``signInsPerPrincipal`` a minute). The table holds at most ``limit`` sessions; when
+/// it is full of live sessions a sign-in is refused: one principal's sign-ins never end another's session.
 final class ConsoleSessions: Sendable {
     /// One signed-in person.
     struct Session: Sendable {
         /// The access token's secret, to look it up on the board at each request (never logged, never written).
         let secret: String
+        /// The SHA-256 of the access token's secret: which sessions share a token.
+        let tokenKey: String
         /// The token's name and principal, for the page's header.
         let tokenName: String
         let principal: String
@@ -41,30 +48,74 @@ final class ConsoleSessions: Sendable {
     /// How long a session lasts at most, and without a request.
     static let lifetime = Duration.seconds(8 * 3600)
     static let idle = Duration.seconds(3600)
-    /// The most sessions kept at once; the oldest go first.
-    static let limit = 10_000
+    /// The most sessions kept at once, of everyone together (``defaultLimit`` unless a test says otherwise).
+    let limit: Int
+    static let defaultLimit = 10_000
+    /// The most sessions of one access token, and of one principal (from all of their tokens).
+    static let perToken = 8
+    static let perPrincipal = 32
+    /// The most sign-ins in ``signInWindow`` with one access token, and as one principal.
+    static let signInsPerToken = 10
+    static let signInsPerPrincipal = 30
+    static let signInWindow = Duration.seconds(60)
 
     private let sessions = Mutex<[String: Session]>([:])
     private let clock = ContinuousClock()
+    /// Sign-ins counted per token and per principal (each table bounded as failed authentications are).
+    private let signInsByToken = FailedAuthentications(limit: signInsPerToken, globalLimit: nil, window: signInWindow)
+    private let signInsByPrincipal = FailedAuthentications(limit: signInsPerPrincipal, globalLimit: nil, window: signInWindow)
+    /// The secret the sign-in form's CSRF token is made with (``signInToken(for:)``): random for each run, never sent.
+    private let signInKey = SymmetricKey(size: .bits256)
 
-    /// Opens a session for an accepted access token; answers the cookie's value (the session id).
-    func open(secret: String, tokenName: String, principal: String, readOnly: Bool) -> (id: String, session: Session) {
+    init(limit: Int = defaultLimit) {
+        self.limit = limit
+    }
+
+    /// Why a sign-in opens no session.
+    enum Refusal: Error, Equatable {
+        /// Too many sign-ins with the token, or as its principal, in ``ConsoleSessions/signInWindow``: wait that many
+        /// seconds.
+        case tooManySignIns(token: Bool, seconds: Int)
+        /// The table is full of live sessions.
+        case full
+    }
+
+    /// Opens a session for an accepted access token; answers the cookie's value (the session id), or why not.
+    func open(secret: String, tokenName: String, principal: String, readOnly: Bool) -> Result<(id: String, session: Session), Refusal> {
+        let tokenKey = Self.key(secret)
+        if let wait = signInsByToken.fail(tokenKey) { return .failure(.tooManySignIns(token: true, seconds: wait)) }
+        if let wait = signInsByPrincipal.fail(principal) { return .failure(.tooManySignIns(token: false, seconds: wait)) }
         let id = Self.random()
         let now = clock.now
         let session = Session(
-            secret: secret, tokenName: tokenName, principal: principal, readOnly: readOnly, csrf: Self.random(), created: now,
-            lastSeen: now, flash: nil)
-        sessions.withLock { sessions in
-            if sessions.count >= Self.limit {
-                let expired = sessions.filter { !Self.alive($0.value, at: now) }.map(\.key)
-                for key in expired { sessions[key] = nil }
-                if sessions.count >= Self.limit, let oldest = sessions.min(by: { $0.value.lastSeen < $1.value.lastSeen })?.key {
-                    sessions[oldest] = nil
-                }
+            secret: secret, tokenKey: tokenKey, tokenName: tokenName, principal: principal, readOnly: readOnly, csrf: Self.random(),
+            created: now, lastSeen: now, flash: nil)
+        let opened = sessions.withLock { sessions -> Bool in
+            let expired = sessions.filter { !Self.alive($0.value, at: now) }.map(\.key)
+            for key in expired { sessions[key] = nil }
+            // The person's own least recently used session makes room, never anyone else's.
+            if let oldest = Self.leastRecentlyUsed(in: sessions, atLeast: Self.perToken, where: { $0.tokenKey == tokenKey })
+                ?? Self.leastRecentlyUsed(in: sessions, atLeast: Self.perPrincipal, where: { $0.principal == principal })
+            {
+                sessions[oldest] = nil
             }
+            guard sessions.count < limit else { return false }
             sessions[Self.key(id)] = session
+            return true
         }
-        return (id, session)
+        return opened ? .success((id, session)) : .failure(.full)
+    }
+
+    /// How many sessions are open (expired ones included until the next sign-in sweeps them).
+    var count: Int { sessions.withLock { $0.count } }
+
+    /// The sign-in form's CSRF token for the pre-session `preSession` (the random value of the sign-in path's cookie):
+    /// an HMAC of it with this server's secret, so that only a page this server rendered carries a token that matches
+    /// a cookie.
+    func signInToken(for preSession: String) -> String {
+        let code = HMAC<SHA256>.authenticationCode(for: Data(("console sign-in\n" + preSession).utf8), using: signInKey)
+        return Data(code).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
     }
 
     /// The session of a cookie's value, still alive (its use noted), or nil.
@@ -112,6 +163,15 @@ final class ConsoleSessions: Sendable {
             sessions[key]?.flash = nil
             return flash
         }
+    }
+
+    /// The key of the least recently used of the sessions that `belong`, when there are at least `count` of them.
+    private static func leastRecentlyUsed(
+        in sessions: [String: Session], atLeast count: Int, where belong: (Session) -> Bool
+    ) -> String? {
+        let matching = sessions.filter { belong($0.value) }
+        guard matching.count >= count else { return nil }
+        return matching.min { $0.value.lastSeen < $1.value.lastSeen }?.key
     }
 
     private static func alive(_ session: Session, at now: ContinuousClock.Instant) -> Bool {

@@ -100,7 +100,7 @@ enum ConsoleTemplates {
         {{#hasKills}}
         <div class="scroll"><table>
         <thead><tr><th scope="col">Target</th><th scope="col">Reason</th><th scope="col">Thrown</th><th scope="col">By</th></tr></thead>
-        <tbody>{{#kills}}<tr><td>{{#pluginID}}<a href="/ui/plugins/{{pluginID}}">{{target}}</a>{{/pluginID}}{{^pluginID}}{{target}}{{/pluginID}}</td><td>{{reason}}</td><td>{{killedAt}}</td><td>{{killedBy}}</td></tr>{{/kills}}</tbody>
+        <tbody>{{#kills}}<tr><td>{{#pluginHref}}<a href="{{pluginHref}}">{{target}}</a>{{/pluginHref}}{{^pluginHref}}{{target}}{{/pluginHref}}</td><td>{{reason}}</td><td>{{killedAt}}</td><td>{{killedBy}}</td></tr>{{/kills}}</tbody>
         </table></div>
         {{/hasKills}}
         {{^kills}}<p>No kill switch is active.</p>{{/kills}}
@@ -134,7 +134,7 @@ enum ConsoleTemplates {
         </form>
         <div class="scroll"><table>
         <thead><tr><th scope="col">Plug-in</th><th scope="col">Name</th><th scope="col">State</th><th scope="col">Running</th><th scope="col">Latest</th><th scope="col">Pinned</th></tr></thead>
-        <tbody>{{#plugins}}<tr><td><a href="/ui/plugins/{{id}}?env={{environment}}">{{id}}</a></td><td>{{name}}</td><td>{{#killed}}<strong class="bad">killed</strong>{{/killed}}{{^killed}}{{#enabled}}enabled{{/enabled}}{{^enabled}}disabled{{/enabled}}{{/killed}}</td><td>{{activeVersion}}</td><td>{{latestVersion}}</td><td>{{pinnedVersion}}</td></tr>{{/plugins}}</tbody>
+        <tbody>{{#plugins}}<tr><td><a href="{{href}}">{{id}}</a></td><td>{{name}}</td><td>{{#killed}}<strong class="bad">killed</strong>{{/killed}}{{^killed}}{{#enabled}}enabled{{/enabled}}{{^enabled}}disabled{{/enabled}}{{/killed}}</td><td>{{activeVersion}}</td><td>{{latestVersion}}</td><td>{{pinnedVersion}}</td></tr>{{/plugins}}</tbody>
         </table></div>
         {{^plugins}}<p>No plug-in {{#query}}matches “{{query}}”{{/query}}{{^query}}is registered{{/query}}.</p>{{/plugins}}
         {{#next}}<p><a href="{{next}}" rel="next">Next page</a></p>{{/next}}
@@ -165,7 +165,7 @@ enum ConsoleTemplates {
         </section>
         <section aria-labelledby="envs-h">
         <h2 id="envs-h">Environments</h2>
-        <ul>{{#environments}}<li><a href="/ui/plugins/{{detail.id}}?env={{environment}}">{{environment}}</a>: {{#enabled}}enabled{{/enabled}}{{^enabled}}disabled{{/enabled}}{{#pinnedVersion}}, pinned to {{pinnedVersion}}{{/pinnedVersion}}</li>{{/environments}}</ul>
+        <ul>{{#environments}}<li><a href="{{href}}">{{environment}}</a>: {{#enabled}}enabled{{/enabled}}{{^enabled}}disabled{{/enabled}}{{#pinnedVersion}}, pinned to {{pinnedVersion}}{{/pinnedVersion}}</li>{{/environments}}</ul>
         </section>
         <section aria-labelledby="kill-h">
         <h2 id="kill-h">Kill switches</h2>
@@ -188,7 +188,7 @@ enum ConsoleTemplates {
         <p>Reads {{source}}; last report {{reportedAt}}; host version {{hostVersion}}.</p>
         <div class="scroll"><table>
         <thead><tr><th scope="col">Plug-in</th><th scope="col">Version</th><th scope="col">State</th><th scope="col">Why</th></tr></thead>
-        <tbody>{{#entries}}<tr><td><a href="/ui/plugins/{{pluginID}}?env={{environment}}">{{pluginID}}</a></td><td>{{version}}</td><td class="state-{{state}}">{{state}}</td><td>{{reason}}</td></tr>{{/entries}}</tbody>
+        <tbody>{{#entries}}<tr><td><a href="{{href}}">{{pluginID}}</a></td><td>{{version}}</td><td class="state-{{state}}">{{state}}</td><td>{{reason}}</td></tr>{{/entries}}</tbody>
         </table></div>
         </section>
         {{/hosts}}
@@ -206,7 +206,7 @@ enum ConsoleTemplates {
         </form>
         <div class="scroll"><table>
         <thead><tr><th scope="col">Flag</th><th scope="col">Type</th><th scope="col">State</th><th scope="col">Strategies</th><th scope="col">Variants</th><th scope="col">Owner</th></tr></thead>
-        <tbody>{{#flags}}<tr><td><a href="/ui/flags/{{name}}?env={{environment}}">{{name}}</a></td><td>{{type}}</td><td>{{#enabled}}on{{/enabled}}{{^enabled}}off{{/enabled}}{{#archived}}, archived{{/archived}}{{#potentiallyStale}}, stale{{/potentiallyStale}}</td><td>{{strategyCount}}</td><td>{{variantCount}}</td><td>{{owner}}</td></tr>{{/flags}}</tbody>
+        <tbody>{{#flags}}<tr><td><a href="{{href}}">{{name}}</a></td><td>{{type}}</td><td>{{#enabled}}on{{/enabled}}{{^enabled}}off{{/enabled}}{{#archived}}, archived{{/archived}}{{#potentiallyStale}}, stale{{/potentiallyStale}}</td><td>{{strategyCount}}</td><td>{{variantCount}}</td><td>{{owner}}</td></tr>{{/flags}}</tbody>
         </table></div>
         {{^flags}}<p>No flag.</p>{{/flags}}
         """
@@ -279,7 +279,7 @@ enum ConsoleTemplates {
         </form>
         {{#rollouts}}
         <section class="rollout" aria-labelledby="r-{{anchor}}">
-        <h2 id="r-{{anchor}}"><a href="/ui/plugins/{{pluginID}}?env={{environment}}">{{pluginID}}</a> {{from}} → {{version}}: {{state}}</h2>
+        <h2 id="r-{{anchor}}"><a href="{{href}}">{{pluginID}}</a> {{from}} → {{version}}: {{state}}</h2>
         <p>Step {{percent}}% ({{stepList}}){{#nextStepAt}}; next step at {{nextStepAt}}{{/nextStepAt}}. Guard: at most {{maxFailureRate}}% failing with at least {{minHosts}} hosts.</p>
         <div class="scroll"><table>
         <thead><tr><th scope="col">Release</th><th scope="col">Hosts</th><th scope="col">Activated</th><th scope="col">Failed</th><th scope="col">Crashed</th><th scope="col">Quarantined</th><th scope="col">Failing</th></tr></thead>

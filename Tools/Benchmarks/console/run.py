@@ -90,12 +90,14 @@ try:
         if response.status >= 300:
             sys.exit(f"report {h}: {response.status} {text[:200]!r}")
 
-    # The sign-in form carries a CSRF token that its page also sets as a cookie.
+    # The sign-in form carries a CSRF token made for the pre-session its page sets as a cookie, and comes from the
+    # console's origin.
     response, page = request("GET", "/ui/sign-in")
     form_cookie = response.getheader("Set-Cookie").split(";")[0]
     csrf = page.decode().split('name="csrf" value="', 1)[1].split('"', 1)[0]
     response, _ = request("POST", "/ui/sign-in", urllib.parse.urlencode({"token": access, "csrf": csrf}),
-                          {"Content-Type": "application/x-www-form-urlencoded", "Cookie": form_cookie})
+                          {"Content-Type": "application/x-www-form-urlencoded", "Cookie": form_cookie,
+                           "Origin": f"http://127.0.0.1:{port}"})
     cookie = response.getheader("Set-Cookie").split(";")[0]
     # The server writes hosts' reports in batches (every 5 s): wait until the fleet page lists every host.
     deadline = time.monotonic() + 60
