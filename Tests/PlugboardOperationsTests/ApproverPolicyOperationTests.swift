@@ -7,7 +7,7 @@ import Testing
 /// Who may approve a change request, as an environment's policy says (`policy set --approvers`): by default board
 /// admins and the plug-in's owners and maintainers; `admins`, `owners` or a group narrow it, and a group never gives a
 /// right its members do not hold. Rejecting needs the same right; widening who approves waits for approvals.
-@Suite("operations: who may approve")
+@Suite("operations: who may approve", .timeLimit(.minutes(10)))
 struct ApproverPolicyOperationTests {
     typealias Base = ChangeRequestOperationTests
     static let dave = try! Principal(osUser: "dave")
