@@ -11,7 +11,7 @@ import Testing
 @testable import PlugboardServer
 
 /// Links of the console to the page of a name: one percent-encoded path segment, escaped for HTML, whatever the name.
-@Suite("the console's links")
+@Suite("the console's links", .timeLimit(.minutes(10)))
 struct ConsoleLinkTests {
     @Test func aFlagWhoseNameHoldsQuotesAndQueryCharactersGetsAWorkingLink() async throws {
         let served = try ConsoleTests.Served()
