@@ -25,6 +25,18 @@ Runs real `plugboard` and `plugboard-test-host` processes on scratch boards in a
                   link, unlink, fsync and fdatasync, in turn (--short: every rename, link and fsync, and a sample of
                   the others); after each, the board must verify and keep the kill switch, and so after the restore
                   is run again. Needs strace (skipped without it, a failure when CI is set)
+ 10. change-requests  `plugboard serve --admin` on a board whose production needs 2 approvals; people are OS users of
+                  their own (uid:61001-61004, no passwd entry, through setpriv, as the tests' People.swift): alice,
+                  bob, carol and dave each act with tokens whose chain starts with a token their OS user made as
+                  themselves, puppet with tokens root made for it (root's), sock with tokens alice's tokens made for it
+                  (alice's). For 30 s (--short; 120 s otherwise) threads open requests (plugin enable, pin, unpin;
+                  disable applies at once), approve them, apply them (`change apply`), revoke tokens (most often an
+                  approver's), remove and grant again admin, owner and maintainer roles, and make new tokens. Then, from
+                  the audit log replayed (roles, `access-token.revoke`, `change.approve`, `change.apply`) and the
+                  access tokens' chains: every applied request had, at its `change.apply` row, at least its `required`
+                  approvals by distinct people other than its author's person, each with a token none of whose chain
+                  was revoked and by a principal holding the right (an admin, or an owner or maintainer of the
+                  plug-in). Needs root and setpriv (skipped without them, a failure when CI is set)
 
 Usage: Tools/Drills/drill stress [--short] [--seed N] [--only NAME[,NAME...]] [--keep]
 
@@ -37,6 +49,8 @@ The floods scenario prints a line of its own before the last one:
 and the lockout scenario one of its own:
   lockout: plugin kill p99 … ms through the operations API (…) under N unknown tokens from 127.0.0.1 (… answered 429) and
   M no-rights 60 MiB bodies (… refused unread with 403); server peak RSS … MiB
+and the change-requests scenario one of its own (each violation is also a failure):
+  change-requests: N requests, A applied, R refused applies, V violations
 
 The last line is always
   stress: N operations, K processes killed, F hostile inputs, L lost writes, C corrupt boards, X crashes
@@ -1798,11 +1812,521 @@ def scenario_replay(root, short, rng):
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# 10. Change requests: approvals, revocations, role removals and applies racing on a protected production
+
+
+CHANGE_LINE = None
+CR_PEOPLE = {"alice": 61001, "bob": 61002, "carol": 61003, "dave": 61004}
+CR_PLUGINS = ("com.stress.cr-alpha", "com.stress.cr-beta", "com.stress.cr-gamma")
+CR_VERSIONS = ("1.0.0", "1.1.0")
+CR_REQUIRED = 2
+# Principals whose roles the race removes and grants again; root stays an admin (the board's maker, the last admin).
+CR_ROLE_PRINCIPALS = ("alice", "bob", "carol", "dave", "puppet", "sock")
+
+
+class ChangeRace:
+    """A served board whose production needs CR_REQUIRED approvals, and the people acting on it: root on the board's
+    machine (no token), alice, bob, carol and dave each through tokens whose chain starts with a token their own OS user
+    (`uid:N`, no passwd entry) made as themselves with `setpriv`, `puppet` through tokens root made for it (root's), and
+    `sock` through tokens alice's tokens made for it (alice's person). Remembers the secrets of the tokens it believes
+    active, and counts what it did."""
+
+    def __init__(self, board, people_home, scenario):
+        self.board = board
+        self.home = people_home
+        self.scenario = scenario
+        self.url = None
+        self.lock = threading.Lock()
+        self.person_lock = threading.Lock()  # one OS user at a time is a board admin while it makes its first token
+        self.tokens = {}  # principal -> {name: secret}, the tokens the drill believes active
+        self.pending = set()  # request numbers the drill believes open
+        self.approved = []  # (request, principal, token name) of the latest approvals: what the revoker and roles aim at
+        self.serial = 0
+        self.counts = {"opened": 0, "open refused": 0, "approved": 0, "approve refused": 0, "applied": 0,
+                       "apply refused": 0, "revoked": 0, "minted": 0, "roles": 0, "roles refused": 0}
+
+    def count(self, key):
+        with self.lock:
+            self.counts[key] += 1
+
+    def next_name(self, prefix):
+        with self.lock:
+            self.serial += 1
+            return f"{prefix}-{self.serial}"
+
+    def remember(self, principal, name, secret):
+        with self.lock:
+            self.tokens.setdefault(principal, {})[name] = secret
+
+    def checked(self, label, result):
+        """A crash, a hang or "database is locked" reaching a user is a failure; returns the result."""
+        if result.crashed():
+            STATS.fail(self.scenario, f"crash: {label}: {result.describe()}", "crashes")
+        elif result.timed_out:
+            STATS.fail(self.scenario, f"hang: {label}: {result.describe()}", "hangs")
+        elif result.code != 0 and result.busy():
+            STATS.fail(self.scenario, f"busy reached the user: {label}: {result.describe()}")
+        return result
+
+    # Acting
+
+    def local(self, *args):
+        """root on the board's machine, without a token."""
+        return self.checked("root " + " ".join(args[:3]), self.board.cli(*args))
+
+    def remote(self, principal, name, secret, *args):
+        env = dict(self.board.env, PLUGBOARD_TOKEN=secret, HOME=self.home)
+        env.pop("PLUGBOARD_DB", None)
+        return self.checked(f"{principal}/{name} " + " ".join(args[:3]),
+                            run([BIN, "--server", self.url, *args], env=env, timeout=120))
+
+    def as_identity(self, identity, *args):
+        principal, name, secret = identity
+        return self.local(*args) if secret is None else self.remote(principal, name, secret, *args)
+
+    def identity(self, rng, principal=None):
+        """(principal, token name, secret) of someone who acts, at random; root acts on the board's machine."""
+        with self.lock:
+            choices = [("root", None, None)] + [(p, n, s) for p, tokens in self.tokens.items() for n, s in tokens.items()
+                                                if principal in (None, p)]
+        return rng.choice(choices)
+
+    def forget_revoked(self):
+        """Drops from the drill's tokens those the board says are revoked (a revocation takes what a token made)."""
+        connection = sqlite3.connect(f"file:{self.board.path}?mode=ro", uri=True, timeout=30)
+        try:
+            revoked = set(connection.execute("SELECT principal, name FROM access_tokens WHERE revoked_at IS NOT NULL"))
+        finally:
+            connection.close()
+        with self.lock:
+            for principal, tokens in self.tokens.items():
+                for name in [n for n in tokens if (principal, n) in revoked]:
+                    del tokens[name]
+
+    # Tokens
+
+    def personal_token(self, principal):
+        """A first token of `principal` made by its person's OS user as themselves (as the tests'
+        `Sandbox.personalToken` does): root makes `uid:N` an admin for the time it takes, then removes it."""
+        uid = CR_PEOPLE[principal]
+        name = self.next_name("first")
+        with self.person_lock:
+            self.local("admin", "add", f"uid:{uid}")
+            env = dict(self.board.env, HOME=self.home)
+            created = self.checked(f"uid:{uid} access-token create", run(
+                ["/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", BIN, "access-token", "create",
+                 "--principal", principal, "--name", name, "--json", "--db", self.board.path],
+                env=env, cwd=self.board.folder, timeout=120))
+            STATS.add("operations")
+            removed = self.local("admin", "remove", f"uid:{uid}")
+        if removed.code != 0:
+            STATS.fail(self.scenario, f"uid:{uid} stayed a board admin: {removed.describe()}")
+        if created.code != 0:
+            return None
+        self.remember(principal, name, json.loads(created.out)["token"])
+        self.count("minted")
+        return name
+
+    def child_token(self, maker, principal, rng):
+        """A token of `principal` made through the server with one of `maker`'s tokens (its parent)."""
+        with self.lock:
+            made_with = list(self.tokens.get(maker, {}).items())
+        if not made_with:
+            return None
+        parent, secret = rng.choice(made_with)
+        name = self.next_name("laptop" if principal == maker else "sock")
+        args = ["access-token", "create", "--name", name, "--json"] + (["--principal", principal] if principal != maker else [])
+        created = self.remote(maker, parent, secret, *args)
+        if created.code != 0:
+            detail(f"change-requests: {maker}/{parent} made no token for {principal}: {one_line(created.error, 200)}")
+            return None
+        self.remember(principal, name, json.loads(created.out)["token"])
+        self.count("minted")
+        return name
+
+    def puppet_token(self):
+        """A token of `puppet` that root makes for it: root is the person behind it."""
+        name = self.next_name("puppet")
+        created = self.local("access-token", "create", "--principal", "puppet", "--name", name, "--json")
+        if created.code != 0:
+            return None
+        self.remember("puppet", name, json.loads(created.out)["token"])
+        self.count("minted")
+        return name
+
+    def regrant(self, principal, rng):
+        """A new token for `principal`, made the way its first one was."""
+        if principal == "puppet":
+            return self.puppet_token()
+        if principal == "sock":
+            return self.child_token("alice", "sock", rng)
+        with self.lock:
+            has_tokens = bool(self.tokens.get(principal))
+        if has_tokens and rng.random() < 0.5:
+            return self.child_token(principal, principal, rng)
+        return self.personal_token(principal)
+
+    # The racing threads
+
+    def guarded(self, name, function, rng, deadline):
+        """Runs one racing thread; a broken thread is a failure of the drill, not of Plugboard."""
+        try:
+            function(rng, deadline)
+        except Exception as error:
+            STATS.fail(self.scenario, f"the {name} thread stopped: {type(error).__name__}: {error}")
+
+    def opener(self, rng, deadline):
+        while time.monotonic() < deadline:
+            plugin = rng.choice(CR_PLUGINS)
+            kind = rng.choices(("enable", "pin", "unpin", "disable"), weights=(4, 3, 1, 2))[0]
+            args = ["plugin", kind, plugin] + ([rng.choice(CR_VERSIONS)] if kind == "pin" else [])
+            result = self.as_identity(self.identity(rng), *args, "--env", "production", "--json")
+            if result.code == 0:
+                try:
+                    answer = json.loads(result.out)
+                except ValueError:
+                    answer = {}
+                if isinstance(answer, dict) and isinstance(answer.get("id"), int) and answer.get("state") in ("open", "scheduled"):
+                    with self.lock:
+                        self.pending.add(answer["id"])
+                    self.count("opened")
+            else:
+                self.count("open refused")
+                self.note_pending(result.error)
+            time.sleep(rng.uniform(0.1, 0.5))
+
+    def note_pending(self, error):
+        """`change request N already asks for this`: N is open."""
+        words = error.split()
+        for index, word in enumerate(words[:-1]):
+            if word == "request" and words[index + 1].isdigit() and "already asks" in error:
+                with self.lock:
+                    self.pending.add(int(words[index + 1]))
+                return
+
+    def pick_pending(self, rng, approved=False):
+        """A request believed open; with `approved`, most often one approved lately."""
+        with self.lock:
+            lately = [request for request, _, _ in self.approved if request in self.pending]
+            if approved and lately and rng.random() < 0.7:
+                return rng.choice(lately)
+            return rng.choice(sorted(self.pending)) if self.pending else None
+
+    def approver_lately(self, rng):
+        """(principal, token name) of an approval of a request still believed open, if any."""
+        with self.lock:
+            lately = [(principal, name) for request, principal, name in self.approved if request in self.pending]
+        return rng.choice(lately) if lately else None
+
+    def approver(self, rng, deadline):
+        while time.monotonic() < deadline:
+            request = self.pick_pending(rng)
+            if request is None:
+                time.sleep(0.2)
+                continue
+            identity = self.identity(rng)
+            result = self.as_identity(identity, "change", "approve", str(request))
+            self.count("approved" if result.code == 0 else "approve refused")
+            if result.code == 0:
+                with self.lock:
+                    self.approved = (self.approved + [(request, identity[0], identity[1])])[-8:]
+            if result.code != 0:
+                detail(f"change-requests: approve {request}: {one_line(result.error, 250)}")
+                self.drop_closed(request, result.error)
+            time.sleep(rng.uniform(0.0, 0.3))
+
+    def drop_closed(self, request, error):
+        if any(f"change request {request} is {state}" in error for state in ("applied", "rejected", "cancelled")):
+            with self.lock:
+                self.pending.discard(request)
+
+    def applier(self, rng, deadline):
+        while time.monotonic() < deadline:
+            request = self.pick_pending(rng, approved=True)
+            if request is None:
+                time.sleep(0.2)
+                continue
+            result = self.as_identity(self.identity(rng), "change", "apply", str(request))
+            if result.code == 0:
+                self.count("applied")
+                with self.lock:
+                    self.pending.discard(request)
+            else:
+                self.count("apply refused")
+                detail(f"change-requests: apply {request}: {one_line(result.error, 250)}")
+                self.drop_closed(request, result.error)
+            time.sleep(rng.uniform(0.2, 0.8))
+
+    def revoker(self, rng, deadline):
+        """Revokes tokens (root, on the board's machine), most often one that approved a request still open, and
+        makes new ones, most often for a principal left without."""
+        while time.monotonic() < deadline:
+            with self.lock:
+                held = [(p, n) for p, tokens in self.tokens.items() for n in tokens]
+                without = [p for p in CR_ROLE_PRINCIPALS if not self.tokens.get(p)]
+            lately = self.approver_lately(rng)
+            choice = rng.random()
+            if lately in held and choice < 0.5:
+                target = lately
+            elif held and choice < 0.7:
+                target = rng.choice(held)
+            else:
+                target = None
+                self.regrant(rng.choice(without) if without and rng.random() < 0.8 else rng.choice(CR_ROLE_PRINCIPALS), rng)
+            if target:
+                result = self.local("access-token", "revoke", target[1], "--principal", target[0], "--reason", "stress")
+                if result.code == 0:
+                    self.count("revoked")
+                    self.forget_revoked()
+            time.sleep(rng.uniform(0.8, 2.0))
+
+    def roles(self, rng, deadline):
+        """Removes and grants again board admin and owner or maintainer roles (root, on the board's machine)."""
+        while time.monotonic() < deadline:
+            lately = self.approver_lately(rng)
+            principal = lately[0] if lately and lately[0] != "root" and rng.random() < 0.5 else rng.choice(CR_ROLE_PRINCIPALS)
+            if rng.random() < 0.5:
+                admins = {row[0] for row in self.read("SELECT principal FROM admins")}
+                if principal in admins and rng.random() < 0.4:
+                    time.sleep(0.2)
+                    continue  # most principals hold a right most of the time, so that requests get applied
+                args = ("admin", "remove" if principal in admins else "add", principal)
+            else:
+                plugin = rng.choice(CR_PLUGINS)
+                role = self.read("SELECT role FROM plugin_owners WHERE plugin_id = ? AND principal = ?", plugin, principal)
+                if role and rng.random() < 0.7:
+                    args = ("owner", "remove", plugin, principal)
+                else:
+                    args = ("owner", "add", plugin, principal, "--role", rng.choice(("owner", "maintainer")))
+            result = self.local(*args)
+            self.count("roles" if result.code == 0 else "roles refused")
+            time.sleep(rng.uniform(0.8, 2.0))
+
+    def read(self, sql, *arguments):
+        connection = sqlite3.connect(f"file:{self.board.path}?mode=ro", uri=True, timeout=30)
+        try:
+            return connection.execute(sql, arguments).fetchall()
+        finally:
+            connection.close()
+
+
+def open_to_other_users(board, root):
+    """As the tests' `Sandbox.openToOtherUsers`: the board's folder and files writable by every user."""
+    os.chmod(root, 0o755)
+    os.chmod(os.path.dirname(board.folder), 0o755)
+    os.chmod(board.folder, 0o777)
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(board.path + suffix):
+            os.chmod(board.path + suffix, 0o666)
+
+
+def close_to_other_users(board):
+    """As the tests' `Sandbox.closeToOtherUsers`: root's again, whoever made the sidecars meanwhile."""
+    os.chmod(board.folder, 0o755)
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(board.path + suffix):
+            os.chown(board.path + suffix, 0, 0)
+            os.chmod(board.path + suffix, 0o600)
+
+
+def scenario_change_requests(root, short, rng):
+    scenario = "change-requests"
+    global CHANGE_LINE
+    if os.geteuid() != 0 or not os.access("/usr/bin/setpriv", os.X_OK):
+        message = "needs root and /usr/bin/setpriv (people are OS users of their own)"
+        if os.environ.get("CI"):
+            STATS.fail(scenario, message)
+        else:
+            log(f"change-requests: skipped: {message}")
+        return
+    board = Board(root, scenario).init()
+    home = os.path.join(root, "people-home")
+    os.makedirs(home)
+    os.chmod(home, 0o1777)
+    race = ChangeRace(board, home, scenario)
+    for plugin in CR_PLUGINS:
+        for version in CR_VERSIONS:
+            if board.register(plugin, version).code != 0:
+                raise DrillError(f"cannot register {plugin}@{version}")
+    for principal in ("alice", "bob", "puppet", "sock"):
+        board.ok("admin", "add", principal)
+    board.ok("owner", "add", CR_PLUGINS[0], "carol", "--role", "owner")
+    board.ok("owner", "add", CR_PLUGINS[1], "carol", "--role", "maintainer")
+    board.ok("owner", "add", CR_PLUGINS[1], "dave", "--role", "owner")
+    board.ok("owner", "add", CR_PLUGINS[2], "dave", "--role", "maintainer")
+    board.ok("plugin", "enable", CR_PLUGINS[2], "--env", "production")
+    open_to_other_users(board, root)
+    for principal in CR_PEOPLE:
+        if race.personal_token(principal) is None:
+            raise DrillError(f"the OS user uid:{CR_PEOPLE[principal]} could not make a first token for {principal}")
+    race.puppet_token()
+    board.ok("policy", "set", "--env", "production", "--approvals", str(CR_REQUIRED))
+    server = common.Server(board, "--admin").started()
+    race.url = server.url
+    threads = []
+    try:
+        for principal in CR_PEOPLE:
+            if race.child_token(principal, principal, rng) is None:
+                raise DrillError(f"{principal} could not make a token with their first one through the server")
+        if race.child_token("alice", "sock", rng) is None:
+            raise DrillError("alice could not make a token for sock through the server")
+        setup_seq = race.read("SELECT max(seq) FROM audit_log")[0][0]
+        admins = {row[0] for row in race.read("SELECT principal FROM admins")}
+        owners = {(p, q): r for p, q, r in race.read("SELECT plugin_id, principal, role FROM plugin_owners")}
+        seconds = 30 if short else 120
+        deadline = time.monotonic() + seconds
+        workers = [("opener", race.opener, 2), ("approver", race.approver, 3), ("applier", race.applier, 1),
+                   ("revoker", race.revoker, 1), ("roles", race.roles, 1)]
+        for name, function, count in workers:
+            for index in range(count):
+                thread_rng = random.Random(f"{rng.random()}-{name}-{index}")
+                threads.append(threading.Thread(target=race.guarded, args=(name, function, thread_rng, deadline),
+                                                name=f"cr-{name}-{index}"))
+        for thread in threads:
+            thread.start()
+    finally:
+        for thread in threads:
+            thread.join()
+        stop_serve(server, scenario)
+        close_to_other_users(board)
+    log("change-requests: " + ", ".join(f"{value} {key}" for key, value in race.counts.items()) + f" in {seconds} s")
+    requests, applied, violations = check_change_requests(board, scenario, setup_seq, admins, owners)
+    CHANGE_LINE = (f"change-requests: {requests} requests, {applied} applied, {race.counts['apply refused']} refused "
+                   f"applies, {violations} violations")
+    if applied == 0:
+        STATS.fail(scenario, f"no request was applied in {seconds} s: the race proved nothing")
+    check_board(board, scenario)
+
+
+def check_change_requests(board, scenario, setup_seq, admins, owners):
+    """Replays the audit log from `setup_seq` (admins and owners as they were then): for every applied request, the
+    approvals standing at its `change.apply` row (each principal's last `change.approve` before it) that count, each by
+    a person (the `created_by` of the first token of its chain, from access_tokens) other than the author's person, with
+    a token none of whose chain was revoked before that row, by a principal who held the right then (a board admin, or
+    an owner or maintainer of the request's plug-in), counted once per person. Fewer than the request's `required` is a
+    violation. Returns (requests, applied, violations)."""
+    connection = sqlite3.connect(f"file:{board.path}?mode=ro", uri=True, timeout=30)
+    connection.row_factory = sqlite3.Row
+    try:
+        tokens = {(row["principal"], row["name"]): row for row in connection.execute("SELECT * FROM access_tokens")}
+        requests = {row["id"]: row for row in connection.execute("SELECT * FROM change_requests")}
+        events = connection.execute(
+            "SELECT seq, actor, action, target_id, after_json FROM audit_log WHERE outcome = 'ok' AND seq > ? AND action IN "
+            "('admin.add', 'admin.remove', 'owner.add', 'owner.remove', 'access-token.revoke', 'change.approve', "
+            "'change.apply', 'change.emergency') ORDER BY seq", (setup_seq,)).fetchall()
+    finally:
+        connection.close()
+
+    def chain(principal, token):
+        """The tokens from (principal, token) up to the first of its chain; None when a link is missing."""
+        links, key = [], (principal, token)
+        while key is not None:
+            row = tokens.get(key)
+            if row is None or key in links:
+                return None
+            links.append(key)
+            key = (row["parent_principal"], row["parent_name"]) if row["parent_principal"] is not None else None
+        return links
+
+    def person(principal, token):
+        if token is None:
+            return principal
+        links = chain(principal, token)
+        return tokens[links[-1]]["created_by"] if links else None
+
+    def plugin_of(request):
+        ids = set()
+        for row in json.loads(request["diff"] or "[]"):  # stored as ChangeRow encodes it: targetType, targetID
+            kind, target = row.get("targetType", row.get("target_type")), row.get("targetID", row.get("target_id"))
+            if kind in ("plugin", "plugin_version", "rollout", "quarantine_release", "kill_switch") and target:
+                ids.add(target.split("@")[0].split(" ")[0])
+        return ids.pop() if len(ids) == 1 else None
+
+    admins, owners = set(admins), dict(owners)
+    revoked_at = {}  # (principal, name) -> seq of its revocation
+    approvals = {}  # request -> principal -> (seq, digest, token)
+    applied_seen = set()
+    violations = 0
+    for seq, actor, action, target, after_text in events:
+        after = json.loads(after_text) if after_text else {}
+        if action == "admin.add":
+            admins.add(target)
+        elif action == "admin.remove":
+            admins.discard(target)
+        elif action == "owner.add":
+            owners[(target, after.get("principal"))] = after.get("role")
+        elif action == "owner.remove":
+            owners.pop((target, after.get("principal")), None)
+        elif action == "access-token.revoke":
+            principal, _, name = target.rpartition("/")
+            revoked_at.setdefault((principal, name), seq)
+        elif action == "change.approve":
+            approvals.setdefault(int(target), {})[actor] = (seq, after.get("digest"), after.get("token"))
+        elif action == "change.emergency":
+            violations += 1
+            STATS.fail(scenario, f"violation: change request {target} was applied as an emergency (audit row {seq}), "
+                                 "which nobody in the drill asked for")
+        elif action == "change.apply":
+            number = int(target)
+            applied_seen.add(number)
+            request = requests.get(number)
+            if request is None:
+                violations += 1
+                STATS.fail(scenario, f"violation: audit row {seq} applied change request {number}, which the board has not")
+                continue
+            plugin = plugin_of(request)
+            author_person = person(request["author"], request["author_token"])
+            counted, void = {}, []
+            for principal, (approved_seq, digest, token) in sorted(approvals.get(number, {}).items()):
+                links = chain(principal, token) if token is not None else []
+                behind = person(principal, token)
+                revoked = [f"{p}/{n}" for p, n in (links or []) if revoked_at.get((p, n), seq + 1) < seq]
+                right = principal in admins or (plugin is not None and (plugin, principal) in owners)
+                if principal == request["author"]:
+                    void.append(f"{principal} is the author")
+                elif digest != request["digest"]:
+                    void.append(f"{principal} approved another digest")
+                elif links is None or behind is None or author_person is None:
+                    void.append(f"{principal}'s token chain does not reach a person")
+                elif revoked:
+                    void.append(f"{principal} approved with {token}, and {revoked[0]} was revoked before row {seq}")
+                elif not right:
+                    void.append(f"{principal} held no right on {plugin or 'the board'} at row {seq}")
+                elif behind == author_person:
+                    void.append(f"{principal} is {behind}, the author's person")
+                elif behind in counted:
+                    void.append(f"{principal} is {behind}, as {counted[behind]} is")
+                else:
+                    counted[behind] = principal
+            listed = set(json.loads(after_text or "{}").get("approvals", []))
+            if len(counted) < request["required"]:
+                violations += 1
+                STATS.fail(scenario, f"violation: change request {number} ({request['summary']}, by {request['author']} = "
+                                     f"{author_person}) was applied at audit row {seq} with {len(counted)} eligible approvals "
+                                     f"by distinct other people ({', '.join(f'{p} = {q}' for q, p in counted.items()) or 'none'}) "
+                                     f"of the {request['required']} required; the board counted {sorted(listed)}; "
+                                     f"void: {'; '.join(void) or 'none'}")
+            elif not listed <= set(counted.values()):
+                STATS.fail(scenario, f"change request {number} applied at audit row {seq} counted "
+                                     f"{sorted(listed - set(counted.values()))}, whose approvals were void: {'; '.join(void)}")
+    applied = [number for number, request in requests.items() if request["state"] == "applied"]
+    for number in applied:
+        if number not in applied_seen:
+            violations += 1
+            STATS.fail(scenario, f"violation: change request {number} is applied, but no change.apply row applied it")
+        shown = board.cli("change", "show", str(number), "--json")
+        if shown.code != 0 or json.loads(shown.out).get("state") != "applied":
+            STATS.fail(scenario, f"change show {number} does not show it applied: {shown.describe()}")
+    return len(requests), len(applied), violations
+
+
+# ---------------------------------------------------------------------------------------------------------------
 
 
 SCENARIOS = [("concurrency", scenario_concurrency), ("crashes", scenario_crashes), ("hostile", scenario_hostile),
              ("tampering", scenario_tampering), ("hard", scenario_hard), ("floods", scenario_floods),
-             ("replay", scenario_replay), ("lockout", scenario_lockout), ("restore-crash", scenario_restore_crash)]
+             ("replay", scenario_replay), ("lockout", scenario_lockout), ("restore-crash", scenario_restore_crash),
+             ("change-requests", scenario_change_requests)]
 
 
 def snapshot_binaries(root):
@@ -1870,6 +2394,8 @@ def main():
         print(FLOOD_LINE, flush=True)
     if LOCKOUT_LINE:
         print(LOCKOUT_LINE, flush=True)
+    if CHANGE_LINE:
+        print(CHANGE_LINE, flush=True)
     print(STATS.summary(), flush=True)
     bad = STATS.lost or STATS.corrupt or STATS.crashes or STATS.hangs or STATS.failures
     return 1 if bad else 0
