@@ -1843,7 +1843,8 @@ class ChangeRace:
         self.approved = []  # (request, principal, token name) of the latest approvals: what the revoker and roles aim at
         self.serial = 0
         self.counts = {"opened": 0, "open refused": 0, "approved": 0, "approve refused": 0, "applied": 0,
-                       "apply refused": 0, "revoked": 0, "minted": 0, "roles": 0, "roles refused": 0}
+                       "apply refused": 0, "apply refused for void approvals": 0, "revoked": 0, "minted": 0, "roles": 0,
+                       "roles refused": 0}
 
     def count(self, key):
         with self.lock:
@@ -2053,6 +2054,8 @@ class ChangeRace:
                     self.pending.discard(request)
             else:
                 self.count("apply refused")
+                if "waits for approvals that count" in result.error:
+                    self.count("apply refused for void approvals")
                 detail(f"change-requests: apply {request}: {one_line(result.error, 250)}")
                 self.drop_closed(request, result.error)
             time.sleep(rng.uniform(0.2, 0.8))
@@ -2247,6 +2250,7 @@ def check_change_requests(board, scenario, setup_seq, admins, owners):
     approvals = {}  # request -> principal -> (seq, digest, token)
     applied_seen = set()
     violations = 0
+    voided = 0  # applied requests some of whose approvals no longer counted at the apply (revoked, right lost)
     for seq, actor, action, target, after_text in events:
         after = json.loads(after_text) if after_text else {}
         if action == "admin.add":
@@ -2299,6 +2303,7 @@ def check_change_requests(board, scenario, setup_seq, admins, owners):
                 else:
                     counted[behind] = principal
             listed = set(json.loads(after_text or "{}").get("approvals", []))
+            voided += any(" was revoked before " in reason or " held no right " in reason for reason in void)
             if len(counted) < request["required"]:
                 violations += 1
                 STATS.fail(scenario, f"violation: change request {number} ({request['summary']}, by {request['author']} = "
@@ -2317,6 +2322,8 @@ def check_change_requests(board, scenario, setup_seq, admins, owners):
         shown = board.cli("change", "show", str(number), "--json")
         if shown.code != 0 or json.loads(shown.out).get("state") != "applied":
             STATS.fail(scenario, f"change show {number} does not show it applied: {shown.describe()}")
+    log(f"change-requests: {voided} of {len(applied)} applied requests had approvals that no longer counted at the "
+        "apply (a token revoked, a right lost)")
     return len(requests), len(applied), violations
 
 
