@@ -242,4 +242,26 @@ struct RestoreNarrowingTests {
         #expect(policies.contains("production   3"), "\(policies)")
         try await sandbox.ok("audit", "verify")
     }
+
+    @Test("a restore keeps who approves as narrow as on the replaced board: its approvers, and no member it removed")
+    func whoApprovesStaysNarrowed() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
+        try await sandbox.ok("plugin", "enable", Self.alpha, "--env", "production")
+        for name in ["alice", "bob"] { try await sandbox.ok("group", "add", "release", name) }
+        try await sandbox.ok("policy", "set", "--env", "production", "--approvals", "1")
+        let backup = path(sandbox, "backup.sqlite")
+        try await sandbox.ok("backup", "--to", backup)
+        // Narrowed since: bob left the group, and only the group approves.
+        try await sandbox.ok("group", "remove", "release", "bob")
+        try await sandbox.ok("policy", "set", "--env", "production", "--approvers", "release")
+
+        let restored = try await sandbox.ok("restore", "--from", backup, "--json")
+        let kinds = try carried(restored)
+        #expect(
+            kinds.contains("group member removal release/bob") && kinds.contains("approvers production in production"), "\(kinds)")
+        let approvers = try await sandbox.boardFile.string("SELECT approvers FROM approval_policies WHERE environment = 'production'")
+        #expect(approvers == "release")
+        #expect(try await sandbox.boardFile.strings("SELECT principal FROM principal_groups ORDER BY 1") == ["alice"])
+        try await sandbox.ok("audit", "verify")
+    }
 }

@@ -9,8 +9,9 @@ import PlugboardModel
 /// 0% since the backup stays at 0%).
 ///
 /// A rollout aborted on the replaced board and running or paused in the backup is aborted: an abort stops a release.
-/// An approval policy is raised to the replaced board's, and a change request pending in the backup but applied,
-/// rejected or cancelled on the replaced board is closed: a restore never applies a change again.
+/// An approval policy is raised to the replaced board's, and who approves narrowed to its approvers and the members its
+/// groups have; a change request pending in the backup but applied, rejected or cancelled on the replaced board is
+/// closed: a restore never applies a change again.
 /// Pins, and rollouts' steps, are not narrowings: they choose which version runs, not whether one does (a pin to an
 /// older release is not narrower than the newest); the versions that must not run are stopped by kill switches and
 /// yanks, which are carried as stops.
@@ -43,6 +44,10 @@ struct Narrowings: Sendable {
     var aborted: [Place: String] = [:]
     /// Each environment's approval policy (approvals, signed) on the replaced board.
     var approvalPolicies: [String: (approvals: Int, signed: String)] = [:]
+    /// Who approves in each environment on the replaced board (`default`, `admins`, `owners` or a group).
+    var approvers: [String: String] = [:]
+    /// The members of each principal group on the replaced board: a copy's member not among them is removed.
+    var groups: [String: Set<String>] = [:]
     /// The state of each change request of the replaced board: a request pending in the copy that is not pending there
     /// (applied, rejected, cancelled, or unknown) is closed, so that a restore never applies it again.
     var requestStates: [Int64: String] = [:]
@@ -95,6 +100,14 @@ struct Narrowings: Sendable {
             }
             for row in try Row.fetchAll(db, sql: "SELECT id, state FROM change_requests") { records.requestStates[row[0]] = row[1] }
         }
+        if try db.tableExists("principal_groups") {
+            for row in try Row.fetchAll(db, sql: "SELECT environment, approvers FROM approval_policies") {
+                records.approvers[row[0]] = row[1]
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT name, principal FROM principal_groups") {
+                records.groups[row[0], default: []].insert(row[1])
+            }
+        }
         return records
     }
 
@@ -120,6 +133,7 @@ struct Narrowings: Sendable {
                 .policy(environment), .object(["approvals": .int(approvals), "signed_approvals": .string(signed)]),
                 .object(["approvals": .int(raised.0), "signed_approvals": .string(raised.1)]))
         }
+        try narrowApprovers(change, add)
         for row in try Row.fetchAll(
             db, sql: "SELECT id, state, environment FROM change_requests WHERE state IN ('open', 'scheduled') ORDER BY id")
         {
@@ -133,6 +147,36 @@ struct Narrowings: Sendable {
             add(
                 "change request closed", "change_request", String(id), environment, why, .changeRequest(String(id)),
                 .object(["state": .string(state)]), .object(["state": .string("cancelled")]))
+        }
+    }
+
+    /// Narrows who approves on the copy to the replaced board's: each environment's approvers where the copy's may let
+    /// someone approve who could not there, and no member of a group the replaced board does not have in it.
+    private func narrowApprovers(
+        _ change: AuditedChange, _ add: (String, String, String, String?, String, Made.Key, AuditJSON, AuditJSON) -> Void
+    ) throws {
+        let db = change.db
+        guard try db.tableExists("principal_groups") else { return }
+        for row in try Row.fetchAll(db, sql: "SELECT name, principal FROM principal_groups ORDER BY 1, 2") {
+            let (group, principal): (String, String) = (row[0], row[1])
+            guard groups[group]?.contains(principal) != true else { continue }
+            try db.execute(sql: "DELETE FROM principal_groups WHERE name = ? AND principal = ?", arguments: [group, principal])
+            add(
+                "group member removal", "principal_group", "\(group)/\(principal)", nil, "not in the group \(group) on the replaced board",
+                .group(group, principal), .object(["member": .bool(true)]), .object(["member": .bool(false)]))
+        }
+        for (environment, kept) in approvers.sorted(by: { $0.key < $1.key }) {
+            guard
+                let copy = try String.fetchOne(
+                    db, sql: "SELECT approvers FROM approval_policies WHERE environment = ?", arguments: [environment]),
+                ApprovalRights.loosens(from: kept, to: copy)
+            else { continue }
+            try db.execute(
+                sql: "UPDATE approval_policies SET approvers = ?, updated_at = ?, updated_by = ? WHERE environment = ?",
+                arguments: [kept, change.now, change.actor.osUser, environment])
+            add(
+                "approvers", "approval_policy", environment, environment, "approvers \(kept) on the replaced board", .policy(environment),
+                .object(["approvers": .string(copy)]), .object(["approvers": .string(kept)]))
         }
     }
 
@@ -290,6 +334,7 @@ struct Narrowings: Sendable {
             case flagDefinition(String, String)
             case rollout(String, String)
             case changeRequest(String)
+            case group(String, String)
         }
 
         let key: Key
@@ -304,7 +349,7 @@ struct Narrowings: Sendable {
                     SELECT action, target_id, environment, json_extract(before_json, '$.principal'), at, actor FROM audit_log
                     WHERE outcome = 'ok' AND target_id IS NOT NULL
                       AND action IN ('plugin.disable', 'policy.set', 'admin.remove', 'owner.remove', 'owner.add', 'flag.disable', 'flag.rollout', 'flag.import',
-                        'change.apply', 'change.reject', 'change.cancel', 'change.emergency')
+                        'change.apply', 'change.reject', 'change.cancel', 'change.emergency', 'group.remove')
                     ORDER BY seq
                     """
             ).compactMap { row -> Made? in
@@ -318,6 +363,10 @@ struct Narrowings: Sendable {
                 case ("flag.disable", let environment?, _): key = .flag(target, environment)
                 case ("flag.rollout", let environment?, _), ("flag.import", let environment?, _): key = .flagDefinition(target, environment)
                 case (let change, _, _) where change.hasPrefix("change."): key = .changeRequest(target)
+                case ("group.remove", _, _):
+                    let parts = target.split(separator: "/", maxSplits: 1).map(String.init)
+                    guard parts.count == 2 else { return nil }
+                    key = .group(parts[0], parts[1])
                 default: return nil
                 }
                 return Made(key: key, at: row[4], by: row[5])
