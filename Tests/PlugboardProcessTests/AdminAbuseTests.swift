@@ -31,6 +31,7 @@ struct AdminAbuseTests {
         let served = try await AdminAPITests.serve(sandbox)
         defer { Task { await served.stop() } }
         // 30 unknown tokens from 127.0.0.1: past the limit (20 a minute) the failures get 429.
+        let flooded = ContinuousClock.now
         let flood = try await Self.statuses(served, token: "pba_guessed", count: 30)
         #expect(flood.count == 30 && flood.allSatisfy { $0 == 401 || $0 == 429 } && flood.filter { $0 == 429 }.count >= 10, "\(flood)")
         // A valid admin token from the same address kills at once, and reads.
@@ -38,8 +39,14 @@ struct AdminAbuseTests {
         #expect(killed.status == 0, "\(killed)")
         #expect(try await served.run(["plugin", "list"]).status == 0)
         #expect(try await sandbox.ok("plugin", "list", "--json").stdout.contains("\"killed\" : true"))
-        // The failures are still limited.
-        #expect(try await Self.statuses(served, token: "pba_guessed", count: 1) == [429])
+        // The failures are still limited, while the minute of the flood lasts (a machine slow enough to take longer
+        // than that over the steps above has let the limit's window pass: then it may answer 401 again).
+        let after = try await Self.statuses(served, token: "pba_guessed", count: 1)
+        if ContinuousClock.now - flooded < .seconds(60) {
+            #expect(after == [429], "\(after)")
+        } else {
+            #expect(after == [401] || after == [429], "\(after)")
+        }
     }
 
     @Test func largeBodiesFromAPrincipalWithoutARoleAreRefusedBeforeTheyAreRead() async throws {
