@@ -2143,6 +2143,7 @@ def scenario_change_requests(root, short, rng):
             log(f"change-requests: skipped: {message}")
         return
     board = Board(root, scenario).init()
+    board.timeout = 120  # a loaded machine is slow, and only a command that takes longer is a hang
     home = os.path.join(root, "people-home")
     os.makedirs(home)
     os.chmod(home, 0o1777)
