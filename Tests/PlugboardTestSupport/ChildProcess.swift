@@ -102,15 +102,22 @@ public final class ChildProcess: Sendable {
     public func waitForExit(timeout: Duration = .seconds(60)) async -> ContinuousClock.Instant? {
         guard (try? await child.waitForExit(timeout: timeout)) == true else { return nil }
         let exited = ContinuousClock.now
+        await outputRead()
+        return exited
+    }
+
+    /// Waits (at most 60 seconds) until the reader thread has read the output to its end, once the child exited: a
+    /// busy machine runs it a while after the exit, and ``output`` must then hold every line the child printed.
+    private func outputRead() async {
         let collected = self.collected
         _ = try? await eventually("the end of process \(pid)'s output", timeout: .seconds(60), poll: .milliseconds(2)) {
             collected.outputEnded.withLock { $0 }
         }
-        return exited
     }
 
     /// Closes its standard input (a test host stops then) and waits for it to exit; returns its exit status, or nil when
     /// it did not exit within `timeout`: it is then sent SIGTERM (and SIGKILL if that does not end it within 600 s).
+    /// Once it returns, ``output`` holds every line the child printed.
     @discardableResult
     public func closeInput(timeout: Duration = .seconds(600)) async -> Int32? {
         child.closeInput()
@@ -119,6 +126,7 @@ public final class ChildProcess: Sendable {
             _ = await ended(within: .seconds(600))
             return nil
         }
+        await outputRead()
         return child.exitStatus
     }
 
@@ -130,14 +138,15 @@ public final class ChildProcess: Sendable {
         return await ended(within: timeout)
     }
 
-    /// Its exit status once it exits within `timeout`; otherwise (or when the waiting task is cancelled) it is killed,
-    /// and nil.
+    /// Its exit status once it exits within `timeout` (with its output read to the end); otherwise (or when the waiting
+    /// task is cancelled) it is killed, and nil.
     private func ended(within timeout: Duration) async -> Int32? {
         guard (try? await child.waitForExit(timeout: timeout)) == true else {
             child.signal(SIGKILL)
             _ = try? await child.waitForExit(timeout: .seconds(60))
             return nil
         }
+        await outputRead()
         return child.exitStatus
     }
 }
