@@ -137,7 +137,8 @@ enum ChangeRecords {
         return ChangeRequest(
             id: id, operation: row["operation"], body: row["body"], digest: digest, environment: row["environment"],
             summary: row["summary"], author: author, state: row["state"], required: row["required"], signed: row["signed"],
-            authorApplies: row["author_applies"], scheduledAt: row["scheduled_at"], openedAt: row["opened_at"], openedSeq: row["opened_seq"],
+            authorApplies: row["author_applies"], scheduledAt: row["scheduled_at"], openedAt: row["opened_at"],
+            openedSeq: row["opened_seq"],
             closedAt: row["closed_at"],
             closedBy: row["closed_by"], closeReason: row["close_reason"], result: row["result"], emergency: row["emergency"],
             acknowledgedAt: row["acknowledged_at"], acknowledgedBy: row["acknowledged_by"], approvals: approvals, rows: rows,
