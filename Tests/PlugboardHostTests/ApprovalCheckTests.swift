@@ -108,7 +108,8 @@ struct ApprovalCheckTests {
         let approvers = ["bob": Self.bob, "carol": Self.carol]
         let anchor = try ApprovalAnchor(publicKeys: [Self.publicKey(Self.bob), Self.publicKey(Self.carol)], required: 2)
         for moment in [
-            ApprovalMoment(changeID: 3, openedSeq: 12), ApprovalMoment(changeID: 7, openedSeq: 12), ApprovalMoment(changeID: 3, openedSeq: 40),
+            ApprovalMoment(changeID: 3, openedSeq: 12), ApprovalMoment(changeID: 7, openedSeq: 12),
+            ApprovalMoment(changeID: 3, openedSeq: 40),
         ] {
             let kept = try Self.enablement([Self.bob, Self.carol], signedMoment: moment)
             #expect(Self.problem(Self.evidence(required: 2, approvers: approvers, kept))?.contains("carries 0 valid") == true, "\(moment)")
@@ -117,7 +118,9 @@ struct ApprovalCheckTests {
         // Signed without a moment (a request from before the board recorded one): not the enablement of request 7 at 40.
         let unbound = try Self.enablement([Self.bob, Self.carol], signedMoment: nil)
         #expect(Self.problem(Self.evidence(required: 2, approvers: approvers, unbound), anchor: anchor) != nil)
-        #expect(Self.problem(Self.evidence(required: 2, approvers: approvers, try Self.enablement([Self.bob, Self.carol])), anchor: anchor) == nil)
+        #expect(
+            Self.problem(Self.evidence(required: 2, approvers: approvers, try Self.enablement([Self.bob, Self.carol])), anchor: anchor)
+                == nil)
     }
 
     @Test func aPinnedAnchorCountsOnlyItsKeysAndCannotBeLowered() throws {

@@ -81,7 +81,7 @@ struct FirstContactTests {
         #expect(HostTrustTests.loaded(host.output).isEmpty, "a new host loaded from a replayed snapshot: \(host.output)")
         // It reads again (with backoff) and takes the board's real state once the proxy lets it through.
         try setup.mode("pass")
-        #expect(await host.waitForLine(timeout: .seconds(120), RemoteHostTests.event("loaded", Self.other)) != nil, "\(host.output)")
+        #expect(await host.waitForLine(timeout: .seconds(480), RemoteHostTests.event("loaded", Self.other)) != nil, "\(host.output)")
         _ = await host.closeInput()
         #expect(!HostTrustTests.loaded(host.output).contains(Self.greeter), "\(host.output)")
 
@@ -98,7 +98,7 @@ struct FirstContactTests {
             await pinned.waitForLine { $0.contains("below the minimum sequence \(setup.killedAt)") } != nil, "\(pinned.output)")
         #expect(HostTrustTests.loaded(pinned.output).isEmpty, "\(pinned.output)")
         try setup.mode("pass")
-        #expect(await pinned.waitForLine(timeout: .seconds(120), RemoteHostTests.event("loaded", Self.other)) != nil, "\(pinned.output)")
+        #expect(await pinned.waitForLine(timeout: .seconds(480), RemoteHostTests.event("loaded", Self.other)) != nil, "\(pinned.output)")
         _ = await pinned.closeInput()
         #expect(!HostTrustTests.loaded(pinned.output).contains(Self.greeter), "\(pinned.output)")
         try setup.mode("strip-proof")

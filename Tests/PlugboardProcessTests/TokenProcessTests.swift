@@ -51,9 +51,9 @@ struct TokenProcessTests {
         let sdkStream = try stream("\(base)/api/client/streaming", sdk)
         let hostStream = try stream("\(base)/api/host/stream", host)
         let otherStream = try stream("\(base)/api/client/streaming", bystander)
-        #expect(await sdkStream.waitForLine(timeout: .seconds(20)) { $0.contains(#""type":"hydration""#) } != nil, "\(sdkStream.output)")
-        #expect(await hostStream.waitForLine(timeout: .seconds(20)) { $0 == "event: connected" } != nil, "\(hostStream.output)")
-        #expect(await otherStream.waitForLine(timeout: .seconds(20)) { $0.contains(#""type":"hydration""#) } != nil)
+        #expect(await sdkStream.waitForLine(timeout: .seconds(300)) { $0.contains(#""type":"hydration""#) } != nil, "\(sdkStream.output)")
+        #expect(await hostStream.waitForLine(timeout: .seconds(300)) { $0 == "event: connected" } != nil, "\(hostStream.output)")
+        #expect(await otherStream.waitForLine(timeout: .seconds(300)) { $0.contains(#""type":"hydration""#) } != nil)
 
         // Measured from the revoking CLI's exit to curl's: the server notices the change at its next board check.
         for (name, curl) in [("shop", sdkStream), ("fleet", hostStream)] {
