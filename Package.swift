@@ -275,7 +275,7 @@ let package = Package(
         .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
         .testTarget(
             name: "PlugboardOperationsTests",
-            dependencies: ["PlugboardOperations", "PlugboardStore", "PlugboardModel", "PlugboardVersioning"]),
+            dependencies: ["PlugboardOperations", "PlugboardStore", "PlugboardModel", "PlugboardVersioning", "PlugboardTestSupport"]),
         .testTarget(name: "PlugboardRegexTests", dependencies: ["PlugboardRegex"]),
         .testTarget(name: "PlugboardFlagsTests", dependencies: ["PlugboardFlags", "PlugboardTestSupport"], exclude: ["Fixtures"]),
         .testTarget(

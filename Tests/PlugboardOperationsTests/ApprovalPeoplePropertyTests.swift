@@ -2,6 +2,7 @@ import Foundation
 import PlugboardModel
 import PlugboardOperations
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 /// "Another person" is decided at the root of the token tree, as a property over random token trees: OS users (the
@@ -13,18 +14,6 @@ struct ApprovalPeoplePropertyTests {
     static let makers = ["m0", "m1", "m2", "m3"]
     static let principals = ["p0", "p1", "p2", "p3", "p4", "p5"]
     static let alpha = try! PluginID(validating: "com.example.alpha")
-
-    /// A seeded generator (SplitMix64), so that a failing run can be replayed from its printed seed.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     /// Who can act: a principal through a token (or a maker on the board's machine, with no token), and the person
     /// the test knows is behind it (the maker at the root of its tree).
@@ -46,7 +35,7 @@ struct ApprovalPeoplePropertyTests {
     /// A board where every maker and principal is an admin (so rights never decide), alpha registered, production
     /// needing `approvals`; and random token trees: each maker makes a few first tokens, and each token a few more, up
     /// to depth 5, for its own principal or another. Answers every hand: the makers themselves and each token.
-    static func board(approvals: Int, random: inout Seeded) throws -> (Board, [Hand]) {
+    static func board(approvals: Int, random: inout SplitMix64) throws -> (Board, [Hand]) {
         let board = try Board.inMemory(by: try Principal(osUser: makers[0]))
         for name in makers.dropFirst() + principals {
             _ = try RoleOperations.AddAdmin(principal: try PersonPrincipal(validating: name)).perform(
@@ -94,7 +83,7 @@ struct ApprovalPeoplePropertyTests {
     }
 
     @Test func noApprovalSetLetsTheAuthorAloneOrAnyOnePersonReachTheCount() throws {
-        var random = Seeded(state: Self.seed())
+        var random = SplitMix64(seed: Self.seed())
         for round in 0..<12 {
             let approvals = Int.random(in: 2...3, using: &random)
             let (board, hands) = try Self.board(approvals: approvals, random: &random)

@@ -18,18 +18,6 @@ struct ChangeRequestPropertyTests {
     /// Operations that widen what runs in production (or board-wide): requests.
     static let widenings: Set<String> = ["plugin.enable", "plugin.pin", "plugin.unpin", "flag.enable", "flag.rollout", "plugin.revive"]
 
-    /// A seeded generator (SplitMix64), so that a failing history can be replayed from its printed seed.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// What the history did, counted.
     struct Tally: CustomStringConvertible {
         var answers: [String: Int] = [:]
@@ -39,7 +27,7 @@ struct ChangeRequestPropertyTests {
     }
 
     /// One random operation: its name and body.
-    static func operation(_ random: inout Seeded, requests: [Int]) -> (String, [String: Any]) {
+    static func operation(_ random: inout SplitMix64, requests: [Int]) -> (String, [String: Any]) {
         let plugin = plugins.randomElement(using: &random)!
         let request = requests.isEmpty ? 1 : requests[Int.random(in: max(0, requests.count - 8)..<requests.count, using: &random)]
         switch Int.random(in: 0..<100, using: &random) {
@@ -76,7 +64,7 @@ struct ChangeRequestPropertyTests {
     static func history(_ board: ProtectedBoard, seed: UInt64, count: Int) async throws -> ([AuditRows.Row], Tally) {
         let http = try LoopbackHTTP(url: board.served.url)
         let firstSeq = try #require(try await board.sandbox.boardFile.int("SELECT max(seq) FROM audit_log")) + 1
-        var random = Seeded(state: seed)
+        var random = SplitMix64(seed: seed)
         var tally = Tally()
         var requests: [Int] = []
         let started = ContinuousClock.now
