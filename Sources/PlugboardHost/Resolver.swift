@@ -8,7 +8,10 @@ public import PlugboardVersioning
 ///    not yanked, not killed and whose `host` range contains the host's API version; when P has a rollout
 ///    (`RegistrySnapshot.Plugin.rollout`), only the releases it allows this host count (`Rollout.allows(_:forHost:)`:
 ///    the rolled-out release in the host's cohort, and releases up to the previous one), and P is skipped as `rollout`
-///    when none does. A pinned version ignores rollouts;
+///    when none does; without one, in a protected environment (`RegistrySnapshot.approvedReleasesOnly`), only releases
+///    up to the newest one a change took in (`RegistrySnapshot.Plugin.approvedVersion`) count, and P is skipped as
+///    `unapproved` when none does. A pinned
+///    version ignores rollouts and that bound;
 /// 2. no kill switch covers P, P@V or all plug-ins, and where signed approvals are required, P's enablement carries
 ///    enough valid ones (``/PlugboardModel/ApprovalCheck``, with the host's `approvals` anchor);
 /// 3. P's gate flag, if any, is on for the host's context;
@@ -191,6 +194,31 @@ public struct Resolver: Sendable {
                 live = Self.allowed(live, by: rollout, hostID: hostID, parsed)
                 guard !live.isEmpty else {
                     return .failure(Refusal(version: nil, reason: Self.nothingLive(under: rollout, hostID: hostID)))
+                }
+            } else if snapshot.approvedReleasesOnly == true {
+                // A protected environment runs no release newer than the one a change took in.
+                guard let approved = plugin.approvedVersion else {
+                    return .failure(
+                        Refusal(
+                            version: nil,
+                            reason: SkipReason(
+                                .unapproved,
+                                "no release of \(id) was taken in by a change in \(snapshot.environment), which is protected (enabling it there takes in its newest release, as a change request)"
+                            )))
+                }
+                let ceiling = parsed.version(approved)
+                live = live.filter { release in
+                    guard let ceiling, let version = parsed.version(release.version) else { return false }
+                    return version <= ceiling
+                }
+                guard !live.isEmpty else {
+                    return .failure(
+                        Refusal(
+                            version: nil,
+                            reason: SkipReason(
+                                .unapproved,
+                                "no live release of \(id) is at or below \(approved), the newest release a change took in for \(snapshot.environment)"
+                            )))
                 }
             }
             guard let match = live.first(where: worksWithHost) else {

@@ -57,7 +57,7 @@ struct ChangeRequestCLITests {
         #expect(show.contains("needs 2 approvals; has 0 that count"), "\(show)")
         // Every row it would change, before and after.
         let row = try #require(show.split(separator: "\n").first { $0.hasPrefix("plugin.pin") }, "\(show)")
-        #expect(row.contains(#"{"enabled":true,"pinned_version":null}"#) && row.contains(#""pinned_version":"1.1.0""#), "\(row)")
+        #expect(row.contains(#""enabled":true,"pinned_version":null}"#) && row.contains(#""pinned_version":"1.1.0""#), "\(row)")
         let shown = try #require(try await sandbox.ok("change", "show", "1", "--json").json() as? [String: Any])
         #expect(shown["state"] as? String == "open" && shown["author"] as? String == "root" && shown["required"] as? Int == 2)
 

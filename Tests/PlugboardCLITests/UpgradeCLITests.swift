@@ -38,7 +38,8 @@ struct UpgradeCLITests {
         // what plugboard serve keeps, 0006: the state proof, 0007: signed plug-ins, 0008: remote hosts, 0009: the audit
         // log without its index of hashes, 0010: token kinds, 0011: access tokens, 0012: how a change arrived, 0013:
         // releases of hosts' quarantines, 0014: rollouts, 0015: the parents of access tokens, 0016: change requests,
-        // 0017: who approves, and the tokens behind requests and approvals, 0018: the moment an approval binds).
+        // 0017: who approves, and the tokens behind requests and approvals, 0018: the moment an approval binds,
+        // 0019: the release a protected environment runs).
         let stale = try await sandbox.run(["plugin", "list"])
         #expect(stale.status != 0 && stale.stderr.contains("plugboard migrate"), "\(stale)")
         let migrations = try await sandbox.ok("migrate", "--status", "--json").json() as? [String: Any]
@@ -48,7 +49,7 @@ struct UpgradeCLITests {
                 "0005_serve.sql", "0006_state_proof.sql", "0007_signatures.sql", "0008_remote_hosts.sql", "0009_audit_hash_unindexed.sql",
                 "0010_token_kinds.sql", "0011_access_tokens.sql", "0012_audit_via.sql", "0013_quarantine_releases.sql",
                 "0014_rollouts.sql", "0015_access_token_parents.sql", "0016_change_requests.sql", "0017_approvers.sql",
-                "0018_approval_moment.sql",
+                "0018_approval_moment.sql", "0019_approved_release.sql",
             ])
         let applied = try await sandbox.ok("migrate").stdout
         #expect(
@@ -58,9 +59,10 @@ struct UpgradeCLITests {
         #expect(try await sandbox.ok("migrate").stdout.contains("up to date"))
         // The state proof's migration recorded the digests of the board's rows as they were (board.baseline), and they
         // verify; 0007, 0011, 0013 and 0014 only add empty tables, and 0010 and 0015 columns to tables with no rows here, so
-        // their own rows are recorded like any change's.
+        // their own rows are recorded like any change's. 0019 adds a column to plugin_environments, which has rows here:
+        // it records their digests again, in a baseline of its own.
         let baseline = try await sandbox.ok("audit", "--json").stdout.split(separator: "\n").filter { $0.contains("\"board.baseline\"") }
-        #expect(baseline.count == 1)
+        #expect(baseline.count == 2)
         let upgraded = try await sandbox.ok("audit", "verify", "--checkpoint", Self.checkpoint, "--json").json() as? [String: Any]
         #expect(upgraded?["ok"] as? Bool == true)
         #expect((upgraded?["state_rows_checked"] as? Int ?? 0) > 20)

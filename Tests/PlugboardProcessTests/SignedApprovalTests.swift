@@ -143,10 +143,13 @@ struct SignedApprovalTests {
         let approved = try await Self.approved()
         let sandbox = approved.sandbox
 
-        // A writer enables other by hand, with the board's own code recomputing the audit chain and the state proof:
-        // `audit verify` holds, hosts prove the board, and the enablement carries no signature.
+        // A writer enables other by hand (taking in its release), with the board's own code recomputing the audit chain and
+        // the state proof: `audit verify` holds, hosts prove the board, and the enablement carries no signature.
         try await Self.rewrite(
-            sandbox, ["UPDATE plugin_environments SET enabled = 1 WHERE plugin_id = '\(Self.other)' AND environment = 'production'"])
+            sandbox,
+            [
+                "UPDATE plugin_environments SET enabled = 1, approved_version = '1.0.0' WHERE plugin_id = '\(Self.other)' AND environment = 'production'"
+            ])
         try await sandbox.ok("audit", "verify")
         for options in [approved.pinned, []] {
             let file = try await Self.fileHost(sandbox, options)

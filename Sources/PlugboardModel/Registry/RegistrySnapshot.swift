@@ -48,11 +48,15 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
         /// The plug-in's rollout in the snapshot's environment, if it was ever released by one (see ``Rollout``): it
         /// bounds the release each host may run. Nil when none, so that a snapshot without rollouts encodes as before.
         public let rollout: Rollout?
+        /// Where the environment is protected (``RegistrySnapshot/approvedReleasesOnly``), the newest release a change
+        /// took in: hosts run, of an unpinned plug-in without a rollout, no release newer than it, and none when it is
+        /// nil. Nil elsewhere too, so that such a snapshot encodes as before.
+        public let approvedVersion: String?
 
         /// Creates a value from its fields.
         package init(
             id: String, enabled: Bool, pinnedVersion: String?, killed: Bool, killReason: String?, versions: [Version],
-            rollout: Rollout? = nil
+            rollout: Rollout? = nil, approvedVersion: String? = nil
         ) {
             self.id = id
             self.enabled = enabled
@@ -61,13 +65,14 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
             self.killReason = killReason
             self.versions = versions
             self.rollout = rollout
+            self.approvedVersion = approvedVersion
         }
 
         /// The plug-in with no release listed (see ``Board/hostView(environment:relevantTo:)``).
         package func withoutReleases() -> Plugin {
             Plugin(
                 id: id, enabled: enabled, pinnedVersion: pinnedVersion, killed: killed, killReason: killReason, versions: [],
-                rollout: rollout)
+                rollout: rollout, approvedVersion: approvedVersion)
         }
     }
 
@@ -91,11 +96,16 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
     /// signed approvals or an enabled plug-in's enablement carries them; nil otherwise, so that a snapshot without any
     /// encodes as before them.
     public let approvals: ApprovalEvidence?
+    /// True where the environment is protected (its changes need approvals): a release registered there runs only once
+    /// a change takes it in, so hosts run, of an unpinned plug-in without a rollout, no release newer than its
+    /// ``Plugin/approvedVersion``. Nil otherwise, so that such a snapshot encodes as before.
+    public let approvedReleasesOnly: Bool?
 
     /// Creates a value from its fields.
     package init(
         environment: String, allKilled: Bool, allKilledReason: String?, plugins: [String: Plugin], signaturePolicy: SignaturePolicy,
-        version: BoardVersion, quarantineReleases: [QuarantineRelease] = [], approvals: ApprovalEvidence? = nil
+        version: BoardVersion, quarantineReleases: [QuarantineRelease] = [], approvals: ApprovalEvidence? = nil,
+        approvedReleasesOnly: Bool = false
     ) {
         self.environment = environment
         self.allKilled = allKilled
@@ -105,6 +115,7 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
         self.version = version
         self.quarantineReleases = quarantineReleases.isEmpty ? nil : quarantineReleases
         self.approvals = approvals
+        self.approvedReleasesOnly = approvedReleasesOnly ? true : nil
     }
 
     /// The releases of quarantines made for the host `hostID`.

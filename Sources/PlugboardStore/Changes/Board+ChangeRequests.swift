@@ -60,15 +60,21 @@ extension Board {
                 throw BoardError.invalid("signed approvals need approvals: give --approvals N (1 or more) with --signed-approvals require")
             }
             try ChangeRecords.savePolicy(change, environment, approvals: newApprovals, signed: newSigned, approvers: newApprovers)
+            // Protected from now on: what runs there is what runs now, and a release registered later needs a change.
+            let takenIn =
+                oldApprovals == 0 && newApprovals > 0
+                ? try RegistryQueries.takeInNewestReleases(change.db, environment: environment, by: change.actor, at: change.now) : [:]
+            var after: [String: AuditJSON] = [
+                "approvals": .int(newApprovals), "signed_approvals": .string(newSigned), "approvers": .string(newApprovers),
+            ]
+            if !takenIn.isEmpty { after["approved_versions"] = .object(takenIn.mapValues { .string($0) }) }
             try change.record(
                 AuditEntry(
                     action: "policy.set", targetType: "approval_policy", targetID: environment, environment: environment,
                     before: .object([
                         "approvals": .int(oldApprovals), "signed_approvals": .string(oldSigned), "approvers": .string(oldApprovers),
                     ]),
-                    after: .object([
-                        "approvals": .int(newApprovals), "signed_approvals": .string(newSigned), "approvers": .string(newApprovers),
-                    ])))
+                    after: .object(after)))
             let who = newApprovers == "default" ? "" : ", from \(ApprovalRights.describe(newApprovers))"
             let effect =
                 newApprovals == 0

@@ -181,6 +181,31 @@ enum ChangeRecords {
         }
     }
 
+    /// Refuses to apply `request` when it would now take in another release than the one its approvers were shown (a
+    /// newer release registered since it was opened): what runs in a protected environment is what was approved.
+    static func checkReleasesTakenIn(_ request: ChangeRequest, applying rows: [ChangeRow]) throws {
+        /// The release a row takes in: its `approved_version` after, when the row changes it.
+        func taken(_ row: ChangeRow) -> String? {
+            func approved(_ json: String?) -> String? {
+                guard let json, let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return nil }
+                return object["approved_version"] as? String
+            }
+            let after = approved(row.after)
+            return after == approved(row.before) ? nil : after
+        }
+        for row in rows {
+            guard let now = taken(row) else { continue }
+            let shown = request.rows.first { $0.action == row.action && $0.targetID == row.targetID && $0.environment == row.environment }
+            let approved = shown.flatMap(taken)
+            guard approved == now else {
+                let target = row.targetID ?? "the plug-in"
+                throw BoardError.conflict(
+                    "change request \(request.id) would now take in \(target)@\(now)\(row.environment.map { " in \($0)" } ?? ""), not \(approved.map { "\(target)@\($0)" } ?? "what") its approvers were shown: a newer release was registered since it was opened; cancel it and ask again"
+                )
+            }
+        }
+    }
+
     // MARK: Applying
 
     /// Records that `application` is applied by the change in progress, whose own work touched the rows of `base`
@@ -195,6 +220,7 @@ enum ChangeRecords {
                 throw BoardError.conflict("change request \(id) is \(request.state); only an open or scheduled request can be applied")
             }
             try checkDigest(request)
+            try checkReleasesTakenIn(request, applying: change.recordedEntries.map(\.changeRow))
             let counted = request.approvals.filter(\.current)
             if counted.count < request.required {
                 // Approvals that no longer count whatever the rows: say why, and the request waits.

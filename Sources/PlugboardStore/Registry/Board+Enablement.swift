@@ -4,25 +4,37 @@ package import PlugboardVersioning
 
 extension Board {
     /// Enables or disables a plug-in in one environment (created if it does not exist yet).
+    ///
+    /// Where the environment is protected, enabling takes in the plug-in's newest release (``EnvironmentRow/approved``):
+    /// hosts there run nothing newer, so a release registered later runs only once a change takes it in, and enabling a
+    /// plug-in that is already enabled takes in the newest release when it is newer than the one taken in.
     package func setEnabled(_ pluginID: String, _ enabled: Bool, environment: String, by actor: Principal) throws(BoardError)
         -> ChangeResult
     {
         try Validate.pluginID(pluginID)
         try Validate.environment(environment)
         let action = enabled ? "plugin.enable" : "plugin.disable"
+        var takenIn: String?
         return try changeEnvironmentRow(
             pluginID, environment, action: action, doing: enabled ? "enable" : "disable", by: actor
-        ) { before, _ in
-            if before.enabled == enabled {
+        ) { before, db in
+            var after = EnvironmentRow(enabled: enabled, pinned: before.pinned, approved: before.approved)
+            if enabled, try ChangeRecords.protection(db, environment: environment).required > 0 {
+                after.approved = try RegistryQueries.newestRelease(db, pluginID) ?? before.approved
+                if after.approved != before.approved { takenIn = after.approved }
+            }
+            if after == before {
                 return .unchanged("\(pluginID) is already \(enabled ? "enabled" : "disabled") in \(environment); nothing changed.")
             }
-            return .changed(EnvironmentRow(enabled: enabled, pinned: before.pinned))
+            return .changed(after)
         } done: { change in
             var notes: [String] = []
             if enabled, try KillSwitchRules.isKilled(change.db, .plugin(pluginID)) {
                 notes.append("A kill switch still covers \(pluginID); hosts will not load it until it is revived.")
             }
-            return ChangeResult(changed: true, "\(enabled ? "Enabled" : "Disabled") \(pluginID) in \(environment).", notes: notes)
+            let taken = takenIn.map { "; hosts there run releases up to \($0), the newest taken in" } ?? ""
+            return ChangeResult(
+                changed: true, "\(enabled ? "Enabled" : "Disabled") \(pluginID) in \(environment)\(taken).", notes: notes)
         }
     }
 
@@ -47,7 +59,7 @@ extension Board {
             if before.pinned == versionText {
                 return .unchanged("\(pluginID) is already pinned to \(versionText) in \(environment); nothing changed.")
             }
-            return .changed(EnvironmentRow(enabled: before.enabled, pinned: versionText))
+            return .changed(EnvironmentRow(enabled: before.enabled, pinned: versionText, approved: before.approved))
         } done: { _ in
             ChangeResult(changed: true, "Pinned \(pluginID) to \(versionText) in \(environment).")
         }
@@ -57,9 +69,14 @@ extension Board {
     package func unpin(_ pluginID: String, environment: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         try Validate.environment(environment)
-        return try changeEnvironmentRow(pluginID, environment, action: "plugin.unpin", doing: "unpin", by: actor) { before, _ in
+        return try changeEnvironmentRow(pluginID, environment, action: "plugin.unpin", doing: "unpin", by: actor) { before, db in
             guard before.pinned != nil else { return .unchanged("\(pluginID) is not pinned in \(environment); nothing changed.") }
-            return .changed(EnvironmentRow(enabled: before.enabled, pinned: nil))
+            var after = EnvironmentRow(enabled: before.enabled, pinned: nil, approved: before.approved)
+            // Unpinned where the environment is protected, hosts run releases up to the newest one, taken in now.
+            if try ChangeRecords.protection(db, environment: environment).required > 0 {
+                after.approved = try RegistryQueries.newestRelease(db, pluginID) ?? before.approved
+            }
+            return .changed(after)
         } done: { _ in
             ChangeResult(changed: true, "Unpinned \(pluginID) in \(environment); hosts pick the highest eligible version.")
         }

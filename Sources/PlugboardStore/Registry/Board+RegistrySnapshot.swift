@@ -58,16 +58,20 @@ extension Board {
         }
         var plugins: [String: RegistrySnapshot.Plugin] = [:]
         let rollouts = try RolloutQueries.snapshotRollouts(db, environment: environment)
+        // Where the environment is protected, hosts run no release newer than the one a change took in.
+        let protected = try ApproverQueries.hasTables(db) && ChangeRecords.protection(db, environment: environment).required > 0
         for row in try RegistryQueries.snapshotEnablement(db, environment: environment, ids: ids) {
             plugins[row.id] = RegistrySnapshot.Plugin(
                 id: row.id, enabled: row.enabled, pinnedVersion: row.pinned, killed: kills.plugins[row.id] != nil,
-                killReason: kills.plugins[row.id], versions: versions[row.id] ?? [], rollout: rollouts[row.id])
+                killReason: kills.plugins[row.id], versions: versions[row.id] ?? [], rollout: rollouts[row.id],
+                approvedVersion: protected ? row.approved : nil)
         }
         return RegistrySnapshot(
             environment: environment, allKilled: kills.all != nil, allKilledReason: kills.all, plugins: plugins,
             signaturePolicy: try SignatureQueries.policy(db, environment), version: boardVersion,
             quarantineReleases: try RegistryQueries.quarantineReleases(db, ids: ids),
             approvals: try ApproverQueries.evidence(
-                db, environment: environment, enabled: plugins.values.filter(\.enabled).map(\.id)))
+                db, environment: environment, enabled: plugins.values.filter(\.enabled).map(\.id)),
+            approvedReleasesOnly: protected)
     }
 }

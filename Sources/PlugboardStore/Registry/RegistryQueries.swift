@@ -126,9 +126,9 @@ enum RegistryQueries {
 
     static func environmentRow(_ db: Database, _ pluginID: String, _ environment: String) throws -> EnvironmentRow {
         let row = try Row.fetchOne(
-            db, sql: "SELECT enabled, pinned_version FROM plugin_environments WHERE plugin_id = ? AND environment = ?",
+            db, sql: "SELECT enabled, pinned_version, approved_version FROM plugin_environments WHERE plugin_id = ? AND environment = ?",
             arguments: [pluginID, environment])
-        return EnvironmentRow(enabled: row?["enabled"] ?? false, pinned: row?["pinned_version"])
+        return EnvironmentRow(enabled: row?["enabled"] ?? false, pinned: row?["pinned_version"], approved: row?["approved_version"])
     }
 
     static func saveEnvironmentRow(
@@ -138,10 +138,11 @@ enum RegistryQueries {
     {
         try db.execute(
             sql: """
-                INSERT INTO plugin_environments (plugin_id, environment, enabled, pinned_version, updated_at, updated_by) VALUES (?, ?, ?, ?, ?, ?)
+                INSERT INTO plugin_environments (plugin_id, environment, enabled, pinned_version, approved_version, updated_at, updated_by)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (plugin_id, environment) DO UPDATE SET enabled = excluded.enabled, pinned_version = excluded.pinned_version,
-                    updated_at = excluded.updated_at, updated_by = excluded.updated_by
-                """, arguments: [pluginID, environment, state.enabled, state.pinned, now, actor.osUser])
+                    approved_version = excluded.approved_version, updated_at = excluded.updated_at, updated_by = excluded.updated_by
+                """, arguments: [pluginID, environment, state.enabled, state.pinned, state.approved, now, actor.osUser])
         // Signed approvals enable once: however a plug-in is disabled (a disable, a restore's narrowing), enabling it again
         // needs new ones.
         if !state.enabled, try ApproverQueries.hasTables(db) {
@@ -292,17 +293,18 @@ enum RegistryQueries {
 
     /// Every plug-in's enablement and pin in `environment` (with `ids`, only those plug-ins').
     static func snapshotEnablement(_ db: Database, environment: String, ids: [String]? = nil) throws -> [(
-        id: String, enabled: Bool, pinned: String?
+        id: String, enabled: Bool, pinned: String?, approved: String?
     )] {
         var arguments: StatementArguments = [environment]
         if let ids { arguments += [idList(ids)] }
         return try Row.fetchAll(
             db,
             sql: """
-                SELECT p.id, ifnull(pe.enabled, 0) AS enabled, pe.pinned_version
+                SELECT p.id, ifnull(pe.enabled, 0) AS enabled, pe.pinned_version,
+                    \(try hasApprovedVersions(db) ? "pe.approved_version" : "NULL") AS approved_version
                 FROM plugins p LEFT JOIN plugin_environments pe ON pe.plugin_id = p.id AND pe.environment = ?
                 """ + (ids == nil ? "" : " WHERE p.id IN (SELECT value FROM json_each(?))"), arguments: arguments
-        ).map { ($0["id"], $0["enabled"], $0["pinned_version"]) }
+        ).map { ($0["id"], $0["enabled"], $0["pinned_version"], $0["approved_version"]) }
     }
 
     /// Plug-in ids as one JSON array, bound once and expanded in SQL by `json_each`.
@@ -356,5 +358,11 @@ enum RegistryQueries {
 struct EnvironmentRow: Equatable {
     var enabled: Bool
     var pinned: String?
-    var json: AuditJSON { .object(["enabled": .bool(enabled), "pinned_version": .optional(pinned)]) }
+    /// The newest release a change took in where the environment is protected (nil: none yet).
+    var approved: String? = nil
+    var json: AuditJSON {
+        var fields: [String: AuditJSON] = ["enabled": .bool(enabled), "pinned_version": .optional(pinned)]
+        if let approved { fields["approved_version"] = .string(approved) }
+        return .object(fields)
+    }
 }
