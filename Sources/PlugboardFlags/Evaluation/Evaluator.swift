@@ -12,6 +12,9 @@ struct Evaluator {
     unowned(unsafe) let program: FlagProgram
     private let contextPointer: UnsafePointer<UnleashContext>
     private var context: UnleashContext { _read { yield contextPointer.pointee } }
+    /// The context's ``PropertyIndex`` entries, read in place: the context holds the index for the evaluation.
+    private let propertyEntries: UnsafePointer<PropertyIndex.Entry>
+    private let propertyCount: Int
     /// Fields that override the context's, by Unleash's names (`userId`, …, or a property name): what a plug-in
     /// passes per call, read first instead of being merged into a copy of the context.
     let overrides: [String: String]?
@@ -32,6 +35,9 @@ struct Evaluator {
         self.program = storage.program
         self.contextPointer = context
         self.overrides = overrides
+        let index = context.pointee.propertyIndex
+        self.propertyEntries = UnsafePointer(index.entries)
+        self.propertyCount = index.count
     }
 
     /// Whether the flag at `position` is on: ``evaluate(_:wantVariant:)`` without the details, for `isEnabled`.
@@ -86,7 +92,7 @@ struct Evaluator {
     private mutating func outcome(_ flag: FlagRecord) -> Evaluation.Outcome {
         if !flag.enabled { return .flagOff }
         if flag.broken { return .broken }
-        if !dependenciesMet(flag) { return .dependencyUnmet }
+        if flag.dependencyCount > 0, !dependenciesMet(flag) { return .dependencyUnmet }
         if let match = matchStrategy(flag) { return .enabled(strategy: match.map(Int.init)) }
         return .noStrategyMatched
     }
@@ -108,7 +114,8 @@ struct Evaluator {
         case .appName: context.appName ?? property("appName")
         case .remoteAddress: context.remoteAddress ?? property("remoteAddress")
         case .currentTime: context.currentTime ?? property("currentTime")
-        case .property: context.propertyIndex.value(of: program.strings[field.name], hash: field.hash)
+        case .property:
+            PropertyIndex.value(of: program.strings[field.name], hash: field.hash, in: propertyEntries, count: propertyCount)
         case .random: nil
         }
     }

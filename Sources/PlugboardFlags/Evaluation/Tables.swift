@@ -82,13 +82,35 @@ struct NameTable: @unchecked Sendable {
         while true {
             let candidate = slots[slot]
             if candidate.position < 0 { return -1 }
-            if candidate.hash == hash, Int(candidate.count) == name.count,
-                name.isEmpty || memcmp(bytes + Int(candidate.offset), name.baseAddress!, name.count) == 0
-            {
+            if candidate.hash == hash, Int(candidate.count) == name.count, Self.sameBytes(bytes + Int(candidate.offset), name) {
                 return candidate.position
             }
             slot = (slot + 1) & mask
         }
+    }
+
+    /// Whether the `name.count` bytes at `stored` are `name`'s: up to 16 bytes as two overlapping words (names are
+    /// short), longer ones with `memcmp`.
+    @inline(__always)
+    private static func sameBytes(_ stored: UnsafeRawPointer, _ name: UnsafeRawBufferPointer) -> Bool {
+        let count = name.count
+        guard count > 0, let base = name.baseAddress else { return true }
+        if count >= 8, count <= 16 {
+            return stored.loadUnaligned(as: UInt64.self) == base.loadUnaligned(as: UInt64.self)
+                && stored.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+                    == base.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+        }
+        if count >= 4, count < 8 {
+            return stored.loadUnaligned(as: UInt32.self) == base.loadUnaligned(as: UInt32.self)
+                && stored.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+                    == base.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+        }
+        if count < 4 {
+            return stored.load(as: UInt8.self) == base.load(as: UInt8.self)
+                && stored.load(fromByteOffset: count / 2, as: UInt8.self) == base.load(fromByteOffset: count / 2, as: UInt8.self)
+                && stored.load(fromByteOffset: count - 1, as: UInt8.self) == base.load(fromByteOffset: count - 1, as: UInt8.self)
+        }
+        return memcmp(stored, base, count) == 0
     }
 
     /// A hash of `bytes` that reads them as at most a few unaligned words (names are short): lengths 8 and over

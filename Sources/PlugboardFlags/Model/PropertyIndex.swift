@@ -3,7 +3,7 @@
 /// hashing the name with SipHash or iterating the dictionary (which copies every key and value it passes). As in
 /// Unleash's engine, a name matches only the same bytes.
 final class PropertyIndex: @unchecked Sendable {
-    private struct Entry {
+    struct Entry {
         let hash: UInt32
         let name: String
         let value: String
@@ -11,8 +11,9 @@ final class PropertyIndex: @unchecked Sendable {
 
     /// The properties as given.
     let properties: [String: String]
-    private let entries: UnsafeMutablePointer<Entry>
-    private let count: Int
+    /// The entries, valid while this index lives.
+    let entries: UnsafeMutablePointer<Entry>
+    let count: Int
 
     static let empty = PropertyIndex([:])
 
@@ -32,9 +33,14 @@ final class PropertyIndex: @unchecked Sendable {
         entries.deallocate()
     }
 
-    /// The value of the property `name`, whose ``NameTable/wordHash(_:)`` is `hash`; names compare byte for byte.
+    /// The value of the property `name`, whose ``NameTable/wordHash(_:)`` is `hash`.
     @inline(__always)
-    func value(of name: String, hash: UInt32) -> String? {
+    func value(of name: String, hash: UInt32) -> String? { Self.value(of: name, hash: hash, in: entries, count: count) }
+
+    /// The value of the property `name`, whose ``NameTable/wordHash(_:)`` is `hash`, among `count` entries at
+    /// `entries` (read without holding the index, for an evaluation that holds its context).
+    @inline(__always)
+    static func value(of name: String, hash: UInt32, in entries: UnsafePointer<Entry>, count: Int) -> String? {
         var index = 0
         while index < count {
             // Equal hashes of the bytes, then `==` confirms (at once for two equal small strings).
