@@ -15,9 +15,14 @@ final class PropertyIndex: @unchecked Sendable {
     let entries: UnsafeMutablePointer<Entry>
     let count: Int
 
-    static let empty = PropertyIndex([:])
+    static let empty = PropertyIndex(building: [:])
 
-    init(_ properties: [String: String]) {
+    /// The index of `properties`; no properties share ``empty``, so a context without any allocates nothing.
+    static func of(_ properties: [String: String]) -> PropertyIndex {
+        properties.isEmpty ? empty : PropertyIndex(building: properties)
+    }
+
+    private init(building properties: [String: String]) {
         self.properties = properties
         count = properties.count
         entries = .allocate(capacity: max(1, properties.count))

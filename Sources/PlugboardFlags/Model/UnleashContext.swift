@@ -24,10 +24,10 @@ public struct UnleashContext: Sendable, Hashable, Codable {
         _modify {
             var properties = propertyIndex.properties
             propertyIndex = .empty  // so that `properties` is the only reference and changes in place
-            defer { propertyIndex = PropertyIndex(properties) }
+            defer { propertyIndex = PropertyIndex.of(properties) }
             yield &properties
         }
-        set { propertyIndex = PropertyIndex(newValue) }
+        set { propertyIndex = PropertyIndex.of(newValue) }
     }
 
     /// The properties with their names' hashes, built when the properties are set, so that an evaluation finds a
@@ -45,7 +45,7 @@ public struct UnleashContext: Sendable, Hashable, Codable {
         self.appName = appName
         self.remoteAddress = remoteAddress
         self.currentTime = currentTime
-        self.propertyIndex = PropertyIndex(properties)
+        self.propertyIndex = PropertyIndex.of(properties)
     }
 
     /// Creates a context whose ``currentTime`` is the given date, written in RFC 3339 (UTC, milliseconds).
@@ -74,7 +74,7 @@ public struct UnleashContext: Sendable, Hashable, Codable {
         for key in all.allKeys where CodingKeys(stringValue: key.stringValue) == nil {
             if let value = try? all.decode(String.self, forKey: key) { properties[key.stringValue] = value }
         }
-        propertyIndex = PropertyIndex(properties)
+        propertyIndex = PropertyIndex.of(properties)
     }
 
     /// Whether every field and property is the same.
