@@ -7,7 +7,6 @@ extension Evaluator {
     mutating func constraintHolds(_ constraint: ConstraintRecord) -> Bool {
         let result: Bool
         let first = constraint.first
-        let end = first + constraint.count
         switch constraint.test {
         case .never:
             result = false
@@ -16,25 +15,7 @@ extension Evaluator {
         case .notInList:
             result = currentValue(constraint.field).map { !program.sets[first].contains($0) } ?? true
         case .string:
-            if let text = currentValue(constraint.field) {
-                var found = false
-                if constraint.caseInsensitive, !Self.isASCII(text) {
-                    let lowered = text.lowercased()
-                    for index in first..<end where Self.bytesMatch(lowered, program.strings[index], constraint.match) {
-                        found = true
-                        break
-                    }
-                } else {
-                    for index in first..<end
-                    where Self.bytesMatch(text, program.strings[index], constraint.match, foldingASCII: constraint.caseInsensitive) {
-                        found = true
-                        break
-                    }
-                }
-                result = found
-            } else {
-                result = false
-            }
+            result = currentValue(constraint.field).map { stringMatches($0, constraint) } ?? false
         case .number:
             if let value = parsedNumber(of: constraint.field) {
                 let number = program.numbers[first]
@@ -50,9 +31,13 @@ extension Evaluator {
                 let key = program.versions[first]
                 if let order = key.order(of: value) {
                     result = constraint.comparison.holds(order, 0)
-                } else if let text = currentValue(constraint.field), let view = SemanticVersionView(text) {
+                } else if let text = currentValue(constraint.field) {
                     // Same numbers, both pre-releases: the identifiers decide, read from the text again.
-                    result = constraint.comparison.holds(view.comparePrerelease(to: program.strings[key.prerelease]), 0)
+                    let order = Self.withBytes(text) { bytes in
+                        Self.comparePrerelease(
+                            UnsafeBufferPointer(rebasing: bytes[value.prerelease]), program.needles[key.prerelease])
+                    }
+                    result = constraint.comparison.holds(order, 0)
                 } else {
                     result = false
                 }
@@ -118,51 +103,5 @@ extension Evaluator {
         let parsed = currentValue(field).flatMap(UnleashNumber.parseContextValue)
         numbers.store(parsed, for: field)
         return parsed
-    }
-
-    /// Byte-wise (UTF-8) prefix, suffix or substring test, as Unleash's engine does it; `foldingASCII` lowercases
-    /// the text's ASCII letters on the fly (the needle is lowercased already).
-    static func bytesMatch(_ text: String, _ needle: String, _ match: StringMatch, foldingASCII: Bool = false) -> Bool {
-        withBytes(text) { haystack in
-            withBytes(needle) { pattern in bytesMatch(haystack, pattern, match, foldingASCII: foldingASCII) }
-        }
-    }
-
-    private static func isASCII(_ text: String) -> Bool {
-        withBytes(text) { bytes in
-            var high: UInt8 = 0
-            for byte in bytes { high |= byte }
-            return high < 0x80
-        }
-    }
-
-    /// The string's UTF-8 in place (a copy only for a string that is not stored as UTF-8).
-    @inline(__always)
-    private static func withBytes<R>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
-        return Array(text.utf8).withUnsafeBufferPointer(body)
-    }
-
-    private static func bytesMatch(
-        _ haystack: UnsafeBufferPointer<UInt8>, _ pattern: UnsafeBufferPointer<UInt8>, _ match: StringMatch, foldingASCII: Bool
-    ) -> Bool {
-        guard haystack.count >= pattern.count else { return false }
-        /// Whether `pattern` stands in `haystack` at `start`.
-        @inline(__always) func matches(at start: Int) -> Bool {
-            if !foldingASCII { return pattern.isEmpty || memcmp(haystack.baseAddress! + start, pattern.baseAddress!, pattern.count) == 0 }
-            for offset in 0..<pattern.count {
-                var byte = haystack[start + offset]
-                if byte &- 0x41 < 26 { byte |= 0x20 }
-                if byte != pattern[offset] { return false }
-            }
-            return true
-        }
-        switch match {
-        case .startsWith: return matches(at: 0)
-        case .endsWith: return matches(at: haystack.count - pattern.count)
-        case .contains:
-            for start in 0...(haystack.count - pattern.count) where matches(at: start) { return true }
-            return false
-        }
     }
 }

@@ -12,9 +12,9 @@ struct Evaluator {
     unowned(unsafe) let program: FlagProgram
     private let contextPointer: UnsafePointer<UnleashContext>
     private var context: UnleashContext { _read { yield contextPointer.pointee } }
-    /// The context's properties, held for the rest of the evaluation from the first read of one: one retain,
-    /// instead of one per lookup through the pointer, and none for an evaluation that reads no property.
-    private var heldProperties: [String: String]?
+    /// The context's ``PropertyIndex`` entries, read in place: the context holds the index for the evaluation.
+    private let propertyEntries: UnsafePointer<PropertyIndex.Entry>
+    private let propertyCount: Int
     /// Fields that override the context's, by Unleash's names (`userId`, …, or a property name): what a plug-in
     /// passes per call, read first instead of being merged into a copy of the context.
     let overrides: [String: String]?
@@ -35,6 +35,9 @@ struct Evaluator {
         self.program = storage.program
         self.contextPointer = context
         self.overrides = overrides
+        let index = context.pointee.propertyIndex
+        self.propertyEntries = UnsafePointer(index.entries)
+        self.propertyCount = index.count
     }
 
     /// Whether the flag at `position` is on: ``evaluate(_:wantVariant:)`` without the details, for `isEnabled`.
@@ -43,6 +46,18 @@ struct Evaluator {
         toggle = position
         if case .enabled = outcome(program.flags[position]) { return true }
         return false
+    }
+
+    /// The flag's variant: what ``evaluate(_:wantVariant:)`` answers in `variant`, without the details.
+    mutating func variant(_ position: Int32) -> Variant {
+        toggle = position
+        let flag = program.flags[position]
+        guard case .enabled(let match) = outcome(flag) else { return .disabled(featureEnabled: false) }
+        guard let (variant, _) = resolveVariant(flag, strategy: match.map { Int32($0) }) else { return .disabled(featureEnabled: true) }
+        let record = program.variants[variant]
+        return Variant(
+            name: program.strings[record.name], payload: record.payload >= 0 ? program.payloads[record.payload] : nil, enabled: true,
+            featureEnabled: true)
     }
 
     mutating func evaluate(_ position: Int32, wantVariant: Bool) -> Evaluation {
@@ -77,25 +92,16 @@ struct Evaluator {
     private mutating func outcome(_ flag: FlagRecord) -> Evaluation.Outcome {
         if !flag.enabled { return .flagOff }
         if flag.broken { return .broken }
-        if !dependenciesMet(flag) { return .dependencyUnmet }
+        if flag.dependencyCount > 0, !dependenciesMet(flag) { return .dependencyUnmet }
         if let match = matchStrategy(flag) { return .enabled(strategy: match.map(Int.init)) }
         return .noStrategyMatched
     }
 
     // MARK: Context
 
-    /// Up to this many properties, a lookup compares names instead of hashing one with SipHash (a context usually has a
-    /// handful, and hashing was a quarter of a REGEX evaluation).
-    static let scannedProperties = 8
-
+    /// A property by name (the standard fields' fallback).
     @inline(__always)
-    private mutating func property(_ name: String) -> String? {
-        if heldProperties == nil { heldProperties = contextPointer.pointee.properties }
-        let properties = heldProperties.unsafelyUnwrapped
-        guard properties.count <= Self.scannedProperties else { return properties[name] }
-        for (key, value) in properties where key == name { return value }
-        return nil
-    }
+    private func property(_ name: String) -> String? { context.propertyIndex.value(of: name) }
 
     /// A standard field falls back to the property of the same name, as in Unleash's engine.
     @inline(__always)
@@ -108,7 +114,8 @@ struct Evaluator {
         case .appName: context.appName ?? property("appName")
         case .remoteAddress: context.remoteAddress ?? property("remoteAddress")
         case .currentTime: context.currentTime ?? property("currentTime")
-        case .property: property(program.strings[field.name])
+        case .property:
+            PropertyIndex.value(of: program.strings[field.name], hash: field.hash, in: propertyEntries, count: propertyCount)
         case .random: nil
         }
     }
@@ -158,19 +165,27 @@ struct Evaluator {
     }
 }
 
-/// A context value parsed at most once per evaluation: the last field read as this kind and its value.
-/// One entry is enough: the constraints of a flag that parse a kind of value almost always read one field.
+/// A context value parsed at most once per evaluation: the last two fields read as this kind and their values.
+/// Two entries are enough: the constraints of a flag that parse a kind of value almost always read one or two fields
+/// (`age` and `score`, say, in turn).
 struct ParsedOnce<Value> {
     private var field: FieldRef?
     private var value: Value?
+    private var previousField: FieldRef?
+    private var previousValue: Value?
 
     /// The value already parsed for `field` (`.some(nil)` when it did not parse), or `nil` when not read yet.
+    @inline(__always)
     subscript(field: FieldRef) -> Value?? {
-        guard let cached = self.field, cached == field else { return nil }
-        return .some(value)
+        if let cached = self.field, cached == field { return .some(value) }
+        if let cached = previousField, cached == field { return .some(previousValue) }
+        return nil
     }
 
+    @inline(__always)
     mutating func store(_ value: Value?, for field: FieldRef) {
+        previousField = self.field
+        previousValue = self.value
         self.field = field
         self.value = value
     }

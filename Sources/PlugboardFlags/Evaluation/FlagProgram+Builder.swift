@@ -8,6 +8,7 @@ extension FlagProgram {
         var constraints: [ConstraintRecord] = []
         var fields: [FieldRef] = []
         var strings: [String] = []
+        var needles: [String] = []
         var sets: [ExactStringSet] = []
         var hostSets: [Set<String>] = []
         var numbers: [Double] = []
@@ -43,6 +44,7 @@ extension FlagProgram {
         mutating func field(_ field: ContextField) -> FieldRef {
             let kind: FieldRef.Kind
             var name: Int32 = -1
+            var hash: UInt32 = 0
             switch field {
             case .userId: kind = .userId
             case .sessionId: kind = .sessionId
@@ -53,8 +55,10 @@ extension FlagProgram {
             case .property(let text):
                 kind = .property
                 name = self.name(text)
+                var bytes = text
+                hash = bytes.withUTF8 { NameTable.wordHash(UnsafeRawBufferPointer($0)) }
             }
-            return FieldRef(kind: kind, name: name, override: field.overrideName.map { self.name($0) } ?? -1)
+            return FieldRef(kind: kind, name: name, override: field.overrideName.map { self.name($0) } ?? -1, hash: hash)
         }
 
         /// Appends `elements` to `table`; the first index and the count.
@@ -133,7 +137,7 @@ extension FlagProgram {
                 record.test = .string
                 record.match = match
                 record.caseInsensitive = caseInsensitive
-                (record.first, record.count) = Self.append(values, to: &strings)
+                (record.first, record.count) = Self.append(values, to: &needles)
             case .number(let comparison, let value):
                 record.test = .number
                 record.comparison = comparison
@@ -145,7 +149,11 @@ extension FlagProgram {
             case .semver(let comparison, let version):
                 record.test = .semver
                 record.comparison = comparison
-                let prerelease = version.prerelease.isEmpty ? -1 : string(version.prerelease.joined(separator: "."))
+                var prerelease: Int32 = -1
+                if !version.prerelease.isEmpty {
+                    needles.append(version.prerelease.joined(separator: "."))
+                    prerelease = Int32(needles.count - 1)
+                }
                 versions.append(VersionKey(major: version.major, minor: version.minor, patch: version.patch, prerelease: prerelease))
                 (record.first, record.count) = (Int32(versions.count - 1), 1)
             case .regex(let regex):

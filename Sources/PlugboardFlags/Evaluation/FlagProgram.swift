@@ -13,14 +13,17 @@ final class FlagProgram: @unchecked Sendable {
     let constraints: Table<ConstraintRecord>
     /// Rollout stickiness sources and variant override fields.
     let fields: Table<FieldRef>
-    /// Every string the evaluator reads: flag, property, group, variant names and constraint values.
+    /// Flag, property, group and variant names.
     let strings: Table<String>
+    /// The values of `STR_*` constraints as bytes (lowercased when the constraint is case-insensitive), and the
+    /// pre-releases of constraint versions.
+    let needles: ByteStrings
     /// Exact (byte-for-byte) string sets: `IN`, `NOT_IN`, user ids, variant overrides.
     let sets: Table<NameTable>
     let hostSets: Table<Set<String>>
     let numbers: Table<Double>
     let instants: Table<UnleashInstant>
-    /// Constraint versions: numbers, and the pre-release identifiers joined in `strings`.
+    /// Constraint versions: numbers, and the pre-release identifiers joined in `needles`.
     let versions: Table<VersionKey>
     let regexes: Table<UnleashRegex>
     /// Each regex's automaton, read without copying the regex (`nil`: it runs on the Pike VM).
@@ -43,6 +46,7 @@ final class FlagProgram: @unchecked Sendable {
         constraints = Table(builder.constraints)
         fields = Table(builder.fields)
         strings = Table(builder.strings)
+        needles = ByteStrings(builder.needles)
         sets = Table(builder.sets.map { NameTable($0.values.map { (name: $0, position: 0) }) })
         hostSets = Table(builder.hostSets)
         numbers = Table(builder.numbers)
@@ -65,6 +69,7 @@ final class FlagProgram: @unchecked Sendable {
         constraints.free()
         fields.free()
         strings.free()
+        needles.free()
         for index in 0..<Int32(sets.count) { sets[index].free() }
         sets.free()
         hostSets.free()

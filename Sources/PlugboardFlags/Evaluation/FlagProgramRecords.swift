@@ -13,6 +13,8 @@ struct FieldRef: Equatable {
     var name: Int32
     /// The key a per-call override of this field has (``ContextField/overrideName``), or -1.
     var override: Int32
+    /// The property name's ``NameTable/wordHash(_:)`` (0 for a standard field).
+    var hash: UInt32 = 0
 
     /// A standard field: the program interns the standard names first, at their kinds' raw values.
     static func standard(_ kind: Kind) -> FieldRef { FieldRef(kind: kind, name: -1, override: Int32(kind.rawValue)) }
@@ -68,7 +70,7 @@ struct ConstraintRecord {
     var count: Int32 = 0
 }
 
-/// A constraint's version: its numbers, and its pre-release identifiers joined by `.` in ``FlagProgram/strings``.
+/// A constraint's version: its numbers, and its pre-release identifiers joined by `.` in ``FlagProgram/needles``.
 struct VersionKey {
     var major: UInt64
     var minor: UInt64

@@ -150,7 +150,12 @@ public struct FlagSnapshot: Sendable {
 
     /// The variant of the flag for the context, as Unleash's `getVariant`.
     public func variant(_ name: String, context: UnleashContext) -> Variant {
-        evaluate(name, context: context, wantVariant: true).variant
+        // The variant alone, built once (not inside an `Evaluation` that is then copied from and destroyed).
+        guard let position = storage.program.position(of: name) else { return .disabled(featureEnabled: false) }
+        return withUnsafePointer(to: context) { context in
+            var evaluator = Evaluator(storage: storage, context: context)
+            return evaluator.variant(position)
+        }
     }
 
     /// Both answers at once (one evaluation), with the details the OpenFeature API reports.

@@ -19,7 +19,20 @@ public struct UnleashContext: Sendable, Hashable, Codable {
     /// The evaluation time as an RFC 3339 date-time; when absent, date constraints use the current time.
     public var currentTime: String?
     /// Custom context fields (`tenant`, `version`, `country`, …).
-    public var properties: [String: String]
+    public var properties: [String: String] {
+        get { propertyIndex.properties }
+        _modify {
+            var properties = propertyIndex.properties
+            propertyIndex = .empty  // so that `properties` is the only reference and changes in place
+            defer { propertyIndex = PropertyIndex.of(properties) }
+            yield &properties
+        }
+        set { propertyIndex = PropertyIndex.of(newValue) }
+    }
+
+    /// The properties with their names' hashes, built when the properties are set, so that an evaluation finds a
+    /// property by comparing integers instead of hashing or comparing strings.
+    private(set) var propertyIndex: PropertyIndex
 
     /// Creates a context.
     public init(
@@ -32,7 +45,7 @@ public struct UnleashContext: Sendable, Hashable, Codable {
         self.appName = appName
         self.remoteAddress = remoteAddress
         self.currentTime = currentTime
-        self.properties = properties
+        self.propertyIndex = PropertyIndex.of(properties)
     }
 
     /// Creates a context whose ``currentTime`` is the given date, written in RFC 3339 (UTC, milliseconds).
@@ -56,11 +69,30 @@ public struct UnleashContext: Sendable, Hashable, Codable {
         remoteAddress = try container.decodeIfPresent(LenientString.self, forKey: .remoteAddress)?.text
         currentTime = try container.decodeIfPresent(LenientString.self, forKey: .currentTime)?.text
         let raw = try container.decodeIfPresent([String: LenientString].self, forKey: .properties) ?? [:]
-        properties = raw.compactMapValues(\.text)
+        var properties = raw.compactMapValues(\.text)
         let all = try decoder.container(keyedBy: AnyKey.self)
         for key in all.allKeys where CodingKeys(stringValue: key.stringValue) == nil {
             if let value = try? all.decode(String.self, forKey: key) { properties[key.stringValue] = value }
         }
+        propertyIndex = PropertyIndex.of(properties)
+    }
+
+    /// Whether every field and property is the same.
+    public static func == (lhs: UnleashContext, rhs: UnleashContext) -> Bool {
+        lhs.userId == rhs.userId && lhs.sessionId == rhs.sessionId && lhs.environment == rhs.environment
+            && lhs.appName == rhs.appName && lhs.remoteAddress == rhs.remoteAddress && lhs.currentTime == rhs.currentTime
+            && lhs.properties == rhs.properties
+    }
+
+    /// Hashes every field and the properties.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(userId)
+        hasher.combine(sessionId)
+        hasher.combine(environment)
+        hasher.combine(appName)
+        hasher.combine(remoteAddress)
+        hasher.combine(currentTime)
+        hasher.combine(properties)
     }
 
     private struct AnyKey: CodingKey {
