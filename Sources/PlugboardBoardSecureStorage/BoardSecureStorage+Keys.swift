@@ -23,7 +23,7 @@ extension BoardSecureStorage {
     /// whole procedure for a key file.
     package func rotateMasterKey(to newKey: MasterKey, by actor: Principal) throws(BoardError) -> ChangeResult {
         let boardID = try board.info("board_id")
-        let refusal = AuditEntry(action: "keys.rotate_master", targetType: "board", targetID: boardID)
+        let refusal = AuditEntry(action: .keysRotateMaster, targetType: "board", targetID: boardID)
         let result: ChangeResult = try change(actor, refusal: refusal, requiring: .admin(doing: "rotate the master key")) {
             change, secrets, _ in
             let oldID = secrets.masterKeyIdentifier
@@ -33,7 +33,7 @@ extension BoardSecureStorage {
             let count = try secrets.rotateMasterKey(to: newKey)
             try change.record(
                 AuditEntry(
-                    action: "keys.rotate_master", targetType: "board", targetID: boardID,
+                    action: .keysRotateMaster, targetType: "board", targetID: boardID,
                     before: .object(["key_id": .string(oldID)]),
                     after: .object(["key_id": .string(newKey.identifier), "rewrapped_data_keys": .int(count)])))
             return ChangeResult(
@@ -99,7 +99,7 @@ extension BoardSecureStorage {
     /// `keys.rotate_data_key` audit row. Needs an owner or maintainer of the plug-in, or an admin.
     package func rotateDataKey(pluginID: String, reencrypt: Bool = false, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
-        return try changePlugin(pluginID, action: "keys.rotate_data_key", doing: "rotate the data key of", by: actor) {
+        return try changePlugin(pluginID, action: .keysRotateDataKey, doing: "rotate the data key of", by: actor) {
             change, secrets, backend in
             let rotation = try secrets.rotateDataKey(pluginID: pluginID, reencrypt: reencrypt)
             var after: [String: AuditJSON] = ["active_version": .int(rotation.newVersion)]
@@ -120,7 +120,7 @@ extension BoardSecureStorage {
             }
             try change.record(
                 AuditEntry(
-                    action: "keys.rotate_data_key", targetType: "plugin", targetID: pluginID,
+                    action: .keysRotateDataKey, targetType: "plugin", targetID: pluginID,
                     before: .object(["active_version": rotation.previousVersion.map(AuditJSON.int) ?? .null]),
                     after: .object(after)))
             return ChangeResult(changed: true, message + ".", notes: notes)
@@ -138,7 +138,7 @@ extension BoardSecureStorage {
         try Validate.pluginID(pluginID)
         if let reason { try Validate.reason(reason) }
         let result: ChangeResult = try changePlugin(
-            pluginID, action: "keys.shred", doing: "shred the data keys of", reason: reason, by: actor
+            pluginID, action: .keysShred, doing: "shred the data keys of", reason: reason, by: actor
         ) { change, secrets, backend in
             let shredding = try secrets.shredDataKeys(pluginID: pluginID)
             guard !shredding.shreddedVersions.isEmpty else {
@@ -146,7 +146,7 @@ extension BoardSecureStorage {
             }
             try change.record(
                 AuditEntry(
-                    action: "keys.shred", targetType: "plugin", targetID: pluginID, reason: reason,
+                    action: .keysShred, targetType: "plugin", targetID: pluginID, reason: reason,
                     before: .object(["live_versions": .array(shredding.shreddedVersions.map(AuditJSON.int))]),
                     after: .object([
                         "live_versions": .array([]), "shredded_versions": .array(shredding.shreddedVersions.map(AuditJSON.int)),

@@ -20,7 +20,7 @@ extension BoardSecureStorage {
         } catch {
             throw Self.boardError(error)
         }
-        return try changePlugin(pluginID, action: "secret.set", doing: "set the secrets of", by: actor) { change, secrets, backend in
+        return try changePlugin(pluginID, action: .secretSet, doing: "set the secrets of", by: actor) { change, secrets, backend in
             let before = try backend.read { try $0.sealedValue(pluginID: pluginID, key: key) }
             if before != nil, let current = try? secrets.value(forKey: key, pluginID: pluginID), current == value {
                 return ChangeResult(changed: false, "the secret '\(key)' of \(pluginID) already has this value; nothing changed.")
@@ -29,7 +29,7 @@ extension BoardSecureStorage {
             let version = try backend.read { try $0.sealedValue(pluginID: pluginID, key: key) }?.dataKeyVersion
             try change.record(
                 AuditEntry(
-                    action: "secret.set", targetType: "plugin", targetID: pluginID,
+                    action: .secretSet, targetType: "plugin", targetID: pluginID,
                     before: Self.slot(key, before?.dataKeyVersion), after: Self.slot(key, version)))
             return ChangeResult(
                 changed: true,
@@ -48,7 +48,7 @@ extension BoardSecureStorage {
     public func secret(forKey key: String, pluginID: String, by actor: Principal) throws(BoardError) -> Data {
         try Validate.pluginID(pluginID)
         let key = try Self.validatedKeyName(key)
-        return try changePlugin(pluginID, action: "secret.get", doing: "read the secrets of", by: actor) { change, secrets, backend in
+        return try changePlugin(pluginID, action: .secretGet, doing: "read the secrets of", by: actor) { change, secrets, backend in
             let missing = BoardError(.notFound, "\(pluginID) has no secret named '\(key)'; see plugboard secret list --plugin \(pluginID)")
             guard let record = try backend.read({ try $0.sealedValue(pluginID: pluginID, key: key) }) else { throw missing }
             let opened: Data?
@@ -68,7 +68,7 @@ extension BoardSecureStorage {
             guard let value = opened else { throw missing }
             try change.record(
                 AuditEntry(
-                    action: "secret.get", targetType: "plugin", targetID: pluginID, after: Self.slot(key, record.dataKeyVersion)))
+                    action: .secretGet, targetType: "plugin", targetID: pluginID, after: Self.slot(key, record.dataKeyVersion)))
             return value
         }
     }
@@ -80,14 +80,14 @@ extension BoardSecureStorage {
     package func deleteSecret(forKey key: String, pluginID: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         let key = try Self.validatedKeyName(key)
-        return try changePlugin(pluginID, action: "secret.delete", doing: "delete the secrets of", by: actor) { change, secrets, backend in
+        return try changePlugin(pluginID, action: .secretDelete, doing: "delete the secrets of", by: actor) { change, secrets, backend in
             guard let record = try backend.read({ try $0.sealedValue(pluginID: pluginID, key: key) }) else {
                 return ChangeResult(changed: false, "\(pluginID) has no secret named '\(key)'; nothing changed.")
             }
             try secrets.removeValue(forKey: key, pluginID: pluginID)
             try change.record(
                 AuditEntry(
-                    action: "secret.delete", targetType: "plugin", targetID: pluginID,
+                    action: .secretDelete, targetType: "plugin", targetID: pluginID,
                     before: Self.slot(key, record.dataKeyVersion), after: Self.slot(key, nil)))
             return ChangeResult(changed: true, "Deleted the secret '\(key)' of \(pluginID).")
         }

@@ -172,7 +172,7 @@ public final class BoardSecureStorage: Sendable, CustomStringConvertible {
         do {
             let boardID = try board.info("board_id")
             changed = try board.changeSecrets(
-                actor, refusal: AuditEntry(action: "keys.init", targetType: "board", targetID: boardID),
+                actor, refusal: AuditEntry(action: .keysInit, targetType: "board", targetID: boardID),
                 requiring: .admin(doing: "initialise the secure storage of the board")
             ) { backend, change in
                 let stored = try backend.read { try $0.keyCheckValue() }
@@ -184,7 +184,7 @@ public final class BoardSecureStorage: Sendable, CustomStringConvertible {
                 guard stored == nil else { return false }
                 try change.record(
                     AuditEntry(
-                        action: "keys.init", targetType: "board", targetID: boardID,
+                        action: .keysInit, targetType: "board", targetID: boardID,
                         after: .object(["key_id": .string(key.identifier), "source": .string(source.auditName)])))
                 return true
             }
@@ -247,7 +247,7 @@ public final class BoardSecureStorage: Sendable, CustomStringConvertible {
     /// Runs `body` as a change of one plug-in's secrets or data keys (``change(_:refusal:requiring:_:)``): the
     /// plug-in must be registered and the actor one of its owners or maintainers, or an admin.
     func changePlugin<T>(
-        _ pluginID: String, action: String, doing what: String, reason: String? = nil, by actor: Principal,
+        _ pluginID: String, action: AuditAction, doing what: String, reason: String? = nil, by actor: Principal,
         _ body: (AuditedChange, SecureStorageEngine, any SecureStorageBackend) throws -> T
     ) throws(BoardError) -> T {
         let refusal = AuditEntry(action: action, targetType: "plugin", targetID: pluginID, reason: reason)

@@ -19,11 +19,11 @@ package enum AdminAPI {
         return requests
     }()
 
-    /// The operations that start or widen what runs, by name (their audit rows' action): what `audit verify` holds to
+    /// The operations that start or widen what runs, by the action of their audit rows: what `audit verify` holds to
     /// the approval policies.
     package static let wideningActions = WideningActions(
         Dictionary(
             uniqueKeysWithValues: requests.compactMap { type in
-                type.declaration.widens == .never ? nil : (type.declaration.name, type.declaration.widens == .boardWide)
+                type.declaration.widens == .never ? nil : (type.declaration.action, type.declaration.widens == .boardWide)
             }))
 }

@@ -50,7 +50,7 @@ package enum AdminBackup {
     /// its description. The caller removes the file once it is sent.
     package static func take(_ board: Board, for actor: Principal) throws(BoardError) -> (path: String, description: Description) {
         try board.requireAdmin(
-            actor, doing: "download a backup of the board", refusal: AuditEntry(action: "board.backup", targetType: "board"))
+            actor, doing: "download a backup of the board", refusal: AuditEntry(action: .boardBackup, targetType: "board"))
         let folder = AdminUploads.folder(board)
         if mkdir(folder, 0o700) != 0, errno != EEXIST {
             throw BoardError(.io, "cannot create \(folder): \(String(cString: strerror(errno)))")

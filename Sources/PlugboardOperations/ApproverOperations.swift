@@ -13,7 +13,7 @@ public enum ApproverOperations {
     /// `approver add PRINCIPAL PUBLIC_KEY`.
     public struct AddApprover: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "approver.add", .write,
+            .approverAdd, .write,
             abstract: "Register a principal's Ed25519 public key as their approver key (admins).",
             discussion: """
                 The key is made with plugboard signing-key generate; its holder approves with plugboard change approve N \
@@ -39,7 +39,7 @@ public enum ApproverOperations {
     /// `approver list`.
     public struct ListApprovers: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "approver.list", .read, abstract: "List approver keys, revoked ones included.", response: "ApproverList")
+            .approverList, .read, abstract: "List approver keys, revoked ones included.", response: "ApproverList")
         public init() {}
         /// What it answers.
         public typealias Response = [Approver]
@@ -62,7 +62,7 @@ public enum ApproverOperations {
     /// `approver revoke KEY_ID --reason`: a stop.
     public struct RevokeApprover: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "approver.revoke", .stop,
+            .approverRevoke, .stop,
             abstract:
                 "Revoke an approver key (admins): no approval it signed counts any more, for the board or hosts, including earlier ones.",
             response: "ChangeResult")

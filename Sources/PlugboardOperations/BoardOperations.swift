@@ -17,7 +17,7 @@ public enum BoardOperations {
     /// `env list`.
     public struct Environments: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "env.list", .read, abstract: "List the board's environments.", response: "NameList")
+            .envList, .read, abstract: "List the board's environments.", response: "NameList")
         public init() {}
         /// What it answers.
         public typealias Response = [String]
@@ -30,7 +30,7 @@ public enum BoardOperations {
     /// `clients [--env]`: every environment's, or only the one `--env` names.
     public struct Clients: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "clients", .read,
+            .clients, .read,
             abstract: "List the applications and SDK instances that read the board through plugboard serve, with their last contact.",
             discussion: """
                 Instances silent for more than 30 days are forgotten. With --env, only that environment's. Read from the \
@@ -60,7 +60,7 @@ public enum BoardOperations {
     /// not).
     public struct Verify: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "audit.verify", .read,
+            .auditVerify, .read,
             abstract:
                 "Recompute the hash chain and compare every row of policy with the digests the log recorded; exit 1 naming what differs.",
             discussion:
@@ -89,7 +89,7 @@ public enum BoardOperations {
     /// `audit checkpoint`.
     public struct Checkpoint: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "audit.checkpoint", .read,
+            .auditCheckpoint, .read,
             abstract: "Print the head of the audit chain and the state root (SEQ:HASH:ROOT) to keep somewhere else.",
             response: "AuditCheckpoint")
         public init() {}
@@ -106,7 +106,7 @@ public enum BoardOperations {
     /// command streams the rows of a board file and reads a served board's page by page.
     public struct Audit: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "audit", .read, abstract: "Rows of the audit log, oldest first, a page at a time.", response: "AuditPage")
+            .audit, .read, abstract: "Rows of the audit log, oldest first, a page at a time.", response: "AuditPage")
         @Option(help: "Only rows at or after this ISO-8601 time.") public var since: String?
         @Option(help: "Only rows whose actor or declared principal is this name.") public var actor: String?
         @Option(help: "Only rows about this target id (a plug-in id also matches its versions).") public var target: String?

@@ -33,7 +33,7 @@ public enum ChangeOperations {
     /// `change list [--state S]`.
     public struct List: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "change.list", .read, abstract: "List change requests, newest first (at most 500).", response: "ChangeRequestList")
+            .changeList, .read, abstract: "List change requests, newest first (at most 500).", response: "ChangeRequestList")
         @Option(help: "Only requests in this state: open, scheduled, applied, rejected or cancelled.") public var state: RequestState?
         public init() {}
         public init(state: RequestState?) { self.state = state }
@@ -56,7 +56,7 @@ public enum ChangeOperations {
     /// `change show N`.
     public struct Show: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "change.show", .read, abstract: "Show a change request: every row it would change, before and after, and its approvals.",
+            .changeShow, .read, abstract: "Show a change request: every row it would change, before and after, and its approvals.",
             response: "ChangeRequest")
         @Argument(help: "The request's number.") public var id: RequestID
         public init() {}
@@ -76,7 +76,7 @@ public enum ChangeOperations {
     /// `change approve N [--comment TEXT]`.
     public struct Approve: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "change.approve", .write, abstract: "Approve a change request (not your own); the last approval needed applies it.",
+            .changeApprove, .write, abstract: "Approve a change request (not your own); the last approval needed applies it.",
             discussion: """
                 An approval names the change's digest and the state of the rows it touches now: if they move before the \
                 change is applied, the approval no longer counts. A scheduled request is applied at its time.
@@ -143,7 +143,7 @@ public enum ChangeOperations {
     /// `change reject N --reason TEXT`: a stop, never waiting.
     public struct Reject: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "change.reject", .stop, abstract: "Reject a change request you may approve (or your own): it is never applied.",
+            .changeReject, .stop, abstract: "Reject a change request you may approve (or your own): it is never applied.",
             response: "ChangeRequestResult")
         @Argument(help: "The request's number.") public var id: RequestID
         @Option(help: "Why (kept in the request and the audit log).") public var reason: Reason
@@ -164,7 +164,7 @@ public enum ChangeOperations {
     /// `change cancel N`: its author (or an admin) withdraws it.
     public struct Cancel: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "change.cancel", .stop, abstract: "Withdraw your change request (or one you may approve).", response: "ChangeRequestResult")
+            .changeCancel, .stop, abstract: "Withdraw your change request (or one you may approve).", response: "ChangeRequestResult")
         @Argument(help: "The request's number.") public var id: RequestID
         public init() {}
         public init(id: RequestID) { self.id = id }
@@ -179,7 +179,7 @@ public enum ChangeOperations {
     /// `change apply N`.
     public struct Apply: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "change.apply", .write,
+            .changeApply, .write,
             abstract: "Apply a change request whose approvals are met, for the rows as they are now.",
             discussion: "A request whose answer is a secret (a new token) is applied by its author, who receives the secret.",
             response: "ChangeRequestResult")
@@ -199,7 +199,7 @@ public enum ChangeOperations {
     /// `change schedule N --at TIME`.
     public struct Schedule: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "change.schedule", .write,
+            .changeSchedule, .write,
             abstract: "Apply a change request at a time once approved (its author or an admin); --at now-less clears it.",
             discussion: "plugboard serve applies due, approved requests within 5 seconds; plugboard change apply-due does it from cron.",
             response: "ChangeRequestResult")
@@ -229,7 +229,7 @@ public enum ChangeOperations {
     /// `change apply-due`: for cron, on a board that is not served.
     public struct ApplyDue: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "change.apply-due", .write,
+            .changeApplyDue, .write,
             abstract: "Apply every scheduled change request whose time came and whose approvals are met (for cron).",
             discussion: "A due request whose rows moved since its approvals is not applied: it goes back to open and says why.",
             response: "ChangeRequestResultList")
@@ -247,7 +247,7 @@ public enum ChangeOperations {
     /// `change acknowledge N`: another admin saw an emergency change.
     public struct Acknowledge: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "change.acknowledge", .write, abstract: "Acknowledge an emergency change another admin applied (admins).",
+            .changeAcknowledge, .write, abstract: "Acknowledge an emergency change another admin applied (admins).",
             response: "ChangeRequestResult")
         @Argument(help: "The request's number.") public var id: RequestID
         public init() {}

@@ -18,7 +18,7 @@ public enum FlagOperations {
     /// `flag create NAME`: the caller becomes its owner.
     public struct Create: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "flag.create", .write, abstract: "Create a flag, off in every environment; you become its owner.", response: "ChangeResult")
+            .flagCreate, .write, abstract: "Create a flag, off in every environment; you become its owner.", response: "ChangeResult")
         @Argument(help: "The flag name, for example checkout.new-flow.") public var name: NewFlagName
         @Option(name: .long, help: "release, experiment, operational, kill-switch or permission.") public var type: FlagType = .release
         @Option(name: .long, help: "What the flag is for.") public var description: String?
@@ -38,7 +38,7 @@ public enum FlagOperations {
     /// `flag list [--stale] [--archived] [--unused DAYS]`.
     public struct List: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "flag.list", .read, abstract: "List flags and their state in the environment.", response: "FlagSummaryList")
+            .flagList, .read, abstract: "List flags and their state in the environment.", response: "FlagSummaryList")
         @Flag(name: .long, help: "Only flags older than their type's expected lifetime (release/experiment 40 days, operational 7).")
         public var stale = false
         @Flag(name: .long, help: "Include archived flags.") public var archived = false
@@ -70,7 +70,7 @@ public enum FlagOperations {
     /// `flag show NAME`: its definition in every environment, and its usage.
     public struct Show: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "flag.show", .read, abstract: "Show a flag's definition in every environment.", response: "FlagDetail")
+            .flagShow, .read, abstract: "Show a flag's definition in every environment.", response: "FlagDetail")
         @Argument(help: "The flag name.") public var name: FlagName
         public init() {}
         public init(name: FlagName) { self.name = name }
@@ -85,7 +85,7 @@ public enum FlagOperations {
     /// `flag enable NAME`.
     public struct Enable: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "flag.enable", .write, abstract: "Switch a flag on in the environment.", response: "ChangeResult", widens: .inEnvironment)
+            .flagEnable, .write, abstract: "Switch a flag on in the environment.", response: "ChangeResult", widens: .inEnvironment)
         @Argument(help: "The flag name.") public var name: FlagName
         public var env: String?
         public init() {}
@@ -103,7 +103,7 @@ public enum FlagOperations {
     /// `flag disable NAME`: a stop.
     public struct Disable: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "flag.disable", .stop, abstract: "Switch a flag off in the environment.", response: "ChangeResult")
+            .flagDisable, .stop, abstract: "Switch a flag off in the environment.", response: "ChangeResult")
         @Argument(help: "The flag name.") public var name: FlagName
         public var env: String?
         public init() {}
@@ -121,7 +121,7 @@ public enum FlagOperations {
     /// `flag rollout NAME PERCENT [--stickiness FIELD]`: a flexibleRollout strategy.
     public struct Rollout: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "flag.rollout", .write, abstract: "Roll a flag out to a percentage of users (a flexibleRollout strategy).",
+            .flagRollout, .write, abstract: "Roll a flag out to a percentage of users (a flexibleRollout strategy).",
             discussion:
                 "Stickiness decides what keeps a user in the same bucket: default (userId, else sessionId, else random), userId, sessionId, random, or any context field.",
             response: "ChangeResult", widens: .inEnvironment)
@@ -151,7 +151,7 @@ public enum FlagOperations {
     /// `flag archive NAME`: no longer evaluated (off) or exported; a stop.
     public struct Archive: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "flag.archive", .stop, abstract: "Archive a flag: no longer evaluated (off) or exported.", response: "ChangeResult")
+            .flagArchive, .stop, abstract: "Archive a flag: no longer evaluated (off) or exported.", response: "ChangeResult")
         @Argument(help: "The flag name.") public var name: FlagName
         public init() {}
         public init(name: FlagName) { self.name = name }
@@ -165,7 +165,7 @@ public enum FlagOperations {
     /// `flag unarchive NAME`.
     public struct Unarchive: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "flag.unarchive", .write, abstract: "Bring an archived flag back.", response: "ChangeResult", widens: .boardWide)
+            .flagUnarchive, .write, abstract: "Bring an archived flag back.", response: "ChangeResult", widens: .boardWide)
         @Argument(help: "The flag name.") public var name: FlagName
         public init() {}
         public init(name: FlagName) { self.name = name }
@@ -179,7 +179,7 @@ public enum FlagOperations {
     /// `flag import FILE`: Unleash client-API features JSON, sent as its text (the CLI reads the file).
     public struct Import: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "flag.import", .write, abstract: "Import Unleash client-API features JSON into the environment (admins).",
+            .flagImport, .write, abstract: "Import Unleash client-API features JSON into the environment (admins).",
             discussion:
                 "The file is {\"version\":…,\"features\":[…],\"segments\":[…]}. It is validated as a whole; an invalid file changes nothing. Flags not in the file are left alone.",
             response: "ChangeResult", widens: .inEnvironment)
@@ -214,7 +214,7 @@ public enum FlagOperations {
     /// `flag export`, and what `flag evaluate` evaluates: the environment's flags as Unleash client-API features JSON.
     public struct Export: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "flag.export", .read, abstract: "Print the environment's flags as Unleash client-API features JSON.",
+            .flagExport, .read, abstract: "Print the environment's flags as Unleash client-API features JSON.",
             response: "UnleashFeatures")
         public var env: String?
         public init() {}

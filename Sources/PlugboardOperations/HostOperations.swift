@@ -11,7 +11,7 @@ public enum HostOperations {
     /// `host release-quarantine HOST ID VERSION`: the host loads a release it quarantined for crashing it again.
     public struct ReleaseQuarantine: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "host.release-quarantine", .write, abstract: "End one host's quarantine of a release that crashed it.",
+            .hostReleaseQuarantine, .write, abstract: "End one host's quarantine of a release that crashed it.",
             discussion: """
                 A host quarantines a release that crashed it too often, on that host only (skip reason quarantined in \
                 plugboard plugin status). This records, audited, that the host HOST may load ID@VERSION again: the host \

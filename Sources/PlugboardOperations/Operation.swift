@@ -1,6 +1,6 @@
 package import ArgumentParser
 package import Foundation
-package import PlugboardModel
+public import PlugboardModel
 import PlugboardStore
 
 /// What a caller must hold to perform an operation, and the lane its work runs in on a served board.
@@ -32,6 +32,9 @@ public struct OperationDeclaration: Sendable {
     /// (`plugboard plugin kill`, `plugboard clients`), the API's path (`POST /api/admin/plugin.kill`), the OpenAPI
     /// `operationId` and the action of refusals in the audit log.
     public let name: String
+    /// The action of the audit rows it writes and of its refusals: the word its name is, or for an operation whose
+    /// rows predate its name (`plugin.add-signature` writes `plugin.sign`), the word they keep.
+    public let action: AuditAction
     public let access: OperationAccess
     /// One sentence: what it does (the command's abstract and the document's summary).
     public let abstract: String
@@ -54,10 +57,12 @@ public struct OperationDeclaration: Sendable {
 
     /// A declaration.
     package init(
-        _ name: String, _ access: OperationAccess, abstract: String, discussion: String = "", response: String, bodyLimit: Int? = nil,
+        _ name: AuditAction, _ access: OperationAccess, writes action: AuditAction? = nil, abstract: String, discussion: String = "",
+        response: String, bodyLimit: Int? = nil,
         aliases: [String] = [], environmentOptional: Bool = false, widens: OperationWidening = .never, answerIsSecret: Bool = false
     ) {
-        self.name = name
+        self.name = name.name
+        self.action = action ?? name
         self.access = access
         self.abstract = abstract
         self.discussion = discussion

@@ -13,7 +13,7 @@ extension PluginOperations {
     /// `plugin enable ID`.
     public struct Enable: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.enable", .write, abstract: "Enable a plug-in in the environment.", response: "ChangeResult", widens: .inEnvironment)
+            .pluginEnable, .write, abstract: "Enable a plug-in in the environment.", response: "ChangeResult", widens: .inEnvironment)
         @Argument(help: "The plug-in id.") public var id: PluginID
         public var env: String?
         public init() {}
@@ -31,7 +31,7 @@ extension PluginOperations {
     /// `plugin disable ID`: a stop.
     public struct Disable: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.disable", .stop, abstract: "Disable a plug-in in the environment.", response: "ChangeResult")
+            .pluginDisable, .stop, abstract: "Disable a plug-in in the environment.", response: "ChangeResult")
         @Argument(help: "The plug-in id.") public var id: PluginID
         public var env: String?
         public init() {}
@@ -49,7 +49,7 @@ extension PluginOperations {
     /// `plugin kill`: a kill switch over a plug-in, one version, or all plug-ins; a stop.
     public struct Kill: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.kill", .stop, abstract: "Throw a kill switch over a plug-in, one of its versions, or all plug-ins.",
+            .pluginKill, .stop, abstract: "Throw a kill switch over a plug-in, one of its versions, or all plug-ins.",
             discussion: "A kill switch covers every environment; running hosts deactivate what it covers at their next poll.",
             response: "ChangeResult")
         @Argument(help: "The plug-in id (omit with --all).") public var id: PluginID?
@@ -72,7 +72,7 @@ extension PluginOperations {
     /// `plugin revive`: lifts a kill switch.
     public struct Revive: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.revive", .write, abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.", response: "ChangeResult",
+            .pluginRevive, .write, abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.", response: "ChangeResult",
             widens: .boardWide)
         @Argument(help: "The plug-in id (omit with --all).") public var id: PluginID?
         @Option(help: "Only this version of the plug-in.") public var version: SemanticVersion?
@@ -94,7 +94,7 @@ extension PluginOperations {
     /// `plugin yank ID VERSION`: a stop.
     public struct Yank: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.yank", .stop, abstract: "Yank a version so hosts no longer pick it (a pin still wins).", response: "ChangeResult")
+            .pluginYank, .stop, abstract: "Yank a version so hosts no longer pick it (a pin still wins).", response: "ChangeResult")
         @Argument(help: "The plug-in id.") public var id: PluginID
         @Argument(help: "The version to yank.") public var version: SemanticVersion
         @Option(help: "Why.") public var reason: Reason
@@ -114,7 +114,7 @@ extension PluginOperations {
     /// `plugin unyank ID VERSION`.
     public struct Unyank: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.unyank", .write, abstract: "Undo a yank.", response: "ChangeResult", widens: .boardWide)
+            .pluginUnyank, .write, abstract: "Undo a yank.", response: "ChangeResult", widens: .boardWide)
         @Argument(help: "The plug-in id.") public var id: PluginID
         @Argument(help: "The version.") public var version: SemanticVersion
         @Option(help: "Why.") public var reason: Reason?
@@ -134,7 +134,7 @@ extension PluginOperations {
     /// `plugin pin ID VERSION`.
     public struct Pin: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.pin", .write, abstract: "Pin a plug-in to one version in the environment.", response: "ChangeResult",
+            .pluginPin, .write, abstract: "Pin a plug-in to one version in the environment.", response: "ChangeResult",
             widens: .inEnvironment)
         @Argument(help: "The plug-in id.") public var id: PluginID
         @Argument(help: "The version.") public var version: SemanticVersion
@@ -155,7 +155,7 @@ extension PluginOperations {
     /// `plugin unpin ID`.
     public struct Unpin: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.unpin", .write, abstract: "Remove the version pin in the environment.", response: "ChangeResult", widens: .inEnvironment
+            .pluginUnpin, .write, abstract: "Remove the version pin in the environment.", response: "ChangeResult", widens: .inEnvironment
         )
         @Argument(help: "The plug-in id.") public var id: PluginID
         public var env: String?

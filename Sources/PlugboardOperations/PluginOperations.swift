@@ -13,7 +13,7 @@ public enum PluginOperations {
     /// `--after`.
     public struct List: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.list", .read, abstract: "List plug-ins and their state in the environment.",
+            .pluginList, .read, abstract: "List plug-ins and their state in the environment.",
             discussion: "In id order; --limit and --after give a page (--after the previous page's last id).",
             response: "PluginSummaryList")
         @Option(help: "At most this many plug-ins (1-10000).") public var limit: Int?
@@ -49,7 +49,7 @@ public enum PluginOperations {
     /// `plugin show ID`.
     public struct Show: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.show", .read, abstract: "Show a plug-in: versions, environments, owners, kill switches.", response: "PluginDetail")
+            .pluginShow, .read, abstract: "Show a plug-in: versions, environments, owners, kill switches.", response: "PluginDetail")
         @Argument(help: "The plug-in id.") public var id: PluginID
         public init() {}
         public init(id: PluginID) { self.id = id }
@@ -64,7 +64,7 @@ public enum PluginOperations {
     /// `plugin status [ID]`: what each host loaded or skipped, and why.
     public struct Status: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.status", .read, abstract: "What each host loaded or skipped, and why.", response: "LoadStatusList")
+            .pluginStatus, .read, abstract: "What each host loaded or skipped, and why.", response: "LoadStatusList")
         @Argument(help: "Only this plug-in.") public var id: PluginID?
         public init() {}
         public init(id: PluginID?) { self.id = id }

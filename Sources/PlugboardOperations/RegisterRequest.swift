@@ -53,7 +53,7 @@ extension PluginOperations {
         }
 
         public static let declaration = OperationDeclaration(
-            "plugin.register", .write,
+            .pluginRegister, .write,
             abstract: "Register plug-in versions from their manifests (all or none), one with its uploaded artifact and signatures.",
             response: "ChangeResult", bodyLimit: 64 << 20)
 

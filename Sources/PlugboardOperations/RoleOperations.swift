@@ -17,7 +17,7 @@ public enum RoleOperations {
     /// `admin add PRINCIPAL`.
     public struct AddAdmin: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "admin.add", .write, abstract: "Make a principal (an OS user name) a board admin.", response: "ChangeResult")
+            .adminAdd, .write, abstract: "Make a principal (an OS user name) a board admin.", response: "ChangeResult")
         @Argument(help: "The principal to make an admin.") public var principal: PersonPrincipal
         public init() {}
         public init(principal: PersonPrincipal) { self.principal = principal }
@@ -31,7 +31,7 @@ public enum RoleOperations {
     /// `admin remove PRINCIPAL`: takes a role away, a stop.
     public struct RemoveAdmin: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "admin.remove", .stop, abstract: "Remove a board admin (never the last one).", response: "ChangeResult")
+            .adminRemove, .stop, abstract: "Remove a board admin (never the last one).", response: "ChangeResult")
         @Argument(help: "The admin to remove.") public var principal: PrincipalName
         public init() {}
         public init(principal: PrincipalName) { self.principal = principal }
@@ -45,7 +45,7 @@ public enum RoleOperations {
     /// `admin list`.
     public struct ListAdmins: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "admin.list", .read, abstract: "List board admins.", response: "AdminList")
+            .adminList, .read, abstract: "List board admins.", response: "AdminList")
         public init() {}
         /// What it answers.
         public typealias Response = [BoardAdmin]
@@ -62,7 +62,7 @@ public enum RoleOperations {
     /// `owner add ID PRINCIPAL [--role]`: adds an owner or maintainer, or changes their role.
     public struct AddOwner: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "owner.add", .write, abstract: "Add an owner or maintainer to a plug-in (or change their role).", response: "ChangeResult")
+            .ownerAdd, .write, abstract: "Add an owner or maintainer to a plug-in (or change their role).", response: "ChangeResult")
         @Argument(help: "The plug-in id.") public var id: PluginID
         @Argument(help: "The principal (an OS user name).") public var principal: PersonPrincipal
         @Option(name: .long, help: "owner (may manage owners) or maintainer.") public var role: PluginOwner.Role = .owner
@@ -82,7 +82,7 @@ public enum RoleOperations {
     /// `owner remove ID PRINCIPAL`: takes a role away, a stop.
     public struct RemoveOwner: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "owner.remove", .stop, abstract: "Remove an owner or maintainer (never the last owner).", response: "ChangeResult")
+            .ownerRemove, .stop, abstract: "Remove an owner or maintainer (never the last owner).", response: "ChangeResult")
         @Argument(help: "The plug-in id.") public var id: PluginID
         @Argument(help: "The principal to remove.") public var principal: PrincipalName
         public init() {}
@@ -100,7 +100,7 @@ public enum RoleOperations {
     /// `owner list ID`.
     public struct ListOwners: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "owner.list", .read, abstract: "List a plug-in's owners and maintainers.", response: "OwnerList")
+            .ownerList, .read, abstract: "List a plug-in's owners and maintainers.", response: "OwnerList")
         @Argument(help: "The plug-in id.") public var id: PluginID
         public init() {}
         public init(id: PluginID) { self.id = id }
@@ -129,7 +129,7 @@ public enum RoleOperations {
     /// `group add GROUP PRINCIPAL`: who may approve where a policy names the group (`policy set --approvers GROUP`).
     public struct AddGroupMember: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "group.add", .write, abstract: "Add a principal to a group (admins); a group is made with its first member.",
+            .groupAdd, .write, abstract: "Add a principal to a group (admins); a group is made with its first member.",
             discussion: """
                 An approval policy that names the group (plugboard policy set --env ENV --approvers GROUP) lets its members \
                 approve and reject change requests there, if they also are board admins or own or maintain the plug-in \
@@ -152,7 +152,7 @@ public enum RoleOperations {
     /// `group remove GROUP PRINCIPAL`: a stop.
     public struct RemoveGroupMember: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "group.remove", .stop, abstract: "Remove a principal from a group (admins).", response: "ChangeResult")
+            .groupRemove, .stop, abstract: "Remove a principal from a group (admins).", response: "ChangeResult")
         @Argument(help: "The group.") public var group: GroupName
         @Argument(help: "The principal to remove.") public var principal: PrincipalName
         public init() {}
@@ -170,7 +170,7 @@ public enum RoleOperations {
     /// `group list [GROUP]`.
     public struct ListGroups: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "group.list", .read, abstract: "List the members of every group, or of one.", response: "GroupMemberList")
+            .groupList, .read, abstract: "List the members of every group, or of one.", response: "GroupMemberList")
         @Argument(help: "Only this group.") public var group: GroupName?
         public init() {}
         public init(group: GroupName?) { self.group = group }

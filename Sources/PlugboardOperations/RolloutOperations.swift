@@ -13,7 +13,7 @@ public enum RolloutOperations {
     /// `rollout start ID VERSION --steps --every [--max-failure-rate] [--min-hosts]`.
     public struct Start: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "rollout.start", .write, abstract: "Start a staged rollout of a release in the environment (--env).",
+            .rolloutStart, .write, abstract: "Start a staged rollout of a release in the environment (--env).",
             discussion: """
                 Needs the plug-in's owners, maintainers or a board admin. The release must be registered, neither yanked \
                 nor killed, and later than what the environment's hosts run.
@@ -75,7 +75,7 @@ public enum RolloutOperations {
     /// `rollout status ID`: every rollout of the plug-in (in `env` only, when given), with what hosts report.
     public struct Status: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "rollout.status", .read,
+            .rolloutStatus, .read,
             abstract: "A plug-in's rollouts: steps, schedule, and the guard's figures (every environment unless --env).",
             response: "RolloutStatusList", environmentOptional: true)
         @Argument(help: "The plug-in id.") public var id: PluginID
@@ -104,7 +104,7 @@ public enum RolloutOperations {
     /// `rollout pause ID`.
     public struct Pause: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "rollout.pause", .write, abstract: "Hold a running rollout at its step (the guard still acts).", response: "ChangeResult")
+            .rolloutPause, .write, abstract: "Hold a running rollout at its step (the guard still acts).", response: "ChangeResult")
         @Argument(help: "The plug-in id.") public var id: PluginID
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
         public var env: String?
@@ -124,7 +124,7 @@ public enum RolloutOperations {
     /// `rollout resume ID`.
     public struct Resume: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "rollout.resume", .write, abstract: "Resume a paused rollout: its step lasts a full interval from now.",
+            .rolloutResume, .write, abstract: "Resume a paused rollout: its step lasts a full interval from now.",
             response: "ChangeResult", widens: .inEnvironment)
         @Argument(help: "The plug-in id.") public var id: PluginID
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
@@ -145,7 +145,7 @@ public enum RolloutOperations {
     /// `rollout step ID`: the next step now.
     public struct Step: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "rollout.step", .write,
+            .rolloutStep, .write,
             abstract: "Move a running rollout to its next step now, if its guard holds.",
             discussion: """
                 In an environment that requires approvals, the schedule does not move a rollout by itself: when a step is \
@@ -192,7 +192,7 @@ public enum RolloutOperations {
     /// `rollout abort ID`: every host returns to the previous release; a stop.
     public struct Abort: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "rollout.abort", .stop, abstract: "Abort a rollout: every host returns to the previous release, as fast as for a kill switch.",
+            .rolloutAbort, .stop, abstract: "Abort a rollout: every host returns to the previous release, as fast as for a kill switch.",
             response: "ChangeResult")
         @Argument(help: "The plug-in id.") public var id: PluginID
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
@@ -213,7 +213,7 @@ public enum RolloutOperations {
     /// `rollout tick`: one pass of every rollout's guard and schedule (what `plugboard serve` does four times a second).
     public struct Tick: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "rollout.tick", .write,
+            .rolloutTick, .write,
             abstract: "Run every rollout's guard and schedule once (serve does four times a second; run this from cron otherwise).",
             response: "RolloutTickList")
         public init() {}

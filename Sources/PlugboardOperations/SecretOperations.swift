@@ -18,7 +18,7 @@ public enum SecretOperations {
     /// `secret set --plugin ID KEY`: the value travels base64-encoded in the body, over the server's TLS.
     public struct Set: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "secret.set", .write, abstract: "Encrypt and store a secret of a plug-in.",
+            .secretSet, .write, abstract: "Encrypt and store a secret of a plug-in.",
             discussion: """
                 The value is stored byte for byte: from --from-file FILE (or - for stdin) nothing is added or \
                 stripped, so `printf %s "$TOKEN" | plugboard secret set --plugin ID KEY --from-file -` stores no \
@@ -48,7 +48,7 @@ public enum SecretOperations {
     /// `secret list --plugin ID`: names and data key versions, never values.
     public struct List: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "secret.list", .read, abstract: "List a plug-in's secrets: names and data key versions, never values.",
+            .secretList, .read, abstract: "List a plug-in's secrets: names and data key versions, never values.",
             discussion: "Needs no master key: key names are not secret.", response: "SecretList")
         @Option(help: "The plug-in id.") public var plugin: PluginID
         public init() {}
@@ -73,7 +73,7 @@ public enum SecretOperations {
     /// `secret delete --plugin ID KEY`: takes a secret away; a stop.
     public struct Delete: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "secret.delete", .stop, abstract: "Delete a secret of a plug-in.", response: "ChangeResult")
+            .secretDelete, .stop, abstract: "Delete a secret of a plug-in.", response: "ChangeResult")
         @Option(help: "The plug-in id.") public var plugin: PluginID
         @Argument(help: "The key name.") public var key: String
         public init() {}

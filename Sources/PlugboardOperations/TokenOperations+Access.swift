@@ -10,7 +10,7 @@ extension TokenOperations {
     /// `access-token create [--principal] --name [--expires] [--read-only]`.
     public struct CreateAccessToken: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "access-token.create", .write, abstract: "Create an access token for a principal; prints its secret once.",
+            .accessTokenCreate, .write, abstract: "Create an access token for a principal; prints its secret once.",
             response: "CreatedAccessToken")
         @Option(name: .long, help: ArgumentHelp("Whom it acts as (default: you, the OS user).", valueName: "name"))
         public var principal: PersonPrincipal?
@@ -52,7 +52,7 @@ extension TokenOperations {
     /// `access-token list [--principal]`.
     public struct ListAccessTokens: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "access-token.list", .read, abstract: "List access tokens: principal, rights, state, expiry and last use (never secrets).",
+            .accessTokenList, .read, abstract: "List access tokens: principal, rights, state, expiry and last use (never secrets).",
             response: "AccessTokenList")
         @Option(name: .long, help: ArgumentHelp("Only this principal's tokens.", valueName: "name")) public var principal: PrincipalName?
         public init() {}
@@ -76,7 +76,7 @@ extension TokenOperations {
     /// `access-token revoke NAME [--principal] [--reason]`: a stop.
     public struct RevokeAccessToken: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "access-token.revoke", .stop, abstract: "Revoke an access token: servers refuse it from their next request.",
+            .accessTokenRevoke, .stop, abstract: "Revoke an access token: servers refuse it from their next request.",
             response: "ChangeResult")
         @Argument(help: "The token's name.") public var name: TokenName
         @Option(name: .long, help: ArgumentHelp("Whose token it is (default: yours).", valueName: "name"))

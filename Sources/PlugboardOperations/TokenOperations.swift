@@ -20,7 +20,7 @@ public enum TokenOperations {
     /// `token create --name --env [--for] [--expires]`.
     public struct CreateToken: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "token.create", .write, abstract: "Create a token that reads one environment; prints its secret once (admins).",
+            .tokenCreate, .write, abstract: "Create a token that reads one environment; prints its secret once (admins).",
             discussion: """
                 The board keeps only the secret's SHA-256: store the printed secret where the SDK reads it. The secret has
                 Unleash's shape (*:ENV.pb_…), so Unleash SDKs take it as they take Unleash's own client tokens.
@@ -81,7 +81,7 @@ public enum TokenOperations {
     /// `token list`.
     public struct ListTokens: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "token.list", .read, abstract: "List tokens: environment, kind, state, expiry and last use (never secrets).",
+            .tokenList, .read, abstract: "List tokens: environment, kind, state, expiry and last use (never secrets).",
             response: "TokenList")
         public init() {}
         /// What it answers.
@@ -103,7 +103,7 @@ public enum TokenOperations {
     /// `token revoke NAME [--reason]`: a stop.
     public struct RevokeToken: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "token.revoke", .stop, abstract: "Revoke a token: servers refuse it and end its open streams from now on (admins).",
+            .tokenRevoke, .stop, abstract: "Revoke a token: servers refuse it and end its open streams from now on (admins).",
             response: "ChangeResult")
         @Argument(help: "The token's name.") public var name: TokenName
         @Option(name: .long, help: "Why, for the audit log.") public var reason: Reason?

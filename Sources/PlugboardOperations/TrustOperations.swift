@@ -16,7 +16,7 @@ public enum TrustOperations {
     /// `policy set --signatures off|warn|require`, or `policy set --approvals N [--signed-approvals off|require]`.
     public struct SetPolicy: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "policy.set", .write,
+            .policySet, .write,
             abstract: "Set the signature policy, or the approval policy, of the environment given with --env (admins).",
             discussion: """
                 --signatures off: signatures are not checked (the default). warn: hosts load releases and report signature \
@@ -103,7 +103,7 @@ public enum TrustOperations {
     /// `policy approvals`: every environment's approval policy.
     public struct ShowApprovalPolicies: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "policy.approvals", .read, abstract: "Show every environment's approval policy.", response: "ApprovalPolicyList")
+            .policyApprovals, .read, abstract: "Show every environment's approval policy.", response: "ApprovalPolicyList")
         public init() {}
         /// What it answers.
         public typealias Response = [ApprovalPolicy]
@@ -124,7 +124,7 @@ public enum TrustOperations {
     /// `policy show` (or `policy list`).
     public struct ShowPolicies: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "policy.show", .read, abstract: "Show every environment's signature policy.", response: "PolicyList", aliases: ["list"])
+            .policyShow, .read, abstract: "Show every environment's signature policy.", response: "PolicyList", aliases: ["list"])
         public init() {}
         /// What it answers.
         public typealias Response = [EnvironmentSignaturePolicy]
@@ -145,7 +145,7 @@ public enum TrustOperations {
     /// `signer add ID KEY` and `signer add --all KEY`.
     public struct AddSigner: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "signer.add", .write,
+            .signerAdd, .write,
             abstract: "Trust a public key to sign one plug-in's releases (its owners or an admin), or every plug-in's with --all (admins).",
             discussion: "Usage: plugboard signer add ID PUBLIC_KEY [--name TEXT], or plugboard signer add --all PUBLIC_KEY [--name TEXT].",
             response: "ChangeResult", widens: .boardWide)
@@ -179,7 +179,7 @@ public enum TrustOperations {
     /// `signer list [ID]`.
     public struct ListSigners: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "signer.list", .read,
+            .signerList, .read,
             abstract: "List trusted keys: all, or those that may sign one plug-in (its own and those trusted for every plug-in).",
             response: "SignerList")
         @Argument(help: "Only the keys that may sign this plug-in.") public var id: PluginID?
@@ -207,7 +207,7 @@ public enum TrustOperations {
     /// `signer revoke KEY_ID --reason`: a stop.
     public struct RevokeSigner: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "signer.revoke", .stop, abstract: "Revoke a key: no signature it made counts any more, including earlier ones.",
+            .signerRevoke, .stop, abstract: "Revoke a key: no signature it made counts any more, including earlier ones.",
             discussion: "Admins may revoke any key; the owners of every plug-in a key is trusted for may revoke it.",
             response: "ChangeResult")
         @Argument(help: "The key id (plugboard signer list).") public var keyID: KeyID
@@ -228,7 +228,8 @@ public enum TrustOperations {
     /// text.
     public struct AddSignature: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            "plugin.add-signature", .write, abstract: "Add a signature to a registered release (its owners, maintainers or an admin).",
+            .pluginAddSignature, .write, writes: .pluginSign,
+            abstract: "Add a signature to a registered release (its owners, maintainers or an admin).",
             discussion: "The signature must verify and cover exactly this release: its id, version, manifest and artifact as registered.",
             response: "ChangeResult")
         @Argument(help: "The plug-in id.") public var id: PluginID

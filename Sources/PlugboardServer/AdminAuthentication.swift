@@ -26,7 +26,7 @@ struct AdminAuthentication: RouterMiddleware {
     /// Whether the route writes: a read-only token is refused a write.
     let access: OperationAccess
     /// The route's action in the audit log (`plugin.kill`).
-    let action: String
+    let action: AuditAction
     /// The route's lane.
     let lane: WorkerThreads
 

@@ -71,13 +71,13 @@ package struct AdminRoutes: Sendable {
         let admin = router.group("/api/admin")
         for type in AdminAPI.requests { add(type, to: admin) }
         ConsoleRoutes(admin: self).add(to: router)
-        route(admin, .put, "/artifacts/{sha256}", .write, action: "artifact.upload") { request, context, _ in
+        route(admin, .put, "/artifacts/{sha256}", .write, action: .artifactUpload) { request, context, _ in
             try await self.upload(request, context, context.requireCaller())
         }
-        route(admin, .get, "/backup", .read, action: "board.backup") { _, context, _ in
+        route(admin, .get, "/backup", .read, action: .boardBackup) { _, context, _ in
             try await self.backup(context.requireCaller())
         }
-        route(admin, .get, "/whoami", .read, action: "whoami") { _, context, _ in
+        route(admin, .get, "/whoami", .read, action: .whoami) { _, context, _ in
             let caller = try context.requireCaller()
             return Reply.json(
                 .ok,
@@ -92,7 +92,7 @@ package struct AdminRoutes: Sendable {
     /// context): the authentication of a token seen before, like the route's work, runs in the lane of `access`, whose
     /// threads the handler is given.
     private func route(
-        _ admin: RouterGroup<ServeContext>, _ method: HTTPRequest.Method, _ path: String, _ access: OperationAccess, action: String,
+        _ admin: RouterGroup<ServeContext>, _ method: HTTPRequest.Method, _ path: String, _ access: OperationAccess, action: AuditAction,
         _ handler: @escaping @Sendable (Request, ServeContext, WorkerThreads) async throws -> Response
     ) {
         let threads = threads(access)
@@ -107,7 +107,7 @@ package struct AdminRoutes: Sendable {
     /// `POST /api/admin/{name}`: the operation `R`, its request the JSON body, admitted, read, decoded, performed as the
     /// caller and answered, in the operation's lane.
     private func add<R: AdminRequest>(_ type: R.Type, to admin: RouterGroup<ServeContext>) {
-        route(admin, .post, "/" + R.name, R.access, action: R.name) { request, context, lane in
+        route(admin, .post, "/" + R.name, R.access, action: R.declaration.action) { request, context, lane in
             let caller = try context.requireCaller()
             let ticket = try await self.admitBody(R.self, request, caller, lane: lane)
             defer { ticket?.leave() }

@@ -285,7 +285,7 @@ struct SignedApprovalTests {
     static func rewrite(_ sandbox: Sandbox, _ statements: [String]) async throws {
         try ConsistentRewrite.apply(
             board: sandbox.board, statements, as: "root",
-            audit: (action: "board.maintenance", targetType: "board", targetID: "board", environment: nil))
+            audit: (action: .boardMigrate, targetType: "board", targetID: "board", environment: nil))
     }
 }
 

@@ -145,13 +145,13 @@ struct MigrationTests {
         let board = try Board.open(at: temp.path, requireCurrentSchema: false)
         _ = try board.migrate(by: root, initializing: false, through: 9)
         // A token as the CLI made it before kinds: an audited row without the column.
-        try board.change(root, refusal: AuditEntry(action: "token.create", targetType: "api_token", targetID: "fleet")) { change in
+        try board.change(root, refusal: AuditEntry(action: .tokenCreate, targetType: "api_token", targetID: "fleet")) { change in
             try change.db.execute(
                 sql: """
                     INSERT INTO api_tokens (name, environment, token_hash, token_prefix, created_at, created_by)
                     VALUES ('fleet', 'default', ?, '*:default.pb_abcdef…', ?, 'root')
                     """, arguments: [String(repeating: "a", count: 64), change.now])
-            try change.record(AuditEntry(action: "token.create", targetType: "api_token", targetID: "fleet", environment: "default"))
+            try change.record(AuditEntry(action: .tokenCreate, targetType: "api_token", targetID: "fleet", environment: "default"))
         }
         #expect(try board.verifyAudit().ok)
 

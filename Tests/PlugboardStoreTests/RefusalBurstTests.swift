@@ -48,12 +48,12 @@ struct RefusalBurstTests {
         let bursts = RefusalBursts()
         bursts.startCounting()
         let start = ContinuousClock.now
-        let entry = AuditEntry(action: "plugin.kill", outcome: .refused, targetType: "plugin", targetID: "com.example.a")
+        let entry = AuditEntry(action: .pluginKill, outcome: .refused, targetType: "plugin", targetID: "com.example.a")
         let other = try! Principal(osUser: "eve")
         #expect(bursts.admit(entry, by: Self.stranger, at: "t0", now: start)?.isEmpty == true)
         #expect(bursts.admit(entry, by: other, at: "t0", now: start)?.isEmpty == true)
         var owner = entry
-        owner.action = "owner.add"
+        owner.action = .ownerAdd
         #expect(bursts.admit(owner, by: Self.stranger, at: "t0", now: start)?.isEmpty == true)
         // Rotating through actions opens one burst each, no more.
         #expect(bursts.admit(owner, by: Self.stranger, at: "t1", now: start + .seconds(1)) == nil)
@@ -62,8 +62,8 @@ struct RefusalBurstTests {
         // An open burst is not written by a timer's pass; an ended one is, once.
         #expect(bursts.take(closedOnly: true, now: start + .seconds(30)).isEmpty)
         let ended = bursts.take(closedOnly: true, now: start + RefusalBursts.window)
-        #expect(ended.map(\.entry.action) == ["plugin.kill", "owner.add"] || ended.map(\.entry.action) == ["owner.add", "plugin.kill"])
-        let kill = try #require(ended.first { $0.entry.action == "plugin.kill" })
+        #expect(Set(ended.map(\.entry.action)) == [.pluginKill, .ownerAdd] && ended.count == 2)
+        let kill = try #require(ended.first { $0.entry.action == .pluginKill })
         #expect(kill.actor == Self.stranger)
         #expect(kill.entry.after?.canonicalText.contains(#""count":2,"first_at":"t1","last_at":"t2""#) == true)
         #expect(bursts.take(now: start + RefusalBursts.window).isEmpty)

@@ -131,7 +131,7 @@ struct StoreOperationTests {
 
     @Test func everyWriteWithoutAnAuditRowIsRolledBack() throws {
         let board = try Board.inMemory(by: Self.admin)
-        let entry = AuditEntry(action: "test.sneak", targetType: "admin", targetID: "mallory")
+        let entry = AuditEntry(action: .adminAdd, targetType: "admin", targetID: "mallory")
         let error = #expect(throws: BoardError.self) {
             try board.change(Self.admin, refusal: entry) { change in
                 try change.db.execute(

@@ -225,7 +225,8 @@ public enum ApprovalCheck {
         guard let enablement = evidence?.enablements[pluginID] else {
             return "\(pluginID) was enabled in \(environment) without signed approvals; \(needs)"
         }
-        guard enablement.operation == "plugin.enable", let body = try? JSONSerialization.jsonObject(with: Data(enablement.body.utf8)),
+        guard enablement.operation == AuditAction.pluginEnable.name,
+            let body = try? JSONSerialization.jsonObject(with: Data(enablement.body.utf8)),
             let fields = body as? [String: Any], fields["id"] as? String == pluginID, fields["env"] as? String == environment
         else {
             return

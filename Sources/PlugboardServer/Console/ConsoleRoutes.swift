@@ -120,7 +120,7 @@ struct ConsoleRoutes: Sendable {
                 .notAllowed,
                 "the access token '\(caller.token.name)' of \(caller.token.principal) is read-only; sign in with a token created without --read-only to change the board"
             )
-            let refusal = AuditEntry(action: Op.declaration.name, targetType: "console", targetID: "POST \(path)")
+            let refusal = AuditEntry(action: Op.declaration.action, targetType: "console", targetID: "POST \(path)")
             try await admin.threads(Op.declaration.access).run { board.recordRefusal(refusal, by: principal, because: error) }
             return Self.refusal(.forbidden, heading: "Not allowed", error.message, back: back)
         }

@@ -23,7 +23,7 @@ extension Board {
         let secret = AccessTokenSecret.generate()
         let prefix = AccessTokenSecret.displayPrefix(secret)
         let target = "\(principal)/\(name)"
-        return try change(actor, refusal: AuditEntry(action: "access-token.create", targetType: "access_token", targetID: target)) {
+        return try change(actor, refusal: AuditEntry(action: .accessTokenCreate, targetType: "access_token", targetID: target)) {
             change in
             try Self.requireSelfOrAdmin(change, principal, doing: "create access tokens for")
             let parent = try Self.parentToken(change, expires: expires)
@@ -37,7 +37,7 @@ extension Board {
                 expiresAt: expires, parent: parent, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
-                    action: "access-token.create", targetType: "access_token", targetID: target,
+                    action: .accessTokenCreate, targetType: "access_token", targetID: target,
                     after: .object([
                         "principal": .string(principal), "name": .string(name), "prefix": .string(prefix), "read_only": .bool(readOnly),
                         "expires_at": .optional(expires), "parent": .optional(parent.map { "\($0.principal)/\($0.name)" }),
@@ -58,7 +58,7 @@ extension Board {
         try Validate.tokenName(name)
         if let reason { try Validate.reason(reason) }
         let target = "\(principal)/\(name)"
-        return try change(actor, refusal: AuditEntry(action: "access-token.revoke", targetType: "access_token", targetID: target)) {
+        return try change(actor, refusal: AuditEntry(action: .accessTokenRevoke, targetType: "access_token", targetID: target)) {
             change in
             try Self.requireSelfOrAdmin(change, principal, doing: "revoke the access tokens of")
             guard let token = try AccessTokenQueries.token(change.db, principal: principal, name: name) else {
@@ -117,7 +117,7 @@ extension Board {
             change.db, principal: token.principal, name: token.name, reason: reason, by: change.actor, at: change.now)
         try change.record(
             AuditEntry(
-                action: "access-token.revoke", targetType: "access_token", targetID: "\(token.principal)/\(token.name)", reason: reason,
+                action: .accessTokenRevoke, targetType: "access_token", targetID: "\(token.principal)/\(token.name)", reason: reason,
                 before: .object(["state": .string(token.state.rawValue)]), after: .object(["state": .string("revoked")])))
     }
 

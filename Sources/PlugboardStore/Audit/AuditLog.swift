@@ -27,7 +27,7 @@ package enum AuditLog {
         let seq = (last?.seq ?? 0) + 1
         let prevHash = last?.hash ?? genesisHash
         var fields: [String?] = [
-            String(seq), at, actor.osUser, actor.onBehalfOf, entry.action, entry.outcome.rawValue, entry.targetType,
+            String(seq), at, actor.osUser, actor.onBehalfOf, entry.action.name, entry.outcome.rawValue, entry.targetType,
             entry.targetID, entry.environment, entry.reason, entry.before?.canonicalText, entry.after?.canonicalText,
         ]
         if let state { fields += [state.changes, state.root] }

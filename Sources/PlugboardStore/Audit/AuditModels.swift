@@ -1,5 +1,5 @@
 /// What a change writes to the audit log (the board fills in sequence, time, actor and hashes).
-import PlugboardModel
+package import PlugboardModel
 
 package struct AuditEntry: Sendable, Hashable {
     /// Whether the change was made or refused.
@@ -10,8 +10,8 @@ package struct AuditEntry: Sendable, Hashable {
         case refused
     }
 
-    /// A dotted verb such as `plugin.enable`, `plugin.kill`, `owner.add`.
-    package var action: String
+    /// What was done (`plugin.enable`, `plugin.kill`, `owner.add`): a word of the audit vocabulary.
+    package var action: AuditAction
     /// Made or refused.
     package var outcome: Outcome
     /// The kind of thing changed: `plugin`, `plugin_version`, `kill_switch`, `owner`, `admin`, `environment`, …
@@ -29,7 +29,7 @@ package struct AuditEntry: Sendable, Hashable {
 
     /// Creates an entry.
     package init(
-        action: String, outcome: Outcome = .ok, targetType: String, targetID: String? = nil,
+        action: AuditAction, outcome: Outcome = .ok, targetType: String, targetID: String? = nil,
         environment: String? = nil, reason: String? = nil, before: AuditJSON? = nil, after: AuditJSON? = nil
     ) {
         self.action = action

@@ -49,7 +49,7 @@ extension Board {
     /// Appends `entries` to the audit log in one change, touching no other table: for benchmarks and tests that need
     /// a long log quickly. Not public: every real change records its own rows.
     package func appendAuditEntries(_ entries: [AuditEntry], by actor: Principal) throws(BoardError) {
-        try change(actor, refusal: AuditEntry(action: "audit.append", targetType: "audit_log")) { change in
+        try change(actor, refusal: AuditEntry(action: .auditAppend, targetType: "audit_log")) { change in
             for entry in entries { try change.record(entry) }
         }
     }

@@ -67,7 +67,7 @@ final class RefusalBursts: Sendable {
     /// own row, after the returned rows of the bursts that ended (its own earlier one included).
     func admit(_ entry: AuditEntry, by actor: Principal, at time: String, now: ContinuousClock.Instant = .now) -> [Row]? {
         guard counting.load(ordering: .relaxed) else { return [] }
-        let key = actor.osUser + "\u{0}" + entry.action
+        let key = actor.osUser + "\u{0}" + entry.action.name
         return state.withLock { state -> [Row]? in
             if var burst = state.open[key], now - burst.opened < Self.window {
                 burst.actor = actor

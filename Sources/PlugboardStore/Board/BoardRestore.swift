@@ -121,7 +121,7 @@ extension Board {
         }
         let migrated = try board.migrate(by: actor).map(\.fileName)
         // Admins only, checked above (or on the replaced board) before the migrations: the change needs no second check.
-        let (carried, notCarried) = try board.change(actor, refusal: AuditEntry(action: "board.restore", targetType: "board")) {
+        let (carried, notCarried) = try board.change(actor, refusal: AuditEntry(action: .boardRestore, targetType: "board")) {
             change in
             let records = replaced?.records
             let stops = try records?.stops.carry(into: change, apply: carryForward) ?? []
@@ -129,7 +129,7 @@ extension Board {
             let carried = (carryForward ? stops : []) + narrowed
             try change.record(
                 AuditEntry(
-                    action: "board.restore", targetType: "board", targetID: (source as NSString).lastPathComponent,
+                    action: .boardRestore, targetType: "board", targetID: (source as NSString).lastPathComponent,
                     after: .object([
                         "backup_seq": .int(Int(backupHead.seq)), "backup_hash": .string(backupHead.hash),
                         "replaced_a_board": .bool(replaced != nil), "carried_forward": .int(carried.count),
@@ -210,7 +210,7 @@ struct ReplacedBoard: Sendable {
             throw BoardError(error.code, "\(refusal): \(error.message)")
         }
         try board.change(
-            actor, refusal: AuditEntry(action: "board.restore", targetType: "board"),
+            actor, refusal: AuditEntry(action: .boardRestore, targetType: "board"),
             requiring: .admin(doing: "restore the board at \(path)")
         ) { _ in }
         guard try board.checkpointWAL(evenIfReplicated: true) == .done else {

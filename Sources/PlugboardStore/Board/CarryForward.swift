@@ -105,7 +105,7 @@ package struct StopRecords: Sendable {
             guard apply else { return }
             try change.record(
                 AuditEntry(
-                    action: "restore.carried-forward", targetType: type, targetID: target, reason: made.reason,
+                    action: .restoreCarriedForward, targetType: type, targetID: target, reason: made.reason,
                     before: .object(["carried": .bool(false)]),
                     after: .object(["carried": .bool(true), "made_at": .string(made.at), "made_by": .string(made.by), "state": after])))
         }

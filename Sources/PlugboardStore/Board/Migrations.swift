@@ -110,7 +110,7 @@ extension Board {
         }
         for (index, info) in status.pending.enumerated() {
             guard let entry = known.first(where: { $0.version == info.version }) else { continue }
-            let refusal = AuditEntry(action: "board.migrate", targetType: "schema", targetID: info.fileName)
+            let refusal = AuditEntry(action: .boardMigrate, targetType: "schema", targetID: info.fileName)
             let appliedAt = try change(actor, refusal: refusal) { change in
                 let wasTracked = try StateQueries.isTracked(change.db)
                 let shapeBefore = try StateQueries.policyShape(change.db)
@@ -118,7 +118,7 @@ extension Board {
                 if initializing && index == 0 { try initializeBoard(change) }
                 try change.record(
                     AuditEntry(
-                        action: "board.migrate", targetType: "schema", targetID: info.fileName,
+                        action: .boardMigrate, targetType: "schema", targetID: info.fileName,
                         after: .object(["version": .int(info.version), "file": .string(info.fileName), "checksum": .string(info.checksum)]))
                 )
                 // The digests of every row after this migration: the state proof's starting point (migration 0006), or
@@ -131,7 +131,7 @@ extension Board {
                     change.baseline = true
                     try change.record(
                         AuditEntry(
-                            action: "board.baseline", targetType: "board", targetID: info.fileName,
+                            action: .boardBaseline, targetType: "board", targetID: info.fileName,
                             after: .object(["reason": .string("the audit log records the digests of every row of policy from here on")])))
                 }
                 return change.now
@@ -154,7 +154,7 @@ extension Board {
         try RegistryQueries.insertEnvironment(db, "default", by: change.actor, at: change.now)
         try change.record(
             AuditEntry(
-                action: "board.init", targetType: "board", targetID: boardID,
+                action: .boardInit, targetType: "board", targetID: boardID,
                 after: .object(["admin": .string(change.actor.osUser), "environment": .string("default")])))
     }
 }

@@ -191,7 +191,7 @@ struct Narrowings: Sendable {
             before: AuditJSON, after: AuditJSON
         ) {
             let entry = AuditEntry(
-                action: "restore.carried-forward", targetType: type, targetID: target, environment: environment, reason: reason,
+                action: .restoreCarriedForward, targetType: type, targetID: target, environment: environment, reason: reason,
                 before: before, after: after)
             pending.append((kind, key, entry))
         }
@@ -316,7 +316,7 @@ struct Narrowings: Sendable {
             try RoleQueries.insertAdmin(db, change.actor.osUser, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
-                    action: "admin.add", targetType: "admin", targetID: change.actor.osUser,
+                    action: .adminAdd, targetType: "admin", targetID: change.actor.osUser,
                     reason: "an admin of the replaced board restored it", before: .object(["admin": .bool(false)]),
                     after: .object(["admin": .bool(true)])))
         }
@@ -343,27 +343,31 @@ struct Narrowings: Sendable {
 
         /// The changes of the replaced board's audit log (`db`) that narrow something, oldest first.
         static func read(_ db: Database) throws -> [Made] {
-            try Row.fetchAll(
+            let narrowing: [AuditAction] = [
+                .pluginDisable, .policySet, .adminRemove, .ownerRemove, .ownerAdd, .flagDisable, .flagRollout, .flagImport, .changeApply,
+                .changeReject, .changeCancel, .changeEmergency, .groupRemove,
+            ]
+            return try Row.fetchAll(
                 db,
                 sql: """
                     SELECT action, target_id, environment, json_extract(before_json, '$.principal'), at, actor FROM audit_log
-                    WHERE outcome = 'ok' AND target_id IS NOT NULL
-                      AND action IN ('plugin.disable', 'policy.set', 'admin.remove', 'owner.remove', 'owner.add', 'flag.disable', 'flag.rollout', 'flag.import',
-                        'change.apply', 'change.reject', 'change.cancel', 'change.emergency', 'group.remove')
+                    WHERE outcome = 'ok' AND target_id IS NOT NULL AND action IN (SELECT value FROM json_each(?))
                     ORDER BY seq
-                    """
+                    """, arguments: [AuditAction.jsonList(narrowing)]
             ).compactMap { row -> Made? in
-                let (action, target, environment, principal): (String, String, String?, String?) = (row[0], row[1], row[2], row[3])
+                let (stored, target, environment, principal): (String, String, String?, String?) = (row[0], row[1], row[2], row[3])
+                guard let action = AuditAction(stored: stored) else { return nil }
                 let key: Key
                 switch (action, environment, principal) {
-                case ("plugin.disable", let environment?, _): key = .plugin(target, environment)
-                case ("policy.set", _, _): key = .policy(environment ?? target)
-                case ("admin.remove", _, _): key = .admin(target)
-                case ("owner.remove", _, let principal?), ("owner.add", _, let principal?): key = .owner(target, principal)
-                case ("flag.disable", let environment?, _): key = .flag(target, environment)
-                case ("flag.rollout", let environment?, _), ("flag.import", let environment?, _): key = .flagDefinition(target, environment)
-                case (let change, _, _) where change.hasPrefix("change."): key = .changeRequest(target)
-                case ("group.remove", _, _):
+                case (.pluginDisable, let environment?, _): key = .plugin(target, environment)
+                case (.policySet, _, _): key = .policy(environment ?? target)
+                case (.adminRemove, _, _): key = .admin(target)
+                case (.ownerRemove, _, let principal?), (.ownerAdd, _, let principal?): key = .owner(target, principal)
+                case (.flagDisable, let environment?, _): key = .flag(target, environment)
+                case (.flagRollout, let environment?, _), (.flagImport, let environment?, _): key = .flagDefinition(target, environment)
+                case (.changeApply, _, _), (.changeReject, _, _), (.changeCancel, _, _), (.changeEmergency, _, _):
+                    key = .changeRequest(target)
+                case (.groupRemove, _, _):
                     let parts = target.split(separator: "/", maxSplits: 1).map(String.init)
                     guard parts.count == 2 else { return nil }
                     key = .group(parts[0], parts[1])

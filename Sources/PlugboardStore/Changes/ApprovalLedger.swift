@@ -5,9 +5,9 @@ package import PlugboardModel
 /// Which audited actions start or widen what runs, and where: what `audit verify` holds to the approval policies.
 package struct WideningActions: Sendable {
     /// Action → whether it widens board-wide (true) or in its row's environment (false).
-    package let actions: [String: Bool]
+    package let actions: [AuditAction: Bool]
 
-    package init(_ actions: [String: Bool]) { self.actions = actions }
+    package init(_ actions: [AuditAction: Bool]) { self.actions = actions }
 }
 
 /// Replays the audit log's approval policies, change requests and approvals, and names every change that widened what
@@ -41,14 +41,13 @@ enum ApprovalLedger {
         var requests: [String: Request] = [:]
         var uncovered: [Int64: (what: String, needed: Int)] = [:]
         var problems: [String] = []
-        let names = (Array(widening.actions.keys) + ["policy.set", "change.open", "change.approve", "change.apply", "change.emergency"])
-            .map { "'\($0.replacingOccurrences(of: "'", with: "''"))'" }.joined(separator: ", ")
+        let replayed = Array(widening.actions.keys) + [.policySet, .changeOpen, .changeApprove, .changeApply, .changeEmergency]
         let rows = try Row.fetchCursor(
             db,
             sql: """
                 SELECT seq, actor, action, target_type, target_id, environment, before_json, after_json FROM audit_log
-                WHERE outcome = 'ok' AND action IN (\(names)) ORDER BY seq
-                """)
+                WHERE outcome = 'ok' AND action IN (SELECT value FROM json_each(?)) ORDER BY seq
+                """, arguments: [AuditAction.jsonList(replayed)])
         func object(_ text: String?) -> [String: Any] {
             text.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] } ?? [:]
         }
@@ -59,23 +58,23 @@ enum ApprovalLedger {
         func scope(_ environment: String?) -> String { environment.map { "in \($0)" } ?? "board-wide" }
         while let row = try rows.next() {
             let seq: Int64 = row["seq"]
-            let action: String = row["action"]
+            guard let action = AuditAction(stored: row["action"]) else { continue }
             let environment: String? = row["environment"]
             let targetID: String = row["target_id"] ?? ""
             let after = object(row["after_json"])
             switch action {
-            case "change.open":
+            case .changeOpen:
                 let author: String = row["actor"]
                 requests[targetID] = Request(
                     author: author, person: after["person"] as? String ?? author, digest: after["digest"] as? String ?? "",
                     environment: environment)
-            case "change.approve":
+            case .changeApprove:
                 let approver: String = row["actor"]
                 requests[targetID]?.approvals[approver] = (after["digest"] as? String ?? "", after["person"] as? String ?? approver)
-            case "change.apply", "change.emergency":
+            case .changeApply, .changeEmergency:
                 let count = (after["rows"] as? Int) ?? 0
                 for covered in max(1, seq - Int64(count))..<seq { uncovered[covered] = nil }
-                guard action == "change.apply" else { break }
+                guard action == .changeApply else { break }
                 let needed = required(environment)
                 let approvers = requests[targetID]?.approvers ?? 0
                 if approvers < needed {
@@ -85,7 +84,7 @@ enum ApprovalLedger {
                 }
             default:
                 let needed = required(widening.actions[action] == true ? nil : environment)
-                if action == "policy.set" {
+                if action == .policySet {
                     let before = object(row["before_json"])
                     if (row["target_type"] as String?) == "approval_policy", let environment, let approvals = after["approvals"] as? Int {
                         let approvers = (before["approvers"] as? String ?? "default", after["approvers"] as? String ?? "default")
@@ -93,7 +92,7 @@ enum ApprovalLedger {
                             || (after["signed_approvals"] as? String == "off" && before["signed_approvals"] as? String == "require")
                             || ApprovalRights.loosens(from: approvers.0, to: approvers.1)
                         {
-                            if needed > 0 { uncovered[seq] = (action + " " + scope(environment), needed) }
+                            if needed > 0 { uncovered[seq] = (action.name + " " + scope(environment), needed) }
                         }
                         policies[environment] = approvals
                         continue
@@ -102,10 +101,10 @@ enum ApprovalLedger {
                         (object["signatures"] as? String).flatMap(SignaturePolicy.init(rawValue:))?.strictness ?? 0
                     }
                     let loosened = strictness(after) < strictness(before)
-                    if loosened, needed > 0 { uncovered[seq] = (action + " " + scope(environment), needed) }
+                    if loosened, needed > 0 { uncovered[seq] = (action.name + " " + scope(environment), needed) }
                     continue
                 }
-                if needed > 0 { uncovered[seq] = (action + " " + scope(widening.actions[action] == true ? nil : environment), needed) }
+                if needed > 0 { uncovered[seq] = (action.name + " " + scope(widening.actions[action] == true ? nil : environment), needed) }
             }
         }
         for (seq, row) in uncovered.sorted(by: { $0.key < $1.key }) {

@@ -12,7 +12,7 @@ extension Board {
         let raw = try SigningKeys.publicKey(base64: publicKey).rawRepresentation
         let keyID = SigningKeys.keyID(publicKey: raw)
         return try change(
-            actor, refusal: AuditEntry(action: "approver.add", targetType: "approver", targetID: keyID),
+            actor, refusal: AuditEntry(action: .approverAdd, targetType: "approver", targetID: keyID),
             requiring: .admin(doing: "register an approver key")
         ) { change in
             if let existing = try ApproverQueries.approver(change.db, keyID) {
@@ -33,7 +33,7 @@ extension Board {
                 arguments: [keyID, principal, raw.base64EncodedString(), change.now, change.actor.osUser])
             try change.record(
                 AuditEntry(
-                    action: "approver.add", targetType: "approver", targetID: keyID,
+                    action: .approverAdd, targetType: "approver", targetID: keyID,
                     after: .object([
                         "key_id": .string(keyID), "principal": .string(principal), "public_key": .string(raw.base64EncodedString()),
                     ])))
@@ -47,7 +47,7 @@ extension Board {
         try SigningKeys.validateKeyID(keyID)
         try Validate.reason(reason)
         return try change(
-            actor, refusal: AuditEntry(action: "approver.revoke", targetType: "approver", targetID: keyID),
+            actor, refusal: AuditEntry(action: .approverRevoke, targetType: "approver", targetID: keyID),
             requiring: .admin(doing: "revoke an approver key")
         ) { change in
             guard let existing = try ApproverQueries.approver(change.db, keyID) else {
@@ -61,7 +61,7 @@ extension Board {
                 arguments: [change.now, change.actor.osUser, reason, keyID])
             try change.record(
                 AuditEntry(
-                    action: "approver.revoke", targetType: "approver", targetID: keyID, reason: reason,
+                    action: .approverRevoke, targetType: "approver", targetID: keyID, reason: reason,
                     after: .object(["key_id": .string(keyID), "principal": .string(existing.principal), "revoked": .bool(true)])))
             return ChangeResult(
                 changed: true,

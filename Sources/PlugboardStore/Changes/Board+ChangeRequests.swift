@@ -34,7 +34,7 @@ extension Board {
         if let approvers, !ApprovalRights.builtIn.contains(approvers) { try Validate.groupName(approvers) }
         return try change(
             actor,
-            refusal: AuditEntry(action: "policy.set", targetType: "approval_policy", targetID: environment, environment: environment),
+            refusal: AuditEntry(action: .policySet, targetType: "approval_policy", targetID: environment, environment: environment),
             requiring: .admin(doing: "set the approval policy of \(environment)")
         ) { change in
             try change.ensureEnvironment(environment)
@@ -70,7 +70,7 @@ extension Board {
             if !takenIn.isEmpty { after["approved_versions"] = .object(takenIn.mapValues { .string($0) }) }
             try change.record(
                 AuditEntry(
-                    action: "policy.set", targetType: "approval_policy", targetID: environment, environment: environment,
+                    action: .policySet, targetType: "approval_policy", targetID: environment, environment: environment,
                     before: .object([
                         "approvals": .int(oldApprovals), "signed_approvals": .string(oldSigned), "approvers": .string(oldApprovers),
                     ]),
@@ -115,7 +115,7 @@ extension Board {
     package func openChangeRequest(_ new: NewChangeRequest, rehearsal: Rehearsal, scheduledAt: String?, by actor: Principal)
         throws(BoardError) -> ChangeRequest
     {
-        try change(actor, refusal: AuditEntry(action: "change.open", targetType: "change_request", environment: new.environment)) {
+        try change(actor, refusal: AuditEntry(action: .changeOpen, targetType: "change_request", environment: new.environment)) {
             change in
             if let pending = try ChangeRecords.pending(change.db, digest: new.digest) {
                 throw BoardError.conflict(
@@ -136,7 +136,7 @@ extension Board {
             }
             try change.record(
                 AuditEntry(
-                    action: "change.open", targetType: "change_request", targetID: String(id), environment: new.environment,
+                    action: .changeOpen, targetType: "change_request", targetID: String(id), environment: new.environment,
                     after: .object(after)))
             return try ChangeRecords.request(change.db, id)!
         }
@@ -148,7 +148,7 @@ extension Board {
         _ id: Int64, comment: String?, base: ChangeBase, signature: ApprovalSignature?, by actor: Principal
     ) throws(BoardError) -> ChangeRequest {
         if let comment { try Validate.reason(comment) }
-        return try change(actor, refusal: AuditEntry(action: "change.approve", targetType: "change_request", targetID: String(id))) {
+        return try change(actor, refusal: AuditEntry(action: .changeApprove, targetType: "change_request", targetID: String(id))) {
             change in
             let request = try Self.pendingRequest(change.db, id, doing: "approved")
             guard request.author != actor.osUser else {
@@ -181,7 +181,7 @@ extension Board {
             }
             try change.record(
                 AuditEntry(
-                    action: "change.approve", targetType: "change_request", targetID: String(id), environment: request.environment,
+                    action: .changeApprove, targetType: "change_request", targetID: String(id), environment: request.environment,
                     reason: comment, after: .object(after)))
             return try ChangeRecords.request(change.db, id, base: base)!
         }
@@ -193,7 +193,7 @@ extension Board {
     package func closeChangeRequest(_ id: Int64, rejecting reason: String?, by actor: Principal, because note: String? = nil)
         throws(BoardError) -> ChangeRequest
     {
-        let action = reason == nil ? "change.cancel" : "change.reject"
+        let action: AuditAction = reason == nil ? .changeCancel : .changeReject
         if let reason { try Validate.reason(reason) }
         return try change(actor, refusal: AuditEntry(action: action, targetType: "change_request", targetID: String(id))) { change in
             let request = try Self.pendingRequest(change.db, id, doing: reason == nil ? "cancelled" : "rejected")
@@ -218,7 +218,7 @@ extension Board {
 
     /// Sets (or, with nil, clears) when request `id` is applied once approved: its author or an admin.
     package func scheduleChangeRequest(_ id: Int64, at time: String?, by actor: Principal) throws(BoardError) -> ChangeRequest {
-        try change(actor, refusal: AuditEntry(action: "change.schedule", targetType: "change_request", targetID: String(id))) { change in
+        try change(actor, refusal: AuditEntry(action: .changeSchedule, targetType: "change_request", targetID: String(id))) { change in
             let request = try Self.pendingRequest(change.db, id, doing: "scheduled")
             if request.author != actor.osUser, try !RoleQueries.isAdmin(change.db, actor.osUser) {
                 throw BoardError.notAllowed("only \(request.author), who opened change request \(id), or a board admin may schedule it")
@@ -232,7 +232,7 @@ extension Board {
                 arguments: [time == nil ? "open" : "scheduled", time, id])
             try change.record(
                 AuditEntry(
-                    action: "change.schedule", targetType: "change_request", targetID: String(id), environment: request.environment,
+                    action: .changeSchedule, targetType: "change_request", targetID: String(id), environment: request.environment,
                     before: .object(["scheduled_at": .optional(request.scheduledAt)]), after: .object(["scheduled_at": .optional(time)])))
             return try ChangeRecords.request(change.db, id)!
         }
@@ -241,7 +241,7 @@ extension Board {
     /// Records that another admin saw emergency change `id`.
     package func acknowledgeChangeRequest(_ id: Int64, by actor: Principal) throws(BoardError) -> ChangeRequest {
         try change(
-            actor, refusal: AuditEntry(action: "change.acknowledge", targetType: "change_request", targetID: String(id)),
+            actor, refusal: AuditEntry(action: .changeAcknowledge, targetType: "change_request", targetID: String(id)),
             requiring: .admin(doing: "acknowledge an emergency change")
         ) { change in
             guard let request = try ChangeRecords.request(change.db, id) else {
@@ -259,7 +259,7 @@ extension Board {
                 arguments: [change.now, actor.osUser, id])
             try change.record(
                 AuditEntry(
-                    action: "change.acknowledge", targetType: "change_request", targetID: String(id), environment: request.environment))
+                    action: .changeAcknowledge, targetType: "change_request", targetID: String(id), environment: request.environment))
             return try ChangeRecords.request(change.db, id)!
         }
     }
@@ -267,13 +267,13 @@ extension Board {
     /// Records why scheduled request `id` was not applied when due; it goes back to open, so that it is not tried again
     /// until renewed or scheduled again.
     package func noteRefusedChange(_ id: Int64, because message: String, by actor: Principal) throws(BoardError) -> ChangeRequest {
-        try change(actor, refusal: AuditEntry(action: "change.refused", targetType: "change_request", targetID: String(id))) { change in
+        try change(actor, refusal: AuditEntry(action: .changeRefused, targetType: "change_request", targetID: String(id))) { change in
             let request = try Self.pendingRequest(change.db, id, doing: "noted")
             try change.db.execute(
                 sql: "UPDATE change_requests SET state = 'open', result = ? WHERE id = ?", arguments: [String(message.prefix(1000)), id])
             try change.record(
                 AuditEntry(
-                    action: "change.refused", targetType: "change_request", targetID: String(id), environment: request.environment,
+                    action: .changeRefused, targetType: "change_request", targetID: String(id), environment: request.environment,
                     reason: String(message.prefix(1000)), before: .object(["state": .string(request.state)]),
                     after: .object(["state": .string("open")])))
             return try ChangeRecords.request(change.db, id)!

@@ -137,7 +137,7 @@ final class ChangeHook: @unchecked Sendable {
 extension AuditEntry {
     var changeRow: ChangeRow {
         ChangeRow(
-            action: action, targetType: targetType, targetID: targetID, environment: environment, before: before?.canonicalText,
+            action: action.name, targetType: targetType, targetID: targetID, environment: environment, before: before?.canonicalText,
             after: after?.canonicalText)
     }
 }

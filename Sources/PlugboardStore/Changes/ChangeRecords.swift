@@ -250,7 +250,7 @@ enum ChangeRecords {
             if request.signed { try SignedApprovals.recordEnablement(db, request: request, counted: counted) }
             try change.record(
                 AuditEntry(
-                    action: "change.apply", targetType: "change_request", targetID: String(id), environment: request.environment,
+                    action: .changeApply, targetType: "change_request", targetID: String(id), environment: request.environment,
                     after: .object([
                         "operation": .string(request.operation), "digest": .string(request.digest),
                         "approvals": .array(counted.map { .string($0.principal) }), "required": .int(request.required),
@@ -267,7 +267,7 @@ enum ChangeRecords {
                 arguments: [change.now, change.actor.osUser, reason, id])
             try change.record(
                 AuditEntry(
-                    action: "change.emergency", targetType: "change_request", targetID: String(id), environment: new.environment,
+                    action: .changeEmergency, targetType: "change_request", targetID: String(id), environment: new.environment,
                     reason: reason,
                     after: .object([
                         "operation": .string(new.operation), "digest": .string(new.digest), "required": .int(new.required),

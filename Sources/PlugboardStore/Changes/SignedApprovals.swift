@@ -30,7 +30,7 @@ enum SignedApprovals {
 
     /// Keeps, beside the enablement a signed request applies, the request and its approvers' signatures, for hosts.
     static func recordEnablement(_ db: Database, request: ChangeRequest, counted: [ChangeApproval]) throws {
-        guard request.operation == "plugin.enable", let environment = request.environment else { return }
+        guard request.operation == AuditAction.pluginEnable.name, let environment = request.environment else { return }
         let signatures = try Row.fetchAll(
             db, sql: "SELECT key_id, signature FROM change_approvals WHERE change_id = ? AND key_id IS NOT NULL ORDER BY key_id",
             arguments: [request.id]

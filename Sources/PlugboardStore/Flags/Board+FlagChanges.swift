@@ -8,7 +8,7 @@ extension Board {
     {
         try Validate.newFlagName(name)
         if let description { try Validate.text(description, field: "the description", limit: 4000) }
-        return try change(actor, refusal: AuditEntry(action: "flag.create", targetType: "flag", targetID: name)) { change in
+        return try change(actor, refusal: AuditEntry(action: .flagCreate, targetType: "flag", targetID: name)) { change in
             if let existing = try FlagQueries.flag(change.db, name) {
                 throw BoardError.conflict(
                     "flag '\(name)' already exists (created \(existing.createdAt) by \(existing.createdBy)); choose another name")
@@ -16,7 +16,7 @@ extension Board {
             try FlagQueries.insertFlag(change.db, name: name, type: type, description: description, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
-                    action: "flag.create", targetType: "flag", targetID: name,
+                    action: .flagCreate, targetType: "flag", targetID: name,
                     after: .object([
                         "type": .string(type.rawValue), "description": .optional(description), "owner": .string(change.actor.osUser),
                     ])))
@@ -30,7 +30,7 @@ extension Board {
     package func setFlagEnabled(_ name: String, _ enabled: Bool, environment: String, by actor: Principal) throws(BoardError)
         -> ChangeResult
     {
-        try changeFlagDefinition(name, environment: environment, action: enabled ? "flag.enable" : "flag.disable", by: actor) {
+        try changeFlagDefinition(name, environment: environment, action: enabled ? .flagEnable : .flagDisable, by: actor) {
             definition in
             if definition.enabled == enabled {
                 return "flag '\(name)' is already \(enabled ? "enabled" : "disabled") in \(environment); nothing changed."
@@ -53,7 +53,7 @@ extension Board {
     {
         guard (0...100).contains(percent) else { throw .invalid("the rollout percentage \(percent) is not between 0 and 100") }
         try Validate.stickiness(stickiness)
-        return try changeFlagDefinition(name, environment: environment, action: "flag.rollout", by: actor) { definition in
+        return try changeFlagDefinition(name, environment: environment, action: .flagRollout, by: actor) { definition in
             let rollout = definition.strategies.indices.filter { definition.strategies[$0].name == "flexibleRollout" }
             let others = definition.strategies.filter { $0.name != "flexibleRollout" && $0.name != "default" }
             if rollout.count == 1 && others.isEmpty && !definition.strategies.contains(where: { $0.name == "default" }) {
@@ -87,7 +87,7 @@ extension Board {
     /// Archives a flag (it is no longer evaluated or exported) or brings it back.
     package func archiveFlag(_ name: String, archived: Bool, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.flagName(name)
-        let action = archived ? "flag.archive" : "flag.unarchive"
+        let action: AuditAction = archived ? .flagArchive : .flagUnarchive
         return try change(actor, refusal: AuditEntry(action: action, targetType: "flag", targetID: name)) { change in
             let flag = try FlagQueries.requireFlag(change.db, name)
             try requireFlagOwner(change, flag)
@@ -109,7 +109,7 @@ extension Board {
     /// Applies `edit` to a flag's definition in one environment, validates the environment's whole feature set,
     /// and audits the before and after. `edit` returns a message when there is nothing to change.
     private func changeFlagDefinition(
-        _ name: String, environment: String, action: String, by actor: Principal,
+        _ name: String, environment: String, action: AuditAction, by actor: Principal,
         edit: (inout FlagQueries.Definition) throws -> String?,
         done: (FlagQueries.Definition) -> String
     ) throws(BoardError) -> ChangeResult {

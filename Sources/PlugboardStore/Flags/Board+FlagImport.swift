@@ -13,7 +13,7 @@ extension Board {
         try Validate.environment(environment)
         let report = try Self.validateImport(set)
         return try change(
-            actor, refusal: AuditEntry(action: "flag.import", targetType: "flag_set", targetID: environment, environment: environment),
+            actor, refusal: AuditEntry(action: .flagImport, targetType: "flag_set", targetID: environment, environment: environment),
             requiring: .admin(doing: "import flags")
         ) { change in
             try change.ensureEnvironment(environment)
@@ -66,7 +66,7 @@ extension Board {
             change.db, id: segment.id, name: segment.name, constraintsJSON: constraints, by: change.actor, at: change.now)
         try change.record(
             AuditEntry(
-                action: "segment.import", targetType: "segment", targetID: String(segment.id),
+                action: .segmentImport, targetType: "segment", targetID: String(segment.id),
                 before: before.map { .object(["name": .optional($0.name), "constraints": .rawJSON($0.constraintsJSON)]) },
                 after: .object(["name": .optional(segment.name), "constraints": .rawJSON(constraints)])))
     }
@@ -102,7 +102,7 @@ extension Board {
         guard let after else { return nil }
         try change.record(
             AuditEntry(
-                action: "flag.import", targetType: "flag", targetID: feature.name, environment: environment, before: before, after: after))
+                action: .flagImport, targetType: "flag", targetID: feature.name, environment: environment, before: before, after: after))
         return existing?.isArchived ?? false
     }
 }

@@ -13,7 +13,7 @@ extension Board {
     {
         try Validate.pluginID(pluginID)
         try Validate.environment(environment)
-        let action = enabled ? "plugin.enable" : "plugin.disable"
+        let action: AuditAction = enabled ? .pluginEnable : .pluginDisable
         var takenIn: String?
         return try changeEnvironmentRow(
             pluginID, environment, action: action, doing: enabled ? "enable" : "disable", by: actor
@@ -45,7 +45,7 @@ extension Board {
         try Validate.pluginID(pluginID)
         try Validate.environment(environment)
         var versionText = version.description  // the registered text, build metadata included
-        return try changeEnvironmentRow(pluginID, environment, action: "plugin.pin", doing: "pin", by: actor) { before, db in
+        return try changeEnvironmentRow(pluginID, environment, action: .pluginPin, doing: "pin", by: actor) { before, db in
             guard let registered = try VersionLookup.registered(db, pluginID, version),
                 let yank = try RegistryQueries.yankState(db, pluginID, registered)
             else {
@@ -69,7 +69,7 @@ extension Board {
     package func unpin(_ pluginID: String, environment: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         try Validate.environment(environment)
-        return try changeEnvironmentRow(pluginID, environment, action: "plugin.unpin", doing: "unpin", by: actor) { before, db in
+        return try changeEnvironmentRow(pluginID, environment, action: .pluginUnpin, doing: "unpin", by: actor) { before, db in
             guard before.pinned != nil else { return .unchanged("\(pluginID) is not pinned in \(environment); nothing changed.") }
             var after = EnvironmentRow(enabled: before.enabled, pinned: nil, approved: before.approved)
             // Unpinned where the environment is protected, hosts run releases up to the newest one, taken in now.
@@ -89,7 +89,7 @@ extension Board {
     {
         try Validate.pluginID(pluginID)
         if let reason { try Validate.reason(reason) } else if !undo { try Validate.reason("") }
-        let action = undo ? "plugin.unyank" : "plugin.yank"
+        let action: AuditAction = undo ? .pluginUnyank : .pluginYank
         return try change(
             actor, refusal: AuditEntry(action: action, targetType: "plugin_version", targetID: "\(pluginID)@\(version)"),
             requiring: .pluginMaintainers(pluginID, doing: undo ? "unyank" : "yank")
@@ -130,7 +130,7 @@ extension Board {
     /// Applies `edit` to a plug-in's row in one environment (creating the environment if needed) and audits the
     /// row before and after; needs the plug-in's owners or maintainers.
     private func changeEnvironmentRow(
-        _ pluginID: String, _ environment: String, action: String, doing what: String, by actor: Principal,
+        _ pluginID: String, _ environment: String, action: AuditAction, doing what: String, by actor: Principal,
         edit: (EnvironmentRow, Database) throws -> RowEdit, done: (AuditedChange) throws -> ChangeResult
     ) throws(BoardError) -> ChangeResult {
         try change(
@@ -161,7 +161,7 @@ extension AuditedChange {
         try RegistryQueries.insertEnvironment(db, environment, by: actor, at: now)
         try record(
             AuditEntry(
-                action: "environment.create", targetType: "environment", targetID: environment,
+                action: .environmentCreate, targetType: "environment", targetID: environment,
                 after: .object(["name": .string(environment)])))
     }
 }

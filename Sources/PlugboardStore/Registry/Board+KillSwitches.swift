@@ -8,7 +8,7 @@ extension Board {
     package func kill(_ target: KillTarget, reason: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try KillSwitchRules.validate(target)
         try Validate.reason(reason)
-        return try change(actor, refusal: AuditEntry(action: "plugin.kill", targetType: "kill_switch", targetID: target.description)) {
+        return try change(actor, refusal: AuditEntry(action: .pluginKill, targetType: "kill_switch", targetID: target.description)) {
             change in
             let resolved = try KillSwitchRules.requireTarget(change, target, doing: "kill")
             if let active = try RegistryQueries.activeKillSwitch(change.db, resolved) {
@@ -19,7 +19,7 @@ extension Board {
             let id = try RegistryQueries.insertKillSwitch(change.db, resolved, reason: reason, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
-                    action: "plugin.kill", targetType: "kill_switch", targetID: resolved.description, reason: reason,
+                    action: .pluginKill, targetType: "kill_switch", targetID: resolved.description, reason: reason,
                     before: .object(["killed": .bool(false)]),
                     after: .object(["killed": .bool(true), "kill_switch_id": .int(Int(id)), "scope": .string(resolved.scope)])))
             return ChangeResult(
@@ -32,7 +32,7 @@ extension Board {
     package func revive(_ target: KillTarget, reason: String?, by actor: Principal) throws(BoardError) -> ChangeResult {
         try KillSwitchRules.validate(target)
         if let reason { try Validate.reason(reason) }
-        return try change(actor, refusal: AuditEntry(action: "plugin.revive", targetType: "kill_switch", targetID: target.description)) {
+        return try change(actor, refusal: AuditEntry(action: .pluginRevive, targetType: "kill_switch", targetID: target.description)) {
             change in
             let resolved = try KillSwitchRules.requireTarget(change, target, doing: "revive")
             guard let active = try RegistryQueries.activeKillSwitch(change.db, resolved) else {
@@ -41,7 +41,7 @@ extension Board {
             try RegistryQueries.reviveKillSwitch(change.db, id: active.id, reason: reason, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
-                    action: "plugin.revive", targetType: "kill_switch", targetID: resolved.description, reason: reason,
+                    action: .pluginRevive, targetType: "kill_switch", targetID: resolved.description, reason: reason,
                     before: .object(["killed": .bool(true), "kill_switch_id": .int(Int(active.id)), "kill_reason": .string(active.reason)]),
                     after: .object(["killed": .bool(false)])))
             var notes: [String] = []

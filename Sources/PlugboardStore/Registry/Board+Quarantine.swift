@@ -21,7 +21,7 @@ extension Board {
         try Validate.hostID(hostID)
         try Validate.pluginID(pluginID)
         if let reason { try Validate.reason(reason) }
-        let action = "host.release-quarantine"
+        let action = AuditAction.hostReleaseQuarantine
         return try change(
             actor, refusal: AuditEntry(action: action, targetType: "quarantine_release", targetID: "\(pluginID)@\(version) on \(hostID)"),
             requiring: .pluginMaintainers(pluginID, doing: "release a quarantine of")

@@ -18,7 +18,7 @@ extension Board {
         let staged = try artifactPath.map { path throws(BoardError) in try store.stage(path) }
         let target = "\(manifest.id)@\(manifest.version)"
         do {
-            return try change(actor, refusal: AuditEntry(action: "plugin.register", targetType: "plugin_version", targetID: target)) {
+            return try change(actor, refusal: AuditEntry(action: .pluginRegister, targetType: "plugin_version", targetID: target)) {
                 change in
                 let isNew = try registerVersion(manifest, artifact: staged, change)
                 try storeSignatures(signatures, of: manifest.id, manifest.version.description, change)
@@ -47,7 +47,7 @@ extension Board {
         guard let first = manifests.first else { throw .invalid("no manifest was given; nothing was changed") }
         if manifests.count == 1 { return try register(first, by: actor) }
         let refusal = AuditEntry(
-            action: "plugin.register", targetType: "plugin_version",
+            action: .pluginRegister, targetType: "plugin_version",
             targetID: "\(first.id)@\(first.version) and \(manifests.count - 1) more")
         return try change(actor, refusal: refusal) { change in
             var created = 0
@@ -106,7 +106,7 @@ extension Board {
         if isNew { after["owner"] = .string(change.actor.osUser) }
         try change.record(
             AuditEntry(
-                action: "plugin.register", targetType: "plugin_version", targetID: "\(manifest.id)@\(version)", after: .object(after)))
+                action: .pluginRegister, targetType: "plugin_version", targetID: "\(manifest.id)@\(version)", after: .object(after)))
         return isNew
     }
 }

@@ -8,7 +8,7 @@ extension Board {
         try Validate.groupName(group)
         try Validate.personPrincipal(principal)
         return try change(
-            actor, refusal: AuditEntry(action: "group.add", targetType: "principal_group", targetID: "\(group)/\(principal)"),
+            actor, refusal: AuditEntry(action: .groupAdd, targetType: "principal_group", targetID: "\(group)/\(principal)"),
             requiring: .admin(doing: "change groups")
         ) { change in
             if try ApprovalRights.member(change.db, group: group, principal: principal) {
@@ -17,7 +17,7 @@ extension Board {
             try GroupQueries.insert(change.db, group, principal, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
-                    action: "group.add", targetType: "principal_group", targetID: "\(group)/\(principal)",
+                    action: .groupAdd, targetType: "principal_group", targetID: "\(group)/\(principal)",
                     before: .object(["member": .bool(false)]), after: .object(["member": .bool(true)])))
             return ChangeResult(changed: true, "\(principal) is now in the group \(group).")
         }
@@ -29,7 +29,7 @@ extension Board {
         try Validate.groupName(group)
         try Validate.principal(principal)
         return try change(
-            actor, refusal: AuditEntry(action: "group.remove", targetType: "principal_group", targetID: "\(group)/\(principal)"),
+            actor, refusal: AuditEntry(action: .groupRemove, targetType: "principal_group", targetID: "\(group)/\(principal)"),
             requiring: .admin(doing: "change groups")
         ) { change in
             guard try ApprovalRights.member(change.db, group: group, principal: principal) else {
@@ -39,7 +39,7 @@ extension Board {
                 sql: "DELETE FROM principal_groups WHERE name = ? AND principal = ?", arguments: [group, principal])
             try change.record(
                 AuditEntry(
-                    action: "group.remove", targetType: "principal_group", targetID: "\(group)/\(principal)",
+                    action: .groupRemove, targetType: "principal_group", targetID: "\(group)/\(principal)",
                     before: .object(["member": .bool(true)]), after: .object(["member": .bool(false)])))
             return ChangeResult(changed: true, "\(principal) is no longer in the group \(group).")
         }

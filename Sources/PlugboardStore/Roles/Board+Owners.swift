@@ -8,7 +8,7 @@ extension Board {
         try Validate.pluginID(pluginID)
         try Validate.personPrincipal(principal)
         return try change(
-            actor, refusal: AuditEntry(action: "owner.add", targetType: "plugin", targetID: pluginID),
+            actor, refusal: AuditEntry(action: .ownerAdd, targetType: "plugin", targetID: pluginID),
             requiring: .pluginOwners(pluginID, doing: "manage the owners of")
         ) { change in
             let current = try RoleQueries.role(change.db, pluginID: pluginID, principal: principal)
@@ -21,7 +21,7 @@ extension Board {
             try RoleQueries.saveOwner(change.db, pluginID: pluginID, principal: principal, role: role, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
-                    action: "owner.add", targetType: "plugin", targetID: pluginID,
+                    action: .ownerAdd, targetType: "plugin", targetID: pluginID,
                     before: .object(["principal": .string(principal), "role": .optional(current?.rawValue)]),
                     after: .object(["principal": .string(principal), "role": .string(role.rawValue)])))
             return ChangeResult(changed: true, "\(principal) is now \(role == .owner ? "an owner" : "a maintainer") of \(pluginID).")
@@ -33,7 +33,7 @@ extension Board {
         try Validate.pluginID(pluginID)
         try Validate.principal(principal)
         return try change(
-            actor, refusal: AuditEntry(action: "owner.remove", targetType: "plugin", targetID: pluginID),
+            actor, refusal: AuditEntry(action: .ownerRemove, targetType: "plugin", targetID: pluginID),
             requiring: .pluginOwners(pluginID, doing: "manage the owners of")
         ) { change in
             guard let current = try RoleQueries.role(change.db, pluginID: pluginID, principal: principal) else {
@@ -43,7 +43,7 @@ extension Board {
             try RoleQueries.deleteOwner(change.db, pluginID: pluginID, principal: principal)
             try change.record(
                 AuditEntry(
-                    action: "owner.remove", targetType: "plugin", targetID: pluginID,
+                    action: .ownerRemove, targetType: "plugin", targetID: pluginID,
                     before: .object(["principal": .string(principal), "role": .string(current.rawValue)]),
                     after: .object(["principal": .string(principal), "role": .null])))
             return ChangeResult(changed: true, "Removed \(principal) from the owners of \(pluginID).")
@@ -54,7 +54,7 @@ extension Board {
     package func addAdmin(_ principal: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.personPrincipal(principal)
         return try change(
-            actor, refusal: AuditEntry(action: "admin.add", targetType: "admin", targetID: principal),
+            actor, refusal: AuditEntry(action: .adminAdd, targetType: "admin", targetID: principal),
             requiring: .admin(doing: "add admins")
         ) { change in
             if try RoleQueries.isAdmin(change.db, principal) {
@@ -63,7 +63,7 @@ extension Board {
             try RoleQueries.insertAdmin(change.db, principal, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
-                    action: "admin.add", targetType: "admin", targetID: principal, before: .object(["admin": .bool(false)]),
+                    action: .adminAdd, targetType: "admin", targetID: principal, before: .object(["admin": .bool(false)]),
                     after: .object(["admin": .bool(true)])))
             return ChangeResult(changed: true, "\(principal) is now a board admin.")
         }
@@ -73,7 +73,7 @@ extension Board {
     package func removeAdmin(_ principal: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.principal(principal)
         return try change(
-            actor, refusal: AuditEntry(action: "admin.remove", targetType: "admin", targetID: principal),
+            actor, refusal: AuditEntry(action: .adminRemove, targetType: "admin", targetID: principal),
             requiring: .admin(doing: "remove admins")
         ) { change in
             guard try RoleQueries.isAdmin(change.db, principal) else {
@@ -85,7 +85,7 @@ extension Board {
             try RoleQueries.deleteAdmin(change.db, principal)
             try change.record(
                 AuditEntry(
-                    action: "admin.remove", targetType: "admin", targetID: principal, before: .object(["admin": .bool(true)]),
+                    action: .adminRemove, targetType: "admin", targetID: principal, before: .object(["admin": .bool(true)]),
                     after: .object(["admin": .bool(false)])))
             return ChangeResult(changed: true, "\(principal) is no longer a board admin.")
         }

@@ -60,7 +60,7 @@ extension Board {
         var why =
             "the guard aborted at \(record.rollout.percent)% of hosts: \(record.pluginID)@\(record.rollout.version) has \(current.summary), above \(threshold) with at least \(record.minHosts) host\(record.minHosts == 1 ? "" : "s") reporting"
         if let previous = figures.previous { why += "; \(previous.version) has \(previous.summary)" }
-        let changed = try scheduledChange(record, as: Self.rolloutGuard, via: via, action: "abort", reason: why) { now in
+        let changed = try scheduledChange(record, as: Self.rolloutGuard, via: via, action: .rolloutAbort, reason: why) { now in
             RolloutRules.ended(record, .aborted, by: Self.rolloutGuard, at: now, reason: why, figures: figures)
         }
         guard changed else { return nil }
@@ -76,7 +76,7 @@ extension Board {
         let percent = record.rollout.steps[next]
         let ended = figures.current.summary
         let reason = "step \(next + 1) of \(record.rollout.steps.count) (\(percent)%); the step before ended with \(ended)"
-        let changed = try scheduledChange(record, as: Self.rolloutSchedule, via: via, action: "step", reason: reason) { now in
+        let changed = try scheduledChange(record, as: Self.rolloutSchedule, via: via, action: .rolloutStep, reason: reason) { now in
             RolloutRules.stepped(record, figures, by: Self.rolloutSchedule, at: now)
         }
         guard changed else { return nil }
@@ -92,10 +92,10 @@ extension Board {
     /// One audited change of `record` by the guard or the schedule (`principal`, via `via`): `after` (given the change's
     /// time) replaces it, unless the rollout changed since the pass read it (false then, and nothing is written).
     private func scheduledChange(
-        _ record: RolloutRecord, as principal: String, via: String, action: String, reason: String, _ after: (String) -> RolloutRecord
+        _ record: RolloutRecord, as principal: String, via: String, action: AuditAction, reason: String, _ after: (String) -> RolloutRecord
     ) throws(BoardError) -> Bool {
         let actor = try Principal(osUser: principal, via: via)
-        return try change(actor, refusal: AuditEntry(action: "rollout.\(action)", targetType: "rollout", targetID: record.pluginID)) {
+        return try change(actor, refusal: AuditEntry(action: action, targetType: "rollout", targetID: record.pluginID)) {
             change -> Bool in
             guard try RolloutQueries.record(change.db, record.pluginID, record.environment) == record else { return false }
             try RolloutRules.write(change, action, before: record, after: after(change.now), reason: reason)

@@ -18,7 +18,7 @@ extension Board {
         let target = "\(plan.pluginID)@\(plan.version)"
         return try change(
             actor,
-            refusal: AuditEntry(action: "rollout.start", targetType: "rollout", targetID: target, environment: plan.environment),
+            refusal: AuditEntry(action: .rolloutStart, targetType: "rollout", targetID: target, environment: plan.environment),
             requiring: .pluginMaintainers(plan.pluginID, doing: "start a rollout of")
         ) { change in
             let db = change.db
@@ -37,7 +37,7 @@ extension Board {
                 everySeconds: plan.everySeconds, maxFailureBasisPoints: plan.maxFailureBasisPoints, minHosts: plan.minHosts,
                 stepStartedAt: now, startedAt: now, startedBy: change.actor.osUser, endedAt: plan.steps.count == 1 ? now : nil,
                 endedBy: plan.steps.count == 1 ? change.actor.osUser : nil, endReason: nil, history: [first])
-            try RolloutRules.write(change, "start", before: existing, after: record, reason: plan.reason)
+            try RolloutRules.write(change, .rolloutStart, before: existing, after: record, reason: plan.reason)
             var notes: [String] = []
             if try !RegistryQueries.enabledIDs(db, environment: plan.environment).contains(plan.pluginID) {
                 notes.append("\(plan.pluginID) is not enabled in \(plan.environment): no host there loads it until it is.")
@@ -58,7 +58,7 @@ extension Board {
     package func pauseRollout(pluginID: String, environment: String, reason: String?, by actor: Principal) throws(BoardError)
         -> ChangeResult
     {
-        try personChange(pluginID, environment, action: "pause", reason: reason, by: actor) { change, record in
+        try personChange(pluginID, environment, action: .rolloutPause, reason: reason, by: actor) { change, record in
             switch record.rollout.state {
             case .paused: return (nil, "The rollout of \(record.name) is already paused; nothing changed.")
             case .completed, .aborted:
@@ -76,7 +76,7 @@ extension Board {
     package func resumeRollout(pluginID: String, environment: String, reason: String?, by actor: Principal) throws(BoardError)
         -> ChangeResult
     {
-        try personChange(pluginID, environment, action: "resume", reason: reason, by: actor) { change, record in
+        try personChange(pluginID, environment, action: .rolloutResume, reason: reason, by: actor) { change, record in
             switch record.rollout.state {
             case .running: return (nil, "The rollout of \(record.name) is running; nothing changed.")
             case .completed, .aborted:
@@ -99,7 +99,7 @@ extension Board {
     package func abortRollout(pluginID: String, environment: String, reason: String?, by actor: Principal) throws(BoardError)
         -> ChangeResult
     {
-        try personChange(pluginID, environment, action: "abort", reason: reason, by: actor) { change, record in
+        try personChange(pluginID, environment, action: .rolloutAbort, reason: reason, by: actor) { change, record in
             switch record.rollout.state {
             case .aborted: return (nil, "The rollout of \(record.name) is already aborted; nothing changed.")
             case .completed:
@@ -135,7 +135,7 @@ extension Board {
     /// maintainers or an admin) rather than its schedule; refused while the guard would abort it.
     package func stepRollout(pluginID: String, environment: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         let reports = try readTelemetry(empty: []) { db in try RolloutQueries.reported(db, pluginID, environment) }
-        return try personChange(pluginID, environment, action: "step", reason: nil, by: actor) { change, record in
+        return try personChange(pluginID, environment, action: .rolloutStep, reason: nil, by: actor) { change, record in
             guard record.rollout.state == .running, record.rollout.step + 1 < record.rollout.steps.count else {
                 throw BoardError.conflict(
                     "the rollout of \(record.name) is \(record.rollout.state.rawValue) and has no next step to move to")
@@ -159,14 +159,14 @@ extension Board {
     /// A person's change of an existing rollout: `decide` returns the record to write (nil: nothing changes) and the
     /// sentence to answer.
     private func personChange(
-        _ pluginID: String, _ environment: String, action: String, reason: String?, by actor: Principal,
+        _ pluginID: String, _ environment: String, action: AuditAction, reason: String?, by actor: Principal,
         _ decide: (AuditedChange, RolloutRecord) throws -> (RolloutRecord?, String)
     ) throws(BoardError) -> ChangeResult {
         try Validate.pluginID(pluginID)
         try Validate.environment(environment)
         if let reason { try Validate.reason(reason) }
         return try change(
-            actor, refusal: AuditEntry(action: "rollout.\(action)", targetType: "rollout", targetID: pluginID, environment: environment),
+            actor, refusal: AuditEntry(action: action, targetType: "rollout", targetID: pluginID, environment: environment),
             requiring: .pluginMaintainers(pluginID, doing: "\(action) a rollout of")
         ) { change in
             guard let record = try RolloutQueries.record(change.db, pluginID, environment) else {
@@ -265,11 +265,12 @@ enum RolloutRules {
 
     /// Writes `after` in place of the plug-in's rollout and records the change (`rollout.ACTION`) with the rollout
     /// before it (`before`, nil for none) and after it.
-    static func write(_ change: AuditedChange, _ action: String, before: RolloutRecord?, after: RolloutRecord, reason: String?) throws {
+    static func write(_ change: AuditedChange, _ action: AuditAction, before: RolloutRecord?, after: RolloutRecord, reason: String?) throws
+    {
         try RolloutQueries.save(change.db, after)
         try change.record(
             AuditEntry(
-                action: "rollout.\(action)", targetType: "rollout", targetID: "\(after.pluginID)@\(after.rollout.version)",
+                action: action, targetType: "rollout", targetID: "\(after.pluginID)@\(after.rollout.version)",
                 environment: after.environment, reason: reason, before: before?.json ?? .null, after: after.json))
     }
 

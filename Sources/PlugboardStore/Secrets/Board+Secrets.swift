@@ -72,7 +72,7 @@ struct BoardSecureStorageBackend: SecureStorageBackend {
     /// One audited change: the audit row names the plug-in and the keys it wrote (never a value), and carries the
     /// digests of the sealed rows, so that an old sealed value copied back is seen by `audit verify` and hosts.
     func write<T>(_ body: (any SecureStorageBackendWriter) throws -> T) throws -> T {
-        try board.change(try Principal.current(), refusal: AuditEntry(action: "secret.write", targetType: "plugin")) { change in
+        try board.change(try Principal.current(), refusal: AuditEntry(action: .secretWrite, targetType: "plugin")) { change in
             let result = try body(SecretQueries(db: change.db, proven: board.provenRows))
             try change.recordSecretWrites()
             return result
@@ -102,7 +102,7 @@ extension AuditedChange {
         for plugin in Set(keys.keys).union(dataKeys.keys).sorted() {
             try record(
                 AuditEntry(
-                    action: "secret.write", targetType: "plugin", targetID: plugin,
+                    action: .secretWrite, targetType: "plugin", targetID: plugin,
                     after: .object([
                         "keys": .array((keys[plugin] ?? []).sorted().map(AuditJSON.string)),
                         "data_key_versions": .array((dataKeys[plugin] ?? []).sorted().map { .int(Int($0)) }),

@@ -13,7 +13,7 @@ extension Board {
     {
         try Validate.pluginID(pluginID)
         return try change(
-            actor, refusal: AuditEntry(action: "plugin.sign", targetType: "plugin_version", targetID: "\(pluginID)@\(version)"),
+            actor, refusal: AuditEntry(action: .pluginSign, targetType: "plugin_version", targetID: "\(pluginID)@\(version)"),
             requiring: .pluginMaintainers(pluginID, doing: "add a signature to")
         ) { change in
             guard let versionText = try VersionLookup.registered(change.db, pluginID, version) else {
@@ -67,7 +67,7 @@ extension Board {
             try SignatureQueries.insertSignature(change.db, pluginID, version, signature, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
-                    action: "plugin.sign", targetType: "plugin_version", targetID: release.release,
+                    action: .pluginSign, targetType: "plugin_version", targetID: release.release,
                     after: .object([
                         "key_id": .string(signature.keyID), "algorithm": .string(signature.algorithm),
                         "manifest_sha256": .string(release.manifestSHA256), "artifact_sha256": .optional(release.artifactSHA256),
@@ -102,7 +102,7 @@ extension Board {
             pluginID.map { RequiredRole.pluginOwners($0, doing: "trust signing keys for") }
             ?? RequiredRole.admin(doing: "trust a signing key for every plug-in")
         return try change(
-            actor, refusal: AuditEntry(action: "signer.add", targetType: "signer", targetID: "\(keyID)/\(scope)"), requiring: access
+            actor, refusal: AuditEntry(action: .signerAdd, targetType: "signer", targetID: "\(keyID)/\(scope)"), requiring: access
         ) { change in
             if let revocation = try SignatureQueries.revocation(change.db, keyID) {
                 throw BoardError.conflict(
@@ -118,7 +118,7 @@ extension Board {
             )
             try change.record(
                 AuditEntry(
-                    action: "signer.add", targetType: "signer", targetID: "\(keyID)/\(scope)",
+                    action: .signerAdd, targetType: "signer", targetID: "\(keyID)/\(scope)",
                     after: .object([
                         "key_id": .string(keyID), "plugin_id": .string(scope), "public_key": .string(raw.base64EncodedString()),
                         "name": .optional(name),
@@ -133,7 +133,7 @@ extension Board {
     package func revokeSigner(keyID: String, reason: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try SigningKeys.validateKeyID(keyID)
         try Validate.reason(reason)
-        return try change(actor, refusal: AuditEntry(action: "signer.revoke", targetType: "signer", targetID: keyID)) { change in
+        return try change(actor, refusal: AuditEntry(action: .signerRevoke, targetType: "signer", targetID: keyID)) { change in
             let db = change.db
             let scopes = try SignatureQueries.signers(db, keyID: keyID).map(\.pluginID)
             guard try !scopes.isEmpty || SignatureQueries.hasSigned(db, keyID) else {
@@ -153,7 +153,7 @@ extension Board {
             try SignatureQueries.insertRevocation(db, keyID, reason: reason, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
-                    action: "signer.revoke", targetType: "signer", targetID: keyID, reason: reason,
+                    action: .signerRevoke, targetType: "signer", targetID: keyID, reason: reason,
                     after: .object(["key_id": .string(keyID), "revoked": .bool(true)])))
             return ChangeResult(
                 changed: true, "Revoked key \(keyID); hosts no longer count any signature it made, including earlier ones.")
@@ -174,7 +174,7 @@ extension Board {
     {
         try Validate.environment(environment)
         return try change(
-            actor, refusal: AuditEntry(action: "policy.set", targetType: "environment", targetID: environment, environment: environment),
+            actor, refusal: AuditEntry(action: .policySet, targetType: "environment", targetID: environment, environment: environment),
             requiring: .admin(doing: "set the signature policy of \(environment)")
         ) { change in
             let before = try SignatureQueries.policy(change.db, environment)
@@ -185,7 +185,7 @@ extension Board {
             try SignatureQueries.savePolicy(change.db, environment, policy, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
-                    action: "policy.set", targetType: "environment", targetID: environment, environment: environment,
+                    action: .policySet, targetType: "environment", targetID: environment, environment: environment,
                     before: .object(["signatures": .string(before.rawValue)]), after: .object(["signatures": .string(policy.rawValue)])))
             let effect =
                 switch policy {

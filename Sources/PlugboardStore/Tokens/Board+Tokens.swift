@@ -19,7 +19,7 @@ extension Board {
         let secret = APITokenSecret.generate(environment: environment)
         let prefix = APITokenSecret.displayPrefix(secret)
         return try change(
-            actor, refusal: AuditEntry(action: "token.create", targetType: "api_token", targetID: name, environment: environment),
+            actor, refusal: AuditEntry(action: .tokenCreate, targetType: "api_token", targetID: name, environment: environment),
             requiring: .admin(doing: "create API tokens")
         ) { change in
             try RegistryQueries.requireEnvironment(change.db, environment)
@@ -34,7 +34,7 @@ extension Board {
                 by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
-                    action: "token.create", targetType: "api_token", targetID: name, environment: environment,
+                    action: .tokenCreate, targetType: "api_token", targetID: name, environment: environment,
                     after: .object([
                         "environment": .string(environment), "kind": .string(kind.rawValue), "prefix": .string(prefix),
                         "expires_at": .optional(expires),
@@ -52,7 +52,7 @@ extension Board {
         try Validate.tokenName(name)
         if let reason { try Validate.reason(reason) }
         return try change(
-            actor, refusal: AuditEntry(action: "token.revoke", targetType: "api_token", targetID: name),
+            actor, refusal: AuditEntry(action: .tokenRevoke, targetType: "api_token", targetID: name),
             requiring: .admin(doing: "revoke API tokens")
         ) { change in
             guard let token = try TokenQueries.token(change.db, name) else {
@@ -64,7 +64,7 @@ extension Board {
             try TokenQueries.revoke(change.db, name, reason: reason, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
-                    action: "token.revoke", targetType: "api_token", targetID: name, environment: token.environment, reason: reason,
+                    action: .tokenRevoke, targetType: "api_token", targetID: name, environment: token.environment, reason: reason,
                     before: .object(["state": .string(token.state.rawValue)]), after: .object(["state": .string("revoked")])))
             return ChangeResult(changed: true, "Revoked token '\(name)'; servers refuse it from now on.")
         }
