@@ -62,10 +62,10 @@ let package = Package(
         ),
 
         // MARK: Layer 2, values and engines without a board: shared values (no SQLite), secure storage over a backend
+        // The model links no plug-in ABI: the board's error codes are its own (`BoardError.Code`).
         .target(
             name: "PlugboardModel",
             dependencies: [
-                "PlugboardPluginAPI",
                 "PlugboardFlags",
                 "PlugboardRegex",
                 "PlugboardVersioning",
@@ -137,8 +137,6 @@ let package = Package(
                 "PlugboardModel",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
@@ -174,13 +172,14 @@ let package = Package(
                 "PlugboardModel",
                 "PlugboardFlags",
                 "PlugboardVersioning",
-                "PlugboardPluginAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
 
-        // MARK: Layer 5, the server: the board over HTTP (Unleash client API, OFREP, hosts, the operations API); no HTTP client
+        // MARK: Layer 5, the server: the board over HTTP (Unleash client API, OFREP, hosts, the operations API)
+        // Its one outward request is to a pub/sub relay (`--relay-publish`): AsyncHTTPClient, with a timeout and a size
+        // limit on every answer. It links no `PlugboardClient`: that is the CLI's and the hosts' configuration.
         .target(
             name: "PlugboardServer",
             dependencies: [
@@ -197,6 +196,9 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                // The relay publisher's client.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 // The console's pages: logic-less templates, compiled into the binary.
@@ -306,6 +308,7 @@ let package = Package(
             name: "PlugboardServerTests",
             dependencies: [
                 "PlugboardServer", "PlugboardOperations", "PlugboardStore", "PlugboardModel", "PlugboardFlags", "plugboard",
+                "PlugboardTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,9 +1,10 @@
 /// The code of an error: what kind of failure it is, for a program; the error's message is for people.
 ///
-/// One type serves every Plugboard error (the shape of GRDB's `ResultCode`): ``SecureStorageError/Code`` is
-/// `ErrorCode<SecureStorageError>`, the board's `BoardError.Code` is `ErrorCode<BoardError>`, and each error type
-/// defines its codes as static members of an extension constrained to it. The set is open: new codes may be added, so a
-/// `switch` over codes needs a `default` case.
+/// One type serves the errors of the plug-in API and of what builds on it (the shape of GRDB's `ResultCode`):
+/// ``SecureStorageError/Code`` is `ErrorCode<SecureStorageError>`, secure storage's `KeyProviderError.Code` is
+/// `ErrorCode<KeyProviderError>`, and each error type defines its codes as static members of an extension constrained
+/// to it. The board's `BoardError.Code` has the same shape in the model, which links no plug-in ABI. The set is open:
+/// new codes may be added, so a `switch` over codes needs a `default` case.
 ///
 /// ```swift
 /// extension ErrorCode where Domain == MyError {

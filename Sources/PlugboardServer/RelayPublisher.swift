@@ -1,14 +1,14 @@
+import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 import ServiceLifecycle
 import Synchronization
 
 /// Publishes the hosts' events to a pub/sub relay (`plugboard serve --relay-publish URL`, for example Nchan's publisher
-/// location behind nginx): each event of an environment that is relayed is POSTed once to URL + environment, over one
-/// kept-alive HTTP/1.1 connection, whatever the number of hosts reading the relay's stream.
+/// location behind nginx): each event of an environment that is relayed is POSTed once to URL + environment, through
+/// AsyncHTTPClient over a kept-alive HTTP/1.1 connection, whatever the number of hosts reading the relay's stream.
 ///
 /// The relay is not trusted: what it carries is the same signed snapshot (`changed`) and signed freshness notice
 /// (`fresh`) a direct stream carries, and every host verifies them. The event's name goes in `X-EventSource-Event`, so
@@ -19,14 +19,20 @@ import Synchronization
 /// stream subscribed to it; each host subscribes again, and the relay checks its token again. Drops go before events.
 ///
 /// Bounded: at most ``queueLimit`` events wait per environment (a relay that is slow or away loses the oldest, never
-/// holds up the server or a direct stream), a connection is given ``connectTimeout``, an answer ``answerTimeout``.
+/// holds up the server or a direct stream); every request is given ``connectTimeout`` to connect, ``answerTimeout`` for
+/// the whole exchange, and reads at most ``answerLimit`` bytes of the answer. An event the relay did not take is tried
+/// once more; a channel to delete is tried until the relay takes it.
 final class RelayPublisher: Service, Sendable {
     /// The most events waiting per environment; older ones are dropped.
     static let queueLimit = 4
+    /// How long a connection to the relay may take to open.
     static let connectTimeout = TimeAmount.seconds(2)
-    static let answerTimeout = Duration.seconds(5)
+    /// How long one publication may take, from connecting to the answer's last byte.
+    static let answerTimeout = TimeAmount.seconds(5)
+    /// The most bytes of an answer read: a publisher location answers with a line of channel statistics.
+    static let answerLimit = 64 * 1024
     /// How long a kept-alive connection waits for the next event before it is closed (nginx keeps one 75 s).
-    static let idleTimeout = Duration.seconds(30)
+    static let idleTimeout = TimeAmount.seconds(30)
 
     struct Event: Sendable {
         let environment: String
@@ -34,6 +40,8 @@ final class RelayPublisher: Service, Sendable {
         let data: ByteBuffer
         /// Not an event: the environment's channel is deleted (``RelayPublisher/drop(_:)``).
         var deletesChannel = false
+        /// Whether the relay failed to take it once already.
+        var retried = false
     }
 
     private struct State {
@@ -111,7 +119,7 @@ final class RelayPublisher: Service, Sendable {
         }
     }
 
-    /// Puts back an event that a closed kept-alive connection did not take, ahead of its environment's others.
+    /// Puts back an event the relay did not take, ahead of its environment's others.
     private func putBack(_ event: Event) {
         state.withLock { state in
             if event.deletesChannel {
@@ -124,26 +132,48 @@ final class RelayPublisher: Service, Sendable {
     }
 
     func run() async throws {
-        await cancelWhenGracefulShutdown { await self.publishUntilCancelled() }
+        var configuration = HTTPClient.Configuration(
+            timeout: .init(connect: Self.connectTimeout, read: Self.answerTimeout),
+            connectionPool: .init(idleTimeout: Self.idleTimeout))
+        configuration.redirectConfiguration = .disallow
+        configuration.httpVersion = .http1Only
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 1
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        await cancelWhenGracefulShutdown { await self.publishUntilCancelled(client) }
+        try? await client.shutdown()
     }
 
-    private func publishUntilCancelled() async {
+    /// The relay's URL for `environment`'s channel.
+    var channelURL: (String) -> String {
+        let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let path = self.path
+        return { environment in "http://\(authority)\(path)\(Self.pathSegment(environment))" }
+    }
+
+    private func publishUntilCancelled(_ client: HTTPClient) async {
         var wakes = self.wakes.makeAsyncIterator()
+        let url = channelURL
         var failures = 0
         while !Task.isCancelled {
-            guard let first = next() else {
+            guard let event = next() else {
                 if await wakes.next() == nil { return }
                 continue
             }
             do {
-                try await connection(first: first, wakes: &wakes)
+                try await send(event, to: url(event.environment), client: client)
                 failures = 0
             } catch {
+                // A channel to delete is tried until the relay takes it (it ends a refused token's stream); an event once
+                // more (the relay may have closed a kept-alive connection as it was used).
+                if event.deletesChannel || !event.retried {
+                    var again = event
+                    again.retried = true
+                    putBack(again)
+                }
                 failures += 1
                 if failures == 1 || failures % 100 == 0 {
                     logger.warning(
-                        "cannot publish to the relay at http://\(host):\(port)\(path): \(error); events wait (at most \(Self.queueLimit) an environment)"
-                    )
+                        "cannot publish to the relay at \(url("")): \(error); events wait (at most \(Self.queueLimit) an environment)")
                 }
                 try? await Task.sleep(for: .milliseconds(min(2000, 50 << min(failures, 6))))
             }
@@ -154,86 +184,21 @@ final class RelayPublisher: Service, Sendable {
         let description: String
     }
 
-    /// One kept-alive connection: sends `first` and every event queued after it, until the queue stays empty for
-    /// ``idleTimeout``. An event the connection could not deliver is put back once when the connection had already
-    /// delivered one (the relay may have closed it while idle); else it is dropped with the error. A channel to delete is
-    /// always put back.
-    private func connection(first: Event, wakes: inout AsyncStream<Void>.Iterator) async throws {
-        let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
-        do {
-            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connectTimeout(Self.connectTimeout)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .connect(host: host, port: port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                        return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
-                    }
-                }
-        } catch {
-            // A channel to delete is tried again until the relay takes it: it ends a refused token's stream.
-            if first.deletesChannel { putBack(first) }
-            throw error
-        }
-        try await channel.executeThenClose { inbound, outbound in
-            var answers = inbound.makeAsyncIterator()
-            var event: Event? = first
-            var delivered = 0
-            while let current = event {
-                do {
-                    try await self.send(current, channel: channel.channel, outbound: outbound, answers: &answers)
-                    delivered += 1
-                } catch {
-                    if delivered > 0 || current.deletesChannel { self.putBack(current) }
-                    throw error
-                }
-                event = self.next()
-                if event == nil {
-                    // A wake left from an event already sent is not the end of the wait: only the timer's is.
-                    let deadline = ContinuousClock.now + Self.idleTimeout
-                    let idle = Task {
-                        try await Task.sleep(for: Self.idleTimeout)
-                        self.wake.yield()
-                    }
-                    while event == nil, ContinuousClock.now < deadline, await wakes.next() != nil { event = self.next() }
-                    idle.cancel()
-                }
-            }
-        }
-    }
-
-    private func send(
-        _ event: Event, channel: any Channel, outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>,
-        answers: inout NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator
-    ) async throws {
-        let method: HTTPMethod = event.deletesChannel ? .DELETE : .POST
-        var head = HTTPRequestHead(version: .http1_1, method: method, uri: path + Self.pathSegment(event.environment))
-        head.headers.add(name: "Host", value: "\(host):\(port)")
-        head.headers.add(name: "Content-Length", value: String(event.data.readableBytes))
+    /// Sends `event` to `url` and reads the relay's answer (at most ``answerLimit`` bytes, within ``answerTimeout``).
+    private func send(_ event: Event, to url: String, client: HTTPClient) async throws {
+        var request = HTTPClientRequest(url: url)
+        request.method = event.deletesChannel ? .DELETE : .POST
         if !event.deletesChannel {
-            head.headers.add(name: "Content-Type", value: "text/plain")
-            head.headers.add(name: "X-EventSource-Event", value: event.name)
+            request.headers.add(name: "Content-Type", value: "text/plain")
+            request.headers.add(name: "X-EventSource-Event", value: event.name)
+            request.body = .bytes(event.data)
         }
-        let timer = Task {
-            try await Task.sleep(for: Self.answerTimeout)
-            channel.close(promise: nil)
+        let response = try await client.execute(request, deadline: .now() + Self.answerTimeout)
+        _ = try await response.body.collect(upTo: Self.answerLimit)
+        // A channel to delete that the relay does not have (no stream, no message) is as good as deleted.
+        guard (200..<300).contains(response.status.code) || (event.deletesChannel && response.status == .notFound) else {
+            throw Refused(description: "the relay answered \(response.status.code) to a publication")
         }
-        defer { timer.cancel() }
-        try await outbound.write(contentsOf: [.head(head), .body(.byteBuffer(event.data)), .end(nil)])
-        var status: HTTPResponseStatus?
-        while let part = try await answers.next() {
-            switch part {
-            case .head(let answer): status = answer.status
-            case .body: break
-            case .end:
-                // A channel to delete that the relay does not have (no stream, no message) is as good as deleted.
-                guard let status, (200..<300).contains(status.code) || (event.deletesChannel && status == .notFound) else {
-                    throw Refused(description: "the relay answered \(status.map { String($0.code) } ?? "nothing") to a publication")
-                }
-                return
-            }
-        }
-        throw Refused(description: "the relay closed the connection before answering")
     }
 
     /// An environment's name as one path segment.

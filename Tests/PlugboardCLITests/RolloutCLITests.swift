@@ -127,8 +127,11 @@ struct RolloutCLITests {
         let idle = try await sandbox.ok("rollout", "tick")
         #expect(idle.stdout.contains("Nothing to do"), "\(idle)")
         try await sandbox.ok("rollout", "start", Self.plugin, "1.1.0", "--steps", "1,50,100", "--every", "1s")
-        try await Task.sleep(for: .milliseconds(1_200))
-        let tick = try await sandbox.ok("rollout", "tick")
+        // The next step is due a second after the start: `tick` runs until it is (a tick with nothing due changes nothing).
+        let tick: CLIResult = try await eventually("the rollout's second step to be due", poll: .milliseconds(100)) {
+            let tick = try await sandbox.ok("rollout", "tick")
+            return tick.stdout.contains("Nothing to do") ? nil : tick
+        }
         #expect(
             tick.stdout.contains("The rollout of com.example.a@1.1.0 in default moved to step 2 of 3: 50% of hosts"), "\(tick)")
         let status = try await sandbox.ok("rollout", "status", Self.plugin).stdout
@@ -139,9 +142,11 @@ struct RolloutCLITests {
         let rows = audit.split(separator: "\n").filter { !$0.isEmpty }
         #expect(rows.count == 1 && rows.first?.contains("rollout.step") == true, "\(audit)")
 
-        try await Task.sleep(for: .milliseconds(1_200))
-        let json = try await sandbox.ok("rollout", "tick", "--json").json() as? [[String: Any]]
-        #expect(json?.first?["action"] as? String == "completed", "\(String(describing: json))")
+        let json: [[String: Any]] = try await eventually("the rollout's last step to be due", poll: .milliseconds(100)) {
+            let ticks = try await sandbox.ok("rollout", "tick", "--json").json() as? [[String: Any]]
+            return ticks?.isEmpty == false ? ticks : nil
+        }
+        #expect(json.first?["action"] as? String == "completed", "\(json)")
         #expect(try await sandbox.ok("rollout", "status", Self.plugin).stdout.contains(": completed; previous 1.0.0"))
         let verify = try await sandbox.run(["audit", "verify"])
         #expect(verify.status == 0, "\(verify)")

@@ -5,6 +5,7 @@ import PlugboardHost
 import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardStore
+import PlugboardTestSupport
 import PlugboardTesting
 import PlugboardVersioning
 import Synchronization
@@ -104,22 +105,13 @@ extension HostRuntimeTests {
         _ events: AsyncStream<HostEvent>, count: Int,
         _ map: @escaping @Sendable (HostEvent) -> T?
     ) async -> [T] {
-        await withTaskGroup(of: [T]?.self) { group in
-            group.addTask {
-                var collected: [T] = []
-                for await event in events {
-                    if let value = map(event) { collected.append(value) }
-                    if collected.count >= count { return collected }
-                }
-                return collected
+        await within(.seconds(60)) {
+            var collected: [T] = []
+            for await event in events {
+                if let value = map(event) { collected.append(value) }
+                if collected.count >= count { return collected }
             }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(60))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? []
-        }
+            return collected
+        } ?? []
     }
 }

@@ -6,6 +6,7 @@ import PlugboardHost
 import PlugboardModel
 import PlugboardRemoteHost
 import PlugboardStore
+import PlugboardTestSupport
 import ServiceLifecycle
 import Synchronization
 import Testing
@@ -69,19 +70,11 @@ struct RemoteSourceRetryTests {
 
         // No cache yet: the failed read throws, and the host has nothing newer to wait for.
         await #expect(throws: BoardError.self) { try await source.snapshot(environment: "default", relevantTo: [], anchor: nil) }
-        let woke = await withTaskGroup(of: Bool.self) { wait in
-            wait.addTask {
+        let woke =
+            await within(.seconds(10)) {
                 await source.waitForChange(interval: .seconds(1))
                 return !Task.isCancelled
-            }
-            wait.addTask {
-                try? await Task.sleep(for: .seconds(10))
-                return false
-            }
-            let first = await wait.next() ?? false
-            wait.cancelAll()
-            return first
-        }
+            } ?? false
         #expect(woke, "the source did not wake the host to read again")
         #expect(try source.version() != before)
         let read = try await source.snapshot(environment: "default", relevantTo: [], anchor: nil)

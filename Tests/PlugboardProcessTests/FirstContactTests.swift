@@ -71,7 +71,8 @@ struct FirstContactTests {
     /// refuses the replayed one even so and takes a current one without the proof.
     @Test func aNewHostRefusesAnExpiredSnapshotReplayedAfterAKill() async throws {
         let setup = try await Self.setUp(lifetime: 2)
-        // Past the replayed snapshot's lifetime (it was signed before the kill).
+        // Past the replayed snapshot's lifetime (it was signed before the kill): the wall clock passing its expiry is the
+        // point, so a fixed wait.
         try await Task.sleep(for: .seconds(3))
         try setup.mode("replay")
         let host = try await setup.newHost("fresh")

@@ -23,9 +23,13 @@ struct PushedSnapshotTrustTests {
         let host = try RemoteHostTests().host(
             url, token, key: key, cache: sandbox.root.appendingPathComponent("cache").path, plugins: HostTrustTests.everyPlugin)
         #expect(await host.waitForLine(RemoteHostTests.event("loaded", Self.greeter)) != nil, "\(host.output)")
-        // A change pushed while the proxy passes everything: the snapshot a replaying proxy sends later.
+        // A change pushed while the proxy passes everything: the snapshot a replaying proxy sends later (the proxy keeps
+        // it as it passes, before the host takes it).
+        let beforeDisable = host.output.count
         try await sandbox.ok("plugin", "disable", "com.example.segmented")
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(
+            await host.waitForLine(after: beforeDisable) { $0.contains(#""event":"changed""#) } != nil,
+            "the change never reached the host through the proxy: \(host.output.suffix(6))")
 
         try mode.write(toFile: modeFile, atomically: true, encoding: .utf8)
         let seen = host.output.count
@@ -34,7 +38,8 @@ struct PushedSnapshotTrustTests {
         if mode == "push-reorder" { try await sandbox.ok("plugin", "kill", Self.other, "--reason", "INC-8") }
         let stopped = await host.waitForLine(after: seen, timeout: .seconds(60), RemoteHostTests.event("deactivated", Self.greeter))
         #expect(stopped != nil, "through a proxy in mode \(mode), the kill switch never reached the host: \(host.output.suffix(6))")
-        // Long enough for more freshness notices and any event the proxy held back.
+        // The point is what does not happen: a fixed wait, long enough for more freshness notices and any event the
+        // proxy held back.
         try await Task.sleep(for: .seconds(2))
         _ = await host.closeInput()
         let after = host.output.dropFirst(stopped ?? seen)

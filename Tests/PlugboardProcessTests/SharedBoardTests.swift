@@ -148,6 +148,7 @@ struct SharedBoardTests {
         // A reader's SQLite rebuilds its WAL index for every read, where data_version moves on every read: the
         // host follows the audit log instead, so an idle board means an idle host.
         let seen = host.output.count
+        // The point is what does not happen (a change on an idle board): a fixed wait of about 12 of the host's polls.
         try await Task.sleep(for: .milliseconds(600))
         let idleChanges = host.output.dropFirst(seen).filter { $0.contains("\"changed\"") }
         #expect(idleChanges.isEmpty, "the host reloaded an unchanged board: \(idleChanges)")

@@ -40,3 +40,18 @@ public func eventually<T>(
     if let found = try await value() { return found }
     throw NotEventually(awaited: what(), waited: clock.now - started)
 }
+
+/// Runs `work` and returns what it returns, or nil once `timeout` passed first (`work` is then cancelled): the guard of
+/// ``eventually(_:timeout:poll:_:)`` for a wait that is one call to await rather than a condition to look at.
+public func within<T: Sendable>(_ timeout: Duration, _ work: @escaping @Sendable () async -> T) async -> T? {
+    await withTaskGroup(of: T?.self) { group in
+        group.addTask { await work() }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}

@@ -1,5 +1,3 @@
-public import PlugboardPluginAPI
-
 /// An error from the board: one sentence that names the thing and says what to do.
 ///
 /// The ``code`` tells a program what kind of failure it is; ``message`` is for people. Messages never contain
@@ -7,8 +5,19 @@ public import PlugboardPluginAPI
 /// secure storage's `SecureStorageError` and `KeyProviderError` (a code, one lower-case sentence without a final
 /// period), so that no layer rewrites another's messages: a layer may choose another code, never another wording.
 public struct BoardError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The kind of failure (see `ErrorCode`).
-    public typealias Code = ErrorCode<BoardError>
+    /// The kind of failure, for a program: the board's own code type, of the shape of the plug-in API's `ErrorCode`
+    /// (the model links no plug-in ABI). The set is open: new codes may be added, so a `switch` over codes needs a
+    /// `default` case.
+    public struct Code: Sendable, Hashable, RawRepresentable, CustomStringConvertible {
+        /// The code's name, for example `notFound`.
+        public let rawValue: String
+
+        /// A code named `rawValue`.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The code's name.
+        public var description: String { rawValue }
+    }
 
     /// The kind of failure.
     public let code: Code
@@ -30,7 +39,7 @@ public struct BoardError: Error, Sendable, Hashable, CustomStringConvertible {
     package static func conflict(_ message: String) -> BoardError { BoardError(.conflict, message) }
 }
 
-extension ErrorCode where Domain == BoardError {
+extension BoardError.Code {
     /// The input is malformed or invalid (manifest, id, version, range, JSON, path).
     public static let invalidInput = Self(rawValue: "invalidInput")
     /// The thing named does not exist.

@@ -29,7 +29,7 @@ import Darwin
 ///   the process that holds them.
 enum BoardSharing {
     /// Where the guide explains the sharing model, for the end of messages.
-    static let sharingGuide = "(see the guide Sharing a board, Sources/PlugboardStore/PlugboardStore.docc/SharingABoard.md)"
+    static let sharingGuide = "(see the guide Sharing a board, Sources/PlugboardOperations/PlugboardOperations.docc/SharingABoard.md)"
 
     /// The files SQLite keeps beside a board in WAL mode.
     static let sidecarSuffixes = ["-wal", "-shm"]
