@@ -108,12 +108,13 @@ public final class BoardFile: Sendable {
     private func perform<Request: AdminRequest, Response>(
         _ request: Request, as actor: Principal, answering: Response.Type
     ) throws(BoardError) -> OperationReply<Response> {
+        let request = try request.checked()
         if let scope = try request.widening(on: board), try board.protection(environment: scope.environment).required > 0 {
             throw BoardError.conflict(
                 "\(Request.name) waits for approvals \(scope.environment.map { "in \($0)" } ?? "on this board"); submit it with submit(_:as:) to open a change request"
             )
         }
-        let reply = try request.checked().perform(on: board, as: actor)
+        let reply = try request.perform(on: board, as: actor)
         guard let value = reply.value as? Response else {
             throw BoardError(.invalidInput, "\(Request.name) answered with another type than it declares")
         }

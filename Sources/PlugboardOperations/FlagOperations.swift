@@ -68,10 +68,10 @@ public enum FlagOperations {
     }
 
     /// `flag show NAME`: its definition in every environment, and its usage.
-    public struct Show: ParsedOperation {
+    public struct Show: ParsedOperation, FlagTargeted {
         public static let declaration = OperationDeclaration(
             "flag.show", .read, abstract: "Show a flag's definition in every environment.", response: "FlagDetail")
-        @Argument(help: "The flag name.") public var name: FlagName
+        @OptionGroup public var target: FlagTarget
         public init() {}
         public init(name: FlagName) { self.name = name }
         /// What it answers.
@@ -83,10 +83,10 @@ public enum FlagOperations {
     }
 
     /// `flag enable NAME`.
-    public struct Enable: ParsedOperation {
+    public struct Enable: ParsedOperation, FlagTargeted {
         public static let declaration = OperationDeclaration(
             "flag.enable", .write, abstract: "Switch a flag on in the environment.", response: "ChangeResult", widens: .inEnvironment)
-        @Argument(help: "The flag name.") public var name: FlagName
+        @OptionGroup public var target: FlagTarget
         public var env: String?
         public init() {}
         public init(name: FlagName, env: String) {
@@ -101,10 +101,10 @@ public enum FlagOperations {
     }
 
     /// `flag disable NAME`: a stop.
-    public struct Disable: ParsedOperation {
+    public struct Disable: ParsedOperation, FlagTargeted {
         public static let declaration = OperationDeclaration(
             "flag.disable", .stop, abstract: "Switch a flag off in the environment.", response: "ChangeResult")
-        @Argument(help: "The flag name.") public var name: FlagName
+        @OptionGroup public var target: FlagTarget
         public var env: String?
         public init() {}
         public init(name: FlagName, env: String) {
@@ -119,13 +119,13 @@ public enum FlagOperations {
     }
 
     /// `flag rollout NAME PERCENT [--stickiness FIELD]`: a flexibleRollout strategy.
-    public struct Rollout: ParsedOperation {
+    public struct Rollout: ParsedOperation, FlagTargeted {
         public static let declaration = OperationDeclaration(
             "flag.rollout", .write, abstract: "Roll a flag out to a percentage of users (a flexibleRollout strategy).",
             discussion:
                 "Stickiness decides what keeps a user in the same bucket: default (userId, else sessionId, else random), userId, sessionId, random, or any context field.",
             response: "ChangeResult", widens: .inEnvironment)
-        @Argument(help: "The flag name.") public var name: FlagName
+        @OptionGroup public var target: FlagTarget
         @Argument(help: "0 to 100.") public var percent: Int
         @Option(help: "The context field that keeps a user in the same bucket.") public var stickiness = Stickiness.standard
         public var env: String?
@@ -149,10 +149,10 @@ public enum FlagOperations {
     }
 
     /// `flag archive NAME`: no longer evaluated (off) or exported; a stop.
-    public struct Archive: ParsedOperation {
+    public struct Archive: ParsedOperation, FlagTargeted {
         public static let declaration = OperationDeclaration(
             "flag.archive", .stop, abstract: "Archive a flag: no longer evaluated (off) or exported.", response: "ChangeResult")
-        @Argument(help: "The flag name.") public var name: FlagName
+        @OptionGroup public var target: FlagTarget
         public init() {}
         public init(name: FlagName) { self.name = name }
         /// What it answers.
@@ -163,10 +163,10 @@ public enum FlagOperations {
     }
 
     /// `flag unarchive NAME`.
-    public struct Unarchive: ParsedOperation {
+    public struct Unarchive: ParsedOperation, FlagTargeted {
         public static let declaration = OperationDeclaration(
             "flag.unarchive", .write, abstract: "Bring an archived flag back.", response: "ChangeResult", widens: .boardWide)
-        @Argument(help: "The flag name.") public var name: FlagName
+        @OptionGroup public var target: FlagTarget
         public init() {}
         public init(name: FlagName) { self.name = name }
         /// What it answers.

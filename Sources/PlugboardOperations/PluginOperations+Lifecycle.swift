@@ -11,10 +11,10 @@ extension PluginOperations {
     ]
 
     /// `plugin enable ID`.
-    public struct Enable: ParsedOperation {
+    public struct Enable: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             "plugin.enable", .write, abstract: "Enable a plug-in in the environment.", response: "ChangeResult", widens: .inEnvironment)
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
         public init(id: PluginID, env: String) {
@@ -29,10 +29,10 @@ extension PluginOperations {
     }
 
     /// `plugin disable ID`: a stop.
-    public struct Disable: ParsedOperation {
+    public struct Disable: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             "plugin.disable", .stop, abstract: "Disable a plug-in in the environment.", response: "ChangeResult")
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
         public init(id: PluginID, env: String) {
@@ -52,20 +52,17 @@ extension PluginOperations {
             "plugin.kill", .stop, abstract: "Throw a kill switch over a plug-in, one of its versions, or all plug-ins.",
             discussion: "A kill switch covers every environment; running hosts deactivate what it covers at their next poll.",
             response: "ChangeResult")
-        @Argument(help: "The plug-in id (omit with --all).") public var id: PluginID?
-        @Option(help: "Only this version of the plug-in.") public var version: SemanticVersion?
-        @Flag(name: .long, help: "Every plug-in on the board (admins only).") public var all = false
+        @OptionGroup public var scope: KillScope
         @Option(help: "Why (kept in the board and the audit log).") public var reason: Reason
         public init() {}
         public init(_ target: KillTarget, reason: Reason) throws(BoardError) {
-            (id, version, all) = try KillTargets.fields(target)
+            scope = try KillScope(target)
             self.reason = reason
         }
-        public func validate() throws { try KillTargets.check(id: id, version: version, all: all) }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
-            OperationReply(try board.kill(try KillTargets.target(id: id, version: version, all: all), reason: reason.text, by: actor))
+            OperationReply(try board.kill(try scope.target(), reason: reason.text, by: actor))
         }
     }
 
@@ -74,28 +71,25 @@ extension PluginOperations {
         public static let declaration = OperationDeclaration(
             "plugin.revive", .write, abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.", response: "ChangeResult",
             widens: .boardWide)
-        @Argument(help: "The plug-in id (omit with --all).") public var id: PluginID?
-        @Option(help: "Only this version of the plug-in.") public var version: SemanticVersion?
-        @Flag(name: .long, help: "Every plug-in on the board (admins only).") public var all = false
+        @OptionGroup public var scope: KillScope
         @Option(help: "Why.") public var reason: Reason?
         public init() {}
         public init(_ target: KillTarget, reason: Reason?) throws(BoardError) {
-            (id, version, all) = try KillTargets.fields(target)
+            scope = try KillScope(target)
             self.reason = reason
         }
-        public func validate() throws { try KillTargets.check(id: id, version: version, all: all) }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
-            OperationReply(try board.revive(try KillTargets.target(id: id, version: version, all: all), reason: reason?.text, by: actor))
+            OperationReply(try board.revive(try scope.target(), reason: reason?.text, by: actor))
         }
     }
 
     /// `plugin yank ID VERSION`: a stop.
-    public struct Yank: ParsedOperation {
+    public struct Yank: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             "plugin.yank", .stop, abstract: "Yank a version so hosts no longer pick it (a pin still wins).", response: "ChangeResult")
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         @Argument(help: "The version to yank.") public var version: SemanticVersion
         @Option(help: "Why.") public var reason: Reason
         public init() {}
@@ -112,10 +106,10 @@ extension PluginOperations {
     }
 
     /// `plugin unyank ID VERSION`.
-    public struct Unyank: ParsedOperation {
+    public struct Unyank: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             "plugin.unyank", .write, abstract: "Undo a yank.", response: "ChangeResult", widens: .boardWide)
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         @Argument(help: "The version.") public var version: SemanticVersion
         @Option(help: "Why.") public var reason: Reason?
         public init() {}
@@ -132,11 +126,11 @@ extension PluginOperations {
     }
 
     /// `plugin pin ID VERSION`.
-    public struct Pin: ParsedOperation {
+    public struct Pin: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             "plugin.pin", .write, abstract: "Pin a plug-in to one version in the environment.", response: "ChangeResult",
             widens: .inEnvironment)
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         @Argument(help: "The version.") public var version: SemanticVersion
         public var env: String?
         public init() {}
@@ -153,11 +147,11 @@ extension PluginOperations {
     }
 
     /// `plugin unpin ID`.
-    public struct Unpin: ParsedOperation {
+    public struct Unpin: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             "plugin.unpin", .write, abstract: "Remove the version pin in the environment.", response: "ChangeResult", widens: .inEnvironment
         )
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
         public init(id: PluginID, env: String) {

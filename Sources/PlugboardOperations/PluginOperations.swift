@@ -47,10 +47,10 @@ public enum PluginOperations {
     }
 
     /// `plugin show ID`.
-    public struct Show: ParsedOperation {
+    public struct Show: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             "plugin.show", .read, abstract: "Show a plug-in: versions, environments, owners, kill switches.", response: "PluginDetail")
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         public init() {}
         public init(id: PluginID) { self.id = id }
         /// What it answers.
