@@ -54,13 +54,12 @@ public enum ChangeOperations {
     }
 
     /// `change show N`.
-    public struct Show: ParsedOperation, RequestTargeted {
+    public struct Show: ParsedOperation, RequestOperation {
         public static let declaration = OperationDeclaration(
             "change.show", .read, abstract: "Show a change request: every row it would change, before and after, and its approvals.",
             response: "ChangeRequest")
         @OptionGroup public var target: RequestTarget
         public init() {}
-        public init(id: RequestID) { self.id = id }
         /// What it answers.
         public typealias Response = ChangeRequest
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -162,12 +161,11 @@ public enum ChangeOperations {
     }
 
     /// `change cancel N`: its author (or an admin) withdraws it.
-    public struct Cancel: ParsedOperation, RequestTargeted {
+    public struct Cancel: ParsedOperation, RequestOperation {
         public static let declaration = OperationDeclaration(
             "change.cancel", .stop, abstract: "Withdraw your change request (or one you may approve).", response: "ChangeRequestResult")
         @OptionGroup public var target: RequestTarget
         public init() {}
-        public init(id: RequestID) { self.id = id }
         /// What it answers.
         public typealias Response = ChangeRequestResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -177,7 +175,7 @@ public enum ChangeOperations {
     }
 
     /// `change apply N`.
-    public struct Apply: ParsedOperation, RequestTargeted {
+    public struct Apply: ParsedOperation, RequestOperation {
         public static let declaration = OperationDeclaration(
             "change.apply", .write,
             abstract: "Apply a change request whose approvals are met, for the rows as they are now.",
@@ -185,7 +183,6 @@ public enum ChangeOperations {
             response: "ChangeRequestResult")
         @OptionGroup public var target: RequestTarget
         public init() {}
-        public init(id: RequestID) { self.id = id }
         /// What it answers.
         public typealias Response = ChangeRequestResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -245,13 +242,12 @@ public enum ChangeOperations {
     }
 
     /// `change acknowledge N`: another admin saw an emergency change.
-    public struct Acknowledge: ParsedOperation, RequestTargeted {
+    public struct Acknowledge: ParsedOperation, RequestOperation {
         public static let declaration = OperationDeclaration(
             "change.acknowledge", .write, abstract: "Acknowledge an emergency change another admin applied (admins).",
             response: "ChangeRequestResult")
         @OptionGroup public var target: RequestTarget
         public init() {}
-        public init(id: RequestID) { self.id = id }
         /// What it answers.
         public typealias Response = ChangeRequestResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {

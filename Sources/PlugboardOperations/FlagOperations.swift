@@ -68,12 +68,11 @@ public enum FlagOperations {
     }
 
     /// `flag show NAME`: its definition in every environment, and its usage.
-    public struct Show: ParsedOperation, FlagTargeted {
+    public struct Show: ParsedOperation, FlagOperation {
         public static let declaration = OperationDeclaration(
             "flag.show", .read, abstract: "Show a flag's definition in every environment.", response: "FlagDetail")
         @OptionGroup public var target: FlagTarget
         public init() {}
-        public init(name: FlagName) { self.name = name }
         /// What it answers.
         public typealias Response = FlagDetail
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -83,16 +82,12 @@ public enum FlagOperations {
     }
 
     /// `flag enable NAME`.
-    public struct Enable: ParsedOperation, FlagTargeted {
+    public struct Enable: ParsedOperation, FlagInEnvironmentOperation {
         public static let declaration = OperationDeclaration(
             "flag.enable", .write, abstract: "Switch a flag on in the environment.", response: "ChangeResult", widens: .inEnvironment)
         @OptionGroup public var target: FlagTarget
         public var env: String?
         public init() {}
-        public init(name: FlagName, env: String) {
-            self.name = name
-            self.env = env
-        }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -101,16 +96,12 @@ public enum FlagOperations {
     }
 
     /// `flag disable NAME`: a stop.
-    public struct Disable: ParsedOperation, FlagTargeted {
+    public struct Disable: ParsedOperation, FlagInEnvironmentOperation {
         public static let declaration = OperationDeclaration(
             "flag.disable", .stop, abstract: "Switch a flag off in the environment.", response: "ChangeResult")
         @OptionGroup public var target: FlagTarget
         public var env: String?
         public init() {}
-        public init(name: FlagName, env: String) {
-            self.name = name
-            self.env = env
-        }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -149,12 +140,11 @@ public enum FlagOperations {
     }
 
     /// `flag archive NAME`: no longer evaluated (off) or exported; a stop.
-    public struct Archive: ParsedOperation, FlagTargeted {
+    public struct Archive: ParsedOperation, FlagOperation {
         public static let declaration = OperationDeclaration(
             "flag.archive", .stop, abstract: "Archive a flag: no longer evaluated (off) or exported.", response: "ChangeResult")
         @OptionGroup public var target: FlagTarget
         public init() {}
-        public init(name: FlagName) { self.name = name }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -163,12 +153,11 @@ public enum FlagOperations {
     }
 
     /// `flag unarchive NAME`.
-    public struct Unarchive: ParsedOperation, FlagTargeted {
+    public struct Unarchive: ParsedOperation, FlagOperation {
         public static let declaration = OperationDeclaration(
             "flag.unarchive", .write, abstract: "Bring an archived flag back.", response: "ChangeResult", widens: .boardWide)
         @OptionGroup public var target: FlagTarget
         public init() {}
-        public init(name: FlagName) { self.name = name }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {

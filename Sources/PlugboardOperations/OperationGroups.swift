@@ -96,3 +96,69 @@ public struct KillScope: ParsableArguments, Sendable {
     /// The board's kill target.
     package func target() throws(BoardError) -> KillTarget { try KillTargets.target(id: id, version: version, all: all) }
 }
+
+// Operations whose only fields are a target (and an environment) take their typed initializer from these protocols:
+// a conformance says the operation has no other field.
+
+/// An operation whose only field is the plug-in it acts on.
+public protocol PluginOperation: PluginTargeted, ParsableArguments {}
+
+extension PluginOperation {
+    /// The operation on plug-in `id`.
+    public init(id: PluginID) {
+        self.init()
+        target = PluginTarget(id)
+    }
+}
+
+/// An operation whose only fields are the plug-in it acts on and the environment it acts in.
+public protocol PluginInEnvironmentOperation: PluginTargeted, ParsableArguments {
+    /// The environment it acts in.
+    var env: String? { get set }
+}
+
+extension PluginInEnvironmentOperation {
+    /// The operation on plug-in `id` in `env`.
+    public init(id: PluginID, env: String) {
+        self.init()
+        target = PluginTarget(id)
+        self.env = env
+    }
+}
+
+/// An operation whose only field is the change request it acts on.
+public protocol RequestOperation: RequestTargeted, ParsableArguments {}
+
+extension RequestOperation {
+    /// The operation on the request numbered `id`.
+    public init(id: ChangeOperations.RequestID) {
+        self.init()
+        target = RequestTarget(id)
+    }
+}
+
+/// An operation whose only field is the flag it acts on.
+public protocol FlagOperation: FlagTargeted, ParsableArguments {}
+
+extension FlagOperation {
+    /// The operation on the flag `name`.
+    public init(name: FlagName) {
+        self.init()
+        target = FlagTarget(name)
+    }
+}
+
+/// An operation whose only fields are the flag it acts on and the environment it acts in.
+public protocol FlagInEnvironmentOperation: FlagTargeted, ParsableArguments {
+    /// The environment it acts in.
+    var env: String? { get set }
+}
+
+extension FlagInEnvironmentOperation {
+    /// The operation on the flag `name` in `env`.
+    public init(name: FlagName, env: String) {
+        self.init()
+        target = FlagTarget(name)
+        self.env = env
+    }
+}

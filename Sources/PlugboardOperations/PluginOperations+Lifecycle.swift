@@ -11,16 +11,12 @@ extension PluginOperations {
     ]
 
     /// `plugin enable ID`.
-    public struct Enable: ParsedOperation, PluginTargeted {
+    public struct Enable: ParsedOperation, PluginInEnvironmentOperation {
         public static let declaration = OperationDeclaration(
             "plugin.enable", .write, abstract: "Enable a plug-in in the environment.", response: "ChangeResult", widens: .inEnvironment)
         @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
-        public init(id: PluginID, env: String) {
-            self.id = id
-            self.env = env
-        }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -29,16 +25,12 @@ extension PluginOperations {
     }
 
     /// `plugin disable ID`: a stop.
-    public struct Disable: ParsedOperation, PluginTargeted {
+    public struct Disable: ParsedOperation, PluginInEnvironmentOperation {
         public static let declaration = OperationDeclaration(
             "plugin.disable", .stop, abstract: "Disable a plug-in in the environment.", response: "ChangeResult")
         @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
-        public init(id: PluginID, env: String) {
-            self.id = id
-            self.env = env
-        }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -147,17 +139,13 @@ extension PluginOperations {
     }
 
     /// `plugin unpin ID`.
-    public struct Unpin: ParsedOperation, PluginTargeted {
+    public struct Unpin: ParsedOperation, PluginInEnvironmentOperation {
         public static let declaration = OperationDeclaration(
             "plugin.unpin", .write, abstract: "Remove the version pin in the environment.", response: "ChangeResult", widens: .inEnvironment
         )
         @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
-        public init(id: PluginID, env: String) {
-            self.id = id
-            self.env = env
-        }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {

@@ -47,12 +47,11 @@ public enum PluginOperations {
     }
 
     /// `plugin show ID`.
-    public struct Show: ParsedOperation, PluginTargeted {
+    public struct Show: ParsedOperation, PluginOperation {
         public static let declaration = OperationDeclaration(
             "plugin.show", .read, abstract: "Show a plug-in: versions, environments, owners, kill switches.", response: "PluginDetail")
         @OptionGroup public var target: PluginTarget
         public init() {}
-        public init(id: PluginID) { self.id = id }
         /// What it answers.
         public typealias Response = PluginDetail
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {

@@ -98,12 +98,11 @@ public enum RoleOperations {
     }
 
     /// `owner list ID`.
-    public struct ListOwners: ParsedOperation, PluginTargeted {
+    public struct ListOwners: ParsedOperation, PluginOperation {
         public static let declaration = OperationDeclaration(
             "owner.list", .read, abstract: "List a plug-in's owners and maintainers.", response: "OwnerList")
         @OptionGroup public var target: PluginTarget
         public init() {}
-        public init(id: PluginID) { self.id = id }
         /// What it answers.
         public typealias Response = [PluginOwner]
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {

@@ -143,7 +143,7 @@ public enum RolloutOperations {
     }
 
     /// `rollout step ID`: the next step now.
-    public struct Step: ParsedOperation, PluginTargeted {
+    public struct Step: ParsedOperation, PluginInEnvironmentOperation {
         public static let declaration = OperationDeclaration(
             "rollout.step", .write,
             abstract: "Move a running rollout to its next step now, if its guard holds.",
@@ -154,10 +154,6 @@ public enum RolloutOperations {
         @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
-        public init(id: PluginID, env: String) {
-            self.id = id
-            self.env = env
-        }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
