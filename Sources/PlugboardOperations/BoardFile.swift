@@ -72,7 +72,8 @@ public final class BoardFile: Sendable {
     ///
     /// The operation is checked as the CLI checks its arguments (its fields, and rules between them such as a kill
     /// target's) before it is performed. Make operations with their typed initializers: `init()` is
-    /// swift-argument-parser's, and leaves the fields for the parser to fill.
+    /// swift-argument-parser's, and leaves the fields for the parser to fill: an operation made so is refused with a
+    /// sentence naming the operation and its first field without a value.
     public func perform<Op: BoardOperation>(_ operation: Op, as actor: Principal) throws(BoardError) -> OperationReply<Op.Response> {
         guard let request = operation as? any AdminRequest else {
             throw BoardError(.invalidInput, "\(Op.declaration.name) is not an operation of this board")

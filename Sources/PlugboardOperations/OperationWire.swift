@@ -7,7 +7,9 @@ import Synchronization
 /// names as ``AdminJSON`` writes keys (snake_case), like the answers'.
 ///
 /// The fields, their help, whether they are optional or repeat, come from swift-argument-parser's own description of
-/// the operation (the `--experimental-dump-help` document); their JSON types from the declared Swift types. A request
+/// the operation (its `ToolInfoV0` document, ``ToolInfo``), each paired with the property it describes (those of an
+/// `@OptionGroup` in the group's place); their JSON types from the declared Swift types. A description that does not
+/// pair with the properties one to one is a ``DescriptionError``, never an operation without fields. A request
 /// is encoded from an operation's values, and decoded by turning the JSON object back into the arguments it stands
 /// for and parsing those: the server checks exactly what the CLI checks.
 package enum OperationWire {
