@@ -72,7 +72,8 @@ public final class BoardFile: Sendable {
     ///
     /// The operation is checked as the CLI checks its arguments (its fields, and rules between them such as a kill
     /// target's) before it is performed. Make operations with their typed initializers: `init()` is
-    /// swift-argument-parser's, and leaves the fields for the parser to fill.
+    /// swift-argument-parser's, and leaves the fields for the parser to fill: an operation made so is refused with a
+    /// sentence naming the operation and its first field without a value.
     public func perform<Op: BoardOperation>(_ operation: Op, as actor: Principal) throws(BoardError) -> OperationReply<Op.Response> {
         guard let request = operation as? any AdminRequest else {
             throw BoardError(.invalidInput, "\(Op.declaration.name) is not an operation of this board")
@@ -108,12 +109,13 @@ public final class BoardFile: Sendable {
     private func perform<Request: AdminRequest, Response>(
         _ request: Request, as actor: Principal, answering: Response.Type
     ) throws(BoardError) -> OperationReply<Response> {
+        let request = try request.checked()
         if let scope = try request.widening(on: board), try board.protection(environment: scope.environment).required > 0 {
             throw BoardError.conflict(
                 "\(Request.name) waits for approvals \(scope.environment.map { "in \($0)" } ?? "on this board"); submit it with submit(_:as:) to open a change request"
             )
         }
-        let reply = try request.checked().perform(on: board, as: actor)
+        let reply = try request.perform(on: board, as: actor)
         guard let value = reply.value as? Response else {
             throw BoardError(.invalidInput, "\(Request.name) answered with another type than it declares")
         }

@@ -54,13 +54,12 @@ public enum ChangeOperations {
     }
 
     /// `change show N`.
-    public struct Show: ParsedOperation {
+    public struct Show: ParsedOperation, RequestOperation {
         public static let declaration = OperationDeclaration(
             .changeShow, .read, abstract: "Show a change request: every row it would change, before and after, and its approvals.",
             response: "ChangeRequest")
-        @Argument(help: "The request's number.") public var id: RequestID
+        @OptionGroup public var target: RequestTarget
         public init() {}
-        public init(id: RequestID) { self.id = id }
         /// What it answers.
         public typealias Response = ChangeRequest
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -74,14 +73,14 @@ public enum ChangeOperations {
     }
 
     /// `change approve N [--comment TEXT]`.
-    public struct Approve: ParsedOperation {
+    public struct Approve: ParsedOperation, RequestTargeted {
         public static let declaration = OperationDeclaration(
             .changeApprove, .write, abstract: "Approve a change request (not your own); the last approval needed applies it.",
             discussion: """
                 An approval names the change's digest and the state of the rows it touches now: if they move before the \
                 change is applied, the approval no longer counts. A scheduled request is applied at its time.
                 """, response: "ChangeRequestResult")
-        @Argument(help: "The request's number.") public var id: RequestID
+        @OptionGroup public var target: RequestTarget
         @Option(help: "A comment, kept with the approval.") public var comment: Reason?
         @Option(name: .long, help: "The approver key's id, for a signed approval.") public var keyID: KeyID?
         @Option(name: .long, help: "Base64 of the approver key's Ed25519 signature of the change's approval statement.")
@@ -141,11 +140,11 @@ public enum ChangeOperations {
     }
 
     /// `change reject N --reason TEXT`: a stop, never waiting.
-    public struct Reject: ParsedOperation {
+    public struct Reject: ParsedOperation, RequestTargeted {
         public static let declaration = OperationDeclaration(
             .changeReject, .stop, abstract: "Reject a change request you may approve (or your own): it is never applied.",
             response: "ChangeRequestResult")
-        @Argument(help: "The request's number.") public var id: RequestID
+        @OptionGroup public var target: RequestTarget
         @Option(help: "Why (kept in the request and the audit log).") public var reason: Reason
         public init() {}
         public init(id: RequestID, reason: Reason) {
@@ -162,12 +161,11 @@ public enum ChangeOperations {
     }
 
     /// `change cancel N`: its author (or an admin) withdraws it.
-    public struct Cancel: ParsedOperation {
+    public struct Cancel: ParsedOperation, RequestOperation {
         public static let declaration = OperationDeclaration(
             .changeCancel, .stop, abstract: "Withdraw your change request (or one you may approve).", response: "ChangeRequestResult")
-        @Argument(help: "The request's number.") public var id: RequestID
+        @OptionGroup public var target: RequestTarget
         public init() {}
-        public init(id: RequestID) { self.id = id }
         /// What it answers.
         public typealias Response = ChangeRequestResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -177,15 +175,14 @@ public enum ChangeOperations {
     }
 
     /// `change apply N`.
-    public struct Apply: ParsedOperation {
+    public struct Apply: ParsedOperation, RequestOperation {
         public static let declaration = OperationDeclaration(
             .changeApply, .write,
             abstract: "Apply a change request whose approvals are met, for the rows as they are now.",
             discussion: "A request whose answer is a secret (a new token) is applied by its author, who receives the secret.",
             response: "ChangeRequestResult")
-        @Argument(help: "The request's number.") public var id: RequestID
+        @OptionGroup public var target: RequestTarget
         public init() {}
-        public init(id: RequestID) { self.id = id }
         /// What it answers.
         public typealias Response = ChangeRequestResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -197,13 +194,13 @@ public enum ChangeOperations {
     }
 
     /// `change schedule N --at TIME`.
-    public struct Schedule: ParsedOperation {
+    public struct Schedule: ParsedOperation, RequestTargeted {
         public static let declaration = OperationDeclaration(
             .changeSchedule, .write,
             abstract: "Apply a change request at a time once approved (its author or an admin); --at now-less clears it.",
             discussion: "plugboard serve applies due, approved requests within 5 seconds; plugboard change apply-due does it from cron.",
             response: "ChangeRequestResult")
-        @Argument(help: "The request's number.") public var id: RequestID
+        @OptionGroup public var target: RequestTarget
         @Option(help: "When (ISO-8601, for example 2026-12-01T09:00:00Z).") public var at: String?
         @Flag(help: "Clear the schedule: the request applies on its last approval.") public var clear = false
         public init() {}
@@ -245,13 +242,12 @@ public enum ChangeOperations {
     }
 
     /// `change acknowledge N`: another admin saw an emergency change.
-    public struct Acknowledge: ParsedOperation {
+    public struct Acknowledge: ParsedOperation, RequestOperation {
         public static let declaration = OperationDeclaration(
             .changeAcknowledge, .write, abstract: "Acknowledge an emergency change another admin applied (admins).",
             response: "ChangeRequestResult")
-        @Argument(help: "The request's number.") public var id: RequestID
+        @OptionGroup public var target: RequestTarget
         public init() {}
-        public init(id: RequestID) { self.id = id }
         /// What it answers.
         public typealias Response = ChangeRequestResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {

@@ -68,12 +68,11 @@ public enum FlagOperations {
     }
 
     /// `flag show NAME`: its definition in every environment, and its usage.
-    public struct Show: ParsedOperation {
+    public struct Show: ParsedOperation, FlagOperation {
         public static let declaration = OperationDeclaration(
             .flagShow, .read, abstract: "Show a flag's definition in every environment.", response: "FlagDetail")
-        @Argument(help: "The flag name.") public var name: FlagName
+        @OptionGroup public var target: FlagTarget
         public init() {}
-        public init(name: FlagName) { self.name = name }
         /// What it answers.
         public typealias Response = FlagDetail
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -83,16 +82,12 @@ public enum FlagOperations {
     }
 
     /// `flag enable NAME`.
-    public struct Enable: ParsedOperation {
+    public struct Enable: ParsedOperation, FlagInEnvironmentOperation {
         public static let declaration = OperationDeclaration(
             .flagEnable, .write, abstract: "Switch a flag on in the environment.", response: "ChangeResult", widens: .inEnvironment)
-        @Argument(help: "The flag name.") public var name: FlagName
+        @OptionGroup public var target: FlagTarget
         public var env: String?
         public init() {}
-        public init(name: FlagName, env: String) {
-            self.name = name
-            self.env = env
-        }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -101,16 +96,12 @@ public enum FlagOperations {
     }
 
     /// `flag disable NAME`: a stop.
-    public struct Disable: ParsedOperation {
+    public struct Disable: ParsedOperation, FlagInEnvironmentOperation {
         public static let declaration = OperationDeclaration(
             .flagDisable, .stop, abstract: "Switch a flag off in the environment.", response: "ChangeResult")
-        @Argument(help: "The flag name.") public var name: FlagName
+        @OptionGroup public var target: FlagTarget
         public var env: String?
         public init() {}
-        public init(name: FlagName, env: String) {
-            self.name = name
-            self.env = env
-        }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -119,13 +110,13 @@ public enum FlagOperations {
     }
 
     /// `flag rollout NAME PERCENT [--stickiness FIELD]`: a flexibleRollout strategy.
-    public struct Rollout: ParsedOperation {
+    public struct Rollout: ParsedOperation, FlagTargeted {
         public static let declaration = OperationDeclaration(
             .flagRollout, .write, abstract: "Roll a flag out to a percentage of users (a flexibleRollout strategy).",
             discussion:
                 "Stickiness decides what keeps a user in the same bucket: default (userId, else sessionId, else random), userId, sessionId, random, or any context field.",
             response: "ChangeResult", widens: .inEnvironment)
-        @Argument(help: "The flag name.") public var name: FlagName
+        @OptionGroup public var target: FlagTarget
         @Argument(help: "0 to 100.") public var percent: Int
         @Option(help: "The context field that keeps a user in the same bucket.") public var stickiness = Stickiness.standard
         public var env: String?
@@ -149,12 +140,11 @@ public enum FlagOperations {
     }
 
     /// `flag archive NAME`: no longer evaluated (off) or exported; a stop.
-    public struct Archive: ParsedOperation {
+    public struct Archive: ParsedOperation, FlagOperation {
         public static let declaration = OperationDeclaration(
             .flagArchive, .stop, abstract: "Archive a flag: no longer evaluated (off) or exported.", response: "ChangeResult")
-        @Argument(help: "The flag name.") public var name: FlagName
+        @OptionGroup public var target: FlagTarget
         public init() {}
-        public init(name: FlagName) { self.name = name }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -163,12 +153,11 @@ public enum FlagOperations {
     }
 
     /// `flag unarchive NAME`.
-    public struct Unarchive: ParsedOperation {
+    public struct Unarchive: ParsedOperation, FlagOperation {
         public static let declaration = OperationDeclaration(
             .flagUnarchive, .write, abstract: "Bring an archived flag back.", response: "ChangeResult", widens: .boardWide)
-        @Argument(help: "The flag name.") public var name: FlagName
+        @OptionGroup public var target: FlagTarget
         public init() {}
-        public init(name: FlagName) { self.name = name }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {

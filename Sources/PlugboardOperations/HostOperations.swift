@@ -9,7 +9,7 @@ public enum HostOperations {
     package static let all: [any ParsedOperation.Type] = [ReleaseQuarantine.self]
 
     /// `host release-quarantine HOST ID VERSION`: the host loads a release it quarantined for crashing it again.
-    public struct ReleaseQuarantine: ParsedOperation {
+    public struct ReleaseQuarantine: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             .hostReleaseQuarantine, .write, abstract: "End one host's quarantine of a release that crashed it.",
             discussion: """
@@ -19,7 +19,7 @@ public enum HostOperations {
                 quarantine it again. Needs the plug-in's owners, maintainers or a board admin.
                 """, response: "ChangeResult", widens: .boardWide)
         @Argument(help: "The host id, as the host reports it.") public var host: HostID
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         @Argument(help: "The version the host quarantined.") public var version: SemanticVersion
         @Option(help: "Why (kept in the board and the audit log).") public var reason: Reason?
         public init() {}

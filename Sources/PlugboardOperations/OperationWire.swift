@@ -7,7 +7,9 @@ import Synchronization
 /// names as ``AdminJSON`` writes keys (snake_case), like the answers'.
 ///
 /// The fields, their help, whether they are optional or repeat, come from swift-argument-parser's own description of
-/// the operation (the `--experimental-dump-help` document); their JSON types from the declared Swift types. A request
+/// the operation (its `ToolInfoV0` document, ``ToolInfo``), each paired with the property it describes (those of an
+/// `@OptionGroup` in the group's place); their JSON types from the declared Swift types. A description that does not
+/// pair with the properties one to one is a ``DescriptionError``, never an operation without fields. A request
 /// is encoded from an operation's values, and decoded by turning the JSON object back into the arguments it stands
 /// for and parsing those: the server checks exactly what the CLI checks.
 package enum OperationWire {
@@ -47,12 +49,31 @@ package enum OperationWire {
     private static let cache = Mutex<[ObjectIdentifier: [Field]]>([:])
 
     /// The fields of `type`, in declaration order.
+    ///
+    /// A type whose fields argument-parser describes otherwise than its properties stand (a wrapper the wire does not
+    /// know, a description it cannot read) stops the process with the sentence of ``describedFields(of:)``: every
+    /// operation is checked by a test, so such a type never ships.
     package static func fields<Op: ParsedOperation>(of type: Op.Type) -> [Field] {
         if let known = cache.withLock({ $0[ObjectIdentifier(type)] }) { return known }
-        let described = describe(type)
+        let fields: [Field]
+        do { fields = try describedFields(of: type) } catch { preconditionFailure(error.description) }
+        cache.withLock { $0[ObjectIdentifier(type)] = fields }
+        return fields
+    }
+
+    /// The fields of `type`, each matched with argument-parser's description of it; refused with a sentence when the
+    /// description cannot be read, or when its arguments and the operation's properties do not pair one to one.
+    package static func describedFields<Op: ParsedOperation>(of type: Op.Type) throws(DescriptionError) -> [Field] {
+        try fields(of: Op.self, properties: wireProperties(of: Op()), described: try ToolInfo.arguments(of: Op.self))
+    }
+
+    /// The fields of `type` from its properties and the arguments argument-parser describes, in the same order.
+    package static func fields<Op: ParsedOperation>(
+        of type: Op.Type, properties: [(property: String, value: Any)], described: [ToolInfo.Argument]
+    ) throws(DescriptionError) -> [Field] {
         var fields: [Field] = []
         var next = described.makeIterator()
-        for (property, value) in wireProperties(of: Op()) {
+        for (property, value) in properties {
             let name = AdminJSON.key(property)
             guard let box = value as? any ParsedField else {
                 let optional = Op.declaration.environmentOptional
@@ -65,21 +86,31 @@ package enum OperationWire {
                         optional: optional, repeating: false, json: .string))
                 continue
             }
-            guard let argument = next.next() else { break }
+            guard let argument = next.next() else {
+                throw DescriptionError("\(Op.name): argument-parser describes no argument for its field \(property)")
+            }
+            guard argument.kind == Swift.type(of: box).kind else {
+                throw DescriptionError(
+                    "\(Op.name): its field \(property) is \(Swift.type(of: box).kind.rawValue), argument-parser describes \(argument.kind.rawValue)"
+                )
+            }
             let kind: Field.Kind
             switch argument.kind {
-            case "positional": kind = .positional
-            case "flag": kind = .flag(argument.preferredName?.name ?? property)
-            default: kind = .option(argument.preferredName?.name ?? property)
+            case .positional: kind = .positional
+            case .flag: kind = .flag(argument.preferredName?.name ?? property)
+            case .option: kind = .option(argument.preferredName?.name ?? property)
             }
-            let optional = argument.isOptional || argument.kind == "flag" || argument.defaultValue != nil
+            let optional = argument.isOptional || argument.kind == .flag || argument.defaultValue != nil
             fields.append(
                 Field(
                     property: property, name: name, kind: kind, help: argument.abstract ?? "", optional: optional,
                     repeating: argument.isRepeating, json: jsonKind(Swift.type(of: box).valueType), choices: argument.allValues ?? [],
                     defaultValue: argument.defaultValue))
         }
-        cache.withLock { $0[ObjectIdentifier(type)] = fields }
+        if let extra = next.next() {
+            let names = (extra.names ?? []).map(\.name).joined(separator: ", ")
+            throw DescriptionError("\(Op.name): argument-parser describes an argument (\(names)) that no field of the wire stands for")
+        }
         return fields
     }
 
@@ -93,14 +124,15 @@ package enum OperationWire {
         wireProperties(of: Op()).contains { $0.property == "env" }
     }
 
-    /// The properties of `operation` that travel, in declaration order: its argument-parser fields (the wrapper as
-    /// the value) and its `env`.
-    private static func wireProperties(of operation: some BoardOperation) -> [(property: String, value: Any)] {
-        Mirror(reflecting: operation).children.compactMap { child in
-            guard let label = child.label else { return nil }
+    /// The properties of `value` that travel, in declaration order: its argument-parser fields (the wrapper as the
+    /// value), those of its option groups in their place, and its `env`.
+    package static func wireProperties(of value: Any) -> [(property: String, value: Any)] {
+        Mirror(reflecting: value).children.flatMap { child -> [(property: String, value: Any)] in
+            guard let label = child.label else { return [] }
+            if let group = child.value as? any ParsedGroup { return wireProperties(of: group.members) }
             let property = label.hasPrefix("_") ? String(label.dropFirst()) : label
-            guard child.value is any ParsedField || property == "env" else { return nil }
-            return (property, child.value)
+            guard child.value is any ParsedField || property == "env" else { return [] }
+            return [(property, child.value)]
         }
     }
 
@@ -110,7 +142,17 @@ package enum OperationWire {
         // The values' names come from the operation itself: the CLI sends a request without asking argument-parser
         // to describe it.
         for (property, value) in wireProperties(of: operation) {
-            if let json = jsonValue((value as? any ParsedField)?.value ?? value) { object[AdminJSON.key(property)] = json }
+            guard let field = value as? any ParsedField else {
+                if let json = jsonValue(value) { object[AdminJSON.key(property)] = json }
+                continue
+            }
+            guard field.isSet else {
+                throw BoardError(
+                    .invalidInput,
+                    "\(Op.name) has no value for its field \(AdminJSON.key(property)): make the operation with its typed initializer, not init(), which leaves the fields for swift-argument-parser"
+                )
+            }
+            if let json = jsonValue(field.value) { object[AdminJSON.key(property)] = json }
         }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             throw BoardError(.invalidInput, "the \(Op.name) request cannot be encoded")
@@ -236,61 +278,6 @@ package enum OperationWire {
         let first = message.split(separator: "\n").first.map(String.init) ?? message
         return first.hasPrefix("Error: ") ? String(first.dropFirst(7)) : first
     }
-
-    /// swift-argument-parser's description of an operation's arguments.
-    private static func describe<Op: ParsedOperation>(_ type: Op.Type) -> [Described] {
-        let text: String
-        do {
-            _ = try Op.parse(["--experimental-dump-help"])
-            return []
-        } catch {
-            text = Op.message(for: error)
-        }
-        guard let document = try? JSONDecoder().decode(Dump.self, from: Data(text.utf8)) else { return [] }
-        return (document.command.arguments ?? []).filter { argument in
-            !(argument.names ?? []).contains { $0.name == "help" || $0.name == "experimental-dump-help" }
-        }
-    }
-
-    private struct Dump: Decodable {
-        struct Command: Decodable { var arguments: [Described]? }
-        var command: Command
-    }
-
-    struct Described: Decodable {
-        struct Name: Decodable { var name: String }
-        var kind: String
-        var names: [Name]?
-        var preferredName: Name?
-        var abstract: String?
-        var isOptional: Bool
-        var isRepeating: Bool
-        var defaultValue: String?
-        var allValues: [String]?
-    }
-}
-
-/// swift-argument-parser's property wrappers, read without knowing their value's type.
-protocol ParsedField {
-    /// The Swift type of the field's value.
-    static var valueType: Any.Type { get }
-    /// The parsed value.
-    var value: Any { get }
-}
-
-extension Argument: ParsedField {
-    static var valueType: Any.Type { Value.self }
-    var value: Any { wrappedValue }
-}
-
-extension Option: ParsedField {
-    static var valueType: Any.Type { Value.self }
-    var value: Any { wrappedValue }
-}
-
-extension Flag: ParsedField {
-    static var valueType: Any.Type { Value.self }
-    var value: Any { wrappedValue }
 }
 
 /// An optional, read without knowing its type.

@@ -11,16 +11,12 @@ extension PluginOperations {
     ]
 
     /// `plugin enable ID`.
-    public struct Enable: ParsedOperation {
+    public struct Enable: ParsedOperation, PluginInEnvironmentOperation {
         public static let declaration = OperationDeclaration(
             .pluginEnable, .write, abstract: "Enable a plug-in in the environment.", response: "ChangeResult", widens: .inEnvironment)
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
-        public init(id: PluginID, env: String) {
-            self.id = id
-            self.env = env
-        }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -29,16 +25,12 @@ extension PluginOperations {
     }
 
     /// `plugin disable ID`: a stop.
-    public struct Disable: ParsedOperation {
+    public struct Disable: ParsedOperation, PluginInEnvironmentOperation {
         public static let declaration = OperationDeclaration(
             .pluginDisable, .stop, abstract: "Disable a plug-in in the environment.", response: "ChangeResult")
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
-        public init(id: PluginID, env: String) {
-            self.id = id
-            self.env = env
-        }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -52,20 +44,17 @@ extension PluginOperations {
             .pluginKill, .stop, abstract: "Throw a kill switch over a plug-in, one of its versions, or all plug-ins.",
             discussion: "A kill switch covers every environment; running hosts deactivate what it covers at their next poll.",
             response: "ChangeResult")
-        @Argument(help: "The plug-in id (omit with --all).") public var id: PluginID?
-        @Option(help: "Only this version of the plug-in.") public var version: SemanticVersion?
-        @Flag(name: .long, help: "Every plug-in on the board (admins only).") public var all = false
+        @OptionGroup public var scope: KillScope
         @Option(help: "Why (kept in the board and the audit log).") public var reason: Reason
         public init() {}
         public init(_ target: KillTarget, reason: Reason) throws(BoardError) {
-            (id, version, all) = try KillTargets.fields(target)
+            scope = try KillScope(target)
             self.reason = reason
         }
-        public func validate() throws { try KillTargets.check(id: id, version: version, all: all) }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
-            OperationReply(try board.kill(try KillTargets.target(id: id, version: version, all: all), reason: reason.text, by: actor))
+            OperationReply(try board.kill(try scope.target(), reason: reason.text, by: actor))
         }
     }
 
@@ -74,28 +63,25 @@ extension PluginOperations {
         public static let declaration = OperationDeclaration(
             .pluginRevive, .write, abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.", response: "ChangeResult",
             widens: .boardWide)
-        @Argument(help: "The plug-in id (omit with --all).") public var id: PluginID?
-        @Option(help: "Only this version of the plug-in.") public var version: SemanticVersion?
-        @Flag(name: .long, help: "Every plug-in on the board (admins only).") public var all = false
+        @OptionGroup public var scope: KillScope
         @Option(help: "Why.") public var reason: Reason?
         public init() {}
         public init(_ target: KillTarget, reason: Reason?) throws(BoardError) {
-            (id, version, all) = try KillTargets.fields(target)
+            scope = try KillScope(target)
             self.reason = reason
         }
-        public func validate() throws { try KillTargets.check(id: id, version: version, all: all) }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
-            OperationReply(try board.revive(try KillTargets.target(id: id, version: version, all: all), reason: reason?.text, by: actor))
+            OperationReply(try board.revive(try scope.target(), reason: reason?.text, by: actor))
         }
     }
 
     /// `plugin yank ID VERSION`: a stop.
-    public struct Yank: ParsedOperation {
+    public struct Yank: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             .pluginYank, .stop, abstract: "Yank a version so hosts no longer pick it (a pin still wins).", response: "ChangeResult")
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         @Argument(help: "The version to yank.") public var version: SemanticVersion
         @Option(help: "Why.") public var reason: Reason
         public init() {}
@@ -112,10 +98,10 @@ extension PluginOperations {
     }
 
     /// `plugin unyank ID VERSION`.
-    public struct Unyank: ParsedOperation {
+    public struct Unyank: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             .pluginUnyank, .write, abstract: "Undo a yank.", response: "ChangeResult", widens: .boardWide)
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         @Argument(help: "The version.") public var version: SemanticVersion
         @Option(help: "Why.") public var reason: Reason?
         public init() {}
@@ -132,11 +118,11 @@ extension PluginOperations {
     }
 
     /// `plugin pin ID VERSION`.
-    public struct Pin: ParsedOperation {
+    public struct Pin: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             .pluginPin, .write, abstract: "Pin a plug-in to one version in the environment.", response: "ChangeResult",
             widens: .inEnvironment)
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         @Argument(help: "The version.") public var version: SemanticVersion
         public var env: String?
         public init() {}
@@ -153,17 +139,13 @@ extension PluginOperations {
     }
 
     /// `plugin unpin ID`.
-    public struct Unpin: ParsedOperation {
+    public struct Unpin: ParsedOperation, PluginInEnvironmentOperation {
         public static let declaration = OperationDeclaration(
             .pluginUnpin, .write, abstract: "Remove the version pin in the environment.", response: "ChangeResult", widens: .inEnvironment
         )
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
-        public init(id: PluginID, env: String) {
-            self.id = id
-            self.env = env
-        }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {

@@ -47,12 +47,11 @@ public enum PluginOperations {
     }
 
     /// `plugin show ID`.
-    public struct Show: ParsedOperation {
+    public struct Show: ParsedOperation, PluginOperation {
         public static let declaration = OperationDeclaration(
             .pluginShow, .read, abstract: "Show a plug-in: versions, environments, owners, kill switches.", response: "PluginDetail")
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         public init() {}
-        public init(id: PluginID) { self.id = id }
         /// What it answers.
         public typealias Response = PluginDetail
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {

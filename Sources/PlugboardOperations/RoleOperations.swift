@@ -60,10 +60,10 @@ public enum RoleOperations {
     }
 
     /// `owner add ID PRINCIPAL [--role]`: adds an owner or maintainer, or changes their role.
-    public struct AddOwner: ParsedOperation {
+    public struct AddOwner: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             .ownerAdd, .write, abstract: "Add an owner or maintainer to a plug-in (or change their role).", response: "ChangeResult")
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         @Argument(help: "The principal (an OS user name).") public var principal: PersonPrincipal
         @Option(name: .long, help: "owner (may manage owners) or maintainer.") public var role: PluginOwner.Role = .owner
         public init() {}
@@ -80,10 +80,10 @@ public enum RoleOperations {
     }
 
     /// `owner remove ID PRINCIPAL`: takes a role away, a stop.
-    public struct RemoveOwner: ParsedOperation {
+    public struct RemoveOwner: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             .ownerRemove, .stop, abstract: "Remove an owner or maintainer (never the last owner).", response: "ChangeResult")
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         @Argument(help: "The principal to remove.") public var principal: PrincipalName
         public init() {}
         public init(id: PluginID, principal: PrincipalName) {
@@ -98,12 +98,11 @@ public enum RoleOperations {
     }
 
     /// `owner list ID`.
-    public struct ListOwners: ParsedOperation {
+    public struct ListOwners: ParsedOperation, PluginOperation {
         public static let declaration = OperationDeclaration(
             .ownerList, .read, abstract: "List a plug-in's owners and maintainers.", response: "OwnerList")
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         public init() {}
-        public init(id: PluginID) { self.id = id }
         /// What it answers.
         public typealias Response = [PluginOwner]
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {

@@ -11,14 +11,14 @@ public enum RolloutOperations {
     ]
 
     /// `rollout start ID VERSION --steps --every [--max-failure-rate] [--min-hosts]`.
-    public struct Start: ParsedOperation {
+    public struct Start: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             .rolloutStart, .write, abstract: "Start a staged rollout of a release in the environment (--env).",
             discussion: """
                 Needs the plug-in's owners, maintainers or a board admin. The release must be registered, neither yanked \
                 nor killed, and later than what the environment's hosts run.
                 """, response: "ChangeResult", widens: .inEnvironment)
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         @Argument(help: "The release to roll out.") public var version: SemanticVersion
         @Option(help: ArgumentHelp("Percentages of hosts per step, increasing, ending with 100.", valueName: "1,10,50,100"))
         public var steps: RolloutSteps
@@ -73,12 +73,12 @@ public enum RolloutOperations {
     }
 
     /// `rollout status ID`: every rollout of the plug-in (in `env` only, when given), with what hosts report.
-    public struct Status: ParsedOperation {
+    public struct Status: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             .rolloutStatus, .read,
             abstract: "A plug-in's rollouts: steps, schedule, and the guard's figures (every environment unless --env).",
             response: "RolloutStatusList", environmentOptional: true)
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         /// Only this environment's rollout; every environment's when nil.
         public var env: String?
         public init() {}
@@ -102,10 +102,10 @@ public enum RolloutOperations {
     }
 
     /// `rollout pause ID`.
-    public struct Pause: ParsedOperation {
+    public struct Pause: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             .rolloutPause, .write, abstract: "Hold a running rollout at its step (the guard still acts).", response: "ChangeResult")
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
         public var env: String?
         public init() {}
@@ -122,11 +122,11 @@ public enum RolloutOperations {
     }
 
     /// `rollout resume ID`.
-    public struct Resume: ParsedOperation {
+    public struct Resume: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             .rolloutResume, .write, abstract: "Resume a paused rollout: its step lasts a full interval from now.",
             response: "ChangeResult", widens: .inEnvironment)
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
         public var env: String?
         public init() {}
@@ -143,7 +143,7 @@ public enum RolloutOperations {
     }
 
     /// `rollout step ID`: the next step now.
-    public struct Step: ParsedOperation {
+    public struct Step: ParsedOperation, PluginInEnvironmentOperation {
         public static let declaration = OperationDeclaration(
             .rolloutStep, .write,
             abstract: "Move a running rollout to its next step now, if its guard holds.",
@@ -151,13 +151,9 @@ public enum RolloutOperations {
                 In an environment that requires approvals, the schedule does not move a rollout by itself: when a step is \
                 due, it opens this as a change request in the name of whoever started the rollout.
                 """, response: "ChangeResult", widens: .inEnvironment)
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
-        public init(id: PluginID, env: String) {
-            self.id = id
-            self.env = env
-        }
         /// What it answers.
         public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -190,11 +186,11 @@ public enum RolloutOperations {
     }
 
     /// `rollout abort ID`: every host returns to the previous release; a stop.
-    public struct Abort: ParsedOperation {
+    public struct Abort: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             .rolloutAbort, .stop, abstract: "Abort a rollout: every host returns to the previous release, as fast as for a kill switch.",
             response: "ChangeResult")
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
         public var env: String?
         public init() {}

@@ -226,13 +226,13 @@ public enum TrustOperations {
 
     /// `plugin add-signature ID VERSION FILE`: the signature file's text. The CLI command reads the file and sends its
     /// text.
-    public struct AddSignature: ParsedOperation {
+    public struct AddSignature: ParsedOperation, PluginTargeted {
         public static let declaration = OperationDeclaration(
             .pluginAddSignature, .write, writes: .pluginSign,
             abstract: "Add a signature to a registered release (its owners, maintainers or an admin).",
             discussion: "The signature must verify and cover exactly this release: its id, version, manifest and artifact as registered.",
             response: "ChangeResult")
-        @Argument(help: "The plug-in id.") public var id: PluginID
+        @OptionGroup public var target: PluginTarget
         @Argument(help: "The version.") public var version: SemanticVersion
         @Option(help: "The signature file's text (plugboard plugin sign).") public var signature: String
         @Option(help: "The name of the file it came from, for messages.") public var file: String

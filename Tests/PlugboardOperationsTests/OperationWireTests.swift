@@ -64,7 +64,7 @@ struct OperationWireTests {
             String(decoding: try kill.wireBody(), as: UTF8.self)
                 == #"{"all":false,"id":"com.example.alpha","reason":"INC-7","version":"1.2.0"}"#)
         let decoded = try PluginOperations.Kill.fromWire(Data(#"{"id":"com.example.alpha","reason":"-starts with a dash"}"#.utf8))
-        #expect(decoded.id?.text == "com.example.alpha" && decoded.reason.text == "-starts with a dash" && !decoded.all)
+        #expect(decoded.scope.id?.text == "com.example.alpha" && decoded.reason.text == "-starts with a dash" && !decoded.scope.all)
     }
 
     @Test func theServerRefusesWhatTheCLIRefusesWithASentence() {
