@@ -11,7 +11,7 @@ public enum ApproverOperations {
     package static let all: [any ParsedOperation.Type] = [AddApprover.self, ListApprovers.self, RevokeApprover.self]
 
     /// `approver add PRINCIPAL PUBLIC_KEY`.
-    public struct AddApprover: ParsedOperation {
+    public struct AddApprover: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .approverAdd, .write,
             abstract: "Register a principal's Ed25519 public key as their approver key (admins).",
@@ -29,8 +29,6 @@ public enum ApproverOperations {
             self.principal = principal
             self.publicKey = publicKey
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.addApprover(principal: principal, publicKey: publicKey, by: actor))
         }
@@ -60,7 +58,7 @@ public enum ApproverOperations {
     }
 
     /// `approver revoke KEY_ID --reason`: a stop.
-    public struct RevokeApprover: ParsedOperation {
+    public struct RevokeApprover: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .approverRevoke, .stop,
             abstract:
@@ -73,8 +71,6 @@ public enum ApproverOperations {
             self.keyID = keyID
             self.reason = reason
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.revokeApprover(keyID: keyID.text, reason: reason.text, by: actor))
         }

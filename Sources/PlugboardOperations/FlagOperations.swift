@@ -16,7 +16,7 @@ public enum FlagOperations {
     package static let all: [any ParsedOperation.Type] = commands + [Import.self, Export.self]
 
     /// `flag create NAME`: the caller becomes its owner.
-    public struct Create: ParsedOperation {
+    public struct Create: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .flagCreate, .write, abstract: "Create a flag, off in every environment; you become its owner.", response: "ChangeResult")
         @Argument(help: "The flag name, for example checkout.new-flow.") public var name: NewFlagName
@@ -28,8 +28,6 @@ public enum FlagOperations {
             self.type = type
             self.description = description
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.createFlag(name.text, type: type, description: description, by: actor))
         }
@@ -82,35 +80,31 @@ public enum FlagOperations {
     }
 
     /// `flag enable NAME`.
-    public struct Enable: ParsedOperation, FlagInEnvironmentOperation {
+    public struct Enable: ParsedOperation, FlagInEnvironmentOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .flagEnable, .write, abstract: "Switch a flag on in the environment.", response: "ChangeResult", widens: .inEnvironment)
         @OptionGroup public var target: FlagTarget
         public var env: String?
         public init() {}
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.setFlagEnabled(name.text, true, environment: try environment(), by: actor))
         }
     }
 
     /// `flag disable NAME`: a stop.
-    public struct Disable: ParsedOperation, FlagInEnvironmentOperation {
+    public struct Disable: ParsedOperation, FlagInEnvironmentOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .flagDisable, .stop, abstract: "Switch a flag off in the environment.", response: "ChangeResult")
         @OptionGroup public var target: FlagTarget
         public var env: String?
         public init() {}
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.setFlagEnabled(name.text, false, environment: try environment(), by: actor))
         }
     }
 
     /// `flag rollout NAME PERCENT [--stickiness FIELD]`: a flexibleRollout strategy.
-    public struct Rollout: ParsedOperation, FlagTargeted {
+    public struct Rollout: ParsedOperation, FlagTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .flagRollout, .write, abstract: "Roll a flag out to a percentage of users (a flexibleRollout strategy).",
             discussion:
@@ -131,8 +125,6 @@ public enum FlagOperations {
             // The argument's form: a usage error (exit 2), like a percentage that is not a number.
             guard (0...100).contains(percent) else { throw ValidationError("the rollout percentage \(percent) is not between 0 and 100") }
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(
                 try board.rolloutFlag(name.text, percent: percent, stickiness: stickiness.text, environment: try environment(), by: actor))
@@ -140,33 +132,29 @@ public enum FlagOperations {
     }
 
     /// `flag archive NAME`: no longer evaluated (off) or exported; a stop.
-    public struct Archive: ParsedOperation, FlagOperation {
+    public struct Archive: ParsedOperation, FlagOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .flagArchive, .stop, abstract: "Archive a flag: no longer evaluated (off) or exported.", response: "ChangeResult")
         @OptionGroup public var target: FlagTarget
         public init() {}
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.archiveFlag(name.text, archived: true, by: actor))
         }
     }
 
     /// `flag unarchive NAME`.
-    public struct Unarchive: ParsedOperation, FlagOperation {
+    public struct Unarchive: ParsedOperation, FlagOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .flagUnarchive, .write, abstract: "Bring an archived flag back.", response: "ChangeResult", widens: .boardWide)
         @OptionGroup public var target: FlagTarget
         public init() {}
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.archiveFlag(name.text, archived: false, by: actor))
         }
     }
 
     /// `flag import FILE`: Unleash client-API features JSON, sent as its text (the CLI reads the file).
-    public struct Import: ParsedOperation {
+    public struct Import: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .flagImport, .write, abstract: "Import Unleash client-API features JSON into the environment (admins).",
             discussion:
@@ -183,8 +171,6 @@ public enum FlagOperations {
             self.features = features
             self.file = file
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             let env = try environment()
             let data = Data(features.utf8)

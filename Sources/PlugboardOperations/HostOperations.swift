@@ -9,7 +9,7 @@ public enum HostOperations {
     package static let all: [any ParsedOperation.Type] = [ReleaseQuarantine.self]
 
     /// `host release-quarantine HOST ID VERSION`: the host loads a release it quarantined for crashing it again.
-    public struct ReleaseQuarantine: ParsedOperation, PluginTargeted {
+    public struct ReleaseQuarantine: ParsedOperation, PluginTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .hostReleaseQuarantine, .write, abstract: "End one host's quarantine of a release that crashed it.",
             discussion: """
@@ -29,8 +29,6 @@ public enum HostOperations {
             self.version = version
             self.reason = reason
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(
                 try board.releaseQuarantine(hostID: host.text, pluginID: id.text, version: version, reason: reason?.text, by: actor))

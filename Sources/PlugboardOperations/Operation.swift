@@ -124,6 +124,9 @@ package protocol ParsedOperation: AdminRequest, ParsableArguments {
     func text(for value: Response) -> String?
 }
 
+/// A parsed operation that answers with a ``ChangeResult`` (what changed, in a sentence, and notes): most changes.
+package protocol ChangingOperation: ParsedOperation where Response == ChangeResult {}
+
 extension ParsedOperation {
     package var env: String? {
         get { nil }

@@ -11,35 +11,31 @@ extension PluginOperations {
     ]
 
     /// `plugin enable ID`.
-    public struct Enable: ParsedOperation, PluginInEnvironmentOperation {
+    public struct Enable: ParsedOperation, PluginInEnvironmentOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .pluginEnable, .write, abstract: "Enable a plug-in in the environment.", response: "ChangeResult", widens: .inEnvironment)
         @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.setEnabled(id.text, true, environment: try environment(), by: actor))
         }
     }
 
     /// `plugin disable ID`: a stop.
-    public struct Disable: ParsedOperation, PluginInEnvironmentOperation {
+    public struct Disable: ParsedOperation, PluginInEnvironmentOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .pluginDisable, .stop, abstract: "Disable a plug-in in the environment.", response: "ChangeResult")
         @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.setEnabled(id.text, false, environment: try environment(), by: actor))
         }
     }
 
     /// `plugin kill`: a kill switch over a plug-in, one version, or all plug-ins; a stop.
-    public struct Kill: ParsedOperation {
+    public struct Kill: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .pluginKill, .stop, abstract: "Throw a kill switch over a plug-in, one of its versions, or all plug-ins.",
             discussion: "A kill switch covers every environment; running hosts deactivate what it covers at their next poll.",
@@ -51,15 +47,13 @@ extension PluginOperations {
             scope = try KillScope(target)
             self.reason = reason
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.kill(try scope.target(), reason: reason.text, by: actor))
         }
     }
 
     /// `plugin revive`: lifts a kill switch.
-    public struct Revive: ParsedOperation {
+    public struct Revive: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .pluginRevive, .write, abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.", response: "ChangeResult",
             widens: .boardWide)
@@ -70,15 +64,13 @@ extension PluginOperations {
             scope = try KillScope(target)
             self.reason = reason
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.revive(try scope.target(), reason: reason?.text, by: actor))
         }
     }
 
     /// `plugin yank ID VERSION`: a stop.
-    public struct Yank: ParsedOperation, PluginTargeted {
+    public struct Yank: ParsedOperation, PluginTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .pluginYank, .stop, abstract: "Yank a version so hosts no longer pick it (a pin still wins).", response: "ChangeResult")
         @OptionGroup public var target: PluginTarget
@@ -90,15 +82,13 @@ extension PluginOperations {
             self.version = version
             self.reason = reason
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.yank(id.text, version: version, reason: reason.text, undo: false, by: actor))
         }
     }
 
     /// `plugin unyank ID VERSION`.
-    public struct Unyank: ParsedOperation, PluginTargeted {
+    public struct Unyank: ParsedOperation, PluginTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .pluginUnyank, .write, abstract: "Undo a yank.", response: "ChangeResult", widens: .boardWide)
         @OptionGroup public var target: PluginTarget
@@ -110,15 +100,13 @@ extension PluginOperations {
             self.version = version
             self.reason = reason
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.yank(id.text, version: version, reason: reason?.text, undo: true, by: actor))
         }
     }
 
     /// `plugin pin ID VERSION`.
-    public struct Pin: ParsedOperation, PluginTargeted {
+    public struct Pin: ParsedOperation, PluginTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .pluginPin, .write, abstract: "Pin a plug-in to one version in the environment.", response: "ChangeResult",
             widens: .inEnvironment)
@@ -131,23 +119,19 @@ extension PluginOperations {
             self.version = version
             self.env = env
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.pin(id.text, version: version, environment: try environment(), by: actor))
         }
     }
 
     /// `plugin unpin ID`.
-    public struct Unpin: ParsedOperation, PluginInEnvironmentOperation {
+    public struct Unpin: ParsedOperation, PluginInEnvironmentOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .pluginUnpin, .write, abstract: "Remove the version pin in the environment.", response: "ChangeResult", widens: .inEnvironment
         )
         @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.unpin(id.text, environment: try environment(), by: actor))
         }

@@ -15,28 +15,24 @@ public enum RoleOperations {
     package static let groups: [any ParsedOperation.Type] = [AddGroupMember.self, RemoveGroupMember.self, ListGroups.self]
 
     /// `admin add PRINCIPAL`.
-    public struct AddAdmin: ParsedOperation {
+    public struct AddAdmin: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .adminAdd, .write, abstract: "Make a principal (an OS user name) a board admin.", response: "ChangeResult")
         @Argument(help: "The principal to make an admin.") public var principal: PersonPrincipal
         public init() {}
         public init(principal: PersonPrincipal) { self.principal = principal }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.addAdmin(principal.text, by: actor))
         }
     }
 
     /// `admin remove PRINCIPAL`: takes a role away, a stop.
-    public struct RemoveAdmin: ParsedOperation {
+    public struct RemoveAdmin: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .adminRemove, .stop, abstract: "Remove a board admin (never the last one).", response: "ChangeResult")
         @Argument(help: "The admin to remove.") public var principal: PrincipalName
         public init() {}
         public init(principal: PrincipalName) { self.principal = principal }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.removeAdmin(principal.text, by: actor))
         }
@@ -60,7 +56,7 @@ public enum RoleOperations {
     }
 
     /// `owner add ID PRINCIPAL [--role]`: adds an owner or maintainer, or changes their role.
-    public struct AddOwner: ParsedOperation, PluginTargeted {
+    public struct AddOwner: ParsedOperation, PluginTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .ownerAdd, .write, abstract: "Add an owner or maintainer to a plug-in (or change their role).", response: "ChangeResult")
         @OptionGroup public var target: PluginTarget
@@ -72,15 +68,13 @@ public enum RoleOperations {
             self.principal = principal
             self.role = role
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.addOwner(id.text, principal: principal.text, role: role, by: actor))
         }
     }
 
     /// `owner remove ID PRINCIPAL`: takes a role away, a stop.
-    public struct RemoveOwner: ParsedOperation, PluginTargeted {
+    public struct RemoveOwner: ParsedOperation, PluginTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .ownerRemove, .stop, abstract: "Remove an owner or maintainer (never the last owner).", response: "ChangeResult")
         @OptionGroup public var target: PluginTarget
@@ -90,8 +84,6 @@ public enum RoleOperations {
             self.id = id
             self.principal = principal
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.removeOwner(id.text, principal: principal.text, by: actor))
         }
@@ -126,7 +118,7 @@ public enum RoleOperations {
     }
 
     /// `group add GROUP PRINCIPAL`: who may approve where a policy names the group (`policy set --approvers GROUP`).
-    public struct AddGroupMember: ParsedOperation {
+    public struct AddGroupMember: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .groupAdd, .write, abstract: "Add a principal to a group (admins); a group is made with its first member.",
             discussion: """
@@ -141,15 +133,13 @@ public enum RoleOperations {
             self.group = group
             self.principal = principal
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.addGroupMember(group.text, principal.text, by: actor))
         }
     }
 
     /// `group remove GROUP PRINCIPAL`: a stop.
-    public struct RemoveGroupMember: ParsedOperation {
+    public struct RemoveGroupMember: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .groupRemove, .stop, abstract: "Remove a principal from a group (admins).", response: "ChangeResult")
         @Argument(help: "The group.") public var group: GroupName
@@ -159,8 +149,6 @@ public enum RoleOperations {
             self.group = group
             self.principal = principal
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.removeGroupMember(group.text, principal.text, by: actor))
         }

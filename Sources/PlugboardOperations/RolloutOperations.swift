@@ -11,7 +11,7 @@ public enum RolloutOperations {
     ]
 
     /// `rollout start ID VERSION --steps --every [--max-failure-rate] [--min-hosts]`.
-    public struct Start: ParsedOperation, PluginTargeted {
+    public struct Start: ParsedOperation, PluginTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .rolloutStart, .write, abstract: "Start a staged rollout of a release in the environment (--env).",
             discussion: """
@@ -63,8 +63,6 @@ public enum RolloutOperations {
             do { try plan(in: "default").validate() } catch { throw ValidationError(error.message) }
         }
 
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             let plan = plan(in: try environment())
             try plan.validate()
@@ -102,7 +100,7 @@ public enum RolloutOperations {
     }
 
     /// `rollout pause ID`.
-    public struct Pause: ParsedOperation, PluginTargeted {
+    public struct Pause: ParsedOperation, PluginTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .rolloutPause, .write, abstract: "Hold a running rollout at its step (the guard still acts).", response: "ChangeResult")
         @OptionGroup public var target: PluginTarget
@@ -114,15 +112,13 @@ public enum RolloutOperations {
             self.env = env
             self.reason = reason
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.pauseRollout(pluginID: id.text, environment: try environment(), reason: reason?.text, by: actor))
         }
     }
 
     /// `rollout resume ID`.
-    public struct Resume: ParsedOperation, PluginTargeted {
+    public struct Resume: ParsedOperation, PluginTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .rolloutResume, .write, abstract: "Resume a paused rollout: its step lasts a full interval from now.",
             response: "ChangeResult", widens: .inEnvironment)
@@ -135,15 +131,13 @@ public enum RolloutOperations {
             self.env = env
             self.reason = reason
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.resumeRollout(pluginID: id.text, environment: try environment(), reason: reason?.text, by: actor))
         }
     }
 
     /// `rollout step ID`: the next step now.
-    public struct Step: ParsedOperation, PluginInEnvironmentOperation {
+    public struct Step: ParsedOperation, PluginInEnvironmentOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .rolloutStep, .write,
             abstract: "Move a running rollout to its next step now, if its guard holds.",
@@ -154,8 +148,6 @@ public enum RolloutOperations {
         @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.stepRollout(pluginID: id.text, environment: try environment(), by: actor))
         }
@@ -186,7 +178,7 @@ public enum RolloutOperations {
     }
 
     /// `rollout abort ID`: every host returns to the previous release; a stop.
-    public struct Abort: ParsedOperation, PluginTargeted {
+    public struct Abort: ParsedOperation, PluginTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .rolloutAbort, .stop, abstract: "Abort a rollout: every host returns to the previous release, as fast as for a kill switch.",
             response: "ChangeResult")
@@ -199,8 +191,6 @@ public enum RolloutOperations {
             self.env = env
             self.reason = reason
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.abortRollout(pluginID: id.text, environment: try environment(), reason: reason?.text, by: actor))
         }

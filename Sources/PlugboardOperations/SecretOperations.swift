@@ -16,7 +16,7 @@ public enum SecretOperations {
     package static let all: [any ParsedOperation.Type] = [Set.self] + commands
 
     /// `secret set --plugin ID KEY`: the value travels base64-encoded in the body, over the server's TLS.
-    public struct Set: ParsedOperation {
+    public struct Set: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .secretSet, .write, abstract: "Encrypt and store a secret of a plug-in.",
             discussion: """
@@ -36,8 +36,6 @@ public enum SecretOperations {
             self.key = key
             valueBase64 = value.base64EncodedString()
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             guard let value = Data(base64Encoded: valueBase64) else { throw BoardError(.invalidInput, "value_base64 is not base64") }
             let secrets = try BoardSecureStorage.open(board: board)
@@ -71,7 +69,7 @@ public enum SecretOperations {
     }
 
     /// `secret delete --plugin ID KEY`: takes a secret away; a stop.
-    public struct Delete: ParsedOperation {
+    public struct Delete: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .secretDelete, .stop, abstract: "Delete a secret of a plug-in.", response: "ChangeResult")
         @Option(help: "The plug-in id.") public var plugin: PluginID
@@ -81,8 +79,6 @@ public enum SecretOperations {
             self.plugin = plugin
             self.key = key
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             let secrets = try BoardSecureStorage.open(board: board)
             return OperationReply(try secrets.deleteSecret(forKey: key, pluginID: plugin.text, by: actor))

@@ -74,7 +74,7 @@ extension TokenOperations {
     }
 
     /// `access-token revoke NAME [--principal] [--reason]`: a stop.
-    public struct RevokeAccessToken: ParsedOperation {
+    public struct RevokeAccessToken: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .accessTokenRevoke, .stop, abstract: "Revoke an access token: servers refuse it from their next request.",
             response: "ChangeResult")
@@ -88,8 +88,6 @@ extension TokenOperations {
             self.principal = principal
             self.reason = reason
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(
                 try board.revokeAccessToken(principal: principal?.text ?? actor.osUser, name: name.text, reason: reason?.text, by: actor))

@@ -101,7 +101,7 @@ public enum TokenOperations {
     }
 
     /// `token revoke NAME [--reason]`: a stop.
-    public struct RevokeToken: ParsedOperation {
+    public struct RevokeToken: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .tokenRevoke, .stop, abstract: "Revoke a token: servers refuse it and end its open streams from now on (admins).",
             response: "ChangeResult")
@@ -112,8 +112,6 @@ public enum TokenOperations {
             self.name = name
             self.reason = reason
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.revokeAPIToken(name.text, reason: reason?.text, by: actor))
         }

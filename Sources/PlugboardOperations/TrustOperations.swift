@@ -14,7 +14,7 @@ public enum TrustOperations {
     package static let signers: [any ParsedOperation.Type] = [AddSigner.self, ListSigners.self, RevokeSigner.self]
 
     /// `policy set --signatures off|warn|require`, or `policy set --approvals N [--signed-approvals off|require]`.
-    public struct SetPolicy: ParsedOperation {
+    public struct SetPolicy: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .policySet, .write,
             abstract: "Set the signature policy, or the approval policy, of the environment given with --env (admins).",
@@ -59,8 +59,6 @@ public enum TrustOperations {
             }
             if let approvals, !(0...10).contains(approvals) { throw ValidationError("--approvals must be 0 to 10") }
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             if let signatures {
                 return OperationReply(try board.setSignaturePolicy(signatures, environment: try environment(), by: actor))
@@ -143,7 +141,7 @@ public enum TrustOperations {
     }
 
     /// `signer add ID KEY` and `signer add --all KEY`.
-    public struct AddSigner: ParsedOperation {
+    public struct AddSigner: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .signerAdd, .write,
             abstract: "Trust a public key to sign one plug-in's releases (its owners or an admin), or every plug-in's with --all (admins).",
@@ -169,8 +167,6 @@ public enum TrustOperations {
         private func pluginID() throws(BoardError) -> PluginID? {
             all ? nil : try PluginID(validating: idAndKey[0])
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.addSigner(pluginID: try pluginID()?.text, publicKey: idAndKey.last ?? "", name: name, by: actor))
         }
@@ -205,7 +201,7 @@ public enum TrustOperations {
     }
 
     /// `signer revoke KEY_ID --reason`: a stop.
-    public struct RevokeSigner: ParsedOperation {
+    public struct RevokeSigner: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .signerRevoke, .stop, abstract: "Revoke a key: no signature it made counts any more, including earlier ones.",
             discussion: "Admins may revoke any key; the owners of every plug-in a key is trusted for may revoke it.",
@@ -217,8 +213,6 @@ public enum TrustOperations {
             self.keyID = keyID
             self.reason = reason
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.revokeSigner(keyID: keyID.text, reason: reason.text, by: actor))
         }
@@ -226,7 +220,7 @@ public enum TrustOperations {
 
     /// `plugin add-signature ID VERSION FILE`: the signature file's text. The CLI command reads the file and sends its
     /// text.
-    public struct AddSignature: ParsedOperation, PluginTargeted {
+    public struct AddSignature: ParsedOperation, PluginTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .pluginAddSignature, .write, writes: .pluginSign,
             abstract: "Add a signature to a registered release (its owners, maintainers or an admin).",
@@ -243,8 +237,6 @@ public enum TrustOperations {
             self.signature = signature
             self.file = file
         }
-        /// What it answers.
-        public typealias Response = ChangeResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             let parsed = try ReleaseSignature.parse(Data(signature.utf8), named: file)
             return OperationReply(try board.addSignature(id.text, version: version, parsed, by: actor))
