@@ -100,25 +100,20 @@ public enum RolloutOperations {
     }
 
     /// `rollout pause ID`.
-    public struct Pause: ParsedOperation, PluginTargeted, ChangingOperation {
+    public struct Pause: ParsedOperation, RolloutAction, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .rolloutPause, .write, abstract: "Hold a running rollout at its step (the guard still acts).", response: "ChangeResult")
         @OptionGroup public var target: PluginTarget
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
         public var env: String?
         public init() {}
-        public init(id: PluginID, env: String, reason: Reason?) {
-            self.id = id
-            self.env = env
-            self.reason = reason
-        }
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.pauseRollout(pluginID: id.text, environment: try environment(), reason: reason?.text, by: actor))
         }
     }
 
     /// `rollout resume ID`.
-    public struct Resume: ParsedOperation, PluginTargeted, ChangingOperation {
+    public struct Resume: ParsedOperation, RolloutAction, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .rolloutResume, .write, abstract: "Resume a paused rollout: its step lasts a full interval from now.",
             response: "ChangeResult", widens: .inEnvironment)
@@ -126,11 +121,6 @@ public enum RolloutOperations {
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
         public var env: String?
         public init() {}
-        public init(id: PluginID, env: String, reason: Reason?) {
-            self.id = id
-            self.env = env
-            self.reason = reason
-        }
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.resumeRollout(pluginID: id.text, environment: try environment(), reason: reason?.text, by: actor))
         }
@@ -178,7 +168,7 @@ public enum RolloutOperations {
     }
 
     /// `rollout abort ID`: every host returns to the previous release; a stop.
-    public struct Abort: ParsedOperation, PluginTargeted, ChangingOperation {
+    public struct Abort: ParsedOperation, RolloutAction, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .rolloutAbort, .stop, abstract: "Abort a rollout: every host returns to the previous release, as fast as for a kill switch.",
             response: "ChangeResult")
@@ -186,11 +176,6 @@ public enum RolloutOperations {
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
         public var env: String?
         public init() {}
-        public init(id: PluginID, env: String, reason: Reason?) {
-            self.id = id
-            self.env = env
-            self.reason = reason
-        }
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.abortRollout(pluginID: id.text, environment: try environment(), reason: reason?.text, by: actor))
         }
@@ -213,5 +198,25 @@ public enum RolloutOperations {
             ticks.isEmpty
                 ? "Nothing to do: no rollout failed its guard or was due for its next step." : ticks.map(\.message).joined(separator: "\n")
         }
+    }
+}
+
+/// A change of a plug-in's running rollout in an environment, with an optional reason: pause, resume, abort.
+public protocol RolloutAction: PluginTargeted {
+    /// The environment of the rollout.
+    var env: String? { get set }
+    /// Why, kept in the audit log.
+    var reason: Reason? { get set }
+    /// swift-argument-parser's: the fields are left for the parser to fill.
+    init()
+}
+
+extension RolloutAction {
+    /// The change of `id`'s rollout in `env`, for `reason`.
+    public init(id: PluginID, env: String, reason: Reason?) {
+        self.init()
+        self.id = id
+        self.env = env
+        self.reason = reason
     }
 }
