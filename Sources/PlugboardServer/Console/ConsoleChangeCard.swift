@@ -152,7 +152,7 @@ struct ChangeCard {
         }
     }
 
-    /// A JSON value of a row's state.
+    /// A JSON value: of a row's state, or of the request a form stands for.
     indirect enum Value: Codable, Equatable {
         case null
         case bool(Bool)

@@ -50,25 +50,26 @@ enum ConsoleForms {
     /// true, a number an integer, a list comma-separated); empty inputs are absent. Anything else a form sends is
     /// ignored but `csrf` and `return`, which the console reads itself.
     static func request<Op: ParsedOperation>(_ type: Op.Type, from form: [String: String]) throws(BoardError) -> Data {
-        var object: [String: Any] = [:]
+        var object: [String: ChangeCard.Value] = [:]
         for field in OperationWire.fields(of: type) {
             guard let text = form[field.name], !text.isEmpty else { continue }
             if field.repeating {
-                object[field.name] = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                object[field.name] = .array(
+                    text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map { .string($0) })
                 continue
             }
             switch field.json {
-            case .boolean: object[field.name] = text == "true" || text == "on"
+            case .boolean: object[field.name] = .bool(text == "true" || text == "on")
             case .integer:
                 guard let number = Int(text) else {
                     throw BoardError(
                         .invalidInput, "\(label(field)) must be a whole number, not '\(Validate.escaped(String(text.prefix(40))))'")
                 }
-                object[field.name] = number
-            default: object[field.name] = text
+                object[field.name] = .int(number)
+            default: object[field.name] = .string(text)
             }
         }
-        guard let data = try? JSONSerialization.data(withJSONObject: object) else {
+        guard let data = try? JSONEncoder().encode(object) else {
             throw BoardError(.invalidInput, "the form cannot be sent as a \(Op.declaration.name) request")
         }
         return data
