@@ -84,7 +84,7 @@ let package = Package(
             name: "PlugboardMigrations",
             path: "Migrations",
             exclude: ["README.md"],
-            plugins: [.plugin(name: "MigrationsPlugin")]
+            plugins: [.plugin(name: "EmbedPlugin")]
         ),
         .target(
             name: "PlugboardStore",
@@ -203,7 +203,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 // The console's pages: logic-less templates, compiled into the binary.
                 .product(name: "Mustache", package: "swift-mustache"),
-            ]
+            ],
+            // Console/Templates/*.mustache, compiled into the binary.
+            plugins: [.plugin(name: "EmbedPlugin")]
         ),
 
         // MARK: Layer 6, the CLI: `plugboard`, on a board file or through `--server`
@@ -241,13 +243,13 @@ let package = Package(
             ]
         ),
 
-        // MARK: Build tooling: Migrations/*.sql compiled into the binaries
-        .executableTarget(name: "MigrationsCodegen", path: "Tools/BuildPlugins/MigrationsCodegen"),
+        // MARK: Build tooling: Migrations/*.sql and the console's *.mustache compiled into the binaries
+        .executableTarget(name: "EmbedCodegen", path: "Tools/BuildPlugins/EmbedCodegen"),
         .plugin(
-            name: "MigrationsPlugin",
+            name: "EmbedPlugin",
             capability: .buildTool(),
-            dependencies: ["MigrationsCodegen"],
-            path: "Tools/BuildPlugins/MigrationsPlugin"
+            dependencies: ["EmbedCodegen"],
+            path: "Tools/BuildPlugins/EmbedPlugin"
         ),
 
         // MARK: Tests

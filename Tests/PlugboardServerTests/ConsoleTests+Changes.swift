@@ -236,7 +236,7 @@ struct ConsoleChangeTests {
     @Test func theListIsPagedAndTheOverviewNamesAtMostAPageOfRequests() async throws {
         let served = try Protected()
         // One request a protected environment: a second identical request would be refused.
-        for index in 1...(ConsolePages.changesPerPage + 2) {
+        for index in 1...(ChangesPage.perPage + 2) {
             let env = index == 1 ? "production" : "production-\(index)"
             if index > 1 {
                 _ = try TrustOperations.SetPolicy(approvals: 2, env: env).perform(on: served.board, as: try Principal(osUser: "alice"))
@@ -246,7 +246,7 @@ struct ConsoleChangeTests {
         try await served.test { client in
             let bob = try await ConsoleTests.signIn(client, served.bob)
             let first = try await ConsoleTests.page(client, "/ui/changes", bob).1
-            #expect(first.components(separatedBy: #"<article class="change""#).count - 1 == ConsolePages.changesPerPage)
+            #expect(first.components(separatedBy: #"<article class="change""#).count - 1 == ChangesPage.perPage)
             #expect(first.contains(#"<a href="/ui/changes?after=3" rel="next">"#), "\(first)")
             let second = try await ConsoleTests.page(client, "/ui/changes?after=3", bob).1
             #expect(second.contains("Change request 2</a>") && second.contains("Change request 1</a>"))
@@ -274,10 +274,9 @@ struct ConsoleChangeTests {
                 #"{"enabled":true,"strategies":[{"name":"flexibleRollout","parameters":{"groupId":"x.y","rollout":"30","stickiness":"default"}}],"variants":[]}"#
         )
         let shown = ChangeCard.row(row)
-        let fields = shown["fields"] as? [[String: Any]] ?? []
-        #expect(fields.count == 1 && fields.first?["name"] as? String == "strategies")
-        #expect(fields.first?["before"] as? String == "none")
-        #expect(fields.first?["after"] as? String == "flexibleRollout (groupId x.y, rollout 30, stickiness default)")
-        #expect(shown["same"] as? String == "enabled true; variants []")
+        #expect(shown.fields.count == 1 && shown.fields.first?.name == "strategies")
+        #expect(shown.fields.first?.before == "none")
+        #expect(shown.fields.first?.after == "flexibleRollout (groupId x.y, rollout 30, stickiness default)")
+        #expect(shown.same == "enabled true; variants []")
     }
 }

@@ -11,37 +11,32 @@ struct ChangeCard {
     static let pending: Set<String> = ["open", "scheduled"]
 
     let request: ChangeRequest
-    let viewer: ConsolePages.Viewer
+    let viewer: ChangesPage.Viewer
     let page: ConsolePage
 
-    /// The card's HTML, its title a heading of level `heading` (`h1` on the request's own page).
-    func html(heading: String) -> String {
+    /// The card's view, its title a heading of level `heading` (`h1` on the request's own page).
+    func view(heading: String) -> ChangeCardView {
         let (forms, notes) = controls()
-        let approvals = request.approvals.map { approval -> [String: Any] in
-            [
-                "principal": approval.principal, "at": approval.approvedAt, "comment": ConsolePages.some(approval.comment),
-                "counts": approval.current, "signed": ConsolePages.some(approval.keyID),
-            ]
-        }
-        return ConsoleTemplates.render(
-            "changeRequest",
-            [
-                "heading": heading, "sub": heading == "h1" ? "h2" : "h4", "link": heading != "h1", "id": request.id,
-                "summary": request.summary, "author": request.author,
-                "state": request.state, "openedAt": request.openedAt, "environment": request.environment ?? "every environment",
-                "operation": request.operation, "body": request.body, "digest": request.digest,
-                "pending": Self.pending.contains(request.state), "approvals": approvals,
-                "counted": "\(request.currentApprovals) of \(request.required)", "met": request.currentApprovals >= request.required,
-                "signedRequired": request.signed, "scheduledAt": ConsolePages.some(request.scheduledAt),
-                "closed": request.closedAt.map { closedAt in
-                    "\(request.state) \(closedAt)" + (request.closedBy.map { " by \($0)" } ?? "")
-                        + (request.closeReason.map { ": \($0)" } ?? "")
-                } ?? false,
-                "result": ConsolePages.some(request.result), "emergency": request.emergency,
-                "acknowledged": request.acknowledgedBy.map { "acknowledged \(request.acknowledgedAt ?? "") by \($0)" } ?? false,
-                "rows": request.rows.map(Self.row), "hasRows": !request.rows.isEmpty,
-                "forms": forms, "notes": notes, "controls": !forms.isEmpty || !notes.isEmpty,
-            ])
+        return ChangeCardView(
+            heading: heading, sub: heading == "h1" ? "h2" : "h4", link: heading != "h1", id: request.id, summary: request.summary,
+            author: request.author, state: request.state, openedAt: request.openedAt,
+            environment: request.environment ?? "every environment", operation: request.operation, body: request.body,
+            digest: request.digest, pending: Self.pending.contains(request.state),
+            approvals: request.approvals.map { approval in
+                ChangeCardView.Approval(
+                    principal: approval.principal, at: approval.approvedAt, comment: approval.comment, counts: approval.current,
+                    signed: approval.keyID)
+            },
+            counted: "\(request.currentApprovals) of \(request.required)", met: request.currentApprovals >= request.required,
+            signedRequired: request.signed, scheduledAt: request.scheduledAt,
+            closed: request.closedAt.map { closedAt in
+                "\(request.state) \(closedAt)" + (request.closedBy.map { " by \($0)" } ?? "")
+                    + (request.closeReason.map { ": \($0)" } ?? "")
+            },
+            result: request.result, emergency: request.emergency,
+            acknowledged: request.acknowledgedBy.map { "acknowledged \(request.acknowledgedAt ?? "") by \($0)" },
+            rows: request.rows.map(Self.row), hasRows: !request.rows.isEmpty, forms: forms, notes: notes,
+            controls: !forms.isEmpty || !notes.isEmpty)
     }
 
     /// The forms the viewer may use on the request, and the sentences that say why one is not offered.
@@ -108,19 +103,18 @@ struct ChangeCard {
     // MARK: The rows
 
     /// One row the request changes: its fields that change, before and after, and those that stay.
-    static func row(_ row: ChangeRow) -> [String: Any] {
+    static func row(_ row: ChangeRow) -> ChangeCardView.Row {
         let target = "\(row.targetType) \(row.targetID ?? "")" + (row.environment.map { " in \($0)" } ?? "")
         let before = row.before.flatMap(object)
         let after = row.after.flatMap(object)
-        var context: [String: Any] = ["action": row.action, "target": target]
         guard before != nil || after != nil else {
             // Not an object: the texts as they are.
-            context["fields"] = [["name": "value", "before": row.before ?? "–", "after": row.after ?? "–"]]
-            context["same"] = false
-            return context
+            return ChangeCardView.Row(
+                action: row.action, target: target, fields: [.init(name: "value", before: row.before ?? "–", after: row.after ?? "–")],
+                same: nil, created: false, removed: false)
         }
         let keys = Set((before ?? [:]).keys).union((after ?? [:]).keys).sorted()
-        var changed: [[String: Any]] = []
+        var changed: [ChangeCardView.Field] = []
         var same: [String] = []
         for key in keys {
             let old = before.map { text($0[key], field: key) } ?? "–"
@@ -128,14 +122,12 @@ struct ChangeCard {
             if old == new {
                 same.append("\(key) \(old)")
             } else {
-                changed.append(["name": key, "before": old, "after": new])
+                changed.append(.init(name: key, before: old, after: new))
             }
         }
-        context["fields"] = changed
-        context["same"] = same.isEmpty ? false : same.joined(separator: "; ")
-        context["created"] = row.before == nil
-        context["removed"] = row.after == nil
-        return context
+        return ChangeCardView.Row(
+            action: row.action, target: target, fields: changed, same: same.isEmpty ? nil : same.joined(separator: "; "),
+            created: row.before == nil, removed: row.after == nil)
     }
 
     private static func object(_ text: String) -> [String: Value]? {
@@ -154,13 +146,13 @@ struct ChangeCard {
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             guard let json = try? encoder.encode(value) else { return "?" }
             if field == "strategies", let strategies = try? JSONDecoder().decode([Strategy].self, from: json) {
-                return strategies.isEmpty ? "none" : strategies.map(ConsolePages.strategyText).joined(separator: "; ")
+                return strategies.isEmpty ? "none" : strategies.map(FlagPage.strategyText).joined(separator: "; ")
             }
             return String(decoding: json, as: UTF8.self)
         }
     }
 
-    /// A JSON value of a row's state.
+    /// A JSON value: of a row's state, or of the request a form stands for.
     indirect enum Value: Codable, Equatable {
         case null
         case bool(Bool)

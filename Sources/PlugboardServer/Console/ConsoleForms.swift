@@ -8,35 +8,36 @@ import PlugboardOperations
 enum ConsoleForms {
     /// The HTML of `Op`'s form: `fixed` fields are hidden (the plug-in the page shows, its environment), `omit`ted ones
     /// left out (the page's form does not offer them), the others are inputs, `require`d ones required by the form even
-    /// where the operation takes none (the console asks a reason to revive). Nil for a read-only session, which sees
-    /// no control that changes anything.
+    /// where the operation takes none (the console asks a reason to revive), and those with `choices` a `<select>` of
+    /// them (the plug-in's registered versions) instead of a text field. Nil for a read-only session, which sees no
+    /// control that changes anything.
     static func form<Op: ParsedOperation>(
         _ type: Op.Type, _ page: ConsolePage, fixed: [String: String], omit: Set<String> = [], require: Set<String> = [],
-        button: String, danger: Bool = false
+        choices: [String: [FormOption]] = [:], button: String, danger: Bool = false
     ) -> String? {
         guard !page.readOnly else { return nil }
-        var inputs: [[String: Any]] = []
+        var inputs: [FormInput] = []
         for field in OperationWire.fields(of: type) where fixed[field.name] == nil && !omit.contains(field.name) {
             let id = "\(Op.declaration.name)-\(field.name)-\(page.nextFormID())"
-            var input: [String: Any] = ["id": id, "name": field.name, "label": label(field)]
-            switch (field.kind, field.json) {
-            case (.flag, _), (_, .boolean): input["checkbox"] = true
-            case _ where !field.choices.isEmpty:
-                input["choices"] = true
-                input["options"] = field.optional && field.defaultValue == nil ? [""] + field.choices : field.choices
-            default:
-                input["text"] = true
-                input["type"] = field.json == .integer ? "number" : "text"
-                input["required"] = !field.optional || require.contains(field.name)
-                if let value = field.defaultValue { input["placeholder"] = value }
+            func input(checkbox: Bool = false, options: [FormOption]? = nil, type: String = "text") -> FormInput {
+                FormInput(
+                    id: id, name: field.name, label: label(field), checkbox: checkbox, choices: options != nil, options: options ?? [],
+                    text: !checkbox && options == nil, type: type, required: !field.optional || require.contains(field.name),
+                    placeholder: options == nil ? field.defaultValue : nil)
             }
-            inputs.append(input)
+            switch (field.kind, field.json) {
+            case (.flag, _), (_, .boolean): inputs.append(input(checkbox: true))
+            case _ where choices[field.name] != nil: inputs.append(input(options: choices[field.name]))
+            case _ where !field.choices.isEmpty:
+                let values = field.optional && field.defaultValue == nil ? [""] + field.choices : field.choices
+                inputs.append(input(options: values.map { FormOption(value: $0, label: $0, selected: false) }))
+            default: inputs.append(input(type: field.json == .integer ? "number" : "text"))
+            }
         }
-        let context: [String: Any] = [
-            "operation": Op.declaration.name, "csrf": page.csrf, "returnTo": page.path, "danger": danger, "button": button,
-            "fixed": fixed.sorted { $0.key < $1.key }.map { ["name": $0.key, "value": $0.value] }, "fields": inputs,
-        ]
-        return ConsoleTemplates.render("form", context)
+        return ConsoleTemplates.render(
+            FormView(
+                operation: Op.declaration.name, csrf: page.csrf, returnTo: page.path, danger: danger, button: button,
+                fixed: fixed.sorted { $0.key < $1.key }.map { FormFixedField(name: $0.key, value: $0.value) }, fields: inputs))
     }
 
     /// A field's label: its help, without the trailing period.
@@ -49,25 +50,26 @@ enum ConsoleForms {
     /// true, a number an integer, a list comma-separated); empty inputs are absent. Anything else a form sends is
     /// ignored but `csrf` and `return`, which the console reads itself.
     static func request<Op: ParsedOperation>(_ type: Op.Type, from form: [String: String]) throws(BoardError) -> Data {
-        var object: [String: Any] = [:]
+        var object: [String: ChangeCard.Value] = [:]
         for field in OperationWire.fields(of: type) {
             guard let text = form[field.name], !text.isEmpty else { continue }
             if field.repeating {
-                object[field.name] = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                object[field.name] = .array(
+                    text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map { .string($0) })
                 continue
             }
             switch field.json {
-            case .boolean: object[field.name] = text == "true" || text == "on"
+            case .boolean: object[field.name] = .bool(text == "true" || text == "on")
             case .integer:
                 guard let number = Int(text) else {
                     throw BoardError(
                         .invalidInput, "\(label(field)) must be a whole number, not '\(Validate.escaped(String(text.prefix(40))))'")
                 }
-                object[field.name] = number
-            default: object[field.name] = text
+                object[field.name] = .int(number)
+            default: object[field.name] = .string(text)
             }
         }
-        guard let data = try? JSONSerialization.data(withJSONObject: object) else {
+        guard let data = try? JSONEncoder().encode(object) else {
             throw BoardError(.invalidInput, "the form cannot be sent as a \(Op.declaration.name) request")
         }
         return data

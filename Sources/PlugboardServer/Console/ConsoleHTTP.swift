@@ -95,20 +95,16 @@ extension ConsoleRoutes {
         title: String, body: String, status: HTTPResponse.Status = .ok, navigation: String? = nil, session: ConsoleSessions.Session? = nil,
         readOnly: Bool = false, principal: String = "", flash: ConsoleSessions.Flash? = nil, live: Bool = false
     ) -> Response {
-        var context: [String: Any] = ["title": title, "body": body, "live": live ? "true" : "false"]
-        if let session {
-            context["signedIn"] = true
-            context["principal"] = principal
-            context["readOnly"] = readOnly
-            context["csrf"] = session.csrf
-            context["nav"] = ConsolePages.sections.map { section in
-                ["href": section.href, "label": section.label, "current": section.label == navigation] as [String: Any]
-            }
-        }
-        if let flash { context["flash"] = ["text": flash.text, "failed": flash.failed] as [String: Any] }
+        let layout = LayoutView(
+            title: title,
+            session: session.map { session in
+                LayoutSession(
+                    nav: ConsolePages.sections.map { NavItem(href: $0.href, label: $0.label, current: $0.label == navigation) },
+                    principal: principal, readOnly: readOnly, csrf: session.csrf)
+            }, flash: flash.map { FlashView(text: $0.text, failed: $0.failed) }, body: body, live: live)
         var response = Response(
             status: status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: ConsoleTemplates.render("layout", context))))
+            body: ResponseBody(byteBuffer: ByteBuffer(string: ConsoleTemplates.render(layout))))
         secureHeaders(&response.headers)
         return response
     }
@@ -120,7 +116,7 @@ extension ConsoleRoutes {
         session: ConsoleSessions.Session? = nil
     ) -> Response {
         page(
-            title: heading, body: ConsoleTemplates.render("refusal", ["heading": heading, "sentence": sentence, "back": back]),
+            title: heading, body: ConsoleTemplates.render(RefusalView(heading: heading, sentence: sentence, back: back)),
             status: status, navigation: navigation, session: session, readOnly: session?.readOnly ?? false,
             principal: session?.principal ?? "")
     }

@@ -47,26 +47,6 @@ final class ConsolePage: Sendable {
 
     /// A query value, nil when absent or empty.
     func value(_ name: String) -> String? { query[name].flatMap { $0.isEmpty ? nil : $0 } }
-
-    /// Performs a read as the person, checked as the API checks it (a bad query value is refused with its sentence).
-    func read<Op: ParsedOperation>(_ operation: Op, on board: Board) throws(BoardError) -> Op.Response {
-        try operation.checked().perform(on: board, as: principal).value
-    }
-
-    /// The environment the page shows: `?env=`, else `default`, else the first.
-    func environment(_ board: Board) throws(BoardError) -> (name: String, all: [String]) {
-        let all = try board.environments()
-        if let asked = value("env") {
-            try Validate.environment(asked)
-            return (asked, all)
-        }
-        return (all.contains("default") ? "default" : all.first ?? "default", all)
-    }
-
-    /// The environments for a `<select>`, the shown one selected.
-    static func choices(_ all: [String], _ selected: String) -> [[String: Any]] {
-        all.map { ["name": $0, "selected": $0 == selected] as [String: Any] }
-    }
 }
 
 /// `audit verify` for the console's pages, remembered for the board's version: the chain is verified again only
@@ -124,7 +104,8 @@ final class ConsoleVerifier: Sendable {
     }
 }
 
-/// The console's pages: their paths, sections, titles and what each reads (through the operations, as the person).
+/// The console's pages: their paths, sections and titles, and the view each renders from what it reads through
+/// ``ConsoleReads`` (the operations, as the person). Each page's view and the code that fills it are in `Pages/`.
 enum ConsolePages {
     /// One page.
     struct Route: Sendable {
@@ -137,7 +118,7 @@ enum ConsolePages {
         /// Whether it follows the board's changes live.
         var live = true
         let title: @Sendable (ConsolePage) -> String
-        let render: @Sendable (Board, ConsolePage) throws -> String
+        let render: @Sendable (ConsoleReads) throws -> String
     }
 
     /// The navigation.
@@ -147,138 +128,35 @@ enum ConsolePages {
     ]
 
     static let all: [Route] = [
-        Route(path: "/", section: "Overview", title: { _ in "Overview" }, render: overview),
-        Route(path: "/plugins", section: "Plug-ins", title: { _ in "Plug-ins" }, render: plugins),
-        Route(path: "/plugins/{id}", parameter: "id", section: "Plug-ins", title: { $0.parameter ?? "Plug-in" }, render: plugin),
-        Route(path: "/fleet", section: "Fleet", title: { _ in "Fleet" }, render: fleet),
-        Route(path: "/flags", section: "Flags", title: { _ in "Flags" }, render: flags),
-        Route(path: "/flags/{name}", parameter: "name", section: "Flags", title: { $0.parameter ?? "Flag" }, render: flag),
-        Route(path: "/audit", section: "Audit", live: false, title: { _ in "Audit log" }, render: audit),
-        Route(path: "/tokens", section: "Tokens", title: { _ in "Tokens" }, render: tokens),
-        Route(path: "/rollouts", section: "Rollouts", title: { _ in "Rollouts" }, render: rollouts),
-        Route(path: "/changes", section: "Changes", title: { _ in "Change requests" }, render: changes),
+        Route(path: "/", section: "Overview", title: { _ in "Overview" }, render: { ConsoleTemplates.render(try OverviewPage.read($0)) }),
         Route(
-            path: "/changes/{id}", parameter: "id", section: "Changes", title: { "Change request \($0.parameter ?? "")" }, render: change),
+            path: "/plugins", section: "Plug-ins", title: { _ in "Plug-ins" }, render: { ConsoleTemplates.render(try PluginsPage.read($0)) }
+        ),
+        Route(
+            path: "/plugins/{id}", parameter: "id", section: "Plug-ins", title: { $0.parameter ?? "Plug-in" },
+            render: { ConsoleTemplates.render(try PluginPage.read($0)) }),
+        Route(path: "/fleet", section: "Fleet", title: { _ in "Fleet" }, render: { ConsoleTemplates.render(try FleetPage.read($0)) }),
+        Route(path: "/flags", section: "Flags", title: { _ in "Flags" }, render: { ConsoleTemplates.render(try FlagsPage.read($0)) }),
+        Route(
+            path: "/flags/{name}", parameter: "name", section: "Flags", title: { $0.parameter ?? "Flag" },
+            render: { ConsoleTemplates.render(try FlagPage.read($0)) }),
+        Route(
+            path: "/audit", section: "Audit", live: false, title: { _ in "Audit log" },
+            render: { ConsoleTemplates.render(try AuditPage.read($0)) }),
+        Route(path: "/tokens", section: "Tokens", title: { _ in "Tokens" }, render: { ConsoleTemplates.render(try TokensPage.read($0)) }),
+        Route(
+            path: "/rollouts", section: "Rollouts", title: { _ in "Rollouts" },
+            render: { ConsoleTemplates.render(try RolloutsPage.read($0)) }),
+        Route(
+            path: "/changes", section: "Changes", title: { _ in "Change requests" },
+            render: { ConsoleTemplates.render(try ChangesPage.read($0)) }),
+        Route(
+            path: "/changes/{id}", parameter: "id", section: "Changes", title: { "Change request \($0.parameter ?? "")" },
+            render: { ConsoleTemplates.render(try ChangePage.read($0)) }),
     ]
 
     /// A host whose last report is older than this is shown as stale.
     static let staleAfter: TimeInterval = 600
-
-    // MARK: Overview
-
-    static func overview(_ board: Board, _ page: ConsolePage) throws -> String {
-        let (verified, verification) = try verificationSentence(board, page)
-        let kills = try board.killSwitches().map { kill -> [String: Any] in
-            let target = kill.target?.description ?? kill.scope
-            return [
-                "target": target, "pluginHref": some(kill.pluginID.map { link("/ui/plugins", $0) }), "reason": kill.reason,
-                "killedAt": kill.killedAt,
-                "killedBy": kill.killedBy,
-            ]
-        }
-        let hosts = try board.reportingHosts()
-        let now = Date()
-        let stale = hosts.filter { isStale($0.reportedAt, now) }.count
-        let changes = try page.read(BoardOperations.Audit(since: nil, actor: nil, target: nil, limit: 10, after: nil), on: board)
-        return ConsoleTemplates.render(
-            "overview",
-            [
-                "verified": verified, "verification": verification, "kills": kills, "hasKills": !kills.isEmpty, "killCount": kills.count,
-                "hostsUp": hosts.count - stale, "hostsStale": stale, "freshMinutes": Int(staleAfter / 60),
-                "environments": try board.environments(), "changes": changes.records.reversed().map(auditRow),
-                "waiting": try waiting(board, page),
-            ])
-    }
-
-    /// The result of `audit verify` for the page: see ``ConsoleVerifier``.
-    static func verificationSentence(_ board: Board, _ page: ConsolePage) throws -> (Bool, String) {
-        try page.verifier.sentence(board, as: page.principal, lane: page.lane)
-    }
-
-    // MARK: Plug-ins
-
-    static let pageSize = 100
-
-    static func plugins(_ board: Board, _ page: ConsolePage) throws -> String {
-        let (env, all) = try page.environment(board)
-        let after = try page.value("after").map { text throws(BoardError) in try PluginID(validating: text) }
-        let search = page.value("q")
-        let plugins = try page.read(PluginOperations.List(env: env, limit: pageSize, after: after, search: search), on: board)
-        var next: String?
-        if plugins.count == pageSize, let last = plugins.last?.id {
-            next = "/ui/plugins?env=\(escape(env))&after=\(escape(last))" + (search.map { "&q=\(escape($0))" } ?? "")
-        }
-        return ConsoleTemplates.render(
-            "plugins",
-            [
-                "env": env, "environments": ConsolePage.choices(all, env), "query": search ?? "", "next": some(next),
-                "plugins": plugins.map { plugin -> [String: Any] in
-                    [
-                        "id": plugin.id, "href": link("/ui/plugins", plugin.id, env: plugin.environment), "name": plugin.name,
-                        "environment": plugin.environment, "enabled": plugin.enabled,
-                        "killed": plugin.killed, "activeVersion": plugin.activeVersion ?? "–", "latestVersion": plugin.latestVersion ?? "–",
-                        "pinnedVersion": plugin.pinnedVersion ?? "",
-                    ]
-                },
-            ])
-    }
-
-    static func plugin(_ board: Board, _ page: ConsolePage) throws -> String {
-        let id = try PluginID(validating: page.parameter ?? "")
-        let detail = try page.read(PluginOperations.Show(id: id), on: board)
-        let (env, _) = try page.environment(board)
-        let state = detail.environments.first { $0.environment == env }
-        let activeKill = detail.killSwitches.first { $0.active && ($0.scope == "plugin" || $0.scope == "all") }
-        let versionKills = Set(detail.killSwitches.filter { $0.active && $0.scope == "version" }.compactMap(\.version))
-        let hosts = try page.read(PluginOperations.Status(id: id), on: board)
-        let fixed = ["id": id.text]
-        let inEnv = ["id": id.text, "env": env]
-        let forms = [
-            ConsoleForms.form(PluginOperations.Kill.self, page, fixed: fixed, omit: ["all"], button: "Kill", danger: true),
-            ConsoleForms.form(PluginOperations.Revive.self, page, fixed: fixed, omit: ["all"], require: ["reason"], button: "Revive"),
-            state?.enabled == true
-                ? ConsoleForms.form(PluginOperations.Disable.self, page, fixed: inEnv, button: "Disable in \(env)", danger: true)
-                : ConsoleForms.form(PluginOperations.Enable.self, page, fixed: inEnv, button: "Enable in \(env)"),
-            ConsoleForms.form(PluginOperations.Pin.self, page, fixed: inEnv, button: "Pin in \(env)"),
-            state?.pinnedVersion == nil
-                ? nil : ConsoleForms.form(PluginOperations.Unpin.self, page, fixed: inEnv, button: "Unpin in \(env)"),
-            ConsoleForms.form(PluginOperations.Yank.self, page, fixed: fixed, button: "Yank", danger: true),
-        ].compactMap { $0 }
-        return ConsoleTemplates.render(
-            "plugin",
-            [
-                "detail": ["id": detail.id, "name": detail.name, "description": some(detail.description)] as [String: Any],
-                "env": env, "enabled": state?.enabled ?? false, "pinned": some(state?.pinnedVersion), "active": some(state?.activeVersion),
-                "killed": activeKill != nil, "killReason": activeKill?.reason ?? "", "controls": !forms.isEmpty, "forms": forms,
-                "hosts": hosts.map { host -> [String: Any] in
-                    [
-                        "hostID": host.hostID, "hostQuery": escape(host.hostID), "environment": host.environment,
-                        "version": host.version ?? "–",
-                        "state": host.state.rawValue, "reason": host.reason ?? host.warning ?? "", "reportedAt": host.reportedAt,
-                    ]
-                },
-                "versions": detail.versions.reversed().map { version -> [String: Any] in
-                    [
-                        "version": version.version, "registeredAt": version.registeredAt, "registeredBy": version.registeredBy,
-                        "signature": version.signature.message, "killed": version.killed || versionKills.contains(version.version),
-                        "yanked": version.yankedAt != nil, "yankReason": version.yankReason ?? "",
-                    ]
-                },
-                "environments": detail.environments.map { environment -> [String: Any] in
-                    [
-                        "environment": environment.environment, "enabled": environment.enabled,
-                        "href": link("/ui/plugins", detail.id, env: environment.environment),
-                        "pinnedVersion": some(environment.pinnedVersion),
-                    ]
-                },
-                "killSwitches": detail.killSwitches.reversed().map { kill -> [String: Any] in
-                    [
-                        "scope": kill.scope, "version": kill.version ?? "", "reason": kill.reason, "killedAt": kill.killedAt,
-                        "killedBy": kill.killedBy, "revivedAt": some(kill.revivedAt), "revivedBy": kill.revivedBy ?? "",
-                    ]
-                },
-            ])
-    }
 
     // MARK: Shared
 
@@ -308,19 +186,23 @@ enum ConsolePages {
     }
 
     /// An audit row as a table row.
-    static func auditRow(_ record: AuditRecord) -> [String: Any] {
+    static func auditRow(_ record: AuditRecord) -> AuditRowView {
         let target = [record.targetType, record.targetID].compactMap { $0 }.joined(separator: " ")
-        return [
-            "seq": record.seq, "at": record.at, "by": record.onBehalfOf.map { "\($0) (as \(record.by))" } ?? record.by,
-            "via": some(record.via), "action": record.action, "refused": record.outcome != "ok", "target": target,
-            "reason": record.reason ?? "", "change": record.beforeJSON != nil || record.afterJSON != nil,
-            "before": record.beforeJSON.map { "before: \($0)" } ?? "before: –",
-            "after": record.afterJSON.map { "after: \($0)" } ?? "after: –",
-        ]
+        return AuditRowView(
+            seq: record.seq, at: record.at, by: record.onBehalfOf.map { "\($0) (as \(record.by))" } ?? record.by, via: record.via,
+            action: record.action, refused: record.outcome != "ok", target: target, reason: record.reason ?? "",
+            change: record.beforeJSON != nil || record.afterJSON != nil, before: record.beforeJSON.map { "before: \($0)" } ?? "before: –",
+            after: record.afterJSON.map { "after: \($0)" } ?? "after: –")
     }
 
-    /// An optional value for a template: absent values are `false`, so that `{{#name}}…{{/name}}` leaves them out.
-    static func some(_ value: (any Sendable)?) -> Any { value ?? false }
+    /// What `read` answers, or nil when it is refused as not allowed (a read for admins only).
+    static func adminsOnly<T>(_ read: () throws(BoardError) -> T) throws(BoardError) -> T? {
+        let result = Result { () throws(BoardError) in try read() }
+        switch result {
+        case .success(let value): return value
+        case .failure(let error): if error.code == .notAllowed { return nil } else { throw error }
+        }
+    }
 
     /// A query value or a path segment, percent-encoded for a link: every byte but ASCII letters, digits and `-._~`.
     static func escape(_ text: String) -> String {

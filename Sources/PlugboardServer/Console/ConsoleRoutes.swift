@@ -79,7 +79,7 @@ struct ConsoleRoutes: Sendable {
         let rendered: (String, String)
         do {
             rendered = try await admin.reads.run { () throws -> (String, String) in
-                let body = try page.render(board, state)
+                let body = try page.render(ConsoleReads(board: board, page: state))
                 return (page.title(state), body)
             }
         } catch let error as BoardError {
@@ -207,9 +207,8 @@ struct ConsoleRoutes: Sendable {
     private func signInPage(
         preSession: String, error: String? = nil, status: HTTPResponse.Status = .ok, retryAfter: Int? = nil
     ) -> Response {
-        var context: [String: Any] = ["csrf": sessions.signInToken(for: preSession)]
-        if let error { context["error"] = error }
-        var response = Self.page(title: "Sign in", body: ConsoleTemplates.render("signin", context), status: status)
+        let view = SignInView(csrf: sessions.signInToken(for: preSession), error: error)
+        var response = Self.page(title: "Sign in", body: ConsoleTemplates.render(view), status: status)
         response.headers[.setCookie] =
             "\(ConsoleSessions.signInCookie)=\(preSession); Path=/ui/sign-in; Max-Age=3600; HttpOnly; SameSite=Strict"
             + (secure ? "; Secure" : "")
