@@ -279,7 +279,10 @@ let package = Package(
         .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
         .testTarget(
             name: "PlugboardOperationsTests",
-            dependencies: ["PlugboardOperations", "PlugboardStore", "PlugboardModel", "PlugboardVersioning", "PlugboardTestSupport"]),
+            dependencies: [
+                "PlugboardOperations", "PlugboardStore", "PlugboardModel", "PlugboardVersioning", "PlugboardTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         .testTarget(name: "PlugboardRegexTests", dependencies: ["PlugboardRegex"]),
         .testTarget(name: "PlugboardFlagsTests", dependencies: ["PlugboardFlags", "PlugboardTestSupport"], exclude: ["Fixtures"]),
         .testTarget(
@@ -310,7 +313,7 @@ let package = Package(
             name: "PlugboardServerTests",
             dependencies: [
                 "PlugboardServer", "PlugboardOperations", "PlugboardStore", "PlugboardModel", "PlugboardFlags", "plugboard",
-                "PlugboardTestSupport",
+                "PlugboardTestSupport", "PlugboardVersioning",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

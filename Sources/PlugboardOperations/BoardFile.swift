@@ -29,7 +29,7 @@ public final class BoardFile: Sendable {
     /// Where the content-addressed artifact store beside the board keeps the artifact with this SHA-256, or nil when it
     /// holds none: what hosts of this board load.
     public func artifactPath(sha256: String) -> String? {
-        guard (try? AdminUploads.check(sha256)) != nil else { return nil }
+        guard (try? ArtifactUploads.check(sha256)) != nil else { return nil }
         let path = ArtifactStore(root: board.artifactsPath).path(forSHA256: sha256)
         return FileManager.default.fileExists(atPath: path) ? path : nil
     }
@@ -75,7 +75,7 @@ public final class BoardFile: Sendable {
     /// swift-argument-parser's, and leaves the fields for the parser to fill: an operation made so is refused with a
     /// sentence naming the operation and its first field without a value.
     public func perform<Op: BoardOperation>(_ operation: Op, as actor: Principal) throws(BoardError) -> OperationReply<Op.Response> {
-        guard let request = operation as? any AdminRequest else {
+        guard let request = operation as? any OperationRequest else {
             throw BoardError(.invalidInput, "\(Op.declaration.name) is not an operation of this board")
         }
         return try perform(request, as: actor, answering: Op.Response.self)
@@ -87,13 +87,13 @@ public final class BoardFile: Sendable {
     public func submit<Op: BoardOperation>(_ operation: Op, as actor: Principal, at: String? = nil, emergencyReason: String? = nil)
         throws(BoardError) -> Submission<Op.Response>
     {
-        guard let request = operation as? any AdminRequest else {
+        guard let request = operation as? any OperationRequest else {
             throw BoardError(.invalidInput, "\(Op.declaration.name) is not an operation of this board")
         }
         return try submit(request, as: actor, options: ChangeOptions(at: at, emergencyReason: emergencyReason), answering: Op.Response.self)
     }
 
-    private func submit<Request: AdminRequest, Response>(
+    private func submit<Request: OperationRequest, Response>(
         _ request: Request, as actor: Principal, options: ChangeOptions, answering: Response.Type
     ) throws(BoardError) -> Submission<Response> {
         switch try request.checked().submit(on: board, as: actor, options: options) {
@@ -106,7 +106,7 @@ public final class BoardFile: Sendable {
         }
     }
 
-    private func perform<Request: AdminRequest, Response>(
+    private func perform<Request: OperationRequest, Response>(
         _ request: Request, as actor: Principal, answering: Response.Type
     ) throws(BoardError) -> OperationReply<Response> {
         let request = try request.checked()

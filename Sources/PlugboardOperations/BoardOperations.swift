@@ -75,7 +75,7 @@ public enum BoardOperations {
         /// What it answers.
         public typealias Response = AuditVerification
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
-            OperationReply(try board.verifyAudit(checkpoint: checkpoint, widening: AdminAPI.wideningActions))
+            OperationReply(try board.verifyAudit(checkpoint: checkpoint, widening: OperationsAPI.wideningActions))
         }
         /// The sentence of an intact log (the CLI refuses with the problems of one that is not).
         package func text(for result: AuditVerification) -> String? {

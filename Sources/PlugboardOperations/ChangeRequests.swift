@@ -37,7 +37,7 @@ public enum Submission<Response: Sendable>: Sendable {
     case requested(OperationReply<ChangeRequestResult>)
 }
 
-extension AdminRequest {
+extension OperationRequest {
     /// Whether this request widens what runs, and where (default: not at all).
     package func widening(on board: Board) throws(BoardError) -> WideningScope? { nil }
 
@@ -159,8 +159,8 @@ package enum ChangeRequests {
     }
 
     /// The operation type a request names.
-    static func operationType(of request: ChangeRequest) throws(BoardError) -> any AdminRequest.Type {
-        guard let type = AdminAPI.requests.first(where: { $0.name == request.operation }) else {
+    static func operationType(of request: ChangeRequest) throws(BoardError) -> any OperationRequest.Type {
+        guard let type = OperationsAPI.requests.first(where: { $0.name == request.operation }) else {
             throw BoardError(
                 .integrity, "change request \(request.id) names the operation '\(request.operation)', which this plugboard does not know")
         }
@@ -196,7 +196,7 @@ package enum ChangeRequests {
     }
 
     /// The summary of a request's operation as opening it wrote it, and the environment it acts in.
-    private static func recomputedSummary<R: AdminRequest>(_ type: R.Type, _ request: ChangeRequest) throws(BoardError)
+    private static func recomputedSummary<R: OperationRequest>(_ type: R.Type, _ request: ChangeRequest) throws(BoardError)
         -> (text: String, environment: String?)
     {
         let operation = try R.fromWire(Data(request.body.utf8))
@@ -216,7 +216,7 @@ package enum ChangeRequests {
         try currentBase(try operationType(of: request), request, on: board)
     }
 
-    private static func currentBase<R: AdminRequest>(_ type: R.Type, _ request: ChangeRequest, on board: Board) throws(BoardError)
+    private static func currentBase<R: OperationRequest>(_ type: R.Type, _ request: ChangeRequest, on board: Board) throws(BoardError)
         -> ChangeBase
     {
         let operation = try R.fromWire(Data(request.body.utf8))
@@ -238,7 +238,7 @@ package enum ChangeRequests {
         return try apply(try operationType(of: request), request, on: board, by: applier)
     }
 
-    private static func apply<R: AdminRequest>(_ type: R.Type, _ request: ChangeRequest, on board: Board, by applier: Principal)
+    private static func apply<R: OperationRequest>(_ type: R.Type, _ request: ChangeRequest, on board: Board, by applier: Principal)
         throws(BoardError) -> ChangeRequestResult
     {
         let operation = try R.fromWire(Data(request.body.utf8))

@@ -4,7 +4,7 @@ import Synchronization
 /// The JSON schema of a `Decodable` type, as the OpenAPI document lists it: read from the type itself by decoding one
 /// value of it from a recorder that notes every key, type and optional it is asked for.
 ///
-/// Keys are written as the wire writes them (``AdminJSON``'s snake_case). A property the type decodes with
+/// Keys are written as the wire writes them (``OperationJSON``'s snake_case). A property the type decodes with
 /// `decodeIfPresent` (an optional) is not required: the JSON leaves out what is not set. An enumeration that is
 /// `CaseIterable` gives its first case and lists its values; another type whose values must have a form (a version)
 /// is tried with a few usual forms until it decodes.
@@ -34,11 +34,11 @@ package indirect enum JSONSchema: Sendable, Equatable {
         }
     }
 
-    /// The schema of `type`'s JSON, its keys as the wire writes them (``AdminJSON``'s snake_case), or as the type
+    /// The schema of `type`'s JSON, its keys as the wire writes them (``OperationJSON``'s snake_case), or as the type
     /// declares them (`snakeCase` false, for a document in another's format, such as Unleash's).
     package static func of<T: Decodable>(_ type: T.Type, snakeCase: Bool = true) -> JSONSchema {
         let recorded = (try? SchemaRecorder.sample(type).schema) ?? .any
-        return snakeCase ? recorded.mappingKeys(AdminJSON.key) : recorded
+        return snakeCase ? recorded.mappingKeys(OperationJSON.key) : recorded
     }
 
     /// The schema with every property's name passed through `transform`.
@@ -302,7 +302,7 @@ final class SchemaRecorder: Decoder {
     }
 }
 
-extension AdminJSON {
+extension OperationJSON {
     private static let keys = Mutex<[String: String]>([:])
 
     /// The key the wire writes for a property named `name` (`artifactSHA256` → `artifact_sha256`): what

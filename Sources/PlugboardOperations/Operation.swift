@@ -113,7 +113,7 @@ public protocol BoardOperation: Sendable {
 ///
 /// The CLI and the server both parse an operation through its arguments, so the checks of its `validate()` and of its
 /// fields' types are made the same way whichever side received it.
-package protocol ParsedOperation: AdminRequest, ParsableArguments {
+package protocol ParsedOperation: OperationRequest, ParsableArguments {
     /// The environment the operation acts in, for an operation that declares `env` (nil for others).
     var env: String? { get set }
     /// The text the CLI prints for an answer without `--json`; nil for the default (a ``ChangeResult``'s message and
@@ -137,7 +137,7 @@ extension ParsedOperation {
 
     package func text(for value: Response) -> String? { Self.text(value) }
 
-    package static var parameters: [AdminParameter] { OperationWire.fields(of: Self.self).map(\.parameter) }
+    package static var parameters: [OperationParameter] { OperationWire.fields(of: Self.self).map(\.parameter) }
     package func wireBody() throws(BoardError) -> Data { try OperationWire.encode(self) }
     package static func fromWire(_ body: Data) throws(BoardError) -> Self { try OperationWire.decode(Self.self, from: body) }
     /// Through the wire and back: parsed and validated as the CLI's arguments are.

@@ -4,7 +4,7 @@ package import PlugboardModel
 import Synchronization
 
 /// An operation's request on the wire, derived from its declaration: one JSON object whose keys are its fields'
-/// names as ``AdminJSON`` writes keys (snake_case), like the answers'.
+/// names as ``OperationJSON`` writes keys (snake_case), like the answers'.
 ///
 /// The fields, their help, whether they are optional or repeat, come from swift-argument-parser's own description of
 /// the operation (its `ToolInfoV0` document, ``ToolInfo``), each paired with the property it describes (those of an
@@ -34,15 +34,15 @@ package enum OperationWire {
         package let help: String
         package let optional: Bool
         package let repeating: Bool
-        package let json: AdminParameter.Kind
+        package let json: OperationParameter.Kind
         /// The values it takes, for a field of an enumeration (`off`, `warn`, `require`); empty for others.
         package var choices: [String] = []
         /// Its default as the CLI's help shows it, if it has one.
         package var defaultValue: String?
 
         /// The field as a parameter of the OpenAPI document.
-        package var parameter: AdminParameter {
-            AdminParameter(name, repeating ? .stringArray : json, required: !optional, help)
+        package var parameter: OperationParameter {
+            OperationParameter(name, repeating ? .stringArray : json, required: !optional, help)
         }
     }
 
@@ -74,7 +74,7 @@ package enum OperationWire {
         var fields: [Field] = []
         var next = described.makeIterator()
         for (property, value) in properties {
-            let name = AdminJSON.key(property)
+            let name = OperationJSON.key(property)
             guard let box = value as? any ParsedField else {
                 let optional = Op.declaration.environmentOptional
                 fields.append(
@@ -143,16 +143,16 @@ package enum OperationWire {
         // to describe it.
         for (property, value) in wireProperties(of: operation) {
             guard let field = value as? any ParsedField else {
-                if let json = jsonValue(value) { object[AdminJSON.key(property)] = json }
+                if let json = jsonValue(value) { object[OperationJSON.key(property)] = json }
                 continue
             }
             guard field.isSet else {
                 throw BoardError(
                     .invalidInput,
-                    "\(Op.name) has no value for its field \(AdminJSON.key(property)): make the operation with its typed initializer, not init(), which leaves the fields for swift-argument-parser"
+                    "\(Op.name) has no value for its field \(OperationJSON.key(property)): make the operation with its typed initializer, not init(), which leaves the fields for swift-argument-parser"
                 )
             }
-            if let json = jsonValue(field.value) { object[AdminJSON.key(property)] = json }
+            if let json = jsonValue(field.value) { object[OperationJSON.key(property)] = json }
         }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             throw BoardError(.invalidInput, "the \(Op.name) request cannot be encoded")
@@ -207,7 +207,7 @@ package enum OperationWire {
     }
 
     /// The JSON type a Swift field's values have.
-    static func jsonKind(_ type: Any.Type) -> AdminParameter.Kind {
+    static func jsonKind(_ type: Any.Type) -> OperationParameter.Kind {
         var type = type
         if let optional = type as? any OptionalField.Type { type = optional.wrapped }
         if let array = type as? any ArrayField.Type { type = array.element }

@@ -79,7 +79,7 @@ public enum PluginOperations {
 }
 
 /// Parsing of request fields with the CLI's sentences.
-public enum AdminParse {
+public enum OperationParse {
     /// A semantic version, or a refusal naming it.
     package static func version(_ text: String) throws(BoardError) -> SemanticVersion {
         do { return try SemanticVersion(text) } catch { throw BoardError(.invalidInput, error.message) }

@@ -4,7 +4,7 @@ package import PlugboardStore
 
 extension PluginOperations {
     /// `plugin register MANIFEST… [--artifact FILE] [--signature SIG…]`: the manifests' and signatures' text; an
-    /// artifact is uploaded first (`AdminUploads`) and named by its SHA-256.
+    /// artifact is uploaded first (`ArtifactUploads`) and named by its SHA-256.
     public struct Register: RoutedRequest {
         /// One manifest file.
         public struct Manifest: Codable, Sendable {
@@ -58,10 +58,10 @@ extension PluginOperations {
             response: "ChangeResult", bodyLimit: 64 << 20)
 
         package static let fields = [
-            AdminParameter("manifests", .object, required: true, "The manifests: [{file, text}]."),
-            AdminParameter("single", .boolean, required: true, "One manifest file was given (not a folder)."),
-            AdminParameter("artifact_sha256", .string, "The SHA-256 of the artifact uploaded with PUT /artifacts/{sha256}."),
-            AdminParameter("signatures", .object, required: true, "Signature files of this release: [{file, text}]."),
+            OperationParameter("manifests", .object, required: true, "The manifests: [{file, text}]."),
+            OperationParameter("single", .boolean, required: true, "One manifest file was given (not a folder)."),
+            OperationParameter("artifact_sha256", .string, "The SHA-256 of the artifact uploaded with PUT /artifacts/{sha256}."),
+            OperationParameter("signatures", .object, required: true, "Signature files of this release: [{file, text}]."),
         ]
 
         /// What it answers.
@@ -74,7 +74,7 @@ extension PluginOperations {
             var artifact = localArtifact
             if let sha = artifactSHA256 {
                 guard localArtifact == nil else { throw BoardError(.invalidInput, "give an uploaded artifact or a local one, not both") }
-                artifact = try AdminUploads.path(board: board, sha256: sha)
+                artifact = try ArtifactUploads.path(board: board, sha256: sha)
             }
             if single || artifact != nil || !signatures.isEmpty {
                 guard manifests.count == 1 else {
@@ -88,7 +88,7 @@ extension PluginOperations {
                 let parsedSignatures = try signatures.map { file throws(BoardError) in
                     try ReleaseSignature.parse(Data(file.text.utf8), named: file.file)
                 }
-                defer { if let sha = artifactSHA256 { AdminUploads.discard(board: board, sha256: sha) } }
+                defer { if let sha = artifactSHA256 { ArtifactUploads.discard(board: board, sha256: sha) } }
                 return OperationReply(try board.register(parsed, artifactPath: artifact, signatures: parsedSignatures, by: actor))
             }
             var parsed: [PluginManifest] = []

@@ -24,7 +24,7 @@ public struct StepInterval: BoardField, Hashable {
     /// The length in seconds.
     public let seconds: Int
     public init(validating text: String) throws(BoardError) {
-        guard let seconds = AdminParse.duration(text, units: "smhd"), seconds <= 31_536_000 else {
+        guard let seconds = OperationParse.duration(text, units: "smhd"), seconds <= 31_536_000 else {
             throw BoardError(
                 .invalidInput,
                 "--every '\(Validate.escaped(String(text.prefix(40))))' is not a duration from 1 second to 365 days: use for example 30s, 10m, 1h or 1d"

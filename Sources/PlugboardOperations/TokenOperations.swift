@@ -11,7 +11,7 @@ public enum TokenOperations {
 
     /// `--expires`: `90d`, `12h`, `30m`, `2w`, or an ISO-8601 time or date.
     package static func expiry(_ text: String) throws(BoardError) -> Date {
-        if let seconds = AdminParse.duration(text, units: "mhdw") { return Date().addingTimeInterval(seconds) }
+        if let seconds = OperationParse.duration(text, units: "mhdw") { return Date().addingTimeInterval(seconds) }
         if let date = Timestamp.parse(text) { return date }
         throw BoardError(
             .invalidInput, "--expires '\(Validate.escaped(text))' is not an age or a time: use for example 90d, 12h, 30m, 2w or 2027-01-31")

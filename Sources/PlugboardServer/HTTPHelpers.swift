@@ -141,7 +141,7 @@ enum Body {
         }
     }
 
-    static func describe(_ error: any Error) -> String { AdminJSON.describe(error) }
+    static func describe(_ error: any Error) -> String { OperationJSON.describe(error) }
 }
 
 /// The lane of heavy work: decoding and checking what SDKs and hosts report runs here, one at a time, on a thread of its

@@ -32,7 +32,7 @@ public struct PlugboardServer: Sendable {
     let connections: ConnectionGuard
     let health: HealthCheck
     /// The operations API, when ``ServerConfiguration/admin`` is on.
-    let admin: AdminRoutes?
+    let admin: OperationsRoutes?
     /// The rollouts' guard and schedule, for a board file (nil for other served boards).
     let rollouts: BoardSchedule?
     /// Writes the refusals the operations API counts, with the operations API.
@@ -51,13 +51,13 @@ public struct PlugboardServer: Sendable {
     package init(board: Board, configuration: ServerConfiguration = ServerConfiguration()) {
         self.init(
             served: board, configuration: configuration,
-            admin: configuration.admin ? AdminRoutes(board: board, configuration: configuration) : nil,
+            admin: configuration.admin ? OperationsRoutes(board: board, configuration: configuration) : nil,
             rollouts: configuration.rolloutInterval.map { BoardSchedule(board: board, interval: $0, logger: configuration.logger) })
     }
 
     /// Creates a server for any ``ServedBoard`` (tests serve a board in memory this way).
     package init(
-        served board: any ServedBoard, configuration: ServerConfiguration = ServerConfiguration(), admin: AdminRoutes? = nil,
+        served board: any ServedBoard, configuration: ServerConfiguration = ServerConfiguration(), admin: OperationsRoutes? = nil,
         rollouts: BoardSchedule? = nil
     ) {
         self.admin = admin

@@ -23,7 +23,7 @@ struct Refusal: HTTPResponseError, Sendable {
     /// given: the operations API's refusals.
     init(_ error: BoardError, status: HTTPResponse.Status? = nil) {
         self.init(
-            status ?? HTTPResponse.Status(code: AdminWire.status(for: error.code)),
+            status ?? HTTPResponse.Status(code: OperationsWire.status(for: error.code)),
             body: ["error": error.code.rawValue, "message": error.message])
     }
 

@@ -9,7 +9,7 @@ import Glibc
 import Musl
 #endif
 
-/// Artifacts uploaded through the operations API and waiting for the `plugin register` that names them (``AdminUploads``),
+/// Artifacts uploaded through the operations API and waiting for the `plugin register` that names them (``ArtifactUploads``),
 /// with their quotas: per principal and for the whole server, in count and in bytes (uploads in progress count with
 /// their declared length), and a share of the file system always left free. An upload past any of them is refused
 /// before its body is read: `429` for a principal's own quota, `507` for the server's and for free space.
@@ -66,7 +66,7 @@ final class StagedUploads: Sendable {
             let now = Date()
             entries = entries.filter { _, entry in
                 guard let path = entry.path else { return true }
-                return now.timeIntervalSince(entry.since) < AdminUploads.lifetime && FileManager.default.fileExists(atPath: path)
+                return now.timeIntervalSince(entry.since) < ArtifactUploads.lifetime && FileManager.default.fileExists(atPath: path)
             }
             let mine = entries.values.filter { $0.principal == principal }
             let inProgress = entries.values.filter { $0.path == nil }

@@ -45,15 +45,15 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The client of the served board (``serverURL``) with its access token, or nil for the board file.
-    func adminClient() throws(BoardError) -> AdminClient? {
+    func adminClient() throws(BoardError) -> OperationsClient? {
         guard let url = serverURL else { return nil }
         let token = ProcessInfo.processInfo.environment["PLUGBOARD_TOKEN"].flatMap { $0.isEmpty ? nil : $0 } ?? Credentials.token(for: url)
-        return try AdminClient(server: url, token: token ?? "", onBehalfOf: onBehalfOf)
+        return try OperationsClient(server: url, token: token ?? "", onBehalfOf: onBehalfOf)
     }
 
     /// Performs `request` on the board file, or with a server (``serverURL``) through the operations API as the access
     /// token's principal: the same answer either way. The answer's notes are printed on stderr.
-    func perform<R: AdminRequest>(_ request: R) throws(BoardError) -> R.Response {
+    func perform<R: OperationRequest>(_ request: R) throws(BoardError) -> R.Response {
         let reply: OperationReply<R.Response>
         if let client = try adminClient() {
             reply = try client.send(request)
@@ -66,7 +66,7 @@ struct GlobalOptions: ParsableArguments {
 
     /// Submits `request` on the board file or the server: performed, or, where it waits for approvals, a change
     /// request opened (or applied as an emergency). The answer's notes are printed on stderr.
-    func submit<R: AdminRequest>(_ request: R, options: ChangeOptions) throws(BoardError) -> Submission<R.Response> {
+    func submit<R: OperationRequest>(_ request: R, options: ChangeOptions) throws(BoardError) -> Submission<R.Response> {
         let submission: Submission<R.Response>
         if let client = try adminClient() {
             submission = try client.submit(request, options: options)

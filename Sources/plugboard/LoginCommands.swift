@@ -99,7 +99,7 @@ struct Login: ParsableCommand {
         let output = Output(json: json)
         do throws(BoardError) {
             let token = try Self.readToken()
-            let client = try AdminClient(server: url, token: token)
+            let client = try OperationsClient(server: url, token: token)
             let identity = try client.whoami()
             var servers = try Credentials.load()
             servers[Credentials.key(url)] = token

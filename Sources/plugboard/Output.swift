@@ -15,9 +15,9 @@ import Darwin
 struct Output {
     let json: Bool
 
-    /// Prints `value` as pretty JSON with snake_case keys (``AdminJSON``, the wire's format too).
+    /// Prints `value` as pretty JSON with snake_case keys (``OperationJSON``, the wire's format too).
     func printJSON(_ value: some Encodable) {
-        print(AdminJSON.text(value))
+        print(OperationJSON.text(value))
     }
 
     /// Prints the outcome of a change: text, or JSON `{changed, message, notes}`.

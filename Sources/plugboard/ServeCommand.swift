@@ -129,7 +129,7 @@ struct ServeCommand: BoardCommand {
 
     func execute(_ output: Output) throws(BoardError) {
         if printOpenAPI {
-            FileHandle.standardOutput.write(Data(AdminOpenAPI.document().utf8))
+            FileHandle.standardOutput.write(Data(OperationsOpenAPI.document().utf8))
             return
         }
         let board = try global.openBoard()
@@ -173,7 +173,7 @@ struct ServeCommand: BoardCommand {
                     let adminText = urls["admin"].map { ", the operations API at \($0)" } ?? ""
                     let line =
                         json
-                        ? AdminJSON.text(urls, pretty: false)
+                        ? OperationJSON.text(urls, pretty: false)
                         : "Serving the board at \(url): Unleash SDKs at \(url)/api, OFREP at \(url)/ofrep/v1\(adminText) (Ctrl-C stops)"
                     FileHandle.standardOutput.write(Data((line + "\n").utf8))
                 }

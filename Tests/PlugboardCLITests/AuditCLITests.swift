@@ -60,7 +60,7 @@ struct AuditCLITests {
 
         // Every row, as stored.
         let stored = try await sandbox.boardFile.rows("SELECT seq, actor, on_behalf_of, target_id, reason FROM audit_log ORDER BY seq")
-        func seq(_ row: BoardFile.Row) throws -> Int64 { try #require(row["seq"]?.int64) }
+        func seq(_ row: BoardSQL.Row) throws -> Int64 { try #require(row["seq"]?.int64) }
         func seqs(_ arguments: String...) async throws -> [Int64] {
             try await sandbox.ok(["audit", "--json"] + arguments).stdout.split(separator: "\n").map { line in
                 let row = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -198,11 +198,11 @@ struct AuditCLITests {
     @Test func theTriggersRefuseUpdateAndDelete() async throws {
         let sandbox = try await Self.busyBoard()
         let file = sandbox.boardFile
-        let update = await #expect(throws: BoardFile.Failure.self) {
+        let update = await #expect(throws: BoardSQL.Failure.self) {
             try await file.execute("UPDATE audit_log SET reason = 'nothing' WHERE seq = 7")
         }
         #expect(update?.stderr.contains("audit_log is append-only: rows cannot be updated") == true, "\(String(describing: update))")
-        let delete = await #expect(throws: BoardFile.Failure.self) { try await file.execute("DELETE FROM audit_log WHERE seq = 7") }
+        let delete = await #expect(throws: BoardSQL.Failure.self) { try await file.execute("DELETE FROM audit_log WHERE seq = 7") }
         #expect(delete?.stderr.contains("audit_log is append-only: rows cannot be deleted") == true, "\(String(describing: delete))")
     }
 

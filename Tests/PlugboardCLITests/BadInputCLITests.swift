@@ -118,7 +118,7 @@ struct BadInputCLITests {
         }
         // An SQLite database of another application.
         let other = sandbox.root.appendingPathComponent("other.sqlite").path
-        try await BoardFile(other).execute("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')")
+        try await BoardSQL(other).execute("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')")
         let bytes = try FileBytes.read(other)
         for arguments in [
             ["plugin", "list"], ["plugin", "register", try sandbox.write("m.json", manifest())], ["migrate"], ["audit", "verify"],

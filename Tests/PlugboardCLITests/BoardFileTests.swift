@@ -2,7 +2,7 @@ import Foundation
 import PlugboardTestSupport
 import Testing
 
-/// The tests' reader and editor of board files (`BoardFile`, the `sqlite3` tool in a process of its own) gives back
+/// The tests' reader and editor of board files (`BoardSQL`, the `sqlite3` tool in a process of its own) gives back
 /// every value as SQLite holds it, and puts arguments in placeholders only.
 @Suite("test support: a board file through sqlite3", .timeLimit(.minutes(10)))
 struct BoardFileTests {
@@ -10,7 +10,7 @@ struct BoardFileTests {
 
     @Test func everyStorageClassReadsBackAsWritten() async throws {
         let sandbox = try Sandbox()
-        let file = BoardFile(sandbox.root.appendingPathComponent("values.sqlite").path)
+        let file = BoardSQL(sandbox.root.appendingPathComponent("values.sqlite").path)
         try await file.execute("CREATE TABLE t (n INTEGER, x ANY, 'odd ''name''' ANY) STRICT")
         let values: [SQLValue] = [
             .null, .integer(.max), .integer(.min), .real(0.1), .real(-1e300), .real(.infinity), .text(""), .text(Self.awkward),
@@ -29,12 +29,12 @@ struct BoardFileTests {
         #expect(try await file.value("SELECT x FROM t WHERE n = 99") == nil)
         #expect(try await file.strings("SELECT x FROM t WHERE typeof(x) = 'text' ORDER BY n") == ["", Self.awkward])
         // A value of another type than asked for is an error, not nil.
-        await #expect(throws: BoardFile.Failure.self) { _ = try await file.int("SELECT x FROM t WHERE n = 7") }
+        await #expect(throws: BoardSQL.Failure.self) { _ = try await file.int("SELECT x FROM t WHERE n = 7") }
     }
 
     @Test func placeholdersInLiteralsIdentifiersAndCommentsAreLeftAlone() async throws {
         let sandbox = try Sandbox()
-        let file = BoardFile(sandbox.root.appendingPathComponent("placeholders.sqlite").path)
+        let file = BoardSQL(sandbox.root.appendingPathComponent("placeholders.sqlite").path)
         try await file.execute("CREATE TABLE t (a)")
         let value = try await file.string(
             """
@@ -50,7 +50,7 @@ struct BoardFileTests {
     @Test func aRefusedStatementThrowsWithSQLitesMessageAndChangesNothing() async throws {
         let sandbox = try await Sandbox.withBoard()
         let before = try await sandbox.snapshot()
-        let refused = await #expect(throws: BoardFile.Failure.self) {
+        let refused = await #expect(throws: BoardSQL.Failure.self) {
             try await sandbox.boardFile.execute(
                 "INSERT INTO admins VALUES ('mallory', '2026-01-01T00:00:00.000Z', 'mallory'); DELETE FROM audit_log")
         }
@@ -66,8 +66,8 @@ struct BoardFileTests {
         let sandbox = try await Sandbox.withBoard([manifest()])
         let copy = sandbox.root.appendingPathComponent("copy.sqlite").path
         try await sandbox.boardFile.backup(to: copy)
-        let (original, copied) = (try await sandbox.boardFile.dump(), try await BoardFile(copy).dump())
+        let (original, copied) = (try await sandbox.boardFile.dump(), try await BoardSQL(copy).dump())
         #expect(copied == original && original.contains("com.example.calendar"))
-        #expect(try await BoardFile(copy).string("PRAGMA journal_mode") == "wal")
+        #expect(try await BoardSQL(copy).string("PRAGMA journal_mode") == "wal")
     }
 }

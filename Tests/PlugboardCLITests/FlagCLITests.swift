@@ -137,7 +137,7 @@ extension Sandbox {
     }
 
     /// The audit rows of one action, oldest first.
-    func auditRows(_ action: String) async throws -> [BoardFile.Row] {
+    func auditRows(_ action: String) async throws -> [BoardSQL.Row] {
         try await boardFile.rows("SELECT * FROM audit_log WHERE action = ? ORDER BY seq", .text(action))
     }
 }

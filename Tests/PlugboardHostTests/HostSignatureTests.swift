@@ -123,7 +123,7 @@ struct HostSignatureTests {
 
     @Test func aReleaseTrustedOnlyThroughAnUnauditedSignerRowIsRefused() async throws {
         let t = try board(.require, trust: false)
-        try await BoardFile(t.board.path).execute(
+        try await BoardSQL(t.board.path).execute(
             "INSERT INTO signers VALUES (?, 'com.example.signed', ?, 'mallory', '2026-01-01T00:00:00.000Z', 'mallory')", .text(Self.keyID),
             .text(Self.publicKey))
         #expect(try t.board.signatureVerdict(pluginID: "com.example.signed", version: "1.0.0")?.state == .valid)

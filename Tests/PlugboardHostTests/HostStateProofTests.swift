@@ -16,7 +16,7 @@ struct HostStateProofTests {
 
     /// Runs `sql` on the board file with `sqlite3`, in a process of its own.
     func edit(_ t: TestBoard, _ sql: String) async throws {
-        try await BoardFile(t.board.path).execute(sql)
+        try await BoardSQL(t.board.path).execute(sql)
     }
 
     @Test(arguments: HostSourceKind.allCases) func aKillSwitchRevivedBehindTheLogKeepsThePluginUnloaded(kind: HostSourceKind) async throws {

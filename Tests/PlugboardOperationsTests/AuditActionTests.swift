@@ -26,7 +26,7 @@ struct AuditActionTests {
     }
 
     /// A sample for each field, by name: values the scratch board knows.
-    static func body(_ type: any AdminRequest.Type, _ overrides: [String: Any] = [:]) -> [String: Any] {
+    static func body(_ type: any OperationRequest.Type, _ overrides: [String: Any] = [:]) -> [String: Any] {
         let samples: [String: Any] = [
             "id": type.name.hasPrefix("change.") ? 1 : alpha, "version": "1.0.0", "env": "production", "reason": "a test",
             "name": "checkout", "principal": "bob", "group": "ops", "host": "host-1", "steps": "10,50,100", "every": "1h",
@@ -45,7 +45,7 @@ struct AuditActionTests {
     /// Submits the operation `type` whose JSON body is `body` as the CLI does (a change request where the environment is
     /// protected); answers the reply's JSON object (empty for a request or a listing).
     @discardableResult
-    static func perform<R: AdminRequest>(_ type: R.Type, _ body: [String: Any], on board: Board, as actor: Principal) throws
+    static func perform<R: OperationRequest>(_ type: R.Type, _ body: [String: Any], on board: Board, as actor: Principal) throws
         -> [String: Any]
     {
         let request = try R.fromWire(try JSONSerialization.data(withJSONObject: body))
@@ -71,7 +71,7 @@ struct AuditActionTests {
             "plugin.register", "plugin.add-signature", "flag.create", "policy.set", "secret.set", "secret.delete", "change.approve",
             "change.apply", "change.schedule", "rollout.tick", "change.apply-due",
         ]
-        for type in AdminAPI.requests where type.declaration.access != .read && !before.contains(type.name) {
+        for type in OperationsAPI.requests where type.declaration.access != .read && !before.contains(type.name) {
             let before = try Self.head(board)
             do {
                 try Self.perform(type, Self.body(type), on: board, as: Self.stranger)
@@ -90,7 +90,7 @@ struct AuditActionTests {
     /// but where its rows keep an older word (listed here, so that a new one is a decision).
     @Test func everyDeclarationNamesItsOwnAction() {
         let kept = ["plugin.add-signature": "plugin.sign"]
-        for type in AdminAPI.requests {
+        for type in OperationsAPI.requests {
             #expect(AuditAction(stored: type.declaration.action.name) == type.declaration.action, "\(type.name)")
             #expect(type.declaration.action.name == (kept[type.name] ?? type.name), "\(type.name)")
         }
@@ -103,7 +103,7 @@ struct AuditActionTests {
         let bob = try Principal(osUser: "bob")
         _ = try Self.perform(RoleOperations.AddAdmin.self, ["principal": "bob"], on: board, as: Self.admin)
         var done: Set<String> = []
-        func step<R: AdminRequest>(
+        func step<R: OperationRequest>(
             _ type: R.Type, _ overrides: [String: Any] = [:], as actor: Principal? = nil, writes: [String] = [], orNone: Bool = false
         ) throws -> [String: Any] {
             let before = try Self.head(board)
@@ -193,7 +193,7 @@ struct AuditActionTests {
         let notWalked: Set<String> = [
             "secret.set", "secret.delete", "plugin.add-signature", "host.release-quarantine", "change.apply-due", "change.apply",
         ]
-        let writes = Set(AdminAPI.requests.filter { $0.declaration.access != .read }.map { $0.name })
+        let writes = Set(OperationsAPI.requests.filter { $0.declaration.access != .read }.map { $0.name })
         #expect(writes.subtracting(done) == notWalked, "\(writes.subtracting(done).sorted())")
     }
 }

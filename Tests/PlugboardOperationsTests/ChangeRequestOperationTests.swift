@@ -28,7 +28,9 @@ struct ChangeRequestOperationTests {
     }
 
     /// The request `operation` opened, or a failed expectation.
-    static func opened<Op: AdminRequest>(_ operation: Op, on board: Board, as actor: Principal, at: String? = nil) throws -> ChangeRequest {
+    static func opened<Op: OperationRequest>(_ operation: Op, on board: Board, as actor: Principal, at: String? = nil) throws
+        -> ChangeRequest
+    {
         guard case .requested(let reply) = try operation.submit(on: board, as: actor, options: ChangeOptions(at: at)) else {
             Issue.record("\(Op.name) was applied at once")
             throw BoardError.conflict("not a request")
@@ -83,12 +85,12 @@ struct ChangeRequestOperationTests {
             Issue.record("staging is not protected")
             return
         }
-        let stops: [any AdminRequest] = [
+        let stops: [any OperationRequest] = [
             PluginOperations.Disable(id: Self.alpha, env: "production"),
             try PluginOperations.Kill(.plugin(Self.alpha.text), reason: try Reason(validating: "INC-1")),
             TrustOperations.SetPolicy(approvals: 3, env: "production"),
         ]
-        func appliedAtOnce<Op: AdminRequest>(_ operation: Op) throws -> Bool {
+        func appliedAtOnce<Op: OperationRequest>(_ operation: Op) throws -> Bool {
             if case .performed = try operation.submit(on: board, as: Self.alice) { return true }
             return false
         }

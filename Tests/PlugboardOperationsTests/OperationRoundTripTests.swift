@@ -87,16 +87,16 @@ struct OperationRoundTripTests {
 
     @Test func everyDeclaredOperationRoundTripsFromTheCLIsWordsWithEveryFieldSet() throws {
         var count = 0
-        for type in AdminAPI.requests {
+        for type in OperationsAPI.requests {
             guard let type = type as? any ParsedOperation.Type else { continue }
             try roundTrip(type)
             count += 1
         }
-        #expect(count == AdminAPI.requests.count - 1)  // all but plugin.register, whose request is its own Codable type
+        #expect(count == OperationsAPI.requests.count - 1)  // all but plugin.register, whose request is its own Codable type
     }
 
     @Test func everyOperationsFieldsMatchArgumentParsersDescriptionOfThem() throws {
-        for type in AdminAPI.requests {
+        for type in OperationsAPI.requests {
             guard let type = type as? any ParsedOperation.Type else { continue }
             #expect(throws: Never.self, "\(type.name)") { _ = try OperationWire.describedFields(of: type) }
         }

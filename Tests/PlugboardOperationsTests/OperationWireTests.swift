@@ -23,7 +23,7 @@ struct OperationWireTests {
 
     @Test func everyOperationHasANameOfItsGroupAndFieldsWithHelp() {
         var names = Set<String>()
-        for type in AdminAPI.requests {
+        for type in OperationsAPI.requests {
             #expect(names.insert(type.name).inserted, "\(type.name) is declared twice")
             #expect((1...2).contains(type.name.split(separator: ".").count), "\(type.name) is not group.command or a top-level command")
             #expect(!type.summary.isEmpty, "\(type.name)")
@@ -101,8 +101,8 @@ struct OperationWireTests {
     }
 
     @Test func theDocumentListsEveryOperationAsAPost() {
-        let document = AdminOpenAPI.document()
-        for type in AdminAPI.requests {
+        let document = OperationsOpenAPI.document()
+        for type in OperationsAPI.requests {
             #expect(document.contains("  /\(type.name):\n    post:\n      operationId: \(type.name)\n"), "\(type.name)")
         }
     }

@@ -107,7 +107,7 @@ struct RoleTrustTokenOperationTests {
         #expect(TrustOperations.ListSigners(id: Self.id).text(for: [])?.hasPrefix("No key is trusted to sign com.example.alpha;") == true)
         #expect(TrustOperations.ListSigners(id: nil).text(for: [])?.hasPrefix("No key is trusted yet;") == true)
         #expect(RoleOperations.ListAdmins().text(for: []) == "No admins.")
-        let admins = try AdminJSON.decoder().decode(
+        let admins = try OperationJSON.decoder().decode(
             [BoardAdmin].self, from: Data(#"[{"principal":"root","added_at":"2026-01-01T00:00:00.000Z","added_by":"evil\u001b[2J"}]"#.utf8))
         #expect(
             RoleOperations.ListAdmins().text(for: admins)

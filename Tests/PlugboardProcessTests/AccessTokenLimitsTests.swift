@@ -18,9 +18,9 @@ struct AccessTokenLimitsTests {
     static let alpha = "com.example.alpha"
 
     /// A served board with alpha registered, and a token of `principal`, who has no rights on it.
-    func serveWithNobody(_ principal: String = "mallory") async throws -> (AdminAPITests.Served, String) {
+    func serveWithNobody(_ principal: String = "mallory") async throws -> (OperationsAPITests.Served, String) {
         let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
-        let served = try await AdminAPITests.serve(sandbox)
+        let served = try await OperationsAPITests.serve(sandbox)
         let created = try await sandbox.ok("access-token", "create", "--principal", principal, "--name", "probe", "--json")
         return (served, try #require((try created.json() as? [String: Any])?["token"] as? String))
     }
@@ -100,7 +100,7 @@ struct AccessTokenLimitsTests {
 
     @Test func aTokenNeverOutlivesTheTokenThatMadeItAndFallsWithIt() async throws {
         let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
-        let served = try await AdminAPITests.serve(sandbox)
+        let served = try await OperationsAPITests.serve(sandbox)
         defer { Task { await served.stop() } }
         func create(_ name: String, with token: String, _ more: [String] = []) async throws -> CLIResult {
             try await served.run(["access-token", "create", "--name", name, "--json"] + more, token: token)
@@ -145,7 +145,7 @@ struct AccessTokenLimitsTests {
 
     @Test func revokingATokenReachesTheEndOfAChainOfAnyLength() async throws {
         let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
-        let served = try await AdminAPITests.serve(sandbox)
+        let served = try await OperationsAPITests.serve(sandbox)
         defer { Task { await served.stop() } }
         func secret(_ result: CLIResult) throws -> String {
             try #require((try result.json() as? [String: Any])?["token"] as? String, "\(result)")
@@ -169,7 +169,7 @@ struct AccessTokenLimitsTests {
 
     @Test func noOneActsAsPlugboardItself() async throws {
         let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
-        let served = try await AdminAPITests.serve(sandbox)
+        let served = try await OperationsAPITests.serve(sandbox)
         defer { Task { await served.stop() } }
         // The server notes tokens' use in the file: the audit log and the roles are what must not move.
         let state = "SELECT (SELECT count(*) FROM audit_log) || ' ' || (SELECT group_concat(principal) FROM admins)"
@@ -184,7 +184,7 @@ struct AccessTokenLimitsTests {
             }
         }
         // The header a client sends for --as is refused by the server too.
-        let header = try await AdminAPITests.curl([
+        let header = try await OperationsAPITests.curl([
             "-X", "POST", "-H", "Authorization: Bearer \(served.token)", "-H", "Plugboard-On-Behalf-Of: plugboard/rollout-guard", "-H",
             "Content-Type: application/json", "-d", #"{"id":"\#(Self.alpha)","reason":"x"}"#, "\(served.url)/api/admin/plugin.kill",
         ])

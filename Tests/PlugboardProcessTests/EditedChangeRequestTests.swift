@@ -86,7 +86,7 @@ struct EditedChangeRequestTests {
         try await sandbox.boardFile.execute("DELETE FROM approval_policies")
         try await sandbox.ok("plugin", "enable", Self.pay, "--env", "production")
 
-        let host = try ChildProcess(AdminAPITests.hostBinary, ["--db", sandbox.board, "--env", "production", "--plugins", Self.pay])
+        let host = try ChildProcess(OperationsAPITests.hostBinary, ["--db", sandbox.board, "--env", "production", "--plugins", Self.pay])
         _ = await host.waitForLine { $0.contains("\"started\"") || $0.contains("approval_policies") }
         _ = await host.closeInput()
         let lines = host.output

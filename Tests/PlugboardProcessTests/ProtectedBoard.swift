@@ -14,7 +14,7 @@ struct ProtectedBoard {
     /// The OS user behind each person's tokens (`uid:N` on the board).
     static let uids: [String: UInt32] = ["alice": 4301, "bob": 4302, "carol": 4303]
 
-    let served: AdminAPITests.Served
+    let served: OperationsAPITests.Served
     /// Each person's access token.
     let tokens: [String: String]
 
@@ -39,7 +39,7 @@ struct ProtectedBoard {
             first[person] = try #require((try created.json() as? [String: Any])?["token"] as? String)
         }
         try await sandbox.ok("policy", "set", "--env", "production", "--approvals", String(approvals))
-        let served = try await AdminAPITests.serve(sandbox, options: serveOptions)
+        let served = try await OperationsAPITests.serve(sandbox, options: serveOptions)
         var tokens: [String: String] = [:]
         for (person, token) in first {
             let created = try await served.run(["access-token", "create", "--name", "laptop", "--json"], token: token)

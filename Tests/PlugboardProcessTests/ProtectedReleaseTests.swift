@@ -15,7 +15,7 @@ struct ProtectedReleaseTests {
     /// register is compiled into it.
     static func loadedVersion(_ sandbox: Sandbox, environment: String) async throws -> String? {
         let host = try ChildProcess(
-            AdminAPITests.hostBinary,
+            OperationsAPITests.hostBinary,
             [
                 "--db", sandbox.board, "--env", environment, "--plugins", notes, "--versions", "1.0.0,1.0.1,1.0.2,1.1.0,1.2.0,1.3.0",
             ])

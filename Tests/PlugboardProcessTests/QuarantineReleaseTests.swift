@@ -80,7 +80,7 @@ struct QuarantineReleaseTests {
 
     @Test func aReleaseMadeThroughTheServerReachesAHostOfTheServedBoard() async throws {
         let sandbox = try await CrashQuarantineTests().makeBoard()
-        let served = try await AdminAPITests.serve(sandbox)
+        let served = try await OperationsAPITests.serve(sandbox)
         defer { Task { await served.stop() } }
         let hostsToken = try await sandbox.hostsToken()
         let boardKey = try await sandbox.boardKey()

@@ -212,7 +212,7 @@ struct RestoreNarrowingTests {
         let first = try #require((try restored.json() as? [String: Any])?["carried"] as? [[String: Any]]).first
         #expect(first?["made_at"] is String && first?["made_by"] is String, "\(String(describing: first))")
         let after = try await sandbox.boardFile.rows(query)
-        func row(_ rows: [BoardFile.Row], _ name: String) -> BoardFile.Row? { rows.first { $0["flag_name"]?.string == name } }
+        func row(_ rows: [BoardSQL.Row], _ name: String) -> BoardSQL.Row? { rows.first { $0["flag_name"]?.string == name } }
         #expect(row(after, "beta.gate") == row(before, "beta.gate"), "\(after)")
         // A flag that gates nothing is the backup's.
         #expect(row(after, "other") != row(before, "other"), "\(after)")

@@ -59,7 +59,7 @@ struct RolloutProcessTests {
     @Test func theRolloutCommandsAnswerThroughTheAdminAPIAsOnTheBoardFile() async throws {
         let local = try await Sandbox.withBoard()
         let remote = try await Sandbox.withBoard()
-        let served = try await AdminAPITests.serve(remote)
+        let served = try await OperationsAPITests.serve(remote)
         defer { Task { await served.stop() } }
         try await local.ok("access-token", "create", "--name", "tests")
         let files = try Sandbox()
@@ -82,7 +82,7 @@ struct RolloutProcessTests {
             ["rollout", "status", "com.example.missing"],
         ]
         let roots = [local.root, remote.root, files.root]
-        let results = try await AdminAPITests.runBothWays(story, local: local, served: served, roots: roots)
+        let results = try await OperationsAPITests.runBothWays(story, local: local, served: served, roots: roots)
         // The refusal of a second rollout while one runs: exit 1, one sentence, on both sides.
         let refused = try #require(results["plugboard rollout start \(id) 1.1.0 --steps 100 --every 1m"])
         #expect(refused.served.status == 1 && refused.served.stdout.isEmpty, "\(refused.served)")

@@ -20,7 +20,7 @@ struct SignedApprovalTests {
     /// A board whose production needs 2 signed approvals, served with `--admin`, where alice (an admin) opened the
     /// enablement of pay and bob and carol approved it with their keys.
     struct Approved {
-        let served: AdminAPITests.Served
+        let served: OperationsAPITests.Served
         let keys: [String: (file: String, publicKey: String)]
         let hostsToken: String
         /// alice's, bob's and carol's access tokens.
@@ -59,7 +59,7 @@ struct SignedApprovalTests {
             tokens[person] = try await sandbox.personalToken(for: person, uid: uid, name: "laptop")
         }
         try await sandbox.ok("policy", "set", "--env", "production", "--approvals", "2", "--signed-approvals", "require")
-        let served = try await AdminAPITests.serve(sandbox)
+        let served = try await OperationsAPITests.serve(sandbox)
 
         let opened = try await served.run(["plugin", "enable", pay, "--env", "production", "--json"], token: tokens["alice"])
         #expect(opened.status == 0, "\(opened)")
@@ -82,7 +82,7 @@ struct SignedApprovalTests {
     /// Runs a host of the board file in production until it started; its output lines.
     static func fileHost(_ sandbox: Sandbox, _ options: [String] = []) async throws -> [String] {
         let host = try ChildProcess(
-            AdminAPITests.hostBinary, ["--db", sandbox.board, "--env", "production", "--plugins", "\(pay),\(other)"] + options)
+            OperationsAPITests.hostBinary, ["--db", sandbox.board, "--env", "production", "--plugins", "\(pay),\(other)"] + options)
         #expect(await host.waitForLine { $0.contains("\"started\"") } != nil, "\(host.output) \(host.errorOutput)")
         _ = await host.closeInput()
         return host.output

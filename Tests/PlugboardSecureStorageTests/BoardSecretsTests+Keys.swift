@@ -50,7 +50,7 @@ extension BoardSecretsTests {
         let directory = try TemporaryDirectory()
         let path = directory.file("board.sqlite")
         let board = try Board.create(at: path, by: try Principal(osUser: "tester"))
-        let before = try BoardFile(board.path).int("SELECT count(*) FROM secret_master_key")
+        let before = try BoardSQL(board.path).int("SELECT count(*) FROM secret_master_key")
         #expect(before == 0)
         let error = boardError {
             _ = try BoardSecureStorage.initialize(

@@ -38,7 +38,7 @@ final class BoardFixture {
     var keyFile: String { path + ".key" }
 
     /// The board file as someone with `sqlite3` reads and edits it, in a process of their own.
-    func attacker() -> BoardFile { BoardFile(path) }
+    func attacker() -> BoardSQL { BoardSQL(path) }
 
     /// The bytes of the board file and of its WAL, shared-memory and journal files that exist now.
     func files() -> [String: Data] { Self.files(of: path) }
@@ -65,7 +65,7 @@ final class BoardFixture {
         let files: [String: Data]
     }
 
-    /// The dump is `sqlite3`'s (``BoardFile/dump()``), read in a process of its own from the committed state.
+    /// The dump is `sqlite3`'s (``BoardSQL/dump()``), read in a process of its own from the committed state.
     func state() throws -> State {
         State(dump: try attacker().dump(), files: files().filter { !$0.key.hasSuffix("-shm") })
     }

@@ -14,8 +14,8 @@ import Testing
 @Suite("requests counted by route", .timeLimit(.minutes(10)))
 struct RouteMetricsTests {
     @Test func requestsAreCountedByTheRoutesPatternAndOtherWhenNoRouteMatched() async throws {
-        let served = try AdminLaneTests.Served()
-        let apiToken = try served.board.createAPIToken(name: "hosts", environment: "default", kind: .hosts, by: AdminLaneTests.admin)
+        let served = try OperationsLaneTests.Served()
+        let apiToken = try served.board.createAPIToken(name: "hosts", environment: "default", kind: .hosts, by: OperationsLaneTests.admin)
         let app = try served.server.makeApplication()
         try await app.test(.router) { client in
             for sha256 in [String(repeating: "a", count: 64), String(repeating: "b", count: 64)] {

@@ -82,7 +82,7 @@ public enum ChainForgery {
     public static func rewrite(_ path: String, sql: String) async throws -> Int {
         let result = try await Spawned.run("/usr/bin/python3", ["-c", rewriter, script, path], input: Data(sql.utf8)).text
         guard result.status == 0, let changed = Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw BoardFile.Failure(stderr: result.stderr, message: "rewriting the chain of \(path) failed: \(result.stderr)")
+            throw BoardSQL.Failure(stderr: result.stderr, message: "rewriting the chain of \(path) failed: \(result.stderr)")
         }
         return changed
     }

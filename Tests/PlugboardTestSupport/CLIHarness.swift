@@ -158,13 +158,13 @@ public final class Sandbox: Sendable {
         public let dump: String
     }
 
-    /// The board's bytes (read by a child process: see ``FileBytes``) and its logical dump (``BoardFile/dump()``).
+    /// The board's bytes (read by a child process: see ``FileBytes``) and its logical dump (``BoardSQL/dump()``).
     public func snapshot() async throws -> Snapshot {
         try await Self.offPool { Snapshot(bytes: try FileBytes.read(self.board), dump: try self.boardFile.dump()) }
     }
 
     /// The board file, to read or edit with the `sqlite3` tool as someone with a shell on the machine would.
-    public var boardFile: BoardFile { BoardFile(board) }
+    public var boardFile: BoardSQL { BoardSQL(board) }
 
     /// The permission bits of a file.
     public func mode(_ path: String) -> mode_t {

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// A value of one of SQLite's five storage classes: an argument of ``BoardFile``'s SQL, or a value of a row it read.
+/// A value of one of SQLite's five storage classes: an argument of ``BoardSQL``'s SQL, or a value of a row it read.
 ///
 /// String and integer literals are text and integer values: `file.execute("UPDATE t SET a = ? WHERE b = ?", 1, "x")`.
 public enum SQLValue: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {

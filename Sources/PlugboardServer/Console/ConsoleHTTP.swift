@@ -17,14 +17,14 @@ struct ConsoleAuthentication: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let sessions = routes.sessions
         guard let id = ConsoleRoutes.cookie(request), let session = sessions.session(id) else { return signIn(request) }
-        let token = try await AdminRoutes.lookUp(session.secret, on: routes.admin.board, in: routes.admin.reads)
+        let token = try await OperationsRoutes.lookUp(session.secret, on: routes.admin.board, in: routes.admin.reads)
         guard let token, token.state == .active else {
             sessions.close(id)
             return signIn(request)
         }
         let address = context.remoteAddress?.ipAddress ?? "unknown"
         var context = context
-        context.caller = AdminRoutes.Caller(
+        context.caller = OperationsRoutes.Caller(
             token: token,
             principal: try Principal(osUser: token.principal, via: "console from \(address)", accessToken: token.name),
             address: address)

@@ -17,13 +17,13 @@ import PlugboardStore
 /// the person, in the operation's lane, recorded with `via console from ADDRESS`. Every form carries the session's
 /// CSRF token; the Content-Security-Policy allows no inline script or style and nothing from another origin.
 struct ConsoleRoutes: Sendable {
-    let admin: AdminRoutes
+    let admin: OperationsRoutes
     let sessions: ConsoleSessions
     let pulse: ConsolePulse
     /// Whether the console is served over TLS (its cookie is then `Secure`).
     let secure: Bool
 
-    init(admin: AdminRoutes) {
+    init(admin: OperationsRoutes) {
         self.admin = admin
         sessions = admin.consoleSessions
         secure = admin.configuration.tlsCertificatePath != nil
@@ -84,7 +84,8 @@ struct ConsoleRoutes: Sendable {
             }
         } catch let error as BoardError {
             return Self.refusal(
-                HTTPResponse.Status(code: AdminWire.status(for: error.code)), heading: "Refused", error.message, navigation: page.section,
+                HTTPResponse.Status(code: OperationsWire.status(for: error.code)), heading: "Refused", error.message,
+                navigation: page.section,
                 session: session.session)
         }
         admin.configuration.logger.debug("console page \(page.path) rendered in \(ContinuousClock.now - started)")
@@ -103,7 +104,7 @@ struct ConsoleRoutes: Sendable {
         let form = try await Self.form(request)
         guard Self.carries(form, csrf: session.session.csrf) else { return Self.csrfRefusal() }
         let name = context.parameters.get("operation") ?? ""
-        guard let type = AdminAPI.requests.first(where: { $0.name == name }) as? any ParsedOperation.Type else {
+        guard let type = OperationsAPI.requests.first(where: { $0.name == name }) as? any ParsedOperation.Type else {
             return Self.refusal(
                 .notFound, heading: "No such operation", "the console has no operation '\(Validate.escaped(String(name.prefix(60))))'")
         }
@@ -112,7 +113,7 @@ struct ConsoleRoutes: Sendable {
     }
 
     private func perform<Op: ParsedOperation>(
-        _ type: Op.Type, form: [String: String], caller: AdminRoutes.Caller, session: String, back: String, path: String
+        _ type: Op.Type, form: [String: String], caller: OperationsRoutes.Caller, session: String, back: String, path: String
     ) async throws -> Response {
         let (board, principal) = (admin.board, caller.principal)
         if Op.declaration.access != .read, caller.token.readOnly {
@@ -141,7 +142,7 @@ struct ConsoleRoutes: Sendable {
             // A change that opened a request goes to the request's page, where its approvals are followed.
             return Self.redirect(request.map { "/ui/changes/\($0)" } ?? back)
         } catch let error as BoardError {
-            let status = HTTPResponse.Status(code: AdminWire.status(for: error.code))
+            let status = HTTPResponse.Status(code: OperationsWire.status(for: error.code))
             return Self.refusal(status, heading: "Refused", error.message, back: back)
         }
     }
@@ -178,7 +179,7 @@ struct ConsoleRoutes: Sendable {
             return signInPage(preSession: preSession, error: sentence, status: .unauthorized)
         }
         guard !secret.isEmpty else { return failed("give an access token (plugboard access-token create)") }
-        let token = try await AdminRoutes.lookUp(secret, on: admin.board, in: admin.guesses)
+        let token = try await OperationsRoutes.lookUp(secret, on: admin.board, in: admin.guesses)
         guard let token else { return failed("this access token is not known to the board; create one with plugboard access-token create") }
         guard token.state == .active else {
             return failed("the access token '\(token.name)' of \(token.principal) is \(token.state.rawValue); create a new one")

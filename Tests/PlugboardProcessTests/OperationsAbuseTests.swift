@@ -6,11 +6,11 @@ import Testing
 /// bodies and uploads are authorized before they are read, and uploads waiting for their registration have quotas
 /// (one at a time for a principal who holds no role, who may still register a new plug-in with its artifact).
 @Suite("the operations API under abuse (processes)", .timeLimit(.minutes(10)), .serialized)
-struct AdminAbuseTests {
-    static let alpha = AdminAPITests.alpha
+struct OperationsAbuseTests {
+    static let alpha = OperationsAPITests.alpha
 
     /// Sends `count` requests listing plug-ins with `token` from 127.0.0.1 in one curl; returns their statuses.
-    static func statuses(_ served: AdminAPITests.Served, token: String, count: Int) async throws -> [Int] {
+    static func statuses(_ served: OperationsAPITests.Served, token: String, count: Int) async throws -> [Int] {
         let url = "\(served.url)/api/admin/plugin.list"
         let arguments =
             ["-s", "--max-time", "60", "-w", "%{http_code}\\n", "-H", "Authorization: Bearer \(token)", "-d", #"{"env":"default"}"#]
@@ -28,7 +28,7 @@ struct AdminAbuseTests {
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
     func failedLoginsFromAnAddressDoNotLockOutAValidTokenFromIt() async throws {
         let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
-        let served = try await AdminAPITests.serve(sandbox)
+        let served = try await OperationsAPITests.serve(sandbox)
         defer { Task { await served.stop() } }
         // 30 unknown tokens from 127.0.0.1: past the limit (20 a minute) the failures get 429.
         let flooded = ContinuousClock.now
@@ -51,7 +51,7 @@ struct AdminAbuseTests {
 
     @Test func largeBodiesFromAPrincipalWithoutARoleAreRefusedBeforeTheyAreRead() async throws {
         let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
-        let served = try await AdminAPITests.serve(sandbox)
+        let served = try await OperationsAPITests.serve(sandbox)
         defer { Task { await served.stop() } }
         let mallory = try await Self.token(sandbox, of: "mallory")
         let port = try #require(Int(served.url.split(separator: ":").last ?? ""))
@@ -89,7 +89,7 @@ struct AdminAbuseTests {
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
     func uploadsStayWithinTheirQuotasAndAPrincipalWithoutARoleHasOne() async throws {
         let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
-        let served = try await AdminAPITests.serve(sandbox, options: ["--admin-upload-quota", "1", "--admin-upload-total", "2"])
+        let served = try await OperationsAPITests.serve(sandbox, options: ["--admin-upload-quota", "1", "--admin-upload-total", "2"])
         defer { Task { await served.stop() } }
         let mallory = try await Self.token(sandbox, of: "mallory")
         try await sandbox.ok("owner", "add", Self.alpha, "bob", "--role", "owner")

@@ -1,6 +1,6 @@
 /// The schemas of the answers that are not an operation's (refusals, `whoami`, an artifact's upload), in the OpenAPI
 /// document's `components.schemas`: the operations' answers are read from their types (``JSONSchema``).
-enum AdminSchemas {
+enum OperationSchemas {
     static let yaml = """
             Error:
               type: object

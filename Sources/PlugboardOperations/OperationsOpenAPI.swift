@@ -1,10 +1,10 @@
 import Foundation
 
-/// The operations API's OpenAPI 3.1 document, made from ``AdminAPI/requests`` (paths, parameters, bodies) and
-/// ``AdminSchemas`` (what the operations answer): the server routes the same table, so the two cannot drift apart.
+/// The operations API's OpenAPI 3.1 document, made from ``OperationsAPI/requests`` (paths, parameters, bodies) and
+/// ``OperationSchemas`` (what the operations answer): the server routes the same table, so the two cannot drift apart.
 /// The repository keeps a copy (`docs/admin-openapi.yaml`, checked by the tests); `serve --admin` serves it at
 /// `/api/admin/openapi.yaml`.
-package enum AdminOpenAPI {
+package enum OperationsOpenAPI {
     /// The document, as YAML.
     package static func document() -> String {
         var out = """
@@ -86,7 +86,7 @@ package enum AdminOpenAPI {
                       $ref: '#/components/responses/Refusal'
 
             """
-        for type in AdminAPI.requests {
+        for type in OperationsAPI.requests {
             out += "  /\(type.name):\n"
             out += operation(
                 method: "post", name: type.name, summary: type.summary, discussion: type.discussion, parameters: type.parameters,
@@ -109,16 +109,16 @@ package enum AdminOpenAPI {
               schemas:
 
             """
-        out += AdminSchemas.yaml
+        out += OperationSchemas.yaml
         var named: Set<String> = []
-        for type in AdminAPI.requests where named.insert(type.responseSchema).inserted {
+        for type in OperationsAPI.requests where named.insert(type.responseSchema).inserted {
             out += "    \(type.responseSchema):\n" + type.responseJSONSchema.yaml(indent: 6)
         }
         return out
     }
 
     private static func operation(
-        method: String, name: String, summary: String, discussion: String = "", parameters: [AdminParameter], response: String,
+        method: String, name: String, summary: String, discussion: String = "", parameters: [OperationParameter], response: String,
         access: OperationAccess, widens: Bool = false
     ) -> String {
         var out = "    \(method):\n"
@@ -136,12 +136,12 @@ package enum AdminOpenAPI {
         let body = parameters
         if widens {
             out += "      parameters:\n"
-            out += "        - name: \(AdminWire.changeAtHeader)\n"
+            out += "        - name: \(OperationsWire.changeAtHeader)\n"
             out += "          in: header\n"
             out += "          required: false\n"
             out += "          description: 'Where it waits for approvals: apply it at this time (ISO-8601) once approved.'\n"
             out += "          schema: {type: string}\n"
-            out += "        - name: \(AdminWire.emergencyHeader)\n"
+            out += "        - name: \(OperationsWire.emergencyHeader)\n"
             out += "          in: header\n"
             out += "          required: false\n"
             out +=
@@ -175,7 +175,7 @@ package enum AdminOpenAPI {
             out += "        '202':\n"
             out += "          description: 'It waits for approvals: the change request it opened (or applied as an emergency).'\n"
             out += "          headers:\n"
-            out += "            \(AdminWire.changeRequestHeader):\n"
+            out += "            \(OperationsWire.changeRequestHeader):\n"
             out += "              description: The change request's number.\n"
             out += "              schema: {type: integer}\n"
             out += "          content:\n"
@@ -188,7 +188,7 @@ package enum AdminOpenAPI {
         return out
     }
 
-    private static func schemaLines(_ kind: AdminParameter.Kind) -> [String] {
+    private static func schemaLines(_ kind: OperationParameter.Kind) -> [String] {
         switch kind {
         case .string: ["type: string"]
         case .integer: ["type: integer"]

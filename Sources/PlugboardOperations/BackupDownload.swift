@@ -12,8 +12,8 @@ import Musl
 /// board's machine) into a private file beside the board, sends it with its description and its SHA-256, and removes
 /// it; the CLI writes it to a private temporary file, checks the digest and renames it into place. Board admins only:
 /// a backup holds the whole board (sealed secrets and the hashes of tokens included).
-package enum AdminBackup {
-    /// The header that carries ``Description`` (JSON, as ``AdminWire/headerValue(_:)`` writes it).
+package enum BackupDownload {
+    /// The header that carries ``Description`` (JSON, as ``OperationsWire/headerValue(_:)`` writes it).
     package static let header = "Plugboard-Backup"
 
     /// What the server says of the backup it sends.
@@ -51,11 +51,11 @@ package enum AdminBackup {
     package static func take(_ board: Board, for actor: Principal) throws(BoardError) -> (path: String, description: Description) {
         try board.requireAdmin(
             actor, doing: "download a backup of the board", refusal: AuditEntry(action: .boardBackup, targetType: "board"))
-        let folder = AdminUploads.folder(board)
+        let folder = ArtifactUploads.folder(board)
         if mkdir(folder, 0o700) != 0, errno != EEXIST {
             throw BoardError(.io, "cannot create \(folder): \(String(cString: strerror(errno)))")
         }
-        AdminUploads.removeStale(folder)
+        ArtifactUploads.removeStale(folder)
         let path = folder + "/.backup-\(UUID().uuidString)"
         let backup = try board.backup(to: path)
         guard let digest = FileDigest.sha256(ofFile: path) else {

@@ -16,7 +16,7 @@ import PlugboardStore
 /// from all addresses (``FailedAuthentications``): past a limit, failing requests get `429` with `Retry-After`; a
 /// request whose token is accepted is always answered. A failure of the route is answered as
 /// ``Refusal/answering(_:)`` says.
-struct AdminAuthentication: RouterMiddleware {
+struct OperationsAuthentication: RouterMiddleware {
     typealias Context = ServeContext
     let board: Board
     let failures: FailedAuthentications
@@ -42,7 +42,7 @@ struct AdminAuthentication: RouterMiddleware {
         }
     }
 
-    private func authenticate(_ request: Request, _ context: Context) async throws -> AdminRoutes.Caller {
+    private func authenticate(_ request: Request, _ context: Context) async throws -> OperationsRoutes.Caller {
         let address = context.remoteAddress?.ipAddress ?? "unknown"
         func refuse(_ sentence: String, counted: Bool = true) -> Refusal {
             // Only failures are limited, never an address: a token the board accepts is answered whatever was sent
@@ -65,7 +65,7 @@ struct AdminAuthentication: RouterMiddleware {
         let presented = secret
         // A token not seen before is looked up in a lane of its own: guesses never queue in front of the route's work.
         let seen = recognized.contains(secret: presented)
-        let token = try await AdminRoutes.lookUp(presented, on: board, in: seen ? lane : guesses)
+        let token = try await OperationsRoutes.lookUp(presented, on: board, in: seen ? lane : guesses)
         guard let token else { throw refuse("this access token is not known to the board; create one with plugboard access-token create") }
         recognized.note(secret: presented, accepted: token.state == .active)
         switch token.state {
@@ -76,11 +76,11 @@ struct AdminAuthentication: RouterMiddleware {
         let onBehalfOf = request.headers[.plugboardOnBehalfOf]
         let principal = try Principal(
             osUser: token.principal, onBehalfOf: onBehalfOf, via: "token \(token.name) from \(address)", accessToken: token.name)
-        return AdminRoutes.Caller(token: token, principal: principal, address: address)
+        return OperationsRoutes.Caller(token: token, principal: principal, address: address)
     }
 
     /// Refuses a write to a read-only token, and records the refusal in the audit log.
-    private func refuseReadOnly(_ request: Request, _ caller: AdminRoutes.Caller) async throws {
+    private func refuseReadOnly(_ request: Request, _ caller: OperationsRoutes.Caller) async throws {
         let error = BoardError(
             .notAllowed,
             "the access token '\(caller.token.name)' of \(caller.token.principal) is read-only; use a token created without --read-only to change the board"

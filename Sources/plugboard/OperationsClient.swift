@@ -17,9 +17,9 @@ import Glibc
 import Musl
 #endif
 
-/// The CLI's side of the operations API: sends an ``AdminRequest`` to `plugboard serve --admin` and gives back what
+/// The CLI's side of the operations API: sends an ``OperationRequest`` to `plugboard serve --admin` and gives back what
 /// performing it on the board file would have given: the same value, the same notes, the same ``BoardError``.
-package struct AdminClient: Sendable {
+package struct OperationsClient: Sendable {
     /// The server's base URL (`https://board.example.com:4242`), without `/api/admin`.
     package let server: URL
     /// The access token (`pba_…`); sent only in the `Authorization` header.
@@ -64,7 +64,7 @@ package struct AdminClient: Sendable {
     }
 
     /// Performs `request` on the server's board.
-    package func send<R: AdminRequest>(_ request: R) throws(BoardError) -> OperationReply<R.Response> {
+    package func send<R: OperationRequest>(_ request: R) throws(BoardError) -> OperationReply<R.Response> {
         let answer = try exchange(method: "POST", url: endpoint("/" + R.name), body: try request.wireBody())
         let notes = answer.notes
         guard answer.status == 200 else { throw Self.refusal(answer, server: server.absoluteString) }
@@ -79,10 +79,10 @@ package struct AdminClient: Sendable {
     }
 
     /// Submits `request`: its answer, or the change request it opened where it waits for approvals (`202`).
-    package func submit<R: AdminRequest>(_ request: R, options: ChangeOptions) throws(BoardError) -> Submission<R.Response> {
+    package func submit<R: OperationRequest>(_ request: R, options: ChangeOptions) throws(BoardError) -> Submission<R.Response> {
         var headers: [(String, String)] = []
-        if let at = options.at { headers.append((AdminWire.changeAtHeader, AdminWire.headerValue(at))) }
-        if let reason = options.emergencyReason { headers.append((AdminWire.emergencyHeader, AdminWire.headerValue(reason))) }
+        if let at = options.at { headers.append((OperationsWire.changeAtHeader, OperationsWire.headerValue(at))) }
+        if let reason = options.emergencyReason { headers.append((OperationsWire.emergencyHeader, OperationsWire.headerValue(reason))) }
         let answer = try exchange(method: "POST", url: endpoint("/" + R.name), body: try request.wireBody(), headers: headers)
         guard answer.status == 202 else {
             guard answer.status == 200 else { throw Self.refusal(answer, server: server.absoluteString) }
@@ -92,7 +92,7 @@ package struct AdminClient: Sendable {
     }
 
     private func decode<T: Decodable>(_ type: T.Type, _ body: Data, _ name: String) throws(BoardError) -> T {
-        do { return try AdminJSON.decoder().decode(T.self, from: body) } catch {
+        do { return try OperationJSON.decoder().decode(T.self, from: body) } catch {
             throw BoardError(
                 .io, "the server at \(server.absoluteString) answered \(name) with JSON this plugboard cannot read; is it the same version?"
             )
@@ -112,7 +112,7 @@ package struct AdminClient: Sendable {
 
     /// Downloads a backup of the served board to `destination` (board admins): written to a private temporary file
     /// beside it, its SHA-256 checked against the server's, then renamed into place. Returns the server's description.
-    package func downloadBackup(to destination: String) throws(BoardError) -> AdminBackup.Description {
+    package func downloadBackup(to destination: String) throws(BoardError) -> BackupDownload.Description {
         let temporary = destination + ".download-\(getpid())"
         var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw BoardError(.io, "cannot write \(temporary): \(String(cString: strerror(errno)))") }
@@ -123,8 +123,8 @@ package struct AdminClient: Sendable {
         }
         let answer = try exchange(method: "GET", url: endpoint("/backup"), body: nil, into: fd)
         guard answer.status == 200 else { throw Self.refusal(answer, server: server.absoluteString) }
-        guard let text = answer.backup.map(AdminWire.headerText),
-            let description = try? AdminJSON.decoder().decode(AdminBackup.Description.self, from: Data(text.utf8))
+        guard let text = answer.backup.map(OperationsWire.headerText),
+            let description = try? OperationJSON.decoder().decode(BackupDownload.Description.self, from: Data(text.utf8))
         else { throw BoardError(.io, "the server at \(server.absoluteString) sent a backup without its description") }
         guard answer.sha256 == description.sha256, answer.size == description.size else {
             throw BoardError(
@@ -192,7 +192,7 @@ package struct AdminClient: Sendable {
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         request.headers.add(name: "Accept", value: "application/json")
         request.headers.add(name: "User-Agent", value: "plugboard-cli")
-        if let onBehalfOf { request.headers.add(name: AdminWire.onBehalfOfHeader, value: onBehalfOf) }
+        if let onBehalfOf { request.headers.add(name: OperationsWire.onBehalfOfHeader, value: onBehalfOf) }
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))
@@ -219,14 +219,14 @@ package struct AdminClient: Sendable {
                 let response = try await client.execute(sending, timeout: .nanoseconds(Self.nanoseconds(deadline)))
                 var answer = Answer(
                     status: Int(response.status.code), body: Data(),
-                    notes: response.headers[AdminWire.noteHeader].map { Validate.escaped(AdminWire.headerText($0)) },
-                    retryAfter: response.headers.first(name: "Retry-After"), backup: response.headers.first(name: AdminBackup.header))
+                    notes: response.headers[OperationsWire.noteHeader].map { Validate.escaped(OperationsWire.headerText($0)) },
+                    retryAfter: response.headers.first(name: "Retry-After"), backup: response.headers.first(name: BackupDownload.header))
                 if let fd, response.status.code == 200 {
                     var hasher = SHA256()
                     for try await chunk in response.body {
                         try chunk.withUnsafeReadableBytes { bytes in
                             hasher.update(bufferPointer: bytes)
-                            try AdminUploads.writeAll(fd, bytes, what: "the download")
+                            try ArtifactUploads.writeAll(fd, bytes, what: "the download")
                         }
                         answer.size += Int64(chunk.readableBytes)
                     }

@@ -2,7 +2,7 @@ import Foundation
 package import PlugboardModel
 
 /// What the operations API's server and its client agree on beyond the JSON: headers, statuses.
-package enum AdminWire {
+package enum OperationsWire {
     /// A note about an answer (what the CLI prints on stderr as `note:`); one header per note.
     package static let noteHeader = "Plugboard-Note"
     /// The principal automation declares it acts for (the CLI's `--as`), recorded beside the token's principal.

@@ -16,7 +16,7 @@ import Darwin
 ///
 /// Each method has an `async` twin of the same name, which an async test gets: it waits for the child process on a
 /// thread of its own (``Sandbox/offPool(_:)``), not on one of the shared pool.
-public struct BoardFile: Sendable {
+public struct BoardSQL: Sendable {
     /// A row: its values by column name.
     public typealias Row = [String: SQLValue]
 
@@ -179,7 +179,7 @@ public struct BoardFile: Sendable {
 
 // MARK: The same, off the shared pool
 
-extension BoardFile {
+extension BoardSQL {
     /// ``rows(_:_:)``, waited for off the shared pool.
     public func rows(_ sql: String, _ arguments: SQLValue...) async throws -> [Row] {
         try await Sandbox.offPool { try self.rows(sql, arguments: arguments) }

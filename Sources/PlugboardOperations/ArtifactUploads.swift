@@ -13,7 +13,7 @@ import Musl
 /// written to a private temporary file while their SHA-256 is computed, kept only when it matches the name they were
 /// sent under. Nothing reaches the board until the registration copies the file into the artifact store (and checks
 /// it again); the upload is removed then, and any left over for more than an hour is removed by the next upload.
-package enum AdminUploads {
+package enum ArtifactUploads {
     /// The largest artifact the operations API takes by default.
     package static let defaultLimit = 512 << 20
 
@@ -58,14 +58,14 @@ package enum AdminUploads {
 
         /// Starts an upload named `sha256` of at most `limit` bytes.
         package init(board: Board, sha256: String, limit: Int) throws(BoardError) {
-            try AdminUploads.check(sha256)
+            try ArtifactUploads.check(sha256)
             self.sha256 = sha256
             self.limit = limit
-            folder = AdminUploads.folder(board)
+            folder = ArtifactUploads.folder(board)
             if mkdir(folder, 0o700) != 0, errno != EEXIST {
                 throw BoardError(.io, "cannot create \(folder): \(String(cString: strerror(errno)))")
             }
-            AdminUploads.removeStale(folder)
+            ArtifactUploads.removeStale(folder)
             temporary = folder + "/.upload-\(UUID().uuidString)"
             fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard fd >= 0 else { throw BoardError(.io, "cannot write \(temporary): \(String(cString: strerror(errno)))") }
@@ -80,7 +80,7 @@ package enum AdminUploads {
                 throw BoardError(.invalidInput, "the artifact is larger than \(limit >> 20) MiB; nothing was kept")
             }
             hasher.update(bufferPointer: bytes)
-            do throws(BoardError) { try AdminUploads.writeAll(fd, bytes, what: "the upload") } catch {
+            do throws(BoardError) { try ArtifactUploads.writeAll(fd, bytes, what: "the upload") } catch {
                 abandon()
                 throw error
             }

@@ -10,11 +10,11 @@ import Synchronization
 /// decodes it with ``fromWire(_:)`` and performs it as the access token's principal. Both give the same
 /// ``OperationReply``: the same JSON, the same error, the same notes. ``ParsedOperation`` derives the wire from the
 /// operation's arguments; ``RoutedRequest`` from a `Codable` type and its listed fields.
-package protocol AdminRequest: BoardOperation {
+package protocol OperationRequest: BoardOperation {
     /// The schema of the answer (default: read from the `Response` type, ``JSONSchema/of(_:)``).
     static var responseJSONSchema: JSONSchema { get }
     /// The fields of its JSON body, for the OpenAPI document.
-    static var parameters: [AdminParameter] { get }
+    static var parameters: [OperationParameter] { get }
 
     /// The request as the JSON body of its route.
     func wireBody() throws(BoardError) -> Data
@@ -32,13 +32,13 @@ package protocol AdminRequest: BoardOperation {
     /// Performs the operation on `board` as `actor`: every check the board makes applies (admins, owners, policies).
     func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response>
 
-    /// The answer as the API sends it (default: ``AdminJSON``, the CLI's `--json`).
+    /// The answer as the API sends it (default: ``OperationJSON``, the CLI's `--json`).
     static func encodeResponse(_ value: Response) -> Data
     /// An answer the API sent.
     static func decodeResponse(_ data: Data) throws -> Response
 }
 
-extension AdminRequest {
+extension OperationRequest {
     /// The operation's name (`plugin.kill`): the path of its route under `/api/admin/` and its OpenAPI `operationId`.
     package static var name: String { declaration.name }
     /// Who may perform it, and its lane on a served board.
@@ -56,28 +56,28 @@ extension AdminRequest {
 
     package func checked() throws(BoardError) -> Self { self }
 
-    package static func encodeResponse(_ value: Response) -> Data { Data(AdminJSON.text(value, pretty: false).utf8) }
-    package static func decodeResponse(_ data: Data) throws -> Response { try AdminJSON.decoder().decode(Response.self, from: data) }
+    package static func encodeResponse(_ value: Response) -> Data { Data(OperationJSON.text(value, pretty: false).utf8) }
+    package static func decodeResponse(_ data: Data) throws -> Response { try OperationJSON.decoder().decode(Response.self, from: data) }
 }
 
 /// A request whose wire form is its `Codable` encoding (snake_case keys), with its fields listed for the document.
-package protocol RoutedRequest: AdminRequest, Codable {
+package protocol RoutedRequest: OperationRequest, Codable {
     /// The fields of its JSON body.
-    static var fields: [AdminParameter] { get }
+    static var fields: [OperationParameter] { get }
 }
 
 extension RoutedRequest {
-    package static var parameters: [AdminParameter] { fields }
+    package static var parameters: [OperationParameter] { fields }
 
     package func wireBody() throws(BoardError) -> Data {
-        do { return try AdminJSON.encoder(pretty: false).encode(self) } catch {
+        do { return try OperationJSON.encoder(pretty: false).encode(self) } catch {
             throw BoardError(.invalidInput, "the request cannot be encoded: \(error)")
         }
     }
 
     package static func fromWire(_ body: Data) throws(BoardError) -> Self {
-        do { return try AdminJSON.decoder().decode(Self.self, from: body.isEmpty ? Data("{}".utf8) : body) } catch {
-            throw BoardError(.invalidInput, "the body is not a \(name) request: \(AdminJSON.describe(error))")
+        do { return try OperationJSON.decoder().decode(Self.self, from: body.isEmpty ? Data("{}".utf8) : body) } catch {
+            throw BoardError(.invalidInput, "the body is not a \(name) request: \(OperationJSON.describe(error))")
         }
     }
 }
@@ -99,7 +99,7 @@ public struct OperationReply<Value: Sendable>: Sendable {
 
 /// One field of a request's JSON body: its wire name (snake_case), its JSON type, whether it is required, and what it
 /// is, for the OpenAPI document.
-package struct AdminParameter: Sendable {
+package struct OperationParameter: Sendable {
     package enum Kind: String, Sendable {
         case string, integer, boolean, stringArray, object
     }
@@ -119,7 +119,7 @@ package struct AdminParameter: Sendable {
 }
 
 /// The wire format of requests and answers: JSON with snake_case keys, sorted, as the CLI prints with `--json`.
-package enum AdminJSON {
+package enum OperationJSON {
     /// An encoder of the CLI's `--json` output.
     package static func encoder(pretty: Bool = true) -> JSONEncoder {
         let encoder = JSONEncoder()
@@ -153,7 +153,7 @@ package enum AdminJSON {
     }
 }
 
-extension AdminJSON {
+extension OperationJSON {
     /// Where a JSON document does not fit the type it was decoded as, in a few words.
     package static func describe(_ error: any Error) -> String {
         guard let error = error as? DecodingError else { return "it cannot be parsed" }

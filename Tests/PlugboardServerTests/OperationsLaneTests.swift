@@ -14,26 +14,26 @@ import Testing
 /// The operations API's lanes: a guessed token is never looked up in the stops' lane, a token seen before never waits
 /// behind guesses, and large bodies are counted per principal, whatever token they come with.
 @Suite("the operations API's lanes", .timeLimit(.minutes(10)))
-struct AdminLaneTests {
+struct OperationsLaneTests {
     static let admin = try! Principal(osUser: "alice")
 
     /// A board in memory, a server with the operations API over it, and two access tokens of alice.
     struct Served {
         let board: Board
         let server: PlugboardServer
-        let routes: AdminRoutes
+        let routes: OperationsRoutes
         let laptop: CreatedAccessToken
         let ci: CreatedAccessToken
 
         init() throws {
-            board = try Board.inMemory(by: AdminLaneTests.admin)
+            board = try Board.inMemory(by: OperationsLaneTests.admin)
             var configuration = ServerConfiguration()
             configuration.admin = true
             configuration.rolloutInterval = nil
             server = PlugboardServer(board: board, configuration: configuration)
             routes = try #require(server.admin)
-            laptop = try board.createAccessToken(principal: "alice", name: "laptop", readOnly: false, by: AdminLaneTests.admin)
-            ci = try board.createAccessToken(principal: "alice", name: "ci", readOnly: false, by: AdminLaneTests.admin)
+            laptop = try board.createAccessToken(principal: "alice", name: "laptop", readOnly: false, by: OperationsLaneTests.admin)
+            ci = try board.createAccessToken(principal: "alice", name: "ci", readOnly: false, by: OperationsLaneTests.admin)
         }
     }
 
@@ -103,7 +103,7 @@ struct AdminLaneTests {
 
     @Test func theStopsAreDeclaredInTheStopsLane() {
         var stops: Set<String> = []
-        for type in AdminAPI.requests where type.access == .stop { stops.insert(type.name) }
+        for type in OperationsAPI.requests where type.access == .stop { stops.insert(type.name) }
         #expect(
             stops == [
                 "plugin.kill", "plugin.disable", "plugin.yank", "rollout.abort", "token.revoke", "access-token.revoke", "signer.revoke",
@@ -119,8 +119,8 @@ struct AdminLaneTests {
                 method: .post, scheme: "http", authority: "127.0.0.1", path: "/api/admin/plugin.list",
                 headerFields: [.contentLength: String(2 << 20)]),
             body: RequestBody(buffer: ByteBuffer()))
-        func caller(_ created: CreatedAccessToken) throws -> AdminRoutes.Caller {
-            AdminRoutes.Caller(
+        func caller(_ created: CreatedAccessToken) throws -> OperationsRoutes.Caller {
+            OperationsRoutes.Caller(
                 token: created.token, principal: try Principal(osUser: "alice", accessToken: created.token.name), address: "127.0.0.1")
         }
         let routes = served.routes

@@ -8,15 +8,15 @@ import PlugboardPluginAPI
 import PlugboardStore
 import Synchronization
 
-/// The operations API under `/api/admin/`: every operation of ``AdminAPI``, performed on the board as the principal of the
+/// The operations API under `/api/admin/`: every operation of ``OperationsAPI``, performed on the board as the principal of the
 /// access token presented, with that principal's rights; read-only tokens only read.
 ///
-/// Every route but the OpenAPI document is behind ``AdminAuthentication``, which puts the caller in the request
+/// Every route but the OpenAPI document is behind ``OperationsAuthentication``, which puts the caller in the request
 /// context. A request is authorized before its body is read: a large body (``BodyAdmission``) needs a principal who
 /// holds a role on the board and a place in their quotas; an artifact upload (``StagedUploads``) a token that is not
 /// read-only and a place in its principal's quota, larger for a principal who holds a role. Changes are recorded in the
 /// audit log with the principal as actor and `token NAME from ADDRESS`. A failure is thrown as a ``Refusal``.
-package struct AdminRoutes: Sendable {
+package struct OperationsRoutes: Sendable {
     let board: Board
     let configuration: ServerConfiguration
     let failures: FailedAuthentications
@@ -66,10 +66,10 @@ package struct AdminRoutes: Sendable {
         router.get("/api/admin/openapi.yaml") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: AdminOpenAPI.document())))
+                body: ResponseBody(byteBuffer: ByteBuffer(string: OperationsOpenAPI.document())))
         }
         let admin = router.group("/api/admin")
-        for type in AdminAPI.requests { add(type, to: admin) }
+        for type in OperationsAPI.requests { add(type, to: admin) }
         ConsoleRoutes(admin: self).add(to: router)
         route(admin, .put, "/artifacts/{sha256}", .write, action: .artifactUpload) { request, context, _ in
             try await self.upload(request, context, context.requireCaller())
@@ -88,7 +88,7 @@ package struct AdminRoutes: Sendable {
         }
     }
 
-    /// Registers `handler` for `method` on `path` under `/api/admin`, behind ``AdminAuthentication`` (the caller in the
+    /// Registers `handler` for `method` on `path` under `/api/admin`, behind ``OperationsAuthentication`` (the caller in the
     /// context): the authentication of a token seen before, like the route's work, runs in the lane of `access`, whose
     /// threads the handler is given.
     private func route(
@@ -96,7 +96,7 @@ package struct AdminRoutes: Sendable {
         _ handler: @escaping @Sendable (Request, ServeContext, WorkerThreads) async throws -> Response
     ) {
         let threads = threads(access)
-        let authentication = AdminAuthentication(
+        let authentication = OperationsAuthentication(
             board: board, failures: failures, recognized: recognized, guesses: guesses, access: access,
             action: action, lane: threads)
         admin.group().add(middleware: authentication).on(RouterPath(path), method: method) { request, context in
@@ -106,7 +106,7 @@ package struct AdminRoutes: Sendable {
 
     /// `POST /api/admin/{name}`: the operation `R`, its request the JSON body, admitted, read, decoded, performed as the
     /// caller and answered, in the operation's lane.
-    private func add<R: AdminRequest>(_ type: R.Type, to admin: RouterGroup<ServeContext>) {
+    private func add<R: OperationRequest>(_ type: R.Type, to admin: RouterGroup<ServeContext>) {
         route(admin, .post, "/" + R.name, R.access, action: R.declaration.action) { request, context, lane in
             let caller = try context.requireCaller()
             let ticket = try await self.admitBody(R.self, request, caller, lane: lane)
@@ -117,13 +117,13 @@ package struct AdminRoutes: Sendable {
                 let (board, actor) = (self.board, caller.principal)
                 // Decoded, performed and encoded in the lane: a large body's decoding or a large answer's encoding
                 // never holds the threads that answer requests.
-                let options = try AdminWire.changeOptions(request.headers[.plugboardChangeAt], request.headers[.plugboardEmergency])
+                let options = try OperationsWire.changeOptions(request.headers[.plugboardChangeAt], request.headers[.plugboardEmergency])
                 let (encoded, notes, requested) = try await lane.run { () throws -> (Data, [String], Int64?) in
                     let decoded = try R.fromWire(body.map { Data($0.readableBytesView) } ?? Data())
                     switch try decoded.submit(on: board, as: actor, options: options) {
                     case .performed(let reply): return (R.encodeResponse(reply.value), reply.notes, nil)
                     case .requested(let reply):
-                        return (Data(AdminJSON.text(reply.value, pretty: false).utf8), reply.notes, reply.value.id)
+                        return (Data(OperationJSON.text(reply.value, pretty: false).utf8), reply.notes, reply.value.id)
                     }
                 }
                 var response = Self.answer(encoded, notes: notes)
@@ -141,15 +141,15 @@ package struct AdminRoutes: Sendable {
     private func backup(_ caller: Caller) async throws -> Response {
         let board = self.board
         let actor = caller.principal
-        let (path, description) = try await reads.run { () throws -> (String, AdminBackup.Description) in
-            try AdminBackup.take(board, for: actor)
+        let (path, description) = try await reads.run { () throws -> (String, BackupDownload.Description) in
+            try BackupDownload.take(board, for: actor)
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             unlink(path)
             throw BoardError(.io, "cannot read the backup \(path)")
         }
         var headers: HTTPFields = [.contentType: "application/vnd.sqlite3", .contentLength: String(description.size)]
-        headers[.plugboardBackup] = AdminWire.headerValue(AdminJSON.text(description, pretty: false))
+        headers[.plugboardBackup] = OperationsWire.headerValue(OperationJSON.text(description, pretty: false))
         return Response(
             status: .ok, headers: headers,
             body: ResponseBody { writer in
@@ -182,7 +182,7 @@ package struct AdminRoutes: Sendable {
     }
 
     /// The whole body of a request (bounded by the operation's limit).
-    private func collect<R: AdminRequest>(_ type: R.Type, _ request: Request) async throws -> ByteBuffer? {
+    private func collect<R: OperationRequest>(_ type: R.Type, _ request: Request) async throws -> ByteBuffer? {
         switch await Body.collect(request, limit: R.bodyLimit ?? configuration.maxBodyBytes) {
         case .success(let collected): return collected
         case .failure(.tooLarge(let limit)): throw Self.tooLarge(limit)
@@ -199,19 +199,19 @@ package struct AdminRoutes: Sendable {
     /// A successful answer: the value as the CLI's `--json` prints it, notes as `Plugboard-Note` headers.
     static func answer(_ body: Data, notes: [String]) -> Response {
         var response = Reply.json(.ok, ByteBuffer(bytes: body))
-        for note in notes { response.headers.append(HTTPField(name: .plugboardNote, value: AdminWire.headerValue(note))) }
+        for note in notes { response.headers.append(HTTPField(name: .plugboardNote, value: OperationsWire.headerValue(note))) }
         return response
     }
 
 }
 
 extension HTTPField.Name {
-    static let plugboardNote = HTTPField.Name(AdminWire.noteHeader)!
-    static let plugboardOnBehalfOf = HTTPField.Name(AdminWire.onBehalfOfHeader)!
-    static let plugboardBackup = HTTPField.Name(AdminBackup.header)!
-    static let plugboardChangeAt = HTTPField.Name(AdminWire.changeAtHeader)!
-    static let plugboardEmergency = HTTPField.Name(AdminWire.emergencyHeader)!
-    static let plugboardChangeRequest = HTTPField.Name(AdminWire.changeRequestHeader)!
+    static let plugboardNote = HTTPField.Name(OperationsWire.noteHeader)!
+    static let plugboardOnBehalfOf = HTTPField.Name(OperationsWire.onBehalfOfHeader)!
+    static let plugboardBackup = HTTPField.Name(BackupDownload.header)!
+    static let plugboardChangeAt = HTTPField.Name(OperationsWire.changeAtHeader)!
+    static let plugboardEmergency = HTTPField.Name(OperationsWire.emergencyHeader)!
+    static let plugboardChangeRequest = HTTPField.Name(OperationsWire.changeRequestHeader)!
     /// On a refusal: the request's body was read whole, so the connection may stay open (removed before it is sent).
     static let plugboardBodyRead = HTTPField.Name("Plugboard-Body-Read")!
 }

@@ -1,8 +1,8 @@
 package import PlugboardStore
 
 /// Every operation of the operations API, in the order the OpenAPI document lists them.
-package enum AdminAPI {
-    package static let requests: [any AdminRequest.Type] = {
+package enum OperationsAPI {
+    package static let requests: [any OperationRequest.Type] = {
         let groups: [[any ParsedOperation.Type]] = [
             PluginOperations.reads, PluginOperations.lifecycle, HostOperations.all, RolloutOperations.all,
             [TrustOperations.AddSignature.self], RoleOperations.owners, RoleOperations.admins, RoleOperations.groups,
@@ -11,7 +11,7 @@ package enum AdminAPI {
             TokenOperations.accessTokens,
             BoardOperations.all, SecretOperations.all, ChangeOperations.all,
         ]
-        var requests: [any AdminRequest.Type] = []
+        var requests: [any OperationRequest.Type] = []
         for group in groups {
             for operation in group { requests.append(operation) }
         }

@@ -8,11 +8,11 @@ import PlugboardStore
 /// What the operations API decides before it reads a byte of a request's body: whether the principal may send a body that
 /// large, and whether the quotas have room for it or for an artifact. A refusal here leaves the body unread (its
 /// connection is closed after the answer).
-extension AdminRoutes {
+extension OperationsRoutes {
     /// Admits the body of a request that takes one: a declared length over the route's limit gets `413`; a body over
     /// the server's usual limit (or of undeclared length where the route takes more) needs a principal who holds a role
     /// on the board (`403` otherwise) and a place in ``BodyAdmission`` (`429` for the principal, `503` for the server).
-    func admitBody<R: AdminRequest>(_ type: R.Type, _ request: Request, _ caller: Caller, lane: WorkerThreads) async throws
+    func admitBody<R: OperationRequest>(_ type: R.Type, _ request: Request, _ caller: Caller, lane: WorkerThreads) async throws
         -> BodyAdmission.Ticket?
     {
         guard ConnectionGuard.hasBody(request) else { return nil }
@@ -42,7 +42,7 @@ extension AdminRoutes {
     /// principal who holds no role on the board, more for one who does. Both are checked before the body is read.
     func upload(_ request: Request, _ context: ServeContext, _ caller: Caller) async throws -> Response {
         let sha256 = context.parameters.get("sha256") ?? ""
-        try AdminUploads.check(sha256)
+        try ArtifactUploads.check(sha256)
         let limit = configuration.adminMaxArtifactBytes
         let declared = request.headers[.contentLength].flatMap(Int.init)
         if let declared, declared > limit {
@@ -54,7 +54,8 @@ extension AdminRoutes {
         let principal = caller.principal.osUser
         let admitted = try await changes.run { () throws -> Result<StagedUploads.Reservation, StagedUploads.Refusal> in
             let holdsRole = try board.holdsRole(principal)
-            return uploads.admit(principal: principal, holdsRole: holdsRole, bytes: declared ?? limit, folder: AdminUploads.folder(board))
+            return uploads.admit(
+                principal: principal, holdsRole: holdsRole, bytes: declared ?? limit, folder: ArtifactUploads.folder(board))
         }
         let reservation: StagedUploads.Reservation
         switch admitted {
@@ -64,7 +65,7 @@ extension AdminRoutes {
         }
         var kept = false
         defer { if !kept { reservation.cancel() } }
-        let writer = try AdminUploads.Writer(board: board, sha256: sha256, limit: limit)
+        let writer = try ArtifactUploads.Writer(board: board, sha256: sha256, limit: limit)
         do {
             for try await chunk in request.body {
                 try chunk.withUnsafeReadableBytes { bytes in try writer.write(bytes) }
@@ -77,7 +78,7 @@ extension AdminRoutes {
         }
         return try await Self.afterBody {
             try writer.finish()
-            reservation.staged(at: AdminUploads.folder(board) + "/" + sha256, bytes: writer.size)
+            reservation.staged(at: ArtifactUploads.folder(board) + "/" + sha256, bytes: writer.size)
             kept = true
             return Reply.json(.ok, object: ["sha256": sha256, "size": writer.size])
         }

@@ -7,7 +7,7 @@ import Testing
 /// The operations API's limits on their own: failures per address and from everyone, large bodies per token and in all,
 /// and the free space an upload leaves.
 @Suite("the operations API's limits", .timeLimit(.minutes(10)))
-struct AdminLimitsTests {
+struct OperationsLimitsTests {
     @Test func failuresAreLimitedPerAddressAndFromEveryone() {
         let failures = FailedAuthentications(limit: 3, globalLimit: 5, window: .seconds(60))
         #expect((0..<3).map { _ in failures.fail("10.0.0.1") } == [nil, nil, nil])
