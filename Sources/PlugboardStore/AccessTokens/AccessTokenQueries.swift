@@ -65,24 +65,43 @@ enum AccessTokenQueries {
         ).map(accessToken)
     }
 
-    /// The nearest token among those `principal`/`name` was made with, directly or not, that is no longer accepted
-    /// (revoked or expired); nil when all of them are accepted, or it was made on the board's machine.
-    static func unacceptedAncestor(_ db: Database, principal: String, name: String) throws -> AccessToken? {
-        try Row.fetchOne(
+    /// One link of a token's chain (``chain(_:principal:name:)``): the token, and the token it was made with, by name
+    /// (nil for a token made on the board's machine).
+    struct Link {
+        let token: AccessToken
+        let madeWith: (principal: String, name: String)?
+    }
+
+    /// The token `principal`/`name` and every token it was made with, directly or not, nearest first: what decides
+    /// whether it is accepted and who is behind it. Empty when the token is not on the board. The chain ends at a
+    /// token made on the board's machine, or at a parent that is not on the board (its last link then names one). A
+    /// token's parent exists before it, so the tokens form a tree; the walk still stops at a depth of the number of
+    /// tokens, which no chain of a tree reaches, so that a board edited into a cycle ends.
+    static func chain(_ db: Database, principal: String, name: String) throws -> [Link] {
+        try Row.fetchAll(
             db,
             sql: """
                 WITH RECURSIVE up(principal, name, depth) AS (
-                    SELECT parent_principal, parent_name, 1 FROM access_tokens
-                    WHERE principal = ?1 AND name = ?2 AND parent_principal IS NOT NULL
-                    UNION
+                    SELECT ?1, ?2, 0
+                    UNION ALL
                     SELECT t.parent_principal, t.parent_name, up.depth + 1 FROM access_tokens t
                     JOIN up ON t.principal = up.principal AND t.name = up.name
                     WHERE t.parent_principal IS NOT NULL AND up.depth < (SELECT count(*) FROM access_tokens)
                 )
-                SELECT s.* FROM access_token_status s JOIN up USING (principal, name) WHERE s.state <> 'active'
-                ORDER BY up.depth LIMIT 1
+                SELECT s.*, t.parent_principal, t.parent_name FROM up
+                JOIN access_token_status s USING (principal, name) JOIN access_tokens t USING (principal, name)
+                ORDER BY up.depth
                 """, arguments: [principal, name]
-        ).map(accessToken)
+        ).map { row in
+            let parent: String? = row["parent_principal"]
+            return Link(token: accessToken(row), madeWith: parent.map { ($0, row["parent_name"]) })
+        }
+    }
+
+    /// The nearest token among those `principal`/`name` was made with, directly or not, that is no longer accepted
+    /// (revoked or expired); nil when all of them are accepted, or it was made on the board's machine.
+    static func unacceptedAncestor(_ db: Database, principal: String, name: String) throws -> AccessToken? {
+        try chain(db, principal: principal, name: name).dropFirst().first { $0.token.state != .active }?.token
     }
 
     static func revoke(_ db: Database, principal: String, name: String, reason: String?, by actor: Principal, at now: String) throws {

@@ -19,45 +19,23 @@ package enum ApprovalRights {
     /// the maker of the first token of its chain. Nil when the chain cannot be followed to a token made on the board's
     /// machine (a token or a parent that is not on the board).
     static func person(_ db: Database, principal: String, token: String?) throws -> String? {
-        guard let token else { return principal }
-        let root = try Row.fetchOne(
-            db,
-            sql: """
-                WITH RECURSIVE up(principal, name, created_by, parent_principal, parent_name, depth) AS (
-                    SELECT principal, name, created_by, parent_principal, parent_name, 0 FROM access_tokens
-                    WHERE principal = ?1 AND name = ?2
-                    UNION ALL
-                    SELECT t.principal, t.name, t.created_by, t.parent_principal, t.parent_name, up.depth + 1 FROM access_tokens t
-                    JOIN up ON t.principal = up.parent_principal AND t.name = up.parent_name
-                    WHERE up.depth < (SELECT count(*) FROM access_tokens)
-                )
-                SELECT created_by, parent_principal FROM up ORDER BY depth DESC LIMIT 1
-                """, arguments: [principal, token])
-        guard let root, (root["parent_principal"] as String?) == nil else { return nil }
-        return root["created_by"]
+        try standing(db, principal: principal, token: token).person
     }
 
-    /// The token `principal`/`token`, or the nearest token it was made with, when revoked: `the access token 'p/n'`
-    /// (with `, which it was made with,` for an ancestor); nil when none of them is revoked, or for no token.
-    static func revocation(_ db: Database, principal: String, token: String?) throws -> String? {
-        guard let token else { return nil }
-        let row = try Row.fetchOne(
-            db,
-            sql: """
-                WITH RECURSIVE up(principal, name, revoked_at, parent_principal, parent_name, depth) AS (
-                    SELECT principal, name, revoked_at, parent_principal, parent_name, 0 FROM access_tokens
-                    WHERE principal = ?1 AND name = ?2
-                    UNION ALL
-                    SELECT t.principal, t.name, t.revoked_at, t.parent_principal, t.parent_name, up.depth + 1 FROM access_tokens t
-                    JOIN up ON t.principal = up.parent_principal AND t.name = up.parent_name
-                    WHERE up.depth < (SELECT count(*) FROM access_tokens)
-                )
-                SELECT principal, name, depth FROM up WHERE revoked_at IS NOT NULL ORDER BY depth LIMIT 1
-                """, arguments: [principal, token])
-        guard let row else { return nil }
-        let name = "'\(row["principal"] as String)/\(row["name"] as String)'"
-        return (row["depth"] as Int) == 0
+    /// Who is behind `principal` acting with access token `token` (``person(_:principal:token:)``), and whether the
+    /// token, or the nearest token it was made with, is revoked: `the access token 'p/n' was revoked` (with `, which
+    /// 'principal/token' was made with,` for an ancestor); nil when none of them is, or for no token. One walk of the
+    /// token's chain answers both.
+    static func standing(_ db: Database, principal: String, token: String?) throws -> (person: String?, revocation: String?) {
+        guard let token else { return (principal, nil) }
+        let chain = try AccessTokenQueries.chain(db, principal: principal, name: token)
+        let person = chain.last.flatMap { $0.madeWith == nil ? $0.token.createdBy : nil }
+        guard let index = chain.firstIndex(where: { $0.token.revokedAt != nil }) else { return (person, nil) }
+        let name = "'\(chain[index].token.principal)/\(chain[index].token.name)'"
+        let revocation =
+            index == 0
             ? "the access token \(name) was revoked" : "the access token \(name), which '\(principal)/\(token)' was made with, was revoked"
+        return (person, revocation)
     }
 
     /// The plug-in a request's rows all concern, if they concern one: whose owners and maintainers may approve it.

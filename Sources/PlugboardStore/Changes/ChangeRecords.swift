@@ -105,15 +105,15 @@ enum ChangeRecords {
             let approvedBase = ChangeBase(text: approval["base"])
             let principal: String = approval["principal"]
             let token: String? = approval["token"]
-            let person = try ApprovalRights.person(db, principal: principal, token: token)
+            let (person, revocation) = try ApprovalRights.standing(db, principal: principal, token: token)
             var void: String?
             if principal == author {
                 void = "\(principal) opened the request"
             } else if authorPerson == nil {
                 void =
                     "the access token '\(author)/\(authorToken ?? "")' the request was opened with was not made by a person on the board's machine, as far as its chain goes"
-            } else if open, let revoked = try ApprovalRights.revocation(db, principal: principal, token: token) {
-                void = revoked
+            } else if open, let revocation {
+                void = revocation
             } else if open,
                 let refusal = try ApprovalRights.refusal(db, principal: principal, id: id, environment: row["environment"], rows: rows)
             {
