@@ -19,8 +19,8 @@ extension Board {
             pluginID, environment, action: action, doing: enabled ? "enable" : "disable", by: actor
         ) { before, db in
             var after = EnvironmentRow(enabled: enabled, pinned: before.pinned, approved: before.approved)
-            if enabled, try ChangeRecords.protection(db, environment: environment).required > 0 {
-                after.approved = try RegistryQueries.newestRelease(db, pluginID) ?? before.approved
+            if enabled {
+                after.approved = try RegistryQueries.releaseTakenIn(db, pluginID, environment: environment, current: before.approved)
                 if after.approved != before.approved { takenIn = after.approved }
             }
             if after == before {
@@ -71,12 +71,9 @@ extension Board {
         try Validate.environment(environment)
         return try changeEnvironmentRow(pluginID, environment, action: .pluginUnpin, doing: "unpin", by: actor) { before, db in
             guard before.pinned != nil else { return .unchanged("\(pluginID) is not pinned in \(environment); nothing changed.") }
-            var after = EnvironmentRow(enabled: before.enabled, pinned: nil, approved: before.approved)
             // Unpinned where the environment is protected, hosts run releases up to the newest one, taken in now.
-            if try ChangeRecords.protection(db, environment: environment).required > 0 {
-                after.approved = try RegistryQueries.newestRelease(db, pluginID) ?? before.approved
-            }
-            return .changed(after)
+            let approved = try RegistryQueries.releaseTakenIn(db, pluginID, environment: environment, current: before.approved)
+            return .changed(EnvironmentRow(enabled: before.enabled, pinned: nil, approved: approved))
         } done: { _ in
             ChangeResult(changed: true, "Unpinned \(pluginID) in \(environment); hosts pick the highest eligible version.")
         }

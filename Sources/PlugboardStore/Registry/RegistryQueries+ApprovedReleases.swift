@@ -14,6 +14,13 @@ extension RegistryQueries {
                 """, arguments: [pluginID])
     }
 
+    /// The release a change of `pluginID` in `environment` takes in (an enable, an unpin): its newest release where the
+    /// environment is protected, else (or when it has none) `current`, the one taken in before.
+    static func releaseTakenIn(_ db: Database, _ pluginID: String, environment: String, current: String?) throws -> String? {
+        guard try ChangeRecords.protection(db, environment: environment).required > 0 else { return current }
+        return try newestRelease(db, pluginID) ?? current
+    }
+
     /// Takes in, for every plug-in enabled in `environment`, its newest release: what the environment runs when it
     /// becomes protected. Answers the plug-ins and releases taken in (a plug-in with no release takes in none).
     static func takeInNewestReleases(_ db: Database, environment: String, by actor: Principal, at now: String) throws -> [String: String] {
