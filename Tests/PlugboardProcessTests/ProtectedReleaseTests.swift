@@ -10,6 +10,8 @@ import Testing
 struct ProtectedReleaseTests {
     static let notes = "com.example.notes"
     static let approver: UInt32 = 4_501
+    /// Every release the tests register, compiled into their hosts.
+    static let versions = "1.0.0,1.0.1,1.0.2,1.1.0,1.2.0,1.3.0"
 
     /// The release a host of the board file in `environment` loads (nil when it loads none); every release the tests
     /// register is compiled into it.
@@ -17,7 +19,7 @@ struct ProtectedReleaseTests {
         let host = try ChildProcess(
             OperationsAPITests.hostBinary,
             [
-                "--db", sandbox.board, "--env", environment, "--plugins", notes, "--versions", "1.0.0,1.0.1,1.0.2,1.1.0,1.2.0,1.3.0",
+                "--db", sandbox.board, "--env", environment, "--plugins", notes, "--versions", versions,
             ])
         #expect(await host.waitForLine { $0.contains(#""event":"started""#) } != nil, "\(host.output) \(host.errorOutput)")
         _ = await host.closeInput()
@@ -99,9 +101,21 @@ extension ProtectedReleaseTests {
         try await sandbox.ok("plugin", "register", sandbox.write("notes-1.0.1.json", manifest(Self.notes, "1.0.1")))
         // Unprotected, production runs the newest release; becoming protected, it keeps running it, and no later one.
         #expect(try await Self.loadedVersion(sandbox, environment: "production") == "1.0.1")
+        // A token for production's hosts of the served board, made while production is not protected yet.
+        let created = try await sandbox.ok("token", "create", "--name", "hosts", "--for", "hosts", "--env", "production", "--json")
+        let hostsToken = try #require((try created.json() as? [String: Any])?["token"] as? String)
         try await sandbox.ok("policy", "set", "--env", "production", "--approvals", "2")
         try await sandbox.ok("plugin", "register", sandbox.write("notes-1.1.0.json", manifest(Self.notes, "1.1.0")))
         #expect(try await Self.loadedVersion(sandbox, environment: "production") == "1.0.1")
+        // A host of the served board decides from the signed snapshot, the same way.
+        let (server, url, _) = try await RemoteHostTests().serve(sandbox)
+        let remote = try RemoteHostTests().host(
+            url, hostsToken, key: try await sandbox.boardKey(), cache: sandbox.root.appendingPathComponent("cache").path,
+            plugins: [Self.notes], options: ["--env", "production", "--versions", Self.versions])
+        let loaded = await remote.waitForLine(RemoteHostTests.event("loaded", Self.notes))
+        #expect(loaded.map { remote.output[$0].contains(#""version":"1.0.1""#) } == true, "\(remote.output) \(remote.errorOutput)")
+        _ = await remote.closeInput()
+        _ = await server.stop()
         // Tightening the policy again takes in nothing.
         try await sandbox.ok("policy", "set", "--env", "production", "--approvals", "3")
         #expect(try await Self.loadedVersion(sandbox, environment: "production") == "1.0.1")
