@@ -65,8 +65,8 @@ extension OperationRequest {
         if let reason = options.emergencyReason {
             try Validate.reason(reason)
             if options.at != nil { throw BoardError.invalid("an emergency is applied at once; give --emergency or --at, not both") }
-            let (reply, id) = try board.applying(.emergency(new, reason: reason)) { () throws(BoardError) in
-                try perform(on: board, as: actor)
+            let (reply, id) = try board.applying(.emergency(new, reason: reason)) { (applying) throws(BoardError) in
+                try perform(on: applying, as: actor)
             }
             guard let id else { return .performed(reply) }
             let request = try board.changeRequest(id)
@@ -81,7 +81,7 @@ extension OperationRequest {
         if at != nil, new.authorApplies {
             throw BoardError.invalid("\(Self.name) answers with a secret, so only its author applies it; it cannot be scheduled")
         }
-        switch try board.rehearse({ () throws(BoardError) in try perform(on: board, as: actor) }) {
+        switch try board.rehearse({ (rehearsing) throws(BoardError) in try perform(on: rehearsing, as: actor) }) {
         case .unchanged(let reply):
             return .performed(reply)
         case .rehearsed(let rehearsal):
@@ -221,7 +221,7 @@ package enum ChangeRequests {
     {
         let operation = try R.fromWire(Data(request.body.utf8))
         let author = try Principal(osUser: request.author)
-        switch try board.rehearse({ () throws(BoardError) in try operation.perform(on: board, as: author) }) {
+        switch try board.rehearse({ (rehearsing) throws(BoardError) in try operation.perform(on: rehearsing, as: author) }) {
         case .rehearsed(let rehearsal): return rehearsal.base
         case .unchanged: return ChangeBase(rows: [:])
         }
@@ -243,8 +243,8 @@ package enum ChangeRequests {
     {
         let operation = try R.fromWire(Data(request.body.utf8))
         let author = try Principal(osUser: request.author, via: "change request \(request.id), applied by \(applier.osUser)")
-        let (reply, applied) = try board.applying(.approved(id: request.id, by: applier.osUser)) { () throws(BoardError) in
-            try operation.perform(on: board, as: author)
+        let (reply, applied) = try board.applying(.approved(id: request.id, by: applier.osUser)) { (applying) throws(BoardError) in
+            try operation.perform(on: applying, as: author)
         }
         let said = (reply.value as? ChangeResult)?.message ?? "done."
         guard applied != nil else {

@@ -52,17 +52,20 @@ package final class Board: Sendable {
     let writer: any DatabaseWriter
     /// How many changes were committed through this object: its connection's own commits do not move
     /// `PRAGMA data_version`, so ``version()`` counts them here.
-    private let ownChanges = Mutex<Int64>(0)
+    private let ownChanges: Shared<Int64>
     /// The proofs of the board as a whole this object made (see `Board.proveHead(extending:)`).
-    let headProofs = HeadProofs()
+    let headProofs: HeadProofs
     /// The rows of the secret tables this connection proved against the audit log, while the file is unchanged.
-    let provenRows = ProvenRows()
+    let provenRows: ProvenRows
     /// What this connection keeps between its changes: schema facts and the state proof's bucket hashes.
-    let stateCache = StateCache()
+    let stateCache: StateCache
     /// Refused attempts counted and not yet written (``recordRefusal(_:by:because:)``).
-    let refusals = RefusalBursts()
+    let refusals: RefusalBursts
     /// The telemetry file beside the board, once opened (see `TelemetryFile`).
-    let telemetry = Mutex<TelemetryFile?>(nil)
+    let telemetry: Shared<TelemetryFile?>
+    /// What this board's first audited change does besides its own work: nil, except on the board that
+    /// ``rehearse(_:)`` and ``applying(_:_:)`` hand to a change request's operation (see ``ChangeHook``).
+    let changeHook: ChangeHook?
     /// The board file's identity while this object has it open (see `BoardSharing`).
     private let openFile: BoardSharing.FileIdentity?
     /// True when this process may not write the board's `-shm`: SQLite then rebuilds its WAL index in private
@@ -84,6 +87,30 @@ package final class Board: Sendable {
         self.isReadOnly = isReadOnly
         self.openFile = path == ":memory:" ? nil : BoardSharing.noteOpened(path)
         self.sharedMemoryIsPrivate = path != ":memory:" && access(path + "-shm", W_OK) != 0
+        self.ownChanges = Shared(0)
+        self.telemetry = Shared(nil)
+        self.changeHook = nil
+        self.headProofs = HeadProofs()
+        self.provenRows = ProvenRows()
+        self.stateCache = StateCache()
+        self.refusals = RefusalBursts()
+    }
+
+    /// The same board, over the same connection and with the same caches, whose audited changes also run `hook`.
+    init(_ board: Board, hook: ChangeHook) {
+        path = board.path
+        clock = board.clock
+        writer = board.writer
+        isReadOnly = board.isReadOnly
+        openFile = nil
+        sharedMemoryIsPrivate = board.sharedMemoryIsPrivate
+        ownChanges = board.ownChanges
+        telemetry = board.telemetry
+        headProofs = board.headProofs
+        provenRows = board.provenRows
+        stateCache = board.stateCache
+        refusals = board.refusals
+        changeHook = hook
     }
 
     deinit {
@@ -320,54 +347,6 @@ package final class Board: Sendable {
     /// change.
     func noteOwnChange() {
         ownChanges.withLock { $0 += 1 }
-    }
-
-    /// What ``checkpointWAL()`` did.
-    package enum CheckpointOutcome: Sendable, Equatable {
-        /// The WAL was copied into the board file and truncated to zero bytes.
-        case done
-        /// A reader in another process kept the checkpoint from completing (after the busy timeout).
-        case readerBusy
-        /// The board is replicated by Litestream, which checkpoints it: Plugboard makes no checkpoint of its own.
-        case replicated
-        /// The board was opened read-only.
-        case readOnly
-    }
-
-    /// Copies the WAL into the board file and truncates the WAL to zero bytes (`PRAGMA wal_checkpoint(TRUNCATE)`),
-    /// so that page images written before, such as data keys that were just shredded, no longer sit in the WAL.
-    ///
-    /// On a board Litestream replicates, the checkpoint does not wait: Litestream holds a read transaction so that no
-    /// frame is checkpointed away before it copied it, so a truncating checkpoint would only wait out the busy timeout,
-    /// and Litestream checkpoints the WAL itself. A table named `_litestream_seq` alone proves nothing (anyone who
-    /// may write the board can add one): when the board has it, the checkpoint is tried with a short wait, and the
-    /// board counts as replicated only when a reader in another process kept it from completing. `evenIfReplicated`
-    /// checkpoints a board file no other process can have open (a restore's copy), with the usual wait. Never throws
-    /// for a checkpoint that could not complete.
-    @discardableResult
-    package func checkpointWAL(evenIfReplicated: Bool = false) throws(BoardError) -> CheckpointOutcome {
-        guard !isReadOnly else { return .readOnly }
-        do {
-            return try writer.writeWithoutTransaction { db in
-                let mayBeReplicated = try !evenIfReplicated && hasLitestreamTable(db)
-                if mayBeReplicated { sqlite3_busy_timeout(db.sqliteConnection, Self.replicatedCheckpointWait) }
-                defer { if mayBeReplicated { sqlite3_busy_timeout(db.sqliteConnection, Int32(Self.busyTimeout * 1000)) } }
-                let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-                if (row?[0] as Int?) == 0 { return .done }
-                return mayBeReplicated ? .replicated : .readerBusy
-            }
-        } catch {
-            throw mapError(error)
-        }
-    }
-
-    /// How long, in milliseconds, a checkpoint of a board that may be replicated waits for readers.
-    static let replicatedCheckpointWait: Int32 = 250
-
-    /// True when the board has Litestream's bookkeeping table `_litestream_seq`, which Litestream adds when it starts
-    /// replicating. Only a hint: the table stays when Litestream stops, and anyone who may write the board can add it.
-    func hasLitestreamTable(_ db: Database) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_litestream_seq'")) ?? false
     }
 }
 

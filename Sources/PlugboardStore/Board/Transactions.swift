@@ -220,7 +220,7 @@ extension Board {
                 if let access { try RequiredRole.check(access, db, by: actor) }
                 let result = try body(change)
                 // An operation rehearsed or applied as a change request: its first audited change is the one.
-                if let hook = ChangeHook.current, !hook.fired, change.recordedCount > 0 { try hook.run(change) }
+                if let hook = changeHook, !hook.fired, change.recordedCount > 0 { try hook.run(change) }
                 if change.wroteRows && change.recordedCount == 0 {
                     throw BoardError(
                         .integrity,

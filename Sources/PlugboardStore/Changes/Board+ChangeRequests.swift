@@ -92,21 +92,23 @@ extension Board {
 
     // MARK: Rehearsing and applying
 
-    /// Runs `body` (an operation) so that its first audited change is rolled back once it ran: what it would write and
-    /// the rows it touches, or the operation's answer when it changed nothing. A refusal passes through.
-    package func rehearse<T>(_ body: () throws(BoardError) -> T) throws(BoardError) -> RehearsalOutcome<T> {
+    /// Runs `body` (an operation) on a board whose first audited change is rolled back once it ran: what it would write
+    /// and the rows it touches, or the operation's answer when it changed nothing. A refusal passes through. `body`
+    /// performs the operation on the board it is given (the same board and connection, with a ``ChangeHook``).
+    package func rehearse<T>(_ body: (Board) throws(BoardError) -> T) throws(BoardError) -> RehearsalOutcome<T> {
         let hook = ChangeHook(.rehearse)
-        let result = hook.run(body)
+        let result = Result { () throws(BoardError) in try body(Board(self, hook: hook)) }
         if let rehearsal = hook.rehearsal { return .rehearsed(rehearsal) }
         return .unchanged(try result.get())
     }
 
-    /// Runs `body` (a change request's operation) so that its first audited change also checks and records
+    /// Runs `body` (a change request's operation) on a board whose first audited change also checks and records
     /// `application`; answers with the body's answer and the request applied (nil when the operation changed nothing).
-    package func applying<T>(_ application: ChangeApplication, _ body: () throws(BoardError) -> T) throws(BoardError) -> (T, Int64?) {
+    /// `body` performs the operation on the board it is given.
+    package func applying<T>(_ application: ChangeApplication, _ body: (Board) throws(BoardError) -> T) throws(BoardError) -> (T, Int64?) {
         let hook = ChangeHook(.apply(application))
-        let result = hook.run(body)
-        return (try result.get(), hook.appliedID)
+        let value = try body(Board(self, hook: hook))
+        return (value, hook.appliedID)
     }
 
     // MARK: The life of a request

@@ -82,8 +82,9 @@ package enum ChangeDigest {
     }
 }
 
-/// What the first audited change of an operation does besides its own work, when the operation runs inside
-/// ``Board/rehearse(_:)`` or ``Board/applying(_:_:)``: set for the task, read by ``Board/change(_:refusal:requiring:_:)``.
+/// What the first audited change of an operation does besides its own work, when the operation runs on the board that
+/// ``Board/rehearse(_:)`` or ``Board/applying(_:_:)`` hands it (``Board/changeHook``), read by
+/// ``Board/change(_:refusal:requiring:_:)``. An operation performed on any other board is never a rehearsal.
 final class ChangeHook: @unchecked Sendable {
     enum Mode {
         case rehearse
@@ -101,15 +102,6 @@ final class ChangeHook: @unchecked Sendable {
     private(set) var appliedID: Int64?
 
     init(_ mode: Mode) { self.mode = mode }
-
-    @TaskLocal static var current: ChangeHook?
-
-    /// Runs `body` (an operation) with this hook set for the task.
-    func run<T>(_ body: () throws(BoardError) -> T) -> Result<T, BoardError> {
-        Self.$current.withValue(self) { () -> Result<T, BoardError> in
-            do throws(BoardError) { return .success(try body()) } catch { return .failure(error) }
-        }
-    }
 
     /// Runs in `change`'s transaction after its body, before its audit rows are written.
     func run(_ change: AuditedChange) throws {
