@@ -5,53 +5,59 @@ public import PlugboardVersioning
 // The fields several operations share, declared once as swift-argument-parser option groups: their help is written
 // once, and their fields travel on the wire under their own names, in the group's place.
 
-/// The plug-in an operation acts on: its `ID` argument.
-public struct PluginTarget: ParsableArguments, Sendable {
-    /// The plug-in id.
-    @Argument(help: "The plug-in id.") public var id: PluginID
+/// A value that names what an operation acts on, given as the operation's `ID` argument.
+public protocol OperationTargetID: BoardField {
+    /// The argument's help.
+    static var targetHelp: String { get }
+}
+
+extension PluginID: OperationTargetID {
+    /// The argument's help.
+    public static var targetHelp: String { "The plug-in id." }
+}
+
+extension ChangeOperations.RequestID: OperationTargetID {
+    /// The argument's help.
+    public static var targetHelp: String { "The request's number." }
+}
+
+/// What an operation acts on, named by its `ID` argument: a plug-in (``PluginTarget``) or a change request
+/// (``RequestTarget``).
+public struct Target<ID: OperationTargetID>: ParsableArguments, Sendable {
+    /// What it acts on.
+    @Argument(help: ArgumentHelp(ID.targetHelp)) public var id: ID
     /// swift-argument-parser's: the id is left for the parser to fill.
     public init() {}
-    /// The plug-in `id`.
-    public init(_ id: PluginID) { self.id = id }
+    /// The target `id`.
+    public init(_ id: ID) { self.id = id }
 }
 
-/// An operation on one plug-in, named by its ``PluginTarget``.
-public protocol PluginTargeted {
-    /// The plug-in it acts on.
-    var target: PluginTarget { get set }
+/// The plug-in an operation acts on.
+public typealias PluginTarget = Target<PluginID>
+/// The change request an operation acts on.
+public typealias RequestTarget = Target<ChangeOperations.RequestID>
+
+/// An operation on one thing, named by its ``Target``.
+public protocol Targeted {
+    /// What names the thing it acts on.
+    associatedtype ID: OperationTargetID
+    /// The thing it acts on.
+    var target: Target<ID> { get set }
 }
 
-extension PluginTargeted {
-    /// The id of the plug-in it acts on.
-    public var id: PluginID {
+extension Targeted {
+    /// The id of what it acts on.
+    public var id: ID {
         get { target.id }
-        set { target = PluginTarget(newValue) }
+        set { target = Target(newValue) }
     }
 }
 
-/// The change request an operation acts on: its `ID` argument.
-public struct RequestTarget: ParsableArguments, Sendable {
-    /// The request's number.
-    @Argument(help: "The request's number.") public var id: ChangeOperations.RequestID
-    /// swift-argument-parser's: the number is left for the parser to fill.
-    public init() {}
-    /// The request numbered `id`.
-    public init(_ id: ChangeOperations.RequestID) { self.id = id }
-}
+/// An operation on one plug-in.
+public protocol PluginTargeted: Targeted where ID == PluginID {}
 
-/// An operation on one change request, named by its ``RequestTarget``.
-public protocol RequestTargeted {
-    /// The request it acts on.
-    var target: RequestTarget { get set }
-}
-
-extension RequestTargeted {
-    /// The number of the request it acts on.
-    public var id: ChangeOperations.RequestID {
-        get { target.id }
-        set { target = RequestTarget(newValue) }
-    }
-}
+/// An operation on one change request.
+public protocol RequestTargeted: Targeted where ID == ChangeOperations.RequestID {}
 
 /// The flag an operation acts on: its `NAME` argument.
 public struct FlagTarget: ParsableArguments, Sendable {
@@ -100,16 +106,22 @@ public struct KillScope: ParsableArguments, Sendable {
 // Operations whose only fields are a target (and an environment) take their typed initializer from these protocols:
 // a conformance says the operation has no other field.
 
-/// An operation whose only field is the plug-in it acts on.
-public protocol PluginOperation: PluginTargeted, ParsableArguments {}
+/// An operation whose only field is what it acts on.
+public protocol TargetOperation: Targeted, ParsableArguments {}
 
-extension PluginOperation {
-    /// The operation on plug-in `id`.
-    public init(id: PluginID) {
+extension TargetOperation {
+    /// The operation on `id`.
+    public init(id: ID) {
         self.init()
-        target = PluginTarget(id)
+        target = Target(id)
     }
 }
+
+/// An operation whose only field is the plug-in it acts on.
+public protocol PluginOperation: TargetOperation, PluginTargeted {}
+
+/// An operation whose only field is the change request it acts on.
+public protocol RequestOperation: TargetOperation, RequestTargeted {}
 
 /// An operation whose only fields are the plug-in it acts on and the environment it acts in.
 public protocol PluginInEnvironmentOperation: PluginTargeted, ParsableArguments {
@@ -123,17 +135,6 @@ extension PluginInEnvironmentOperation {
         self.init()
         target = PluginTarget(id)
         self.env = env
-    }
-}
-
-/// An operation whose only field is the change request it acts on.
-public protocol RequestOperation: RequestTargeted, ParsableArguments {}
-
-extension RequestOperation {
-    /// The operation on the request numbered `id`.
-    public init(id: ChangeOperations.RequestID) {
-        self.init()
-        target = RequestTarget(id)
     }
 }
 
