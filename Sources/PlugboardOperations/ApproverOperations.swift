@@ -20,7 +20,7 @@ public enum ApproverOperations {
                 --key FILE, which signs the change's digest on their machine. In an environment whose policy requires \
                 signed approvals, only approvals signed by a registered, unrevoked key of the approving principal count, \
                 and hosts load a plug-in enabled there only with enough such signatures.
-                """, response: "ChangeResult", widens: .boardWide)
+                """, widens: .boardWide)
         @Argument(help: ArgumentHelp("Whose key it is: the principal whose approvals it signs.", valueName: "principal"))
         public var principal: String
         @Argument(help: ArgumentHelp("The public key, base64 of its 32 bytes.", valueName: "public-key")) public var publicKey: String
@@ -37,7 +37,7 @@ public enum ApproverOperations {
     /// `approver list`.
     public struct ListApprovers: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            .approverList, .read, abstract: "List approver keys, revoked ones included.", response: "ApproverList")
+            .approverList, .read, abstract: "List approver keys, revoked ones included.")
         public init() {}
         /// What it answers.
         public typealias Response = [Approver]
@@ -45,15 +45,16 @@ public enum ApproverOperations {
             OperationReply(try board.approvers())
         }
         package static func text(_ approvers: [Approver]) -> String? {
-            var table = Table("KEY ID", "PRINCIPAL", "STATE", "ADDED", "PUBLIC KEY")
-            for approver in approvers {
-                table.add(
+            Table.listing(
+                approvers, "KEY ID", "PRINCIPAL", "STATE", "ADDED", "PUBLIC KEY",
+                empty: "No approver key is registered yet; an admin registers one with plugboard approver add PRINCIPAL PUBLIC_KEY."
+            ) { approver in
+                [
                     approver.keyID, approver.principal,
-                    approver.revokedAt.map { "revoked \($0) by \(approver.revokedBy ?? "?"): \(approver.revokeReason ?? "")" } ?? "counts",
-                    "\(approver.addedAt) by \(approver.addedBy)", approver.publicKey)
+                    Table.revocation(approver.revokedAt, by: approver.revokedBy, approver.revokeReason, otherwise: "counts"),
+                    "\(approver.addedAt) by \(approver.addedBy)", approver.publicKey,
+                ]
             }
-            return table.text(
-                empty: "No approver key is registered yet; an admin registers one with plugboard approver add PRINCIPAL PUBLIC_KEY.")
         }
     }
 
@@ -62,8 +63,7 @@ public enum ApproverOperations {
         public static let declaration = OperationDeclaration(
             .approverRevoke, .stop,
             abstract:
-                "Revoke an approver key (admins): no approval it signed counts any more, for the board or hosts, including earlier ones.",
-            response: "ChangeResult")
+                "Revoke an approver key (admins): no approval it signed counts any more, for the board or hosts, including earlier ones.")
         @Argument(help: "The key id (plugboard approver list).") public var keyID: KeyID
         @Option(name: .long, help: "Why (kept in the board and the audit log).") public var reason: Reason
         public init() {}

@@ -46,13 +46,15 @@ public enum BoardOperations {
             return OperationReply(try board.clientInstances(environment: env), notes: TelemetryNotes.drops(board, hosts: false))
         }
         package static func text(_ instances: [ClientInstance]) -> String? {
-            var table = Table("APPLICATION", "INSTANCE", "ENVIRONMENT", "SDK", "TOKEN", "FIRST SEEN", "LAST SEEN")
-            for instance in instances {
-                table.add(
+            Table.listing(
+                instances, "APPLICATION", "INSTANCE", "ENVIRONMENT", "SDK", "TOKEN", "FIRST SEEN", "LAST SEEN",
+                empty: "No client has contacted plugboard serve yet."
+            ) { instance in
+                [
                     instance.appName, instance.instanceID, instance.environment, instance.sdkVersion.cell, instance.tokenName.cell,
-                    instance.firstSeen, instance.lastSeen)
+                    instance.firstSeen, instance.lastSeen,
+                ]
             }
-            return table.text(empty: "No client has contacted plugboard serve yet.")
         }
     }
 
@@ -64,8 +66,8 @@ public enum BoardOperations {
             abstract:
                 "Recompute the hash chain and compare every row of policy with the digests the log recorded; exit 1 naming what differs.",
             discussion:
-                "Names every row added, changed or removed behind the CLI's back. With --checkpoint SEQ:HASH:ROOT (from plugboard audit checkpoint, kept elsewhere) a truncated or rewritten log and state are detected too.",
-            response: "AuditVerification")
+                "Names every row added, changed or removed behind the CLI's back. With --checkpoint SEQ:HASH:ROOT (from plugboard audit checkpoint, kept elsewhere) a truncated or rewritten log and state are detected too."
+        )
         @Option(
             name: .long, help: ArgumentHelp("A checkpoint printed earlier by plugboard audit checkpoint.", valueName: "seq:hash:root"),
             transform: { try AuditCheckpoint(parsing: $0) })
@@ -90,8 +92,7 @@ public enum BoardOperations {
     public struct Checkpoint: ParsedOperation {
         public static let declaration = OperationDeclaration(
             .auditCheckpoint, .read,
-            abstract: "Print the head of the audit chain and the state root (SEQ:HASH:ROOT) to keep somewhere else.",
-            response: "AuditCheckpoint")
+            abstract: "Print the head of the audit chain and the state root (SEQ:HASH:ROOT) to keep somewhere else.")
         public init() {}
         /// What it answers.
         public typealias Response = AuditCheckpoint

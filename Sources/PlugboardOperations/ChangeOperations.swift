@@ -33,7 +33,7 @@ public enum ChangeOperations {
     /// `change list [--state S]`.
     public struct List: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            .changeList, .read, abstract: "List change requests, newest first (at most 500).", response: "ChangeRequestList")
+            .changeList, .read, abstract: "List change requests, newest first (at most 500).")
         @Option(help: "Only requests in this state: open, scheduled, applied, rejected or cancelled.") public var state: RequestState?
         public init() {}
         public init(state: RequestState?) { self.state = state }
@@ -43,21 +43,22 @@ public enum ChangeOperations {
             OperationReply(try board.changeRequests(state: state?.rawValue))
         }
         package func text(for requests: [ChangeRequest]) -> String? {
-            var table = Table("ID", "STATE", "CHANGE", "BY", "APPROVALS", "WHEN")
-            for request in requests {
-                table.add(
+            Table.listing(
+                requests, "ID", "STATE", "CHANGE", "BY", "APPROVALS", "WHEN",
+                empty: "No change request\(state.map { " is \($0.rawValue)" } ?? " yet")."
+            ) { request in
+                [
                     String(request.id), request.emergency ? "\(request.state) (emergency)" : request.state, request.summary, request.author,
-                    "\(request.currentApprovals)/\(request.required)", request.scheduledAt ?? request.closedAt ?? request.openedAt)
+                    "\(request.currentApprovals)/\(request.required)", request.scheduledAt ?? request.closedAt ?? request.openedAt,
+                ]
             }
-            return table.text(empty: "No change request\(state.map { " is \($0.rawValue)" } ?? " yet").")
         }
     }
 
     /// `change show N`.
     public struct Show: ParsedOperation, RequestOperation {
         public static let declaration = OperationDeclaration(
-            .changeShow, .read, abstract: "Show a change request: every row it would change, before and after, and its approvals.",
-            response: "ChangeRequest")
+            .changeShow, .read, abstract: "Show a change request: every row it would change, before and after, and its approvals.")
         @OptionGroup public var target: RequestTarget
         public init() {}
         /// What it answers.
@@ -79,7 +80,7 @@ public enum ChangeOperations {
             discussion: """
                 An approval names the change's digest and the state of the rows it touches now: if they move before the \
                 change is applied, the approval no longer counts. A scheduled request is applied at its time.
-                """, response: "ChangeRequestResult")
+                """)
         @OptionGroup public var target: RequestTarget
         @Option(help: "A comment, kept with the approval.") public var comment: Reason?
         @Option(name: .long, help: "The approver key's id, for a signed approval.") public var keyID: KeyID?
@@ -142,8 +143,7 @@ public enum ChangeOperations {
     /// `change reject N --reason TEXT`: a stop, never waiting.
     public struct Reject: ParsedOperation, RequestTargeted {
         public static let declaration = OperationDeclaration(
-            .changeReject, .stop, abstract: "Reject a change request you may approve (or your own): it is never applied.",
-            response: "ChangeRequestResult")
+            .changeReject, .stop, abstract: "Reject a change request you may approve (or your own): it is never applied.")
         @OptionGroup public var target: RequestTarget
         @Option(help: "Why (kept in the request and the audit log).") public var reason: Reason
         public init() {}
@@ -163,7 +163,7 @@ public enum ChangeOperations {
     /// `change cancel N`: its author (or an admin) withdraws it.
     public struct Cancel: ParsedOperation, RequestOperation {
         public static let declaration = OperationDeclaration(
-            .changeCancel, .stop, abstract: "Withdraw your change request (or one you may approve).", response: "ChangeRequestResult")
+            .changeCancel, .stop, abstract: "Withdraw your change request (or one you may approve).")
         @OptionGroup public var target: RequestTarget
         public init() {}
         /// What it answers.
@@ -179,8 +179,7 @@ public enum ChangeOperations {
         public static let declaration = OperationDeclaration(
             .changeApply, .write,
             abstract: "Apply a change request whose approvals are met, for the rows as they are now.",
-            discussion: "A request whose answer is a secret (a new token) is applied by its author, who receives the secret.",
-            response: "ChangeRequestResult")
+            discussion: "A request whose answer is a secret (a new token) is applied by its author, who receives the secret.")
         @OptionGroup public var target: RequestTarget
         public init() {}
         /// What it answers.
@@ -198,8 +197,7 @@ public enum ChangeOperations {
         public static let declaration = OperationDeclaration(
             .changeSchedule, .write,
             abstract: "Apply a change request at a time once approved (its author or an admin); --at now-less clears it.",
-            discussion: "plugboard serve applies due, approved requests within 5 seconds; plugboard change apply-due does it from cron.",
-            response: "ChangeRequestResult")
+            discussion: "plugboard serve applies due, approved requests within 5 seconds; plugboard change apply-due does it from cron.")
         @OptionGroup public var target: RequestTarget
         @Option(help: "When (ISO-8601, for example 2026-12-01T09:00:00Z).") public var at: String?
         @Flag(help: "Clear the schedule: the request applies on its last approval.") public var clear = false
@@ -228,8 +226,7 @@ public enum ChangeOperations {
         public static let declaration = OperationDeclaration(
             .changeApplyDue, .write,
             abstract: "Apply every scheduled change request whose time came and whose approvals are met (for cron).",
-            discussion: "A due request whose rows moved since its approvals is not applied: it goes back to open and says why.",
-            response: "ChangeRequestResultList")
+            discussion: "A due request whose rows moved since its approvals is not applied: it goes back to open and says why.")
         public init() {}
         /// What it answers.
         public typealias Response = [ChangeRequestResult]
@@ -244,8 +241,7 @@ public enum ChangeOperations {
     /// `change acknowledge N`: another admin saw an emergency change.
     public struct Acknowledge: ParsedOperation, RequestOperation {
         public static let declaration = OperationDeclaration(
-            .changeAcknowledge, .write, abstract: "Acknowledge an emergency change another admin applied (admins).",
-            response: "ChangeRequestResult")
+            .changeAcknowledge, .write, abstract: "Acknowledge an emergency change another admin applied (admins).")
         @OptionGroup public var target: RequestTarget
         public init() {}
         /// What it answers.

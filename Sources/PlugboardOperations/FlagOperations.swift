@@ -18,7 +18,7 @@ public enum FlagOperations {
     /// `flag create NAME`: the caller becomes its owner.
     public struct Create: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .flagCreate, .write, abstract: "Create a flag, off in every environment; you become its owner.", response: "ChangeResult")
+            .flagCreate, .write, abstract: "Create a flag, off in every environment; you become its owner.")
         @Argument(help: "The flag name, for example checkout.new-flow.") public var name: NewFlagName
         @Option(name: .long, help: "release, experiment, operational, kill-switch or permission.") public var type: FlagType = .release
         @Option(name: .long, help: "What the flag is for.") public var description: String?
@@ -36,7 +36,7 @@ public enum FlagOperations {
     /// `flag list [--stale] [--archived] [--unused DAYS]`.
     public struct List: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            .flagList, .read, abstract: "List flags and their state in the environment.", response: "FlagSummaryList")
+            .flagList, .read, abstract: "List flags and their state in the environment.")
         @Flag(name: .long, help: "Only flags older than their type's expected lifetime (release/experiment 40 days, operational 7).")
         public var stale = false
         @Flag(name: .long, help: "Include archived flags.") public var archived = false
@@ -68,7 +68,7 @@ public enum FlagOperations {
     /// `flag show NAME`: its definition in every environment, and its usage.
     public struct Show: ParsedOperation, FlagOperation {
         public static let declaration = OperationDeclaration(
-            .flagShow, .read, abstract: "Show a flag's definition in every environment.", response: "FlagDetail")
+            .flagShow, .read, abstract: "Show a flag's definition in every environment.")
         @OptionGroup public var target: FlagTarget
         public init() {}
         /// What it answers.
@@ -82,7 +82,7 @@ public enum FlagOperations {
     /// `flag enable NAME`.
     public struct Enable: ParsedOperation, FlagInEnvironmentOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .flagEnable, .write, abstract: "Switch a flag on in the environment.", response: "ChangeResult", widens: .inEnvironment)
+            .flagEnable, .write, abstract: "Switch a flag on in the environment.", widens: .inEnvironment)
         @OptionGroup public var target: FlagTarget
         public var env: String?
         public init() {}
@@ -94,7 +94,7 @@ public enum FlagOperations {
     /// `flag disable NAME`: a stop.
     public struct Disable: ParsedOperation, FlagInEnvironmentOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .flagDisable, .stop, abstract: "Switch a flag off in the environment.", response: "ChangeResult")
+            .flagDisable, .stop, abstract: "Switch a flag off in the environment.")
         @OptionGroup public var target: FlagTarget
         public var env: String?
         public init() {}
@@ -109,7 +109,7 @@ public enum FlagOperations {
             .flagRollout, .write, abstract: "Roll a flag out to a percentage of users (a flexibleRollout strategy).",
             discussion:
                 "Stickiness decides what keeps a user in the same bucket: default (userId, else sessionId, else random), userId, sessionId, random, or any context field.",
-            response: "ChangeResult", widens: .inEnvironment)
+            widens: .inEnvironment)
         @OptionGroup public var target: FlagTarget
         @Argument(help: "0 to 100.") public var percent: Int
         @Option(help: "The context field that keeps a user in the same bucket.") public var stickiness = Stickiness.standard
@@ -134,7 +134,7 @@ public enum FlagOperations {
     /// `flag archive NAME`: no longer evaluated (off) or exported; a stop.
     public struct Archive: ParsedOperation, FlagOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .flagArchive, .stop, abstract: "Archive a flag: no longer evaluated (off) or exported.", response: "ChangeResult")
+            .flagArchive, .stop, abstract: "Archive a flag: no longer evaluated (off) or exported.")
         @OptionGroup public var target: FlagTarget
         public init() {}
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -145,7 +145,7 @@ public enum FlagOperations {
     /// `flag unarchive NAME`.
     public struct Unarchive: ParsedOperation, FlagOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .flagUnarchive, .write, abstract: "Bring an archived flag back.", response: "ChangeResult", widens: .boardWide)
+            .flagUnarchive, .write, abstract: "Bring an archived flag back.", widens: .boardWide)
         @OptionGroup public var target: FlagTarget
         public init() {}
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
@@ -159,7 +159,7 @@ public enum FlagOperations {
             .flagImport, .write, abstract: "Import Unleash client-API features JSON into the environment (admins).",
             discussion:
                 "The file is {\"version\":…,\"features\":[…],\"segments\":[…]}. It is validated as a whole; an invalid file changes nothing. Flags not in the file are left alone.",
-            response: "ChangeResult", widens: .inEnvironment)
+            widens: .inEnvironment)
         /// The features document's text, exactly as read (so that its keys reach the board as written).
         @Option(help: "The features document, as JSON text.") public var features: String
         /// What the file was called, for sentences.

@@ -17,7 +17,7 @@ public enum HostOperations {
                 plugboard plugin status). This records, audited, that the host HOST may load ID@VERSION again: the host \
                 lifts its quarantine when it next reads the board, if it quarantined the release before now. New crashes \
                 quarantine it again. Needs the plug-in's owners, maintainers or a board admin.
-                """, response: "ChangeResult", widens: .boardWide)
+                """, widens: .boardWide)
         @Argument(help: "The host id, as the host reports it.") public var host: HostID
         @OptionGroup public var target: PluginTarget
         @Argument(help: "The version the host quarantined.") public var version: SemanticVersion

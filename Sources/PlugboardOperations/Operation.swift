@@ -40,8 +40,9 @@ public struct OperationDeclaration: Sendable {
     public let abstract: String
     /// More, for the command's help and the document's description.
     public let discussion: String
-    /// The name of the schema of the answer in the OpenAPI document's components.
-    public let response: String
+    /// The name of the schema of the answer in the OpenAPI document's components, when not its type's name (see
+    /// `OperationRequest.responseSchema`).
+    public let response: String?
     /// The largest request body the server reads for it, when not the server's usual limit.
     public let bodyLimit: Int?
     /// Other names of its CLI command (`policy list` for `policy show`).
@@ -58,7 +59,7 @@ public struct OperationDeclaration: Sendable {
     /// A declaration.
     package init(
         _ name: AuditAction, _ access: OperationAccess, writes action: AuditAction? = nil, abstract: String, discussion: String = "",
-        response: String, bodyLimit: Int? = nil,
+        response: String? = nil, bodyLimit: Int? = nil,
         aliases: [String] = [], environmentOptional: Bool = false, widens: OperationWidening = .never, answerIsSecret: Bool = false
     ) {
         self.name = name.name

@@ -47,8 +47,14 @@ extension OperationRequest {
     package static var summary: String { declaration.abstract }
     /// More about it, for the OpenAPI document's description (may be empty).
     package static var discussion: String { declaration.discussion }
-    /// The name of the schema of the answer in the OpenAPI document's components.
-    package static var responseSchema: String { declaration.response }
+    /// The name of the schema of the answer in the OpenAPI document's components: the declaration's, else the answer's
+    /// type name (`ChangeResult`), or for a list its element's and `List` (`[Approver]` is `ApproverList`).
+    package static var responseSchema: String {
+        if let named = declaration.response { return named }
+        let type = String(describing: Response.self)
+        guard type.hasPrefix("Array<"), type.hasSuffix(">") else { return type }
+        return type.dropFirst("Array<".count).dropLast() + "List"
+    }
     /// The largest request body the server reads for it, when not the server's usual limit.
     package static var bodyLimit: Int? { declaration.bodyLimit }
 

@@ -13,7 +13,7 @@ extension PluginOperations {
     /// `plugin enable ID`.
     public struct Enable: ParsedOperation, PluginInEnvironmentOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .pluginEnable, .write, abstract: "Enable a plug-in in the environment.", response: "ChangeResult", widens: .inEnvironment)
+            .pluginEnable, .write, abstract: "Enable a plug-in in the environment.", widens: .inEnvironment)
         @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
@@ -25,7 +25,7 @@ extension PluginOperations {
     /// `plugin disable ID`: a stop.
     public struct Disable: ParsedOperation, PluginInEnvironmentOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .pluginDisable, .stop, abstract: "Disable a plug-in in the environment.", response: "ChangeResult")
+            .pluginDisable, .stop, abstract: "Disable a plug-in in the environment.")
         @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
@@ -38,8 +38,7 @@ extension PluginOperations {
     public struct Kill: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .pluginKill, .stop, abstract: "Throw a kill switch over a plug-in, one of its versions, or all plug-ins.",
-            discussion: "A kill switch covers every environment; running hosts deactivate what it covers at their next poll.",
-            response: "ChangeResult")
+            discussion: "A kill switch covers every environment; running hosts deactivate what it covers at their next poll.")
         @OptionGroup public var scope: KillScope
         @Option(help: "Why (kept in the board and the audit log).") public var reason: Reason
         public init() {}
@@ -55,7 +54,7 @@ extension PluginOperations {
     /// `plugin revive`: lifts a kill switch.
     public struct Revive: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .pluginRevive, .write, abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.", response: "ChangeResult",
+            .pluginRevive, .write, abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.",
             widens: .boardWide)
         @OptionGroup public var scope: KillScope
         @Option(help: "Why.") public var reason: Reason?
@@ -72,7 +71,7 @@ extension PluginOperations {
     /// `plugin yank ID VERSION`: a stop.
     public struct Yank: ParsedOperation, PluginTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .pluginYank, .stop, abstract: "Yank a version so hosts no longer pick it (a pin still wins).", response: "ChangeResult")
+            .pluginYank, .stop, abstract: "Yank a version so hosts no longer pick it (a pin still wins).")
         @OptionGroup public var target: PluginTarget
         @Argument(help: "The version to yank.") public var version: SemanticVersion
         @Option(help: "Why.") public var reason: Reason
@@ -90,7 +89,7 @@ extension PluginOperations {
     /// `plugin unyank ID VERSION`.
     public struct Unyank: ParsedOperation, PluginTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .pluginUnyank, .write, abstract: "Undo a yank.", response: "ChangeResult", widens: .boardWide)
+            .pluginUnyank, .write, abstract: "Undo a yank.", widens: .boardWide)
         @OptionGroup public var target: PluginTarget
         @Argument(help: "The version.") public var version: SemanticVersion
         @Option(help: "Why.") public var reason: Reason?
@@ -108,7 +107,7 @@ extension PluginOperations {
     /// `plugin pin ID VERSION`.
     public struct Pin: ParsedOperation, PluginTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .pluginPin, .write, abstract: "Pin a plug-in to one version in the environment.", response: "ChangeResult",
+            .pluginPin, .write, abstract: "Pin a plug-in to one version in the environment.",
             widens: .inEnvironment)
         @OptionGroup public var target: PluginTarget
         @Argument(help: "The version.") public var version: SemanticVersion
@@ -127,7 +126,7 @@ extension PluginOperations {
     /// `plugin unpin ID`.
     public struct Unpin: ParsedOperation, PluginInEnvironmentOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .pluginUnpin, .write, abstract: "Remove the version pin in the environment.", response: "ChangeResult", widens: .inEnvironment
+            .pluginUnpin, .write, abstract: "Remove the version pin in the environment.", widens: .inEnvironment
         )
         @OptionGroup public var target: PluginTarget
         public var env: String?

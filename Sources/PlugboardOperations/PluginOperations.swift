@@ -14,8 +14,7 @@ public enum PluginOperations {
     public struct List: ParsedOperation {
         public static let declaration = OperationDeclaration(
             .pluginList, .read, abstract: "List plug-ins and their state in the environment.",
-            discussion: "In id order; --limit and --after give a page (--after the previous page's last id).",
-            response: "PluginSummaryList")
+            discussion: "In id order; --limit and --after give a page (--after the previous page's last id).")
         @Option(help: "At most this many plug-ins (1-10000).") public var limit: Int?
         @Option(help: ArgumentHelp("Only plug-ins whose id sorts after this one (the previous page's last id).", valueName: "id"))
         public var after: PluginID?
@@ -49,7 +48,7 @@ public enum PluginOperations {
     /// `plugin show ID`.
     public struct Show: ParsedOperation, PluginOperation {
         public static let declaration = OperationDeclaration(
-            .pluginShow, .read, abstract: "Show a plug-in: versions, environments, owners, kill switches.", response: "PluginDetail")
+            .pluginShow, .read, abstract: "Show a plug-in: versions, environments, owners, kill switches.")
         @OptionGroup public var target: PluginTarget
         public init() {}
         /// What it answers.

@@ -55,7 +55,7 @@ extension PluginOperations {
         public static let declaration = OperationDeclaration(
             .pluginRegister, .write,
             abstract: "Register plug-in versions from their manifests (all or none), one with its uploaded artifact and signatures.",
-            response: "ChangeResult", bodyLimit: 64 << 20)
+            bodyLimit: 64 << 20)
 
         package static let fields = [
             OperationParameter("manifests", .object, required: true, "The manifests: [{file, text}]."),

@@ -17,7 +17,7 @@ public enum RoleOperations {
     /// `admin add PRINCIPAL`.
     public struct AddAdmin: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .adminAdd, .write, abstract: "Make a principal (an OS user name) a board admin.", response: "ChangeResult")
+            .adminAdd, .write, abstract: "Make a principal (an OS user name) a board admin.")
         @Argument(help: "The principal to make an admin.") public var principal: PersonPrincipal
         public init() {}
         public init(principal: PersonPrincipal) { self.principal = principal }
@@ -29,7 +29,7 @@ public enum RoleOperations {
     /// `admin remove PRINCIPAL`: takes a role away, a stop.
     public struct RemoveAdmin: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .adminRemove, .stop, abstract: "Remove a board admin (never the last one).", response: "ChangeResult")
+            .adminRemove, .stop, abstract: "Remove a board admin (never the last one).")
         @Argument(help: "The admin to remove.") public var principal: PrincipalName
         public init() {}
         public init(principal: PrincipalName) { self.principal = principal }
@@ -49,16 +49,14 @@ public enum RoleOperations {
             OperationReply(try board.admins())
         }
         package static func text(_ admins: [BoardAdmin]) -> String? {
-            var table = Table("PRINCIPAL", "ADDED AT", "ADDED BY")
-            for admin in admins { table.add(admin.principal, admin.addedAt, admin.addedBy) }
-            return table.text(empty: "No admins.")
+            Table.listing(admins, "PRINCIPAL", "ADDED AT", "ADDED BY", empty: "No admins.") { [$0.principal, $0.addedAt, $0.addedBy] }
         }
     }
 
     /// `owner add ID PRINCIPAL [--role]`: adds an owner or maintainer, or changes their role.
     public struct AddOwner: ParsedOperation, PluginTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .ownerAdd, .write, abstract: "Add an owner or maintainer to a plug-in (or change their role).", response: "ChangeResult")
+            .ownerAdd, .write, abstract: "Add an owner or maintainer to a plug-in (or change their role).")
         @OptionGroup public var target: PluginTarget
         @Argument(help: "The principal (an OS user name).") public var principal: PersonPrincipal
         @Option(name: .long, help: "owner (may manage owners) or maintainer.") public var role: PluginOwner.Role = .owner
@@ -76,7 +74,7 @@ public enum RoleOperations {
     /// `owner remove ID PRINCIPAL`: takes a role away, a stop.
     public struct RemoveOwner: ParsedOperation, PluginTargeted, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .ownerRemove, .stop, abstract: "Remove an owner or maintainer (never the last owner).", response: "ChangeResult")
+            .ownerRemove, .stop, abstract: "Remove an owner or maintainer (never the last owner).")
         @OptionGroup public var target: PluginTarget
         @Argument(help: "The principal to remove.") public var principal: PrincipalName
         public init() {}
@@ -101,9 +99,9 @@ public enum RoleOperations {
             OperationReply(try board.owners(of: id.text))
         }
         package func text(for owners: [PluginOwner]) -> String? {
-            var table = Table("PRINCIPAL", "ROLE", "ADDED AT", "ADDED BY")
-            for owner in owners { table.add(owner.principal, owner.role.rawValue, owner.addedAt, owner.addedBy) }
-            return table.text(empty: "\(id) has no owners.")
+            Table.listing(owners, "PRINCIPAL", "ROLE", "ADDED AT", "ADDED BY", empty: "\(id) has no owners.") {
+                [$0.principal, $0.role.rawValue, $0.addedAt, $0.addedBy]
+            }
         }
     }
 
@@ -125,7 +123,7 @@ public enum RoleOperations {
                 An approval policy that names the group (plugboard policy set --env ENV --approvers GROUP) lets its members \
                 approve and reject change requests there, if they also are board admins or own or maintain the plug-in \
                 changed. Adding a member widens who may approve, so it waits for approvals where any environment is protected.
-                """, response: "ChangeResult", widens: .boardWide)
+                """, widens: .boardWide)
         @Argument(help: "The group.") public var group: GroupName
         @Argument(help: "The principal to add.") public var principal: PersonPrincipal
         public init() {}
@@ -141,7 +139,7 @@ public enum RoleOperations {
     /// `group remove GROUP PRINCIPAL`: a stop.
     public struct RemoveGroupMember: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .groupRemove, .stop, abstract: "Remove a principal from a group (admins).", response: "ChangeResult")
+            .groupRemove, .stop, abstract: "Remove a principal from a group (admins).")
         @Argument(help: "The group.") public var group: GroupName
         @Argument(help: "The principal to remove.") public var principal: PrincipalName
         public init() {}
@@ -157,7 +155,7 @@ public enum RoleOperations {
     /// `group list [GROUP]`.
     public struct ListGroups: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            .groupList, .read, abstract: "List the members of every group, or of one.", response: "GroupMemberList")
+            .groupList, .read, abstract: "List the members of every group, or of one.")
         @Argument(help: "Only this group.") public var group: GroupName?
         public init() {}
         public init(group: GroupName?) { self.group = group }
@@ -167,9 +165,10 @@ public enum RoleOperations {
             OperationReply(try board.groupMembers(group?.text))
         }
         package func text(for members: [GroupMember]) -> String? {
-            var table = Table("GROUP", "PRINCIPAL", "ADDED AT", "ADDED BY")
-            for member in members { table.add(member.group, member.principal, member.addedAt, member.addedBy) }
-            return table.text(empty: group.map { "The group \($0) has no members." } ?? "No group yet.")
+            Table.listing(
+                members, "GROUP", "PRINCIPAL", "ADDED AT", "ADDED BY",
+                empty: group.map { "The group \($0) has no members." } ?? "No group yet."
+            ) { [$0.group, $0.principal, $0.addedAt, $0.addedBy] }
         }
     }
 }

@@ -17,7 +17,7 @@ public enum RolloutOperations {
             discussion: """
                 Needs the plug-in's owners, maintainers or a board admin. The release must be registered, neither yanked \
                 nor killed, and later than what the environment's hosts run.
-                """, response: "ChangeResult", widens: .inEnvironment)
+                """, widens: .inEnvironment)
         @OptionGroup public var target: PluginTarget
         @Argument(help: "The release to roll out.") public var version: SemanticVersion
         @Option(help: ArgumentHelp("Percentages of hosts per step, increasing, ending with 100.", valueName: "1,10,50,100"))
@@ -75,7 +75,7 @@ public enum RolloutOperations {
         public static let declaration = OperationDeclaration(
             .rolloutStatus, .read,
             abstract: "A plug-in's rollouts: steps, schedule, and the guard's figures (every environment unless --env).",
-            response: "RolloutStatusList", environmentOptional: true)
+            environmentOptional: true)
         @OptionGroup public var target: PluginTarget
         /// Only this environment's rollout; every environment's when nil.
         public var env: String?
@@ -102,7 +102,7 @@ public enum RolloutOperations {
     /// `rollout pause ID`.
     public struct Pause: ParsedOperation, RolloutAction, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .rolloutPause, .write, abstract: "Hold a running rollout at its step (the guard still acts).", response: "ChangeResult")
+            .rolloutPause, .write, abstract: "Hold a running rollout at its step (the guard still acts).")
         @OptionGroup public var target: PluginTarget
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
         public var env: String?
@@ -115,8 +115,7 @@ public enum RolloutOperations {
     /// `rollout resume ID`.
     public struct Resume: ParsedOperation, RolloutAction, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .rolloutResume, .write, abstract: "Resume a paused rollout: its step lasts a full interval from now.",
-            response: "ChangeResult", widens: .inEnvironment)
+            .rolloutResume, .write, abstract: "Resume a paused rollout: its step lasts a full interval from now.", widens: .inEnvironment)
         @OptionGroup public var target: PluginTarget
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
         public var env: String?
@@ -134,7 +133,7 @@ public enum RolloutOperations {
             discussion: """
                 In an environment that requires approvals, the schedule does not move a rollout by itself: when a step is \
                 due, it opens this as a change request in the name of whoever started the rollout.
-                """, response: "ChangeResult", widens: .inEnvironment)
+                """, widens: .inEnvironment)
         @OptionGroup public var target: PluginTarget
         public var env: String?
         public init() {}
@@ -170,8 +169,7 @@ public enum RolloutOperations {
     /// `rollout abort ID`: every host returns to the previous release; a stop.
     public struct Abort: ParsedOperation, RolloutAction, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .rolloutAbort, .stop, abstract: "Abort a rollout: every host returns to the previous release, as fast as for a kill switch.",
-            response: "ChangeResult")
+            .rolloutAbort, .stop, abstract: "Abort a rollout: every host returns to the previous release, as fast as for a kill switch.")
         @OptionGroup public var target: PluginTarget
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
         public var env: String?
@@ -185,8 +183,7 @@ public enum RolloutOperations {
     public struct Tick: ParsedOperation {
         public static let declaration = OperationDeclaration(
             .rolloutTick, .write,
-            abstract: "Run every rollout's guard and schedule once (serve does four times a second; run this from cron otherwise).",
-            response: "RolloutTickList")
+            abstract: "Run every rollout's guard and schedule once (serve does four times a second; run this from cron otherwise).")
         public init() {}
         /// What it answers.
         public typealias Response = [RolloutTick]

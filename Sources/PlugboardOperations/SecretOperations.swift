@@ -24,8 +24,7 @@ public enum SecretOperations {
                 stripped, so `printf %s "$TOKEN" | plugboard secret set --plugin ID KEY --from-file -` stores no \
                 newline. A VALUE argument works too, but may stay in your shell history and is visible to other \
                 users in the process list.
-                """,
-            response: "ChangeResult")
+                """)
         @Option(help: "The plug-in id.") public var plugin: PluginID
         @Argument(help: "The key name (not secret: stored in clear and audited).") public var key: String
         /// The value's exact bytes, base64. A plain string: a refusal never quotes it.
@@ -57,21 +56,22 @@ public enum SecretOperations {
             OperationReply(try board.secretEntries(pluginID: plugin.text))
         }
         package func text(for entries: [SecretEntry]) -> String? {
-            var table = Table("KEY", "DATA KEY", "STATE", "UPDATED")
-            for entry in entries {
-                table.add(
+            Table.listing(
+                entries, "KEY", "DATA KEY", "STATE", "UPDATED",
+                empty: "\(plugin) has no secrets; store one with plugboard secret set --plugin \(plugin) KEY --from-file FILE."
+            ) { entry in
+                [
                     entry.key, "v\(entry.dataKeyVersion) (\(entry.dataKeyState))",
-                    entry.readable ? "readable" : "unreadable: data key shredded", entry.updatedAt)
+                    entry.readable ? "readable" : "unreadable: data key shredded", entry.updatedAt,
+                ]
             }
-            return table.text(
-                empty: "\(plugin) has no secrets; store one with plugboard secret set --plugin \(plugin) KEY --from-file FILE.")
         }
     }
 
     /// `secret delete --plugin ID KEY`: takes a secret away; a stop.
     public struct Delete: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .secretDelete, .stop, abstract: "Delete a secret of a plug-in.", response: "ChangeResult")
+            .secretDelete, .stop, abstract: "Delete a secret of a plug-in.")
         @Option(help: "The plug-in id.") public var plugin: PluginID
         @Argument(help: "The key name.") public var key: String
         public init() {}

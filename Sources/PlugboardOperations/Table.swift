@@ -11,6 +11,9 @@ package struct Table {
     /// A table with these column headers and no row yet.
     package init(_ headers: String...) { self.headers = headers }
 
+    /// A table with these column headers and no row yet.
+    package init(headers: [String]) { self.headers = headers }
+
     /// Adds a row; each cell is escaped.
     package mutating func add(_ cells: String...) { rows.append(cells.map(Validate.escaped)) }
 
@@ -69,4 +72,23 @@ extension Optional where Wrapped == String {
 extension Bool {
     /// `yes` or `no`, for table cells.
     package var yesNo: String { self ? "yes" : "no" }
+}
+
+extension Table {
+    /// `items` as a table with these column headers, a row of cells each, or `empty` when there is none.
+    package static func listing<Item>(_ items: [Item], _ headers: String..., empty: String, row: (Item) -> [String]) -> String {
+        var table = Table(headers: headers)
+        for item in items { table.rows.append(row(item).map(Validate.escaped)) }
+        return table.text(empty: empty)
+    }
+
+    /// `AT by WHO`, or `otherwise` when it never happened: when and by whom a row was set.
+    package static func when(_ at: String?, by who: String?, otherwise: String) -> String {
+        at.map { "\($0) by \(who ?? "?")" } ?? otherwise
+    }
+
+    /// `revoked AT by WHO: REASON`, or `otherwise` when it was never revoked: a key's state.
+    package static func revocation(_ at: String?, by who: String?, _ reason: String?, otherwise: String) -> String {
+        at.map { "revoked \($0) by \(who ?? "?"): \(reason ?? "")" } ?? otherwise
+    }
 }

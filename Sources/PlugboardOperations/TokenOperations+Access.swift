@@ -52,8 +52,7 @@ extension TokenOperations {
     /// `access-token list [--principal]`.
     public struct ListAccessTokens: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            .accessTokenList, .read, abstract: "List access tokens: principal, rights, state, expiry and last use (never secrets).",
-            response: "AccessTokenList")
+            .accessTokenList, .read, abstract: "List access tokens: principal, rights, state, expiry and last use (never secrets).")
         @Option(name: .long, help: ArgumentHelp("Only this principal's tokens.", valueName: "name")) public var principal: PrincipalName?
         public init() {}
         public init(principal: PrincipalName?) { self.principal = principal }
@@ -63,21 +62,22 @@ extension TokenOperations {
             OperationReply(try board.accessTokens(principal: principal?.text))
         }
         package static func text(_ tokens: [AccessToken]) -> String? {
-            var table = Table("PRINCIPAL", "NAME", "RIGHTS", "STATE", "PREFIX", "EXPIRES", "LAST USED", "CREATED")
-            for token in tokens {
-                table.add(
+            Table.listing(
+                tokens, "PRINCIPAL", "NAME", "RIGHTS", "STATE", "PREFIX", "EXPIRES", "LAST USED", "CREATED",
+                empty: "No access tokens yet; create one with plugboard access-token create --name LABEL."
+            ) { token in
+                [
                     token.principal, token.name, token.readOnly ? "read-only" : "principal's", token.state.rawValue, token.prefix,
-                    token.expiresAt.cell, token.lastUsedAt.cell, "\(token.createdAt.prefix(10)) by \(token.createdBy)")
+                    token.expiresAt.cell, token.lastUsedAt.cell, "\(token.createdAt.prefix(10)) by \(token.createdBy)",
+                ]
             }
-            return table.text(empty: "No access tokens yet; create one with plugboard access-token create --name LABEL.")
         }
     }
 
     /// `access-token revoke NAME [--principal] [--reason]`: a stop.
     public struct RevokeAccessToken: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .accessTokenRevoke, .stop, abstract: "Revoke an access token: servers refuse it from their next request.",
-            response: "ChangeResult")
+            .accessTokenRevoke, .stop, abstract: "Revoke an access token: servers refuse it from their next request.")
         @Argument(help: "The token's name.") public var name: TokenName
         @Option(name: .long, help: ArgumentHelp("Whose token it is (default: yours).", valueName: "name"))
         public var principal: PrincipalName?

@@ -90,21 +90,22 @@ public enum TokenOperations {
             OperationReply(try board.apiTokens())
         }
         package static func text(_ tokens: [APIToken]) -> String? {
-            var table = Table("NAME", "ENVIRONMENT", "FOR", "STATE", "PREFIX", "EXPIRES", "LAST USED", "CREATED")
-            for token in tokens {
-                table.add(
+            Table.listing(
+                tokens, "NAME", "ENVIRONMENT", "FOR", "STATE", "PREFIX", "EXPIRES", "LAST USED", "CREATED",
+                empty: "No tokens yet; create one with plugboard token create --env ENV --name NAME [--for sdk|hosts]."
+            ) { token in
+                [
                     token.name, token.environment, token.kind.rawValue, token.state.rawValue, token.prefix, token.expiresAt.cell,
-                    token.lastUsedAt.cell, "\(token.createdAt.prefix(10)) by \(token.createdBy)")
+                    token.lastUsedAt.cell, "\(token.createdAt.prefix(10)) by \(token.createdBy)",
+                ]
             }
-            return table.text(empty: "No tokens yet; create one with plugboard token create --env ENV --name NAME [--for sdk|hosts].")
         }
     }
 
     /// `token revoke NAME [--reason]`: a stop.
     public struct RevokeToken: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
-            .tokenRevoke, .stop, abstract: "Revoke a token: servers refuse it and end its open streams from now on (admins).",
-            response: "ChangeResult")
+            .tokenRevoke, .stop, abstract: "Revoke a token: servers refuse it and end its open streams from now on (admins).")
         @Argument(help: "The token's name.") public var name: TokenName
         @Option(name: .long, help: "Why, for the audit log.") public var reason: Reason?
         public init() {}

@@ -29,7 +29,7 @@ public enum TrustOperations {
                 change its owners and maintainers), admins, owners (board admins and the plug-in's owners), or a group \
                 (plugboard group), whose members approve if they also hold the default right. Loosening a protected \
                 environment's policy is itself a change request.
-                """, response: "ChangeResult", widens: .inEnvironment)
+                """, widens: .inEnvironment)
         @Option(name: .long, help: "off, warn or require.") public var signatures: SignaturePolicy?
         @Option(name: .long, help: "Approvals a widening change needs (0 to 10; 0: none).") public var approvals: Int?
         @Option(name: .long, help: "off or require: whether approvals must be signed.") public var signedApprovals: SignedApprovals?
@@ -101,7 +101,7 @@ public enum TrustOperations {
     /// `policy approvals`: every environment's approval policy.
     public struct ShowApprovalPolicies: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            .policyApprovals, .read, abstract: "Show every environment's approval policy.", response: "ApprovalPolicyList")
+            .policyApprovals, .read, abstract: "Show every environment's approval policy.")
         public init() {}
         /// What it answers.
         public typealias Response = [ApprovalPolicy]
@@ -109,13 +109,12 @@ public enum TrustOperations {
             OperationReply(try board.approvalPolicies())
         }
         package static func text(_ policies: [ApprovalPolicy]) -> String? {
-            var table = Table("ENVIRONMENT", "APPROVALS", "SIGNED", "APPROVERS", "SET")
-            for policy in policies {
-                table.add(
-                    policy.environment, String(policy.approvals), policy.signedApprovals, policy.approvers,
-                    policy.updatedAt.map { "\($0) by \(policy.updatedBy ?? "?")" } ?? "never (none needed)")
+            Table.listing(policies, "ENVIRONMENT", "APPROVALS", "SIGNED", "APPROVERS", "SET", empty: "The board has no environment yet.") {
+                [
+                    $0.environment, String($0.approvals), $0.signedApprovals, $0.approvers,
+                    Table.when($0.updatedAt, by: $0.updatedBy, otherwise: "never (none needed)"),
+                ]
             }
-            return table.text(empty: "The board has no environment yet.")
         }
     }
 
@@ -130,13 +129,9 @@ public enum TrustOperations {
             OperationReply(try board.signaturePolicies())
         }
         package static func text(_ policies: [EnvironmentSignaturePolicy]) -> String? {
-            var table = Table("ENVIRONMENT", "SIGNATURES", "SET")
-            for policy in policies {
-                table.add(
-                    policy.environment, policy.signatures.rawValue,
-                    policy.updatedAt.map { "\($0) by \(policy.updatedBy ?? "?")" } ?? "never (default off)")
+            Table.listing(policies, "ENVIRONMENT", "SIGNATURES", "SET", empty: "The board has no environment yet.") {
+                [$0.environment, $0.signatures.rawValue, Table.when($0.updatedAt, by: $0.updatedBy, otherwise: "never (default off)")]
             }
-            return table.text(empty: "The board has no environment yet.")
         }
     }
 
@@ -146,7 +141,7 @@ public enum TrustOperations {
             .signerAdd, .write,
             abstract: "Trust a public key to sign one plug-in's releases (its owners or an admin), or every plug-in's with --all (admins).",
             discussion: "Usage: plugboard signer add ID PUBLIC_KEY [--name TEXT], or plugboard signer add --all PUBLIC_KEY [--name TEXT].",
-            response: "ChangeResult", widens: .boardWide)
+            widens: .boardWide)
         @Flag(name: .long, help: "Trust the key for every plug-in (admins only).") public var all = false
         @Argument(help: ArgumentHelp("The plug-in id (omit with --all), then the public key in base64.", valueName: "id-and-key"))
         public var idAndKey: [String] = []
@@ -176,8 +171,7 @@ public enum TrustOperations {
     public struct ListSigners: ParsedOperation {
         public static let declaration = OperationDeclaration(
             .signerList, .read,
-            abstract: "List trusted keys: all, or those that may sign one plug-in (its own and those trusted for every plug-in).",
-            response: "SignerList")
+            abstract: "List trusted keys: all, or those that may sign one plug-in (its own and those trusted for every plug-in).")
         @Argument(help: "Only the keys that may sign this plug-in.") public var id: PluginID?
         public init() {}
         public init(id: PluginID?) { self.id = id }
@@ -187,16 +181,17 @@ public enum TrustOperations {
             OperationReply(try board.signers(pluginID: id?.text))
         }
         package func text(for signers: [Signer]) -> String? {
-            var table = Table("KEY ID", "TRUSTED FOR", "NAME", "STATE", "ADDED", "PUBLIC KEY")
-            for signer in signers {
-                table.add(
-                    signer.keyID, signer.pluginID == Signer.everyPlugin ? "every plug-in" : signer.pluginID, signer.name.cell,
-                    signer.revokedAt.map { "revoked \($0) by \(signer.revokedBy ?? "?"): \(signer.revokeReason ?? "")" } ?? "trusted",
-                    "\(signer.addedAt) by \(signer.addedBy)", signer.publicKey)
-            }
-            return table.text(
+            Table.listing(
+                signers, "KEY ID", "TRUSTED FOR", "NAME", "STATE", "ADDED", "PUBLIC KEY",
                 empty: id.map { "No key is trusted to sign \($0); trust one with plugboard signer add \($0) PUBLIC_KEY." }
-                    ?? "No key is trusted yet; trust one with plugboard signer add ID PUBLIC_KEY.")
+                    ?? "No key is trusted yet; trust one with plugboard signer add ID PUBLIC_KEY."
+            ) { signer in
+                [
+                    signer.keyID, signer.pluginID == Signer.everyPlugin ? "every plug-in" : signer.pluginID, signer.name.cell,
+                    Table.revocation(signer.revokedAt, by: signer.revokedBy, signer.revokeReason, otherwise: "trusted"),
+                    "\(signer.addedAt) by \(signer.addedBy)", signer.publicKey,
+                ]
+            }
         }
     }
 
@@ -204,8 +199,7 @@ public enum TrustOperations {
     public struct RevokeSigner: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .signerRevoke, .stop, abstract: "Revoke a key: no signature it made counts any more, including earlier ones.",
-            discussion: "Admins may revoke any key; the owners of every plug-in a key is trusted for may revoke it.",
-            response: "ChangeResult")
+            discussion: "Admins may revoke any key; the owners of every plug-in a key is trusted for may revoke it.")
         @Argument(help: "The key id (plugboard signer list).") public var keyID: KeyID
         @Option(name: .long, help: "Why (kept in the board and the audit log).") public var reason: Reason
         public init() {}
@@ -224,8 +218,7 @@ public enum TrustOperations {
         public static let declaration = OperationDeclaration(
             .pluginAddSignature, .write, writes: .pluginSign,
             abstract: "Add a signature to a registered release (its owners, maintainers or an admin).",
-            discussion: "The signature must verify and cover exactly this release: its id, version, manifest and artifact as registered.",
-            response: "ChangeResult")
+            discussion: "The signature must verify and cover exactly this release: its id, version, manifest and artifact as registered.")
         @OptionGroup public var target: PluginTarget
         @Argument(help: "The version.") public var version: SemanticVersion
         @Option(help: "The signature file's text (plugboard plugin sign).") public var signature: String
