@@ -58,24 +58,6 @@ struct CrashJournal: Sendable {
         var line: String {
             [kind.rawValue, Timestamp.format(time), pluginID, version, detail].joined(separator: "\t") + "\n"
         }
-
-        /// Reads a line, or nil for anything that is not a record.
-        init?(line: Substring) {
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 5, let kind = Kind(rawValue: String(fields[0])), let time = Timestamp.parse(String(fields[1])),
-                CrashJournal.isName(fields[2], limit: 255), CrashJournal.isName(fields[3], limit: 64),
-                CrashJournal.isName(fields[4], limit: 32)
-            else { return nil }
-            self.init(kind, time: time, pluginID: String(fields[2]), version: String(fields[3]), detail: String(fields[4]))
-        }
-
-        init(_ kind: Kind, time: Date, pluginID: String, version: String, detail: String) {
-            self.kind = kind
-            self.time = time
-            self.pluginID = pluginID
-            self.version = version
-            self.detail = detail
-        }
     }
 
     /// The marker left by a process that died inside a plug-in's code.
@@ -238,5 +220,17 @@ extension CrashJournal {
             }
         }
         return releases
+    }
+}
+
+extension CrashJournal.Record {
+    /// Reads a line, or nil for anything that is not a record.
+    init?(line: Substring) {
+        let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+        guard fields.count == 5, let kind = Kind(rawValue: String(fields[0])), let time = Timestamp.parse(String(fields[1])),
+            CrashJournal.isName(fields[2], limit: 255), CrashJournal.isName(fields[3], limit: 64),
+            CrashJournal.isName(fields[4], limit: 32)
+        else { return nil }
+        self.init(kind: kind, time: time, pluginID: String(fields[2]), version: String(fields[3]), detail: String(fields[4]))
     }
 }

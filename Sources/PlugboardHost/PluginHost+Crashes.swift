@@ -72,13 +72,14 @@ extension PluginHost {
         var said: [(CrashJournal.Marker, Int, Bool)] = []
         for marker in markers {
             let time = min(marker.time, Date())
-            contents.records.append(.init(.crash, time: time, pluginID: marker.pluginID, version: marker.version, detail: marker.phase))
+            contents.records.append(
+                .init(kind: .crash, time: time, pluginID: marker.pluginID, version: marker.version, detail: marker.phase))
             let count = CrashJournal.crashes(of: marker.pluginID, marker.version, in: contents.records, within: policy.window, before: time)
             let key = ReleaseCheck.key(marker.pluginID, marker.version)
             let quarantines = count >= policy.threshold && CrashJournal.quarantined(contents.records)[key] == nil
             if quarantines {
                 contents.records.append(
-                    .init(.quarantine, time: Date(), pluginID: marker.pluginID, version: marker.version, detail: String(count)))
+                    .init(kind: .quarantine, time: Date(), pluginID: marker.pluginID, version: marker.version, detail: String(count)))
             }
             said.append((marker, count, quarantines))
         }
@@ -135,7 +136,8 @@ extension PluginHost {
             lifted.append(
                 (
                     CrashJournal.Record(
-                        .release, time: Date(), pluginID: release.pluginID, version: release.version, detail: Timestamp.format(releasedAt)),
+                        kind: .release, time: Date(), pluginID: release.pluginID, version: release.version,
+                        detail: Timestamp.format(releasedAt)),
                     release
                 ))
         }

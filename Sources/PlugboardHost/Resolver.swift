@@ -35,33 +35,6 @@ public struct Resolver: Sendable {
     /// Signatures of approvals already verified, kept by the host across resolutions.
     let verifiedApprovals: VerifiedApprovals?
 
-    /// Creates a resolver for the host `hostID`, which decides the host's cohort in rollouts (the empty id, the default,
-    /// is one host id like any other: give the host's own).
-    public init(
-        hostVersion: SemanticVersion, hostID: String = "", gate: @escaping @Sendable (String) -> Bool,
-        quarantine: @escaping @Sendable (String, String) -> SkipReason? = { _, _ in nil },
-        availability: @escaping @Sendable (String, RegistrySnapshot.Version) -> SkipReason?, approvals: ApprovalAnchor? = nil
-    ) {
-        self.init(
-            hostVersion: hostVersion, hostID: hostID, gate: gate, quarantine: quarantine, availability: availability, approvals: approvals,
-            verifiedApprovals: nil)
-    }
-
-    init(
-        hostVersion: SemanticVersion, hostID: String, gate: @escaping @Sendable (String) -> Bool,
-        quarantine: @escaping @Sendable (String, String) -> SkipReason?,
-        availability: @escaping @Sendable (String, RegistrySnapshot.Version) -> SkipReason?, approvals: ApprovalAnchor?,
-        verifiedApprovals: VerifiedApprovals?
-    ) {
-        self.verifiedApprovals = verifiedApprovals
-        self.hostVersion = hostVersion
-        self.hostID = hostID
-        self.gate = gate
-        self.quarantine = quarantine
-        self.availability = availability
-        self.approvals = approvals
-    }
-
     /// Version ranges and versions parsed once per resolution (the same texts recur across passes and plug-ins).
     final class Parsed {
         private var ranges: [String: VersionRange?] = [:]
@@ -306,5 +279,19 @@ public struct Resolver: Sendable {
             layer = next.sorted()
         }
         return order
+    }
+}
+
+extension Resolver {
+    /// Creates a resolver for the host `hostID`, which decides the host's cohort in rollouts (the empty id, the default,
+    /// is one host id like any other: give the host's own).
+    public init(
+        hostVersion: SemanticVersion, hostID: String = "", gate: @escaping @Sendable (String) -> Bool,
+        quarantine: @escaping @Sendable (String, String) -> SkipReason? = { _, _ in nil },
+        availability: @escaping @Sendable (String, RegistrySnapshot.Version) -> SkipReason?, approvals: ApprovalAnchor? = nil
+    ) {
+        self.init(
+            hostVersion: hostVersion, hostID: hostID, gate: gate, quarantine: quarantine, availability: availability, approvals: approvals,
+            verifiedApprovals: nil)
     }
 }

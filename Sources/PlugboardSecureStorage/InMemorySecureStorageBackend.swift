@@ -14,11 +14,6 @@ final class InMemorySecureStorageBackend: SecureStorageBackend {
         var pluginID: String
         /// The version.
         var version: Int
-        /// Creates an identifier.
-        init(pluginID: String, version: Int) {
-            self.pluginID = pluginID
-            self.version = version
-        }
     }
 
     /// Identifies a value: plug-in and key name.
@@ -27,11 +22,6 @@ final class InMemorySecureStorageBackend: SecureStorageBackend {
         var pluginID: String
         /// The key name.
         var key: String
-        /// Creates an identifier.
-        init(pluginID: String, key: String) {
-            self.pluginID = pluginID
-            self.key = key
-        }
     }
 
     /// The whole state of the backend.
@@ -164,24 +154,18 @@ final class InMemorySecureStorageBackend: SecureStorageBackend {
             snapshot.keyCheckValue = value
         }
 
-        func insertDataKey(_ record: DataKeyRecord) throws {
-            try check(.insertDataKey)
-            let id = DataKeyID(pluginID: record.pluginID, version: record.version)
-            guard snapshot.dataKeys[id] == nil else {
-                throw SecureStorageError(
-                    .unavailable,
-                    "data key version \(record.version) of plug-in \(record.pluginID) already exists")
-            }
-            snapshot.dataKeys[id] = record
-        }
+        func insertDataKey(_ record: DataKeyRecord) throws { try putDataKey(record, .insertDataKey, existing: false) }
 
-        func updateDataKey(_ record: DataKeyRecord) throws {
-            try check(.updateDataKey)
+        func updateDataKey(_ record: DataKeyRecord) throws { try putDataKey(record, .updateDataKey, existing: true) }
+
+        /// Writes `record` where a data key of its plug-in and version must already exist (`existing`), or must not.
+        private func putDataKey(_ record: DataKeyRecord, _ operation: Operation, existing: Bool) throws {
+            try check(operation)
             let id = DataKeyID(pluginID: record.pluginID, version: record.version)
-            guard snapshot.dataKeys[id] != nil else {
+            guard (snapshot.dataKeys[id] != nil) == existing else {
                 throw SecureStorageError(
                     .unavailable,
-                    "data key version \(record.version) of plug-in \(record.pluginID) does not exist")
+                    "data key version \(record.version) of plug-in \(record.pluginID) \(existing ? "does not exist" : "already exists")")
             }
             snapshot.dataKeys[id] = record
         }

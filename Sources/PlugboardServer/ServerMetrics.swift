@@ -62,15 +62,20 @@ final class ServerMetrics: Sendable {
             text += "plugboard_http_request_duration_seconds_sum{route=\"\(route)\"} \(stats.sum)\n"
             text += "plugboard_http_request_duration_seconds_count{route=\"\(route)\"} \(stats.count)\n"
         }
-        text += "# HELP plugboard_streams_connected Connected event streams.\n# TYPE plugboard_streams_connected gauge\n"
-        text += "plugboard_streams_connected \(streams.current)\n"
-        text += "# HELP plugboard_relay_channels Environments whose host events are published to the relay, one stream each.\n"
-        text += "# TYPE plugboard_relay_channels gauge\nplugboard_relay_channels \(relayChannels.current)\n"
-        text += "# HELP plugboard_board_changes_total Board changes noticed since the server started.\n"
-        text += "# TYPE plugboard_board_changes_total counter\nplugboard_board_changes_total \(boardChanges.withLock { $0 })\n"
-        text += "# HELP plugboard_usage_dropped_total Client usage entries dropped because the buffer was full.\n"
-        text += "# TYPE plugboard_usage_dropped_total counter\nplugboard_usage_dropped_total \(droppedUsage.current)\n"
+        text += Self.metric("plugboard_streams_connected", "gauge", "Connected event streams.", streams.current)
+        text += Self.metric(
+            "plugboard_relay_channels", "gauge", "Environments whose host events are published to the relay, one stream each.",
+            relayChannels.current)
+        text += Self.metric(
+            "plugboard_board_changes_total", "counter", "Board changes noticed since the server started.", boardChanges.withLock { $0 })
+        text += Self.metric(
+            "plugboard_usage_dropped_total", "counter", "Client usage entries dropped because the buffer was full.", droppedUsage.current)
         return text
+    }
+
+    /// A metric without labels in the text exposition: its `HELP` and `TYPE` lines, then its value.
+    private static func metric(_ name: String, _ type: String, _ help: String, _ value: some CustomStringConvertible) -> String {
+        "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(value)\n"
     }
 }
 

@@ -15,8 +15,7 @@ struct BoardKeyCommand: ParsableCommand {
             """,
         subcommands: [Show.self, Rotate.self, Retire.self])
 
-    struct Show: BoardCommand {
-        static let localOnly: String? = "the board key lives in a file beside the board, where plugboard serve reads it"
+    struct Show: BoardKeyFileCommand {
         static let configuration = CommandConfiguration(
             commandName: "show", abstract: "Print the board's public keys (the current one first) and their key ids.")
         @OptionGroup var global: GlobalOptions
@@ -32,8 +31,7 @@ struct BoardKeyCommand: ParsableCommand {
         }
     }
 
-    struct Rotate: BoardCommand {
-        static let localOnly: String? = "the board key lives in a file beside the board, where plugboard serve reads it"
+    struct Rotate: BoardKeyFileCommand {
         static let configuration = CommandConfiguration(
             commandName: "rotate", abstract: "Make a new current key; the previous one keeps signing until plugboard board-key retire.",
             discussion: """
@@ -50,8 +48,7 @@ struct BoardKeyCommand: ParsableCommand {
         }
     }
 
-    struct Retire: BoardCommand {
-        static let localOnly: String? = "the board key lives in a file beside the board, where plugboard serve reads it"
+    struct Retire: BoardKeyFileCommand {
         static let configuration = CommandConfiguration(
             commandName: "retire", abstract: "Drop the previous key after a rotation: snapshots are signed by the current key alone.")
         @OptionGroup var global: GlobalOptions
@@ -84,4 +81,11 @@ struct BoardKeyCommand: ParsableCommand {
             Swift.print("\(index == 0 ? "current " : "previous") \(key.keyID) \(key.publicKey)")
         }
     }
+}
+
+/// A subcommand of `plugboard board-key`: it works on the board key's file, so it runs where the board is.
+protocol BoardKeyFileCommand: BoardCommand {}
+
+extension BoardKeyFileCommand {
+    static var localOnly: String? { "the board key lives in a file beside the board, where plugboard serve reads it" }
 }

@@ -38,6 +38,19 @@ enum BoundedInput {
         return try read(fd: fd, limit: limit, named: "the \(what) \(path)")
     }
 
+    /// Whether stdin is a terminal: a person is there to answer a prompt.
+    static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+
+    /// Whether stdout is a terminal rather than a file or a pipe.
+    static var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+
+    /// The permission bits of `path` (`0o640`) when it is a regular file; nil for a folder, a device or nothing there.
+    static func regularFilePermissions(_ path: String) -> UInt32? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return UInt32(info.st_mode & 0o777)
+    }
+
     /// Opens a file argument for reading, refusing a folder.
     private static func open(_ path: String, what: String) throws(BoardError) -> Int32 {
         let fd = systemOpen(path, O_RDONLY | O_CLOEXEC)

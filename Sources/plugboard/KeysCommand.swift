@@ -6,14 +6,6 @@ import PlugboardOperations
 import PlugboardSecureStorage
 import PlugboardStore
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// `plugboard keys …`: the master key and the plug-ins' data keys.
 struct KeysCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,8 +16,7 @@ struct KeysCommand: ParsableCommand {
             """,
         subcommands: [List.self, Rotate.self, Shred.self, Init.self])
 
-    struct List: BoardCommand {
-        static let localOnly: String? = "master-key handling stays on the board's machine"
+    struct List: MasterKeyCommand {
         static let configuration = CommandConfiguration(
             commandName: "list", abstract: "Show the master key's id and the data keys (versions, states, counts), never key material.",
             discussion: "Needs no master key.")
@@ -55,8 +46,7 @@ struct KeysCommand: ParsableCommand {
         }
     }
 
-    struct Rotate: BoardCommand {
-        static let localOnly: String? = "master-key handling stays on the board's machine"
+    struct Rotate: MasterKeyCommand {
         static let configuration = CommandConfiguration(
             commandName: "rotate", abstract: "Rotate the master key (rewrap every data key), or with --plugin one plug-in's data key.",
             discussion: """
@@ -107,31 +97,26 @@ struct KeysCommand: ParsableCommand {
                     throw BoardError(.invalidInput, error.message)
                 }
             }
+            let result: ChangeResult
+            let whereTheKeyIs: String
             switch secrets.keySource {
             case .keyFile(let path):
-                let result = try secrets.rotateMasterKeyFile(to: newKey, by: actor)
-                output.report(
-                    ChangeResult(
-                        changed: true, result.message,
-                        notes: result.notes + [
-                            "The new key is in \(path) (mode 0600); back it up now, apart from the board. The old key no longer opens this board."
-                        ]))
+                result = try secrets.rotateMasterKeyFile(to: newKey, by: actor)
+                whereTheKeyIs =
+                    "The new key is in \(path) (mode 0600); back it up now, apart from the board. The old key no longer opens this board."
             case .environment(let variable):
-                let result = try secrets.rotateMasterKey(to: newKey, by: actor)
-                output.report(
-                    ChangeResult(
-                        changed: true, result.message,
-                        notes: result.notes + [
-                            "The board now needs the key in \(newKeyEnv ?? "the new variable"): set \(variable) to it wherever the board is used (hosts too); the old key no longer opens it."
-                        ]))
+                result = try secrets.rotateMasterKey(to: newKey, by: actor)
+                whereTheKeyIs =
+                    "The board now needs the key in \(newKeyEnv ?? "the new variable"): set \(variable) to it wherever the board is used (hosts too); the old key no longer opens it."
             case .host:
                 output.report(try secrets.rotateMasterKey(to: newKey, by: actor))
+                return
             }
+            output.report(ChangeResult(changed: true, result.message, notes: result.notes + [whereTheKeyIs]))
         }
     }
 
-    struct Shred: BoardCommand {
-        static let localOnly: String? = "master-key handling stays on the board's machine"
+    struct Shred: MasterKeyCommand {
         static let configuration = CommandConfiguration(
             commandName: "shred", abstract: "Destroy a plug-in's data keys: its secrets can never be decrypted again.",
             discussion: """
@@ -146,7 +131,7 @@ struct KeysCommand: ParsableCommand {
 
         func execute(_ output: Output) throws(BoardError) {
             let secrets = try BoardSecureStorage.open(board: try global.openBoard())
-            if !yes, isatty(STDIN_FILENO) == 1 {
+            if !yes, BoundedInput.stdinIsTerminal {
                 let count = try secrets.board.secretEntries(pluginID: id).count
                 FileHandle.standardError.write(
                     Data(
@@ -161,8 +146,7 @@ struct KeysCommand: ParsableCommand {
         }
     }
 
-    struct Init: BoardCommand {
-        static let localOnly: String? = "master-key handling stays on the board's machine"
+    struct Init: MasterKeyCommand {
         static let configuration = CommandConfiguration(
             commandName: "init", abstract: "Give a board created before secure storage existed its master key (admins).",
             discussion: """
@@ -202,4 +186,11 @@ func masterKeyNote(_ setup: MasterKeySetup) -> String {
     case .host(let what):
         return "The master key comes from \(what) (key id \(setup.keyID))."
     }
+}
+
+/// A subcommand of `plugboard keys`: it handles the master key, so it runs where the board is.
+protocol MasterKeyCommand: BoardCommand {}
+
+extension MasterKeyCommand {
+    static var localOnly: String? { "master-key handling stays on the board's machine" }
 }

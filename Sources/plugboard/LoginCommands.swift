@@ -123,7 +123,7 @@ struct Login: ParsableCommand {
     /// The token from stdin: asked for without echo on a terminal, else the first line.
     static func readToken() throws(BoardError) -> String {
         var line: String?
-        if isatty(STDIN_FILENO) == 1 {
+        if BoundedInput.stdinIsTerminal {
             FileHandle.standardError.write(Data("Access token: ".utf8))
             var settings = termios()
             let hasSettings = tcgetattr(STDIN_FILENO, &settings) == 0

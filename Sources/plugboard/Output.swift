@@ -3,14 +3,6 @@ import PlugboardModel
 import PlugboardOperations
 import PlugboardStore
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Writes command results as aligned text tables or as one JSON document, and errors as one sentence on stderr.
 struct Output {
     let json: Bool

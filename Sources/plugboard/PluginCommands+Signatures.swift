@@ -5,14 +5,6 @@ import PlugboardOperations
 import PlugboardStore
 import PlugboardVersioning
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// `plugboard plugin sign` and `add-signature`: signing a release and recording a signature.
 extension PluginCommand {
     struct Sign: BoardCommand {
@@ -37,9 +29,7 @@ extension PluginCommand {
                 try BoundedInput.read(path: manifest, limit: BoundedInput.manifestLimit, what: "manifest"))
             var artifactSHA256: String?
             if let artifact {
-                var info = stat()
-                guard stat(artifact, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, let sha = FileDigest.sha256(ofFile: artifact)
-                else {
+                guard BoundedInput.regularFilePermissions(artifact) != nil, let sha = FileDigest.sha256(ofFile: artifact) else {
                     throw BoardError(.invalidInput, "the artifact \(artifact) is not a readable file; check the path given to --artifact")
                 }
                 artifactSHA256 = sha

@@ -5,14 +5,6 @@ import PlugboardOperations
 import PlugboardStore
 import PlugboardVersioning
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 struct PluginCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plugin", abstract: "Register, enable, kill, yank and pin plug-ins.",

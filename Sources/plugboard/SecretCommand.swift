@@ -6,14 +6,6 @@ import PlugboardOperations
 import PlugboardSecureStorage
 import PlugboardStore
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// `plugboard secret …`: plug-ins' encrypted secrets.
 struct SecretCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -100,7 +92,7 @@ struct SecretCommand: ParsableCommand {
                 return
             }
             FileHandle.standardOutput.write(value)
-            if isatty(STDOUT_FILENO) == 1 { FileHandle.standardOutput.write(Data("\n".utf8)) }
+            if BoundedInput.stdoutIsTerminal { FileHandle.standardOutput.write(Data("\n".utf8)) }
         }
     }
 }

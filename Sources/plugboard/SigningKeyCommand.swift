@@ -4,14 +4,6 @@ import Foundation
 import PlugboardModel
 import PlugboardStore
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// `plugboard signing-key …`: publisher keys, kept in files outside the board.
 struct SigningKeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -67,12 +59,9 @@ enum SigningKeyFile {
 
     /// Reads a private key file, refusing one that other users can read.
     static func read(_ path: String) throws(BoardError) -> Curve25519.Signing.PrivateKey {
-        var info = stat()
-        if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_mode & 0o077 != 0 {
+        if let mode = BoundedInput.regularFilePermissions(path), mode & 0o077 != 0 {
             throw BoardError(
-                .invalidInput,
-                "the signing key \(path) is readable by other users (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(path)"
-            )
+                .invalidInput, "the signing key \(path) is readable by other users (mode \(String(mode, radix: 8))); run chmod 600 \(path)")
         }
         let data = try BoundedInput.read(path: path, limit: limit, what: "signing key")
         let lines = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map {

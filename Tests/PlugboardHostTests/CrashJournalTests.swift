@@ -18,7 +18,7 @@ struct CrashJournalTests {
     }
 
     static func crash(_ id: String, _ version: String = "1.0.0", at seconds: Double) -> CrashJournal.Record {
-        CrashJournal.Record(.crash, time: Date(timeIntervalSince1970: seconds), pluginID: id, version: version, detail: "activate")
+        CrashJournal.Record(kind: .crash, time: Date(timeIntervalSince1970: seconds), pluginID: id, version: version, detail: "activate")
     }
 
     @Test func onlyCrashesOfTheSameReleaseWithinTheWindowCount() {
@@ -43,7 +43,8 @@ struct CrashJournalTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let base = 1_800_000_000.0
         func record(_ kind: CrashJournal.Record.Kind, at seconds: Double) -> CrashJournal.Record {
-            CrashJournal.Record(kind, time: Date(timeIntervalSince1970: seconds), pluginID: "com.example.a", version: "1.0.0", detail: "3")
+            CrashJournal.Record(
+                kind: kind, time: Date(timeIntervalSince1970: seconds), pluginID: "com.example.a", version: "1.0.0", detail: "3")
         }
         let key = ReleaseCheck.key("com.example.a", "1.0.0")
         var records = [Self.crash("com.example.a", at: base), Self.crash("com.example.a", at: base + 1), record(.quarantine, at: base + 2)]
@@ -68,7 +69,8 @@ struct CrashJournalTests {
         var records = (0..<(CrashJournal.maxCrashes + 50)).map { Self.crash("com.example.p\($0)", at: 1_800_000_000 + Double($0)) }
         records += (0..<(CrashJournal.maxQuarantines + 20)).map {
             CrashJournal.Record(
-                .quarantine, time: Date(timeIntervalSince1970: 1_800_000_000), pluginID: "com.example.q\($0)", version: "1.0.0", detail: "3"
+                kind: .quarantine, time: Date(timeIntervalSince1970: 1_800_000_000), pluginID: "com.example.q\($0)", version: "1.0.0",
+                detail: "3"
             )
         }
         try journal.write(records)

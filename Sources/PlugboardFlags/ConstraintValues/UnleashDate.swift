@@ -82,26 +82,13 @@ enum UnleashDate {
             guard let value = scanner.number(maxDigits: 4) else { return nil }
             year = value
         }
-        scanner.skipWhitespace()
-        guard scanner.consume("-") else { return nil }
-        scanner.skipWhitespace()
-        guard let month = scanner.number(maxDigits: 2) else { return nil }
-        scanner.skipWhitespace()
-        guard scanner.consume("-") else { return nil }
-        scanner.skipWhitespace()
-        guard let day = scanner.number(maxDigits: 2) else { return nil }
+        guard let month = scanner.twoDigits(after: "-"), let day = scanner.twoDigits(after: "-") else { return nil }
         guard scanner.consume("T") || scanner.consume("t") || scanner.consume(" ") else { return nil }
         // Time: hour ':' minute ':' second ['.' fraction].
         scanner.skipWhitespace()
-        guard let hour = scanner.number(maxDigits: 2) else { return nil }
-        scanner.skipWhitespace()
-        guard scanner.consume(":") else { return nil }
-        scanner.skipWhitespace()
-        guard let minute = scanner.number(maxDigits: 2) else { return nil }
-        scanner.skipWhitespace()
-        guard scanner.consume(":") else { return nil }
-        scanner.skipWhitespace()
-        guard let second = scanner.number(maxDigits: 2) else { return nil }
+        guard let hour = scanner.number(maxDigits: 2), let minute = scanner.twoDigits(after: ":"),
+            let second = scanner.twoDigits(after: ":")
+        else { return nil }
         var nanoseconds: Int64 = 0
         if scanner.consume(".") {
             guard let (value, count) = scanner.fraction() else { return nil }
@@ -260,6 +247,14 @@ enum UnleashDate {
         }
 
         mutating func skipWhitespace() { skip(while: \.isWhitespace) }
+
+        /// The next field of a date or a time: white space, `separator`, white space, and up to two digits (`- 05`, `:30`).
+        mutating func twoDigits(after separator: Unicode.Scalar) -> Int64? {
+            skipWhitespace()
+            guard consume(separator) else { return nil }
+            skipWhitespace()
+            return number(maxDigits: 2)
+        }
 
         mutating func skip(while predicate: (Unicode.Scalar) -> Bool) {
             while index < scalars.endIndex, predicate(scalars[index]) { scalars.formIndex(after: &index) }

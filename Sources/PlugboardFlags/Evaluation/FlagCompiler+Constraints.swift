@@ -4,6 +4,22 @@ import PlugboardVersioning
 
 // Constraints: each compiled once per snapshot, with its validation problems.
 extension FlagCompiler {
+    /// The constraint's `value` as `parse` reads it (`kind` names what it needs, `isNot` what it failed to be); nil,
+    /// recorded as switching the flag off, when there is none or `parse` refuses it.
+    private mutating func constraintValue<T>(
+        _ constraint: Constraint, _ op: ConstraintOperator, field: String, _ kind: String, _ parse: (String) -> T?, isNot: String? = nil
+    ) -> T? {
+        guard let text = constraint.value else {
+            error("\(field) value", "\(op.rawValue) needs \(kind) in 'value'", .breaksFlag)
+            return nil
+        }
+        guard let parsed = parse(text) else {
+            error("\(field) value", "'\(text)' is not \(isNot ?? kind)", .breaksFlag)
+            return nil
+        }
+        return parsed
+    }
+
     /// Compiles a constraint; `nil` only when the problem switches the whole flag off (it is recorded).
     mutating func compileConstraint(_ constraint: Constraint, field: String) -> CompiledConstraint? {
         let contextField = ContextField(constraintName: constraint.contextName)
@@ -32,12 +48,7 @@ extension FlagCompiler {
             let match: StringMatch = op == .strContains ? .contains : op == .strStartsWith ? .startsWith : .endsWith
             return make(.string(match, values: caseInsensitive ? values.map { $0.lowercased() } : values, caseInsensitive: caseInsensitive))
         case .numEq, .numGt, .numGte, .numLt, .numLte:
-            guard let text = constraint.value else {
-                error("\(field) value", "\(op.rawValue) needs a number in 'value'", .breaksFlag)
-                return nil
-            }
-            guard let number = UnleashNumber.parseConstraintValue(text) else {
-                error("\(field) value", "'\(text)' is not a number", .breaksFlag)
+            guard let number = constraintValue(constraint, op, field: field, "a number", UnleashNumber.parseConstraintValue) else {
                 return nil
             }
             let comparison: OrdinalComparison =
@@ -50,14 +61,11 @@ extension FlagCompiler {
                 }
             return make(.number(comparison, number))
         case .dateAfter, .dateBefore:
-            guard let text = constraint.value else {
-                error("\(field) value", "\(op.rawValue) needs a date in 'value'", .breaksFlag)
-                return nil
-            }
-            guard let instant = UnleashDate.parseConstraintValue(text) else {
-                error("\(field) value", "'\(text)' is not a date-time like 2024-05-01T12:00:00.000Z", .breaksFlag)
-                return nil
-            }
+            guard
+                let instant = constraintValue(
+                    constraint, op, field: field, "a date", UnleashDate.parseConstraintValue,
+                    isNot: "a date-time like 2024-05-01T12:00:00.000Z")
+            else { return nil }
             return make(.date(op == .dateAfter ? .greater : .less, instant))
         case .semverEq, .semverGt, .semverGte, .semverLt, .semverLte:
             guard let text = constraint.value else {

@@ -32,12 +32,18 @@ public enum Validate {
 
     /// An environment name: 1–63 characters of `a-z`, `0-9`, `-`, `_`, starting with a letter.
     public static func environment(_ name: String) throws(BoardError) {
+        try lowercaseName(name, "environment", example: "production")
+    }
+
+    /// A name of 1-63 characters of a-z, 0-9, '-' and '_', starting with a letter; `what` and `example` name it in the
+    /// refusal.
+    private static func lowercaseName(_ name: String, _ what: String, example: String) throws(BoardError) {
         guard !name.isEmpty, name.utf8.count <= 63,
             let first = name.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first),
             name.utf8.allSatisfy({ isLowerAlnum($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") })
         else {
             throw .invalid(
-                "environment '\(printable(name))' is not valid: use 1-63 characters of a-z, 0-9, '-' and '_', starting with a letter (for example production)"
+                "\(what) '\(printable(name))' is not valid: use 1-63 characters of a-z, 0-9, '-' and '_', starting with a letter (for example \(example))"
             )
         }
     }
@@ -46,14 +52,7 @@ public enum Validate {
     /// '_', starting with a letter, and none of the names an approval policy gives who approves with (`default`,
     /// `admins`, `owners`).
     public static func groupName(_ name: String) throws(BoardError) {
-        guard !name.isEmpty, name.utf8.count <= 63,
-            let first = name.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first),
-            name.utf8.allSatisfy({ isLowerAlnum($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") })
-        else {
-            throw .invalid(
-                "group '\(printable(name))' is not valid: use 1-63 characters of a-z, 0-9, '-' and '_', starting with a letter (for example release-managers)"
-            )
-        }
+        try lowercaseName(name, "group", example: "release-managers")
         guard !["default", "admins", "owners"].contains(name) else {
             throw .invalid(
                 "'\(name)' names who approves without a group (plugboard policy set --approvers \(name)); choose another group name")

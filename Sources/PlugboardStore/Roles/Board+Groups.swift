@@ -7,19 +7,8 @@ extension Board {
     package func addGroupMember(_ group: String, _ principal: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.groupName(group)
         try Validate.personPrincipal(principal)
-        return try change(
-            actor, refusal: AuditEntry(action: .groupAdd, targetType: "principal_group", targetID: "\(group)/\(principal)"),
-            requiring: .admin(doing: "change groups")
-        ) { change in
-            if try ApprovalRights.member(change.db, group: group, principal: principal) {
-                return ChangeResult(changed: false, "\(principal) is already in the group \(group); nothing changed.")
-            }
+        return try changeMembership(.group(group, principal), adding: true, .groupAdd, doing: "change groups", by: actor) { change in
             try GroupQueries.insert(change.db, group, principal, by: change.actor, at: change.now)
-            try change.record(
-                AuditEntry(
-                    action: .groupAdd, targetType: "principal_group", targetID: "\(group)/\(principal)",
-                    before: .object(["member": .bool(false)]), after: .object(["member": .bool(true)])))
-            return ChangeResult(changed: true, "\(principal) is now in the group \(group).")
         }
     }
 
@@ -28,20 +17,9 @@ extension Board {
     package func removeGroupMember(_ group: String, _ principal: String, by actor: Principal) throws(BoardError) -> ChangeResult {
         try Validate.groupName(group)
         try Validate.principal(principal)
-        return try change(
-            actor, refusal: AuditEntry(action: .groupRemove, targetType: "principal_group", targetID: "\(group)/\(principal)"),
-            requiring: .admin(doing: "change groups")
-        ) { change in
-            guard try ApprovalRights.member(change.db, group: group, principal: principal) else {
-                throw BoardError.notFound("\(principal) is not in the group \(group); see plugboard group list")
-            }
+        return try changeMembership(.group(group, principal), adding: false, .groupRemove, doing: "change groups", by: actor) { change in
             try change.db.execute(
                 sql: "DELETE FROM principal_groups WHERE name = ? AND principal = ?", arguments: [group, principal])
-            try change.record(
-                AuditEntry(
-                    action: .groupRemove, targetType: "principal_group", targetID: "\(group)/\(principal)",
-                    before: .object(["member": .bool(true)]), after: .object(["member": .bool(false)])))
-            return ChangeResult(changed: true, "\(principal) is no longer in the group \(group).")
         }
     }
 
@@ -65,5 +43,15 @@ enum GroupQueries {
         try db.execute(
             sql: "INSERT INTO principal_groups (name, principal, added_at, added_by) VALUES (?, ?, ?, ?)",
             arguments: [group, principal, now, actor.osUser])
+    }
+}
+
+extension Membership {
+    /// `principal` as a member of the principal group `group`.
+    static func group(_ group: String, _ principal: String) -> Membership {
+        Membership(
+            principal: principal, targetType: "principal_group", targetID: "\(group)/\(principal)", key: "member",
+            standing: "in the group \(group)", listCommand: "plugboard group list",
+            isMember: { change in try ApprovalRights.member(change.db, group: group, principal: principal) })
     }
 }

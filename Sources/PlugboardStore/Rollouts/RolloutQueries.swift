@@ -89,20 +89,12 @@ enum RolloutQueries {
         -> [RolloutRecord]
     {
         guard try db.tableExists("rollouts") else { return [] }
-        var conditions: [String] = []
-        var arguments: [any DatabaseValueConvertible] = []
-        if let pluginID {
-            conditions.append("plugin_id = ?")
-            arguments.append(pluginID)
-        }
-        if let environment {
-            conditions.append("environment = ?")
-            arguments.append(environment)
-        }
-        if activeOnly { conditions.append("state IN ('running', 'paused')") }
-        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        var filter = SQLFilter()
+        filter.add("plugin_id = ?", pluginID)
+        filter.add("environment = ?", environment)
+        if activeOnly { filter.add("state IN ('running', 'paused')") }
         return try Row.fetchAll(
-            db, sql: "SELECT * FROM rollouts \(filter) ORDER BY plugin_id, environment", arguments: StatementArguments(arguments)
+            db, sql: "SELECT * FROM rollouts \(filter.clause) ORDER BY plugin_id, environment", arguments: filter.arguments
         ).map(record)
     }
 

@@ -77,22 +77,15 @@ enum SignatureQueries {
 
     /// Trusted keys with their revocation, for one plug-in (its own and those trusted for every plug-in) or all.
     static func signers(_ db: Database, pluginID: String? = nil, keyID: String? = nil) throws -> [Signer] {
-        var conditions: [String] = []
-        var arguments: [any DatabaseValueConvertible] = []
-        if let pluginID {
-            conditions.append("(s.plugin_id = ? OR s.plugin_id = '*')")
-            arguments.append(pluginID)
-        }
-        if let keyID {
-            conditions.append("s.key_id = ?")
-            arguments.append(keyID)
-        }
+        var filter = SQLFilter()
+        filter.add("(s.plugin_id = ? OR s.plugin_id = '*')", pluginID)
+        filter.add("s.key_id = ?", keyID)
         return try Row.fetchAll(
             db,
             sql: """
                 SELECT s.*, r.reason, r.revoked_at, r.revoked_by FROM signers s LEFT JOIN signer_revocations r ON r.key_id = s.key_id
-                \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")) ORDER BY s.plugin_id, s.key_id
-                """, arguments: StatementArguments(arguments)
+                \(filter.clause) ORDER BY s.plugin_id, s.key_id
+                """, arguments: filter.arguments
         ).map {
             Signer(
                 keyID: $0["key_id"], pluginID: $0["plugin_id"], publicKey: $0["public_key"], name: $0["name"], addedAt: $0["added_at"],
