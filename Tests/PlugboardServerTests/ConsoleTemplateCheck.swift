@@ -4,8 +4,11 @@ import Foundation
 
 /// Checks templates against the views they render: every `{{name}}` and `{{#section}}` a template uses must be a field
 /// of the view (looked up as Mustache looks it up: in the section's value, then in the values around it), and every
-/// field of every view must be used by a template. The views must have every field set: no optional nil, no list
-/// empty, so that the walk reaches every nested view.
+/// field of every view must be used by a template. A view may hold an answer of the board (a `ChangeRequest`, a
+/// `FlagDetail`): the template reads the fields it needs, and the answer's other fields need no template. The
+/// examples must set every field of a view, and every field of an answer that a template reads: no optional nil, no
+/// list empty, so that the walk reaches every nested value. Of Mustache's transforms, `empty(…)`, `count(…)`,
+/// `reversed(…)`, `first(…)` and `last(…)` are understood.
 struct ConsoleTemplateCheck {
     /// A template's tags, sections holding theirs.
     indirect enum Tag {
@@ -13,9 +16,18 @@ struct ConsoleTemplateCheck {
         case section(String, inverted: Bool, [Tag])
     }
 
-    /// What is wrong, one sentence each.
-    private(set) var problems: [String] = []
-    /// The fields of every view met, by type.
+    /// What is wrong, one sentence each: in the templates' names, and in the examples of the fields they read.
+    var problems: [String] {
+        var seen: Set<String> = []
+        let fields = fieldProblems.filter { Self.isView($0.type) || used[$0.type]?.contains($0.field) == true }.map(\.sentence)
+        return walkProblems + fields.filter { seen.insert($0).inserted }
+    }
+
+    private var walkProblems: [String] = []
+    /// What an example leaves unset, or an optional a value around it shadows: a problem for every field of a view,
+    /// and for the fields of an answer that a template reads.
+    private var fieldProblems: [(type: String, field: String, sentence: String)] = []
+    /// The fields of every value met, by type.
     private var fields: [String: Set<String>] = [:]
     /// The fields some template used, by type.
     private var used: [String: Set<String>] = [:]
@@ -27,13 +39,20 @@ struct ConsoleTemplateCheck {
             register(view, outer: [], template: name)
             walk(tags, [view], template: name)
         } catch {
-            problems.append("the template \(name) does not parse: \(error)")
+            walkProblems.append("the template \(name) does not parse: \(error)")
         }
     }
 
-    /// The fields no template used; call after every template was checked.
+    /// The fields of views that no template used; call after every template was checked.
     func unused() -> [String] {
-        fields.flatMap { type, labels in labels.subtracting(used[type] ?? []).sorted().map { "\(type).\($0)" } }.sorted()
+        fields.filter { Self.isView($0.key) }.flatMap { type, labels in
+            labels.subtracting(used[type] ?? []).sorted().map { "\(type).\($0)" }
+        }.sorted()
+    }
+
+    /// Whether `type` (a ``typeName(_:)``) is one of the console's views, not an answer of the board.
+    private static func isView(_ type: String) -> Bool {
+        !type.hasPrefix("PlugboardModel.") && !type.hasPrefix("PlugboardFlags.") && !type.hasPrefix("Swift.")
     }
 
     // MARK: The walk
@@ -66,6 +85,22 @@ struct ConsoleTemplateCheck {
     /// The value of `name` (`a.b` for `b` of `a`), found as Mustache finds it; nil (and a problem) when no value
     /// around has it.
     private mutating func lookUp(_ name: String, in stack: [Any], template: String) -> Any? {
+        if name.hasSuffix(")"), let open = name.firstIndex(of: "(") {
+            let transform = String(name[..<open])
+            let argument = String(name[name.index(after: open)..<name.index(before: name.endIndex)])
+            guard let value = lookUp(argument, in: stack, template: template) else { return nil }
+            let elements = Mirror(reflecting: value).children.map(\.value)
+            switch transform {
+            case "empty": return elements.isEmpty
+            case "count": return elements.count
+            case "reversed": return value
+            case "first": return elements.first
+            case "last": return elements.last
+            default:
+                walkProblems.append("the template \(template) uses {{\(name)}}: the check does not know the transform \(transform)")
+                return nil
+            }
+        }
         let parts = name.split(separator: ".").map(String.init)
         guard let first = parts.first else { return nil }
         var value: Any?
@@ -77,13 +112,13 @@ struct ConsoleTemplateCheck {
         }
         guard var found = value else {
             let around = stack.map { Self.typeName($0) }.joined(separator: " in ")
-            problems.append("the template \(template) uses {{\(name)}}, which is not a field of \(around)")
+            walkProblems.append("the template \(template) uses {{\(name)}}, which is not a field of \(around)")
             return nil
         }
         for part in parts.dropFirst() {
             register(found, outer: [], template: template)
             guard let child = child(part, of: found) else {
-                problems.append("the template \(template) uses {{\(name)}}: \(Self.typeName(found)) has no field \(part)")
+                walkProblems.append("the template \(template) uses {{\(name)}}: \(Self.typeName(found)) has no field \(part)")
                 return nil
             }
             found = child
@@ -91,15 +126,17 @@ struct ConsoleTemplateCheck {
         return found
     }
 
-    /// The field `label` of `value`, unwrapped, marked used; nil when it has none.
+    /// The field `label` of `value`, unwrapped, marked used; nil when it has none. A dictionary's field is its value
+    /// of the key `label` (the request's query).
     private mutating func child(_ label: String, of value: Any) -> Any? {
+        if let dictionary = value as? [String: String] { return dictionary[label] }
         let mirror = Mirror(reflecting: value)
         guard mirror.displayStyle == .struct, let field = mirror.children.first(where: { $0.label == label }) else { return nil }
         used[Self.typeName(value), default: []].insert(label)
         return Self.unwrapped(field.value) ?? field.value
     }
 
-    /// Notes the fields of `value` (a view), and what the example leaves unset: a nil optional, an empty list, or an
+    /// Notes the fields of `value` (a view or an answer), and what the example leaves unset: a nil optional, an empty list, or an
     /// optional that a value around it also has (a nil one would render that one's instead).
     private mutating func register(_ value: Any, outer: [Any], template: String) {
         let mirror = Mirror(reflecting: value)
@@ -110,15 +147,19 @@ struct ConsoleTemplateCheck {
             fields[type, default: []].insert(label)
             let field = Mirror(reflecting: child.value)
             if field.displayStyle == .optional {
-                if field.children.isEmpty { problems.append("the example of \(type) leaves \(label) nil: set every field") }
+                if field.children.isEmpty {
+                    fieldProblems.append((type, label, "the example of \(type) leaves \(label) nil: set every field"))
+                }
                 if let shadowed = outer.first(where: { self.has(label, $0) }) {
-                    problems.append(
-                        "\(type).\(label) is optional and \(Self.typeName(shadowed)) around it has a field \(label) too: a nil one renders that one's in \(template)"
-                    )
+                    fieldProblems.append(
+                        (
+                            type, label,
+                            "\(type).\(label) is optional and \(Self.typeName(shadowed)) around it has a field \(label) too: a nil one renders that one's in \(template)"
+                        ))
                 }
             }
             if field.displayStyle == .collection, field.children.isEmpty {
-                problems.append("the example of \(type) leaves \(label) empty: give it one element")
+                fieldProblems.append((type, label, "the example of \(type) leaves \(label) empty: give it one element"))
             }
         }
     }

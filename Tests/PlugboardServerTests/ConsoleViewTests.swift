@@ -1,4 +1,6 @@
 import Foundation
+import PlugboardFlags
+import PlugboardModel
 import Testing
 
 @testable import PlugboardServer
@@ -29,6 +31,14 @@ struct ConsoleViewTests {
         }
     }
 
+    /// Mustache renders an enum by its case's name: the states the templates render are named as their raw values.
+    @Test func theStatesTemplatesRenderAreNamedAsTheirRawValues() {
+        #expect(APIToken.State.allCases.allSatisfy { String(describing: $0) == $0.rawValue })
+        #expect(LoadReportEntry.State.allCases.allSatisfy { String(describing: $0) == $0.rawValue })
+        #expect(Rollout.State.allCases.allSatisfy { String(describing: $0) == $0.rawValue })
+        #expect(render(TokensPage(admin: true, controls: false, access: [], sdk: [])).contains("SDK and host tokens"))
+    }
+
     @Test func theCheckFindsAMisspelledNameAnUnusedFieldAndAShadowingOptional() throws {
         var check = ConsoleTemplateCheck()
         check.check(template: "refusal", "<h1>{{heading}}</h1>{{#sentense}}{{/sentense}}", with: Self.refusal)
@@ -39,6 +49,28 @@ struct ConsoleViewTests {
         shadow.check(template: "t", "{{name}}{{#rows}}{{name}}{{/rows}}", with: Outer(name: "page", rows: [Inner(name: "row")]))
         #expect(shadow.problems.count == 1 && shadow.problems[0].contains("Inner.name is optional"), "\(shadow.problems)")
         #expect(throws: ConsoleTemplateCheck.ParseError.self) { try ConsoleTemplateCheck.parse("{{#a}}{{/b}}") }
+        // An answer held whole: only the fields a template reads count, a nil one of those is refused, and so is a
+        // misspelled one; transforms are looked through.
+        var answer = ConsoleTemplateCheck()
+        let kill = KillSwitch(
+            id: 1, scope: "all", pluginID: nil, version: nil, reason: "r", killedAt: "t", killedBy: "alice", revivedAt: nil, revivedBy: nil,
+            reviveReason: nil)
+        answer.check(
+            template: "t",
+            "{{count(kills)}}{{^empty(kills)}}{{#kills}}{{kill.reason}}{{kill.revivedAt}}{{kill.reson}}{{/kills}}{{/empty(kills)}}",
+            with: Kills(kills: [KillRow(kill: kill)]))
+        #expect(answer.problems.count == 2, "\(answer.problems)")
+        #expect(answer.problems.contains { $0.contains("has no field reson") }, "\(answer.problems)")
+        #expect(answer.problems.contains { $0.contains("KillSwitch leaves revivedAt nil") }, "\(answer.problems)")
+        #expect(answer.unused().isEmpty)
+    }
+
+    private struct Kills {
+        let kills: [KillRow]
+    }
+
+    private struct KillRow {
+        let kill: KillSwitch
     }
 
     private struct Outer {
@@ -70,25 +102,75 @@ struct ConsoleViewTests {
         ])
 
     static let auditRow = AuditRowView(
-        seq: 1, at: "2026-11-29T00:00:00Z", by: "alice", via: "console from 127.0.0.1", action: "plugin.kill", refused: true,
-        target: "plugin a", reason: hostile, change: true, before: "before: –", after: "after: {}")
+        AuditRecord(
+            seq: 1, at: "2026-11-29T00:00:00Z", by: "alice", onBehalfOf: "bob", action: "plugin.kill", outcome: "refused",
+            targetType: "plugin", targetID: "a", environment: "default", reason: hostile, beforeJSON: "{}", afterJSON: hostile,
+            prevHash: "p",
+            hash: "h", stateChanges: nil, stateRoot: nil, via: "console from 127.0.0.1"))
 
-    static let waiting = WaitingSection.Row(
-        id: 1, summary: "enable a", author: "bob", needs: "needs 1 approval", approvedBy: "carol", scheduled: "2026-12-01T00:00:00Z",
-        note: "a note")
+    static let request = ChangeRequest(
+        id: 7, operation: "plugin.enable", body: "{}", digest: "d", environment: "production", summary: hostile, author: "bob",
+        state: "open", required: 2, signed: true, authorApplies: false, scheduledAt: "2026-12-01T00:00:00Z",
+        openedAt: "2026-11-29T00:00:00Z",
+        closedAt: "2026-11-30T00:00:00Z", closedBy: "carol", closeReason: "done", result: "done", emergency: true,
+        acknowledgedAt: "2026-11-30T00:00:00Z", acknowledgedBy: "dan",
+        approvals: [
+            ChangeApproval(
+                principal: "carol", approvedAt: "2026-11-29T00:00:00Z", comment: "ok", digest: "d", base: "b", current: true, keyID: "k1")
+        ],
+        rows: [
+            ChangeRow(
+                action: "plugin.enable", targetType: "plugin", targetID: "a", environment: "production", before: "{}", after: "{}")
+        ])
+
+    static let waiting = WaitingSection.Row(request: request, needs: "needs 1 approval", approvedBy: "carol", note: "a note")
+
+    static let controls = ControlsView(forms: ["<form></form>"], notes: ["a note"])
 
     static let card = ChangeCardView(
-        heading: "h1", sub: "h2", link: true, id: 7, summary: hostile, author: "bob", state: "open", openedAt: "2026-11-29T00:00:00Z",
-        environment: "production", operation: "plugin.enable", body: "{}", digest: "d", pending: true,
-        approvals: [ChangeCardView.Approval(principal: "carol", at: "2026-11-29T00:00:00Z", comment: "ok", counts: true, signed: "k1")],
-        counted: "1 of 2", met: true, signedRequired: true, scheduledAt: "2026-12-01T00:00:00Z", closed: "applied", result: "done",
-        emergency: true, acknowledged: "acknowledged by dan",
+        heading: "h1", sub: "h2", link: true, request: request, pending: true, counted: "1 of 2", met: true,
         rows: [
             ChangeCardView.Row(
-                action: "plugin.enable", target: "plugin a in production",
-                fields: [ChangeCardView.Field(name: "enabled", before: "false", after: "true")], same: "pinned_version none",
-                created: true, removed: true)
-        ], hasRows: true, forms: ["<form></form>"], notes: ["a note"], controls: true)
+                change: request.rows[0], fields: [ChangeCardView.Field(name: "enabled", before: "false", after: "true")],
+                same: "pinned_version none")
+        ], controls: controls)
+
+    static let switcher = EnvironmentSwitcher(
+        env: "default", action: "/ui/plugins/a", choices: [FormOption(value: "default", label: "default", selected: true)])
+
+    static let report = HostLoadStatus(
+        hostID: hostile, environment: "default", hostVersion: "1.0.0", source: "the board file", pluginID: "a", version: "1.0.0",
+        state: .skipped, reasonCode: "killed", reason: "r", warning: "w", signature: .valid, reportedAt: "t", crashes: nil)
+
+    static let kill = KillSwitch(
+        id: 1, scope: "plugin", pluginID: "a", version: "1.0.0", reason: hostile, killedAt: "t", killedBy: "alice", revivedAt: "t",
+        revivedBy: "bob", reviveReason: "r")
+
+    static let environment = EnvironmentState(environment: "default", enabled: true, pinnedVersion: "1.0.0", activeVersion: "1.0.0")
+
+    static let version = PluginVersionInfo(
+        version: "1.0.0", name: "A", description: nil, hostRange: nil, gate: nil, entry: nil, capabilities: [], dependencies: [:],
+        artifactSHA256: nil, registeredAt: "t", registeredBy: "alice", yankedAt: "t", yankedBy: "alice", yankReason: "y", killed: true,
+        manifest: "{}",
+        signature: try! JSONDecoder().decode(
+            SignatureVerdict.self, from: Data(#"{"state":"unsigned","keyIDs":[],"message":"unsigned"}"#.utf8)))
+
+    static let flag = FlagDetail(
+        name: hostile, type: "release", description: "d", owner: "alice", impressionData: false, dependencies: [], createdAt: "t",
+        createdBy: "alice", updatedAt: "t", archivedAt: "t", potentiallyStale: false,
+        environments: [
+            FlagEnvironmentDefinition(
+                environment: "default", enabled: true, strategies: [], variants: [FeatureVariant(name: "blue", weight: 1000)])
+        ],
+        usage: [FlagUsageSummary(environment: "default", lastSeen: "t", yes: 1, no: 2, variants: [:])])
+
+    static let rollout = RolloutStatus(
+        rollout: Rollout(
+            pluginID: "a", environment: "default", version: "1.1.0", previous: "1.0.0", steps: [10, 100], step: 0, state: .running),
+        everySeconds: 60, maxFailureRate: 5, minHosts: 3, stepStartedAt: "t", nextStepAt: "t", startedAt: "t", startedBy: "alice",
+        endedAt: nil, endedBy: nil, endReason: nil, history: [], current: figures, previous: nil, hostsByVersion: [:])
+
+    static let figures = RolloutFigures(version: "1.1.0", hosts: 1, activated: 1, failed: 0, crashed: 0, quarantined: 0, failing: 0)
 
     static let examples: [any ConsoleView] = [
         LayoutView(
@@ -100,98 +182,83 @@ struct ConsoleViewTests {
         SignInView(csrf: "c", error: hostile),
         form,
         OverviewPage(
-            waiting: "<section></section>", verified: true, verification: "The audit log verifies.",
-            kills: [OverviewPage.Kill(target: "plugin a", pluginHref: "/ui/plugins/a", reason: hostile, killedAt: "t", killedBy: "alice")],
-            hasKills: true, killCount: 1, hostsUp: 1, hostsStale: 1, freshMinutes: 10,
-            environments: [EnvironmentLink(name: "default", href: "/ui/plugins?env=default")], changes: [auditRow]),
+            waiting: "<section></section>", verification: VerificationView(ok: true, sentence: "The audit log verifies."),
+            kills: [OverviewPage.Kill(kill: kill, target: "plugin a", pluginHref: "/ui/plugins/a")], hostsUp: 1, hostsStale: 1,
+            freshMinutes: 10, environments: [LinkedRow(item: "default", href: "/ui/plugins?env=default")], changes: [auditRow]),
         WaitingSection(
-            approvable: [waiting], hasApprovable: true, mine: [waiting], hasMine: true, emergencies: [waiting], hasEmergencies: true,
-            readOnly: true, nothing: true, more: "1 more open request on the Changes page."),
+            approvable: [waiting], mine: [waiting], emergencies: [waiting], readOnly: true,
+            more: "1 more open request on the Changes page."),
         PluginsPage(
-            env: "default", environments: [EnvironmentChoice(name: "default", selected: true)], query: hostile, next: "/ui/plugins?after=a",
+            switcher: switcher, query: hostile, next: "/ui/plugins?after=a",
             plugins: [
-                PluginsPage.Row(
-                    id: "a", href: "/ui/plugins/a?env=default", name: hostile, enabled: true, killed: true, activeVersion: "1.0.0",
-                    latestVersion: "1.1.0", pinnedVersion: "1.0.0")
+                LinkedRow(
+                    item: PluginSummary(
+                        id: "a", name: hostile, environment: "default", enabled: true, killed: true, pinnedVersion: "1.0.0",
+                        latestVersion: "1.1.0", activeVersion: "1.0.0", versionCount: 2),
+                    href: "/ui/plugins/a?env=default")
             ]),
         PluginPage(
-            detail: PluginPage.Detail(id: "a", name: hostile, description: "d"), env: "default", action: "/ui/plugins/a",
-            switcher: [EnvironmentChoice(name: "default", selected: true)], enabled: true, pinned: "1.0.0", active: "1.0.0", killed: true,
-            killReason: hostile, controls: true, forms: ["<form></form>"],
-            hosts: [
-                PluginPage.Host(
-                    hostID: "h", hostQuery: "h", environment: "default", version: "1.0.0", state: "loaded", reason: "r", reportedAt: "t")
-            ],
-            versions: [
-                PluginPage.Version(
-                    version: "1.0.0", registeredAt: "t", registeredBy: "alice", signature: "unsigned", killed: true, yanked: true,
-                    yankReason: "y")
-            ],
-            environments: [
-                PluginPage.Environment(environment: "default", enabled: true, href: "/ui/plugins/a?env=default", pinnedVersion: "1")
-            ],
-            killSwitches: [
-                PluginPage.KillSwitchRow(
-                    scope: "plugin", version: "1.0.0", reason: "r", killedAt: "t", killedBy: "alice", revivedAt: "t", revivedBy: "bob")
-            ]),
+            detail: PluginDetail(
+                id: "a", name: hostile, description: "d", createdAt: "t", createdBy: "alice", versions: [version],
+                environments: [environment],
+                owners: [], killSwitches: [kill]),
+            switcher: switcher, state: environment, kill: kill, controls: controls,
+            hosts: [LinkedRow(item: report, href: "/ui/fleet?host=h")], versions: [PluginPage.Version(info: version, killed: true)],
+            environments: [LinkedRow(item: environment, href: "/ui/plugins/a?env=default")], killSwitches: [kill]),
         FleetPage(
-            plugin: "a", version: "1.0.0", filtered: true, hostCount: "1 host", next: "/ui/fleet?after=h",
-            hosts: [
-                FleetPage.Host(
-                    hostID: hostile, anchor: "h", environment: "default", source: "the board file", reportedAt: "t", hostVersion: "1.0.0",
-                    stale: true,
-                    entries: [FleetPage.Entry(pluginID: "a", href: "/ui/plugins/a", version: "1.0.0", state: "loaded", reason: "r")])
-            ]),
+            query: ["plugin": "a", "version": hostile], filtered: true, hostCount: "1 host", next: "/ui/fleet?after=h",
+            hosts: [FleetPage.Host([report], now: Date())]),
         FlagsPage(
-            env: "default", environments: [EnvironmentChoice(name: "default", selected: true)], unused: true,
+            switcher: switcher, unused: true,
             flags: [
-                FlagsPage.Row(
-                    name: hostile, href: "/ui/flags/x", type: "boolean", enabled: true, archived: true, potentiallyStale: true,
-                    strategyCount: 1, variantCount: 1, owner: "alice")
+                LinkedRow(
+                    item: FlagSummary(
+                        name: hostile, type: "boolean", description: "d", owner: "alice", environment: "default", enabled: true,
+                        strategyCount: 1, variantCount: 1, archived: true, potentiallyStale: true, createdAt: "t", updatedAt: "t"),
+                    href: "/ui/flags/x")
             ]),
         FlagPage(
-            detail: FlagPage.Detail(
-                name: hostile, type: "boolean", description: "d", owner: "alice", createdAt: "t", createdBy: "alice", archivedAt: "t"),
-            env: "default", action: "/ui/flags/x", switcher: [EnvironmentChoice(name: "default", selected: true)], enabled: true,
-            controls: true, forms: ["<form></form>"],
-            environments: [
-                FlagPage.Environment(
-                    environment: "default", enabled: true, strategies: ["default"], hasVariants: true,
-                    variants: [FlagPage.Variant(name: "blue", weight: 1000)])
-            ],
-            usage: [FlagPage.Usage(environment: "default", yes: 1, no: 2, lastSeen: "t")]),
+            detail: flag, switcher: switcher, enabled: true, controls: controls,
+            environments: [FlagPage.Environment(definition: flag.environments[0], strategies: ["default"])]),
         AuditPage(
-            verified: true, verification: "v", actor: hostile, target: "t", action: "plugin.kill", since: "s", records: [auditRow]),
+            verification: VerificationView(ok: true, sentence: "v"),
+            query: ["actor": hostile, "target": "t", "action": "plugin.kill", "since": "s"], records: [auditRow]),
         TokensPage(
             admin: true, controls: true,
             access: [
-                TokensPage.AccessToken(
-                    principal: "alice", name: hostile, prefix: "pba_x", readOnly: true, state: "active", expiresAt: "never",
-                    lastUsedAt: "t",
+                TokensPage.AccessRow(
+                    token: AccessToken(
+                        principal: "alice", name: hostile, prefix: "pba_x", readOnly: true, createdAt: "t", createdBy: "alice",
+                        expiresAt: "t",
+                        revokedAt: nil, revokedBy: nil, revokeReason: nil, lastUsedAt: "t", state: .active),
                     revoke: "<form></form>")
             ],
             sdk: [
-                TokensPage.SDKToken(name: "n", environment: "default", kind: "client", prefix: "pbc_x", state: "active", lastUsedAt: "t")
+                TokensPage.SDKRow(
+                    token: APIToken(
+                        name: "n", environment: "default", kind: .sdkAndHosts, prefix: "pbc_x", createdAt: "t", createdBy: "alice",
+                        expiresAt: nil, revokedAt: nil, revokedBy: nil, revokeReason: nil, lastUsedAt: "t", state: .active),
+                    kind: "sdk+hosts")
             ]),
         RolloutsPage(
-            env: "default", environments: [EnvironmentChoice(name: "default", selected: true)],
+            switcher: switcher,
             rollouts: [
                 RolloutsPage.Rollout(
-                    anchor: "a", pluginID: "a", href: "/ui/plugins/a", from: "1.0.0", version: "1.1.0", state: "running", percent: 10,
-                    stepList: "10%, 100%", nextStepAt: "t", maxFailureRate: 5, minHosts: 3,
-                    figures: [
-                        RolloutsPage.Figures(
-                            version: "1.1.0", hosts: 1, activated: 1, failed: 0, crashed: 0, quarantined: 0, rate: "0%")
-                    ],
-                    history: [RolloutsPage.Step(percent: 10, reachedAt: "t", by: "alice", summary: "1 host")], controls: true,
-                    forms: ["<form></form>"])
+                    status: rollout, anchor: "a", href: "/ui/plugins/a", percent: 10, stepList: "10%, 100%",
+                    figures: [RolloutsPage.Figures(figures: figures, rate: "0%")],
+                    history: [RolloutsPage.Step(step: RolloutStepRecord(percent: 10, reachedAt: "t", by: "alice"), summary: "1 host")],
+                    controls: controls)
             ]),
         ChangesPage(
             heading: "Change requests", listHeading: "Open and scheduled", cards: ["<article></article>"], next: "/ui/changes?after=1",
-            empty: "No change request waits.", states: [ChangesPage.StateChoice(value: "", label: "open and scheduled", selected: true)],
-            recent: [ChangesPage.Closed(id: 1, summary: hostile, author: "bob", state: "applied", closed: "t by carol", reason: "r")],
-            hasRecent: true, emergencies: ["<article></article>"], hasEmergencies: true, hasPolicies: true,
-            policies: [ChangesPage.Policy(environment: "production", approvals: 2, one: true, signed: true)]),
+            empty: "No change request waits.", states: [FormOption(value: "", label: "open and scheduled", selected: true)],
+            recent: [request], emergencies: ["<article></article>"],
+            policies: [
+                ChangesPage.Policy(
+                    policy: ApprovalPolicy(
+                        environment: "production", approvals: 2, signedApprovals: "require", updatedAt: nil, updatedBy: nil),
+                    one: true, signed: true)
+            ]),
         card,
     ]
 }

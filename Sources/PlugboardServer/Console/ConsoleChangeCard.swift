@@ -18,25 +18,9 @@ struct ChangeCard {
     func view(heading: String) -> ChangeCardView {
         let (forms, notes) = controls()
         return ChangeCardView(
-            heading: heading, sub: heading == "h1" ? "h2" : "h4", link: heading != "h1", id: request.id, summary: request.summary,
-            author: request.author, state: request.state, openedAt: request.openedAt,
-            environment: request.environment ?? "every environment", operation: request.operation, body: request.body,
-            digest: request.digest, pending: Self.pending.contains(request.state),
-            approvals: request.approvals.map { approval in
-                ChangeCardView.Approval(
-                    principal: approval.principal, at: approval.approvedAt, comment: approval.comment, counts: approval.current,
-                    signed: approval.keyID)
-            },
-            counted: "\(request.currentApprovals) of \(request.required)", met: request.currentApprovals >= request.required,
-            signedRequired: request.signed, scheduledAt: request.scheduledAt,
-            closed: request.closedAt.map { closedAt in
-                "\(request.state) \(closedAt)" + (request.closedBy.map { " by \($0)" } ?? "")
-                    + (request.closeReason.map { ": \($0)" } ?? "")
-            },
-            result: request.result, emergency: request.emergency,
-            acknowledged: request.acknowledgedBy.map { "acknowledged \(request.acknowledgedAt ?? "") by \($0)" },
-            rows: request.rows.map(Self.row), hasRows: !request.rows.isEmpty, forms: forms, notes: notes,
-            controls: !forms.isEmpty || !notes.isEmpty)
+            heading: heading, sub: heading == "h1" ? "h2" : "h4", link: heading != "h1", request: request,
+            pending: Self.pending.contains(request.state), counted: "\(request.currentApprovals) of \(request.required)",
+            met: request.currentApprovals >= request.required, rows: request.rows.map(Self.row), controls: .of(forms, notes: notes))
     }
 
     /// The forms the viewer may use on the request, and the sentences that say why one is not offered.
@@ -104,14 +88,12 @@ struct ChangeCard {
 
     /// One row the request changes: its fields that change, before and after, and those that stay.
     static func row(_ row: ChangeRow) -> ChangeCardView.Row {
-        let target = "\(row.targetType) \(row.targetID ?? "")" + (row.environment.map { " in \($0)" } ?? "")
         let before = row.before.flatMap(object)
         let after = row.after.flatMap(object)
         guard before != nil || after != nil else {
             // Not an object: the texts as they are.
             return ChangeCardView.Row(
-                action: row.action, target: target, fields: [.init(name: "value", before: row.before ?? "–", after: row.after ?? "–")],
-                same: nil, created: false, removed: false)
+                change: row, fields: [.init(name: "value", before: row.before ?? "–", after: row.after ?? "–")], same: nil)
         }
         let keys = Set((before ?? [:]).keys).union((after ?? [:]).keys).sorted()
         var changed: [ChangeCardView.Field] = []
@@ -125,9 +107,7 @@ struct ChangeCard {
                 changed.append(.init(name: key, before: old, after: new))
             }
         }
-        return ChangeCardView.Row(
-            action: row.action, target: target, fields: changed, same: same.isEmpty ? nil : same.joined(separator: "; "),
-            created: row.before == nil, removed: row.after == nil)
+        return ChangeCardView.Row(change: row, fields: changed, same: same.isEmpty ? nil : same.joined(separator: "; "))
     }
 
     private static func object(_ text: String) -> [String: Value]? {

@@ -160,39 +160,10 @@ enum ConsolePages {
 
     // MARK: Shared
 
-    /// One host, from its rows of load reports.
-    struct Host {
-        let hostID: String
-        let environment: String
-        let hostVersion: String
-        let source: String
-        let reportedAt: String
-        let entries: [HostLoadStatus]
-    }
-
-    /// The hosts of load-report rows, by host id.
-    static func hostsByReport(_ rows: [HostLoadStatus]) -> [Host] {
-        Dictionary(grouping: rows, by: \.hostID).map { id, rows in
-            let last = rows.max { $0.reportedAt < $1.reportedAt } ?? rows[0]
-            return Host(
-                hostID: id, environment: last.environment, hostVersion: last.hostVersion, source: last.source ?? "the board file",
-                reportedAt: last.reportedAt, entries: rows.sorted { $0.pluginID < $1.pluginID })
-        }.sorted { $0.hostID < $1.hostID }
-    }
-
+    /// Whether a host's last report (at `reportedAt`) is older than ``staleAfter``.
     static func isStale(_ reportedAt: String, _ now: Date) -> Bool {
         guard let date = Timestamp.parse(reportedAt) else { return true }
         return now.timeIntervalSince(date) > staleAfter
-    }
-
-    /// An audit row as a table row.
-    static func auditRow(_ record: AuditRecord) -> AuditRowView {
-        let target = [record.targetType, record.targetID].compactMap { $0 }.joined(separator: " ")
-        return AuditRowView(
-            seq: record.seq, at: record.at, by: record.onBehalfOf.map { "\($0) (as \(record.by))" } ?? record.by, via: record.via,
-            action: record.action, refused: record.outcome != "ok", target: target, reason: record.reason ?? "",
-            change: record.beforeJSON != nil || record.afterJSON != nil, before: record.beforeJSON.map { "before: \($0)" } ?? "before: –",
-            after: record.afterJSON.map { "after: \($0)" } ?? "after: –")
     }
 
     /// What `read` answers, or nil when it is refused as not allowed (a read for admins only).

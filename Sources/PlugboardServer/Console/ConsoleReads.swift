@@ -35,6 +35,12 @@ struct ConsoleReads: Sendable {
         return (all.contains("default") ? "default" : all.first ?? "default", all)
     }
 
+    /// The switcher of a page at `action`: the environment it shows (``environment()``) among every environment.
+    func switcher(action: String) throws(BoardError) -> EnvironmentSwitcher {
+        let (env, all) = try environment()
+        return EnvironmentSwitcher(env: env, action: action, choices: all.map { FormOption(value: $0, label: $0, selected: $0 == env) })
+    }
+
     /// The board's admins (`admin.list`).
     func admins() throws(BoardError) -> [BoardAdmin] { try perform(RoleOperations.ListAdmins()) }
 
@@ -42,8 +48,9 @@ struct ConsoleReads: Sendable {
     func approvalPolicies() throws(BoardError) -> [ApprovalPolicy] { try perform(TrustOperations.ShowApprovalPolicies()) }
 
     /// The result of `audit verify` (`audit.verify`), remembered for the board's version: see ``ConsoleVerifier``.
-    func verification() throws -> (ok: Bool, sentence: String) {
-        try page.verifier.sentence(board, as: page.principal, lane: page.lane)
+    func verification() throws -> VerificationView {
+        let (ok, sentence) = try page.verifier.sentence(board, as: page.principal, lane: page.lane)
+        return VerificationView(ok: ok, sentence: sentence)
     }
 
     // MARK: Reads no operation answers

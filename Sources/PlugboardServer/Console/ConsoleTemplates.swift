@@ -1,6 +1,9 @@
 import Mustache
 
-/// A page of the console or a part of one: a struct whose stored properties are the `{{names}}` of its template.
+/// A page of the console or a part of one: a struct whose stored properties are the `{{names}}` of its template. It
+/// may hold an answer of the board whole: Mustache reads a nested struct's fields (`{{request.summary}}`) and renders
+/// an enum by its case's name, so an answer's enum is rendered as is only where its cases are named as their raw values
+/// (`ConsoleViewTests` checks those a template renders).
 /// `ConsoleViewTests` renders every view with every field set and fails on a name the template uses that the view
 /// does not have, and on a field the template never uses.
 protocol ConsoleView: Sendable {

@@ -5,12 +5,9 @@ import PlugboardOperations
 struct AuditPage: ConsoleView {
     static let template = "audit"
 
-    let verified: Bool
-    let verification: String
-    let actor: String
-    let target: String
-    let action: String
-    let since: String
+    let verification: VerificationView
+    /// The request's query: the filter asked for (`actor`, `target`, `action`, `since`), shown again in its form.
+    let query: [String: String]
     let records: [AuditRowView]
 
     /// The most rows the audit page shows, the newest first.
@@ -18,13 +15,12 @@ struct AuditPage: ConsoleView {
 
     static func read(_ reads: ConsoleReads) throws -> AuditPage {
         let page = reads.page
-        let (verified, verification) = try reads.verification()
+        let verification = try reads.verification()
         let request = BoardOperations.Audit(
             since: page.value("since"), actor: page.value("actor"), target: page.value("target"), action: page.value("action"),
             limit: rows, after: nil)
         let records = try reads.perform(request).records
         return AuditPage(
-            verified: verified, verification: verification, actor: page.value("actor") ?? "", target: page.value("target") ?? "",
-            action: page.value("action") ?? "", since: page.value("since") ?? "", records: records.reversed().map(ConsolePages.auditRow))
+            verification: verification, query: page.query, records: records.reversed().map(AuditRowView.init))
     }
 }

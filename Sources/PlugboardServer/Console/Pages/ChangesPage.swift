@@ -13,36 +13,18 @@ struct ChangesPage: ConsoleView {
     let next: String?
     /// What the list says when it is empty.
     let empty: String
-    let states: [StateChoice]
-    let recent: [Closed]
-    let hasRecent: Bool
+    /// The states of the filter's `<select>`.
+    let states: [FormOption]
+    /// The requests closed last.
+    let recent: [ChangeRequest]
     /// The emergencies' cards, rendered.
     let emergencies: [String]
-    let hasEmergencies: Bool
-    let hasPolicies: Bool
+    /// The protected environments.
     let policies: [Policy]
-
-    /// A state in the filter's `<select>`.
-    struct StateChoice: Sendable {
-        let value: String
-        let label: String
-        let selected: Bool
-    }
-
-    /// A closed request as a table row.
-    struct Closed: Sendable {
-        let id: Int64
-        let summary: String
-        let author: String
-        let state: String
-        let closed: String
-        let reason: String
-    }
 
     /// A protected environment.
     struct Policy: Sendable {
-        let environment: String
-        let approvals: Int
+        let policy: ApprovalPolicy
         /// Whether it needs exactly one approval.
         let one: Bool
         let signed: Bool
@@ -95,13 +77,9 @@ struct ChangesPage: ConsoleView {
         return ChangesPage(
             heading: "Change requests", listHeading: asked.map { "Requests \($0.rawValue)" } ?? "Open and scheduled", cards: cards,
             next: next, empty: asked.map { "No change request is \($0.rawValue)." } ?? "No change request waits.",
-            states: states.map { StateChoice(value: $0.0, label: $0.1, selected: $0.0 == (asked?.rawValue ?? "")) },
-            recent: recent.map(closed), hasRecent: !recent.isEmpty, emergencies: emergencies, hasEmergencies: !emergencies.isEmpty,
-            hasPolicies: !policies.isEmpty,
-            policies: policies.map {
-                Policy(
-                    environment: $0.environment, approvals: $0.approvals, one: $0.approvals == 1, signed: $0.signedApprovals == "require")
-            })
+            states: states.map { FormOption(value: $0.0, label: $0.1, selected: $0.0 == (asked?.rawValue ?? "")) }, recent: recent,
+            emergencies: emergencies,
+            policies: policies.map { Policy(policy: $0, one: $0.approvals == 1, signed: $0.signedApprovals == "require") })
     }
 
     /// A request as `change show` answers it: an open one's approvals counted against the rows as they are now (one
@@ -109,14 +87,6 @@ struct ChangesPage: ConsoleView {
     static func current(_ request: ChangeRequest, _ reads: ConsoleReads) throws -> ChangeRequest {
         guard ChangeCard.pending.contains(request.state), !request.approvals.isEmpty else { return request }
         return try reads.perform(ChangeOperations.Show(id: try ChangeOperations.RequestID(validating: String(request.id))))
-    }
-
-    private static func closed(_ request: ChangeRequest) -> Closed {
-        Closed(
-            id: request.id, summary: request.summary, author: request.author,
-            state: request.emergency ? "\(request.state) (emergency)" : request.state,
-            closed: [request.closedAt, request.closedBy.map { "by \($0)" }].compactMap { $0 }.joined(separator: " "),
-            reason: request.closeReason ?? "")
     }
 
     /// Who looks at a request: their principal, and whether they are a board admin (who acknowledges emergencies).

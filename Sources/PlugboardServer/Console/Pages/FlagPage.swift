@@ -7,59 +7,27 @@ import PlugboardOperations
 struct FlagPage: ConsoleView {
     static let template = "flag"
 
-    let detail: Detail
-    let env: String
-    /// The page's own path, where the environment switcher leads.
-    let action: String
-    let switcher: [EnvironmentChoice]
-    /// Whether the flag is on in `env`.
+    let detail: FlagDetail
+    let switcher: EnvironmentSwitcher
+    /// Whether the flag is on in the switcher's environment.
     let enabled: Bool
-    let controls: Bool
-    /// The forms, rendered.
-    let forms: [String]
+    let controls: ControlsView?
+    /// The flag in each environment, its strategies as people read them.
     let environments: [Environment]
-    let usage: [Usage]
-
-    /// What the flag is.
-    struct Detail: Sendable {
-        let name: String
-        let type: String
-        let description: String?
-        let owner: String
-        let createdAt: String
-        let createdBy: String
-        let archivedAt: String?
-    }
 
     /// The flag in one environment.
     struct Environment: Sendable {
-        let environment: String
-        let enabled: Bool
-        /// Its strategies as people read them.
+        let definition: FlagEnvironmentDefinition
+        /// Its strategies as people read them (``strategyText(_:)``).
         let strategies: [String]
-        let hasVariants: Bool
-        let variants: [Variant]
-    }
-
-    /// A variant and its weight.
-    struct Variant: Sendable {
-        let name: String
-        let weight: Int
-    }
-
-    /// What SDKs reported evaluating in one environment.
-    struct Usage: Sendable {
-        let environment: String
-        let yes: Int
-        let no: Int
-        let lastSeen: String?
     }
 
     static func read(_ reads: ConsoleReads) throws -> FlagPage {
         let page = reads.page
         let name = try FlagName(validating: page.parameter ?? "")
         let detail = try reads.perform(FlagOperations.Show(name: name))
-        let (env, all) = try reads.environment()
+        let switcher = try reads.switcher(action: ConsolePages.link("/ui/flags", detail.name))
+        let env = switcher.env
         let state = detail.environments.first { $0.environment == env }
         let inEnv = ["name": name.text, "env": env]
         let forms = [
@@ -70,21 +38,10 @@ struct FlagPage: ConsoleView {
             detail.archivedAt == nil
                 ? ConsoleForms.form(FlagOperations.Archive.self, page, fixed: ["name": name.text], button: "Archive", danger: true)
                 : ConsoleForms.form(FlagOperations.Unarchive.self, page, fixed: ["name": name.text], button: "Unarchive"),
-        ].compactMap { $0 }
+        ]
         return FlagPage(
-            detail: Detail(
-                name: detail.name, type: detail.type, description: detail.description, owner: detail.owner, createdAt: detail.createdAt,
-                createdBy: detail.createdBy, archivedAt: detail.archivedAt),
-            env: env, action: ConsolePages.link("/ui/flags", detail.name), switcher: EnvironmentChoice.list(all, env),
-            enabled: state?.enabled ?? false, controls: !forms.isEmpty, forms: forms,
-            environments: detail.environments.map { environment in
-                Environment(
-                    environment: environment.environment, enabled: environment.enabled,
-                    strategies: environment.strategies.map(strategyText),
-                    hasVariants: !environment.variants.isEmpty,
-                    variants: environment.variants.map { Variant(name: $0.name, weight: $0.weight) })
-            },
-            usage: detail.usage.map { Usage(environment: $0.environment, yes: $0.yes, no: $0.no, lastSeen: $0.lastSeen) })
+            detail: detail, switcher: switcher, enabled: state?.enabled ?? false, controls: .of(forms),
+            environments: detail.environments.map { Environment(definition: $0, strategies: $0.strategies.map(strategyText)) })
     }
 
     /// A strategy as people read it: `flexibleRollout (rollout 50, stickiness default) when userId IN a, b`.

@@ -7,34 +7,32 @@ import PlugboardOperations
 struct FleetPage: ConsoleView {
     static let template = "fleet"
 
-    let plugin: String
-    let version: String
+    /// The request's query: the plug-in and the version asked for, shown again in the filter's form.
+    let query: [String: String]
     let filtered: Bool
     /// `N hosts`.
     let hostCount: String
     let next: String?
     let hosts: [Host]
 
-    /// One host.
+    /// One host, from its rows of load reports.
     struct Host: Sendable {
-        let hostID: String
+        /// Its last report: its id, environment and version, where it reads the board.
+        let latest: HostLoadStatus
         /// The host's id as an element id's part.
         let anchor: String
-        let environment: String
-        let source: String
-        let reportedAt: String
-        let hostVersion: String
         let stale: Bool
-        let entries: [Entry]
-    }
+        /// What it reported of each plug-in, linked to the plug-in's page in the host's environment.
+        let entries: [LinkedRow<HostLoadStatus>]
 
-    /// What a host reported of one plug-in.
-    struct Entry: Sendable {
-        let pluginID: String
-        let href: String
-        let version: String
-        let state: String
-        let reason: String
+        init(_ rows: [HostLoadStatus], now: Date) {
+            latest = rows.max { $0.reportedAt < $1.reportedAt } ?? rows[0]
+            anchor = ConsolePages.escape(latest.hostID)
+            stale = ConsolePages.isStale(latest.reportedAt, now)
+            entries = rows.sorted { $0.pluginID < $1.pluginID }.map { row in
+                LinkedRow(item: row, href: ConsolePages.link("/ui/plugins", row.pluginID, env: row.environment))
+            }
+        }
     }
 
     /// The hosts one page of the fleet shows.
@@ -67,17 +65,9 @@ struct FleetPage: ConsoleView {
         }
         let now = Date()
         return FleetPage(
-            plugin: plugin?.text ?? "", version: version ?? "", filtered: plugin != nil || version != nil || host != nil,
+            query: page.query, filtered: plugin != nil || version != nil || host != nil,
             hostCount: reporting.count == 1 ? "1 host" : "\(reporting.count) hosts", next: next,
-            hosts: ConsolePages.hostsByReport(rows).map { host in
-                Host(
-                    hostID: host.hostID, anchor: escape(host.hostID), environment: host.environment, source: host.source,
-                    reportedAt: host.reportedAt, hostVersion: host.hostVersion, stale: ConsolePages.isStale(host.reportedAt, now),
-                    entries: host.entries.map { entry in
-                        Entry(
-                            pluginID: entry.pluginID, href: ConsolePages.link("/ui/plugins", entry.pluginID, env: entry.environment),
-                            version: entry.version ?? "–", state: entry.state.rawValue, reason: entry.reason ?? entry.warning ?? "")
-                    })
-            })
+            hosts: Dictionary(grouping: rows, by: \.hostID).values.map { Host($0, now: now) }.sorted { $0.latest.hostID < $1.latest.hostID }
+        )
     }
 }

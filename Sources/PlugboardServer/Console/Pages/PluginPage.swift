@@ -7,78 +7,33 @@ import PlugboardOperations
 struct PluginPage: ConsoleView {
     static let template = "plugin"
 
-    let detail: Detail
-    let env: String
-    /// The page's own path, where the environment switcher leads.
-    let action: String
-    let switcher: [EnvironmentChoice]
-    let enabled: Bool
-    let pinned: String?
-    let active: String?
-    /// Whether a kill switch over the plug-in (or every plug-in) is active.
-    let killed: Bool
-    let killReason: String
-    let controls: Bool
-    /// The forms, rendered.
-    let forms: [String]
-    let hosts: [Host]
+    let detail: PluginDetail
+    let switcher: EnvironmentSwitcher
+    /// The plug-in in the switcher's environment.
+    let state: EnvironmentState?
+    /// The kill switch over the plug-in (or every plug-in) that is active.
+    let kill: KillSwitch?
+    let controls: ControlsView?
+    /// The hosts' reports of the plug-in, each linked to the host on the Fleet page.
+    let hosts: [LinkedRow<HostLoadStatus>]
     let versions: [Version]
-    let environments: [Environment]
-    let killSwitches: [KillSwitchRow]
+    /// Each environment, linked to the plug-in's page in it.
+    let environments: [LinkedRow<EnvironmentState>]
+    /// Its kill switches, the oldest first.
+    let killSwitches: [KillSwitch]
 
-    /// What the plug-in is.
-    struct Detail: Sendable {
-        let id: String
-        let name: String
-        let description: String?
-    }
-
-    /// A host's report of the plug-in.
-    struct Host: Sendable {
-        let hostID: String
-        let hostQuery: String
-        let environment: String
-        let version: String
-        let state: String
-        let reason: String
-        let reportedAt: String
-    }
-
-    /// A registered version.
+    /// A registered version, and whether an active kill switch covers it.
     struct Version: Sendable {
-        let version: String
-        let registeredAt: String
-        let registeredBy: String
-        let signature: String
+        let info: PluginVersionInfo
         let killed: Bool
-        let yanked: Bool
-        let yankReason: String
-    }
-
-    /// The plug-in in one environment.
-    struct Environment: Sendable {
-        let environment: String
-        let enabled: Bool
-        let href: String
-        let pinnedVersion: String?
-    }
-
-    /// A kill switch, active or lifted.
-    struct KillSwitchRow: Sendable {
-        let scope: String
-        let version: String
-        let reason: String
-        let killedAt: String
-        let killedBy: String
-        let revivedAt: String?
-        let revivedBy: String
     }
 
     static func read(_ reads: ConsoleReads) throws -> PluginPage {
         let page = reads.page
         let id = try PluginID(validating: page.parameter ?? "")
         let detail = try reads.perform(PluginOperations.Show(id: id))
-        let (env, all) = try reads.environment()
+        let switcher = try reads.switcher(action: ConsolePages.link("/ui/plugins", detail.id))
+        let env = switcher.env
         let state = detail.environments.first { $0.environment == env }
         let active = detail.killSwitches.filter(\.active)
         let wholeKill = active.first { $0.scope == "plugin" }
@@ -125,35 +80,13 @@ struct PluginPage: ConsoleView {
                 : ConsoleForms.form(
                     PluginOperations.Yank.self, page, fixed: fixed, choices: ["version": options(unyanked)], button: "Yank", danger: true),
         ]
-        let shownForms = forms.compactMap { $0 }
-        let kill = wholeKill ?? allKill
         return PluginPage(
-            detail: Detail(id: detail.id, name: detail.name, description: detail.description), env: env,
-            action: ConsolePages.link("/ui/plugins", detail.id), switcher: EnvironmentChoice.list(all, env),
-            enabled: state?.enabled ?? false, pinned: state?.pinnedVersion, active: state?.activeVersion, killed: kill != nil,
-            killReason: kill?.reason ?? "", controls: !shownForms.isEmpty, forms: shownForms,
-            hosts: hosts.map { host in
-                Host(
-                    hostID: host.hostID, hostQuery: ConsolePages.escape(host.hostID), environment: host.environment,
-                    version: host.version ?? "–", state: host.state.rawValue, reason: host.reason ?? host.warning ?? "",
-                    reportedAt: host.reportedAt)
+            detail: detail, switcher: switcher, state: state, kill: wholeKill ?? allKill, controls: .of(forms),
+            hosts: hosts.map { LinkedRow(item: $0, href: "/ui/fleet?host=" + ConsolePages.escape($0.hostID)) },
+            versions: detail.versions.reversed().map { Version(info: $0, killed: $0.killed || versionKills.contains($0.version)) },
+            environments: detail.environments.map {
+                LinkedRow(item: $0, href: ConsolePages.link("/ui/plugins", detail.id, env: $0.environment))
             },
-            versions: detail.versions.reversed().map { version in
-                Version(
-                    version: version.version, registeredAt: version.registeredAt, registeredBy: version.registeredBy,
-                    signature: version.signature.message, killed: version.killed || versionKills.contains(version.version),
-                    yanked: version.yankedAt != nil, yankReason: version.yankReason ?? "")
-            },
-            environments: detail.environments.map { environment in
-                Environment(
-                    environment: environment.environment, enabled: environment.enabled,
-                    href: ConsolePages.link("/ui/plugins", detail.id, env: environment.environment),
-                    pinnedVersion: environment.pinnedVersion)
-            },
-            killSwitches: detail.killSwitches.reversed().map { kill in
-                KillSwitchRow(
-                    scope: kill.scope, version: kill.version ?? "", reason: kill.reason, killedAt: kill.killedAt, killedBy: kill.killedBy,
-                    revivedAt: kill.revivedAt, revivedBy: kill.revivedBy ?? "")
-            })
+            killSwitches: Array(detail.killSwitches.reversed()))
     }
 }

@@ -6,85 +6,66 @@ import PlugboardOperations
 struct RolloutsPage: ConsoleView {
     static let template = "rollouts"
 
-    let env: String
-    let environments: [EnvironmentChoice]
+    let switcher: EnvironmentSwitcher
     let rollouts: [Rollout]
 
-    /// One plug-in's rollout.
+    /// One plug-in's rollout: its status, and what the template cannot read of it.
     struct Rollout: Sendable {
+        let status: RolloutStatus
         /// The plug-in's id as an element id's part.
         let anchor: String
-        let pluginID: String
+        /// The plug-in's page in the environment.
         let href: String
-        /// The release it replaces.
-        let from: String
-        let version: String
-        let state: String
+        /// The percentage of hosts of its step.
         let percent: Int
         let stepList: String
-        let nextStepAt: String?
-        let maxFailureRate: Double
-        let minHosts: Int
+        /// The figures of the release rolled out and of the one it replaces, each with its failure rate.
         let figures: [Figures]
+        /// The steps it reached, each with the figures it was taken on as one sentence.
         let history: [Step]
-        let controls: Bool
-        /// The forms, rendered.
-        let forms: [String]
+        let controls: ControlsView?
     }
 
     /// What the hosts of one release report.
     struct Figures: Sendable {
-        let version: String
-        let hosts: Int
-        let activated: Int
-        let failed: Int
-        let crashed: Int
-        let quarantined: Int
+        let figures: RolloutFigures
         /// The failure rate, as a percentage.
         let rate: String
     }
 
     /// A step the rollout reached.
     struct Step: Sendable {
-        let percent: Int
-        let reachedAt: String
-        let by: String
+        let step: RolloutStepRecord
         /// The figures it was taken on, as one sentence.
         let summary: String?
     }
 
     static func read(_ reads: ConsoleReads) throws -> RolloutsPage {
         let page = reads.page
-        let (env, all) = try reads.environment()
+        let switcher = try reads.switcher(action: "/ui/rollouts")
         return RolloutsPage(
-            env: env, environments: EnvironmentChoice.list(all, env),
-            rollouts: try reads.rolloutStatuses(environment: env).map { status in
+            switcher: switcher,
+            rollouts: try reads.rolloutStatuses(environment: switcher.env).map { status in
                 let rollout = status.rollout
                 let fixed = ["id": rollout.pluginID, "env": rollout.environment]
                 let running = rollout.state == .running || rollout.state == .paused
-                let forms: [String] =
+                let forms: [String?] =
                     running
                     ? [
                         rollout.state == .running
                             ? ConsoleForms.form(RolloutOperations.Pause.self, page, fixed: fixed, button: "Pause")
                             : ConsoleForms.form(RolloutOperations.Resume.self, page, fixed: fixed, button: "Resume"),
                         ConsoleForms.form(RolloutOperations.Abort.self, page, fixed: fixed, button: "Abort", danger: true),
-                    ].compactMap { $0 } : []
+                    ] : []
                 return Rollout(
-                    anchor: ConsolePages.escape(rollout.pluginID), pluginID: rollout.pluginID,
-                    href: ConsolePages.link("/ui/plugins", rollout.pluginID, env: rollout.environment), from: rollout.previous ?? "–",
-                    version: rollout.version, state: rollout.state.rawValue, percent: rollout.percent,
-                    stepList: rollout.steps.map { "\($0)%" }.joined(separator: ", "), nextStepAt: status.nextStepAt,
-                    maxFailureRate: status.maxFailureRate, minHosts: status.minHosts,
+                    status: status,
+                    anchor: ConsolePages.escape(rollout.pluginID),
+                    href: ConsolePages.link("/ui/plugins", rollout.pluginID, env: rollout.environment),
+                    percent: rollout.percent, stepList: rollout.steps.map { "\($0)%" }.joined(separator: ", "),
                     figures: ([status.current] + (status.previous.map { [$0] } ?? [])).map { figures in
-                        Figures(
-                            version: figures.version, hosts: figures.hosts, activated: figures.activated, failed: figures.failed,
-                            crashed: figures.crashed, quarantined: figures.quarantined, rate: RolloutFigures.percent(figures.failureRate))
+                        Figures(figures: figures, rate: RolloutFigures.percent(figures.failureRate))
                     },
-                    history: status.history.map { step in
-                        Step(percent: step.percent, reachedAt: step.reachedAt, by: step.by, summary: step.figures?.summary)
-                    },
-                    controls: !forms.isEmpty, forms: forms)
+                    history: status.history.map { Step(step: $0, summary: $0.figures?.summary) }, controls: .of(forms))
             })
     }
 }

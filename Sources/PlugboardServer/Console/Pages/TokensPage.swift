@@ -9,30 +9,20 @@ struct TokensPage: ConsoleView {
     let admin: Bool
     /// Whether the page offers revocation (not to a read-only session).
     let controls: Bool
-    let access: [AccessToken]
-    let sdk: [SDKToken]
+    let access: [AccessRow]
+    /// The SDK and host tokens (only an admin sees them).
+    let sdk: [SDKRow]
 
-    /// One access token.
-    struct AccessToken: Sendable {
-        let principal: String
-        let name: String
-        let prefix: String
-        let readOnly: Bool
-        let state: String
-        let expiresAt: String
-        let lastUsedAt: String
-        /// Its revoke form, rendered; empty when it is no longer active.
+    /// One access token, and its revoke form, rendered; empty when it is no longer active.
+    struct AccessRow: Sendable {
+        let token: AccessToken
         let revoke: String
     }
 
-    /// One SDK or host token.
-    struct SDKToken: Sendable {
-        let name: String
-        let environment: String
+    /// One SDK or host token, and its kind as its raw value (`sdk+hosts`).
+    struct SDKRow: Sendable {
+        let token: APIToken
         let kind: String
-        let prefix: String
-        let state: String
-        let lastUsedAt: String
     }
 
     static func read(_ reads: ConsoleReads) throws -> TokensPage {
@@ -49,15 +39,8 @@ struct TokensPage: ConsoleView {
                     ? ConsoleForms.form(
                         TokenOperations.RevokeAccessToken.self, page, fixed: ["name": token.name, "principal": token.principal],
                         button: "Revoke", danger: true) ?? "" : ""
-                return AccessToken(
-                    principal: token.principal, name: token.name, prefix: token.prefix, readOnly: token.readOnly,
-                    state: token.state.rawValue, expiresAt: token.expiresAt ?? "never", lastUsedAt: token.lastUsedAt ?? "never",
-                    revoke: revoke)
+                return AccessRow(token: token, revoke: revoke)
             },
-            sdk: (sdk ?? []).map { token in
-                SDKToken(
-                    name: token.name, environment: token.environment, kind: token.kind.rawValue, prefix: token.prefix,
-                    state: token.state.rawValue, lastUsedAt: token.lastUsedAt ?? "never")
-            })
+            sdk: (sdk ?? []).map { SDKRow(token: $0, kind: $0.kind.rawValue) })
     }
 }

@@ -9,25 +9,19 @@ struct WaitingSection: ConsoleView {
     static let template = "waiting"
 
     let approvable: [Row]
-    let hasApprovable: Bool
     let mine: [Row]
-    let hasMine: Bool
     let emergencies: [Row]
-    let hasEmergencies: Bool
     let readOnly: Bool
-    /// Whether nothing waits.
-    let nothing: Bool
     /// How many more open requests the Changes page lists.
     let more: String?
 
-    /// One request.
+    /// One request, and what the template cannot read of it.
     struct Row: Sendable {
-        let id: Int64
-        let summary: String
-        let author: String
+        let request: ChangeRequest
+        /// `needs N approvals`.
         let needs: String
+        /// Who approved it, if anyone.
         let approvedBy: String?
-        let scheduled: String?
         /// Why it is listed, when more than its being open.
         let note: String?
     }
@@ -62,17 +56,13 @@ struct WaitingSection: ConsoleView {
         }
         if pending.isEmpty, emergencies.isEmpty, try reads.approvalPolicies().allSatisfy({ $0.approvals == 0 }) { return nil }
         return WaitingSection(
-            approvable: approvable, hasApprovable: !approvable.isEmpty, mine: mine, hasMine: !mine.isEmpty, emergencies: emergencies,
-            hasEmergencies: !emergencies.isEmpty, readOnly: reads.page.readOnly,
-            nothing: approvable.isEmpty && mine.isEmpty && emergencies.isEmpty,
+            approvable: approvable, mine: mine, emergencies: emergencies, readOnly: reads.page.readOnly,
             more: more == 0 ? nil : "\(more) more open request\(more == 1 ? "" : "s") on the Changes page.")
     }
 
     private static func row(_ request: ChangeRequest, note: String? = nil) -> Row {
         Row(
-            id: request.id, summary: request.summary, author: request.author,
-            needs: "needs \(request.required) approval\(request.required == 1 ? "" : "s")",
-            approvedBy: request.approvals.isEmpty ? nil : request.approvals.map(\.principal).joined(separator: ", "),
-            scheduled: request.scheduledAt, note: note)
+            request: request, needs: "needs \(request.required) approval\(request.required == 1 ? "" : "s")",
+            approvedBy: request.approvals.isEmpty ? nil : request.approvals.map(\.principal).joined(separator: ", "), note: note)
     }
 }

@@ -1,36 +1,55 @@
-/// An environment in a `<select>` that switches the page to it.
-struct EnvironmentChoice: Sendable {
-    let name: String
-    let selected: Bool
+import PlugboardModel
 
-    /// The environments for a `<select>`, the shown one selected.
-    static func list(_ all: [String], _ selected: String) -> [EnvironmentChoice] {
-        all.map { EnvironmentChoice(name: $0, selected: $0 == selected) }
-    }
+/// An environment switcher: the environment a page shows, every environment as a `<select>`, and the page's own path
+/// that the switcher's form leads to.
+struct EnvironmentSwitcher: Sendable {
+    /// The environment shown.
+    let env: String
+    /// Where the switcher's form leads: the page's own path.
+    let action: String
+    /// Every environment, as the `<select>`'s options.
+    let choices: [FormOption]
 }
 
-/// An environment as a link to its page of plug-ins.
-struct EnvironmentLink: Sendable {
-    let name: String
+/// Whether the audit log verifies (``ConsoleVerifier``), on the Overview and the Audit page.
+struct VerificationView: Sendable {
+    let ok: Bool
+    let sentence: String
+}
+
+/// A row of an answer with the link it leads to: a plug-in or a flag to its page, a host's report of a plug-in to the
+/// plug-in's page or to the host on the Fleet page, a plug-in's state in an environment to its page there, an
+/// environment to its page of plug-ins.
+struct LinkedRow<Item: Sendable>: Sendable {
+    let item: Item
     let href: String
 }
 
-/// One row of the audit log, on the Overview and the Audit page.
+/// The forms a person may use on what a page shows, rendered, and the sentences that say why one is not offered.
+struct ControlsView: Sendable {
+    let forms: [String]
+    let notes: [String]
+
+    /// The controls, or nil when there is neither a form nor a note.
+    static func of(_ forms: [String?], notes: [String] = []) -> ControlsView? {
+        let forms = forms.compactMap { $0 }
+        return forms.isEmpty && notes.isEmpty ? nil : ControlsView(forms: forms, notes: notes)
+    }
+}
+
+/// One row of the audit log, on the Overview and the Audit page: the row, and what the template cannot say of it.
 struct AuditRowView: Sendable {
-    let seq: Int64
-    let at: String
-    /// Who, and for whom when one acted for another.
-    let by: String
-    /// The client the change came through (`console from ADDRESS`).
-    let via: String?
-    let action: String
+    let record: AuditRecord
+    /// Whether the change was refused (its outcome is not `ok`).
     let refused: Bool
-    let target: String
-    let reason: String
     /// Whether the row has a before or an after.
     let change: Bool
-    let before: String
-    let after: String
+
+    init(_ record: AuditRecord) {
+        self.record = record
+        refused = record.outcome != "ok"
+        change = record.beforeJSON != nil || record.afterJSON != nil
+    }
 }
 
 /// The form of one operation (`form.mustache`), made by ``ConsoleForms``.
