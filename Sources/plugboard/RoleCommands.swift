@@ -19,3 +19,16 @@ struct GroupCommand: ParsableCommand {
         commandName: "group", abstract: "Manage groups of principals who approve change requests.",
         subcommands: commands(RoleOperations.groups))
 }
+
+/// `plugboard principal …`: which identity provider account signs in as which principal.
+struct PrincipalCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "principal", abstract: "Link identity provider accounts to principals.",
+        subcommands: commands(IdentityOperations.principals))
+}
+
+/// `plugboard sso …`: which identity provider groups give which role at sign-in.
+struct SSOCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sso", abstract: "Map identity provider groups to roles.", subcommands: commands(IdentityOperations.sso))
+}

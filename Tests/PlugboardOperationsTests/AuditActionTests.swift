@@ -34,6 +34,7 @@ struct AuditActionTests {
             "signature": "e30=", "file": "signature.json",
             "features": #"{"version":2,"features":[{"name":"imported","type":"release","enabled":true,"strategies":[]}]}"#, "percent": 50,
             "role": "owner", "kind": "sdk", "approvals": 1, "signatures": "warn", "id_and_key": [alpha, publicKey],
+            "issuer": "https://login.example.com", "subject": "00u1abcd",
         ]
         var body: [String: Any] = [:]
         for parameter in type.parameters where parameter.required || samples[parameter.name] != nil {
@@ -159,6 +160,10 @@ struct AuditActionTests {
         _ = try step(TrustOperations.RevokeSigner.self, ["key_id": keyID])
         _ = try step(ApproverOperations.AddApprover.self)
         _ = try step(ApproverOperations.RevokeApprover.self, ["key_id": keyID])
+        _ = try step(IdentityOperations.Link.self)
+        _ = try step(IdentityOperations.Unlink.self)
+        _ = try step(IdentityOperations.MapGroup.self, ["group": "release-managers"])
+        _ = try step(IdentityOperations.UnmapGroup.self, ["group": "release-managers"])
 
         // Change requests: production needs one approval; alice asks, bob approves (which applies it), and so on.
         _ = try step(TrustOperations.SetPolicy.self, ["env": "production", "approvals": 1, "signatures": NSNull()])

@@ -30,6 +30,8 @@ struct OperationRoundTripTests {
         case (_, "host"): return ["host-1"]
         case (_, "principal"): return ["alice"]
         case (_, "group"): return ["ops"]
+        case (_, "issuer"): return ["https://login.example.com"]
+        case (_, "subject"): return ["00u1abcd"]
         case (_, "key_id"): return ["0123456789abcdef"]
         case (_, "steps"): return ["1,10,50,100"]
         case (_, "every"): return ["10m"]

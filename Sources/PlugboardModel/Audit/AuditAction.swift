@@ -32,9 +32,11 @@ public struct AuditAction: Sendable, Hashable, Comparable, CustomStringConvertib
         .groupAdd, .groupList, .groupRemove, .hostReleaseQuarantine, .keysInit, .keysRotateDataKey, .keysRotateMaster, .keysShred,
         .ownerAdd, .ownerList, .ownerRemove, .pluginAddSignature, .pluginDisable, .pluginEnable, .pluginKill, .pluginList, .pluginPin,
         .pluginRegister, .pluginRevive, .pluginShow, .pluginSign, .pluginStatus, .pluginUnpin, .pluginUnyank, .pluginYank, .policyApprovals,
-        .policySet, .policyShow, .restoreCarriedForward, .rolloutAbort, .rolloutPause, .rolloutResume, .rolloutStart, .rolloutStatus,
+        .policySet, .policyShow, .principalIdentities, .principalLink, .principalUnlink, .restoreCarriedForward, .rolloutAbort,
+        .rolloutPause, .rolloutResume, .rolloutStart, .rolloutStatus,
         .rolloutStep, .rolloutTick, .secretDelete, .secretGet, .secretList, .secretSet, .secretWrite, .segmentImport, .signerAdd,
-        .signerList, .signerRevoke, .tokenCreate, .tokenList, .tokenRevoke, .whoami,
+        .signerList, .signerRevoke, .ssoGrant, .ssoGroups, .ssoMapGroup, .ssoRevoke, .ssoSignIn, .ssoUnmapGroup, .tokenCreate, .tokenList,
+        .tokenRevoke, .whoami,
     ]
 
     /// `actions`' names as one JSON array, for SQL to expand with `json_each` (`action IN (SELECT value FROM json_each(?))`).
@@ -256,4 +258,24 @@ extension AuditAction {
     // MARK: whoami
     /// `whoami`.
     public static let whoami = AuditAction("whoami")
+    // MARK: principal
+    /// `principal.identities`.
+    public static let principalIdentities = AuditAction("principal.identities")
+    /// `principal.link`.
+    public static let principalLink = AuditAction("principal.link")
+    /// `principal.unlink`.
+    public static let principalUnlink = AuditAction("principal.unlink")
+    // MARK: sso
+    /// `sso.grant`: a sign-in gave a role its groups map to.
+    public static let ssoGrant = AuditAction("sso.grant")
+    /// `sso.groups`.
+    public static let ssoGroups = AuditAction("sso.groups")
+    /// `sso.map-group`.
+    public static let ssoMapGroup = AuditAction("sso.map-group")
+    /// `sso.revoke`: a sign-in took back a role no group of the person maps to any more.
+    public static let ssoRevoke = AuditAction("sso.revoke")
+    /// `sso.sign-in`: the first sign-in of an identity, which made its principal.
+    public static let ssoSignIn = AuditAction("sso.sign-in")
+    /// `sso.unmap-group`.
+    public static let ssoUnmapGroup = AuditAction("sso.unmap-group")
 }

@@ -69,6 +69,8 @@ enum StateTables {
         StateTable(name: "approvers", key: ["key_id"]),
         StateTable(name: "enablement_approvals", key: ["plugin_id", "environment"]),
         StateTable(name: "principal_groups", key: ["name", "principal"]),
+        StateTable(name: "identities", key: ["issuer", "subject"]),
+        StateTable(name: "sso_group_roles", key: ["issuer", "group_name", "role", "plugin_id"]),
     ]
 
     static let byName: [String: StateTable] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
