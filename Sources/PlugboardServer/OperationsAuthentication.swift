@@ -34,7 +34,7 @@ struct OperationsAuthentication: RouterMiddleware {
         do {
             var context = context
             let caller = try await authenticate(request, context)
-            if access != .read, caller.token.readOnly { try await refuseReadOnly(request, caller) }
+            if access != .read, caller.readOnly { try await refuseReadOnly(request, caller) }
             context.caller = caller
             return try await next(request, context)
         } catch {
@@ -83,7 +83,7 @@ struct OperationsAuthentication: RouterMiddleware {
     private func refuseReadOnly(_ request: Request, _ caller: OperationsRoutes.Caller) async throws {
         let error = BoardError(
             .notAllowed,
-            "the access token '\(caller.token.name)' of \(caller.token.principal) is read-only; use a token created without --read-only to change the board"
+            "\(caller.credential) is read-only; use a token created without --read-only to change the board"
         )
         let (board, principal) = (self.board, caller.principal)
         let refusal = AuditEntry(action: action, targetType: "admin_api", targetID: "\(request.method.rawValue) \(request.uri.path)")

@@ -22,11 +22,11 @@ extension OperationsRoutes {
         let bytes = declared ?? limit
         guard bytes > configuration.maxBodyBytes else { return nil }
         try await requireRole(caller, lane: lane, toSend: "a request body larger than \(configuration.maxBodyBytes) bytes")
-        switch bodies.admit(principal: caller.token.principal, bytes: bytes) {
+        switch bodies.admit(principal: caller.principal.osUser, bytes: bytes) {
         case .success(let ticket): return ticket
         case .failure(.principal):
             throw Self.busy(
-                "\(caller.token.principal) already has \(bodies.perPrincipal) large request bodies in progress, from all of their access tokens; wait for them and try again",
+                "\(caller.principal.osUser) already has \(bodies.perPrincipal) large request bodies in progress, from all of their access tokens; wait for them and try again",
                 status: .tooManyRequests, code: .notAllowed)
         case .failure(.server):
             throw Self.busy(

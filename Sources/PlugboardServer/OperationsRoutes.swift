@@ -1,3 +1,4 @@
+import PlugboardIdentity
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -26,6 +27,9 @@ package struct OperationsRoutes: Sendable {
     /// The web console's sessions and remembered audit verification (``ConsoleRoutes``), served with the operations API.
     let consoleSessions = ConsoleSessions()
     let consoleVerifier = ConsoleVerifier()
+    /// The identity provider the console signs in with, and the logins begun with it and not yet finished.
+    var identityProvider: ConsoleIdentityProvider? { configuration.identityProvider }
+    let pendingLogins = PendingLogins()
     /// Blocking work (the board's connection) runs off the threads that answer requests, in four lanes, each route's
     /// named by its operation's declared access (``OperationAccess``): reads on two threads, changes on one, the stops (kill switches, aborted
     /// rollouts, disables, yanks and revocations) on one of their own, so that no flood of reads or changes a token
@@ -82,7 +86,7 @@ package struct OperationsRoutes: Sendable {
             return Reply.json(
                 .ok,
                 object: [
-                    "principal": caller.token.principal, "token": caller.token.name, "read_only": caller.token.readOnly,
+                    "principal": caller.principal.osUser, "token": caller.token?.name ?? NSNull(), "read_only": caller.readOnly,
                     "address": caller.address,
                 ])
         }
@@ -176,9 +180,32 @@ package struct OperationsRoutes: Sendable {
 
     /// Who a request acts as.
     struct Caller: Sendable {
-        let token: AccessToken
+        /// Who acts, and how the change arrived (`via`).
         let principal: Principal
+        /// Whether the caller may only read: a read-only access token, or a console session whose identity provider's
+        /// groups give read-only.
+        let readOnly: Bool
+        /// What the caller proved who they are with, for sentences: `the access token 'laptop' of bob`, `the sign-in of
+        /// bob with https://login.example.com`.
+        let credential: String
+        /// The access token, for a caller that came with one (the API; a console session opened with a token).
+        let token: AccessToken?
         let address: String
+
+        /// A caller with an access token.
+        init(token: AccessToken, principal: Principal, address: String) {
+            self.init(
+                principal: principal, readOnly: token.readOnly, credential: "the access token '\(token.name)' of \(token.principal)",
+                token: token, address: address)
+        }
+
+        init(principal: Principal, readOnly: Bool, credential: String, token: AccessToken?, address: String) {
+            self.principal = principal
+            self.readOnly = readOnly
+            self.credential = credential
+            self.token = token
+            self.address = address
+        }
     }
 
     /// The whole body of a request (bounded by the operation's limit).

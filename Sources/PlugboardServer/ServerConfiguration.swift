@@ -1,3 +1,4 @@
+public import PlugboardIdentity
 import Foundation
 public import Logging
 public import PlugboardModel
@@ -84,6 +85,9 @@ public struct ServerConfiguration: Sendable {
     /// Where to publish the hosts' events for a pub/sub relay (an http:// URL the environment's name is appended to, for
     /// example Nchan's publisher location `http://127.0.0.1:8080/plugboard-publish/`); nil: no relay.
     public var relayPublish: String?
+    /// Sign-in to the console with the organisation's OpenID Connect provider, discovered before the server starts
+    /// (`plugboard serve --oidc-issuer`); nil: the console signs in with access tokens only.
+    public var identityProvider: ConsoleIdentityProvider?
 
     /// Creates a configuration with the defaults: 127.0.0.1:4242, 1 MiB bodies, 60 s idle timeout, 4096 connections,
     /// 64 requests in progress per client address, a board check every 20 ms, usage written every 5 s.
@@ -107,5 +111,19 @@ public struct ServerConfiguration: Sendable {
         self.usageFlushInterval = usageFlushInterval
         self.streamKeepAlive = streamKeepAlive
         self.logger = logger
+    }
+}
+
+/// The identity provider the console signs people in with.
+public struct ConsoleIdentityProvider: Sendable {
+    /// The provider, its discovery document and keys fetched and checked.
+    public let provider: OIDCProvider
+    /// Its name on the sign-in page (`Sign in with NAME`).
+    public let name: String
+
+    /// The provider `provider`, shown as `name`.
+    public init(provider: OIDCProvider, name: String) {
+        self.provider = provider
+        self.name = name
     }
 }

@@ -77,6 +77,7 @@ struct ServeCommand: BoardCommand {
             "Publish the hosts' signed events to a pub/sub relay's publisher location (an http:// URL the environment's name is appended to, for example Nchan's http://127.0.0.1:8080/plugboard-publish/).",
             valueName: "url"))
     var relayPublish: String?
+    @OptionGroup var oidc: OIDCOptions
     @Flag(
         name: .customLong("print-openapi"), help: ArgumentHelp("Print the operations API's OpenAPI document and exit.", visibility: .hidden)
     )
@@ -105,6 +106,9 @@ struct ServeCommand: BoardCommand {
         if let relayPublish, Self.relayURL(relayPublish) == nil {
             throw ValidationError(
                 "--relay-publish '\(relayPublish)' is not an http:// URL, for example http://127.0.0.1:8080/plugboard-publish/")
+        }
+        if oidc.given, !admin, adminListen == nil {
+            throw ValidationError("--oidc-issuer signs people in to the console: give --admin (or --admin-listen) too")
         }
         guard (5...1000).contains(pollMilliseconds) else {
             throw ValidationError("--poll-ms \(pollMilliseconds) is outside 5-1000; 20 is the default")
@@ -154,7 +158,6 @@ struct ServeCommand: BoardCommand {
         configuration.adminUploadQuota.totalBytes = adminUploadTotal << 20
         configuration.relayPublish = relayPublish.flatMap(Self.relayURL)?.absoluteString
         configuration.adminAddress = adminListen.flatMap { try? Self.address($0, option: "--admin-listen") }
-        let server = try PlugboardServer(board: BoardFile(board), configuration: configuration)
         let scheme = tlsCert == nil ? "http" : "https"
         // "" for the operations API beside the rest, else its own address.
         let adminURL: String? =
@@ -165,7 +168,18 @@ struct ServeCommand: BoardCommand {
         let failure = ServeFailure()
         let done = DispatchSemaphore(value: 0)
         Task {
+            var configuration = configuration
             do {
+                if oidc.given {
+                    // The console's own URL, for the callback's default: the operations API's address, else the server's.
+                    let console = adminURL.flatMap { $0.isEmpty ? nil : $0 } ?? "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+                    do {
+                        configuration.identityProvider = try await oidc.provider(console: console, logger: logger)
+                    } catch {
+                        throw BoardError(.invalidInput, "the identity provider cannot be used: \(error.description)")
+                    }
+                }
+                let server = try PlugboardServer(board: BoardFile(board), configuration: configuration)
                 try await server.run { port in
                     let url = "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
                     var urls = ["url": url, "unleash": url + "/api", "ofrep": url + "/ofrep/v1"]

@@ -17,17 +17,33 @@ struct ConsoleAuthentication: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let sessions = routes.sessions
         guard let id = ConsoleRoutes.cookie(request), let session = sessions.session(id) else { return signIn(request) }
-        let token = try await OperationsRoutes.lookUp(session.secret, on: routes.admin.board, in: routes.admin.reads)
-        guard let token, token.state == .active else {
-            sessions.close(id)
-            return signIn(request)
-        }
         let address = context.remoteAddress?.ipAddress ?? "unknown"
+        let caller: OperationsRoutes.Caller
+        switch session.credential {
+        case .accessToken(let secret, _):
+            let token = try await OperationsRoutes.lookUp(secret, on: routes.admin.board, in: routes.admin.reads)
+            guard let token, token.state == .active else {
+                sessions.close(id)
+                return signIn(request)
+            }
+            caller = OperationsRoutes.Caller(
+                token: token,
+                principal: try Principal(osUser: token.principal, via: "console from \(address)", accessToken: token.name),
+                address: address)
+        case .identity(let issuer, let subject, let authTime):
+            // The account must still sign in as the session's principal: an unlinked one ends its sessions.
+            let (board, lane) = (routes.admin.board, routes.admin.reads)
+            let linked = try await lane.run { try board.identity(issuer: issuer, subject: subject) }
+            guard let linked, linked.principal == session.principal else {
+                sessions.close(id)
+                return signIn(request)
+            }
+            caller = OperationsRoutes.Caller(
+                principal: try Principal(osUser: session.principal, via: ConsoleOIDC.via(issuer: issuer, address: address, authTime: authTime)),
+                readOnly: session.readOnly, credential: "the sign-in of \(session.principal) with \(issuer)", token: nil, address: address)
+        }
         var context = context
-        context.caller = OperationsRoutes.Caller(
-            token: token,
-            principal: try Principal(osUser: token.principal, via: "console from \(address)", accessToken: token.name),
-            address: address)
+        context.caller = caller
         context.consoleSession = ConsoleSessionReference(id: id, session: session)
         return try await next(request, context)
     }

@@ -22,12 +22,15 @@ struct ConsoleRoutes: Sendable {
     let pulse: ConsolePulse
     /// Whether the console is served over TLS (its cookie is then `Secure`).
     let secure: Bool
+    /// Sign-in with the identity provider, when `serve` has one (`--oidc-issuer`).
+    let oidc: ConsoleOIDC?
 
     init(admin: OperationsRoutes) {
         self.admin = admin
         sessions = admin.consoleSessions
         secure = admin.configuration.tlsCertificatePath != nil
         pulse = ConsolePulse(board: admin.board, lane: admin.reads)
+        oidc = admin.identityProvider.map { ConsoleOIDC(provider: $0.provider, pending: admin.pendingLogins, name: $0.name) }
     }
 
     /// The largest form the console reads.
@@ -41,6 +44,10 @@ struct ConsoleRoutes: Sendable {
             return signInPage(preSession: ConsoleSessions.random())
         }
         router.post("/ui/sign-in") { request, context in try await signIn(request, context) }
+        if let oidc {
+            router.get("/ui/oidc/start") { _, _ in oidc.start(secure: secure) }
+            router.get("/ui/oidc/callback") { request, context in try await oidcCallback(request, context, oidc) }
+        }
 
         let ui = router.group("/ui").add(middleware: ConsoleAuthentication(routes: self))
         ui.post("/sign-out") { request, context in
@@ -71,8 +78,8 @@ struct ConsoleRoutes: Sendable {
         let parameters = context.parameters
         let path = request.uri.path + (request.uri.query.map { "?" + $0 } ?? "")
         let state = ConsolePage(
-            path: path, csrf: session.session.csrf, readOnly: caller.token.readOnly, principal: caller.principal,
-            tokenMadeBy: caller.token.createdBy, query: query,
+            path: path, csrf: session.session.csrf, readOnly: caller.readOnly, principal: caller.principal,
+            tokenMadeBy: caller.token?.createdBy ?? "", query: query,
             parameter: page.parameter.flatMap { parameters.get($0)?.removingPercentEncoding }, verifier: admin.consoleVerifier,
             lane: admin.reads)
         let started = ContinuousClock.now
@@ -90,8 +97,8 @@ struct ConsoleRoutes: Sendable {
         }
         admin.configuration.logger.debug("console page \(page.path) rendered in \(ContinuousClock.now - started)")
         return Self.page(
-            title: rendered.0, body: rendered.1, navigation: page.section, session: session.session, readOnly: caller.token.readOnly,
-            principal: caller.token.principal, flash: flash, live: page.live)
+            title: rendered.0, body: rendered.1, navigation: page.section, session: session.session, readOnly: caller.readOnly,
+            principal: caller.principal.osUser, flash: flash, live: page.live)
     }
 
     // MARK: Changes
@@ -116,10 +123,10 @@ struct ConsoleRoutes: Sendable {
         _ type: Op.Type, form: [String: String], caller: OperationsRoutes.Caller, session: String, back: String, path: String
     ) async throws -> Response {
         let (board, principal) = (admin.board, caller.principal)
-        if Op.declaration.access != .read, caller.token.readOnly {
+        if Op.declaration.access != .read, caller.readOnly {
             let error = BoardError(
                 .notAllowed,
-                "the access token '\(caller.token.name)' of \(caller.token.principal) is read-only; sign in with a token created without --read-only to change the board"
+                "\(caller.credential) is read-only; sign in with a token created without --read-only, or as a person whose groups give a role, to change the board"
             )
             let refusal = AuditEntry(action: Op.declaration.action, targetType: "console", targetID: "POST \(path)")
             try await admin.threads(Op.declaration.access).run { board.recordRefusal(refusal, by: principal, because: error) }
@@ -203,12 +210,59 @@ struct ConsoleRoutes: Sendable {
         }
     }
 
+    /// `GET /ui/oidc/callback`: the provider's answer, and a session for the person it signed in; a refusal is counted
+    /// against the address and recorded, and the sign-in page says why.
+    private func oidcCallback(_ request: Request, _ context: ServeContext, _ oidc: ConsoleOIDC) async throws -> Response {
+        let address = context.remoteAddress?.ipAddress ?? "unknown"
+        let board = admin.board
+        let outcome = await oidc.callback(request, address: address, board: board, lane: admin.changes)
+        let clearBinding = "\(ConsoleOIDC.bindingCookie)=; Path=/ui/oidc; Max-Age=0; HttpOnly; SameSite=Lax" + (secure ? "; Secure" : "")
+        switch outcome {
+        case .refused(let sentence):
+            let issuer = oidc.provider.configuration.issuer
+            try? await admin.changes.run { ConsoleOIDC.recordRefusal(sentence, issuer: issuer, address: address, board: board) }
+            var response: Response
+            if let wait = admin.failures.fail(address) {
+                response = signInPage(
+                    preSession: ConsoleSessions.random(),
+                    error: "too many failed sign-ins from \(address) or from all clients; try again in \(wait) seconds",
+                    status: .tooManyRequests, retryAfter: wait)
+            } else {
+                response = signInPage(preSession: ConsoleSessions.random(), error: sentence, status: .unauthorized)
+            }
+            response.headers.append(HTTPField(name: .setCookie, value: clearBinding))
+            return response
+        case .signedIn(let person, let issuer, let subject, let authTime):
+            switch sessions.open(.identity(issuer: issuer, subject: subject, authTime: authTime), principal: person.principal, readOnly: person.readOnly) {
+            case .success(let (id, _)):
+                // A page, not a redirect: a session cookie set on the answer to a navigation that began at the provider is
+                // kept, and the next navigation, from this page, is the console's own, which sends it.
+                let body = "<p>Signed in as <strong>\(ConsolePages.escape(person.principal))</strong>. <a href=\"/ui/\">Continue to the console</a>.</p>"
+                var response = Self.page(title: "Signed in", body: body)
+                response.headers[.refresh] = "0; url=/ui/"
+                response.headers[.setCookie] = cookieHeader(id, maxAge: Int(ConsoleSessions.lifetime.components.seconds))
+                response.headers.append(HTTPField(name: .setCookie, value: clearBinding))
+                return response
+            case .failure(.tooManySignIns(_, let wait)):
+                return signInPage(
+                    preSession: ConsoleSessions.random(),
+                    error: "too many sign-ins as \(person.principal) in the last minute; use the session you have, or try again in \(wait) seconds",
+                    status: .tooManyRequests, retryAfter: wait)
+            case .failure(.full):
+                return signInPage(
+                    preSession: ConsoleSessions.random(),
+                    error: "the console holds as many sessions as it can (\(sessions.limit)); try again when some have ended",
+                    status: .serviceUnavailable, retryAfter: 60)
+            }
+        }
+    }
+
     /// The sign-in page, its form carrying the CSRF token of `preSession`, which it sets as the sign-in path's cookie;
     /// with `error`, the refusal's sentence, status and `Retry-After` seconds.
     private func signInPage(
         preSession: String, error: String? = nil, status: HTTPResponse.Status = .ok, retryAfter: Int? = nil
     ) -> Response {
-        let view = SignInView(csrf: sessions.signInToken(for: preSession), error: error)
+        let view = SignInView(csrf: sessions.signInToken(for: preSession), error: error, provider: oidc?.name)
         var response = Self.page(title: "Sign in", body: ConsoleTemplates.render(view), status: status)
         response.headers[.setCookie] =
             "\(ConsoleSessions.signInCookie)=\(preSession); Path=/ui/sign-in; Max-Age=3600; HttpOnly; SameSite=Strict"
@@ -260,4 +314,6 @@ struct ConsoleRoutes: Sendable {
 extension HTTPField.Name {
     /// Sent by the console's script when it fetches the page it shows again.
     static let plugboardConsole = HTTPField.Name("X-Plugboard-Console")!
+    /// `Refresh: 0; url=…`: the page leads on by itself, with no script.
+    static let refresh = HTTPField.Name("Refresh")!
 }

@@ -4,7 +4,8 @@ import PlugboardModel
 import PlugboardStore
 import Synchronization
 
-/// The console's sign-in sessions: a person signs in with an access token, which is exchanged for a session cookie.
+/// The console's sign-in sessions: a person signs in with an access token, or with the identity provider, and gets a
+/// session cookie.
 ///
 /// A session lives in this process's memory only (a restart signs everyone out). The cookie holds a random 256-bit
 /// session id; the server keeps its SHA-256, so the table holds nothing a cookie could be made from. The session keeps
@@ -19,12 +20,10 @@ import Synchronization
 final class ConsoleSessions: Sendable {
     /// One signed-in person.
     struct Session: Sendable {
-        /// The access token's secret, to look it up on the board at each request (never logged, never written).
-        let secret: String
-        /// The SHA-256 of the access token's secret: which sessions share a token.
+        /// How the person signed in, checked on the board again at each request.
+        let credential: Credential
+        /// Which sessions share a credential: the SHA-256 of an access token's secret, or of an identity.
         let tokenKey: String
-        /// The token's name and principal, for the page's header.
-        let tokenName: String
         let principal: String
         let readOnly: Bool
         /// What every form of this session carries.
@@ -33,6 +32,23 @@ final class ConsoleSessions: Sendable {
         var lastSeen: ContinuousClock.Instant
         /// A message for the next page (the answer of the last change), shown once.
         var flash: Flash?
+    }
+
+    /// How a person signed in.
+    enum Credential: Sendable {
+        /// With an access token: its secret, to look it up at each request (never logged, never written), and its name.
+        case accessToken(secret: String, name: String)
+        /// With the identity provider: the account, which must still sign in as the session's principal, and when the
+        /// person last authenticated there (`auth_time`).
+        case identity(issuer: String, subject: String, authTime: Date?)
+
+        /// What makes sessions share it.
+        var key: String {
+            switch self {
+            case .accessToken(let secret, _): ConsoleSessions.key(secret)
+            case .identity(let issuer, let subject, _): ConsoleSessions.key("oidc\n\(issuer)\n\(subject)")
+            }
+        }
     }
 
     /// A sentence for the next page, and whether it reports a refusal.
@@ -82,13 +98,18 @@ final class ConsoleSessions: Sendable {
 
     /// Opens a session for an accepted access token; answers the cookie's value (the session id), or why not.
     func open(secret: String, tokenName: String, principal: String, readOnly: Bool) -> Result<(id: String, session: Session), Refusal> {
-        let tokenKey = Self.key(secret)
+        open(.accessToken(secret: secret, name: tokenName), principal: principal, readOnly: readOnly)
+    }
+
+    /// Opens a session for a person signed in with `credential`; answers the cookie's value (the session id), or why not.
+    func open(_ credential: Credential, principal: String, readOnly: Bool) -> Result<(id: String, session: Session), Refusal> {
+        let tokenKey = credential.key
         if let wait = signInsByToken.fail(tokenKey) { return .failure(.tooManySignIns(token: true, seconds: wait)) }
         if let wait = signInsByPrincipal.fail(principal) { return .failure(.tooManySignIns(token: false, seconds: wait)) }
         let id = Self.random()
         let now = clock.now
         let session = Session(
-            secret: secret, tokenKey: tokenKey, tokenName: tokenName, principal: principal, readOnly: readOnly, csrf: Self.random(),
+            credential: credential, tokenKey: tokenKey, principal: principal, readOnly: readOnly, csrf: Self.random(),
             created: now, lastSeen: now, flash: nil)
         let opened = sessions.withLock { sessions -> Bool in
             let expired = sessions.filter { !Self.alive($0.value, at: now) }.map(\.key)
@@ -181,5 +202,5 @@ final class ConsoleSessions: Sendable {
     /// 32 random bytes, base64url without padding (43 characters), as token secrets are made.
     static func random() -> String { APITokenSecret.randomPart() }
 
-    private static func key(_ id: String) -> String { SHA256.hex(Data(id.utf8)) }
+    fileprivate static func key(_ id: String) -> String { SHA256.hex(Data(id.utf8)) }
 }

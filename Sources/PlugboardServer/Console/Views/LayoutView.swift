@@ -54,4 +54,6 @@ struct SignInView: ConsoleView {
     let csrf: String
     /// Why the last sign-in was refused.
     let error: String?
+    /// The identity provider's name, when the console signs in with one (`Sign in with Okta`).
+    let provider: String?
 }
