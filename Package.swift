@@ -298,10 +298,12 @@ let package = Package(
         .testTarget(
             name: "PlugboardIdentityTests",
             dependencies: [
-                "PlugboardIdentity",
+                "PlugboardIdentity", "PlugboardTestSupport",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
