@@ -52,17 +52,20 @@ struct IDTokenVerifier: Sendable {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         if parts.count == 5 { throw Self.refused("is encrypted (JWE), which Plugboard does not accept for ID tokens") }
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]),
-            let header = (try? JSONSerialization.jsonObject(with: headerData)) as? [String: Any], let payloadData = Base64URL.decode(parts[1]),
+            let header = (try? JSONSerialization.jsonObject(with: headerData)) as? [String: Any],
+            let payloadData = Base64URL.decode(parts[1]),
             let payload = (try? JSONSerialization.jsonObject(with: payloadData)) as? [String: Any]
         else { throw Self.refused("is not a signed JWT") }
         guard let alg = header["alg"] as? String else { throw Self.refused("names no algorithm") }
         if alg.lowercased() == "none" { throw Self.refused("is signed with alg none, which Plugboard refuses") }
         if alg.uppercased().hasPrefix("HS") {
-            throw Self.refused("is signed with \(IdentityError.quoted(alg)), a shared-secret algorithm, which Plugboard refuses for ID tokens")
+            throw Self.refused(
+                "is signed with \(IdentityError.quoted(alg)), a shared-secret algorithm, which Plugboard refuses for ID tokens")
         }
         guard let keyType = Self.allowed[alg] else {
             throw Self.refused(
-                "is signed with \(IdentityError.quoted(alg)), which is not among the algorithms Plugboard accepts (RS256, PS256, ES256, ES384, EdDSA)")
+                "is signed with \(IdentityError.quoted(alg)), which is not among the algorithms Plugboard accepts (RS256, PS256, ES256, ES384, EdDSA)"
+            )
         }
         if header["crit"] != nil { throw Self.refused("has critical header parameters (crit), which Plugboard does not understand") }
         guard let kid = header["kid"] as? String, !kid.isEmpty else {
@@ -97,7 +100,8 @@ struct IDTokenVerifier: Sendable {
             throw refused("says \(alg), but the provider's key \(IdentityError.quoted(kid)) is of type \(jwk.keyType.rawValue)")
         }
         if let keyAlg = jwk.algorithm, keyAlg.rawValue != alg {
-            throw refused("says \(alg), but the provider's key \(IdentityError.quoted(kid)) is for \(IdentityError.quoted(keyAlg.rawValue))")
+            throw refused(
+                "says \(alg), but the provider's key \(IdentityError.quoted(kid)) is for \(IdentityError.quoted(keyAlg.rawValue))")
         }
         let curve = jwk.curve?.rawValue
         let fits =
@@ -108,18 +112,21 @@ struct IDTokenVerifier: Sendable {
             default: true
             }
         guard fits else {
-            throw refused("says \(alg), but the provider's key \(IdentityError.quoted(kid)) is on curve \(IdentityError.quoted(curve ?? "none"))")
+            throw refused(
+                "says \(alg), but the provider's key \(IdentityError.quoted(kid)) is on curve \(IdentityError.quoted(curve ?? "none"))")
         }
     }
 
     private func checkClaims(_ claims: IDTokenClaims, expectedNonce: String, maxAge: TimeInterval?, now: Date) throws(IdentityError) {
         guard claims.iss == issuer else {
             throw Self.refused(
-                "was issued by \(IdentityError.quoted(claims.iss, limit: 200)), not by the configured issuer \(IdentityError.quoted(issuer, limit: 200))")
+                "was issued by \(IdentityError.quoted(claims.iss, limit: 200)), not by the configured issuer \(IdentityError.quoted(issuer, limit: 200))"
+            )
         }
         let audiences = claims.aud.value
         guard audiences.contains(clientID) else {
-            throw Self.refused("is meant for \(audiences.prefix(3).map { IdentityError.quoted($0) }.joined(separator: ", ")), not for this client")
+            throw Self.refused(
+                "is meant for \(audiences.prefix(3).map { IdentityError.quoted($0) }.joined(separator: ", ")), not for this client")
         }
         if audiences.count > 1, claims.azp != clientID {
             throw Self.refused("names other audiences besides this client, and its authorized party (azp) is not this client")
@@ -185,7 +192,8 @@ struct ClaimReader {
             } else if let many = value as? [Any], let strings = many as? [String] {
                 list = strings
             } else {
-                throw IdentityError(code, "the identity provider's \(source) has a \(IdentityError.quoted(groupsClaim)) claim that is not a list of names")
+                throw IdentityError(
+                    code, "the identity provider's \(source) has a \(IdentityError.quoted(groupsClaim)) claim that is not a list of names")
             }
             guard list.count <= IdentityLimits.groups else {
                 throw IdentityError(
@@ -193,7 +201,8 @@ struct ClaimReader {
             }
             guard list.allSatisfy({ !$0.isEmpty && $0.count <= IdentityLimits.group }) else {
                 throw IdentityError(
-                    code, "the identity provider's \(source) lists a group name that is empty or longer than \(IdentityLimits.group) characters")
+                    code,
+                    "the identity provider's \(source) lists a group name that is empty or longer than \(IdentityLimits.group) characters")
             }
             groups = list
         }

@@ -37,7 +37,9 @@ public struct IdentityError: Error, CustomStringConvertible, Sendable, Equatable
 extension IdentityError {
     /// A value the provider chose, shortened and reduced to safe characters so that it can sit in a sentence.
     static func quoted(_ value: String, limit: Int = 64) -> String {
-        let allowed = value.unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || "0123456789-_.:/ @".unicodeScalars.contains($0)) }
+        let allowed = value.unicodeScalars.filter {
+            $0.isASCII && ($0.properties.isAlphabetic || "0123456789-_.:/ @".unicodeScalars.contains($0))
+        }
         let text = String(String.UnicodeScalarView(allowed.prefix(limit)))
         return "'" + text + (allowed.count > limit ? "…" : "") + "'"
     }

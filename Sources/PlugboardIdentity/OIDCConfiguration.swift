@@ -67,6 +67,28 @@ public struct ClientSecret: Sendable, CustomStringConvertible, CustomDebugString
     /// A secret of `value` (the content of the secret file, its trailing newline removed by the caller).
     public init(_ value: String) { self.value = value }
 
+    /// The secret in the file at `path`, its trailing newline removed. The file must be a regular file that only its
+    /// owner can read or write (mode 0600 or 0400).
+    ///
+    /// - Throws: ``IdentityError`` (``IdentityError/Code/invalidConfiguration``) when the file is missing, empty,
+    ///   too large, or open to others; the sentence names the path and the mode, never the content.
+    public init(contentsOfFile path: String) throws(IdentityError) {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            attributes[.type] as? FileAttributeType == .typeRegular, let mode = attributes[.posixPermissions] as? Int
+        else { throw IdentityError(.invalidConfiguration, "the client secret file \(path) is missing or not a regular file") }
+        guard mode & 0o077 == 0 else {
+            throw IdentityError(
+                .invalidConfiguration,
+                "the client secret file \(path) can be read or written by others (mode \(String(mode, radix: 8))); make it 0600")
+        }
+        guard let data = FileManager.default.contents(atPath: path), data.count <= 4096,
+            var text = String(data: data, encoding: .utf8)
+        else { throw IdentityError(.invalidConfiguration, "the client secret file \(path) is unreadable, not UTF-8, or over 4 KiB") }
+        while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
+        guard !text.isEmpty else { throw IdentityError(.invalidConfiguration, "the client secret file \(path) is empty") }
+        self.value = text
+    }
+
     /// The secret itself, for the token request's `Authorization` header.
     public func reveal() -> String { value }
 

@@ -19,7 +19,8 @@ extension OIDCProvider {
     public func redeem(code: String, verifier: String, expectedNonce: String, maxAge: Int? = nil) async throws(IdentityError)
         -> VerifiedIdentity
     {
-        let credentials = "\(OutboundHTTP.formEncoded(configuration.clientID)):\(OutboundHTTP.formEncoded(configuration.clientSecret.reveal()))"
+        let credentials =
+            "\(OutboundHTTP.formEncoded(configuration.clientID)):\(OutboundHTTP.formEncoded(configuration.clientSecret.reveal()))"
         let answer = try await http.post(
             metadata.tokenEndpoint, what: "token endpoint",
             form: [
@@ -64,9 +65,11 @@ extension OIDCProvider {
             throw IdentityError(.userinfoRejected, "the identity provider's userinfo answer is not a JSON object")
         }
         guard let sub = object["sub"] as? String, sub == subject else {
-            throw IdentityError(.userinfoRejected, "the identity provider's userinfo answer is about another person (sub) than its ID token")
+            throw IdentityError(
+                .userinfoRejected, "the identity provider's userinfo answer is about another person (sub) than its ID token")
         }
-        let read = try ClaimReader(nameClaim: configuration.nameClaim, groupsClaim: configuration.groupsClaim).read(object, source: "userinfo answer")
+        let read = try ClaimReader(nameClaim: configuration.nameClaim, groupsClaim: configuration.groupsClaim).read(
+            object, source: "userinfo answer")
         return read.groups ?? []
     }
 
@@ -101,8 +104,11 @@ extension OIDCProvider {
     /// read (an encryption key, a symmetric key), are left out rather than failing the whole set.
     static func fetchKeys(_ uri: URL, http: OutboundHTTP) async throws(IdentityError) -> [String: JWK] {
         let answer = try await http.get(uri, what: "keys (JWKS)")
-        guard answer.status == 200 else { throw IdentityError(.providerUnreachable, "the identity provider's keys (JWKS) answered HTTP \(answer.status)") }
-        guard let object = (try? JSONSerialization.jsonObject(with: answer.body)) as? [String: Any], let list = object["keys"] as? [Any] else {
+        guard answer.status == 200 else {
+            throw IdentityError(.providerUnreachable, "the identity provider's keys (JWKS) answered HTTP \(answer.status)")
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: answer.body)) as? [String: Any], let list = object["keys"] as? [Any]
+        else {
             throw IdentityError(.providerUnreachable, "the identity provider's keys (JWKS) are not a JSON key set")
         }
         var found: [String: JWK] = [:]

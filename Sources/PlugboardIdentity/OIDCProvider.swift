@@ -45,7 +45,8 @@ public final class OIDCProvider: Sendable {
     ///     and loopback addresses allowed when the issuer itself is on loopback.
     ///   - logger: where fetches of the discovery document and the JWKS are logged (never a secret).
     /// - Throws: ``IdentityError`` with one sentence when the issuer is unusable, unreachable or its document is wrong.
-    public static func discover(_ configuration: OIDCConfiguration, http: OutboundHTTP? = nil, logger: Logger? = nil) async throws(IdentityError)
+    public static func discover(_ configuration: OIDCConfiguration, http: OutboundHTTP? = nil, logger: Logger? = nil)
+        async throws(IdentityError)
         -> OIDCProvider
     {
         try await discover(configuration, http: http, logger: logger, now: { Date() })
@@ -61,7 +62,8 @@ public final class OIDCProvider: Sendable {
         var base = configuration.issuer
         while base.hasSuffix("/") { base.removeLast() }
         guard let wellKnown = URL(string: base + "/.well-known/openid-configuration") else {
-            throw IdentityError(.invalidConfiguration, "the issuer \(IdentityError.quoted(configuration.issuer, limit: 200)) is not an https URL")
+            throw IdentityError(
+                .invalidConfiguration, "the issuer \(IdentityError.quoted(configuration.issuer, limit: 200)) is not an https URL")
         }
         let answer = try await client.get(wellKnown, what: "discovery document")
         guard answer.status == 200 else {
@@ -107,7 +109,8 @@ public final class OIDCProvider: Sendable {
     public func checkResponseIssuer(_ iss: String?) throws(IdentityError) {
         if let iss {
             guard iss == configuration.issuer else {
-                throw IdentityError(.loginRejected, "the sign-in answer names the issuer \(IdentityError.quoted(iss, limit: 200)), not this provider")
+                throw IdentityError(
+                    .loginRejected, "the sign-in answer names the issuer \(IdentityError.quoted(iss, limit: 200)), not this provider")
             }
         } else if metadata.authorizationResponseIssuerParameterSupported {
             throw IdentityError(.loginRejected, "the sign-in answer lacks the issuer (iss) that this provider says it always sends")

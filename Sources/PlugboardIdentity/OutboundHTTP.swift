@@ -59,7 +59,8 @@ public struct OutboundHTTP: Sendable {
     func post(_ url: URL, what: String, form: [(String, String)], headers: [(String, String)]) async throws(IdentityError) -> Answer {
         let body = form.map { "\(Self.formEncoded($0.0))=\(Self.formEncoded($0.1))" }.joined(separator: "&")
         return try await exchange(
-            url, what: what, method: .POST, headers: headers + [("Content-Type", "application/x-www-form-urlencoded")], body: Data(body.utf8))
+            url, what: what, method: .POST, headers: headers + [("Content-Type", "application/x-www-form-urlencoded")],
+            body: Data(body.utf8))
     }
 
     /// `value` encoded for a form body (RFC 6749 appendix B): unreserved characters kept, the rest percent-encoded.
@@ -95,7 +96,8 @@ public struct OutboundHTTP: Sendable {
             }
             let first = await group.next()
             group.cancelAll()
-            return (first ?? nil) ?? .failure(IdentityError(.providerUnreachable, "the identity provider's \(what) did not answer within \(deadline)"))
+            return (first ?? nil)
+                ?? .failure(IdentityError(.providerUnreachable, "the identity provider's \(what) did not answer within \(deadline)"))
         }
         try? await client.shutdown()
         return try result.get()
@@ -109,19 +111,26 @@ public struct OutboundHTTP: Sendable {
             let status = Int(response.status.code)
             if (300..<400).contains(status) {
                 return .failure(
-                    IdentityError(.providerUnreachable, "the identity provider's \(what) answered with a redirect (\(status)), which Plugboard does not follow"))
+                    IdentityError(
+                        .providerUnreachable,
+                        "the identity provider's \(what) answered with a redirect (\(status)), which Plugboard does not follow"))
             }
             if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > limit {
                 return .failure(tooLarge(what: what, limit: limit))
             }
-            let type = response.headers.first(name: "Content-Type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+            let type =
+                response.headers.first(name: "Content-Type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+                ?? ""
             let body: ByteBuffer
-            do { body = try await response.body.collect(upTo: limit) } catch is NIOTooManyBytesError { return .failure(tooLarge(what: what, limit: limit)) }
+            do { body = try await response.body.collect(upTo: limit) } catch is NIOTooManyBytesError {
+                return .failure(tooLarge(what: what, limit: limit))
+            }
             guard type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json")) else {
                 return .failure(
                     IdentityError(
                         .providerUnreachable,
-                        "the identity provider's \(what) answered \(status) with \(type.isEmpty ? "no content type" : IdentityError.quoted(type)), not JSON"))
+                        "the identity provider's \(what) answered \(status) with \(type.isEmpty ? "no content type" : IdentityError.quoted(type)), not JSON"
+                    ))
             }
             return .success(Answer(status: status, body: Data(body.readableBytesView)))
         } catch {
@@ -130,18 +139,23 @@ public struct OutboundHTTP: Sendable {
     }
 
     private static func tooLarge(what: String, limit: Int) -> IdentityError {
-        IdentityError(.providerUnreachable, "the identity provider's \(what) sent more than \(limit / 1024) KiB, which Plugboard refuses to read")
+        IdentityError(
+            .providerUnreachable, "the identity provider's \(what) sent more than \(limit / 1024) KiB, which Plugboard refuses to read")
     }
 
     private static func failure(_ error: any Error, what: String) -> IdentityError {
         if let error = error as? HTTPClientError {
             switch error {
-            case .connectTimeout: return IdentityError(.providerUnreachable, "the identity provider's \(what) did not accept a connection in time")
-            case .readTimeout, .deadlineExceeded: return IdentityError(.providerUnreachable, "the identity provider's \(what) did not answer in time")
+            case .connectTimeout:
+                return IdentityError(.providerUnreachable, "the identity provider's \(what) did not accept a connection in time")
+            case .readTimeout, .deadlineExceeded:
+                return IdentityError(.providerUnreachable, "the identity provider's \(what) did not answer in time")
             default: break
             }
         }
-        if error is CancellationError { return IdentityError(.providerUnreachable, "the call to the identity provider's \(what) was cancelled") }
+        if error is CancellationError {
+            return IdentityError(.providerUnreachable, "the call to the identity provider's \(what) was cancelled")
+        }
         return IdentityError(.providerUnreachable, "the identity provider's \(what) could not be reached (\(type(of: error)))")
     }
 
@@ -160,7 +174,8 @@ public struct OutboundHTTP: Sendable {
         guard scheme == "https" || (scheme == "http" && loopbackHost) else {
             throw IdentityError(
                 .discoveryRejected,
-                "the identity provider's \(what) at \(IdentityError.quoted(host)) is not https; plain http is allowed only on a loopback address")
+                "the identity provider's \(what) at \(IdentityError.quoted(host)) is not https; plain http is allowed only on a loopback address"
+            )
         }
         let name = host
         let addresses = await withCheckedContinuation { (continuation: CheckedContinuation<[NetworkAddress], Never>) in

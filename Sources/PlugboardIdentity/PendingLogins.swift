@@ -65,7 +65,8 @@ public final class PendingLogins: Sendable {
     /// Begins a login: fresh random state, nonce, PKCE verifier and browser binding, kept until finished or expired.
     public func begin(purpose: String, returnTo: String) -> Started {
         let started = Started(
-            state: Base64URL.random(), nonce: Base64URL.random(), verifier: Base64URL.random(), challenge: "", browserBinding: Base64URL.random())
+            state: Base64URL.random(), nonce: Base64URL.random(), verifier: Base64URL.random(), challenge: "",
+            browserBinding: Base64URL.random())
         var result = started
         result.challenge = codeChallenge(of: started.verifier)
         let instant = now()

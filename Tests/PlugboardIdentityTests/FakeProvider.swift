@@ -122,7 +122,8 @@ final class FakeProvider: Sendable {
         case .slow(let duration): try await Task.sleep(for: duration)
         case .redirect: return Response(status: .found, headers: [.location: "\(issuer)/moved"])
         case .html:
-            return Response(status: .ok, headers: [.contentType: "text/html"], body: ResponseBody(byteBuffer: ByteBuffer(string: "<html></html>")))
+            return Response(
+                status: .ok, headers: [.contentType: "text/html"], body: ResponseBody(byteBuffer: ByteBuffer(string: "<html></html>")))
         }
         return json(String(decoding: try JSONSerialization.data(withJSONObject: document), as: UTF8.self))
     }

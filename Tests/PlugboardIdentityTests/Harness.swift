@@ -47,7 +47,9 @@ struct Harness {
         let started = logins.begin(purpose: "console", returnTo: "/ui/")
         let url = provider.authorizationURL(state: started.state, nonce: started.nonce, codeChallenge: started.challenge, maxAge: maxAge)
         let query = Dictionary(
-            uniqueKeysWithValues: (URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { ($0.name, $0.value ?? "") })
+            uniqueKeysWithValues: (URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map {
+                ($0.name, $0.value ?? "")
+            })
         #expect(query["response_type"] == "code")
         #expect(query["code_challenge_method"] == "S256")
         #expect(query["code_challenge"] == started.challenge)
@@ -55,7 +57,8 @@ struct Harness {
         #expect(query["client_id"] == FakeProvider.clientID)
         #expect(query["redirect_uri"] == FakeProvider.redirectURI)
         #expect(query["scope"] == "openid profile email")
-        let code = fake.issueCode(challenge: query["code_challenge"] ?? "", idToken: try await make(query["nonce"] ?? ""), userinfo: userinfo)
+        let code = fake.issueCode(
+            challenge: query["code_challenge"] ?? "", idToken: try await make(query["nonce"] ?? ""), userinfo: userinfo)
         let pending = try logins.finish(state: started.state, browserBinding: started.browserBinding)
         #expect(pending.returnTo == "/ui/")
         return try await provider.redeem(code: code, verifier: override ?? pending.verifier, expectedNonce: pending.nonce, maxAge: maxAge)

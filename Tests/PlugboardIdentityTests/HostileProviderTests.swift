@@ -30,7 +30,9 @@ struct HostileProviderTests {
     func algNone() async throws {
         try await Harness.with { h in
             await expectRefused(.tokenRejected, "signed with alg none, which Plugboard refuses") {
-                _ = try await h.login { nonce in try unsignedToken(h.claims(nonce: nonce), header: #"{"alg":"none","kid":"\#(h.keys.kids.rsa)"}"#) }
+                _ = try await h.login { nonce in
+                    try unsignedToken(h.claims(nonce: nonce), header: #"{"alg":"none","kid":"\#(h.keys.kids.rsa)"}"#)
+                }
             }
         }
     }
@@ -207,7 +209,8 @@ struct HostileProviderTests {
                 _ = try await h.provider.redeem(code: code, verifier: started.verifier, expectedNonce: started.nonce)
             }
             await expectRefused(.codeRefused, "PKCE verifier") {
-                _ = try await h.login(verifier: String(repeating: "A", count: 43)) { nonce in try await h.keys.sign(h.claims(nonce: nonce)) }
+                _ = try await h.login(verifier: String(repeating: "A", count: 43)) { nonce in try await h.keys.sign(h.claims(nonce: nonce))
+                }
             }
             #expect(h.fake.state.withLock { $0.tokenForms.last?["code_verifier"] } == String(repeating: "A", count: 43))
         }

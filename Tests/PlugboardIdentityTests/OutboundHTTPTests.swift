@@ -54,7 +54,9 @@ struct OutboundHTTPTests {
     func privateEndpoint() async throws {
         try await Harness.with { h in
             h.fake.state.withLock { $0.discovery = .jwksAt("https://10.0.0.7/jwks") }
-            await expectRefused(.privateAddress, "resolves to 10.0.0.7 (a private address), which Plugboard does not call unless private networks") {
+            await expectRefused(
+                .privateAddress, "resolves to 10.0.0.7 (a private address), which Plugboard does not call unless private networks"
+            ) {
                 _ = try await OIDCProvider.discover(Harness.configuration(issuer: h.fake.issuer))
             }
         }

@@ -55,3 +55,24 @@ struct PendingLoginsTests {
         for started in rest { _ = try logins.finish(state: started.state, browserBinding: started.browserBinding) }
     }
 }
+
+@Suite("The client secret file", .timeLimit(.minutes(10)))
+struct ClientSecretTests {
+    @Test("a 0600 file is read without its newline; a file others can read is refused; the secret never prints")
+    func secretFile() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("oidc-secret-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("s3cret\n".utf8), attributes: [.posixPermissions: 0o600]))
+        let secret = try ClientSecret(contentsOfFile: path)
+        #expect(secret.reveal() == "s3cret")
+        #expect("\(secret)" == "<redacted>" && String(reflecting: secret) == "<redacted>")
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        do {
+            _ = try ClientSecret(contentsOfFile: path)
+            Issue.record("a secret file others can read was accepted")
+        } catch {
+            #expect(error.description.contains("(mode 644); make it 0600"))
+            #expect(!error.description.contains("s3cret"))
+        }
+    }
+}

@@ -4,9 +4,9 @@ import PlugboardTestSupport
 import Testing
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// oidc-provider-mock (PyPI), a real OpenID provider: the path of its command, or nil when it is not installed.
@@ -25,7 +25,8 @@ struct RealProviderTests {
         ))
     func codeFlow() async throws {
         let port = try freeLoopbackPort()
-        let claims = #"{"sub":"alice-sub-1","preferred_username":"alice","email":"alice@example.com","groups":["plugboard-admins","team-a"]}"#
+        let claims =
+            #"{"sub":"alice-sub-1","preferred_username":"alice","email":"alice@example.com","groups":["plugboard-admins","team-a"]}"#
         let child = try Spawned(
             mockProvider!, ["--port", "\(port)", "--host", "127.0.0.1", "--require-nonce", "true", "--user-claims", claims],
             output: .null, error: .null)
@@ -76,9 +77,9 @@ struct RealProviderTests {
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 func freeLoopbackPort() throws -> Int {
     #if canImport(Darwin)
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+    let descriptor = socket(AF_INET, SOCK_STREAM, 0)
     #else
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     #endif
     guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
     defer { close(descriptor) }
@@ -89,6 +90,8 @@ func freeLoopbackPort() throws -> Int {
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
     guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+    }
     return Int(UInt16(bigEndian: address.sin_port))
 }

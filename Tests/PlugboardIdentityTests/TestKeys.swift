@@ -57,8 +57,11 @@ struct SigningKeys: Sendable {
         let (n, e) = try rsa.publicKey.getKeyPrimitives()
         return [
             .rsa(nil, identifier: JWKIdentifier(string: kids.rsa), modulus: base64URL(n), exponent: base64URL(e)),
-            .ecdsa(.es256, identifier: JWKIdentifier(string: kids.ec), x: ec.publicKey.parameters!.x, y: ec.publicKey.parameters!.y, curve: .p256),
-            .octetKeyPair(.eddsa, identifier: JWKIdentifier(string: kids.ed), x: base64URL(ed.publicKey.rawRepresentation), y: nil, curve: .ed25519),
+            .ecdsa(
+                .es256, identifier: JWKIdentifier(string: kids.ec), x: ec.publicKey.parameters!.x, y: ec.publicKey.parameters!.y,
+                curve: .p256),
+            .octetKeyPair(
+                .eddsa, identifier: JWKIdentifier(string: kids.ed), x: base64URL(ed.publicKey.rawRepresentation), y: nil, curve: .ed25519),
         ]
     }
 
