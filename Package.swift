@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "PlugboardFlags", targets: ["PlugboardFlags"]),
         .library(name: "PlugboardModel", targets: ["PlugboardModel"]),
         .library(name: "PlugboardSecureStorage", targets: ["PlugboardSecureStorage"]),
+        .library(name: "PlugboardIdentity", targets: ["PlugboardIdentity"]),
         .library(name: "PlugboardBoardSecureStorage", targets: ["PlugboardBoardSecureStorage"]),
         .library(name: "PlugboardHost", targets: ["PlugboardHost"]),
         .library(name: "PlugboardFileHost", targets: ["PlugboardFileHost"]),
@@ -44,6 +45,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
     ],
     targets: [
         // Layers, lowest first: a target depends only on targets of lower layers (and on what it imports).
@@ -77,6 +79,22 @@ let package = Package(
         .target(
             name: "PlugboardSecureStorage",
             dependencies: ["PlugboardPluginAPI", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+
+        // OpenID Connect, the client side: discovery, the code flow with PKCE, ID tokens checked (jwt-kit for the
+        // signatures, everything else ours). A client of the network and no board: its one way out is `OutboundHTTP`
+        // (AsyncHTTPClient with timeouts, a body limit, no redirects and no private addresses).
+        .target(
+            name: "PlugboardIdentity",
+            dependencies: [
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
 
         // MARK: Layer 3, the board: the SQLite file (the only GRDB), and its secure storage
@@ -277,6 +295,19 @@ let package = Package(
             ]
         ),
         .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
+        .testTarget(
+            name: "PlugboardIdentityTests",
+            dependencies: [
+                "PlugboardIdentity", "PlugboardTestSupport",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "PlugboardOperationsTests",
             dependencies: [

@@ -1,0 +1,219 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// The one way this module calls out: bounded, JSON only, to public addresses.
+///
+/// Every call resolves the host first, checks every address it resolves to (see ``AddressScope``), then connects to
+/// one checked address (the TLS server name stays the host's), so that a second DNS answer cannot send the request
+/// elsewhere. `https` only, except a loopback host; redirects are never followed (a 3xx answer is an error); the
+/// connection must open within ``connectTimeout`` and the whole exchange end within ``requestTimeout``; a body over
+/// ``bodyLimit`` bytes is refused.
+public struct OutboundHTTP: Sendable {
+    /// How long opening a connection may take (3 s).
+    public var connectTimeout: Duration
+    /// How long a whole exchange may take, the body read included (10 s).
+    public var requestTimeout: Duration
+    /// The largest answer body read, in bytes (256 KiB).
+    public var bodyLimit: Int
+    /// Whether hosts on private, link-local, carrier-grade NAT and unique-local addresses may be called.
+    public var allowPrivateNetwork: Bool
+    /// Whether hosts on loopback addresses may be called (a provider on this machine, in tests).
+    public var allowLoopback: Bool
+
+    /// A client with the house bounds.
+    public init(
+        connectTimeout: Duration = .seconds(3), requestTimeout: Duration = .seconds(10), bodyLimit: Int = 256 << 10,
+        allowPrivateNetwork: Bool = false, allowLoopback: Bool = false
+    ) {
+        self.connectTimeout = connectTimeout
+        self.requestTimeout = requestTimeout
+        self.bodyLimit = bodyLimit
+        self.allowPrivateNetwork = allowPrivateNetwork
+        self.allowLoopback = allowLoopback
+    }
+
+    /// An answer: its status and its JSON body.
+    struct Answer: Sendable {
+        var status: Int
+        var body: Data
+    }
+
+    /// Whether `host` names this machine: `localhost`, 127.0.0.0/8 or `::1`.
+    static func isLoopbackHost(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if bare.lowercased() == "localhost" { return true }
+        return NetworkAddress(bare)?.scope == .loopback
+    }
+
+    /// GET `url`, with `Accept: application/json` and an optional bearer token.
+    func get(_ url: URL, what: String, bearer: String? = nil) async throws(IdentityError) -> Answer {
+        var headers: [(String, String)] = []
+        if let bearer { headers.append(("Authorization", "Bearer \(bearer)")) }
+        return try await exchange(url, what: what, method: .GET, headers: headers, body: nil)
+    }
+
+    /// POST `form` to `url` as `application/x-www-form-urlencoded`.
+    func post(_ url: URL, what: String, form: [(String, String)], headers: [(String, String)]) async throws(IdentityError) -> Answer {
+        let body = form.map { "\(Self.formEncoded($0.0))=\(Self.formEncoded($0.1))" }.joined(separator: "&")
+        return try await exchange(
+            url, what: what, method: .POST, headers: headers + [("Content-Type", "application/x-www-form-urlencoded")],
+            body: Data(body.utf8))
+    }
+
+    /// `value` encoded for a form body (RFC 6749 appendix B): unreserved characters kept, the rest percent-encoded.
+    static func formEncoded(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)...Unicode.Scalar(127)))
+        allowed.insert(charactersIn: "-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+
+    private func exchange(
+        _ url: URL, what: String, method: HTTPMethod, headers: [(String, String)], body: Data?
+    ) async throws(IdentityError) -> Answer {
+        let target = try await checkedTarget(url, what: what)
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .nanoseconds(Self.nanoseconds(connectTimeout)), read: .nanoseconds(Self.nanoseconds(requestTimeout))))
+        if let address = target.address { configuration.dnsOverride = [target.host: address.description] }
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = method
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "Plugboard")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+        let prepared = request
+        let limit = bodyLimit
+        let deadline = requestTimeout
+        let result = await withTaskGroup(of: Result<Answer, IdentityError>?.self) { group in
+            group.addTask { await Self.perform(client, prepared, limit: limit, deadline: deadline, what: what) }
+            group.addTask {
+                try? await Task.sleep(for: deadline)
+                return nil
+            }
+            let first = await group.next()
+            group.cancelAll()
+            return (first ?? nil)
+                ?? .failure(IdentityError(.providerUnreachable, "the identity provider's \(what) did not answer within \(deadline)"))
+        }
+        try? await client.shutdown()
+        return try result.get()
+    }
+
+    private static func perform(
+        _ client: HTTPClient, _ request: HTTPClientRequest, limit: Int, deadline: Duration, what: String
+    ) async -> Result<Answer, IdentityError> {
+        do {
+            let response = try await client.execute(request, timeout: .nanoseconds(nanoseconds(deadline)))
+            let status = Int(response.status.code)
+            if (300..<400).contains(status) {
+                return .failure(
+                    IdentityError(
+                        .providerUnreachable,
+                        "the identity provider's \(what) answered with a redirect (\(status)), which Plugboard does not follow"))
+            }
+            if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > limit {
+                return .failure(tooLarge(what: what, limit: limit))
+            }
+            let type =
+                response.headers.first(name: "Content-Type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+                ?? ""
+            let body: ByteBuffer
+            do { body = try await response.body.collect(upTo: limit) } catch is NIOTooManyBytesError {
+                return .failure(tooLarge(what: what, limit: limit))
+            }
+            guard type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json")) else {
+                return .failure(
+                    IdentityError(
+                        .providerUnreachable,
+                        "the identity provider's \(what) answered \(status) with \(type.isEmpty ? "no content type" : IdentityError.quoted(type)), not JSON"
+                    ))
+            }
+            return .success(Answer(status: status, body: Data(body.readableBytesView)))
+        } catch {
+            return .failure(failure(error, what: what))
+        }
+    }
+
+    private static func tooLarge(what: String, limit: Int) -> IdentityError {
+        IdentityError(
+            .providerUnreachable, "the identity provider's \(what) sent more than \(limit / 1024) KiB, which Plugboard refuses to read")
+    }
+
+    private static func failure(_ error: any Error, what: String) -> IdentityError {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout:
+                return IdentityError(.providerUnreachable, "the identity provider's \(what) did not accept a connection in time")
+            case .readTimeout, .deadlineExceeded:
+                return IdentityError(.providerUnreachable, "the identity provider's \(what) did not answer in time")
+            default: break
+            }
+        }
+        if error is CancellationError {
+            return IdentityError(.providerUnreachable, "the call to the identity provider's \(what) was cancelled")
+        }
+        return IdentityError(.providerUnreachable, "the identity provider's \(what) could not be reached (\(type(of: error)))")
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+
+    /// The host of `url` and the checked address to connect to (nil when the host is an address itself).
+    private func checkedTarget(_ url: URL, what: String) async throws(IdentityError) -> (host: String, address: NetworkAddress?) {
+        guard let scheme = url.scheme?.lowercased(), var host = url.host, !host.isEmpty else {
+            throw IdentityError(.discoveryRejected, "the identity provider's \(what) is not a URL Plugboard can call")
+        }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let loopbackHost = Self.isLoopbackHost(host)
+        guard scheme == "https" || (scheme == "http" && loopbackHost) else {
+            throw IdentityError(
+                .discoveryRejected,
+                "the identity provider's \(what) at \(IdentityError.quoted(host)) is not https; plain http is allowed only on a loopback address"
+            )
+        }
+        let name = host
+        let addresses = await withCheckedContinuation { (continuation: CheckedContinuation<[NetworkAddress], Never>) in
+            DispatchQueue.global().async { continuation.resume(returning: NetworkAddress.resolve(name)) }
+        }
+        guard let first = addresses.first else {
+            throw IdentityError(.providerUnreachable, "the identity provider's host \(IdentityError.quoted(host)) does not resolve")
+        }
+        for address in addresses {
+            let scope = address.scope
+            let allowed =
+                switch scope {
+                case .global: true
+                case .loopback: allowLoopback
+                case .privateNetwork, .linkLocal, .sharedAddressSpace, .uniqueLocal: allowPrivateNetwork
+                case .reserved: false
+                }
+            guard allowed else {
+                throw IdentityError(
+                    .privateAddress,
+                    "the identity provider's host \(IdentityError.quoted(host)) resolves to \(address) (\(scope.sentence)), which Plugboard does not call"
+                        + (scope == .reserved || scope == .loopback ? "" : " unless private networks are allowed"))
+            }
+        }
+        return (host, NetworkAddress(host) == nil ? first : nil)
+    }
+}
+
+extension AddressScope {
+    var sentence: String {
+        switch self {
+        case .global: "a public address"
+        case .loopback: "a loopback address"
+        case .privateNetwork: "a private address"
+        case .linkLocal: "a link-local address"
+        case .sharedAddressSpace: "a carrier-grade NAT address"
+        case .uniqueLocal: "an IPv6 unique local address"
+        case .reserved: "a reserved address"
+        }
+    }
+}

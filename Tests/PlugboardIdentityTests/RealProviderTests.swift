@@ -1,0 +1,97 @@
+import Foundation
+import PlugboardIdentity
+import PlugboardTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// oidc-provider-mock (PyPI), a real OpenID provider: the path of its command, or nil when it is not installed.
+private let mockProvider: String? = {
+    let path = ProcessInfo.processInfo.environment["PLUGBOARD_OIDC_PROVIDER_MOCK"] ?? "/tmp/oidc-venv/bin/oidc-provider-mock"
+    return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+}()
+
+@Suite("Against a real provider (oidc-provider-mock)", .timeLimit(.minutes(10)))
+struct RealProviderTests {
+    @Test(
+        "a whole code flow with PKCE: discovery, authorization, code, ID token and groups",
+        .enabled(
+            if: mockProvider != nil,
+            "oidc-provider-mock is not installed (python3.12 -m venv /tmp/oidc-venv && /tmp/oidc-venv/bin/pip install oidc-provider-mock==0.4.8)"
+        ))
+    func codeFlow() async throws {
+        let port = try freeLoopbackPort()
+        let claims =
+            #"{"sub":"alice-sub-1","preferred_username":"alice","email":"alice@example.com","groups":["plugboard-admins","team-a"]}"#
+        let child = try Spawned(
+            mockProvider!, ["--port", "\(port)", "--host", "127.0.0.1", "--require-nonce", "true", "--user-claims", claims],
+            output: .null, error: .null)
+        defer {
+            child.signal(SIGTERM)
+            _ = child.waitBlocking(timeout: .seconds(10))
+        }
+        let issuer = "http://127.0.0.1:\(port)"
+        let configuration = OIDCConfiguration(
+            issuer: issuer, clientID: "plugboard-console", clientSecret: ClientSecret("any-secret"),
+            redirectURI: "http://127.0.0.1:4242/ui/oidc/callback", groupsClaim: "groups")
+        var provider: OIDCProvider?
+        let deadline = ContinuousClock.now + .seconds(60)
+        while provider == nil, ContinuousClock.now < deadline, child.isRunning {
+            provider = try? await OIDCProvider.discover(configuration)
+            if provider == nil { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        let discovered = try #require(provider, "oidc-provider-mock did not answer its discovery document within 60 s")
+
+        let logins = PendingLogins()
+        let started = logins.begin(purpose: "console", returnTo: "/ui/")
+        let url = discovered.authorizationURL(state: started.state, nonce: started.nonce, codeChallenge: started.challenge)
+        // The mock's sign-in form, answered as a person would: choose the subject.
+        let answer = try await Curl.run(["-X", "POST", "--data", "sub=alice-sub-1", url.absoluteString])
+        #expect(answer.status == 302, "\(answer.headers)")
+        let location = try #require(
+            answer.headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") }.map { $0.dropFirst("location:".count) }
+        )
+        let callback = try #require(URLComponents(string: location.trimmingCharacters(in: .whitespaces)))
+        let query = Dictionary(uniqueKeysWithValues: (callback.queryItems ?? []).map { ($0.name, $0.value ?? "") })
+        let code = try #require(query["code"])
+        try discovered.checkResponseIssuer(query["iss"])
+        let pending = try logins.finish(state: try #require(query["state"]), browserBinding: started.browserBinding)
+        let identity = try await discovered.redeem(code: code, verifier: pending.verifier, expectedNonce: pending.nonce)
+        #expect(identity.issuer == issuer)
+        #expect(identity.subject == "alice-sub-1")
+        #expect(identity.name == "alice")
+        #expect(identity.email == "alice@example.com")
+        #expect(identity.groups == ["plugboard-admins", "team-a"])
+        #expect(identity.authTime != nil)
+
+        await expectRefused(.codeRefused, "refused the authorization code") {
+            _ = try await discovered.redeem(code: code, verifier: pending.verifier, expectedNonce: pending.nonce)
+        }
+    }
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+func freeLoopbackPort() throws -> Int {
+    #if canImport(Darwin)
+    let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+    #else
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    #endif
+    guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+    guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
