@@ -201,6 +201,7 @@ let package = Package(
         .target(
             name: "PlugboardServer",
             dependencies: [
+                "PlugboardIdentity",
                 "PlugboardOperations",
                 "PlugboardStore",
                 "PlugboardModel",
@@ -230,6 +231,7 @@ let package = Package(
         .executableTarget(
             name: "plugboard",
             dependencies: [
+                "PlugboardIdentity",
                 "PlugboardOperations",
                 "PlugboardClient",
                 "PlugboardServer",

@@ -1,8 +1,8 @@
-import PlugboardIdentity
 import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import PlugboardIdentity
 import PlugboardModel
 import PlugboardOperations
 import PlugboardPluginAPI

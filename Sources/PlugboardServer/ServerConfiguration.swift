@@ -1,6 +1,6 @@
-public import PlugboardIdentity
 import Foundation
 public import Logging
+public import PlugboardIdentity
 public import PlugboardModel
 package import PlugboardStore
 

@@ -3,6 +3,8 @@ import PlugboardModel
 import PlugboardStore
 
 #if canImport(Glibc)
+// Once a dependency loads CoreFoundation, stat() and its fields resolve to its declaration, which must be imported.
+import CoreFoundation
 import Glibc
 #elseif canImport(Musl)
 import Musl

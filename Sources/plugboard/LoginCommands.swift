@@ -4,6 +4,8 @@ import PlugboardModel
 import PlugboardOperations
 
 #if canImport(Glibc)
+// Once a dependency loads CoreFoundation, stat() and its fields resolve to its declaration, which must be imported.
+import CoreFoundation
 import Glibc
 #elseif canImport(Musl)
 import Musl

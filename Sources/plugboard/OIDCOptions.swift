@@ -22,7 +22,9 @@ struct OIDCOptions: ParsableArguments {
         help: ArgumentHelp(
             "The callback URL registered at the provider (default: the console's address + /ui/oidc/callback).", valueName: "url"))
     var redirectURL: String?
-    @Option(name: .customLong("oidc-name"), help: ArgumentHelp("The provider's name on the sign-in page (default: its host).", valueName: "text"))
+    @Option(
+        name: .customLong("oidc-name"),
+        help: ArgumentHelp("The provider's name on the sign-in page (default: its host).", valueName: "text"))
     var name: String?
     @Option(
         name: .customLong("oidc-name-claim"),
@@ -30,7 +32,8 @@ struct OIDCOptions: ParsableArguments {
     var nameClaim = "preferred_username"
     @Option(
         name: .customLong("oidc-groups-claim"),
-        help: ArgumentHelp("The claim that lists the person's groups, for plugboard sso map-group (for example groups).", valueName: "claim"))
+        help: ArgumentHelp(
+            "The claim that lists the person's groups, for plugboard sso map-group (for example groups).", valueName: "claim"))
     var groupsClaim: String?
     @Flag(
         name: .customLong("oidc-allow-private-network"),

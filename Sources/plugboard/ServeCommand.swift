@@ -172,11 +172,12 @@ struct ServeCommand: BoardCommand {
             do {
                 if oidc.given {
                     // The console's own URL, for the callback's default: the operations API's address, else the server's.
-                    let console = adminURL.flatMap { $0.isEmpty ? nil : $0 } ?? "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+                    let console =
+                        adminURL.flatMap { $0.isEmpty ? nil : $0 } ?? "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
                     do {
                         configuration.identityProvider = try await oidc.provider(console: console, logger: logger)
                     } catch {
-                        throw BoardError(.invalidInput, "the identity provider cannot be used: \(error.description)")
+                        throw BoardError(.invalidInput, "the identity provider cannot be used: \(String(describing: error))")
                     }
                 }
                 let server = try PlugboardServer(board: BoardFile(board), configuration: configuration)

@@ -179,7 +179,7 @@ struct ConsoleViewTests {
                 nav: [NavItem(href: "/ui/", label: "Overview", current: true)], principal: "alice", readOnly: true, csrf: "c"),
             flash: FlashView(text: "done", failed: true), body: "<h1>Body</h1>", live: true),
         refusal,
-        SignInView(csrf: "c", error: hostile),
+        SignInView(csrf: "c", error: hostile, provider: hostile),
         form,
         OverviewPage(
             waiting: "<section></section>", verification: VerificationView(ok: true, sentence: "The audit log verifies."),

@@ -39,7 +39,8 @@ struct ConsoleAuthentication: RouterMiddleware {
                 return signIn(request)
             }
             caller = OperationsRoutes.Caller(
-                principal: try Principal(osUser: session.principal, via: ConsoleOIDC.via(issuer: issuer, address: address, authTime: authTime)),
+                principal: try Principal(
+                    osUser: session.principal, via: ConsoleOIDC.via(issuer: issuer, address: address, authTime: authTime)),
                 readOnly: session.readOnly, credential: "the sign-in of \(session.principal) with \(issuer)", token: nil, address: address)
         }
         var context = context

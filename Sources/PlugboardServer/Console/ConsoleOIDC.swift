@@ -39,7 +39,8 @@ struct ConsoleOIDC: Sendable {
         ConsoleRoutes.secureHeaders(&response.headers)
         // Lax: the provider's redirect back is a top-level navigation from another site, which a Strict cookie misses.
         response.headers[.setCookie] =
-            "\(Self.bindingCookie)=\(started.browserBinding); Path=/ui/oidc; Max-Age=600; HttpOnly; SameSite=Lax" + (secure ? "; Secure" : "")
+            "\(Self.bindingCookie)=\(started.browserBinding); Path=/ui/oidc; Max-Age=600; HttpOnly; SameSite=Lax"
+            + (secure ? "; Secure" : "")
         return response
     }
 

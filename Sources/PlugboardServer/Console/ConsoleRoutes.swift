@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import PlugboardIdentity
 import PlugboardModel
 import PlugboardOperations
 import PlugboardStore
@@ -233,11 +234,14 @@ struct ConsoleRoutes: Sendable {
             response.headers.append(HTTPField(name: .setCookie, value: clearBinding))
             return response
         case .signedIn(let person, let issuer, let subject, let authTime):
-            switch sessions.open(.identity(issuer: issuer, subject: subject, authTime: authTime), principal: person.principal, readOnly: person.readOnly) {
+            switch sessions.open(
+                .identity(issuer: issuer, subject: subject, authTime: authTime), principal: person.principal, readOnly: person.readOnly)
+            {
             case .success(let (id, _)):
                 // A page, not a redirect: a session cookie set on the answer to a navigation that began at the provider is
                 // kept, and the next navigation, from this page, is the console's own, which sends it.
-                let body = "<p>Signed in as <strong>\(ConsolePages.escape(person.principal))</strong>. <a href=\"/ui/\">Continue to the console</a>.</p>"
+                let body =
+                    "<p>Signed in as <strong>\(ConsolePages.escape(person.principal))</strong>. <a href=\"/ui/\">Continue to the console</a>.</p>"
                 var response = Self.page(title: "Signed in", body: body)
                 response.headers[.refresh] = "0; url=/ui/"
                 response.headers[.setCookie] = cookieHeader(id, maxAge: Int(ConsoleSessions.lifetime.components.seconds))
@@ -246,7 +250,8 @@ struct ConsoleRoutes: Sendable {
             case .failure(.tooManySignIns(_, let wait)):
                 return signInPage(
                     preSession: ConsoleSessions.random(),
-                    error: "too many sign-ins as \(person.principal) in the last minute; use the session you have, or try again in \(wait) seconds",
+                    error:
+                        "too many sign-ins as \(person.principal) in the last minute; use the session you have, or try again in \(wait) seconds",
                     status: .tooManyRequests, retryAfter: wait)
             case .failure(.full):
                 return signInPage(

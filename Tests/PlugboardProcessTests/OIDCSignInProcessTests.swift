@@ -1,0 +1,126 @@
+import Foundation
+import PlugboardTestSupport
+import Testing
+
+/// Sign-in to the console with a real OpenID provider (oidc-provider-mock, from PyPI) and the real `plugboard serve`,
+/// with curl as the browser: the person is the provider's account, never a name it sends; their group makes them an
+/// admin; what they change names them and the provider; the provider's answer works once, and only in the browser
+/// that began the sign-in.
+@Suite("sign-in with an identity provider (processes)", .timeLimit(.minutes(10)))
+struct OIDCSignInProcessTests {
+    static let mock = ProcessInfo.processInfo.environment["PLUGBOARD_OIDC_PROVIDER_MOCK"] ?? "/tmp/oidc-venv/bin/oidc-provider-mock"
+    static var installed: Bool { FileManager.default.isExecutableFile(atPath: mock) }
+    static let alpha = "com.example.alpha"
+
+    /// The value of the cookie `name` the answer sets.
+    static func cookie(_ name: String, in headers: String) -> String? {
+        headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix("set-cookie: \(name)=") }
+            .map { String($0.dropFirst("set-cookie: ".count).prefix { $0 != ";" }) }
+    }
+
+    static func location(_ headers: String) -> String? {
+        headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") }
+            .map { String($0.dropFirst("location:".count)).trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// The provider's sign-in, answered as the person `sub` would: the URL of the console's callback it leads to.
+    static func authorize(_ url: String, as sub: String) async throws -> String {
+        let answer = try await Curl.run(["-X", "POST", "--data", "sub=\(sub)", url])
+        #expect(answer.status == 302, "\(answer.headers)")
+        return try #require(location(answer.headers), "\(answer.headers)")
+    }
+
+    @Test(.enabled(if: installed || ReverseProxyTests.isCI))
+    func aPersonSignsInAsTheirAccountActsAsThemselvesAndTheProvidersAnswerWorksOnce() async throws {
+        try #require(Self.installed, "oidc-provider-mock is not installed; .ci/run installs it")
+        let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
+        // The provider says this person is "root", the name of the board's first admin: they never become root.
+        let mockPort = try freeLoopbackPort()
+        let claims = #"{"sub":"00u-alice","preferred_username":"root","email":"alice@example.com","groups":["plugboard-admins"]}"#
+        let mock = try ChildProcess(
+            Self.mock, ["--port", "\(mockPort)", "--host", "127.0.0.1", "--require-nonce", "true", "--user-claims", claims])
+        defer { Task { _ = await mock.stop() } }
+        let issuer = "http://127.0.0.1:\(mockPort)"
+        try await sandbox.ok("sso", "map-group", "plugboard-admins", "--issuer", issuer, "--role", "admin")
+        let secret = try sandbox.write("oidc-secret", "not-a-real-secret\n")
+        chmod(secret, 0o600)
+        try await eventually("the provider answers its discovery document", timeout: .seconds(60)) {
+            (try? await Curl.run(["\(issuer)/.well-known/openid-configuration"]))?.status == 200
+        }
+        let port = try freeLoopbackPort()
+        let url = "http://127.0.0.1:\(port)"
+        let server = try ChildProcess(
+            Sandbox.binary,
+            [
+                "serve", "--db", sandbox.board, "--admin", "--listen", "127.0.0.1:\(port)", "--log-level", "warning", "--oidc-issuer",
+                issuer,
+                "--oidc-client-id", "plugboard-console", "--oidc-client-secret-file", secret, "--oidc-groups-claim", "groups",
+                "--oidc-name",
+                "Example SSO",
+            ])
+        defer { Task { _ = await server.stop() } }
+        try #require(await server.waitForLine { $0.hasPrefix("Serving the board at") } != nil, "\(server.errorOutput)")
+
+        let signInPage = try await Curl.run(["\(url)/ui/sign-in"])
+        #expect(signInPage.body.contains(#"<a class="button" href="/ui/oidc/start">Sign in with Example SSO</a>"#), "\(signInPage.body)")
+        // The console sends the browser to the provider, bound to it by a cookie of its own.
+        let start = try await Curl.run(["\(url)/ui/oidc/start"])
+        #expect(start.status == 303, "\(start)")
+        let binding = try #require(Self.cookie("plugboard_oidc", in: start.headers), "\(start.headers)")
+        let authorize = try #require(Self.location(start.headers))
+        #expect(
+            authorize.hasPrefix(issuer) && authorize.contains("code_challenge_method=S256") && authorize.contains("nonce="), "\(authorize)")
+        let callback = try await Self.authorize(authorize, as: "00u-alice")
+        #expect(callback.hasPrefix("\(url)/ui/oidc/callback?"), "\(callback)")
+
+        // Another browser, without the binding, cannot use the answer; the browser that began the sign-in can, once.
+        let elsewhere = try await Curl.run([callback])
+        #expect(elsewhere.status == 401 && Self.cookie("plugboard_console", in: elsewhere.headers) == nil, "\(elsewhere)")
+        let start2 = try await Curl.run(["\(url)/ui/oidc/start"])
+        let binding2 = try #require(Self.cookie("plugboard_oidc", in: start2.headers))
+        let callback2 = try await Self.authorize(try #require(Self.location(start2.headers)), as: "00u-alice")
+        let signedIn = try await Curl.run(["-H", "Cookie: \(binding2)", callback2])
+        #expect(signedIn.status == 200 && signedIn.body.contains("Signed in as <strong>root-2</strong>"), "\(signedIn)")
+        let session = try #require(Self.cookie("plugboard_console", in: signedIn.headers), "\(signedIn.headers)")
+        let replayed = try await Curl.run(["-H", "Cookie: \(binding2)", callback2])
+        #expect(replayed.status == 401 && Self.cookie("plugboard_console", in: replayed.headers) == nil, "\(replayed)")
+        #expect(replayed.body.contains("start the sign-in again") || replayed.body.contains("sign-in"), "\(replayed.body)")
+        _ = binding
+
+        // Signed in as root-2, an admin by the group: the console shows the name, and a kill switch names the person.
+        let overview = try await Curl.run(["-H", "Cookie: \(session)", "\(url)/ui/"])
+        #expect(overview.status == 200 && overview.body.contains("root-2"), "\(overview.status)")
+        let plugin = try await Curl.run(["-H", "Cookie: \(session)", "\(url)/ui/plugins/\(Self.alpha)"])
+        let marker = #"name="csrf" value=""#
+        let csrf = String(plugin.body[try #require(plugin.body.range(of: marker)).upperBound...].prefix { $0 != "\"" })
+        let kill = try await Curl.run([
+            "-X", "POST", "-H", "Cookie: \(session)", "-H", "Origin: \(url)", "--data", "csrf=\(csrf)&id=\(Self.alpha)&reason=INC-7",
+            "\(url)/ui/do/plugin.kill",
+        ])
+        #expect(kill.status == 303, "\(kill.status) \(kill.body)")
+        let rows = try await sandbox.boardFile.strings(
+            "SELECT action || '|' || actor || '|' || coalesce(via, '') FROM audit_log WHERE action IN ('plugin.kill', 'sso.sign-in', 'sso.grant') AND outcome = 'ok' ORDER BY seq"
+        )
+        #expect(rows.count == 3, "\(rows)")
+        #expect(rows.first?.hasPrefix("sso.sign-in|root-2|console (oidc \(issuer)) from 127.0.0.1, auth_time ") == true, "\(rows)")
+        #expect(rows.contains { $0.hasPrefix("sso.grant|root-2|") }, "\(rows)")
+        #expect(rows.last?.hasPrefix("plugin.kill|root-2|console (oidc \(issuer)) from 127.0.0.1, auth_time ") == true, "\(rows)")
+        #expect(try await sandbox.boardFile.strings("SELECT principal FROM admins ORDER BY 1") == ["root", "root-2"])
+        // The refused answers are in the audit log, as the board's own sign-in.
+        let refused = try await sandbox.boardFile.strings(
+            "SELECT reason FROM audit_log WHERE action = 'sso.sign-in' AND outcome = 'refused' AND actor = 'plugboard/sign-in' ORDER BY seq"
+        )
+        #expect(
+            refused == [
+                "this sign-in was started in another browser; start the sign-in again",
+                "this sign-in is unknown or was finished already; start the sign-in again",
+            ], "\(refused)")
+
+        // Unlinked, the account's session ends at its next request.
+        try await sandbox.ok("principal", "unlink", "--issuer", issuer, "--subject", "00u-alice")
+        let after = try await Curl.run(["-H", "Cookie: \(session)", "\(url)/ui/"])
+        #expect(after.status == 303 && Self.location(after.headers) == "/ui/sign-in", "\(after.status) \(after.headers)")
+        try await sandbox.ok("audit", "verify")
+        #expect(await server.stop() == 0)
+    }
+}
