@@ -19,8 +19,9 @@ public struct OIDCConfiguration: Sendable {
     public var nameClaim: String
     /// The claim that lists a person's groups, read from the ID token or else from the userinfo endpoint.
     public var groupsClaim: String?
-    /// Whether the provider may live on a private, link-local, carrier-grade NAT or unique-local address
-    /// (an on-premises provider). A loopback issuer is always allowed its loopback addresses.
+    /// Whether the provider may live on a private, carrier-grade NAT, unique-local or loopback address (an
+    /// on-premises provider). A loopback issuer is always allowed its loopback addresses; link-local addresses, where
+    /// cloud metadata services answer, are never called.
     public var allowPrivateNetwork: Bool
     /// How far the provider's clock may be from this machine's when `exp`, `nbf`, `iat` and `auth_time` are checked.
     public var clockSkew: TimeInterval

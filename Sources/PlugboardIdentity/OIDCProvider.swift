@@ -57,6 +57,7 @@ public final class OIDCProvider: Sendable {
     {
         let issuerURL = try configuration.issuerURL()
         var client = http ?? OutboundHTTP(allowPrivateNetwork: configuration.allowPrivateNetwork)
+        if configuration.allowPrivateNetwork { client.allowPrivateNetwork = true }
         if OutboundHTTP.isLoopbackHost(issuerURL.host ?? "") { client.allowLoopback = true }
         let logger = logger ?? Logger(label: "plugboard.identity")
         var base = configuration.issuer

@@ -16,7 +16,7 @@ struct OutboundHTTPTests {
             h.fake.state.withLock { $0.discovery = .slow(.seconds(5)) }
             let impatient = OutboundHTTP(requestTimeout: .milliseconds(300), allowLoopback: true)
             let began = ContinuousClock.now
-            await expectRefused(.providerUnreachable, "in time") {
+            await expectRefused(.providerUnreachable, "did not answer in time") {
                 _ = try await OIDCProvider.discover(configuration, http: impatient)
             }
             #expect(ContinuousClock.now - began < .seconds(4))
@@ -41,6 +41,11 @@ struct OutboundHTTPTests {
         }
         await expectRefused(.privateAddress, "resolves to 169.254.169.254 (a link-local address)") {
             _ = try await OIDCProvider.discover(Harness.configuration(issuer: "https://169.254.169.254/latest"))
+        }
+        var onPremises = Harness.configuration(issuer: "https://169.254.169.254")
+        onPremises.allowPrivateNetwork = true
+        await expectRefused(.privateAddress, "(a link-local address), which Plugboard does not call") {
+            _ = try await OIDCProvider.discover(onPremises)
         }
         await expectRefused(.privateAddress, "resolves to 0.0.0.0 (a reserved address)") {
             _ = try await OIDCProvider.discover(Harness.configuration(issuer: "https://0.0.0.0"))
