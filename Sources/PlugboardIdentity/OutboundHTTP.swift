@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
 /// The one way this module calls out: bounded, JSON only, to public addresses.
 ///
@@ -181,8 +182,19 @@ public struct OutboundHTTP: Sendable {
             )
         }
         let name = host
-        let addresses = await withCheckedContinuation { (continuation: CheckedContinuation<[NetworkAddress], Never>) in
-            DispatchQueue.global().async { continuation.resume(returning: NetworkAddress.resolve(name)) }
+        // The system resolver blocks and cannot be cancelled: it runs on a thread of its own, and the answer is
+        // waited for no longer than a connection would be.
+        let limit = Double(Self.nanoseconds(connectTimeout)) / 1e9
+        let resolved = await withCheckedContinuation { (continuation: CheckedContinuation<[NetworkAddress]?, Never>) in
+            let waiting = Mutex<CheckedContinuation<[NetworkAddress]?, Never>?>(continuation)
+            DispatchQueue.global().async {
+                let found = NetworkAddress.resolve(name)
+                waiting.withLock { $0.take() }?.resume(returning: found)
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit) { waiting.withLock { $0.take() }?.resume(returning: nil) }
+        }
+        guard let addresses = resolved else {
+            throw IdentityError(.providerUnreachable, "the identity provider's host \(IdentityError.quoted(host)) did not resolve in time")
         }
         guard let first = addresses.first else {
             throw IdentityError(.providerUnreachable, "the identity provider's host \(IdentityError.quoted(host)) does not resolve")
