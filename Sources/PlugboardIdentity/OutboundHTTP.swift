@@ -185,13 +185,16 @@ public struct OutboundHTTP: Sendable {
         // The system resolver blocks and cannot be cancelled: it runs on a thread of its own, and the answer is
         // waited for no longer than a connection would be.
         let limit = Double(Self.nanoseconds(connectTimeout)) / 1e9
-        let resolved = await withCheckedContinuation { (continuation: CheckedContinuation<[NetworkAddress]?, Never>) in
-            let waiting = Mutex<CheckedContinuation<[NetworkAddress]?, Never>?>(continuation)
-            DispatchQueue.global().async {
-                let found = NetworkAddress.resolve(name)
-                waiting.withLock { $0.take() }?.resume(returning: found)
+        var resolved = NetworkAddress(host).map { [$0] }
+        if resolved == nil {
+            resolved = await withCheckedContinuation { (continuation: CheckedContinuation<[NetworkAddress]?, Never>) in
+                let waiting = Mutex<CheckedContinuation<[NetworkAddress]?, Never>?>(continuation)
+                DispatchQueue.global().async {
+                    let found = NetworkAddress.resolve(name)
+                    waiting.withLock { $0.take() }?.resume(returning: found)
+                }
+                DispatchQueue.global().asyncAfter(deadline: .now() + limit) { waiting.withLock { $0.take() }?.resume(returning: nil) }
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + limit) { waiting.withLock { $0.take() }?.resume(returning: nil) }
         }
         guard let addresses = resolved else {
             throw IdentityError(.providerUnreachable, "the identity provider's host \(IdentityError.quoted(host)) did not resolve in time")
