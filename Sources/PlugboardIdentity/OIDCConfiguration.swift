@@ -19,18 +19,22 @@ public struct OIDCConfiguration: Sendable {
     public var nameClaim: String
     /// The claim that lists a person's groups, read from the ID token or else from the userinfo endpoint.
     public var groupsClaim: String?
-    /// Whether the provider may live on a private, link-local, carrier-grade NAT or unique-local address
-    /// (an on-premises provider). A loopback issuer is always allowed its loopback addresses.
+    /// Whether the provider may live on a private, carrier-grade NAT, unique-local or loopback address (an
+    /// on-premises provider). A loopback issuer is always allowed its loopback addresses; link-local addresses, where
+    /// cloud metadata services answer, are never called.
     public var allowPrivateNetwork: Bool
     /// How far the provider's clock may be from this machine's when `exp`, `nbf`, `iat` and `auth_time` are checked.
     public var clockSkew: TimeInterval
+    /// The least time between two fetches of the provider's keys (JWKS) for a token signed with a key the cache lacks.
+    public var keyRefetchInterval: TimeInterval
 
     /// A configuration with the house defaults: scopes `openid profile email`, name from `preferred_username`, no
-    /// groups claim, public addresses only, 60 seconds of clock skew.
+    /// groups claim, public addresses only, 60 seconds of clock skew, the keys fetched again at most once a minute.
     public init(
         issuer: String, clientID: String, clientSecret: ClientSecret, redirectURI: String,
         scopes: [String] = ["openid", "profile", "email"], nameClaim: String = "preferred_username", groupsClaim: String? = nil,
-        allowPrivateNetwork: Bool = false, clockSkew: TimeInterval = 60
+        allowPrivateNetwork: Bool = false, clockSkew: TimeInterval = 60,
+        keyRefetchInterval: TimeInterval = 60
     ) {
         self.issuer = issuer
         self.clientID = clientID
@@ -41,6 +45,7 @@ public struct OIDCConfiguration: Sendable {
         self.groupsClaim = groupsClaim
         self.allowPrivateNetwork = allowPrivateNetwork
         self.clockSkew = clockSkew
+        self.keyRefetchInterval = keyRefetchInterval
     }
 
     /// The issuer as a URL, checked: `https`, or `http` on a loopback host; no query or fragment.

@@ -73,12 +73,14 @@ extension OIDCProvider {
         return read.groups ?? []
     }
 
-    /// The provider's key `kid`: from the cache, else from the JWKS fetched again (at most once per 60 s).
+    /// The provider's key `kid`: from the cache, else from the JWKS fetched again (at most once per refetch interval).
     func key(_ kid: String) async throws(IdentityError) -> JWK {
         if let key = keys.withLock({ $0.keys[kid] }) { return key }
         let instant = now()
         let (task, fresh) = keys.withLock { cache -> (Task<[String: JWK], any Error>, Bool) in
-            if let refetch = cache.refetch, instant.timeIntervalSince(refetch.at) < Self.refetchInterval { return (refetch.task, false) }
+            if let refetch = cache.refetch, instant.timeIntervalSince(refetch.at) < configuration.keyRefetchInterval {
+                return (refetch.task, false)
+            }
             let (uri, http) = (metadata.jwksURI, http)
             let task = Task { () async throws -> [String: JWK] in try await Self.fetchKeys(uri, http: http) }
             cache.refetch = (instant, task)
@@ -97,7 +99,9 @@ extension OIDCProvider {
         if let key = fetched[kid] { return key }
         throw IDTokenVerifier.refused(
             "is signed with the key \(IdentityError.quoted(kid)), which the provider does not publish"
-                + (fresh ? ", even after fetching its keys again" : "; its keys were fetched again less than 60 s ago"))
+                + (fresh
+                    ? ", even after fetching its keys again"
+                    : "; its keys were fetched again less than \(Int(configuration.keyRefetchInterval)) s ago"))
     }
 
     /// The signing keys at `uri`, decoded one by one: keys for another use than signatures, and keys jwt-kit cannot

@@ -7,7 +7,7 @@ import Synchronization
 /// tokens against the provider's published keys.
 ///
 /// Make one with ``discover(_:http:logger:)`` at start. The signing keys (JWKS) are cached; a token signed with a
-/// key the cache lacks makes the provider fetch them again, at most once per 60 seconds, then refuses.
+/// key the cache lacks makes the provider fetch them again, at most once per ``OIDCConfiguration/keyRefetchInterval`` (a minute), then refuses.
 public final class OIDCProvider: Sendable {
     /// The configuration it was discovered with.
     public let configuration: OIDCConfiguration
@@ -17,8 +17,6 @@ public final class OIDCProvider: Sendable {
     let logger: Logger
     let keys: Mutex<KeyCache>
     let now: @Sendable () -> Date
-    /// The least time between two fetches of the JWKS for a key it lacked.
-    static let refetchInterval: TimeInterval = 60
 
     struct KeyCache: Sendable {
         var keys: [String: JWK]
@@ -57,6 +55,7 @@ public final class OIDCProvider: Sendable {
     {
         let issuerURL = try configuration.issuerURL()
         var client = http ?? OutboundHTTP(allowPrivateNetwork: configuration.allowPrivateNetwork)
+        if configuration.allowPrivateNetwork { client.allowPrivateNetwork = true }
         if OutboundHTTP.isLoopbackHost(issuerURL.host ?? "") { client.allowLoopback = true }
         let logger = logger ?? Logger(label: "plugboard.identity")
         var base = configuration.issuer

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
 /// The one way this module calls out: bounded, JSON only, to public addresses.
 ///
@@ -18,9 +19,12 @@ public struct OutboundHTTP: Sendable {
     public var requestTimeout: Duration
     /// The largest answer body read, in bytes (256 KiB).
     public var bodyLimit: Int
-    /// Whether hosts on private, link-local, carrier-grade NAT and unique-local addresses may be called.
+    /// Whether hosts on private, carrier-grade NAT, unique-local and loopback addresses may be called (an
+    /// on-premises provider). Link-local addresses (169.254/16, fe80::/10), where cloud metadata services answer, and
+    /// reserved ones are never called.
     public var allowPrivateNetwork: Bool
-    /// Whether hosts on loopback addresses may be called (a provider on this machine, in tests).
+    /// Whether hosts on loopback addresses may be called (a provider on this machine, in tests): set by
+    /// ``OIDCProvider/discover(_:http:logger:)`` when the issuer itself is on loopback.
     public var allowLoopback: Bool
 
     /// A client with the house bounds.
@@ -97,7 +101,7 @@ public struct OutboundHTTP: Sendable {
             let first = await group.next()
             group.cancelAll()
             return (first ?? nil)
-                ?? .failure(IdentityError(.providerUnreachable, "the identity provider's \(what) did not answer within \(deadline)"))
+                ?? .failure(IdentityError(.providerUnreachable, "the identity provider's \(what) did not answer in time (\(deadline))"))
         }
         try? await client.shutdown()
         return try result.get()
@@ -178,8 +182,22 @@ public struct OutboundHTTP: Sendable {
             )
         }
         let name = host
-        let addresses = await withCheckedContinuation { (continuation: CheckedContinuation<[NetworkAddress], Never>) in
-            DispatchQueue.global().async { continuation.resume(returning: NetworkAddress.resolve(name)) }
+        // The system resolver blocks and cannot be cancelled: it runs on a thread of its own, and the answer is
+        // waited for no longer than a connection would be.
+        let limit = Double(Self.nanoseconds(connectTimeout)) / 1e9
+        var resolved = NetworkAddress(host).map { [$0] }
+        if resolved == nil {
+            resolved = await withCheckedContinuation { (continuation: CheckedContinuation<[NetworkAddress]?, Never>) in
+                let waiting = Mutex<CheckedContinuation<[NetworkAddress]?, Never>?>(continuation)
+                DispatchQueue.global().async {
+                    let found = NetworkAddress.resolve(name)
+                    waiting.withLock { $0.take() }?.resume(returning: found)
+                }
+                DispatchQueue.global().asyncAfter(deadline: .now() + limit) { waiting.withLock { $0.take() }?.resume(returning: nil) }
+            }
+        }
+        guard let addresses = resolved else {
+            throw IdentityError(.providerUnreachable, "the identity provider's host \(IdentityError.quoted(host)) did not resolve in time")
         }
         guard let first = addresses.first else {
             throw IdentityError(.providerUnreachable, "the identity provider's host \(IdentityError.quoted(host)) does not resolve")
@@ -189,15 +207,16 @@ public struct OutboundHTTP: Sendable {
             let allowed =
                 switch scope {
                 case .global: true
-                case .loopback: allowLoopback
-                case .privateNetwork, .linkLocal, .sharedAddressSpace, .uniqueLocal: allowPrivateNetwork
-                case .reserved: false
+                case .loopback: allowLoopback || allowPrivateNetwork
+                case .privateNetwork, .sharedAddressSpace, .uniqueLocal: allowPrivateNetwork
+                // No provider lives on a link-local address; cloud metadata services do.
+                case .linkLocal, .reserved: false
                 }
             guard allowed else {
                 throw IdentityError(
                     .privateAddress,
                     "the identity provider's host \(IdentityError.quoted(host)) resolves to \(address) (\(scope.sentence)), which Plugboard does not call"
-                        + (scope == .reserved || scope == .loopback ? "" : " unless private networks are allowed"))
+                        + (scope == .reserved || scope == .linkLocal ? "" : " unless private networks are allowed"))
             }
         }
         return (host, NetworkAddress(host) == nil ? first : nil)

@@ -10,19 +10,24 @@ struct Harness {
     let provider: OIDCProvider
     let logins = PendingLogins()
 
-    static func configuration(issuer: String, groupsClaim: String? = "groups") -> OIDCConfiguration {
+    static func configuration(issuer: String, groupsClaim: String? = "groups", keyRefetchInterval: TimeInterval = 60) -> OIDCConfiguration {
         OIDCConfiguration(
             issuer: issuer, clientID: FakeProvider.clientID, clientSecret: ClientSecret(FakeProvider.clientSecret),
-            redirectURI: FakeProvider.redirectURI, groupsClaim: groupsClaim)
+            redirectURI: FakeProvider.redirectURI, groupsClaim: groupsClaim, keyRefetchInterval: keyRefetchInterval)
     }
 
+    /// The house bounds but for the waits: a test process beside busy builds may leave the fake provider unscheduled
+    /// for many seconds, which must not read as a provider that does not answer.
+    static let patient = OutboundHTTP(connectTimeout: .seconds(120), requestTimeout: .seconds(240))
+
     /// Runs `body` against a fresh fake provider, stopped afterwards.
-    static func with(groupsClaim: String? = "groups", _ body: (Harness) async throws -> Void) async throws {
+    static func with(keyRefetchInterval: TimeInterval = 60, _ body: (Harness) async throws -> Void) async throws {
         let fake = try await FakeProvider.start()
         do {
             let keys = try await SigningKeys()
             fake.publish(try publishedJWKS(keys.publicKeys()))
-            let provider = try await OIDCProvider.discover(configuration(issuer: fake.issuer, groupsClaim: groupsClaim))
+            let provider = try await OIDCProvider.discover(
+                configuration(issuer: fake.issuer, keyRefetchInterval: keyRefetchInterval), http: patient)
             try await body(Harness(fake: fake, keys: keys, provider: provider))
         } catch {
             await fake.stop()

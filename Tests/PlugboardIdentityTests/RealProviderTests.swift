@@ -39,12 +39,12 @@ struct RealProviderTests {
             issuer: issuer, clientID: "plugboard-console", clientSecret: ClientSecret("any-secret"),
             redirectURI: "http://127.0.0.1:4242/ui/oidc/callback", groupsClaim: "groups")
         var provider: OIDCProvider?
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .seconds(240)
         while provider == nil, ContinuousClock.now < deadline, child.isRunning {
-            provider = try? await OIDCProvider.discover(configuration)
+            provider = try? await OIDCProvider.discover(configuration, http: Harness.patient)
             if provider == nil { try await Task.sleep(for: .milliseconds(200)) }
         }
-        let discovered = try #require(provider, "oidc-provider-mock did not answer its discovery document within 60 s")
+        let discovered = try #require(provider, "oidc-provider-mock did not answer its discovery document within 240 s")
 
         let logins = PendingLogins()
         let started = logins.begin(purpose: "console", returnTo: "/ui/")
