@@ -120,10 +120,14 @@ public struct ConsoleIdentityProvider: Sendable {
     public let provider: OIDCProvider
     /// Its name on the sign-in page (`Sign in with NAME`).
     public let name: String
+    /// How long after signing in at the provider a person may approve, apply or open a widening change in the console
+    /// before signing in there again.
+    public let stepUpAge: Duration
 
-    /// The provider `provider`, shown as `name`.
-    public init(provider: OIDCProvider, name: String) {
+    /// The provider `provider`, shown as `name`, with a step-up after `stepUpAge` (an hour by default).
+    public init(provider: OIDCProvider, name: String, stepUpAge: Duration = .seconds(3600)) {
         self.provider = provider
         self.name = name
+        self.stepUpAge = stepUpAge
     }
 }

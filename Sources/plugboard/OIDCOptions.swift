@@ -35,6 +35,12 @@ struct OIDCOptions: ParsableArguments {
         help: ArgumentHelp(
             "The claim that lists the person's groups, for plugboard sso map-group (for example groups).", valueName: "claim"))
     var groupsClaim: String?
+    @Option(
+        name: .customLong("oidc-step-up"),
+        help: ArgumentHelp(
+            "Seconds after signing in at the provider before a person must sign in there again to approve, apply or open a widening change (default an hour).",
+            valueName: "seconds"))
+    var stepUp = 3600
     @Flag(
         name: .customLong("oidc-allow-private-network"),
         help: "Let the provider's addresses be private (a provider inside the organisation's network).")
@@ -52,6 +58,7 @@ struct OIDCOptions: ParsableArguments {
             throw ValidationError("a claim's name is 1-64 characters")
         }
         if let name, name.isEmpty || name.utf8.count > 64 { throw ValidationError("--oidc-name is 1-64 characters") }
+        guard (1...86_400).contains(stepUp) else { throw ValidationError("--oidc-step-up \(stepUp) is outside 1-86400 seconds") }
     }
 
     /// The provider, discovered and checked; nil without `--oidc-issuer`. `console` is the console's own URL.
@@ -62,6 +69,6 @@ struct OIDCOptions: ParsableArguments {
             redirectURI: redirectURL ?? console + "/ui/oidc/callback", nameClaim: nameClaim, groupsClaim: groupsClaim,
             allowPrivateNetwork: allowPrivateNetwork)
         let provider = try await OIDCProvider.discover(configuration, logger: logger)
-        return ConsoleIdentityProvider(provider: provider, name: name ?? URL(string: issuer)?.host ?? issuer)
+        return ConsoleIdentityProvider(provider: provider, name: name ?? URL(string: issuer)?.host ?? issuer, stepUpAge: .seconds(stepUp))
     }
 }

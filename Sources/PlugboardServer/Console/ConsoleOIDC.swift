@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import PlugboardIdentity
 import PlugboardModel
+import PlugboardOperations
 import PlugboardStore
 
 /// Sign-in with the organisation's identity provider (OpenID Connect): `GET /ui/oidc/start` sends the browser to the
@@ -19,6 +20,9 @@ struct ConsoleOIDC: Sendable {
     let pending: PendingLogins
     /// The provider's name on the sign-in page (`Sign in with Okta`).
     let name: String
+    /// How long after signing in at the provider a person may approve, apply or open a widening change before they
+    /// sign in there again (step-up); stops never wait for it.
+    let stepUpAge: Duration
 
     /// The cookie that binds a login to the browser that began it.
     static let bindingCookie = "plugboard_oidc"
@@ -31,10 +35,33 @@ struct ConsoleOIDC: Sendable {
         return String(text.prefix(512))
     }
 
-    /// `GET /ui/oidc/start`: a new login, and the browser sent to the provider.
-    func start(secure: Bool) -> Response {
-        let started = pending.begin(purpose: "console", returnTo: "/ui/")
-        let url = provider.authorizationURL(state: started.state, nonce: started.nonce, codeChallenge: started.challenge)
+    /// Whether the operation waits for a recent sign-in at the provider: it can start or widen what runs, or it
+    /// approves or applies a change request.
+    static func needsStepUp(_ type: any ParsedOperation.Type) -> Bool {
+        type.declaration.widens != .never || type.declaration.action == .changeApprove || type.declaration.action == .changeApply
+    }
+
+    /// Whether a person who signed in at the provider at `authTime` did so within ``stepUpAge`` (no time: not recent).
+    func isRecent(_ authTime: Date?) -> Bool {
+        guard let authTime else { return false }
+        return Date().timeIntervalSince(authTime) < Double(stepUpAge.components.seconds)
+    }
+
+    /// ``stepUpAge`` in words (`1 hour`, `90 seconds`).
+    var stepUpWords: String {
+        let seconds = Int(stepUpAge.components.seconds)
+        if seconds % 3600 == 0 { return "\(seconds / 3600) hour\(seconds == 3600 ? "" : "s")" }
+        if seconds % 60 == 0 { return "\(seconds / 60) minute\(seconds == 60 ? "" : "s")" }
+        return "\(seconds) second\(seconds == 1 ? "" : "s")"
+    }
+
+    /// `GET /ui/oidc/start`: a new login, and the browser sent to the provider; for a step-up, the provider is asked to
+    /// authenticate the person again (`max_age=0`, `prompt=login`), and the browser comes back to `returnTo`.
+    func start(secure: Bool, stepUp: Bool = false, returnTo: String = "/ui/") -> Response {
+        let started = pending.begin(purpose: stepUp ? "step-up" : "console", returnTo: returnTo)
+        let url = provider.authorizationURL(
+            state: started.state, nonce: started.nonce, codeChallenge: started.challenge, maxAge: stepUp ? 0 : nil,
+            prompt: stepUp ? "login" : nil)
         var response = Response(status: .seeOther, headers: [.location: url.absoluteString, .cacheControl: "no-store"])
         ConsoleRoutes.secureHeaders(&response.headers)
         // Lax: the provider's redirect back is a top-level navigation from another site, which a Strict cookie misses.
@@ -46,7 +73,7 @@ struct ConsoleOIDC: Sendable {
 
     /// What the callback found: the session to open, or why not.
     enum Outcome: Sendable {
-        case signedIn(SignedInIdentity, issuer: String, subject: String, authTime: Date?)
+        case signedIn(SignedInIdentity, issuer: String, subject: String, authTime: Date?, returnTo: String)
         case refused(String)
     }
 
@@ -64,14 +91,17 @@ struct ConsoleOIDC: Sendable {
         do throws(IdentityError) {
             let login = try pending.finish(state: state, browserBinding: ConsoleRoutes.cookie(request, named: Self.bindingCookie) ?? "")
             try provider.checkResponseIssuer(query["iss"])
-            let identity = try await provider.redeem(code: code, verifier: login.verifier, expectedNonce: login.nonce)
+            let identity = try await provider.redeem(
+                code: code, verifier: login.verifier, expectedNonce: login.nonce,
+                maxAge: login.purpose == "step-up" ? Int(stepUpAge.components.seconds) : nil)
             let name = identity.name ?? identity.email ?? "person"
             let via = Self.via(issuer: identity.issuer, address: address, authTime: identity.authTime)
             do {
                 let signedIn = try await lane.run {
                     try board.signIn(issuer: identity.issuer, subject: identity.subject, name: name, groups: identity.groups, via: via)
                 }
-                return .signedIn(signedIn, issuer: identity.issuer, subject: identity.subject, authTime: identity.authTime)
+                return .signedIn(
+                    signedIn, issuer: identity.issuer, subject: identity.subject, authTime: identity.authTime, returnTo: login.returnTo)
             } catch let error as BoardError {
                 return .refused(error.message)
             } catch {

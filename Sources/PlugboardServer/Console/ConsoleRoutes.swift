@@ -31,7 +31,9 @@ struct ConsoleRoutes: Sendable {
         sessions = admin.consoleSessions
         secure = admin.configuration.tlsCertificatePath != nil
         pulse = ConsolePulse(board: admin.board, lane: admin.reads)
-        oidc = admin.identityProvider.map { ConsoleOIDC(provider: $0.provider, pending: admin.pendingLogins, name: $0.name) }
+        oidc = admin.identityProvider.map {
+            ConsoleOIDC(provider: $0.provider, pending: admin.pendingLogins, name: $0.name, stepUpAge: $0.stepUpAge)
+        }
     }
 
     /// The largest form the console reads.
@@ -46,7 +48,10 @@ struct ConsoleRoutes: Sendable {
         }
         router.post("/ui/sign-in") { request, context in try await signIn(request, context) }
         if let oidc {
-            router.get("/ui/oidc/start") { _, _ in oidc.start(secure: secure) }
+            router.get("/ui/oidc/start") { request, _ in
+                let query = Self.query(request)
+                return oidc.start(secure: secure, stepUp: query["step-up"] == "1", returnTo: Self.safeReturn(query["return"]))
+            }
             router.get("/ui/oidc/callback") { request, context in try await oidcCallback(request, context, oidc) }
         }
 
@@ -117,6 +122,17 @@ struct ConsoleRoutes: Sendable {
                 .notFound, heading: "No such operation", "the console has no operation '\(Validate.escaped(String(name.prefix(60))))'")
         }
         let back = Self.safeReturn(form["return"])
+        if let oidc, case .identity(_, _, let authTime) = session.session.credential, ConsoleOIDC.needsStepUp(type),
+            !oidc.isRecent(authTime)
+        {
+            // A widening change or an approval waits for a fresh sign-in at the provider; a stop never does.
+            sessions.flash(
+                session.id,
+                .init(
+                    text: "You signed in more than \(oidc.stepUpWords) ago: sign in again at the identity provider, then submit the change again.",
+                    failed: true))
+            return Self.redirect("/ui/oidc/start?step-up=1&return=" + ConsolePages.escape(back))
+        }
         return try await perform(type, form: form, caller: caller, session: session.id, back: back, path: request.uri.path)
     }
 
@@ -233,17 +249,17 @@ struct ConsoleRoutes: Sendable {
             }
             response.headers.append(HTTPField(name: .setCookie, value: clearBinding))
             return response
-        case .signedIn(let person, let issuer, let subject, let authTime):
+        case .signedIn(let person, let issuer, let subject, let authTime, let returnTo):
             switch sessions.open(
                 .identity(issuer: issuer, subject: subject, authTime: authTime), principal: person.principal, readOnly: person.readOnly)
             {
             case .success(let (id, _)):
                 // A page, not a redirect: a session cookie set on the answer to a navigation that began at the provider is
                 // kept, and the next navigation, from this page, is the console's own, which sends it.
-                let body =
-                    "<p>Signed in as <strong>\(ConsolePages.escape(person.principal))</strong>. <a href=\"/ui/\">Continue to the console</a>.</p>"
+                // A principal's name, and a return path (``safeReturn(_:)``), have no character HTML treats specially.
+                let body = "<p>Signed in as <strong>\(person.principal)</strong>. <a href=\"\(returnTo)\">Continue to the console</a>.</p>"
                 var response = Self.page(title: "Signed in", body: body)
-                response.headers[.refresh] = "0; url=/ui/"
+                response.headers[.refresh] = "0; url=\(returnTo)"
                 response.headers[.setCookie] = cookieHeader(id, maxAge: Int(ConsoleSessions.lifetime.components.seconds))
                 response.headers.append(HTTPField(name: .setCookie, value: clearBinding))
                 return response
