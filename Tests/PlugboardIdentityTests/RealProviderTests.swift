@@ -30,10 +30,18 @@ struct RealProviderTests {
         let child = try Spawned(
             mockProvider!, ["--port", "\(port)", "--host", "127.0.0.1", "--require-nonce", "true", "--user-claims", claims],
             output: .null, error: .null)
-        defer {
+        do {
+            try await signIn(port: port, child: child)
+        } catch {
             child.signal(SIGTERM)
-            _ = child.waitBlocking(timeout: .seconds(10))
+            _ = try? await child.waitForExit(timeout: .seconds(10))
+            throw error
         }
+        child.signal(SIGTERM)
+        #expect(try await child.waitForExit(timeout: .seconds(30)), "oidc-provider-mock did not stop on SIGTERM")
+    }
+
+    private func signIn(port: Int, child: Spawned) async throws {
         let issuer = "http://127.0.0.1:\(port)"
         let configuration = OIDCConfiguration(
             issuer: issuer, clientID: "plugboard-console", clientSecret: ClientSecret("any-secret"),
