@@ -56,7 +56,7 @@ struct OIDCSignInProcessTests {
                 issuer,
                 "--oidc-client-id", "plugboard-console", "--oidc-client-secret-file", secret, "--oidc-groups-claim", "groups",
                 "--oidc-name",
-                "Example SSO",
+                "Example SSO", "--oidc-step-up", "8",
             ])
         defer { Task { _ = await server.stop() } }
         try #require(await server.waitForLine { $0.hasPrefix("Serving the board at") } != nil, "\(server.errorOutput)")
@@ -116,9 +116,37 @@ struct OIDCSignInProcessTests {
                 "this sign-in is unknown or was finished already; start the sign-in again",
             ], "\(refused)")
 
+        // Once the sign-in is older than the step-up age (eight seconds here), a widening change waits for a fresh sign-in at
+        // the provider; the kill above never would. The wait is the point: the sign-in must age.
+        try await Task.sleep(for: .milliseconds(8500))
+        let form = "id=\(Self.alpha)&env=default&return=/ui/plugins/\(Self.alpha)"
+        let waits = try await Curl.run([
+            "-X", "POST", "-H", "Cookie: \(session)", "-H", "Origin: \(url)", "--data", "csrf=\(csrf)&\(form)",
+            "\(url)/ui/do/plugin.enable",
+        ])
+        let stepUp = try #require(Self.location(waits.headers), "\(waits.status) \(waits.body)")
+        #expect(waits.status == 303 && stepUp.hasPrefix("/ui/oidc/start?step-up=1"), "\(stepUp)")
+        let enabled = "SELECT CAST(count(*) AS TEXT) FROM plugin_environments WHERE enabled = 1"
+        #expect(try await sandbox.boardFile.strings(enabled) == ["0"])
+        let again = try await Curl.run(["-H", "Cookie: \(session)", "\(url)\(stepUp)"])
+        let rebind = try #require(Self.cookie("plugboard_oidc", in: again.headers))
+        let asked = try #require(Self.location(again.headers))
+        #expect(asked.contains("max_age=0") && asked.contains("prompt=login"), "\(asked)")
+        let back = try await Curl.run(["-H", "Cookie: \(rebind)", try await Self.authorize(asked, as: "00u-alice")])
+        #expect(back.status == 200 && back.headers.lowercased().contains("refresh: 0; url=/ui/plugins/\(Self.alpha)"), "\(back.headers)")
+        let fresh = try #require(Self.cookie("plugboard_console", in: back.headers))
+        let page = try await Curl.run(["-H", "Cookie: \(fresh)", "\(url)/ui/plugins/\(Self.alpha)"])
+        let freshCSRF = String(page.body[try #require(page.body.range(of: marker)).upperBound...].prefix { $0 != "\"" })
+        let enable = try await Curl.run([
+            "-X", "POST", "-H", "Cookie: \(fresh)", "-H", "Origin: \(url)", "--data", "csrf=\(freshCSRF)&\(form)",
+            "\(url)/ui/do/plugin.enable",
+        ])
+        #expect(enable.status == 303 && Self.location(enable.headers) == "/ui/plugins/\(Self.alpha)", "\(enable.status) \(enable.headers)")
+        #expect(try await sandbox.boardFile.strings(enabled) == ["1"])
+
         // Unlinked, the account's session ends at its next request.
         try await sandbox.ok("principal", "unlink", "--issuer", issuer, "--subject", "00u-alice")
-        let after = try await Curl.run(["-H", "Cookie: \(session)", "\(url)/ui/"])
+        let after = try await Curl.run(["-H", "Cookie: \(fresh)", "\(url)/ui/"])
         #expect(after.status == 303 && Self.location(after.headers) == "/ui/sign-in", "\(after.status) \(after.headers)")
         try await sandbox.ok("audit", "verify")
         #expect(await server.stop() == 0)

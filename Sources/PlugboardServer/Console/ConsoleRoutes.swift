@@ -129,7 +129,8 @@ struct ConsoleRoutes: Sendable {
             sessions.flash(
                 session.id,
                 .init(
-                    text: "You signed in more than \(oidc.stepUpWords) ago: sign in again at the identity provider, then submit the change again.",
+                    text:
+                        "You signed in more than \(oidc.stepUpWords) ago: sign in again at the identity provider, then submit the change again.",
                     failed: true))
             return Self.redirect("/ui/oidc/start?step-up=1&return=" + ConsolePages.escape(back))
         }
