@@ -36,6 +36,11 @@ struct OIDCOptions: ParsableArguments {
             "The claim that lists the person's groups, for plugboard sso map-group (for example groups).", valueName: "claim"))
     var groupsClaim: String?
     @Option(
+        name: .customLong("oidc-scope"),
+        help: ArgumentHelp(
+            "One more scope to ask for, beside openid, profile and email (for example groups); repeatable.", valueName: "scope"))
+    var scopes: [String] = []
+    @Option(
         name: .customLong("oidc-step-up"),
         help: ArgumentHelp(
             "Seconds after signing in at the provider before a person must sign in there again to approve, apply or open a widening change (default an hour).",
@@ -58,6 +63,9 @@ struct OIDCOptions: ParsableArguments {
             throw ValidationError("a claim's name is 1-64 characters")
         }
         if let name, name.isEmpty || name.utf8.count > 64 { throw ValidationError("--oidc-name is 1-64 characters") }
+        for scope in scopes where scope.isEmpty || scope.utf8.count > 64 || scope.contains(where: { $0 == " " || $0.isNewline }) {
+            throw ValidationError("--oidc-scope '\(scope)' is not one scope: 1-64 characters without spaces")
+        }
         guard (1...86_400).contains(stepUp) else { throw ValidationError("--oidc-step-up \(stepUp) is outside 1-86400 seconds") }
     }
 
@@ -66,7 +74,8 @@ struct OIDCOptions: ParsableArguments {
         guard let issuer, let clientID, let clientSecretFile else { return nil }
         let configuration = OIDCConfiguration(
             issuer: issuer, clientID: clientID, clientSecret: try ClientSecret(contentsOfFile: clientSecretFile),
-            redirectURI: redirectURL ?? console + "/ui/oidc/callback", nameClaim: nameClaim, groupsClaim: groupsClaim,
+            redirectURI: redirectURL ?? console + "/ui/oidc/callback", scopes: ["openid", "profile", "email"] + scopes,
+            nameClaim: nameClaim, groupsClaim: groupsClaim,
             allowPrivateNetwork: allowPrivateNetwork)
         let provider = try await OIDCProvider.discover(configuration, logger: logger)
         return ConsoleIdentityProvider(provider: provider, name: name ?? URL(string: issuer)?.host ?? issuer, stepUpAge: .seconds(stepUp))
