@@ -23,6 +23,9 @@ struct ConsoleOIDC: Sendable {
     /// How long after signing in at the provider a person may approve, apply or open a widening change before they
     /// sign in there again (step-up); stops never wait for it.
     let stepUpAge: Duration
+    /// Sign-ins begun, counted per address (20 a minute) and in all (600 a minute): a flood of beginnings cannot push
+    /// people's logins out of ``pending``, which keeps at most 1,000.
+    let starts = FailedAuthentications(limit: 20, globalLimit: 600, window: .seconds(60))
 
     /// The cookie that binds a login to the browser that began it.
     static let bindingCookie = "plugboard_oidc"
@@ -57,7 +60,14 @@ struct ConsoleOIDC: Sendable {
 
     /// `GET /ui/oidc/start`: a new login, and the browser sent to the provider; for a step-up, the provider is asked to
     /// authenticate the person again (`max_age=0`, `prompt=login`), and the browser comes back to `returnTo`.
-    func start(secure: Bool, stepUp: Bool = false, returnTo: String = "/ui/") -> Response {
+    func start(secure: Bool, address: String, stepUp: Bool = false, returnTo: String = "/ui/") -> Response {
+        if let wait = starts.fail(address) {
+            var response = ConsoleRoutes.refusal(
+                .tooManyRequests, heading: "Too many sign-ins",
+                "too many sign-ins were begun from \(address) or from all clients; try again in \(wait) seconds", back: "/ui/sign-in")
+            response.headers[.retryAfter] = String(wait)
+            return response
+        }
         let started = pending.begin(purpose: stepUp ? "step-up" : "console", returnTo: returnTo)
         let url = provider.authorizationURL(
             state: started.state, nonce: started.nonce, codeChallenge: started.challenge, maxAge: stepUp ? 0 : nil,

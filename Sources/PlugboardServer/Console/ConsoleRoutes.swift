@@ -48,9 +48,11 @@ struct ConsoleRoutes: Sendable {
         }
         router.post("/ui/sign-in") { request, context in try await signIn(request, context) }
         if let oidc {
-            router.get("/ui/oidc/start") { request, _ in
+            router.get("/ui/oidc/start") { request, context in
                 let query = Self.query(request)
-                return oidc.start(secure: secure, stepUp: query["step-up"] == "1", returnTo: Self.safeReturn(query["return"]))
+                return oidc.start(
+                    secure: secure, address: context.remoteAddress?.ipAddress ?? "unknown", stepUp: query["step-up"] == "1",
+                    returnTo: Self.safeReturn(query["return"]))
             }
             router.get("/ui/oidc/callback") { request, context in try await oidcCallback(request, context, oidc) }
         }
