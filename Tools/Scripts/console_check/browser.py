@@ -17,9 +17,9 @@ PAGE_LOAD_S = 15
 
 class Browser:
     """One headless Chromium with a profile of its own (a browser session of its own); failures and notes go to
-    `report` (a common.Report)."""
+    `report` (a common.Report); `arguments` are added to Chromium's command line."""
 
-    def __init__(self, url, report):
+    def __init__(self, url, report, arguments=()):
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
 
@@ -32,7 +32,7 @@ class Browser:
                          "--window-size=1280,900", "--no-first-run", "--disable-extensions",
                          "--disable-background-networking", "--disable-renderer-backgrounding",
                          "--disable-background-timer-throttling", "--disable-backgrounding-occluded-windows",
-                         f"--user-data-dir={self.profile}"):
+                         f"--user-data-dir={self.profile}", *arguments):
             chrome.add_argument(argument)
         service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
         try:
