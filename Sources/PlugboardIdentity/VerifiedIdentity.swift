@@ -19,12 +19,7 @@ public struct VerifiedIdentity: Sendable, Equatable {
     /// An identity of these values (for tests and fakes; ``OIDCProvider/redeem(code:verifier:expectedNonce:maxAge:)``
     /// makes the checked ones).
     public init(issuer: String, subject: String, name: String?, email: String?, groups: [String], authTime: Date?) {
-        self.issuer = issuer
-        self.subject = subject
-        self.name = name
-        self.email = email
-        self.groups = groups
-        self.authTime = authTime
+        (self.issuer, self.subject, self.name, self.email, self.groups, self.authTime) = (issuer, subject, name, email, groups, authTime)
     }
 }
 

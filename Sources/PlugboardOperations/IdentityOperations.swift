@@ -66,7 +66,7 @@ public enum IdentityOperations {
     }
 
     /// `sso map-group GROUP --issuer ISS --role ROLE [--plugin ID]`.
-    public struct MapGroup: ParsedOperation, ChangingOperation {
+    public struct MapGroup: GroupMappingChange {
         public static let declaration = OperationDeclaration(
             .ssoMapGroup, .write, abstract: "Give the members of an identity provider's group a role at their sign-in (admins).",
             discussion: """
@@ -80,15 +80,11 @@ public enum IdentityOperations {
         public init(group: ProviderGroup, issuer: Issuer, role: GroupRole.Role, plugin: PluginID?) {
             mapping = GroupMappingFields(group: group, issuer: issuer, role: role, plugin: plugin)
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
-            OperationReply(
-                try board.mapGroup(
-                    issuer: mapping.issuer.text, group: mapping.group.text, role: mapping.role, pluginID: mapping.plugin?.text, by: actor))
-        }
+        package static let maps = true
     }
 
     /// `sso unmap-group GROUP --issuer ISS --role ROLE [--plugin ID]`: a stop.
-    public struct UnmapGroup: ParsedOperation, ChangingOperation {
+    public struct UnmapGroup: GroupMappingChange {
         public static let declaration = OperationDeclaration(
             .ssoUnmapGroup, .stop, abstract: "Stop giving a group's members a role; they lose it at their next sign-in (admins).")
         @OptionGroup public var mapping: GroupMappingFields
@@ -96,11 +92,7 @@ public enum IdentityOperations {
         public init(group: ProviderGroup, issuer: Issuer, role: GroupRole.Role, plugin: PluginID?) {
             mapping = GroupMappingFields(group: group, issuer: issuer, role: role, plugin: plugin)
         }
-        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
-            OperationReply(
-                try board.unmapGroup(
-                    issuer: mapping.issuer.text, group: mapping.group.text, role: mapping.role, pluginID: mapping.plugin?.text, by: actor))
-        }
+        package static let maps = false
     }
 
     /// `sso groups`.
@@ -151,10 +143,23 @@ public struct GroupMappingFields: ParsableArguments, Sendable {
     public init() {}
     /// The mapping of `group` to `role`.
     public init(group: ProviderGroup, issuer: Issuer, role: GroupRole.Role, plugin: PluginID?) {
-        self.group = group
-        self.issuer = issuer
-        self.role = role
-        self.plugin = plugin
+        (self.group, self.issuer, self.role, self.plugin) = (group, issuer, role, plugin)
+    }
+}
+
+/// `sso map-group` and `sso unmap-group`: a group's mapping to a role, made or taken away.
+package protocol GroupMappingChange: ChangingOperation {
+    var mapping: GroupMappingFields { get }
+    /// Whether the operation makes the mapping (else it takes it away).
+    static var maps: Bool { get }
+}
+
+extension GroupMappingChange {
+    package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+        OperationReply(
+            try board.setGroupMapping(
+                issuer: mapping.issuer.text, group: mapping.group.text, role: mapping.role, pluginID: mapping.plugin?.text,
+                mapped: Self.maps, by: actor))
     }
 }
 

@@ -21,58 +21,47 @@ struct ServeCommand: BoardCommand {
             within a fraction of a second. Stops cleanly on SIGTERM or SIGINT. Request logs go to stderr.
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(name: .long, help: ArgumentHelp("Where to listen; 0.0.0.0:PORT exposes it to the network.", valueName: "host:port"))
+    @Option(help: ArgumentHelp("Where to listen; 0.0.0.0:PORT exposes it to the network.", valueName: "host:port"))
     var listen = "127.0.0.1:4242"
-    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("PEM certificate chain: serve HTTPS.", valueName: "file"))
+    @Option(help: ArgumentHelp("PEM certificate chain: serve HTTPS.", valueName: "file"))
     var tlsCert: String?
-    @Option(
-        name: .customLong("tls-key"),
-        help: ArgumentHelp("The certificate's private key, PEM or DER, in a file of any name.", valueName: "file"))
+    @Option(help: ArgumentHelp("The certificate's private key, PEM or DER, in a file of any name.", valueName: "file"))
     var tlsKey: String?
-    @Option(name: .customLong("log-level"), help: "trace, debug, info (one line a request), notice, warning, error.")
+    @Option(help: "trace, debug, info (one line a request), notice, warning, error.")
     var logLevel = "info"
     @Option(
         name: .customLong("poll-ms"),
         help: ArgumentHelp("How often to look for changes on the board (PRAGMA data_version, a cheap read), 5-1000.", valueName: "ms"))
     var pollMilliseconds = 20
     @Option(
-        name: .customLong("snapshot-lifetime"),
         help: ArgumentHelp(
             "How long a signed host snapshot vouches for the board, 2-86400 (hosts hear nothing newer: stale).", valueName: "seconds"))
     var snapshotLifetime = 60
-    @Option(
-        name: .customLong("max-connections"),
-        help: ArgumentHelp("The most connections open at once, event streams included; more wait to be accepted.", valueName: "n"))
+    @Option(help: ArgumentHelp("The most connections open at once, event streams included; more wait to be accepted.", valueName: "n"))
     var maxConnections = 4096
     @Option(
-        name: .customLong("max-requests-per-client"),
         help: ArgumentHelp(
             "The most requests in progress from one client address (event streams apart); more get 429. Raise it behind a proxy.",
             valueName: "n"))
     var maxRequestsPerClient = 64
     @Flag(
-        name: .long,
         help: "Serve the operations API under /api/admin/: every CLI command for holders of access tokens (plugboard access-token create).")
     var admin = false
     @Option(
-        name: .customLong("admin-listen"),
         help: ArgumentHelp(
             "Serve the operations API on an address of its own (implies --admin), for example 127.0.0.1:4243.", valueName: "host:port"))
     var adminListen: String?
     @Option(
-        name: .customLong("admin-upload-quota"),
         help: ArgumentHelp(
             "The most MiB of artifact uploads one principal may have waiting for their registration (at most 4 uploads; 1 for a principal who holds no role).",
             valueName: "MiB"))
     var adminUploadQuota = 2048
     @Option(
-        name: .customLong("admin-upload-total"),
         help: ArgumentHelp(
             "The most MiB of artifact uploads waiting for their registration, from everyone (at most 64 uploads); uploads also leave 1 GiB of the disk free.",
             valueName: "MiB"))
     var adminUploadTotal = 8192
     @Option(
-        name: .customLong("relay-publish"),
         help: ArgumentHelp(
             "Publish the hosts' signed events to a pub/sub relay's publisher location (an http:// URL the environment's name is appended to, for example Nchan's http://127.0.0.1:8080/plugboard-publish/).",
             valueName: "url"))
@@ -109,6 +98,10 @@ struct ServeCommand: BoardCommand {
         }
         if oidc.given, !admin, adminListen == nil {
             throw ValidationError("--oidc-issuer signs people in to the console: give --admin (or --admin-listen) too")
+        }
+        if oidc.given, oidc.oidcRedirectUrl == nil, (try? Self.address(adminListen ?? listen))?.port == 0 {
+            throw ValidationError(
+                "the console's port is chosen when it starts (port 0), so the provider's callback is not known: give --oidc-redirect-url")
         }
         guard (5...1000).contains(pollMilliseconds) else {
             throw ValidationError("--poll-ms \(pollMilliseconds) is outside 5-1000; 20 is the default")

@@ -12,11 +12,7 @@ public struct IdentityLink: Sendable, Hashable, Codable {
 
     /// A value with every field (the board builds these).
     package init(issuer: String, subject: String, principal: String, createdAt: String, createdBy: String) {
-        self.issuer = issuer
-        self.subject = subject
-        self.principal = principal
-        self.createdAt = createdAt
-        self.createdBy = createdBy
+        (self.issuer, self.subject, self.principal, self.createdAt, self.createdBy) = (issuer, subject, principal, createdAt, createdBy)
     }
 }
 
@@ -45,12 +41,7 @@ public struct GroupRole: Sendable, Hashable, Codable {
 
     /// A value with every field (the board builds these).
     package init(issuer: String, group: String, role: Role, pluginID: String?, addedAt: String, addedBy: String) {
-        self.issuer = issuer
-        self.group = group
-        self.role = role
-        self.pluginID = pluginID
-        self.addedAt = addedAt
-        self.addedBy = addedBy
+        (self.issuer, self.group, self.role, self.pluginID, self.addedAt, self.addedBy) = (issuer, group, role, pluginID, addedAt, addedBy)
     }
 }
 
@@ -67,9 +58,6 @@ public struct SignedInIdentity: Sendable, Hashable, Codable {
 
     /// A value with every field (the board builds these).
     package init(principal: String, created: Bool, readOnly: Bool, changes: [String]) {
-        self.principal = principal
-        self.created = created
-        self.readOnly = readOnly
-        self.changes = changes
+        (self.principal, self.created, self.readOnly, self.changes) = (principal, created, readOnly, changes)
     }
 }

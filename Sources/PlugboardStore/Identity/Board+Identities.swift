@@ -74,47 +74,41 @@ extension Board {
 
     // MARK: Groups to roles
 
-    /// Maps the provider's group `group` to `role` (for `pluginID` when an owner or maintainer): admins. Its members get
-    /// the role at their next sign-in; a change request where an environment is protected (it widens who may act).
-    package func mapGroup(issuer: String, group: String, role: GroupRole.Role, pluginID: String?, by actor: Principal)
-        throws(BoardError) -> ChangeResult
-    {
+    /// Maps the provider's group `group` to `role` (for `pluginID` when an owner or maintainer), or with `mapped` false
+    /// takes that mapping away: admins. Its members get (or lose) the role at their next sign-in. A new mapping widens
+    /// who may act: a change request where an environment is protected; taking one away is a stop.
+    package func setGroupMapping(
+        issuer: String, group: String, role: GroupRole.Role, pluginID: String?, mapped: Bool, by actor: Principal
+    ) throws(BoardError) -> ChangeResult {
         let mapping = try GroupMapping(issuer: issuer, group: group, role: role, pluginID: pluginID)
+        let action: AuditAction = mapped ? .ssoMapGroup : .ssoUnmapGroup
         return try change(
-            actor, refusal: AuditEntry(action: .ssoMapGroup, targetType: "sso_group", targetID: mapping.target),
+            actor, refusal: AuditEntry(action: action, targetType: "sso_group", targetID: mapping.target),
             requiring: .admin(doing: "map groups to roles")
         ) { change in
-            if let pluginID { _ = try RegistryQueries.requirePlugin(change.db, pluginID) }
-            guard try !mapping.exists(change.db) else {
-                return ChangeResult(changed: false, "\(mapping.target) is already mapped; nothing changed.")
+            if mapped, let pluginID { _ = try RegistryQueries.requirePlugin(change.db, pluginID) }
+            guard try mapping.exists(change.db) != mapped else {
+                if mapped { return ChangeResult(changed: false, "\(mapping.target) is already mapped; nothing changed.") }
+                throw BoardError.notFound("no mapping \(mapping.target); see plugboard sso groups")
             }
-            try change.db.execute(
-                sql: "INSERT INTO sso_group_roles (issuer, group_name, role, plugin_id, added_at, added_by) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [issuer, group, role.rawValue, pluginID ?? "", change.now, change.actor.osUser])
-            try change.record(
-                AuditEntry(action: .ssoMapGroup, targetType: "sso_group", targetID: mapping.target, after: .object(["mapped": .bool(true)]))
-            )
-            return ChangeResult(changed: true, "Members of \(mapping.target) at their next sign-in.")
-        }
-    }
-
-    /// Removes a mapping of a group to a role: its members lose the role at their next sign-in. A stop: admins.
-    package func unmapGroup(issuer: String, group: String, role: GroupRole.Role, pluginID: String?, by actor: Principal)
-        throws(BoardError) -> ChangeResult
-    {
-        let mapping = try GroupMapping(issuer: issuer, group: group, role: role, pluginID: pluginID)
-        return try change(
-            actor, refusal: AuditEntry(action: .ssoUnmapGroup, targetType: "sso_group", targetID: mapping.target),
-            requiring: .admin(doing: "map groups to roles")
-        ) { change in
-            guard try mapping.exists(change.db) else { throw BoardError.notFound("no mapping \(mapping.target); see plugboard sso groups") }
-            try change.db.execute(
-                sql: "DELETE FROM sso_group_roles WHERE issuer = ? AND group_name = ? AND role = ? AND plugin_id = ?",
-                arguments: [issuer, group, role.rawValue, pluginID ?? ""])
+            let key: StatementArguments = [issuer, group, role.rawValue, pluginID ?? ""]
+            if mapped {
+                try change.db.execute(
+                    sql: "INSERT INTO sso_group_roles (issuer, group_name, role, plugin_id, added_at, added_by) VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: key + [change.now, change.actor.osUser])
+            } else {
+                try change.db.execute(
+                    sql: "DELETE FROM sso_group_roles WHERE issuer = ? AND group_name = ? AND role = ? AND plugin_id = ?", arguments: key)
+            }
             try change.record(
                 AuditEntry(
-                    action: .ssoUnmapGroup, targetType: "sso_group", targetID: mapping.target, before: .object(["mapped": .bool(true)])))
-            return ChangeResult(changed: true, "No longer: members of \(mapping.target); they lose it at their next sign-in.")
+                    action: action, targetType: "sso_group", targetID: mapping.target, before: .object(["mapped": .bool(!mapped)]),
+                    after: .object(["mapped": .bool(mapped)])))
+            return ChangeResult(
+                changed: true,
+                mapped
+                    ? "Members of \(mapping.target) at their next sign-in."
+                    : "No longer: members of \(mapping.target); they lose it at their next sign-in.")
         }
     }
 
