@@ -31,9 +31,10 @@ struct ConsoleOIDC: Sendable {
         return String(text.prefix(512))
     }
 
-    /// `GET /ui/oidc/start`: a new login, and the browser sent to the provider.
-    func start(secure: Bool) -> Response {
-        let started = pending.begin(purpose: "console", returnTo: "/ui/")
+    /// `GET /ui/oidc/start`: a new login, and the browser sent to the provider. `purpose` and `returnTo` are kept with
+    /// the login: a console sign-in returns to a page, a CLI login (``LoginRoutes``) to its login's identifier.
+    func start(secure: Bool, purpose: String = "console", returnTo: String = "/ui/") -> Response {
+        let started = pending.begin(purpose: purpose, returnTo: returnTo)
         let url = provider.authorizationURL(state: started.state, nonce: started.nonce, codeChallenge: started.challenge)
         var response = Response(status: .seeOther, headers: [.location: url.absoluteString, .cacheControl: "no-store"])
         ConsoleRoutes.secureHeaders(&response.headers)
@@ -47,6 +48,8 @@ struct ConsoleOIDC: Sendable {
     /// What the callback found: the session to open, or why not.
     enum Outcome: Sendable {
         case signedIn(SignedInIdentity, issuer: String, subject: String, authTime: Date?)
+        /// Signed in for the CLI login `login` (``LoginRoutes``): no session, the browser goes back to the CLI.
+        case cli(SignedInIdentity, issuer: String, authTime: Date?, login: String)
         case refused(String)
     }
 
@@ -70,6 +73,9 @@ struct ConsoleOIDC: Sendable {
             do {
                 let signedIn = try await lane.run {
                     try board.signIn(issuer: identity.issuer, subject: identity.subject, name: name, groups: identity.groups, via: via)
+                }
+                if login.purpose == LoginRoutes.purpose {
+                    return .cli(signedIn, issuer: identity.issuer, authTime: identity.authTime, login: login.returnTo)
                 }
                 return .signedIn(signedIn, issuer: identity.issuer, subject: identity.subject, authTime: identity.authTime)
             } catch let error as BoardError {
