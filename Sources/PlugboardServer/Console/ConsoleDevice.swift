@@ -26,17 +26,17 @@ struct ConsoleDevice: Sendable {
     ) throws -> Response {
         let caller = try context.requireCaller()
         let session = try context.requireConsoleSession()
-        let csrf = ConsolePages.escape(session.session.csrf)
+        let csrf = Self.html(session.session.csrf)
         let rights = caller.readOnly ? "read-only access" : "your rights"
         let body = """
             <h1>Approve a CLI login</h1>
-            \(error.map { "<p class=\"error\">\(ConsolePages.escape($0))</p>" } ?? "")
+            \(error.map { "<p class=\"error\">\(Self.html($0))</p>" } ?? "")
             <p>Type the code that <code>plugboard login</code> shows in your terminal. Approving it gives that CLI an \
-            access token acting as <strong>\(ConsolePages.escape(caller.principal.osUser))</strong>, with \(rights). \
+            access token acting as <strong>\(Self.html(caller.principal.osUser))</strong>, with \(rights). \
             Approve only a code that your own terminal shows.</p>
             <form method="post" action="/ui/device">
             <input type="hidden" name="csrf" value="\(csrf)">
-            <label>Code <input name="user_code" value="\(ConsolePages.escape(String(code.prefix(16))))" autocomplete="off" \
+            <label>Code <input name="user_code" value="\(Self.html(String(code.prefix(16))))" autocomplete="off" \
             autocapitalize="characters" placeholder="BCDF-GHJK" required></label>
             <button type="submit">Continue</button>
             </form>
@@ -97,11 +97,11 @@ struct ConsoleDevice: Sendable {
     ) throws -> Response {
         let hours = device.tokenLifetime / 3600
         let lasting = hours >= 1 ? "\(Int(hours)) hour\(Int(hours) == 1 ? "" : "s")" : "\(Int(device.tokenLifetime / 60)) minutes"
-        let csrf = ConsolePages.escape(session.session.csrf)
+        let csrf = Self.html(session.session.csrf)
         let body = """
             <h1>Approve the CLI login \(shown)?</h1>
-            <p>Asked from <strong>\(ConsolePages.escape(device.address))</strong> at \(Timestamp.format(device.began)).</p>
-            <p>Approving gives that CLI an access token acting as <strong>\(ConsolePages.escape(caller.principal.osUser))</strong>\
+            <p>Asked from <strong>\(Self.html(device.address))</strong> at \(Timestamp.format(device.began)).</p>
+            <p>Approving gives that CLI an access token acting as <strong>\(Self.html(caller.principal.osUser))</strong>\
             \(caller.readOnly ? ", read-only" : ", with your rights"), for \(lasting); it is recorded in the audit log and \
             can be revoked with <code>plugboard access-token revoke</code>.</p>
             <form method="post" action="/ui/device">
@@ -114,5 +114,21 @@ struct ConsoleDevice: Sendable {
         return ConsoleRoutes.page(
             title: "Approve a CLI login", body: body, session: session.session, readOnly: caller.readOnly,
             principal: caller.principal.osUser)
+    }
+
+    /// `text` escaped for HTML text and attribute values.
+    static func html(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
     }
 }
