@@ -92,8 +92,8 @@ struct CLILoginProcessTests {
         let url = served.url
 
         // Refused: a redirect off this machine.
-        let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"  // S256 of RFC 7636's example verifier
-        let verifier = "dBjftJeZ4CVP-mJ92K9qWmW2Vc2Fd2O8gQfHcPd7jLw"
+        let challenge = "rWuo0pbsQnAUqm6ACWIhCR89dzYMJ9Ci49daj2q5Y2o"  // S256 of the verifier below (computed with Python hashlib)
+        let verifier = "dBjftJeZ4CVP-mJ92K9qWmW2Vc2Fd2O8gQfHcPd7jLk"
         let foreign = try await Self.post(
             "\(url)/api/login/begin", #"{"redirect":"http://evil.example:80/cb","code_challenge":"\#(challenge)"}"#)
         #expect(foreign.status == 400 && foreign.body.contains("invalid_request"), "\(foreign)")
