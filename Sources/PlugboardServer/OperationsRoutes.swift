@@ -30,6 +30,8 @@ package struct OperationsRoutes: Sendable {
     /// The identity provider the console signs in with, and the logins begun with it and not yet finished.
     var identityProvider: ConsoleIdentityProvider? { configuration.identityProvider }
     let pendingLogins = PendingLogins()
+    /// The logins of `plugboard login` begun with the identity provider and not yet finished (``LoginRoutes``).
+    let cliLogins = CLILogins()
     /// Blocking work (the board's connection) runs off the threads that answer requests, in four lanes, each route's
     /// named by its operation's declared access (``OperationAccess``): reads on two threads, changes on one, the stops (kill switches, aborted
     /// rollouts, disables, yanks and revocations) on one of their own, so that no flood of reads or changes a token
@@ -74,7 +76,9 @@ package struct OperationsRoutes: Sendable {
         }
         let admin = router.group("/api/admin")
         for type in OperationsAPI.requests { add(type, to: admin) }
-        ConsoleRoutes(admin: self).add(to: router)
+        let console = ConsoleRoutes(admin: self)
+        console.add(to: router)
+        if let oidc = console.oidc { LoginRoutes(admin: self, console: console, oidc: oidc).add(to: router) }
         route(admin, .put, "/artifacts/{sha256}", .write, action: .artifactUpload) { request, context, _ in
             try await self.upload(request, context, context.requireCaller())
         }

@@ -84,23 +84,44 @@ enum Credentials {
     }
 }
 
-/// `plugboard login URL`: keeps an access token for a served board.
+/// `plugboard login URL`: keeps an access token for a served board, made by signing in with the server's identity
+/// provider or given by the person.
 struct Login: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
         abstract: "Keep an access token for a served board, for --server URL and $PLUGBOARD_SERVER.",
         discussion: """
-            Reads the token (from plugboard access-token create) from stdin, or asks for it without echo on a terminal, \
-            checks it with the server, and keeps it in a file only you can read (plugboard/credentials.json in \
-            $XDG_CONFIG_HOME, else ~/.config). $PLUGBOARD_TOKEN, when set, is used instead of a kept token.
+            When the server signs in with an identity provider (serve --oidc-issuer), you sign in with it: in a browser \
+            that comes back to this machine, or, with --device or where no browser can open, by entering a code in the \
+            console's /ui/device page. The server then makes an access token for you (login-DATE-xxxx, expiring after \
+            --expires, 12h by default). Otherwise, or with --with-token, the token (from plugboard access-token create) \
+            is read from stdin, or asked for without echo on a terminal. The token is checked with the server and kept \
+            in a file only you can read (plugboard/credentials.json in $XDG_CONFIG_HOME, else ~/.config). \
+            $PLUGBOARD_TOKEN, when set, is used instead of a kept token.
             """)
     @Argument(help: "The server's URL, for example https://board.example.com:4242.") var url: String
     @Flag(name: .long, help: "Print one JSON document on stdout instead of text.") var json = false
+    @Flag(name: .long, help: "Sign in with a code entered in the console, for a machine without a browser.") var device = false
+    @Flag(name: .customLong("no-browser"), help: "Print the sign-in address instead of opening a browser.") var noBrowser = false
+    @Flag(name: .customLong("with-token"), help: "Read an access token from stdin instead of signing in with the identity provider.")
+    var withToken = false
+    @Option(name: .long, help: "How long the token of a sign-in lasts: an age such as 12h (the default), 30m or 7d (the most).")
+    var expires: String?
+
+    func validate() throws {
+        if device && noBrowser { throw ValidationError("--device and --no-browser exclude each other") }
+        if withToken && (device || noBrowser || expires != nil) {
+            throw ValidationError("--with-token reads a token made elsewhere; --device, --no-browser and --expires are for signing in")
+        }
+    }
 
     func run() throws {
         let output = Output(json: json)
         do throws(BoardError) {
-            let token = try Self.readToken()
+            // A server without an identity provider answers the sign-in's routes 404: the token is then given by hand.
+            var token = withToken ? nil : try signIn()
+            if token == nil { token = try Self.readToken() }
+            guard let token else { return }
             let client = try OperationsClient(server: url, token: token)
             let identity = try client.whoami()
             var servers = try Credentials.load()
@@ -120,6 +141,20 @@ struct Login: ParsableCommand {
             output.fail(error)
             throw ExitCode(1)
         }
+    }
+
+    /// The token of a sign-in with the server's identity provider; nil when the server has none.
+    func signIn() throws(BoardError) -> String? {
+        var seconds: Int?
+        if let expires {
+            guard let value = OperationParse.duration(expires, units: "mhd") else {
+                throw BoardError(.invalidInput, "--expires '\(Validate.escaped(expires))' is not an age: use for example 12h, 30m or 7d")
+            }
+            seconds = Int(value)
+        }
+        let flow = LoginSignIn(client: try OperationsClient(signingInTo: url), server: url, expiresIn: seconds)
+        if device || (!noBrowser && !LoginSignIn.hasBrowser) { return try flow.device() }
+        return try flow.loopback(printOnly: noBrowser)
     }
 
     /// The token from stdin: asked for without echo on a terminal, else the first line.

@@ -63,6 +63,18 @@ package struct OperationsClient: Sendable {
         self.onBehalfOf = onBehalfOf
     }
 
+    /// A client that sends no access token, for the routes of a sign-in (`/api/login/`).
+    package init(signingInTo text: String) throws(BoardError) {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            url.host != nil, url.query == nil, url.path.isEmpty || url.path == "/"
+        else {
+            throw BoardError(.invalidInput, "'\(text)' is not the URL of a server, such as https://board.example.com:4242")
+        }
+        server = url
+        token = ""
+        onBehalfOf = nil
+    }
+
     /// Performs `request` on the server's board.
     package func send<R: OperationRequest>(_ request: R) throws(BoardError) -> OperationReply<R.Response> {
         let answer = try exchange(method: "POST", url: endpoint("/" + R.name), body: try request.wireBody())
@@ -189,7 +201,7 @@ package struct OperationsClient: Sendable {
         var request = HTTPClientRequest(url: url)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.method = HTTPMethod(rawValue: method)
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        if !token.isEmpty { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         request.headers.add(name: "Accept", value: "application/json")
         request.headers.add(name: "User-Agent", value: "plugboard-cli")
         if let onBehalfOf { request.headers.add(name: OperationsWire.onBehalfOfHeader, value: onBehalfOf) }

@@ -58,9 +58,10 @@ struct ConsoleOIDC: Sendable {
         return "\(seconds) second\(seconds == 1 ? "" : "s")"
     }
 
-    /// `GET /ui/oidc/start`: a new login, and the browser sent to the provider; for a step-up, the provider is asked to
-    /// authenticate the person again (`max_age=0`, `prompt=login`), and the browser comes back to `returnTo`.
-    func start(secure: Bool, address: String, stepUp: Bool = false, returnTo: String = "/ui/") -> Response {
+    /// `GET /ui/oidc/start`: a new login, and the browser sent to the provider. `purpose` and `returnTo` are kept with
+    /// the login: a console sign-in returns to a page, a CLI login (``LoginRoutes``) to its login's identifier; for a
+    /// step-up, the provider is asked to authenticate the person again (`max_age=0`, `prompt=login`).
+    func start(secure: Bool, address: String, purpose: String = "console", stepUp: Bool = false, returnTo: String = "/ui/") -> Response {
         if let wait = starts.fail(address) {
             var response = ConsoleRoutes.refusal(
                 .tooManyRequests, heading: "Too many sign-ins",
@@ -68,7 +69,7 @@ struct ConsoleOIDC: Sendable {
             response.headers[.retryAfter] = String(wait)
             return response
         }
-        let started = pending.begin(purpose: stepUp ? "step-up" : "console", returnTo: returnTo)
+        let started = pending.begin(purpose: stepUp ? "step-up" : purpose, returnTo: returnTo)
         let url = provider.authorizationURL(
             state: started.state, nonce: started.nonce, codeChallenge: started.challenge, maxAge: stepUp ? 0 : nil,
             prompt: stepUp ? "login" : nil)
@@ -84,6 +85,8 @@ struct ConsoleOIDC: Sendable {
     /// What the callback found: the session to open, or why not.
     enum Outcome: Sendable {
         case signedIn(SignedInIdentity, issuer: String, subject: String, authTime: Date?, returnTo: String)
+        /// Signed in for the CLI login `login` (``LoginRoutes``): no session, the browser goes back to the CLI.
+        case cli(SignedInIdentity, issuer: String, authTime: Date?, login: String)
         case refused(String)
     }
 
@@ -109,6 +112,9 @@ struct ConsoleOIDC: Sendable {
             do {
                 let signedIn = try await lane.run {
                     try board.signIn(issuer: identity.issuer, subject: identity.subject, name: name, groups: identity.groups, via: via)
+                }
+                if login.purpose == LoginRoutes.purpose {
+                    return .cli(signedIn, issuer: identity.issuer, authTime: identity.authTime, login: login.returnTo)
                 }
                 return .signedIn(
                     signedIn, issuer: identity.issuer, subject: identity.subject, authTime: identity.authTime, returnTo: login.returnTo)

@@ -252,6 +252,12 @@ struct ConsoleRoutes: Sendable {
             }
             response.headers.append(HTTPField(name: .setCookie, value: clearBinding))
             return response
+        case .cli(let person, let issuer, let authTime, let login):
+            var response = LoginRoutes.browserSignedIn(
+                admin.cliLogins, login: login, principal: person.principal, readOnly: person.readOnly, issuer: issuer, authTime: authTime,
+                address: address)
+            response.headers.append(HTTPField(name: .setCookie, value: clearBinding))
+            return response
         case .signedIn(let person, let issuer, let subject, let authTime, let returnTo):
             switch sessions.open(
                 .identity(issuer: issuer, subject: subject, authTime: authTime), principal: person.principal, readOnly: person.readOnly)
