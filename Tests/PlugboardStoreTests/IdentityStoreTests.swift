@@ -64,11 +64,18 @@ struct IdentityStoreTests {
             try board.setGroupMapping(issuer: Self.issuer, group: "dev", role: .owner, pluginID: nil, mapped: true, by: Self.admin)
         }
         #expect(throws: BoardError.self) {
-            try board.setGroupMapping(issuer: Self.issuer, group: "ops", role: .admin, pluginID: "com.example.a", mapped: true, by: Self.admin)
+            try board.setGroupMapping(
+                issuer: Self.issuer, group: "ops", role: .admin, pluginID: "com.example.a", mapped: true, by: Self.admin)
         }
-        #expect(try board.setGroupMapping(issuer: Self.issuer, group: "ops", role: .admin, pluginID: nil, mapped: true, by: Self.admin).changed)
-        #expect(try board.setGroupMapping(issuer: Self.issuer, group: "dev", role: .maintainer, pluginID: "com.example.a", mapped: true, by: Self.admin).changed)
-        #expect(try board.setGroupMapping(issuer: Self.issuer, group: "auditors", role: .readOnly, pluginID: nil, mapped: true, by: Self.admin).changed)
+        #expect(
+            try board.setGroupMapping(issuer: Self.issuer, group: "ops", role: .admin, pluginID: nil, mapped: true, by: Self.admin).changed)
+        #expect(
+            try board.setGroupMapping(
+                issuer: Self.issuer, group: "dev", role: .maintainer, pluginID: "com.example.a", mapped: true, by: Self.admin
+            ).changed)
+        #expect(
+            try board.setGroupMapping(issuer: Self.issuer, group: "auditors", role: .readOnly, pluginID: nil, mapped: true, by: Self.admin)
+                .changed)
         // Another provider's group of the same name gives nothing.
         let stranger = try board.signIn(issuer: Self.other, subject: "s", name: "eve", groups: ["ops"], via: Self.via)
         #expect(try !RoleQueriesProbe.isAdmin(board, stranger.principal))
@@ -89,7 +96,9 @@ struct IdentityStoreTests {
         _ = try board.addAdmin("bob", by: Self.admin)
         _ = try board.signIn(issuer: Self.issuer, subject: "00u-b", name: "bob", groups: [], via: Self.via)
         #expect(try RoleQueriesProbe.isAdmin(board, "bob"))
-        #expect(try board.setGroupMapping(issuer: Self.issuer, group: "ops", role: .admin, pluginID: nil, mapped: false, by: Self.admin).changed)
+        #expect(
+            try board.setGroupMapping(issuer: Self.issuer, group: "ops", role: .admin, pluginID: nil, mapped: false, by: Self.admin).changed
+        )
         #expect(try board.groupRoles().count == 2)
     }
 }
