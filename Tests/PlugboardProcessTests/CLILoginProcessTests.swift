@@ -2,6 +2,10 @@ import Foundation
 import PlugboardTestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `plugboard login URL` with a real OpenID provider (oidc-provider-mock) and the real `plugboard serve`, with curl as
 /// the browser: in the loopback mode the browser comes back to the CLI with a one-time code, in the device mode the
 /// person confirms the CLI's code in the console; either way the CLI keeps an access token of the person, with which
@@ -11,68 +15,6 @@ import Testing
 struct CLILoginProcessTests {
     static let alpha = "com.example.alpha"
     static var enabled: Bool { OIDCSignInProcessTests.installed || ReverseProxyTests.isCI }
-
-    /// A board served with the provider, whose account `00u-alice` (alice) is a board admin by her group.
-    struct Served {
-        let sandbox: Sandbox
-        let mock: ChildProcess
-        let server: ChildProcess
-        let issuer: String
-        let url: String
-        var environment: [String: String] { ["XDG_CONFIG_HOME": sandbox.root.appendingPathComponent("config").path] }
-
-        static func start() async throws -> Served {
-            let sandbox = try await Sandbox.withBoard([manifest(alpha)])
-            let mockPort = try freeLoopbackPort()
-            let claims = #"{"sub":"00u-alice","preferred_username":"alice","groups":["plugboard-admins"]}"#
-            let mock = try ChildProcess(
-                OIDCSignInProcessTests.mock,
-                ["--port", "\(mockPort)", "--host", "127.0.0.1", "--require-nonce", "true", "--user-claims", claims])
-            let issuer = "http://127.0.0.1:\(mockPort)"
-            try await sandbox.ok("sso", "map-group", "plugboard-admins", "--issuer", issuer, "--role", "admin")
-            let secret = try sandbox.write("oidc-secret", "not-a-real-secret\n")
-            chmod(secret, 0o600)
-            try await eventually("the provider answers its discovery document", timeout: .seconds(60)) {
-                (try? await Curl.run(["\(issuer)/.well-known/openid-configuration"]))?.status == 200
-            }
-            let port = try freeLoopbackPort()
-            let server = try ChildProcess(
-                Sandbox.binary,
-                [
-                    "serve", "--db", sandbox.board, "--admin", "--listen", "127.0.0.1:\(port)", "--log-level", "warning",
-                    "--oidc-issuer", issuer, "--oidc-client-id", "plugboard-console", "--oidc-client-secret-file", secret,
-                    "--oidc-groups-claim", "groups",
-                ])
-            try #require(await server.waitForLine { $0.hasPrefix("Serving the board at") } != nil, "\(server.errorOutput)")
-            return Served(sandbox: sandbox, mock: mock, server: server, issuer: issuer, url: "http://127.0.0.1:\(port)")
-        }
-
-        func stop() async {
-            _ = await server.stop()
-            _ = await mock.stop()
-        }
-
-        /// Plays the browser from a console URL that starts the provider's sign-in to the console's answer to the
-        /// provider's callback.
-        func browse(_ start: String) async throws -> (status: Int, headers: String, body: String) {
-            let started = try await Curl.run([start])
-            #expect(started.status == 303, "\(started)")
-            let binding = try #require(OIDCSignInProcessTests.cookie("plugboard_oidc", in: started.headers), "\(started.headers)")
-            let callback = try await OIDCSignInProcessTests.authorize(
-                try #require(OIDCSignInProcessTests.location(started.headers)), as: "00u-alice")
-            return try await Curl.run(["-H", "Cookie: \(binding)", callback])
-        }
-
-        /// Kills alpha with the token the login kept; the audit row of the kill and of the token's creation.
-        func killWithTheKeptToken() async throws -> [String] {
-            let kill = try await sandbox.run(
-                ["--server", url, "plugin", "kill", alpha, "--reason", "INC-9"], db: false, environment: environment)
-            #expect(kill.status == 0, "\(kill)")
-            return try await sandbox.boardFile.strings(
-                "SELECT action || '|' || actor || '|' || coalesce(via, '') || '|' || target_id FROM audit_log WHERE action IN ('access-token.create', 'plugin.kill') AND outcome = 'ok' ORDER BY seq"
-            )
-        }
-    }
 
     static func post(_ url: String, _ json: String) async throws -> (status: Int, headers: String, body: String) {
         try await Curl.run(["-X", "POST", "-H", "Content-Type: application/json", "--data", json, url])
@@ -87,8 +29,8 @@ struct CLILoginProcessTests {
     @Test(.enabled(if: enabled))
     func aBrowserThatComesBackToTheLoopbackGivesTheCLIATokenOfThePerson() async throws {
         try #require(OIDCSignInProcessTests.installed, "oidc-provider-mock is not installed; .ci/run installs it")
-        let served = try await Served.start()
-        defer { Task { await served.stop() } }
+        let served = try await OIDCServed.start()
+        defer { served.kill() }
         let url = served.url
 
         // Refused: a redirect off this machine.
@@ -145,8 +87,8 @@ struct CLILoginProcessTests {
     @Test(.enabled(if: enabled))
     func aCodeConfirmedInTheConsoleGivesTheCLIATokenOfThePerson() async throws {
         try #require(OIDCSignInProcessTests.installed, "oidc-provider-mock is not installed; .ci/run installs it")
-        let served = try await Served.start()
-        defer { Task { await served.stop() } }
+        let served = try await OIDCServed.start()
+        defer { served.kill() }
         let url = served.url
 
         // alice signs in to the console with the provider.
@@ -200,5 +142,70 @@ struct CLILoginProcessTests {
         let expiry = try await served.sandbox.boardFile.strings("SELECT expires_at FROM access_tokens WHERE name LIKE 'login-%'")
         #expect(expiry.count == 1, "\(expiry)")
         try await served.sandbox.ok("audit", "verify")
+    }
+}
+
+/// A board served with a real OpenID provider (oidc-provider-mock) and the real `plugboard serve`, the provider's
+/// account `00u-alice` in the group `plugboard-admins`, which the board maps to its admins.
+struct OIDCServed {
+    let sandbox: Sandbox
+    let mock: ChildProcess
+    let server: ChildProcess
+    let issuer: String
+    let url: String
+    var environment: [String: String] { ["XDG_CONFIG_HOME": sandbox.root.appendingPathComponent("config").path] }
+
+    /// The provider says `00u-alice` is `name`; `options` are more of `serve`'s.
+    static func start(name: String = "alice", options: [String] = []) async throws -> OIDCServed {
+        let sandbox = try await Sandbox.withBoard([manifest(CLILoginProcessTests.alpha)])
+        let mockPort = try freeLoopbackPort()
+        let claims = #"{"sub":"00u-alice","preferred_username":"\#(name)","email":"alice@example.com","groups":["plugboard-admins"]}"#
+        let mock = try ChildProcess(
+            OIDCSignInProcessTests.mock,
+            ["--port", "\(mockPort)", "--host", "127.0.0.1", "--require-nonce", "true", "--user-claims", claims])
+        let issuer = "http://127.0.0.1:\(mockPort)"
+        try await sandbox.ok("sso", "map-group", "plugboard-admins", "--issuer", issuer, "--role", "admin")
+        let secret = try sandbox.write("oidc-secret", "not-a-real-secret\n")
+        chmod(secret, 0o600)
+        try await eventually("the provider answers its discovery document", timeout: .seconds(60)) {
+            (try? await Curl.run(["\(issuer)/.well-known/openid-configuration"]))?.status == 200
+        }
+        let port = try freeLoopbackPort()
+        let server = try ChildProcess(
+            Sandbox.binary,
+            [
+                "serve", "--db", sandbox.board, "--admin", "--listen", "127.0.0.1:\(port)", "--log-level", "warning", "--oidc-issuer",
+                issuer, "--oidc-client-id", "plugboard-console", "--oidc-client-secret-file", secret, "--oidc-groups-claim", "groups",
+            ] + options)
+        try #require(await server.waitForLine { $0.hasPrefix("Serving the board at") } != nil, "\(server.errorOutput)")
+        return OIDCServed(sandbox: sandbox, mock: mock, server: server, issuer: issuer, url: "http://127.0.0.1:\(port)")
+    }
+
+    /// Stops the server and the provider at once, however the test ends (a Task left to stop them may not run before the
+    /// test process exits).
+    func kill() {
+        _ = Glibc.kill(server.pid, SIGTERM)
+        _ = Glibc.kill(mock.pid, SIGTERM)
+    }
+
+    /// Plays the browser from a console URL that starts the provider's sign-in to the console's answer to the
+    /// provider's callback.
+    func browse(_ start: String) async throws -> (status: Int, headers: String, body: String) {
+        let started = try await Curl.run([start])
+        #expect(started.status == 303, "\(started)")
+        let binding = try #require(OIDCSignInProcessTests.cookie("plugboard_oidc", in: started.headers), "\(started.headers)")
+        let callback = try await OIDCSignInProcessTests.authorize(
+            try #require(OIDCSignInProcessTests.location(started.headers)), as: "00u-alice")
+        return try await Curl.run(["-H", "Cookie: \(binding)", callback])
+    }
+
+    /// Kills alpha with the token the login kept; the audit row of the kill and of the token's creation.
+    func killWithTheKeptToken() async throws -> [String] {
+        let kill = try await sandbox.run(
+            ["--server", url, "plugin", "kill", CLILoginProcessTests.alpha, "--reason", "INC-9"], db: false, environment: environment)
+        #expect(kill.status == 0, "\(kill)")
+        return try await sandbox.boardFile.strings(
+            "SELECT action || '|' || actor || '|' || coalesce(via, '') || '|' || target_id FROM audit_log WHERE action IN ('access-token.create', 'plugin.kill') AND outcome = 'ok' ORDER BY seq"
+        )
     }
 }

@@ -33,33 +33,10 @@ struct OIDCSignInProcessTests {
     @Test(.enabled(if: installed || ReverseProxyTests.isCI))
     func aPersonSignsInAsTheirAccountActsAsThemselvesAndTheProvidersAnswerWorksOnce() async throws {
         try #require(Self.installed, "oidc-provider-mock is not installed; .ci/run installs it")
-        let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
         // The provider says this person is "root", the name of the board's first admin: they never become root.
-        let mockPort = try freeLoopbackPort()
-        let claims = #"{"sub":"00u-alice","preferred_username":"root","email":"alice@example.com","groups":["plugboard-admins"]}"#
-        let mock = try ChildProcess(
-            Self.mock, ["--port", "\(mockPort)", "--host", "127.0.0.1", "--require-nonce", "true", "--user-claims", claims])
-        defer { Task { _ = await mock.stop() } }
-        let issuer = "http://127.0.0.1:\(mockPort)"
-        try await sandbox.ok("sso", "map-group", "plugboard-admins", "--issuer", issuer, "--role", "admin")
-        let secret = try sandbox.write("oidc-secret", "not-a-real-secret\n")
-        chmod(secret, 0o600)
-        try await eventually("the provider answers its discovery document", timeout: .seconds(60)) {
-            (try? await Curl.run(["\(issuer)/.well-known/openid-configuration"]))?.status == 200
-        }
-        let port = try freeLoopbackPort()
-        let url = "http://127.0.0.1:\(port)"
-        let server = try ChildProcess(
-            Sandbox.binary,
-            [
-                "serve", "--db", sandbox.board, "--admin", "--listen", "127.0.0.1:\(port)", "--log-level", "warning", "--oidc-issuer",
-                issuer,
-                "--oidc-client-id", "plugboard-console", "--oidc-client-secret-file", secret, "--oidc-groups-claim", "groups",
-                "--oidc-name",
-                "Example SSO", "--oidc-step-up", "8",
-            ])
-        defer { Task { _ = await server.stop() } }
-        try #require(await server.waitForLine { $0.hasPrefix("Serving the board at") } != nil, "\(server.errorOutput)")
+        let served = try await OIDCServed.start(name: "root", options: ["--oidc-name", "Example SSO", "--oidc-step-up", "8"])
+        defer { served.kill() }
+        let (sandbox, server, issuer, url) = (served.sandbox, served.server, served.issuer, served.url)
 
         let signInPage = try await Curl.run(["\(url)/ui/sign-in"])
         #expect(signInPage.body.contains(#"<a class="button" href="/ui/oidc/start">Sign in with Example SSO</a>"#), "\(signInPage.body)")
