@@ -13,14 +13,19 @@ struct OIDCOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The console's client id at the provider.", valueName: "id")) var oidcClientId: String?
     @Option(help: ArgumentHelp("A file (mode 0600) holding the client's secret.", valueName: "file")) var oidcClientSecretFile: String?
     @Option(
-        help: ArgumentHelp("The callback URL registered at the provider (default: the console's + /ui/oidc/callback).", valueName: "url"))
+        help: ArgumentHelp(
+            "The callback URL registered at the provider (default: the console's URL + /ui/oidc/callback).", valueName: "url"))
     var oidcRedirectUrl: String?
     @Option(help: ArgumentHelp("The provider's name on the sign-in page (default: its host).", valueName: "text")) var oidcName: String?
     @Option(help: ArgumentHelp("The claim a new person's principal is named from (else their e-mail).", valueName: "claim"))
     var oidcNameClaim = "preferred_username"
-    @Option(help: ArgumentHelp("The claim that lists the person's groups, for plugboard sso map-group (groups).", valueName: "claim"))
+    @Option(
+        help: ArgumentHelp(
+            "The claim that lists the person's groups, for plugboard sso map-group (for example groups).", valueName: "claim"))
     var oidcGroupsClaim: String?
-    @Option(help: ArgumentHelp("One more scope to ask for, beside openid, profile and email (groups); repeatable.", valueName: "scope"))
+    @Option(
+        help: ArgumentHelp(
+            "One more scope to ask for, beside openid, profile and email (for example groups); repeatable.", valueName: "scope"))
     var oidcScope: [String] = []
     @Option(
         help: ArgumentHelp(
