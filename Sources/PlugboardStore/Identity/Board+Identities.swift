@@ -128,8 +128,8 @@ struct GroupMapping {
     let pluginID: String?
 
     init(issuer: String, group: String, role: GroupRole.Role, pluginID: String?) throws(BoardError) {
-        try IdentityRules.check(issuer: issuer)
-        try IdentityRules.check(group: group)
+        try Validate.issuer(issuer)
+        try Validate.providerGroup(group)
         switch (role, pluginID) {
         case (.owner, nil), (.maintainer, nil):
             throw BoardError.invalid("an owner or maintainer role is for one plug-in: give --plugin ID")
@@ -157,10 +157,6 @@ enum IdentityRules {
         try Validate.issuer(issuer)
         try Validate.subject(subject)
     }
-
-    static func check(issuer: String) throws(BoardError) { try Validate.issuer(issuer) }
-
-    static func check(group: String) throws(BoardError) { try Validate.providerGroup(group) }
 
     /// `SUBJECT at ISSUER`, as the audit log names an identity.
     static func target(_ issuer: String, _ subject: String) -> String { "\(subject) at \(issuer)" }

@@ -12,7 +12,7 @@ extension Board {
         -> SignedInIdentity
     {
         try IdentityRules.check(issuer: issuer, subject: subject)
-        for group in groups { try IdentityRules.check(group: group) }
+        for group in groups { try Validate.providerGroup(group) }
         let existing = try identity(issuer: issuer, subject: subject)
         let principal: String
         if let known = existing?.principal {
