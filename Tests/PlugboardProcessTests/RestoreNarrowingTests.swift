@@ -265,3 +265,32 @@ struct RestoreNarrowingTests {
         try await sandbox.ok("audit", "verify")
     }
 }
+
+extension RestoreNarrowingTests {
+    @Test("a restore never lets an account unlinked since the backup sign in again, nor brings back a group's mapping to a role")
+    func identitiesStayNarrowed() async throws {
+        let sandbox = try await Sandbox.withBoard([manifest(Self.alpha)])
+        let issuer = "https://id.example.com"
+        try await sandbox.ok("principal", "link", "alice", "--issuer", issuer, "--subject", "s-1")
+        try await sandbox.ok("principal", "link", "bob", "--issuer", issuer, "--subject", "s-2")
+        try await sandbox.ok("sso", "map-group", "ops", "--issuer", issuer, "--role", "admin")
+        try await sandbox.ok("sso", "map-group", "dev", "--issuer", issuer, "--role", "maintainer", "--plugin", Self.alpha)
+        let backup = path(sandbox, "backup.sqlite")
+        try await sandbox.ok("backup", "--to", backup)
+        // Narrowed since: alice's account unlinked, and ops no longer makes admins.
+        try await sandbox.ok("principal", "unlink", "--issuer", issuer, "--subject", "s-1")
+        try await sandbox.ok("sso", "unmap-group", "ops", "--issuer", issuer, "--role", "admin")
+
+        let restored = try await sandbox.ok("restore", "--from", backup, "--json")
+        let kinds = try carried(restored)
+        #expect(
+            kinds.contains("identity unlink s-1 at \(issuer)") && kinds.contains("group mapping removal group ops of \(issuer) → admin"),
+            "\(kinds)")
+        #expect(try await sandbox.boardFile.strings("SELECT subject || ' ' || principal FROM identities ORDER BY 1") == ["s-2 bob"])
+        #expect(try await sandbox.boardFile.strings("SELECT group_name || ' ' || role FROM sso_group_roles ORDER BY 1") == ["dev maintainer"])
+        let rows = try await sandbox.boardFile.rows(
+            "SELECT target_id, after_json FROM audit_log WHERE action = 'restore.carried-forward' AND target_type = 'identity'")
+        #expect(rows.count == 1 && rows.first?["after_json"]?.string?.contains("\"made_by\"") == true, "\(rows)")
+        try await sandbox.ok("audit", "verify")
+    }
+}

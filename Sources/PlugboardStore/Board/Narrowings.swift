@@ -11,7 +11,9 @@ import PlugboardModel
 /// A rollout aborted on the replaced board and running or paused in the backup is aborted: an abort stops a release.
 /// An approval policy is raised to the replaced board's, and who approves narrowed to its approvers and the members its
 /// groups have; a change request pending in the backup but applied, rejected or cancelled on the replaced board is
-/// closed: a restore never applies a change again.
+/// closed: a restore never applies a change again. An identity linked in the backup but unlinked (or linked to another
+/// principal) on the replaced board is unlinked, and a group's mapping to a role it no longer has is taken away
+/// (``IdentityNarrowings``).
 /// Pins, and rollouts' steps, are not narrowings: they choose which version runs, not whether one does (a pin to an
 /// older release is not narrower than the newest); the versions that must not run are stopped by kill switches and
 /// yanks, which are carried as stops.
@@ -51,6 +53,8 @@ struct Narrowings: Sendable {
     /// The state of each change request of the replaced board: a request pending in the copy that is not pending there
     /// (applied, rejected, cancelled, or unknown) is closed, so that a restore never applies it again.
     var requestStates: [Int64: String] = [:]
+    /// Who signs in as whom, and what the provider's groups grant.
+    var identities = IdentityNarrowings()
     /// When and by whom each narrowing was made, from the audit log.
     var made: [Made.Key: Made] = [:]
 
@@ -108,6 +112,7 @@ struct Narrowings: Sendable {
                 records.groups[row[0], default: []].insert(row[1])
             }
         }
+        records.identities = try IdentityNarrowings.read(db)
         return records
     }
 
@@ -296,8 +301,10 @@ struct Narrowings: Sendable {
                 reason: "aborted on the replaced board", key: .rollout(record.pluginID, record.environment), before: record.json,
                 after: after.json)
         }
-        try narrowChanges(change) { kind, type, target, environment, reason, key, before, after in
-            add(kind, type, target, environment: environment, reason: reason, key: key, before: before, after: after)
+        for narrowing in [narrowChanges, identities.narrow] {
+            try narrowing(change) { kind, type, target, environment, reason, key, before, after in
+                add(kind, type, target, environment: environment, reason: reason, key: key, before: before, after: after)
+            }
         }
         var carried: [CarriedStop] = []
         for (kind, key, entry) in pending {
@@ -335,6 +342,8 @@ struct Narrowings: Sendable {
             case rollout(String, String)
             case changeRequest(String)
             case group(String, String)
+            case identity(String)
+            case groupMapping(String)
         }
 
         let key: Key
@@ -345,7 +354,7 @@ struct Narrowings: Sendable {
         static func read(_ db: Database) throws -> [Made] {
             let narrowing: [AuditAction] = [
                 .pluginDisable, .policySet, .adminRemove, .ownerRemove, .ownerAdd, .flagDisable, .flagRollout, .flagImport, .changeApply,
-                .changeReject, .changeCancel, .changeEmergency, .groupRemove,
+                .changeReject, .changeCancel, .changeEmergency, .groupRemove, .principalUnlink, .ssoUnmapGroup,
             ]
             return try Row.fetchAll(
                 db,
@@ -371,6 +380,8 @@ struct Narrowings: Sendable {
                     let parts = target.split(separator: "/", maxSplits: 1).map(String.init)
                     guard parts.count == 2 else { return nil }
                     key = .group(parts[0], parts[1])
+                case (.principalUnlink, _, _): key = .identity(target)
+                case (.ssoUnmapGroup, _, _): key = .groupMapping(target)
                 default: return nil
                 }
                 return Made(key: key, at: row[4], by: row[5])

@@ -142,7 +142,11 @@ struct GroupMapping {
     }
 
     /// `group ops of ISSUER → admin` (`… → owner of ID`).
-    var target: String { "group \(group) of \(issuer) → \(role.rawValue)\(pluginID.map { " of \($0)" } ?? "")" }
+    var target: String { Self.target(issuer: issuer, group: group, role: role.rawValue, pluginID: pluginID) }
+
+    static func target(issuer: String, group: String, role: String, pluginID: String?) -> String {
+        "group \(group) of \(issuer) → \(role)\(pluginID.map { " of \($0)" } ?? "")"
+    }
 
     func exists(_ db: Database) throws -> Bool {
         try Bool.fetchOne(
