@@ -287,7 +287,8 @@ extension RestoreNarrowingTests {
             kinds.contains("identity unlink s-1 at \(issuer)") && kinds.contains("group mapping removal group ops of \(issuer) → admin"),
             "\(kinds)")
         #expect(try await sandbox.boardFile.strings("SELECT subject || ' ' || principal FROM identities ORDER BY 1") == ["s-2 bob"])
-        #expect(try await sandbox.boardFile.strings("SELECT group_name || ' ' || role FROM sso_group_roles ORDER BY 1") == ["dev maintainer"])
+        #expect(
+            try await sandbox.boardFile.strings("SELECT group_name || ' ' || role FROM sso_group_roles ORDER BY 1") == ["dev maintainer"])
         let rows = try await sandbox.boardFile.rows(
             "SELECT target_id, after_json FROM audit_log WHERE action = 'restore.carried-forward' AND target_type = 'identity'")
         #expect(rows.count == 1 && rows.first?["after_json"]?.string?.contains("\"made_by\"") == true, "\(rows)")

@@ -24,7 +24,8 @@ struct IdentityNarrowings: Sendable {
         for row in try Row.fetchAll(db, sql: "SELECT issuer, subject, principal FROM identities") {
             records.links[IdentityRules.target(row[0], row[1])] = row[2]
         }
-        records.mappings = Set(try Row.fetchAll(db, sql: "SELECT issuer, group_name, role, plugin_id FROM sso_group_roles").map(Mapping.init))
+        records.mappings = Set(
+            try Row.fetchAll(db, sql: "SELECT issuer, group_name, role, plugin_id FROM sso_group_roles").map(Mapping.init))
         return records
     }
 
@@ -53,7 +54,8 @@ struct IdentityNarrowings: Sendable {
                 sql: "DELETE FROM sso_group_roles WHERE issuer = ? AND group_name = ? AND role = ? AND plugin_id = ?",
                 arguments: [mapping.issuer, mapping.group, mapping.role, mapping.pluginID])
             let target = GroupMapping.target(
-                issuer: mapping.issuer, group: mapping.group, role: mapping.role, pluginID: mapping.pluginID.isEmpty ? nil : mapping.pluginID)
+                issuer: mapping.issuer, group: mapping.group, role: mapping.role,
+                pluginID: mapping.pluginID.isEmpty ? nil : mapping.pluginID)
             add(
                 "group mapping removal", "sso_group", target, nil, "not mapped on the replaced board", .groupMapping(target),
                 .object(["mapped": .bool(true)]), .object(["mapped": .bool(false)]))
