@@ -2,6 +2,7 @@ package import AsyncHTTPClient
 import Foundation
 package import NIOCore
 import NIOSSL
+import PlugboardMacros
 package import PlugboardModel
 
 /// How Plugboard's HTTP clients reach a served board: the CLI's `--server` client and a host that reads a served
@@ -13,6 +14,7 @@ package import PlugboardModel
 ///   ``cli`` waits long (a large listing from a busy server), and `$PLUGBOARD_TIMEOUT` (seconds) sets its deadline;
 ///   ``host`` gives up on a connection at once and starts from its cache (it reconnects on its own, with backoff).
 /// - Failures: ``words(for:)`` and ``sentence(for:server:)`` say why a request did not reach the server.
+@MemberwiseInit(.package)
 package struct HTTPClientSettings: Sendable {
     /// How long a connection may take to open.
     package let connectTimeout: Duration
@@ -24,15 +26,6 @@ package struct HTTPClientSettings: Sendable {
     package let retriesConnections: Bool
     /// The PEM file of the certificates to trust instead of the system's, from `$PLUGBOARD_CA_FILE`.
     package let caFile: String?
-
-    /// Settings with these waits and trust.
-    package init(connectTimeout: Duration, readTimeout: Duration, deadline: Duration, retriesConnections: Bool, caFile: String?) {
-        self.connectTimeout = connectTimeout
-        self.readTimeout = readTimeout
-        self.deadline = deadline
-        self.retriesConnections = retriesConnections
-        self.caFile = caFile
-    }
 
     /// The CLI's `--server` client: 10 s to connect, 120 s of silence, and a deadline of 120 s or `$PLUGBOARD_TIMEOUT`
     /// seconds (1 to 86,400) for a whole request.

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PlugboardIdentity
+import PlugboardMacros
 import PlugboardModel
 import PlugboardOperations
 import PlugboardPluginAPI
@@ -183,6 +184,7 @@ package struct OperationsRoutes: Sendable {
     }
 
     /// Who a request acts as.
+    @MemberwiseInit(.internal)
     struct Caller: Sendable {
         /// Who acts, and how the change arrived (`via`).
         let principal: Principal
@@ -201,14 +203,6 @@ package struct OperationsRoutes: Sendable {
             self.init(
                 principal: principal, readOnly: token.readOnly, credential: "the access token '\(token.name)' of \(token.principal)",
                 token: token, address: address)
-        }
-
-        init(principal: Principal, readOnly: Bool, credential: String, token: AccessToken?, address: String) {
-            self.principal = principal
-            self.readOnly = readOnly
-            self.credential = credential
-            self.token = token
-            self.address = address
         }
     }
 
@@ -233,7 +227,6 @@ package struct OperationsRoutes: Sendable {
         for note in notes { response.headers.append(HTTPField(name: .plugboardNote, value: OperationsWire.headerValue(note))) }
         return response
     }
-
 }
 
 extension HTTPField.Name {

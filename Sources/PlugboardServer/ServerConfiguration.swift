@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 public import PlugboardIdentity
+import PlugboardMacros
 public import PlugboardModel
 package import PlugboardStore
 
@@ -115,6 +116,7 @@ public struct ServerConfiguration: Sendable {
 }
 
 /// The identity provider the console signs people in with.
+@MemberwiseInit(.public)
 public struct ConsoleIdentityProvider: Sendable {
     /// The provider, its discovery document and keys fetched and checked.
     public let provider: OIDCProvider
@@ -122,12 +124,5 @@ public struct ConsoleIdentityProvider: Sendable {
     public let name: String
     /// How long after signing in at the provider a person may approve, apply or open a widening change in the console
     /// before signing in there again.
-    public let stepUpAge: Duration
-
-    /// The provider `provider`, shown as `name`, with a step-up after `stepUpAge` (an hour by default).
-    public init(provider: OIDCProvider, name: String, stepUpAge: Duration = .seconds(3600)) {
-        self.provider = provider
-        self.name = name
-        self.stepUpAge = stepUpAge
-    }
+    @InitDefault(Duration.seconds(3600)) public let stepUpAge: Duration
 }

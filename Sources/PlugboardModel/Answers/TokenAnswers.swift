@@ -1,8 +1,10 @@
 public import Foundation
 public import PlugboardFlags
+import PlugboardMacros
 public import PlugboardVersioning
 
 /// An API token as people see it: never its secret, never its hash.
+@MemberwiseInit(.package)
 public struct APIToken: Sendable, Hashable, Codable {
     /// Whether a token is accepted now.
     public enum State: String, Sendable, Hashable, Codable, CaseIterable {
@@ -43,31 +45,13 @@ public struct APIToken: Sendable, Hashable, Codable {
     public let lastUsedAt: String?
     /// Active, expired or revoked, now.
     public let state: State
-
-    /// A value with every field (the board builds these).
-    package init(
-        name: String, environment: String, kind: Kind, prefix: String, createdAt: String, createdBy: String, expiresAt: String?,
-        revokedAt: String?, revokedBy: String?, revokeReason: String?, lastUsedAt: String?, state: State
-    ) {
-        self.name = name
-        self.environment = environment
-        self.kind = kind
-        self.prefix = prefix
-        self.createdAt = createdAt
-        self.createdBy = createdBy
-        self.expiresAt = expiresAt
-        self.revokedAt = revokedAt
-        self.revokedBy = revokedBy
-        self.revokeReason = revokeReason
-        self.lastUsedAt = lastUsedAt
-        self.state = state
-    }
 }
 
 /// A person's (or a service's) access token as people see it: never its secret, never its hash.
 ///
 /// A token acts as its ``principal``, with exactly the rights that principal has on the board, or only reads
 /// (``readOnly``). Names are unique per principal.
+@MemberwiseInit(.package)
 public struct AccessToken: Sendable, Hashable, Codable {
     /// The principal the token acts as: `alice`, `ci-bot@example.com`, later an identity provider's subject.
     public let principal: String
@@ -95,24 +79,5 @@ public struct AccessToken: Sendable, Hashable, Codable {
             principal: principal, name: name, prefix: prefix, readOnly: readOnly, createdAt: createdAt, createdBy: createdBy,
             expiresAt: expiresAt, revokedAt: revokedAt, revokedBy: revokedBy, revokeReason: revokeReason, lastUsedAt: lastUsedAt,
             state: state)
-    }
-
-    /// A value with every field (the board builds these).
-    package init(
-        principal: String, name: String, prefix: String, readOnly: Bool, createdAt: String, createdBy: String, expiresAt: String?,
-        revokedAt: String?, revokedBy: String?, revokeReason: String?, lastUsedAt: String?, state: APIToken.State
-    ) {
-        self.principal = principal
-        self.name = name
-        self.prefix = prefix
-        self.readOnly = readOnly
-        self.createdAt = createdAt
-        self.createdBy = createdBy
-        self.expiresAt = expiresAt
-        self.revokedAt = revokedAt
-        self.revokedBy = revokedBy
-        self.revokeReason = revokeReason
-        self.lastUsedAt = lastUsedAt
-        self.state = state
     }
 }

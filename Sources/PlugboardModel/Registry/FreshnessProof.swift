@@ -1,5 +1,6 @@
 public import Crypto
 public import Foundation
+import PlugboardMacros
 
 /// The board's signed word that a snapshot's head is its head now, bound to one request of one host: the host sends a
 /// random nonce with its first snapshot request (`GET /api/host/snapshot?nonce=HEX`), and the server answers with the
@@ -20,6 +21,7 @@ public import Foundation
 /// ```
 ///
 /// The header's value is the base64 of a ``SignedSnapshot`` envelope whose statement is this text (without content).
+@MemberwiseInit(.public)
 public struct FreshnessProof: Sendable, Hashable {
     /// The first line of the canonical text.
     public static let header = "plugboard-freshness-v1"
@@ -36,15 +38,6 @@ public struct FreshnessProof: Sendable, Hashable {
     public let issuedAt: Date
     /// Until when it vouches for the head.
     public let expiresAt: Date
-
-    /// Creates a proof.
-    public init(environment: String, nonce: String, head: AuditCheckpoint, issuedAt: Date, expiresAt: Date) {
-        self.environment = environment
-        self.nonce = nonce
-        self.head = head
-        self.issuedAt = issuedAt
-        self.expiresAt = expiresAt
-    }
 
     /// Whether `text` is a nonce: 32 to 128 lowercase hexadecimal digits.
     public static func isNonce(_ text: String) -> Bool {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PlugboardMacros
 public import PlugboardVersioning
 
 /// A staged rollout of one release of a plug-in in one environment, as hosts act on it.
@@ -14,6 +15,7 @@ public import PlugboardVersioning
 ///
 /// A host decides its cohort itself, from its own id (``RolloutCohort``), so it stays in its cohort across restarts
 /// and reports, and the cohort of a step contains the cohorts of the steps before it.
+@MemberwiseInit(.package)
 public struct Rollout: Sendable, Hashable, Codable {
     /// Where a rollout is.
     public enum State: String, Sendable, Hashable, Codable, CaseIterable {
@@ -42,19 +44,6 @@ public struct Rollout: Sendable, Hashable, Codable {
     public let step: Int
     /// Where the rollout is.
     public let state: State
-
-    /// Creates a value from its fields.
-    package init(
-        pluginID: String, environment: String, version: String, previous: String?, steps: [Int], step: Int, state: State
-    ) {
-        self.pluginID = pluginID
-        self.environment = environment
-        self.version = version
-        self.previous = previous
-        self.steps = steps
-        self.step = step
-        self.state = state
-    }
 
     /// The percentage of hosts that may run ``version`` now: the current step's, 100 once completed, 0 once aborted.
     public var percent: Int {

@@ -1,3 +1,5 @@
+import PlugboardMacros
+
 /// One line of a host's load report: what happened to one plug-in, and why.
 public struct LoadReportEntry: Sendable, Hashable, Codable {
     /// What the host did with the plug-in.
@@ -40,6 +42,7 @@ public struct LoadReportEntry: Sendable, Hashable, Codable {
 }
 
 /// A host's load report as a host on another machine sends it to `plugboard serve` (`POST /api/host/report`, JSON).
+@MemberwiseInit(.public)
 public struct HostReport: Sendable, Hashable, Codable {
     /// The host's id.
     public var hostId: String
@@ -49,12 +52,4 @@ public struct HostReport: Sendable, Hashable, Codable {
     public var stale: String?
     /// What happened to each plug-in.
     public var entries: [LoadReportEntry]
-
-    /// Creates a report.
-    public init(hostId: String, hostVersion: String, stale: String?, entries: [LoadReportEntry]) {
-        self.hostId = hostId
-        self.hostVersion = hostVersion
-        self.stale = stale
-        self.entries = entries
-    }
 }

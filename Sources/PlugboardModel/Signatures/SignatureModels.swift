@@ -1,5 +1,6 @@
 public import Crypto
 public import Foundation
+import PlugboardMacros
 import PlugboardVersioning
 
 /// Whether hosts in an environment need signed releases.
@@ -75,6 +76,7 @@ public enum SigningKeys {
 /// manifest-sha256=<SHA-256 of the manifest bytes as registered, lower-case hex>
 /// artifact-sha256=<SHA-256 of the artifact, lower-case hex, or none>
 /// ```
+@MemberwiseInit(.public)
 public struct ReleaseStatement: Sendable, Hashable, Codable {
     /// The first line of the canonical text.
     public static let header = "plugboard-release-v1"
@@ -87,14 +89,6 @@ public struct ReleaseStatement: Sendable, Hashable, Codable {
     public let manifestSHA256: String
     /// SHA-256 of the artifact, lower-case hex; nil for a release without one (compiled in).
     public let artifactSHA256: String?
-
-    /// Creates a statement.
-    public init(pluginID: String, version: String, manifestSHA256: String, artifactSHA256: String?) {
-        self.pluginID = pluginID
-        self.version = version
-        self.manifestSHA256 = manifestSHA256
-        self.artifactSHA256 = artifactSHA256
-    }
 
     /// The statement of a manifest as it would be registered, with the artifact's SHA-256 (nil: none).
     public init(manifest: PluginManifest, artifactSHA256: String?) {
@@ -141,6 +135,7 @@ public struct ReleaseStatement: Sendable, Hashable, Codable {
 /// the public key and the signature in base64. The public key is carried so that the signature can be checked when
 /// it is stored; hosts check it against the *trusted* key of the same id (`plugboard signer add`), never against
 /// the one the file carries.
+@MemberwiseInit(.package)
 public struct ReleaseSignature: Sendable, Hashable, Codable {
     /// The signer's key id (``SigningKeys/keyID(publicKey:)``).
     public let keyID: String
@@ -152,15 +147,6 @@ public struct ReleaseSignature: Sendable, Hashable, Codable {
     public let statement: String
     /// The Ed25519 signature of the statement's UTF-8 bytes, base64.
     public let signature: String
-
-    /// Creates a value from its fields.
-    package init(keyID: String, algorithm: String, publicKey: String, statement: String, signature: String) {
-        self.keyID = keyID
-        self.algorithm = algorithm
-        self.publicKey = publicKey
-        self.statement = statement
-        self.signature = signature
-    }
 
     /// The largest signature file read.
     public static let maximumSize = 16 << 10
@@ -230,6 +216,7 @@ public struct ReleaseSignature: Sendable, Hashable, Codable {
 }
 
 /// A key trusted to sign one plug-in's releases, or every plug-in's.
+@MemberwiseInit(.package)
 public struct Signer: Sendable, Hashable, Codable {
     /// What `pluginID` holds for a key trusted for every plug-in.
     public static let everyPlugin = "*"
@@ -248,22 +235,6 @@ public struct Signer: Sendable, Hashable, Codable {
     public let revokedAt: String?
     public let revokedBy: String?
     public let revokeReason: String?
-
-    /// Creates a value from its fields.
-    package init(
-        keyID: String, pluginID: String, publicKey: String, name: String?, addedAt: String, addedBy: String, revokedAt: String?,
-        revokedBy: String?, revokeReason: String?
-    ) {
-        self.keyID = keyID
-        self.pluginID = pluginID
-        self.publicKey = publicKey
-        self.name = name
-        self.addedAt = addedAt
-        self.addedBy = addedBy
-        self.revokedAt = revokedAt
-        self.revokedBy = revokedBy
-        self.revokeReason = revokeReason
-    }
 }
 
 /// The trusted and revoked keys a signature check relies on, read in one transaction.

@@ -1,6 +1,8 @@
+import PlugboardMacros
 /// What a change writes to the audit log (the board fills in sequence, time, actor and hashes).
 package import PlugboardModel
 
+@MemberwiseInit(.package)
 package struct AuditEntry: Sendable, Hashable {
     /// Whether the change was made or refused.
     package enum Outcome: String, Sendable, Hashable, Codable {
@@ -13,7 +15,7 @@ package struct AuditEntry: Sendable, Hashable {
     /// What was done (`plugin.enable`, `plugin.kill`, `owner.add`): a word of the audit vocabulary.
     package var action: AuditAction
     /// Made or refused.
-    package var outcome: Outcome
+    package var outcome: Outcome = .ok
     /// The kind of thing changed: `plugin`, `plugin_version`, `kill_switch`, `owner`, `admin`, `environment`, …
     package var targetType: String
     /// The id of the thing changed.
@@ -26,21 +28,6 @@ package struct AuditEntry: Sendable, Hashable {
     package var before: AuditJSON?
     /// The state after the change.
     package var after: AuditJSON?
-
-    /// Creates an entry.
-    package init(
-        action: AuditAction, outcome: Outcome = .ok, targetType: String, targetID: String? = nil,
-        environment: String? = nil, reason: String? = nil, before: AuditJSON? = nil, after: AuditJSON? = nil
-    ) {
-        self.action = action
-        self.outcome = outcome
-        self.targetType = targetType
-        self.targetID = targetID
-        self.environment = environment
-        self.reason = reason
-        self.before = before
-        self.after = after
-    }
 }
 
 /// Filters for reading the audit log.

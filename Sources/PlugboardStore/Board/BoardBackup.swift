@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PlugboardMacros
 package import PlugboardModel
 
 #if canImport(Glibc)
@@ -11,6 +12,7 @@ import Darwin
 #endif
 
 /// A verified copy of a board, as `plugboard backup` reports it.
+@MemberwiseInit(.package)
 package struct BoardBackup: Sendable, Hashable, Codable {
     /// The backup file.
     package let path: String
@@ -24,16 +26,6 @@ package struct BoardBackup: Sendable, Hashable, Codable {
     package let size: Int64
     /// When the copy was taken (UTC, ISO-8601).
     package let time: String
-
-    /// A description of a backup.
-    package init(path: String, seq: Int64, hash: String, stateRoot: String?, size: Int64, time: String) {
-        self.path = path
-        self.seq = seq
-        self.hash = hash
-        self.stateRoot = stateRoot
-        self.size = size
-        self.time = time
-    }
 }
 
 extension Board {

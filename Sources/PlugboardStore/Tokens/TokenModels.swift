@@ -1,5 +1,6 @@
 import Crypto
 package import Foundation
+import PlugboardMacros
 package import PlugboardModel
 
 /// A token just created: the only time its secret exists outside the client that keeps it.
@@ -11,6 +12,7 @@ package struct CreatedAPIToken: Sendable {
 }
 
 /// What a server needs to check a presented token: its digest and whether it is still good. No secret.
+@MemberwiseInit(.package)
 package struct APITokenCredential: Sendable, Hashable {
     /// The token's name.
     package let name: String
@@ -28,16 +30,6 @@ package struct APITokenCredential: Sendable, Hashable {
     /// Whether the token is accepted at `now`: not revoked and not expired.
     package func isAccepted(at now: Date) -> Bool {
         !revoked && (expiresAt.map { $0 > now } ?? true)
-    }
-
-    /// Creates a credential (the store makes them; tests too).
-    package init(name: String, environment: String, kind: APIToken.Kind, digest: [UInt8], expiresAt: Date?, revoked: Bool) {
-        self.name = name
-        self.environment = environment
-        self.kind = kind
-        self.digest = digest
-        self.expiresAt = expiresAt
-        self.revoked = revoked
     }
 }
 
