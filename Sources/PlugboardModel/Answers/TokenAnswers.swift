@@ -77,6 +77,8 @@ public struct AccessToken: Sendable, Hashable, Codable {
     public let prefix: String
     /// True when the token may only read.
     public let readOnly: Bool
+    /// What the token may do with its principal's rights: all of them, or only stop (``AccessTokenScope``).
+    public internal(set) var scope: AccessTokenScope = .all
     public let createdAt: String
     public let createdBy: String
     /// When the token stops being accepted; nil for never.
@@ -94,7 +96,8 @@ public struct AccessToken: Sendable, Hashable, Codable {
         AccessToken(
             principal: principal, name: name, prefix: prefix, readOnly: readOnly, createdAt: createdAt, createdBy: createdBy,
             expiresAt: expiresAt, revokedAt: revokedAt, revokedBy: revokedBy, revokeReason: revokeReason, lastUsedAt: lastUsedAt,
-            state: state)
+            state: state
+        ).withScope(scope)
     }
 
     /// A value with every field (the board builds these).
