@@ -26,11 +26,12 @@ extension TokenOperations {
                 valueName: "scope"))
         public var scope: AccessTokenScope = .all
         public init() {}
-        public init(principal: PersonPrincipal?, name: TokenName, expires: String?, readOnly: Bool) {
+        public init(principal: PersonPrincipal?, name: TokenName, expires: String?, readOnly: Bool, scope: AccessTokenScope = .all) {
             self.principal = principal
             self.name = name
             self.expires = expires
             self.readOnly = readOnly
+            self.scope = scope
         }
 
         /// What the API answers: the token, its secret, and for the text output whether it only reads and until when.
@@ -61,7 +62,8 @@ extension TokenOperations {
     /// `access-token list [--principal]`.
     public struct ListAccessTokens: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            .accessTokenList, .read, abstract: "List access tokens: principal, rights (stop only for --scope stop), state, expiry and last use (never secrets).")
+            .accessTokenList, .read,
+            abstract: "List access tokens: principal, rights (stop only for --scope stop), state, expiry and last use (never secrets).")
         @Option(name: .long, help: ArgumentHelp("Only this principal's tokens.", valueName: "name")) public var principal: PrincipalName?
         public init() {}
         public init(principal: PrincipalName?) { self.principal = principal }
@@ -76,7 +78,8 @@ extension TokenOperations {
                 empty: "No access tokens yet; create one with plugboard access-token create --name LABEL."
             ) { token in
                 [
-                    token.principal, token.name, token.stopsOnly ? "stop only" : token.readOnly ? "read-only" : "principal's", token.state.rawValue, token.prefix,
+                    token.principal, token.name, token.stopsOnly ? "stop only" : token.readOnly ? "read-only" : "principal's",
+                    token.state.rawValue, token.prefix,
                     token.expiresAt.cell, token.lastUsedAt.cell, "\(token.createdAt.prefix(10)) by \(token.createdBy)",
                 ]
             }

@@ -119,7 +119,8 @@ struct AlertTrigger: Sendable {
             throw BoardError(.invalidInput, "the body is not JSON; send Alertmanager's webhook message (version 4)")
         } catch let error as DecodingError {
             throw BoardError(
-                .invalidInput, "the body is not Alertmanager's webhook message (version 4): \(where: error) is missing or of the wrong type")
+                .invalidInput, "the body is not Alertmanager's webhook message (version 4): \(where: error) is missing or of the wrong type"
+            )
         } catch {
             throw BoardError(.invalidInput, "the body is not JSON; send Alertmanager's webhook message (version 4)")
         }
@@ -211,7 +212,11 @@ extension String.StringInterpolation {
         }
         var text = ""
         for key in path {
-            if let index = key.intValue { text += "[\(index)]" } else { text += (text.isEmpty ? "" : ".") + AlertTrigger.clean(key.stringValue, limit: 40) }
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += (text.isEmpty ? "" : ".") + AlertTrigger.clean(key.stringValue, limit: 40)
+            }
         }
         appendLiteral(text.isEmpty ? "the message" : text)
     }

@@ -103,7 +103,8 @@ struct ServeCommand: BoardCommand {
         }
         if !Self.isLabelName(alertPluginLabel) {
             throw ValidationError(
-                "--alert-plugin-label '\(alertPluginLabel)' is not a Prometheus label name (a letter or _, then letters, digits or _, at most 128)")
+                "--alert-plugin-label '\(alertPluginLabel)' is not a Prometheus label name (a letter or _, then letters, digits or _, at most 128)"
+            )
         }
         if oidc.given, !admin, adminListen == nil {
             throw ValidationError("--oidc-issuer signs people in to the console: give --admin (or --admin-listen) too")

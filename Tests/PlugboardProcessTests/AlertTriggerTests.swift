@@ -28,7 +28,8 @@ struct AlertTriggerTests {
             ]
         }
         let body: [String: Any] = [
-            "version": "4", "groupKey": "{}:{alertname=\"HighErrorRate\"}", "truncatedAlerts": 0, "status": "firing", "receiver": "plugboard",
+            "version": "4", "groupKey": "{}:{alertname=\"HighErrorRate\"}", "truncatedAlerts": 0, "status": "firing",
+            "receiver": "plugboard",
             "groupLabels": [:] as [String: String], "commonLabels": [:] as [String: String], "commonAnnotations": [:] as [String: String],
             "externalURL": "http://alertmanager:9093", "alerts": objects,
         ]
@@ -81,7 +82,8 @@ struct AlertTriggerTests {
         #expect(stopped.last?["version"] as? String == "2.0.0", "\(answer)")
         let skipped = answer["skipped"] as? [[String: Any]] ?? []
         #expect(skipped.count == 3, "\(answer)")
-        #expect(skipped.contains { $0["plugin"] as? String == "com.example.missing" && "\($0["message"] ?? "")".contains("not registered") })
+        #expect(
+            skipped.contains { $0["plugin"] as? String == "com.example.missing" && "\($0["message"] ?? "")".contains("not registered") })
         #expect(skipped.contains { "\($0["message"] ?? "")".hasPrefix("resolved") })
 
         #expect(try await Self.killed(sandbox, Self.alpha))
@@ -146,7 +148,9 @@ struct AlertTriggerTests {
 
         // What a sender sends never breaks the server: not JSON, the wrong shape, too large, too many alerts.
         let (notJSON, notJSONAnswer) = try await Self.post(served, "{\"alerts\": [", token: stopToken)
-        #expect(notJSON == 400 && notJSONAnswer["message"] as? String == "the body is not JSON; send Alertmanager's webhook message (version 4)")
+        #expect(
+            notJSON == 400 && notJSONAnswer["message"] as? String == "the body is not JSON; send Alertmanager's webhook message (version 4)"
+        )
         let (wrong, wrongAnswer) = try await Self.post(served, #"{"alerts": [{"labels": {"plugin": 7}}]}"#, token: stopToken)
         #expect(wrong == 400 && "\(wrongAnswer["message"] ?? "")".contains("alerts[0].labels"), "\(wrongAnswer)")
         let (large, _) = try await Self.post(served, String(repeating: " ", count: 300 << 10) + "{}", token: stopToken)

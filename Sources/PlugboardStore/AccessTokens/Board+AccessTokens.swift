@@ -48,7 +48,8 @@ extension Board {
                     action: .accessTokenCreate, targetType: "access_token", targetID: target,
                     after: .object([
                         "principal": .string(principal), "name": .string(name), "prefix": .string(prefix), "read_only": .bool(readOnly),
-                        "scope": .string(scope.rawValue), "expires_at": .optional(expires), "parent": .optional(parent.map { "\($0.principal)/\($0.name)" }),
+                        "scope": .string(scope.rawValue), "expires_at": .optional(expires),
+                        "parent": .optional(parent.map { "\($0.principal)/\($0.name)" }),
                     ])))
             guard let token = try AccessTokenQueries.token(change.db, principal: principal, name: name) else {
                 throw BoardError(.integrity, "the access token '\(target)' was not stored; this is a bug in Plugboard")
@@ -142,7 +143,8 @@ extension Board {
                 "the access token '\(principal)/\(name)' of this request is no longer accepted; it may not make tokens")
         }
         if parent.stopsOnly {
-            throw BoardError.notAllowed("the access token '\(principal)/\(name)' of this request may only stop plug-ins; it may not make tokens")
+            throw BoardError.notAllowed(
+                "the access token '\(principal)/\(name)' of this request may only stop plug-ins; it may not make tokens")
         }
         guard let limit = parent.expiresAt else { return parent }
         if let expires, let end = Timestamp.parse(expires), let last = Timestamp.parse(limit), end <= last { return parent }
