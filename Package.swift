@@ -225,6 +225,7 @@ let package = Package(
                 "PlugboardModel",
                 "PlugboardFlags",
                 "PlugboardPluginAPI",
+                "PlugboardVersioning",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

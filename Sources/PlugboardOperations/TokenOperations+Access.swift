@@ -7,7 +7,7 @@ extension TokenOperations {
     /// `plugboard access-token …`, in the order its help lists them.
     package static let accessTokens: [any ParsedOperation.Type] = [CreateAccessToken.self, ListAccessTokens.self, RevokeAccessToken.self]
 
-    /// `access-token create [--principal] --name [--expires] [--read-only]`.
+    /// `access-token create [--principal] --name [--expires] [--read-only | --scope stop]`.
     public struct CreateAccessToken: ParsedOperation {
         public static let declaration = OperationDeclaration(
             .accessTokenCreate, .write, abstract: "Create an access token for a principal; prints its secret once.",
@@ -19,12 +19,19 @@ extension TokenOperations {
         @Option(name: .long, help: ArgumentHelp("How long it is accepted: 90d, 12h, 30m, 2w, or a time (2027-01-31).", valueName: "age"))
         public var expires: String?
         @Flag(name: .long, help: "It may only read: no change, whatever its principal may do.") public var readOnly = false
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "all (its principal's rights) or stop: it may only kill a plug-in or version its principal could kill, through serve's alerting trigger (POST /api/triggers/alertmanager), and every other route refuses it.",
+                valueName: "scope"))
+        public var scope: AccessTokenScope = .all
         public init() {}
-        public init(principal: PersonPrincipal?, name: TokenName, expires: String?, readOnly: Bool) {
+        public init(principal: PersonPrincipal?, name: TokenName, expires: String?, readOnly: Bool, scope: AccessTokenScope = .all) {
             self.principal = principal
             self.name = name
             self.expires = expires
             self.readOnly = readOnly
+            self.scope = scope
         }
 
         /// What the API answers: the token, its secret, and for the text output whether it only reads and until when.
@@ -33,6 +40,8 @@ extension TokenOperations {
             public let principal: String
             public let token: String
             public let readOnly: Bool
+            /// What it may do with its principal's rights: all of them, or only stop.
+            public let scope: AccessTokenScope
             public let expiresAt: String?
         }
 
@@ -41,18 +50,20 @@ extension TokenOperations {
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             let expiresAt = try expires.map { text throws(BoardError) in try expiry(text) }
             let created = try board.createAccessToken(
-                principal: principal?.text ?? actor.osUser, name: name.text, readOnly: readOnly, expiresAt: expiresAt, by: actor)
+                principal: principal?.text ?? actor.osUser, name: name.text, readOnly: readOnly, scope: scope, expiresAt: expiresAt,
+                by: actor)
             return OperationReply(
                 Created(
                     name: created.token.name, principal: created.token.principal, token: created.secret, readOnly: created.token.readOnly,
-                    expiresAt: created.token.expiresAt))
+                    scope: created.token.scope, expiresAt: created.token.expiresAt))
         }
     }
 
     /// `access-token list [--principal]`.
     public struct ListAccessTokens: ParsedOperation {
         public static let declaration = OperationDeclaration(
-            .accessTokenList, .read, abstract: "List access tokens: principal, rights, state, expiry and last use (never secrets).")
+            .accessTokenList, .read,
+            abstract: "List access tokens: principal, rights (stop only for --scope stop), state, expiry and last use (never secrets).")
         @Option(name: .long, help: ArgumentHelp("Only this principal's tokens.", valueName: "name")) public var principal: PrincipalName?
         public init() {}
         public init(principal: PrincipalName?) { self.principal = principal }
@@ -67,7 +78,8 @@ extension TokenOperations {
                 empty: "No access tokens yet; create one with plugboard access-token create --name LABEL."
             ) { token in
                 [
-                    token.principal, token.name, token.readOnly ? "read-only" : "principal's", token.state.rawValue, token.prefix,
+                    token.principal, token.name, token.stopsOnly ? "stop only" : token.readOnly ? "read-only" : "principal's",
+                    token.state.rawValue, token.prefix,
                     token.expiresAt.cell, token.lastUsedAt.cell, "\(token.createdAt.prefix(10)) by \(token.createdBy)",
                 ]
             }

@@ -7,8 +7,9 @@ import PlugboardStore
 
 /// The authentication of an operations API route: the access token presented (`Authorization: Bearer pba_…`) is looked up
 /// on the board and the caller put in the context (``ServeContext/caller``), acting as the token's principal; a
-/// read-only token is refused a route that writes, and the refusal recorded in the audit log as a refused `action` on
-/// the request (`POST /api/admin/…`).
+/// read-only token is refused a route that writes, a token that may only stop every route but the alerting trigger's
+/// (``AlertTrigger``), and the refusal recorded in the audit log as a refused `action` on the request
+/// (`POST /api/admin/…`).
 ///
 /// Each request looks its token up on the board, so a revoked or expired token is refused from its next request. A
 /// token seen before is looked up in the route's lane, one not seen before (``RecognizedTokens``) in the guesses' lane,
@@ -29,11 +30,15 @@ struct OperationsAuthentication: RouterMiddleware {
     let action: AuditAction
     /// The route's lane.
     let lane: WorkerThreads
+    /// Whether the route takes a token that may only stop (``AccessTokenScope/stop``): the alerting trigger's does;
+    /// every other route refuses one with `403`.
+    var acceptsStopTokens = false
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             var context = context
             let caller = try await authenticate(request, context)
+            if caller.token?.stopsOnly == true, !acceptsStopTokens { try await refuseStopOnly(request, caller) }
             if access != .read, caller.readOnly { try await refuseReadOnly(request, caller) }
             context.caller = caller
             return try await next(request, context)
@@ -81,10 +86,23 @@ struct OperationsAuthentication: RouterMiddleware {
 
     /// Refuses a write to a read-only token, and records the refusal in the audit log.
     private func refuseReadOnly(_ request: Request, _ caller: OperationsRoutes.Caller) async throws {
-        let error = BoardError(
-            .notAllowed,
-            "\(caller.credential) is read-only; use a token created without --read-only to change the board"
-        )
+        try await refuse(
+            request, caller,
+            BoardError(.notAllowed, "\(caller.credential) is read-only; use a token created without --read-only to change the board"))
+    }
+
+    /// Refuses any route but the alerting trigger to a token that may only stop, and records the refusal in the audit log.
+    private func refuseStopOnly(_ request: Request, _ caller: OperationsRoutes.Caller) async throws {
+        try await refuse(
+            request, caller,
+            BoardError(
+                .notAllowed,
+                "\(caller.credential) may only stop plug-ins through POST \(AlertTrigger.path); use a token created without --scope stop for anything else"
+            ))
+    }
+
+    /// Records `error` as a refusal of the request in the audit log, and throws it.
+    private func refuse(_ request: Request, _ caller: OperationsRoutes.Caller, _ error: BoardError) async throws {
         let (board, principal) = (self.board, caller.principal)
         let refusal = AuditEntry(action: action, targetType: "admin_api", targetID: "\(request.method.rawValue) \(request.uri.path)")
         try await lane.run { board.recordRefusal(refusal, by: principal, because: error) }

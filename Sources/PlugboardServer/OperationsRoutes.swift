@@ -77,6 +77,7 @@ package struct OperationsRoutes: Sendable {
         }
         let admin = router.group("/api/admin")
         for type in OperationsAPI.requests { add(type, to: admin) }
+        AlertTrigger(admin: self).add(to: router)
         let console = ConsoleRoutes(admin: self)
         console.add(to: router)
         if let oidc = console.oidc { LoginRoutes(admin: self, console: console, oidc: oidc).add(to: router) }

@@ -86,6 +86,9 @@ public struct ServerConfiguration: Sendable {
     /// Where to publish the hosts' events for a pub/sub relay (an http:// URL the environment's name is appended to, for
     /// example Nchan's publisher location `http://127.0.0.1:8080/plugboard-publish/`); nil: no relay.
     public var relayPublish: String?
+    /// The label of an Alertmanager alert that names the plug-in the alerting trigger (`POST /api/triggers/alertmanager`)
+    /// kills: `plugin` unless `plugboard serve --alert-plugin-label` says otherwise.
+    public var alertPluginLabel = "plugin"
     /// Sign-in to the console with the organisation's OpenID Connect provider, discovered before the server starts
     /// (`plugboard serve --oidc-issuer`); nil: the console signs in with access tokens only.
     public var identityProvider: ConsoleIdentityProvider?

@@ -10,7 +10,9 @@ struct AccessTokenCommand: ParsableCommand {
         discussion: """
             An access token is a person's or a service's credential for the board's operations API: it acts as its principal \
             (an admin, an owner or maintainer of some plug-ins, or nobody in particular), or with --read-only it may only \
-            read. Its changes are audited as that principal. Anyone may create and revoke tokens for themselves; a board \
+            read, or with --scope stop it may only stop: kill a plug-in or version its principal could kill, through \
+            plugboard serve's alerting trigger (POST /api/triggers/alertmanager); every other route refuses it, and it \
+            makes no tokens. Its changes are audited as that principal. Anyone may create and revoke tokens for themselves; a board \
             admin may for anyone. The board keeps only the secret's SHA-256. The operations API (plugboard serve --admin) \
             accepts them as Authorization: Bearer TOKEN; the CLI sends one with --server (from $PLUGBOARD_TOKEN or \
             plugboard login). A token created with --server is made with the access token that sends the request: it \
@@ -39,7 +41,10 @@ struct AccessTokenCommand: ParsableCommand {
                 return
             }
             print(created.token)
-            let rights = created.readOnly ? "may only read" : "acts with \(created.principal)'s rights"
+            let rights =
+                created.scope == .stop
+                ? "may only stop: kill what \(created.principal) could kill, through serve's alerting trigger"
+                : created.readOnly ? "may only read" : "acts with \(created.principal)'s rights"
             Output.printWarning(
                 "this is the only time the access token '\(created.principal)/\(operation.name)' is shown; the board keeps only its hash (it \(rights)\(created.expiresAt.map { ", expires \($0)" } ?? ""))"
             )

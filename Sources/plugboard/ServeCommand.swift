@@ -66,6 +66,11 @@ struct ServeCommand: BoardCommand {
             "Publish the hosts' signed events to a pub/sub relay's publisher location (an http:// URL the environment's name is appended to, for example Nchan's http://127.0.0.1:8080/plugboard-publish/).",
             valueName: "url"))
     var relayPublish: String?
+    @Option(
+        help: ArgumentHelp(
+            "The label of an Alertmanager alert that names the plug-in the alerting trigger (POST /api/triggers/alertmanager) kills.",
+            valueName: "name"))
+    var alertPluginLabel = "plugin"
     @OptionGroup var oidc: OIDCOptions
     @Flag(
         name: .customLong("print-openapi"), help: ArgumentHelp("Print the operations API's OpenAPI document and exit.", visibility: .hidden)
@@ -96,6 +101,11 @@ struct ServeCommand: BoardCommand {
             throw ValidationError(
                 "--relay-publish '\(relayPublish)' is not an http:// URL, for example http://127.0.0.1:8080/plugboard-publish/")
         }
+        if !Self.isLabelName(alertPluginLabel) {
+            throw ValidationError(
+                "--alert-plugin-label '\(alertPluginLabel)' is not a Prometheus label name (a letter or _, then letters, digits or _, at most 128)"
+            )
+        }
         if oidc.given, !admin, adminListen == nil {
             throw ValidationError("--oidc-issuer signs people in to the console: give --admin (or --admin-listen) too")
         }
@@ -106,6 +116,14 @@ struct ServeCommand: BoardCommand {
         guard (5...1000).contains(pollMilliseconds) else {
             throw ValidationError("--poll-ms \(pollMilliseconds) is outside 5-1000; 20 is the default")
         }
+    }
+
+    /// Whether `name` is a Prometheus label name: `[a-zA-Z_][a-zA-Z0-9_]*`, here at most 128 characters.
+    static func isLabelName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        func letter(_ b: UInt8) -> Bool { (b | 0x20) >= UInt8(ascii: "a") && (b | 0x20) <= UInt8(ascii: "z") || b == UInt8(ascii: "_") }
+        guard let first = bytes.first, letter(first), bytes.count <= 128 else { return false }
+        return bytes.allSatisfy { letter($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 
     /// The relay's publisher URL: http:// with a host.
@@ -150,6 +168,7 @@ struct ServeCommand: BoardCommand {
         configuration.adminUploadQuota.perPrincipalBytes = adminUploadQuota << 20
         configuration.adminUploadQuota.totalBytes = adminUploadTotal << 20
         configuration.relayPublish = relayPublish.flatMap(Self.relayURL)?.absoluteString
+        configuration.alertPluginLabel = alertPluginLabel
         configuration.adminAddress = adminListen.flatMap { try? Self.address($0, option: "--admin-listen") }
         let scheme = tlsCert == nil ? "http" : "https"
         // "" for the operations API beside the rest, else its own address.

@@ -50,6 +50,7 @@ struct UpgradeCLITests {
                 "0010_token_kinds.sql", "0011_access_tokens.sql", "0012_audit_via.sql", "0013_quarantine_releases.sql",
                 "0014_rollouts.sql", "0015_access_token_parents.sql", "0016_change_requests.sql", "0017_approvers.sql",
                 "0018_approval_moment.sql", "0019_approved_release.sql", "0020_identities.sql",
+                "0021_token_scopes.sql",
             ])
         let applied = try await sandbox.ok("migrate").stdout
         #expect(
@@ -58,7 +59,7 @@ struct UpgradeCLITests {
                 && applied.contains("0010_token_kinds.sql") && applied.contains("0011_access_tokens.sql"))
         #expect(try await sandbox.ok("migrate").stdout.contains("up to date"))
         // The state proof's migration recorded the digests of the board's rows as they were (board.baseline), and they
-        // verify; 0007, 0011, 0013 and 0014 only add empty tables, and 0010 and 0015 columns to tables with no rows here, so
+        // verify; 0007, 0011, 0013 and 0014 only add empty tables, and 0010, 0015 and 0021 columns to tables with no rows here, so
         // their own rows are recorded like any change's. 0019 adds a column to plugin_environments, which has rows here:
         // it records their digests again, in a baseline of its own.
         let baseline = try await sandbox.ok("audit", "--json").stdout.split(separator: "\n").filter { $0.contains("\"board.baseline\"") }

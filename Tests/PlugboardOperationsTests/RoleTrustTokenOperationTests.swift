@@ -31,6 +31,7 @@ struct RoleTrustTokenOperationTests {
             TokenOperations.RevokeToken(name: laptop, reason: nil),
             TokenOperations.CreateAccessToken(principal: alice, name: laptop, expires: nil, readOnly: true),
             TokenOperations.CreateAccessToken(principal: nil, name: laptop, expires: "2027-01-31", readOnly: false),
+            TokenOperations.CreateAccessToken(principal: nil, name: laptop, expires: nil, readOnly: false, scope: .stop),
             TokenOperations.ListAccessTokens(principal: nil),
             TokenOperations.RevokeAccessToken(name: laptop, principal: try PrincipalName(validating: "alice"), reason: reason),
         ]
@@ -60,7 +61,12 @@ struct RoleTrustTokenOperationTests {
                 == #"{"env":"default","kind":"hosts","name":"svc"}"#)
         #expect(
             try json(TokenOperations.CreateAccessToken(principal: nil, name: TokenName(validating: "ci"), expires: nil, readOnly: true))
-                == #"{"name":"ci","read_only":true}"#)
+                == #"{"name":"ci","read_only":true,"scope":"all"}"#)
+        #expect(
+            try json(
+                TokenOperations.CreateAccessToken(
+                    principal: nil, name: TokenName(validating: "am"), expires: nil, readOnly: false, scope: .stop))
+                == #"{"name":"am","read_only":false,"scope":"stop"}"#)
         let all = try TrustOperations.AddSigner.fromWire(Data(#"{"all":true,"id_and_key":["\#(Self.key)"]}"#.utf8))
         #expect(all.all && all.idAndKey == [Self.key])
     }

@@ -228,7 +228,7 @@ struct ConsoleViewTests {
             access: [
                 TokensPage.AccessRow(
                     token: AccessToken(
-                        principal: "alice", name: hostile, prefix: "pba_x", readOnly: true, createdAt: "t", createdBy: "alice",
+                        principal: "alice", name: hostile, prefix: "pba_x", readOnly: true, scope: .all, createdAt: "t", createdBy: "alice",
                         expiresAt: "t",
                         revokedAt: nil, revokedBy: nil, revokeReason: nil, lastUsedAt: "t", state: .active),
                     revoke: "<form></form>")

@@ -61,6 +61,8 @@ public struct AccessToken: Sendable, Hashable, Codable {
     public let prefix: String
     /// True when the token may only read.
     public let readOnly: Bool
+    /// What the token may do with its principal's rights: all of them, or only stop (``AccessTokenScope``).
+    public let scope: AccessTokenScope
     public let createdAt: String
     public let createdBy: String
     /// When the token stops being accepted; nil for never.
@@ -76,8 +78,8 @@ public struct AccessToken: Sendable, Hashable, Codable {
     /// The same token in `state`.
     package func inState(_ state: APIToken.State) -> AccessToken {
         AccessToken(
-            principal: principal, name: name, prefix: prefix, readOnly: readOnly, createdAt: createdAt, createdBy: createdBy,
-            expiresAt: expiresAt, revokedAt: revokedAt, revokedBy: revokedBy, revokeReason: revokeReason, lastUsedAt: lastUsedAt,
-            state: state)
+            principal: principal, name: name, prefix: prefix, readOnly: readOnly, scope: scope, createdAt: createdAt,
+            createdBy: createdBy, expiresAt: expiresAt, revokedAt: revokedAt, revokedBy: revokedBy, revokeReason: revokeReason,
+            lastUsedAt: lastUsedAt, state: state)
     }
 }

@@ -22,7 +22,7 @@ struct ConsoleAuthentication: RouterMiddleware {
         switch session.credential {
         case .accessToken(let secret, _):
             let token = try await OperationsRoutes.lookUp(secret, on: routes.admin.board, in: routes.admin.reads)
-            guard let token, token.state == .active else {
+            guard let token, token.state == .active, !token.stopsOnly else {
                 sessions.close(id)
                 return signIn(request)
             }

@@ -211,6 +211,13 @@ struct ConsoleRoutes: Sendable {
         guard token.state == .active else {
             return failed("the access token '\(token.name)' of \(token.principal) is \(token.state.rawValue); create a new one")
         }
+        guard !token.stopsOnly else {
+            return signInPage(
+                preSession: preSession,
+                error:
+                    "the access token '\(token.name)' of \(token.principal) may only stop plug-ins through its alerting trigger; sign in with a token created without --scope stop",
+                status: .forbidden)
+        }
         switch sessions.open(secret: secret, tokenName: token.name, principal: token.principal, readOnly: token.readOnly) {
         case .success(let (id, _)):
             var response = Self.redirect("/ui/")

@@ -33,16 +33,18 @@ enum AccessTokenQueries {
     }
 
     static func insert(
-        _ db: Database, principal: String, name: String, hash: String, prefix: String, readOnly: Bool, expiresAt: String?,
-        parent: AccessToken?, by actor: Principal, at now: String
+        _ db: Database, principal: String, name: String, hash: String, prefix: String, readOnly: Bool, scope: AccessTokenScope,
+        expiresAt: String?, parent: AccessToken?, by actor: Principal, at now: String
     ) throws {
         try db.execute(
             sql: """
-                INSERT INTO access_tokens (principal, name, token_hash, token_prefix, read_only, created_at, created_by, expires_at,
-                    parent_principal, parent_name)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO access_tokens (principal, name, token_hash, token_prefix, read_only, scope, created_at, created_by,
+                    expires_at, parent_principal, parent_name)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-            arguments: [principal, name, hash, prefix, readOnly, now, actor.osUser, expiresAt, parent?.principal, parent?.name])
+            arguments: [
+                principal, name, hash, prefix, readOnly, scope.rawValue, now, actor.osUser, expiresAt, parent?.principal, parent?.name,
+            ])
     }
 
     /// Every token made, directly or not, with the token `principal`/`name` that is not revoked yet, parents before
@@ -116,7 +118,8 @@ enum AccessTokenQueries {
     private static func accessToken(_ row: Row) -> AccessToken {
         AccessToken(
             principal: row["principal"], name: row["name"], prefix: row["token_prefix"], readOnly: row["read_only"],
-            createdAt: row["created_at"], createdBy: row["created_by"], expiresAt: row["expires_at"], revokedAt: row["revoked_at"],
+            // An unknown scope (a board written by a later version) may only stop.
+            scope: AccessTokenScope(rawValue: (row["scope"] as String?) ?? "") ?? .stop, createdAt: row["created_at"], createdBy: row["created_by"], expiresAt: row["expires_at"], revokedAt: row["revoked_at"],
             revokedBy: row["revoked_by"], revokeReason: row["revoke_reason"], lastUsedAt: row["last_used_at"],
             state: APIToken.State(rawValue: row["state"]) ?? .revoked)
     }

@@ -13,12 +13,20 @@ extension Board {
     /// outlive it (a request for a later expiry, or none, of a token made with an expiring one is refused, saying
     /// until when it may last), and revoking the parent revokes it (``revokeAccessToken(principal:name:reason:by:)``).
     ///
-    /// - Parameter expiresAt: When the token stops being accepted; nil for never. Must be in the future.
+    /// A token of scope ``AccessTokenScope/stop`` may only stop; it is not read-only too (it reads nothing), and a token
+    /// made with a stop token is refused: a stop token makes no tokens, so no token made from it has more rights.
+    ///
+    /// - Parameters:
+    ///   - scope: What it may do with its principal's rights: all of them, or only stop.
+    ///   - expiresAt: When the token stops being accepted; nil for never. Must be in the future.
     package func createAccessToken(
-        principal: String, name: String, readOnly: Bool, expiresAt: Date? = nil, by actor: Principal
+        principal: String, name: String, readOnly: Bool, scope: AccessTokenScope = .all, expiresAt: Date? = nil, by actor: Principal
     ) throws(BoardError) -> CreatedAccessToken {
         try Validate.personPrincipal(principal)
         try Validate.tokenName(name)
+        if readOnly, scope == .stop {
+            throw BoardError.invalid("a token of scope stop may only stop and reads nothing; give --scope stop or --read-only, not both")
+        }
         let expires = try APITokenSecret.expiry(expiresAt)
         let secret = AccessTokenSecret.generate()
         let prefix = AccessTokenSecret.displayPrefix(secret)
@@ -34,13 +42,14 @@ extension Board {
             }
             try AccessTokenQueries.insert(
                 change.db, principal: principal, name: name, hash: SHA256.hex(Data(secret.utf8)), prefix: prefix, readOnly: readOnly,
-                expiresAt: expires, parent: parent, by: change.actor, at: change.now)
+                scope: scope, expiresAt: expires, parent: parent, by: change.actor, at: change.now)
             try change.record(
                 AuditEntry(
                     action: .accessTokenCreate, targetType: "access_token", targetID: target,
                     after: .object([
                         "principal": .string(principal), "name": .string(name), "prefix": .string(prefix), "read_only": .bool(readOnly),
-                        "expires_at": .optional(expires), "parent": .optional(parent.map { "\($0.principal)/\($0.name)" }),
+                        "scope": .string(scope.rawValue), "expires_at": .optional(expires),
+                        "parent": .optional(parent.map { "\($0.principal)/\($0.name)" }),
                     ])))
             guard let token = try AccessTokenQueries.token(change.db, principal: principal, name: name) else {
                 throw BoardError(.integrity, "the access token '\(target)' was not stored; this is a bug in Plugboard")
@@ -132,6 +141,10 @@ extension Board {
         else {
             throw BoardError.notAllowed(
                 "the access token '\(principal)/\(name)' of this request is no longer accepted; it may not make tokens")
+        }
+        if parent.stopsOnly {
+            throw BoardError.notAllowed(
+                "the access token '\(principal)/\(name)' of this request may only stop plug-ins; it may not make tokens")
         }
         guard let limit = parent.expiresAt else { return parent }
         if let expires, let end = Timestamp.parse(expires), let last = Timestamp.parse(limit), end <= last { return parent }

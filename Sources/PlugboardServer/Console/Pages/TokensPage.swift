@@ -13,10 +13,18 @@ struct TokensPage: ConsoleView {
     /// The SDK and host tokens (only an admin sees them).
     let sdk: [SDKRow]
 
-    /// One access token, and its revoke form, rendered; empty when it is no longer active.
+    /// One access token, what it may do (`read and write`, `read-only`, `stop only`), and its revoke form, rendered;
+    /// empty when it is no longer active.
     struct AccessRow: Sendable {
         let token: AccessToken
+        let rights: String
         let revoke: String
+
+        init(token: AccessToken, revoke: String) {
+            self.token = token
+            self.rights = token.stopsOnly ? "stop only" : token.readOnly ? "read-only" : "read and write"
+            self.revoke = revoke
+        }
     }
 
     /// One SDK or host token, and its kind as its raw value (`sdk+hosts`).
