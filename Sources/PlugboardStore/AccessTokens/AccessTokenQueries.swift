@@ -119,7 +119,8 @@ enum AccessTokenQueries {
         AccessToken(
             principal: row["principal"], name: row["name"], prefix: row["token_prefix"], readOnly: row["read_only"],
             // An unknown scope (a board written by a later version) may only stop.
-            scope: AccessTokenScope(rawValue: (row["scope"] as String?) ?? "") ?? .stop, createdAt: row["created_at"], createdBy: row["created_by"], expiresAt: row["expires_at"], revokedAt: row["revoked_at"],
+            scope: AccessTokenScope(rawValue: (row["scope"] as String?) ?? "") ?? .stop, createdAt: row["created_at"],
+            createdBy: row["created_by"], expiresAt: row["expires_at"], revokedAt: row["revoked_at"],
             revokedBy: row["revoked_by"], revokeReason: row["revoke_reason"], lastUsedAt: row["last_used_at"],
             state: APIToken.State(rawValue: row["state"]) ?? .revoked)
     }
