@@ -36,7 +36,7 @@ public struct AuditAction: Sendable, Hashable, Comparable, CustomStringConvertib
         .rolloutPause, .rolloutResume, .rolloutStart, .rolloutStatus,
         .rolloutStep, .rolloutTick, .secretDelete, .secretGet, .secretList, .secretSet, .secretWrite, .segmentImport, .signerAdd,
         .signerList, .signerRevoke, .ssoGrant, .ssoGroups, .ssoMapGroup, .ssoRevoke, .ssoSignIn, .ssoUnmapGroup, .tokenCreate, .tokenList,
-        .tokenRevoke, .webhookAdd, .webhookDeliver, .webhookDisable, .webhookEnable, .webhookList, .webhookRemove, .webhookReplay,
+        .tokenRevoke, .webhookAdd, .webhookDisable, .webhookEnable, .webhookList, .webhookRemove, .webhookReplay,
         .webhookRotateSecret, .webhookShow, .webhookTest, .whoami,
     ]
 
@@ -282,8 +282,6 @@ extension AuditAction {
     // MARK: webhook
     /// `webhook.add`.
     public static let webhookAdd = AuditAction("webhook.add")
-    /// `webhook.deliver`: one pass of delivery, for a board no server delivers from.
-    public static let webhookDeliver = AuditAction("webhook.deliver")
     /// `webhook.disable`: by an admin, or by delivery when the endpoint answered 410 Gone.
     public static let webhookDisable = AuditAction("webhook.disable")
     /// `webhook.enable`.

@@ -161,3 +161,21 @@ extension Board {
     /// The principal delivery acts as when it disables an endpoint that answered 410 Gone.
     package static let webhookDeliveryPrincipal = "plugboard/webhook-delivery"
 }
+
+extension Board {
+    /// Writes a `webhook.test` audit row, which delivery sends to the endpoint `name` only: admins.
+    package func testWebhook(_ name: String, by actor: Principal) throws(BoardError) -> ChangeResult {
+        try Validate.webhookName(name)
+        return try change(
+            actor, refusal: AuditEntry(action: .webhookTest, targetType: "webhook", targetID: name),
+            requiring: .admin(doing: "test webhooks")
+        ) { change in
+            let endpoint = try WebhookQueries.require(change.db, name, now: clock.date())
+            try change.record(AuditEntry(action: .webhookTest, targetType: "webhook", targetID: name))
+            return ChangeResult(
+                changed: true,
+                "A test event waits for \(name)\(endpoint.enabled ? "" : " (disabled: enable it to receive it)"); plugboard serve sends it within a second, or run plugboard webhook deliver."
+            )
+        }
+    }
+}
