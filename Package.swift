@@ -317,6 +317,12 @@ let package = Package(
         ),
         .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
         .testTarget(
+            name: "PlugboardEventsTests",
+            dependencies: [
+                "PlugboardEvents", "PlugboardNetwork", "PlugboardModel", .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
             name: "PlugboardIdentityTests",
             dependencies: [
                 "PlugboardNetwork", "PlugboardIdentity", "PlugboardTestSupport",
