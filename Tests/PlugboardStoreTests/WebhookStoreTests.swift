@@ -1,6 +1,7 @@
 import Foundation
 import PlugboardModel
 import PlugboardTestSupport
+import Synchronization
 import Testing
 
 @testable import PlugboardStore
@@ -72,6 +73,21 @@ struct WebhookStoreTests {
         #expect(ops.cursor == head && ops.attempts == 0 && ops.failingSince == nil && ops.lastError == nil)
         #expect(try board.auditHead() == head)
         #expect(try board.verifyAudit().ok)
+    }
+
+    @Test func anEndpointFailingForADayShowsAsFailing() throws {
+        let now = Mutex(Date())
+        let clock = TimeSource(date: { now.withLock { $0 } }, instant: { ContinuousClock.now })
+        let board = try Board.inMemory(by: Self.admin, clock: clock)
+        _ = try board.addWebhook(Self.endpoint(), by: Self.admin)
+        try board.recordWebhookFailed("ops", status: nil, error: "no answer in time", nextAttempt: now.withLock { $0 })
+        #expect(try !board.webhook("ops").failing)
+        now.withLock { $0 += 86_400 }
+        try board.recordWebhookFailed("ops", status: 503, error: "answered 503", nextAttempt: now.withLock { $0 })
+        let ops = try board.webhook("ops")
+        #expect(ops.failing && ops.attempts == 2 && ops.lastStatus == 503)
+        try board.recordWebhookDelivered("ops", through: ops.cursor, status: 200)
+        #expect(try !board.webhook("ops").failing)
     }
 
     @Test func eventFiltersMatchExactActionsGroupsAndEnvironments() {
