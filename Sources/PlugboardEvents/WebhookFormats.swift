@@ -4,9 +4,9 @@ import PlugboardModel
 /// The chat and monitoring formats: a Slack incoming webhook's blocks, a Microsoft Teams Adaptive Card message, and a
 /// Datadog Events API event. Each names the target, the reason and the person, and links to the console.
 enum WebhookFormats {
-    /// Whether the row stops something (a kill switch, an aborted rollout): shown as an alert.
+    /// Whether the row stopped something (a kill switch thrown, a rollout aborted): sent first, shown as an alert.
     static func isStop(_ row: AuditRecord) -> Bool {
-        row.action == AuditAction.pluginKill.name || row.action == AuditAction.rolloutAbort.name
+        row.outcome == "ok" && (row.action == AuditAction.pluginKill.name || row.action == AuditAction.rolloutAbort.name)
     }
 
     static func facts(_ row: AuditRecord) -> [(String, String)] {

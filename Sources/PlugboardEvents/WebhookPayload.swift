@@ -84,9 +84,10 @@ package struct WebhookPayload: Sendable {
         let place = row.environment.map { " in \($0)" } ?? ""
         let why = row.reason.map { ": \($0)" } ?? ""
         let refused = row.outcome == "ok" ? "" : " (refused)"
-        switch row.action {
+        switch row.outcome == "ok" ? row.action : "" {
         case AuditAction.pluginKill.name: return "Kill switch: \(who) killed\(target)\(place)\(why)"
-        case AuditAction.rolloutAbort.name: return "Rollout aborted\(target.isEmpty ? "" : " for" + target)\(place) by \(who)\(why)"
+        case AuditAction.rolloutAbort.name:
+            return "Rollout aborted\(target.isEmpty ? "" : " for" + target)\(place) by \(who)\(why)"
         default: return "\(who) \(row.action)\(target)\(place)\(refused)\(why)"
         }
     }

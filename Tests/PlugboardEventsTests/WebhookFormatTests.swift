@@ -12,9 +12,11 @@ import Testing
 struct WebhookFormatTests {
     static let payload = WebhookPayload(boardID: "b0a4d", consoleURL: "https://plugboard.example.com/")
 
-    static func row(action: String = "plugin.kill", reason: String? = "INC-42 crashes on start", after: String? = nil) -> AuditRecord {
+    static func row(
+        action: String = "plugin.kill", outcome: String = "ok", reason: String? = "INC-42 crashes on start", after: String? = nil
+    ) -> AuditRecord {
         AuditRecord(
-            seq: 12, at: "2026-11-29T10:00:00.000Z", by: "alice", onBehalfOf: nil, action: action, outcome: "ok", targetType: "plugin",
+            seq: 12, at: "2026-11-29T10:00:00.000Z", by: "alice", onBehalfOf: nil, action: action, outcome: outcome, targetType: "plugin",
             targetID: "com.example.greeter", environment: "production", reason: reason, beforeJSON: nil, afterJSON: after,
             prevHash: String(repeating: "a", count: 64), hash: String(repeating: "b", count: 64), stateChanges: nil,
             stateRoot: String(repeating: "c", count: 64))
@@ -64,6 +66,12 @@ struct WebhookFormatTests {
             datadog["alert_type"] as? String == "error" && (datadog["tags"] as? [String])?.contains("plugin:com.example.greeter") == true)
         let slack = try Self.object(Self.payload.body(Self.row(), format: .slack))
         #expect((slack["blocks"] as? [[String: Any]])?.isEmpty == false && (slack["text"] as? String)?.contains("Kill switch") == true)
+    }
+
+    @Test func aRefusedKillIsNeitherSentFirstNorToldAsAKillSwitch() {
+        let refused = Self.row(outcome: "refused")
+        #expect(!WebhookFormats.isStop(refused) && WebhookFormats.isStop(Self.row()))
+        #expect(Self.payload.summary(refused).contains("(refused)") && !Self.payload.summary(refused).contains("Kill switch"))
     }
 
     @Test func bothSignaturesVerifyOverIdTimestampAndBody() throws {
