@@ -139,8 +139,11 @@ package final class WebhookDelivery: Sendable {
                     attempts = 0
                     done.insert(row.seq)
                     if first {
+                        guard (try? board.recordWebhookDelivered(name, from: cursor, through: row.seq, status: status)) == true else {
+                            pass.line = "\(name): its cursor moved (a replay or an enable); starting again from it"
+                            return pass
+                        }
                         cursor = row.seq
-                        try? board.recordWebhookDelivered(name, through: row.seq, status: status)
                         forgetSent(name, through: row.seq)
                     } else {
                         sentAhead.withLock { $0[name, default: []].insert(row.seq) }
@@ -166,8 +169,12 @@ package final class WebhookDelivery: Sendable {
             }
             // Every row of the batch is sent or not for this endpoint: the cursor moves past them all.
             if last.seq > cursor {
+                guard (try? board.recordWebhookDelivered(name, from: cursor, through: last.seq, status: endpoint.lastStatus ?? 200)) == true
+                else {
+                    pass.line = "\(name): its cursor moved (a replay or an enable); starting again from it"
+                    return pass
+                }
                 cursor = last.seq
-                try? board.recordWebhookDelivered(name, through: last.seq, status: endpoint.lastStatus ?? 200)
                 forgetSent(name, through: last.seq)
             }
             if rows.count < settings.batch { break }

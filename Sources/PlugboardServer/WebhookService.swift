@@ -21,7 +21,10 @@ struct WebhookService: Service {
             let secrets = try BoardSecureStorage.open(board: board)
             delivery = try WebhookDelivery(board: board, secrets: secrets, settings: settings, via: "plugboard serve")
         } catch {
-            logger.warning("webhooks are not delivered: \(error.message)")
+            // Said when there is something to deliver: a board without endpoints needs no master key here.
+            if let endpoints = try? board.webhooks(), !endpoints.isEmpty {
+                logger.warning("webhooks are not delivered: \(error.message)")
+            }
             // A service that returns ends the server: this one waits for the server's end instead.
             try? await gracefulShutdown()
             return

@@ -68,10 +68,14 @@ struct WebhookStoreTests {
         try board.recordWebhookFailed("ops", status: 500, error: "answered 500", nextAttempt: Date().addingTimeInterval(5))
         var ops = try board.webhook("ops")
         #expect(ops.attempts == 1 && ops.lastStatus == 500 && ops.failingSince != nil && ops.nextAttemptAt != nil)
-        try board.recordWebhookDelivered("ops", through: head, status: 200)
+        #expect(try board.recordWebhookDelivered("ops", from: ops.cursor, through: head, status: 200))
         ops = try board.webhook("ops")
         #expect(ops.cursor == head && ops.attempts == 0 && ops.failingSince == nil && ops.lastError == nil)
         #expect(try board.auditHead() == head)
+        // A replay meanwhile wins over a delivery that started before it.
+        _ = try board.replayWebhook("ops", from: 1, by: Self.admin)
+        #expect(try !board.recordWebhookDelivered("ops", from: head, through: head + 1, status: 200))
+        #expect(try board.webhook("ops").cursor == 0)
         #expect(try board.verifyAudit().ok)
     }
 
@@ -86,7 +90,7 @@ struct WebhookStoreTests {
         try board.recordWebhookFailed("ops", status: 503, error: "answered 503", nextAttempt: now.withLock { $0 })
         let ops = try board.webhook("ops")
         #expect(ops.failing && ops.attempts == 2 && ops.lastStatus == 503)
-        try board.recordWebhookDelivered("ops", through: ops.cursor, status: 200)
+        try board.recordWebhookDelivered("ops", from: ops.cursor, through: ops.cursor, status: 200)
         #expect(try !board.webhook("ops").failing)
     }
 

@@ -20,17 +20,21 @@ extension Board {
         try read { db in try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM audit_log") ?? 0 }
     }
 
-    /// Notes that `name` acknowledged the events up to `seq`: its cursor moves there (never back), its attempts end.
-    package func recordWebhookDelivered(_ name: String, through seq: Int64, status: Int) throws(BoardError) {
+    /// Notes that `name` acknowledged the events after `cursor` up to `seq`: its cursor moves there and its attempts
+    /// end, unless the cursor is no longer `cursor` (a replay or an enable moved it meanwhile): then nothing changes and
+    /// the answer is false, and delivery starts again from where the cursor is.
+    @discardableResult
+    package func recordWebhookDelivered(_ name: String, from cursor: Int64, through seq: Int64, status: Int) throws(BoardError) -> Bool {
         let now = clock.timestamp()
         do {
-            try writeUnaudited(.webhookDelivery) { db in
+            return try writeUnaudited(.webhookDelivery) { db in
                 try db.execute(
                     sql: """
-                        UPDATE webhook_deliveries SET cursor = max(cursor, ?), attempts = 0, next_attempt_at = NULL,
+                        UPDATE webhook_deliveries SET cursor = ?, attempts = 0, next_attempt_at = NULL,
                             failing_since = NULL, last_status = ?, last_error = NULL, last_attempt_at = ?
-                        WHERE name = ?
-                        """, arguments: [seq, status, now, name])
+                        WHERE name = ? AND cursor = ?
+                        """, arguments: [seq, status, now, name, cursor])
+                return db.changesCount > 0
             }
         } catch {
             throw mapError(error)
