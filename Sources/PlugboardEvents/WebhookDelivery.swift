@@ -123,6 +123,8 @@ package final class WebhookDelivery: Sendable {
         var pass = Pass(outcome: .caughtUp, line: "")
         var cursor = endpoint.cursor
         var attempts = endpoint.attempts
+        // The status the cursor's last move records: the last 2xx answer.
+        var lastStatus = endpoint.lastStatus.flatMap { (200..<300).contains($0) ? $0 : nil } ?? 200
         while !Task.isCancelled {
             guard let rows = try? board.auditRows(after: cursor, limit: settings.batch), let last = rows.last else { break }
             let ahead = sentAhead.withLock { $0[name] ?? [] }
@@ -137,6 +139,7 @@ package final class WebhookDelivery: Sendable {
                 case .success(let status):
                     pass.delivered += 1
                     attempts = 0
+                    lastStatus = status
                     done.insert(row.seq)
                     if first {
                         guard (try? board.recordWebhookDelivered(name, from: cursor, through: row.seq, status: status)) == true else {
@@ -169,7 +172,7 @@ package final class WebhookDelivery: Sendable {
             }
             // Every row of the batch is sent or not for this endpoint: the cursor moves past them all.
             if last.seq > cursor {
-                guard (try? board.recordWebhookDelivered(name, from: cursor, through: last.seq, status: endpoint.lastStatus ?? 200)) == true
+                guard (try? board.recordWebhookDelivered(name, from: cursor, through: last.seq, status: lastStatus)) == true
                 else {
                     pass.line = "\(name): its cursor moved (a replay or an enable); starting again from it"
                     return pass
