@@ -44,4 +44,18 @@ extension BoardSecureStorage {
         }
         return opened
     }
+
+    /// `sealed` (an endpoint's secret, or with no label the signing key) opened under `oldKey` and sealed again under
+    /// `newKey`, for a master-key rotation.
+    static func resealWebhookValue(_ sealed: Data, label: String?, from oldKey: MasterKey, to newKey: MasterKey) throws(BoardError) -> Data
+    {
+        let (purpose, text) = label.map { (secretPurpose, $0) } ?? (signingPurpose, "1")
+        guard let plain = LabelledSeal.open(sealed, purpose: purpose, label: text, with: oldKey) else {
+            throw BoardError(
+                .integrity,
+                "\(label.map { "the secret of the webhook \($0)" } ?? "the board's webhook signing key") does not open with the current master key, so the master key was not rotated; remove or rotate it first"
+            )
+        }
+        return LabelledSeal.seal(plain, purpose: purpose, label: text, with: newKey)
+    }
 }

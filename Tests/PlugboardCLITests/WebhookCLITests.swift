@@ -59,4 +59,16 @@ struct WebhookCLITests {
         // A name is checked where it matters: at delivery, before each connection.
         try await sandbox.ok("webhook", "add", "named", "http://localhost:9/hook")
     }
+
+    @Test func aMasterKeyRotationResealsEndpointSecretsAndTheSigningKey() async throws {
+        let sandbox = try await Sandbox.withBoard()
+        try await sandbox.ok("webhook", "add", "ops", "http://localhost:9/hook")
+        let rotated = try await sandbox.ok("keys", "rotate", "--json").stdout
+        #expect(rotated.contains("rotated") || rotated.contains("Rotated"), "\(rotated)")
+        #expect(try await sandbox.ok("audit", "--json").stdout.contains("resealed_webhook_secrets"))
+        // Delivery opens the secret and the key under the new master key; it gets as far as the address check.
+        let delivered = try await sandbox.run(["webhook", "deliver", "--now"])
+        #expect(!delivered.stdout.contains("does not open") && delivered.stdout.contains("loopback"), "\(delivered)")
+        try await sandbox.ok("audit", "verify")
+    }
 }

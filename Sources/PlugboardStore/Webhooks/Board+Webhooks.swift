@@ -179,3 +179,24 @@ extension Board {
         }
     }
 }
+
+extension AuditedChange {
+    /// Replaces the sealed secret of every webhook endpoint, and the sealed half of the board's webhook signing key,
+    /// with what `reseal` makes of them (the label is the endpoint's name; nil for the signing key): a master-key
+    /// rotation, in its own transaction, so that no sealed value stays under the old key. Answers how many it resealed.
+    package func resealWebhookSecrets(_ reseal: (_ sealed: Data, _ label: String?) throws -> Data) throws -> Int {
+        var count = 0
+        for row in try Row.fetchAll(db, sql: "SELECT name, secret_sealed FROM webhooks ORDER BY name") {
+            let name: String = row["name"]
+            try db.execute(
+                sql: "UPDATE webhooks SET secret_sealed = ? WHERE name = ?", arguments: [try reseal(row["secret_sealed"], name), name])
+            count += 1
+        }
+        if let key = try WebhookQueries.signingKey(db) {
+            try db.execute(
+                sql: "UPDATE webhook_signing_keys SET private_sealed = ? WHERE id = 1", arguments: [try reseal(key.sealedPrivateKey, nil)])
+            count += 1
+        }
+        return count
+    }
+}
