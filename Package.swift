@@ -96,12 +96,17 @@ let package = Package(
             dependencies: ["PlugboardPluginAPI", .product(name: "Crypto", package: "swift-crypto")]
         ),
 
+        // Addresses of outward calls: IP addresses classified (loopback, private, link-local, …), and the URL policy of
+        // webhook endpoints. No HTTP client: the operations check URLs with it.
+        .target(name: "PlugboardNetwork", dependencies: ["PlugboardModel"]),
+
         // OpenID Connect, the client side: discovery, the code flow with PKCE, ID tokens checked (jwt-kit for the
         // signatures, everything else ours). A client of the network and no board: its one way out is `OutboundHTTP`
         // (AsyncHTTPClient with timeouts, a body limit, no redirects and no private addresses).
         .target(
             name: "PlugboardIdentity",
             dependencies: [
+                "PlugboardNetwork",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -197,10 +202,21 @@ let package = Package(
             dependencies: ["PlugboardPluginAPI", .product(name: "Logging", package: "swift-log")]
         ),
 
+        // Webhooks: the audit log's rows sent to endpoints, signed (Standard Webhooks), with retries; its one way out is
+        // PlugboardIdentity's `OutboundHTTP` (timeouts, a size limit, no redirects, addresses checked before connecting).
+        .target(
+            name: "PlugboardEvents",
+            dependencies: [
+                "PlugboardStore", "PlugboardModel", "PlugboardIdentity", "PlugboardNetwork", "PlugboardBoardSecureStorage",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+
         // MARK: Layer 4, the operations API's operations: performed on a board by the CLI, or served by `serve --admin`
         .target(
             name: "PlugboardOperations",
             dependencies: [
+                "PlugboardNetwork",
                 "PlugboardStore",
                 "PlugboardSecureStorage",
                 "PlugboardBoardSecureStorage",
@@ -219,6 +235,8 @@ let package = Package(
             name: "PlugboardServer",
             dependencies: [
                 "PlugboardMacros",
+                "PlugboardEvents",
+                "PlugboardBoardSecureStorage",
                 "PlugboardIdentity",
                 "PlugboardOperations",
                 "PlugboardStore",
@@ -250,6 +268,7 @@ let package = Package(
         .executableTarget(
             name: "plugboard",
             dependencies: [
+                "PlugboardEvents",
                 "PlugboardIdentity",
                 "PlugboardOperations",
                 "PlugboardClient",
@@ -325,9 +344,15 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "PlugboardEventsTests",
+            dependencies: [
+                "PlugboardEvents", "PlugboardNetwork", "PlugboardModel", .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
             name: "PlugboardIdentityTests",
             dependencies: [
-                "PlugboardIdentity", "PlugboardTestSupport",
+                "PlugboardNetwork", "PlugboardIdentity", "PlugboardTestSupport",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -30,12 +30,17 @@ extension BoardSecureStorage {
             guard newKey != secrets.masterKey else {
                 throw BoardError(.invalidInput, "the new master key is the board's current key (id \(oldID)); rotate to a new random key")
             }
+            let oldKey = secrets.masterKey
             let count = try secrets.rotateMasterKey(to: newKey)
+            let resealed = try change.resealWebhookSecrets { sealed, label in
+                try Self.resealWebhookValue(sealed, label: label, from: oldKey, to: newKey)
+            }
+            var after: [String: AuditJSON] = ["key_id": .string(newKey.identifier), "rewrapped_data_keys": .int(count)]
+            if resealed > 0 { after["resealed_webhook_secrets"] = .int(resealed) }
             try change.record(
                 AuditEntry(
                     action: .keysRotateMaster, targetType: "board", targetID: boardID,
-                    before: .object(["key_id": .string(oldID)]),
-                    after: .object(["key_id": .string(newKey.identifier), "rewrapped_data_keys": .int(count)])))
+                    before: .object(["key_id": .string(oldID)]), after: .object(after)))
             return ChangeResult(
                 changed: true,
                 "Rotated the master key from id \(oldID) to id \(newKey.identifier): rewrapped \(count) data key(s); no value was re-encrypted."

@@ -3,11 +3,12 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import PlugboardNetwork
 import Synchronization
 
 /// The one way this module calls out: bounded, JSON only, to public addresses.
 ///
-/// Every call resolves the host first, checks every address it resolves to (see ``AddressScope``), then connects to
+/// Every call resolves the host first, checks every address it resolves to (see `AddressScope` in PlugboardNetwork), then connects to
 /// one checked address (the TLS server name stays the host's), so that a second DNS answer cannot send the request
 /// elsewhere. `https` only, except a loopback host; redirects are never followed (a 3xx answer is an error); the
 /// connection must open within ``connectTimeout`` and the whole exchange end within ``requestTimeout``; a body over
@@ -26,6 +27,10 @@ public struct OutboundHTTP: Sendable {
     /// Whether hosts on loopback addresses may be called (a provider on this machine, in tests): set by
     /// ``OIDCProvider/discover(_:http:logger:)`` when the issuer itself is on loopback.
     public var allowLoopback: Bool
+    /// Whether plain `http` may be called on any host (a webhook endpoint), not only on a loopback one.
+    public var allowPlainHTTP = false
+    /// Who is called, for the sentences of refusals: the identity provider, or a webhook endpoint.
+    public var party = "the identity provider"
 
     /// A client with the house bounds.
     public init(
@@ -169,16 +174,16 @@ public struct OutboundHTTP: Sendable {
     }
 
     /// The host of `url` and the checked address to connect to (nil when the host is an address itself).
-    private func checkedTarget(_ url: URL, what: String) async throws(IdentityError) -> (host: String, address: NetworkAddress?) {
+    func checkedTarget(_ url: URL, what: String) async throws(IdentityError) -> (host: String, address: NetworkAddress?) {
         guard let scheme = url.scheme?.lowercased(), var host = url.host, !host.isEmpty else {
-            throw IdentityError(.discoveryRejected, "the identity provider's \(what) is not a URL Plugboard can call")
+            throw IdentityError(.discoveryRejected, "\(party)'s \(what) is not a URL Plugboard can call")
         }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let loopbackHost = Self.isLoopbackHost(host)
-        guard scheme == "https" || (scheme == "http" && loopbackHost) else {
+        guard scheme == "https" || (scheme == "http" && (loopbackHost || allowPlainHTTP)) else {
             throw IdentityError(
                 .discoveryRejected,
-                "the identity provider's \(what) at \(IdentityError.quoted(host)) is not https; plain http is allowed only on a loopback address"
+                "\(party)'s \(what) at \(IdentityError.quoted(host)) is not https; plain http is allowed only on a loopback address"
             )
         }
         let name = host
@@ -197,10 +202,10 @@ public struct OutboundHTTP: Sendable {
             }
         }
         guard let addresses = resolved else {
-            throw IdentityError(.providerUnreachable, "the identity provider's host \(IdentityError.quoted(host)) did not resolve in time")
+            throw IdentityError(.providerUnreachable, "\(party)'s host \(IdentityError.quoted(host)) did not resolve in time")
         }
         guard let first = addresses.first else {
-            throw IdentityError(.providerUnreachable, "the identity provider's host \(IdentityError.quoted(host)) does not resolve")
+            throw IdentityError(.providerUnreachable, "\(party)'s host \(IdentityError.quoted(host)) does not resolve")
         }
         for address in addresses {
             let scope = address.scope
@@ -215,7 +220,7 @@ public struct OutboundHTTP: Sendable {
             guard allowed else {
                 throw IdentityError(
                     .privateAddress,
-                    "the identity provider's host \(IdentityError.quoted(host)) resolves to \(address) (\(scope.sentence)), which Plugboard does not call"
+                    "\(party)'s host \(IdentityError.quoted(host)) resolves to \(address) (\(scope.sentence)), which Plugboard does not call"
                         + (scope == .reserved || scope == .linkLocal ? "" : " unless private networks are allowed"))
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+package import PlugboardEvents
 public import PlugboardIdentity
 import PlugboardMacros
 public import PlugboardModel
@@ -79,6 +80,8 @@ public struct ServerConfiguration: Sendable {
     /// Where the server reads the time: tokens' expiry and the rate of token re-reads (the system's clocks, or a
     /// test's).
     public var clock = TimeSource.system
+    /// How webhook delivery sends (`--webhook-allow-private`, the console's address for links); nil for no delivery.
+    package var webhooks: WebhookSettings? = WebhookSettings()
     /// How often the server runs the board's schedule: every rollout's guard and steps, and (at most once a second) the
     /// change requests whose time came; nil: never (then run `plugboard rollout tick` and `plugboard change apply-due`).
     /// Each pass that acts is an audited change of the board.

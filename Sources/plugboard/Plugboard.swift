@@ -30,7 +30,7 @@ struct Plugboard: ParsableCommand {
         subcommands: [
             Init.self, Migrate.self, PluginCommand.self, OwnerCommand.self, FlagCommand.self, SecretCommand.self,
             KeysCommand.self, AdminCommand.self, GroupCommand.self, PrincipalCommand.self, SSOCommand.self, EnvCommand.self,
-            AuditCommand.self, TokenCommand.self,
+            AuditCommand.self, TokenCommand.self, WebhookCommand.self,
         ] + commands(BoardOperations.clients) + [
             ServeCommand.self, SigningKeyCommand.self, SignerCommand.self, ApproverCommand.self, PolicyCommand.self, BoardKeyCommand.self,
             Backup.self,

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Logging
+import PlugboardEvents
 import PlugboardModel
 import PlugboardOperations
 import PlugboardServer
@@ -72,6 +73,12 @@ struct ServeCommand: BoardCommand {
             valueName: "name"))
     var alertPluginLabel = "plugin"
     @OptionGroup var oidc: OIDCOptions
+    @Flag(help: "Let webhook endpoints be on private and loopback addresses (never link-local ones, where cloud metadata answers).")
+    var webhookAllowPrivate = false
+    @Option(help: ArgumentHelp("The console's address for links in webhook events (default: this server's).", valueName: "url"))
+    var webhookConsoleURL: String?
+    @Option(help: ArgumentHelp("Webhook retry waits, for drills and tests: 200ms,1s,…", visibility: .hidden))
+    var webhookRetrySchedule: String?
     @Flag(
         name: .customLong("print-openapi"), help: ArgumentHelp("Print the operations API's OpenAPI document and exit.", visibility: .hidden)
     )
@@ -112,6 +119,10 @@ struct ServeCommand: BoardCommand {
         if oidc.given, oidc.oidcRedirectUrl == nil, (try? Self.address(adminListen ?? listen))?.port == 0 {
             throw ValidationError(
                 "the console's port is chosen when it starts (port 0), so the provider's callback is not known: give --oidc-redirect-url")
+        }
+        if let webhookRetrySchedule, WebhookSettings.schedule(webhookRetrySchedule) == nil {
+            throw ValidationError(
+                "--webhook-retry-schedule '\(webhookRetrySchedule)' is not waits separated by commas, for example 200ms,1s,5m")
         }
         guard (5...1000).contains(pollMilliseconds) else {
             throw ValidationError("--poll-ms \(pollMilliseconds) is outside 5-1000; 20 is the default")
@@ -176,6 +187,12 @@ struct ServeCommand: BoardCommand {
             !configuration.admin
             ? nil
             : configuration.adminAddress.map { "\(scheme)://\($0.host.contains(":") ? "[\($0.host)]" : $0.host):\($0.port)" } ?? ""
+        var webhooks = WebhookSettings()
+        webhooks.allowPrivate = webhookAllowPrivate
+        webhooks.consoleURL = webhookConsoleURL ?? "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        if let schedule = webhookRetrySchedule.flatMap(WebhookSettings.schedule) { webhooks.schedule = schedule }
+        configuration.webhooks = webhooks
+        WebhookOperations.allowPrivateAddresses.withLock { $0 = webhookAllowPrivate }
         let json = output.json
         let failure = ServeFailure()
         let done = DispatchSemaphore(value: 0)

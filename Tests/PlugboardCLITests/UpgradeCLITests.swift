@@ -39,7 +39,8 @@ struct UpgradeCLITests {
         // log without its index of hashes, 0010: token kinds, 0011: access tokens, 0012: how a change arrived, 0013:
         // releases of hosts' quarantines, 0014: rollouts, 0015: the parents of access tokens, 0016: change requests,
         // 0017: who approves, and the tokens behind requests and approvals, 0018: the moment an approval binds,
-        // 0019: the release a protected environment runs, 0020: identities and groups of an identity provider).
+        // 0019: the release a protected environment runs, 0020: identities and groups of an identity provider, 0021: what
+        // an access token may do, 0022: webhook endpoints).
         let stale = try await sandbox.run(["plugin", "list"])
         #expect(stale.status != 0 && stale.stderr.contains("plugboard migrate"), "\(stale)")
         let migrations = try await sandbox.ok("migrate", "--status", "--json").json() as? [String: Any]
@@ -49,8 +50,8 @@ struct UpgradeCLITests {
                 "0005_serve.sql", "0006_state_proof.sql", "0007_signatures.sql", "0008_remote_hosts.sql", "0009_audit_hash_unindexed.sql",
                 "0010_token_kinds.sql", "0011_access_tokens.sql", "0012_audit_via.sql", "0013_quarantine_releases.sql",
                 "0014_rollouts.sql", "0015_access_token_parents.sql", "0016_change_requests.sql", "0017_approvers.sql",
-                "0018_approval_moment.sql", "0019_approved_release.sql", "0020_identities.sql",
-                "0021_token_scopes.sql",
+                "0018_approval_moment.sql", "0019_approved_release.sql", "0020_identities.sql", "0021_token_scopes.sql",
+                "0022_webhooks.sql",
             ])
         let applied = try await sandbox.ok("migrate").stdout
         #expect(

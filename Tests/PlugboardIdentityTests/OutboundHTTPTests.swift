@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardIdentity
+import PlugboardNetwork
 import Synchronization
 import Testing
 

@@ -34,7 +34,7 @@ struct AuditActionTests {
             "signature": "e30=", "file": "signature.json",
             "features": #"{"version":2,"features":[{"name":"imported","type":"release","enabled":true,"strategies":[]}]}"#, "percent": 50,
             "role": "owner", "kind": "sdk", "approvals": 1, "signatures": "warn", "id_and_key": [alpha, publicKey],
-            "issuer": "https://login.example.com", "subject": "00u1abcd",
+            "issuer": "https://login.example.com", "subject": "00u1abcd", "url": "https://hooks.example.com/ops", "from": 1,
         ]
         var body: [String: Any] = [:]
         for parameter in type.parameters where parameter.required || samples[parameter.name] != nil {
@@ -74,7 +74,7 @@ struct AuditActionTests {
         // board cannot accept, a request that does not exist, secure storage this board lacks; and what anyone may run.
         let before: Set<String> = [
             "plugin.register", "plugin.add-signature", "flag.create", "policy.set", "secret.set", "secret.delete", "change.approve",
-            "change.apply", "change.schedule", "rollout.tick", "change.apply-due",
+            "change.apply", "change.schedule", "rollout.tick", "change.apply-due", "webhook.add", "webhook.rotate-secret",
         ]
         for type in OperationsAPI.requests where type.declaration.access != .read && !before.contains(type.name) {
             let before = try Self.head(board)
@@ -164,6 +164,17 @@ struct AuditActionTests {
         _ = try step(IdentityOperations.Unlink.self)
         _ = try step(IdentityOperations.MapGroup.self, ["group": "release-managers"])
         _ = try step(IdentityOperations.UnmapGroup.self, ["group": "release-managers"])
+        // An endpoint made in the store (adding one through its operation seals a secret: secure storage).
+        let endpoint = NewWebhook(
+            name: "ops", url: "https://hooks.example.com/ops", events: "*", environment: nil, format: .standard, sealedSecret: Data([1]),
+            signingKey: WebhookSigningKey(publicKey: "cA==", sealedPrivateKey: Data([1])))
+        _ = try board.addWebhook(endpoint, by: Self.admin)
+        let ops: [String: Any] = ["name": "ops"]
+        _ = try step(WebhookOperations.Disable.self, ops)
+        _ = try step(WebhookOperations.Enable.self, ops)
+        _ = try step(WebhookOperations.Replay.self, ops)
+        _ = try step(WebhookOperations.Test.self, ops)
+        _ = try step(WebhookOperations.Remove.self, ops)
 
         // Change requests: production needs one approval; alice asks, bob approves (which applies it), and so on.
         _ = try step(TrustOperations.SetPolicy.self, ["env": "production", "approvals": 1, "signatures": NSNull()])
@@ -197,10 +208,11 @@ struct AuditActionTests {
         #expect(try Self.rows(after: before, on: board).map(\.action) == [PluginOperations.Register.declaration.action.name])
         done.insert(PluginOperations.Register.name)
 
-        // Not walked here, each for its reason: what needs secure storage, a signed release, a host's quarantine or a
+        // Not walked here, each for its reason: what needs secure storage (a secret, an endpoint's secret), a signed release, a host's quarantine or a
         // due schedule, and the apply of an approved request (the approvals above applied theirs, as `change.apply`).
         let notWalked: Set<String> = [
             "secret.set", "secret.delete", "plugin.add-signature", "host.release-quarantine", "change.apply-due", "change.apply",
+            "webhook.add", "webhook.rotate-secret",
         ]
         let writes = Set(OperationsAPI.requests.filter { $0.declaration.access != .read }.map { $0.name })
         #expect(writes.subtracting(done) == notWalked, "\(writes.subtracting(done).sorted())")

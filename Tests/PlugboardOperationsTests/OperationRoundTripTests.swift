@@ -32,6 +32,8 @@ struct OperationRoundTripTests {
         case (_, "group"): return ["ops"]
         case (_, "issuer"): return ["https://login.example.com"]
         case (_, "subject"): return ["00u1abcd"]
+        case ("webhook.add", "url"): return ["https://hooks.example.com/ops"]
+        case ("webhook.add", "events"): return ["plugin.kill,change.*"]
         case (_, "key_id"): return ["0123456789abcdef"]
         case (_, "steps"): return ["1,10,50,100"]
         case (_, "every"): return ["10m"]

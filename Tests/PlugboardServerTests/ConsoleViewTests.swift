@@ -184,7 +184,13 @@ struct ConsoleViewTests {
         OverviewPage(
             waiting: "<section></section>", verification: VerificationView(ok: true, sentence: "The audit log verifies."),
             kills: [OverviewPage.Kill(kill: kill, target: "plugin a", pluginHref: "/ui/plugins/a")], hostsUp: 1, hostsStale: 1,
-            freshMinutes: 10, environments: [LinkedRow(item: "default", href: "/ui/plugins?env=default")], changes: [auditRow]),
+            freshMinutes: 10, environments: [LinkedRow(item: "default", href: "/ui/plugins?env=default")], changes: [auditRow],
+            failingWebhooks: [
+                WebhookEndpoint(
+                    name: "ops", url: hostile, events: "*", environment: nil, format: .slack, enabled: true, cursor: 7, attempts: 9,
+                    nextAttemptAt: "t", failingSince: "t", failing: true, lastStatus: 500, lastError: hostile, createdAt: "t",
+                    createdBy: "alice")
+            ]),
         WaitingSection(
             approvable: [waiting], mine: [waiting], emergencies: [waiting], readOnly: true,
             more: "1 more open request on the Changes page."),

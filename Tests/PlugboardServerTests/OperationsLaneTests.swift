@@ -109,7 +109,7 @@ struct OperationsLaneTests {
                 "plugin.kill", "plugin.disable", "plugin.yank", "rollout.abort", "token.revoke", "access-token.revoke", "signer.revoke",
                 "flag.disable", "flag.archive", "secret.delete",
                 "admin.remove", "owner.remove", "group.remove", "change.reject", "change.cancel", "approver.revoke", "principal.unlink",
-                "sso.unmap-group",
+                "sso.unmap-group", "webhook.disable", "webhook.remove",
             ])
     }
 

@@ -36,7 +36,8 @@ public struct AuditAction: Sendable, Hashable, Comparable, CustomStringConvertib
         .rolloutPause, .rolloutResume, .rolloutStart, .rolloutStatus,
         .rolloutStep, .rolloutTick, .secretDelete, .secretGet, .secretList, .secretSet, .secretWrite, .segmentImport, .signerAdd,
         .signerList, .signerRevoke, .ssoGrant, .ssoGroups, .ssoMapGroup, .ssoRevoke, .ssoSignIn, .ssoUnmapGroup, .tokenCreate, .tokenList,
-        .tokenRevoke, .whoami,
+        .tokenRevoke, .webhookAdd, .webhookDisable, .webhookEnable, .webhookList, .webhookRemove, .webhookReplay,
+        .webhookRotateSecret, .webhookShow, .webhookTest, .whoami,
     ]
 
     /// `actions`' names as one JSON array, for SQL to expand with `json_each` (`action IN (SELECT value FROM json_each(?))`).
@@ -278,4 +279,23 @@ extension AuditAction {
     public static let ssoSignIn = AuditAction("sso.sign-in")
     /// `sso.unmap-group`.
     public static let ssoUnmapGroup = AuditAction("sso.unmap-group")
+    // MARK: webhook
+    /// `webhook.add`.
+    public static let webhookAdd = AuditAction("webhook.add")
+    /// `webhook.disable`: by an admin, or by delivery when the endpoint answered 410 Gone.
+    public static let webhookDisable = AuditAction("webhook.disable")
+    /// `webhook.enable`.
+    public static let webhookEnable = AuditAction("webhook.enable")
+    /// `webhook.list`.
+    public static let webhookList = AuditAction("webhook.list")
+    /// `webhook.remove`.
+    public static let webhookRemove = AuditAction("webhook.remove")
+    /// `webhook.replay`: the endpoint's cursor moved back, so that it receives events again.
+    public static let webhookReplay = AuditAction("webhook.replay")
+    /// `webhook.rotate-secret`.
+    public static let webhookRotateSecret = AuditAction("webhook.rotate-secret")
+    /// `webhook.show`.
+    public static let webhookShow = AuditAction("webhook.show")
+    /// `webhook.test`: a test event sent to the endpoint.
+    public static let webhookTest = AuditAction("webhook.test")
 }

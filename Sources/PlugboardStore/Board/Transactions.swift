@@ -184,6 +184,8 @@ extension Board {
     enum UnauditedWrite {
         /// When a token was last used (`plugboard serve`, in batches; registrations and usage go to the telemetry file).
         case clientUsage
+        /// How far webhook delivery got: an endpoint's cursor, attempts and last answer.
+        case webhookDelivery
     }
 
     /// Runs `body` in one `BEGIN IMMEDIATE` transaction without an audit row; see ``UnauditedWrite`` for the only

@@ -34,7 +34,8 @@ struct StateTable: Sendable, Hashable {
 ///
 /// Not here, on purpose: `audit_log` itself (its chain proves it), `hosts` and `load_reports` (hosts' telemetry),
 /// `client_instances` and `flag_usage` (what SDKs report to `plugboard serve`),
-/// `state_digests` and `state_buckets` (an index of the log, checked against it). A migration that adds a table of
+/// `state_digests` and `state_buckets` (an index of the log, checked against it), `webhook_deliveries` (how far delivery
+/// got, runtime data). A migration that adds a table of
 /// policy adds it here; the migration's own `board.baseline` row then records its rows.
 enum StateTables {
     static let all: [StateTable] = [
@@ -71,6 +72,8 @@ enum StateTables {
         StateTable(name: "principal_groups", key: ["name", "principal"]),
         StateTable(name: "identities", key: ["issuer", "subject"]),
         StateTable(name: "sso_group_roles", key: ["issuer", "group_name", "role", "plugin_id"]),
+        StateTable(name: "webhooks", key: ["name"]),
+        StateTable(name: "webhook_signing_keys", key: ["id"]),
     ]
 
     static let byName: [String: StateTable] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })

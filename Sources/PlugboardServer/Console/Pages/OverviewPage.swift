@@ -3,7 +3,7 @@ import PlugboardModel
 import PlugboardOperations
 
 /// `/ui/`: what waits for the person, whether the audit log verifies, the active kill switches, the hosts, the
-/// environments and the last changes.
+/// environments, the last changes and the webhook endpoints failing for a day.
 struct OverviewPage: ConsoleView {
     static let template = "overview"
 
@@ -17,6 +17,8 @@ struct OverviewPage: ConsoleView {
     /// Each environment, linked to its page of plug-ins.
     let environments: [LinkedRow<String>]
     let changes: [AuditRowView]
+    /// Webhook endpoints that have failed for a day or more.
+    var failingWebhooks: [WebhookEndpoint] = []
 
     /// An active kill switch.
     struct Kill: Sendable {
@@ -43,6 +45,7 @@ struct OverviewPage: ConsoleView {
             kills: kills, hostsUp: hosts.count - stale, hostsStale: stale,
             freshMinutes: Int(ConsolePages.staleAfter / 60),
             environments: try reads.environments().map { LinkedRow(item: $0, href: "/ui/plugins?env=" + ConsolePages.escape($0)) },
-            changes: changes.records.reversed().map(AuditRowView.init))
+            changes: changes.records.reversed().map(AuditRowView.init),
+            failingWebhooks: try reads.perform(WebhookOperations.List()).filter { $0.enabled && $0.failing })
     }
 }

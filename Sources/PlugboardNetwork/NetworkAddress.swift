@@ -85,7 +85,7 @@ public struct NetworkAddress: Sendable, Equatable, CustomStringConvertible {
 
 extension NetworkAddress {
     /// Every address `host` resolves to, from the system resolver (blocking: call it off the cooperative pool).
-    static func resolve(_ host: String) -> [NetworkAddress] {
+    public static func resolve(_ host: String) -> [NetworkAddress] {
         if let literal = NetworkAddress(host) { return [literal] }
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC

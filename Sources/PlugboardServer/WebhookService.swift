@@ -1,0 +1,34 @@
+import Logging
+import PlugboardBoardSecureStorage
+import PlugboardEvents
+import PlugboardModel
+import PlugboardStore
+import ServiceLifecycle
+
+/// Delivers the audit log's events to the board's webhook endpoints while the server runs (``WebhookDelivery``): a
+/// task per endpoint, so that an endpoint that hangs delays no other, and the board's writer never waits for one.
+///
+/// Delivery opens the endpoints' secrets with the board's master key; a server that cannot open it says so once and
+/// serves on without delivering (run `plugboard webhook deliver` where the key is).
+struct WebhookService: Service {
+    let board: Board
+    let settings: WebhookSettings
+    let logger: Logger
+
+    func run() async throws {
+        let delivery: WebhookDelivery
+        do {
+            let secrets = try BoardSecureStorage.open(board: board)
+            delivery = try WebhookDelivery(board: board, secrets: secrets, settings: settings, via: "plugboard serve")
+        } catch {
+            // Said when there is something to deliver: a board without endpoints needs no master key here.
+            if let endpoints = try? board.webhooks(), !endpoints.isEmpty {
+                logger.warning("webhooks are not delivered: \(error.message)")
+            }
+            // A service that returns ends the server: this one waits for the server's end instead.
+            try? await gracefulShutdown()
+            return
+        }
+        await cancelWhenGracefulShutdown { await delivery.run() }
+    }
+}
