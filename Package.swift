@@ -106,6 +106,7 @@ let package = Package(
         .target(
             name: "PlugboardIdentity",
             dependencies: [
+                "PlugboardMacros",
                 "PlugboardNetwork",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,7 +1,9 @@
 public import Foundation
+import PlugboardMacros
 
 /// Who the identity provider says signed in, after every check: keyed on ``issuer`` and ``subject``, never on the name
 /// or the e-mail address.
+@MemberwiseInit(.public)
 public struct VerifiedIdentity: Sendable, Equatable {
     /// The `iss` of the ID token: the configured issuer, exactly.
     public var issuer: String
@@ -15,12 +17,6 @@ public struct VerifiedIdentity: Sendable, Equatable {
     public var groups: [String]
     /// When the person last authenticated at the provider (`auth_time`), when the token says.
     public var authTime: Date?
-
-    /// An identity of these values (for tests and fakes; ``OIDCProvider/redeem(code:verifier:expectedNonce:maxAge:)``
-    /// makes the checked ones).
-    public init(issuer: String, subject: String, name: String?, email: String?, groups: [String], authTime: Date?) {
-        (self.issuer, self.subject, self.name, self.email, self.groups, self.authTime) = (issuer, subject, name, email, groups, authTime)
-    }
 }
 
 /// The bounds on what a provider may say about a person.

@@ -143,7 +143,10 @@ public struct GroupMappingFields: ParsableArguments, Sendable {
     public init() {}
     /// The mapping of `group` to `role`.
     public init(group: ProviderGroup, issuer: Issuer, role: GroupRole.Role, plugin: PluginID?) {
-        (self.group, self.issuer, self.role, self.plugin) = (group, issuer, role, plugin)
+        self.group = group
+        self.issuer = issuer
+        self.role = role
+        self.plugin = plugin
     }
 }
 

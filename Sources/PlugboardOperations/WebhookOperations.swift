@@ -41,7 +41,11 @@ public enum WebhookOperations {
         public var env: String?
         public init() {}
         public init(name: String, url: String, events: String = "*", env: String? = nil, format: WebhookFormat = .standard) {
-            (self.name, self.url, self.events, self.env, self.format) = (name, url, events, env, format)
+            self.name = name
+            self.url = url
+            self.events = events
+            self.env = env
+            self.format = format
         }
         public func validate() throws {
             do {
@@ -203,7 +207,10 @@ public enum WebhookOperations {
         @Argument(help: "The endpoint.") public var name: String
         @Option(help: "The first audit seq sent again.") public var from: Int64
         public init() {}
-        public init(name: String, from: Int64) { (self.name, self.from) = (name, from) }
+        public init(name: String, from: Int64) {
+            self.name = name
+            self.from = from
+        }
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.replayWebhook(name, from: from, by: actor))
         }

@@ -138,7 +138,10 @@ struct GroupMapping {
         case (_, .some(let id)): try Validate.pluginID(id)
         default: break
         }
-        (self.issuer, self.group, self.role, self.pluginID) = (issuer, group, role, pluginID)
+        self.issuer = issuer
+        self.group = group
+        self.role = role
+        self.pluginID = pluginID
     }
 
     /// `group ops of ISSUER → admin` (`… → owner of ID`).

@@ -1,5 +1,6 @@
 package import Foundation
 import GRDB
+import PlugboardMacros
 package import PlugboardModel
 
 /// The SQL of webhook endpoints: the policy rows (`webhooks`, `webhook_signing_keys`) and delivery's runtime rows
@@ -69,11 +70,13 @@ package struct WebhookSigningKey: Sendable, Hashable {
 
     /// A key.
     package init(publicKey: String, sealedPrivateKey: Data) {
-        (self.publicKey, self.sealedPrivateKey) = (publicKey, sealedPrivateKey)
+        self.publicKey = publicKey
+        self.sealedPrivateKey = sealedPrivateKey
     }
 }
 
 /// What `webhook add` stores: an endpoint's settings, its sealed secret, and the board's signing key if it has none yet.
+@MemberwiseInit(.package)
 package struct NewWebhook: Sendable {
     package let name: String
     package let url: String
@@ -83,13 +86,4 @@ package struct NewWebhook: Sendable {
     package let sealedSecret: Data
     /// The board's webhook signing key, made for the first endpoint (ignored when the board has one).
     package let signingKey: WebhookSigningKey
-
-    /// A new endpoint.
-    package init(
-        name: String, url: String, events: String, environment: String?, format: WebhookFormat, sealedSecret: Data,
-        signingKey: WebhookSigningKey
-    ) {
-        (self.name, self.url, self.events, self.environment, self.format) = (name, url, events, environment, format)
-        (self.sealedSecret, self.signingKey) = (sealedSecret, signingKey)
-    }
 }
