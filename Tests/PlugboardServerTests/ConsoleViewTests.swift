@@ -246,6 +246,16 @@ struct ConsoleViewTests {
                         expiresAt: nil, revokedAt: nil, revokedBy: nil, revokeReason: nil, lastUsedAt: "t", state: .active),
                     kind: "sdk+hosts")
             ]),
+        WebhooksPage(
+            admin: true,
+            endpoints: [
+                WebhooksPage.Endpoint(
+                    endpoint: WebhookEndpoint(
+                        name: hostile, url: hostile, events: hostile, environment: "production", format: .standard, enabled: false,
+                        cursor: 3, attempts: 2, nextAttemptAt: "t", failingSince: "t", failing: false, lastStatus: 410,
+                        lastError: hostile, createdAt: "t", createdBy: hostile),
+                    environment: "production", state: "disabled", controls: controls)
+            ]),
         RolloutsPage(
             switcher: switcher,
             rollouts: [

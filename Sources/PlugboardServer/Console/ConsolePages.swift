@@ -143,6 +143,9 @@ enum ConsolePages {
         Route(
             path: "/audit", section: "Audit", live: false, title: { _ in "Audit log" },
             render: { ConsoleTemplates.render(try AuditPage.read($0)) }),
+        Route(
+            path: "/webhooks", section: "Webhooks", title: { _ in "Webhooks" },
+            render: { ConsoleTemplates.render(try WebhooksPage.read($0)) }),
         Route(path: "/tokens", section: "Tokens", title: { _ in "Tokens" }, render: { ConsoleTemplates.render(try TokensPage.read($0)) }),
         Route(
             path: "/rollouts", section: "Rollouts", title: { _ in "Rollouts" },
