@@ -66,6 +66,9 @@ public struct SkipReason: Error, Sendable, Hashable, Codable, CustomStringConver
         /// A compiled-in plug-in moves to another version compiled into the host: the running one is deactivated and
         /// the other activated in the same reconciliation.
         case replaced
+        /// An advisory whose action in the host's environment is `refuse-new` affects the release, and this host does not
+        /// run it: it refuses to load it (a host that runs it keeps it). An advisory that stops a release gives `killed`.
+        case advisory
         /// The release crashed this host's previous process (reported, with its crash count, before the host enters
         /// plug-in code again).
         case crashed

@@ -109,6 +109,12 @@ extension PluginHost {
                     plugin, reason: SkipReason(.killed, "a kill switch covers \(id)@\(plugin.version)\(next)"), reportState: .deactivated)
                 continue
             }
+            // So does an advisory that stops the running version.
+            if let stop = Resolver.advisoryStop(id, plugin.version, snapshot) {
+                pendingRestart[id] = nil
+                await deactivate(plugin, reason: stop, reportState: .deactivated)
+                continue
+            }
             // Another version compiled into the host: switched in-process (step 3 activates it in this pass).
             if plugin.origin == .compiledIn, let next = wanted[id] {
                 await deactivate(
@@ -152,13 +158,13 @@ extension PluginHost {
             await activate(id, version: version, notes)
         }
 
-        // 4. Keep the signature warnings of running plug-ins current (a policy changed, a key revoked or trusted).
+        // 4. Keep the warnings of running plug-ins current (a policy changed, a key revoked or trusted, an advisory).
         for plugin in lookup.withLock({ $0 }) {
-            let warning = signatureWarning(plugin.pluginID, plugin.version, notes)
+            let warning = loadWarning(plugin.pluginID, plugin.version, notes)
             guard let previous = statuses.withLock({ $0[plugin.pluginID] }), previous.state == .loaded, previous.warning != warning
             else { continue }
             setStatus(LoadReportEntry(pluginID: plugin.pluginID, version: plugin.version, state: .loaded, warning: warning))
-            if let warning { warn("\(plugin.pluginID)@\(plugin.version) keeps running despite a signature problem: \(warning)") }
+            if let warning { warn("\(plugin.pluginID)@\(plugin.version) keeps running despite: \(warning)") }
         }
         await writeReportIfChanged()
     }
@@ -212,7 +218,7 @@ extension PluginHost {
         let hostID = configuration.identity.hostID
         let window = Self.describe(configuration.crashQuarantine?.window ?? .zero)
         let approvals = configuration.approvals
-        return Resolver(
+        var resolver = Resolver(
             hostVersion: hostVersion, hostID: hostID,
             gate: { flag in evaluator.bool(flag, default: false, context: [:]).value },
             quarantine: { id, version in
@@ -232,6 +238,8 @@ extension PluginHost {
                             MissingArtifact(why: "could not be fetched from \(source.name): \(fetchFailures[sha] ?? "no reason given")"))
                     }, environment: environment, policy: policy)
             }, approvals: approvals, verifiedApprovals: verifiedApprovals)
+        resolver.running = Dictionary(lookup.withLock { $0.map { ($0.pluginID, $0.version) } }, uniquingKeysWith: { a, _ in a })
+        return resolver
     }
 
     func activate(_ id: String, version: String, _ notes: ReconcileNotes) async {
@@ -286,11 +294,11 @@ extension PluginHost {
                     active.append(ActivePlugin(pluginID: id, version: version, origin: origin, instance: instance))
                     return active
                 })
-            let warning = signatureWarning(id, version, notes)
+            let warning = loadWarning(id, version, notes)
             setStatus(LoadReportEntry(pluginID: id, version: version, state: .loaded, warning: warning))
             emit(.loaded(pluginID: id, version: version))
             configuration.logger.info("loaded \(id)@\(version)")
-            if let warning { warn("loaded \(id)@\(version) despite a signature problem: \(warning)") }
+            if let warning { warn("loaded \(id)@\(version) despite: \(warning)") }
         case .failure(let error):
             record(id, version, .failed, SkipReason(.activationFailed, "\(id)@\(version) failed to activate: \(error)"))
         }

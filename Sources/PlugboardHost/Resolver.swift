@@ -13,7 +13,9 @@ public import PlugboardVersioning
 ///    `unapproved` when none does. A pinned
 ///    version ignores rollouts and that bound;
 /// 2. no kill switch covers P, P@V or all plug-ins, and where signed approvals are required, P's enablement carries
-///    enough valid ones (``/PlugboardModel/ApprovalCheck``, with the host's `approvals` anchor);
+///    enough valid ones (``/PlugboardModel/ApprovalCheck``, with the host's `approvals` anchor); the snapshot's
+///    advisories (`RegistrySnapshot.advisories`) leave out the releases they stop, and those they refuse for a new load
+///    unless the host runs it (`running`), as kill switches of those versions would;
 /// 3. P's gate flag, if any, is on for the host's context;
 /// 4. every dependency resolves to a loaded plug-in within its range, with no cycles;
 /// 5. the host did not quarantine P@V for crashing it (checked by the `quarantine` closure);
@@ -34,6 +36,8 @@ public struct Resolver: Sendable {
     public let approvals: ApprovalAnchor?
     /// Signatures of approvals already verified, kept by the host across resolutions.
     let verifiedApprovals: VerifiedApprovals?
+    /// The version of each plug-in this host runs, by id: an advisory that refuses new loads lets the host keep it.
+    var running: [String: String] = [:]
 
     /// Version ranges and versions parsed once per resolution (the same texts recur across passes and plug-ins).
     final class Parsed {
@@ -148,6 +152,7 @@ public struct Resolver: Sendable {
                 return .failure(
                     Refusal(version: pinned, reason: SkipReason(.killed, "a kill switch covers \(id)@\(pinned), the pinned version")))
             }
+            if let refusal = advisoryRefusal(id, pinned, snapshot) { return .failure(Refusal(version: pinned, reason: refusal)) }
             if !worksWithHost(match) {
                 return .failure(
                     Refusal(
@@ -162,6 +167,14 @@ public struct Resolver: Sendable {
             guard !live.isEmpty else {
                 let why = plugin.versions.isEmpty ? "has no registered version" : "has no release left that is neither yanked nor killed"
                 return .failure(Refusal(version: nil, reason: SkipReason(.yanked, "\(id) \(why)")))
+            }
+            // Advisories: a release one stops is left out as a killed one is, one that refuses new loads unless it runs here.
+            if snapshot.advisories != nil {
+                let clear = live.filter { advisoryRefusal(id, $0.version, snapshot) == nil }
+                if clear.isEmpty, let first = live.first, let refusal = advisoryRefusal(id, first.version, snapshot) {
+                    return .failure(Refusal(version: first.version, reason: refusal))
+                }
+                live = clear
             }
             if let rollout = plugin.rollout {
                 live = Self.allowed(live, by: rollout, hostID: hostID, parsed)

@@ -6,7 +6,7 @@ package enum OperationsAPI {
         let groups: [[any ParsedOperation.Type]] = [
             PluginOperations.reads, PluginOperations.lifecycle, HostOperations.all, RolloutOperations.all,
             [TrustOperations.AddSignature.self], RoleOperations.owners, RoleOperations.admins, RoleOperations.groups,
-            IdentityOperations.principals, IdentityOperations.sso, WebhookOperations.all,
+            IdentityOperations.principals, IdentityOperations.sso, WebhookOperations.all, AdvisoryOperations.all,
             FlagOperations.all,
             TrustOperations.policies, TrustOperations.signers, ApproverOperations.all, TokenOperations.apiTokens,
             TokenOperations.accessTokens,

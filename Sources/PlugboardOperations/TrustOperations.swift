@@ -17,7 +17,7 @@ public enum TrustOperations {
     public struct SetPolicy: ParsedOperation, ChangingOperation {
         public static let declaration = OperationDeclaration(
             .policySet, .write,
-            abstract: "Set the signature policy, or the approval policy, of the environment given with --env (admins).",
+            abstract: "Set the signature, approval or advisory policy of the environment given with --env (admins).",
             discussion: """
                 --signatures off: signatures are not checked (the default). warn: hosts load releases and report signature \
                 problems. require: hosts load a release only if a trusted, unrevoked key signed exactly its id, version, \
@@ -29,15 +29,20 @@ public enum TrustOperations {
                 change its owners and maintainers), admins, owners (board admins and the plug-in's owners), or a group \
                 (plugboard group), whose members approve if they also hold the default right. Loosening a protected \
                 environment's policy is itself a change request.
+                --advisories warn|refuse-new|stop is a floor: every advisory's action there is at least that (plugboard \
+                advisory); lowering it is a change request where the environment is protected.
                 """, widens: .inEnvironment)
         @Option(name: .long, help: "off, warn or require.") public var signatures: SignaturePolicy?
         @Option(name: .long, help: "Approvals a widening change needs (0 to 10; 0: none).") public var approvals: Int?
         @Option(name: .long, help: "off or require: whether approvals must be signed.") public var signedApprovals: SignedApprovals?
         @Option(name: .long, help: "Who may approve: default, admins, owners, or a group's name.") public var approvers: Approvers?
+        @Option(name: .long, help: "warn, refuse-new or stop: the least action of every advisory there.")
+        public var advisories: AdvisoryAction?
         public var env: String?
         public init() {}
         public init(signatures: SignaturePolicy, env: String) {
             self.signatures = signatures
+            advisories = nil
             approvals = nil
             signedApprovals = nil
             approvers = nil
@@ -45,14 +50,27 @@ public enum TrustOperations {
         }
         public init(approvals: Int?, signedApprovals: SignedApprovals? = nil, approvers: Approvers? = nil, env: String) {
             signatures = nil
+            advisories = nil
             self.approvals = approvals
             self.signedApprovals = signedApprovals
             self.approvers = approvers
             self.env = env
         }
+        /// Sets the environment's floor for advisories.
+        public init(advisories: AdvisoryAction, env: String) {
+            signatures = nil
+            approvals = nil
+            signedApprovals = nil
+            approvers = nil
+            self.advisories = advisories
+            self.env = env
+        }
         public func validate() throws {
-            if signatures == nil, approvals == nil, signedApprovals == nil, approvers == nil {
-                throw ValidationError("give --signatures, or --approvals, --signed-approvals and/or --approvers")
+            if signatures == nil, approvals == nil, signedApprovals == nil, approvers == nil, advisories == nil {
+                throw ValidationError("give --signatures, --advisories, or --approvals, --signed-approvals and/or --approvers")
+            }
+            if advisories != nil, signatures != nil || approvals != nil || signedApprovals != nil || approvers != nil {
+                throw ValidationError("--advisories is set by a command of its own; give it alone")
             }
             if signatures != nil, approvals != nil || signedApprovals != nil || approvers != nil {
                 throw ValidationError("--signatures and the approval policy are set by separate commands; give one of them")
@@ -60,6 +78,9 @@ public enum TrustOperations {
             if let approvals, !(0...10).contains(approvals) { throw ValidationError("--approvals must be 0 to 10") }
         }
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            if let advisories {
+                return OperationReply(try board.setAdvisoryFloor(advisories, environment: try environment(), by: actor))
+            }
             if let signatures {
                 return OperationReply(try board.setSignaturePolicy(signatures, environment: try environment(), by: actor))
             }
@@ -71,6 +92,9 @@ public enum TrustOperations {
         /// Only a loosening waits for approvals: tightening a policy is applied at once.
         package func widening(on board: Board) throws(BoardError) -> WideningScope? {
             let environment = try environment()
+            if let advisories {
+                return advisories < (try board.advisoryFloor(environment: environment) ?? .warn) ? .environment(environment) : nil
+            }
             if let signatures {
                 let now = try board.signaturePolicy(environment: environment)
                 return signatures.strictness < now.strictness ? .environment(environment) : nil

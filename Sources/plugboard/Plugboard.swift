@@ -29,7 +29,8 @@ struct Plugboard: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Init.self, Migrate.self, PluginCommand.self, OwnerCommand.self, FlagCommand.self, SecretCommand.self,
-            KeysCommand.self, AdminCommand.self, GroupCommand.self, PrincipalCommand.self, SSOCommand.self, EnvCommand.self,
+            KeysCommand.self, AdminCommand.self, GroupCommand.self, PrincipalCommand.self, SSOCommand.self, AdvisoryCommand.self,
+            EnvCommand.self,
             AuditCommand.self, TokenCommand.self, WebhookCommand.self,
         ] + commands(BoardOperations.clients) + [
             ServeCommand.self, SigningKeyCommand.self, SignerCommand.self, ApproverCommand.self, PolicyCommand.self, BoardKeyCommand.self,

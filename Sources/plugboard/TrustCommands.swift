@@ -4,7 +4,7 @@ import PlugboardOperations
 /// `plugboard policy …`: each environment's signature policy.
 struct PolicyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "policy", abstract: "Set and show each environment's signature policy (off, warn, require).",
+        commandName: "policy", abstract: "Set and show each environment's signature, approval and advisory policies.",
         subcommands: commands(TrustOperations.policies))
 }
 

@@ -25,6 +25,12 @@ struct AuditActionTests {
         return board
     }
 
+    /// An OSV advisory of the plug-in alpha.
+    static let advisory = """
+        {"id":"PBSA-2026-0001","modified":"2026-11-20T10:00:00Z","affected":[{"package":{"ecosystem":"Plugboard",\
+        "name":"\(alpha)"},"ranges":[{"type":"SEMVER","events":[{"introduced":"0"},{"fixed":"1.1.0"}]}]}]}
+        """
+
     /// A sample for each field, by name: values the scratch board knows.
     static func body(_ type: any OperationRequest.Type, _ overrides: [String: Any] = [:]) -> [String: Any] {
         let samples: [String: Any] = [
@@ -35,10 +41,15 @@ struct AuditActionTests {
             "features": #"{"version":2,"features":[{"name":"imported","type":"release","enabled":true,"strategies":[]}]}"#, "percent": 50,
             "role": "owner", "kind": "sdk", "approvals": 1, "signatures": "warn", "id_and_key": [alpha, publicKey],
             "issuer": "https://login.example.com", "subject": "00u1abcd", "url": "https://hooks.example.com/ops", "from": 1,
+            "action": "stop",
         ]
         var body: [String: Any] = [:]
         for parameter in type.parameters where parameter.required || samples[parameter.name] != nil {
             body[parameter.name] = samples[parameter.name]
+        }
+        if type.name == AdvisoryOperations.Import.name {
+            body["document"] = [advisory]
+            body["file"] = ["advisory.json"]
         }
         return body.merging(overrides) { _, override in override }
     }
@@ -175,6 +186,9 @@ struct AuditActionTests {
         _ = try step(WebhookOperations.Replay.self, ops)
         _ = try step(WebhookOperations.Test.self, ops)
         _ = try step(WebhookOperations.Remove.self, ops)
+        _ = try step(AdvisoryOperations.Import.self)
+        _ = try step(AdvisoryOperations.SetAction.self, ["id": "PBSA-2026-0001", "env": "staging"])
+        _ = try step(AdvisoryOperations.Withdraw.self, ["id": "PBSA-2026-0001"])
 
         // Change requests: production needs one approval; alice asks, bob approves (which applies it), and so on.
         _ = try step(TrustOperations.SetPolicy.self, ["env": "production", "approvals": 1, "signatures": NSNull()])

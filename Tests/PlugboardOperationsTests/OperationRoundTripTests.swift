@@ -10,7 +10,8 @@ import Testing
 struct OperationRoundTripTests {
     /// Fields that exclude the others of their operation (a kill's `--all` and its id): left at their defaults.
     static let exclusive: Set<String> = [
-        "plugin.kill.all", "plugin.revive.all", "policy.set.signatures", "signer.add.all", "change.schedule.clear", "flag.list.unused",
+        "plugin.kill.all", "plugin.revive.all", "policy.set.signatures", "policy.set.advisories", "signer.add.all", "change.schedule.clear",
+        "flag.list.unused",
     ]
 
     /// A value `field` of operation `name` accepts, as the CLI's words give it.

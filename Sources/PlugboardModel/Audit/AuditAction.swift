@@ -24,7 +24,8 @@ public struct AuditAction: Sendable, Hashable, Comparable, CustomStringConvertib
 
     /// Every action of the vocabulary, in name order.
     public static let all: [AuditAction] = [
-        .accessTokenCreate, .accessTokenList, .accessTokenRevoke, .adminAdd, .adminList, .adminRemove, .approverAdd, .approverList,
+        .accessTokenCreate, .accessTokenList, .accessTokenRevoke, .adminAdd, .adminList, .adminRemove, .advisoryImport, .advisoryList,
+        .advisorySetAction, .advisoryShow, .advisoryWithdraw, .approverAdd, .approverList,
         .approverRevoke, .artifactUpload, .audit, .auditAppend, .auditCheckpoint, .auditVerify, .boardBackup, .boardBaseline, .boardInit,
         .boardMigrate, .boardRestore, .changeAcknowledge, .changeApply, .changeApplyDue, .changeApprove, .changeCancel, .changeEmergency,
         .changeList, .changeOpen, .changeRefused, .changeReject, .changeSchedule, .changeShow, .clients, .envList, .environmentCreate,
@@ -63,6 +64,17 @@ extension AuditAction {
     public static let adminList = AuditAction("admin.list")
     /// `admin.remove`.
     public static let adminRemove = AuditAction("admin.remove")
+    // MARK: advisory
+    /// `advisory.import`.
+    public static let advisoryImport = AuditAction("advisory.import")
+    /// `advisory.list`.
+    public static let advisoryList = AuditAction("advisory.list")
+    /// `advisory.set-action`.
+    public static let advisorySetAction = AuditAction("advisory.set-action")
+    /// `advisory.show`.
+    public static let advisoryShow = AuditAction("advisory.show")
+    /// `advisory.withdraw`.
+    public static let advisoryWithdraw = AuditAction("advisory.withdraw")
     // MARK: approver
     /// `approver.add`.
     public static let approverAdd = AuditAction("approver.add")

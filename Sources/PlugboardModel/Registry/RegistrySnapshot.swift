@@ -72,12 +72,16 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
     /// a change takes it in, so hosts run, of an unpinned plug-in without a rollout, no release newer than its
     /// ``Plugin/approvedVersion``. Nil otherwise, so that such a snapshot encodes as before.
     public let approvedReleasesOnly: Bool?
+    /// The advisories that affect a plug-in of the snapshot, with their action in its environment (see
+    /// ``HostAdvisory``): a host checks every release it would select against them. Nil when there are none, so that
+    /// a snapshot without any encodes as before them.
+    public let advisories: [HostAdvisory]?
 
     /// Creates a value from its fields.
     package init(
         environment: String, allKilled: Bool, allKilledReason: String?, plugins: [String: Plugin], signaturePolicy: SignaturePolicy,
         version: BoardVersion, quarantineReleases: [QuarantineRelease] = [], approvals: ApprovalEvidence? = nil,
-        approvedReleasesOnly: Bool = false
+        approvedReleasesOnly: Bool = false, advisories: [HostAdvisory] = []
     ) {
         self.environment = environment
         self.allKilled = allKilled
@@ -88,6 +92,7 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
         self.quarantineReleases = quarantineReleases.isEmpty ? nil : quarantineReleases
         self.approvals = approvals
         self.approvedReleasesOnly = approvedReleasesOnly ? true : nil
+        self.advisories = advisories.isEmpty ? nil : advisories
     }
 
     /// The releases of quarantines made for the host `hostID`.

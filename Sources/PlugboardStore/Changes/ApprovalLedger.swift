@@ -82,6 +82,12 @@ enum ApprovalLedger {
                         "audit row \(seq) applied change request \(targetID) \(scope(environment)) with \(approvers) of the \(needed) approvals its policy required"
                     )
                 }
+            case .advisorySetAction:
+                // Only a loosening of what hosts do waits for approvals.
+                let needed = required(environment)
+                if Self.rank(after["effective"]) < Self.rank(object(row["before_json"])["effective"]), needed > 0 {
+                    uncovered[seq] = (action.name + " " + scope(environment), needed)
+                }
             default:
                 let needed = required(widening.actions[action] == true ? nil : environment)
                 if action == .policySet {
@@ -98,7 +104,8 @@ enum ApprovalLedger {
                         continue
                     }
                     func strictness(_ object: [String: Any]) -> Int {
-                        (object["signatures"] as? String).flatMap(SignaturePolicy.init(rawValue:))?.strictness ?? 0
+                        (object["signatures"] as? String).flatMap(SignaturePolicy.init(rawValue:))?.strictness
+                            ?? Self.rank(object["advisories"])
                     }
                     let loosened = strictness(after) < strictness(before)
                     if loosened, needed > 0 { uncovered[seq] = (action.name + " " + scope(environment), needed) }
@@ -113,5 +120,10 @@ enum ApprovalLedger {
             )
         }
         return problems
+    }
+
+    /// An advisory action's place from the mildest (0, also for none) to the strictest.
+    private static func rank(_ value: Any?) -> Int {
+        (value as? String).flatMap(AdvisoryAction.init(rawValue:)).flatMap { AdvisoryAction.allCases.firstIndex(of: $0) } ?? 0
     }
 }

@@ -72,6 +72,7 @@ extension Board {
             quarantineReleases: try RegistryQueries.quarantineReleases(db, ids: ids),
             approvals: try ApproverQueries.evidence(
                 db, environment: environment, enabled: plugins.values.filter(\.enabled).map(\.id)),
-            approvedReleasesOnly: protected)
+            approvedReleasesOnly: protected,
+            advisories: try AdvisoryQueries.hostAdvisories(db, environment: environment, pluginIDs: Set(plugins.keys)))
     }
 }

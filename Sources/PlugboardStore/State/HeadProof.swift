@@ -17,7 +17,8 @@ import Synchronization
 ///    signature policy), the releases of hosts' quarantines (which a host acts on whatever it runs), the rollouts
 ///    (which bound the release every host runs: a row removed behind the log would widen a rollout to every host) and
 ///    the approval policies, approver keys and signed approvals of enablements (which decide whether an enablement
-///    must carry approvers' signatures), are exactly the ones the log recorded: none added, changed or removed.
+///    must carry approvers' signatures), and the advisories with their ranges, actions and floors (which warn about,
+///    refuse or stop releases on every host), are exactly the ones the log recorded: none added, changed or removed.
 ///
 /// The rows of each release a host considers are proven on top of this (``Board/stateProblems(pluginID:version:environment:anchor:)``).
 struct HeadProof: Sendable {
@@ -35,9 +36,11 @@ struct HeadProof: Sendable {
     /// The approval policies, the approvers' keys and the signed approvals kept with enablements decide whether a release
     /// enabled in an environment that requires signed approvals runs: a policy row deleted behind the log would let an
     /// unsigned enablement run on a host that pins no approver keys.
+    /// The advisories' tables decide which releases hosts refuse or stop: a range or an action edited behind the log would
+    /// let a vulnerable release run.
     static let wholeTables = [
         "kill_switches", "signer_revocations", "signature_policies", "quarantine_releases", "rollouts", "approval_policies",
-        "approvers", "enablement_approvals",
+        "approvers", "enablement_approvals", "advisories", "advisory_ranges", "advisory_actions", "advisory_policies",
     ]
 
     /// Proves the board as `db` sees it from `anchor` (from the row before the head when nil); `from` is a head this process

@@ -74,6 +74,10 @@ enum StateTables {
         StateTable(name: "sso_group_roles", key: ["issuer", "group_name", "role", "plugin_id"]),
         StateTable(name: "webhooks", key: ["name"]),
         StateTable(name: "webhook_signing_keys", key: ["id"]),
+        StateTable(name: "advisories", key: ["id"]),
+        StateTable(name: "advisory_ranges", key: ["advisory_id", "plugin_id", "ordinal"]),
+        StateTable(name: "advisory_actions", key: ["advisory_id", "environment"]),
+        StateTable(name: "advisory_policies", key: ["environment"]),
     ]
 
     static let byName: [String: StateTable] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
