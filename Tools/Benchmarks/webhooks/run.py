@@ -14,7 +14,9 @@ Receivers are `Tools/Scripts/webhook-receiver` processes on loopback (each deliv
             client) while the same loop times K `plugboard plugin kill` commands on the board file. Once with
             delivery on, once with every endpoint disabled, in that order: the time from the first row's request to
             the last endpoint holding all R rows (goal < 10 s), and the kills' p50/p99 both ways and their ratio (goal
-            ≈ 1). Every receiver's chain is checked: every seq, each `prev_hash` the hash of the row before.
+            ≈ 1). Then the rows written while the endpoints were disabled wait for them: enabled again, a fresh
+            `serve` sends that backlog; the time from its start to the last endpoint holding it all. Every receiver's
+            chain is checked: every seq, each `prev_hash` the hash of the row before.
 3. crash    10 healthy endpoints replayed from seq 1 over a log of R rows, and a CLI writer adding rows meanwhile;
             `serve` is killed with SIGKILL C times at a random moment of the delivery and started again; then every
             receiver must hold every seq from 1 to the head, chained (duplicates counted, not missing).
@@ -297,7 +299,20 @@ def part_drain():
     write_seconds = with_state["last"] - with_state["first"]
     for receiver in receivers:
         board.cli("webhook", "disable", receiver.name)
-    _, _, without_kills = phase("without delivery", args.kills)
+    without_state, _, without_kills = phase("without delivery", args.kills)
+    server.kill()
+    server.wait()
+    # The rows written while the endpoints were disabled wait for them: enabled again, a fresh server sends the backlog.
+    for receiver in receivers:
+        board.cli("webhook", "enable", receiver.name)
+    backlog_high = board.head()
+    server, _ = board.serve()
+    started = time.monotonic()
+    backlog = None
+    if wait_until(lambda: all(all(seq in r.accepted() for seq in range(high + 1, backlog_high + 1)) for r in receivers), 600,
+                  "every receiver to hold the backlog", poll=0.2):
+        backlog = max(max(r.accepted()[seq]["received"] for seq in range(high + 1, backlog_high + 1)) for r in receivers) - started
+    backlog_ok, _ = verify(receivers, None, backlog_high, "backlog")
     server.kill()
     server.wait()
     ratio = percentile(with_kills, 0.99) / percentile(without_kills, 0.99)
@@ -307,8 +322,13 @@ def part_drain():
     print(f"drain: plugin kill (whole command) with delivery p50 {ms(percentile(with_kills, 0.5))} p99 "
           f"{ms(percentile(with_kills, 0.99))}; without p50 {ms(percentile(without_kills, 0.5))} p99 "
           f"{ms(percentile(without_kills, 0.99))}; p99 ratio {ratio:.2f}, p50 ratio "
-          f"{percentile(with_kills, 0.5) / percentile(without_kills, 0.5):.2f}")
-    return drain, ratio
+          f"{percentile(with_kills, 0.5) / percentile(without_kills, 0.5):.2f}; the {args.rows} API writes took "
+          f"{write_seconds:.2f} s with delivery, {without_state['last'] - without_state['first']:.2f} s without")
+    if backlog is not None:
+        print(f"drain: a backlog of {backlog_high - high} rows to 10 endpoints, from serve's start (the address printed) to the "
+              f"last endpoint holding all: {backlog:.2f} s ({10 * (backlog_high - high) / backlog:.0f} deliveries/s); chains "
+              f"{'ok' if backlog_ok else 'BROKEN'}")
+    return drain, ratio, backlog, backlog_high - high
 
 
 def part_crash():
@@ -376,8 +396,10 @@ def main():
             summary.append(f"kill p99 to all healthy receivers {ms(from_commit)} from the commit, {ms(from_exit)} from the "
                            f"command's exit (goal < 250 ms)")
         if "drain" in parts:
-            drain, ratio = part_drain()
+            drain, ratio, backlog, backlog_rows = part_drain()
             summary.append(f"{args.rows} rows to 10 endpoints in {drain:.2f} s (goal < 10 s)" if drain is not None else "drain failed")
+            if backlog is not None:
+                summary.append(f"a backlog of {backlog_rows} rows to 10 endpoints in {backlog:.2f} s")
             summary.append(f"kill p99 with/without delivery {ratio:.2f} (goal ≈ 1)")
         if "crash" in parts:
             summary.append(f"{args.crashes} crashes: {'0 events lost' if part_crash() else 'EVENTS LOST'}")
