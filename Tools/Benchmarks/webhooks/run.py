@@ -69,6 +69,15 @@ def percentile(values, fraction):
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
+def cpu_seconds(pid):
+    """User and system CPU time of a running process, from /proc (Linux)."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def unix(timestamp):
     """An audit row's `at` (ISO 8601, UTC, milliseconds) in Unix seconds."""
     return datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
@@ -143,6 +152,7 @@ class Receiver:
         with open(self.folder + "/secret", "w") as file:
             file.write(added["secret"])
         self.name = name
+        self.pid = process.pid
         self._offset, self._lines, self._accepted = 0, [], {}
 
     def deliveries(self):
@@ -306,6 +316,7 @@ def part_drain():
     for receiver in receivers:
         board.cli("webhook", "enable", receiver.name)
     backlog_high = board.head()
+    receivers_cpu = sum(cpu_seconds(r.pid) for r in receivers)
     server, _ = board.serve()
     started = time.monotonic()
     backlog = None
@@ -313,6 +324,8 @@ def part_drain():
                   "every receiver to hold the backlog", poll=0.2):
         backlog = max(max(r.accepted()[seq]["received"] for seq in range(high + 1, backlog_high + 1)) for r in receivers) - started
     backlog_ok, _ = verify(receivers, None, backlog_high, "backlog")
+    serve_cpu = cpu_seconds(server.pid)
+    receivers_cpu = sum(cpu_seconds(r.pid) for r in receivers) - receivers_cpu
     server.kill()
     server.wait()
     ratio = percentile(with_kills, 0.99) / percentile(without_kills, 0.99)
@@ -327,7 +340,7 @@ def part_drain():
     if backlog is not None:
         print(f"drain: a backlog of {backlog_high - high} rows to 10 endpoints, from serve's start (the address printed) to the "
               f"last endpoint holding all: {backlog:.2f} s ({10 * (backlog_high - high) / backlog:.0f} deliveries/s); chains "
-              f"{'ok' if backlog_ok else 'BROKEN'}")
+              f"{'ok' if backlog_ok else 'BROKEN'}; CPU meanwhile: serve {serve_cpu:.1f} s, the 10 receivers {receivers_cpu:.1f} s")
     return drain, ratio, backlog, backlog_high - high
 
 
