@@ -28,7 +28,7 @@ Binary: `--bin` names the folder of `plugboard` (default `.build/release`: `swif
 `.build/debug` works too, and the figures say which). Python: `--python`, else $PLUGBOARD_STANDARDWEBHOOKS_PYTHON,
 else .build/webhooks-venv/bin/python (`python3 -m venv .build/webhooks-venv &&
 .build/webhooks-venv/bin/pip install standardwebhooks==1.1.0`). Prints one line per measure and, last, `webhooks: …`.
-Exits 1 when a receiver misses a row or a chain breaks.
+Exits 1 when a receiver misses a row or a chain breaks (the scratch folders are then kept, and named).
 """
 import argparse
 import datetime
@@ -62,6 +62,7 @@ PYTHON = args.python or os.environ.get("PLUGBOARD_STANDARDWEBHOOKS_PYTHON") or o
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("PLUGBOARD_")}
 children = []
 failures = []
+folders = []
 
 
 def percentile(values, fraction):
@@ -92,6 +93,7 @@ class Board:
 
     def __init__(self, name, plugins):
         self.work = tempfile.mkdtemp(prefix=f"plugboard-webhooks-{name}-")
+        folders.append(self.work)
         self.path = os.path.join(self.work, "board.sqlite")
         self.cli("init")
         folder = os.path.join(self.work, "manifests")
@@ -423,6 +425,11 @@ def main():
                 child.wait()
     for failure in failures:
         print("FAILED:", failure)
+    # The scratch boards and the receivers' lines stay for a look when something failed.
+    for folder in folders if not failures else []:
+        shutil.rmtree(folder, ignore_errors=True)
+    if failures:
+        print("the boards and the receivers' lines:", " ".join(folders))
     print("webhooks: " + "; ".join(summary))
     sys.exit(1 if failures else 0)
 
