@@ -397,6 +397,8 @@ def part_crash():
 
 
 def main():
+    # Stopped from outside (`timeout`, a CI runner), the receivers and servers are still ended.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     for path, what in [(CLI, "build plugboard first (see the usage)"), (PYTHON, "make the standardwebhooks venv (see the usage)")]:
         if not os.path.exists(path):
             sys.exit(f"{path} is missing: {what}")
