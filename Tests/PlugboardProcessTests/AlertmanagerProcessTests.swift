@@ -4,7 +4,8 @@ import Testing
 
 /// The alerting trigger with the real Prometheus Alertmanager (Debian's `prometheus-alertmanager`): Alertmanager on
 /// loopback with a rule-free configuration whose webhook receiver is `plugboard serve --admin`'s trigger, authenticated
-/// with a stop token; an alert posted to Alertmanager's API kills the plug-in it names, and resolved it revives nothing.
+/// with a stop token; an alert posted to Alertmanager's API kills the plug-in it names, a remote host of the same server
+/// that runs it deactivates it, and resolved the alert revives nothing, on the board or in the host.
 ///
 /// Skipped when no Alertmanager is installed, unless `CI` is set (then it fails): `.ci/run` installs it and exports
 /// `PLUGBOARD_ALERTMANAGER`.
@@ -73,6 +74,13 @@ struct AlertmanagerProcessTests {
         let (served, stopToken) = try await AlertTriggerTests.served()
         defer { Task { await served.stop() } }
         let sandbox = served.sandbox
+        // A remote host of the served board runs alpha and gamma before any alert fires.
+        let (alpha, gamma) = (AlertTriggerTests.alpha, AlertTriggerTests.gamma)
+        try await sandbox.ok("plugin", "enable", alpha)
+        try await sandbox.ok("plugin", "enable", gamma)
+        let host = try RemoteHostTests().host(
+            served.url, try await sandbox.hostsToken(), key: try await sandbox.boardKey(),
+            cache: sandbox.root.appendingPathComponent("host-cache").path, plugins: [alpha, gamma])
         let config = try sandbox.write("alertmanager.yml", Self.configuration(url: served.url, token: stopToken))
         let storage = sandbox.root.appendingPathComponent("alertmanager-data").path
         let port = try freeLoopbackPort()
@@ -88,6 +96,15 @@ struct AlertmanagerProcessTests {
             try await Curl.run(["\(url)/-/ready"]).status == 200
         }
 
+        for plugin in [alpha, gamma] {
+            #expect(
+                await host.waitForLine(timeout: .seconds(300), RemoteHostTests.event("loaded", plugin)) != nil,
+                "the host did not load \(plugin): \(host.output) \(host.errorOutput)")
+        }
+        let running = try await RemoteHostTests().waitForReport(sandbox, alpha) { $0["state"] as? String == "loaded" }
+        #expect(running != nil, "the host did not report alpha loaded")
+        let seen = host.output.count
+
         let labels = ["alertname": "HighErrorRate", "plugin": AlertTriggerTests.alpha, "severity": "page"]
         let summary = "alpha answers 5xx to 12% of calls"
         let started = Date()
@@ -100,6 +117,14 @@ struct AlertmanagerProcessTests {
         #expect((kill["via"] as? String)?.hasPrefix("alertmanager alert HighErrorRate (token alerts from 127.0.0.1") == true, "\(kill)")
         #expect(try await AlertTriggerTests.killed(sandbox, AlertTriggerTests.alpha))
         #expect(!(try await AlertTriggerTests.killed(sandbox, AlertTriggerTests.beta)))
+        // The running host deactivates alpha as killed, keeps gamma, and reports so to the board.
+        let deactivated = await host.waitForLine(after: seen, timeout: .seconds(300)) {
+            RemoteHostTests.event("deactivated", alpha)($0) && $0.contains("\"reason\":\"killed\"")
+        }
+        #expect(deactivated != nil, "the kill by Alertmanager did not reach the host: \(host.output.suffix(5)) \(host.errorOutput)")
+        let reported = try await RemoteHostTests().waitForReport(sandbox, alpha) { $0["state"] as? String == "deactivated" }
+        #expect(reported?["reason_code"] as? String == "killed", "\(String(describing: reported))")
+        #expect(!host.output[seen...].contains(where: RemoteHostTests.event("deactivated", gamma)), "\(host.output.suffix(5))")
 
         // Resolved (its end in the past): Alertmanager sends the resolution, and nothing is revived.
         let before = try await Self.notifications(url)
@@ -120,6 +145,20 @@ struct AlertmanagerProcessTests {
         #expect(try await AlertTriggerTests.kills(sandbox, AlertTriggerTests.alpha).count == 1)
         let revives = try await sandbox.ok("audit", "--json").stdout.split(separator: "\n").filter { $0.contains("\"plugin.revive\"") }
         #expect(revives.isEmpty, "\(revives)")
+        // The host, having taken a change made after the resolution (gamma disabled), still does not run alpha.
+        let fence = host.output.count
+        try await sandbox.ok("plugin", "disable", gamma)
+        let gammaOff = await host.waitForLine(after: fence, timeout: .seconds(300)) {
+            RemoteHostTests.event("deactivated", gamma)($0) && $0.contains("\"reason\":\"disabled\"")
+        }
+        #expect(gammaOff != nil, "the change after the resolution did not reach the host: \(host.output.suffix(5))")
+        #expect(
+            !host.output[seen...].contains(where: RemoteHostTests.event("loaded", alpha)),
+            "the host ran alpha again after the alert: \(host.output[seen...])")
+        let still = try await RemoteHostTests().waitForReport(sandbox, gamma) { $0["state"] as? String == "deactivated" }
+        #expect(still?["reason_code"] as? String == "disabled", "\(String(describing: still))")
+        #expect(try await RemoteHostTests().reported(sandbox, alpha)?["reason_code"] as? String == "killed")
+        #expect(await host.closeInput() == 0, "the host did not stop cleanly: \(host.errorOutput)")
         let verified = try await sandbox.ok("audit", "verify").stdout
         #expect(verified.contains("The audit log is intact"), "\(verified)")
     }
