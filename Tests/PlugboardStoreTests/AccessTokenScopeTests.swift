@@ -46,4 +46,20 @@ struct AccessTokenScopeTests {
         }
         #expect(try board.accessTokens().map(\.name) == ["alerts"])
     }
+
+    @Test("a read-only token makes only read-only tokens")
+    func aReadOnlyTokenMakesNoWriter() throws {
+        let board = try Board.inMemory(by: Self.admin)
+        _ = try board.createAccessToken(principal: "alice", name: "viewer", readOnly: true, by: Self.admin)
+        let withViewer = try Principal(osUser: "alice", via: "token viewer from 127.0.0.1", accessToken: "viewer")
+        do {
+            _ = try board.createAccessToken(principal: "alice", name: "writer", readOnly: false, by: withViewer)
+            Issue.record("a read-only token made a token that writes")
+        } catch {
+            #expect(error.code == .notAllowed && error.message.contains("must be read-only too"), "\(error)")
+        }
+        let reader = try board.createAccessToken(principal: "alice", name: "reader", readOnly: true, by: withViewer)
+        #expect(reader.token.readOnly)
+        #expect(try board.accessTokens().map(\.name).sorted() == ["reader", "viewer"])
+    }
 }

@@ -34,7 +34,7 @@ extension Board {
         return try change(actor, refusal: AuditEntry(action: .accessTokenCreate, targetType: "access_token", targetID: target)) {
             change in
             try Self.requireSelfOrAdmin(change, principal, doing: "create access tokens for")
-            let parent = try Self.parentToken(change, expires: expires)
+            let parent = try Self.parentToken(change, readOnly: readOnly, expires: expires)
             if let existing = try AccessTokenQueries.token(change.db, principal: principal, name: name) {
                 throw BoardError.conflict(
                     "\(principal) already has an access token named '\(name)' (created \(existing.createdAt) by \(existing.createdBy), \(existing.state.rawValue)); choose another name"
@@ -131,9 +131,10 @@ extension Board {
     }
 
     /// The access token the change arrives with, which a token it makes records as its parent; nil for a change made on
-    /// the board's machine. Refuses a token no longer accepted, and an expiry (`expires`, nil for never) later than the
-    /// parent's: a token never outlives the token that made it.
-    private static func parentToken(_ change: AuditedChange, expires: String?) throws -> AccessToken? {
+    /// the board's machine. Refuses a token no longer accepted, a token that is not read-only made with a read-only one,
+    /// and an expiry (`expires`, nil for never) later than the parent's: a token never outlives, nor does more than, the
+    /// token that made it.
+    private static func parentToken(_ change: AuditedChange, readOnly: Bool, expires: String?) throws -> AccessToken? {
         guard let name = change.actor.accessToken else { return nil }
         let principal = change.actor.osUser
         guard let stored = try AccessTokenQueries.token(change.db, principal: principal, name: name),
@@ -145,6 +146,11 @@ extension Board {
         if parent.stopsOnly {
             throw BoardError.notAllowed(
                 "the access token '\(principal)/\(name)' of this request may only stop plug-ins; it may not make tokens")
+        }
+        if parent.readOnly, !readOnly {
+            throw BoardError.notAllowed(
+                "the access token '\(principal)/\(name)' of this request is read-only; a token it makes must be read-only too (--read-only)"
+            )
         }
         guard let limit = parent.expiresAt else { return parent }
         if let expires, let end = Timestamp.parse(expires), let last = Timestamp.parse(limit), end <= last { return parent }
