@@ -79,6 +79,8 @@ struct ServeCommand: BoardCommand {
     var webhookConsoleURL: String?
     @Option(help: ArgumentHelp("Webhook retry waits, for drills and tests: 200ms,1s,…", visibility: .hidden))
     var webhookRetrySchedule: String?
+    @Option(help: ArgumentHelp("How long one webhook attempt may take, for drills and tests: 10s, 600s", visibility: .hidden))
+    var webhookAttemptTimeout: String?
     @Flag(
         name: .customLong("print-openapi"), help: ArgumentHelp("Print the operations API's OpenAPI document and exit.", visibility: .hidden)
     )
@@ -123,6 +125,9 @@ struct ServeCommand: BoardCommand {
         if let webhookRetrySchedule, WebhookSettings.schedule(webhookRetrySchedule) == nil {
             throw ValidationError(
                 "--webhook-retry-schedule '\(webhookRetrySchedule)' is not waits separated by commas, for example 200ms,1s,5m")
+        }
+        if let webhookAttemptTimeout, WebhookSettings.schedule(webhookAttemptTimeout)?.count != 1 {
+            throw ValidationError("--webhook-attempt-timeout '\(webhookAttemptTimeout)' is not one wait, for example 10s")
         }
         guard (5...1000).contains(pollMilliseconds) else {
             throw ValidationError("--poll-ms \(pollMilliseconds) is outside 5-1000; 20 is the default")
@@ -191,6 +196,7 @@ struct ServeCommand: BoardCommand {
         webhooks.allowPrivate = webhookAllowPrivate
         webhooks.consoleURL = webhookConsoleURL ?? "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
         if let schedule = webhookRetrySchedule.flatMap(WebhookSettings.schedule) { webhooks.schedule = schedule }
+        if let timeout = webhookAttemptTimeout.flatMap(WebhookSettings.schedule)?.first { webhooks.attemptTimeout = timeout }
         configuration.webhooks = webhooks
         WebhookOperations.allowPrivateAddresses.withLock { $0 = webhookAllowPrivate }
         let json = output.json

@@ -15,12 +15,14 @@ import Darwin
 struct WebhookDeliveryTests {
     /// `plugboard serve` with delivery on (private addresses allowed: the receivers are on loopback) and a short retry
     /// schedule.
-    static func serve(_ sandbox: Sandbox, schedule: String = "200ms,200ms,400ms") async throws -> ChildProcess {
+    static func serve(_ sandbox: Sandbox, schedule: String = "200ms,200ms,400ms", attemptTimeout: String = "10s") async throws
+        -> ChildProcess
+    {
         let server = try ChildProcess(
             Sandbox.binary,
             [
                 "serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--log-level", "warning", "--webhook-allow-private",
-                "--webhook-retry-schedule", schedule,
+                "--webhook-retry-schedule", schedule, "--webhook-attempt-timeout", attemptTimeout,
             ])
         #expect(await server.waitForLine { $0.hasPrefix("Serving the board at") } != nil, "\(server.errorOutput)")
         return server
@@ -124,7 +126,8 @@ struct WebhookDeliveryTests {
         try await hanging.add(sandbox, "hanging")
         let healthy = try await WebhookReceiver(sandbox, "healthy")
         try await healthy.add(sandbox, "healthy")
-        let server = try await Self.serve(sandbox)
+        // The hanging endpoint's attempt outlasts the test: the healthy one can get its events only beside it.
+        let server = try await Self.serve(sandbox, attemptTimeout: "600s")
         try await sandbox.ok("plugin", "kill", "--all", "--reason", "while one hangs")
         let head = try await Self.head(sandbox)
         try await Self.received(healthy, through: head)
@@ -139,7 +142,9 @@ struct WebhookDeliveryTests {
     @Test(.enabled(if: WebhookReceiver.python != nil, Comment(rawValue: WebhookReceiver.skipped)))
     func aServerKilledBetweenSendingAndRecordingSendsAgainAndTheReceiverDeduplicates() async throws {
         let sandbox = try await Sandbox.withBoard()
-        let receiver = try await WebhookReceiver(sandbox, "crash", options: ["--hold", "3"])
+        // Held long enough that the server is killed while it waits, however busy the machine; should its attempt end
+        // first, its retry is the duplicate the test asks for.
+        let receiver = try await WebhookReceiver(sandbox, "crash", options: ["--hold", "120"])
         try await receiver.add(sandbox, "crash")
         let first = try await Self.serve(sandbox)
         let held = try await eventually("the receiver to hold a delivery") { receiver.held }
