@@ -82,6 +82,19 @@ public struct OutboundHTTP: Sendable {
     private func exchange(
         _ url: URL, what: String, method: HTTPMethod, headers: [(String, String)], body: Data?
     ) async throws(IdentityError) -> Answer {
+        let limit = bodyLimit
+        return try await send(url, what: what, method: method, headers: [("Accept", "application/json")] + headers, body: body) {
+            await Self.read($0, limit: limit, what: what)
+        }
+    }
+
+    /// Sends one request within every bound of this client, and answers what `read` makes of the response: the host
+    /// resolved and every address checked, then connected to a checked one; no redirects followed; the connection
+    /// within ``connectTimeout`` and the whole exchange, `read` included, within ``requestTimeout``.
+    func send<T: Sendable>(
+        _ url: URL, what: String, method: HTTPMethod, headers: [(String, String)], body: Data?,
+        read: @escaping @Sendable (HTTPClientResponse) async -> Result<T, IdentityError>
+    ) async throws(IdentityError) -> T {
         let target = try await checkedTarget(url, what: what)
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
@@ -90,15 +103,18 @@ public struct OutboundHTTP: Sendable {
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = method
-        request.headers.add(name: "Accept", value: "application/json")
         request.headers.add(name: "User-Agent", value: "Plugboard")
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
-        let prepared = request
-        let limit = bodyLimit
-        let deadline = requestTimeout
-        let result = await withTaskGroup(of: Result<Answer, IdentityError>?.self) { group in
-            group.addTask { await Self.perform(client, prepared, limit: limit, deadline: deadline, what: what) }
+        let (prepared, deadline, party) = (request, requestTimeout, party)
+        let result = await withTaskGroup(of: Result<T, IdentityError>?.self) { group in
+            group.addTask {
+                do {
+                    return await read(try await client.execute(prepared, timeout: .nanoseconds(Self.nanoseconds(deadline))))
+                } catch {
+                    return .failure(Self.failure(error, party: party, what: what))
+                }
+            }
             group.addTask {
                 try? await Task.sleep(for: deadline)
                 return nil
@@ -106,17 +122,15 @@ public struct OutboundHTTP: Sendable {
             let first = await group.next()
             group.cancelAll()
             return (first ?? nil)
-                ?? .failure(IdentityError(.providerUnreachable, "the identity provider's \(what) did not answer in time (\(deadline))"))
+                ?? .failure(IdentityError(.providerUnreachable, "\(party)'s \(what) did not answer in time (\(deadline))"))
         }
         try? await client.shutdown()
         return try result.get()
     }
 
-    private static func perform(
-        _ client: HTTPClient, _ request: HTTPClientRequest, limit: Int, deadline: Duration, what: String
-    ) async -> Result<Answer, IdentityError> {
+    /// The response's JSON body, at most `limit` bytes; a redirect, a larger body or another content type is refused.
+    private static func read(_ response: HTTPClientResponse, limit: Int, what: String) async -> Result<Answer, IdentityError> {
         do {
-            let response = try await client.execute(request, timeout: .nanoseconds(nanoseconds(deadline)))
             let status = Int(response.status.code)
             if (300..<400).contains(status) {
                 return .failure(
@@ -143,7 +157,7 @@ public struct OutboundHTTP: Sendable {
             }
             return .success(Answer(status: status, body: Data(body.readableBytesView)))
         } catch {
-            return .failure(failure(error, what: what))
+            return .failure(failure(error, party: "the identity provider", what: what))
         }
     }
 
@@ -152,20 +166,20 @@ public struct OutboundHTTP: Sendable {
             .providerUnreachable, "the identity provider's \(what) sent more than \(limit / 1024) KiB, which Plugboard refuses to read")
     }
 
-    private static func failure(_ error: any Error, what: String) -> IdentityError {
+    static func failure(_ error: any Error, party: String, what: String) -> IdentityError {
         if let error = error as? HTTPClientError {
             switch error {
             case .connectTimeout:
-                return IdentityError(.providerUnreachable, "the identity provider's \(what) did not accept a connection in time")
+                return IdentityError(.providerUnreachable, "\(party)'s \(what) did not accept a connection in time")
             case .readTimeout, .deadlineExceeded:
-                return IdentityError(.providerUnreachable, "the identity provider's \(what) did not answer in time")
+                return IdentityError(.providerUnreachable, "\(party)'s \(what) did not answer in time")
             default: break
             }
         }
         if error is CancellationError {
-            return IdentityError(.providerUnreachable, "the call to the identity provider's \(what) was cancelled")
+            return IdentityError(.providerUnreachable, "the call to \(party)'s \(what) was cancelled")
         }
-        return IdentityError(.providerUnreachable, "the identity provider's \(what) could not be reached (\(type(of: error)))")
+        return IdentityError(.providerUnreachable, "\(party)'s \(what) could not be reached (\(type(of: error)))")
     }
 
     static func nanoseconds(_ duration: Duration) -> Int64 {
