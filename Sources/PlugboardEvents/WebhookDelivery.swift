@@ -149,7 +149,7 @@ package final class WebhookDelivery: Sendable {
                         cursor = row.seq
                         forgetSent(name, through: row.seq)
                     } else {
-                        sentAhead.withLock { $0[name, default: []].insert(row.seq) }
+                        _ = sentAhead.withLock { $0[name, default: []].insert(row.seq) }
                     }
                 case .failure(let failure):
                     pass.failed += 1
