@@ -31,6 +31,15 @@ struct ConsoleViewTests {
         }
     }
 
+    /// The navigation names every page that takes no parameter, the Overview first.
+    @Test func theNavigationNamesEveryPageWithoutAParameter() {
+        #expect(
+            ConsolePages.sections.map(\.href) == [
+                "/ui/", "/ui/plugins", "/ui/fleet", "/ui/flags", "/ui/audit", "/ui/webhooks", "/ui/tokens", "/ui/rollouts", "/ui/changes",
+            ])
+        #expect(ConsolePages.sections.map(\.label).contains("Webhooks"))
+    }
+
     /// Mustache renders an enum by its case's name: the states the templates render are named as their raw values.
     @Test func theStatesTemplatesRenderAreNamedAsTheirRawValues() {
         #expect(APIToken.State.allCases.allSatisfy { String(describing: $0) == $0.rawValue })

@@ -121,11 +121,8 @@ enum ConsolePages {
         let render: @Sendable (ConsoleReads) throws -> String
     }
 
-    /// The navigation.
-    static let sections: [(label: String, href: String)] = [
-        ("Overview", "/ui/"), ("Plug-ins", "/ui/plugins"), ("Fleet", "/ui/fleet"), ("Flags", "/ui/flags"), ("Audit", "/ui/audit"),
-        ("Tokens", "/ui/tokens"), ("Rollouts", "/ui/rollouts"), ("Changes", "/ui/changes"),
-    ]
+    /// The navigation: each page without a parameter, in the order of ``all``.
+    static let sections: [(label: String, href: String)] = all.filter { $0.parameter == nil }.map { ($0.section, "/ui" + $0.path) }
 
     static let all: [Route] = [
         Route(path: "/", section: "Overview", title: { _ in "Overview" }, render: { ConsoleTemplates.render(try OverviewPage.read($0)) }),
