@@ -76,6 +76,14 @@ struct AdvisoryExposureProcessTests {
         #expect(unknown.status == 1 && unknown.stdout.isEmpty, "\(unknown)")
         #expect(unknown.stderr.contains("no advisory PBSA-2026-0999 is on the board") && unknown.stderr.split(separator: "\n").count == 1)
 
+        // Through the operations API of a served board: the same answer, the same sentences and exit codes.
+        let served = try await OperationsAPITests.serve(sandbox)
+        let viaServer = try await served.run(["advisory", "exposure", "PBSA-2026-0100"])
+        let viaServerUnknown = try await served.run(["advisory", "exposure", "PBSA-2026-0999"])
+        await served.stop()
+        #expect(viaServer.status == 0 && viaServer.stdout == text.stdout && viaServer.stderr.isEmpty, "\(viaServer)")
+        #expect(viaServerUnknown.status == 1 && viaServerUnknown.stderr == unknown.stderr, "\(viaServerUnknown)")
+
         // The command it printed, run as printed: the host moves to the fix, and exposure follows its report.
         try await sandbox.ok(Array(command.split(separator: " ").dropFirst().map(String.init)))
         try await eventually("host-a reports the fix", timeout: .seconds(600), poll: .milliseconds(250)) {

@@ -68,6 +68,7 @@ public struct AdvisoryDetail: Sendable, Hashable, Codable {
 /// One host that reported running a release an advisory affects (`plugboard advisory exposure`).
 @MemberwiseInit(.package)
 public struct ExposedHost: Sendable, Hashable, Codable {
+    /// The host's id, as it reports it.
     public let hostID: String
     /// The host's API version, as it reported it.
     public let hostVersion: String
@@ -84,7 +85,9 @@ public struct ExposedHost: Sendable, Hashable, Codable {
 /// One plug-in in one environment whose affected releases hosts run, and the fix: `plugboard advisory exposure`.
 @MemberwiseInit(.package)
 public struct AdvisoryExposure: Sendable, Hashable, Codable {
+    /// The environment the hosts reported from.
     public let environment: String
+    /// The plug-in whose affected releases they run.
     public let pluginID: String
     /// The hosts of the environment that reported running an affected release of the plug-in, by host id.
     public let hosts: [ExposedHost]
