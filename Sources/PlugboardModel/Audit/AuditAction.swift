@@ -24,8 +24,8 @@ public struct AuditAction: Sendable, Hashable, Comparable, CustomStringConvertib
 
     /// Every action of the vocabulary, in name order.
     public static let all: [AuditAction] = [
-        .accessTokenCreate, .accessTokenList, .accessTokenRevoke, .adminAdd, .adminList, .adminRemove, .advisoryImport, .advisoryList,
-        .advisorySetAction, .advisoryShow, .advisoryWithdraw, .approverAdd, .approverList,
+        .accessTokenCreate, .accessTokenList, .accessTokenRevoke, .adminAdd, .adminList, .adminRemove, .advisoryExposure, .advisoryImport,
+        .advisoryList, .advisorySetAction, .advisoryShow, .advisoryWithdraw, .approverAdd, .approverList,
         .approverRevoke, .artifactUpload, .audit, .auditAppend, .auditCheckpoint, .auditVerify, .boardBackup, .boardBaseline, .boardInit,
         .boardMigrate, .boardRestore, .changeAcknowledge, .changeApply, .changeApplyDue, .changeApprove, .changeCancel, .changeEmergency,
         .changeList, .changeOpen, .changeRefused, .changeReject, .changeSchedule, .changeShow, .clients, .envList, .environmentCreate,
@@ -65,6 +65,8 @@ extension AuditAction {
     /// `admin.remove`.
     public static let adminRemove = AuditAction("admin.remove")
     // MARK: advisory
+    /// `advisory.exposure`.
+    public static let advisoryExposure = AuditAction("advisory.exposure")
     /// `advisory.import`.
     public static let advisoryImport = AuditAction("advisory.import")
     /// `advisory.list`.
