@@ -16,6 +16,11 @@ import Synchronization
 /// board is read and written in short transactions between attempts.
 package final class WebhookDelivery: Sendable {
     package let board: Board
+    /// The connection delivery reads through: a read-only one of its own in `serve`, so that its reads never wait for,
+    /// nor hold up, the server's writes (a board's connection is serialized); the board itself otherwise. Writes (the
+    /// cursor, a failure, a 410's disable) go through ``board``.
+    let reader: Board
+    /// The endpoints' secrets, read through ``reader``.
     let secrets: BoardSecureStorage
     package let settings: WebhookSettings
     let principal: Principal
@@ -28,10 +33,13 @@ package final class WebhookDelivery: Sendable {
     /// Each endpoint's connections, kept open between its deliveries.
     let connections = Mutex<[String: OutboundConnections]>([:])
 
-    /// Delivery for `board`, whose secrets `secrets` opens; an endpoint that answers 410 Gone is disabled by
-    /// `plugboard/webhook-delivery` via `via`.
-    package init(board: Board, secrets: BoardSecureStorage, settings: WebhookSettings, via: String) throws(BoardError) {
+    /// Delivery for `board`, read through `reader` (the board itself by default), whose secrets `secrets` opens; an
+    /// endpoint that answers 410 Gone is disabled by `plugboard/webhook-delivery` via `via`.
+    package init(
+        board: Board, reader: Board? = nil, secrets: BoardSecureStorage, settings: WebhookSettings, via: String
+    ) throws(BoardError) {
         self.board = board
+        self.reader = reader ?? board
         self.secrets = secrets
         self.settings = settings
         principal = try Principal(osUser: Board.webhookDeliveryPrincipal, via: via)
@@ -50,7 +58,7 @@ package final class WebhookDelivery: Sendable {
     /// One pass over every enabled endpoint, each on a task of its own: each is sent what waits for it until it is
     /// caught up, or an attempt fails, or (unless `force`) its next attempt is not due.
     package func deliverOnce(force: Bool = false) async throws(BoardError) -> WebhookDeliveryReport {
-        let names = try board.webhooks().filter(\.enabled).map(\.name)
+        let names = try reader.webhooks().filter(\.enabled).map(\.name)
         let results = await withTaskGroup(of: (String, Int, Int, String).self) { group in
             for name in names {
                 group.addTask {
@@ -69,23 +77,25 @@ package final class WebhookDelivery: Sendable {
 
     /// Sends to every enabled endpoint until the task is cancelled: a task per endpoint, started when the endpoint
     /// appears or is enabled, ended when it is removed or disabled. The board's version is looked at every
-    /// ``WebhookSettings/poll``: a change wakes every endpoint's task at once, so a kill switch committed by any
-    /// process reaches the receivers within the poll and the send.
+    /// ``WebhookSettings/poll``: a new audit row wakes every endpoint's task at once, so a kill switch committed by any
+    /// process reaches the receivers within the poll and the send (a write without one, such as a cursor's, wakes none).
     package func run() async {
         var running: [String: Task<Void, Never>] = [:]
-        var seen: BoardVersion?
+        var (version, head): (BoardVersion?, Int64?) = (nil, nil)
         let clock = ContinuousClock()
         var refreshed = clock.now - .seconds(1)
         while !Task.isCancelled {
-            let version = try? board.version()
-            let changed = version != nil && version != seen
-            if changed {
-                seen = version
-                wakeup.wake()
+            var changed = false
+            if let now = try? reader.version(), now != version {
+                version = now
+                let last = try? reader.auditHead()
+                changed = last != head
+                head = last
             }
+            if changed { wakeup.wake() }
             if changed || clock.now - refreshed >= .milliseconds(500) {
                 refreshed = clock.now
-                let enabled = Set(((try? board.webhooks()) ?? []).filter(\.enabled).map(\.name))
+                let enabled = Set(((try? reader.webhooks()) ?? []).filter(\.enabled).map(\.name))
                 for (name, task) in running where !enabled.contains(name) {
                     task.cancel()
                     running[name] = nil
@@ -134,14 +144,14 @@ package final class WebhookDelivery: Sendable {
         let signingKey: Data?
         let boardID: String
         do {
-            endpoint = try board.webhook(name)
+            endpoint = try reader.webhook(name)
             guard endpoint.enabled else { return Pass(outcome: .stopped, line: "\(name): disabled") }
             if !force, let next = endpoint.nextAttemptAt.flatMap(Milliseconds.parse), next > board.clock.date() {
                 return Pass(outcome: .retry(at: next), line: "\(name): next attempt at \(endpoint.nextAttemptAt ?? "")")
             }
             secret = try secrets.webhookSecret(name: name)
             signingKey = try secrets.webhookSigningPrivateKey()
-            boardID = try board.info("board_id") ?? "board"
+            boardID = try reader.info("board_id") ?? "board"
         } catch {
             return Pass(outcome: .stopped, line: "\(name): \(error.message)")
         }
@@ -169,7 +179,7 @@ package final class WebhookDelivery: Sendable {
             return true
         }
         while !Task.isCancelled {
-            guard let rows = try? board.auditRows(after: through, limit: settings.batch), let last = rows.last else { break }
+            guard let rows = try? reader.auditRows(after: through, limit: settings.batch), let last = rows.last else { break }
             let ahead = sentAhead.withLock { $0[name] ?? [] }
             let wanted = rows.filter { Self.receives(endpoint, $0) && !ahead.contains($0.seq) }
             let order = wanted.filter(WebhookFormats.isStop) + wanted.filter { !WebhookFormats.isStop($0) }

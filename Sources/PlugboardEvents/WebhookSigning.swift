@@ -1,4 +1,4 @@
-package import Crypto
+import Crypto
 package import Foundation
 
 /// Standard Webhooks 1.0 signing: the headers of one delivery.

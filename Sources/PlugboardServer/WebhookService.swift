@@ -18,8 +18,11 @@ struct WebhookService: Service {
     func run() async throws {
         let delivery: WebhookDelivery
         do {
-            let secrets = try BoardSecureStorage.open(board: board)
-            delivery = try WebhookDelivery(board: board, secrets: secrets, settings: settings, via: "plugboard serve")
+            // Reads go through a read-only connection of their own, so that delivery and the server's writes never
+            // wait for each other (a board in memory has only its own).
+            let reader = board.path == ":memory:" ? board : ((try? Board.open(at: board.path, readOnly: true)) ?? board)
+            let secrets = try BoardSecureStorage.open(board: reader)
+            delivery = try WebhookDelivery(board: board, reader: reader, secrets: secrets, settings: settings, via: "plugboard serve")
         } catch {
             // Said when there is something to deliver: a board without endpoints needs no master key here.
             if let endpoints = try? board.webhooks(), !endpoints.isEmpty {

@@ -22,7 +22,7 @@ Receivers are `Tools/Scripts/webhook-receiver` processes on loopback (each deliv
             receiver must hold every seq from 1 to the head, chained (duplicates counted, not missing).
 
 Usage: Tools/Benchmarks/webhooks/run.py [--bin .build/release] [--python PY] [--kills K] [--rows R] [--crashes C]
-                                        [--only kill,drain,crash]
+                                        [--only kill,drain,crash] [--receiver-nice N]
 
 Binary: `--bin` names the folder of `plugboard` (default `.build/release`: `swift build -c release --product plugboard`;
 `.build/debug` works too, and the figures say which). Python: `--python`, else $PLUGBOARD_STANDARDWEBHOOKS_PYTHON,
@@ -55,6 +55,8 @@ parser.add_argument("--kills", type=int, default=60)
 parser.add_argument("--rows", type=int, default=1000)
 parser.add_argument("--crashes", type=int, default=20)
 parser.add_argument("--only", default="kill,drain,crash")
+parser.add_argument("--receiver-nice", type=int, default=0,
+                    help="run the receivers at this niceness (they run on other machines in production)")
 args = parser.parse_args()
 CLI = os.path.abspath(os.path.join(args.bin, "plugboard"))
 PYTHON = args.python or os.environ.get("PLUGBOARD_STANDARDWEBHOOKS_PYTHON") or os.path.join(
@@ -141,7 +143,7 @@ class Receiver:
         os.mkdir(self.folder)
         self.out = os.path.join(self.folder, "out")
         process = subprocess.Popen(
-            [PYTHON, RECEIVER, "--port-file", self.folder + "/port", "--secret-file", self.folder + "/secret", "--out", self.out,
+            ["nice", "-n", str(args.receiver_nice), PYTHON, RECEIVER, "--port-file", self.folder + "/port", "--secret-file", self.folder + "/secret", "--out", self.out,
              *options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         children.append(process)
         deadline = time.monotonic() + 60
@@ -404,7 +406,7 @@ def main():
             sys.exit(f"{path} is missing: {what}")
     load = os.getloadavg()[0]
     print(f"webhooks: binary {CLI}, {os.cpu_count()} CPUs, load average {load:.1f}, kills {args.kills}, rows {args.rows}, "
-          f"crashes {args.crashes}")
+          f"crashes {args.crashes}, receivers at niceness {args.receiver_nice}")
     parts = args.only.split(",")
     summary = []
     try:
