@@ -30,6 +30,10 @@ package final class WebhookDelivery: Sendable {
     let wakeup = Wakeup()
     /// Bodies and `v1a` signatures, made once for every endpoint of a format.
     let prepared = PreparedEvents()
+    /// How far each endpoint got, written to the board every ``WebhookSettings/cursorInterval``.
+    let progress = CursorProgress()
+    /// Held while cursors are written, so that two writes never race with the same moves.
+    let flushing = Mutex(())
     /// Each endpoint's connections, kept open between its deliveries.
     let connections = Mutex<[String: OutboundConnections]>([:])
 
@@ -70,6 +74,7 @@ package final class WebhookDelivery: Sendable {
             for await result in group { all.append(result) }
             return all.sorted { $0.0 < $1.0 }
         }
+        flush()
         for name in names { await closeConnections(name) }
         return WebhookDeliveryReport(
             delivered: results.reduce(0) { $0 + $1.1 }, failed: results.reduce(0) { $0 + $1.2 }, endpoints: results.map(\.3))
@@ -84,7 +89,12 @@ package final class WebhookDelivery: Sendable {
         var (version, head): (BoardVersion?, Int64?) = (nil, nil)
         let clock = ContinuousClock()
         var refreshed = clock.now - .seconds(1)
+        var flushed = clock.now
         while !Task.isCancelled {
+            if clock.now - flushed >= settings.cursorInterval {
+                flushed = clock.now
+                flush()
+            }
             var changed = false
             if let now = try? reader.version(), now != version {
                 version = now
@@ -108,6 +118,7 @@ package final class WebhookDelivery: Sendable {
         }
         // Not waited for: a task in an attempt ends when the attempt notices (its connections close then, or with it).
         for task in running.values { task.cancel() }
+        flush()
     }
 
     /// One endpoint's loop in ``run()``.
@@ -136,8 +147,8 @@ package final class WebhookDelivery: Sendable {
         package var line: String
     }
 
-    /// Sends `name` what waits for it (see ``deliverOnce(force:)``). The cursor is written every
-    /// ``WebhookSettings/cursorInterval`` while rows are sent, and when the pass ends.
+    /// Sends `name` what waits for it (see ``deliverOnce(force:)``). How far it got is written with the next
+    /// ``flush(_:)``: in ``run()`` every ``WebhookSettings/cursorInterval``, and before a failure is recorded.
     package func pass(_ name: String, force: Bool) async -> Pass {
         let endpoint: WebhookEndpoint
         let secret: Data
@@ -158,26 +169,13 @@ package final class WebhookDelivery: Sendable {
         let payload = WebhookPayload(boardID: boardID, consoleURL: settings.consoleURL)
         let moved = "\(name): its cursor moved (a replay or an enable); starting again from it"
         var pass = Pass(outcome: .caughtUp, line: "")
-        // The cursor on the board, and how far this pass got: every row up to `through` is sent, or not for it.
-        var recorded = endpoint.cursor
-        var through = endpoint.cursor
         var attempts = endpoint.attempts
-        // The status the cursor's last move records: the last 2xx answer.
+        // The status the cursor's next move records: the last 2xx answer.
         var lastStatus = endpoint.lastStatus.flatMap { (200..<300).contains($0) ? $0 : nil } ?? 200
-        let clock = ContinuousClock()
-        var recordedAt = clock.now
-        // Writes the cursor at `through`; false when it moved on the board meanwhile.
-        func record() -> Bool {
-            guard through > recorded else { return true }
-            guard (try? board.recordWebhookDelivered(name, from: recorded, through: through, status: lastStatus)) == true else {
-                sentAhead.withLock { $0[name] = nil }
-                return false
-            }
-            recorded = through
-            recordedAt = clock.now
-            forgetSent(name, through: through)
-            return true
-        }
+        // How far this endpoint got: every row up to `through` is sent, or not for it (written with the next flush).
+        let start = progress.start(name, cursor: endpoint.cursor, status: lastStatus)
+        var through = start.from
+        let epoch = start.epoch
         while !Task.isCancelled {
             guard let rows = try? reader.auditRows(after: through, limit: settings.batch), let last = rows.last else { break }
             let ahead = sentAhead.withLock { $0[name] ?? [] }
@@ -196,7 +194,7 @@ package final class WebhookDelivery: Sendable {
                     done.insert(row.seq)
                     if first {
                         through = row.seq
-                        if clock.now - recordedAt >= settings.cursorInterval, !record() {
+                        guard progress.advance(name, epoch: epoch, through: through, status: status) else {
                             pass.line = moved
                             return pass
                         }
@@ -204,13 +202,14 @@ package final class WebhookDelivery: Sendable {
                         sentAhead.withLock { _ = $0[name, default: []].insert(row.seq) }
                     }
                 case .failure(let failure):
-                    guard record() else {
+                    // What was sent is written first: a cursor's write ends the endpoint's attempts.
+                    guard !flush(name).contains(name) else {
                         pass.line = moved
                         return pass
                     }
                     // A pass cut short by the end of delivery is no failure of the endpoint's.
                     if Task.isCancelled {
-                        pass.line = "\(name): delivery ended at seq \(recorded)"
+                        pass.line = "\(name): delivery ended at seq \(through)"
                         return pass
                     }
                     pass.failed += 1
@@ -233,18 +232,34 @@ package final class WebhookDelivery: Sendable {
             }
             // Every row of the batch is sent or not for this endpoint: the cursor may move past them all.
             through = max(through, last.seq)
-            if rows.count < settings.batch { break }
-            if clock.now - recordedAt >= settings.cursorInterval, !record() {
+            guard progress.advance(name, epoch: epoch, through: through, status: lastStatus) else {
                 pass.line = moved
                 return pass
             }
+            if rows.count < settings.batch { break }
         }
-        guard record() else {
-            pass.line = moved
-            return pass
-        }
-        pass.line = "\(name): \(pass.delivered) delivered, caught up at seq \(recorded)"
+        pass.line = "\(name): \(pass.delivered) delivered, caught up at seq \(through)"
         return pass
+    }
+
+    /// Writes the cursors that moved (of `name` only, when given) in one transaction, and answers the names whose
+    /// cursor had moved on the board meanwhile (their progress is dropped). A write that fails is tried again at the
+    /// next flush.
+    @discardableResult
+    func flush(_ name: String? = nil) -> Set<String> {
+        flushing.withLock { _ in
+            let moves = progress.pending(name)
+            guard !moves.isEmpty, let moved = try? board.recordWebhooksDelivered(moves) else { return [] }
+            progress.written(moves, moved: moved)
+            for move in moves {
+                if moved.contains(move.name) {
+                    sentAhead.withLock { $0[move.name] = nil }
+                } else {
+                    forgetSent(move.name, through: move.through)
+                }
+            }
+            return moved
+        }
     }
 
     /// Closes the connections kept open to `name`.

@@ -1,5 +1,6 @@
 package import Foundation
 import GRDB
+import PlugboardMacros
 package import PlugboardModel
 
 // What delivery reads and writes. The events are the audit log's rows; how far an endpoint got is runtime data written
@@ -25,16 +26,27 @@ extension Board {
     /// the answer is false, and delivery starts again from where the cursor is.
     @discardableResult
     package func recordWebhookDelivered(_ name: String, from cursor: Int64, through seq: Int64, status: Int) throws(BoardError) -> Bool {
+        try recordWebhooksDelivered([WebhookCursorMove(name: name, from: cursor, through: seq, status: status)]).isEmpty
+    }
+
+    /// Moves several endpoints' cursors in one transaction (see ``recordWebhookDelivered(_:from:through:status:)``);
+    /// answers the names of those whose cursor had moved meanwhile, which are left as they are.
+    package func recordWebhooksDelivered(_ moves: [WebhookCursorMove]) throws(BoardError) -> Set<String> {
+        guard !moves.isEmpty else { return [] }
         let now = clock.timestamp()
         do {
             return try writeUnaudited(.webhookDelivery) { db in
-                try db.execute(
-                    sql: """
-                        UPDATE webhook_deliveries SET cursor = ?, attempts = 0, next_attempt_at = NULL,
-                            failing_since = NULL, last_status = ?, last_error = NULL, last_attempt_at = ?
-                        WHERE name = ? AND cursor = ?
-                        """, arguments: [seq, status, now, name, cursor])
-                return db.changesCount > 0
+                var moved = Set<String>()
+                for move in moves {
+                    try db.execute(
+                        sql: """
+                            UPDATE webhook_deliveries SET cursor = ?, attempts = 0, next_attempt_at = NULL,
+                                failing_since = NULL, last_status = ?, last_error = NULL, last_attempt_at = ?
+                            WHERE name = ? AND cursor = ?
+                            """, arguments: [move.through, move.status, now, move.name, move.from])
+                    if db.changesCount == 0 { moved.insert(move.name) }
+                }
+                return moved
             }
         } catch {
             throw mapError(error)
@@ -59,4 +71,14 @@ extension Board {
             throw mapError(error)
         }
     }
+}
+
+/// One endpoint's cursor move: from `from` (what the board should still hold) through `through`, the last answer
+/// `status`.
+@MemberwiseInit(.package)
+package struct WebhookCursorMove: Sendable, Equatable {
+    package let name: String
+    package let from: Int64
+    package let through: Int64
+    package let status: Int
 }
