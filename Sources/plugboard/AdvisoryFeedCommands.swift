@@ -116,6 +116,15 @@ struct AdvisoryFeedCommand: ParsableCommand {
         let keyIDs: [String]
     }
 
+    /// What `fetch --json` prints for each feed when no name is given.
+    struct FeedFetched: Encodable {
+        let name: String
+        let changed: Bool
+        let message: String?
+        let notes: [String]
+        var error: String? = nil
+    }
+
     /// `advisory feed fetch [NAME]`: fetch once, verify, apply.
     struct Fetch: BoardCommand {
         static let localOnly: String? = "it fetches the feeds from this machine and writes the board's file as the feed"
@@ -164,6 +173,21 @@ struct AdvisoryFeedCommand: ParsableCommand {
                 return
             }
             var refused = 0
+            if output.json {
+                output.printJSON(
+                    results.map { feed, result in
+                        switch result {
+                        case .success(let change):
+                            FeedFetched(name: feed, changed: change.changed, message: change.message, notes: change.notes)
+                        case .failure(let error): FeedFetched(name: feed, changed: false, message: nil, notes: [], error: error.message)
+                        }
+                    })
+                refused = results.filter { if case .failure = $0.result { true } else { false } }.count
+                if refused > 0 {
+                    throw BoardError(.conflict, "\(refused) of \(results.count) feeds were refused; nothing of them was applied")
+                }
+                return
+            }
             for (feed, result) in results {
                 switch result {
                 case .success(let change): print(([change.message] + change.notes).joined(separator: "\n"))

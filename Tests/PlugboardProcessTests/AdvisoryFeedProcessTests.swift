@@ -166,6 +166,10 @@ struct AdvisoryFeedProcessTests {
         // Every feed at once: the two refusals named, exit 1; only the subscriptions were written since.
         let all = try await sandbox.run(["advisory", "feed", "fetch", "--allow-private", "--timeout", "2s"])
         #expect(all.status == 1 && all.stderr.contains("huge:") && all.stderr.contains("slow:"), "\(all)")
+        let json = try await sandbox.run(["advisory", "feed", "fetch", "--allow-private", "--timeout", "2s", "--json"])
+        let answers = try json.json() as? [[String: Any]] ?? []
+        #expect(json.status == 1 && answers.count == 3, "\(json)")
+        #expect(answers.allSatisfy { ($0["error"] as? String)?.contains("nothing was changed") == true }, "\(json)")
         let audit = try await sandbox.ok("audit").stdout
         let added = audit.split(separator: "\n").filter { !before.contains($0) }
         #expect(added.allSatisfy { $0.contains("advisory-feed.subscribe") || $0.contains("audit ") }, "\(added)")
