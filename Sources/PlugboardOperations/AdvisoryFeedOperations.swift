@@ -103,6 +103,11 @@ public enum AdvisoryFeedOperations {
             throw BoardError(
                 .invalidInput, "'\(Validate.printable(String(text.prefix(100))))' is not an http or https URL of a feed")
         }
+        // A password in the URL would be kept in the board and in every audit row the feed writes.
+        guard url.user == nil, url.password == nil else {
+            throw BoardError(
+                .invalidInput, "a feed's URL must not hold a user name or password; publish the feed where it can be read without one")
+        }
         return url
     }
 }

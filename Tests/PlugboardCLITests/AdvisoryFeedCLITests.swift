@@ -77,9 +77,11 @@ struct AdvisoryFeedCLITests {
             (["subscribe", "https://other.example.com/feed.json", "--key", "not-a-key"], "is not an Ed25519 public key"),
             (["subscribe", url, "--key", publicKey, "--interval", "10s"], "is not a duration of 1m to 7d"),
             (["subscribe", "ftp://example.com/feed.json", "--key", publicKey], "is not an http or https URL"),
+            (["subscribe", "https://feed:hunter2@example.com/feed.json", "--key", publicKey], "must not hold a user name or password"),
         ] {
             let result = try await sandbox.run(["advisory", "feed"] + arguments)
             #expect(result.status != 0 && result.stdout.isEmpty && result.stderr.contains(words), "\(arguments): \(result)")
+            #expect(!result.stderr.contains("hunter2"), "\(result)")
         }
         #expect(try await sandbox.ok("audit").stdout == before)
         let nobody = try await sandbox.run(["advisory", "feed", "unsubscribe", "nobody"])
