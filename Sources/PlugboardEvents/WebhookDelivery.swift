@@ -21,6 +21,12 @@ package final class WebhookDelivery: Sendable {
     let principal: Principal
     /// Rows sent ahead of their turn (kill switches, aborts) and not yet behind the cursor, by endpoint.
     let sentAhead = Mutex<[String: Set<Int64>]>([:])
+    /// Rung when the board changes: every endpoint's task looks for new rows.
+    let wakeup = Wakeup()
+    /// Bodies and `v1a` signatures, made once for every endpoint of a format.
+    let prepared = PreparedEvents()
+    /// Each endpoint's connections, kept open between its deliveries.
+    let connections = Mutex<[String: OutboundConnections]>([:])
 
     /// Delivery for `board`, whose secrets `secrets` opens; an endpoint that answers 410 Gone is disabled by
     /// `plugboard/webhook-delivery` via `via`.
@@ -56,41 +62,60 @@ package final class WebhookDelivery: Sendable {
             for await result in group { all.append(result) }
             return all.sorted { $0.0 < $1.0 }
         }
+        for name in names { await closeConnections(name) }
         return WebhookDeliveryReport(
             delivered: results.reduce(0) { $0 + $1.1 }, failed: results.reduce(0) { $0 + $1.2 }, endpoints: results.map(\.3))
     }
 
     /// Sends to every enabled endpoint until the task is cancelled: a task per endpoint, started when the endpoint
-    /// appears or is enabled, ended when it is removed or disabled. Looks for new rows every `poll`.
-    package func run(poll: Duration = .milliseconds(250)) async {
+    /// appears or is enabled, ended when it is removed or disabled. The board's version is looked at every
+    /// ``WebhookSettings/poll``: a change wakes every endpoint's task at once, so a kill switch committed by any
+    /// process reaches the receivers within the poll and the send.
+    package func run() async {
         var running: [String: Task<Void, Never>] = [:]
+        var seen: BoardVersion?
+        let clock = ContinuousClock()
+        var refreshed = clock.now - .seconds(1)
         while !Task.isCancelled {
-            let enabled = Set(((try? board.webhooks()) ?? []).filter(\.enabled).map(\.name))
-            for (name, task) in running where !enabled.contains(name) {
-                task.cancel()
-                running[name] = nil
+            let version = try? board.version()
+            let changed = version != nil && version != seen
+            if changed {
+                seen = version
+                wakeup.wake()
             }
-            for name in enabled where running[name] == nil {
-                running[name] = Task { await self.follow(name, poll: poll) }
+            if changed || clock.now - refreshed >= .milliseconds(500) {
+                refreshed = clock.now
+                let enabled = Set(((try? board.webhooks()) ?? []).filter(\.enabled).map(\.name))
+                for (name, task) in running where !enabled.contains(name) {
+                    task.cancel()
+                    running[name] = nil
+                }
+                for name in enabled where running[name] == nil {
+                    running[name] = Task { await self.follow(name) }
+                }
             }
-            try? await Task.sleep(for: .milliseconds(500))
+            try? await Task.sleep(for: settings.poll)
         }
+        // Not waited for: a task in an attempt ends when the attempt notices (its connections close then, or with it).
         for task in running.values { task.cancel() }
     }
 
-    /// One endpoint's loop in `run(poll:)`.
-    private func follow(_ name: String, poll: Duration) async {
-        while !Task.isCancelled {
+    /// One endpoint's loop in ``run()``.
+    private func follow(_ name: String) async {
+        following: while !Task.isCancelled {
+            let generation = wakeup.generation
             let pass = await self.pass(name, force: false)
             switch pass.outcome {
-            case .stopped: return
-            case .caughtUp: try? await Task.sleep(for: poll)
+            case .stopped: break following
+            // Woken by the next change, and at least once a second all the same.
+            case .caughtUp: await wakeup.wait(after: generation, upTo: .seconds(1))
             case .retry(let at):
                 let wait = max(at.timeIntervalSinceNow, 0)
                 // Woken at least once a second, so that a replay, an enable or a removal is seen.
                 try? await Task.sleep(for: .milliseconds(Int64(min(wait, 1) * 1000)))
             }
         }
+        await closeConnections(name)
     }
 
     /// What ``pass(_:force:)`` did.
@@ -101,7 +126,8 @@ package final class WebhookDelivery: Sendable {
         package var line: String
     }
 
-    /// Sends `name` what waits for it (see ``deliverOnce(force:)``).
+    /// Sends `name` what waits for it (see ``deliverOnce(force:)``). The cursor is written every
+    /// ``WebhookSettings/cursorInterval`` while rows are sent, and when the pass ends.
     package func pass(_ name: String, force: Bool) async -> Pass {
         let endpoint: WebhookEndpoint
         let secret: Data
@@ -120,19 +146,36 @@ package final class WebhookDelivery: Sendable {
             return Pass(outcome: .stopped, line: "\(name): \(error.message)")
         }
         let payload = WebhookPayload(boardID: boardID, consoleURL: settings.consoleURL)
+        let moved = "\(name): its cursor moved (a replay or an enable); starting again from it"
         var pass = Pass(outcome: .caughtUp, line: "")
-        var cursor = endpoint.cursor
+        // The cursor on the board, and how far this pass got: every row up to `through` is sent, or not for it.
+        var recorded = endpoint.cursor
+        var through = endpoint.cursor
         var attempts = endpoint.attempts
         // The status the cursor's last move records: the last 2xx answer.
         var lastStatus = endpoint.lastStatus.flatMap { (200..<300).contains($0) ? $0 : nil } ?? 200
+        let clock = ContinuousClock()
+        var recordedAt = clock.now
+        // Writes the cursor at `through`; false when it moved on the board meanwhile.
+        func record() -> Bool {
+            guard through > recorded else { return true }
+            guard (try? board.recordWebhookDelivered(name, from: recorded, through: through, status: lastStatus)) == true else {
+                sentAhead.withLock { $0[name] = nil }
+                return false
+            }
+            recorded = through
+            recordedAt = clock.now
+            forgetSent(name, through: through)
+            return true
+        }
         while !Task.isCancelled {
-            guard let rows = try? board.auditRows(after: cursor, limit: settings.batch), let last = rows.last else { break }
+            guard let rows = try? board.auditRows(after: through, limit: settings.batch), let last = rows.last else { break }
             let ahead = sentAhead.withLock { $0[name] ?? [] }
             let wanted = rows.filter { Self.receives(endpoint, $0) && !ahead.contains($0.seq) }
             let order = wanted.filter(WebhookFormats.isStop) + wanted.filter { !WebhookFormats.isStop($0) }
             var done = Set<Int64>()
             for row in order {
-                // Whether every row before it is sent: then the cursor moves to it.
+                // Whether every row before it is sent: then the cursor may move to it.
                 let first = !wanted.contains { $0.seq < row.seq && !done.contains($0.seq) }
                 let sent = await send(row, to: endpoint, payload: payload, secret: secret, signingKey: signingKey)
                 switch sent {
@@ -142,16 +185,24 @@ package final class WebhookDelivery: Sendable {
                     lastStatus = status
                     done.insert(row.seq)
                     if first {
-                        guard (try? board.recordWebhookDelivered(name, from: cursor, through: row.seq, status: status)) == true else {
-                            pass.line = "\(name): its cursor moved (a replay or an enable); starting again from it"
+                        through = row.seq
+                        if clock.now - recordedAt >= settings.cursorInterval, !record() {
+                            pass.line = moved
                             return pass
                         }
-                        cursor = row.seq
-                        forgetSent(name, through: row.seq)
                     } else {
-                        _ = sentAhead.withLock { $0[name, default: []].insert(row.seq) }
+                        sentAhead.withLock { _ = $0[name, default: []].insert(row.seq) }
                     }
                 case .failure(let failure):
+                    guard record() else {
+                        pass.line = moved
+                        return pass
+                    }
+                    // A pass cut short by the end of delivery is no failure of the endpoint's.
+                    if Task.isCancelled {
+                        pass.line = "\(name): delivery ended at seq \(recorded)"
+                        return pass
+                    }
                     pass.failed += 1
                     attempts += 1
                     if failure.status == 410 {
@@ -170,20 +221,25 @@ package final class WebhookDelivery: Sendable {
                     return pass
                 }
             }
-            // Every row of the batch is sent or not for this endpoint: the cursor moves past them all.
-            if last.seq > cursor {
-                guard (try? board.recordWebhookDelivered(name, from: cursor, through: last.seq, status: lastStatus)) == true
-                else {
-                    pass.line = "\(name): its cursor moved (a replay or an enable); starting again from it"
-                    return pass
-                }
-                cursor = last.seq
-                forgetSent(name, through: last.seq)
-            }
+            // Every row of the batch is sent or not for this endpoint: the cursor may move past them all.
+            through = max(through, last.seq)
             if rows.count < settings.batch { break }
+            if clock.now - recordedAt >= settings.cursorInterval, !record() {
+                pass.line = moved
+                return pass
+            }
         }
-        pass.line = "\(name): \(pass.delivered) delivered, caught up at seq \(cursor)"
+        guard record() else {
+            pass.line = moved
+            return pass
+        }
+        pass.line = "\(name): \(pass.delivered) delivered, caught up at seq \(recorded)"
         return pass
+    }
+
+    /// Closes the connections kept open to `name`.
+    private func closeConnections(_ name: String) async {
+        await connections.withLock { $0.removeValue(forKey: name) }?.close()
     }
 
     private func forgetSent(_ name: String, through seq: Int64) {
@@ -208,16 +264,22 @@ package final class WebhookDelivery: Sendable {
         -> Result<Int, Failure>
     {
         guard let url = URL(string: endpoint.url) else { return .failure(Failure(message: "the URL does not parse")) }
-        let body = payload.body(row, format: endpoint.format)
-        let timestamp = Int(board.clock.date().timeIntervalSince1970)
-        let headers = WebhookSigning.headers(id: payload.id(row), timestamp: timestamp, body: body, secret: secret, signingKey: signingKey)
+        let event = prepared.event(row, format: endpoint.format, payload: payload, signingKey: signingKey, now: board.clock.date())
+        let headers = WebhookSigning.headers(
+            id: event.id, timestamp: event.timestamp, content: event.content, secret: secret, v1a: event.v1a)
         var http = OutboundHTTP(
             connectTimeout: min(.seconds(3), settings.attemptTimeout), requestTimeout: settings.attemptTimeout, bodyLimit: 64 << 10,
             allowPrivateNetwork: settings.allowPrivate, allowLoopback: settings.allowPrivate)
         http.allowPlainHTTP = true
         http.party = "the webhook \(endpoint.name)"
+        http.connections = connections.withLock { all in
+            if let kept = all[endpoint.name] { return kept }
+            let made = OutboundConnections()
+            all[endpoint.name] = made
+            return made
+        }
         do {
-            let answer = try await http.post(url, what: "URL", body: body, headers: headers)
+            let answer = try await http.post(url, what: "URL", body: event.body, headers: headers)
             if (200..<300).contains(answer.status) { return .success(answer.status) }
             let redirect = (300..<400).contains(answer.status) ? ", a redirect, which Plugboard does not follow" : ""
             return .failure(Failure(status: answer.status, retryAfter: answer.retryAfter, message: "answered \(answer.status)\(redirect)"))

@@ -17,6 +17,12 @@ package struct WebhookSettings: Sendable {
     package var consoleURL: String?
     /// The most rows read at once for one endpoint.
     package var batch = 200
+    /// How often the board is looked at for new rows (`PRAGMA data_version`, a cheap read); a new row wakes every
+    /// endpoint's task at once.
+    package var poll: Duration = .milliseconds(20)
+    /// How often an endpoint's cursor is written while it is sent a run of rows (and always when the run ends): a
+    /// process that dies sends again at most what this interval sent, which receivers deduplicate.
+    package var cursorInterval: Duration = .milliseconds(200)
     /// The longest `Retry-After` honoured.
     package var longestRetryAfter: Duration = .seconds(86_400)
 

@@ -31,6 +31,8 @@ public struct OutboundHTTP: Sendable {
     public var allowPlainHTTP = false
     /// Who is called, for the sentences of refusals: the identity provider, or a webhook endpoint.
     public var party = "the identity provider"
+    /// Where connections are kept open between calls, or nil to open and close one for every call.
+    public var connections: OutboundConnections?
 
     /// A client with the house bounds.
     public init(
@@ -100,7 +102,9 @@ public struct OutboundHTTP: Sendable {
             redirectConfiguration: .disallow,
             timeout: .init(connect: .nanoseconds(Self.nanoseconds(connectTimeout)), read: .nanoseconds(Self.nanoseconds(requestTimeout))))
         if let address = target.address { configuration.dnsOverride = [target.host: address.description] }
-        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        let make = { HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration) }
+        let key = "\(url.scheme ?? "") \(target.host) \(target.address?.description ?? "") \(connectTimeout) \(requestTimeout)"
+        let client = await connections?.client(for: key, make: make) ?? make()
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = method
         request.headers.add(name: "User-Agent", value: "Plugboard")
@@ -124,7 +128,7 @@ public struct OutboundHTTP: Sendable {
             return (first ?? nil)
                 ?? .failure(IdentityError(.providerUnreachable, "\(party)'s \(what) did not answer in time (\(deadline))"))
         }
-        try? await client.shutdown()
+        if connections == nil { try? await client.shutdown() }
         return try result.get()
     }
 

@@ -8,9 +8,9 @@ extension AdvisoryAction: ExpressibleByArgument {}
 /// (`plugboard advisory …`).
 public enum AdvisoryOperations {
     /// Every operation of the group, in the order the OpenAPI document lists them.
-    package static let all: [any ParsedOperation.Type] = [Import.self, List.self, Show.self, SetAction.self, Withdraw.self]
+    package static let all: [any ParsedOperation.Type] = [Import.self, List.self, Show.self, Exposure.self, SetAction.self, Withdraw.self]
     /// The commands made from the declarations alone (`advisory import` reads its files in the CLI).
-    package static let commands: [any ParsedOperation.Type] = [List.self, Show.self, SetAction.self, Withdraw.self]
+    package static let commands: [any ParsedOperation.Type] = [List.self, Show.self, Exposure.self, SetAction.self, Withdraw.self]
 
     /// `advisory import FILE|FOLDER`: the documents' texts (the CLI reads the files).
     public struct Import: ParsedOperation, ChangingOperation {
@@ -106,6 +106,60 @@ public enum AdvisoryOperations {
                     Table.listing(detail.actions, "ENVIRONMENT", "ACTION", "CHOSEN", "FLOOR", empty: "") {
                         [$0.environment, $0.action.rawValue, $0.chosen?.rawValue ?? "-", $0.floor?.rawValue ?? "-"]
                     })
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+
+    /// `advisory exposure [ID] [--env ENV]`.
+    public struct Exposure: ParsedOperation {
+        public static let declaration = OperationDeclaration(
+            .advisoryExposure, .read,
+            abstract: "List the hosts that run a release an advisory affects, per environment, and the fix for each plug-in.",
+            discussion: """
+                From the fleet's load reports: each host that reported running a release a standing advisory affects (the \
+                advisory given, or any), by environment (the one given with --env, or every one) and plug-in. The fix is \
+                the lowest registered release above the affected ones that no standing advisory affects, neither yanked \
+                nor killed, that works with every reporting host's API version and that every dependent's range \
+                contains (else the highest such release below); the command pins it, or rolls it out, and opens a change \
+                request where the environment is protected.
+                """, environmentOptional: true)
+        @Argument(help: "Only this advisory's exposure (default: every standing advisory's).") public var id: AdvisoryID?
+        public var env: String?
+        public init() {}
+        public init(id: AdvisoryID?, env: String?) {
+            self.id = id
+            self.env = env
+        }
+        /// What it answers.
+        public typealias Response = [AdvisoryExposure]
+        package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
+            OperationReply(try board.advisoryExposure(id: id?.text, environment: env))
+        }
+        package func text(for exposures: [AdvisoryExposure]) -> String? {
+            guard !exposures.isEmpty else {
+                let what = id.map { "a release \($0.text) affects" } ?? "a release a standing advisory affects"
+                return "No host reported running \(what)\(env.map { " in \($0)" } ?? "")."
+            }
+            let hosts = exposures.flatMap { exposure in exposure.hosts.map { (exposure, $0) } }
+            var lines = [
+                Table.listing(hosts, "ENVIRONMENT", "PLUG-IN", "HOST", "VERSION", "ADVISORIES", "ACTION", "REPORTED", empty: "") {
+                    exposure, host in
+                    [
+                        exposure.environment, exposure.pluginID, host.hostID, host.version, host.advisories.joined(separator: ", "),
+                        host.action.rawValue, host.reportedAt,
+                    ]
+                }, "",
+            ]
+            for exposure in exposures {
+                let head = "\(exposure.pluginID) in \(exposure.environment): "
+                guard let fix = exposure.fix, let command = exposure.command else {
+                    lines.append(head + "no fix: \(exposure.note ?? "no release fits").")
+                    continue
+                }
+                lines.append(head + "fix \(fix)\(exposure.fixIsLower ? " (lower than the release the hosts run)" : "")")
+                lines.append("  \(command)")
+                if let note = exposure.note { lines.append("  (\(note))") }
             }
             return lines.joined(separator: "\n")
         }

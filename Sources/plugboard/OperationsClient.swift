@@ -113,11 +113,12 @@ package struct OperationsClient: Sendable {
 
     /// Uploads the artifact at `path` (streamed) and returns its SHA-256, by which `plugin register` names it.
     package func upload(_ path: String) throws(BoardError) -> String {
-        var info = stat()
-        guard stat(path, &info) == 0, let sha256 = FileDigest.sha256(ofFile: path) else {
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int,
+            let sha256 = FileDigest.sha256(ofFile: path)
+        else {
             throw BoardError(.io, "cannot read the artifact \(path)")
         }
-        let answer = try exchange(method: "PUT", url: endpoint("/artifacts/" + sha256), body: nil, file: (path, Int(info.st_size)))
+        let answer = try exchange(method: "PUT", url: endpoint("/artifacts/" + sha256), body: nil, file: (path, size))
         guard answer.status == 200 else { throw Self.refusal(answer, server: server.absoluteString) }
         return sha256
     }

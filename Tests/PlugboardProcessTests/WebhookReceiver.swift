@@ -22,9 +22,11 @@ struct WebhookReceiver {
         let hash: String?
         let prevHash: String?
         let error: String?
+        /// The sender's port: deliveries over one kept connection share it.
+        let peer: Int?
 
         enum CodingKeys: String, CodingKey {
-            case id, seq, action, duplicate, chain, status, hash, error
+            case id, seq, action, duplicate, chain, status, hash, error, peer
             case prevHash = "prev_hash"
         }
     }

@@ -35,9 +35,10 @@ struct ConsoleViewTests {
     @Test func theNavigationNamesEveryPageWithoutAParameter() {
         #expect(
             ConsolePages.sections.map(\.href) == [
-                "/ui/", "/ui/plugins", "/ui/fleet", "/ui/flags", "/ui/audit", "/ui/webhooks", "/ui/tokens", "/ui/rollouts", "/ui/changes",
+                "/ui/", "/ui/plugins", "/ui/fleet", "/ui/advisories", "/ui/flags", "/ui/audit", "/ui/webhooks", "/ui/tokens",
+                "/ui/rollouts", "/ui/changes",
             ])
-        #expect(ConsolePages.sections.map(\.label).contains("Webhooks"))
+        #expect(ConsolePages.sections.map(\.label).contains("Webhooks") && ConsolePages.sections.map(\.label).contains("Advisories"))
     }
 
     /// Mustache renders an enum by its case's name: the states the templates render are named as their raw values.
@@ -265,6 +266,18 @@ struct ConsoleViewTests {
                         lastError: hostile, createdAt: "t", createdBy: hostile),
                     environment: "production", state: "disabled", controls: controls)
             ]),
+        AdvisoriesPage(
+            advisories: [
+                AdvisoriesPage.Advisory(
+                    id: hostile, anchor: "a", severity: "high", summary: hostile, state: "standing", aliases: [hostile],
+                    affects: [AdvisoriesPage.Affect(pluginID: hostile, href: "/ui/plugins/a", ranges: hostile, versions: "1.1.0")],
+                    actions: [AdvisoriesPage.Action(environment: hostile, action: "refuse-new", source: "its severity")],
+                    hosts: [hostile])
+            ],
+            exposures: [
+                AdvisoriesPage.Exposure(
+                    environment: hostile, pluginID: hostile, href: "/ui/plugins/a", hosts: hostile, fix: hostile, command: hostile)
+            ], more: hostile),
         RolloutsPage(
             switcher: switcher,
             rollouts: [

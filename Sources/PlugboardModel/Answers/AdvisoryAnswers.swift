@@ -64,3 +64,43 @@ public struct AdvisoryDetail: Sendable, Hashable, Codable {
     /// Its action in every environment of the board (none while it is withdrawn).
     public let actions: [AdvisoryEnvironmentAction]
 }
+
+/// One host that reported running a release an advisory affects (`plugboard advisory exposure`).
+@MemberwiseInit(.package)
+public struct ExposedHost: Sendable, Hashable, Codable {
+    /// The host's id, as it reports it.
+    public let hostID: String
+    /// The host's API version, as it reported it.
+    public let hostVersion: String
+    /// The release it runs.
+    public let version: String
+    /// The standing advisories that affect the release, strictest first.
+    public let advisories: [String]
+    /// The strictest of their actions in the host's environment.
+    public let action: AdvisoryAction
+    /// When the host reported it.
+    public let reportedAt: String
+}
+
+/// One plug-in in one environment whose affected releases hosts run, and the fix: `plugboard advisory exposure`.
+@MemberwiseInit(.package)
+public struct AdvisoryExposure: Sendable, Hashable, Codable {
+    /// The environment the hosts reported from.
+    public let environment: String
+    /// The plug-in whose affected releases they run.
+    public let pluginID: String
+    /// The hosts of the environment that reported running an affected release of the plug-in, by host id.
+    public let hosts: [ExposedHost]
+    /// The lowest registered release above the affected ones they run that no standing advisory affects, that is neither
+    /// yanked nor killed, whose host range contains every reporting host's API version there and that every dependent's
+    /// dependency range contains; when no release above fits, the highest one below that does. Nil when none fits.
+    public let fix: String?
+    /// Whether ``fix`` is lower than a release the hosts run (going back, not forward).
+    public let fixIsLower: Bool
+    /// The command that makes the hosts take the fix: `plugboard plugin pin …` or `plugboard rollout start …`.
+    public let command: String?
+    /// Whether the environment is protected, so that ``command`` opens a change request instead of applying at once.
+    public let opensChangeRequest: Bool
+    /// Why no release fits, when ``fix`` is nil; or what else to know of the command.
+    public let note: String?
+}

@@ -25,8 +25,8 @@ public struct AuditAction: Sendable, Hashable, Comparable, CustomStringConvertib
     /// Every action of the vocabulary, in name order.
     public static let all: [AuditAction] = [
         .accessTokenCreate, .accessTokenList, .accessTokenRevoke, .adminAdd, .adminList, .adminRemove, .advisoryFeedApply,
-        .advisoryFeedList, .advisoryFeedSubscribe, .advisoryFeedUnsubscribe, .advisoryImport, .advisoryList, .advisorySetAction,
-        .advisoryShow, .advisoryWithdraw, .approverAdd, .approverList,
+        .advisoryFeedList, .advisoryFeedSubscribe, .advisoryFeedUnsubscribe, .advisoryExposure, .advisoryImport, .advisoryList,
+        .advisorySetAction, .advisoryShow, .advisoryWithdraw, .approverAdd, .approverList,
         .approverRevoke, .artifactUpload, .audit, .auditAppend, .auditCheckpoint, .auditVerify, .boardBackup, .boardBaseline, .boardInit,
         .boardMigrate, .boardRestore, .changeAcknowledge, .changeApply, .changeApplyDue, .changeApprove, .changeCancel, .changeEmergency,
         .changeList, .changeOpen, .changeRefused, .changeReject, .changeSchedule, .changeShow, .clients, .envList, .environmentCreate,
@@ -75,6 +75,8 @@ extension AuditAction {
     /// `advisory-feed.unsubscribe`.
     public static let advisoryFeedUnsubscribe = AuditAction("advisory-feed.unsubscribe")
     // MARK: advisory
+    /// `advisory.exposure`.
+    public static let advisoryExposure = AuditAction("advisory.exposure")
     /// `advisory.import`.
     public static let advisoryImport = AuditAction("advisory.import")
     /// `advisory.list`.

@@ -133,6 +133,9 @@ enum ConsolePages {
             path: "/plugins/{id}", parameter: "id", section: "Plug-ins", title: { $0.parameter ?? "Plug-in" },
             render: { ConsoleTemplates.render(try PluginPage.read($0)) }),
         Route(path: "/fleet", section: "Fleet", title: { _ in "Fleet" }, render: { ConsoleTemplates.render(try FleetPage.read($0)) }),
+        Route(
+            path: "/advisories", section: "Advisories", title: { _ in "Advisories" },
+            render: { ConsoleTemplates.render(try AdvisoriesPage.read($0)) }),
         Route(path: "/flags", section: "Flags", title: { _ in "Flags" }, render: { ConsoleTemplates.render(try FlagsPage.read($0)) }),
         Route(
             path: "/flags/{name}", parameter: "name", section: "Flags", title: { $0.parameter ?? "Flag" },

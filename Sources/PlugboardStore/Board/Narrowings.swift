@@ -13,7 +13,8 @@ import PlugboardModel
 /// groups have; a change request pending in the backup but applied, rejected or cancelled on the replaced board is
 /// closed: a restore never applies a change again. An identity linked in the backup but unlinked (or linked to another
 /// principal) on the replaced board is unlinked, and a group's mapping to a role it no longer has is taken away
-/// (``IdentityNarrowings``).
+/// (``IdentityNarrowings``). An advisory standing there stands on the restored board, with at least its document,
+/// floor and action there (``AdvisoryNarrowings``).
 /// Pins, and rollouts' steps, are not narrowings: they choose which version runs, not whether one does (a pin to an
 /// older release is not narrower than the newest); the versions that must not run are stopped by kill switches and
 /// yanks, which are carried as stops.
@@ -55,6 +56,8 @@ struct Narrowings: Sendable {
     var requestStates: [Int64: String] = [:]
     /// Who signs in as whom, and what the provider's groups grant.
     var identities = IdentityNarrowings()
+    /// The standing advisories, their actions and the environments' floors.
+    var advisories = AdvisoryNarrowings()
     /// When and by whom each narrowing was made, from the audit log.
     var made: [Made.Key: Made] = [:]
 
@@ -113,6 +116,7 @@ struct Narrowings: Sendable {
             }
         }
         records.identities = try IdentityNarrowings.read(db)
+        records.advisories = try AdvisoryNarrowings.read(db)
         return records
     }
 
@@ -301,7 +305,7 @@ struct Narrowings: Sendable {
                 reason: "aborted on the replaced board", key: .rollout(record.pluginID, record.environment), before: record.json,
                 after: after.json)
         }
-        for narrowing in [narrowChanges, identities.narrow] {
+        for narrowing in [narrowChanges, identities.narrow, advisories.narrow] {
             try narrowing(change) { kind, type, target, environment, reason, key, before, after in
                 add(kind, type, target, environment: environment, reason: reason, key: key, before: before, after: after)
             }
@@ -328,65 +332,6 @@ struct Narrowings: Sendable {
                     after: .object(["admin": .bool(true)])))
         }
         return carried
-    }
-
-    /// When and by whom a narrowing was made on the replaced board, from its audit log.
-    struct Made: Sendable {
-        enum Key: Hashable, Sendable {
-            case plugin(String, String)
-            case policy(String)
-            case admin(String)
-            case owner(String, String)
-            case flag(String, String)
-            case flagDefinition(String, String)
-            case rollout(String, String)
-            case changeRequest(String)
-            case group(String, String)
-            case identity(String)
-            case groupMapping(String)
-        }
-
-        let key: Key
-        let at: String
-        let by: String
-
-        /// The changes of the replaced board's audit log (`db`) that narrow something, oldest first.
-        static func read(_ db: Database) throws -> [Made] {
-            let narrowing: [AuditAction] = [
-                .pluginDisable, .policySet, .adminRemove, .ownerRemove, .ownerAdd, .flagDisable, .flagRollout, .flagImport, .changeApply,
-                .changeReject, .changeCancel, .changeEmergency, .groupRemove, .principalUnlink, .ssoUnmapGroup,
-            ]
-            return try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT action, target_id, environment, json_extract(before_json, '$.principal'), at, actor FROM audit_log
-                    WHERE outcome = 'ok' AND target_id IS NOT NULL AND action IN (SELECT value FROM json_each(?))
-                    ORDER BY seq
-                    """, arguments: [AuditAction.jsonList(narrowing)]
-            ).compactMap { row -> Made? in
-                let (stored, target, environment, principal): (String, String, String?, String?) = (row[0], row[1], row[2], row[3])
-                guard let action = AuditAction(stored: stored) else { return nil }
-                let key: Key
-                switch (action, environment, principal) {
-                case (.pluginDisable, let environment?, _): key = .plugin(target, environment)
-                case (.policySet, _, _): key = .policy(environment ?? target)
-                case (.adminRemove, _, _): key = .admin(target)
-                case (.ownerRemove, _, let principal?), (.ownerAdd, _, let principal?): key = .owner(target, principal)
-                case (.flagDisable, let environment?, _): key = .flag(target, environment)
-                case (.flagRollout, let environment?, _), (.flagImport, let environment?, _): key = .flagDefinition(target, environment)
-                case (.changeApply, _, _), (.changeReject, _, _), (.changeCancel, _, _), (.changeEmergency, _, _):
-                    key = .changeRequest(target)
-                case (.groupRemove, _, _):
-                    let parts = target.split(separator: "/", maxSplits: 1).map(String.init)
-                    guard parts.count == 2 else { return nil }
-                    key = .group(parts[0], parts[1])
-                case (.principalUnlink, _, _): key = .identity(target)
-                case (.ssoUnmapGroup, _, _): key = .groupMapping(target)
-                default: return nil
-                }
-                return Made(key: key, at: row[4], by: row[5])
-            }
-        }
     }
 }
 
