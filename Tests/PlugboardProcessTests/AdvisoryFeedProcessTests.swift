@@ -175,4 +175,30 @@ struct AdvisoryFeedProcessTests {
         #expect(added.allSatisfy { $0.contains("advisory-feed.subscribe") || $0.contains("audit ") }, "\(added)")
         #expect(try await Self.advisories(sandbox).count == 4)
     }
+    @Test func aRestoreKeepsTheLastSequenceAppliedSoAnOlderFeedIsStillRefused() async throws {
+        let sandbox = try await Sandbox.withBoard()
+        let (folder, key, publicKey) = try await Self.publish(sandbox)
+        let (files, url) = try await Self.start(sandbox, "files", [folder])
+        try await sandbox.ok("advisory", "feed", "subscribe", url + "/feed.json", "--key", publicKey, "--name", "vendor")
+        try await sandbox.ok("advisory", "feed", "fetch", "vendor", "--allow-private")
+        let older = try Data(contentsOf: URL(fileURLWithPath: folder + "/feed.json"))
+        let backup = sandbox.root.appendingPathComponent("backup.sqlite").path
+        try await sandbox.ok("backup", "--to", backup)
+        // A newer feed, applied after the backup.
+        let publisher = sandbox.root.appendingPathComponent("publisher.sqlite").path
+        let next = try await sandbox.run(
+            ["advisory", "feed", "publish", "--key", key, "--out", folder + "/feed.json", "--db", publisher], db: false)
+        #expect(next.status == 0, "\(next)")
+        let applied = try await sandbox.ok("advisory", "feed", "fetch", "vendor", "--allow-private").stdout
+        #expect(applied.contains("Applied the feed vendor"), "\(applied)")
+
+        let restored = try #require(try await sandbox.ok("restore", "--from", backup, "--json").json() as? [String: Any])
+        let carried = (restored["carried"] as? [[String: Any]] ?? []).map { "\($0["kind"] ?? "") \($0["target"] ?? "")" }
+        #expect(carried.contains("advisory feed vendor"), "\(restored)")
+        // The older feed served again: still a replay.
+        try older.write(to: URL(fileURLWithPath: folder + "/feed.json"))
+        let replayed = try await sandbox.run(["advisory", "feed", "fetch", "vendor", "--allow-private"])
+        #expect(replayed.status == 1 && replayed.stderr.contains("a replayed or older feed"), "\(replayed)")
+        _ = await files.stop(signal: SIGKILL)
+    }
 }
