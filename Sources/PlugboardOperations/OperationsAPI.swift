@@ -7,6 +7,7 @@ package enum OperationsAPI {
             PluginOperations.reads, PluginOperations.lifecycle, HostOperations.all, RolloutOperations.all,
             [TrustOperations.AddSignature.self], RoleOperations.owners, RoleOperations.admins, RoleOperations.groups,
             IdentityOperations.principals, IdentityOperations.sso, WebhookOperations.all, AdvisoryOperations.all,
+            AdvisoryFeedOperations.all,
             FlagOperations.all,
             TrustOperations.policies, TrustOperations.signers, ApproverOperations.all, TokenOperations.apiTokens,
             TokenOperations.accessTokens,

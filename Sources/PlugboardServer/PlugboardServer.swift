@@ -105,6 +105,9 @@ public struct PlugboardServer: Sendable {
         if let settings = configuration.webhooks, let board = board as? Board {
             services.append(WebhookService(board: board, settings: settings, logger: logger))
         }
+        if let settings = configuration.advisoryFeeds, let board = board as? Board {
+            services.append(AdvisoryFeedService(board: board, settings: settings, logger: logger))
+        }
         if let admin, let address = configuration.adminAddress {
             // The operations API on an address of its own: its own listener, the same connection guard.
             let adminRouter = Router(context: ServeContext.self)

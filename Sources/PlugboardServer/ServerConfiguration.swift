@@ -82,6 +82,8 @@ public struct ServerConfiguration: Sendable {
     public var clock = TimeSource.system
     /// How webhook delivery sends (`--webhook-allow-private`, the console's address for links); nil for no delivery.
     package var webhooks: WebhookSettings? = WebhookSettings()
+    /// How subscribed advisory feeds are fetched (`--feed-allow-private`); nil: never fetched by the server.
+    package var advisoryFeeds: AdvisoryFeedSettings? = AdvisoryFeedSettings()
     /// How often the server runs the board's schedule: every rollout's guard and steps, and (at most once a second) the
     /// change requests whose time came; nil: never (then run `plugboard rollout tick` and `plugboard change apply-due`).
     /// Each pass that acts is an audited change of the board.

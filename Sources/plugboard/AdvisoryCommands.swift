@@ -8,7 +8,7 @@ import PlugboardStore
 struct AdvisoryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "advisory", abstract: "Import, list, show and withdraw advisories; choose what hosts do about them.",
-        subcommands: [Import.self] + commands(AdvisoryOperations.commands))
+        subcommands: [Import.self] + commands(AdvisoryOperations.commands) + [AdvisoryFeedCommand.self])
 
     /// `advisory import FILE|FOLDER`: the operation, with the documents read here.
     struct Import: RemoteCommand {

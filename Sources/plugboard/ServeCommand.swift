@@ -75,6 +75,10 @@ struct ServeCommand: BoardCommand {
     @OptionGroup var oidc: OIDCOptions
     @Flag(help: "Let webhook endpoints be on private and loopback addresses (never link-local ones, where cloud metadata answers).")
     var webhookAllowPrivate = false
+    @Flag(help: "Let subscribed advisory feeds be fetched from private and loopback addresses, over http too (never link-local ones).")
+    var feedAllowPrivate = false
+    @Option(help: ArgumentHelp("How long one advisory feed fetch may take, for drills and tests: 30s, 2s", visibility: .hidden))
+    var feedFetchTimeout: String?
     @Option(help: ArgumentHelp("The console's address for links in webhook events (default: this server's).", valueName: "url"))
     var webhookConsoleURL: String?
     @Option(help: ArgumentHelp("Webhook retry waits, for drills and tests: 200ms,1s,…", visibility: .hidden))
@@ -199,6 +203,10 @@ struct ServeCommand: BoardCommand {
         if let schedule = webhookRetrySchedule.flatMap(WebhookSettings.schedule) { webhooks.schedule = schedule }
         if let timeout = webhookAttemptTimeout.flatMap(WebhookSettings.schedule)?.first { webhooks.attemptTimeout = timeout }
         configuration.webhooks = webhooks
+        var feeds = AdvisoryFeedSettings()
+        feeds.allowPrivate = feedAllowPrivate
+        if let timeout = feedFetchTimeout.flatMap(WebhookSettings.schedule)?.first { feeds.timeout = timeout }
+        configuration.advisoryFeeds = feeds
         WebhookOperations.allowPrivateAddresses.withLock { $0 = webhookAllowPrivate }
         let json = output.json
         let failure = ServeFailure()

@@ -41,7 +41,7 @@ struct UpgradeCLITests {
         // 0017: who approves, and the tokens behind requests and approvals, 0018: the moment an approval binds,
         // 0019: the release a protected environment runs, 0020: identities and groups of an identity provider, 0021: what
         // an access token may do, 0022: webhook endpoints, 0023:
-        // advisories).
+        // advisories, 0024: advisory feed subscriptions).
         let stale = try await sandbox.run(["plugin", "list"])
         #expect(stale.status != 0 && stale.stderr.contains("plugboard migrate"), "\(stale)")
         let migrations = try await sandbox.ok("migrate", "--status", "--json").json() as? [String: Any]
@@ -52,7 +52,7 @@ struct UpgradeCLITests {
                 "0010_token_kinds.sql", "0011_access_tokens.sql", "0012_audit_via.sql", "0013_quarantine_releases.sql",
                 "0014_rollouts.sql", "0015_access_token_parents.sql", "0016_change_requests.sql", "0017_approvers.sql",
                 "0018_approval_moment.sql", "0019_approved_release.sql", "0020_identities.sql", "0021_token_scopes.sql",
-                "0022_webhooks.sql", "0023_advisories.sql",
+                "0022_webhooks.sql", "0023_advisories.sql", "0024_advisory_feeds.sql",
             ])
         let applied = try await sandbox.ok("migrate").stdout
         #expect(
@@ -61,7 +61,7 @@ struct UpgradeCLITests {
                 && applied.contains("0010_token_kinds.sql") && applied.contains("0011_access_tokens.sql"))
         #expect(try await sandbox.ok("migrate").stdout.contains("up to date"))
         // The state proof's migration recorded the digests of the board's rows as they were (board.baseline), and they
-        // verify; 0007, 0011, 0013, 0014 and 0023 only add empty tables, and 0010, 0015 and 0021 columns to tables with no rows here, so
+        // verify; 0007, 0011, 0013, 0014, 0023 and 0024 only add empty tables, and 0010, 0015 and 0021 columns to tables with no rows here, so
         // their own rows are recorded like any change's. 0019 adds a column to plugin_environments, which has rows here:
         // it records their digests again, in a baseline of its own.
         let baseline = try await sandbox.ok("audit", "--json").stdout.split(separator: "\n").filter { $0.contains("\"board.baseline\"") }

@@ -47,6 +47,10 @@ struct AuditActionTests {
         for parameter in type.parameters where parameter.required || samples[parameter.name] != nil {
             body[parameter.name] = samples[parameter.name]
         }
+        if type.name == AdvisoryFeedOperations.Subscribe.name {
+            body["key"] = [publicKey]
+            body["url"] = "https://advisories.example.com/feed.json"
+        }
         if type.name == AdvisoryOperations.Import.name {
             body["document"] = [advisory]
             body["file"] = ["advisory.json"]
@@ -173,6 +177,8 @@ struct AuditActionTests {
         _ = try step(ApproverOperations.RevokeApprover.self, ["key_id": keyID])
         _ = try step(IdentityOperations.Link.self)
         _ = try step(IdentityOperations.Unlink.self)
+        _ = try step(AdvisoryFeedOperations.Subscribe.self)
+        _ = try step(AdvisoryFeedOperations.Unsubscribe.self)
         _ = try step(IdentityOperations.MapGroup.self, ["group": "release-managers"])
         _ = try step(IdentityOperations.UnmapGroup.self, ["group": "release-managers"])
         // An endpoint made in the store (adding one through its operation seals a secret: secure storage).

@@ -24,8 +24,9 @@ public struct AuditAction: Sendable, Hashable, Comparable, CustomStringConvertib
 
     /// Every action of the vocabulary, in name order.
     public static let all: [AuditAction] = [
-        .accessTokenCreate, .accessTokenList, .accessTokenRevoke, .adminAdd, .adminList, .adminRemove, .advisoryExposure, .advisoryImport,
-        .advisoryList, .advisorySetAction, .advisoryShow, .advisoryWithdraw, .approverAdd, .approverList,
+        .accessTokenCreate, .accessTokenList, .accessTokenRevoke, .adminAdd, .adminList, .adminRemove, .advisoryFeedApply,
+        .advisoryFeedList, .advisoryFeedSubscribe, .advisoryFeedUnsubscribe, .advisoryExposure, .advisoryImport, .advisoryList,
+        .advisorySetAction, .advisoryShow, .advisoryWithdraw, .approverAdd, .approverList,
         .approverRevoke, .artifactUpload, .audit, .auditAppend, .auditCheckpoint, .auditVerify, .boardBackup, .boardBaseline, .boardInit,
         .boardMigrate, .boardRestore, .changeAcknowledge, .changeApply, .changeApplyDue, .changeApprove, .changeCancel, .changeEmergency,
         .changeList, .changeOpen, .changeRefused, .changeReject, .changeSchedule, .changeShow, .clients, .envList, .environmentCreate,
@@ -64,6 +65,15 @@ extension AuditAction {
     public static let adminList = AuditAction("admin.list")
     /// `admin.remove`.
     public static let adminRemove = AuditAction("admin.remove")
+    // MARK: advisory-feed
+    /// `advisory-feed.apply`: a subscribed feed taken in, its head recorded.
+    public static let advisoryFeedApply = AuditAction("advisory-feed.apply")
+    /// `advisory-feed.list`.
+    public static let advisoryFeedList = AuditAction("advisory-feed.list")
+    /// `advisory-feed.subscribe`.
+    public static let advisoryFeedSubscribe = AuditAction("advisory-feed.subscribe")
+    /// `advisory-feed.unsubscribe`.
+    public static let advisoryFeedUnsubscribe = AuditAction("advisory-feed.unsubscribe")
     // MARK: advisory
     /// `advisory.exposure`.
     public static let advisoryExposure = AuditAction("advisory.exposure")

@@ -20,6 +20,8 @@ extension Narrowings {
             case advisory(String)
             /// An advisory's action chosen in an environment.
             case advisoryAction(String, String)
+            /// A subscribed feed applied.
+            case advisoryFeed(String)
         }
 
         let key: Key
@@ -31,7 +33,7 @@ extension Narrowings {
             let narrowing: [AuditAction] = [
                 .pluginDisable, .policySet, .adminRemove, .ownerRemove, .ownerAdd, .flagDisable, .flagRollout, .flagImport, .changeApply,
                 .changeReject, .changeCancel, .changeEmergency, .groupRemove, .principalUnlink, .ssoUnmapGroup, .advisoryImport,
-                .advisorySetAction,
+                .advisorySetAction, .advisoryFeedApply,
             ]
             return try Row.fetchAll(
                 db,
@@ -61,6 +63,7 @@ extension Narrowings {
                 case (.ssoUnmapGroup, _, _): key = .groupMapping(target)
                 case (.advisoryImport, _, _): key = .advisory(target)
                 case (.advisorySetAction, let environment?, _): key = .advisoryAction(target, environment)
+                case (.advisoryFeedApply, _, _): key = .advisoryFeed(target)
                 default: return nil
                 }
                 return Made(key: key, at: row[4], by: row[5])

@@ -14,7 +14,8 @@ import PlugboardModel
 /// closed: a restore never applies a change again. An identity linked in the backup but unlinked (or linked to another
 /// principal) on the replaced board is unlinked, and a group's mapping to a role it no longer has is taken away
 /// (``IdentityNarrowings``). An advisory standing there stands on the restored board, with at least its document,
-/// floor and action there (``AdvisoryNarrowings``).
+/// floor and action there (``AdvisoryNarrowings``); a subscribed advisory feed keeps at least the sequence it applied
+/// there, so that an older feed is still refused (``AdvisoryFeedNarrowings``).
 /// Pins, and rollouts' steps, are not narrowings: they choose which version runs, not whether one does (a pin to an
 /// older release is not narrower than the newest); the versions that must not run are stopped by kill switches and
 /// yanks, which are carried as stops.
@@ -58,6 +59,8 @@ struct Narrowings: Sendable {
     var identities = IdentityNarrowings()
     /// The standing advisories, their actions and the environments' floors.
     var advisories = AdvisoryNarrowings()
+    /// How far each subscribed advisory feed got.
+    var advisoryFeeds = AdvisoryFeedNarrowings()
     /// When and by whom each narrowing was made, from the audit log.
     var made: [Made.Key: Made] = [:]
 
@@ -117,6 +120,7 @@ struct Narrowings: Sendable {
         }
         records.identities = try IdentityNarrowings.read(db)
         records.advisories = try AdvisoryNarrowings.read(db)
+        records.advisoryFeeds = try AdvisoryFeedNarrowings.read(db)
         return records
     }
 
@@ -305,7 +309,7 @@ struct Narrowings: Sendable {
                 reason: "aborted on the replaced board", key: .rollout(record.pluginID, record.environment), before: record.json,
                 after: after.json)
         }
-        for narrowing in [narrowChanges, identities.narrow, advisories.narrow] {
+        for narrowing in [narrowChanges, identities.narrow, advisories.narrow, advisoryFeeds.narrow] {
             try narrowing(change) { kind, type, target, environment, reason, key, before, after in
                 add(kind, type, target, environment: environment, reason: reason, key: key, before: before, after: after)
             }

@@ -78,6 +78,7 @@ enum StateTables {
         StateTable(name: "advisory_ranges", key: ["advisory_id", "plugin_id", "ordinal"]),
         StateTable(name: "advisory_actions", key: ["advisory_id", "environment"]),
         StateTable(name: "advisory_policies", key: ["environment"]),
+        StateTable(name: "advisory_feeds", key: ["name"]),
     ]
 
     static let byName: [String: StateTable] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
