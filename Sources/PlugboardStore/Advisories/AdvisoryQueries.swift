@@ -167,21 +167,25 @@ enum AdvisoryQueries {
     /// with its registry.
     static func hostAdvisories(_ db: Database, environment: String, pluginIDs: Set<String>) throws -> [HostAdvisory] {
         guard try hasTables(db), !pluginIDs.isEmpty else { return [] }
-        let ids = try String.fetchAll(
+        // One query for the advisories (not one per advisory): a host reads this at every change of the board.
+        let rows = try Row.fetchAll(
             db,
             sql: """
-                SELECT DISTINCT r.advisory_id FROM advisory_ranges r JOIN advisories a ON a.id = r.advisory_id
-                WHERE r.plugin_id IN (SELECT value FROM json_each(?)) AND a.withdrawn IS NULL AND a.withdrawn_at IS NULL
-                ORDER BY r.advisory_id
+                SELECT a.id, a.summary, a.severity FROM advisories a
+                WHERE a.withdrawn IS NULL AND a.withdrawn_at IS NULL AND EXISTS (
+                    SELECT 1 FROM advisory_ranges r WHERE r.advisory_id = a.id AND r.plugin_id IN (SELECT value FROM json_each(?)))
+                ORDER BY a.id
                 """, arguments: [AuditJSON.array(pluginIDs.sorted().map(AuditJSON.string)).canonicalText])
-        guard !ids.isEmpty else { return [] }
+        guard !rows.isEmpty else { return [] }
+        let ids: [String] = rows.map { $0["id"] }
         let ranges = try self.ranges(db, ids: ids)
         let floor = try floors(db)[environment]
         let chosen = try chosenActions(db)
-        return try ids.compactMap { id in
-            guard let advisory = try stored(db, id) else { return nil }
-            let action = effective(advisory.severity, chosen: chosen[id]?[environment], floor: floor)
-            return HostAdvisory(id: id, summary: advisory.summary, action: action, affected: ranges[id] ?? [:])
+        return rows.map { row in
+            let id: String = row["id"]
+            let severity = AdvisorySeverity(rawValue: row["severity"]) ?? .unknown
+            let action = effective(severity, chosen: chosen[id]?[environment], floor: floor)
+            return HostAdvisory(id: id, summary: row["summary"], action: action, affected: ranges[id] ?? [:])
         }
     }
 

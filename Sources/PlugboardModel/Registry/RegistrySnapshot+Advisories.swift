@@ -1,0 +1,34 @@
+import Synchronization
+
+extension RegistrySnapshot {
+    /// The snapshot's advisories that affect `pluginID` at `version` (a text that is not a version: none), strictest
+    /// first: what a host checks each release it would select or runs against. Looks only at the advisories that name
+    /// the plug-in, so a host's check of a plug-in costs the same with ten advisories on the board as with ten thousand.
+    public func advisories(affecting pluginID: String, _ version: String) -> [HostAdvisory] {
+        guard let advisories else { return [] }
+        return advisoryIndex.naming(pluginID, in: advisories).affecting(pluginID, version)
+    }
+}
+
+/// A snapshot's advisories by the plug-in ids they name, made once at the first look and shared by the snapshot's
+/// copies (whose advisories are the same: the property is a constant). Not part of the snapshot's value: every index
+/// is equal to every other, and hashes to nothing.
+final class AdvisoryIndex: Sendable, Hashable {
+    private let byPlugin = Mutex<[String: [HostAdvisory]]?>(nil)
+
+    /// The advisories of `all` that name `pluginID`, in their order.
+    func naming(_ pluginID: String, in all: [HostAdvisory]) -> [HostAdvisory] {
+        byPlugin.withLock { index in
+            if let index { return index[pluginID] ?? [] }
+            var made: [String: [HostAdvisory]] = [:]
+            for advisory in all {
+                for plugin in advisory.affected.keys { made[plugin, default: []].append(advisory) }
+            }
+            index = made
+            return made[pluginID] ?? []
+        }
+    }
+
+    static func == (a: AdvisoryIndex, b: AdvisoryIndex) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
+}
