@@ -1,3 +1,4 @@
+import PlugboardVersioning
 import Synchronization
 
 extension RegistrySnapshot {
@@ -5,8 +6,11 @@ extension RegistrySnapshot {
     /// first: what a host checks each release it would select or runs against. Looks only at the advisories that name
     /// the plug-in, so a host's check of a plug-in costs the same with ten advisories on the board as with ten thousand.
     public func advisories(affecting pluginID: String, _ version: String) -> [HostAdvisory] {
-        guard let advisories else { return [] }
-        return advisoryIndex.naming(pluginID, in: advisories).affecting(pluginID, version)
+        guard let advisories, let parsed = SemanticVersion(parsing: version) else { return [] }
+        return advisoryIndex.naming(pluginID, in: advisories)
+            .filter { entry in entry.ranges.contains { $0.affects(parsed) } }
+            .map(\.advisory)
+            .sorted { ($0.action, $1.id) > ($1.action, $0.id) }
     }
 }
 
@@ -14,15 +18,23 @@ extension RegistrySnapshot {
 /// copies (whose advisories are the same: the property is a constant). Not part of the snapshot's value: every index
 /// is equal to every other, and hashes to nothing.
 final class AdvisoryIndex: Sendable, Hashable {
-    private let byPlugin = Mutex<[String: [HostAdvisory]]?>(nil)
+    /// An advisory that names a plug-in, with its ranges of that plug-in parsed.
+    struct Entry: Sendable {
+        let advisory: HostAdvisory
+        let ranges: [AdvisoryRange.Parsed]
+    }
 
-    /// The advisories of `all` that name `pluginID`, in their order.
-    func naming(_ pluginID: String, in all: [HostAdvisory]) -> [HostAdvisory] {
+    private let byPlugin = Mutex<[String: [Entry]]?>(nil)
+
+    /// The advisories of `all` that name `pluginID`, in their order, with their ranges of it parsed.
+    func naming(_ pluginID: String, in all: [HostAdvisory]) -> [Entry] {
         byPlugin.withLock { index in
             if let index { return index[pluginID] ?? [] }
-            var made: [String: [HostAdvisory]] = [:]
+            var made: [String: [Entry]] = [:]
             for advisory in all {
-                for plugin in advisory.affected.keys { made[plugin, default: []].append(advisory) }
+                for (plugin, ranges) in advisory.affected {
+                    made[plugin, default: []].append(Entry(advisory: advisory, ranges: ranges.map(AdvisoryRange.Parsed.init)))
+                }
             }
             index = made
             return made[pluginID] ?? []

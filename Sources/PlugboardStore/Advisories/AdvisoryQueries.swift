@@ -175,8 +175,8 @@ enum AdvisoryQueries {
             db,
             sql: """
                 SELECT a.id, a.summary, a.severity FROM advisories a
-                WHERE a.withdrawn IS NULL AND a.withdrawn_at IS NULL AND EXISTS (
-                    SELECT 1 FROM advisory_ranges r WHERE r.advisory_id = a.id AND r.plugin_id IN (SELECT value FROM json_each(?)))
+                WHERE a.id IN (SELECT r.advisory_id FROM advisory_ranges r WHERE r.plugin_id IN (SELECT value FROM json_each(?)))
+                    AND a.withdrawn IS NULL AND a.withdrawn_at IS NULL
                 ORDER BY a.id
                 """, arguments: [AuditJSON.array(pluginIDs.sorted().map(AuditJSON.string)).canonicalText])
         guard !rows.isEmpty else { return [] }
