@@ -8,7 +8,7 @@ extension Resolver {
     func advisoryRefusal(_ pluginID: String, _ version: String, _ snapshot: RegistrySnapshot) -> SkipReason? {
         if let stop = Self.advisoryStop(pluginID, version, snapshot) { return stop }
         guard running[pluginID] != version,
-            let refusing = (snapshot.advisories ?? []).affecting(pluginID, version).first(where: { $0.action == .refuseNew })
+            let refusing = snapshot.advisories(affecting: pluginID, version).first(where: { $0.action == .refuseNew })
         else { return nil }
         return SkipReason(
             .advisory,
@@ -18,7 +18,7 @@ extension Resolver {
     /// Why every host stops `pluginID@version` at once: an advisory whose action in the snapshot's environment is `stop`
     /// affects it. Nil when none does.
     static func advisoryStop(_ pluginID: String, _ version: String, _ snapshot: RegistrySnapshot) -> SkipReason? {
-        guard let stopping = (snapshot.advisories ?? []).affecting(pluginID, version).first(where: { $0.action == .stop }) else {
+        guard let stopping = snapshot.advisories(affecting: pluginID, version).first(where: { $0.action == .stop }) else {
             return nil
         }
         return SkipReason(.killed, "\(stopping.named) stops \(pluginID)@\(version) in \(snapshot.environment)")
@@ -27,7 +27,7 @@ extension Resolver {
     /// The warnings a host reports for `pluginID@version` while it runs it: each advisory that affects the release and
     /// does not stop it.
     static func advisoryWarnings(_ pluginID: String, _ version: String, _ snapshot: RegistrySnapshot) -> [String] {
-        (snapshot.advisories ?? []).affecting(pluginID, version).filter { $0.action != .stop }.map {
+        snapshot.advisories(affecting: pluginID, version).filter { $0.action != .stop }.map {
             "\($0.named) affects \(pluginID)@\(version) (\($0.action.rawValue) in \(snapshot.environment))"
         }
     }

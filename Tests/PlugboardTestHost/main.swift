@@ -214,7 +214,7 @@ let printer = Task {
         switch event {
         case .loaded(let id, let version): emit(["event": "loaded", "plugin": id, "version": version])
         case .deactivated(let id, let version, let reason):
-            emit(["event": "deactivated", "plugin": id, "version": version, "reason": reason.code.rawValue])
+            emit(["event": "deactivated", "plugin": id, "version": version, "reason": reason.code.rawValue, "message": reason.message])
         case .skipped(let id, _, let reason):
             emit(["event": "skipped", "plugin": id, "reason": reason.code.rawValue, "message": reason.message])
         case .failed(let id, _, let reason): emit(["event": "failed", "plugin": id, "reason": reason.message])

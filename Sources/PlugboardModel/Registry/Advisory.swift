@@ -75,27 +75,40 @@ public struct AdvisoryRange: Sendable, Hashable, Codable {
     /// Whether `version` is affected, by OSV's rules for `SEMVER`: the events in version order (`"0"` first); an
     /// `introduced` at or below the version makes it affected, a `fixed` at or below it unaffected, a `last_affected`
     /// below it unaffected. A listed version is affected when it has the same precedence.
-    public func affects(_ version: SemanticVersion) -> Bool {
-        if versions.contains(where: { SemanticVersion(parsing: $0) == version }) { return true }
-        let ordered = events.compactMap { event -> (SemanticVersion?, AdvisoryEvent)? in
-            if event.version == "0" { return event.kind == .introduced ? (nil, event) : nil }
-            guard let at = SemanticVersion(parsing: event.version) else { return nil }
-            return (at, event)
-        }
-        .sorted { a, b in
-            guard let left = a.0 else { return b.0 != nil }
-            guard let right = b.0 else { return false }
-            return left < right
-        }
-        var affected = false
-        for (at, event) in ordered {
-            switch event.kind {
-            case .introduced: if at.map({ version >= $0 }) ?? true { affected = true }
-            case .fixed: if let at, version >= at { affected = false }
-            case .lastAffected: if let at, version > at { affected = false }
+    public func affects(_ version: SemanticVersion) -> Bool { Parsed(self).affects(version) }
+
+    /// The range with its versions parsed and its events in version order, to check many versions against.
+    struct Parsed: Sendable {
+        let versions: [SemanticVersion]
+        /// The events in version order; a nil version is `"0"`, the start.
+        let events: [(at: SemanticVersion?, kind: AdvisoryEvent.Kind)]
+
+        init(_ range: AdvisoryRange) {
+            versions = range.versions.compactMap { SemanticVersion(parsing: $0) }
+            events = range.events.compactMap { event -> (at: SemanticVersion?, kind: AdvisoryEvent.Kind)? in
+                if event.version == "0" { return event.kind == .introduced ? (nil, event.kind) : nil }
+                guard let at = SemanticVersion(parsing: event.version) else { return nil }
+                return (at, event.kind)
+            }
+            .sorted { a, b in
+                guard let left = a.at else { return b.at != nil }
+                guard let right = b.at else { return false }
+                return left < right
             }
         }
-        return affected
+
+        func affects(_ version: SemanticVersion) -> Bool {
+            if versions.contains(where: { $0 == version }) { return true }
+            var affected = false
+            for (at, kind) in events {
+                switch kind {
+                case .introduced: if at.map({ version >= $0 }) ?? true { affected = true }
+                case .fixed: if let at, version >= at { affected = false }
+                case .lastAffected: if let at, version > at { affected = false }
+                }
+            }
+            return affected
+        }
     }
 
     /// The range as people read it: `>= 1.2.0, < 1.4.2`, or `1.0.0, 1.0.1`.

@@ -76,6 +76,14 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
     /// ``HostAdvisory``): a host checks every release it would select against them. Nil when there are none, so that
     /// a snapshot without any encodes as before them.
     public let advisories: [HostAdvisory]?
+    /// ``advisories`` by the plug-in ids they name, made at the first look (see ``advisories(affecting:_:)``); neither
+    /// encoded nor compared.
+    let advisoryIndex = AdvisoryIndex()
+
+    private enum CodingKeys: String, CodingKey {
+        case environment, allKilled, allKilledReason, plugins, signaturePolicy, version, quarantineReleases, approvals
+        case approvedReleasesOnly, advisories
+    }
 
     /// Creates a value from its fields.
     package init(

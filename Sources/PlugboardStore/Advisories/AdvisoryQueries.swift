@@ -38,7 +38,7 @@ enum AdvisoryQueries {
     static func hasTables(_ db: Database) throws -> Bool { try db.tableExists("advisories") }
 
     static func stored(_ db: Database, _ id: String) throws -> StoredAdvisory? {
-        try Row.fetchOne(db, sql: "SELECT * FROM advisories WHERE id = ?", arguments: [id]).map(advisory)
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM advisories WHERE id = ?"), arguments: [id]).map(advisory)
     }
 
     /// Every advisory, by id.
@@ -48,8 +48,9 @@ enum AdvisoryQueries {
     }
 
     /// Writes `document` in place of the advisory of its id (its ranges replaced; a withdrawal made on this board kept).
+    /// Its statements are prepared once per connection: an import writes up to 200 documents in one change.
     static func save(_ db: Database, _ document: OSVDocument, source: String, at now: String, by actor: Principal) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO advisories (id, modified, published, withdrawn, aliases_json, summary, severity, raw_json, source,
                     imported_at, imported_by)
@@ -58,21 +59,23 @@ enum AdvisoryQueries {
                     withdrawn = excluded.withdrawn, aliases_json = excluded.aliases_json, summary = excluded.summary,
                     severity = excluded.severity, raw_json = excluded.raw_json, source = excluded.source,
                     imported_at = excluded.imported_at, imported_by = excluded.imported_by
-                """,
+                """
+        ).execute(
             arguments: [
                 document.id, document.modified, document.published, document.withdrawn,
                 AuditJSON.array(document.aliases.map(AuditJSON.string)).canonicalText, document.summary, document.severity.rawValue,
                 document.raw, source, now, actor.osUser,
             ])
-        try db.execute(sql: "DELETE FROM advisory_ranges WHERE advisory_id = ?", arguments: [document.id])
+        try db.cachedStatement(sql: "DELETE FROM advisory_ranges WHERE advisory_id = ?").execute(arguments: [document.id])
+        let insert = try db.cachedStatement(
+            sql: "INSERT INTO advisory_ranges (advisory_id, plugin_id, ordinal, kind, values_json) VALUES (?, ?, ?, ?, ?)")
         for (pluginID, ranges) in document.affected.sorted(by: { $0.key < $1.key }) {
             for (ordinal, range) in ranges.enumerated() {
                 let values: AuditJSON =
                     range.events.isEmpty
                     ? .array(range.versions.map(AuditJSON.string))
                     : .array(range.events.map { .object([$0.kind.rawValue: .string($0.version)]) })
-                try db.execute(
-                    sql: "INSERT INTO advisory_ranges (advisory_id, plugin_id, ordinal, kind, values_json) VALUES (?, ?, ?, ?, ?)",
+                try insert.execute(
                     arguments: [document.id, pluginID, ordinal, range.events.isEmpty ? "versions" : "SEMVER", values.canonicalText])
             }
         }
@@ -167,21 +170,25 @@ enum AdvisoryQueries {
     /// with its registry.
     static func hostAdvisories(_ db: Database, environment: String, pluginIDs: Set<String>) throws -> [HostAdvisory] {
         guard try hasTables(db), !pluginIDs.isEmpty else { return [] }
-        let ids = try String.fetchAll(
+        // One query for the advisories (not one per advisory): a host reads this at every change of the board.
+        let rows = try Row.fetchAll(
             db,
             sql: """
-                SELECT DISTINCT r.advisory_id FROM advisory_ranges r JOIN advisories a ON a.id = r.advisory_id
-                WHERE r.plugin_id IN (SELECT value FROM json_each(?)) AND a.withdrawn IS NULL AND a.withdrawn_at IS NULL
-                ORDER BY r.advisory_id
+                SELECT a.id, a.summary, a.severity FROM advisories a
+                WHERE a.id IN (SELECT r.advisory_id FROM advisory_ranges r WHERE r.plugin_id IN (SELECT value FROM json_each(?)))
+                    AND a.withdrawn IS NULL AND a.withdrawn_at IS NULL
+                ORDER BY a.id
                 """, arguments: [AuditJSON.array(pluginIDs.sorted().map(AuditJSON.string)).canonicalText])
-        guard !ids.isEmpty else { return [] }
+        guard !rows.isEmpty else { return [] }
+        let ids: [String] = rows.map { $0["id"] }
         let ranges = try self.ranges(db, ids: ids)
         let floor = try floors(db)[environment]
         let chosen = try chosenActions(db)
-        return try ids.compactMap { id in
-            guard let advisory = try stored(db, id) else { return nil }
-            let action = effective(advisory.severity, chosen: chosen[id]?[environment], floor: floor)
-            return HostAdvisory(id: id, summary: advisory.summary, action: action, affected: ranges[id] ?? [:])
+        return rows.map { row in
+            let id: String = row["id"]
+            let severity = AdvisorySeverity(rawValue: row["severity"]) ?? .unknown
+            let action = effective(severity, chosen: chosen[id]?[environment], floor: floor)
+            return HostAdvisory(id: id, summary: row["summary"], action: action, affected: ranges[id] ?? [:])
         }
     }
 

@@ -29,7 +29,7 @@ extension Board {
             let exposed = Dictionary(
                 grouping: here.compactMap { status -> (String, ExposedHost)? in
                     guard let version = status.version else { return nil }
-                    let affecting = (snapshot.advisories ?? []).affecting(status.pluginID, version).filter { id == nil || $0.id == id }
+                    let affecting = snapshot.advisories(affecting: status.pluginID, version).filter { id == nil || $0.id == id }
                     guard let strictest = affecting.first else { return nil }
                     return (
                         status.pluginID,

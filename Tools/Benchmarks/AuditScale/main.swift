@@ -77,7 +77,7 @@ do {
                 let key = "key-\(random.below(8))"
                 entries.append(
                     AuditEntry(
-                        action: "secret.write", targetType: "plugin", targetID: enabled[random.below(enabled.count)],
+                        action: .secretWrite, targetType: "plugin", targetID: enabled[random.below(enabled.count)],
                         after: .object(["keys": .array([.string(key)]), "data_key_versions": .array([.int(1)])])))
             }
         case 60..<90:
@@ -87,7 +87,7 @@ do {
                     let on = random.below(2) == 0
                     entries.append(
                         AuditEntry(
-                            action: on ? "plugin.enable" : "plugin.disable", targetType: "plugin", targetID: ids[random.below(ids.count)],
+                            action: on ? .pluginEnable : .pluginDisable, targetType: "plugin", targetID: ids[random.below(ids.count)],
                             environment: random.below(2) == 0 ? "production" : "staging",
                             before: .object(["enabled": .bool(!on), "pinned": .null]),
                             after: .object(["enabled": .bool(on), "pinned": .null])))
@@ -95,7 +95,8 @@ do {
                     let on = random.below(2) == 0
                     entries.append(
                         AuditEntry(
-                            action: "flag.update", targetType: "flag", targetID: "flag-\(random.below(500))", environment: "production",
+                            action: on ? .flagEnable : .flagDisable, targetType: "flag", targetID: "flag-\(random.below(500))",
+                            environment: "production",
                             before: .object(["enabled": .bool(!on)]), after: .object(["enabled": .bool(on)])))
                 }
             }
@@ -105,7 +106,7 @@ do {
                 let id = ids[random.below(ids.count)]
                 entries.append(
                     AuditEntry(
-                        action: "version.register", targetType: "plugin_version", targetID: "\(id)@1.0.\(random.below(1000) + 1)",
+                        action: .pluginRegister, targetType: "plugin_version", targetID: "\(id)@1.0.\(random.below(1000) + 1)",
                         after: .object(["state": .string("active")])))
             }
         default:
@@ -113,7 +114,7 @@ do {
             for _ in 0..<count {
                 entries.append(
                     AuditEntry(
-                        action: "plugin.kill", outcome: .refused, targetType: "plugin", targetID: ids[random.below(ids.count)],
+                        action: .pluginKill, outcome: .refused, targetType: "plugin", targetID: ids[random.below(ids.count)],
                         reason: "not allowed: only an admin or an owner of the plug-in may do this"))
             }
         }

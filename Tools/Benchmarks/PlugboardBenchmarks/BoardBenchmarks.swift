@@ -79,7 +79,7 @@ func auditBoard(rows: Int) throws -> ScratchBoard {
     let entries = (existing..<rows).map { index in
         let enabled = index % 2 == 0
         return AuditEntry(
-            action: enabled ? "plugin.enable" : "plugin.disable", targetType: "plugin", targetID: "com.example.plugin\(index % 50)",
+            action: enabled ? .pluginEnable : .pluginDisable, targetType: "plugin", targetID: "com.example.plugin\(index % 50)",
             environment: "production", before: .object(["enabled": .bool(!enabled), "pinned": .null]),
             after: .object(["enabled": .bool(enabled), "pinned": .null]))
     }

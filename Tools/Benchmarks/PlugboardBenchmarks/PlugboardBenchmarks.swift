@@ -7,4 +7,5 @@ let benchmarks: @Sendable () -> Void = {
     boardBenchmarks()
     hostBenchmarks()
     secureStorageBenchmarks()
+    advisoryBenchmarks()
 }

@@ -36,7 +36,7 @@ final class SecureStorageFixture {
             // The rows a plug-in's puts leave, 1,000 to a change.
             let entries = (start..<min(start + 1000, auditRows)).map { index in
                 AuditEntry(
-                    action: "secret.write", targetType: "plugin", targetID: "com.example.p\(index % 10_000)",
+                    action: .secretWrite, targetType: "plugin", targetID: "com.example.p\(index % 10_000)",
                     after: .object(["data_key_versions": .array([.int(1)]), "keys": .array([.string("k")])]))
             }
             try scratch.board.appendAuditEntries(entries, by: Fixtures.admin)
