@@ -84,7 +84,14 @@ package final class WebhookDelivery: Sendable {
     /// appears or is enabled, ended when it is removed or disabled. The board's version is looked at every
     /// ``WebhookSettings/poll``: a new audit row wakes every endpoint's task at once, so a kill switch committed by any
     /// process reaches the receivers within the poll and the send (a write without one, such as a cursor's, wakes none).
+    /// Delivery runs on a thread of its own at a lower priority (``LowPriorityExecutor``), so that it takes the
+    /// processor only when the board's writers leave it free.
     package func run() async {
+        await withTaskExecutorPreference(LowPriorityExecutor.shared) { await self.loop() }
+    }
+
+    /// ``run()``'s loop, on ``LowPriorityExecutor``.
+    private func loop() async {
         var running: [String: Task<Void, Never>] = [:]
         var (version, head): (BoardVersion?, Int64?) = (nil, nil)
         let clock = ContinuousClock()
@@ -111,7 +118,7 @@ package final class WebhookDelivery: Sendable {
                     running[name] = nil
                 }
                 for name in enabled where running[name] == nil {
-                    running[name] = Task { await self.follow(name) }
+                    running[name] = Task(executorPreference: LowPriorityExecutor.shared) { await self.follow(name) }
                 }
             }
             try? await Task.sleep(for: settings.poll)
