@@ -239,8 +239,9 @@ public struct RegexAutomaton: @unchecked Sendable {
         return matches(copy)
     }
 
-    /// Runs over the UTF-8 of a Swift string (valid by construction), decoding scalars in place.
-    private func matches(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// Whether the pattern matches anywhere in the UTF-8 text `bytes`, which must be valid UTF-8 (a Swift
+    /// string's bytes are), decoding scalars in place.
+    public func matches(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var row = 0
         var index = 0
         let count = bytes.count

@@ -183,4 +183,13 @@ package struct SemanticVersionNumbers: Sendable {
         self.patch = patch
         self.prerelease = prerelease
     }
+
+    /// Reads UTF-8 text in place; `nil` when it is not a strict SemVer 2.0.0 version.
+    package init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+        guard let (major, minor, patch, prerelease) = SemanticVersionView.scan(bytes) else { return nil }
+        self.major = major
+        self.minor = minor
+        self.patch = patch
+        self.prerelease = prerelease
+    }
 }

@@ -19,6 +19,12 @@ struct IPAddress: Hashable, Sendable {
         self = parsed
     }
 
+    /// Parses UTF-8 text.
+    init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+        guard let parsed = Self.parse(bytes) else { return nil }
+        self = parsed
+    }
+
     private init(high: UInt64, low: UInt64, isV6: Bool) {
         self.high = high
         self.low = low

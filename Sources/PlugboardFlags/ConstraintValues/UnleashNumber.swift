@@ -42,6 +42,16 @@ enum UnleashNumber {
         }
     }
 
+    /// ``parseContextValue(_:)`` on UTF-8 text read in place.
+    @inline(__always)
+    static func parseContextValue(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        switch quickShape(bytes) {
+        case .invalid: return nil
+        case .whole(let value): return value
+        case .general: return Double(String(decoding: bytes, as: UTF8.self))
+        }
+    }
+
     private enum Shape {
         case invalid
         /// A whole number of up to 15 digits, which is exact as a double.

@@ -4,6 +4,9 @@ import PlugboardVersioning
 
 // Whether a constraint holds: the context value read and parsed at most once per evaluation, then compared.
 extension Evaluator {
+    /// Inlined into the strategy's loop: a call would pass the record's fields one by one, which cost about as
+    /// much as a cached number comparison.
+    @inline(__always)
     mutating func constraintHolds(_ constraint: ConstraintRecord) -> Bool {
         let result: Bool
         let first = constraint.first
@@ -11,11 +14,14 @@ extension Evaluator {
         case .never:
             result = false
         case .inList:
-            result = currentValue(constraint.field).map { program.sets[first].contains($0) } ?? false
+            let set = program.sets[first]
+            result = withValue(constraint.field) { set.find(UnsafeRawBufferPointer($0)) >= 0 } ?? false
         case .notInList:
-            result = currentValue(constraint.field).map { !program.sets[first].contains($0) } ?? true
+            let set = program.sets[first]
+            result = withValue(constraint.field) { set.find(UnsafeRawBufferPointer($0)) < 0 } ?? true
         case .string:
-            result = currentValue(constraint.field).map { stringMatches($0, constraint) } ?? false
+            let needles = program.needles
+            result = withValue(constraint.field) { Self.stringMatches($0, constraint, needles) } ?? false
         case .number:
             if let value = parsedNumber(of: constraint.field) {
                 let number = program.numbers[first]
@@ -31,22 +37,22 @@ extension Evaluator {
                 let key = program.versions[first]
                 if let order = key.order(of: value) {
                     result = constraint.comparison.holds(order, 0)
-                } else if let text = currentValue(constraint.field) {
-                    // Same numbers, both pre-releases: the identifiers decide, read from the text again.
-                    let order = Self.withBytes(text) { bytes in
-                        Self.comparePrerelease(
-                            UnsafeBufferPointer(rebasing: bytes[value.prerelease]), program.needles[key.prerelease])
-                    }
-                    result = constraint.comparison.holds(order, 0)
                 } else {
-                    result = false
+                    // Same numbers, both pre-releases: the identifiers decide, read from the text again.
+                    let needles = program.needles
+                    let order = withValue(constraint.field) { bytes in
+                        Self.comparePrerelease(UnsafeBufferPointer(rebasing: bytes[value.prerelease]), needles[key.prerelease])
+                    }
+                    result = order.map { constraint.comparison.holds($0, 0) } ?? false
                 }
             } else {
                 result = false
             }
         case .regex:
-            if let text = currentValue(constraint.field) {
-                result = program.automata[first]?.matches(text) ?? program.regexes[first].matches(text)
+            if let automaton = program.automata[first] {
+                result = withValue(constraint.field) { automaton.matches(utf8: $0) } ?? false
+            } else if let text = currentValue(constraint.field) {
+                result = program.regexes[first].matches(text)
             } else {
                 result = false
             }
@@ -69,9 +75,10 @@ extension Evaluator {
     }
 
     /// The field as a semantic version (parsed once per evaluation).
+    @inline(__always)
     private mutating func parsedVersion(of field: FieldRef) -> SemanticVersionNumbers? {
         if let hit = versions[field] { return hit }
-        let parsed = currentValue(field).flatMap(SemanticVersionNumbers.init)
+        let parsed = withValue(field) { SemanticVersionNumbers(utf8: $0) } ?? nil
         versions.store(parsed, for: field)
         return parsed
     }
@@ -79,7 +86,7 @@ extension Evaluator {
     /// The field as an IP address (parsed once per evaluation).
     mutating func parsedAddress(of field: FieldRef) -> IPAddress? {
         if let hit = addresses[field] { return hit }
-        let parsed = currentValue(field).flatMap { IPAddress($0) }
+        let parsed = withValue(field) { IPAddress(utf8: $0) } ?? nil
         addresses.store(parsed, for: field)
         return parsed
     }
@@ -98,9 +105,10 @@ extension Evaluator {
     }
 
     /// The field as a number (parsed once per evaluation).
+    @inline(__always)
     private mutating func parsedNumber(of field: FieldRef) -> Double? {
         if let hit = numbers[field] { return hit }
-        let parsed = currentValue(field).flatMap(UnleashNumber.parseContextValue)
+        let parsed = withValue(field) { UnleashNumber.parseContextValue(utf8: $0) } ?? nil
         numbers.store(parsed, for: field)
         return parsed
     }

@@ -8,24 +8,23 @@ import Darwin
 // case-insensitive constraint's values are lowercased when the snapshot is compiled, and the context value once per
 // constraint.
 extension Evaluator {
-    /// Whether `text` contains, starts or ends with one of the constraint's values (``FlagProgram/needles``).
-    func stringMatches(_ text: String, _ constraint: ConstraintRecord) -> Bool {
-        Self.withBytes(text) { bytes in
-            guard constraint.caseInsensitive else { return needlesMatch(bytes, constraint) }
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(1, bytes.count)) { buffer in
-                if Self.lowercaseLatin1(bytes, into: buffer) { return needlesMatch(UnsafeBufferPointer(buffer), constraint) }
-                // Beyond Latin-1 the standard library's full lowercase mapping decides (it may change lengths).
-                return Self.withBytes(text.lowercased()) { needlesMatch($0, constraint) }
-            }
+    /// Whether the UTF-8 text `bytes` contains, starts or ends with one of the constraint's values in `needles`
+    /// (``FlagProgram/needles``). Static, so that calling it copies nothing of the evaluator.
+    static func stringMatches(_ bytes: UnsafeBufferPointer<UInt8>, _ constraint: ConstraintRecord, _ needles: ByteStrings) -> Bool {
+        guard constraint.caseInsensitive else { return needlesMatch(bytes, constraint, needles) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(1, bytes.count)) { buffer in
+            if lowercaseLatin1(bytes, into: buffer) { return needlesMatch(UnsafeBufferPointer(buffer), constraint, needles) }
+            // Beyond Latin-1 the standard library's full lowercase mapping decides (it may change lengths).
+            return withBytes(String(decoding: bytes, as: UTF8.self).lowercased()) { needlesMatch($0, constraint, needles) }
         }
     }
 
     @inline(__always)
-    private func needlesMatch(_ text: UnsafeBufferPointer<UInt8>, _ constraint: ConstraintRecord) -> Bool {
+    private static func needlesMatch(_ text: UnsafeBufferPointer<UInt8>, _ constraint: ConstraintRecord, _ needles: ByteStrings) -> Bool {
         var index = constraint.first
         let end = index + constraint.count
         while index < end {
-            if Self.bytesMatch(text, program.needles[index], constraint.match) { return true }
+            if bytesMatch(text, needles[index], constraint.match) { return true }
             index += 1
         }
         return false

@@ -16,21 +16,23 @@ extension Evaluator {
             let variant = program.variants[index]
             for position in variant.firstOverride..<(variant.firstOverride + variant.overrideCount) {
                 let override = program.overrides[position]
-                if let text = currentValue(override.field), program.sets[override.set].contains(text) { return (index, .override) }
+                let names = program.sets[override.set]
+                if withValue(override.field, { names.find(UnsafeRawBufferPointer($0)) >= 0 }) == true { return (index, .override) }
             }
         }
-        let seed: String?
+        let prefix = set.groupPrefix
+        let modulus = set.totalWeight
+        let hashed: UInt32?
         if set.standardStickiness {
-            seed = value(of: Self.userId) ?? value(of: Self.sessionId)
+            let seed = value(of: Self.userId) ?? value(of: Self.sessionId)
+            hashed = seed.map { MurmurHash3.normalizedValue(prefix: prefix, identifier: $0, modulus: modulus) }
+        } else if set.stickiness.kind == .property {
+            // A property's value is hashed where the context's index keeps its bytes (as `value(of:)` reads it).
+            hashed = withValue(set.stickiness) { MurmurHash3.normalizedValue(prefix: prefix, utf8: $0, modulus: modulus) }
         } else {
-            seed = value(of: set.stickiness)
+            hashed = value(of: set.stickiness).map { MurmurHash3.normalizedValue(prefix: prefix, identifier: $0, modulus: modulus) }
         }
-        let target: UInt32
-        if let seed {
-            target = MurmurHash3.normalizedValue(prefix: set.groupPrefix, identifier: seed, modulus: set.totalWeight)
-        } else {
-            target = storage.environment.random(set.totalWeight) + 1
-        }
+        let target = hashed ?? storage.environment.random(set.totalWeight) + 1
         var cumulative: UInt32 = 0
         for index in set.first..<end {
             cumulative += program.variants[index].weight

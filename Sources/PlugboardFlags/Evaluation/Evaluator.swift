@@ -16,8 +16,9 @@ struct Evaluator {
     private let propertyEntries: UnsafePointer<PropertyIndex.Entry>
     private let propertyCount: Int
     /// Fields that override the context's, by Unleash's names (`userId`, …, or a property name): what a plug-in
-    /// passes per call, read first instead of being merged into a copy of the context.
-    let overrides: [String: String]?
+    /// passes per call, read first instead of being merged into a copy of the context. A pointer, like the
+    /// context, so that the evaluator holds no reference: copying it retains nothing and it needs no destroying.
+    private let overrides: UnsafePointer<[String: String]>?
     /// The flag being asked about; rollouts without a `groupId` hash with its name (for a parent evaluated as a
     /// dependency, Unleash's engine uses the child's name).
     private(set) var toggle: Int32 = 0
@@ -28,9 +29,9 @@ struct Evaluator {
     var dates = ParsedOnce<UnleashInstant>()
     var numbers = ParsedOnce<Double>()
 
-    /// `context` must outlive the evaluator.
+    /// `context` and `overrides` must outlive the evaluator.
     @inline(__always)
-    init(storage: FlagSnapshot.Storage, context: UnsafePointer<UnleashContext>, overrides: [String: String]? = nil) {
+    init(storage: FlagSnapshot.Storage, context: UnsafePointer<UnleashContext>, overrides: UnsafePointer<[String: String]>? = nil) {
         self.storage = storage
         self.program = storage.program
         self.contextPointer = context
@@ -106,7 +107,7 @@ struct Evaluator {
     /// A standard field falls back to the property of the same name, as in Unleash's engine.
     @inline(__always)
     mutating func value(of field: FieldRef) -> String? {
-        if field.override >= 0, let value = overrides?[program.strings[field.override]] { return value }
+        if field.override >= 0, let overrides, let value = overrides.pointee[program.strings[field.override]] { return value }
         return switch field.kind {
         case .userId: context.userId ?? property("userId")
         case .sessionId: context.sessionId ?? property("sessionId")
@@ -118,6 +119,19 @@ struct Evaluator {
             PropertyIndex.value(of: program.strings[field.name], hash: field.hash, in: propertyEntries, count: propertyCount)
         case .random: nil
         }
+    }
+
+    /// `body` over the UTF-8 of the field's value as ``currentValue(_:)`` reads it; `nil` when the field is missing.
+    /// A property's value is read in place from the context's index, without retaining or opening its string.
+    @inline(__always)
+    mutating func withValue<R>(_ field: FieldRef, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        if field.kind == .property, field.override < 0 || overrides == nil {
+            let entry = PropertyIndex.entry(
+                of: program.strings[field.name], hash: field.hash, in: propertyEntries, count: propertyCount)
+            return entry.map { body($0.pointee.utf8) }
+        }
+        guard let text = currentValue(field) else { return nil }
+        return Self.withBytes(text, body)
     }
 
     static var userId: FieldRef { .standard(.userId) }

@@ -156,8 +156,14 @@ public struct FlagSnapshot: Sendable {
     func evaluate(_ name: String, context: UnleashContext, overrides: [String: String]? = nil, wantVariant: Bool = false) -> Evaluation {
         guard let position = storage.program.position(of: name) else { return Evaluation(outcome: .notFound) }
         return withUnsafePointer(to: context) { context in
-            var evaluator = Evaluator(storage: storage, context: context, overrides: overrides)
-            return evaluator.evaluate(position, wantVariant: wantVariant)
+            guard let overrides else {
+                var evaluator = Evaluator(storage: storage, context: context)
+                return evaluator.evaluate(position, wantVariant: wantVariant)
+            }
+            return withUnsafePointer(to: overrides) { overrides in
+                var evaluator = Evaluator(storage: storage, context: context, overrides: overrides)
+                return evaluator.evaluate(position, wantVariant: wantVariant)
+            }
         }
     }
 }

@@ -83,6 +83,12 @@ public enum MurmurHash3 {
         return Array(identifier.utf8).withUnsafeBytes { hash(continuing: prefix, $0) } % modulus + 1
     }
 
+    /// ``normalizedValue(prefix:identifier:modulus:)`` of an identifier given as its UTF-8.
+    @inline(__always)
+    static func normalizedValue(prefix: Prefix, utf8 identifier: UnsafeBufferPointer<UInt8>, modulus: UInt32 = 100) -> UInt32 {
+        hash(continuing: prefix, UnsafeRawBufferPointer(identifier)) % modulus + 1
+    }
+
     /// The hash of the prefix's bytes followed by `bytes`.
     static func hash(continuing prefix: Prefix, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var h1 = prefix.h1
