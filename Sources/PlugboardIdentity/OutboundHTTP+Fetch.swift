@@ -21,11 +21,8 @@ extension OutboundHTTP {
             }
             let tooLarge = IdentityError(
                 .providerUnreachable, "\(party)'s \(what) sent more than \(limit >> 20) MiB, which Plugboard refuses to read")
-            if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > limit { return .failure(tooLarge) }
             do {
-                return .success(Data(try await response.body.collect(upTo: limit).readableBytesView))
-            } catch is NIOTooManyBytesError {
-                return .failure(tooLarge)
+                return try await Self.body(of: response, limit: limit, tooLarge: tooLarge).map { Data($0.readableBytesView) }
             } catch {
                 return .failure(Self.failure(error, party: party, what: what))
             }

@@ -132,6 +132,14 @@ public struct OutboundHTTP: Sendable {
         return try result.get()
     }
 
+    /// The response's body, at most `limit` bytes: a larger one is `tooLarge`, refused by its `Content-Length` before
+    /// it is read, else as soon as it passes the limit. Other errors of the read are thrown.
+    static func body(of response: HTTPClientResponse, limit: Int, tooLarge: IdentityError) async throws -> Result<ByteBuffer, IdentityError>
+    {
+        if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > limit { return .failure(tooLarge) }
+        do { return .success(try await response.body.collect(upTo: limit)) } catch is NIOTooManyBytesError { return .failure(tooLarge) }
+    }
+
     /// The response's JSON body, at most `limit` bytes; a redirect, a larger body or another content type is refused.
     private static func read(_ response: HTTPClientResponse, limit: Int, what: String) async -> Result<Answer, IdentityError> {
         do {
@@ -142,15 +150,13 @@ public struct OutboundHTTP: Sendable {
                         .providerUnreachable,
                         "the identity provider's \(what) answered with a redirect (\(status)), which Plugboard does not follow"))
             }
-            if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > limit {
-                return .failure(tooLarge(what: what, limit: limit))
-            }
             let type =
                 response.headers.first(name: "Content-Type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
                 ?? ""
             let body: ByteBuffer
-            do { body = try await response.body.collect(upTo: limit) } catch is NIOTooManyBytesError {
-                return .failure(tooLarge(what: what, limit: limit))
+            switch try await Self.body(of: response, limit: limit, tooLarge: tooLarge(what: what, limit: limit)) {
+            case .success(let read): body = read
+            case .failure(let error): return .failure(error)
             }
             guard type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json")) else {
                 return .failure(
