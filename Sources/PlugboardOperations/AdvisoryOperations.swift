@@ -20,8 +20,10 @@ public enum AdvisoryOperations {
                 Each file is one OSV document (schema 1.7) for the ecosystem Plugboard: each affected package's name is a \
                 plug-in id, with SEMVER ranges (introduced, fixed, last_affected) or lists of versions. All files are \
                 taken in one change, or none when one is refused. A document the board holds with the same or a later \
-                modified time is left as it is. Importing never waits for approvals.
-                """, bodyLimit: 32 << 20)
+                modified time is left as it is. Taking an advisory in, or a text that stops or refuses more, never waits \
+                for approvals; a text that lets hosts run more (withdrawn by its publisher, a lower severity, a version \
+                no longer affected) waits for them where any environment is protected, and is imported on its own.
+                """, bodyLimit: 32 << 20, widens: .boardWide)
         /// Each document's text, exactly as read.
         @Option(help: "An OSV document's text (repeat for several).") public var document: [String] = []
         /// The name of the file each document came from, in the same order, for sentences and the advisory's source.
@@ -41,6 +43,18 @@ public enum AdvisoryOperations {
         }
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
             OperationReply(try board.importAdvisories(zip(document, file).map { (text: $0, file: $1) }, by: actor))
+        }
+        /// Only a text that lets hosts run more waits for approvals; with others that never wait, it is refused, so
+        /// that a stop is never held back behind a loosening.
+        package func widening(on board: Board) throws(BoardError) -> WideningScope? {
+            let (loosening, others) = try board.advisoryImportLoosening(document)
+            guard !loosening.isEmpty else { return nil }
+            if !others.isEmpty, try board.protection(environment: nil).required > 0 {
+                throw BoardError.invalid(
+                    "\(loosening.joined(separator: ", ")) would let hosts run more and so waits for approvals, while \(others.joined(separator: ", ")) never waits; import them in separate commands; nothing was imported"
+                )
+            }
+            return .boardWide
         }
     }
 

@@ -15,6 +15,7 @@ struct AdvisoryCommand: ParsableCommand {
         static let configuration = declared(AdvisoryOperations.Import.self)
         @OptionGroup var global: GlobalOptions
         @Argument(help: "An OSV JSON file, or a folder of them (every *.json inside, in name order).") var path: String
+        @OptionGroup var change: WideningFlags
 
         func execute(_ output: Output) throws(BoardError) {
             var documents: [(text: String, file: String)] = []
@@ -25,7 +26,9 @@ struct AdvisoryCommand: ParsableCommand {
                 }
                 documents.append((text, file))
             }
-            output.report(try global.perform(AdvisoryOperations.Import(documents: documents)))
+            if let result = try global.performOrRequest(AdvisoryOperations.Import(documents: documents), change: change, output) {
+                output.report(result)
+            }
         }
 
         /// The file given, or the `*.json` files of the folder given, in name order; at most the import's limit.

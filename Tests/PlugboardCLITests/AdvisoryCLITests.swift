@@ -107,4 +107,59 @@ struct AdvisoryCLITests {
         #expect(shown?["withdrawn"] == nil || shown?["withdrawn"] is NSNull)
         #expect((shown?["actions"] as? [[String: Any]])?.first?["action"] as? String == "stop")
     }
+
+    @Test func aReimportThatLetsMoreRunWaitsForApprovalsWhereProtectedAndIsNotMixedWithStops() async throws {
+        let sandbox = try await Self.board()
+        try await sandbox.ok("advisory", "import", AdvisoryFixtures.path("PBSA-2026-0001.json"))
+        let original = try AdvisoryFixtures.text("PBSA-2026-0001.json")
+        let later = original.replacingOccurrences(of: "2026-11-20T10:00:00Z", with: "2026-11-25T10:00:00Z")
+        // The same advisory, fixed earlier: 1.3.0 is no longer affected.
+        let narrowed = try sandbox.write(
+            "narrowed.json", later.replacingOccurrences(of: "\"fixed\": \"1.4.2\"", with: "\"fixed\": \"1.3.0\""))
+        let stop = try sandbox.write(
+            "stop.json",
+            original.replacingOccurrences(of: "PBSA-2026-0001", with: "PBSA-2026-0009").replacingOccurrences(of: "HIGH", with: "CRITICAL"))
+        try await sandbox.ok("policy", "set", "--env", "default", "--approvals", "1")
+
+        let waits = try await sandbox.ok("advisory", "import", narrowed).stdout
+        #expect(waits.contains("change request 1 opened: advisory import"), "\(waits)")
+        #expect(try await sandbox.ok("advisory", "show", "PBSA-2026-0001").stdout.contains(">= 1.2.0, < 1.4.2"))
+        let before = try await sandbox.snapshot()
+
+        // Mixed with a text that stops, it is refused whole, so the stop is never held back.
+        let folder = sandbox.root.appendingPathComponent("mixed").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: narrowed, toPath: folder + "/a.json")
+        try FileManager.default.copyItem(atPath: stop, toPath: folder + "/b.json")
+        let mixed = try await sandbox.run(["advisory", "import", folder])
+        #expect(mixed.status == 1, "\(mixed)")
+        #expect(
+            mixed.stderr
+                == "error: PBSA-2026-0001 (no longer affects com.example.calendar 1.3.0) would let hosts run more and so waits for approvals, while PBSA-2026-0009 never waits; import them in separate commands; nothing was imported\n",
+            "\(mixed)")
+        #expect(try await sandbox.snapshot() == before)
+        // The stop alone applies at once.
+        #expect(try await sandbox.ok("advisory", "import", stop).stdout.contains("Imported 1 advisory: PBSA-2026-0009."))
+
+        // As an emergency it applies now, and the log holds to the policy.
+        let emergency = try await sandbox.ok("advisory", "import", narrowed, "--emergency", "--reason", "publisher's fix confirmed").stdout
+        #expect(emergency.contains("applied as an emergency"), "\(emergency)")
+        #expect(try await sandbox.ok("advisory", "show", "PBSA-2026-0001").stdout.contains(">= 1.2.0, < 1.3.0"))
+        try await sandbox.ok("audit", "verify")
+        let row = try await sandbox.boardFile.strings(
+            "SELECT after_json FROM audit_log WHERE action = 'advisory.import' AND outcome = 'ok' ORDER BY seq DESC LIMIT 1")
+        #expect(row.first?.contains("\"loosens\":\"no longer affects com.example.calendar 1.3.0\"") == true, "\(row)")
+    }
+
+    @Test func withoutApprovalsAReimportThatLetsMoreRunAppliesAtOnce() async throws {
+        let sandbox = try await Self.board()
+        try await sandbox.ok("advisory", "import", AdvisoryFixtures.path("PBSA-2026-0001.json"))
+        let later = try AdvisoryFixtures.text("PBSA-2026-0001.json").replacingOccurrences(
+            of: "2026-11-20T10:00:00Z", with: "2026-11-25T10:00:00Z"
+        ).replacingOccurrences(of: "HIGH", with: "LOW")
+        let lowered = try await sandbox.ok("advisory", "import", try sandbox.write("lowered.json", later)).stdout
+        #expect(lowered.contains("Imported 1 advisory: PBSA-2026-0001."), "\(lowered)")
+        #expect(try await sandbox.ok("advisory", "show", "PBSA-2026-0001", "--json").json() as? [String: Any] != nil)
+        try await sandbox.ok("audit", "verify")
+    }
 }

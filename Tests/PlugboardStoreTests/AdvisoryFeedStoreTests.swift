@@ -160,6 +160,45 @@ struct AdvisoryFeedStoreTests {
         #expect(try board.advisory("PBSA-1").withdrawn != nil)
     }
 
+    @Test func whereApprovalsAreRequiredAFeedAppliesWhatStopsAndSkipsWhatWouldLetMoreRun() throws {
+        let board = try Self.subscribed()
+        try Self.apply(board, try Self.feed([Self.osv("PBSA-1"), Self.osv("PBSA-2")], sequence: 1))
+        let head = try #require(try board.advisoryFeed("vendor").head)
+        _ = try board.setApprovalPolicy(approvals: 1, signed: nil, environment: "default", by: Self.admin)
+        let later = "2026-11-25T10:00:00Z"
+        let fresh = try Self.feed(
+            [
+                Self.osv("PBSA-1", modified: later, events: #"{"introduced": "1.3.0"}, {"fixed": "1.4.2"}"#),  // narrowed
+                Self.osv("PBSA-2", modified: later, events: #"{"introduced": "0"}"#),  // widened: stops more
+            ], sequence: 2, previous: head)
+        let result = try Self.apply(board, fresh)
+        #expect(result.message.contains("imported 1 advisory: PBSA-2"), "\(result.message)")
+        let note = result.notes.joined(separator: " ")
+        #expect(note.contains("requires approvals") && note.contains("PBSA-1 (no longer affects com.example.calendar 1.2.0)"), "\(note)")
+        #expect(try board.advisory("PBSA-1").modified == "2026-11-20T10:00:00Z")
+        // Nothing the feed applied waits for approvals, so the log holds to the policy.
+        let verified = try board.verifyAudit(widening: WideningActions([.advisoryImport: true]))
+        #expect(verified.problems.isEmpty, "\(verified.problems)")
+    }
+
+    @Test func auditVerifyNamesALooseningImportNoChangeRequestCovers() throws {
+        let board = try AdvisoryStoreTests.board()
+        _ = try board.importAdvisories([(Self.osv("PBSA-1"), "a.json")], by: Self.admin)
+        _ = try board.setApprovalPolicy(approvals: 1, signed: nil, environment: "default", by: Self.admin)
+        let later = "2026-11-25T10:00:00Z"
+        // Raising never waits; a loosening text imported past the operations (which would have opened a change request)
+        // is named.
+        _ = try board.importAdvisories([(Self.osv("PBSA-1", modified: later, events: #"{"introduced": "0"}"#), "b.json")], by: Self.admin)
+        let widening = WideningActions([.advisoryImport: true])
+        #expect(try board.verifyAudit(widening: widening).problems.isEmpty)
+        _ = try board.importAdvisories(
+            [(Self.osv("PBSA-1", modified: "2026-11-26T10:00:00Z", severity: "LOW"), "c.json")], by: Self.admin)
+        let loosening = try #require(try board.auditRecords(AuditQuery()).max { $0.seq < $1.seq })
+        #expect(loosening.afterJSON?.contains("\"loosens\":\"lowers its severity from critical to low\"") == true, "\(loosening)")
+        let problems = try board.verifyAudit(widening: widening).problems
+        #expect(problems.count == 1 && problems.first?.contains("advisory.import board-wide") == true, "\(problems)")
+    }
+
     @Test func wideningIsFoundAtEveryVersionWhereTwoRangeSetsCanDiffer() throws {
         func stored(_ text: String) throws -> (StoredAdvisory, [String: [AdvisoryRange]]) {
             let document = try OSVDocument.parse(text, file: "old")

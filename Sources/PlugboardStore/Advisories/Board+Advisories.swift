@@ -8,8 +8,9 @@ extension Board {
 
     /// Takes in OSV advisories (see ``OSVDocument``), each one audited (`advisory.import`), all in one transaction: all of
     /// them, or none when one is refused. A document already on the board with the same or a later `modified` time is left
-    /// as it is; a withdrawal made on this board stays whatever a later import says. Admins only; importing never waits
-    /// for approvals, whatever it changes.
+    /// as it is; a withdrawal made on this board stays whatever a later import says. Admins only. A document that lets
+    /// hosts run more (``advisoryImportLoosening(_:)``) has `loosens` in its audit row's `after`: the operations wait for
+    /// approvals before such an import where the board is protected.
     ///
     /// - Parameter documents: Each document's text and the name of the file it came from (for sentences and `source`).
     package func importAdvisories(_ documents: [(text: String, file: String)], by actor: Principal) throws(BoardError) -> ChangeResult {
@@ -34,17 +35,15 @@ extension Board {
             var taken: [String] = []
             var kept: [String] = []
             for (document, file) in parsed {
-                let before = try AdvisoryQueries.stored(change.db, document.id)
-                if let before, let was = Timestamp.parse(before.modified), let now = Timestamp.parse(document.modified), was >= now {
+                guard let incoming = try AdvisoryQueries.incoming(change.db, document) else {
                     kept.append(document.id)
                     continue
                 }
                 try AdvisoryQueries.save(change.db, document, source: "file \(file)", at: change.now, by: change.actor)
-                let after = try AdvisoryQueries.stored(change.db, document.id)
                 try change.record(
                     AuditEntry(
-                        action: .advisoryImport, targetType: "advisory", targetID: document.id, before: before?.json ?? .null,
-                        after: after?.json ?? .null))
+                        action: .advisoryImport, targetType: "advisory", targetID: document.id, before: incoming.stored?.json ?? .null,
+                        after: try AdvisoryQueries.imported(change.db, document.id, incoming)))
                 taken.append(document.id)
             }
             let notes =
@@ -56,6 +55,23 @@ extension Board {
             return ChangeResult(
                 changed: true, "Imported \(taken.count) \(taken.count == 1 ? "advisory" : "advisories"): \(taken.joined(separator: ", ")).",
                 notes: notes)
+        }
+    }
+
+    /// Which of `documents` would let hosts run more if taken in, each as `ID (why)`, and which others would be taken
+    /// in: what decides whether an import waits for approvals. A document that is not a valid advisory is in neither
+    /// (the import itself refuses it).
+    package func advisoryImportLoosening(_ documents: [String]) throws(BoardError) -> (loosening: [String], others: [String]) {
+        let parsed = documents.compactMap { try? OSVDocument.parse($0, file: "the document") }
+        return try read { db in
+            var loosening: [String] = []
+            var others: [String] = []
+            guard try AdvisoryQueries.hasTables(db) else { return ([], []) }
+            for document in parsed {
+                guard let incoming = try AdvisoryQueries.incoming(db, document) else { continue }
+                if let why = incoming.loosens { loosening.append("\(document.id) (\(why))") } else { others.append(document.id) }
+            }
+            return (loosening, others)
         }
     }
 

@@ -91,8 +91,9 @@ extension Board {
     /// Applies a verified feed of the subscription `name`, as ``advisoryFeedPrincipal``, in one audited change: each
     /// document newer than the board's is imported (`advisory.import`), and the feed's sequence and head are recorded
     /// (`advisory-feed.apply`, whose `after` names the previous head, so that a feed this board never received shows as
-    /// a gap). An expired feed imports only what stops or refuses as much or more; what it would loosen (a withdrawal,
-    /// a lowered severity, a version no longer affected) is skipped and named.
+    /// a gap). An expired feed, or any feed where the board requires approvals, imports only what stops or refuses as
+    /// much or more; what it would loosen (a withdrawal, a lowered severity, a version no longer affected) is skipped
+    /// and named.
     ///
     /// - Throws: ``BoardError`` `.invalidInput` for a replayed feed (a sequence below the last applied, or the same with
     ///   another head) or a document that is not a valid advisory; nothing changes.
@@ -125,23 +126,19 @@ extension Board {
             }
             var taken: [String] = []
             var skipped: [String] = []
+            // What lets hosts run more is a person's decision where the board requires approvals for it.
+            let protected = try ChangeRecords.protection(change.db, environment: nil).required > 0
             for document in documents {
-                let stored = try AdvisoryQueries.stored(change.db, document.id)
-                if let stored, let was = Timestamp.parse(stored.modified), let now = Timestamp.parse(document.modified), was >= now {
+                guard let incoming = try AdvisoryQueries.incoming(change.db, document) else { continue }
+                if let why = incoming.loosens, feed.expired || protected {
+                    skipped.append("\(document.id) (\(why))")
                     continue
-                }
-                if feed.expired, let stored {
-                    let ranges = try AdvisoryQueries.ranges(change.db, ids: [document.id])[document.id] ?? [:]
-                    if let why = AdvisoryFeedQueries.widening(stored, ranges: ranges, to: document) {
-                        skipped.append("\(document.id) (\(why))")
-                        continue
-                    }
                 }
                 try AdvisoryQueries.save(change.db, document, source: "feed \(name)", at: change.now, by: change.actor)
                 try change.record(
                     AuditEntry(
-                        action: .advisoryImport, targetType: "advisory", targetID: document.id, before: stored?.json ?? .null,
-                        after: try AdvisoryQueries.stored(change.db, document.id)?.json ?? .null))
+                        action: .advisoryImport, targetType: "advisory", targetID: document.id, before: incoming.stored?.json ?? .null,
+                        after: try AdvisoryQueries.imported(change.db, document.id, incoming)))
                 taken.append(document.id)
             }
             let gap = before.head != nil && content.previousHead != before.head
@@ -160,9 +157,13 @@ extension Board {
                         "gap": .bool(gap),
                     ])))
             var notes: [String] = []
-            if !skipped.isEmpty {
+            if !skipped.isEmpty, feed.expired {
                 notes.append(
                     "The feed expired at \(content.expires), so what would let more run was skipped: \(skipped.joined(separator: "; ")).")
+            } else if !skipped.isEmpty {
+                notes.append(
+                    "This board requires approvals for what lets more run, so the feed's texts that would were skipped: \(skipped.joined(separator: "; ")); a person imports them with plugboard advisory import, which waits for approvals."
+                )
             }
             if gap {
                 notes.append(

@@ -88,6 +88,10 @@ enum ApprovalLedger {
                 if Self.rank(after["effective"]) < Self.rank(object(row["before_json"])["effective"]), needed > 0 {
                     uncovered[seq] = (action.name + " " + scope(environment), needed)
                 }
+            case .advisoryImport:
+                // Only a text that lets hosts run more (its row says why) waits for approvals, board-wide.
+                let needed = required(nil)
+                if after["loosens"] is String, needed > 0 { uncovered[seq] = (action.name + " " + scope(nil), needed) }
             default:
                 let needed = required(widening.actions[action] == true ? nil : environment)
                 if action == .policySet {
