@@ -43,37 +43,68 @@ package struct AdvisoryFeedFetcher: Sendable {
         http.allowPlainHTTP = settings.allowPrivate
         http.party = "the advisory feed \(name)"
         let data: Data
-        do { data = try await http.fetch(url, what: "answer") } catch {
+        do { data = try await http.fetch(url, what: "server") } catch {
             throw BoardError(.io, "\(error.description); nothing was changed")
         }
         let verified = try AdvisoryFeed.open(data, trusting: feed.keys, now: board.clock.date())
         return try board.applyAdvisoryFeed(name, verified, by: Board.advisoryFeedActor(feed))
     }
 
-    /// Fetches every subscribed feed once, one after the other: each feed's name and what came of it.
+    /// Fetches every subscribed feed once, all at the same time: each feed's name and what came of it, in name order.
     package func fetchAll() async throws(BoardError) -> [(name: String, result: Result<ChangeResult, BoardError>)] {
-        var results: [(name: String, result: Result<ChangeResult, BoardError>)] = []
-        for feed in try board.advisoryFeeds() {
-            do { results.append((feed.name, .success(try await fetch(feed.name)))) } catch { results.append((feed.name, .failure(error))) }
+        let names = try board.advisoryFeeds().map(\.name)
+        let results = await withTaskGroup(of: (String, Result<ChangeResult, BoardError>).self) { group in
+            for name in names {
+                group.addTask {
+                    do throws(BoardError) { return (name, .success(try await fetch(name))) } catch { return (name, .failure(error)) }
+                }
+            }
+            var results: [String: Result<ChangeResult, BoardError>] = [:]
+            for await (name, result) in group { results[name] = result }
+            return results
         }
-        return results
+        return names.compactMap { name in results[name].map { (name, $0) } }
     }
 
-    /// Fetches each subscribed feed at its interval until the task is cancelled: a new subscription at once, then every
-    /// interval after its last attempt. `report` hears each attempt's outcome. Looks for new subscriptions every `poll`.
+    /// Fetches each subscribed feed at its interval until the task is cancelled, each feed in a task of its own, so a
+    /// slow feed delays no other: a new subscription at once, then every interval (as the subscription says at the
+    /// time) after its last attempt, by the board's clock. `report` hears each attempt's outcome. Looks for new and
+    /// removed subscriptions every `poll`.
     package func run(poll: Duration = .seconds(1), report: @escaping @Sendable (String, Result<ChangeResult, BoardError>) -> Void) async {
-        var due: [String: Date] = [:]
+        var running: [String: Task<Void, Never>] = [:]
         while !Task.isCancelled {
-            let feeds = (try? board.advisoryFeeds()) ?? []
-            due = due.filter { name, _ in feeds.contains { $0.name == name } }
-            let now = Date()
-            for feed in feeds where due[feed.name].map({ $0 <= now }) ?? true {
-                let result: Result<ChangeResult, BoardError>
-                do { result = .success(try await fetch(feed.name)) } catch { result = .failure(error) }
-                report(feed.name, result)
-                due[feed.name] = Date().addingTimeInterval(TimeInterval(feed.intervalSeconds))
+            let names = Set(((try? board.advisoryFeeds()) ?? []).map(\.name))
+            for (name, task) in running where !names.contains(name) {
+                task.cancel()
+                running[name] = nil
+            }
+            for name in names.sorted() where running[name] == nil {
+                running[name] = Task { await follow(name, poll: poll, report: report) }
             }
             try? await Task.sleep(for: poll)
+        }
+        for task in running.values { task.cancel() }
+    }
+
+    /// One subscription's loop: fetched, reported, then fetched again once its interval has passed, until cancelled.
+    private func follow(_ name: String, poll: Duration, report: @escaping @Sendable (String, Result<ChangeResult, BoardError>) -> Void)
+        async
+    {
+        while !Task.isCancelled {
+            let result: Result<ChangeResult, BoardError>
+            do { result = .success(try await fetch(name)) } catch { result = .failure(error) }
+            // Unsubscribed while it was fetched: nothing to report.
+            if Task.isCancelled { return }
+            report(name, result)
+            let attempted = board.clock.date()
+            while !Task.isCancelled {
+                if let feed = try? board.advisoryFeed(name),
+                    board.clock.date() >= attempted.addingTimeInterval(TimeInterval(feed.intervalSeconds))
+                {
+                    break
+                }
+                try? await Task.sleep(for: poll)
+            }
         }
     }
 }

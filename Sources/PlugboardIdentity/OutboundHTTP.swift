@@ -84,9 +84,9 @@ public struct OutboundHTTP: Sendable {
     private func exchange(
         _ url: URL, what: String, method: HTTPMethod, headers: [(String, String)], body: Data?
     ) async throws(IdentityError) -> Answer {
-        let limit = bodyLimit
+        let (limit, party) = (bodyLimit, party)
         return try await send(url, what: what, method: method, headers: [("Accept", "application/json")] + headers, body: body) {
-            await Self.read($0, limit: limit, what: what)
+            await Self.read($0, limit: limit, party: party, what: what)
         }
     }
 
@@ -141,20 +141,21 @@ public struct OutboundHTTP: Sendable {
     }
 
     /// The response's JSON body, at most `limit` bytes; a redirect, a larger body or another content type is refused.
-    private static func read(_ response: HTTPClientResponse, limit: Int, what: String) async -> Result<Answer, IdentityError> {
+    private static func read(_ response: HTTPClientResponse, limit: Int, party: String, what: String) async -> Result<Answer, IdentityError>
+    {
         do {
             let status = Int(response.status.code)
             if (300..<400).contains(status) {
                 return .failure(
                     IdentityError(
                         .providerUnreachable,
-                        "the identity provider's \(what) answered with a redirect (\(status)), which Plugboard does not follow"))
+                        "\(party)'s \(what) answered with a redirect (\(status)), which Plugboard does not follow"))
             }
             let type =
                 response.headers.first(name: "Content-Type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
                 ?? ""
             let body: ByteBuffer
-            switch try await Self.body(of: response, limit: limit, tooLarge: tooLarge(what: what, limit: limit)) {
+            switch try await Self.body(of: response, limit: limit, tooLarge: tooLarge(party: party, what: what, limit: limit)) {
             case .success(let read): body = read
             case .failure(let error): return .failure(error)
             }
@@ -162,18 +163,18 @@ public struct OutboundHTTP: Sendable {
                 return .failure(
                     IdentityError(
                         .providerUnreachable,
-                        "the identity provider's \(what) answered \(status) with \(type.isEmpty ? "no content type" : IdentityError.quoted(type)), not JSON"
+                        "\(party)'s \(what) answered \(status) with \(type.isEmpty ? "no content type" : IdentityError.quoted(type)), not JSON"
                     ))
             }
             return .success(Answer(status: status, body: Data(body.readableBytesView)))
         } catch {
-            return .failure(failure(error, party: "the identity provider", what: what))
+            return .failure(failure(error, party: party, what: what))
         }
     }
 
-    private static func tooLarge(what: String, limit: Int) -> IdentityError {
+    private static func tooLarge(party: String, what: String, limit: Int) -> IdentityError {
         IdentityError(
-            .providerUnreachable, "the identity provider's \(what) sent more than \(limit / 1024) KiB, which Plugboard refuses to read")
+            .providerUnreachable, "\(party)'s \(what) sent more than \(limit / 1024) KiB, which Plugboard refuses to read")
     }
 
     static func failure(_ error: any Error, party: String, what: String) -> IdentityError {

@@ -98,12 +98,19 @@ struct AdvisoryFeedProcessTests {
         let (files, url) = try await Self.start(sandbox, "files", [folder])
         let subscribed = try await sandbox.ok("advisory", "feed", "subscribe", url + "/feed.json", "--key", publicKey, "--name", "vendor")
         #expect(subscribed.stdout.contains("Subscribed to the feed vendor"), "\(subscribed)")
+        // A feed that answers a byte a second, listed first: serve fetches each feed apart, so it delays no other.
+        let (slow, slowURL) = try await Self.start(sandbox, "slow")
+        try await sandbox.ok("advisory", "feed", "subscribe", slowURL + "/feed.json", "--key", publicKey, "--name", "a-slow-mirror")
         let server = try ChildProcess(
             Sandbox.binary, ["serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--log-level", "warning", "--feed-allow-private"])
         #expect(await server.waitForLine { $0.hasPrefix("Serving the board at") } != nil, "\(server.errorOutput)")
         let expected = ["PBSA-2026-0001", "PBSA-2026-0002", "PBSA-2026-0003", "PBSA-2026-0004"]
         try await eventually("serve to import the feed", timeout: .seconds(120)) { (try? await Self.advisories(sandbox)) == expected }
+        // The slow feed's fetch (30 s at most) has not ended yet: the vendor's did not wait for it.
+        #expect(!server.errorOutput.contains("a-slow-mirror"), "\(server.errorOutput)")
         _ = await server.stop()
+        _ = await slow.stop(signal: SIGKILL)
+        try await sandbox.ok("advisory", "feed", "unsubscribe", "a-slow-mirror")
         let audit = try await sandbox.ok("audit").stdout
         #expect(audit.contains("plugboard/advisory-feed via feed vendor (\(url)/feed.json)"), "\(audit)")
         #expect(audit.contains("advisory-feed.apply"), "\(audit)")
