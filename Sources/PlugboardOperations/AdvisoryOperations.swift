@@ -134,8 +134,8 @@ public enum AdvisoryOperations {
                 From the fleet's load reports: each host that reported running a release a standing advisory affects (the \
                 advisory given, or any), by environment (the one given with --env, or every one) and plug-in. The fix is \
                 the lowest registered release above the affected ones that no standing advisory affects, neither yanked \
-                nor killed, that works with every reporting host's API version and that every dependent's range \
-                contains (else the highest such release below); the command pins it, or rolls it out, and opens a change \
+                nor killed, that works with every reporting host's API version, that every dependent's range \
+                contains and whose own dependencies the hosts run (else the highest such release below); the command pins it, or rolls it out, and opens a change \
                 request where the environment is protected.
                 """, environmentOptional: true)
         @Argument(help: "Only this advisory's exposure (default: every standing advisory's).") public var id: AdvisoryID?

@@ -98,4 +98,35 @@ struct AdvisoryExposureTests {
         #expect(try board.advisoryExposure().isEmpty)
         #expect(throws: BoardError.self) { try board.advisoryExposure(id: "PBSA-9") }
     }
+
+    @Test func aFixWhoseOwnDependenciesTheHostsDoNotRunIsNotTheFix() throws {
+        let board = try Board.inMemory(by: Self.admin)
+        let gamma = "com.example.gamma"
+        for version in ["1.0.0", "1.1.0", "1.5.0"] {
+            let needs = version == "1.5.0" ? #","dependencies":{"com.example.gamma":">=2.0.0"}"# : ""
+            _ = try board.register(StoreOperationTests.manifest(Self.alpha, version, extra: needs), by: Self.admin)
+        }
+        for version in ["1.0.0", "2.0.0"] { _ = try board.register(StoreOperationTests.manifest(gamma, version), by: Self.admin) }
+        _ = try board.importAdvisories([(Self.advisory("PBSA-1", "1.1.0", "1.3.0"), "PBSA-1.json")], by: Self.admin)
+        for (host, environment, runs) in [("p-1", "production", "1.0.0"), ("s-1", "staging", "2.0.0")] {
+            for id in [Self.alpha, gamma] { _ = try board.setEnabled(id, true, environment: environment, by: Self.admin) }
+            try board.writeLoadReport(
+                hostID: host, environment: environment, hostVersion: "2.0.0",
+                entries: [
+                    LoadReportEntry(pluginID: Self.alpha, version: "1.1.0", state: .loaded),
+                    LoadReportEntry(pluginID: gamma, version: runs, state: .loaded),
+                ])
+        }
+        // Production's host runs gamma 1.0.0, which 1.5.0 does not take: the fix is the release below. Staging's runs 2.0.0.
+        let fixes = try board.advisoryExposure().map { "\($0.environment) \($0.fix ?? "none") \($0.fixIsLower)" }
+        #expect(fixes == ["production 1.0.0 true", "staging 1.5.0 false"], "\(fixes)")
+        // With 1.0.0 affected too, production has no fix, and the note says which dependency is not met.
+        _ = try board.importAdvisories([(Self.advisory("PBSA-2", "0", "1.1.0"), "PBSA-2.json")], by: Self.admin)
+        let none = try #require(try board.advisoryExposure(environment: "production").first)
+        #expect(none.fix == nil, "\(none)")
+        #expect(
+            none.note
+                == "no release of com.example.alpha free of advisories has its own dependencies on the hosts here (1.5.0 needs com.example.gamma >=2.0.0; host p-1 runs 1.0.0)",
+            "\(none)")
+    }
 }

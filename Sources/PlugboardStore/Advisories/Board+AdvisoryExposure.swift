@@ -113,9 +113,30 @@ struct ExposureFix {
                 why = why ?? "no release of \(pluginID) free of advisories fits its dependents (\(dependent))"
                 return nil
             }
+            if let unmet = unmetDependency(of: release, pluginID) {
+                why = why ?? "no release of \(pluginID) free of advisories has its own dependencies on the hosts here (\(unmet))"
+                return nil
+            }
             return (release.version, parsed)
         }
         return (fits, why ?? "no registered release of \(pluginID) is free of advisories, neither yanked nor killed")
+    }
+
+    /// The first dependency of `release` that a host here running `pluginID` does not meet (it runs no release of the
+    /// dependency, or one out of the range), as a sentence's part; nil when every one is met.
+    private func unmetDependency(of release: RegistrySnapshot.Version, _ pluginID: String) -> String? {
+        let hosts = Set(running.filter { $0.pluginID == pluginID }.map(\.hostID)).sorted()
+        for (dependency, text) in release.dependencies.sorted(by: { $0.key < $1.key }) {
+            let range = VersionRange(parsing: text)
+            for host in hosts {
+                let runs = running.first { $0.hostID == host && $0.pluginID == dependency }?.version
+                guard let runs else { return "\(release.version) needs \(dependency) \(text); host \(host) runs none" }
+                if !(SemanticVersion(parsing: runs).map { range?.contains($0) ?? false } ?? false) {
+                    return "\(release.version) needs \(dependency) \(text); host \(host) runs \(runs)"
+                }
+            }
+        }
+        return nil
     }
 
     /// `text` as one shell word.
