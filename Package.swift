@@ -428,6 +428,18 @@ for target in package.targets where target.type != .plugin {
 // Tools/Benchmarks/compare-peer builds (Unleash's engine against ours, from native code); it needs no other package.
 let benchmarks = Context.environment["PLUGBOARD_BENCHMARKS"] == "1"
 let comparePeer = Context.environment["PLUGBOARD_COMPARE_PEER"] == "1"
+// PLUGBOARD_SERVE_PEER=1 declares `serve-bare`, the bare Hummingbird route Tools/Benchmarks/serve/run.sh measures
+// `plugboard serve` against.
+if Context.environment["PLUGBOARD_SERVE_PEER"] == "1" {
+    package.products.append(.executable(name: "serve-bare", targets: ["serve-bare"]))
+    package.targets.append(
+        .executableTarget(
+            name: "serve-bare",
+            dependencies: [.product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log")],
+            path: "Tools/Benchmarks/ServeBare",
+            swiftSettings: commonSwiftSettings
+        ))
+}
 if benchmarks || comparePeer {
     // The features file and seeded contexts both measure.
     package.targets.append(
