@@ -66,9 +66,21 @@ enum StateLedger {
             entries[bucket] = nil
             excess -= 1
         }
+        // The buckets whose entries are not known are read from the index: one at a time, or all in one pass over it
+        // when there are more than ``onePassBuckets``.
+        let unread = touchedBuckets.subtracting(entries.keys)
+        var passHashes: [Int: String] = [:]
+        if unread.count > onePassBuckets {
+            let room = max(0, StateCache.keptBucketEntries - entries.count)
+            let pass = try StateQueries.indexedBuckets(db, unread, keeping: Set(unread.subtracting(misplaced).sorted().prefix(room)))
+            passHashes = pass.hashes
+            entries.merge(pass.entries) { _, read in read }
+        }
         for (bucket, bucketChanges) in changesByBucket {
             let hash: String
-            if var known = entries.removeValue(forKey: bucket) {
+            if let read = passHashes[bucket] {
+                hash = read
+            } else if var known = entries.removeValue(forKey: bucket) {
                 // The index's entries before this change, with what it wrote to the index above.
                 for (entity, digest) in bucketChanges { known.set(entity, digest) }
                 hash = known.hash
@@ -87,6 +99,11 @@ enum StateLedger {
             changes: StateDigest.changesText(changes), root: buckets.root, buckets: buckets, digests: changes,
             touchedBuckets: touchedBuckets, bucketEntries: entries)
     }
+
+    /// Past this many buckets to read from the index, a change reads them in one pass over the whole index
+    /// (``StateQueries/indexedBuckets(_:_:keeping:)``) rather than one look-up by bucket each: a look-up through the
+    /// index by bucket reads each entry's row again, so a quarter of the buckets costs about as much as the pass.
+    static let onePassBuckets = 64
 
     /// The state root of the index, for audit rows written outside a change (refusals): the state did not change.
     static func currentRoot(_ db: Database) throws -> String {
