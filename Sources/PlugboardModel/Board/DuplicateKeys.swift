@@ -10,21 +10,44 @@ public enum DuplicateKeys {
     /// The first key found twice in one object, with where that object is (`$`, `$.metadata`, `$.features[2]`).
     public static func first(in data: Data) -> (key: String, location: String)? {
         var scanner = Scanner(bytes: [UInt8](data))
-        return scanner.value(at: "$")
+        return scanner.value()
     }
 
     private struct Scanner {
-        package let bytes: [UInt8]
-        package var index = 0
+        /// A step of the path to the value being scanned.
+        enum Step {
+            case key(String)
+            case position(Int)
+        }
 
-        package init(bytes: [UInt8]) { self.bytes = bytes }
+        let bytes: [UInt8]
+        var index = 0
+        /// The path to the value being scanned, made into text only for the answer.
+        var path: [Step] = []
 
-        package mutating func skipSpace() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        init(bytes: [UInt8]) { self.bytes = bytes }
+
+        /// `$`, `$.metadata`, `$.features[2]`: where the value being scanned is.
+        var location: String {
+            path.reduce(into: "$") { text, step in
+                switch step {
+                case .key(let key): text += "." + key
+                case .position(let position): text += "[\(position)]"
+                }
+            }
+        }
+
+        mutating func skipSpace() {
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
         }
 
         /// Scans one value; returns the first duplicate key inside it.
-        package mutating func value(at location: String) -> (key: String, location: String)? {
+        mutating func value() -> (key: String, location: String)? {
             skipSpace()
             guard index < bytes.count else { return nil }
             switch bytes[index] {
@@ -48,7 +71,10 @@ public enum DuplicateKeys {
                     skipSpace()
                     guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
                     index += 1
-                    if let found = value(at: location + "." + key) { return found }
+                    path.append(.key(key))
+                    let found = value()
+                    path.removeLast()
+                    if let found { return found }
                 }
             case UInt8(ascii: "["):
                 index += 1
@@ -65,10 +91,13 @@ public enum DuplicateKeys {
                         position += 1
                         continue
                     }
-                    if let found = value(at: "\(location)[\(position)]") { return found }
+                    path.append(.position(position))
+                    let found = value()
+                    path.removeLast()
+                    if let found { return found }
                 }
             case UInt8(ascii: "\""):
-                _ = string()
+                skipString()
                 return nil
             default:
                 // A number, true, false or null: up to the next delimiter.
@@ -77,9 +106,26 @@ public enum DuplicateKeys {
             }
         }
 
-        /// Scans a string starting at its opening quote and returns its decoded text.
-        package mutating func string() -> String {
+        /// Moves past a string that is not a key, starting at its opening quote.
+        mutating func skipString() {
             index += 1
+            while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+            }
+            index += 1
+        }
+
+        /// Scans a string starting at its opening quote and returns its decoded text.
+        mutating func string() -> String {
+            index += 1
+            let start = index
+            while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") { index += 1 }
+            if index >= bytes.count || bytes[index] == UInt8(ascii: "\"") {
+                // No escape: the bytes are the text.
+                defer { index += 1 }
+                return String(decoding: bytes[start..<min(index, bytes.count)], as: UTF8.self)
+            }
+            index = start
             var units: [UInt16] = []
             var raw: [UInt8] = []
             func flushRaw() {
