@@ -1,11 +1,6 @@
 import Foundation
+import PlugboardIdentity
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// One thread of its own, at a lower scheduling priority (`nice`), on which delivery's work runs: encoding, signing and
 /// reading the board for events takes the processor only when the board's writers, the server's requests and the
@@ -21,11 +16,7 @@ final class LowPriorityExecutor: TaskExecutor, @unchecked Sendable {
     /// process's priority).
     private init(niceness: Int32 = 10) {
         let thread = Thread { [self] in
-            #if os(Linux)
-            // On Linux the nice value is a thread's own, and `who` 0 is the calling thread.
-            let which = __priority_which_t(PRIO_PROCESS.rawValue)
-            _ = setpriority(which, 0, getpriority(which, 0) + niceness)
-            #endif
+            lowerCurrentThreadPriority(by: niceness)
             while true {
                 ready.wait()
                 guard let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }

@@ -36,6 +36,8 @@ package final class WebhookDelivery: Sendable {
     let flushing = Mutex(())
     /// Each endpoint's connections, kept open between its deliveries.
     let connections = Mutex<[String: OutboundConnections]>([:])
+    /// The event loop the connections run on while ``run()`` runs (nil otherwise: the process's shared ones).
+    let sendLoop = Mutex<OutboundEventLoop?>(nil)
 
     /// Delivery for `board`, read through `reader` (the board itself by default), whose secrets `secrets` opens; an
     /// endpoint that answers 410 Gone is disabled by `plugboard/webhook-delivery` via `via`.
@@ -84,10 +86,16 @@ package final class WebhookDelivery: Sendable {
     /// appears or is enabled, ended when it is removed or disabled. The board's version is looked at every
     /// ``WebhookSettings/poll``: a new audit row wakes every endpoint's task at once, so a kill switch committed by any
     /// process reaches the receivers within the poll and the send (a write without one, such as a cursor's, wakes none).
-    /// Delivery runs on a thread of its own at a lower priority (``LowPriorityExecutor``), so that it takes the
-    /// processor only when the board's writers leave it free.
+    /// Delivery runs on a thread of its own at a lower priority (``LowPriorityExecutor``), and its connections on an
+    /// event loop of their own at the same priority (``OutboundEventLoop``), so that it takes the processor only when
+    /// the board's writers and the server's requests leave it free. When the task is cancelled, every endpoint's task
+    /// ends (an attempt in progress is cancelled), its connections close, and the event loop is shut down.
     package func run() async {
+        let sending = await OutboundEventLoop.lowPriority()
+        sendLoop.withLock { $0 = sending }
         await withTaskExecutorPreference(LowPriorityExecutor.shared) { await self.loop() }
+        sendLoop.withLock { $0 = nil }
+        await sending.shutdown()
     }
 
     /// ``run()``'s loop, on ``LowPriorityExecutor``.
@@ -123,8 +131,9 @@ package final class WebhookDelivery: Sendable {
             }
             try? await Task.sleep(for: settings.poll)
         }
-        // Not waited for: a task in an attempt ends when the attempt notices (its connections close then, or with it).
+        // An attempt in progress is cancelled with its task; each task closes its connections as it ends.
         for task in running.values { task.cancel() }
+        for task in running.values { await task.value }
         flush()
     }
 
@@ -304,9 +313,10 @@ package final class WebhookDelivery: Sendable {
             allowPrivateNetwork: settings.allowPrivate, allowLoopback: settings.allowPrivate)
         http.allowPlainHTTP = true
         http.party = "the webhook \(endpoint.name)"
+        let loop = sendLoop.withLock { $0 }
         http.connections = connections.withLock { all in
             if let kept = all[endpoint.name] { return kept }
-            let made = OutboundConnections()
+            let made = loop.map(OutboundConnections.init(on:)) ?? OutboundConnections()
             all[endpoint.name] = made
             return made
         }

@@ -10,9 +10,18 @@ import Synchronization
 /// ends them; a holder calls it when it is done with the party.
 public final class OutboundConnections: Sendable {
     private let kept = Mutex<(key: String, client: HTTPClient)?>(nil)
+    /// The event loop the connections run on; nil for the process's shared ones.
+    let eventLoop: OutboundEventLoop?
 
-    /// No connection yet: the first call opens one.
-    public init() {}
+    /// No connection yet: the first call opens one, on the process's shared event loops.
+    public init() {
+        eventLoop = nil
+    }
+
+    /// No connection yet: the first call opens one, on `eventLoop` (which must outlive them: ``close()`` first).
+    package init(on eventLoop: OutboundEventLoop) {
+        self.eventLoop = eventLoop
+    }
 
     // A holder that forgot ``close()`` leaks nothing: the client is shut down without waiting.
     deinit { kept.withLock { $0?.client }.map { _ = $0.shutdown() } }

@@ -102,7 +102,8 @@ public struct OutboundHTTP: Sendable {
             redirectConfiguration: .disallow,
             timeout: .init(connect: .nanoseconds(Self.nanoseconds(connectTimeout)), read: .nanoseconds(Self.nanoseconds(requestTimeout))))
         if let address = target.address { configuration.dnsOverride = [target.host: address.description] }
-        let make = { HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration) }
+        let loops: any EventLoopGroup = connections?.eventLoop?.group ?? MultiThreadedEventLoopGroup.singleton
+        let make = { HTTPClient(eventLoopGroup: loops, configuration: configuration) }
         let key = "\(url.scheme ?? "") \(target.host) \(target.address?.description ?? "") \(connectTimeout) \(requestTimeout)"
         let client = await connections?.client(for: key, make: make) ?? make()
         var request = HTTPClientRequest(url: url.absoluteString)

@@ -22,7 +22,11 @@ Receivers are `Tools/Scripts/webhook-receiver` processes on loopback (each deliv
             receiver must hold every seq from 1 to the head, chained (duplicates counted, not missing).
 
 Usage: Tools/Benchmarks/webhooks/run.py [--bin .build/release] [--python PY] [--kills K] [--rows R] [--crashes C]
-                                        [--only kill,drain,crash] [--receiver-nice N]
+                                        [--only kill,drain,crash] [--receiver-nice N] [--receiver-folder DIR]
+
+Receivers on other machines, as in production, are modelled by `--receiver-nice 19` (their CPU after every other
+process's) and `--receiver-folder /dev/shm` (their lines, appended at every delivery, written to a tmpfs rather than
+to the disk whose every commit of the board waits for `fdatasync`).
 
 Binary: `--bin` names the folder of `plugboard` (default `.build/release`: `swift build -c release --product plugboard`;
 `.build/debug` works too, and the figures say which). Python: `--python`, else $PLUGBOARD_STANDARDWEBHOOKS_PYTHON,
@@ -57,6 +61,9 @@ parser.add_argument("--crashes", type=int, default=20)
 parser.add_argument("--only", default="kill,drain,crash")
 parser.add_argument("--receiver-nice", type=int, default=0,
                     help="run the receivers at this niceness (they run on other machines in production)")
+parser.add_argument("--receiver-folder",
+                    help="keep the receivers' lines in a folder made under this one (a tmpfs such as /dev/shm keeps "
+                         "their writes off the board's disk, as on other machines), not beside the board")
 args = parser.parse_args()
 CLI = os.path.abspath(os.path.join(args.bin, "plugboard"))
 PYTHON = args.python or os.environ.get("PLUGBOARD_STANDARDWEBHOOKS_PYTHON") or os.path.join(
@@ -97,6 +104,10 @@ class Board:
         self.work = tempfile.mkdtemp(prefix=f"plugboard-webhooks-{name}-")
         folders.append(self.work)
         self.path = os.path.join(self.work, "board.sqlite")
+        self.receivers = self.work
+        if args.receiver_folder:
+            self.receivers = tempfile.mkdtemp(prefix=f"plugboard-webhooks-{name}-receivers-", dir=args.receiver_folder)
+            folders.append(self.receivers)
         self.cli("init")
         folder = os.path.join(self.work, "manifests")
         os.mkdir(folder)
@@ -139,7 +150,7 @@ class Receiver:
     """A `webhook-receiver` process and the endpoint NAME that points at it."""
 
     def __init__(self, board, name, *options):
-        self.folder = os.path.join(board.work, f"receiver-{name}")
+        self.folder = os.path.join(board.receivers, f"receiver-{name}")
         os.mkdir(self.folder)
         self.out = os.path.join(self.folder, "out")
         process = subprocess.Popen(
@@ -406,7 +417,8 @@ def main():
             sys.exit(f"{path} is missing: {what}")
     load = os.getloadavg()[0]
     print(f"webhooks: binary {CLI}, {os.cpu_count()} CPUs, load average {load:.1f}, kills {args.kills}, rows {args.rows}, "
-          f"crashes {args.crashes}, receivers at niceness {args.receiver_nice}")
+          f"crashes {args.crashes}, receivers at niceness {args.receiver_nice}"
+          + (f", their lines under {args.receiver_folder}" if args.receiver_folder else ""))
     parts = args.only.split(",")
     summary = []
     try:
