@@ -69,7 +69,7 @@ struct ClientAPIRoutes: Sendable {
     }
 
     func streaming(_ request: Request, token: APITokenCredential) throws -> Response {
-        let lastEventID = request.headers[.lastEventID].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let lastEventID = request.headers[.lastEventID].flatMap { Int($0.httpTrimmed) }
         let stream = try board { () throws(BoardError) in
             try watcher.openStream(token.environment, token: token, lastEventID: lastEventID)
         }

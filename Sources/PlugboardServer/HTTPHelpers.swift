@@ -60,7 +60,7 @@ enum Reply {
         guard let header = fields[.ifNoneMatch] else { return false }
         let bare = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
         return header.split(separator: ",").contains { candidate in
-            var tag = candidate.trimmingCharacters(in: .whitespaces)
+            var tag = candidate.httpTrimmed
             if tag == "*" { return true }
             if tag.hasPrefix("W/") { tag.removeFirst(2) }
             return tag == bare
@@ -263,5 +263,23 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     static func route(_ endpointPath: String?) -> String {
         guard let endpointPath, endpointPath.hasPrefix("/") else { return "other" }
         return endpointPath
+    }
+}
+
+extension StringProtocol {
+    /// The text without the spaces and tabs around it (a header value's optional white space), read as UTF-8 bytes:
+    /// Foundation's `trimmingCharacters(in:)` goes through `NSString`: a tenth of the server's time on the `304` path.
+    var httpTrimmed: String {
+        let text = Substring(self)
+        let bytes = text.utf8
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start = bytes.index(after: start) }
+        while start < end {
+            let last = bytes.index(before: end)
+            guard bytes[last] == 0x20 || bytes[last] == 0x09 else { break }
+            end = last
+        }
+        return String(text[start..<end])
     }
 }

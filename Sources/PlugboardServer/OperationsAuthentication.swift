@@ -63,10 +63,10 @@ struct OperationsAuthentication: RouterMiddleware {
             return Refusal(BoardError(.notAllowed, sentence), status: .unauthorized)
                 .with(.wwwAuthenticate, "Bearer realm=\"plugboard-admin\"")
         }
-        guard var secret = request.headers[.authorization]?.trimmingCharacters(in: .whitespaces), !secret.isEmpty else {
+        guard var secret = request.headers[.authorization]?.httpTrimmed, !secret.isEmpty else {
             throw refuse("no access token: send Authorization: Bearer TOKEN, from plugboard access-token create", counted: false)
         }
-        if secret.lowercased().hasPrefix("bearer ") { secret = String(secret.dropFirst(7)).trimmingCharacters(in: .whitespaces) }
+        if secret.lowercased().hasPrefix("bearer ") { secret = secret.dropFirst(7).httpTrimmed }
         let presented = secret
         // A token not seen before is looked up in a lane of its own: guesses never queue in front of the route's work.
         let seen = recognized.contains(secret: presented)

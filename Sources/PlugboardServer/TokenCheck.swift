@@ -50,14 +50,14 @@ final class TokenCheck: Sendable {
     /// `X-Plugboard-Environment` header) other than the token's, or a token of another kind than `routes` take, is
     /// refused with 403.
     func authenticate(_ fields: HTTPFields, requestedEnvironment: String?, routes: Routes) -> Result<APITokenCredential, Refusal> {
-        guard var value = fields[.authorization]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
+        guard var value = fields[.authorization]?.httpTrimmed, !value.isEmpty else {
             return .failure(
                 .unauthorized(
                     "no token: send Authorization: TOKEN (Unleash SDKs) or Authorization: Bearer TOKEN (OFREP), from plugboard token create"
                 ))
         }
         if value.count > 7, value.prefix(7).lowercased() == "bearer " {
-            value = String(value.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+            value = value.dropFirst(7).httpTrimmed
         }
         let digest = APITokenSecret.digest(value)
         guard let credential = byDigest.withLock({ $0[digest] }), APITokenSecret.constantTimeEquals(credential.digest, digest) else {

@@ -173,11 +173,7 @@ struct ServeCommand: BoardCommand {
             throw BoardError(.io, "cannot read \(path); give a readable PEM file to --tls-cert and --tls-key")
         }
         let level = Logger.Level(rawValue: logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        LoggingSystem.bootstrap { label in ServeLogHandler(label: label, level: level) }
         var logger = Logger(label: "plugboard.serve")
         logger.logLevel = level
         var configuration = ServerConfiguration(
