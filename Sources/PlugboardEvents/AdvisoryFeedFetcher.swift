@@ -83,7 +83,9 @@ package struct AdvisoryFeedFetcher: Sendable {
             }
             try? await Task.sleep(for: poll)
         }
+        // Every feed's task ends before this does: none is left applying a feed to a board being closed.
         for task in running.values { task.cancel() }
+        for task in running.values { await task.value }
     }
 
     /// One subscription's loop: fetched, reported, then fetched again once its interval has passed, until cancelled.
