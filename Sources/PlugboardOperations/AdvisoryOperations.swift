@@ -46,10 +46,12 @@ public enum AdvisoryOperations {
         }
         /// Only a text that lets hosts run more waits for approvals; with others that never wait, it is refused, so
         /// that a stop is never held back behind a loosening.
+        /// On a board where no environment requires approvals nothing waits, and the documents are not read twice.
         package func widening(on board: Board) throws(BoardError) -> WideningScope? {
+            guard try board.protection(environment: nil).required > 0 else { return nil }
             let (loosening, others) = try board.advisoryImportLoosening(document)
             guard !loosening.isEmpty else { return nil }
-            if !others.isEmpty, try board.protection(environment: nil).required > 0 {
+            if !others.isEmpty {
                 throw BoardError.invalid(
                     "\(loosening.joined(separator: ", ")) would let hosts run more and so waits for approvals, while \(others.joined(separator: ", ")) never waits; import them in separate commands; nothing was imported"
                 )
@@ -135,8 +137,8 @@ public enum AdvisoryOperations {
                 advisory given, or any), by environment (the one given with --env, or every one) and plug-in. The fix is \
                 the lowest registered release above the affected ones that no standing advisory affects, neither yanked \
                 nor killed, that works with every reporting host's API version, that every dependent's range \
-                contains and whose own dependencies the hosts run (else the highest such release below); the command pins it, or rolls it out, and opens a change \
-                request where the environment is protected.
+                contains and whose own dependencies the hosts run (else the highest such release below); the command \
+                pins it, or rolls it out, and opens a change request where the environment is protected.
                 """, environmentOptional: true)
         @Argument(help: "Only this advisory's exposure (default: every standing advisory's).") public var id: AdvisoryID?
         public var env: String?

@@ -157,12 +157,12 @@ extension Board {
                         "gap": .bool(gap),
                     ])))
             var notes: [String] = []
-            if !skipped.isEmpty, feed.expired {
+            if !skipped.isEmpty {
+                let named = skipped.joined(separator: "; ")
                 notes.append(
-                    "The feed expired at \(content.expires), so what would let more run was skipped: \(skipped.joined(separator: "; ")).")
-            } else if !skipped.isEmpty {
-                notes.append(
-                    "This board requires approvals for what lets more run, so the feed's texts that would were skipped: \(skipped.joined(separator: "; ")); a person imports them with plugboard advisory import, which waits for approvals."
+                    feed.expired
+                        ? "The feed expired at \(content.expires), so what would let more run was skipped: \(named)."
+                        : "This board requires approvals for what lets more run, so the feed's texts that would were skipped: \(named); a person imports them with plugboard advisory import, which waits for approvals."
                 )
             }
             if gap {
