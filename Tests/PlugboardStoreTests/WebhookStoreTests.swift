@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import PlugboardModel
 import PlugboardTestSupport
 import Synchronization
@@ -68,7 +69,11 @@ struct WebhookStoreTests {
         try board.recordWebhookFailed("ops", status: 500, error: "answered 500", nextAttempt: Date().addingTimeInterval(5))
         var ops = try board.webhook("ops")
         #expect(ops.attempts == 1 && ops.lastStatus == 500 && ops.failingSince != nil && ops.nextAttemptAt != nil)
+        let synchronous = { try board.read { try Int.fetchOne($0, sql: "PRAGMA synchronous") } }
+        let durable = try synchronous()
         #expect(try board.recordWebhookDelivered("ops", from: ops.cursor, through: head, status: 200))
+        // Progress commits without waiting for the disk; the connection's own setting, which changes wait for, is back.
+        #expect(try synchronous() == durable && durable == 2)
         ops = try board.webhook("ops")
         #expect(ops.cursor == head && ops.attempts == 0 && ops.failingSince == nil && ops.lastError == nil)
         #expect(try board.auditHead() == head)

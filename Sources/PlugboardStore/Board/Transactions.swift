@@ -191,11 +191,17 @@ extension Board {
     /// Runs `body` in one `BEGIN IMMEDIATE` transaction without an audit row; see ``UnauditedWrite`` for the only
     /// writes that may. Such writes do not change ``version()``. Errors pass through unchanged, for layers with
     /// errors of their own; ``BoardError``s are mapped by the caller.
+    ///
+    /// Such a write commits without waiting for the disk (`PRAGMA synchronous = NORMAL` for its transaction only):
+    /// what it records is progress that may be lost (a power failure sends an event again, which receivers
+    /// deduplicate, or forgets a token's last use), never a change, and a write that is not made durable on its own
+    /// holds the write lock for microseconds rather than an `fdatasync`, so a kill switch written meanwhile waits for
+    /// neither. The WAL keeps the board consistent: the next durable commit or checkpoint syncs its frames too.
     func writeUnaudited<T>(_ why: UnauditedWrite, _ body: (Database) throws -> T) throws -> T {
         guard !isReadOnly else {
             throw BoardError(.notAllowed, "the board at \(path) was opened read-only; this needs write access")
         }
-        return try transaction { db in
+        return try transaction(durable: false) { db in
             let result = try body(db)
             // Rows of policy an unaudited write touches are only columns left out of the proof (a token's last use):
             // forget them, so that nothing reads them as written by a change in progress.
@@ -251,9 +257,14 @@ extension Board {
     }
 
     /// One `BEGIN IMMEDIATE` transaction; any error rolls everything back and passes through unchanged. `committed`
-    /// runs once the transaction committed, still on the connection, with the body's result.
-    func transaction<T>(_ body: (Database) throws -> T, committed: (T) -> Void = { _ in }) throws -> T {
+    /// runs once the transaction committed, still on the connection, with the body's result. Unless `durable` is
+    /// false, the commit returns only once the WAL is on the disk.
+    func transaction<T>(durable: Bool = true, _ body: (Database) throws -> T, committed: (T) -> Void = { _ in }) throws -> T {
         try writer.writeWithoutTransaction { db in
+            // The connection's own setting (FULL, SQLite's default) is put back after this transaction.
+            let synchronous = durable ? nil : try Int.fetchOne(db, sql: "PRAGMA synchronous")
+            if !durable { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            defer { if let synchronous { try? db.execute(sql: "PRAGMA synchronous = \(synchronous)") } }
             var result: T?
             try db.inTransaction(.immediate) {
                 result = try body(db)
