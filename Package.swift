@@ -347,7 +347,8 @@ let package = Package(
         .testTarget(
             name: "PlugboardEventsTests",
             dependencies: [
-                "PlugboardEvents", "PlugboardNetwork", "PlugboardModel", .product(name: "Crypto", package: "swift-crypto"),
+                "PlugboardEvents", "PlugboardIdentity", "PlugboardNetwork", "PlugboardModel", "PlugboardTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(
@@ -360,6 +361,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -86,14 +86,25 @@ package final class WebhookDelivery: Sendable {
     /// appears or is enabled, ended when it is removed or disabled. The board's version is looked at every
     /// ``WebhookSettings/poll``: a new audit row wakes every endpoint's task at once, so a kill switch committed by any
     /// process reaches the receivers within the poll and the send (a write without one, such as a cursor's, wakes none).
-    /// Delivery runs on a thread of its own at a lower priority (``LowPriorityExecutor``), and its connections on an
-    /// event loop of their own at the same priority (``OutboundEventLoop``), so that it takes the processor only when
-    /// the board's writers and the server's requests leave it free. When the task is cancelled, every endpoint's task
+    /// Delivery runs on a thread of its own in the background (``LowPriorityExecutor``), and its connections on an
+    /// event loop of their own, also in the background (``OutboundEventLoop``), so that it takes the processor only
+    /// when the board's writers and the server's requests leave it free, and its share of it when its work has waited
+    /// too long (``BackgroundPriority``). When the task is cancelled, every endpoint's task
     /// ends (an attempt in progress is cancelled), its connections close, and the event loop is shut down.
     package func run() async {
-        let sending = await OutboundEventLoop.lowPriority()
+        let sending = await OutboundEventLoop.background()
         sendLoop.withLock { $0 = sending }
+        // At the process's priority: what gives the two threads their share of the processor when work waits for them.
+        let watch = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: BackgroundPriority.patience)
+                LowPriorityExecutor.shared.watch()
+                sending.watch()
+            }
+        }
         await withTaskExecutorPreference(LowPriorityExecutor.shared) { await self.loop() }
+        watch.cancel()
+        await watch.value
         sendLoop.withLock { $0 = nil }
         await sending.shutdown()
     }

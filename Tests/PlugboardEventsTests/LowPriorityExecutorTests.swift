@@ -1,0 +1,42 @@
+import Foundation
+import PlugboardIdentity
+import PlugboardTestSupport
+import Synchronization
+import Testing
+
+@testable import PlugboardEvents
+
+/// Delivery's own thread: in the background, yet its work ends on a machine whose every processor is kept busy.
+@Suite("delivery's thread", .serialized, .timeLimit(.minutes(10)))
+struct LowPriorityExecutorTests {
+    #if os(Linux)
+    /// Once it has had no work for a while (a test before may have left it with its share).
+    @Test func itRunsInTheBackground() async throws {
+        try await eventually("delivery's thread to run under SCHED_IDLE", timeout: .seconds(60), poll: .milliseconds(100)) {
+            LowPriorityExecutor.shared.watch()
+            return await Task(executorPreference: LowPriorityExecutor.shared) { currentThreadScheduling()?.policy }.value == 5
+        }
+    }
+
+    /// Under `SCHED_IDLE` only, 300 ms of work beside a busy thread on every processor would take about 100 s.
+    @Test func itsWorkEndsOnAMachineThatIsNeverIdle() async throws {
+        try await whileProcessorsAreBusy {
+            let watch = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: BackgroundPriority.patience)
+                    LowPriorityExecutor.shared.watch()
+                }
+            }
+            defer { watch.cancel() }
+            let done = Atomic<Bool>(false)
+            Task(executorPreference: LowPriorityExecutor.shared) {
+                spin(processorTime: .milliseconds(300))
+                done.store(true, ordering: .relaxed)
+            }
+            try await eventually("300 ms of work on delivery's thread to end", timeout: .seconds(60)) {
+                done.load(ordering: .relaxed)
+            }
+        }
+    }
+    #endif
+}
