@@ -12,20 +12,23 @@ Receivers are `Tools/Scripts/webhook-receiver` processes on loopback (each deliv
             Goal: p99 < 250 ms.
 2. drain    10 healthy endpoints; `serve --admin` writes R rows (`POST /api/admin/plugin.enable` / `.disable`, one
             client) while the same loop times K `plugboard plugin kill` commands on the board file. Once with
-            delivery on, once with every endpoint disabled, in that order: the time from the first row's request to
-            the last endpoint holding all R rows (goal < 10 s), and the kills' p50/p99 both ways and their ratio (goal
-            ≈ 1). Then the rows written while the endpoints were disabled wait for them: enabled again, a fresh
-            `serve` sends that backlog; the time from its start to the last endpoint holding it all. Every receiver's
-            chain is checked: every seq, each `prev_hash` the hash of the row before.
+            delivery on, once with every endpoint disabled, in N rounds whose order alternates (with, without;
+            without, with; …) so that a change in the machine's load weighs on both: the time from the first row's
+            request to the last endpoint holding all R rows (the first round's; goal < 10 s), and the kills' p50, p90
+            and p99 both ways over every round, and their ratios (goal ≈ 1). Then R rows written while the endpoints
+            are disabled wait for them: enabled again, a fresh `serve` sends that backlog; the time from its start to
+            the last endpoint holding it all. Every receiver's chain is checked: every seq, each `prev_hash` the hash
+            of the row before.
 3. crash    10 healthy endpoints replayed from seq 1 over a log of R rows, and a CLI writer adding rows meanwhile;
             `serve` is killed with SIGKILL C times at a random moment of the delivery and started again; then every
             receiver must hold every seq from 1 to the head, chained (duplicates counted, not missing).
 
-Usage: Tools/Benchmarks/webhooks/run.py [--bin .build/release] [--python PY] [--kills K] [--rows R] [--crashes C]
-                                        [--only kill,drain,crash] [--receiver-nice N] [--receiver-folder DIR]
+Usage: Tools/Benchmarks/webhooks/run.py [--bin .build/release] [--python PY] [--kills K] [--rows R] [--rounds N] [--crashes C]
+                                        [--only kill,drain,crash] [--control] [--receiver-nice N] [--receiver-idle]
+                                        [--receiver-folder DIR]
 
-Receivers on other machines, as in production, are modelled by `--receiver-nice 19` (their CPU after every other
-process's) and `--receiver-folder /dev/shm` (their lines, appended at every delivery, written to a tmpfs rather than
+Receivers on other machines, as in production, are modelled by `--receiver-nice 19 --receiver-idle` (their CPU after
+every other process's, under Linux's SCHED_IDLE policy: a process that wakes takes the processor from them at once) and `--receiver-folder /dev/shm` (their lines, appended at every delivery, written to a tmpfs rather than
 to the disk whose every commit of the board waits for `fdatasync`).
 
 Binary: `--bin` names the folder of `plugboard` (default `.build/release`: `swift build -c release --product plugboard`;
@@ -43,6 +46,7 @@ import random
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,10 +61,15 @@ parser.add_argument("--bin", default=os.path.join(REPO, ".build", "release"))
 parser.add_argument("--python")
 parser.add_argument("--kills", type=int, default=60)
 parser.add_argument("--rows", type=int, default=1000)
+parser.add_argument("--rounds", type=int, default=3, help="rounds of the drain part's two phases")
+parser.add_argument("--control", action="store_true",
+                    help="the drain part with every endpoint disabled in both halves: the kills' ratios are the noise")
 parser.add_argument("--crashes", type=int, default=20)
 parser.add_argument("--only", default="kill,drain,crash")
 parser.add_argument("--receiver-nice", type=int, default=0,
                     help="run the receivers at this niceness (they run on other machines in production)")
+parser.add_argument("--receiver-idle", action="store_true",
+                    help="run the receivers under the SCHED_IDLE policy: their CPU only when no other process wants it")
 parser.add_argument("--receiver-folder",
                     help="keep the receivers' lines in a folder made under this one (a tmpfs such as /dev/shm keeps "
                          "their writes off the board's disk, as on other machines), not beside the board")
@@ -154,7 +163,7 @@ class Receiver:
         os.mkdir(self.folder)
         self.out = os.path.join(self.folder, "out")
         process = subprocess.Popen(
-            ["nice", "-n", str(args.receiver_nice), PYTHON, RECEIVER, "--port-file", self.folder + "/port", "--secret-file", self.folder + "/secret", "--out", self.out,
+            [*(["chrt", "--idle", "0"] if args.receiver_idle else []), "nice", "-n", str(args.receiver_nice), PYTHON, RECEIVER, "--port-file", self.folder + "/port", "--secret-file", self.folder + "/secret", "--out", self.out,
              *options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         children.append(process)
         deadline = time.monotonic() + 60
@@ -271,7 +280,7 @@ def part_kill():
 
 
 def part_drain():
-    board = Board("drain", args.kills * 2 + 10)
+    board = Board("drain", args.kills * 2 * args.rounds + 10)
     receivers = [Receiver(board, f"r{index}") for index in range(10)]
     token = json.loads(board.cli("access-token", "create", "--name", "bench", "--json"))["token"]
     server, port = board.serve("--admin")
@@ -279,9 +288,10 @@ def part_drain():
     wait_until(lambda: all(head in r.accepted() for r in receivers), 120, "the receivers to catch up")
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     # Rows: plugin.enable then plugin.disable of the last plug-in, in turn (every request writes a row).
-    writer_target = f"com.bench.p{args.kills * 2 + 9:05d}"
+    writer_target = f"com.bench.p{args.kills * 2 * args.rounds + 9:05d}"
+    next_plugin = iter(range(args.kills * 2 * args.rounds))
 
-    def phase(label, kill_offset):
+    def phase(label, kills_too=True):
         state = {"first": None, "last": None}
 
         def write_rows():
@@ -304,30 +314,64 @@ def part_drain():
         writer = threading.Thread(target=write_rows)
         writer.start()
         kills = []
-        for index in range(args.kills):
-            kills.append(board.timed("plugin", "kill", f"com.bench.p{kill_offset + index:05d}", "--reason", "bench")[0])
+        for index in range(args.kills if kills_too else 0):
+            kills.append(board.timed("plugin", "kill", f"com.bench.p{next(next_plugin):05d}", "--reason", "bench")[0])
             time.sleep(random.uniform(0, 0.05))
         writer.join()
         return state, low, kills
 
-    with_state, low, with_kills = phase("with delivery", 0)
-    high = board.head()
-    done = wait_until(lambda: all(all(seq in r.accepted() for seq in range(low, high + 1)) for r in receivers), 300,
-                      "every receiver to hold the rows", poll=0.2)
-    drain = None
-    if done:
-        # When each receiver first held its last missing row.
-        complete = max(max(r.accepted()[seq]["received"] for seq in range(low, high + 1)) for r in receivers)
-        drain = complete - with_state["first"]
-        after_writes = complete - with_state["last"]
+    def delivered(low, high):
+        return all(all(seq in r.accepted() for seq in range(low, high + 1)) for r in receivers)
+
+    # Rounds of the two phases, their order alternating (with, without; without, with; …) so that a change in the
+    # machine's load between them weighs on both; the kills' percentiles are taken over every round's kills.
+    with_kills, without_kills, with_writes, without_writes = [], [], [], []
+    drain = after_writes = None
+    delivering = True
+    for round_index in range(args.rounds):
+        for with_delivery in ([True, False] if round_index % 2 == 0 else [False, True]):
+            # A control run (--control) keeps every endpoint disabled in both halves: the ratios it gives are the
+            # measure's own noise on this machine.
+            if with_delivery != delivering and not (args.control and with_delivery):
+                for receiver in receivers:
+                    board.cli("webhook", "enable" if with_delivery else "disable", receiver.name)
+                delivering = with_delivery
+            state, low, kills = phase("with delivery" if with_delivery else "without delivery")
+            (with_kills if with_delivery else without_kills).extend(kills)
+            (with_writes if with_delivery else without_writes).append(state["last"] - state["first"])
+            if not with_delivery or args.control:
+                continue
+            high = board.head()
+            if not wait_until(lambda: delivered(low, high), 300, "every receiver to hold the rows", poll=0.2):
+                continue
+            if round_index == 0:
+                # The first round's: from its first write to when each receiver first held its last missing row.
+                complete = max(max(r.accepted()[seq]["received"] for seq in range(low, high + 1)) for r in receivers)
+                drain = complete - state["first"]
+                after_writes = complete - state["last"]
+                first_rows = high - low + 1
+    if args.control:
+        high = board.head()
+        ratio = percentile(with_kills, 0.99) / percentile(without_kills, 0.99)
+        print(f"drain (control: no delivery in either half): plugin kill, {len(with_kills)} each way over {args.rounds} "
+              f"rounds, first half p50 {ms(percentile(with_kills, 0.5))} p90 {ms(percentile(with_kills, 0.9))} p99 "
+              f"{ms(percentile(with_kills, 0.99))}; second half p50 {ms(percentile(without_kills, 0.5))} p90 "
+              f"{ms(percentile(without_kills, 0.9))} p99 {ms(percentile(without_kills, 0.99))}; p99 ratio {ratio:.2f}, "
+              f"p90 ratio {percentile(with_kills, 0.9) / percentile(without_kills, 0.9):.2f}, p50 ratio "
+              f"{percentile(with_kills, 0.5) / percentile(without_kills, 0.5):.2f}")
+        server.kill()
+        server.wait()
+        return None, ratio, None, 0
     ok, _ = verify(receivers, None, high, "drain")
-    write_seconds = with_state["last"] - with_state["first"]
-    for receiver in receivers:
-        board.cli("webhook", "disable", receiver.name)
-    without_state, _, without_kills = phase("without delivery", args.kills)
+    # A backlog: rows written through the API while every endpoint is disabled, then sent by a fresh server once they
+    # are enabled again.
+    if delivering:
+        for receiver in receivers:
+            board.cli("webhook", "disable", receiver.name)
+    backlog_low = board.head() + 1
+    phase("backlog", kills_too=False)
     server.kill()
     server.wait()
-    # The rows written while the endpoints were disabled wait for them: enabled again, a fresh server sends the backlog.
     for receiver in receivers:
         board.cli("webhook", "enable", receiver.name)
     backlog_high = board.head()
@@ -335,28 +379,31 @@ def part_drain():
     server, _ = board.serve()
     started = time.monotonic()
     backlog = None
-    if wait_until(lambda: all(all(seq in r.accepted() for seq in range(high + 1, backlog_high + 1)) for r in receivers), 600,
-                  "every receiver to hold the backlog", poll=0.2):
-        backlog = max(max(r.accepted()[seq]["received"] for seq in range(high + 1, backlog_high + 1)) for r in receivers) - started
+    if wait_until(lambda: delivered(backlog_low, backlog_high), 600, "every receiver to hold the backlog", poll=0.2):
+        backlog = max(max(r.accepted()[seq]["received"] for seq in range(backlog_low, backlog_high + 1))
+                      for r in receivers) - started
     backlog_ok, _ = verify(receivers, None, backlog_high, "backlog")
     serve_cpu = cpu_seconds(server.pid)
     receivers_cpu = sum(cpu_seconds(r.pid) for r in receivers) - receivers_cpu
     server.kill()
     server.wait()
     ratio = percentile(with_kills, 0.99) / percentile(without_kills, 0.99)
-    print(f"drain: {high - low + 1} rows ({args.rows} through the API in {write_seconds:.2f} s, and the kills) to 10 endpoints: "
-          f"first row to the last endpoint holding all {drain:.2f} s ({after_writes:.2f} s after the last write); chains {'ok' if ok else 'BROKEN'}" if drain is not None
-          else "drain: the receivers did not get every row")
-    print(f"drain: plugin kill (whole command) with delivery p50 {ms(percentile(with_kills, 0.5))} p99 "
-          f"{ms(percentile(with_kills, 0.99))}; without p50 {ms(percentile(without_kills, 0.5))} p99 "
-          f"{ms(percentile(without_kills, 0.99))}; p99 ratio {ratio:.2f}, p50 ratio "
-          f"{percentile(with_kills, 0.5) / percentile(without_kills, 0.5):.2f}; the {args.rows} API writes took "
-          f"{write_seconds:.2f} s with delivery, {without_state['last'] - without_state['first']:.2f} s without")
+    print(f"drain: {first_rows} rows ({args.rows} through the API in {with_writes[0]:.2f} s, and the kills) to 10 endpoints: "
+          f"first row to the last endpoint holding all {drain:.2f} s ({after_writes:.2f} s after the last write); chains "
+          f"{'ok' if ok else 'BROKEN'}" if drain is not None else "drain: the receivers did not get every row")
+    print(f"drain: plugin kill (whole command), {len(with_kills)} each way over {args.rounds} rounds, with delivery p50 "
+          f"{ms(percentile(with_kills, 0.5))} p90 {ms(percentile(with_kills, 0.9))} p99 {ms(percentile(with_kills, 0.99))}; "
+          f"without p50 {ms(percentile(without_kills, 0.5))} p90 {ms(percentile(without_kills, 0.9))} p99 "
+          f"{ms(percentile(without_kills, 0.99))}; p99 ratio {ratio:.2f}, p90 ratio "
+          f"{percentile(with_kills, 0.9) / percentile(without_kills, 0.9):.2f}, p50 ratio "
+          f"{percentile(with_kills, 0.5) / percentile(without_kills, 0.5):.2f}; each phase's {args.rows} API writes took "
+          f"{statistics.median(with_writes):.2f} s with delivery, {statistics.median(without_writes):.2f} s without (medians)")
     if backlog is not None:
-        print(f"drain: a backlog of {backlog_high - high} rows to 10 endpoints, from serve's start (the address printed) to the "
-              f"last endpoint holding all: {backlog:.2f} s ({10 * (backlog_high - high) / backlog:.0f} deliveries/s); chains "
-              f"{'ok' if backlog_ok else 'BROKEN'}; CPU meanwhile: serve {serve_cpu:.1f} s, the 10 receivers {receivers_cpu:.1f} s")
-    return drain, ratio, backlog, backlog_high - high
+        print(f"drain: a backlog of {backlog_high - backlog_low + 1} rows to 10 endpoints, from serve's start (the address "
+              f"printed) to the last endpoint holding all: {backlog:.2f} s "
+              f"({10 * (backlog_high - backlog_low + 1) / backlog:.0f} deliveries/s); chains {'ok' if backlog_ok else 'BROKEN'}; "
+              f"CPU meanwhile: serve {serve_cpu:.1f} s, the 10 receivers {receivers_cpu:.1f} s")
+    return drain, ratio, backlog, backlog_high - backlog_low + 1
 
 
 def part_crash():
@@ -418,6 +465,7 @@ def main():
     load = os.getloadavg()[0]
     print(f"webhooks: binary {CLI}, {os.cpu_count()} CPUs, load average {load:.1f}, kills {args.kills}, rows {args.rows}, "
           f"crashes {args.crashes}, receivers at niceness {args.receiver_nice}"
+          + (" under SCHED_IDLE" if args.receiver_idle else "")
           + (f", their lines under {args.receiver_folder}" if args.receiver_folder else ""))
     parts = args.only.split(",")
     summary = []
@@ -428,10 +476,13 @@ def main():
                            f"command's exit (goal < 250 ms)")
         if "drain" in parts:
             drain, ratio, backlog, backlog_rows = part_drain()
-            summary.append(f"{args.rows} rows to 10 endpoints in {drain:.2f} s (goal < 10 s)" if drain is not None else "drain failed")
-            if backlog is not None:
-                summary.append(f"a backlog of {backlog_rows} rows to 10 endpoints in {backlog:.2f} s")
-            summary.append(f"kill p99 with/without delivery {ratio:.2f} (goal ≈ 1)")
+            if args.control:
+                summary.append(f"control: kill p99 first half/second half {ratio:.2f}")
+            else:
+                summary.append(f"{args.rows} rows to 10 endpoints in {drain:.2f} s (goal < 10 s)" if drain is not None else "drain failed")
+                if backlog is not None:
+                    summary.append(f"a backlog of {backlog_rows} rows to 10 endpoints in {backlog:.2f} s")
+                summary.append(f"kill p99 with/without delivery {ratio:.2f} (goal ≈ 1)")
         if "crash" in parts:
             summary.append(f"{args.crashes} crashes: {'0 events lost' if part_crash() else 'EVENTS LOST'}")
     finally:
