@@ -72,14 +72,19 @@ struct ConsoleSignInTests {
             let form = try await ConsoleTests.signInForm(client)
             var statuses: [HTTPResponse.Status: Int] = [:]
             var refusal = ""
+            let started = ContinuousClock.now
             for _ in 0..<500 {
                 let response = try await ConsoleTests.postSignIn(
                     client, mallory, csrf: form.csrf, cookie: form.cookie, headers: [.origin: ConsoleTests.origin])
                 statuses[response.status, default: 0] += 1
                 if response.status == .tooManyRequests { refusal = String(buffer: response.body) }
             }
-            #expect(statuses[.seeOther] == ConsoleSessions.signInsPerToken, "\(statuses)")
-            #expect(statuses[.tooManyRequests] == 500 - ConsoleSessions.signInsPerToken, "\(statuses)")
+            // The limit is per window: a flood that outlasted one (a machine busy enough) may sign in again once per
+            // window it spanned.
+            let windows = 1 + Int((ContinuousClock.now - started) / ConsoleSessions.signInWindow)
+            let signedIn = statuses[.seeOther] ?? 0
+            #expect(signedIn >= ConsoleSessions.signInsPerToken && signedIn <= ConsoleSessions.signInsPerToken * windows, "\(statuses)")
+            #expect(statuses[.tooManyRequests] == 500 - signedIn, "\(statuses)")
             #expect(refusal.contains("too many sign-ins with the access token &#39;flood&#39; of mallory in the last minute"), "\(refusal)")
             // The flood kept at most one token's sessions, and the admin's session still works.
             #expect(sessions.count <= ConsoleSessions.perToken + 1, "\(sessions.count) sessions")
