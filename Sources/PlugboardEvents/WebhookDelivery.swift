@@ -119,7 +119,7 @@ package final class WebhookDelivery: Sendable {
         while !Task.isCancelled {
             if clock.now - flushed >= settings.cursorInterval {
                 flushed = clock.now
-                flush()
+                await writing { self.flush() }
             }
             var changed = false
             if let now = try? reader.version(), now != version {
@@ -145,7 +145,7 @@ package final class WebhookDelivery: Sendable {
         // An attempt in progress is cancelled with its task; each task closes its connections as it ends.
         for task in running.values { task.cancel() }
         for task in running.values { await task.value }
-        flush()
+        await writing { self.flush() }
     }
 
     /// One endpoint's loop in ``run()``.
@@ -230,7 +230,7 @@ package final class WebhookDelivery: Sendable {
                     }
                 case .failure(let failure):
                     // What was sent is written first: a cursor's write ends the endpoint's attempts.
-                    guard !flush(name).contains(name) else {
+                    guard await !writing({ self.flush(name) }).contains(name) else {
                         pass.line = moved
                         return pass
                     }
@@ -242,8 +242,8 @@ package final class WebhookDelivery: Sendable {
                     pass.failed += 1
                     attempts += 1
                     if failure.status == 410 {
-                        _ = try? board.setWebhookEnabled(
-                            name, false, reason: "the endpoint answered 410 Gone at seq \(row.seq)", by: principal)
+                        let reason = "the endpoint answered 410 Gone at seq \(row.seq)"
+                        await writing { _ = try? self.board.setWebhookEnabled(name, false, reason: reason, by: self.principal) }
                         pass.outcome = .stopped
                         pass.line = "\(name): answered 410 Gone; disabled"
                         return pass
@@ -251,7 +251,9 @@ package final class WebhookDelivery: Sendable {
                     let now = board.clock.date()
                     let wait = settings.wait(afterAttempts: attempts, retryAfter: failure.retryAfter, now: now)
                     let next = now.addingTimeInterval(WebhookSettings.seconds(wait))
-                    try? board.recordWebhookFailed(name, status: failure.status, error: failure.message, nextAttempt: next)
+                    await writing {
+                        try? self.board.recordWebhookFailed(name, status: failure.status, error: failure.message, nextAttempt: next)
+                    }
                     pass.outcome = .retry(at: next)
                     pass.line = "\(name): seq \(row.seq) failed (\(failure.message)); next attempt at \(Timestamp.format(next))"
                     return pass
@@ -287,6 +289,13 @@ package final class WebhookDelivery: Sendable {
             }
             return moved
         }
+    }
+
+    /// Runs `write`, a write to the board, on the process's shared threads rather than on delivery's background thread
+    /// (``LowPriorityExecutor``), which any other thread may keep from the processor: the board's write lock, which
+    /// every writer of every process waits for, is never held by a thread that is not running.
+    private func writing<T: Sendable>(_ write: @escaping @Sendable () -> T) async -> T {
+        await Task(executorPreference: globalConcurrentExecutor) { write() }.value
     }
 
     /// Closes the connections kept open to `name`.
