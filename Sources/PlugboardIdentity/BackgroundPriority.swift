@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 #if canImport(Glibc)
@@ -12,8 +13,10 @@ import Musl
 /// longer than ``patience``, so that a machine kept busy never starves it.
 ///
 /// The thread itself makes one (``ofCurrentThread(niceness:)``); whoever knows whether work waits for the thread
-/// reports it with ``observe(starved:now:)`` every ``patience``. Elsewhere than on Linux the thread runs at the
-/// process's priority and nothing changes.
+/// reports it with ``observe(starved:now:)`` every ``patience``. Linux lets a thread leave `SCHED_IDLE` only with
+/// `CAP_SYS_NICE` or when `RLIMIT_NICE` allows its nice value (systemd: `LimitNICE=+10`); where neither holds
+/// (``idlePolicyAllowed(niceness:)``), the thread runs at the lower nice value under `SCHED_OTHER` all the time. Elsewhere
+/// than on Linux the thread runs at the process's priority and nothing changes.
 package final class BackgroundPriority: Sendable {
     /// How long work may wait for the thread before it is given its share of the processor.
     package static let patience: Duration = .milliseconds(100)
@@ -23,15 +26,20 @@ package final class BackgroundPriority: Sendable {
     #if os(Linux)
     private let thread: pthread_t
     #endif
+    /// Whether the thread runs under `SCHED_IDLE` while not starved.
+    package let idles: Bool
     /// Since when the thread has had its share; nil while it runs on idle processors only.
     private let shared = Mutex<ContinuousClock.Instant?>(nil)
 
     #if os(Linux)
-    private init(thread: pthread_t) {
+    private init(thread: pthread_t, idles: Bool) {
         self.thread = thread
+        self.idles = idles
     }
     #else
-    private init() {}
+    private init() {
+        idles = false
+    }
     #endif
 
     /// The calling thread, from now on in the background: `niceness` above the process's priority for the times it
@@ -40,9 +48,10 @@ package final class BackgroundPriority: Sendable {
         #if os(Linux)
         // A nice value is a thread's own on Linux (`who` 0 is the calling thread), and outlives a change of policy.
         let which = __priority_which_t(PRIO_PROCESS.rawValue)
-        _ = setpriority(which, 0, getpriority(which, 0) + niceness)
-        let priority = BackgroundPriority(thread: pthread_self())
-        priority.schedule(idle: true)
+        let nice = getpriority(which, 0) + niceness
+        _ = setpriority(which, 0, nice)
+        let priority = BackgroundPriority(thread: pthread_self(), idles: idlePolicyAllowed(nice: nice))
+        if priority.idles { priority.schedule(idle: true) }
         return priority
         #else
         return BackgroundPriority()
@@ -53,6 +62,7 @@ package final class BackgroundPriority: Sendable {
     /// (or keeps it); once it has had it for ``share`` without work waiting that long, it runs on idle processors
     /// only again.
     package func observe(starved: Bool, now: ContinuousClock.Instant) {
+        guard idles else { return }
         shared.withLock { since in
             if starved {
                 if since == nil { schedule(idle: false) }
@@ -71,8 +81,36 @@ package final class BackgroundPriority: Sendable {
         #endif
     }
 
+    /// Whether a thread of this process at `niceness` above its priority may leave `SCHED_IDLE` again, and so runs
+    /// under it (Linux; false elsewhere).
+    package static func idlePolicyAllowed(niceness: Int32 = 10) -> Bool {
+        #if os(Linux)
+        return idlePolicyAllowed(nice: getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) + niceness)
+        #else
+        return false
+        #endif
+    }
+
     #if os(Linux)
     /// `SCHED_IDLE` (5), which Glibc's module does not export.
     private static let idlePolicy: Int32 = 5
+    /// `RLIMIT_NICE` (13), which Glibc's module does not export.
+    private static let niceLimit: UInt32 = 13
+    /// `CAP_SYS_NICE`'s bit in a capability set.
+    private static let sysNice: UInt64 = 1 << 23
+
+    /// Whether a thread at `nice` may leave `SCHED_IDLE`: with `CAP_SYS_NICE` in the process's effective set, or when
+    /// `RLIMIT_NICE` reaches `nice` (its value counts 20 − nice).
+    private static func idlePolicyAllowed(nice: Int32) -> Bool {
+        var limit = rlimit()
+        if getrlimit(__rlimit_resource_t(Self.niceLimit), &limit) == 0, limit.rlim_cur >= rlim_t(max(0, 20 - nice)) {
+            return true
+        }
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
+            let effective = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        else { return false }
+        return effective & sysNice != 0
+    }
     #endif
 }

@@ -1,6 +1,7 @@
 import Logging
 import PlugboardBoardSecureStorage
 import PlugboardEvents
+import PlugboardIdentity
 import PlugboardModel
 import PlugboardStore
 import ServiceLifecycle
@@ -31,6 +32,11 @@ struct WebhookService: Service {
             // A service that returns ends the server: this one waits for the server's end instead.
             try? await gracefulShutdown()
             return
+        }
+        if let endpoints = try? board.webhooks(), !endpoints.isEmpty, !BackgroundPriority.idlePolicyAllowed() {
+            logger.notice(
+                "webhook delivery runs at niceness 10 rather than under SCHED_IDLE: this process may not leave SCHED_IDLE again when delivery waits too long (give it CAP_SYS_NICE, or an RLIMIT_NICE of 10 or more: systemd's LimitNICE=+10)"
+            )
         }
         await cancelWhenGracefulShutdown { await delivery.run() }
     }

@@ -25,12 +25,15 @@ public func spin(processorTime time: Duration) {
     while used() - start < time {}
 }
 
-/// The calling thread's scheduling: its policy (0 `SCHED_OTHER`, 5 `SCHED_IDLE`) and nice value, from
-/// `/proc/thread-self/stat` (Linux; nil elsewhere).
+/// The calling thread's scheduling: its policy (0 `SCHED_OTHER`, 5 `SCHED_IDLE`) and nice value (Linux; nil
+/// elsewhere).
 public func currentThreadScheduling() -> (policy: Int, nice: Int)? {
-    guard let stat = try? String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8),
-        let close = stat.lastIndex(of: ")")
-    else { return nil }
+    threadScheduling("/proc/thread-self/stat")
+}
+
+/// A thread's scheduling, from its `stat` file under `/proc` (`/proc/PID/task/TID/stat`): its policy and nice value.
+public func threadScheduling(_ statPath: String) -> (policy: Int, nice: Int)? {
+    guard let stat = try? String(contentsOfFile: statPath, encoding: .utf8), let close = stat.lastIndex(of: ")") else { return nil }
     // The fields after the command's name, which is in parentheses, start at the third (the state).
     let fields = stat[stat.index(after: close)...].split(separator: " ")
     guard fields.count > 38, let nice = Int(fields[16]), let policy = Int(fields[38]) else { return nil }
