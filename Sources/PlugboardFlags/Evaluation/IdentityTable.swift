@@ -1,10 +1,10 @@
-/// Flag positions by the two machine words a `String` is made of, checked before ``NameTable``: a name of up to 15
-/// UTF-8 bytes is stored inside those words, so an app's literal `"new-checkout"` has the same words as the name
-/// this table keeps, and is found without reading, hashing or comparing its bytes.
+/// Flag positions of the names of up to 15 UTF-8 bytes by the two machine words of their `String`, checked before
+/// ``NameTable``: such a string is stored inside those words (its bytes and count, with the small-string bit set), so
+/// an app's literal `"new-checkout"` has the same words as the name this table keeps, and is found without reading,
+/// hashing or comparing its bytes. Equal words of a small string are the same string.
 ///
-/// Equal words are the same string: for a small string the words are its bytes and count, for a larger one they hold
-/// a reference to its storage, which the table keeps alive (``names``), so no other string can have it. A name not
-/// found here is looked up by its bytes, so a string that is equal but built differently still finds its flag.
+/// A longer name, or one not found here, is looked up by its bytes, so a string that is equal but built differently
+/// still finds its flag.
 struct IdentityTable: @unchecked Sendable {
     private struct Slot {
         var low: UInt64
@@ -14,8 +14,8 @@ struct IdentityTable: @unchecked Sendable {
 
     private let slots: UnsafeMutablePointer<Slot>
     private let mask: Int
-    /// The names whose words are in `slots`, kept alive while the table is.
-    private let names: [String]
+    /// The bit of a `String`'s second word that marks a small string (its bytes inside its two words).
+    private static let smallBit: UInt64 = 1 << 61
 
     init(_ entries: [(name: String, position: Int32)]) {
         var capacity = 8
@@ -23,23 +23,22 @@ struct IdentityTable: @unchecked Sendable {
         mask = capacity - 1
         slots = .allocate(capacity: capacity)
         slots.initialize(repeating: Slot(low: 0, high: 0, position: -1), count: capacity)
-        var names: [String] = []
         for entry in entries {
-            // Rebuilt from its bytes, so that a short name is in its inline form, as a literal is.
+            // Rebuilt from its bytes, so that a short name is in its small form, as a literal is.
             let name = String(decoding: Array(entry.name.utf8), as: UTF8.self)
-            names.append(name)
             let (low, high) = Self.words(of: name)
+            guard high & Self.smallBit != 0 else { continue }
             var slot = Self.slot(low, high, mask)
             while slots[slot].position >= 0 { slot = (slot + 1) & mask }
             slots[slot] = Slot(low: low, high: high, position: entry.position)
         }
-        self.names = names
     }
 
-    /// The position stored for the string with exactly `name`'s words, or -1 when there is none.
+    /// The position stored for the small string with exactly `name`'s words, or -1 when there is none.
     @inline(__always)
     func find(_ name: String) -> Int32 {
         let (low, high) = Self.words(of: name)
+        guard high & Self.smallBit != 0 else { return -1 }
         var slot = Self.slot(low, high, mask)
         while true {
             let candidate = slots[slot]
