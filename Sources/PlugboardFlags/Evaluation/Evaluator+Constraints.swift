@@ -4,10 +4,12 @@ import PlugboardVersioning
 
 // Whether a constraint holds: the context value read and parsed at most once per evaluation, then compared.
 extension Evaluator {
-    /// Inlined into the strategy's loop: a call would pass the record's fields one by one, which cost about as
-    /// much as a cached number comparison.
+    /// Whether the constraint at `index` holds. It takes the index, not the record: when the compiler keeps this
+    /// out of line, a record passed by value is copied field by field at every call, which costs about as much as a
+    /// cached number comparison; read in place, only the fields the test needs are loaded.
     @inline(__always)
-    mutating func constraintHolds(_ constraint: ConstraintRecord) -> Bool {
+    mutating func constraintHolds(at index: Int32) -> Bool {
+        let constraint = program.constraints[index]
         let result: Bool
         let first = constraint.first
         switch constraint.test {
