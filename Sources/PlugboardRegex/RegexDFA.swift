@@ -180,10 +180,16 @@ final class RegexDFA: Sendable {
                 }
             }
         }
-        // Targets as the offsets of their rows, which saves a multiplication per scalar.
+        // Targets as `state << 9`, the byte offset of their rows in the table by ASCII byte, which saves a lookup of
+        // the byte's class and a multiplication per ASCII scalar; the table by class is read at
+        // `(target >> 9) × classCount`.
+        let encoded = transitions.map { $0 < 0 ? $0 : $0 << 9 }
+        var asciiTransitions = [Int32](repeating: Self.dead, count: states.count << 7)
+        for state in 0..<states.count {
+            for byte in 0..<128 { asciiTransitions[state << 7 | byte] = encoded[state * classCount + Int(asciiClasses[byte])] }
+        }
         automaton = RegexAutomaton(
-            transitions: transitions.map { $0 < 0 ? $0 : $0 * Int32(classCount) }, classCount: classCount, acceptsAtEnd: acceptsAtEnd,
-            asciiClasses: asciiClasses,
+            transitions: encoded, asciiTransitions: asciiTransitions, classCount: classCount, acceptsAtEnd: acceptsAtEnd,
             runStarts: runStarts, runClasses: runClasses)
     }
 }
@@ -194,20 +200,21 @@ final class RegexDFA: Sendable {
 /// Get one from ``UnleashRegex/automaton`` and keep the ``UnleashRegex`` alive as long as the automaton is used:
 /// the tables are freed with the regex.
 public struct RegexAutomaton: @unchecked Sendable {
-    /// `classCount` entries per state; a target is the offset of its row (`state × classCount`), or negative.
+    /// `classCount` entries per state, read for scalars above ASCII; a target is `state << 9`, or negative.
     private let transitions: UnsafeMutablePointer<Int32>
+    /// 128 entries per state, one per ASCII byte: the target of `transitions` for the byte's class.
+    private let asciiTransitions: UnsafeMutablePointer<Int32>
     private let classCount: Int
     /// Whether the text may end in the state with a match.
     private let acceptsAtEnd: UnsafeMutablePointer<Bool>
-    /// The class of each ASCII scalar.
-    private let asciiClasses: UnsafeMutablePointer<UInt16>
     /// Above ASCII: the first scalar of each run of scalars with one class, sorted, and the runs' classes.
     private let runStarts: UnsafeMutablePointer<UInt32>
     private let runClasses: UnsafeMutablePointer<UInt16>
     private let runCount: Int
 
     fileprivate init(
-        transitions: [Int32], classCount: Int, acceptsAtEnd: [Bool], asciiClasses: [UInt16], runStarts: [UInt32], runClasses: [UInt16]
+        transitions: [Int32], asciiTransitions: [Int32], classCount: Int, acceptsAtEnd: [Bool], runStarts: [UInt32],
+        runClasses: [UInt16]
     ) {
         func copy<T>(_ array: [T]) -> UnsafeMutablePointer<T> {
             let pointer = UnsafeMutablePointer<T>.allocate(capacity: max(1, array.count))
@@ -217,7 +224,7 @@ public struct RegexAutomaton: @unchecked Sendable {
         self.transitions = copy(transitions)
         self.classCount = classCount
         self.acceptsAtEnd = copy(acceptsAtEnd)
-        self.asciiClasses = copy(asciiClasses)
+        self.asciiTransitions = copy(asciiTransitions)
         self.runStarts = copy(runStarts)
         self.runClasses = copy(runClasses)
         runCount = runStarts.count
@@ -226,7 +233,7 @@ public struct RegexAutomaton: @unchecked Sendable {
     fileprivate func free() {
         transitions.deallocate()
         acceptsAtEnd.deallocate()
-        asciiClasses.deallocate()
+        asciiTransitions.deallocate()
         runStarts.deallocate()
         runClasses.deallocate()
     }
@@ -242,36 +249,39 @@ public struct RegexAutomaton: @unchecked Sendable {
     /// Whether the pattern matches anywhere in the UTF-8 text `bytes`, which must be valid UTF-8 (a Swift
     /// string's bytes are), decoding scalars in place.
     public func matches(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        // `row` is the state << 9, the byte offset of its row in `ascii`; `cursor` walks the bytes to `end`.
+        let ascii = UnsafeRawPointer(asciiTransitions)
         var row = 0
-        var index = 0
-        let count = bytes.count
-        while index < count {
-            let lead = bytes[index]
-            let column: Int
+        guard var cursor = bytes.baseAddress else { return acceptsAtEnd[0] }
+        let end = cursor + bytes.count
+        while cursor < end {
+            let lead = cursor.pointee
             if lead < 0x80 {
-                column = Int(asciiClasses[Int(lead)])
-                index += 1
-            } else {
+                let next = ascii.load(fromByteOffset: row &+ Int(lead) &<< 2, as: Int32.self)
+                cursor += 1
+                if next < 0 { return next == RegexDFA.matched }
+                row = Int(truncatingIfNeeded: next)
+                continue
+            }
+            do {
                 var value: UInt32
                 if lead < 0xE0 {
-                    value = UInt32(lead & 0x1F) << 6 | UInt32(bytes[index + 1] & 0x3F)
-                    index += 2
+                    value = UInt32(lead & 0x1F) << 6 | UInt32(cursor[1] & 0x3F)
+                    cursor += 2
                 } else if lead < 0xF0 {
-                    value = UInt32(lead & 0x0F) << 12 | UInt32(bytes[index + 1] & 0x3F) << 6
-                    value |= UInt32(bytes[index + 2] & 0x3F)
-                    index += 3
+                    value = UInt32(lead & 0x0F) << 12 | UInt32(cursor[1] & 0x3F) << 6 | UInt32(cursor[2] & 0x3F)
+                    cursor += 3
                 } else {
-                    value = UInt32(lead & 0x07) << 18 | UInt32(bytes[index + 1] & 0x3F) << 12
-                    value |= UInt32(bytes[index + 2] & 0x3F) << 6 | UInt32(bytes[index + 3] & 0x3F)
-                    index += 4
+                    value = UInt32(lead & 0x07) << 18 | UInt32(cursor[1] & 0x3F) << 12
+                    value |= UInt32(cursor[2] & 0x3F) << 6 | UInt32(cursor[3] & 0x3F)
+                    cursor += 4
                 }
-                column = Int(classOfWide(value))
+                let next = transitions[(row &>> 9) &* classCount &+ Int(classOfWide(value))]
+                if next < 0 { return next == RegexDFA.matched }
+                row = Int(truncatingIfNeeded: next)
             }
-            let next = transitions[row &+ column]
-            if next < 0 { return next == RegexDFA.matched }
-            row = Int(next)
         }
-        return acceptsAtEnd[row / classCount]
+        return acceptsAtEnd[row &>> 9]
     }
 
     private func classOfWide(_ value: UInt32) -> UInt16 {

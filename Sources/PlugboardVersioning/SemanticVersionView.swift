@@ -31,42 +31,51 @@ package struct SemanticVersionView: Sendable {
 
     /// `MAJOR.MINOR.PATCH[-PRERELEASE][+BUILD]`: the numbers and the pre-release's byte range (empty for none).
     fileprivate static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64, UInt64, Range<Int>)? {
+        guard let base = bytes.baseAddress else { return nil }
+        let count = bytes.count
         var index = 0
-        // Digits without a leading zero, fitting UInt64.
-        func number() -> UInt64? {
+        // Digits without a leading zero, fitting UInt64 (up to 19 digits always do).
+        @inline(__always) func number() -> UInt64? {
             let start = index
             var value: UInt64 = 0
-            while index < bytes.count, bytes[index] &- 0x30 < 10 {
-                let (product, overflow1) = value.multipliedReportingOverflow(by: 10)
-                let (sum, overflow2) = product.addingReportingOverflow(UInt64(bytes[index] &- 0x30))
-                guard !overflow1, !overflow2 else { return nil }
-                value = sum
-                index += 1
+            while index < count {
+                let digit = base[index] &- 0x30
+                guard digit < 10 else { break }
+                if index &- start < 19 {
+                    value = value &* 10 &+ UInt64(digit)
+                } else {
+                    let (product, overflow1) = value.multipliedReportingOverflow(by: 10)
+                    let (sum, overflow2) = product.addingReportingOverflow(UInt64(digit))
+                    guard !overflow1, !overflow2 else { return nil }
+                    value = sum
+                }
+                index &+= 1
             }
-            guard start != index, bytes[start] != 0x30 || index - start == 1 else { return nil }
+            guard start != index, base[start] != 0x30 || index &- start == 1 else { return nil }
             return value
         }
-        func dot() -> Bool {
-            guard index < bytes.count, bytes[index] == 0x2E else { return false }
-            index += 1
+        @inline(__always) func dot() -> Bool {
+            guard index < count, base[index] == 0x2E else { return false }
+            index &+= 1
             return true
         }
         guard let major = number(), dot(), let minor = number(), dot(), let patch = number() else { return nil }
+        if index == count { return (major, minor, patch, index..<index) }
         var prerelease = index..<index
-        if index < bytes.count, bytes[index] == 0x2D {
-            index += 1
+        if base[index] == 0x2D {
+            index &+= 1
             let start = index
-            while index < bytes.count, bytes[index] != 0x2B { index += 1 }
-            guard validIdentifiers(UnsafeBufferPointer(rebasing: bytes[start..<index]), numericLeadingZeroAllowed: false) else {
+            while index < count, base[index] != 0x2B { index &+= 1 }
+            guard validIdentifiers(UnsafeBufferPointer(start: base + start, count: index &- start), numericLeadingZeroAllowed: false)
+            else {
                 return nil
             }
             prerelease = start..<index
         }
-        if index < bytes.count {
-            guard bytes[index] == 0x2B else { return nil }
-            guard validIdentifiers(UnsafeBufferPointer(rebasing: bytes[(index + 1)...]), numericLeadingZeroAllowed: true) else {
-                return nil
-            }
+        if index < count {
+            guard base[index] == 0x2B else { return nil }
+            let rest = UnsafeBufferPointer(start: base + index + 1, count: count &- index &- 1)
+            guard validIdentifiers(rest, numericLeadingZeroAllowed: true) else { return nil }
         }
         return (major, minor, patch, prerelease)
     }
@@ -185,6 +194,7 @@ package struct SemanticVersionNumbers: Sendable {
     }
 
     /// Reads UTF-8 text in place; `nil` when it is not a strict SemVer 2.0.0 version.
+    @inline(__always)
     package init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
         guard let (major, minor, patch, prerelease) = SemanticVersionView.scan(bytes) else { return nil }
         self.major = major

@@ -4,10 +4,12 @@ import PlugboardVersioning
 
 // Whether a constraint holds: the context value read and parsed at most once per evaluation, then compared.
 extension Evaluator {
-    /// Inlined into the strategy's loop: a call would pass the record's fields one by one, which cost about as
-    /// much as a cached number comparison.
+    /// Whether the constraint at `index` holds. It takes the index, not the record: when the compiler keeps this
+    /// out of line, a record passed by value is copied field by field at every call, which costs about as much as a
+    /// cached number comparison; read in place, only the fields the test needs are loaded.
     @inline(__always)
-    mutating func constraintHolds(_ constraint: ConstraintRecord) -> Bool {
+    mutating func constraintHolds(at index: Int32) -> Bool {
+        let constraint = program.constraints[index]
         let result: Bool
         let first = constraint.first
         switch constraint.test {
@@ -74,26 +76,44 @@ extension Evaluator {
         return nil
     }
 
-    /// The field as a semantic version (parsed once per evaluation).
+    /// The field as a semantic version (parsed once per evaluation): the cache read inline, the parse out of line.
     @inline(__always)
     private mutating func parsedVersion(of field: FieldRef) -> SemanticVersionNumbers? {
         if let hit = versions[field] { return hit }
+        return parseVersion(of: field)
+    }
+
+    @inline(never)
+    private mutating func parseVersion(of field: FieldRef) -> SemanticVersionNumbers? {
         let parsed = withValue(field) { SemanticVersionNumbers(utf8: $0) } ?? nil
         versions.store(parsed, for: field)
         return parsed
     }
 
-    /// The field as an IP address (parsed once per evaluation).
+    /// The field as an IP address (parsed once per evaluation): the cache read inline, the parse out of line.
+    @inline(__always)
     mutating func parsedAddress(of field: FieldRef) -> IPAddress? {
         if let hit = addresses[field] { return hit }
+        return parseAddress(of: field)
+    }
+
+    @inline(never)
+    private mutating func parseAddress(of field: FieldRef) -> IPAddress? {
         let parsed = withValue(field) { IPAddress(utf8: $0) } ?? nil
         addresses.store(parsed, for: field)
         return parsed
     }
 
-    /// The field as a date (parsed once per evaluation); a missing `currentTime` is now.
+    /// The field as a date (parsed once per evaluation); a missing `currentTime` is now. The cache is read inline,
+    /// the parse out of line.
+    @inline(__always)
     private mutating func parsedDate(of field: FieldRef) -> UnleashInstant? {
         if let hit = dates[field] { return hit }
+        return parseDate(of: field)
+    }
+
+    @inline(never)
+    private mutating func parseDate(of field: FieldRef) -> UnleashInstant? {
         let parsed: UnleashInstant?
         if let text = value(of: field) {
             parsed = UnleashDate.parseContextValue(text)
@@ -104,10 +124,15 @@ extension Evaluator {
         return parsed
     }
 
-    /// The field as a number (parsed once per evaluation).
+    /// The field as a number (parsed once per evaluation): the cache read inline, the parse out of line.
     @inline(__always)
     private mutating func parsedNumber(of field: FieldRef) -> Double? {
         if let hit = numbers[field] { return hit }
+        return parseNumber(of: field)
+    }
+
+    @inline(never)
+    private mutating func parseNumber(of field: FieldRef) -> Double? {
         let parsed = withValue(field) { UnleashNumber.parseContextValue(utf8: $0) } ?? nil
         numbers.store(parsed, for: field)
         return parsed

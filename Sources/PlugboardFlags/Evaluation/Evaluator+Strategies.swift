@@ -17,7 +17,7 @@ extension Evaluator {
         var index = strategy.firstConstraint
         let end = index + strategy.constraintCount
         while index < end {
-            if !constraintHolds(program.constraints[index]) { return false }
+            if !constraintHolds(at: index) { return false }
             index += 1
         }
         return true

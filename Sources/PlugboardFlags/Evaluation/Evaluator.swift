@@ -183,24 +183,32 @@ struct Evaluator {
 /// Two entries are enough: the constraints of a flag that parse a kind of value almost always read one or two fields
 /// (`age` and `score`, say, in turn).
 struct ParsedOnce<Value> {
-    private var field: FieldRef?
+    /// The fields as ``key(_:)``, -1 for none.
+    private var key: Int64 = -1
     private var value: Value?
-    private var previousField: FieldRef?
+    private var previousKey: Int64 = -1
     private var previousValue: Value?
+
+    /// A field's kind and name in one integer: they tell fields apart (an override's key follows from them).
+    @inline(__always)
+    private static func key(_ field: FieldRef) -> Int64 {
+        Int64(field.kind.rawValue) << 32 | Int64(UInt32(bitPattern: field.name))
+    }
 
     /// The value already parsed for `field` (`.some(nil)` when it did not parse), or `nil` when not read yet.
     @inline(__always)
     subscript(field: FieldRef) -> Value?? {
-        if let cached = self.field, cached == field { return .some(value) }
-        if let cached = previousField, cached == field { return .some(previousValue) }
+        let wanted = Self.key(field)
+        if key == wanted { return .some(value) }
+        if previousKey == wanted { return .some(previousValue) }
         return nil
     }
 
     @inline(__always)
     mutating func store(_ value: Value?, for field: FieldRef) {
-        previousField = self.field
+        previousKey = key
         previousValue = self.value
-        self.field = field
+        key = Self.key(field)
         self.value = value
     }
 }

@@ -36,6 +36,8 @@ final class FlagProgram: @unchecked Sendable {
     let dependencies: Table<DependencyRecord>
     /// Flag positions by name (byte-exact, as Unleash's engine looks names up).
     let lookup: NameTable
+    /// Flag positions by the words of the name's `String`, tried first (``IdentityTable``).
+    let identities: IdentityTable
 
     /// Lowers the compiler's flags; `index` maps each name to the position that answers for it.
     init(flags compiled: [CompiledFlag], index: [String: Int]) {
@@ -60,7 +62,9 @@ final class FlagProgram: @unchecked Sendable {
         payloads = Table(builder.payloads)
         overrides = Table(builder.overrides)
         dependencies = Table(builder.dependencies)
-        lookup = NameTable(index.map { (name: $0.key, position: Int32($0.value)) })
+        let names = index.map { (name: $0.key, position: Int32($0.value)) }
+        lookup = NameTable(names)
+        identities = IdentityTable(names)
     }
 
     deinit {
@@ -85,11 +89,14 @@ final class FlagProgram: @unchecked Sendable {
         overrides.free()
         dependencies.free()
         lookup.free()
+        identities.free()
     }
 
     /// The position of the flag named `name`, or `nil`.
     @inline(__always)
     func position(of name: String) -> Int32? {
+        let identical = identities.find(name)
+        if identical >= 0 { return identical }
         let position = lookup.find(name)
         return position >= 0 ? position : nil
     }
