@@ -53,8 +53,7 @@ final class LowPriorityExecutor: TaskExecutor, @unchecked Sendable {
     /// Called every ``BackgroundPriority/patience``: gives the thread its share of the processor when it has had work
     /// for longer than that without starting a job (a job waits, or the one running is not given the processor).
     func watch() {
-        let now = ContinuousClock.now
-        let starved = queue.withLock { queue in queue.busy.map { now - $0 > BackgroundPriority.patience } ?? false }
-        priority.withLock { $0 }?.observe(starved: starved, now: now)
+        let busy = queue.withLock { $0.busy }
+        priority.withLock { $0 }?.observe(waitingSince: busy, now: .now)
     }
 }

@@ -94,13 +94,10 @@ package final class WebhookDelivery: Sendable {
     package func run() async {
         let sending = await OutboundEventLoop.background()
         sendLoop.withLock { $0 = sending }
-        // At the process's priority: what gives the two threads their share of the processor when work waits for them.
-        let watch = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: BackgroundPriority.patience)
-                LowPriorityExecutor.shared.watch()
-                sending.watch()
-            }
+        // What gives the two threads their share of the processor when work waits for them.
+        let watch = BackgroundPriority.watch {
+            LowPriorityExecutor.shared.watch()
+            sending.watch()
         }
         await withTaskExecutorPreference(LowPriorityExecutor.shared) { await self.loop() }
         watch.cancel()

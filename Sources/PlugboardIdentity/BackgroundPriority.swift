@@ -12,8 +12,8 @@ import Musl
 /// the processor from it at once; at a lower `nice` under `SCHED_OTHER` for a while when work has waited for it
 /// longer than ``patience``, so that a machine kept busy never starves it.
 ///
-/// The thread itself makes one (``ofCurrentThread(niceness:)``); whoever knows whether work waits for the thread
-/// reports it with ``observe(starved:now:)`` every ``patience``. Linux lets a thread leave `SCHED_IDLE` only with
+/// The thread itself makes one (``ofCurrentThread(niceness:)``); whoever knows since when work waits for the thread
+/// reports it with ``observe(waitingSince:now:)`` every ``patience`` (``watch(_:)``). Linux lets a thread leave `SCHED_IDLE` only with
 /// `CAP_SYS_NICE` or when `RLIMIT_NICE` allows its nice value (systemd: `LimitNICE=+10`); where neither holds
 /// (``idlePolicyAllowed(niceness:)``), the thread runs at the lower nice value under `SCHED_OTHER` all the time. Elsewhere
 /// than on Linux the thread runs at the process's priority and nothing changes.
@@ -58,11 +58,12 @@ package final class BackgroundPriority: Sendable {
         #endif
     }
 
-    /// Whether work has waited for the thread longer than ``patience``: then it is given its share of the processor
-    /// (or keeps it); once it has had it for ``share`` without work waiting that long, it runs on idle processors
-    /// only again.
-    package func observe(starved: Bool, now: ContinuousClock.Instant) {
+    /// Since when work has waited for the thread (nil when none waits): when longer than ``patience``, the thread is
+    /// given its share of the processor (or keeps it); once it has had it for ``share`` without work waiting that
+    /// long, it runs on idle processors only again.
+    package func observe(waitingSince waiting: ContinuousClock.Instant?, now: ContinuousClock.Instant) {
         guard idles else { return }
+        let starved = waiting.map { now - $0 > Self.patience } ?? false
         shared.withLock { since in
             if starved {
                 if since == nil { schedule(idle: false) }
@@ -70,6 +71,17 @@ package final class BackgroundPriority: Sendable {
             } else if let start = since, now - start >= Self.share {
                 schedule(idle: true)
                 since = nil
+            }
+        }
+    }
+
+    /// Runs `look` every ``patience``, at the process's priority, until the task answered is cancelled: what calls
+    /// ``observe(waitingSince:now:)`` for the threads it looks at.
+    package static func watch(_ look: @escaping @Sendable () -> Void) -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: patience)
+                look()
             }
         }
     }

@@ -40,10 +40,10 @@ package final class OutboundEventLoop: Sendable {
         let now = ContinuousClock.now
         let send = probe.withLock { probe -> Bool in
             if let sent = probe, !sent.ran {
-                priority.observe(starved: now - sent.sent > BackgroundPriority.patience, now: now)
+                priority.observe(waitingSince: sent.sent, now: now)
                 return false
             }
-            priority.observe(starved: false, now: now)
+            priority.observe(waitingSince: nil, now: now)
             probe = (now, false)
             return true
         }

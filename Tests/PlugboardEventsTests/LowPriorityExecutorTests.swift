@@ -23,12 +23,7 @@ struct LowPriorityExecutorTests {
     /// Under `SCHED_IDLE` only, 300 ms of work beside a busy thread on every processor would take about 100 s.
     @Test func itsWorkEndsOnAMachineThatIsNeverIdle() async throws {
         try await whileProcessorsAreBusy {
-            let watch = Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: BackgroundPriority.patience)
-                    LowPriorityExecutor.shared.watch()
-                }
-            }
+            let watch = BackgroundPriority.watch { LowPriorityExecutor.shared.watch() }
             defer { watch.cancel() }
             let done = Atomic<Bool>(false)
             Task(executorPreference: LowPriorityExecutor.shared) {

@@ -26,12 +26,15 @@ struct BackgroundPriorityTests {
 
         let priority = try await loop.group.next().submit { BackgroundPriority.ofCurrentThread(niceness: 0) }.get()
         let now = ContinuousClock.now
-        priority.observe(starved: true, now: now)
+        // Work waiting for only the patience is no reason yet.
+        priority.observe(waitingSince: now - BackgroundPriority.patience, now: now)
+        #expect(try await onLoop()?.policy == 5)
+        priority.observe(waitingSince: now - BackgroundPriority.patience - .milliseconds(1), now: now)
         #expect(try await onLoop()?.policy == 0)
-        // Not starved, but within its share: it keeps it.
-        priority.observe(starved: false, now: now + .milliseconds(500))
+        // No work waiting, but within its share: it keeps it.
+        priority.observe(waitingSince: nil, now: now + .milliseconds(500))
         #expect(try await onLoop()?.policy == 0)
-        priority.observe(starved: false, now: now + BackgroundPriority.share)
+        priority.observe(waitingSince: nil, now: now + BackgroundPriority.share)
         #expect(try await onLoop()?.policy == 5)
     }
 
@@ -41,12 +44,7 @@ struct BackgroundPriorityTests {
         let loop = await OutboundEventLoop.background()
         defer { Task { await loop.shutdown() } }
         try await whileProcessorsAreBusy {
-            let watch = Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: BackgroundPriority.patience)
-                    loop.watch()
-                }
-            }
+            let watch = BackgroundPriority.watch { loop.watch() }
             defer { watch.cancel() }
             let work = loop.group.next().submit { spin(processorTime: .milliseconds(300)) }
             let done = Atomic<Bool>(false)
