@@ -161,8 +161,8 @@ struct Result {
     var peerEvaluation: Double { max(0, peer - peerUnknown) }
 }
 
-/// Plugboard's timed loop (a function of its own, so that `valgrind --toggle-collect` can count it alone), over the same pairs as the engine's (context after context, the family's flags for each).
-/// The contexts are `HeldContext`s, so each call borrows one as an app passes the context it holds (copying each
+/// Plugboard's timed loop (a function of its own, so that `valgrind --toggle-collect` can count it alone), over the
+/// same pairs as the engine's (context after context, the family's flags for each). The contexts are `HeldContext`s, so each call borrows one as an app passes the context it holds (copying each
 /// out of an array of structs would add about 60 ns per call here).
 @inline(never)
 func evaluateAll(_ snapshot: FlagSnapshot, _ contexts: [HeldContext], _ flags: [String], variants: Bool) -> Int {
@@ -264,7 +264,8 @@ if let name = options.profile {
     guard let family = (families + extra).first(where: { $0.name == name }) else {
         fail("no family \(name)")
     }
-    // One pass first, so that what an evaluation does once per process (tables built on first use) is not counted.
+    // One pass first, so that what an evaluation does once per process (tables built on first use) is not counted:
+    // written out rather than through `evaluateAll`, which `--toggle-collect` counts.
     for held in heldContexts {
         for flag in family.flags {
             sink &+=
