@@ -279,6 +279,19 @@ def part_kill():
     return percentile(committed_last, 0.99), percentile(last, 0.99)
 
 
+def compare_kills(first, second, first_label, second_label):
+    """The p99 ratio of two sets of kills' times, and a line: each set's p50, p90 and p99, and the three ratios."""
+    levels = [("p50", 0.5), ("p90", 0.9), ("p99", 0.99)]
+
+    def spread(times):
+        return " ".join(f"{name} {ms(percentile(times, level))}" for name, level in levels)
+
+    ratios = ", ".join(f"{name} ratio {percentile(first, level) / percentile(second, level):.2f}"
+                       for name, level in reversed(levels))
+    return (percentile(first, 0.99) / percentile(second, 0.99),
+            f"{first_label} {spread(first)}; {second_label} {spread(second)}; {ratios}")
+
+
 def part_drain():
     board = Board("drain", args.kills * 2 * args.rounds + 10)
     receivers = [Receiver(board, f"r{index}") for index in range(10)]
@@ -351,14 +364,9 @@ def part_drain():
                 after_writes = complete - state["last"]
                 first_rows = high - low + 1
     if args.control:
-        high = board.head()
-        ratio = percentile(with_kills, 0.99) / percentile(without_kills, 0.99)
+        ratio, compared = compare_kills(with_kills, without_kills, "first half", "second half")
         print(f"drain (control: no delivery in either half): plugin kill, {len(with_kills)} each way over {args.rounds} "
-              f"rounds, first half p50 {ms(percentile(with_kills, 0.5))} p90 {ms(percentile(with_kills, 0.9))} p99 "
-              f"{ms(percentile(with_kills, 0.99))}; second half p50 {ms(percentile(without_kills, 0.5))} p90 "
-              f"{ms(percentile(without_kills, 0.9))} p99 {ms(percentile(without_kills, 0.99))}; p99 ratio {ratio:.2f}, "
-              f"p90 ratio {percentile(with_kills, 0.9) / percentile(without_kills, 0.9):.2f}, p50 ratio "
-              f"{percentile(with_kills, 0.5) / percentile(without_kills, 0.5):.2f}")
+              f"rounds, {compared}")
         server.kill()
         server.wait()
         return None, ratio, None, 0
@@ -387,17 +395,13 @@ def part_drain():
     receivers_cpu = sum(cpu_seconds(r.pid) for r in receivers) - receivers_cpu
     server.kill()
     server.wait()
-    ratio = percentile(with_kills, 0.99) / percentile(without_kills, 0.99)
+    ratio, compared = compare_kills(with_kills, without_kills, "with delivery", "without")
     print(f"drain: {first_rows} rows ({args.rows} through the API in {with_writes[0]:.2f} s, and the kills) to 10 endpoints: "
           f"first row to the last endpoint holding all {drain:.2f} s ({after_writes:.2f} s after the last write); chains "
           f"{'ok' if ok else 'BROKEN'}" if drain is not None else "drain: the receivers did not get every row")
-    print(f"drain: plugin kill (whole command), {len(with_kills)} each way over {args.rounds} rounds, with delivery p50 "
-          f"{ms(percentile(with_kills, 0.5))} p90 {ms(percentile(with_kills, 0.9))} p99 {ms(percentile(with_kills, 0.99))}; "
-          f"without p50 {ms(percentile(without_kills, 0.5))} p90 {ms(percentile(without_kills, 0.9))} p99 "
-          f"{ms(percentile(without_kills, 0.99))}; p99 ratio {ratio:.2f}, p90 ratio "
-          f"{percentile(with_kills, 0.9) / percentile(without_kills, 0.9):.2f}, p50 ratio "
-          f"{percentile(with_kills, 0.5) / percentile(without_kills, 0.5):.2f}; each phase's {args.rows} API writes took "
-          f"{statistics.median(with_writes):.2f} s with delivery, {statistics.median(without_writes):.2f} s without (medians)")
+    print(f"drain: plugin kill (whole command), {len(with_kills)} each way over {args.rounds} rounds, {compared}; each "
+          f"phase's {args.rows} API writes took {statistics.median(with_writes):.2f} s with delivery, "
+          f"{statistics.median(without_writes):.2f} s without (medians)")
     if backlog is not None:
         print(f"drain: a backlog of {backlog_high - backlog_low + 1} rows to 10 endpoints, from serve's start (the address "
               f"printed) to the last endpoint holding all: {backlog:.2f} s "
