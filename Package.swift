@@ -47,29 +47,16 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
-        .package(url: "https://github.com/swiftlang/swift-syntax", "602.0.0"..<"604.0.0"),
     ],
     targets: [
         // Layers, lowest first: a target depends only on targets of lower layers (and on what it imports).
-
-        // MARK: Build time: the memberwise initializer other modules need (@MemberwiseInit); nothing of it is linked
-        .macro(
-            name: "PlugboardMacrosPlugin",
-            dependencies: [
-                .product(name: "SwiftSyntax", package: "swift-syntax"),
-                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
-                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
-                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
-            ]
-        ),
-        .target(name: "PlugboardMacros", dependencies: ["PlugboardMacrosPlugin"]),
 
         // MARK: Layer 0, pure values (no I/O): versions, the regex engine, the flags evaluator
         .target(name: "PlugboardVersioning"),
         // A linear-time regular expression engine with the syntax and semantics of Rust's regex crate.
         .target(name: "PlugboardRegex"),
         // The evaluator names OpenFeature's reasons and error codes itself: it links no plug-in API.
-        .target(name: "PlugboardFlags", dependencies: ["PlugboardMacros", "PlugboardRegex", "PlugboardVersioning"]),
+        .target(name: "PlugboardFlags", dependencies: ["PlugboardRegex", "PlugboardVersioning"]),
 
         // MARK: Layer 1, the plug-in interface (SPI + FPI): what a plug-in links
         .target(
@@ -82,7 +69,6 @@ let package = Package(
         .target(
             name: "PlugboardModel",
             dependencies: [
-                "PlugboardMacros",
                 "PlugboardFlags",
                 "PlugboardRegex",
                 "PlugboardVersioning",
@@ -106,7 +92,6 @@ let package = Package(
         .target(
             name: "PlugboardIdentity",
             dependencies: [
-                "PlugboardMacros",
                 "PlugboardNetwork",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -128,7 +113,6 @@ let package = Package(
         .target(
             name: "PlugboardStore",
             dependencies: [
-                "PlugboardMacros",
                 "PlugboardMigrations",
                 "PlugboardModel",
                 "PlugboardSecureStorage",
@@ -174,7 +158,6 @@ let package = Package(
         .target(
             name: "PlugboardClient",
             dependencies: [
-                "PlugboardMacros",
                 "PlugboardModel",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -235,7 +218,6 @@ let package = Package(
         .target(
             name: "PlugboardServer",
             dependencies: [
-                "PlugboardMacros",
                 "PlugboardEvents",
                 "PlugboardBoardSecureStorage",
                 "PlugboardIdentity",
@@ -336,14 +318,6 @@ let package = Package(
             ]
         ),
         .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
-        .testTarget(
-            name: "PlugboardMacrosTests",
-            dependencies: [
-                "PlugboardMacrosPlugin",
-                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
-                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
-            ]
-        ),
         .testTarget(
             name: "PlugboardEventsTests",
             dependencies: [

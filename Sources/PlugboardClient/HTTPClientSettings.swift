@@ -2,7 +2,6 @@ package import AsyncHTTPClient
 import Foundation
 package import NIOCore
 import NIOSSL
-import PlugboardMacros
 package import PlugboardModel
 
 /// How Plugboard's HTTP clients reach a served board: the CLI's `--server` client and a host that reads a served
@@ -14,7 +13,6 @@ package import PlugboardModel
 ///   ``cli`` waits long (a large listing from a busy server), and `$PLUGBOARD_TIMEOUT` (seconds) sets its deadline;
 ///   ``host`` gives up on a connection at once and starts from its cache (it reconnects on its own, with backoff).
 /// - Failures: ``words(for:)`` and ``sentence(for:server:)`` say why a request did not reach the server.
-@MemberwiseInit(.package)
 package struct HTTPClientSettings: Sendable {
     /// How long a connection may take to open.
     package let connectTimeout: Duration
@@ -79,6 +77,15 @@ package struct HTTPClientSettings: Sendable {
 
     /// ``deadline`` as NIO's time amount, for `HTTPClient.execute(_:timeout:)`.
     package var deadlineAmount: TimeAmount { Self.timeAmount(deadline) }
+
+    /// A value with each stored property given.
+    package init(connectTimeout: Duration, readTimeout: Duration, deadline: Duration, retriesConnections: Bool, caFile: String?) {
+        self.connectTimeout = connectTimeout
+        self.readTimeout = readTimeout
+        self.deadline = deadline
+        self.retriesConnections = retriesConnections
+        self.caFile = caFile
+    }
 
     /// `duration` in nanoseconds, for NIO's and Dispatch's deadlines.
     package static func nanoseconds(_ duration: Duration) -> Int64 {

@@ -1,9 +1,7 @@
 public import Foundation
-import PlugboardMacros
 
 /// Who the identity provider says signed in, after every check: keyed on ``issuer`` and ``subject``, never on the name
 /// or the e-mail address.
-@MemberwiseInit(.public)
 public struct VerifiedIdentity: Sendable, Equatable {
     /// The `iss` of the ID token: the configured issuer, exactly.
     public var issuer: String
@@ -17,6 +15,16 @@ public struct VerifiedIdentity: Sendable, Equatable {
     public var groups: [String]
     /// When the person last authenticated at the provider (`auth_time`), when the token says.
     public var authTime: Date?
+
+    /// A value with each stored property given.
+    public init(issuer: String, subject: String, name: String? = nil, email: String? = nil, groups: [String], authTime: Date? = nil) {
+        self.issuer = issuer
+        self.subject = subject
+        self.name = name
+        self.email = email
+        self.groups = groups
+        self.authTime = authTime
+    }
 }
 
 /// The bounds on what a provider may say about a person.

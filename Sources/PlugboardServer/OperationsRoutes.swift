@@ -3,7 +3,6 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PlugboardIdentity
-import PlugboardMacros
 import PlugboardModel
 import PlugboardOperations
 import PlugboardPluginAPI
@@ -185,7 +184,6 @@ package struct OperationsRoutes: Sendable {
     }
 
     /// Who a request acts as.
-    @MemberwiseInit(.internal)
     struct Caller: Sendable {
         /// Who acts, and how the change arrived (`via`).
         let principal: Principal
@@ -198,6 +196,15 @@ package struct OperationsRoutes: Sendable {
         /// The access token, for a caller that came with one (the API; a console session opened with a token).
         let token: AccessToken?
         let address: String
+
+        /// A value with each stored property given.
+        init(principal: Principal, readOnly: Bool, credential: String, token: AccessToken?, address: String) {
+            self.principal = principal
+            self.readOnly = readOnly
+            self.credential = credential
+            self.token = token
+            self.address = address
+        }
 
         /// A caller with an access token.
         init(token: AccessToken, principal: Principal, address: String) {

@@ -2,7 +2,6 @@ import Foundation
 public import Logging
 package import PlugboardEvents
 public import PlugboardIdentity
-import PlugboardMacros
 public import PlugboardModel
 package import PlugboardStore
 
@@ -124,7 +123,6 @@ public struct ServerConfiguration: Sendable {
 }
 
 /// The identity provider the console signs people in with.
-@MemberwiseInit(.public)
 public struct ConsoleIdentityProvider: Sendable {
     /// The provider, its discovery document and keys fetched and checked.
     public let provider: OIDCProvider
@@ -132,5 +130,12 @@ public struct ConsoleIdentityProvider: Sendable {
     public let name: String
     /// How long after signing in at the provider a person may approve, apply or open a widening change in the console
     /// before signing in there again.
-    @InitDefault(Duration.seconds(3600)) public let stepUpAge: Duration
+    public let stepUpAge: Duration
+
+    /// A value with each stored property given.
+    public init(provider: OIDCProvider, name: String, stepUpAge: Duration = Duration.seconds(3600)) {
+        self.provider = provider
+        self.name = name
+        self.stepUpAge = stepUpAge
+    }
 }

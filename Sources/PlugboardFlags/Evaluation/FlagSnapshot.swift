@@ -1,12 +1,10 @@
 public import Foundation
-import PlugboardMacros
 import PlugboardVersioning
 
 /// The variant a flag resolves to for a context, shaped like Unleash's `getVariant` answer.
 ///
 /// When the flag is off (or unknown) this is the disabled variant `{"name":"disabled","enabled":false,"feature_enabled":false}`;
 /// when the flag is on but has no variants, `{"name":"disabled","enabled":false,"feature_enabled":true}`.
-@MemberwiseInit(.public)
 public struct Variant: Sendable, Hashable, Codable {
     /// The variant name, or `disabled`.
     public var name: String
@@ -16,6 +14,14 @@ public struct Variant: Sendable, Hashable, Codable {
     public var enabled: Bool
     /// Whether the flag itself is on for the context.
     public var featureEnabled: Bool
+
+    /// A value with each stored property given.
+    public init(name: String, payload: VariantPayload? = nil, enabled: Bool, featureEnabled: Bool) {
+        self.name = name
+        self.payload = payload
+        self.enabled = enabled
+        self.featureEnabled = featureEnabled
+    }
 
     /// The `disabled` variant, with `featureEnabled` telling whether the flag is on.
     public static func disabled(featureEnabled: Bool) -> Variant {

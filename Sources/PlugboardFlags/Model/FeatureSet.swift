@@ -1,5 +1,4 @@
 import Foundation
-import PlugboardMacros
 
 /// The Unleash client-API payload for one environment: `{"version":…,"features":[…],"segments":[…]}`.
 ///
@@ -10,7 +9,6 @@ import PlugboardMacros
 ///
 /// Decode with `FeatureSet.decode(from:)` (which names the flag in its errors), check with ``validate()``, and build
 /// a ``FlagSnapshot`` to evaluate.
-@MemberwiseInit(.public)
 public struct FeatureSet: Sendable, Hashable, Codable {
     /// The client-API format version (Unleash sends `1` or `2`).
     public var version: Int = 1
@@ -18,10 +16,16 @@ public struct FeatureSet: Sendable, Hashable, Codable {
     public var features: [FeatureFlag] = []
     /// The segments that strategies refer to by id; `nil` when the payload had no `segments` key.
     public var segments: [Segment]?
+
+    /// A value with each stored property given.
+    public init(version: Int = 1, features: [FeatureFlag] = [], segments: [Segment]? = nil) {
+        self.version = version
+        self.features = features
+        self.segments = segments
+    }
 }
 
 /// One feature flag (an Unleash "toggle") as the client API describes it for one environment.
-@MemberwiseInit(.public)
 public struct FeatureFlag: Sendable, Hashable, Codable {
     /// The flag's unique name, for example `checkout.new-flow`.
     public var name: String
@@ -43,10 +47,27 @@ public struct FeatureFlag: Sendable, Hashable, Codable {
     public var variants: [FeatureVariant]?
     /// Parent flags this flag depends on.
     public var dependencies: [FeatureDependency]?
+
+    /// A value with each stored property given.
+    public init(
+        name: String, type: String? = nil, description: String? = nil, project: String? = nil, enabled: Bool, stale: Bool? = nil,
+        impressionData: Bool? = nil, strategies: [Strategy]? = nil, variants: [FeatureVariant]? = nil,
+        dependencies: [FeatureDependency]? = nil
+    ) {
+        self.name = name
+        self.type = type
+        self.description = description
+        self.project = project
+        self.enabled = enabled
+        self.stale = stale
+        self.impressionData = impressionData
+        self.strategies = strategies
+        self.variants = variants
+        self.dependencies = dependencies
+    }
 }
 
 /// An activation strategy of a flag, such as `default`, `flexibleRollout` or `userWithId`.
-@MemberwiseInit(.public)
 public struct Strategy: Sendable, Hashable, Codable {
     /// The strategy name; unknown names evaluate to "not matched", as in Unleash.
     public var name: String
@@ -58,6 +79,18 @@ public struct Strategy: Sendable, Hashable, Codable {
     public var segments: [Int]?
     /// Variants assigned when this strategy is the one that enables the flag.
     public var variants: [StrategyVariant]?
+
+    /// A value with each stored property given.
+    public init(
+        name: String, parameters: [String: String]? = nil, constraints: [Constraint]? = nil, segments: [Int]? = nil,
+        variants: [StrategyVariant]? = nil
+    ) {
+        self.name = name
+        self.parameters = parameters
+        self.constraints = constraints
+        self.segments = segments
+        self.variants = variants
+    }
 
     private enum CodingKeys: String, CodingKey { case name, parameters, constraints, segments, variants }
 
@@ -131,7 +164,6 @@ public struct Constraint: Sendable, Hashable, Codable {
 }
 
 /// A named, reusable list of constraints that strategies include by id.
-@MemberwiseInit(.public)
 public struct Segment: Sendable, Hashable, Codable {
     /// The segment id strategies refer to.
     public var id: Int
@@ -139,6 +171,13 @@ public struct Segment: Sendable, Hashable, Codable {
     public var name: String?
     /// The constraints, all of which must hold.
     public var constraints: [Constraint]
+
+    /// A value with each stored property given.
+    public init(id: Int, name: String? = nil, constraints: [Constraint]) {
+        self.id = id
+        self.name = name
+        self.constraints = constraints
+    }
 }
 
 /// The payload a variant carries: a `type` (`string`, `json`, `csv`, `number`) and its text `value`.
@@ -179,7 +218,6 @@ public struct VariantOverride: Sendable, Hashable, Codable {
 }
 
 /// A flag-level variant with its weight, optional stickiness, payload and overrides.
-@MemberwiseInit(.public)
 public struct FeatureVariant: Sendable, Hashable, Codable {
     /// The variant name reported to callers.
     public var name: String
@@ -193,10 +231,22 @@ public struct FeatureVariant: Sendable, Hashable, Codable {
     public var payload: VariantPayload?
     /// Context values that force this variant.
     public var overrides: [VariantOverride]?
+
+    /// A value with each stored property given.
+    public init(
+        name: String, weight: Int, weightType: String? = nil, stickiness: String? = nil, payload: VariantPayload? = nil,
+        overrides: [VariantOverride]? = nil
+    ) {
+        self.name = name
+        self.weight = weight
+        self.weightType = weightType
+        self.stickiness = stickiness
+        self.payload = payload
+        self.overrides = overrides
+    }
 }
 
 /// A strategy-level variant; its stickiness and group come from the strategy's parameters.
-@MemberwiseInit(.public)
 public struct StrategyVariant: Sendable, Hashable, Codable {
     /// The variant name reported to callers.
     public var name: String
@@ -208,10 +258,18 @@ public struct StrategyVariant: Sendable, Hashable, Codable {
     public var stickiness: String?
     /// The payload handed to callers.
     public var payload: VariantPayload?
+
+    /// A value with each stored property given.
+    public init(name: String, weight: Int, weightType: String? = nil, stickiness: String? = nil, payload: VariantPayload? = nil) {
+        self.name = name
+        self.weight = weight
+        self.weightType = weightType
+        self.stickiness = stickiness
+        self.payload = payload
+    }
 }
 
 /// A dependency on a parent flag: the parent must be enabled (or disabled), optionally with one of some variants.
-@MemberwiseInit(.public)
 public struct FeatureDependency: Sendable, Hashable, Codable {
     /// The parent flag's name.
     public var feature: String
@@ -219,6 +277,13 @@ public struct FeatureDependency: Sendable, Hashable, Codable {
     public var enabled: Bool?
     /// Parent variant names of which one must be assigned; `nil` or empty means any.
     public var variants: [String]?
+
+    /// A value with each stored property given.
+    public init(feature: String, enabled: Bool? = nil, variants: [String]? = nil) {
+        self.feature = feature
+        self.enabled = enabled
+        self.variants = variants
+    }
 }
 
 /// Decodes a JSON string, number or boolean as text; `null` as `nil`.

@@ -1,5 +1,4 @@
 import Foundation
-import PlugboardMacros
 
 /// Why an evaluation produced its value, in OpenFeature's vocabulary (the raw values are OpenFeature's names).
 ///
@@ -43,7 +42,6 @@ public enum ResolutionErrorCode: String, Sendable, Hashable, Codable, CaseIterab
 }
 
 /// The result of a typed evaluation: the value and how it came about. Never thrown, never missing.
-@MemberwiseInit(.public)
 public struct ResolutionDetails<Value: Sendable>: Sendable {
     /// The flag's value, or the caller's default when there is none or an error occurred.
     public var value: Value
@@ -55,6 +53,17 @@ public struct ResolutionDetails<Value: Sendable>: Sendable {
     public var errorCode: ResolutionErrorCode?
     /// A readable sentence about the problem, naming the flag.
     public var errorMessage: String?
+
+    /// A value with each stored property given.
+    public init(
+        value: Value, variant: String? = nil, reason: ResolutionReason, errorCode: ResolutionErrorCode? = nil, errorMessage: String? = nil
+    ) {
+        self.value = value
+        self.variant = variant
+        self.reason = reason
+        self.errorCode = errorCode
+        self.errorMessage = errorMessage
+    }
 }
 
 extension ResolutionDetails: Equatable where Value: Equatable {}

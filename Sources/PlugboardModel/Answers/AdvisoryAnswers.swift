@@ -1,7 +1,4 @@
-import PlugboardMacros
-
 /// One advisory as `plugboard advisory list` shows it.
-@MemberwiseInit(.package)
 public struct AdvisorySummary: Sendable, Hashable, Codable {
     /// The advisory's id.
     public let id: String
@@ -18,19 +15,40 @@ public struct AdvisorySummary: Sendable, Hashable, Codable {
     public let modified: String
     /// Where it came from: `file NAME` for an import.
     public let source: String
+
+    /// A value with each stored property given.
+    package init(
+        id: String, aliases: [String], summary: String?, severity: AdvisorySeverity, plugins: [String], affecting: [String],
+        withdrawn: String?, modified: String, source: String
+    ) {
+        self.id = id
+        self.aliases = aliases
+        self.summary = summary
+        self.severity = severity
+        self.plugins = plugins
+        self.affecting = affecting
+        self.withdrawn = withdrawn
+        self.modified = modified
+        self.source = source
+    }
 }
 
 /// What an advisory affects in one plug-in: its ranges, and the registered versions they cover.
-@MemberwiseInit(.package)
 public struct AdvisoryPlugin: Sendable, Hashable, Codable {
     public let pluginID: String
     public let ranges: [AdvisoryRange]
     /// The registered versions of the plug-in the ranges cover, highest first.
     public let affectedVersions: [String]
+
+    /// A value with each stored property given.
+    package init(pluginID: String, ranges: [AdvisoryRange], affectedVersions: [String]) {
+        self.pluginID = pluginID
+        self.ranges = ranges
+        self.affectedVersions = affectedVersions
+    }
 }
 
 /// An advisory's action in one environment, and why it is that one.
-@MemberwiseInit(.package)
 public struct AdvisoryEnvironmentAction: Sendable, Hashable, Codable {
     public let environment: String
     /// What hosts there do: the action chosen for the advisory there (else its severity's), raised to the
@@ -40,10 +58,17 @@ public struct AdvisoryEnvironmentAction: Sendable, Hashable, Codable {
     public let chosen: AdvisoryAction?
     /// The environment's floor (`plugboard policy set --advisories`), if any.
     public let floor: AdvisoryAction?
+
+    /// A value with each stored property given.
+    package init(environment: String, action: AdvisoryAction, chosen: AdvisoryAction?, floor: AdvisoryAction?) {
+        self.environment = environment
+        self.action = action
+        self.chosen = chosen
+        self.floor = floor
+    }
 }
 
 /// One advisory as `plugboard advisory show` shows it.
-@MemberwiseInit(.package)
 public struct AdvisoryDetail: Sendable, Hashable, Codable {
     public let id: String
     public let aliases: [String]
@@ -63,10 +88,31 @@ public struct AdvisoryDetail: Sendable, Hashable, Codable {
     public let plugins: [AdvisoryPlugin]
     /// Its action in every environment of the board (none while it is withdrawn).
     public let actions: [AdvisoryEnvironmentAction]
+
+    /// A value with each stored property given.
+    package init(
+        id: String, aliases: [String], summary: String?, severity: AdvisorySeverity, published: String?, modified: String,
+        withdrawn: String?, withdrawnBy: String?, withdrawReason: String?, source: String, importedAt: String, importedBy: String,
+        plugins: [AdvisoryPlugin], actions: [AdvisoryEnvironmentAction]
+    ) {
+        self.id = id
+        self.aliases = aliases
+        self.summary = summary
+        self.severity = severity
+        self.published = published
+        self.modified = modified
+        self.withdrawn = withdrawn
+        self.withdrawnBy = withdrawnBy
+        self.withdrawReason = withdrawReason
+        self.source = source
+        self.importedAt = importedAt
+        self.importedBy = importedBy
+        self.plugins = plugins
+        self.actions = actions
+    }
 }
 
 /// One host that reported running a release an advisory affects (`plugboard advisory exposure`).
-@MemberwiseInit(.package)
 public struct ExposedHost: Sendable, Hashable, Codable {
     /// The host's id, as it reports it.
     public let hostID: String
@@ -80,10 +126,19 @@ public struct ExposedHost: Sendable, Hashable, Codable {
     public let action: AdvisoryAction
     /// When the host reported it.
     public let reportedAt: String
+
+    /// A value with each stored property given.
+    package init(hostID: String, hostVersion: String, version: String, advisories: [String], action: AdvisoryAction, reportedAt: String) {
+        self.hostID = hostID
+        self.hostVersion = hostVersion
+        self.version = version
+        self.advisories = advisories
+        self.action = action
+        self.reportedAt = reportedAt
+    }
 }
 
 /// One plug-in in one environment whose affected releases hosts run, and the fix: `plugboard advisory exposure`.
-@MemberwiseInit(.package)
 public struct AdvisoryExposure: Sendable, Hashable, Codable {
     /// The environment the hosts reported from.
     public let environment: String
@@ -103,4 +158,19 @@ public struct AdvisoryExposure: Sendable, Hashable, Codable {
     public let opensChangeRequest: Bool
     /// Why no release fits, when ``fix`` is nil; or what else to know of the command.
     public let note: String?
+
+    /// A value with each stored property given.
+    package init(
+        environment: String, pluginID: String, hosts: [ExposedHost], fix: String?, fixIsLower: Bool, command: String?,
+        opensChangeRequest: Bool, note: String?
+    ) {
+        self.environment = environment
+        self.pluginID = pluginID
+        self.hosts = hosts
+        self.fix = fix
+        self.fixIsLower = fixIsLower
+        self.command = command
+        self.opensChangeRequest = opensChangeRequest
+        self.note = note
+    }
 }

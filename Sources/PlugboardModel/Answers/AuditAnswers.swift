@@ -1,10 +1,8 @@
 public import Foundation
 public import PlugboardFlags
-import PlugboardMacros
 public import PlugboardVersioning
 
 /// One row of the audit log as stored (the store's `AuditLog` computes its hash).
-@MemberwiseInit(.package)
 public struct AuditRecord: Sendable, Hashable, Codable {
     public let seq: Int64
     public let at: String
@@ -30,6 +28,31 @@ public struct AuditRecord: Sendable, Hashable, Codable {
     /// the board's machine, and for rows written before chain format v3.
     public var via: String? = nil
 
+    /// A value with each stored property given.
+    package init(
+        seq: Int64, at: String, by: String, onBehalfOf: String?, action: String, outcome: String, targetType: String, targetID: String?,
+        environment: String?, reason: String?, beforeJSON: String?, afterJSON: String?, prevHash: String, hash: String,
+        stateChanges: String?, stateRoot: String?, via: String? = nil
+    ) {
+        self.seq = seq
+        self.at = at
+        self.by = by
+        self.onBehalfOf = onBehalfOf
+        self.action = action
+        self.outcome = outcome
+        self.targetType = targetType
+        self.targetID = targetID
+        self.environment = environment
+        self.reason = reason
+        self.beforeJSON = beforeJSON
+        self.afterJSON = afterJSON
+        self.prevHash = prevHash
+        self.hash = hash
+        self.stateChanges = stateChanges
+        self.stateRoot = stateRoot
+        self.via = via
+    }
+
     /// JSON keys are the log's column names (`actor` for ``by``).
     enum CodingKeys: String, CodingKey {
         case seq, at
@@ -40,7 +63,6 @@ public struct AuditRecord: Sendable, Hashable, Codable {
 }
 
 /// The result of recomputing the audit chain.
-@MemberwiseInit(.package)
 public struct AuditVerification: Sendable, Hashable, Codable {
     /// True when every row, the chain, the triggers and the checkpoint (if given) check out.
     public let ok: Bool
@@ -57,4 +79,18 @@ public struct AuditVerification: Sendable, Hashable, Codable {
     public let stateRowsChecked: Int
     /// The state root of the rows as they are, when the board has the state proof.
     public let stateRoot: String?
+
+    /// A value with each stored property given.
+    package init(
+        ok: Bool, rowsChecked: Int, head: AuditCheckpoint?, firstBadSeq: Int64?, problems: [String], stateRowsChecked: Int,
+        stateRoot: String?
+    ) {
+        self.ok = ok
+        self.rowsChecked = rowsChecked
+        self.head = head
+        self.firstBadSeq = firstBadSeq
+        self.problems = problems
+        self.stateRowsChecked = stateRowsChecked
+        self.stateRoot = stateRoot
+    }
 }

@@ -1,9 +1,7 @@
 public import Foundation
-import PlugboardMacros
 
 /// Whether an environment is protected: how many people other than a change's author must approve a change that
 /// starts or widens what runs there, and whether their approvals must be signed.
-@MemberwiseInit(.public)
 public struct ApprovalPolicy: Sendable, Hashable, Codable {
     /// The environment.
     public let environment: String
@@ -17,11 +15,22 @@ public struct ApprovalPolicy: Sendable, Hashable, Codable {
     /// Who may approve (and reject) its requests: `default` (board admins, and for a plug-in's change its owners and
     /// maintainers), `admins`, `owners` (board admins and the plug-in's owners), or the name of a principal group whose
     /// members approve when they also hold the default right.
-    @InitDefault("default") public let approvers: String
+    public let approvers: String
+
+    /// A value with each stored property given.
+    public init(
+        environment: String, approvals: Int, signedApprovals: String, updatedAt: String?, updatedBy: String?, approvers: String = "default"
+    ) {
+        self.environment = environment
+        self.approvals = approvals
+        self.signedApprovals = signedApprovals
+        self.updatedAt = updatedAt
+        self.updatedBy = updatedBy
+        self.approvers = approvers
+    }
 }
 
 /// One approval of a change request.
-@MemberwiseInit(.public)
 public struct ChangeApproval: Sendable, Hashable, Codable {
     /// Who approved.
     public let principal: String
@@ -39,17 +48,33 @@ public struct ChangeApproval: Sendable, Hashable, Codable {
     /// The approver key that signed it, for a signed approval.
     public let keyID: String?
     /// The access token it was given with (nil on the board's machine).
-    @InitDefault(nil) public let token: String?
+    public let token: String?
     /// The person behind it: the OS user who made the first token of its token's chain as themselves, or the OS user
     /// who approved on the board's machine; nil when its token's chain cannot be followed.
-    @InitDefault(nil) public let person: String?
+    public let person: String?
     /// Why it does not count, when that is not only that the rows moved since (a revoked token, a principal who lost
     /// the right to approve, the author's person or a person already counted); nil otherwise.
-    @InitDefault(nil) public let void: String?
+    public let void: String?
+
+    /// A value with each stored property given.
+    public init(
+        principal: String, approvedAt: String, comment: String?, digest: String, base: String, current: Bool, keyID: String?,
+        token: String? = nil, person: String? = nil, void: String? = nil
+    ) {
+        self.principal = principal
+        self.approvedAt = approvedAt
+        self.comment = comment
+        self.digest = digest
+        self.base = base
+        self.current = current
+        self.keyID = keyID
+        self.token = token
+        self.person = person
+        self.void = void
+    }
 }
 
 /// One row a change request would change: its table and key, and the audit entry a rehearsal wrote.
-@MemberwiseInit(.public)
 public struct ChangeRow: Sendable, Hashable, Codable {
     /// What the row says changes (`plugin.enable`).
     public let action: String
@@ -61,6 +86,16 @@ public struct ChangeRow: Sendable, Hashable, Codable {
     /// The state before and after, as the audit log records them (JSON text).
     public let before: String?
     public let after: String?
+
+    /// A value with each stored property given.
+    public init(action: String, targetType: String, targetID: String?, environment: String?, before: String?, after: String?) {
+        self.action = action
+        self.targetType = targetType
+        self.targetID = targetID
+        self.environment = environment
+        self.before = before
+        self.after = after
+    }
 }
 
 /// A change request: one operation, held until the people its environment's policy requires approved it.

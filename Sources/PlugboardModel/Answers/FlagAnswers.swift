@@ -1,6 +1,5 @@
 public import Foundation
 public import PlugboardFlags
-import PlugboardMacros
 public import PlugboardVersioning
 
 /// The kinds of flag, with Unleash's expected lifetimes (after which a flag is "potentially stale").
@@ -13,7 +12,6 @@ public enum FlagType: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// A row of `plugboard flag list`: one flag in one environment.
-@MemberwiseInit(.package)
 public struct FlagSummary: Sendable, Hashable, Codable {
     public let name: String
     public let type: String
@@ -28,19 +26,44 @@ public struct FlagSummary: Sendable, Hashable, Codable {
     public let potentiallyStale: Bool
     public let createdAt: String
     public let updatedAt: String
+
+    /// A value with each stored property given.
+    package init(
+        name: String, type: String, description: String?, owner: String, environment: String, enabled: Bool, strategyCount: Int,
+        variantCount: Int, archived: Bool, potentiallyStale: Bool, createdAt: String, updatedAt: String
+    ) {
+        self.name = name
+        self.type = type
+        self.description = description
+        self.owner = owner
+        self.environment = environment
+        self.enabled = enabled
+        self.strategyCount = strategyCount
+        self.variantCount = variantCount
+        self.archived = archived
+        self.potentiallyStale = potentiallyStale
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
 }
 
 /// A flag's definition in one environment.
-@MemberwiseInit(.package)
 public struct FlagEnvironmentDefinition: Sendable, Hashable, Codable {
     public let environment: String
     public let enabled: Bool
     public let strategies: [Strategy]
     public let variants: [FeatureVariant]
+
+    /// A value with each stored property given.
+    package init(environment: String, enabled: Bool, strategies: [Strategy], variants: [FeatureVariant]) {
+        self.environment = environment
+        self.enabled = enabled
+        self.strategies = strategies
+        self.variants = variants
+    }
 }
 
 /// Everything the board knows about one flag.
-@MemberwiseInit(.package)
 public struct FlagDetail: Sendable, Hashable, Codable {
     public let name: String
     public let type: String
@@ -56,10 +79,30 @@ public struct FlagDetail: Sendable, Hashable, Codable {
     public let environments: [FlagEnvironmentDefinition]
     /// How clients of `plugboard serve` evaluated it, per environment (empty when none did).
     public let usage: [FlagUsageSummary]
+
+    /// A value with each stored property given.
+    package init(
+        name: String, type: String, description: String?, owner: String, impressionData: Bool, dependencies: [FeatureDependency],
+        createdAt: String, createdBy: String, updatedAt: String, archivedAt: String?, potentiallyStale: Bool,
+        environments: [FlagEnvironmentDefinition], usage: [FlagUsageSummary]
+    ) {
+        self.name = name
+        self.type = type
+        self.description = description
+        self.owner = owner
+        self.impressionData = impressionData
+        self.dependencies = dependencies
+        self.createdAt = createdAt
+        self.createdBy = createdBy
+        self.updatedAt = updatedAt
+        self.archivedAt = archivedAt
+        self.potentiallyStale = potentiallyStale
+        self.environments = environments
+        self.usage = usage
+    }
 }
 
 /// How clients used one flag in one environment, over the kept hour buckets.
-@MemberwiseInit(.package)
 public struct FlagUsageSummary: Sendable, Hashable, Codable {
     public let environment: String
     /// The last hour in which a client evaluated the flag (`YYYY-MM-DDTHH:00:00Z`), nil if never.
@@ -68,10 +111,18 @@ public struct FlagUsageSummary: Sendable, Hashable, Codable {
     public let no: Int
     /// Variant name → count.
     public let variants: [String: Int]
+
+    /// A value with each stored property given.
+    package init(environment: String, lastSeen: String?, yes: Int, no: Int, variants: [String: Int]) {
+        self.environment = environment
+        self.lastSeen = lastSeen
+        self.yes = yes
+        self.no = no
+        self.variants = variants
+    }
 }
 
 /// A row of `plugboard clients`.
-@MemberwiseInit(.package)
 public struct ClientInstance: Sendable, Hashable, Codable {
     public let appName: String
     public let instanceID: String
@@ -80,4 +131,18 @@ public struct ClientInstance: Sendable, Hashable, Codable {
     public let tokenName: String?
     public let firstSeen: String
     public let lastSeen: String
+
+    /// A value with each stored property given.
+    package init(
+        appName: String, instanceID: String, environment: String, sdkVersion: String?, tokenName: String?, firstSeen: String,
+        lastSeen: String
+    ) {
+        self.appName = appName
+        self.instanceID = instanceID
+        self.environment = environment
+        self.sdkVersion = sdkVersion
+        self.tokenName = tokenName
+        self.firstSeen = firstSeen
+        self.lastSeen = lastSeen
+    }
 }

@@ -1,7 +1,4 @@
-import PlugboardMacros
-
 /// An identity provider's account linked to a principal: who the provider's `(issuer, subject)` signs in as.
-@MemberwiseInit(.package)
 public struct IdentityLink: Sendable, Hashable, Codable {
     /// The provider's issuer, exactly as configured (`https://login.example.com`).
     public let issuer: String
@@ -12,10 +9,18 @@ public struct IdentityLink: Sendable, Hashable, Codable {
     public let createdAt: String
     /// Who linked it: an admin, or `sso ISSUER` for a first sign-in.
     public let createdBy: String
+
+    /// A value with each stored property given.
+    package init(issuer: String, subject: String, principal: String, createdAt: String, createdBy: String) {
+        self.issuer = issuer
+        self.subject = subject
+        self.principal = principal
+        self.createdAt = createdAt
+        self.createdBy = createdBy
+    }
 }
 
 /// A role an identity provider's group gives its members at sign-in.
-@MemberwiseInit(.package)
 public struct GroupRole: Sendable, Hashable, Codable {
     /// The roles a group can map to.
     public enum Role: String, Sendable, Hashable, Codable, CaseIterable {
@@ -37,10 +42,19 @@ public struct GroupRole: Sendable, Hashable, Codable {
     public let pluginID: String?
     public let addedAt: String
     public let addedBy: String
+
+    /// A value with each stored property given.
+    package init(issuer: String, group: String, role: Role, pluginID: String?, addedAt: String, addedBy: String) {
+        self.issuer = issuer
+        self.group = group
+        self.role = role
+        self.pluginID = pluginID
+        self.addedAt = addedAt
+        self.addedBy = addedBy
+    }
 }
 
 /// Who a sign-in with an identity provider is on the board.
-@MemberwiseInit(.package)
 public struct SignedInIdentity: Sendable, Hashable, Codable {
     /// The principal the person acts as.
     public let principal: String
@@ -50,4 +64,12 @@ public struct SignedInIdentity: Sendable, Hashable, Codable {
     public let readOnly: Bool
     /// What the sign-in changed: roles its groups granted or no longer grant.
     public let changes: [String]
+
+    /// A value with each stored property given.
+    package init(principal: String, created: Bool, readOnly: Bool, changes: [String]) {
+        self.principal = principal
+        self.created = created
+        self.readOnly = readOnly
+        self.changes = changes
+    }
 }

@@ -1,6 +1,5 @@
 public import Foundation
 public import PlugboardFlags
-import PlugboardMacros
 public import PlugboardVersioning
 
 /// What a kill switch covers.
@@ -43,7 +42,6 @@ public enum KillTarget: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A kill switch, active or revived.
-@MemberwiseInit(.package)
 public struct KillSwitch: Sendable, Hashable, Codable {
     public let id: Int64
     /// `all`, `plugin` or `version`.
@@ -67,5 +65,22 @@ public struct KillSwitch: Sendable, Hashable, Codable {
         case ("version", let id?, let version?): (try? SemanticVersion(version)).map { .version(id, $0) }
         default: nil
         }
+    }
+
+    /// A value with each stored property given.
+    package init(
+        id: Int64, scope: String, pluginID: String?, version: String?, reason: String, killedAt: String, killedBy: String,
+        revivedAt: String?, revivedBy: String?, reviveReason: String?
+    ) {
+        self.id = id
+        self.scope = scope
+        self.pluginID = pluginID
+        self.version = version
+        self.reason = reason
+        self.killedAt = killedAt
+        self.killedBy = killedBy
+        self.revivedAt = revivedAt
+        self.revivedBy = revivedBy
+        self.reviveReason = reviveReason
     }
 }

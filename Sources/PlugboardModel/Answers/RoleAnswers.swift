@@ -1,10 +1,8 @@
 public import Foundation
 public import PlugboardFlags
-import PlugboardMacros
 public import PlugboardVersioning
 
 /// An owner or maintainer of a plug-in.
-@MemberwiseInit(.package)
 public struct PluginOwner: Sendable, Hashable, Codable {
     /// What a principal may do with a plug-in.
     public enum Role: String, Sendable, Hashable, Codable, CaseIterable {
@@ -18,23 +16,44 @@ public struct PluginOwner: Sendable, Hashable, Codable {
     public let role: Role
     public let addedAt: String
     public let addedBy: String
+
+    /// A value with each stored property given.
+    package init(principal: String, role: Role, addedAt: String, addedBy: String) {
+        self.principal = principal
+        self.role = role
+        self.addedAt = addedAt
+        self.addedBy = addedBy
+    }
 }
 
 /// A board administrator.
-@MemberwiseInit(.package)
 public struct BoardAdmin: Sendable, Hashable, Codable {
     public let principal: String
     public let addedAt: String
     public let addedBy: String
+
+    /// A value with each stored property given.
+    package init(principal: String, addedAt: String, addedBy: String) {
+        self.principal = principal
+        self.addedAt = addedAt
+        self.addedBy = addedBy
+    }
 }
 
 /// A member of a principal group: a named list of principals that an approval policy can name as who approves change
 /// requests (`plugboard group`, `plugboard policy set --approvers GROUP`).
-@MemberwiseInit(.package)
 public struct GroupMember: Sendable, Hashable, Codable {
     /// The group's name.
     public let group: String
     public let principal: String
     public let addedAt: String
     public let addedBy: String
+
+    /// A value with each stored property given.
+    package init(group: String, principal: String, addedAt: String, addedBy: String) {
+        self.group = group
+        self.principal = principal
+        self.addedAt = addedAt
+        self.addedBy = addedBy
+    }
 }

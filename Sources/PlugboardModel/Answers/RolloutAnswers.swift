@@ -1,10 +1,8 @@
 public import Foundation
 public import PlugboardFlags
-import PlugboardMacros
 public import PlugboardVersioning
 
 /// What a person asks for when starting a rollout (`plugboard rollout start`).
-@MemberwiseInit(.public)
 public struct RolloutPlan: Sendable, Hashable {
     /// The plug-in.
     public var pluginID: String
@@ -22,6 +20,22 @@ public struct RolloutPlan: Sendable, Hashable {
     public var minHosts: Int = RolloutPlan.defaultMinHosts
     /// Why, kept in the audit log.
     public var reason: String?
+
+    /// A value with each stored property given.
+    public init(
+        pluginID: String, version: String, environment: String, steps: [Int], everySeconds: Int,
+        maxFailureBasisPoints: Int = RolloutPlan.defaultMaxFailureBasisPoints, minHosts: Int = RolloutPlan.defaultMinHosts,
+        reason: String? = nil
+    ) {
+        self.pluginID = pluginID
+        self.version = version
+        self.environment = environment
+        self.steps = steps
+        self.everySeconds = everySeconds
+        self.maxFailureBasisPoints = maxFailureBasisPoints
+        self.minHosts = minHosts
+        self.reason = reason
+    }
 
     /// The default failure rate above which the guard aborts: 5%.
     public static let defaultMaxFailureBasisPoints = 500
@@ -77,7 +91,6 @@ public struct RolloutFigures: Sendable, Hashable, Codable {
 }
 
 /// One step a rollout reached, as its history keeps it.
-@MemberwiseInit(.public)
 public struct RolloutStepRecord: Sendable, Hashable, Codable {
     /// The step's percentage of hosts.
     public let percent: Int
@@ -89,10 +102,18 @@ public struct RolloutStepRecord: Sendable, Hashable, Codable {
     public var figures: RolloutFigures?
     /// The same figures of the previous release.
     public var previousFigures: RolloutFigures?
+
+    /// A value with each stored property given.
+    public init(percent: Int, reachedAt: String, by: String, figures: RolloutFigures? = nil, previousFigures: RolloutFigures? = nil) {
+        self.percent = percent
+        self.reachedAt = reachedAt
+        self.by = by
+        self.figures = figures
+        self.previousFigures = previousFigures
+    }
 }
 
 /// A rollout with its schedule, its history and what hosts report now (`plugboard rollout status`).
-@MemberwiseInit(.package)
 public struct RolloutStatus: Sendable, Hashable, Codable {
     /// The rollout as hosts act on it.
     public let rollout: Rollout
@@ -120,10 +141,32 @@ public struct RolloutStatus: Sendable, Hashable, Codable {
     public let previous: RolloutFigures?
     /// Hosts of the environment that report the plug-in, by the version they report (none: `-`).
     public let hostsByVersion: [String: Int]
+
+    /// A value with each stored property given.
+    package init(
+        rollout: Rollout, everySeconds: Int, maxFailureRate: Double, minHosts: Int, stepStartedAt: String, nextStepAt: String?,
+        startedAt: String, startedBy: String, endedAt: String?, endedBy: String?, endReason: String?, history: [RolloutStepRecord],
+        current: RolloutFigures, previous: RolloutFigures?, hostsByVersion: [String: Int]
+    ) {
+        self.rollout = rollout
+        self.everySeconds = everySeconds
+        self.maxFailureRate = maxFailureRate
+        self.minHosts = minHosts
+        self.stepStartedAt = stepStartedAt
+        self.nextStepAt = nextStepAt
+        self.startedAt = startedAt
+        self.startedBy = startedBy
+        self.endedAt = endedAt
+        self.endedBy = endedBy
+        self.endReason = endReason
+        self.history = history
+        self.current = current
+        self.previous = previous
+        self.hostsByVersion = hostsByVersion
+    }
 }
 
 /// What one pass of the rollouts' schedule and guard did (`Board.tickRollouts(via:now:)`).
-@MemberwiseInit(.package)
 public struct RolloutTick: Sendable, Hashable, Codable {
     /// What happened to the rollout.
     public enum Action: String, Sendable, Hashable, Codable, CaseIterable {
@@ -144,5 +187,15 @@ public struct RolloutTick: Sendable, Hashable, Codable {
     /// One sentence: what happened, with the figures.
     public let message: String
     /// Who started the rollout, for a step that waits for approval: the author of its change request.
-    @InitDefault(nil) public let startedBy: String?
+    public let startedBy: String?
+
+    /// A value with each stored property given.
+    package init(pluginID: String, environment: String, version: String, action: Action, message: String, startedBy: String? = nil) {
+        self.pluginID = pluginID
+        self.environment = environment
+        self.version = version
+        self.action = action
+        self.message = message
+        self.startedBy = startedBy
+    }
 }

@@ -1,10 +1,8 @@
 public import Foundation
 public import PlugboardFlags
-import PlugboardMacros
 public import PlugboardVersioning
 
 /// One stored secret as `plugboard secret list` shows it: its name and how it is sealed, never its value.
-@MemberwiseInit(.package)
 public struct SecretEntry: Sendable, Hashable, Codable {
     /// The plug-in.
     public let pluginID: String
@@ -18,10 +16,19 @@ public struct SecretEntry: Sendable, Hashable, Codable {
     public let readable: Bool
     /// When the value was last set or re-encrypted.
     public let updatedAt: String
+
+    /// A value with each stored property given.
+    package init(pluginID: String, key: String, dataKeyVersion: Int, dataKeyState: String, readable: Bool, updatedAt: String) {
+        self.pluginID = pluginID
+        self.key = key
+        self.dataKeyVersion = dataKeyVersion
+        self.dataKeyState = dataKeyState
+        self.readable = readable
+        self.updatedAt = updatedAt
+    }
 }
 
 /// One data key as `plugboard keys list` shows it: never the key, wrapped or not.
-@MemberwiseInit(.package)
 public struct DataKeyEntry: Sendable, Hashable, Codable {
     /// The plug-in.
     public let pluginID: String
@@ -37,4 +44,17 @@ public struct DataKeyEntry: Sendable, Hashable, Codable {
     public let createdAt: String
     /// When it stopped being active, if it did.
     public let retiredAt: String?
+
+    /// A value with each stored property given.
+    package init(
+        pluginID: String, version: Int, state: String, encryptionCount: Int, valueCount: Int, createdAt: String, retiredAt: String?
+    ) {
+        self.pluginID = pluginID
+        self.version = version
+        self.state = state
+        self.encryptionCount = encryptionCount
+        self.valueCount = valueCount
+        self.createdAt = createdAt
+        self.retiredAt = retiredAt
+    }
 }

@@ -1,10 +1,8 @@
 public import Foundation
 public import PlugboardFlags
-import PlugboardMacros
 public import PlugboardVersioning
 
 /// An API token as people see it: never its secret, never its hash.
-@MemberwiseInit(.package)
 public struct APIToken: Sendable, Hashable, Codable {
     /// Whether a token is accepted now.
     public enum State: String, Sendable, Hashable, Codable, CaseIterable {
@@ -45,13 +43,31 @@ public struct APIToken: Sendable, Hashable, Codable {
     public let lastUsedAt: String?
     /// Active, expired or revoked, now.
     public let state: State
+
+    /// A value with each stored property given.
+    package init(
+        name: String, environment: String, kind: Kind, prefix: String, createdAt: String, createdBy: String, expiresAt: String?,
+        revokedAt: String?, revokedBy: String?, revokeReason: String?, lastUsedAt: String?, state: State
+    ) {
+        self.name = name
+        self.environment = environment
+        self.kind = kind
+        self.prefix = prefix
+        self.createdAt = createdAt
+        self.createdBy = createdBy
+        self.expiresAt = expiresAt
+        self.revokedAt = revokedAt
+        self.revokedBy = revokedBy
+        self.revokeReason = revokeReason
+        self.lastUsedAt = lastUsedAt
+        self.state = state
+    }
 }
 
 /// A person's (or a service's) access token as people see it: never its secret, never its hash.
 ///
 /// A token acts as its ``principal``, with exactly the rights that principal has on the board, or only reads
 /// (``readOnly``). Names are unique per principal.
-@MemberwiseInit(.package)
 public struct AccessToken: Sendable, Hashable, Codable {
     /// The principal the token acts as: `alice`, `ci-bot@example.com`, later an identity provider's subject.
     public let principal: String
@@ -74,6 +90,26 @@ public struct AccessToken: Sendable, Hashable, Codable {
     public let lastUsedAt: String?
     /// Whether it is accepted now.
     public let state: APIToken.State
+
+    /// A value with each stored property given.
+    package init(
+        principal: String, name: String, prefix: String, readOnly: Bool, scope: AccessTokenScope, createdAt: String, createdBy: String,
+        expiresAt: String?, revokedAt: String?, revokedBy: String?, revokeReason: String?, lastUsedAt: String?, state: APIToken.State
+    ) {
+        self.principal = principal
+        self.name = name
+        self.prefix = prefix
+        self.readOnly = readOnly
+        self.scope = scope
+        self.createdAt = createdAt
+        self.createdBy = createdBy
+        self.expiresAt = expiresAt
+        self.revokedAt = revokedAt
+        self.revokedBy = revokedBy
+        self.revokeReason = revokeReason
+        self.lastUsedAt = lastUsedAt
+        self.state = state
+    }
 
     /// The same token in `state`.
     package func inState(_ state: APIToken.State) -> AccessToken {

@@ -1,5 +1,4 @@
 import Foundation
-import PlugboardMacros
 
 /// The shape of the events an endpoint receives.
 public enum WebhookFormat: String, Sendable, Hashable, Codable, CaseIterable {
@@ -14,7 +13,6 @@ public enum WebhookFormat: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// A webhook endpoint of the board: where events go, which ones, and how far delivery got.
-@MemberwiseInit(.package)
 public struct WebhookEndpoint: Sendable, Hashable, Codable {
     /// Its name, unique in the board.
     public let name: String
@@ -44,6 +42,29 @@ public struct WebhookEndpoint: Sendable, Hashable, Codable {
     public let createdAt: String
     public let createdBy: String
 
+    /// A value with each stored property given.
+    package init(
+        name: String, url: String, events: String, environment: String?, format: WebhookFormat, enabled: Bool, cursor: Int64, attempts: Int,
+        nextAttemptAt: String?, failingSince: String?, failing: Bool, lastStatus: Int?, lastError: String?, createdAt: String,
+        createdBy: String
+    ) {
+        self.name = name
+        self.url = url
+        self.events = events
+        self.environment = environment
+        self.format = format
+        self.enabled = enabled
+        self.cursor = cursor
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt
+        self.failingSince = failingSince
+        self.failing = failing
+        self.lastStatus = lastStatus
+        self.lastError = lastError
+        self.createdAt = createdAt
+        self.createdBy = createdBy
+    }
+
     /// Whether the audit action `action` in `environment` is one it receives.
     public func receives(action: String, environment eventEnvironment: String?) -> Bool {
         if let environment, let eventEnvironment, environment != eventEnvironment { return false }
@@ -62,7 +83,6 @@ public struct WebhookEndpoint: Sendable, Hashable, Codable {
 }
 
 /// A new endpoint, or one whose secret was rotated: the secret, shown this once.
-@MemberwiseInit(.package)
 public struct WebhookSecret: Sendable, Hashable, Codable {
     /// The endpoint.
     public let name: String
@@ -72,20 +92,33 @@ public struct WebhookSecret: Sendable, Hashable, Codable {
     public let publicKey: String
     /// One sentence for people.
     public let message: String
+
+    /// A value with each stored property given.
+    package init(name: String, secret: String, publicKey: String, message: String) {
+        self.name = name
+        self.secret = secret
+        self.publicKey = publicKey
+        self.message = message
+    }
 }
 
 /// One endpoint and the key receivers pin: what `webhook show` answers.
-@MemberwiseInit(.package)
 public struct WebhookDetail: Sendable, Hashable, Codable {
     public let endpoint: WebhookEndpoint
     /// The board's webhook signing key's public half (Ed25519, base64); nil until the first endpoint is added.
     public let publicKey: String?
     /// The board's id: the first half of every `webhook-id` (`BOARD:SEQ`).
     public let boardID: String
+
+    /// A value with each stored property given.
+    package init(endpoint: WebhookEndpoint, publicKey: String?, boardID: String) {
+        self.endpoint = endpoint
+        self.publicKey = publicKey
+        self.boardID = boardID
+    }
 }
 
 /// What one pass of delivery did.
-@MemberwiseInit(.package)
 public struct WebhookDeliveryReport: Sendable, Hashable, Codable {
     /// Events acknowledged by their endpoints.
     public let delivered: Int
@@ -93,4 +126,11 @@ public struct WebhookDeliveryReport: Sendable, Hashable, Codable {
     public let failed: Int
     /// One line per endpoint.
     public let endpoints: [String]
+
+    /// A value with each stored property given.
+    package init(delivered: Int, failed: Int, endpoints: [String]) {
+        self.delivered = delivered
+        self.failed = failed
+        self.endpoints = endpoints
+    }
 }

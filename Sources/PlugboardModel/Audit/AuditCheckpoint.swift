@@ -1,14 +1,11 @@
-import PlugboardMacros
-
 /// The head of the audit chain: keep it somewhere else to detect a truncated or rewritten log later.
-@MemberwiseInit(.public)
 public struct AuditCheckpoint: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The sequence number of the last row.
     public let seq: Int64
     /// The hash of the last row.
     public let hash: String
     /// The board-wide state root after the last row, when the row has one.
-    @InitDefault(nil) public let stateRoot: String?
+    public let stateRoot: String?
 
     /// Parses `SEQ:HASH:ROOT` as printed by `plugboard audit checkpoint`, or `SEQ:HASH` (a checkpoint taken before
     /// the state proof, or of the log alone).
@@ -29,4 +26,11 @@ public struct AuditCheckpoint: Sendable, Hashable, Codable, CustomStringConverti
 
     /// `SEQ:HASH:ROOT`, or `SEQ:HASH` without a state root.
     public var description: String { "\(seq):\(hash)" + (stateRoot.map { ":" + $0 } ?? "") }
+
+    /// A value with each stored property given.
+    public init(seq: Int64, hash: String, stateRoot: String? = nil) {
+        self.seq = seq
+        self.hash = hash
+        self.stateRoot = stateRoot
+    }
 }

@@ -1,4 +1,3 @@
-import PlugboardMacros
 public import PlugboardVersioning
 
 /// What hosts of an environment do about a release an advisory affects, from the mildest to the strictest.
@@ -126,7 +125,6 @@ public struct AdvisoryRange: Sendable, Hashable, Codable {
 
 /// An advisory as a host acts on it, in the registry it reads: what it affects and its action in the host's
 /// environment. Withdrawn advisories are not sent.
-@MemberwiseInit(.public)
 public struct HostAdvisory: Sendable, Hashable, Codable {
     /// The advisory's id (`PBSA-2026-0001`, `GHSA-…`).
     public let id: String
@@ -144,6 +142,14 @@ public struct HostAdvisory: Sendable, Hashable, Codable {
 
     /// The advisory in a sentence's words: `advisory PBSA-1 (token leak)`.
     public var named: String { "advisory \(id)" + (summary.map { " (\($0))" } ?? "") }
+
+    /// A value with each stored property given.
+    public init(id: String, summary: String?, action: AdvisoryAction, affected: [String: [AdvisoryRange]]) {
+        self.id = id
+        self.summary = summary
+        self.action = action
+        self.affected = affected
+    }
 }
 
 extension [HostAdvisory] {

@@ -1,6 +1,5 @@
 public import Crypto
 public import Foundation
-import PlugboardMacros
 
 /// A signed, expiring feed of OSV advisories, as `plugboard advisory feed publish` writes it and a subscribed board
 /// reads it: a DSSE envelope (the in-toto / Sigstore signature envelope, protocol version 1).
@@ -148,7 +147,6 @@ public enum AdvisoryFeed {
 ///  "published": "2026-11-29T10:00:00Z", "expires": "2026-12-06T10:00:00Z", "previousHead": "…", "head": "…",
 ///  "documents": ["{\"schema_version\": \"1.7.0\", \"id\": \"PBSA-2026-0001\", …}"]}
 /// ```
-@MemberwiseInit(.public)
 public struct AdvisoryFeedContent: Sendable, Hashable, Codable {
     /// Always ``AdvisoryFeed/contentType``.
     public let type: String
@@ -167,19 +165,38 @@ public struct AdvisoryFeedContent: Sendable, Hashable, Codable {
     public let head: String
     /// Each OSV document's text, exactly as the publishing board holds it, in id order.
     public let documents: [String]
+
+    /// A value with each stored property given.
+    public init(
+        type: String, ecosystem: String, sequence: Int64, published: String, expires: String, previousHead: String?, head: String,
+        documents: [String]
+    ) {
+        self.type = type
+        self.ecosystem = ecosystem
+        self.sequence = sequence
+        self.published = published
+        self.expires = expires
+        self.previousHead = previousHead
+        self.head = head
+        self.documents = documents
+    }
 }
 
 /// One signature of a feed's envelope.
-@MemberwiseInit(.public)
 public struct AdvisoryFeedSignature: Sendable, Hashable, Codable {
     /// The signing key's id (``SigningKeys/keyID(publicKey:)``).
     public let keyid: String
     /// The base64 of the Ed25519 signature over the pre-authentication encoding of the payload.
     public let sig: String
+
+    /// A value with each stored property given.
+    public init(keyid: String, sig: String) {
+        self.keyid = keyid
+        self.sig = sig
+    }
 }
 
 /// A feed as published: a DSSE envelope.
-@MemberwiseInit(.public)
 public struct AdvisoryFeedEnvelope: Sendable, Hashable, Codable {
     /// Always ``AdvisoryFeed/payloadType``.
     public let payloadType: String
@@ -187,10 +204,16 @@ public struct AdvisoryFeedEnvelope: Sendable, Hashable, Codable {
     public let payload: String
     /// One or more signatures.
     public let signatures: [AdvisoryFeedSignature]
+
+    /// A value with each stored property given.
+    public init(payloadType: String, payload: String, signatures: [AdvisoryFeedSignature]) {
+        self.payloadType = payloadType
+        self.payload = payload
+        self.signatures = signatures
+    }
 }
 
 /// A feed whose signature, ecosystem and head were checked (``AdvisoryFeed/open(_:trusting:now:)``).
-@MemberwiseInit(.public)
 public struct VerifiedAdvisoryFeed: Sendable, Hashable {
     /// Its content.
     public let content: AdvisoryFeedContent
@@ -198,10 +221,16 @@ public struct VerifiedAdvisoryFeed: Sendable, Hashable {
     public let keyID: String
     /// Whether it had expired when it was opened: then only what stops or refuses more is applied.
     public let expired: Bool
+
+    /// A value with each stored property given.
+    public init(content: AdvisoryFeedContent, keyID: String, expired: Bool) {
+        self.content = content
+        self.keyID = keyID
+        self.expired = expired
+    }
 }
 
 /// A subscription to a feed, as `plugboard advisory feed list` shows it.
-@MemberwiseInit(.public)
 public struct AdvisoryFeedSubscription: Sendable, Hashable, Codable {
     /// Its name (by default the URL's host).
     public let name: String
@@ -221,4 +250,20 @@ public struct AdvisoryFeedSubscription: Sendable, Hashable, Codable {
     public let expires: String?
     /// When it was applied.
     public let appliedAt: String?
+
+    /// A value with each stored property given.
+    public init(
+        name: String, url: String, keyIDs: [String], keys: [String], intervalSeconds: Int, sequence: Int64?, head: String?,
+        expires: String?, appliedAt: String?
+    ) {
+        self.name = name
+        self.url = url
+        self.keyIDs = keyIDs
+        self.keys = keys
+        self.intervalSeconds = intervalSeconds
+        self.sequence = sequence
+        self.head = head
+        self.expires = expires
+        self.appliedAt = appliedAt
+    }
 }

@@ -1,6 +1,5 @@
 public import Crypto
 public import Foundation
-import PlugboardMacros
 
 /// The board's signed word that a snapshot's head is its head now, bound to one request of one host: the host sends a
 /// random nonce with its first snapshot request (`GET /api/host/snapshot?nonce=HEX`), and the server answers with the
@@ -21,7 +20,6 @@ import PlugboardMacros
 /// ```
 ///
 /// The header's value is the base64 of a ``SignedSnapshot`` envelope whose statement is this text (without content).
-@MemberwiseInit(.public)
 public struct FreshnessProof: Sendable, Hashable {
     /// The first line of the canonical text.
     public static let header = "plugboard-freshness-v1"
@@ -62,6 +60,15 @@ public struct FreshnessProof: Sendable, Hashable {
         expires-at=\(SnapshotStatement.milliseconds(expiresAt))
 
         """
+    }
+
+    /// A value with each stored property given.
+    public init(environment: String, nonce: String, head: AuditCheckpoint, issuedAt: Date, expiresAt: Date) {
+        self.environment = environment
+        self.nonce = nonce
+        self.head = head
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
     }
 
     /// Parses a canonical text; nil unless it is exactly the canonical text of a proof.

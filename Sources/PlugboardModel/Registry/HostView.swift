@@ -1,6 +1,5 @@
 public import Foundation
 public import PlugboardFlags
-import PlugboardMacros
 
 /// What a host must know about one release before any of its code loads, beyond the registry rows: whether the
 /// board's rows for it are the ones its audit log recorded, and (under a signature policy) its signature level.
@@ -23,7 +22,6 @@ public struct ReleaseCheck: Sendable, Hashable, Codable {
 /// Everything a host on another machine needs to decide what to load, as `plugboard serve` sends it
 /// (`GET /api/host/snapshot`) and as the host caches it: the registry of its environment, the checks of every
 /// release it could select, and the environment's flags (gates, and the flags its plug-ins evaluate).
-@MemberwiseInit(.public)
 public struct HostView: Sendable, Hashable, Codable {
     /// The registry as the host sees it (see `Board.registrySnapshot(environment:relevantTo:)`).
     public var registry: RegistrySnapshot
@@ -34,6 +32,14 @@ public struct HostView: Sendable, Hashable, Codable {
     /// Under the `warn` and `require` policies, what a host needs to check each release's signatures itself: the
     /// releases' statements as the board's rows give them, their signatures, and the keys trusted and revoked.
     public var evidence: SignatureEvidence?
+
+    /// A value with each stored property given.
+    public init(registry: RegistrySnapshot, checks: [String: ReleaseCheck], features: FeatureSet, evidence: SignatureEvidence? = nil) {
+        self.registry = registry
+        self.checks = checks
+        self.features = features
+        self.evidence = evidence
+    }
 
     /// The JSON a server sends and a host caches: keys sorted and the board's local change counters left out, so that
     /// the same registry, checks and flags give the same bytes (and ETag) from any server, before and after restarts.

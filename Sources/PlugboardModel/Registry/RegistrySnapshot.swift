@@ -1,12 +1,10 @@
 import Foundation
-import PlugboardMacros
 
 /// Everything a host needs to decide what to load in one environment, read in one transaction.
 ///
 /// Hosts read only: building a snapshot never writes, so a host with read-only access to the board works.
 public struct RegistrySnapshot: Sendable, Hashable, Codable {
     /// One registered version as a host sees it.
-    @MemberwiseInit(.package)
     public struct Version: Sendable, Hashable, Codable {
         public let version: String
         public let hostRange: String?
@@ -18,10 +16,25 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
         public let yanked: Bool
         /// True when a version-scoped kill switch covers it.
         public let killed: Bool
+
+        /// A value with each stored property given.
+        package init(
+            version: String, hostRange: String?, dependencies: [String: String], gate: String?, entry: String?, capabilities: [String],
+            artifactSHA256: String?, yanked: Bool, killed: Bool
+        ) {
+            self.version = version
+            self.hostRange = hostRange
+            self.dependencies = dependencies
+            self.gate = gate
+            self.entry = entry
+            self.capabilities = capabilities
+            self.artifactSHA256 = artifactSHA256
+            self.yanked = yanked
+            self.killed = killed
+        }
     }
 
     /// One plug-in as a host sees it in the snapshot's environment.
-    @MemberwiseInit(.package)
     public struct Plugin: Sendable, Hashable, Codable {
         public let id: String
         public let enabled: Bool
@@ -34,11 +47,26 @@ public struct RegistrySnapshot: Sendable, Hashable, Codable {
         public let versions: [Version]
         /// The plug-in's rollout in the snapshot's environment, if it was ever released by one (see ``Rollout``): it
         /// bounds the release each host may run. Nil when none, so that a snapshot without rollouts encodes as before.
-        @InitDefault(nil) public let rollout: Rollout?
+        public let rollout: Rollout?
         /// Where the environment is protected (``RegistrySnapshot/approvedReleasesOnly``), the newest release a change
         /// took in: hosts run, of an unpinned plug-in without a rollout, no release newer than it, and none when it is
         /// nil. Nil elsewhere too, so that such a snapshot encodes as before.
-        @InitDefault(nil) public let approvedVersion: String?
+        public let approvedVersion: String?
+
+        /// A value with each stored property given.
+        package init(
+            id: String, enabled: Bool, pinnedVersion: String?, killed: Bool, killReason: String?, versions: [Version],
+            rollout: Rollout? = nil, approvedVersion: String? = nil
+        ) {
+            self.id = id
+            self.enabled = enabled
+            self.pinnedVersion = pinnedVersion
+            self.killed = killed
+            self.killReason = killReason
+            self.versions = versions
+            self.rollout = rollout
+            self.approvedVersion = approvedVersion
+        }
 
         /// The plug-in with no release listed (see ``Board/hostView(environment:relevantTo:)``).
         package func withoutReleases() -> Plugin {

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import PlugboardMacros
 public import PlugboardVersioning
 
 /// A staged rollout of one release of a plug-in in one environment, as hosts act on it.
@@ -15,7 +14,6 @@ public import PlugboardVersioning
 ///
 /// A host decides its cohort itself, from its own id (``RolloutCohort``), so it stays in its cohort across restarts
 /// and reports, and the cohort of a step contains the cohorts of the steps before it.
-@MemberwiseInit(.package)
 public struct Rollout: Sendable, Hashable, Codable {
     /// Where a rollout is.
     public enum State: String, Sendable, Hashable, Codable, CaseIterable {
@@ -52,6 +50,17 @@ public struct Rollout: Sendable, Hashable, Codable {
         case .aborted: return 0
         case .running, .paused: return steps.indices.contains(step) ? steps[step] : 0
         }
+    }
+
+    /// A value with each stored property given.
+    package init(pluginID: String, environment: String, version: String, previous: String?, steps: [Int], step: Int, state: State) {
+        self.pluginID = pluginID
+        self.environment = environment
+        self.version = version
+        self.previous = previous
+        self.steps = steps
+        self.step = step
+        self.state = state
     }
 
     /// Whether the host `hostID` is in the cohort that may run ``version`` now.

@@ -1,6 +1,5 @@
 public import Crypto
 public import Foundation
-import PlugboardMacros
 
 /// What the board's own key signs for remote hosts: which board state a snapshot (or a freshness notice)
 /// is, for which environment, until when, and the digest of its content.
@@ -21,7 +20,6 @@ import PlugboardMacros
 ///
 /// A host trusts the statement only when a key it was given (or learned from an earlier statement signed by one it
 /// trusted) signed it; it refuses one older than its anchor, and reports a snapshot past `expires-at` as stale.
-@MemberwiseInit(.public)
 public struct SnapshotStatement: Sendable, Hashable {
     /// The first line of the canonical text.
     public static let header = "plugboard-snapshot-v1"
@@ -56,6 +54,16 @@ public struct SnapshotStatement: Sendable, Hashable {
         """
     }
 
+    /// A value with each stored property given.
+    public init(environment: String, head: AuditCheckpoint, issuedAt: Date, expiresAt: Date, contentSHA256: String?, boardKeys: [String]) {
+        self.environment = environment
+        self.head = head
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+        self.contentSHA256 = contentSHA256
+        self.boardKeys = boardKeys
+    }
+
     /// A time as whole milliseconds since 1970: exact both ways, unlike a decimal fraction of seconds.
     package static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
@@ -87,7 +95,6 @@ public struct SnapshotStatement: Sendable, Hashable {
 /// what the host stream's `fresh` events carry (without content), and what a host keeps in its cache.
 ///
 /// JSON: `{"statement": TEXT, "signatures": [{"keyID": …, "signature": BASE64}], "content": BASE64 or absent}`.
-@MemberwiseInit(.public)
 public struct SignedSnapshot: Sendable, Hashable, Codable {
     /// One signature of the statement's text.
     public struct Signature: Sendable, Hashable, Codable {
@@ -103,6 +110,13 @@ public struct SignedSnapshot: Sendable, Hashable, Codable {
     public let signatures: [Signature]
     /// The snapshot's JSON (a ``HostView``), base64; nil for a freshness notice.
     public let content: String?
+
+    /// A value with each stored property given.
+    public init(statement: String, signatures: [Signature], content: String?) {
+        self.statement = statement
+        self.signatures = signatures
+        self.content = content
+    }
 
     /// The largest envelope a host reads.
     public static let maximumSize = 256 << 20

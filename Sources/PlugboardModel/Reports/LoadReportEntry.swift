@@ -1,5 +1,3 @@
-import PlugboardMacros
-
 /// One line of a host's load report: what happened to one plug-in, and why.
 public struct LoadReportEntry: Sendable, Hashable, Codable {
     /// What the host did with the plug-in.
@@ -42,7 +40,6 @@ public struct LoadReportEntry: Sendable, Hashable, Codable {
 }
 
 /// A host's load report as a host on another machine sends it to `plugboard serve` (`POST /api/host/report`, JSON).
-@MemberwiseInit(.public)
 public struct HostReport: Sendable, Hashable, Codable {
     /// The host's id.
     public var hostId: String
@@ -52,4 +49,12 @@ public struct HostReport: Sendable, Hashable, Codable {
     public var stale: String?
     /// What happened to each plug-in.
     public var entries: [LoadReportEntry]
+
+    /// A value with each stored property given.
+    public init(hostId: String, hostVersion: String, stale: String? = nil, entries: [LoadReportEntry]) {
+        self.hostId = hostId
+        self.hostVersion = hostVersion
+        self.stale = stale
+        self.entries = entries
+    }
 }

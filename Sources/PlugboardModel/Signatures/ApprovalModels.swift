@@ -1,6 +1,5 @@
 public import Crypto
 public import Foundation
-import PlugboardMacros
 
 /// What an approver signs, and the digest of the change it names.
 ///
@@ -57,7 +56,6 @@ public struct ApprovalMoment: Sendable, Hashable, Codable {
 }
 
 /// A key registered on the board whose signatures over a change's digest count as signed approvals.
-@MemberwiseInit(.package)
 public struct Approver: Sendable, Hashable, Codable {
     /// The key id (see ``SigningKeys``).
     public let keyID: String
@@ -71,6 +69,21 @@ public struct Approver: Sendable, Hashable, Codable {
     public let revokedAt: String?
     public let revokedBy: String?
     public let revokeReason: String?
+
+    /// A value with each stored property given.
+    package init(
+        keyID: String, principal: String, publicKey: String, addedAt: String, addedBy: String, revokedAt: String?, revokedBy: String?,
+        revokeReason: String?
+    ) {
+        self.keyID = keyID
+        self.principal = principal
+        self.publicKey = publicKey
+        self.addedAt = addedAt
+        self.addedBy = addedBy
+        self.revokedAt = revokedAt
+        self.revokedBy = revokedBy
+        self.revokeReason = revokeReason
+    }
 }
 
 /// One approver's signature over a change's digest, as an enablement carries it.
@@ -89,7 +102,6 @@ public struct ApproverSignature: Sendable, Hashable, Codable {
 
 /// The signed approvals of the change request that enabled a plug-in in an environment: the change as approved
 /// (operation and body, from which a host recomputes the digest) and the approvers' signatures.
-@MemberwiseInit(.package)
 public struct EnablementApproval: Sendable, Hashable, Codable {
     /// The change request's number.
     public let changeID: Int64
@@ -105,11 +117,19 @@ public struct EnablementApproval: Sendable, Hashable, Codable {
 
     /// What the signatures bind besides the change's digest.
     public var moment: ApprovalMoment? { openedSeq.map { ApprovalMoment(changeID: changeID, openedSeq: $0) } }
+
+    /// A value with each stored property given.
+    package init(changeID: Int64, openedSeq: Int64?, operation: String, body: String, signatures: [ApproverSignature]) {
+        self.changeID = changeID
+        self.openedSeq = openedSeq
+        self.operation = operation
+        self.body = body
+        self.signatures = signatures
+    }
 }
 
 /// What a host checks signed approvals with, as the board's rows give it: the environment's policy, the board's
 /// registered, unrevoked approver keys, and the signed approvals of each enabled plug-in's enablement.
-@MemberwiseInit(.package)
 public struct ApprovalEvidence: Sendable, Hashable, Codable {
     /// One registered approver key.
     public struct Key: Sendable, Hashable, Codable {
@@ -131,6 +151,13 @@ public struct ApprovalEvidence: Sendable, Hashable, Codable {
     public let approvers: [String: Key]
     /// The signed approvals of each plug-in's enablement in the environment, by plug-in id.
     public let enablements: [String: EnablementApproval]
+
+    /// A value with each stored property given.
+    package init(required: Int, approvers: [String: Key], enablements: [String: EnablementApproval]) {
+        self.required = required
+        self.approvers = approvers
+        self.enablements = enablements
+    }
 }
 
 /// The approver keys a host trusts itself, kept apart from the board, and how many of their signatures an

@@ -1,6 +1,5 @@
 public import Crypto
 public import Foundation
-import PlugboardMacros
 import PlugboardVersioning
 
 /// Whether hosts in an environment need signed releases.
@@ -76,7 +75,6 @@ public enum SigningKeys {
 /// manifest-sha256=<SHA-256 of the manifest bytes as registered, lower-case hex>
 /// artifact-sha256=<SHA-256 of the artifact, lower-case hex, or none>
 /// ```
-@MemberwiseInit(.public)
 public struct ReleaseStatement: Sendable, Hashable, Codable {
     /// The first line of the canonical text.
     public static let header = "plugboard-release-v1"
@@ -110,6 +108,14 @@ public struct ReleaseStatement: Sendable, Hashable, Codable {
         "\(Self.header)\nid=\(pluginID)\nversion=\(version)\nmanifest-sha256=\(manifestSHA256)\nartifact-sha256=\(artifactSHA256 ?? "none")\n"
     }
 
+    /// A value with each stored property given.
+    public init(pluginID: String, version: String, manifestSHA256: String, artifactSHA256: String?) {
+        self.pluginID = pluginID
+        self.version = version
+        self.manifestSHA256 = manifestSHA256
+        self.artifactSHA256 = artifactSHA256
+    }
+
     /// Parses a canonical text; nil unless it is exactly the canonical text of a statement.
     public init?(text: String) {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
@@ -135,7 +141,6 @@ public struct ReleaseStatement: Sendable, Hashable, Codable {
 /// the public key and the signature in base64. The public key is carried so that the signature can be checked when
 /// it is stored; hosts check it against the *trusted* key of the same id (`plugboard signer add`), never against
 /// the one the file carries.
-@MemberwiseInit(.package)
 public struct ReleaseSignature: Sendable, Hashable, Codable {
     /// The signer's key id (``SigningKeys/keyID(publicKey:)``).
     public let keyID: String
@@ -201,6 +206,15 @@ public struct ReleaseSignature: Sendable, Hashable, Codable {
     /// The signed statement, nil when the text is not canonical.
     public var release: ReleaseStatement? { ReleaseStatement(text: statement) }
 
+    /// A value with each stored property given.
+    package init(keyID: String, algorithm: String, publicKey: String, statement: String, signature: String) {
+        self.keyID = keyID
+        self.algorithm = algorithm
+        self.publicKey = publicKey
+        self.statement = statement
+        self.signature = signature
+    }
+
     /// Whether the signature verifies over the statement with `key`.
     public func verifies(with key: Curve25519.Signing.PublicKey) -> Bool {
         guard let bytes = Data(base64Encoded: signature), bytes.count == 64 else { return false }
@@ -216,7 +230,6 @@ public struct ReleaseSignature: Sendable, Hashable, Codable {
 }
 
 /// A key trusted to sign one plug-in's releases, or every plug-in's.
-@MemberwiseInit(.package)
 public struct Signer: Sendable, Hashable, Codable {
     /// What `pluginID` holds for a key trusted for every plug-in.
     public static let everyPlugin = "*"
@@ -235,6 +248,22 @@ public struct Signer: Sendable, Hashable, Codable {
     public let revokedAt: String?
     public let revokedBy: String?
     public let revokeReason: String?
+
+    /// A value with each stored property given.
+    package init(
+        keyID: String, pluginID: String, publicKey: String, name: String?, addedAt: String, addedBy: String, revokedAt: String?,
+        revokedBy: String?, revokeReason: String?
+    ) {
+        self.keyID = keyID
+        self.pluginID = pluginID
+        self.publicKey = publicKey
+        self.name = name
+        self.addedAt = addedAt
+        self.addedBy = addedBy
+        self.revokedAt = revokedAt
+        self.revokedBy = revokedBy
+        self.revokeReason = revokeReason
+    }
 }
 
 /// The trusted and revoked keys a signature check relies on, read in one transaction.

@@ -1,8 +1,6 @@
-import PlugboardMacros
 /// What a change writes to the audit log (the board fills in sequence, time, actor and hashes).
 package import PlugboardModel
 
-@MemberwiseInit(.package)
 package struct AuditEntry: Sendable, Hashable {
     /// Whether the change was made or refused.
     package enum Outcome: String, Sendable, Hashable, Codable {
@@ -28,6 +26,21 @@ package struct AuditEntry: Sendable, Hashable {
     package var before: AuditJSON?
     /// The state after the change.
     package var after: AuditJSON?
+
+    /// A value with each stored property given.
+    package init(
+        action: AuditAction, outcome: Outcome = .ok, targetType: String, targetID: String? = nil, environment: String? = nil,
+        reason: String? = nil, before: AuditJSON? = nil, after: AuditJSON? = nil
+    ) {
+        self.action = action
+        self.outcome = outcome
+        self.targetType = targetType
+        self.targetID = targetID
+        self.environment = environment
+        self.reason = reason
+        self.before = before
+        self.after = after
+    }
 }
 
 /// Filters for reading the audit log.

@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import PlugboardMacros
 package import PlugboardModel
 
 #if canImport(Glibc)
@@ -12,7 +11,6 @@ import Darwin
 #endif
 
 /// A verified copy of a board, as `plugboard backup` reports it.
-@MemberwiseInit(.package)
 package struct BoardBackup: Sendable, Hashable, Codable {
     /// The backup file.
     package let path: String
@@ -26,6 +24,16 @@ package struct BoardBackup: Sendable, Hashable, Codable {
     package let size: Int64
     /// When the copy was taken (UTC, ISO-8601).
     package let time: String
+
+    /// A value with each stored property given.
+    package init(path: String, seq: Int64, hash: String, stateRoot: String?, size: Int64, time: String) {
+        self.path = path
+        self.seq = seq
+        self.hash = hash
+        self.stateRoot = stateRoot
+        self.size = size
+        self.time = time
+    }
 }
 
 extension Board {

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import GRDB
-import PlugboardMacros
 package import PlugboardModel
 
 /// The state of the rows a change touches: each row (table and key, as the state proof names it) with the digest it
@@ -53,7 +52,6 @@ package enum ChangeApplication: Sendable {
 }
 
 /// A change request about to be opened: the operation as the API carries it, and what the policy asks of it.
-@MemberwiseInit(.package)
 package struct NewChangeRequest: Sendable {
     package let operation: String
     package let body: String
@@ -65,6 +63,17 @@ package struct NewChangeRequest: Sendable {
 
     /// SHA-256 (hex) of `plugboard-change-v1\n` + operation + `\n` + body.
     package var digest: String { ChangeDigest.of(operation: operation, body: body) }
+
+    /// A value with each stored property given.
+    package init(operation: String, body: String, environment: String?, summary: String, required: Int, signed: Bool, authorApplies: Bool) {
+        self.operation = operation
+        self.body = body
+        self.environment = environment
+        self.summary = summary
+        self.required = required
+        self.signed = signed
+        self.authorApplies = authorApplies
+    }
 }
 
 /// The digest of a change: what approvals name, and approvers sign.

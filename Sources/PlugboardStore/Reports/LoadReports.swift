@@ -1,5 +1,4 @@
 import GRDB
-import PlugboardMacros
 package import PlugboardModel
 
 extension Board {
@@ -116,7 +115,6 @@ extension Board {
 }
 
 /// One host's load report, as `plugboard serve` buffers it.
-@MemberwiseInit(.package)
 package struct LoadReport: Sendable, Hashable {
     package var hostID: String
     package var environment: String
@@ -125,4 +123,16 @@ package struct LoadReport: Sendable, Hashable {
     package var source: String?
     /// Who wrote it (the OS user of a local host, `token:NAME` for a remote one).
     package var reporter: String
+
+    /// A value with each stored property given.
+    package init(
+        hostID: String, environment: String, hostVersion: String, entries: [LoadReportEntry], source: String? = nil, reporter: String
+    ) {
+        self.hostID = hostID
+        self.environment = environment
+        self.hostVersion = hostVersion
+        self.entries = entries
+        self.source = source
+        self.reporter = reporter
+    }
 }

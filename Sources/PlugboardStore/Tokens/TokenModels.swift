@@ -1,6 +1,5 @@
 import Crypto
 package import Foundation
-import PlugboardMacros
 package import PlugboardModel
 
 /// A token just created: the only time its secret exists outside the client that keeps it.
@@ -12,7 +11,6 @@ package struct CreatedAPIToken: Sendable {
 }
 
 /// What a server needs to check a presented token: its digest and whether it is still good. No secret.
-@MemberwiseInit(.package)
 package struct APITokenCredential: Sendable, Hashable {
     /// The token's name.
     package let name: String
@@ -26,6 +24,16 @@ package struct APITokenCredential: Sendable, Hashable {
     package let expiresAt: Date?
     /// Revoked tokens are kept so that a client hears "revoked", not "unknown".
     package let revoked: Bool
+
+    /// A value with each stored property given.
+    package init(name: String, environment: String, kind: APIToken.Kind, digest: [UInt8], expiresAt: Date?, revoked: Bool) {
+        self.name = name
+        self.environment = environment
+        self.kind = kind
+        self.digest = digest
+        self.expiresAt = expiresAt
+        self.revoked = revoked
+    }
 
     /// Whether the token is accepted at `now`: not revoked and not expired.
     package func isAccepted(at now: Date) -> Bool {

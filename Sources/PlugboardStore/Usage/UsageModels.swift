@@ -1,9 +1,7 @@
 package import Foundation
-import PlugboardMacros
 import PlugboardModel
 
 /// One SDK instance announcing itself (Unleash `register`, or the sender of a metrics report).
-@MemberwiseInit(.package)
 package struct ClientRegistration: Sendable, Hashable {
     package var appName: String
     package var instanceID: String
@@ -12,10 +10,23 @@ package struct ClientRegistration: Sendable, Hashable {
     package var strategies: [String]?
     package var tokenName: String?
     package var at: Date = Date()
+
+    /// A value with each stored property given.
+    package init(
+        appName: String, instanceID: String, environment: String, sdkVersion: String? = nil, strategies: [String]? = nil,
+        tokenName: String? = nil, at: Date = Date()
+    ) {
+        self.appName = appName
+        self.instanceID = instanceID
+        self.environment = environment
+        self.sdkVersion = sdkVersion
+        self.strategies = strategies
+        self.tokenName = tokenName
+        self.at = at
+    }
 }
 
 /// How often one application evaluated one flag in one hour.
-@MemberwiseInit(.package)
 package struct FlagUsageCount: Sendable, Hashable {
     /// The hour, `YYYY-MM-DDTHH:00:00Z`; see ``FlagUsageCount/bucket(for:)``.
     package var bucket: String
@@ -26,6 +37,17 @@ package struct FlagUsageCount: Sendable, Hashable {
     package var no: Int
     /// Variant name → count.
     package var variants: [String: Int] = [:]
+
+    /// A value with each stored property given.
+    package init(bucket: String, flag: String, environment: String, appName: String, yes: Int, no: Int, variants: [String: Int] = [:]) {
+        self.bucket = bucket
+        self.flag = flag
+        self.environment = environment
+        self.appName = appName
+        self.yes = yes
+        self.no = no
+        self.variants = variants
+    }
 
     /// The hour bucket a time falls in, as stored.
     package static func bucket(for date: Date) -> String {

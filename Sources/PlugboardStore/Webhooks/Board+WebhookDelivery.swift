@@ -1,6 +1,5 @@
 package import Foundation
 import GRDB
-import PlugboardMacros
 package import PlugboardModel
 
 // What delivery reads and writes. The events are the audit log's rows; how far an endpoint got is runtime data written
@@ -75,10 +74,17 @@ extension Board {
 
 /// One endpoint's cursor move: from `from` (what the board should still hold) through `through`, the last answer
 /// `status`.
-@MemberwiseInit(.package)
 package struct WebhookCursorMove: Sendable, Equatable {
     package let name: String
     package let from: Int64
     package let through: Int64
     package let status: Int
+
+    /// A value with each stored property given.
+    package init(name: String, from: Int64, through: Int64, status: Int) {
+        self.name = name
+        self.from = from
+        self.through = through
+        self.status = status
+    }
 }

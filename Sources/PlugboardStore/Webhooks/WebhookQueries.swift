@@ -1,6 +1,5 @@
 package import Foundation
 import GRDB
-import PlugboardMacros
 package import PlugboardModel
 
 /// The SQL of webhook endpoints: the policy rows (`webhooks`, `webhook_signing_keys`) and delivery's runtime rows
@@ -76,7 +75,6 @@ package struct WebhookSigningKey: Sendable, Hashable {
 }
 
 /// What `webhook add` stores: an endpoint's settings, its sealed secret, and the board's signing key if it has none yet.
-@MemberwiseInit(.package)
 package struct NewWebhook: Sendable {
     package let name: String
     package let url: String
@@ -86,4 +84,18 @@ package struct NewWebhook: Sendable {
     package let sealedSecret: Data
     /// The board's webhook signing key, made for the first endpoint (ignored when the board has one).
     package let signingKey: WebhookSigningKey
+
+    /// A value with each stored property given.
+    package init(
+        name: String, url: String, events: String, environment: String?, format: WebhookFormat, sealedSecret: Data,
+        signingKey: WebhookSigningKey
+    ) {
+        self.name = name
+        self.url = url
+        self.events = events
+        self.environment = environment
+        self.format = format
+        self.sealedSecret = sealedSecret
+        self.signingKey = signingKey
+    }
 }
