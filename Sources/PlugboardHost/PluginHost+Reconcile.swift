@@ -10,6 +10,9 @@ extension PluginHost {
     func reconcileOnce() async {
         noticeCrashes()
         let read: SourceSnapshot
+        // The version this pass answers: a change the source notes while the pass reads (a retry it schedules) makes the
+        // next poll read again, never one that this pass's outcome hides.
+        let attempted = try? source.version()
         do {
             if !anchorRead {
                 anchor =
@@ -23,7 +26,7 @@ extension PluginHost {
                 .union(statuses.withLock { $0.keys })
             read = try await source.snapshot(environment: configuration.identity.environment, relevantTo: relevant, anchor: anchor)
         } catch  where error.code == .integrity {
-            await keepLastGoodState(error.message)
+            await keepLastGoodState(error.message, readAt: attempted)
             return
         } catch {
             // A stopping host cancels its poll: nothing to say.
@@ -183,8 +186,11 @@ extension PluginHost {
 
     /// What the host does when the source cannot be proven from its anchor: it keeps what runs (its last good state),
     /// loads nothing new, and reports every plug-in that is not running as `unproven_state` with the reason.
-    func keepLastGoodState(_ problem: String) async {
-        lastVersion = try? source.version()
+    ///
+    /// `readAt` is the source's version when the refused read began: a change since then (a read the source retries)
+    /// wakes the host again.
+    func keepLastGoodState(_ problem: String, readAt: BoardVersion?) async {
+        lastVersion = readAt
         if unproven != problem {
             unproven = problem
             warn("\(source.name) cannot be proven, so the host keeps its last good state: \(problem)")
