@@ -219,6 +219,8 @@ public enum AdvisoryOperations {
                 "A later import of the same advisory does not bring it back. Withdrawing waits for approvals where any environment is protected.",
             widens: .boardWide)
         @Argument(help: "The advisory's id.") public var id: AdvisoryID
+        /// It declares its own `--reason`: a widening command adds none.
+        public static var declaresReason: Bool { true }
         @Option(name: .long, help: "Why (kept in the board and the audit log).") public var reason: Reason
         public init() {}
         public init(id: AdvisoryID, reason: Reason) {

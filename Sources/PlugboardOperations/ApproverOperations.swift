@@ -65,6 +65,8 @@ public enum ApproverOperations {
             abstract:
                 "Revoke an approver key (admins): no approval it signed counts any more, for the board or hosts, including earlier ones.")
         @Argument(help: "The key id (plugboard approver list).") public var keyID: KeyID
+        /// It declares its own `--reason`: a widening command adds none.
+        public static var declaresReason: Bool { true }
         @Option(name: .long, help: "Why (kept in the board and the audit log).") public var reason: Reason
         public init() {}
         public init(keyID: KeyID, reason: Reason) {

@@ -145,6 +145,8 @@ public enum ChangeOperations {
         public static let declaration = OperationDeclaration(
             .changeReject, .stop, abstract: "Reject a change request you may approve (or your own): it is never applied.")
         @OptionGroup public var target: RequestTarget
+        /// It declares its own `--reason`: a widening command adds none.
+        public static var declaresReason: Bool { true }
         @Option(help: "Why (kept in the request and the audit log).") public var reason: Reason
         public init() {}
         public init(id: RequestID, reason: Reason) {

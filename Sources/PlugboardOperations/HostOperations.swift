@@ -21,6 +21,8 @@ public enum HostOperations {
         @Argument(help: "The host id, as the host reports it.") public var host: HostID
         @OptionGroup public var target: PluginTarget
         @Argument(help: "The version the host quarantined.") public var version: SemanticVersion
+        /// It declares its own `--reason`: a widening command adds none.
+        public static var declaresReason: Bool { true }
         @Option(help: "Why (kept in the board and the audit log).") public var reason: Reason?
         public init() {}
         public init(host: HostID, id: PluginID, version: SemanticVersion, reason: Reason?) {

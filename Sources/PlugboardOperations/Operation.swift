@@ -123,6 +123,10 @@ package protocol ParsedOperation: OperationRequest, ParsableArguments {
     /// The text the CLI prints for this request's answer without `--json`: ``text(_:)``, unless the request's fields
     /// change it (an empty listing's sentence says what was asked for).
     func text(for value: Response) -> String?
+    /// Whether the operation has a `reason` field of its own; then the CLI command of one that widens takes no second
+    /// `--reason` for its change request. Declared rather than read from the fields: every command's type is chosen at
+    /// each start of the CLI, and reading every operation's fields costs a tenth of a short command's time.
+    static var declaresReason: Bool { get }
 }
 
 /// A parsed operation that answers with a ``ChangeResult`` (what changed, in a sentence, and notes): most changes.
@@ -135,6 +139,8 @@ extension ParsedOperation {
     }
 
     package static func text(_ value: Response) -> String? { nil }
+
+    package static var declaresReason: Bool { false }
 
     package func text(for value: Response) -> String? { Self.text(value) }
 

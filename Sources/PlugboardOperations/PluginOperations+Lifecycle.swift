@@ -40,6 +40,8 @@ extension PluginOperations {
             .pluginKill, .stop, abstract: "Throw a kill switch over a plug-in, one of its versions, or all plug-ins.",
             discussion: "A kill switch covers every environment; running hosts deactivate what it covers at their next poll.")
         @OptionGroup public var scope: KillScope
+        /// It declares its own `--reason`: a widening command adds none.
+        public static var declaresReason: Bool { true }
         @Option(help: "Why (kept in the board and the audit log).") public var reason: Reason
         public init() {}
         public init(_ target: KillTarget, reason: Reason) throws(BoardError) {
@@ -57,6 +59,8 @@ extension PluginOperations {
             .pluginRevive, .write, abstract: "Lift the kill switch over a plug-in, a version, or all plug-ins.",
             widens: .boardWide)
         @OptionGroup public var scope: KillScope
+        /// It declares its own `--reason`: a widening command adds none.
+        public static var declaresReason: Bool { true }
         @Option(help: "Why.") public var reason: Reason?
         public init() {}
         public init(_ target: KillTarget, reason: Reason?) throws(BoardError) {
@@ -74,6 +78,8 @@ extension PluginOperations {
             .pluginYank, .stop, abstract: "Yank a version so hosts no longer pick it (a pin still wins).")
         @OptionGroup public var target: PluginTarget
         @Argument(help: "The version to yank.") public var version: SemanticVersion
+        /// It declares its own `--reason`: a widening command adds none.
+        public static var declaresReason: Bool { true }
         @Option(help: "Why.") public var reason: Reason
         public init() {}
         public init(id: PluginID, version: SemanticVersion, reason: Reason) {
@@ -92,6 +98,8 @@ extension PluginOperations {
             .pluginUnyank, .write, abstract: "Undo a yank.", widens: .boardWide)
         @OptionGroup public var target: PluginTarget
         @Argument(help: "The version.") public var version: SemanticVersion
+        /// It declares its own `--reason`: a widening command adds none.
+        public static var declaresReason: Bool { true }
         @Option(help: "Why.") public var reason: Reason?
         public init() {}
         public init(id: PluginID, version: SemanticVersion, reason: Reason?) {

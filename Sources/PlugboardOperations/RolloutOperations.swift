@@ -30,6 +30,8 @@ public enum RolloutOperations {
         public var maxFailureRate: FailureRate?
         @Option(help: ArgumentHelp("Hosts that must have loaded the release before the guard judges (default 1).", valueName: "n"))
         public var minHosts: Int?
+        /// It declares its own `--reason`: a widening command adds none.
+        public static var declaresReason: Bool { true }
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
         public var env: String?
         public init() {}
@@ -104,6 +106,8 @@ public enum RolloutOperations {
         public static let declaration = OperationDeclaration(
             .rolloutPause, .write, abstract: "Hold a running rollout at its step (the guard still acts).")
         @OptionGroup public var target: PluginTarget
+        /// It declares its own `--reason`: a widening command adds none.
+        public static var declaresReason: Bool { true }
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
         public var env: String?
         public init() {}
@@ -117,6 +121,8 @@ public enum RolloutOperations {
         public static let declaration = OperationDeclaration(
             .rolloutResume, .write, abstract: "Resume a paused rollout: its step lasts a full interval from now.", widens: .inEnvironment)
         @OptionGroup public var target: PluginTarget
+        /// It declares its own `--reason`: a widening command adds none.
+        public static var declaresReason: Bool { true }
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
         public var env: String?
         public init() {}
@@ -171,6 +177,8 @@ public enum RolloutOperations {
         public static let declaration = OperationDeclaration(
             .rolloutAbort, .stop, abstract: "Abort a rollout: every host returns to the previous release, as fast as for a kill switch.")
         @OptionGroup public var target: PluginTarget
+        /// It declares its own `--reason`: a widening command adds none.
+        public static var declaresReason: Bool { true }
         @Option(help: "Why (kept in the audit log).") public var reason: Reason?
         public var env: String?
         public init() {}

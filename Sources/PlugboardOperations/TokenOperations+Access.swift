@@ -93,6 +93,8 @@ extension TokenOperations {
         @Argument(help: "The token's name.") public var name: TokenName
         @Option(name: .long, help: ArgumentHelp("Whose token it is (default: yours).", valueName: "name"))
         public var principal: PrincipalName?
+        /// It declares its own `--reason`: a widening command adds none.
+        public static var declaresReason: Bool { true }
         @Option(name: .long, help: "Why, for the audit log.") public var reason: Reason?
         public init() {}
         public init(name: TokenName, principal: PrincipalName?, reason: Reason?) {

@@ -107,6 +107,8 @@ public enum TokenOperations {
         public static let declaration = OperationDeclaration(
             .tokenRevoke, .stop, abstract: "Revoke a token: servers refuse it and end its open streams from now on (admins).")
         @Argument(help: "The token's name.") public var name: TokenName
+        /// It declares its own `--reason`: a widening command adds none.
+        public static var declaresReason: Bool { true }
         @Option(name: .long, help: "Why, for the audit log.") public var reason: Reason?
         public init() {}
         public init(name: TokenName, reason: Reason?) {

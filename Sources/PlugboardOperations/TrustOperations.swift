@@ -225,6 +225,8 @@ public enum TrustOperations {
             .signerRevoke, .stop, abstract: "Revoke a key: no signature it made counts any more, including earlier ones.",
             discussion: "Admins may revoke any key; the owners of every plug-in a key is trusted for may revoke it.")
         @Argument(help: "The key id (plugboard signer list).") public var keyID: KeyID
+        /// It declares its own `--reason`: a widening command adds none.
+        public static var declaresReason: Bool { true }
         @Option(name: .long, help: "Why (kept in the board and the audit log).") public var reason: Reason
         public init() {}
         public init(keyID: KeyID, reason: Reason) {

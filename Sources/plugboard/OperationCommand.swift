@@ -154,9 +154,7 @@ func commands(_ operations: [any ParsedOperation.Type]) -> [any ParsableCommand.
 
 private func command<Op: ParsedOperation>(for type: Op.Type) -> any ParsableCommand.Type {
     guard Op.declaration.widens != .never else { return OperationCommand<Op, NoChangeFlags>.self }
-    // From the operation's properties alone: every command's type is chosen at each start of the CLI, and asking
-    // argument-parser to describe every operation (``OperationWire/fields(of:)``) costs a tenth of a short command's time.
-    if OperationWire.wireProperties(of: Op()).contains(where: { $0.property == "reason" }) {
+    if Op.declaresReason {
         return OperationCommand<Op, WideningFlagsOwnReason>.self
     }
     return OperationCommand<Op, WideningFlags>.self

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import PlugboardModel
 import PlugboardOperations
@@ -30,6 +31,13 @@ struct OperationWireTests {
             let fieldNames = type.parameters.map(\.name)
             #expect(Set(fieldNames).count == fieldNames.count, "\(type.name) names a field twice")
             #expect(type.parameters.allSatisfy { !$0.summary.isEmpty }, "\(type.name)")
+        }
+    }
+
+    @Test func anOperationDeclaresItsReasonExactlyWhenItHasAReasonField() {
+        for case let type as any ParsedOperation.Type in OperationsAPI.requests {
+            let hasField = OperationWire.wireProperties(of: type.init()).contains { $0.property == "reason" }
+            #expect(type.declaresReason == hasField, "\(type.name)")
         }
     }
 
