@@ -35,7 +35,7 @@ final class ExampleBoard: Sendable {
             if FileManager.default.fileExists(atPath: candidate) { return candidate }
             folder = folder.deletingLastPathComponent()
         }
-        return "libGreeterPlugin.so (not built: run swift build in Examples first)"
+        return "libGreeterPlugin.so (not built: run swift build --package-path Examples --scratch-path .build first)"
     }()
 
     init(greeterArtifact: Bool = true) throws {
