@@ -175,12 +175,15 @@ package struct SemanticVersionView: Sendable {
 /// A strict SemVer 2.0.0 version's numbers and where its pre-release lies in the text: a plain value (no reference to
 /// the text), for an evaluation's cache of parsed context values. It accepts exactly what ``SemanticVersionView``
 /// accepts; when the numbers do not decide an order, read the text again as a ``SemanticVersionView``.
-package struct SemanticVersionNumbers: Sendable {
+package struct SemanticVersionNumbers: Sendable, BitwiseCopyable {
     package let major: UInt64
     package let minor: UInt64
     package let patch: UInt64
     /// The pre-release identifiers' UTF-8 offsets in the text; empty for a release.
-    package let prerelease: Range<Int>
+    package var prerelease: Range<Int> { Range(uncheckedBounds: (prereleaseStart, prereleaseEnd)) }
+    // Two integers rather than a `Range`, so that the value is bitwise-copyable (an evaluation keeps it in raw memory).
+    private let prereleaseStart: Int
+    private let prereleaseEnd: Int
 
     package init?(_ text: String) {
         let scanned =
@@ -190,7 +193,8 @@ package struct SemanticVersionNumbers: Sendable {
         self.major = major
         self.minor = minor
         self.patch = patch
-        self.prerelease = prerelease
+        prereleaseStart = prerelease.lowerBound
+        prereleaseEnd = prerelease.upperBound
     }
 
     /// Reads UTF-8 text in place; `nil` when it is not a strict SemVer 2.0.0 version.
@@ -200,6 +204,7 @@ package struct SemanticVersionNumbers: Sendable {
         self.major = major
         self.minor = minor
         self.patch = patch
-        self.prerelease = prerelease
+        prereleaseStart = prerelease.lowerBound
+        prereleaseEnd = prerelease.upperBound
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import PlugboardRegex
 import PlugboardVersioning
 
-// Whether a constraint holds: the context value read and parsed at most once per evaluation, then compared.
+// Whether a constraint holds: the context value read and parsed at most once per flag, then compared.
 extension Evaluator {
     /// Whether the constraint at `index` holds. It takes the index, not the record: when the compiler keeps this
     /// out of line, a record passed by value is copied field by field at every call, which costs about as much as a
@@ -25,7 +25,7 @@ extension Evaluator {
             let needles = program.needles
             result = withValue(constraint.field) { Self.stringMatches($0, constraint, needles) } ?? false
         case .number:
-            if let value = parsedNumber(of: constraint.field) {
+            if let value = parsedNumber(of: constraint.field, slot: constraint.slot) {
                 let number = program.numbers[first]
                 result =
                     constraint.comparison == .equal ? abs(value - number) < Double.ulpOfOne : constraint.comparison.holds(value, number)
@@ -33,9 +33,11 @@ extension Evaluator {
                 result = false
             }
         case .date:
-            result = parsedDate(of: constraint.field).map { constraint.comparison.holds($0, program.instants[first]) } ?? false
+            result =
+                parsedDate(of: constraint.field, slot: constraint.slot).map { constraint.comparison.holds($0, program.instants[first]) }
+                ?? false
         case .semver:
-            if let value = parsedVersion(of: constraint.field) {
+            if let value = parsedVersion(of: constraint.field, slot: constraint.slot) {
                 let key = program.versions[first]
                 if let order = key.order(of: value) {
                     result = constraint.comparison.holds(order, 0)
@@ -59,7 +61,7 @@ extension Evaluator {
                 result = false
             }
         case .cidr:
-            if let address = parsedAddress(of: constraint.field) {
+            if let address = parsedAddress(of: constraint.field, slot: constraint.slot) {
                 result = networkContains(first: first, count: constraint.count, address)
             } else {
                 result = false
@@ -76,65 +78,80 @@ extension Evaluator {
         return nil
     }
 
-    /// The field as a semantic version (parsed once per evaluation): the cache read inline, the parse out of line.
+    /// The value in `slot` (`.some(nil)` when the field did not parse), or `nil` when the slot is not written yet.
     @inline(__always)
-    private mutating func parsedVersion(of field: FieldRef) -> SemanticVersionNumbers? {
-        if let hit = versions[field] { return hit }
-        return parseVersion(of: field)
+    private func cached<Value: BitwiseCopyable>(_ slot: Int8, as type: Value.Type) -> Value?? {
+        guard slot >= 0, parsedMask & (1 &<< UInt16(slot)) != 0 else { return nil }
+        return .some(parsedSlots.load(slot, as: type))
+    }
+
+    @inline(__always)
+    private mutating func cache<Value: BitwiseCopyable>(_ value: Value?, in slot: Int8) {
+        guard slot >= 0 else { return }
+        parsedSlots.store(value, in: slot)
+        parsedMask |= 1 &<< UInt16(slot)
+    }
+
+    /// The field as a semantic version (parsed once per flag): the cache read inline, the parse out of line.
+    @inline(__always)
+    private mutating func parsedVersion(of field: FieldRef, slot: Int8) -> SemanticVersionNumbers? {
+        if let hit = cached(slot, as: SemanticVersionNumbers.self) { return hit }
+        return parseVersion(of: field, slot: slot)
     }
 
     @inline(never)
-    private mutating func parseVersion(of field: FieldRef) -> SemanticVersionNumbers? {
+    private mutating func parseVersion(of field: FieldRef, slot: Int8) -> SemanticVersionNumbers? {
         let parsed = withValue(field) { SemanticVersionNumbers(utf8: $0) } ?? nil
-        versions.store(parsed, for: field)
+        cache(parsed, in: slot)
         return parsed
     }
 
-    /// The field as an IP address (parsed once per evaluation): the cache read inline, the parse out of line.
+    /// The field as an IP address (parsed once per flag when `slot` is one): the cache read inline, the parse out
+    /// of line.
     @inline(__always)
-    mutating func parsedAddress(of field: FieldRef) -> IPAddress? {
-        if let hit = addresses[field] { return hit }
-        return parseAddress(of: field)
+    mutating func parsedAddress(of field: FieldRef, slot: Int8) -> IPAddress? {
+        if let hit = cached(slot, as: IPAddress.self) { return hit }
+        return parseAddress(of: field, slot: slot)
     }
 
     @inline(never)
-    private mutating func parseAddress(of field: FieldRef) -> IPAddress? {
+    private mutating func parseAddress(of field: FieldRef, slot: Int8) -> IPAddress? {
         let parsed = withValue(field) { IPAddress(utf8: $0) } ?? nil
-        addresses.store(parsed, for: field)
+        cache(parsed, in: slot)
         return parsed
     }
 
-    /// The field as a date (parsed once per evaluation); a missing `currentTime` is now. The cache is read inline,
-    /// the parse out of line.
+    /// The field as a date (parsed once per flag); a missing `currentTime` is now. The cache is read inline, the
+    /// parse out of line.
     @inline(__always)
-    private mutating func parsedDate(of field: FieldRef) -> UnleashInstant? {
-        if let hit = dates[field] { return hit }
-        return parseDate(of: field)
+    private mutating func parsedDate(of field: FieldRef, slot: Int8) -> UnleashInstant? {
+        if let hit = cached(slot, as: UnleashInstant.self) { return hit }
+        return parseDate(of: field, slot: slot)
     }
 
     @inline(never)
-    private mutating func parseDate(of field: FieldRef) -> UnleashInstant? {
+    private mutating func parseDate(of field: FieldRef, slot: Int8) -> UnleashInstant? {
         let parsed: UnleashInstant?
         if let text = value(of: field) {
             parsed = UnleashDate.parseContextValue(text)
         } else {
             parsed = field.kind == .currentTime ? now() : nil
         }
-        dates.store(parsed, for: field)
+        cache(parsed, in: slot)
         return parsed
     }
 
-    /// The field as a number (parsed once per evaluation): the cache read inline, the parse out of line.
+    /// The field as a number (parsed once per flag): the cache read inline, the parse out of line.
     @inline(__always)
-    private mutating func parsedNumber(of field: FieldRef) -> Double? {
-        if let hit = numbers[field] { return hit }
-        return parseNumber(of: field)
+    private mutating func parsedNumber(of field: FieldRef, slot: Int8) -> Double? {
+        if let hit = cached(slot, as: Double.self) { return hit }
+        return parseNumber(of: field, slot: slot)
     }
 
     @inline(never)
-    private mutating func parseNumber(of field: FieldRef) -> Double? {
+    private mutating func parseNumber(of field: FieldRef, slot: Int8) -> Double? {
         let parsed = withValue(field) { UnleashNumber.parseContextValue(utf8: $0) } ?? nil
-        numbers.store(parsed, for: field)
+        cache(parsed, in: slot)
         return parsed
     }
 }

@@ -64,6 +64,9 @@ struct ConstraintRecord {
     var match: StringMatch = .contains
     var caseInsensitive = false
     var inverted: Bool
+    /// Where the evaluation keeps the field's parsed value for the flag's other constraints that parse it the same
+    /// way (``ParsedSlots``); -1 for none.
+    var slot: Int8 = -1
     /// The first value in the test's table (`sets`, `strings`, `numbers`, `instants`, `versions`, `regexes`,
     /// `networks`) and how many.
     var first: Int32 = 0
