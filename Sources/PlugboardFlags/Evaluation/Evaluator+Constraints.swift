@@ -132,8 +132,8 @@ extension Evaluator {
     @inline(never)
     private mutating func parseDate(of field: FieldRef, slot: Int8) -> UnleashInstant? {
         let parsed: UnleashInstant?
-        if let text = value(of: field) {
-            parsed = UnleashDate.parseContextValue(text)
+        if let value = withPresentValue(field, { UnleashDate.parseContextValue(utf8: $0) }) {
+            parsed = value
         } else {
             parsed = field.kind == .currentTime ? now() : nil
         }

@@ -125,21 +125,27 @@ struct Evaluator {
 
     // MARK: Context
 
-    /// A property by name (the standard fields' fallback).
-    @inline(__always)
-    private func property(_ name: String) -> String? { context.propertyIndex.value(of: name) }
+    /// The property named like the standard field `kind` (the field's fallback), found by the name's hash kept in
+    /// the program. Out of line: the standard fields are usually set.
+    /// Mutating only so that the evaluator is passed by reference rather than copied into the call.
+    @inline(never)
+    private mutating func property(_ kind: FieldRef.Kind) -> String? {
+        guard propertyCount > 0 else { return nil }
+        let name = Int32(kind.rawValue)
+        return PropertyIndex.value(of: program.strings[name], hash: program.standardHashes[name], in: propertyEntries, count: propertyCount)
+    }
 
     /// A standard field falls back to the property of the same name, as in Unleash's engine.
     @inline(__always)
     mutating func value(of field: FieldRef) -> String? {
         if field.override >= 0, let overrides, let value = overrides.pointee[program.strings[field.override]] { return value }
         return switch field.kind {
-        case .userId: context.userId ?? property("userId")
-        case .sessionId: context.sessionId ?? property("sessionId")
-        case .environment: context.environment ?? property("environment")
-        case .appName: context.appName ?? property("appName")
-        case .remoteAddress: context.remoteAddress ?? property("remoteAddress")
-        case .currentTime: context.currentTime ?? property("currentTime")
+        case .userId: context.userId ?? property(.userId)
+        case .sessionId: context.sessionId ?? property(.sessionId)
+        case .environment: context.environment ?? property(.environment)
+        case .appName: context.appName ?? property(.appName)
+        case .remoteAddress: context.remoteAddress ?? property(.remoteAddress)
+        case .currentTime: context.currentTime ?? property(.currentTime)
         case .property:
             PropertyIndex.value(of: program.strings[field.name], hash: field.hash, in: propertyEntries, count: propertyCount)
         case .random: nil
@@ -150,13 +156,23 @@ struct Evaluator {
     /// A property's value is read in place from the context's index, without retaining or opening its string.
     @inline(__always)
     mutating func withValue<R>(_ field: FieldRef, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
-        if field.kind == .property, field.override < 0 || overrides == nil {
-            let entry = PropertyIndex.entry(
-                of: program.strings[field.name], hash: field.hash, in: propertyEntries, count: propertyCount)
-            return entry.map { body($0.pointee.utf8) }
-        }
+        if field.kind == .property, field.override < 0 || overrides == nil { return withProperty(field, body) }
         guard let text = currentValue(field) else { return nil }
         return Self.withBytes(text, body)
+    }
+
+    /// ``withValue(_:_:)`` without the clock: `nil` for a missing `currentTime` too (as ``value(of:)`` reads it).
+    @inline(__always)
+    mutating func withPresentValue<R>(_ field: FieldRef, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        if field.kind == .property, field.override < 0 || overrides == nil { return withProperty(field, body) }
+        guard let text = value(of: field) else { return nil }
+        return Self.withBytes(text, body)
+    }
+
+    @inline(__always)
+    private func withProperty<R>(_ field: FieldRef, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        let entry = PropertyIndex.entry(of: program.strings[field.name], hash: field.hash, in: propertyEntries, count: propertyCount)
+        return entry.map { body($0.pointee.utf8) }
     }
 
     static var userId: FieldRef { .standard(.userId) }
