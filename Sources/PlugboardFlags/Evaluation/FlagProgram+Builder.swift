@@ -149,15 +149,15 @@ extension FlagProgram {
                 (record.first, record.count) = Self.append(values, to: &needles)
             case .number(let comparison, let value):
                 record.test = .number
-                record.comparison = comparison
+                record.orders = comparison.orders
                 (record.first, record.count) = Self.append([value], to: &numbers)
             case .date(let comparison, let instant):
                 record.test = .date
-                record.comparison = comparison
+                record.orders = comparison.orders
                 (record.first, record.count) = Self.append([instant], to: &instants)
             case .semver(let comparison, let version):
                 record.test = .semver
-                record.comparison = comparison
+                record.orders = comparison.orders
                 var prerelease: Int32 = -1
                 if !version.prerelease.isEmpty {
                     needles.append(version.prerelease.joined(separator: "."))

@@ -60,7 +60,8 @@ struct ConstraintRecord {
 
     var field: FieldRef
     var test: Test = .never
-    var comparison: OrdinalComparison = .equal
+    /// The orders of the context value against the constraint's that satisfy it: bit 0 less, 1 equal, 2 greater.
+    var orders: UInt8 = 0
     var match: StringMatch = .contains
     var caseInsensitive = false
     var inverted: Bool
