@@ -89,7 +89,7 @@ struct VersionKey {
         if version.major != major { return version.major < major ? -1 : 1 }
         if version.minor != minor { return version.minor < minor ? -1 : 1 }
         if version.patch != patch { return version.patch < patch ? -1 : 1 }
-        switch (version.prerelease.isEmpty, prerelease < 0) {
+        switch (version.prereleaseStart == version.prereleaseEnd, prerelease < 0) {
         case (true, true): return 0
         case (true, false): return 1  // a release is above its pre-releases
         case (false, true): return -1
