@@ -232,7 +232,7 @@ struct ParsedSlots {
     /// Room for the largest value kept (`SemanticVersionNumbers?`, 41 bytes), a multiple of the alignment.
     static var stride: Int { 48 }
     static var alignment: Int { 8 }
-    /// 768 bytes: `withUnsafeTemporaryAllocation` takes memory from the heap instead of the stack above 1,024 bytes.
+    /// 768 bytes: above 1,024 `withUnsafeTemporaryAllocation` may take the memory from the heap, a `malloc` per evaluation.
     static var byteCount: Int { count * stride }
 
     private let base: UnsafeMutableRawPointer
