@@ -20,6 +20,8 @@ final class RegexDFA: Sendable {
     /// Transition targets besides states.
     static let matched: Int32 = -1
     static let dead: Int32 = -2
+    /// In the table by byte, for the lead byte of a scalar above ASCII: decode the scalar and read the table by class.
+    static let wide: Int32 = -3
 
     /// The tables, which this object owns and frees.
     let automaton: RegexAutomaton
@@ -180,13 +182,13 @@ final class RegexDFA: Sendable {
                 }
             }
         }
-        // Targets as `state << 9`, the byte offset of their rows in the table by ASCII byte, which saves a lookup of
-        // the byte's class and a multiplication per ASCII scalar; the table by class is read at
-        // `(target >> 9) × classCount`.
-        let encoded = transitions.map { $0 < 0 ? $0 : $0 << 9 }
-        var asciiTransitions = [Int32](repeating: Self.dead, count: states.count << 7)
+        // Targets as `state << 10`, the byte offset of their rows in the table by byte, which saves a lookup of the
+        // byte's class and a multiplication per ASCII scalar; the table by class is read at `(target >> 10) × classCount`.
+        // Bytes from 0x80 on are `wide` in every row, so that one load and one sign test per byte cover ASCII.
+        let encoded = transitions.map { $0 < 0 ? $0 : $0 << 10 }
+        var asciiTransitions = [Int32](repeating: Self.wide, count: states.count << 8)
         for state in 0..<states.count {
-            for byte in 0..<128 { asciiTransitions[state << 7 | byte] = encoded[state * classCount + Int(asciiClasses[byte])] }
+            for byte in 0..<128 { asciiTransitions[state << 8 | byte] = encoded[state * classCount + Int(asciiClasses[byte])] }
         }
         automaton = RegexAutomaton(
             transitions: encoded, asciiTransitions: asciiTransitions, classCount: classCount, acceptsAtEnd: acceptsAtEnd,
@@ -200,9 +202,10 @@ final class RegexDFA: Sendable {
 /// Get one from ``UnleashRegex/automaton`` and keep the ``UnleashRegex`` alive as long as the automaton is used:
 /// the tables are freed with the regex.
 public struct RegexAutomaton: @unchecked Sendable {
-    /// `classCount` entries per state, read for scalars above ASCII; a target is `state << 9`, or negative.
+    /// `classCount` entries per state, read for scalars above ASCII; a target is `state << 10`, or negative.
     private let transitions: UnsafeMutablePointer<Int32>
-    /// 128 entries per state, one per ASCII byte: the target of `transitions` for the byte's class.
+    /// 256 entries per state, one per byte: for an ASCII byte the target of `transitions` for its class, for any
+    /// other `RegexDFA.wide`.
     private let asciiTransitions: UnsafeMutablePointer<Int32>
     private let classCount: Int
     /// Whether the text may end in the state with a match.
@@ -249,39 +252,37 @@ public struct RegexAutomaton: @unchecked Sendable {
     /// Whether the pattern matches anywhere in the UTF-8 text `bytes`, which must be valid UTF-8 (a Swift
     /// string's bytes are), decoding scalars in place.
     public func matches(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        // `row` is the state << 9, the byte offset of its row in `ascii`; `cursor` walks the bytes to `end`.
-        let ascii = UnsafeRawPointer(asciiTransitions)
+        // `row` is the state << 10, the byte offset of its row in `table`; `cursor` walks the bytes to `end`.
+        let table = UnsafeRawPointer(asciiTransitions)
         var row = 0
         guard var cursor = bytes.baseAddress else { return acceptsAtEnd[0] }
         let end = cursor + bytes.count
         while cursor < end {
-            let lead = cursor.pointee
-            if lead < 0x80 {
-                let next = ascii.load(fromByteOffset: row &+ Int(lead) &<< 2, as: Int32.self)
+            let next = Int(table.load(fromByteOffset: row &+ Int(cursor.pointee) &<< 2, as: Int32.self))
+            if next >= 0 {
+                row = next
                 cursor += 1
-                if next < 0 { return next == RegexDFA.matched }
-                row = Int(truncatingIfNeeded: next)
                 continue
             }
-            do {
-                var value: UInt32
-                if lead < 0xE0 {
-                    value = UInt32(lead & 0x1F) << 6 | UInt32(cursor[1] & 0x3F)
-                    cursor += 2
-                } else if lead < 0xF0 {
-                    value = UInt32(lead & 0x0F) << 12 | UInt32(cursor[1] & 0x3F) << 6 | UInt32(cursor[2] & 0x3F)
-                    cursor += 3
-                } else {
-                    value = UInt32(lead & 0x07) << 18 | UInt32(cursor[1] & 0x3F) << 12
-                    value |= UInt32(cursor[2] & 0x3F) << 6 | UInt32(cursor[3] & 0x3F)
-                    cursor += 4
-                }
-                let next = transitions[(row &>> 9) &* classCount &+ Int(classOfWide(value))]
-                if next < 0 { return next == RegexDFA.matched }
-                row = Int(truncatingIfNeeded: next)
+            guard next == Int(RegexDFA.wide) else { return next == Int(RegexDFA.matched) }
+            let lead = cursor.pointee
+            var value: UInt32
+            if lead < 0xE0 {
+                value = UInt32(lead & 0x1F) << 6 | UInt32(cursor[1] & 0x3F)
+                cursor += 2
+            } else if lead < 0xF0 {
+                value = UInt32(lead & 0x0F) << 12 | UInt32(cursor[1] & 0x3F) << 6 | UInt32(cursor[2] & 0x3F)
+                cursor += 3
+            } else {
+                value = UInt32(lead & 0x07) << 18 | UInt32(cursor[1] & 0x3F) << 12
+                value |= UInt32(cursor[2] & 0x3F) << 6 | UInt32(cursor[3] & 0x3F)
+                cursor += 4
             }
+            let wideNext = transitions[(row &>> 10) &* classCount &+ Int(classOfWide(value))]
+            if wideNext < 0 { return wideNext == RegexDFA.matched }
+            row = Int(truncatingIfNeeded: wideNext)
         }
-        return acceptsAtEnd[row &>> 9]
+        return acceptsAtEnd[row &>> 10]
     }
 
     private func classOfWide(_ value: UInt32) -> UInt16 {

@@ -82,28 +82,34 @@ package struct SemanticVersionView: Sendable {
 
     private static func digit(_ byte: UInt8) -> UInt8? { (0x30...0x39).contains(byte) ? byte - 0x30 : nil }
 
-    private static func isIdentifierByte(_ byte: UInt8) -> Bool {
-        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D
-    }
-
-    /// Dot-separated identifiers, each non-empty and of `[0-9A-Za-z-]` (numeric pre-release ones without a leading zero).
+    /// Dot-separated identifiers, each non-empty and of `[0-9A-Za-z-]` (numeric pre-release ones without a leading
+    /// zero), read through a pointer: context versions are checked on every evaluation that reads them.
     private static func validIdentifiers(_ bytes: UnsafeBufferPointer<UInt8>, numericLeadingZeroAllowed: Bool) -> Bool {
-        var length = 0
+        guard var cursor = bytes.baseAddress, !bytes.isEmpty else { return false }
+        let end = cursor + bytes.count
+        /// Whether the identifier from `start` to `cursor` is non-empty and, if numeric, allowed its first digit.
+        @inline(__always) func complete(_ start: UnsafePointer<UInt8>, numeric: Bool) -> Bool {
+            cursor > start && (numericLeadingZeroAllowed || !(numeric && start.pointee == 0x30 && cursor - start > 1))
+        }
+        var start = cursor
         var numeric = true
-        var leadingZero = false
-        for byte in bytes {
+        while cursor < end {
+            let byte = cursor.pointee
             if byte == 0x2E {
-                guard length > 0, numericLeadingZeroAllowed || !(numeric && leadingZero && length > 1) else { return false }
-                length = 0
+                guard complete(start, numeric: numeric) else { return false }
+                cursor += 1
+                start = cursor
                 numeric = true
                 continue
             }
-            guard isIdentifierByte(byte) else { return false }
-            if length == 0 { leadingZero = byte == 0x30 }
-            if digit(byte) == nil { numeric = false }
-            length += 1
+            if byte &- 0x30 >= 10 {
+                // A letter (either case: `| 0x20` lowers A–Z and moves no other byte into a–z) or `-`.
+                guard (byte | 0x20) &- 0x61 < 26 || byte == 0x2D else { return false }
+                numeric = false
+            }
+            cursor += 1
         }
-        return length > 0 && (numericLeadingZeroAllowed || !(numeric && leadingZero && length > 1))
+        return complete(start, numeric: numeric)
     }
 
     /// The order of `self` against `other`: negative, zero or positive (§11).
@@ -175,12 +181,16 @@ package struct SemanticVersionView: Sendable {
 /// A strict SemVer 2.0.0 version's numbers and where its pre-release lies in the text: a plain value (no reference to
 /// the text), for an evaluation's cache of parsed context values. It accepts exactly what ``SemanticVersionView``
 /// accepts; when the numbers do not decide an order, read the text again as a ``SemanticVersionView``.
-package struct SemanticVersionNumbers: Sendable {
+package struct SemanticVersionNumbers: Sendable, BitwiseCopyable {
     package let major: UInt64
     package let minor: UInt64
     package let patch: UInt64
     /// The pre-release identifiers' UTF-8 offsets in the text; empty for a release.
-    package let prerelease: Range<Int>
+    package var prerelease: Range<Int> { Range(uncheckedBounds: (prereleaseStart, prereleaseEnd)) }
+    // Two integers rather than a `Range`, so that the value is bitwise-copyable (an evaluation keeps it in raw memory);
+    // stored and visible, so that another module reads them without a call.
+    package let prereleaseStart: Int
+    package let prereleaseEnd: Int
 
     package init?(_ text: String) {
         let scanned =
@@ -190,7 +200,8 @@ package struct SemanticVersionNumbers: Sendable {
         self.major = major
         self.minor = minor
         self.patch = patch
-        self.prerelease = prerelease
+        prereleaseStart = prerelease.lowerBound
+        prereleaseEnd = prerelease.upperBound
     }
 
     /// Reads UTF-8 text in place; `nil` when it is not a strict SemVer 2.0.0 version.
@@ -200,6 +211,7 @@ package struct SemanticVersionNumbers: Sendable {
         self.major = major
         self.minor = minor
         self.patch = patch
-        self.prerelease = prerelease
+        prereleaseStart = prerelease.lowerBound
+        prereleaseEnd = prerelease.upperBound
     }
 }

@@ -112,6 +112,25 @@ struct HotPathTests {
         }
     }
 
+    @Test("a parent flag's parsed context values do not answer for its child's constraints")
+    func parentParsedValues() throws {
+        // Both flags' first parsed field lands in the same slot: the child's `age` must not read the parent's `score`.
+        let json = """
+            {"version": 2, "features": [
+              {"name": "parent", "enabled": true, "strategies": [{"name": "default", "constraints": [
+                {"contextName": "score", "operator": "NUM_LT", "value": "10"},
+                {"contextName": "launchAt", "operator": "DATE_AFTER", "value": "2024-01-01T00:00:00Z"}]}]},
+              {"name": "child", "enabled": true, "dependencies": [{"feature": "parent"}], "strategies": [{"name": "default",
+                "constraints": [{"contextName": "age", "operator": "NUM_GT", "value": "30"},
+                  {"contextName": "score", "operator": "NUM_LT", "value": "10"}]}]}]}
+            """
+        let snapshot = try FlagSnapshot(json: Data(json.utf8))
+        for (age, score, expected) in [("40", "5", true), ("20", "5", false), ("40", "50", false)] {
+            let context = UnleashContext(properties: ["age": age, "score": score, "launchAt": "2025-01-01T00:00:00Z"])
+            #expect(snapshot.isEnabled("child", context: context) == expected, "age \(age), score \(score)")
+        }
+    }
+
     static let features = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Fixtures/differential/features.json")
 }

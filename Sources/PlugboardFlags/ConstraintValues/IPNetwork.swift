@@ -32,38 +32,44 @@ struct IPAddress: Hashable, Sendable {
     }
 
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> IPAddress? {
-        if let v4 = parseV4(bytes[...]) { return IPAddress(high: 0, low: UInt64(v4), isV6: false) }
+        if let v4 = parseV4(bytes) { return IPAddress(high: 0, low: UInt64(v4), isV6: false) }
         guard let v6 = parseV6(bytes) else { return nil }
         return IPAddress(high: UInt64(truncatingIfNeeded: v6 >> 64), low: UInt64(truncatingIfNeeded: v6), isV6: true)
     }
 
     /// Four decimal octets separated by `.`, each 1–3 digits without a leading zero and at most 255.
-    static func parseV4(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> UInt32? {
+    static func parseV4(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> UInt32? { parseV4(UnsafeBufferPointer(rebasing: bytes)) }
+
+    /// The same, read through a pointer octet by octet: every context with an IPv4 address comes here, so it does
+    /// no more checks than the grammar needs.
+    static func parseV4(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32? {
+        // "0.0.0.0" to "255.255.255.255".
+        guard bytes.count >= 7, bytes.count <= 15, var cursor = bytes.baseAddress else { return nil }
+        let end = cursor + bytes.count
         var value: UInt32 = 0
-        var parts = 0
-        var octet: UInt32 = 0
-        var digits = 0
-        var firstIsZero = false
-        // An index loop: `Slice.indices` is not specialized here and looks its type up at run time on every call.
-        for index in bytes.startIndex..<bytes.endIndex {
-            let byte = bytes[index]
-            if byte == 0x2E {
-                guard digits > 0, parts < 3 else { return nil }
-                value = value << 8 | octet
-                parts += 1
-                octet = 0
-                digits = 0
-                continue
+        var part = 0
+        while true {
+            guard cursor < end else { return nil }
+            let first = cursor.pointee &- 0x30
+            guard first < 10 else { return nil }
+            cursor += 1
+            var octet = UInt32(first)
+            // A leading zero is the whole octet; otherwise up to two more digits.
+            if first != 0, cursor < end, case let second = cursor.pointee &- 0x30, second < 10 {
+                octet = octet &* 10 &+ UInt32(second)
+                cursor += 1
+                if cursor < end, case let third = cursor.pointee &- 0x30, third < 10 {
+                    octet = octet &* 10 &+ UInt32(third)
+                    cursor += 1
+                    guard octet <= 255 else { return nil }
+                }
             }
-            // 1–3 digits, and no digit after a leading zero.
-            guard (0x30...0x39).contains(byte), digits < 3, digits == 0 || !firstIsZero else { return nil }
-            if digits == 0 { firstIsZero = byte == 0x30 }
-            octet = octet * 10 + UInt32(byte - 0x30)
-            digits += 1
-            guard octet <= 255 else { return nil }
+            value = value << 8 | octet
+            part += 1
+            if part == 4 { return cursor == end ? value : nil }
+            guard cursor < end, cursor.pointee == 0x2E else { return nil }
+            cursor += 1
         }
-        guard parts == 3, digits > 0 else { return nil }
-        return value << 8 | octet
     }
 
     /// Groups of 1–4 hex digits separated by `:`, a dotted quad allowed as the last two; at most `limit` groups.

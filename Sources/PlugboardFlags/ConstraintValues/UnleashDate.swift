@@ -66,6 +66,12 @@ enum UnleashDate {
         return parseAnyContextValue(text)
     }
 
+    /// ``parseContextValue(_:)`` on UTF-8 text read in place.
+    static func parseContextValue(utf8 bytes: UnsafeBufferPointer<UInt8>) -> UnleashInstant? {
+        if let canonical = canonicalInstant(bytes) { return canonical }
+        return parseAnyContextValue(String(decoding: bytes, as: UTF8.self))
+    }
+
     /// ``parseContextValue(_:)`` without the shortcut for the common shape (the tests compare the two).
     static func parseAnyContextValue(_ text: String) -> UnleashInstant? {
         var scanner = Scanner(text.unicodeScalars)
@@ -127,50 +133,73 @@ enum UnleashDate {
     /// The common shape, read at fixed places: `YYYY-MM-DD(T|t| )HH:MM:SS[.F{1,9}](Z|z|±HH:MM)`, nothing around it;
     /// `nil` for anything else, which the general parser then reads (so this only makes the common case fast).
     private static func canonicalInstant(_ bytes: UnsafeBufferPointer<UInt8>) -> UnleashInstant? {
-        guard bytes.count >= 20 else { return nil }
-        @inline(__always) func digits(_ at: Int, _ count: Int) -> Int64? {
-            var value: Int64 = 0
-            for index in at..<(at + count) {
-                let digit = bytes[index] &- 0x30
-                guard digit < 10 else { return nil }
-                value = value * 10 + Int64(digit)
-            }
-            return value
+        let count = bytes.count
+        guard count >= 20, let text = bytes.baseAddress else { return nil }
+        /// The two digits at `at` as a number, or -1.
+        @inline(__always) func two(_ at: Int) -> Int64 {
+            let high = text[at] &- 0x30
+            let low = text[at &+ 1] &- 0x30
+            return high < 10 && low < 10 ? Int64(high &* 10 &+ low) : -1
         }
-        guard let year = digits(0, 4), bytes[4] == 0x2D, let month = digits(5, 2), bytes[7] == 0x2D, let day = digits(8, 2),
-            bytes[10] == 0x54 || bytes[10] == 0x74 || bytes[10] == 0x20, let hour = digits(11, 2), bytes[13] == 0x3A,
-            let minute = digits(14, 2), bytes[16] == 0x3A, let second = digits(17, 2)
+        let century = two(0)
+        let yearOfCentury = two(2)
+        let month = two(5)
+        let day = two(8)
+        let hour = two(11)
+        let minute = two(14)
+        let second = two(17)
+        let separator = text[10]
+        guard century | yearOfCentury | month | day | hour | minute | second >= 0, text[4] == 0x2D, text[7] == 0x2D,
+            separator == 0x54 || separator == 0x74 || separator == 0x20, text[13] == 0x3A, text[16] == 0x3A
         else { return nil }
         var index = 19
         var nanoseconds: Int64 = 0
-        if bytes[index] == 0x2E {
-            index += 1
-            var count = 0
-            while index < bytes.count, bytes[index] &- 0x30 < 10 {
-                guard count < 9 else { return nil }
-                nanoseconds = nanoseconds * 10 + Int64(bytes[index] &- 0x30)
-                count += 1
-                index += 1
+        if text[index] == 0x2E {
+            index &+= 1
+            var digits = 0
+            while index < count, case let digit = text[index] &- 0x30, digit < 10 {
+                guard digits < 9 else { return nil }
+                nanoseconds = nanoseconds &* 10 &+ Int64(digit)
+                digits &+= 1
+                index &+= 1
             }
-            guard count > 0 else { return nil }
-            for _ in count..<9 { nanoseconds *= 10 }
+            guard digits > 0 else { return nil }
+            nanoseconds &*= Self.fractionScale(digits)
         }
-        guard index < bytes.count else { return nil }
+        guard index < count else { return nil }
         let offsetSeconds: Int64
-        if bytes[index] == 0x5A || bytes[index] == 0x7A {
-            guard index + 1 == bytes.count else { return nil }
+        let zone = text[index]
+        if zone == 0x5A || zone == 0x7A {
+            guard index &+ 1 == count else { return nil }
             offsetSeconds = 0
-        } else if bytes[index] == 0x2B || bytes[index] == 0x2D {
-            guard index + 6 == bytes.count, let hours = digits(index + 1, 2), bytes[index + 3] == 0x3A,
-                let minutes = digits(index + 4, 2), minutes < 60
-            else { return nil }
-            offsetSeconds = (bytes[index] == 0x2D ? -1 : 1) * (hours * 3600 + minutes * 60)
+        } else if zone == 0x2B || zone == 0x2D {
+            guard index &+ 6 == count, text[index &+ 3] == 0x3A else { return nil }
+            let hours = two(index &+ 1)
+            let minutes = two(index &+ 4)
+            guard hours >= 0, minutes >= 0, minutes < 60 else { return nil }
+            offsetSeconds = (zone == 0x2D ? -1 : 1) * (hours * 3600 + minutes * 60)
         } else {
             return nil
         }
         return instant(
-            year: year, month: month, day: day, hour: hour, minute: minute, second: second, nanoseconds: nanoseconds,
-            offsetSeconds: offsetSeconds)
+            year: century * 100 + yearOfCentury, month: month, day: day, hour: hour, minute: minute, second: second,
+            nanoseconds: nanoseconds, offsetSeconds: offsetSeconds)
+    }
+
+    /// What a fraction of `digits` digits (1…9) is multiplied by to give nanoseconds.
+    @inline(__always)
+    private static func fractionScale(_ digits: Int) -> Int64 {
+        switch digits {
+        case 1: 100_000_000
+        case 2: 10_000_000
+        case 3: 1_000_000
+        case 4: 100_000
+        case 5: 10_000
+        case 6: 1_000
+        case 7: 100
+        case 8: 10
+        default: 1
+        }
     }
 
     /// The instant of parsed fields, validated as chrono's `Parsed::to_datetime` does; `nil` when invalid.

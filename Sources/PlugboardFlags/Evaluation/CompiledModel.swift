@@ -53,13 +53,14 @@ struct ExactStringSet: Sendable {
 enum OrdinalComparison: Sendable {
     case equal, greater, greaterOrEqual, less, lessOrEqual
 
-    func holds<T: Comparable>(_ lhs: T, _ rhs: T) -> Bool {
+    /// The orders of a value against the constraint's that satisfy the comparison: bit 0 less, 1 equal, 2 greater.
+    var orders: UInt8 {
         switch self {
-        case .equal: lhs == rhs
-        case .greater: lhs > rhs
-        case .greaterOrEqual: lhs >= rhs
-        case .less: lhs < rhs
-        case .lessOrEqual: lhs <= rhs
+        case .equal: 0b010
+        case .greater: 0b100
+        case .greaterOrEqual: 0b110
+        case .less: 0b001
+        case .lessOrEqual: 0b011
         }
     }
 }

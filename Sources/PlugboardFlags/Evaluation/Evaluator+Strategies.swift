@@ -55,7 +55,7 @@ extension Evaluator {
         case .random:
             return UInt64(storage.environment.random(100)) + 1 <= strategy.percent
         case .remoteAddress:
-            guard let address = parsedAddress(of: Self.remoteAddress) else { return false }
+            guard let address = parsedAddress(of: Self.remoteAddress, slot: -1) else { return false }
             return networkContains(first: strategy.first, count: strategy.count, address)
         case .hostname:
             guard let hostname = storage.environment.hostname else { return false }

@@ -23,22 +23,47 @@ struct Evaluator {
     /// dependency, Unleash's engine uses the child's name).
     private(set) var toggle: Int32 = 0
     private var nowInstant: UnleashInstant?
-    // Context values parsed at most once per evaluation, whatever the number of constraints that read them.
-    var versions = ParsedOnce<SemanticVersionNumbers>()
-    var addresses = ParsedOnce<IPAddress>()
-    var dates = ParsedOnce<UnleashInstant>()
-    var numbers = ParsedOnce<Double>()
+    /// Context values parsed at most once per flag, whatever the number of constraints that read them: the
+    /// constraint's ``ConstraintRecord/slot`` (the compiler numbers each field a flag parses as one kind) in
+    /// ``ParsedSlots``, with a bit per slot in `parsedMask` once it is written.
+    let parsedSlots: ParsedSlots
+    var parsedMask: UInt16 = 0
 
-    /// `context` and `overrides` must outlive the evaluator.
+    /// `context`, `overrides` and `slots` must outlive the evaluator.
     @inline(__always)
-    init(storage: FlagSnapshot.Storage, context: UnsafePointer<UnleashContext>, overrides: UnsafePointer<[String: String]>? = nil) {
+    init(
+        storage: FlagSnapshot.Storage, context: UnsafePointer<UnleashContext>, slots: ParsedSlots,
+        overrides: UnsafePointer<[String: String]>? = nil
+    ) {
         self.storage = storage
         self.program = storage.program
         self.contextPointer = context
         self.overrides = overrides
+        self.parsedSlots = slots
         let index = context.pointee.propertyIndex
         self.propertyEntries = UnsafePointer(index.entries)
         self.propertyCount = index.count
+    }
+
+    /// `body` with an evaluator of `context` (and `overrides`) over scratch memory on the stack for its parsed values.
+    @inline(__always)
+    static func with<R>(
+        _ storage: FlagSnapshot.Storage, _ context: UnleashContext, overrides: [String: String]? = nil,
+        _ body: (inout Evaluator) -> R
+    ) -> R {
+        withUnsafePointer(to: context) { context in
+            withUnsafeTemporaryAllocation(byteCount: ParsedSlots.byteCount, alignment: ParsedSlots.alignment) { scratch in
+                let slots = ParsedSlots(scratch.baseAddress!)
+                guard let overrides else {
+                    var evaluator = Evaluator(storage: storage, context: context, slots: slots)
+                    return body(&evaluator)
+                }
+                return withUnsafePointer(to: overrides) { overrides in
+                    var evaluator = Evaluator(storage: storage, context: context, slots: slots, overrides: overrides)
+                    return body(&evaluator)
+                }
+            }
+        }
     }
 
     /// Whether the flag at `position` is on: ``evaluate(_:wantVariant:)`` without the details, for `isEnabled`.
@@ -100,21 +125,27 @@ struct Evaluator {
 
     // MARK: Context
 
-    /// A property by name (the standard fields' fallback).
-    @inline(__always)
-    private func property(_ name: String) -> String? { context.propertyIndex.value(of: name) }
+    /// The property named like the standard field `kind` (the field's fallback), found by the name's hash kept in
+    /// the program. Out of line: the standard fields are usually set.
+    /// Mutating only so that the evaluator is passed by reference rather than copied into the call.
+    @inline(never)
+    private mutating func property(_ kind: FieldRef.Kind) -> String? {
+        guard propertyCount > 0 else { return nil }
+        let name = Int32(kind.rawValue)
+        return PropertyIndex.value(of: program.strings[name], hash: program.standardHashes[name], in: propertyEntries, count: propertyCount)
+    }
 
     /// A standard field falls back to the property of the same name, as in Unleash's engine.
     @inline(__always)
     mutating func value(of field: FieldRef) -> String? {
         if field.override >= 0, let overrides, let value = overrides.pointee[program.strings[field.override]] { return value }
         return switch field.kind {
-        case .userId: context.userId ?? property("userId")
-        case .sessionId: context.sessionId ?? property("sessionId")
-        case .environment: context.environment ?? property("environment")
-        case .appName: context.appName ?? property("appName")
-        case .remoteAddress: context.remoteAddress ?? property("remoteAddress")
-        case .currentTime: context.currentTime ?? property("currentTime")
+        case .userId: context.userId ?? property(.userId)
+        case .sessionId: context.sessionId ?? property(.sessionId)
+        case .environment: context.environment ?? property(.environment)
+        case .appName: context.appName ?? property(.appName)
+        case .remoteAddress: context.remoteAddress ?? property(.remoteAddress)
+        case .currentTime: context.currentTime ?? property(.currentTime)
         case .property:
             PropertyIndex.value(of: program.strings[field.name], hash: field.hash, in: propertyEntries, count: propertyCount)
         case .random: nil
@@ -125,13 +156,23 @@ struct Evaluator {
     /// A property's value is read in place from the context's index, without retaining or opening its string.
     @inline(__always)
     mutating func withValue<R>(_ field: FieldRef, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
-        if field.kind == .property, field.override < 0 || overrides == nil {
-            let entry = PropertyIndex.entry(
-                of: program.strings[field.name], hash: field.hash, in: propertyEntries, count: propertyCount)
-            return entry.map { body($0.pointee.utf8) }
-        }
+        if field.kind == .property, field.override < 0 || overrides == nil { return withProperty(field, body) }
         guard let text = currentValue(field) else { return nil }
         return Self.withBytes(text, body)
+    }
+
+    /// ``withValue(_:_:)`` without the clock: `nil` for a missing `currentTime` too (as ``value(of:)`` reads it).
+    @inline(__always)
+    mutating func withPresentValue<R>(_ field: FieldRef, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        if field.kind == .property, field.override < 0 || overrides == nil { return withProperty(field, body) }
+        guard let text = value(of: field) else { return nil }
+        return Self.withBytes(text, body)
+    }
+
+    @inline(__always)
+    private func withProperty<R>(_ field: FieldRef, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        let entry = PropertyIndex.entry(of: program.strings[field.name], hash: field.hash, in: propertyEntries, count: propertyCount)
+        return entry.map { body($0.pointee.utf8) }
     }
 
     static var userId: FieldRef { .standard(.userId) }
@@ -148,6 +189,8 @@ struct Evaluator {
     // MARK: Dependencies
 
     private mutating func dependenciesMet(_ flag: FlagRecord) -> Bool {
+        // Slots are numbered per flag: a parent's values are not the child's.
+        defer { parsedMask = 0 }
         var index = flag.firstDependency
         let end = index + flag.dependencyCount
         while index < end {
@@ -158,6 +201,7 @@ struct Evaluator {
             // Unleash does not follow transitive dependencies: a parent with dependencies never satisfies.
             guard parent.dependencyCount == 0 else { return false }
             // The parent is evaluated with the child's name as default group id, as Unleash's engine does.
+            parsedMask = 0
             let match = parent.enabled && !parent.broken ? matchStrategy(parent) : nil
             let parentEnabled = match != nil
             if dependency.variantCount > 0 {
@@ -179,36 +223,31 @@ struct Evaluator {
     }
 }
 
-/// A context value parsed at most once per evaluation: the last two fields read as this kind and their values.
-/// Two entries are enough: the constraints of a flag that parse a kind of value almost always read one or two fields
-/// (`age` and `score`, say, in turn).
-struct ParsedOnce<Value> {
-    /// The fields as ``key(_:)``, -1 for none.
-    private var key: Int64 = -1
-    private var value: Value?
-    private var previousKey: Int64 = -1
-    private var previousValue: Value?
+/// Scratch memory for the context values an evaluation parses: `count` slots of `stride` bytes, each holding an
+/// optional parsed value (`nil`: the field is missing or does not parse). Nothing in it is initialized until the
+/// evaluator writes a slot, and the evaluator reads only slots it has written (``Evaluator/parsedMask``), so an
+/// evaluation does not pay for clearing caches it may never use.
+struct ParsedSlots {
+    static var count: Int { 16 }
+    /// Room for the largest value kept (`SemanticVersionNumbers?`, 41 bytes), a multiple of the alignment.
+    static var stride: Int { 48 }
+    static var alignment: Int { 8 }
+    /// 768 bytes: above 1,024 `withUnsafeTemporaryAllocation` may take the memory from the heap, a `malloc` per evaluation.
+    static var byteCount: Int { count * stride }
 
-    /// A field's kind and name in one integer: they tell fields apart (an override's key follows from them).
+    private let base: UnsafeMutableRawPointer
+
+    init(_ base: UnsafeMutableRawPointer) { self.base = base }
+
+    /// The value written to `slot`. Sound for the values kept here, which are all bitwise-copyable (no references),
+    /// once `slot` was written with the same type.
     @inline(__always)
-    private static func key(_ field: FieldRef) -> Int64 {
-        Int64(field.kind.rawValue) << 32 | Int64(UInt32(bitPattern: field.name))
+    func load<Value: BitwiseCopyable>(_ slot: Int8, as type: Value.Type) -> Value? {
+        base.load(fromByteOffset: Int(slot) &* Self.stride, as: Value?.self)
     }
 
-    /// The value already parsed for `field` (`.some(nil)` when it did not parse), or `nil` when not read yet.
     @inline(__always)
-    subscript(field: FieldRef) -> Value?? {
-        let wanted = Self.key(field)
-        if key == wanted { return .some(value) }
-        if previousKey == wanted { return .some(previousValue) }
-        return nil
-    }
-
-    @inline(__always)
-    mutating func store(_ value: Value?, for field: FieldRef) {
-        previousKey = key
-        previousValue = self.value
-        key = Self.key(field)
-        self.value = value
+    func store<Value: BitwiseCopyable>(_ value: Value?, in slot: Int8) {
+        base.storeBytes(of: value, toByteOffset: Int(slot) &* Self.stride, as: Value?.self)
     }
 }

@@ -23,6 +23,14 @@ extension FlagProgram {
         var dependencies: [DependencyRecord] = []
         /// Property and override names, interned so that two references to one field compare equal as integers.
         var interned: [String: Int32] = [:]
+        /// The current flag's parse slots (``ConstraintRecord/slot``) by test, field kind and name.
+        var slots: [SlotKey: Int8] = [:]
+
+        struct SlotKey: Hashable {
+            var test: ConstraintRecord.Test
+            var kind: FieldRef.Kind
+            var name: Int32
+        }
 
         init() {
             // The standard fields' names first, at the indices of their kinds (``FieldRef/standard(_:)``).
@@ -68,6 +76,7 @@ extension FlagProgram {
         }
 
         mutating func flag(_ flag: CompiledFlag) -> FlagRecord {
+            slots = [:]
             let strategyRecords = flag.strategies.map { strategy($0) }
             let (firstStrategy, strategyCount) = Self.append(strategyRecords, to: &strategies)
             let flagVariants = flag.variants.map { variantSet($0) } ?? -1
@@ -140,15 +149,15 @@ extension FlagProgram {
                 (record.first, record.count) = Self.append(values, to: &needles)
             case .number(let comparison, let value):
                 record.test = .number
-                record.comparison = comparison
+                record.orders = comparison.orders
                 (record.first, record.count) = Self.append([value], to: &numbers)
             case .date(let comparison, let instant):
                 record.test = .date
-                record.comparison = comparison
+                record.orders = comparison.orders
                 (record.first, record.count) = Self.append([instant], to: &instants)
             case .semver(let comparison, let version):
                 record.test = .semver
-                record.comparison = comparison
+                record.orders = comparison.orders
                 var prerelease: Int32 = -1
                 if !version.prerelease.isEmpty {
                     needles.append(version.prerelease.joined(separator: "."))
@@ -162,6 +171,17 @@ extension FlagProgram {
             case .cidr(let list):
                 record.test = .cidr
                 (record.first, record.count) = Self.append(list, to: &networks)
+            }
+            switch record.test {
+            case .number, .date, .semver, .cidr:
+                let key = SlotKey(test: record.test, kind: record.field.kind, name: record.field.name)
+                if let slot = slots[key] {
+                    record.slot = slot
+                } else if slots.count < ParsedSlots.count {
+                    record.slot = Int8(slots.count)
+                    slots[key] = record.slot
+                }
+            case .never, .inList, .notInList, .string, .regex: break
             }
             return record
         }

@@ -13,8 +13,11 @@ final class FlagProgram: @unchecked Sendable {
     let constraints: Table<ConstraintRecord>
     /// Rollout stickiness sources and variant override fields.
     let fields: Table<FieldRef>
-    /// Flag, property, group and variant names.
+    /// Flag, property, group and variant names; the standard fields' names first, at their kinds' raw values.
     let strings: Table<String>
+    /// The ``NameTable/wordHash(_:)`` of each standard field's name, by kind: for the property a missing field
+    /// falls back to.
+    let standardHashes: Table<UInt32>
     /// The values of `STR_*` constraints as bytes (lowercased when the constraint is case-insensitive), and the
     /// pre-releases of constraint versions.
     let needles: ByteStrings
@@ -48,6 +51,11 @@ final class FlagProgram: @unchecked Sendable {
         constraints = Table(builder.constraints)
         fields = Table(builder.fields)
         strings = Table(builder.strings)
+        standardHashes = Table(
+            builder.strings.prefix(Int(FieldRef.Kind.property.rawValue)).map { name in
+                var name = name
+                return name.withUTF8 { NameTable.wordHash(UnsafeRawBufferPointer($0)) }
+            })
         needles = ByteStrings(builder.needles)
         sets = Table(builder.sets.map { NameTable($0.values.map { (name: $0, position: 0) }) })
         hostSets = Table(builder.hostSets)
@@ -73,6 +81,7 @@ final class FlagProgram: @unchecked Sendable {
         constraints.free()
         fields.free()
         strings.free()
+        standardHashes.free()
         needles.free()
         for index in 0..<Int32(sets.count) { sets[index].free() }
         sets.free()

@@ -60,10 +60,14 @@ struct ConstraintRecord {
 
     var field: FieldRef
     var test: Test = .never
-    var comparison: OrdinalComparison = .equal
+    /// The orders of the context value against the constraint's that satisfy it: bit 0 less, 1 equal, 2 greater.
+    var orders: UInt8 = 0
     var match: StringMatch = .contains
     var caseInsensitive = false
     var inverted: Bool
+    /// Where the evaluation keeps the field's parsed value for the flag's other constraints that parse it the same
+    /// way (``ParsedSlots``); -1 for none.
+    var slot: Int8 = -1
     /// The first value in the test's table (`sets`, `strings`, `numbers`, `instants`, `versions`, `regexes`,
     /// `networks`) and how many.
     var first: Int32 = 0
@@ -85,7 +89,7 @@ struct VersionKey {
         if version.major != major { return version.major < major ? -1 : 1 }
         if version.minor != minor { return version.minor < minor ? -1 : 1 }
         if version.patch != patch { return version.patch < patch ? -1 : 1 }
-        switch (version.prerelease.isEmpty, prerelease < 0) {
+        switch (version.prereleaseStart == version.prereleaseEnd, prerelease < 0) {
         case (true, true): return 0
         case (true, false): return 1  // a release is above its pre-releases
         case (false, true): return -1

@@ -142,35 +142,20 @@ public struct FlagSnapshot: Sendable {
     public func isEnabled(_ name: String, context: UnleashContext) -> Bool {
         // `self` is borrowed for the call, so the storage lives as long as the evaluator, which holds it unowned.
         guard let position = storage.program.position(of: name) else { return false }
-        return withUnsafePointer(to: context) { context in
-            var evaluator = Evaluator(storage: storage, context: context)
-            return evaluator.isEnabled(position)
-        }
+        return Evaluator.with(storage, context) { $0.isEnabled(position) }
     }
 
     /// The variant of the flag for the context, as Unleash's `getVariant`.
     public func variant(_ name: String, context: UnleashContext) -> Variant {
         // The variant alone, built once (not inside an `Evaluation` that is then copied from and destroyed).
         guard let position = storage.program.position(of: name) else { return .disabled(featureEnabled: false) }
-        return withUnsafePointer(to: context) { context in
-            var evaluator = Evaluator(storage: storage, context: context)
-            return evaluator.variant(position)
-        }
+        return Evaluator.with(storage, context) { $0.variant(position) }
     }
 
     /// Both answers at once (one evaluation), with the details the OpenFeature API reports.
     func evaluate(_ name: String, context: UnleashContext, overrides: [String: String]? = nil, wantVariant: Bool = false) -> Evaluation {
         guard let position = storage.program.position(of: name) else { return Evaluation(outcome: .notFound) }
-        return withUnsafePointer(to: context) { context in
-            guard let overrides else {
-                var evaluator = Evaluator(storage: storage, context: context)
-                return evaluator.evaluate(position, wantVariant: wantVariant)
-            }
-            return withUnsafePointer(to: overrides) { overrides in
-                var evaluator = Evaluator(storage: storage, context: context, overrides: overrides)
-                return evaluator.evaluate(position, wantVariant: wantVariant)
-            }
-        }
+        return Evaluator.with(storage, context, overrides: overrides) { $0.evaluate(position, wantVariant: wantVariant) }
     }
 }
 

@@ -94,36 +94,49 @@ public enum MurmurHash3 {
         var h1 = prefix.h1
         var block = prefix.tail
         var pending = prefix.tailCount
-        var index = 0
+        let count = bytes.count
+        let length = UInt32(truncatingIfNeeded: prefix.length + count)
         @inline(__always) func mixBlock(_ k: UInt32) {
             h1 ^= Streaming.mix(k)
             h1 = (h1 << 13) | (h1 >> 19)
             h1 = h1 &* 5 &+ 0xe654_6b64
         }
-        // Complete the prefix's partial block, then whole blocks, then the rest.
-        while pending > 0, pending < 4, index < bytes.count {
-            block |= UInt32(bytes[index]) << (8 * UInt32(pending))
-            pending += 1
-            index += 1
+        guard let base = bytes.baseAddress, count > 0 else {
+            if pending > 0 { h1 ^= Streaming.mix(block) }
+            return Streaming.finalize(h1, length: length)
         }
-        if pending == 4 {
-            mixBlock(block)
-            block = 0
-            pending = 0
+        /// `n` (1…3) bytes from `at`, little-endian, in the low bits.
+        @inline(__always) func partial(_ at: Int, _ n: Int) -> UInt32 {
+            var value = UInt32(base.load(fromByteOffset: at, as: UInt8.self))
+            if n > 1 { value |= UInt32(base.load(fromByteOffset: at + 1, as: UInt8.self)) << 8 }
+            if n > 2 { value |= UInt32(base.load(fromByteOffset: at + 2, as: UInt8.self)) << 16 }
+            return value
+        }
+        var index = 0
+        // Complete the prefix's partial block, then whole blocks, then the rest.
+        if pending > 0 {
+            let taken = min(4 - pending, count)
+            block |= partial(0, taken) << (8 * UInt32(pending))
+            pending += taken
+            index = taken
+            if pending == 4 {
+                mixBlock(block)
+                block = 0
+                pending = 0
+            }
         }
         if pending == 0 {
-            while index + 4 <= bytes.count {
-                mixBlock(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt32.self)))
+            while index + 4 <= count {
+                mixBlock(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt32.self)))
                 index += 4
             }
-            while index < bytes.count {
-                block |= UInt32(bytes[index]) << (8 * UInt32(pending))
-                pending += 1
-                index += 1
+            if index < count {
+                block = partial(index, count - index)
+                pending = count - index
             }
         }
         if pending > 0 { h1 ^= Streaming.mix(block) }
-        return Streaming.finalize(h1, length: UInt32(truncatingIfNeeded: prefix.length + bytes.count))
+        return Streaming.finalize(h1, length: length)
     }
 
     /// The hash of contiguous bytes, four at a time.
