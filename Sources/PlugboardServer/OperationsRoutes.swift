@@ -196,22 +196,6 @@ package struct OperationsRoutes: Sendable {
         /// The access token, for a caller that came with one (the API; a console session opened with a token).
         let token: AccessToken?
         let address: String
-
-        /// A value with each stored property given.
-        init(principal: Principal, readOnly: Bool, credential: String, token: AccessToken?, address: String) {
-            self.principal = principal
-            self.readOnly = readOnly
-            self.credential = credential
-            self.token = token
-            self.address = address
-        }
-
-        /// A caller with an access token.
-        init(token: AccessToken, principal: Principal, address: String) {
-            self.init(
-                principal: principal, readOnly: token.readOnly, credential: "the access token '\(token.name)' of \(token.principal)",
-                token: token, address: address)
-        }
     }
 
     /// The whole body of a request (bounded by the operation's limit).
@@ -246,4 +230,14 @@ extension HTTPField.Name {
     static let plugboardChangeRequest = HTTPField.Name(OperationsWire.changeRequestHeader)!
     /// On a refusal: the request's body was read whole, so the connection may stay open (removed before it is sent).
     static let plugboardBodyRead = HTTPField.Name("Plugboard-Body-Read")!
+}
+
+// In an extension, so that Swift still writes the caller's memberwise initializer.
+extension OperationsRoutes.Caller {
+    /// A caller with an access token.
+    init(token: AccessToken, principal: Principal, address: String) {
+        self.init(
+            principal: principal, readOnly: token.readOnly, credential: "the access token '\(token.name)' of \(token.principal)",
+            token: token, address: address)
+    }
 }
