@@ -243,11 +243,13 @@ struct ParsedSlots {
     /// once `slot` was written with the same type.
     @inline(__always)
     func load<Value: BitwiseCopyable>(_ slot: Int8, as type: Value.Type) -> Value? {
-        base.load(fromByteOffset: Int(slot) &* Self.stride, as: Value?.self)
+        assert(MemoryLayout<Value?>.size <= Self.stride, "\(Value.self) does not fit a parse slot")
+        return base.load(fromByteOffset: Int(slot) &* Self.stride, as: Value?.self)
     }
 
     @inline(__always)
     func store<Value: BitwiseCopyable>(_ value: Value?, in slot: Int8) {
+        assert(MemoryLayout<Value?>.size <= Self.stride, "\(Value.self) does not fit a parse slot")
         base.storeBytes(of: value, toByteOffset: Int(slot) &* Self.stride, as: Value?.self)
     }
 }
