@@ -317,7 +317,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning"]),
+        .testTarget(name: "PlugboardVersioningTests", dependencies: ["PlugboardVersioning", "PlugboardTestSupport"]),
         .testTarget(
             name: "PlugboardEventsTests",
             dependencies: [
@@ -345,7 +345,7 @@ let package = Package(
                 "PlugboardOperations", "PlugboardStore", "PlugboardModel", "PlugboardVersioning", "PlugboardTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
-        .testTarget(name: "PlugboardRegexTests", dependencies: ["PlugboardRegex"]),
+        .testTarget(name: "PlugboardRegexTests", dependencies: ["PlugboardRegex", "PlugboardTestSupport"]),
         .testTarget(name: "PlugboardFlagsTests", dependencies: ["PlugboardFlags", "PlugboardTestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "PlugboardStoreTests",

@@ -10,7 +10,7 @@ import Darwin
 
 /// `plugboard access-token`: people's tokens, each acting as one principal, created, listed and revoked as a user
 /// would (the binary, its output, its exit code, the board afterwards).
-@Suite("access tokens", .timeLimit(.minutes(10)))
+@Suite("access tokens", .timeLimit(.hangGuard))
 struct AccessTokenCLITests {
     @Test func aTokenIsShownOnceAndTheBoardKeepsOnlyItsHash() async throws {
         let sandbox = try await Sandbox.withBoard()

@@ -4,7 +4,7 @@ import Testing
 
 /// Advisories through the CLI: a file or a folder imported in one change, what they affect, their actions per
 /// environment, a withdrawal, and the refusals that leave the board as it was.
-@Suite("CLI: advisories", .timeLimit(.minutes(10)))
+@Suite("CLI: advisories", .timeLimit(.hangGuard))
 struct AdvisoryCLITests {
     /// A board with the calendar at 1.0.0, 1.3.0 and 1.4.2, the notes at 2.0.1 and the greeter at 1.1.0.
     static func board() async throws -> Sandbox {

@@ -4,7 +4,7 @@ import Testing
 
 /// Advisory feeds through the CLI: publishing a signed feed, the subscriptions, and the refusals that leave the board
 /// and the feed file as they were.
-@Suite("CLI: advisory feeds", .timeLimit(.minutes(10)))
+@Suite("CLI: advisory feeds", .timeLimit(.hangGuard))
 struct AdvisoryFeedCLITests {
     /// A board with the fixtures' advisories and a key file; answers the sandbox, the key's path and its public key.
     static func publisher() async throws -> (Sandbox, String, String) {

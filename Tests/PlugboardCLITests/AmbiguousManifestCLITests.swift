@@ -4,7 +4,7 @@ import Testing
 
 /// Ambiguous manifests: duplicate JSON keys are refused, and versions that differ only in build
 /// metadata are one version.
-@Suite("ambiguous manifests are refused", .timeLimit(.minutes(10)))
+@Suite("ambiguous manifests are refused", .timeLimit(.hangGuard))
 struct AmbiguousManifestCLITests {
     @Test func duplicateKeysAreRefusedNamingTheKey() async throws {
         let sandbox = try await Sandbox.withBoard([manifest()])

@@ -4,7 +4,7 @@ import Testing
 
 /// Approver keys through the CLI: registering, listing and revoking them, the refusals that change nothing, the audit
 /// rows, and what the policy says of plug-ins enabled without signed approvals.
-@Suite("CLI: approver keys", .timeLimit(.minutes(10)))
+@Suite("CLI: approver keys", .timeLimit(.hangGuard))
 struct ApproverCLITests {
     static func key(_ sandbox: Sandbox, _ name: String) async throws -> (file: String, keyID: String, publicKey: String) {
         let file = sandbox.root.appendingPathComponent("\(name).key").path

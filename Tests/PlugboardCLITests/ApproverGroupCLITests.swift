@@ -5,7 +5,7 @@ import Testing
 /// `plugboard group` and `policy set --approvers` on a board file: a group is made with its first member, an approval
 /// policy names it, `policy approvals` shows who approves, and once the environment is protected, widening who
 /// approves opens a change request while narrowing it applies at once.
-@Suite("who approves, on a board file (CLI)", .timeLimit(.minutes(10)))
+@Suite("who approves, on a board file (CLI)", .timeLimit(.hangGuard))
 struct ApproverGroupCLITests {
     @Test func aGroupNamedByAPolicyIsShownAndWideningItWaits() async throws {
         let sandbox = try await Sandbox.withBoard([manifest("com.example.pay")])

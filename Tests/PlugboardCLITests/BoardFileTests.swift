@@ -4,7 +4,7 @@ import Testing
 
 /// The tests' reader and editor of board files (`BoardSQL`, the `sqlite3` tool in a process of its own) gives back
 /// every value as SQLite holds it, and puts arguments in placeholders only.
-@Suite("test support: a board file through sqlite3", .timeLimit(.minutes(10)))
+@Suite("test support: a board file through sqlite3", .timeLimit(.hangGuard))
 struct BoardFileTests {
     static let awkward = "it's \"quoted\", a\\b\nnew line\r\ttab \u{1B}[31m — ✓ 日本 ?1 -- /* ' ''"
 

@@ -5,7 +5,7 @@ import Testing
 /// Change requests on a board file, as one operator meets them: in a protected environment a change that starts or
 /// widens what runs opens a request and says so in one sentence; stops apply at once; the author cannot approve.
 /// (Requests between several people, through their tokens, are in the process tests.)
-@Suite("change requests on a board file (CLI)", .timeLimit(.minutes(10)))
+@Suite("change requests on a board file (CLI)", .timeLimit(.hangGuard))
 struct ChangeRequestCLITests {
     static let pay = "com.example.pay"
 

@@ -3,7 +3,7 @@ import PlugboardTestSupport
 import Testing
 
 /// Errors from the system (a full disk) and from hostile input (a newline in a version) reach the user as one clear sentence.
-@Suite("errors are one clear sentence", .timeLimit(.minutes(10)))
+@Suite("errors are one clear sentence", .timeLimit(.hangGuard))
 struct ErrorSentenceCLITests {
     /// A full disk (here a file-size limit) while copying an artifact: the system's words and one sentence, not
     /// Foundation's error dump, and the board unchanged.

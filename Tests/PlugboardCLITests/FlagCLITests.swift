@@ -144,7 +144,7 @@ extension Sandbox {
 
 /// End-to-end tests of `plugboard flag …`: each runs the real binary and checks its exit status, stdout,
 /// stderr, and the board afterwards.
-@Suite("plugboard flag commands", .timeLimit(.minutes(10)))
+@Suite("plugboard flag commands", .timeLimit(.hangGuard))
 struct FlagCLITests {
     // MARK: create, list, show
 
@@ -312,7 +312,7 @@ struct FlagCLITests {
 
 }
 
-@Suite("flag store: fail closed", .timeLimit(.minutes(10)))
+@Suite("flag store: fail closed", .timeLimit(.hangGuard))
 struct FlagFailClosedTests {
     @Test func aHandBrokenDefinitionIsAnIntegrityErrorNotAFlagOnForEveryone() async throws {
         let sandbox = try await Sandbox.withBoard()

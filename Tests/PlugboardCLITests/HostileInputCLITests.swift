@@ -4,7 +4,7 @@ import Testing
 
 /// Hostile input: endless or oversized files and stdin, control characters, ambiguous manifests. Each
 /// is refused with exit 1 and one sentence on stderr, and leaves the board byte-for-byte unchanged.
-@Suite("hostile input is refused", .timeLimit(.minutes(10)))
+@Suite("hostile input is refused", .timeLimit(.hangGuard))
 struct HostileInputCLITests {
     /// Runs `arguments` and checks the refusal: exit 1, nothing on stdout, one `error:` line holding `expected`, the board unchanged.
     @discardableResult
@@ -56,11 +56,7 @@ struct HostileInputCLITests {
 
     // MARK: unbounded reads (item 3)
 
-    /// A guard against a read that never ends, not a measurement: each test runs about a dozen CLI processes and board
-    /// snapshots, which take well over a minute on a busy 2-core machine running the rest of the suite beside them.
-    static let hangGuard = TimeLimitTrait.Duration.minutes(10)
-
-    @Test(.timeLimit(hangGuard))
+    @Test(.timeLimit(.hangGuard))
     func endlessManifestsAreRefusedAtTheLimit() async throws {
         let sandbox = try await Sandbox.withBoard([manifest()])
         try await Self.refused(
@@ -74,7 +70,7 @@ struct HostileInputCLITests {
         try await Self.refused(sandbox, ["plugin", "register", atLimit], "not valid JSON")
     }
 
-    @Test(.timeLimit(hangGuard))
+    @Test(.timeLimit(.hangGuard))
     func endlessFeaturesContextsAndSecretsAreRefusedAtTheLimit() async throws {
         let sandbox = try await Sandbox.withBoard([manifest()])
         try await Self.refused(

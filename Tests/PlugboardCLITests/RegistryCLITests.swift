@@ -5,7 +5,7 @@ import Testing
 
 /// End-to-end tests of the registry commands: each runs the real `plugboard` binary and checks its exit
 /// status, stdout, stderr and the board afterwards.
-@Suite("plugboard registry commands", .timeLimit(.minutes(10)))
+@Suite("plugboard registry commands", .timeLimit(.hangGuard))
 struct RegistryCLITests {
     @Test func initCreatesAPrivateBoardAndRefusesToOverwriteIt() async throws {
         let sandbox = try Sandbox()

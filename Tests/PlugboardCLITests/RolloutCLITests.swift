@@ -4,7 +4,7 @@ import Testing
 
 /// `plugboard rollout …` end to end: an operator's story, usage errors (exit 2), refusals (exit 1) and the schedule's
 /// steps run by `rollout tick`, all in the audit log.
-@Suite("rollouts from the command line", .timeLimit(.minutes(10)))
+@Suite("rollouts from the command line", .timeLimit(.hangGuard))
 struct RolloutCLITests {
     static let plugin = "com.example.a"
 

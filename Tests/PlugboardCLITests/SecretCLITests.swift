@@ -10,7 +10,7 @@ import Darwin
 #endif
 
 /// End-to-end tests of `plugboard secret …` and `plugboard keys …`, and of the master key `plugboard init` sets up.
-@Suite("plugboard secret and keys commands", .timeLimit(.minutes(10)))
+@Suite("plugboard secret and keys commands", .timeLimit(.hangGuard))
 struct SecretCLITests {
     static let calendar = "com.example.calendar"
     static let mail = "com.example.mail"

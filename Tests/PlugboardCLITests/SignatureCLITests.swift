@@ -4,7 +4,7 @@ import Testing
 
 /// Signed plug-ins through the CLI: keys outside the board, signing, storing signatures, trusting and revoking keys,
 /// the policy per environment, and the tampering the audit log names.
-@Suite("CLI: signed plug-ins", .timeLimit(.minutes(10)))
+@Suite("CLI: signed plug-ins", .timeLimit(.hangGuard))
 struct SignatureCLITests {
     /// A board with com.example.calendar@1.0.0 registered with an artifact and a signature by a trusted key.
     struct Signed {

@@ -4,7 +4,7 @@ import Testing
 
 /// Staged artifacts: what a `plugin register --artifact` killed mid-way staged is removed at the next
 /// staging, while a copy that a live process is still writing is kept.
-@Suite("staged artifacts a killed registration left are removed", .timeLimit(.minutes(10)))
+@Suite("staged artifacts a killed registration left are removed", .timeLimit(.hangGuard))
 struct StagedArtifactCleanupCLITests {
     @Test func staleStagedArtifactsAreRemovedAtTheNextRegistration() async throws {
         let sandbox = try await Sandbox.withBoard()

@@ -4,7 +4,7 @@ import Testing
 
 /// The audit log proves the board's state: every edit made with SQLite behind the CLI's back is named by
 /// `audit verify`, which still passes on the untouched board.
-@Suite("audit log: the state proof", .timeLimit(.minutes(10)))
+@Suite("audit log: the state proof", .timeLimit(.hangGuard))
 struct StateProofCLITests {
     /// A board with a plug-in with an artifact, a kill switch, an owner, a flag and a secret written twice.
     static func provenBoard() async throws -> Sandbox {

@@ -4,7 +4,7 @@ import Testing
 
 /// Terminal and table injection: control characters, bidirectional overrides and invisible
 /// characters are refused where a name is expected, and escaped wherever the CLI prints a table.
-@Suite("terminal injection is refused or escaped", .timeLimit(.minutes(10)))
+@Suite("terminal injection is refused or escaped", .timeLimit(.hangGuard))
 struct TerminalInjectionCLITests {
     @Test func aManifestNameThatBreaksALineOrHidesTextIsRefused() async throws {
         let sandbox = try await Sandbox.withBoard([manifest()])

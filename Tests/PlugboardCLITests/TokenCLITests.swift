@@ -3,7 +3,7 @@ import PlugboardTestSupport
 import Testing
 
 /// `plugboard token`, `plugboard clients` and the usage views of `flag show` and `flag list --unused`, end to end.
-@Suite("token and clients CLI", .timeLimit(.minutes(10)))
+@Suite("token and clients CLI", .timeLimit(.hangGuard))
 struct TokenCLITests {
     @Test func aTokenIsPrintedOnceAndOnlyItsHashIsStored() async throws {
         let sandbox = try await Sandbox.withBoard()

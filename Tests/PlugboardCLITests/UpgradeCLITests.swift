@@ -10,7 +10,7 @@ import Darwin
 
 /// A board made by an earlier Plugboard (`Tests/PlugboardStoreTests/Fixtures/legacy-board`, made by the CLI as it was
 /// before the store was restructured) opens, reads, decrypts and verifies with this one, and takes new changes.
-@Suite("boards made by an earlier Plugboard", .timeLimit(.minutes(10)))
+@Suite("boards made by an earlier Plugboard", .timeLimit(.hangGuard))
 struct UpgradeCLITests {
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("PlugboardStoreTests/Fixtures/legacy-board")

@@ -4,7 +4,7 @@ import Testing
 
 /// `plugboard webhook …` end to end: an endpoint's secret printed once and kept sealed, refused addresses, and every
 /// change an audit row that never carries the secret.
-@Suite("plugboard webhook commands", .timeLimit(.minutes(10)))
+@Suite("plugboard webhook commands", .timeLimit(.hangGuard))
 struct WebhookCLITests {
     @Test func anEndpointIsAddedWithItsSecretShownOnceAndManagedWithAuditedCommands() async throws {
         let sandbox = try await Sandbox.withBoard()

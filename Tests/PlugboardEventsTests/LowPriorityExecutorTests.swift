@@ -7,7 +7,7 @@ import Testing
 @testable import PlugboardEvents
 
 /// Delivery's own thread: in the background, yet its work ends on a machine whose every processor is kept busy.
-@Suite("delivery's thread", .serialized, .timeLimit(.minutes(10)))
+@Suite("delivery's thread", .serialized, .timeLimit(.hangGuard))
 struct LowPriorityExecutorTests {
     #if os(Linux)
     /// Once it has had no work for a while (a test before may have left it with its share).

@@ -2,13 +2,14 @@ import Crypto
 import Foundation
 import PlugboardModel
 import PlugboardNetwork
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardEvents
 
 /// What an endpoint receives: Standard Webhooks signatures a receiver can check, bodies under 20 KB with the row's
 /// place in the chain, and chat and monitoring messages that name the plug-in, the reason, the person and the page.
-@Suite("webhook payloads, formats and signatures", .timeLimit(.minutes(10)))
+@Suite("webhook payloads, formats and signatures", .timeLimit(.hangGuard))
 struct WebhookFormatTests {
     static let payload = WebhookPayload(boardID: "b0a4d", consoleURL: "https://plugboard.example.com/")
 

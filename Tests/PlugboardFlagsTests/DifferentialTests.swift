@@ -168,7 +168,7 @@ final class RandomnessProbe: Sendable {
     let used = Mutex(false)
 }
 
-@Suite("Differential test against Unleash's engine (yggdrasil)", .timeLimit(.minutes(10)))
+@Suite("Differential test against Unleash's engine (yggdrasil)", .timeLimit(.hangGuard))
 struct DifferentialTests {
     static let featuresURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Fixtures/differential/features.json")

@@ -1,8 +1,9 @@
 import Foundation
 import PlugboardFlags
+import PlugboardTestSupport
 import Testing
 
-@Suite("The module's one error: its code, its message and what it carries", .timeLimit(.minutes(10)))
+@Suite("The module's one error: its code, its message and what it carries", .timeLimit(.hangGuard))
 struct FlagsErrorTests {
     /// One error (a rollout of 150 %) and one warning (a dependency on a flag that does not exist).
     static let refused = """

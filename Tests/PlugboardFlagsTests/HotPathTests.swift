@@ -1,10 +1,11 @@
 import Foundation
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardFlags
 
 /// The hot path's own parsers and hashes against the slower, obviously right forms they replace.
-@Suite("Hot path", .timeLimit(.minutes(10)))
+@Suite("Hot path", .timeLimit(.hangGuard))
 struct HotPathTests {
     @Test("the joined rollout hash equals hashing the joined string, for every length")
     func joinedHash() {

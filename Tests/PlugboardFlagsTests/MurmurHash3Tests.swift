@@ -1,8 +1,9 @@
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardFlags
 
-@Suite("MurmurHash3 x86 32-bit", .timeLimit(.minutes(10)))
+@Suite("MurmurHash3 x86 32-bit", .timeLimit(.hangGuard))
 struct MurmurHash3Tests {
     struct Vector: Sendable, CustomTestStringConvertible {
         let input: String

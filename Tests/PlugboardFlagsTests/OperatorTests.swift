@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardFlags
+import PlugboardTestSupport
 import Testing
 
 /// Builds a one-flag snapshot whose only strategy has the given constraint.
@@ -12,7 +13,7 @@ func snapshot(constraint: Constraint, mode: ValidationMode = .strict, now: Date 
 
 func props(_ properties: [String: String]) -> UnleashContext { UnleashContext(properties: properties) }
 
-@Suite("Constraint operators", .timeLimit(.minutes(10)))
+@Suite("Constraint operators", .timeLimit(.hangGuard))
 struct OperatorTests {
     @Test("IN / NOT_IN with a missing field, inversion, and exact byte comparison")
     func lists() throws {

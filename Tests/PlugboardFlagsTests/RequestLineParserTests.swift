@@ -1,10 +1,11 @@
 import Foundation
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardFlags
 
 /// `flag evaluate`'s fast reader of input lines against `JSONDecoder`, which it must agree with.
-@Suite("Request lines", .timeLimit(.minutes(10)))
+@Suite("Request lines", .timeLimit(.hangGuard))
 struct RequestLineParserTests {
     @Test("the fast reader of request lines agrees with JSONDecoder, and leaves unusual lines to it")
     func requestLines() throws {

@@ -1,8 +1,9 @@
 import Foundation
 import PlugboardFlags
+import PlugboardTestSupport
 import Testing
 
-@Suite("OpenFeature-style evaluation, provider and batch output", .timeLimit(.minutes(10)))
+@Suite("OpenFeature-style evaluation, provider and batch output", .timeLimit(.hangGuard))
 struct ResolutionTests {
     static let json = #"""
         {"version":1,"features":[

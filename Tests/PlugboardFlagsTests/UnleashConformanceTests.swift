@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardFlags
+import PlugboardTestSupport
 import Testing
 
 /// Locates and runs the Unleash client specification fixtures.
@@ -110,7 +111,7 @@ enum Conformance {
     }
 }
 
-@Suite("Unleash client specification", .timeLimit(.minutes(10)))
+@Suite("Unleash client specification", .timeLimit(.hangGuard))
 struct UnleashConformanceTests {
     @Test("index.json lists the fixture files")
     func indexIsReadable() {

@@ -1,8 +1,9 @@
 import Foundation
 import PlugboardFlags
+import PlugboardTestSupport
 import Testing
 
-@Suite("Decoding, validation and round-trips", .timeLimit(.minutes(10)))
+@Suite("Decoding, validation and round-trips", .timeLimit(.hangGuard))
 struct ValidationTests {
     func errors(_ json: String) throws -> [String] {
         try FeatureSet.decode(from: json).validate().errors.map(\.description)

@@ -2,12 +2,13 @@ import Crypto
 import Foundation
 import PlugboardHost
 import PlugboardModel
+import PlugboardTestSupport
 import PlugboardVersioning
 import Testing
 
 /// The check a host makes of a plug-in's signed approvals before it loads it (``ApprovalCheck``), and the resolver's
 /// `unapproved` skip.
-@Suite("signed approvals, checked by the host", .timeLimit(.minutes(10)))
+@Suite("signed approvals, checked by the host", .timeLimit(.hangGuard))
 struct ApprovalCheckTests {
     static let pay = "com.example.pay"
     static let bob = Curve25519.Signing.PrivateKey()

@@ -4,6 +4,7 @@ import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardRemoteHost
 import PlugboardStore
+import PlugboardTestSupport
 import PlugboardVersioning
 import Synchronization
 import Testing
@@ -58,7 +59,7 @@ final class RolloutSource: HostSource {
 
 /// A host with several versions of a plug-in compiled in switches between them in-process as the board's selection
 /// moves, and a rollout that no longer allows the running release stops it at once.
-@Suite("host runtime: several compiled-in versions and rollouts", .timeLimit(.minutes(10)), .serialized)
+@Suite("host runtime: several compiled-in versions and rollouts", .timeLimit(.hangGuard), .serialized)
 struct CompiledInVersionsTests {
     static let id = "com.example.a"
 

@@ -1,13 +1,14 @@
 import Foundation
 import PlugboardModel
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardHost
 
 /// The crash journal a host keeps in its state folder: the marker around calls into plug-in code, the window that
 /// decides a quarantine, the bounds, and files that are not what the host wrote.
-@Suite("crash journal", .timeLimit(.minutes(10)))
+@Suite("crash journal", .timeLimit(.hangGuard))
 struct CrashJournalTests {
     let folder = NSTemporaryDirectory() + "plugboard-crashes-\(UUID().uuidString.prefix(8))"
 
@@ -197,7 +198,7 @@ struct CrashJournalTests {
 }
 
 /// The host's side: a marker left by a process that died is a crash of that release; enough of them quarantine it.
-@Suite("crash quarantine in the host", .timeLimit(.minutes(10)), .serialized)
+@Suite("crash quarantine in the host", .timeLimit(.hangGuard), .serialized)
 struct CrashQuarantineHostTests {
     func host(_ t: TestBoard, state: String, policy: CrashQuarantine?, safeMode: Bool = false) async throws -> PluginHost {
         var configuration = try await t.configuration(.boardFile)

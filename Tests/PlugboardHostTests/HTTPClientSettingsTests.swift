@@ -1,9 +1,10 @@
 import Foundation
 import PlugboardClient
 import PlugboardModel
+import PlugboardTestSupport
 import Testing
 
-@Suite("the HTTP clients' one configuration", .timeLimit(.minutes(10)))
+@Suite("the HTTP clients' one configuration", .timeLimit(.hangGuard))
 struct HTTPClientSettingsTests {
     @Test func plugboardTimeoutSetsTheCLIsDeadlineInWholeSecondsFromOneToADay() {
         #expect(HTTPClientSettings.timeout([:]) == .seconds(120))

@@ -7,7 +7,7 @@ import Testing
 
 /// Advisories on a host, from the board file and from a served board: `warn` loads and reports, `refuse-new` keeps what
 /// runs and refuses a new load, `stop` stops the affected release as a kill switch of the version does.
-@Suite("host runtime: advisories", .timeLimit(.minutes(10)))
+@Suite("host runtime: advisories", .timeLimit(.hangGuard))
 struct HostAdvisoryTests {
     static let calendar = "com.example.calendar"
 

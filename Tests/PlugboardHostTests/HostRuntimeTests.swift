@@ -43,7 +43,7 @@ final class TestPlugin: Plugin, Greeting {
     func greet(_ name: String) -> String { "\(id) greets \(name)" }
 }
 
-@Suite("host runtime", .timeLimit(.minutes(10)), .serialized)
+@Suite("host runtime", .timeLimit(.hangGuard), .serialized)
 struct HostRuntimeTests {
     func host(_ t: TestBoard, _ kind: HostSourceKind = .boardFile, environment: String = "default", readOnly: Bool = false)
         async throws -> PluginHost
@@ -162,7 +162,7 @@ struct HostRuntimeTests {
 
 }
 
-@Suite("host runtime: gate flags from the board", .timeLimit(.minutes(10)), .serialized)
+@Suite("host runtime: gate flags from the board", .timeLimit(.hangGuard), .serialized)
 struct HostGateFlagTests {
     @Test(arguments: HostSourceKind.allCases) func aGateRolledOutOnTheBoardDecidesAndFollowsChangesLive(kind: HostSourceKind) async throws {
         let t = try TestBoard()
@@ -207,7 +207,7 @@ struct HostGateFlagTests {
     }
 }
 
-@Suite("board flag provider", .timeLimit(.minutes(10)))
+@Suite("board flag provider", .timeLimit(.hangGuard))
 struct BoardFlagProviderTests {
     @Test func itReloadsOnlyWhenTheBoardChangesAndAWatcherFollowsChanges() async throws {
         try await onHighPriority { try await reloadsAndWatches() }
@@ -262,7 +262,7 @@ final class Publisher: Plugin {
     func publish() { context.withLock { $0 }?.events.publish("calendar.synced", payload: Data("{\"items\":3}".utf8)) }
 }
 
-@Suite("host runtime: events between plug-ins", .timeLimit(.minutes(10)), .serialized)
+@Suite("host runtime: events between plug-ins", .timeLimit(.hangGuard), .serialized)
 struct HostEventBusTests {
     @Test func eventsReachSubscribersWithTheSenderBoundAndStopAtDeactivation() async throws {
         try await onHighPriority { try await eventsFlowAndStop() }
@@ -297,7 +297,7 @@ struct HostEventBusTests {
     }
 }
 
-@Suite("flag results for plug-ins", .timeLimit(.minutes(10)))
+@Suite("flag results for plug-ins", .timeLimit(.hangGuard))
 struct FlagResultModelTests {
     /// The plug-in API and the evaluator each name OpenFeature's results (neither links the other); the host converts
     /// case by case, so both must name the same reasons and error codes, with the same raw values.

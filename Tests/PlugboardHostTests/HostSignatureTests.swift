@@ -10,7 +10,7 @@ import PlugboardVersioning
 import Testing
 
 /// The host checks signatures before any code loads, compiled-in plug-ins included, as the environment's policy says.
-@Suite("host runtime: signed releases", .timeLimit(.minutes(10)))
+@Suite("host runtime: signed releases", .timeLimit(.hangGuard))
 struct HostSignatureTests {
     static let key = Curve25519.Signing.PrivateKey()
     static var publicKey: String { key.publicKey.rawRepresentation.base64EncodedString() }

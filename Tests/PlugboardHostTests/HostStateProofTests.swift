@@ -8,7 +8,7 @@ import Testing
 
 /// A host loads only releases whose rows are the ones the audit log recorded: an edit made with SQLite behind the
 /// CLI's back keeps the release unloaded, with a reason that names the row.
-@Suite("host runtime: only proven state", .timeLimit(.minutes(10)))
+@Suite("host runtime: only proven state", .timeLimit(.hangGuard))
 struct HostStateProofTests {
     func host(_ t: TestBoard) -> PluginHost {
         t.host(compiledIn: ["com.example.a", "com.example.b"])

@@ -8,7 +8,7 @@ import Testing
 
 /// A read the host refuses as unproven, which the source retries (a served board's source does so for a new host whose
 /// first snapshot was not proven fresh): the retry wakes the host and it reads again, however soon the retry comes.
-@Suite("host runtime: a refused read the source retries", .timeLimit(.minutes(10)))
+@Suite("host runtime: a refused read the source retries", .timeLimit(.hangGuard))
 struct HostUnprovenRetryTests {
     @Test func aRetryNotedWhileTheRefusedReadRanMakesTheHostReadAgain() async throws {
         let t = try TestBoard()

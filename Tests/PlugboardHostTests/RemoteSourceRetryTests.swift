@@ -12,7 +12,7 @@ import Synchronization
 import Testing
 
 /// A served host whose server fails a read while its event stream stays connected.
-@Suite("served board source: failed reads", .timeLimit(.minutes(10)))
+@Suite("served board source: failed reads", .timeLimit(.hangGuard))
 struct RemoteSourceRetryTests {
     /// The server answers one snapshot read with 503 and keeps the event stream open, announcing nothing more: the
     /// source wakes the host to read again by itself, with the reconnection's backoff, instead of leaving it on what it

@@ -1,11 +1,12 @@
 import Foundation
 import PlugboardModel
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardRemoteHost
 
 /// The parts of a served host that need no server: the reconnection delays and the event-stream parser.
-@Suite("served board source: backoff and event stream", .timeLimit(.minutes(10)))
+@Suite("served board source: backoff and event stream", .timeLimit(.hangGuard))
 struct RemoteSourceUnitTests {
     @Test func reconnectionDelaysAreJitteredDoubledAndCapped() {
         let initial = Duration.milliseconds(200)

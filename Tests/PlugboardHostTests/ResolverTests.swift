@@ -4,6 +4,7 @@ import PlugboardHost
 import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardStore
+import PlugboardTestSupport
 import PlugboardVersioning
 import Synchronization
 import Testing
@@ -59,7 +60,7 @@ final class TestBoard: Sendable {
     }
 }
 
-@Suite("resolver: which plug-ins load", .timeLimit(.minutes(10)))
+@Suite("resolver: which plug-ins load", .timeLimit(.hangGuard))
 struct ResolverTests {
     @Test func onlyEnabledPluginsLoad() throws {
         let t = try TestBoard()

@@ -2,11 +2,12 @@ import Foundation
 import PlugboardHost
 import PlugboardModel
 import PlugboardStore
+import PlugboardTestSupport
 import PlugboardVersioning
 import Testing
 
 /// Rule 1 under a rollout: each host selects releases up to the rollout's cap for it, decided from its own id.
-@Suite("resolver: rollouts", .timeLimit(.minutes(10)))
+@Suite("resolver: rollouts", .timeLimit(.hangGuard))
 struct RolloutResolverTests {
     static let id = "com.example.r"
 

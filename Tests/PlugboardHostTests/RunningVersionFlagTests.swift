@@ -4,11 +4,12 @@ import PlugboardHost
 import PlugboardModel
 import PlugboardPluginAPI
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 /// A flag can require the version of a plug-in the host runs (`plugin.ID.version` with the semver operators): it is
 /// on while the host runs a release that satisfies it, and goes off with the release, without a change to the flag.
-@Suite("host runtime: flags that follow the plug-ins a host runs", .timeLimit(.minutes(10)), .serialized)
+@Suite("host runtime: flags that follow the plug-ins a host runs", .timeLimit(.hangGuard), .serialized)
 struct RunningVersionFlagTests {
     static let features = """
         {"version": 2, "features": [{"name": "checkout.needs-a", "enabled": true, "strategies": [{"name": "default",

@@ -10,7 +10,7 @@ import Testing
 /// Background threads (webhook delivery's): under `SCHED_IDLE` while nothing waits for them, so that any other thread
 /// that wakes takes the processor from them at once; given a share of it, at a lower nice value, when work has waited
 /// for them longer than the patience, so that a machine kept busy never starves them.
-@Suite("background threads", .timeLimit(.minutes(10)))
+@Suite("background threads", .timeLimit(.hangGuard))
 struct BackgroundPriorityTests {
     #if os(Linux)
     @Test(.enabled(if: BackgroundPriority.idlePolicyAllowed(), "this process may not leave SCHED_IDLE again"))

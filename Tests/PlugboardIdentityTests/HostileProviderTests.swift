@@ -1,11 +1,12 @@
 import Foundation
 import JWTKit
 import PlugboardIdentity
+import PlugboardTestSupport
 import Synchronization
 import Testing
 
 /// A provider that lies, forges or replays: every token and answer below is refused with its sentence.
-@Suite("ID tokens from a hostile provider", .timeLimit(.minutes(10)))
+@Suite("ID tokens from a hostile provider", .timeLimit(.hangGuard))
 struct HostileProviderTests {
     @Test("a good token signed with RS256, ES256 or EdDSA is accepted, its groups and names read")
     func accepted() async throws {

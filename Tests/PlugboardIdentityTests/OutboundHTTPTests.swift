@@ -1,10 +1,11 @@
 import Foundation
 import PlugboardIdentity
 import PlugboardNetwork
+import PlugboardTestSupport
 import Synchronization
 import Testing
 
-@Suite("Calls to the provider: bounded, https, public addresses", .timeLimit(.minutes(10)))
+@Suite("Calls to the provider: bounded, https, public addresses", .timeLimit(.hangGuard))
 struct OutboundHTTPTests {
     @Test("an oversize body, a slow answer, a redirect and a non-JSON answer are refused")
     func bounds() async throws {

@@ -1,8 +1,9 @@
 import Foundation
 import PlugboardIdentity
+import PlugboardTestSupport
 import Testing
 
-@Suite("Pending logins: consumed once, by their browser, in time", .timeLimit(.minutes(10)))
+@Suite("Pending logins: consumed once, by their browser, in time", .timeLimit(.hangGuard))
 struct PendingLoginsTests {
     @Test("a state is finished once; a replay is refused")
     func replayedState() throws {
@@ -56,7 +57,7 @@ struct PendingLoginsTests {
     }
 }
 
-@Suite("The client secret file", .timeLimit(.minutes(10)))
+@Suite("The client secret file", .timeLimit(.hangGuard))
 struct ClientSecretTests {
     @Test("a 0600 file is read without its newline; a file others can read is refused; the secret never prints")
     func secretFile() throws {

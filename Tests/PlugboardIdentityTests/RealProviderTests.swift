@@ -15,7 +15,7 @@ private let mockProvider: String? = {
     return FileManager.default.isExecutableFile(atPath: path) ? path : nil
 }()
 
-@Suite("Against a real provider (oidc-provider-mock)", .timeLimit(.minutes(10)))
+@Suite("Against a real provider (oidc-provider-mock)", .timeLimit(.hangGuard))
 struct RealProviderTests {
     @Test(
         "a whole code flow with PKCE: discovery, authorization, code, ID token and groups",

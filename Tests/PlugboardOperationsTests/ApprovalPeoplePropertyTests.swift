@@ -9,7 +9,7 @@ import Testing
 /// makers) make first tokens for principals on the board's machine, and tokens make tokens, for their own principal or
 /// another, up to five deep. Whatever the trees, no set of approvals lets the author's person, or any one person, reach
 /// the approvals a request needs.
-@Suite("operations: approvals by people, over random token trees", .timeLimit(.minutes(10)))
+@Suite("operations: approvals by people, over random token trees", .timeLimit(.hangGuard))
 struct ApprovalPeoplePropertyTests {
     static let makers = ["m0", "m1", "m2", "m3"]
     static let principals = ["p0", "p1", "p2", "p3", "p4", "p5"]

@@ -2,12 +2,13 @@ import Foundation
 import PlugboardModel
 import PlugboardOperations
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 /// Who may approve a change request, as an environment's policy says (`policy set --approvers`): by default board
 /// admins and the plug-in's owners and maintainers; `admins`, `owners` or a group narrow it, and a group never gives a
 /// right its members do not hold. Rejecting needs the same right; widening who approves waits for approvals.
-@Suite("operations: who may approve", .timeLimit(.minutes(10)))
+@Suite("operations: who may approve", .timeLimit(.hangGuard))
 struct ApproverPolicyOperationTests {
     typealias Base = ChangeRequestOperationTests
     static let dave = try! Principal(osUser: "dave")

@@ -2,11 +2,12 @@ import Foundation
 import PlugboardModel
 import PlugboardOperations
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 /// Every declared operation and the audit rows its store path writes: the row's action is the declaration's
 /// (``OperationDeclaration/action``), whether the change is made or refused.
-@Suite("operations: the audit action of every declared operation", .timeLimit(.minutes(10)))
+@Suite("operations: the audit action of every declared operation", .timeLimit(.hangGuard))
 struct AuditActionTests {
     static let admin = try! Principal(osUser: "alice")
     static let stranger = try! Principal(osUser: "mallory")

@@ -2,11 +2,12 @@ import Foundation
 import PlugboardModel
 import PlugboardOperations
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 /// The reads of the board as a whole (environments, clients, the audit log) and of plug-ins (list, show, status) as
 /// declared operations: their wire, what the server refuses, their names and their text.
-@Suite("operations: the board's and plug-ins' reads", .timeLimit(.minutes(10)))
+@Suite("operations: the board's and plug-ins' reads", .timeLimit(.hangGuard))
 struct BoardAndPluginReadTests {
     static let id = try! PluginID(validating: "com.example.alpha")
     static let head = "7:" + String(repeating: "a", count: 64) + ":" + String(repeating: "b", count: 64)

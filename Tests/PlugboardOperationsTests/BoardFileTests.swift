@@ -1,11 +1,12 @@
 import Foundation
 import PlugboardModel
 import PlugboardOperations
+import PlugboardTestSupport
 import Testing
 
 /// The operations as the Swift API: a board created, changed and read through `BoardFile`, with the checks and
 /// answers of the CLI's commands.
-@Suite("operations: the Swift API (BoardFile)", .timeLimit(.minutes(10)))
+@Suite("operations: the Swift API (BoardFile)", .timeLimit(.hangGuard))
 struct BoardFileTests {
     static let admin = try! Principal(osUser: "admin")
     static let notes = """

@@ -2,11 +2,12 @@ import Foundation
 import PlugboardModel
 import PlugboardOperations
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 /// Change requests as the operations make them, in process with three principals: what waits, what does not, the
 /// approvals' binding to the rows, rollout steps, and `audit verify`'s replay of the approvals.
-@Suite("operations: change requests", .timeLimit(.minutes(10)))
+@Suite("operations: change requests", .timeLimit(.hangGuard))
 struct ChangeRequestOperationTests {
     static let alice = try! Principal(osUser: "alice")
     static let bob = try! Principal(osUser: "bob")

@@ -1,10 +1,11 @@
 import PlugboardModel
 import PlugboardOperations
+import PlugboardTestSupport
 import PlugboardVersioning
 import Testing
 
 /// The answers' schemas in the OpenAPI document are read from the Swift types.
-@Suite("operations: schemas read from the answers' types", .timeLimit(.minutes(10)))
+@Suite("operations: schemas read from the answers' types", .timeLimit(.hangGuard))
 struct JSONSchemaTests {
     enum Color: String, Codable, CaseIterable { case red, green }
 

@@ -3,10 +3,11 @@ import Foundation
 import PlugboardModel
 import PlugboardOperations
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 /// Every declared operation, from the CLI's words to the wire and back, and what an operation made empty does.
-@Suite("operations: every declaration round-trips, an empty one is refused", .timeLimit(.minutes(10)))
+@Suite("operations: every declaration round-trips, an empty one is refused", .timeLimit(.hangGuard))
 struct OperationRoundTripTests {
     /// Fields that exclude the others of their operation (a kill's `--all` and its id): left at their defaults.
     static let exclusive: Set<String> = [

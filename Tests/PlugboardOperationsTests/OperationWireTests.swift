@@ -3,11 +3,12 @@ import Foundation
 import PlugboardModel
 import PlugboardOperations
 import PlugboardStore
+import PlugboardTestSupport
 import PlugboardVersioning
 import Testing
 
 /// The operations module on its own: what a declaration gives (fields, wire, document) and what it refuses.
-@Suite("operations: one declaration, its fields and its wire", .timeLimit(.minutes(10)))
+@Suite("operations: one declaration, its fields and its wire", .timeLimit(.hangGuard))
 struct OperationWireTests {
     static let id = try! PluginID(validating: "com.example.alpha")
 

@@ -2,11 +2,12 @@ import Foundation
 import PlugboardModel
 import PlugboardOperations
 import PlugboardStore
+import PlugboardTestSupport
 import PlugboardVersioning
 import Testing
 
 /// Roles, signature trust and tokens as operations: their wire, their refusals and the text the CLI prints.
-@Suite("operations: roles, trust and tokens", .timeLimit(.minutes(10)))
+@Suite("operations: roles, trust and tokens", .timeLimit(.hangGuard))
 struct RoleTrustTokenOperationTests {
     static let id = try! PluginID(validating: "com.example.alpha")
     static let key = "OlFqrG6X0nZE2uIAEFKKENKnIvdROIUrUXGeFvbz6vM="

@@ -2,11 +2,12 @@ import Foundation
 import PlugboardModel
 import PlugboardOperations
 import PlugboardStore
+import PlugboardTestSupport
 import PlugboardVersioning
 import Testing
 
 /// Rollouts as operations: their wire, their fields' rules and refusals, and the plan a start makes.
-@Suite("operations: rollouts", .timeLimit(.minutes(10)))
+@Suite("operations: rollouts", .timeLimit(.hangGuard))
 struct RolloutOperationTests {
     static let id = try! PluginID(validating: "com.example.alpha")
 

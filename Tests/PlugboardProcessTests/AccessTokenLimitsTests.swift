@@ -12,7 +12,7 @@ enum RefusalWindow {
 }
 
 @Suite(
-    "access tokens' limits against a served board (processes)", .timeLimit(.minutes(10)), .serialized,
+    "access tokens' limits against a served board (processes)", .timeLimit(.hangGuard), .serialized,
     .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
 struct AccessTokenLimitsTests {
     static let alpha = "com.example.alpha"

@@ -6,7 +6,7 @@ import Testing
 /// host that follows `plugboard serve` (signed snapshots). `warn` loads and reports, `refuse-new` keeps what runs and
 /// refuses a new load for the highest release the advisory leaves, `stop` stops the running release as a kill switch
 /// of the version does, with the advisory as the reason; `policy set --advisories stop` raises an action.
-@Suite("advisory actions with real hosts (processes)", .timeLimit(.minutes(10)))
+@Suite("advisory actions with real hosts (processes)", .timeLimit(.hangGuard))
 struct AdvisoryActionProcessTests {
     static let hostBinary = Sandbox.builtExecutable("plugboard-test-host")
     static let alpha = "com.example.alpha"

@@ -4,7 +4,7 @@ import Testing
 
 /// `plugboard advisory exposure` against running hosts: the hosts it names are the ones that run an affected release,
 /// as their own reports say, and running the command it prints takes them off it.
-@Suite("advisory exposure (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("advisory exposure (processes)", .timeLimit(.hangGuard), .serialized)
 struct AdvisoryExposureProcessTests {
     static let hostBinary = Sandbox.builtExecutable("plugboard-test-host")
     static let alpha = "com.example.alpha"

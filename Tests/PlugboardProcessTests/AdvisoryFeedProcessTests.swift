@@ -11,7 +11,7 @@ import Darwin
 /// A signed advisory feed published by one board's CLI, hosted by a static file server in a process of its own, and
 /// taken in by another board: by `plugboard serve`, and once by `plugboard advisory feed fetch`; a forged feed, a slow
 /// server and a 100 MB answer are refused with a sentence and change nothing.
-@Suite("advisory feeds published and subscribed to (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("advisory feeds published and subscribed to (processes)", .timeLimit(.hangGuard), .serialized)
 struct AdvisoryFeedProcessTests {
     /// An HTTP server in Python: `files FOLDER` serves the folder's files as they are at each request; `slow` sends a
     /// head, then a byte a second; `huge` sends 100 MB without a length. Prints `listening PORT`.

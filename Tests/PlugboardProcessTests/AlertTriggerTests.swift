@@ -4,7 +4,7 @@ import Testing
 
 /// `plugboard serve --admin`'s Alertmanager trigger (`POST /api/triggers/alertmanager`) and the access tokens of scope
 /// stop, in processes: the CLI makes the tokens, serve runs in its own process, curl posts what Alertmanager posts.
-@Suite("the alerting trigger and stop tokens (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("the alerting trigger and stop tokens (processes)", .timeLimit(.hangGuard), .serialized)
 struct AlertTriggerTests {
     static let alpha = "com.example.alpha"
     static let beta = "com.example.beta"

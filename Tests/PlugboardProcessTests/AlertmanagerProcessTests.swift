@@ -9,7 +9,7 @@ import Testing
 ///
 /// Skipped when no Alertmanager is installed, unless `CI` is set (then it fails): `.ci/run` installs it and exports
 /// `PLUGBOARD_ALERTMANAGER`.
-@Suite("the alerting trigger with Prometheus Alertmanager (processes)", .timeLimit(.minutes(10)))
+@Suite("the alerting trigger with Prometheus Alertmanager (processes)", .timeLimit(.hangGuard))
 struct AlertmanagerProcessTests {
     /// The Alertmanager binary: `$PLUGBOARD_ALERTMANAGER`, else Debian's `prometheus-alertmanager`, else `alertmanager` on
     /// the PATH.

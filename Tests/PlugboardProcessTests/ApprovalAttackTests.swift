@@ -7,7 +7,7 @@ import Testing
 /// stray token that rejects. Each attempt is refused with one sentence, leaves the board as it was, and `audit verify`
 /// passes. alice, bob and carol are admins, each an OS user of their own (``ProtectedBoard``); root made the board.
 @Suite(
-    "approvals one person cannot fake (processes)", .timeLimit(.minutes(10)), .serialized,
+    "approvals one person cannot fake (processes)", .timeLimit(.hangGuard), .serialized,
     .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")),
     .enabled(if: canSwitchUser, "needs root and setpriv: each person is an OS user of their own"))
 struct ApprovalAttackTests {

@@ -4,7 +4,7 @@ import Testing
 
 /// Backups taken while a host and writers use the board, and restores that never revive what was stopped: the host,
 /// the writers and the CLI are separate processes, as in every deployment.
-@Suite("backup and restore of a board in use", .timeLimit(.minutes(10)), .serialized)
+@Suite("backup and restore of a board in use", .timeLimit(.hangGuard), .serialized)
 struct BackupRestoreTests {
     static let hostBinary = Sandbox.builtExecutable("plugboard-test-host")
     static let alpha = "com.example.alpha"

@@ -11,7 +11,7 @@ import Glibc
 /// person confirms the CLI's code in the console; either way the CLI keeps an access token of the person, with which
 /// what it changes names them. Refused: a redirect that is not loopback, a wrong verifier, a code used twice, a wrong
 /// user code.
-@Suite("plugboard login with an identity provider (processes)", .timeLimit(.minutes(10)))
+@Suite("plugboard login with an identity provider (processes)", .timeLimit(.hangGuard))
 struct CLILoginProcessTests {
     static let alpha = "com.example.alpha"
     static var enabled: Bool { OIDCSignInProcessTests.installed || ReverseProxyTests.isCI }

@@ -6,7 +6,7 @@ import Testing
 /// dave through their access tokens against `plugboard serve --admin`. Approvals count per principal, never the
 /// author's, and bind to the rows as they were approved.
 @Suite(
-    "change requests between people (processes)", .timeLimit(.minutes(10)), .serialized,
+    "change requests between people (processes)", .timeLimit(.hangGuard), .serialized,
     .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")),
     .enabled(if: canSwitchUser, "needs root and setpriv: each person is an OS user of their own"))
 struct ChangeRequestLifeTests {

@@ -7,7 +7,7 @@ import Testing
 /// approvals, rejections, cancellations, applications of random requests). Whatever the order, the audit log shows
 /// every change applied in production approved by two people other than its author, and every stop applied at once.
 @Suite(
-    "change requests: a random history of three people (processes)", .timeLimit(.minutes(10)), .serialized,
+    "change requests: a random history of three people (processes)", .timeLimit(.hangGuard), .serialized,
     .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3 to rewrite the chain"),
     .enabled(if: canSwitchUser, "needs root and setpriv: each person is an OS user of their own"))
 struct ChangeRequestPropertyTests {

@@ -8,7 +8,7 @@ import Glibc
 
 /// The tests' own way of starting processes: every child is waited for, whatever else starts and ends at once; a stuck
 /// child ends with its test; and nothing it opens stays open.
-@Suite("the tests' child processes", .timeLimit(.minutes(10)))
+@Suite("the tests' child processes", .timeLimit(.hangGuard))
 struct ChildProcessHygieneTests {
     /// Set in the process that ``everyDescriptorAChildOpensIsClosedAfterIt()`` starts, to run the count alone.
     static let countingAlone = ProcessInfo.processInfo.environment["PLUGBOARD_TEST_COUNT_DESCRIPTORS"] == "1"

@@ -5,7 +5,7 @@ import Testing
 /// The console's sign-in against the real `plugboard serve --admin`, with curl as the browser or the attacker: a page on
 /// another port of the same host, or a client that says nowhere it comes from, cannot sign a victim in; a flood of
 /// sign-ins with one role-less read-only token ends no admin's session and keeps no more than that token's share.
-@Suite("the console's sign-in (processes)", .timeLimit(.minutes(10)))
+@Suite("the console's sign-in (processes)", .timeLimit(.hangGuard))
 struct ConsoleSignInProcessTests {
     /// The sign-in page's form: its CSRF token and the pre-session cookie its page sets.
     static func signInForm(_ url: String) async throws -> (csrf: String, cookie: String) {

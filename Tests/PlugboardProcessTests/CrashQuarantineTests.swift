@@ -4,7 +4,7 @@ import Testing
 
 /// A plug-in that crashes its host is noticed by the host's next process, and quarantined on that host after three
 /// crashes; a host in safe mode loads nothing. Real processes: a crash cannot be tested in the test's own.
-@Suite("hosts notice crashes (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("hosts notice crashes (processes)", .timeLimit(.hangGuard), .serialized)
 struct CrashQuarantineTests {
     static let hostBinary = Sandbox.builtExecutable("plugboard-test-host")
     static let alpha = "com.example.alpha"

@@ -6,7 +6,7 @@ import Testing
 /// A change request or a policy edited in the board file, behind the log, as a writer of the file would: every step of
 /// the request refuses it with a sentence naming it, `audit verify` names the edited row, an approver's key signs
 /// nothing it was not shown, and a host loads nothing the policy it no longer sees would have held back.
-@Suite("change requests and policies edited behind the log (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("change requests and policies edited behind the log (processes)", .timeLimit(.hangGuard), .serialized)
 struct EditedChangeRequestTests {
     static let pay = ProtectedBoard.pay
 

@@ -4,7 +4,7 @@ import Testing
 
 /// A plug-in that crashes its host in a call of its feature, made through the host (`PluginHost.forEach`), is noticed
 /// as a crash of its release, as one in activation is. Real processes: a crash cannot be tested in the test's own.
-@Suite("hosts notice crashes in feature calls (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("hosts notice crashes in feature calls (processes)", .timeLimit(.hangGuard), .serialized)
 struct FeatureCallCrashTests {
     @Test func aCrashInAFeatureCallIsACrashOfThatRelease() async throws {
         let sandbox = try Sandbox()

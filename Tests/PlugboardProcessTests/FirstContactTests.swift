@@ -5,7 +5,7 @@ import Testing
 /// A host without an anchor (a new container, a wiped cache) takes as its first state only a snapshot the server
 /// proved fresh for its own request: a proxy that kept a snapshot from before a kill switch cannot replay it to a new
 /// host, expired or not. Real processes: the CLI, `plugboard serve`, the snapshot proxy and hosts.
-@Suite("a new host's first snapshot is proven fresh (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("a new host's first snapshot is proven fresh (processes)", .timeLimit(.hangGuard), .serialized)
 struct FirstContactTests {
     static let greeter = HostTrustTests.greeter
     static let other = HostTrustTests.other

@@ -5,7 +5,7 @@ import Testing
 /// The host checks for itself: an attacker who edits the board file with SQLite, swaps in an older copy, edits a host's
 /// cache, or sits between hosts and `plugboard serve` cannot make a host load what the board killed, did not sign, or
 /// did not register. Real processes throughout: the CLI, `plugboard serve`, hosts, and an HTTP proxy.
-@Suite("the host checks for itself (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("the host checks for itself (processes)", .timeLimit(.hangGuard), .serialized)
 struct HostTrustTests {
     static let greeter = "com.example.greeter"
     static let other = "com.example.other"

@@ -5,7 +5,7 @@ import Testing
 /// The CLI with `--server` against a server that is not `plugboard serve`, or one that lies: what it sends reaches the
 /// terminal escaped, a backup it sends is verified here before the CLI says so, and an answer it trickles ends at the
 /// deadline of the whole request.
-@Suite("the CLI against a hostile server (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("the CLI against a hostile server (processes)", .timeLimit(.hangGuard), .serialized)
 struct HostileServerTests {
     /// A small HTTP server in Python that answers every request as `mode` says, and prints `listening PORT`.
     static let script = #"""

@@ -6,7 +6,7 @@ import Testing
 /// with curl as the browser: the person is the provider's account, never a name it sends; their group makes them an
 /// admin; what they change names them and the provider; the provider's answer works once, and only in the browser
 /// that began the sign-in.
-@Suite("sign-in with an identity provider (processes)", .timeLimit(.minutes(10)))
+@Suite("sign-in with an identity provider (processes)", .timeLimit(.hangGuard))
 struct OIDCSignInProcessTests {
     static let mock = ProcessInfo.processInfo.environment["PLUGBOARD_OIDC_PROVIDER_MOCK"] ?? "/tmp/oidc-venv/bin/oidc-provider-mock"
     static var installed: Bool { FileManager.default.isExecutableFile(atPath: mock) }

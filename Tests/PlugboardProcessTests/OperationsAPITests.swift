@@ -4,7 +4,7 @@ import Testing
 
 /// The operations API as people use it: `plugboard serve --admin` in one process, the CLI with `--server` in others, hosts
 /// in others again. The same commands must give the same answers as on the board file.
-@Suite("the operations API and the CLI with --server (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("the operations API and the CLI with --server (processes)", .timeLimit(.hangGuard), .serialized)
 struct OperationsAPITests {
     static let hostBinary = Sandbox.builtExecutable("plugboard-test-host")
     static let alpha = "com.example.alpha"

@@ -5,7 +5,7 @@ import Testing
 /// The operations API under abuse, with a real `plugboard serve --admin`: failed logins never lock out a valid token,
 /// bodies and uploads are authorized before they are read, and uploads waiting for their registration have quotas
 /// (one at a time for a principal who holds no role, who may still register a new plug-in with its artifact).
-@Suite("the operations API under abuse (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("the operations API under abuse (processes)", .timeLimit(.hangGuard), .serialized)
 struct OperationsAbuseTests {
     static let alpha = OperationsAPITests.alpha
 

@@ -5,7 +5,7 @@ import Testing
 /// A new release in a protected environment: registering it changes nothing hosts there run until a change request
 /// takes it in, while an unprotected environment runs it at once. Hosts of the board file, as processes.
 @Suite(
-    "a new release in a protected environment (processes)", .timeLimit(.minutes(10)), .serialized,
+    "a new release in a protected environment (processes)", .timeLimit(.hangGuard), .serialized,
     .enabled(if: canSwitchUser, "needs root and setpriv: the approver is an OS user of their own"))
 struct ProtectedReleaseTests {
     static let notes = "com.example.notes"

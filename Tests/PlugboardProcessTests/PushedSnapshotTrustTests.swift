@@ -5,7 +5,7 @@ import Testing
 /// Snapshots pushed on the host stream are trusted as little as snapshots read: a proxy between hosts and `plugboard
 /// serve` that forges, replays, drops or reorders them makes no host load what the board stopped. Real processes: the
 /// CLI, `plugboard serve`, the attacking proxy (`drill snapshot-proxy`) and hosts.
-@Suite("pushed snapshots through an attacking proxy (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("pushed snapshots through an attacking proxy (processes)", .timeLimit(.hangGuard), .serialized)
 struct PushedSnapshotTrustTests {
     static let greeter = HostTrustTests.greeter
     static let other = HostTrustTests.other

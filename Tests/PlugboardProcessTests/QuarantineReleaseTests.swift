@@ -5,7 +5,7 @@ import Testing
 /// `plugboard host release-quarantine` ends one host's quarantine of a release that crashed it: the host reads the
 /// release with the board (the file, or a served board's signed snapshot) and loads the release again at its next
 /// start. Real processes: a crash cannot be tested in the test's own.
-@Suite("the board releases a host's quarantine (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("the board releases a host's quarantine (processes)", .timeLimit(.hangGuard), .serialized)
 struct QuarantineReleaseTests {
     static let hostBinary = Sandbox.builtExecutable("plugboard-test-host")
     static let alpha = CrashQuarantineTests.alpha

@@ -10,7 +10,7 @@ import Musl
 
 /// A request the server refuses before reading its body is answered and its connection closed: the body is never read
 /// into memory, and the connection does not wait for the idle timeout (60 s).
-@Suite("rejected bodies (processes)", .timeLimit(.minutes(10)))
+@Suite("rejected bodies (processes)", .timeLimit(.hangGuard))
 struct RejectedBodyTests {
     /// Sends `head` and `bodyPart` on a new connection to 127.0.0.1:`port`, then reads until the server closes the
     /// connection or `timeout` seconds pass; returns what was read and whether the server closed it.

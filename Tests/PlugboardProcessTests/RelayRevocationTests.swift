@@ -5,7 +5,7 @@ import Testing
 /// A revoked host token's stream through the documented relay (Examples/nginx/plugboard-relay.conf) ends within the
 /// documented bound also on a quiet board, where the server's `fresh` notices would keep Nchan's subscriber timeout
 /// from ever passing: the server ends the environment's relayed streams, and the token's next subscription is refused.
-@Suite("a revoked token's relayed stream (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("a revoked token's relayed stream (processes)", .timeLimit(.hangGuard), .serialized)
 struct RelayRevocationTests {
     /// A board with a hosts token `leaked` beside the hosts token, `plugboard serve --relay-publish` on it (with the
     /// documented freshness: a signed `fresh` notice every 15 s on every relayed stream) and the documented relay.

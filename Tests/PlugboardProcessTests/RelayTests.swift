@@ -6,7 +6,7 @@ import Testing
 /// one `plugboard serve --relay-publish`. The server keeps one upstream stream per environment whatever the number of
 /// hosts, a kill switch reaches a host behind the relay, and what someone who reaches the publisher forges or replays
 /// is refused by the host.
-@Suite("plugboard serve behind an Nchan relay (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("plugboard serve behind an Nchan relay (processes)", .timeLimit(.hangGuard), .serialized)
 struct RelayTests {
     static let module = "/usr/lib/nginx/modules/ngx_nchan_module.so"
     static var available: Bool {

@@ -4,7 +4,7 @@ import Testing
 
 /// Hosts on other machines read the board through `plugboard serve`: the server, the hosts and the CLI are separate
 /// processes here, as they are in a fleet, and the server goes away and comes back while the hosts run.
-@Suite("hosts against a served board (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("hosts against a served board (processes)", .timeLimit(.hangGuard), .serialized)
 struct RemoteHostTests {
     static let hostBinary = Sandbox.builtExecutable("plugboard-test-host")
     static let alpha = "com.example.alpha"

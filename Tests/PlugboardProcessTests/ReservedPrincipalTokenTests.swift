@@ -4,7 +4,7 @@ import Testing
 
 /// An access token of a principal Plugboard itself acts as (one made before those names were reserved, or brought back
 /// with an old board) acts as nobody through the operations API.
-@Suite("a token of Plugboard's own principal (processes)", .timeLimit(.minutes(10)))
+@Suite("a token of Plugboard's own principal (processes)", .timeLimit(.hangGuard))
 struct ReservedPrincipalTokenTests {
     static let alpha = "com.example.alpha"
 

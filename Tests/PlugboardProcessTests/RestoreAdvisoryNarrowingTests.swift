@@ -5,7 +5,7 @@ import Testing
 /// A restore never undoes what an advisory denies on the board it replaces: advisories taken in or brought up to date
 /// since the backup, a withdrawal the replaced board does not have, and actions and floors raised since, each carried
 /// forward with its `restore.carried-forward` row.
-@Suite("a restore keeps what advisories deny on the board it replaces", .timeLimit(.minutes(10)), .serialized)
+@Suite("a restore keeps what advisories deny on the board it replaces", .timeLimit(.hangGuard), .serialized)
 struct RestoreAdvisoryNarrowingTests {
     static let alpha = "com.example.alpha"
 

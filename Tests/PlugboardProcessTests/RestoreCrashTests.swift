@@ -13,7 +13,7 @@ let straceBinary: String? = ["/usr/bin/strace", "/bin/strace"].first { FileManag
 /// the board's write-ahead log: the real binary under `strace`, each rename, link, unlink and flush failed with EIO or
 /// the process killed with SIGKILL as it enters it, in turn.
 @Suite(
-    "a restore failed or killed at each step", .timeLimit(.minutes(10)), .serialized,
+    "a restore failed or killed at each step", .timeLimit(.hangGuard), .serialized,
     .enabled(if: straceBinary != nil || ProcessInfo.processInfo.environment["CI"] != nil, "needs strace (the CI installs it)"))
 struct RestoreCrashTests {
     static let strace = straceBinary

@@ -8,7 +8,7 @@ import Glibc
 
 /// A restore never widens what runs or who may act compared with the board it replaces: it needs an admin of that
 /// board, and carries every narrowing made there since the backup.
-@Suite("a restore never widens the board it replaces", .timeLimit(.minutes(10)), .serialized)
+@Suite("a restore never widens the board it replaces", .timeLimit(.hangGuard), .serialized)
 struct RestoreNarrowingTests {
     static let alpha = "com.example.alpha"
     static let beta = "com.example.beta"

@@ -5,7 +5,7 @@ import Testing
 /// The documented nginx configuration (Examples/nginx/plugboard.conf), with a real nginx between hosts and
 /// `plugboard serve`: the event stream passes through unbuffered (a kill switch reaches the host, and a pushed snapshot
 /// passes byte for byte), snapshots are cached per revision and token, and the server still checks every token.
-@Suite("plugboard serve behind nginx (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("plugboard serve behind nginx (processes)", .timeLimit(.hangGuard), .serialized)
 struct ReverseProxyTests {
     static let nginx = "/usr/sbin/nginx"
     static var isCI: Bool { ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty && $0 != "false" } ?? false }

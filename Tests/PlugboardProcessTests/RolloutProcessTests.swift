@@ -7,7 +7,7 @@ import Testing
 /// Staged rollouts with real processes: the CLI through `plugboard serve --admin` answers as on the board file, the
 /// guard of `plugboard serve` aborts a release that crashes hosts with nobody watching, and serve's schedule takes a
 /// healthy release to every host in steps.
-@Suite("staged rollouts (processes)", .timeLimit(.minutes(10)), .serialized)
+@Suite("staged rollouts (processes)", .timeLimit(.hangGuard), .serialized)
 struct RolloutProcessTests {
     static let hostBinary = Sandbox.builtExecutable("plugboard-test-host")
     static let plugin = "com.example.release"

@@ -9,7 +9,7 @@ import Testing
 /// CLI process to exit believed it was the last connection, checkpointed and deleted the WAL under the running
 /// host, which from then on read a private, deleted WAL: it never saw another kill switch, and its load reports
 /// never reached the board.
-@Suite("a running host and other processes", .timeLimit(.minutes(10)), .serialized)
+@Suite("a running host and other processes", .timeLimit(.hangGuard), .serialized)
 struct RunningHostTests {
     static let hostBinary = Sandbox.builtExecutable("plugboard-test-host")
     static let alpha = "com.example.alpha"

@@ -6,7 +6,7 @@ import Testing
 /// time; `plugboard change apply-due` does it for a board nobody serves; a due request whose rows moved since its
 /// approvals is not applied, goes back to open and says why.
 @Suite(
-    "scheduled change requests (processes)", .timeLimit(.minutes(10)), .serialized,
+    "scheduled change requests (processes)", .timeLimit(.hangGuard), .serialized,
     .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")),
     .enabled(if: canSwitchUser, "needs root and setpriv: each person is an OS user of their own"))
 struct ScheduledChangeTests {

@@ -4,7 +4,7 @@ import Testing
 
 /// `plugboard serve` as a process of its own, with the CLI changing the board from another process: the change
 /// must reach a connected event stream, tokens must be checked, and SIGTERM must stop it cleanly.
-@Suite("plugboard serve (processes)", .timeLimit(.minutes(10)))
+@Suite("plugboard serve (processes)", .timeLimit(.hangGuard))
 struct ServeProcessTests {
     /// Runs curl and returns (status code, body).
     static func curl(_ arguments: [String]) async throws -> (Int, String) {

@@ -10,7 +10,7 @@ import Glibc
 /// operator who write, and a reader (a host, an auditor) who may only read. The users have no passwd entries; they
 /// are uids given to `setpriv`, so the tests need root.
 @Suite(
-    "a board shared between OS users", .timeLimit(.minutes(10)), .serialized,
+    "a board shared between OS users", .timeLimit(.hangGuard), .serialized,
     .enabled(if: canSwitchUser, "needs root and setpriv to act as other OS users"))
 struct SharedBoardTests {
     static let group: UInt32 = 4100

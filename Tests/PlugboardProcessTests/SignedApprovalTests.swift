@@ -11,7 +11,7 @@ import Testing
 /// the board's own code — is refused with the reason `unapproved`: by every host when the signatures are missing or
 /// made for another change, and by hosts pinned to the approvers' keys when the writer registered keys of their own.
 @Suite(
-    "signed approvals a host checks (processes)", .timeLimit(.minutes(10)), .serialized,
+    "signed approvals a host checks (processes)", .timeLimit(.hangGuard), .serialized,
     .enabled(if: canSwitchUser, "needs root and setpriv: bob and carol are OS users of their own"))
 struct SignedApprovalTests {
     static let pay = "com.example.pay"

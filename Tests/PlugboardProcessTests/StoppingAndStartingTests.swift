@@ -4,7 +4,7 @@ import Testing
 
 /// The edges of a run, with real processes: a host that stops right after it started reports that it stopped and
 /// loads nothing after, a token works as soon as `token create` returns, and a port in use is said in words.
-@Suite("stopping and starting (processes)", .timeLimit(.minutes(10)))
+@Suite("stopping and starting (processes)", .timeLimit(.hangGuard))
 struct StoppingAndStartingTests {
     static let hostBinary = Sandbox.builtExecutable("plugboard-test-host")
     static let notes = "com.example.notes"

@@ -6,7 +6,7 @@ import Testing
 /// opened in others (curl, as an SDK or a host would) end; each kind of token reads only its routes; a host reads only
 /// the artifacts of its environment.
 @Suite(
-    "API tokens against a served board (processes)", .timeLimit(.minutes(10)),
+    "API tokens against a served board (processes)", .timeLimit(.hangGuard),
     .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
 struct TokenProcessTests {
     static let alpha = "com.example.alpha"

@@ -11,7 +11,7 @@ import Darwin
 /// Webhooks delivered by `plugboard serve` to receivers in processes of their own, each delivery verified with PyPI's
 /// `standardwebhooks`: in order, at least once across a crash, retried on a schedule, stopped by 410, and one
 /// endpoint never waiting for another.
-@Suite("webhook delivery to real receivers (processes)", .timeLimit(.minutes(10)))
+@Suite("webhook delivery to real receivers (processes)", .timeLimit(.hangGuard))
 struct WebhookDeliveryTests {
     /// `plugboard serve` with delivery on (private addresses allowed: the receivers are on loopback) and a short retry
     /// schedule.

@@ -8,7 +8,7 @@ import Glibc
 
 /// Webhook delivery's threads run under `SCHED_IDLE` only where they may leave it again when delivery waits too long:
 /// Linux lets an unprivileged user do that only with `CAP_SYS_NICE` or an `RLIMIT_NICE` that reaches niceness 10.
-@Suite("webhook delivery's priority (processes)", .timeLimit(.minutes(10)))
+@Suite("webhook delivery's priority (processes)", .timeLimit(.hangGuard))
 struct WebhookPriorityProcessTests {
     @Test(.enabled(if: canSwitchUser, "needs root and setpriv, to run serve as another OS user"))
     func aServerThatMayNotLeaveTheIdlePolicyDeliversAtNicenessTenAndSaysSo() async throws {

@@ -82,7 +82,7 @@ func contains(_ haystack: Data, _ needle: Data) -> Bool {
     haystack.range(of: needle) != nil
 }
 
-@Suite("Secure storage on the board", .timeLimit(.minutes(10)))
+@Suite("Secure storage on the board", .timeLimit(.hangGuard))
 struct BoardSecretsTests {
     let calendar = BoardFixture.calendar
     let mail = BoardFixture.mail

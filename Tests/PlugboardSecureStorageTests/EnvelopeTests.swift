@@ -1,11 +1,12 @@
 import Crypto
 import Foundation
 import PlugboardPluginAPI
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardSecureStorage
 
-@Suite("Envelope primitives", .timeLimit(.minutes(10)))
+@Suite("Envelope primitives", .timeLimit(.hangGuard))
 struct EnvelopeTests {
     let masterKey = MasterKey.generate()
     let dataKey = DataKey.generate(pluginID: "com.example.calendar", version: 3)

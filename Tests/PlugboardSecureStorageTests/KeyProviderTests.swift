@@ -1,10 +1,11 @@
 import Foundation
 import PlugboardPluginAPI
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardSecureStorage
 
-@Suite("Key providers", .timeLimit(.minutes(10)))
+@Suite("Key providers", .timeLimit(.hangGuard))
 struct KeyProviderTests {
     // MARK: Key file
 

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import PlugboardPluginAPI
 import PlugboardStore
+import PlugboardTestSupport
 import PlugboardTesting
 import Testing
 
@@ -23,7 +24,7 @@ func leakForms(of bytes: Data) -> [String] {
     ]
 }
 
-@Suite("No secret in descriptions, dumps or errors", .timeLimit(.minutes(10)))
+@Suite("No secret in descriptions, dumps or errors", .timeLimit(.hangGuard))
 struct RedactionTests {
     @Test func masterKeysAreRedacted() throws {
         let key = MasterKey.generate()

@@ -1,11 +1,12 @@
 import Foundation
 import PlugboardPluginAPI
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardSecureStorage
 
-@Suite("Secrets engine", .timeLimit(.minutes(10)))
+@Suite("Secrets engine", .timeLimit(.hangGuard))
 struct SecretsEngineTests {
     let calendar = "com.example.calendar"
     let mail = "com.example.mail"

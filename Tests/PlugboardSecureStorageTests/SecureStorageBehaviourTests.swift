@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardPluginAPI
+import PlugboardTestSupport
 import PlugboardTesting
 import Testing
 
@@ -32,7 +33,7 @@ private struct Credentials: Codable, Equatable {
     var scopes: [String]
 }
 
-@Suite("SecureStorage behaviour, shared by every implementation", .timeLimit(.minutes(10)))
+@Suite("SecureStorage behaviour, shared by every implementation", .timeLimit(.hangGuard))
 struct SecureStorageBehaviourTests {
     @Test(arguments: Implementation.allCases)
     func aMissingKeyHasNoValue(_ implementation: Implementation) async throws {
@@ -146,7 +147,7 @@ struct SecureStorageBehaviourTests {
     }
 }
 
-@Suite("InMemorySecureStorage extras", .timeLimit(.minutes(10)))
+@Suite("InMemorySecureStorage extras", .timeLimit(.hangGuard))
 struct InMemorySecureStorageTests {
     @Test func injectedFailuresAreThrownThenCleared() async throws {
         let storage = InMemorySecureStorage(["seed": Data("s".utf8)])
@@ -158,7 +159,7 @@ struct InMemorySecureStorageTests {
     }
 }
 
-@Suite("Key name rules", .timeLimit(.minutes(10)))
+@Suite("Key name rules", .timeLimit(.hangGuard))
 struct KeyNameTests {
     @Test func namesAreNormalisedToNFC() throws {
         let name = try SecureStorageLimits.validatedKeyName("e\u{301}")

@@ -6,7 +6,7 @@ import Testing
 @testable import PlugboardServer
 
 /// The logins of `plugboard login` kept in memory: single use, 10 minutes, PKCE, device polls and user codes.
-@Suite("CLI logins", .timeLimit(.minutes(10)))
+@Suite("CLI logins", .timeLimit(.hangGuard))
 struct CLILoginsTests {
     static let verifier = "dBjftJeZ4CVP-mJ92K9qWmW2Vc2Fd2O8gQfHcPd7jLk"
     /// base64url(SHA-256(verifier)), computed apart (Python's hashlib).

@@ -5,11 +5,12 @@ import HummingbirdTesting
 import PlugboardFlags
 import PlugboardModel
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardServer
 
-@Suite("Unleash client API", .timeLimit(.minutes(10)))
+@Suite("Unleash client API", .timeLimit(.hangGuard))
 struct ClientAPITests {
     @Test func tokensAreRequiredAndKeptToTheirEnvironment() async throws {
         let fixture = try ServerFixture()

@@ -2,6 +2,7 @@ import Foundation
 import HummingbirdTesting
 import PlugboardModel
 import PlugboardStore
+import PlugboardTestSupport
 import PlugboardVersioning
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 
 /// The controls of the plug-in and flag pages fit the state, as a person on call reads them: Kill while the plug-in
 /// runs, Revive only while a kill switch covers it; a version chosen from the registered ones; an environment switcher.
-@Suite("the console's controls fit the state", .timeLimit(.minutes(10)))
+@Suite("the console's controls fit the state", .timeLimit(.hangGuard))
 struct ConsoleControlsTests {
     static let notes = "/ui/plugins/com.example.notes"
 

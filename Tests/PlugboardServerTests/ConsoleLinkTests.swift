@@ -6,12 +6,13 @@ import NIOCore
 import PlugboardFlags
 import PlugboardModel
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardServer
 
 /// Links of the console to the page of a name: one percent-encoded path segment, escaped for HTML, whatever the name.
-@Suite("the console's links", .timeLimit(.minutes(10)))
+@Suite("the console's links", .timeLimit(.hangGuard))
 struct ConsoleLinkTests {
     @Test func aFlagWhoseNameHoldsQuotesAndQueryCharactersGetsAWorkingLink() async throws {
         let served = try ConsoleTests.Served()

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import PlugboardModel
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardServer
@@ -12,7 +13,7 @@ import Testing
 /// The console's sign-in, against the server's router: the sign-in form's CSRF token is the server's own (an HMAC of
 /// the pre-session its page set as a cookie), a sign-in comes from the console's whole origin (scheme, host and port)
 /// and says so, and sign-ins are limited per token and per principal without ending anyone else's session.
-@Suite("the console's sign-in", .timeLimit(.minutes(10)))
+@Suite("the console's sign-in", .timeLimit(.hangGuard))
 struct ConsoleSignInTests {
     typealias Served = ConsoleTests.Served
 

@@ -6,6 +6,7 @@ import NIOCore
 import PlugboardModel
 import PlugboardOperations
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardServer
@@ -14,7 +15,7 @@ import Testing
 /// Changes page and the request's page show the rows before and after and the approvals; each person sees the forms
 /// they may use (the author Cancel, others Approve and Reject, a read-only session none); the last approval given in
 /// the console applies the change, audited `via console`; the Overview shows what waits for each person.
-@Suite("the console's change requests", .timeLimit(.minutes(10)))
+@Suite("the console's change requests", .timeLimit(.hangGuard))
 struct ConsoleChangeTests {
     static let alice = try! Principal(osUser: "alice")
     static let notes = "com.example.notes"

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import PlugboardModel
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardServer
@@ -12,7 +13,7 @@ import Testing
 /// The web console's promises, against the server's router: sign-in for a session cookie, CSRF on every change, a
 /// read-only person who sees no control and is refused a forged one, sign-out, the security headers, and that a change
 /// is the operation the API performs, audited with `via console`.
-@Suite("the web console", .timeLimit(.minutes(10)))
+@Suite("the web console", .timeLimit(.hangGuard))
 struct ConsoleTests {
     static let admin = try! Principal(osUser: "alice")
 

@@ -1,13 +1,14 @@
 import Foundation
 import PlugboardFlags
 import PlugboardModel
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardServer
 
 /// Every template of the console against the view it renders, every field set: a `{{name}}` the view does not have,
 /// or a field no template uses, fails (a misspelled name renders as nothing, silently, otherwise).
-@Suite("the console's views and templates", .timeLimit(.minutes(10)))
+@Suite("the console's views and templates", .timeLimit(.hangGuard))
 struct ConsoleViewTests {
     @Test func everyTemplateUsesOnlyFieldsOfItsViewAndEveryFieldIsUsed() throws {
         var check = ConsoleTemplateCheck()

@@ -3,12 +3,13 @@ import Logging
 import NIOCore
 import PlugboardModel
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardServer
 
 /// The feeds that tell plug-in hosts on other machines when to read a new snapshot.
-@Suite("host feeds", .timeLimit(.minutes(10)))
+@Suite("host feeds", .timeLimit(.hangGuard))
 struct HostFeedTests {
     static let admin = try! Principal(osUser: "alice")
     static let plugin = "com.example.a"

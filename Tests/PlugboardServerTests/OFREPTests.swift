@@ -4,11 +4,12 @@ import Hummingbird
 import HummingbirdTesting
 import PlugboardFlags
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardServer
 
-@Suite("OFREP", .timeLimit(.minutes(10)))
+@Suite("OFREP", .timeLimit(.hangGuard))
 struct OFREPTests {
     static func body(_ context: String) -> ByteBuffer { ByteBuffer(string: #"{"context":\#(context)}"#) }
 
@@ -89,7 +90,7 @@ struct OFREPTests {
     }
 }
 
-@Suite("event streams", .timeLimit(.minutes(10)))
+@Suite("event streams", .timeLimit(.hangGuard))
 struct StreamTests {
     static func next(_ iterator: inout AsyncStream<ByteBuffer>.Iterator) async -> String {
         await iterator.next().map { String(buffer: $0) } ?? ""
@@ -131,7 +132,7 @@ struct StreamTests {
 
 /// OFREP values keep the payload's type: a string payload stays a string, a number payload is a number that SDKs which
 /// tell integers from floats (OpenFeature's Python SDK in `get_float_value`) read as a float.
-@Suite("OFREP payload types", .timeLimit(.minutes(10)))
+@Suite("OFREP payload types", .timeLimit(.hangGuard))
 struct OFREPPayloadTypeTests {
     static let features = """
         {"version": 1, "features": [

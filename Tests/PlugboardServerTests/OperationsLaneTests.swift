@@ -6,6 +6,7 @@ import NIOCore
 import PlugboardModel
 import PlugboardOperations
 import PlugboardStore
+import PlugboardTestSupport
 import Synchronization
 import Testing
 
@@ -13,7 +14,7 @@ import Testing
 
 /// The operations API's lanes: a guessed token is never looked up in the stops' lane, a token seen before never waits
 /// behind guesses, and large bodies are counted per principal, whatever token they come with.
-@Suite("the operations API's lanes", .timeLimit(.minutes(10)))
+@Suite("the operations API's lanes", .timeLimit(.hangGuard))
 struct OperationsLaneTests {
     static let admin = try! Principal(osUser: "alice")
 

@@ -1,12 +1,13 @@
 import Foundation
 import Hummingbird
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardServer
 
 /// The operations API's limits on their own: failures per address and from everyone, large bodies per token and in all,
 /// and the free space an upload leaves.
-@Suite("the operations API's limits", .timeLimit(.minutes(10)))
+@Suite("the operations API's limits", .timeLimit(.hangGuard))
 struct OperationsLimitsTests {
     @Test func failuresAreLimitedPerAddressAndFromEveryone() {
         let failures = FailedAuthentications(limit: 3, globalLimit: 5, window: .seconds(60))

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import PlugboardModel
 import PlugboardStore
+import PlugboardTestSupport
 import Synchronization
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
 
 /// What `serve --relay-publish` queues for the relay: the signed snapshot of each change, once per environment, and
 /// never more than a few events per environment (a relay that is slow or away loses the oldest).
-@Suite("relay publisher", .timeLimit(.minutes(10)))
+@Suite("relay publisher", .timeLimit(.hangGuard))
 struct RelayPublisherTests {
     static let publisher = RelayPublisher(url: URL(string: "http://127.0.0.1:9/plugboard-publish")!, logger: Logger(label: "test"))!
 

@@ -5,13 +5,14 @@ import HummingbirdTesting
 import NIOCore
 import PlugboardModel
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardServer
 
 /// `/metrics` counts requests by the route's pattern as the router matched it: one label per route, whatever the path's
 /// parameters, and `other` for a request no route matched.
-@Suite("requests counted by route", .timeLimit(.minutes(10)))
+@Suite("requests counted by route", .timeLimit(.hangGuard))
 struct RouteMetricsTests {
     @Test func requestsAreCountedByTheRoutesPatternAndOtherWhenNoRouteMatched() async throws {
         let served = try OperationsLaneTests.Served()

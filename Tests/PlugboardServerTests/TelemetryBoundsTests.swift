@@ -5,12 +5,13 @@ import HummingbirdTesting
 import NIOCore
 import PlugboardModel
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardServer
 
 /// What SDKs and hosts report is bounded in memory and on disk, and every drop is counted where people look.
-@Suite("telemetry bounds", .timeLimit(.minutes(10)))
+@Suite("telemetry bounds", .timeLimit(.hangGuard))
 struct TelemetryBoundsTests {
     @Test func usageOfFlagsTheBoardDoesNotHaveIsDroppedAndCounted() async throws {
         let fixture = try ServerFixture()

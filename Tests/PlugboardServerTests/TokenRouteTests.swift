@@ -11,7 +11,7 @@ import Testing
 @testable import PlugboardServer
 
 /// A token reads the routes of its kind, and its event streams end when it is no longer accepted.
-@Suite("token kinds and the streams of refused tokens", .timeLimit(.minutes(10)))
+@Suite("token kinds and the streams of refused tokens", .timeLimit(.hangGuard))
 struct TokenRouteTests {
     static let hostRoutes: [(String, HTTPRequest.Method)] = [
         ("/api/host/snapshot", .get), ("/api/host/stream", .get), ("/api/host/artifacts/\(String(repeating: "0", count: 64))", .get),

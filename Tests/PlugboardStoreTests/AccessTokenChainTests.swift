@@ -1,13 +1,14 @@
 import Foundation
 import GRDB
 import PlugboardModel
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardStore
 
 /// Tokens made with tokens: revoking one reaches every token made from it however long the chain, and a token is
 /// accepted only while every token it was made with is.
-@Suite("access-token chains", .timeLimit(.minutes(10)))
+@Suite("access-token chains", .timeLimit(.hangGuard))
 struct AccessTokenChainTests {
     static let admin = try! Principal(osUser: "alice")
 

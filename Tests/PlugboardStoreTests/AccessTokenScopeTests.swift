@@ -1,12 +1,13 @@
 import Foundation
 import PlugboardModel
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardStore
 
 /// Access tokens of scope stop: stored and read back with their scope, never read-only too, and never the maker of a
 /// token; their rows are in the state proof like every token's.
-@Suite("access-token scopes", .timeLimit(.minutes(10)))
+@Suite("access-token scopes", .timeLimit(.hangGuard))
 struct AccessTokenScopeTests {
     static let admin = try! Principal(osUser: "alice")
 

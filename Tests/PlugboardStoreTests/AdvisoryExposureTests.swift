@@ -8,7 +8,7 @@ import Testing
 
 /// Exposure from the fleet's load reports: which hosts run an affected release, and the fix each plug-in gets (the
 /// lowest release above that no advisory affects, works with the hosts and fits every dependent), with its command.
-@Suite("advisory exposure in the board", .timeLimit(.minutes(10)))
+@Suite("advisory exposure in the board", .timeLimit(.hangGuard))
 struct AdvisoryExposureTests {
     static let admin = try! Principal(osUser: "alice")
     static let alpha = "com.example.alpha"

@@ -8,7 +8,7 @@ import Testing
 
 /// Signed advisory feeds: what a subscriber verifies (signature, key, ecosystem, head) and what it applies (a replay
 /// refused, an expired feed only for what stops), each refusal changing nothing.
-@Suite("advisory feeds: verify and apply", .timeLimit(.minutes(10)))
+@Suite("advisory feeds: verify and apply", .timeLimit(.hangGuard))
 struct AdvisoryFeedStoreTests {
     static let admin = try! Principal(osUser: "alice")
     static let key = Curve25519.Signing.PrivateKey()

@@ -8,7 +8,7 @@ import Testing
 
 /// Advisories in the board: OSV documents taken in whole or not at all, what they affect among registered versions,
 /// their action per environment, and what a host reads of them with its registry.
-@Suite("advisories in the board", .timeLimit(.minutes(10)))
+@Suite("advisories in the board", .timeLimit(.hangGuard))
 struct AdvisoryStoreTests {
     static let admin = try! Principal(osUser: "alice")
 

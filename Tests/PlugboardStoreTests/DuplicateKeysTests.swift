@@ -1,10 +1,11 @@
 import Foundation
 import PlugboardModel
+import PlugboardTestSupport
 import Testing
 
 /// A key twice in one object is found wherever it is, after escapes are decoded, and named with where its object is;
 /// strings that hold quotes, backslashes or braces do not mislead the scan.
-@Suite("duplicate JSON keys", .timeLimit(.minutes(10)))
+@Suite("duplicate JSON keys", .timeLimit(.hangGuard))
 struct DuplicateKeysTests {
     static func first(_ text: String) -> String? {
         DuplicateKeys.first(in: Data(text.utf8)).map { "\($0.key) at \($0.location)" }

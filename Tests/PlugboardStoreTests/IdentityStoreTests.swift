@@ -6,7 +6,7 @@ import Testing
 
 /// People who sign in with an identity provider: keyed on (issuer, subject), never joined to a principal by a name the
 /// provider sends, and given the roles their groups map to, each grant an audit row.
-@Suite("identities and groups to roles", .timeLimit(.minutes(10)))
+@Suite("identities and groups to roles", .timeLimit(.hangGuard))
 struct IdentityStoreTests {
     static let admin = try! Principal(osUser: "alice")
     static let issuer = "https://login.example.com"

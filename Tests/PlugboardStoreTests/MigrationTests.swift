@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import PlugboardMigrations
 import PlugboardModel
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardStore
@@ -21,7 +22,7 @@ struct TemporaryBoard {
     static let actor = try! Principal(osUser: "tester")
 }
 
-@Suite("migrations", .timeLimit(.minutes(10)))
+@Suite("migrations", .timeLimit(.hangGuard))
 struct MigrationTests {
     @Test func aNewBoardHasEveryMigrationAndWALAndForeignKeys() throws {
         let temp = try TemporaryBoard()

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PlugboardModel
+import PlugboardTestSupport
 import PlugboardVersioning
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 
 /// `Board.releaseQuarantine`: one audited change per release, for the plug-in's owners, maintainers and admins; the
 /// rows reach the registry a host reads and are proven with the board's head.
-@Suite("quarantine releases", .timeLimit(.minutes(10)))
+@Suite("quarantine releases", .timeLimit(.hangGuard))
 struct QuarantineReleaseStoreTests {
     static let admin = StoreOperationTests.admin
     static let stranger = StoreOperationTests.stranger

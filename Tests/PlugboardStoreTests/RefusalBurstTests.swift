@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PlugboardModel
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardStore
@@ -8,7 +9,7 @@ import Testing
 /// Refused attempts in a process that bounds them (`Board.boundRefusals()`, as `plugboard serve` does): the first of a
 /// burst is a row of its own, the rest are one row with their count, written before any later row and when the log is
 /// read; the chain and the state proof verify throughout.
-@Suite("bounded refusals", .timeLimit(.minutes(10)))
+@Suite("bounded refusals", .timeLimit(.hangGuard))
 struct RefusalBurstTests {
     static let admin = try! Principal(osUser: "alice")
     static let stranger = try! Principal(osUser: "mallory")
@@ -80,7 +81,7 @@ struct RefusalBurstTests {
 
 /// Counted refusals are forgotten only once written: a change that fails to commit, or a write of their own that
 /// fails, keeps them for the next write.
-@Suite("bounded refusals kept until written", .timeLimit(.minutes(10)))
+@Suite("bounded refusals kept until written", .timeLimit(.hangGuard))
 struct RefusalBurstFailureTests {
     /// Makes every insert into the audit log fail (`outcome`: only the rows with it), or, with nil, lets them pass.
     static func failInserts(_ board: Board, outcome: String?) throws {

@@ -2,13 +2,14 @@ import Foundation
 import GRDB
 import PlugboardFlags
 import PlugboardModel
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardStore
 
 /// `REGEX` patterns in `values`: boards accepted them once and their hosts matched any of them, while Unleash's SDKs
 /// read only `value`. A board reads them into `value`, so every client sees the pattern the flag was written with.
-@Suite("REGEX patterns stored in values", .timeLimit(.minutes(10)))
+@Suite("REGEX patterns stored in values", .timeLimit(.hangGuard))
 struct RegexValuesTests {
     static let admin = try! Principal(osUser: "alice")
 

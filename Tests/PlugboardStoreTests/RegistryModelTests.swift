@@ -6,7 +6,7 @@ import PlugboardTestSupport
 import PlugboardVersioning
 import Testing
 
-@Suite("registry model", .timeLimit(.minutes(10)))
+@Suite("registry model", .timeLimit(.hangGuard))
 struct RegistryModelTests {
     @Test func precedenceKeyOrdersLikeSemVer() throws {
         // SemVer 2.0.0 §11 example, plus numeric and length edge cases.

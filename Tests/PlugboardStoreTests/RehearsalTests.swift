@@ -6,7 +6,7 @@ import Testing
 
 /// A change request's operation runs on the board `Board.rehearse(_:)` hands it: its first audited change is recorded
 /// and rolled back there, while the same operation on the board itself is applied.
-@Suite("rehearsing an operation", .timeLimit(.minutes(10)))
+@Suite("rehearsing an operation", .timeLimit(.hangGuard))
 struct RehearsalTests {
     static let admin = try! Principal(osUser: "alice")
 

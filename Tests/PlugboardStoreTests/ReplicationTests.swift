@@ -8,7 +8,7 @@ import Testing
 
 /// A board that Litestream replicates: its two bookkeeping tables, exactly as Litestream makes them, are not tampering,
 /// and the board leaves checkpoints to Litestream.
-@Suite("a board replicated by Litestream", .timeLimit(.minutes(10)))
+@Suite("a board replicated by Litestream", .timeLimit(.hangGuard))
 struct ReplicationTests {
     static let litestreamTables = [
         "CREATE TABLE _litestream_seq (id INTEGER PRIMARY KEY, seq INTEGER)", "CREATE TABLE _litestream_lock (id INTEGER)",

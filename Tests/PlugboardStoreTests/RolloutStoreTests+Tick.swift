@@ -8,7 +8,7 @@ import Testing
 @testable import PlugboardStore
 
 /// `Board.tickRollouts`: the guard aborts on what hosts report, the schedule steps one step a pass.
-@Suite("rollouts: the guard and the schedule", .timeLimit(.minutes(10)))
+@Suite("rollouts: the guard and the schedule", .timeLimit(.hangGuard))
 struct RolloutTickStoreTests {
     static let admin = RolloutStoreTests.admin
     static let alpha = RolloutStoreTests.alpha

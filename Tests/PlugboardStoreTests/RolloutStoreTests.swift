@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PlugboardModel
+import PlugboardTestSupport
 import PlugboardVersioning
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 
 /// `Board.startRollout` and the rollout hosts read: refusals change nothing, `previous` is what hosts ran, the
 /// registry snapshot carries the rollout, and its row is proven with the board's head.
-@Suite("rollouts", .timeLimit(.minutes(10)))
+@Suite("rollouts", .timeLimit(.hangGuard))
 struct RolloutStoreTests {
     static let admin = StoreOperationTests.admin
     static let stranger = StoreOperationTests.stranger

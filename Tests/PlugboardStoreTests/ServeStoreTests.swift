@@ -1,11 +1,12 @@
 import Foundation
 import PlugboardModel
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardStore
 
 /// What `plugboard serve` keeps in the board: tokens (audited, hash only) and client usage (unaudited, bounded).
-@Suite("tokens and client usage", .timeLimit(.minutes(10)))
+@Suite("tokens and client usage", .timeLimit(.hangGuard))
 struct ServeStoreTests {
     static let admin = try! Principal(osUser: "alice")
     static let stranger = try! Principal(osUser: "mallory")

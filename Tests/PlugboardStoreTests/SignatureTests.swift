@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import PlugboardModel
+import PlugboardTestSupport
 import PlugboardVersioning
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 
 /// Signed releases in the store: what a signature covers, who may trust keys, revocation, the policy per
 /// environment, and that every row of it is audited and proven.
-@Suite("store: signed releases", .timeLimit(.minutes(10)))
+@Suite("store: signed releases", .timeLimit(.hangGuard))
 struct SignatureTests {
     static let admin = try! Principal(osUser: "alice")
     static let owner = try! Principal(osUser: "olga")

@@ -2,10 +2,11 @@ import Crypto
 import Foundation
 import PlugboardModel
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
 /// What the board's key signs for hosts on other machines, and what a host accepts of it.
-@Suite("store: signed snapshots", .timeLimit(.minutes(10)))
+@Suite("store: signed snapshots", .timeLimit(.hangGuard))
 struct SignedSnapshotTests {
     static let head = AuditCheckpoint(seq: 42, hash: String(repeating: "ab", count: 32), stateRoot: String(repeating: "cd", count: 32))
 

@@ -1,11 +1,12 @@
 import Foundation
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardStore
 
 /// `StateDigest.BucketEntries`, the lines of a bucket a connection keeps between its changes, must hash as the bucket
 /// hashed from scratch (`StateDigest.bucketHash`, which sorts) after any sequence of digests set and lines removed.
-@Suite("state proof: kept bucket entries", .timeLimit(.minutes(10)))
+@Suite("state proof: kept bucket entries", .timeLimit(.hangGuard))
 struct StateBucketEntriesTests {
     /// Tables and keys whose bytes are prefixes of one another (`plugin` and `plugin_versions`, `["a"]` and `["a",1]`),
     /// differ past ASCII, or sort apart from Swift's `String` order, so that a line goes before, between and after

@@ -1,5 +1,6 @@
 import Foundation
 import PlugboardModel
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardStore
@@ -8,7 +9,7 @@ import Testing
 /// (`StateQueries.indexedBuckets`), and keeps some of their entries for the board's later changes. Every stored bucket
 /// hash must then be the hash of its entries, whether the next change reads its buckets one by one, from what was
 /// kept, or in another pass, and `audit verify` must be content.
-@Suite("state proof: buckets read in one pass", .timeLimit(.minutes(10)))
+@Suite("state proof: buckets read in one pass", .timeLimit(.hangGuard))
 struct StateBucketPassTests {
     static let admin = try! Principal(osUser: "alice")
 

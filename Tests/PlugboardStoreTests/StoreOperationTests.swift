@@ -10,7 +10,7 @@ import Testing
 
 /// The store's operations on a board in memory: each change is one transaction with its audit rows, checked for
 /// permission inside it, and visible to the readers a host uses.
-@Suite("store operations", .timeLimit(.minutes(10)))
+@Suite("store operations", .timeLimit(.hangGuard))
 struct StoreOperationTests {
     static let admin = try! Principal(osUser: "alice")
     static let stranger = try! Principal(osUser: "mallory")

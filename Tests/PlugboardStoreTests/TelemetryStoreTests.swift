@@ -1,13 +1,14 @@
 import Foundation
 import GRDB
 import PlugboardModel
+import PlugboardTestSupport
 import Testing
 
 @testable import PlugboardStore
 
 /// Telemetry (load reports, SDK usage) lives in a file of its own beside the board, bounded, and never takes the
 /// board's write lock.
-@Suite("telemetry file", .timeLimit(.minutes(10)))
+@Suite("telemetry file", .timeLimit(.hangGuard))
 struct TelemetryStoreTests {
     static let admin = try! Principal(osUser: "alice")
 

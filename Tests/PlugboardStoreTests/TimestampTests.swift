@@ -1,9 +1,10 @@
 import Foundation
 import PlugboardModel
 import PlugboardStore
+import PlugboardTestSupport
 import Testing
 
-@Suite("timestamps", .timeLimit(.minutes(10)))
+@Suite("timestamps", .timeLimit(.hangGuard))
 struct TimestampTests {
     private let utc = TimeZone(identifier: "UTC")!
 

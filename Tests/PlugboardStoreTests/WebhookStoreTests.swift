@@ -9,7 +9,7 @@ import Testing
 
 /// Webhook endpoints: admins add and change them, each change one audit row that never names the secret; delivery's
 /// progress is runtime data without audit rows.
-@Suite("webhook endpoints", .timeLimit(.minutes(10)))
+@Suite("webhook endpoints", .timeLimit(.hangGuard))
 struct WebhookStoreTests {
     static let admin = try! Principal(osUser: "alice")
     static let mallory = try! Principal(osUser: "mallory")
