@@ -39,3 +39,24 @@ public func threadScheduling(_ statPath: String) -> (policy: Int, nice: Int)? {
     guard fields.count > 38, let nice = Int(fields[16]), let policy = Int(fields[38]) else { return nil }
     return (policy, nice)
 }
+
+/// How long `time` of processor work takes, in wall-clock time, on a thread of its own whose nice value is `niceness`
+/// above this process's: the yardstick for work a background thread is promised a share for. Measured beside that
+/// work, it is slowed as much by whatever else the machine runs (the rest of the test suite), so a deadline drawn
+/// from it holds on a machine of any load.
+public func wallTimeOfWork(processorTime time: Duration, niceness: Int32) async -> Duration {
+    await withCheckedContinuation { continuation in
+        let thread = Thread {
+            #if os(Linux)
+            // `who` 0 is the calling thread: a nice value is a thread's own on Linux.
+            let which = __priority_which_t(PRIO_PROCESS.rawValue)
+            _ = setpriority(which, 0, getpriority(which, 0) + niceness)
+            #endif
+            let clock = ContinuousClock()
+            let start = clock.now
+            spin(processorTime: time)
+            continuation.resume(returning: clock.now - start)
+        }
+        thread.start()
+    }
+}
