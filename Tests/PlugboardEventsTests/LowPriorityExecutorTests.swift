@@ -22,7 +22,7 @@ struct LowPriorityExecutorTests {
 
     /// Under `SCHED_IDLE` only, 300 ms of work beside a busy thread on every processor would take about 100 s: some
     /// 37 times as long as on a thread at the nice value its share is given at, which is measured beside it, under the
-    /// same load, as the deadline's yardstick.
+    /// same load, as the deadline's yardstick (``eventuallyAsBackgroundWork``).
     @Test func itsWorkEndsOnAMachineThatIsNeverIdle() async throws {
         try await whileProcessorsAreBusy {
             let watch = BackgroundPriority.watch { LowPriorityExecutor.shared.watch() }
@@ -32,8 +32,7 @@ struct LowPriorityExecutorTests {
                 spin(processorTime: .milliseconds(300))
                 done.store(true, ordering: .relaxed)
             }
-            let yardstick = await wallTimeOfWork(processorTime: .milliseconds(300), niceness: 10)
-            try await eventually("300 ms of work on delivery's thread to end", timeout: max(.seconds(60), yardstick * 4)) {
+            try await eventuallyAsBackgroundWork("300 ms of work on delivery's thread to end", processorTime: .milliseconds(300)) {
                 done.load(ordering: .relaxed)
             }
         }

@@ -40,7 +40,7 @@ struct BackgroundPriorityTests {
 
     /// Without its share, a thread under `SCHED_IDLE` beside a busy thread on every processor gets about 0.3 % of one:
     /// 300 ms of work would take about 100 s. With it, a few seconds: about as long as on a thread at the nice value
-    /// the share is given at, which is measured beside it, under the same load, as the deadline's yardstick.
+    /// the share is given at, which is measured beside it, under the same load, as the deadline's yardstick (``eventuallyAsBackgroundWork``).
     @Test func workOnABackgroundLoopEndsOnAMachineThatIsNeverIdle() async throws {
         let loop = await OutboundEventLoop.background()
         defer { Task { await loop.shutdown() } }
@@ -50,8 +50,7 @@ struct BackgroundPriorityTests {
             let work = loop.group.next().submit { spin(processorTime: .milliseconds(300)) }
             let done = Atomic<Bool>(false)
             work.whenComplete { _ in done.store(true, ordering: .relaxed) }
-            let yardstick = await wallTimeOfWork(processorTime: .milliseconds(300), niceness: 10)
-            try await eventually("300 ms of work on the background loop to end", timeout: max(.seconds(60), yardstick * 4)) {
+            try await eventuallyAsBackgroundWork("300 ms of work on the background loop to end", processorTime: .milliseconds(300)) {
                 done.load(ordering: .relaxed)
             }
         }

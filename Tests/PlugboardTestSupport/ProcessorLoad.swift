@@ -60,3 +60,14 @@ public func wallTimeOfWork(processorTime time: Duration, niceness: Int32) async 
         thread.start()
     }
 }
+
+/// Waits until `done` holds for work of `processorTime` on a background thread that is promised a share at nice
+/// `niceness` above the process: for at most 4 times the same work takes on a thread at that nice value, measured now
+/// beside it (``wallTimeOfWork(processorTime:niceness:)``), and at least 60 s. Under `SCHED_IDLE` only, without its
+/// share, the work gets about a 37th of the yardstick's and the wait fails, at any load.
+public func eventuallyAsBackgroundWork(
+    _ what: String, processorTime: Duration, niceness: Int32 = 10, _ done: () -> Bool
+) async throws {
+    let yardstick = await wallTimeOfWork(processorTime: processorTime, niceness: niceness)
+    try await eventually(what, timeout: max(.seconds(60), yardstick * 4)) { done() }
+}
