@@ -210,7 +210,7 @@ struct CompiledInVersionsTests {
         // wait cannot use `eventually`).
         let seen = Mutex<[HostLoadStatus]?>(nil)
         host.register(Self.id, version: "1.0.0") { _ in
-            let deadline = ContinuousClock.now + .seconds(120)
+            let deadline = ContinuousClock.now + .eventDeadline
             while true {
                 let rows = try? t.board.loadStatus(pluginID: Self.id)
                 seen.withLock { $0 = rows }

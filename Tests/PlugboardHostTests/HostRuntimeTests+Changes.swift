@@ -105,7 +105,7 @@ extension HostRuntimeTests {
         _ events: AsyncStream<HostEvent>, count: Int,
         _ map: @escaping @Sendable (HostEvent) -> T?
     ) async -> [T] {
-        await within(.seconds(60)) {
+        await within(.eventDeadline) {
             var collected: [T] = []
             for await event in events {
                 if let value = map(event) { collected.append(value) }

@@ -229,7 +229,7 @@ struct BoardFlagProviderTests {
         let watcher = provider.watch(every: .milliseconds(10))
         defer { watcher.cancel() }
         _ = try Board.open(at: t.board.path).setFlagEnabled("new-ui", false, environment: "default", by: TestBoard.admin)
-        try await eventually("the watcher to see new-ui turned off", timeout: .seconds(600), poll: .milliseconds(5)) {
+        try await eventually("the watcher to see new-ui turned off", poll: .milliseconds(5)) {
             !provider.evaluator(for: host).isEnabled("new-ui")
         }
         // Evaluation errors come back as the caller's default with a code, never as a throw.
@@ -282,7 +282,7 @@ struct HostEventBusTests {
         host.register("com.example.publisher", version: "1.0.0") { _ in publisher }
         await host.start()
         publisher.publish()
-        let event = try await eventually("the published event to reach the listener", timeout: .seconds(600), poll: .milliseconds(5)) {
+        let event = try await eventually("the published event to reach the listener", poll: .milliseconds(5)) {
             listener.received.withLock { $0.first }
         }
         #expect(event.sender == "com.example.publisher")
@@ -290,7 +290,7 @@ struct HostEventBusTests {
 
         // Killing the listener ends its subscriptions.
         _ = try Board.open(at: t.board.path).kill(.plugin("com.example.listener"), reason: "test", by: TestBoard.admin)
-        try await eventually("the killed listener's subscription to end", timeout: .seconds(600), poll: .milliseconds(5)) {
+        try await eventually("the killed listener's subscription to end", poll: .milliseconds(5)) {
             listener.ended.withLock { $0 }
         }
         await host.stop()

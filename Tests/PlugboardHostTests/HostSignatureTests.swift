@@ -109,7 +109,7 @@ struct HostSignatureTests {
             }
             // Ten minutes: the whole suite runs at once, and on a busy 2-core machine it takes about six.
             // Detached from lookups first, its state recorded once its deactivate() returned: wait for both.
-            try await eventually("\(kind): the host to stop the plug-in of the revoked signer (\(host.status))", timeout: .seconds(600)) {
+            try await eventually("\(kind): the host to stop the plug-in of the revoked signer (\(host.status))") {
                 host.activePlugins.isEmpty && status(host, "com.example.signed")?.reasonCode == "revoked_signer"
             }
             let signed = status(host, "com.example.signed")

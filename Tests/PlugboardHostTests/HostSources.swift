@@ -107,7 +107,7 @@ extension TestBoard {
     /// The board's load reports once `ready` accepts them (a host reading a served board sends its report a moment
     /// after it acted).
     func loadStatus(pluginID: String? = nil, until ready: ([HostLoadStatus]) -> Bool) async throws -> [HostLoadStatus] {
-        try await eventually("load reports\(pluginID.map { " of \($0)" } ?? "") the test waits for", timeout: .seconds(600)) {
+        try await eventually("load reports\(pluginID.map { " of \($0)" } ?? "") the test waits for") {
             let rows = try board.loadStatus(pluginID: pluginID)
             return ready(rows) ? rows : nil
         }
@@ -129,7 +129,7 @@ final class PatientSource: HostSource {
     func waitForChange(interval: Duration) async { await served.waitForChange(interval: interval) }
 
     func snapshot(environment: String, relevantTo: Set<String>, anchor: AuditCheckpoint?) async throws(BoardError) -> SourceSnapshot {
-        let deadline = ContinuousClock.now + .seconds(600)
+        let deadline = ContinuousClock.now + .eventDeadline
         while true {
             do {
                 let read = try await served.snapshot(environment: environment, relevantTo: relevantTo, anchor: anchor)

@@ -61,7 +61,7 @@ struct HostStateProofTests {
             UPDATE plugin_versions SET artifact_sha256 = '\(other)' WHERE plugin_id = 'com.example.a';
             """)
         // Detached from lookups first, its state recorded once its deactivate() returned: wait for both.
-        try await eventually("the host to stop com.example.a (\(host.status))", timeout: .seconds(600)) {
+        try await eventually("the host to stop com.example.a (\(host.status))") {
             host.activePlugins.map(\.pluginID) == ["com.example.b"]
                 && host.status.first { $0.pluginID == "com.example.a" }?.reason?.hasPrefix("artifacts: ") == true
         }

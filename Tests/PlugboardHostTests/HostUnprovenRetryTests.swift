@@ -23,7 +23,7 @@ struct HostUnprovenRetryTests {
         #expect(host.status.first?.reasonCode == "unproven_state", "\(host.status)")
         // The source waits up to an hour between wakes, as a served board's does before its first snapshot: only the
         // retry's wake brings the host back.
-        try await eventually("the host to read again and load com.example.a (\(host.status))", timeout: .seconds(600)) {
+        try await eventually("the host to read again and load com.example.a (\(host.status))") {
             host.activePlugins.map(\.pluginID) == ["com.example.a"]
         }
         #expect(source.reads == 2)

@@ -71,7 +71,7 @@ struct RemoteSourceRetryTests {
         // No cache yet: the failed read throws, and the host has nothing newer to wait for.
         await #expect(throws: BoardError.self) { try await source.snapshot(environment: "default", relevantTo: [], anchor: nil) }
         let woke =
-            await within(.seconds(120)) {
+            await within(.eventDeadline) {
                 await source.waitForChange(interval: .seconds(1))
                 return !Task.isCancelled
             } ?? false

@@ -109,7 +109,7 @@ struct AdvisoryActionProcessTests {
 
         /// The host's row for alpha in `plugboard plugin status --json`, once `match` accepts it.
         func report(_ host: String, _ match: @escaping ([String: Any]) -> Bool) async throws -> [String: Any] {
-            try await eventually("\(host)'s report of alpha", timeout: .seconds(600), poll: .milliseconds(50)) {
+            try await eventually("\(host)'s report of alpha", poll: .milliseconds(50)) {
                 let rows = try await sandbox.ok("plugin", "status", alpha, "--json").json() as? [[String: Any]] ?? []
                 return rows.first { $0["host_id"] as? String == host && match($0) }
             }
@@ -224,10 +224,10 @@ struct AdvisoryActionProcessTests {
     /// the reason, then to move to 1.0.0, the highest release the advisory leaves.
     static func expectStopped(_ host: ChildProcess, after seen: Int, environment: String) async throws {
         let index = try #require(
-            await host.waitForLine(after: seen, timeout: .seconds(600), deactivated), "alpha was not stopped: \(host.output.suffix(5))")
+            await host.waitForLine(after: seen, deactivated), "alpha was not stopped: \(host.output.suffix(5))")
         let event = fields(host.output[index])
         #expect(event["version"] == "1.2.0" && event["reason"] == "killed", "\(event)")
         #expect(event["message"] == "advisory PBSA-2026-0301 (\(summary)) stops \(alpha)@1.2.0 in \(environment)", "\(event)")
-        #expect(await host.waitForLine(after: index, timeout: .seconds(600)) { loaded($0, "1.0.0") } != nil, "\(host.output.suffix(5))")
+        #expect(await host.waitForLine(after: index) { loaded($0, "1.0.0") } != nil, "\(host.output.suffix(5))")
     }
 }

@@ -51,7 +51,7 @@ struct AdvisoryExposureProcessTests {
                 _ = await clear.closeInput()
             }
         }
-        try await eventually("both hosts report what they run", timeout: .seconds(600), poll: .milliseconds(250)) {
+        try await eventually("both hosts report what they run", poll: .milliseconds(250)) {
             let a = try await Self.running(sandbox, "host-a")
             let b = try await Self.running(sandbox, "host-b")
             return a == "1.1.0" && b == "1.0.0"
@@ -86,7 +86,7 @@ struct AdvisoryExposureProcessTests {
 
         // The command it printed, run as printed: the host moves to the fix, and exposure follows its report.
         try await sandbox.ok(Array(command.split(separator: " ").dropFirst().map(String.init)))
-        try await eventually("host-a reports the fix", timeout: .seconds(600), poll: .milliseconds(250)) {
+        try await eventually("host-a reports the fix", poll: .milliseconds(250)) {
             try await Self.running(sandbox, "host-a") == "1.2.0"
         }
         let after = try await sandbox.ok("advisory", "exposure", "--json")

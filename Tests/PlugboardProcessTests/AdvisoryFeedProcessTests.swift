@@ -62,7 +62,7 @@ struct AdvisoryFeedProcessTests {
     static func start(_ sandbox: Sandbox, _ mode: String, _ arguments: [String] = []) async throws -> (ChildProcess, String) {
         let path = try sandbox.write("feed_server.py", script)
         let server = try ChildProcess("/usr/bin/env", ["python3", path, mode] + arguments)
-        let index = try #require(await server.waitForLine(timeout: .seconds(300)) { $0.hasPrefix("listening ") }, "\(server.errorOutput)")
+        let index = try #require(await server.waitForLine { $0.hasPrefix("listening ") }, "\(server.errorOutput)")
         return (server, "http://127.0.0.1:\(server.output[index].dropFirst("listening ".count))")
     }
 
@@ -105,7 +105,7 @@ struct AdvisoryFeedProcessTests {
             Sandbox.binary, ["serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--log-level", "notice", "--feed-allow-private"])
         #expect(await server.waitForLine { $0.hasPrefix("Serving the board at") } != nil, "\(server.errorOutput)")
         let expected = ["PBSA-2026-0001", "PBSA-2026-0002", "PBSA-2026-0003", "PBSA-2026-0004"]
-        try await eventually("serve to import the feed", timeout: .seconds(120)) { (try? await Self.advisories(sandbox)) == expected }
+        try await eventually("serve to import the feed") { (try? await Self.advisories(sandbox)) == expected }
         // serve logged the vendor's feed applied before the slow feed's fetch ended (it takes 30 s): it did not wait.
         let log = server.errorOutput
         let applied = try #require(log.range(of: "advisory feed applied"), "\(log)")

@@ -92,13 +92,13 @@ struct AlertmanagerProcessTests {
             ])
         defer { Task { await manager.stop() } }
         let url = "http://127.0.0.1:\(port)"
-        try await eventually("Alertmanager ready at \(url) (\(manager.errorOutput))", timeout: .seconds(120), poll: .milliseconds(100)) {
+        try await eventually("Alertmanager ready at \(url) (\(manager.errorOutput))", poll: .milliseconds(100)) {
             try await Curl.run(["\(url)/-/ready"]).status == 200
         }
 
         for plugin in [alpha, gamma] {
             #expect(
-                await host.waitForLine(timeout: .seconds(300), RemoteHostTests.event("loaded", plugin)) != nil,
+                await host.waitForLine(RemoteHostTests.event("loaded", plugin)) != nil,
                 "the host did not load \(plugin): \(host.output) \(host.errorOutput)")
         }
         let running = try await RemoteHostTests().waitForReport(sandbox, alpha) { $0["state"] as? String == "loaded" }
@@ -118,7 +118,7 @@ struct AlertmanagerProcessTests {
         #expect(try await AlertTriggerTests.killed(sandbox, AlertTriggerTests.alpha))
         #expect(!(try await AlertTriggerTests.killed(sandbox, AlertTriggerTests.beta)))
         // The running host deactivates alpha as killed, keeps gamma, and reports so to the board.
-        let deactivated = await host.waitForLine(after: seen, timeout: .seconds(300)) {
+        let deactivated = await host.waitForLine(after: seen) {
             RemoteHostTests.event("deactivated", alpha)($0) && $0.contains("\"reason\":\"killed\"")
         }
         #expect(deactivated != nil, "the kill by Alertmanager did not reach the host: \(host.output.suffix(5)) \(host.errorOutput)")
@@ -136,7 +136,7 @@ struct AlertmanagerProcessTests {
                     "endsAt": Self.rfc3339(Date().addingTimeInterval(-1)),
                 ]
             ], in: sandbox)
-        try await eventually("Alertmanager's notification of the resolution", timeout: .seconds(180), poll: .milliseconds(200)) {
+        try await eventually("Alertmanager's notification of the resolution", poll: .milliseconds(200)) {
             try await Self.notifications(url).sent > before.sent
         }
         let after = try await Self.notifications(url)
@@ -148,7 +148,7 @@ struct AlertmanagerProcessTests {
         // The host, having taken a change made after the resolution (gamma disabled), still does not run alpha.
         let fence = host.output.count
         try await sandbox.ok("plugin", "disable", gamma)
-        let gammaOff = await host.waitForLine(after: fence, timeout: .seconds(300)) {
+        let gammaOff = await host.waitForLine(after: fence) {
             RemoteHostTests.event("deactivated", gamma)($0) && $0.contains("\"reason\":\"disabled\"")
         }
         #expect(gammaOff != nil, "the change after the resolution did not reach the host: \(host.output.suffix(5))")

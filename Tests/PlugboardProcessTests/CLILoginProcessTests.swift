@@ -127,7 +127,7 @@ struct CLILoginProcessTests {
         let twice = try await send("user_code=\(userCode)&decision=approve")
         #expect(twice.status == 400, "\(twice.status)")
 
-        #expect(await cli.waitForExit(timeout: .seconds(120)) != nil)
+        #expect(await cli.waitForExit(timeout: .eventDeadline) != nil)
         #expect(await cli.stop() == 0, "\(cli.errorOutput)")
         #expect(cli.output.joined().contains("Logged in to \(url) as alice (token 'login-"), "\(cli.output)")
         let unknown = try await Self.post("\(url)/api/login/device/token", #"{"device_code":"not-a-device-code"}"#)
@@ -167,7 +167,7 @@ struct OIDCServed {
         try await sandbox.ok("sso", "map-group", "plugboard-admins", "--issuer", issuer, "--role", "admin")
         let secret = try sandbox.write("oidc-secret", "not-a-real-secret\n")
         chmod(secret, 0o600)
-        try await eventually("the provider answers its discovery document", timeout: .seconds(60)) {
+        try await eventually("the provider answers its discovery document") {
             (try? await Curl.run(["\(issuer)/.well-known/openid-configuration"]))?.status == 200
         }
         let port = try freeLoopbackPort()

@@ -187,7 +187,7 @@ struct ChangeRequestLifeTests {
         try await board.ok("alice", "change", "approve", "1")
         #expect(waiting.isRunning)
         try await board.ok("bob", "change", "approve", "1")
-        #expect(await waiting.closeInput(timeout: .seconds(120)) == 0, "\(waiting.output) \(waiting.errorOutput)")
+        #expect(await waiting.closeInput() == 0, "\(waiting.output) \(waiting.errorOutput)")
         #expect(
             waiting.output == [
                 "change request 1 opened: plugin enable \(Self.pay) in production; needs 2 approvals", "change request 1 applied by bob",
@@ -198,7 +198,7 @@ struct ChangeRequestLifeTests {
             Sandbox.binary, ["plugin", "pin", Self.pay, "1.1.0", "--env", "production", "--wait", "--db", sandbox.board])
         try await opened(2)
         try await board.ok("carol", "change", "reject", "2", "--reason", "pin after the freeze")
-        #expect(await rejected.closeInput(timeout: .seconds(120)) == 1, "\(rejected.output) \(rejected.errorOutput)")
+        #expect(await rejected.closeInput() == 1, "\(rejected.output) \(rejected.errorOutput)")
         #expect(rejected.output.last == "change request 2 rejected by carol", "\(rejected.output)")
         #expect(rejected.errorOutput.contains("change request 2 was rejected: pin after the freeze"), "\(rejected.errorOutput)")
     }

@@ -36,11 +36,11 @@ struct ChildProcessHygieneTests {
                     case 1: _ = try await Spawned.run("/bin/sh", ["-c", "echo out; echo err >&2; exit 3"], input: Data("x".utf8))
                     case 2:
                         let child = try ChildProcess("/bin/cat", [])
-                        #expect(await child.closeInput(timeout: .seconds(120)) == 0)
+                        #expect(await child.closeInput() == 0)
                     case 3:
                         let child = try ChildProcess("/bin/sh", ["-c", "echo started; exec sleep 600"])
                         #expect(await child.waitForLine { $0 == "started" } != nil)
-                        #expect(await child.stop(timeout: .seconds(120)) == SIGTERM)
+                        #expect(await child.stop() == SIGTERM)
                     default:
                         // Dropped while it runs: killed and reaped all the same.
                         _ = try ChildProcess("/bin/sh", ["-c", "exec sleep 600"])
@@ -55,7 +55,7 @@ struct ChildProcessHygieneTests {
         }
         _ = try await sandbox.boardFile.strings("SELECT action FROM audit_log")
         // Readers close their ends once a child's output ends, a moment after it exits.
-        try await eventually("every pipe closed (\(before) before)", timeout: .seconds(120)) { Self.openPipes() == before }
+        try await eventually("every pipe closed (\(before) before)") { Self.openPipes() == before }
     }
 
     /// Runs ``descriptorsBeforeAndAfterManyChildren()`` in a test process of its own (this test bundle, filtered to it).

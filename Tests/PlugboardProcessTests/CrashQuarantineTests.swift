@@ -31,7 +31,7 @@ struct CrashQuarantineTests {
     /// (waiting is a guard against hanging, not a measurement).
     func reported(_ sandbox: Sandbox, _ plugin: String, _ state: String) async throws -> [String: Any]? {
         let row: [String: Any] = try await eventually(
-            "test-host's report of \(plugin) as \(state)", timeout: .seconds(600), poll: .milliseconds(50)
+            "test-host's report of \(plugin) as \(state)", timeout: .eventDeadline, poll: .milliseconds(50)
         ) {
             let rows = try await sandbox.ok("plugin", "status", plugin, "--json").json() as? [[String: Any]] ?? []
             return rows.first { $0["host_id"] as? String == "test-host" && $0["state"] as? String == state }
@@ -52,7 +52,7 @@ struct CrashQuarantineTests {
         // Alpha activates first (dependency order, ties by id) and kills the process: three runs, each restarted.
         for run in 1...3 {
             let host = try ChildProcess(Self.hostBinary, arguments, environment: Self.environment)
-            #expect(await host.waitForExit(timeout: .seconds(600)) != nil, "run \(run): the host did not crash: \(host.output)")
+            #expect(await host.waitForExit(timeout: .eventDeadline) != nil, "run \(run): the host did not crash: \(host.output)")
             #expect(!host.output.contains { $0.contains(#""event":"started""#) }, "run \(run): \(host.output)")
             // The report of the previous run's crash is logged (stderr, written at once) before alpha is entered again.
             let said = "died in the code of \(Self.alpha)@1.0.0 (activate"
@@ -133,7 +133,7 @@ struct CrashQuarantineTests {
         #expect(await first.waitForLine(loadedAlpha("1.0.0")) != nil, "\(first.output) \(first.errorOutput)")
         // The board selects 1.1.0: the host switches to it in-process, and its activation kills the process.
         try await sandbox.ok("plugin", "register", sandbox.write("alpha-1.1.json", manifest(Self.alpha, "1.1.0")))
-        #expect(await first.waitForExit(timeout: .seconds(600)) != nil, "the host did not crash: \(first.output)")
+        #expect(await first.waitForExit(timeout: .eventDeadline) != nil, "the host did not crash: \(first.output)")
         // Said on stderr (the JSON event may not be printed before the process dies).
         #expect(first.errorOutput.contains("\(Self.alpha) moves from 1.0.0 to 1.1.0"), "\(first.errorOutput)")
         #expect(first.errorOutput.contains("crashes in its activation"), "\(first.errorOutput)")
@@ -141,7 +141,7 @@ struct CrashQuarantineTests {
         // Each start reports the crash, with its count, before it enters alpha@1.1.0 again and dies there again.
         for run in 1...2 {
             let host = try ChildProcess(Self.hostBinary, arguments, environment: Self.environment)
-            #expect(await host.waitForExit(timeout: .seconds(600)) != nil, "run \(run): the host did not crash: \(host.output)")
+            #expect(await host.waitForExit(timeout: .eventDeadline) != nil, "run \(run): the host did not crash: \(host.output)")
             let row = try await reported(sandbox, Self.alpha, "failed")
             #expect(row?["reason_code"] as? String == "crashed", "run \(run): \(String(describing: row))")
             #expect(row?["version"] as? String == "1.1.0", "run \(run): \(String(describing: row))")

@@ -20,7 +20,7 @@ struct FeatureCallCrashTests {
         ]
         // Both activate; then the call of beta's feature kills the process.
         let first = try ChildProcess(CrashQuarantineTests.hostBinary, arguments, environment: CrashQuarantineTests.environment)
-        #expect(await first.waitForExit(timeout: .seconds(600)) != nil, "the host did not crash: \(first.output)")
+        #expect(await first.waitForExit(timeout: .eventDeadline) != nil, "the host did not crash: \(first.output)")
         #expect(first.output.contains { $0.contains(#""event":"started""#) }, "\(first.output)")
         #expect(!first.output.contains { $0.contains(#""event":"called""#) }, "\(first.output)")
         #expect(first.errorOutput.contains("crashes in a call of its feature"), "\(first.errorOutput)")

@@ -283,10 +283,10 @@ struct HostTrustTests {
         try "freeze".write(toFile: modeFile, atomically: true, encoding: .utf8)
         try await sandbox.ok("plugin", "kill", Self.other, "--reason", "INC-6")
         #expect(
-            await host.waitForLine(timeout: .seconds(300)) { $0.contains("\"warning\"") && $0.contains("expired") } != nil,
+            await host.waitForLine { $0.contains("\"warning\"") && $0.contains("expired") } != nil,
             "the frozen feed was not reported: \(host.output)")
         #expect(
-            await host.waitForLine(timeout: .seconds(300)) {
+            await host.waitForLine {
                 $0.contains("\"deactivated\"") && $0.contains(Self.other) && $0.contains("\"reason\":\"stale\"")
             } != nil, "the host did not fail closed: \(host.output)")
         _ = await host.closeInput()

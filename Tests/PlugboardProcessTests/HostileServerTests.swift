@@ -53,7 +53,7 @@ struct HostileServerTests {
     static func start(_ sandbox: Sandbox, _ mode: String, payload: String? = nil) async throws -> (ChildProcess, String) {
         let path = try sandbox.write("hostile_server.py", script)
         let server = try ChildProcess("/usr/bin/env", ["python3", path, mode] + (payload.map { [$0] } ?? []))
-        let index = try #require(await server.waitForLine(timeout: .seconds(300)) { $0.hasPrefix("listening ") }, "\(server.errorOutput)")
+        let index = try #require(await server.waitForLine { $0.hasPrefix("listening ") }, "\(server.errorOutput)")
         return (server, "http://127.0.0.1:\(server.output[index].dropFirst("listening ".count))")
     }
 

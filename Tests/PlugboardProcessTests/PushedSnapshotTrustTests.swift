@@ -36,7 +36,7 @@ struct PushedSnapshotTrustTests {
         try await sandbox.ok("plugin", "kill", Self.greeter, "--reason", "INC-7")
         // Reordering needs a pair of pushed changes: the later one is delivered first, the earlier one after it.
         if mode == "push-reorder" { try await sandbox.ok("plugin", "kill", Self.other, "--reason", "INC-8") }
-        let stopped = await host.waitForLine(after: seen, timeout: .seconds(60), RemoteHostTests.event("deactivated", Self.greeter))
+        let stopped = await host.waitForLine(after: seen, RemoteHostTests.event("deactivated", Self.greeter))
         #expect(stopped != nil, "through a proxy in mode \(mode), the kill switch never reached the host: \(host.output.suffix(6))")
         // The point is what does not happen: a fixed wait, long enough for more freshness notices and any event the
         // proxy held back.

@@ -87,12 +87,12 @@ struct RelayTests {
         #expect(pushed.count == 1, "the relayed streams carried different events: \(pushed.map { $0.prefix(80) })")
         let earlier = String(try #require(pushed.first).dropFirst("data: ".count))
         #expect(
-            await host.waitForLine(after: seen, timeout: .seconds(600), RemoteHostTests.event("deactivated", RemoteHostTests.beta)) != nil,
+            await host.waitForLine(after: seen, RemoteHostTests.event("deactivated", RemoteHostTests.beta)) != nil,
             "the kill switch did not reach the host through the relay: \(host.output.suffix(4))")
         seen = host.output.count
         try await sandbox.ok("plugin", "kill", RemoteHostTests.alpha, "--reason", "through the relay")
         #expect(
-            await host.waitForLine(after: seen, timeout: .seconds(600), RemoteHostTests.event("deactivated", RemoteHostTests.alpha)) != nil,
+            await host.waitForLine(after: seen, RemoteHostTests.event("deactivated", RemoteHostTests.alpha)) != nil,
             "the kill switch did not reach the host through the relay: \(host.output.suffix(4))")
         for each in streams { _ = await each.stop(signal: SIGKILL) }
 
@@ -111,13 +111,13 @@ struct RelayTests {
             ])
             #expect((200..<300).contains(published.0), "the relay did not take the publication: \(published)")
             #expect(
-                await host.waitForLine(after: seen, timeout: .seconds(600)) { $0.contains("\"data_version\":\"\(number)\"") } != nil,
+                await host.waitForLine(after: seen) { $0.contains("\"data_version\":\"\(number)\"") } != nil,
                 "the host did not hear the message published to the relay: \(host.output.suffix(4))")
         }
         // A real change after them: once the host acts on it, it has dealt with the two before.
         try await sandbox.ok("plugin", "revive", RemoteHostTests.beta)
         #expect(
-            await host.waitForLine(after: seen, timeout: .seconds(600)) { $0.contains(RemoteHostTests.beta) && !$0.contains("deactivated") }
+            await host.waitForLine(after: seen) { $0.contains(RemoteHostTests.beta) && !$0.contains("deactivated") }
                 != nil,
             "the revive did not reach the host through the relay: \(host.output.suffix(4))")
         #expect(await host.closeInput() == 0)

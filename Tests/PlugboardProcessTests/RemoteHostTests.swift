@@ -59,7 +59,7 @@ struct RemoteHostTests {
         -> [String: Any]?
     {
         let row: [String: Any] = try await eventually(
-            "\(host)'s report of \(plugin) the test waits for", timeout: .seconds(600), poll: .milliseconds(50)
+            "\(host)'s report of \(plugin) the test waits for", timeout: .eventDeadline, poll: .milliseconds(50)
         ) {
             try await reported(sandbox, plugin, host: host).flatMap { match($0) ? $0 : nil }
         }

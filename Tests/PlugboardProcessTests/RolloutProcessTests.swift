@@ -316,7 +316,7 @@ final class SupervisedHost: Sendable {
     var errorOutput: String { shared.state.withLock { $0.processes }.map(\.errorOutput).joined(separator: "\n--- restarted ---\n") }
 
     /// Waits until a line of any of its processes satisfies `match`: a guard against hanging, not a measurement.
-    func waitFor(timeout: Duration = .seconds(120), _ match: (String) -> Bool) async -> Bool {
+    func waitFor(timeout: Duration = .eventDeadline, _ match: (String) -> Bool) async -> Bool {
         (try? await eventually("a line of \(hostID)", timeout: timeout, poll: .milliseconds(50)) { events.contains { match($0.line) } })
             != nil
     }

@@ -40,7 +40,7 @@ struct RunningHostTests {
 
     /// Waits (a guard against hanging, not a measurement) until the host's report for `plugin` reaches the board.
     func waitForReport(_ sandbox: Sandbox, _ plugin: String, _ state: String) async throws -> Bool {
-        try await eventually("test-host's report of \(plugin) as \(state)", timeout: .seconds(600)) {
+        try await eventually("test-host's report of \(plugin) as \(state)") {
             try await reportedState(sandbox, plugin) == state
         }
         return true

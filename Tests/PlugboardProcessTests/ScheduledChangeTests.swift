@@ -57,7 +57,7 @@ struct ScheduledChangeTests {
         // Brought forward to a few seconds from now by its author.
         let moved = try await sandbox.ok("change", "schedule", String(id), "--at", Self.time(3))
         #expect(moved.stdout.hasPrefix("change request \(id) scheduled for "), "\(moved)")
-        let applied = try await eventually("request \(id) applied by the running serve", timeout: .seconds(60), poll: .milliseconds(200)) {
+        let applied = try await eventually("request \(id) applied by the running serve", poll: .milliseconds(200)) {
             let now = try await Self.state(sandbox, id)
             return now.state == "applied" ? now : nil
         }
@@ -82,7 +82,7 @@ struct ScheduledChangeTests {
         try await board.ok("carol", "plugin", "disable", Self.pay, "--env", "production")
         try await sandbox.ok("change", "schedule", String(id), "--at", Self.time(2))
 
-        let refused = try await eventually("request \(id) refused by the running serve", timeout: .seconds(60), poll: .milliseconds(200)) {
+        let refused = try await eventually("request \(id) refused by the running serve", poll: .milliseconds(200)) {
             let now = try await Self.state(sandbox, id)
             return now.result != nil ? now : nil
         }

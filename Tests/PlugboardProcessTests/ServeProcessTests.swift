@@ -62,12 +62,12 @@ struct ServeProcessTests {
         #expect(status == 200 && body.contains("checkout.new-flow") && body.contains("other.env"), "\(status) \(body)")
 
         let stream = try ChildProcess("/usr/bin/curl", ["-sN", "-H", "Authorization: \(token)", "\(base)/api/client/streaming"])
-        let hydrated = await stream.waitForLine(timeout: .seconds(600)) { $0.contains(#""type":"hydration""#) }
+        let hydrated = await stream.waitForLine { $0.contains(#""type":"hydration""#) }
         #expect(hydrated != nil, "no hydration event: \(stream.output)")
         let seen = stream.output.count
         let start = ContinuousClock.now
         try await sandbox.ok("flag", "enable", "checkout.new-flow")
-        let updated = await stream.waitForLine(after: seen, timeout: .seconds(600)) {
+        let updated = await stream.waitForLine(after: seen) {
             $0.contains(#""type":"feature-updated""#) && $0.contains("checkout.new-flow")
         }
         #expect(updated != nil, "the change did not reach the stream: \(stream.output)")
@@ -76,7 +76,7 @@ struct ServeProcessTests {
 
         try await sandbox.ok("token", "revoke", "shop")
         // The server notices at its next board check (every 20 ms); a guard against hanging, not a measurement.
-        try await eventually("the server to refuse the revoked token", timeout: .seconds(600), poll: .milliseconds(50)) {
+        try await eventually("the server to refuse the revoked token", poll: .milliseconds(50)) {
             try await Self.curl(["-H", "Authorization: \(token)", "\(base)/api/client/features"]).0 == 401
         }
 

@@ -108,7 +108,7 @@ struct SharedBoardTests {
         removeSidecars(sandbox)
         let holder = try ChildProcess(
             asReader[0], Array(asReader.dropFirst()) + ["/usr/bin/sqlite3", "-cmd", "SELECT count(*) FROM plugins", sandbox.board])
-        try await eventually("sqlite3 to open the board (\(holder.errorOutput))", timeout: .seconds(600)) {
+        try await eventually("sqlite3 to open the board (\(holder.errorOutput))") {
             BoardFileHold.holdsLock(pid: holder.pid, on: sandbox.board)
                 && Self.sidecars.allSatisfy { owner(sandbox.board + $0) == Self.reader }
         }
@@ -155,7 +155,7 @@ struct SharedBoardTests {
 
         let mark = host.output.count
         #expect(try await sandbox.run(["plugin", "kill", "com.example.alpha", "--reason", "incident"], prefix: asOwner).status == 0)
-        let deactivated = await host.waitForLine(after: mark, timeout: .seconds(600)) {
+        let deactivated = await host.waitForLine(after: mark) {
             $0.contains("\"deactivated\"") && $0.contains("\"killed\"")
         }
         #expect(deactivated != nil, "the reader's host never saw the kill switch: \(host.output)")

@@ -41,7 +41,7 @@ struct StoppingAndStartingTests {
 
     /// Waits until the lines the host printed before it exited are read (a guard against hanging, not a measurement).
     static func waitForStopped(_ host: ChildProcess) async throws {
-        try await eventually("the host's last line, \"stopped\" (\(host.output))", timeout: .seconds(600), poll: .milliseconds(10)) {
+        try await eventually("the host's last line, \"stopped\" (\(host.output))", poll: .milliseconds(10)) {
             host.output.contains { $0.contains(#""event":"stopped""#) }
         }
     }
@@ -64,7 +64,7 @@ struct StoppingAndStartingTests {
 
     /// The host's state for notes in `plugboard plugin status --json`, once the board has a report from it.
     func reportedState(_ sandbox: Sandbox, host: String) async throws -> (state: String?, reason: String?) {
-        try await eventually("\(host)'s report of notes, not as loaded", timeout: .seconds(600), poll: .milliseconds(50)) {
+        try await eventually("\(host)'s report of notes, not as loaded", poll: .milliseconds(50)) {
             let rows = try await sandbox.ok("plugin", "status", Self.notes, "--json").json() as? [[String: Any]] ?? []
             guard let row = rows.first(where: { $0["host_id"] as? String == host }), row["state"] as? String != "loaded" else { return nil }
             return (row["state"] as? String, row["reason_code"] as? String)

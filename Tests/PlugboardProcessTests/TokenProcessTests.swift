@@ -35,7 +35,7 @@ struct TokenProcessTests {
     }
 
     /// Waits until the server knows a token it was just given (it learns tokens at its next look at the board).
-    func waitUntilAccepted(_ url: String, _ token: String, timeout: Duration = .seconds(120)) async throws {
+    func waitUntilAccepted(_ url: String, _ token: String, timeout: Duration = .eventDeadline) async throws {
         try await eventually("the server to accept a new token", timeout: timeout, poll: .milliseconds(25)) {
             try await ServeProcessTests.curl(["-H", "Authorization: \(token)", url]).0 != 401
         }
@@ -51,9 +51,9 @@ struct TokenProcessTests {
         let sdkStream = try stream("\(base)/api/client/streaming", sdk)
         let hostStream = try stream("\(base)/api/host/stream", host)
         let otherStream = try stream("\(base)/api/client/streaming", bystander)
-        #expect(await sdkStream.waitForLine(timeout: .seconds(300)) { $0.contains(#""type":"hydration""#) } != nil, "\(sdkStream.output)")
-        #expect(await hostStream.waitForLine(timeout: .seconds(300)) { $0 == "event: connected" } != nil, "\(hostStream.output)")
-        #expect(await otherStream.waitForLine(timeout: .seconds(300)) { $0.contains(#""type":"hydration""#) } != nil)
+        #expect(await sdkStream.waitForLine { $0.contains(#""type":"hydration""#) } != nil, "\(sdkStream.output)")
+        #expect(await hostStream.waitForLine { $0 == "event: connected" } != nil, "\(hostStream.output)")
+        #expect(await otherStream.waitForLine { $0.contains(#""type":"hydration""#) } != nil)
 
         // Measured from the revoking CLI's exit to curl's: the server notices the change at its next board check.
         for (name, curl) in [("shop", sdkStream), ("fleet", hostStream)] {
@@ -67,7 +67,7 @@ struct TokenProcessTests {
         // A change after the revocations still reaches the other token's stream, which stayed open.
         let seen = otherStream.output.count
         try await sandbox.ok("flag", "create", "after.revoke")
-        #expect(await otherStream.waitForLine(after: seen, timeout: .seconds(20)) { $0.contains("after.revoke") } != nil)
+        #expect(await otherStream.waitForLine(after: seen) { $0.contains("after.revoke") } != nil)
         #expect(otherStream.isRunning)
         #expect(try await ServeProcessTests.curl(["-H", "Authorization: \(sdk)", "\(base)/api/client/streaming"]).0 == 401)
         #expect(try await ServeProcessTests.curl(["-H", "Authorization: \(host)", "\(base)/api/host/stream"]).0 == 401)

@@ -37,7 +37,7 @@ struct WebhookDeliveryTests {
     }
 
     /// Waits until `receiver` acknowledged every seq up to `seq`.
-    static func received(_ receiver: WebhookReceiver, through seq: Int64, timeout: Duration = .seconds(120)) async throws {
+    static func received(_ receiver: WebhookReceiver, through seq: Int64, timeout: Duration = .eventDeadline) async throws {
         try await eventually(
             "the receiver to acknowledge seq \(seq): \(receiver.deliveries.map { "\($0.seq ?? 0):\($0.status ?? 0)" })", timeout: timeout
         ) {
@@ -144,7 +144,7 @@ struct WebhookDeliveryTests {
         Self.expectInOrderAndChained(healthy)
         // Stopped, the server cancels the hanging attempt, closes its connections and the event loop they run on, and
         // exits long before the attempt's own timeout.
-        #expect(await server.stop(timeout: .seconds(120)) == 0, "\(server.errorOutput)")
+        #expect(await server.stop() == 0, "\(server.errorOutput)")
     }
 
     @Test(.enabled(if: WebhookReceiver.python != nil, Comment(rawValue: WebhookReceiver.skipped)))

@@ -47,7 +47,7 @@ struct WebhookReceiver {
                 "--held-file", folder + "/held",
             ] + options)
         let portFile = folder + "/port"
-        port = try await eventually("the receiver \(name) to listen", timeout: .seconds(60), poll: .milliseconds(20)) {
+        port = try await eventually("the receiver \(name) to listen", poll: .milliseconds(20)) {
             (try? String(contentsOfFile: portFile, encoding: .utf8)).flatMap { Int($0) }
         }
     }

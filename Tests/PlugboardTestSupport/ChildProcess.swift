@@ -79,7 +79,7 @@ public final class ChildProcess: Sendable {
     /// Waits until a line printed after the first `after` lines satisfies `match`; returns its index, or nil after
     /// `timeout` (a guard against hanging, not a measurement) or when the process exits first.
     /// Sleeps between looks (it never blocks a thread of the shared pool).
-    public func waitForLine(after: Int = 0, timeout: Duration = .seconds(600), _ match: (String) -> Bool) async -> Int? {
+    public func waitForLine(after: Int = 0, timeout: Duration = .eventDeadline, _ match: (String) -> Bool) async -> Int? {
         // Some(index) once a line matches, some(nil) once the process exited without one.
         let child = self.child
         let outcome = try? await eventually("a line of process \(pid)", timeout: timeout, poll: .milliseconds(2)) { () -> Int?? in
@@ -106,24 +106,24 @@ public final class ChildProcess: Sendable {
         return exited
     }
 
-    /// Waits (at most 60 seconds) until the reader thread has read the output to its end, once the child exited: a
+    /// Waits (at most ``Swift/Duration/eventDeadline``) until the reader thread has read the output to its end, once the child exited: a
     /// busy machine runs it a while after the exit, and ``output`` must then hold every line the child printed.
     private func outputRead() async {
         let collected = self.collected
-        _ = try? await eventually("the end of process \(pid)'s output", timeout: .seconds(60), poll: .milliseconds(2)) {
+        _ = try? await eventually("the end of process \(pid)'s output", poll: .milliseconds(2)) {
             collected.outputEnded.withLock { $0 }
         }
     }
 
     /// Closes its standard input (a test host stops then) and waits for it to exit; returns its exit status, or nil when
-    /// it did not exit within `timeout`: it is then sent SIGTERM (and SIGKILL if that does not end it within 600 s).
+    /// it did not exit within `timeout`: it is then sent SIGTERM (and SIGKILL if that does not end it within ``Swift/Duration/eventDeadline``).
     /// Once it returns, ``output`` holds every line the child printed.
     @discardableResult
-    public func closeInput(timeout: Duration = .seconds(600)) async -> Int32? {
+    public func closeInput(timeout: Duration = .eventDeadline) async -> Int32? {
         child.closeInput()
         guard (try? await child.waitForExit(timeout: timeout)) == true else {
             child.signal(SIGTERM)
-            _ = await ended(within: .seconds(600))
+            _ = await ended(within: .eventDeadline)
             return nil
         }
         await outputRead()
@@ -133,7 +133,7 @@ public final class ChildProcess: Sendable {
     /// Sends `signal` (SIGTERM by default) and waits for the process to exit; returns its exit status, or nil (after
     /// killing it) when it did not exit within `timeout`.
     @discardableResult
-    public func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(600)) async -> Int32? {
+    public func stop(signal: Int32 = SIGTERM, timeout: Duration = .eventDeadline) async -> Int32? {
         child.signal(signal)
         return await ended(within: timeout)
     }

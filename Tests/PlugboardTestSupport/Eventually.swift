@@ -1,3 +1,13 @@
+extension Duration {
+    /// How long a test waits for something that will happen (an event, a line, a report, a process's end): a guard
+    /// against hanging, not a measurement, so it is reached only when the code under test fails.
+    ///
+    /// Swift Testing starts the tests of a run together: where the machine is slow and busy, a step that takes
+    /// milliseconds alone waits minutes for the processor. Ten minutes is beyond the slowest wait seen in a whole run
+    /// on a 2-core VM, and within the suites' hang guard.
+    public static var eventDeadline: Duration { .seconds(600) }
+}
+
 /// What ``eventually(_:timeout:poll:_:)`` throws when what it waited for did not happen in time.
 public struct NotEventually: Error, CustomStringConvertible {
     /// What was awaited, in the caller's words.
@@ -14,7 +24,7 @@ public struct NotEventually: Error, CustomStringConvertible {
 /// The timeout is a guard against hanging, not a measurement: generous, so that a test passes on a busy machine, and
 /// never reached when the code under test works. Looks are spaced by sleeps, so no thread of the shared pool blocks.
 public func eventually(
-    _ what: @autoclosure () -> String, timeout: Duration = .seconds(120), poll: Duration = .milliseconds(20),
+    _ what: @autoclosure () -> String, timeout: Duration = .eventDeadline, poll: Duration = .milliseconds(20),
     _ condition: () async throws -> Bool
 ) async throws {
     _ = try await eventually(what(), timeout: timeout, poll: poll) { try await condition() ? true : nil }
@@ -26,7 +36,7 @@ public func eventually(
 /// Name the value's type where the result goes to an optional (`let row: Row = try await eventually(…)`): otherwise
 /// `T` is inferred as the optional itself, and the first nil is returned as a value.
 public func eventually<T>(
-    _ what: @autoclosure () -> String, timeout: Duration = .seconds(120), poll: Duration = .milliseconds(20),
+    _ what: @autoclosure () -> String, timeout: Duration = .eventDeadline, poll: Duration = .milliseconds(20),
     _ value: () async throws -> T?
 ) async throws -> T {
     let clock = ContinuousClock()

@@ -27,7 +27,7 @@ extension Spawned {
     /// `outputLimit` bytes on either output kill it too.
     public static func runBlocking(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
-        input: Data? = nil, inputFile: String? = nil, timeout: Duration = .seconds(600), outputLimit: Int = 64 << 20
+        input: Data? = nil, inputFile: String? = nil, timeout: Duration = .eventDeadline, outputLimit: Int = 64 << 20
     ) throws -> Finished {
         let child = try Spawned(
             executable, arguments, environment: environment, directory: directory,
@@ -39,7 +39,7 @@ extension Spawned {
     /// pool; a cancelled task (a test past its time limit) kills the child, and the run throws `CancellationError`.
     public static func run(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
-        input: Data? = nil, inputFile: String? = nil, timeout: Duration = .seconds(600), outputLimit: Int = 64 << 20
+        input: Data? = nil, inputFile: String? = nil, timeout: Duration = .eventDeadline, outputLimit: Int = 64 << 20
     ) async throws -> Finished {
         let child = try Spawned(
             executable, arguments, environment: environment, directory: directory,
