@@ -322,6 +322,7 @@ let package = Package(
             name: "PlugboardEventsTests",
             dependencies: [
                 "PlugboardEvents", "PlugboardIdentity", "PlugboardNetwork", "PlugboardModel", "PlugboardTestSupport",
+                "PlugboardStore", "PlugboardBoardSecureStorage", "PlugboardSecureStorage",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

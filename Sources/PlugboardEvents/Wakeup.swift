@@ -2,7 +2,7 @@ import Synchronization
 
 /// A signal that tasks wait on: ``wake()`` ends every wait in progress, and a wait that starts after a wake it has
 /// not seen ends at once, so a wake between a task's look at the board and its wait is never lost.
-final class Wakeup: Sendable {
+package final class Wakeup: Sendable {
     private struct State {
         var generation: UInt64 = 0
         var nextWaiter: UInt64 = 0
@@ -13,13 +13,13 @@ final class Wakeup: Sendable {
 
     private let state = Mutex(State())
 
-    init() {}
+    package init() {}
 
     /// How many wakes there were: what a waiter saw before it looked.
-    var generation: UInt64 { state.withLock { $0.generation } }
+    package var generation: UInt64 { state.withLock { $0.generation } }
 
     /// Ends every wait in progress.
-    func wake() {
+    package func wake() {
         let waiting = state.withLock { state in
             state.generation &+= 1
             defer { state.waiting = [:] }
@@ -29,7 +29,7 @@ final class Wakeup: Sendable {
     }
 
     /// Waits until a wake after `generation`, for at most `limit`, or until the task is cancelled.
-    func wait(after generation: UInt64, upTo limit: Duration) async {
+    package func wait(after generation: UInt64, upTo limit: Duration) async {
         let id = state.withLock { state in
             state.nextWaiter &+= 1
             state.open.insert(state.nextWaiter)

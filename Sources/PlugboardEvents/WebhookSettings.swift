@@ -23,6 +23,9 @@ package struct WebhookSettings: Sendable {
     /// How often the endpoints' cursors are written, all in one transaction: a process that dies sends again at most
     /// what it sent in this interval, which receivers deduplicate.
     package var cursorInterval: Duration = .milliseconds(200)
+    /// In a process that rings delivery at every board change (`plugboard serve`), the longest wait for a ring when no
+    /// cursor waits to be written: a look that finds nothing new costs nothing, so this is only a backstop.
+    package var ringWait: Duration = .seconds(1)
     /// The longest `Retry-After` honoured.
     package var longestRetryAfter: Duration = .seconds(86_400)
 

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Logging
 import NIOCore
+import PlugboardEvents
 import PlugboardFlags
 import PlugboardModel
 import PlugboardStore
@@ -10,7 +11,7 @@ import Synchronization
 
 /// Watches the board and keeps every served environment's feed current.
 ///
-/// One task polls the board's change counter (`PRAGMA data_version`, a pragma on an open connection) every
+/// A thread of its own polls the board's change counter (`PRAGMA data_version`, a pragma on an open connection) every
 /// ``ServerConfiguration/pollInterval``; on a change it reloads the tokens and each environment that a client asked
 /// for, computes the delta once, and hands the encoded event to every connected stream of that environment.
 ///
@@ -46,6 +47,9 @@ final class BoardWatcher: Service, Sendable {
     /// resuming client gets a hydration rather than a wrong "nothing new".
     private let firstRevision: Int
     private let lastVersion = Mutex<BoardVersion?>(nil)
+    /// Rung at every change the board check sees: what else in the server follows the board (webhook delivery) looks
+    /// then, rather than polling the board on its own.
+    let changes = Wakeup()
 
     init(board: any ServedBoard, tokens: TokenCheck, metrics: ServerMetrics, configuration: ServerConfiguration) {
         self.board = board
@@ -113,33 +117,57 @@ final class BoardWatcher: Service, Sendable {
     }
 
     func run() async throws {
+        // The looks run on a thread of their own that sleeps between them: one wake-up a look, where a task sleeping on
+        // the shared pool and handing each look to a thread that may block took several.
+        let stopping = DispatchSemaphore(value: 0)
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await withCheckedContinuation { (ended: CheckedContinuation<Void, Never>) in
+                    let thread = Thread { [self] in
+                        look(until: stopping)
+                        ended.resume()
+                    }
+                    thread.name = "plugboard-board-watch"
+                    thread.start()
+                }
+            } onGracefulShutdown: {
+                stopping.signal()
+                self.closeStreams()
+            }
+        } onCancel: {
+            stopping.signal()
+        }
+        closeStreams()
+    }
+
+    /// Looks at the board every ``ServerConfiguration/pollInterval`` until `stopping` is signalled; checks the open
+    /// streams' tokens every ``tokenCheckInterval``, and sends keep-alives and the hosts' freshness notices in their
+    /// intervals. Blocks its thread.
+    private func look(until stopping: DispatchSemaphore) {
+        let interval = configuration.pollInterval
+        let pause = DispatchTimeInterval.nanoseconds(
+            Int(clamping: interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000))
         var sinceKeepAlive = Duration.zero
         var sinceFreshness = Duration.zero
         let clock = ContinuousClock()
         var lastTokenCheck = clock.now
-        await withGracefulShutdownHandler {
-            while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.configuration.pollInterval) }
-                await Self.offPool { self.check() }
-                if clock.now - lastTokenCheck >= Self.tokenCheckInterval {
-                    lastTokenCheck = clock.now
-                    endStreamsOfRefusedTokens()
-                }
-                sinceKeepAlive += configuration.pollInterval
-                sinceFreshness += configuration.pollInterval
-                if sinceKeepAlive >= configuration.streamKeepAlive {
-                    sinceKeepAlive = .zero
-                    broadcastKeepAlive()
-                }
-                if sinceFreshness >= configuration.snapshotLifetime / 4 {
-                    sinceFreshness = .zero
-                    hosts.broadcastFreshness()
-                }
+        while stopping.wait(timeout: .now() + pause) == .timedOut {
+            check()
+            if clock.now - lastTokenCheck >= Self.tokenCheckInterval {
+                lastTokenCheck = clock.now
+                endStreamsOfRefusedTokens()
             }
-        } onGracefulShutdown: {
-            self.closeStreams()
+            sinceKeepAlive += interval
+            sinceFreshness += interval
+            if sinceKeepAlive >= configuration.streamKeepAlive {
+                sinceKeepAlive = .zero
+                broadcastKeepAlive()
+            }
+            if sinceFreshness >= configuration.snapshotLifetime / 4 {
+                sinceFreshness = .zero
+                hosts.broadcastFreshness()
+            }
         }
-        closeStreams()
     }
 
     /// One look at the board: on a change, reload tokens and feeds and fan the deltas out. Looks run one at a time: a
@@ -161,6 +189,7 @@ final class BoardWatcher: Service, Sendable {
         }
         guard lastVersion.withLock({ $0 }) != version else { return }
         lastVersion.withLock { $0 = version }
+        changes.wake()
         metrics.boardChanges.withLock { $0 += 1 }
         do {
             // A revoked token's streams end now, before any change of this version reaches them.

@@ -103,7 +103,7 @@ public struct PlugboardServer: Sendable {
         if let rollouts { services.append(rollouts) }
         if let refusals { services.append(refusals) }
         if let settings = configuration.webhooks, let board = board as? Board {
-            services.append(WebhookService(board: board, settings: settings, logger: logger))
+            services.append(WebhookService(board: board, settings: settings, logger: logger, boardChanges: watcher.changes))
         }
         if let settings = configuration.advisoryFeeds, let board = board as? Board {
             services.append(AdvisoryFeedService(board: board, settings: settings, logger: logger))

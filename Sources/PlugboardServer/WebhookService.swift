@@ -15,6 +15,8 @@ struct WebhookService: Service {
     let board: Board
     let settings: WebhookSettings
     let logger: Logger
+    /// The server's board check, rung at every change it sees: delivery looks at the board then.
+    let boardChanges: Wakeup
 
     func run() async throws {
         let delivery: WebhookDelivery
@@ -23,7 +25,9 @@ struct WebhookService: Service {
             // wait for each other (a board in memory has only its own).
             let reader = board.path == ":memory:" ? board : ((try? Board.open(at: board.path, readOnly: true)) ?? board)
             let secrets = try BoardSecureStorage.open(board: reader)
-            delivery = try WebhookDelivery(board: board, reader: reader, secrets: secrets, settings: settings, via: "plugboard serve")
+            delivery = try WebhookDelivery(
+                board: board, reader: reader, secrets: secrets, settings: settings, via: "plugboard serve",
+                boardChanges: boardChanges)
         } catch {
             // Said when there is something to deliver: a board without endpoints needs no master key here.
             if let endpoints = try? board.webhooks(), !endpoints.isEmpty {
