@@ -22,7 +22,8 @@ public struct NotEventually: Error, CustomStringConvertible {
 /// without it: the one way a test waits for something another task, thread or process does.
 ///
 /// The timeout is a guard against hanging, not a measurement: generous, so that a test passes on a busy machine, and
-/// never reached when the code under test works. Looks are spaced by sleeps, so no thread of the shared pool blocks.
+/// never reached when the code under test works. Looks are spaced by sleeps, so no thread of the shared pool blocks;
+/// after ten seconds they are at least half a second apart.
 public func eventually(
     _ what: @autoclosure () -> String, timeout: Duration = .eventDeadline, poll: Duration = .milliseconds(20),
     _ condition: () async throws -> Bool
@@ -43,8 +44,11 @@ public func eventually<T>(
     let started = clock.now
     while true {
         if let found = try await value() { return found }
-        if clock.now - started > timeout { break }
-        try await Task.sleep(for: poll)
+        let waited = clock.now - started
+        if waited > timeout { break }
+        // After ten seconds, at most two looks a second: a look may start a process, and a wait that fails lasts
+        // until its deadline, beside the run's other tests.
+        try await Task.sleep(for: waited < .seconds(10) ? poll : max(poll, .milliseconds(500)))
     }
     // One last look, so that a value that came during the final sleep is not reported missing.
     if let found = try await value() { return found }
