@@ -127,6 +127,7 @@ public final class Spawned: Sendable {
         life.ended.enter()
         let pid = self.pid
         let life = self.life
+        let logged = ChildCPULog.start(command)
         Thread {
             var info = siginfo_t()
             // Wait without reaping, then reap under the lock that signal(_:) takes: until then the pid stays ours.
@@ -134,8 +135,12 @@ public final class Spawned: Sendable {
             life.status.withLock { status in
                 var raw: Int32 = 0
                 while true {
-                    let reaped = waitpid(pid, &raw, 0)
-                    if reaped == pid { break }
+                    var usage = rusage()
+                    let reaped = wait4(pid, &raw, 0, &usage)
+                    if reaped == pid {
+                        if let logged { ChildCPULog.record(logged, usage: usage) }
+                        break
+                    }
                     if reaped < 0, errno == EINTR { continue }
                     // Reaped by someone else (no one here should): an exit all the same, with an unknown status.
                     raw = 255 << 8
