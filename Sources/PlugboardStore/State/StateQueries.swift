@@ -75,13 +75,20 @@ enum StateQueries {
     /// The columns of every table of ``StateTables`` that exists, by table: what a migration may change.
     static func policyShape(_ db: Database) throws -> [String: [String]] {
         var shape: [String: [String]] = [:]
-        for table in StateTables.all {
-            let columns = try String.fetchAll(
-                db.cachedStatement(sql: "SELECT name FROM pragma_table_info(?) ORDER BY cid"), arguments: [table.name])
-            if !columns.isEmpty { shape[table.name] = columns }
-        }
+        // One statement for every table (a migration reads the shape before and after itself).
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: policyShapeSQL))
+        while let row = try rows.next() { shape[row[0], default: []].append(row[1]) }
         return shape
     }
+
+    /// The tables of ``StateTables`` that exist and their columns, in the order of their declaration.
+    private static let policyShapeSQL: String = {
+        let names = StateTables.all.map { "'\($0.name)'" }.joined(separator: ", ")
+        return """
+            SELECT m.name, c.name FROM main.sqlite_master AS m, pragma_table_info(m.name) AS c
+            WHERE m.type = 'table' AND m.name IN (\(names)) ORDER BY m.name, c.cid
+            """
+    }()
 
     /// Whether the tables of policy changed since `before` (``policyShape(_:)``) in a way that changes row digests
     /// the log has not recorded: a table with rows is new or has other columns. A table with no rows has no digest to
