@@ -28,10 +28,6 @@ package final class WebhookDelivery: Sendable {
     let sentAhead = Mutex<[String: Set<Int64>]>([:])
     /// Rung when the board changes: every endpoint's task looks for new rows.
     let wakeup = Wakeup()
-    /// Rung by whoever already watches the board in this process (`plugboard serve`'s look at it). With it, ``run()``
-    /// looks when it rings, every ``WebhookSettings/cursorInterval`` while a cursor waits to be written, and otherwise
-    /// at least every ``WebhookSettings/ringWait``; without it, every ``WebhookSettings/poll``.
-    let boardChanges: Wakeup?
     /// Bodies and `v1a` signatures, made once for every endpoint of a format.
     let prepared = PreparedEvents()
     /// How far each endpoint got, written to the board every ``WebhookSettings/cursorInterval``.
@@ -44,14 +40,11 @@ package final class WebhookDelivery: Sendable {
     let sendLoop = Mutex<OutboundEventLoop?>(nil)
 
     /// Delivery for `board`, read through `reader` (the board itself by default), whose secrets `secrets` opens; an
-    /// endpoint that answers 410 Gone is disabled by `plugboard/webhook-delivery` via `via`. When `boardChanges` is
-    /// given, ``run()`` looks at the board when it rings (see ``boardChanges``).
+    /// endpoint that answers 410 Gone is disabled by `plugboard/webhook-delivery` via `via`.
     package init(
-        board: Board, reader: Board? = nil, secrets: BoardSecureStorage, settings: WebhookSettings, via: String,
-        boardChanges: Wakeup? = nil
+        board: Board, reader: Board? = nil, secrets: BoardSecureStorage, settings: WebhookSettings, via: String
     ) throws(BoardError) {
         self.board = board
-        self.boardChanges = boardChanges
         self.reader = reader ?? board
         self.secrets = secrets
         self.settings = settings
@@ -90,16 +83,18 @@ package final class WebhookDelivery: Sendable {
     }
 
     /// Sends to every enabled endpoint until the task is cancelled: a task per endpoint, started when the endpoint
-    /// appears or is enabled, ended when it is removed or disabled. The board's version is looked at every
-    /// ``WebhookSettings/poll``, or, in a process that already watches the board, when ``boardChanges`` rings: a new
-    /// audit row wakes every endpoint's task at once, so a kill switch committed by any process reaches the receivers
-    /// within the poll and the send (a write without one, such as a cursor's, wakes none).
+    /// appears or is enabled, ended when it is removed or disabled. The board's version is looked at when
+    /// `boardChanges` rings (rung by the process's own look at the board, `plugboard serve`'s every `--poll-ms`), every
+    /// ``WebhookSettings/cursorInterval`` while a cursor waits to be written, and at least every
+    /// ``WebhookSettings/ringWait``: a new audit row wakes every endpoint's task at once, so a kill switch committed by
+    /// any process reaches the receivers within the server's poll and the send (a write without one, such as a
+    /// cursor's, wakes none).
     /// Delivery runs on a thread of its own in the background (``LowPriorityExecutor``), and its connections on an
     /// event loop of their own, also in the background (``OutboundEventLoop``), so that it takes the processor only
     /// when the board's writers and the server's requests leave it free, and its share of it when its work has waited
     /// too long (``BackgroundPriority``). When the task is cancelled, every endpoint's task
     /// ends (an attempt in progress is cancelled), its connections close, and the event loop is shut down.
-    package func run() async {
+    package func run(boardChanges: Wakeup) async {
         let sending = await OutboundEventLoop.background()
         sendLoop.withLock { $0 = sending }
         // What gives the two threads their share of the processor when work waits for them.
@@ -107,7 +102,7 @@ package final class WebhookDelivery: Sendable {
             LowPriorityExecutor.shared.watch()
             sending.watch()
         }
-        await withTaskExecutorPreference(LowPriorityExecutor.shared) { await self.loop() }
+        await withTaskExecutorPreference(LowPriorityExecutor.shared) { await self.loop(boardChanges) }
         watch.cancel()
         await watch.value
         sendLoop.withLock { $0 = nil }
@@ -115,7 +110,7 @@ package final class WebhookDelivery: Sendable {
     }
 
     /// ``run()``'s loop, on ``LowPriorityExecutor``.
-    private func loop() async {
+    private func loop(_ boardChanges: Wakeup) async {
         var running: [String: Task<Void, Never>] = [:]
         var (version, head): (BoardVersion?, Int64?) = (nil, nil)
         let clock = ContinuousClock()
@@ -123,7 +118,7 @@ package final class WebhookDelivery: Sendable {
         var flushed = clock.now
         while !Task.isCancelled {
             // Seen before the look, so that a ring during the look ends the wait below at once.
-            let seen = boardChanges?.generation
+            let seen = boardChanges.generation
             if clock.now - flushed >= settings.cursorInterval {
                 flushed = clock.now
                 if !progress.pending().isEmpty { await writing { self.flush() } }
@@ -147,13 +142,8 @@ package final class WebhookDelivery: Sendable {
                     running[name] = Task(executorPreference: LowPriorityExecutor.shared) { await self.follow(name) }
                 }
             }
-            if let boardChanges, let seen {
-                // Until the next ring; cursors that wait to be written are written in their interval all the same.
-                let limit = progress.pending().isEmpty ? settings.ringWait : settings.cursorInterval
-                await boardChanges.wait(after: seen, upTo: limit)
-            } else {
-                try? await Task.sleep(for: settings.poll)
-            }
+            // Until the next ring; cursors that wait to be written are written in their interval all the same.
+            await boardChanges.wait(after: seen, upTo: progress.pending().isEmpty ? settings.ringWait : settings.cursorInterval)
         }
         // An attempt in progress is cancelled with its task; each task closes its connections as it ends.
         for task in running.values { task.cancel() }

@@ -17,14 +17,11 @@ package struct WebhookSettings: Sendable {
     package var consoleURL: String?
     /// The most rows read at once for one endpoint.
     package var batch = 200
-    /// How often the board is looked at for new rows (`PRAGMA data_version`, a cheap read); a new row wakes every
-    /// endpoint's task at once.
-    package var poll: Duration = .milliseconds(20)
     /// How often the endpoints' cursors are written, all in one transaction: a process that dies sends again at most
     /// what it sent in this interval, which receivers deduplicate.
     package var cursorInterval: Duration = .milliseconds(200)
-    /// In a process that rings delivery at every board change (`plugboard serve`), the longest wait for a ring when no
-    /// cursor waits to be written: a look that finds nothing new costs nothing, so this is only a backstop.
+    /// The longest wait of running delivery for a ring (a board change its process saw) when no cursor waits to be
+    /// written: a backstop, since every change rings.
     package var ringWait: Duration = .seconds(1)
     /// The longest `Retry-After` honoured.
     package var longestRetryAfter: Duration = .seconds(86_400)

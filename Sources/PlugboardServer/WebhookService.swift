@@ -25,9 +25,7 @@ struct WebhookService: Service {
             // wait for each other (a board in memory has only its own).
             let reader = board.path == ":memory:" ? board : ((try? Board.open(at: board.path, readOnly: true)) ?? board)
             let secrets = try BoardSecureStorage.open(board: reader)
-            delivery = try WebhookDelivery(
-                board: board, reader: reader, secrets: secrets, settings: settings, via: "plugboard serve",
-                boardChanges: boardChanges)
+            delivery = try WebhookDelivery(board: board, reader: reader, secrets: secrets, settings: settings, via: "plugboard serve")
         } catch {
             // Said when there is something to deliver: a board without endpoints needs no master key here.
             if let endpoints = try? board.webhooks(), !endpoints.isEmpty {
@@ -42,6 +40,6 @@ struct WebhookService: Service {
                 "webhook delivery runs at niceness 10 rather than under SCHED_IDLE: this process may not leave SCHED_IDLE again when delivery waits too long (give it CAP_SYS_NICE, or an RLIMIT_NICE of 10 or more: systemd's LimitNICE=+10)"
             )
         }
-        await cancelWhenGracefulShutdown { await delivery.run() }
+        await cancelWhenGracefulShutdown { await delivery.run(boardChanges: boardChanges) }
     }
 }

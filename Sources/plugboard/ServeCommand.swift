@@ -195,7 +195,6 @@ struct ServeCommand: BoardCommand {
         var webhooks = WebhookSettings()
         webhooks.allowPrivate = webhookAllowPrivate
         webhooks.consoleURL = webhookConsoleURL ?? "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
-        webhooks.poll = .milliseconds(pollMilliseconds)
         if let schedule = webhookRetrySchedule.flatMap(WebhookSettings.schedule) { webhooks.schedule = schedule }
         if let timeout = webhookAttemptTimeout.flatMap(WebhookSettings.schedule)?.first { webhooks.attemptTimeout = timeout }
         configuration.webhooks = webhooks

@@ -25,21 +25,20 @@ struct DeliveryWakeTests {
     @Test func aRingAfterANewAuditRowWakesTheEndpointsAndNoPollDoes() async throws {
         let (folder, board, admin) = try Self.board()
         defer { try? FileManager.default.removeItem(at: folder) }
-        // Neither the poll nor the cursor interval comes round during the test: only a ring makes delivery look.
+        // Neither the backstop nor the cursor interval comes round during the test: only a ring makes delivery look.
         var settings = WebhookSettings()
-        settings.poll = .seconds(7200)
         settings.cursorInterval = .seconds(7200)
         settings.ringWait = .seconds(7200)
         let changes = Wakeup()
         let secrets = try BoardSecureStorage.open(board: board, environment: EnvironmentKeyProvider(environment: [:]))
-        let delivery = try WebhookDelivery(board: board, secrets: secrets, settings: settings, via: "test", boardChanges: changes)
-        let running = Task { await delivery.run() }
+        let delivery = try WebhookDelivery(board: board, secrets: secrets, settings: settings, via: "test")
+        let running = Task { await delivery.run(boardChanges: changes) }
         defer { running.cancel() }
 
         // The first look finds the log's head and wakes the endpoints once.
         try await eventually("delivery's first look") { delivery.wakeup.generation == 1 }
         _ = try board.createFlag("after.start", by: admin)
-        // Without a ring, the new row is not looked for: give a poll every chance to happen, then ring.
+        // Without a ring, the new row is not looked for: give a look every chance to happen, then ring.
         try await Task.sleep(for: .seconds(1))
         #expect(delivery.wakeup.generation == 1, "delivery looked at the board without a ring")
         changes.wake()
