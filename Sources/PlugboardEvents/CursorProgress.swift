@@ -48,6 +48,9 @@ final class CursorProgress: Sendable {
         }
     }
 
+    /// Whether a cursor move waits to be written.
+    var hasPending: Bool { state.withLock { $0.entries.values.contains { $0.through > $0.base } } }
+
     /// The cursor moves not yet written (of `name` only, when given).
     func pending(_ name: String? = nil) -> [WebhookCursorMove] {
         state.withLock { state in

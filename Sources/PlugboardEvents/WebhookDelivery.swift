@@ -36,7 +36,7 @@ package final class WebhookDelivery: Sendable {
     let flushing = Mutex(())
     /// Each endpoint's connections, kept open between its deliveries.
     let connections = Mutex<[String: OutboundConnections]>([:])
-    /// The event loop the connections run on while ``run()`` runs (nil otherwise: the process's shared ones).
+    /// The event loop the connections run on while ``run(boardChanges:)`` runs (nil otherwise: the process's shared ones).
     let sendLoop = Mutex<OutboundEventLoop?>(nil)
 
     /// Delivery for `board`, read through `reader` (the board itself by default), whose secrets `secrets` opens; an
@@ -109,7 +109,7 @@ package final class WebhookDelivery: Sendable {
         await sending.shutdown()
     }
 
-    /// ``run()``'s loop, on ``LowPriorityExecutor``.
+    /// ``run(boardChanges:)``'s loop, on ``LowPriorityExecutor``.
     private func loop(_ boardChanges: Wakeup) async {
         var running: [String: Task<Void, Never>] = [:]
         var (version, head): (BoardVersion?, Int64?) = (nil, nil)
@@ -121,7 +121,7 @@ package final class WebhookDelivery: Sendable {
             let seen = boardChanges.generation
             if clock.now - flushed >= settings.cursorInterval {
                 flushed = clock.now
-                if !progress.pending().isEmpty { await writing { self.flush() } }
+                if progress.hasPending { await writing { self.flush() } }
             }
             var changed = false
             if let now = try? reader.version(), now != version {
@@ -143,7 +143,7 @@ package final class WebhookDelivery: Sendable {
                 }
             }
             // Until the next ring; cursors that wait to be written are written in their interval all the same.
-            await boardChanges.wait(after: seen, upTo: progress.pending().isEmpty ? settings.ringWait : settings.cursorInterval)
+            await boardChanges.wait(after: seen, upTo: progress.hasPending ? settings.cursorInterval : settings.ringWait)
         }
         // An attempt in progress is cancelled with its task; each task closes its connections as it ends.
         for task in running.values { task.cancel() }
@@ -151,7 +151,7 @@ package final class WebhookDelivery: Sendable {
         await writing { self.flush() }
     }
 
-    /// One endpoint's loop in ``run()``.
+    /// One endpoint's loop in ``run(boardChanges:)``.
     private func follow(_ name: String) async {
         following: while !Task.isCancelled {
             let generation = wakeup.generation
@@ -178,7 +178,7 @@ package final class WebhookDelivery: Sendable {
     }
 
     /// Sends `name` what waits for it (see ``deliverOnce(force:)``). How far it got is written with the next
-    /// ``flush(_:)``: in ``run()`` every ``WebhookSettings/cursorInterval``, and before a failure is recorded.
+    /// ``flush(_:)``: in ``run(boardChanges:)`` every ``WebhookSettings/cursorInterval``, and before a failure is recorded.
     package func pass(_ name: String, force: Bool) async -> Pass {
         let endpoint: WebhookEndpoint
         let secret: Data
