@@ -64,7 +64,8 @@ struct WebhookReceiver {
         return text.split(separator: "\n").compactMap { try? JSONDecoder().decode(Delivery.self, from: Data($0.utf8)) }
     }
 
-    /// The seq whose first delivery the receiver holds (`--hold`), once it holds one.
+    /// The seq whose first delivery the receiver holds (`--hold`), once it holds one; with `--hang`, the number of
+    /// requests it holds unanswered.
     var held: Int64? { (try? String(contentsOfFile: folder + "/held", encoding: .utf8)).flatMap { Int64($0) } }
 
     /// Adds the endpoint `name` for this receiver and hands it the secret.
