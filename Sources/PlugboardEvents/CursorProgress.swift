@@ -16,6 +16,8 @@ final class CursorProgress: Sendable {
         /// The last 2xx answer.
         var status: Int
         var epoch: UInt64
+        /// Whether the cursor on the board is behind what was sent: a move waits to be written.
+        var waits: Bool { through > base }
     }
 
     private struct State {
@@ -49,12 +51,12 @@ final class CursorProgress: Sendable {
     }
 
     /// Whether a cursor move waits to be written.
-    var hasPending: Bool { state.withLock { $0.entries.values.contains { $0.through > $0.base } } }
+    var hasPending: Bool { state.withLock { $0.entries.values.contains(where: \.waits) } }
 
     /// The cursor moves not yet written (of `name` only, when given).
     func pending(_ name: String? = nil) -> [WebhookCursorMove] {
         state.withLock { state in
-            state.entries.filter { ($0.key == name || name == nil) && $0.value.through > $0.value.base }
+            state.entries.filter { ($0.key == name || name == nil) && $0.value.waits }
                 .map { WebhookCursorMove(name: $0.key, from: $0.value.base, through: $0.value.through, status: $0.value.status) }
         }
     }

@@ -192,8 +192,7 @@ struct WebhookDeliveryTests {
         try await receiver.add(sandbox, "private")
         let refused = try await sandbox.run(["webhook", "deliver", "--now"])
         #expect(refused.status != 0, "\(refused)")
-        let shown = try await sandbox.ok("webhook", "show", "private", "--json").json() as? [String: Any]
-        let error = (shown?["endpoint"] as? [String: Any])?["last_error"] as? String ?? ""
+        let error = try await Self.endpoint(sandbox, "private")?["last_error"] as? String ?? ""
         #expect(error.contains("loopback"), "\(error)")
         #expect(receiver.deliveries.isEmpty)
         // Allowed, one pass delivers what waits.
