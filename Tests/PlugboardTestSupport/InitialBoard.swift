@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The files of a board that `plugboard init` just made, held in memory: ``Sandbox/withBoard(_:)`` writes a copy of
+/// them instead of running `init` for every test. The files are those `init` leaves beside the board path: the board,
+/// its WAL when it is not empty, the master key file and the board's key (not the WAL index, which SQLite rebuilds).
+struct InitialBoard: Sendable {
+    /// One file: its name after the board's path (`""` for the board itself), its bytes and its permission bits.
+    struct File: Sendable {
+        let suffix: String
+        let bytes: Data
+        let mode: mode_t
+    }
+
+    let files: [File]
+
+    /// Made once per test process, by the first test that asks for it.
+    static let shared = Task { try await InitialBoard.make() }
+
+    /// The suffixes `init` is expected to leave; `make()` fails should it leave another, so that a copy is never short
+    /// of a file that `init` came to write.
+    private static let expected: Set<String> = ["", "-wal", "-shm", ".key", ".board-key"]
+
+    static func make() async throws -> InitialBoard {
+        let sandbox = try Sandbox()
+        let created = try await sandbox.run(["init"])
+        guard created.status == 0 else {
+            throw InitialBoardError(description: "plugboard init failed for the tests' initial board: \(created)")
+        }
+        let name = URL(fileURLWithPath: sandbox.board).lastPathComponent
+        var files: [File] = []
+        for entry in try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path) {
+            guard entry.hasPrefix(name) else {
+                throw InitialBoardError(description: "plugboard init left \(entry) in its folder, which the tests do not copy")
+            }
+            let suffix = String(entry.dropFirst(name.count))
+            guard Self.expected.contains(suffix) else {
+                throw InitialBoardError(description: "plugboard init left \(entry), which the tests do not copy")
+            }
+            let path = sandbox.board + suffix
+            var info = stat()
+            guard stat(path, &info) == 0 else { throw InitialBoardError(description: "cannot stat \(path)") }
+            // The WAL index is rebuilt from the WAL by the first connection; an empty WAL is the same as none.
+            if suffix == "-shm" || (suffix == "-wal" && info.st_size == 0) { continue }
+            files.append(File(suffix: suffix, bytes: try Data(contentsOf: URL(fileURLWithPath: path)), mode: info.st_mode & 0o777))
+        }
+        return InitialBoard(files: files)
+    }
+
+    /// Writes the files beside `board`, each with the permission bits `init` gave it; refuses to overwrite a file.
+    func copy(to board: String) throws {
+        for file in files {
+            let path = board + file.suffix
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, file.mode)
+            guard descriptor >= 0 else { throw InitialBoardError(description: "cannot create \(path): errno \(errno)") }
+            defer { close(descriptor) }
+            // The mode given to open(2) is masked by the umask: set it as init left it.
+            guard fchmod(descriptor, file.mode) == 0 else { throw InitialBoardError(description: "cannot chmod \(path)") }
+            try file.bytes.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                    guard written > 0 else { throw InitialBoardError(description: "cannot write \(path): errno \(errno)") }
+                    offset += written
+                }
+            }
+        }
+    }
+}
+
+struct InitialBoardError: Error, CustomStringConvertible {
+    let description: String
+}
