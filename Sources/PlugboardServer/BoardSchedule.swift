@@ -11,7 +11,8 @@ import Synchronization
 /// request is applied within about a second of its time. Each action is an audited change of the board, by
 /// `plugboard/rollout-guard`, `plugboard/rollout-schedule` or `plugboard/change-schedule` via `plugboard serve`.
 ///
-/// A pass that finds no running or paused rollout reads one small table. A board the server may not write is said once,
+/// A pass that finds no running or paused rollout reads one small table, and until the board changes
+/// (`Board.version()`, one pragma) the passes after it read nothing else. A board the server may not write is said once,
 /// and the server keeps serving (run `plugboard rollout tick` and `plugboard change apply-due` where the board can be
 /// written).
 package final class BoardSchedule: Service, Sendable {
@@ -28,13 +29,22 @@ package final class BoardSchedule: Service, Sendable {
     package func run() async throws {
         var said: String?
         let nextChanges = Mutex(ContinuousClock.now)
+        // The board's version when a pass found no rollout under way: while it stays, there is no rollout to tick.
+        let quiet = Mutex<BoardVersion?>(nil)
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             let (board, logger) = (board, logger)
             let outcome = Mutex<Result<([RolloutTick], [ChangeRequestResult]), BoardError>>(.success(([], [])))
             await BoardWatcher.offPool {
                 do throws(BoardError) {
-                    let ticks = try board.tickRollouts(via: "plugboard serve")
-                    for said in RolloutOperations.Step.requestWaitingSteps(ticks, on: board) { logger.notice("\(said)") }
+                    // Read before the pass: a rollout started after it moves the version, and the next pass ticks.
+                    let version = try board.version()
+                    var ticks: [RolloutTick] = []
+                    if quiet.withLock({ $0 }) != version {
+                        ticks = try board.tickRollouts(via: "plugboard serve")
+                        for said in RolloutOperations.Step.requestWaitingSteps(ticks, on: board) { logger.notice("\(said)") }
+                        let underWay = try board.rolloutsUnderWay()
+                        quiet.withLock { $0 = underWay ? nil : version }
+                    }
                     var changes: [ChangeRequestResult] = []
                     if ContinuousClock.now >= nextChanges.withLock({ $0 }) {
                         nextChanges.withLock { $0 = ContinuousClock.now + .seconds(1) }

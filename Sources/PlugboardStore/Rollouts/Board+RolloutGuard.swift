@@ -51,6 +51,12 @@ extension Board {
         return ticks
     }
 
+    /// Whether a rollout is running or paused: only then has ``tickRollouts(via:now:)`` anything to do, so a schedule
+    /// that found none need not pass again until the board changes.
+    package func rolloutsUnderWay() throws(BoardError) -> Bool {
+        try read { db in try !RolloutQueries.records(db, activeOnly: true).isEmpty }
+    }
+
     /// Aborts `record` as the guard when its figures exceed its threshold; nil when the guard holds (or the rollout
     /// changed since it was read).
     private func guardAbort(_ record: RolloutRecord, _ figures: RolloutRules.Figures, via: String) throws(BoardError) -> RolloutTick? {
