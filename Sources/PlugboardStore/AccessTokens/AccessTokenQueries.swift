@@ -5,18 +5,19 @@ import PlugboardModel
 enum AccessTokenQueries {
     static func token(_ db: Database, principal: String, name: String) throws -> AccessToken? {
         try Row.fetchOne(
-            db, sql: "SELECT * FROM access_token_status WHERE principal = ? AND name = ?", arguments: [principal, name]
+            db.cachedStatement(sql: "SELECT * FROM access_token_status WHERE principal = ? AND name = ?"), arguments: [principal, name]
         ).map(accessToken)
     }
 
-    /// The token whose secret hashes to `hash`, with its stored hash; nil when none does.
+    /// The token whose secret hashes to `hash`, with its stored hash; nil when none does. (Every request with an access
+    /// token reads it, and the token's chain: both statements are prepared once per connection.)
     static func token(_ db: Database, hash: String) throws -> (token: AccessToken, storedHash: String)? {
         try Row.fetchOne(
-            db,
-            sql: """
-                SELECT s.*, t.token_hash AS stored_hash FROM access_tokens t JOIN access_token_status s USING (principal, name)
-                WHERE t.token_hash = ?
-                """, arguments: [hash]
+            db.cachedStatement(
+                sql: """
+                    SELECT s.*, t.token_hash AS stored_hash FROM access_tokens t JOIN access_token_status s USING (principal, name)
+                    WHERE t.token_hash = ?
+                    """), arguments: [hash]
         ).map { (accessToken($0), $0["stored_hash"]) }
     }
 
@@ -81,19 +82,19 @@ enum AccessTokenQueries {
     /// tokens, which no chain of a tree reaches, so that a board edited into a cycle ends.
     static func chain(_ db: Database, principal: String, name: String) throws -> [Link] {
         try Row.fetchAll(
-            db,
-            sql: """
-                WITH RECURSIVE up(principal, name, depth) AS (
-                    SELECT ?1, ?2, 0
-                    UNION ALL
-                    SELECT t.parent_principal, t.parent_name, up.depth + 1 FROM access_tokens t
-                    JOIN up ON t.principal = up.principal AND t.name = up.name
-                    WHERE t.parent_principal IS NOT NULL AND up.depth < (SELECT count(*) FROM access_tokens)
-                )
-                SELECT s.*, t.parent_principal, t.parent_name FROM up
-                JOIN access_token_status s USING (principal, name) JOIN access_tokens t USING (principal, name)
-                ORDER BY up.depth
-                """, arguments: [principal, name]
+            db.cachedStatement(
+                sql: """
+                    WITH RECURSIVE up(principal, name, depth) AS (
+                        SELECT ?1, ?2, 0
+                        UNION ALL
+                        SELECT t.parent_principal, t.parent_name, up.depth + 1 FROM access_tokens t
+                        JOIN up ON t.principal = up.principal AND t.name = up.name
+                        WHERE t.parent_principal IS NOT NULL AND up.depth < (SELECT count(*) FROM access_tokens)
+                    )
+                    SELECT s.*, t.parent_principal, t.parent_name FROM up
+                    JOIN access_token_status s USING (principal, name) JOIN access_tokens t USING (principal, name)
+                    ORDER BY up.depth
+                    """), arguments: [principal, name]
         ).map { row in
             let parent: String? = row["parent_principal"]
             return Link(token: accessToken(row), madeWith: parent.map { ($0, row["parent_name"]) })

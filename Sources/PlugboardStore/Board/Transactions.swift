@@ -224,8 +224,9 @@ extension Board {
         var counted: [RefusalBursts.Row] = []
         do {
             let result = try transaction { db in
-                let change = try AuditedChange(db: db, by: actor, now: clock.timestamp(), cache: stateCache, proven: provenRows)
+                // The role first: a refusal then costs no preparation of the state's tracking, which its rollback would undo.
                 if let access { try RequiredRole.check(access, db, by: actor) }
+                let change = try AuditedChange(db: db, by: actor, now: clock.timestamp(), cache: stateCache, proven: provenRows)
                 let result = try body(change)
                 // An operation rehearsed or applied as a change request: its first audited change is the one.
                 if let hook = changeHook, !hook.fired, change.recordedCount > 0 { try hook.run(change) }
