@@ -143,16 +143,13 @@ public final class Sandbox: Sendable {
 
     /// A fresh board with one registered plug-in per manifest given.
     ///
-    /// The board and its key files are a byte-for-byte copy of those one real `plugboard init` made for this test
-    /// process (``InitialBoard``): every such board has the same keys, which no test of one board can tell apart from
-    /// its own `init`. A test about `init`, or one that needs two boards with different keys, runs `init` itself.
+    /// The board and its key files are a byte-for-byte copy of those that a real `plugboard init` and
+    /// `plugboard plugin register` of each manifest made once in this test process (``InitialBoard``): every board of
+    /// the same manifests has the same keys and rows, which no test of one board can tell apart from its own commands.
+    /// A test about `init`, or one that needs two boards with different keys, runs `init` itself.
     public static func withBoard(_ manifests: [String] = []) async throws -> Sandbox {
         let sandbox = try Sandbox()
-        try await InitialBoard.shared.value.copy(to: sandbox.board)
-        for (index, manifest) in manifests.enumerated() {
-            let path = try sandbox.write("manifest-\(index).json", manifest)
-            try await sandbox.ok("plugin", "register", path)
-        }
+        try await InitialBoard.of(manifests).copy(to: sandbox.board)
         return sandbox
     }
 

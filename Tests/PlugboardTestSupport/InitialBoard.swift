@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -7,9 +8,10 @@ import Glibc
 import Darwin
 #endif
 
-/// The files of a board that `plugboard init` just made, held in memory: ``Sandbox/withBoard(_:)`` writes a copy of
-/// them instead of running `init` for every test. The files are those `init` leaves beside the board path: the board,
-/// its WAL when it is not empty, the master key file and the board's key (not the WAL index, which SQLite rebuilds).
+/// The files of a board that `plugboard init` and `plugboard plugin register` of some manifests just made, held in
+/// memory: ``Sandbox/withBoard(_:)`` writes a copy of them instead of running the same commands for every test. The
+/// files are those `init` leaves beside the board path: the board, its WAL when it is not empty, the master key file
+/// and the board's key (not the WAL index, which SQLite rebuilds).
 struct InitialBoard: Sendable {
     /// One file: its name after the board's path (`""` for the board itself), its bytes and its permission bits.
     struct File: Sendable {
@@ -20,22 +22,46 @@ struct InitialBoard: Sendable {
 
     let files: [File]
 
-    /// Made once per test process, by the first test that asks for it.
-    static let shared = Task { try await InitialBoard.make() }
+    /// The boards made so far in this test process, by the manifests registered on them.
+    private static let made = Mutex<[[String]: Task<InitialBoard, any Error>]>([:])
+
+    /// The board of `manifests`, made by the first test that asks for it.
+    static func of(_ manifests: [String]) async throws -> InitialBoard {
+        let task = made.withLock { made in
+            if let task = made[manifests] { return task }
+            let task = Task { try await make(manifests) }
+            made[manifests] = task
+            return task
+        }
+        return try await task.value
+    }
 
     /// The suffixes `init` is expected to leave; `make()` fails should it leave another, so that a copy is never short
     /// of a file that `init` came to write.
     private static let expected: Set<String> = ["", "-wal", "-shm", ".key", ".board-key"]
 
-    static func make() async throws -> InitialBoard {
+    /// Runs `init` (or copies the board it made, when there are manifests) and registers `manifests` in a sandbox of its
+    /// own, whose files it reads.
+    private static func make(_ manifests: [String]) async throws -> InitialBoard {
         let sandbox = try Sandbox()
-        let created = try await sandbox.run(["init"])
-        guard created.status == 0 else {
-            throw InitialBoardError(description: "plugboard init failed for the tests' initial board: \(created)")
+        var commands: [[String]] = []
+        if manifests.isEmpty { commands.append(["init"]) } else { try await of([]).copy(to: sandbox.board) }
+        var written: Set<String> = []
+        for (index, manifest) in manifests.enumerated() {
+            let file = "manifest-\(index).json"
+            try sandbox.write(file, manifest)
+            written.insert(file)
+            commands.append(["plugin", "register", sandbox.root.appendingPathComponent(file).path])
+        }
+        for command in commands {
+            let result = try await sandbox.run(command)
+            guard result.status == 0 else {
+                throw InitialBoardError(description: "plugboard \(command.joined(separator: " ")) failed for a test's board: \(result)")
+            }
         }
         let name = URL(fileURLWithPath: sandbox.board).lastPathComponent
         var files: [File] = []
-        for entry in try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path) {
+        for entry in try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path) where !written.contains(entry) {
             guard entry.hasPrefix(name) else {
                 throw InitialBoardError(description: "plugboard init left \(entry) in its folder, which the tests do not copy")
             }
