@@ -125,6 +125,11 @@ def detail(message):
         log(message)
 
 
+def refusal(error, limit):
+    """A refused command's error on one line, without the warnings printed before it (the shared boards' mode)."""
+    return one_line("\n".join(line for line in str(error).splitlines() if not line.startswith("warning: ")), limit)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Running processes
 
@@ -1939,7 +1944,7 @@ class ChangeRace:
         args = ["access-token", "create", "--name", name, "--json"] + (["--principal", principal] if principal != maker else [])
         created = self.remote(maker, parent, secret, *args)
         if created.code != 0:
-            detail(f"change-requests: {maker}/{parent} made no token for {principal}: {one_line(created.error, 200)}")
+            detail(f"change-requests: {maker}/{parent} made no token for {principal}: {refusal(created.error, 200)}")
             return None
         self.remember(principal, name, json.loads(created.out)["token"])
         self.count("minted")
@@ -2032,7 +2037,7 @@ class ChangeRace:
                 with self.lock:
                     self.approved = (self.approved + [(request, identity[0], identity[1])])[-8:]
             if result.code != 0:
-                detail(f"change-requests: approve {request}: {one_line(result.error, 250)}")
+                detail(f"change-requests: approve {request}: {refusal(result.error, 250)}")
                 self.drop_closed(request, result.error)
             time.sleep(rng.uniform(0.0, 0.3))
 
@@ -2056,7 +2061,7 @@ class ChangeRace:
                 self.count("apply refused")
                 if "waits for approvals that count" in result.error:
                     self.count("apply refused for void approvals")
-                detail(f"change-requests: apply {request}: {one_line(result.error, 250)}")
+                detail(f"change-requests: apply {request}: {refusal(result.error, 250)}")
                 self.drop_closed(request, result.error)
             time.sleep(rng.uniform(0.2, 0.8))
 
