@@ -36,8 +36,8 @@ struct InitialBoard: Sendable {
         return try await task.value
     }
 
-    /// The suffixes `init` is expected to leave; `make()` fails should it leave another, so that a copy is never short
-    /// of a file that `init` came to write.
+    /// The suffixes the commands are expected to leave beside the board; making a board fails should they leave another,
+    /// so that a copy is never short of a file that `init` came to write.
     private static let expected: Set<String> = ["", "-wal", "-shm", ".key", ".board-key"]
 
     /// Runs `init` (or copies the board it made, when there are manifests) and registers `manifests` in a sandbox of its
@@ -63,11 +63,11 @@ struct InitialBoard: Sendable {
         var files: [File] = []
         for entry in try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path) where !written.contains(entry) {
             guard entry.hasPrefix(name) else {
-                throw InitialBoardError(description: "plugboard init left \(entry) in its folder, which the tests do not copy")
+                throw InitialBoardError(description: "the commands left \(entry) in the board's folder, which the tests do not copy")
             }
             let suffix = String(entry.dropFirst(name.count))
             guard Self.expected.contains(suffix) else {
-                throw InitialBoardError(description: "plugboard init left \(entry), which the tests do not copy")
+                throw InitialBoardError(description: "the commands left \(entry), which the tests do not copy")
             }
             let path = sandbox.board + suffix
             var info = stat()
@@ -88,14 +88,7 @@ struct InitialBoard: Sendable {
             defer { close(descriptor) }
             // The mode given to open(2) is masked by the umask: set it as init left it.
             guard fchmod(descriptor, file.mode) == 0 else { throw InitialBoardError(description: "cannot chmod \(path)") }
-            try file.bytes.withUnsafeBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                    guard written > 0 else { throw InitialBoardError(description: "cannot write \(path): errno \(errno)") }
-                    offset += written
-                }
-            }
+            try FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).write(contentsOf: file.bytes)
         }
     }
 }
