@@ -67,6 +67,23 @@ struct ChangeRequestOperationTests {
         #expect(try BoardOperations.Verify(checkpoint: nil).perform(on: board, as: Self.alice).value.ok)
     }
 
+    /// An apply that finds nothing left to change closes the request; if an approval applied it meanwhile, the refusal
+    /// names the apply that was asked for, not a cancel.
+    @Test func anApplyThatLosesARaceToTheLastApprovalSaysItCouldNotApply() throws {
+        let board = try Self.board()
+        let request = try Self.opened(PluginOperations.Enable(id: Self.alpha, env: "production"), on: board, as: Self.alice)
+        _ = try Self.approve(request.id, on: board, as: Self.bob)
+        #expect(try Self.approve(request.id, on: board, as: Self.carol).state == "applied")
+        // What `change apply` does once its rehearsal found the board already as the request asked.
+        #expect {
+            try board.closeChangeRequest(request.id, rejecting: nil, by: Self.alice, because: "nothing left to change: done.")
+        } throws: {
+            ($0 as? BoardError)?.message
+                == "change request \(request.id) is applied; only an open or scheduled request can be applied"
+        }
+        #expect(try board.changeRequest(request.id).state == "applied")
+    }
+
     @Test func aTokenTheAuthorMadeForSomeoneElseDoesNotApproveTheAuthorsRequest() throws {
         let board = try Self.board()
         _ = try TokenOperations.CreateAccessToken(

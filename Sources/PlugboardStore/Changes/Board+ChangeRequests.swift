@@ -198,7 +198,9 @@ extension Board {
         let action: AuditAction = reason == nil ? .changeCancel : .changeReject
         if let reason { try Validate.reason(reason) }
         return try change(actor, refusal: AuditEntry(action: action, targetType: "change_request", targetID: String(id))) { change in
-            let request = try Self.pendingRequest(change.db, id, doing: reason == nil ? "cancelled" : "rejected")
+            // Closed by an apply that found nothing left to change: a refusal names the apply the user asked for.
+            let doing = note != nil ? "applied" : reason == nil ? "cancelled" : "rejected"
+            let request = try Self.pendingRequest(change.db, id, doing: doing)
             if note == nil, request.author != actor.osUser,
                 let refusal = try ApprovalRights.refusal(
                     change.db, principal: actor.osUser, request: request, doing: reason == nil ? "cancel" : "reject")
