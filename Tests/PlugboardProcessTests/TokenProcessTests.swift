@@ -83,7 +83,7 @@ struct TokenProcessTests {
         // Tokens that expire a few seconds from now (--expires takes a time), and a stream of each opened before then. On
         // a machine too busy to open them in time, again with twice the margin.
         var margin = 8.0
-        for attempt in 1...4 {
+        for attempt in 1...6 {
             let expiry = Date().addingTimeInterval(margin)
             let (sdkName, hostName) = ("brief-\(attempt)", "brief-host-\(attempt)")
             // On a busy machine the expiry may pass before the second token is made: then again with more margin.
