@@ -270,17 +270,20 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            // Release builds link the Swift runtime and Foundation into the binary: a short command (`--help`,
-            // `kill`, `flag evaluate` in a script's loop) then starts without the dynamic loader resolving them,
-            // about 4 ms of a 10 ms start on Linux. The CLI never loads a Swift plug-in, so one copy of the runtime
-            // is all there is; a host must not be linked this way (its plug-ins would bring a second one).
+            // The binary holds the Swift runtime and Foundation: a short command (`--help`, `kill`, `flag evaluate`
+            // in a script's loop) then starts without the dynamic loader resolving them, about 4 ms of a 10 ms start
+            // in a release build and a sixth of a short command's CPU in a debug build. Debug builds are linked the
+            // same way, so the tests run the CLI as it ships; no test target may therefore link this module (the
+            // test bundle would hold a second runtime): the tests run the binary, which `swift test` builds with
+            // every other product. The CLI never loads a Swift plug-in, so one copy of the runtime is all there is;
+            // a host must not be linked this way (its plug-ins would bring a second one).
             // The static Foundation's own libraries are named here: SwiftPM compiled the modules against the shared
             // ones, whose link entries name no ICU or CoreFoundation.
             linkerSettings: [
                 .unsafeFlags(
                     [
                         "-static-stdlib", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCShims", "-l_FoundationCollections",
-                    ], .when(platforms: [.linux], configuration: .release))
+                    ], .when(platforms: [.linux]))
             ]
         ),
 
@@ -313,7 +316,7 @@ let package = Package(
         .testTarget(
             name: "PlugboardProcessTests",
             dependencies: [
-                "plugboard", "plugboard-test-host", "PlugboardTestSupport", "PlugboardModel", "PlugboardStore",
+                "plugboard-test-host", "PlugboardTestSupport", "PlugboardModel", "PlugboardStore",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -370,12 +373,12 @@ let package = Package(
         ),
         .testTarget(
             name: "PlugboardCLITests",
-            dependencies: ["plugboard", "PlugboardTestSupport"]
+            dependencies: ["PlugboardTestSupport"]
         ),
         .testTarget(
             name: "PlugboardServerTests",
             dependencies: [
-                "PlugboardServer", "PlugboardOperations", "PlugboardStore", "PlugboardModel", "PlugboardFlags", "plugboard",
+                "PlugboardServer", "PlugboardOperations", "PlugboardStore", "PlugboardModel", "PlugboardFlags",
                 "PlugboardTestSupport", "PlugboardVersioning",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOCore", package: "swift-nio"),
