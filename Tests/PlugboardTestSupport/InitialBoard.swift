@@ -37,7 +37,7 @@ struct InitialBoard: Sendable {
     }
 
     /// The suffixes the commands are expected to leave beside the board; making a board fails should they leave another,
-    /// so that a copy is never short of a file that `init` came to write.
+    /// so that a copy is never short of a file they came to write.
     private static let expected: Set<String> = ["", "-wal", "-shm", ".key", ".board-key"]
 
     /// Runs `init` (or copies the board it made, when there are manifests) and registers `manifests` in a sandbox of its
