@@ -33,7 +33,7 @@ package struct HTTPClientSettings: Sendable {
 
     /// A host reading a served board: 1 s to connect, with no retry (a host whose server is down starts from its cache
     /// at once), 45 s of silence on the event stream, and 20 s for a server that accepted the connection to answer a
-    /// snapshot or stream request (a busy server is not a server that is down).
+    /// snapshot, stream or load report request (a busy server is not a server that is down).
     package static let host = HTTPClientSettings(
         connectTimeout: .seconds(1), readTimeout: .seconds(45), deadline: .seconds(20), retriesConnections: false,
         caFile: caFile(ProcessInfo.processInfo.environment))

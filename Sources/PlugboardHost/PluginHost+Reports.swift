@@ -40,7 +40,8 @@ extension PluginHost {
             reportsDisabled = true
             warn("cannot write load reports to \(source.name) (\(error.message)); the host keeps running without them")
         } catch {
-            // Unreachable for now (a served board): the report goes out with the next change or reconnection.
+            // Not written now (a board file that is busy): the next reconciliation writes it. A served board's source
+            // queues the report and sends it again itself.
             lastReport = nil
         }
     }

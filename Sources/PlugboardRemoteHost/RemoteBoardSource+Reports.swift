@@ -13,8 +13,9 @@ import Synchronization
 extension RemoteBoardSource {
     /// Queues the report and returns: it is sent a moment later (a random delay of up to ``reportDelay``, so that a
     /// fleet that reacted to the same change does not report in the same millisecond, and a newer report replaces one
-    /// not sent yet). A report the server could not take is sent again when the event stream reconnects. A refusal of
-    /// the token (401, 403) is returned by the next call, and the host stops reporting.
+    /// not sent yet). A report the server could not take is sent again while the source runs: with the event stream's
+    /// backoff and jitter, and at once when the stream reconnects. A refusal of the token (401, 403) is returned by the
+    /// next call, and the host stops reporting.
     public func writeLoadReport(_ identity: HostIdentity, entries: [LoadReportEntry], source: String?) async throws(BoardError) {
         let body =
             (try? JSONEncoder().encode(
@@ -28,10 +29,11 @@ extension RemoteBoardSource {
         sendReports(after: Self.jitter(upTo: reportDelay))
     }
 
-    /// The report waiting to be sent, whether a sender runs, and a refusal that ends reporting.
+    /// The report waiting to be sent, whether a sender runs, the failed sends in a row, and a refusal that ends reporting.
     struct Outbox {
         var pending: Data?
         var sending = false
+        var failures = 0
         var refusal: BoardError?
         /// The sender's wait before it sends (cancelled by ``RemoteBoardSource/deliverLoadReport()`` to send at once).
         var jitter: Task<Void, Never>?
@@ -61,12 +63,25 @@ extension RemoteBoardSource {
         }) {
             do {
                 try await post(body)
+                reports.withLock { $0.failures = 0 }
             } catch {
-                reports.withLock { outbox in
+                let failures = reports.withLock { outbox in
                     if error.code == .notAllowed { outbox.refusal = error } else if outbox.pending == nil { outbox.pending = body }
                     outbox.sending = false
+                    outbox.failures += 1
+                    return outbox.failures
                 }
-                logger.warning("the load report was not delivered: \(error.message)")
+                guard error.code != .notAllowed else {
+                    logger.warning("the load report was not delivered: \(error.message)")
+                    return
+                }
+                // Said once for a run of failures: a server that is down for an hour does not fill the log.
+                if failures == 1 { logger.warning("the load report was not delivered: \(error.message); it is sent again") }
+                // Sent again while the source runs (a server that was busy or restarting takes it later, though the
+                // event stream stayed connected); a finished source leaves it to the next start.
+                if streaming.withLock({ $0 != nil }) {
+                    sendReports(after: Self.backoff(failures: failures, initial: initialBackoff, maximum: maximumBackoff))
+                }
                 return
             }
         }
@@ -78,7 +93,7 @@ extension RemoteBoardSource {
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(bytes: body))
         do {
-            let response = try await client.execute(request, timeout: .seconds(5))
+            let response = try await client.execute(request, timeout: Self.answerTimeout)
             switch response.status.code {
             case 200..<300: _ = try? await response.body.collect(upTo: 1 << 16)
             case 401, 403: throw BoardError(.notAllowed, "\(name) refused the load report: \(try await Self.message(response))")

@@ -103,9 +103,9 @@ public final class RemoteBoardSource: HostSource, Sendable {
     /// reconnection with backoff and jitter), so a host whose server is down starts from its cache without waiting.
     static let settings = HTTPClientSettings.host
 
-    /// How long a server that accepted the connection has to answer a snapshot or stream request: generous, because a
-    /// busy server is not a server that is down (that one refuses the connection, or misses the 1 s connect timeout,
-    /// and the host runs from its cache at once).
+    /// How long a server that accepted the connection has to answer a snapshot, stream or load report request:
+    /// generous, because a busy server is not a server that is down (that one refuses the connection, or misses the 1 s
+    /// connect timeout, and the host runs from its cache at once).
     static let answerTimeout = settings.deadlineAmount
 
     /// A source for the server at `server`, with an API token for hosts of the host's environment (`plugboard token create
