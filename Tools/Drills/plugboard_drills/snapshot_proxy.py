@@ -19,7 +19,8 @@ change it while hosts run), one word:
 
 and, for the snapshots the host stream pushes on its `changed` events (`?push=snapshot`):
 
-  push-forge      each pushed snapshot has its kill switches removed (the signature left as it was)
+  push-forge      each pushed snapshot has its kill switches removed (the signature left as it was); each is said
+                  on standard output (`forged the snapshot pushed with revision N`)
   push-replay     each pushed snapshot is replaced by the first one that passed in `pass` mode
   push-drop       each `changed` event that carries a snapshot is dropped
   push-reorder    the `changed` events that carry a snapshot are delivered in pairs, the later one first
@@ -174,6 +175,7 @@ def main():
                                 State.first_pushed = State.first_pushed or payload["snapshot"]
                         elif now == "push-forge":
                             payload["snapshot"] = json.loads(tamper(json.dumps(payload["snapshot"]), "remove-kill"))
+                            print(f"forged the snapshot pushed with revision {payload.get('revision')}", flush=True)
                         elif now == "push-replay":
                             with State.lock:
                                 payload["snapshot"] = State.first_pushed or payload["snapshot"]
