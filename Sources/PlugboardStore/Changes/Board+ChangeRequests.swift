@@ -152,7 +152,7 @@ extension Board {
         if let comment { try Validate.reason(comment) }
         return try change(actor, refusal: AuditEntry(action: .changeApprove, targetType: "change_request", targetID: String(id))) {
             change in
-            let request = try Self.pendingRequest(change.db, id, doing: "approved")
+            let request = try ChangeRecords.pendingRequest(change.db, id, doing: "approved")
             guard request.author != actor.osUser else {
                 throw BoardError.notAllowed("\(actor.osUser) opened change request \(id) and cannot approve it; another person must")
             }
@@ -200,7 +200,7 @@ extension Board {
         return try change(actor, refusal: AuditEntry(action: action, targetType: "change_request", targetID: String(id))) { change in
             // Closed by an apply that found nothing left to change: a refusal names the apply the user asked for.
             let doing = note != nil ? "applied" : reason == nil ? "cancelled" : "rejected"
-            let request = try Self.pendingRequest(change.db, id, doing: doing)
+            let request = try ChangeRecords.pendingRequest(change.db, id, doing: doing)
             if note == nil, request.author != actor.osUser,
                 let refusal = try ApprovalRights.refusal(
                     change.db, principal: actor.osUser, request: request, doing: reason == nil ? "cancel" : "reject")
@@ -223,7 +223,7 @@ extension Board {
     /// Sets (or, with nil, clears) when request `id` is applied once approved: its author or an admin.
     package func scheduleChangeRequest(_ id: Int64, at time: String?, by actor: Principal) throws(BoardError) -> ChangeRequest {
         try change(actor, refusal: AuditEntry(action: .changeSchedule, targetType: "change_request", targetID: String(id))) { change in
-            let request = try Self.pendingRequest(change.db, id, doing: "scheduled")
+            let request = try ChangeRecords.pendingRequest(change.db, id, doing: "scheduled")
             if request.author != actor.osUser, try !RoleQueries.isAdmin(change.db, actor.osUser) {
                 throw BoardError.notAllowed("only \(request.author), who opened change request \(id), or a board admin may schedule it")
             }
@@ -272,7 +272,7 @@ extension Board {
     /// until renewed or scheduled again.
     package func noteRefusedChange(_ id: Int64, because message: String, by actor: Principal) throws(BoardError) -> ChangeRequest {
         try change(actor, refusal: AuditEntry(action: .changeRefused, targetType: "change_request", targetID: String(id))) { change in
-            let request = try Self.pendingRequest(change.db, id, doing: "noted")
+            let request = try ChangeRecords.pendingRequest(change.db, id, doing: "noted")
             try change.db.execute(
                 sql: "UPDATE change_requests SET state = 'open', result = ? WHERE id = ?", arguments: [String(message.prefix(1000)), id])
             try change.record(
@@ -282,15 +282,6 @@ extension Board {
                     after: .object(["state": .string("open")])))
             return try ChangeRecords.request(change.db, id)!
         }
-    }
-
-    private static func pendingRequest(_ db: Database, _ id: Int64, doing: String) throws -> ChangeRequest {
-        guard let request = try ChangeRecords.request(db, id) else { throw BoardError.notFound("there is no change request \(id)") }
-        guard ChangeRecords.pending.contains(request.state) else {
-            throw BoardError.conflict("change request \(id) is \(request.state); only an open or scheduled request can be \(doing)")
-        }
-        try ChangeRecords.checkDigest(request)
-        return request
     }
 
     // MARK: Reads

@@ -62,6 +62,17 @@ enum ChangeRecords {
         return try request(db, row, base: base)
     }
 
+    /// Request `id` (its approvals counted against `base` when given) when it is open or scheduled and its digest
+    /// matches its change; else the refusal says that only such a request can be `doing` ("approved", "applied", …).
+    static func pendingRequest(_ db: Database, _ id: Int64, base: ChangeBase? = nil, doing: String) throws -> ChangeRequest {
+        guard let request = try request(db, id, base: base) else { throw BoardError.notFound("there is no change request \(id)") }
+        guard pending.contains(request.state) else {
+            throw BoardError.conflict("change request \(id) is \(request.state); only an open or scheduled request can be \(doing)")
+        }
+        try checkDigest(request)
+        return request
+    }
+
     static func requests(_ db: Database, state: String?, limit: Int) throws -> [ChangeRequest] {
         let rows =
             if let state {
@@ -215,11 +226,7 @@ enum ChangeRecords {
         let db = change.db
         switch application {
         case .approved(let id, let appliedBy):
-            guard let request = try request(db, id, base: base) else { throw BoardError.notFound("there is no change request \(id)") }
-            guard pending.contains(request.state) else {
-                throw BoardError.conflict("change request \(id) is \(request.state); only an open or scheduled request can be applied")
-            }
-            try checkDigest(request)
+            let request = try pendingRequest(db, id, base: base, doing: "applied")
             try checkReleasesTakenIn(request, applying: change.recordedEntries.map(\.changeRow))
             let counted = request.approvals.filter(\.current)
             if counted.count < request.required {
