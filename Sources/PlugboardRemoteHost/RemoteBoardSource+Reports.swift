@@ -29,21 +29,25 @@ extension RemoteBoardSource {
         sendReports(after: Self.jitter(upTo: reportDelay))
     }
 
-    /// The report waiting to be sent, whether a sender runs, the failed sends in a row, and a refusal that ends reporting.
+    /// The report waiting to be sent, whether a sender runs (and whether it waits to retry a failed send), the failed
+    /// sends in a row, and a refusal that ends reporting.
     struct Outbox {
         var pending: Data?
         var sending = false
+        var retrying = false
         var failures = 0
         var refusal: BoardError?
         /// The sender's wait before it sends (cancelled by ``RemoteBoardSource/deliverLoadReport()`` to send at once).
         var jitter: Task<Void, Never>?
     }
 
-    /// Sends the pending report (and any that replaces it meanwhile) unless a sender already runs.
-    func sendReports(after delay: Duration) {
+    /// Sends the pending report (and any that replaces it meanwhile) unless a sender already runs; `retry` when it is
+    /// sent again after a failure.
+    func sendReports(after delay: Duration, retry: Bool = false) {
         let jitter = reports.withLock { outbox -> Task<Void, Never>? in
             guard !outbox.sending, outbox.pending != nil, outbox.refusal == nil else { return nil }
             outbox.sending = true
+            outbox.retrying = retry
             // A task of its own, so that cancelling the wait does not cancel the request that follows it.
             outbox.jitter = Task.detached { try? await Task.sleep(for: delay) }
             return outbox.jitter
@@ -58,6 +62,7 @@ extension RemoteBoardSource {
     func drainReports() async {
         while let body = reports.withLock({ outbox -> Data? in
             defer { outbox.pending = nil }
+            outbox.retrying = false
             if outbox.pending == nil { outbox.sending = false }
             return outbox.pending
         }) {
@@ -80,7 +85,7 @@ extension RemoteBoardSource {
                 // Sent again while the source runs (a server that was busy or restarting takes it later, though the
                 // event stream stayed connected); a finished source leaves it to the next start.
                 if streaming.withLock({ $0 != nil }) {
-                    sendReports(after: Self.backoff(failures: failures, initial: initialBackoff, maximum: maximumBackoff))
+                    sendReports(after: Self.backoff(failures: failures, initial: initialBackoff, maximum: maximumBackoff), retry: true)
                 }
                 return
             }
@@ -108,13 +113,19 @@ extension RemoteBoardSource {
         }
     }
 
-    /// Sends the pending load report now, without its jitter (a sender already waiting stops waiting), and returns once
-    /// the server took it or could not, waiting at most 2 seconds.
+    /// Sends the pending load report now, without its jitter (a sender already waiting, or waiting to retry, stops
+    /// waiting), and returns once the server took it or could not, waiting at most 2 seconds: a server that is down
+    /// costs no more than its refused connection, and the report is sent again later.
     public func deliverLoadReport() async {
         sendReports(after: .zero)
-        reports.withLock { $0.jitter }?.cancel()
+        reports.withLock { outbox in
+            outbox.retrying = false
+            return outbox.jitter
+        }?.cancel()
         let deadline = ContinuousClock.now + .seconds(2)
-        while reports.withLock({ $0.sending }), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        while reports.withLock({ $0.sending && !$0.retrying }), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     /// Stops the event stream and delivers the pending load report (waiting at most 2 seconds for the server).
