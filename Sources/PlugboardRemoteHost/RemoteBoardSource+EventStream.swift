@@ -56,7 +56,7 @@ extension RemoteBoardSource {
             return false
         }
         state.withLock { $0.rereads += 1 }
-        sendReports(after: .zero)  // one the server could not take before
+        sendReports(after: .zero)  // one the server could not take before, unless its retry already waits
         var parser = EventStreamParser()
         do {
             for try await buffer in response.body {

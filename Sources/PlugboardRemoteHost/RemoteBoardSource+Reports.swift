@@ -13,9 +13,9 @@ import Synchronization
 extension RemoteBoardSource {
     /// Queues the report and returns: it is sent a moment later (a random delay of up to ``reportDelay``, so that a
     /// fleet that reacted to the same change does not report in the same millisecond, and a newer report replaces one
-    /// not sent yet). A report the server could not take is sent again while the source runs: with the event stream's
-    /// backoff and jitter, and at once when the stream reconnects. A refusal of the token (401, 403) is returned by the
-    /// next call, and the host stops reporting.
+    /// not sent yet). A report the server could not take is sent again while the source runs, with the event stream's
+    /// backoff and jitter (at most ``maximumBackoff`` apart). A refusal of the token (401, 403) is returned by the next
+    /// call, and the host stops reporting.
     public func writeLoadReport(_ identity: HostIdentity, entries: [LoadReportEntry], source: String?) async throws(BoardError) {
         let body =
             (try? JSONEncoder().encode(
