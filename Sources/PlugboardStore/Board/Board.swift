@@ -118,15 +118,9 @@ package final class Board: Sendable {
     }
 
     /// A new board in memory, migrated and initialised with `actor` as its first admin, reading the time from `clock`:
-    /// for tests.
+    /// for tests. The first one an actor makes in a process is kept, and later ones are copies of it (see `InMemoryBoards`).
     package static func inMemory(by actor: Principal, clock: TimeSource = .system) throws(BoardError) -> Board {
-        let queue: DatabaseQueue
-        do { queue = try DatabaseQueue(configuration: configuration(readOnly: false)) } catch {
-            throw BoardError(.io, "cannot create a board in memory: \(describe(error))")
-        }
-        let board = Board(writer: queue, clock: clock)
-        _ = try board.migrate(by: actor, initializing: true)
-        return board
+        try InMemoryBoards.board(by: actor, clock: clock)
     }
 
     /// The folder of the content-addressed artifact store beside the board (`<board>.artifacts`).
