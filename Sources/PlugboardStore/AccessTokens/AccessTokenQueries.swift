@@ -23,29 +23,32 @@ enum AccessTokenQueries {
 
     /// Records when a server last accepted a token (telemetry: not audited).
     static func touch(_ db: Database, principal: String, name: String, at: String) throws {
-        try db.execute(
-            sql: "UPDATE access_tokens SET last_used_at = ? WHERE principal = ? AND name = ?", arguments: [at, principal, name])
+        try db.cachedStatement(sql: "UPDATE access_tokens SET last_used_at = ? WHERE principal = ? AND name = ?").execute(arguments: [
+            at, principal, name,
+        ])
     }
 
     /// Every token, or those of one principal, sorted by principal and name.
     static func all(_ db: Database, principal: String?) throws -> [AccessToken] {
-        try Row.fetchAll(db, sql: "SELECT * FROM access_token_status WHERE ?1 IS NULL OR principal = ?1", arguments: [principal])
-            .map(accessToken)
+        try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT * FROM access_token_status WHERE ?1 IS NULL OR principal = ?1"), arguments: [principal]
+        )
+        .map(accessToken)
     }
 
     static func insert(
         _ db: Database, principal: String, name: String, hash: String, prefix: String, readOnly: Bool, scope: AccessTokenScope,
         expiresAt: String?, parent: AccessToken?, by actor: Principal, at now: String
     ) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO access_tokens (principal, name, token_hash, token_prefix, read_only, scope, created_at, created_by,
                     expires_at, parent_principal, parent_name)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                principal, name, hash, prefix, readOnly, scope.rawValue, now, actor.osUser, expiresAt, parent?.principal, parent?.name,
-            ])
+                """
+        ).execute(arguments: [
+            principal, name, hash, prefix, readOnly, scope.rawValue, now, actor.osUser, expiresAt, parent?.principal, parent?.name,
+        ])
     }
 
     /// Every token made, directly or not, with the token `principal`/`name` that is not revoked yet, parents before
@@ -53,18 +56,18 @@ enum AccessTokenQueries {
     /// at a depth of the number of tokens, which no chain of a tree reaches, so that a board edited into a cycle ends.
     static func unrevokedDescendants(_ db: Database, principal: String, name: String) throws -> [AccessToken] {
         try Row.fetchAll(
-            db,
-            sql: """
-                WITH RECURSIVE made(principal, name, depth) AS (
-                    SELECT principal, name, 1 FROM access_tokens WHERE parent_principal = ?1 AND parent_name = ?2
-                    UNION
-                    SELECT t.principal, t.name, made.depth + 1 FROM access_tokens t
-                    JOIN made ON t.parent_principal = made.principal AND t.parent_name = made.name
-                    WHERE made.depth < (SELECT count(*) FROM access_tokens)
-                )
-                SELECT s.* FROM access_token_status s JOIN (SELECT principal, name, min(depth) AS depth FROM made GROUP BY principal, name) m
-                USING (principal, name) WHERE s.revoked_at IS NULL ORDER BY m.depth, s.principal, s.name
-                """, arguments: [principal, name]
+            db.cachedStatement(
+                sql: """
+                    WITH RECURSIVE made(principal, name, depth) AS (
+                        SELECT principal, name, 1 FROM access_tokens WHERE parent_principal = ?1 AND parent_name = ?2
+                        UNION
+                        SELECT t.principal, t.name, made.depth + 1 FROM access_tokens t
+                        JOIN made ON t.parent_principal = made.principal AND t.parent_name = made.name
+                        WHERE made.depth < (SELECT count(*) FROM access_tokens)
+                    )
+                    SELECT s.* FROM access_token_status s JOIN (SELECT principal, name, min(depth) AS depth FROM made GROUP BY principal, name) m
+                    USING (principal, name) WHERE s.revoked_at IS NULL ORDER BY m.depth, s.principal, s.name
+                    """), arguments: [principal, name]
         ).map(accessToken)
     }
 
@@ -108,12 +111,12 @@ enum AccessTokenQueries {
     }
 
     static func revoke(_ db: Database, principal: String, name: String, reason: String?, by actor: Principal, at now: String) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 UPDATE access_tokens SET revoked_at = ?, revoked_by = ?, revoke_reason = ?
                 WHERE principal = ? AND name = ? AND revoked_at IS NULL
-                """,
-            arguments: [now, actor.osUser, reason, principal, name])
+                """
+        ).execute(arguments: [now, actor.osUser, reason, principal, name])
     }
 
     private static func accessToken(_ row: Row) -> AccessToken {

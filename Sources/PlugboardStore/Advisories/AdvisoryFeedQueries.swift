@@ -7,11 +7,11 @@ import PlugboardVersioning
 enum AdvisoryFeedQueries {
     static func all(_ db: Database) throws -> [AdvisoryFeedSubscription] {
         guard try db.tableExists("advisory_feeds") else { return [] }
-        return try Row.fetchAll(db, sql: "SELECT * FROM advisory_feeds ORDER BY name").map(subscription)
+        return try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM advisory_feeds ORDER BY name")).map(subscription)
     }
 
     static func stored(_ db: Database, _ name: String) throws -> AdvisoryFeedSubscription? {
-        try Row.fetchOne(db, sql: "SELECT * FROM advisory_feeds WHERE name = ?", arguments: [name]).map(subscription)
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM advisory_feeds WHERE name = ?"), arguments: [name]).map(subscription)
     }
 
     static func json(_ feed: AdvisoryFeedSubscription) -> AuditJSON {

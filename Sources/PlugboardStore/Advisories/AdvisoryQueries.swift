@@ -44,7 +44,7 @@ enum AdvisoryQueries {
     /// Every advisory, by id.
     static func all(_ db: Database) throws -> [StoredAdvisory] {
         guard try hasTables(db) else { return [] }
-        return try Row.fetchAll(db, sql: "SELECT * FROM advisories ORDER BY id").map(advisory)
+        return try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM advisories ORDER BY id")).map(advisory)
     }
 
     /// Writes `document` in place of the advisory of its id (its ranges replaced; a withdrawal made on this board kept).
@@ -82,8 +82,7 @@ enum AdvisoryQueries {
     }
 
     static func withdraw(_ db: Database, _ id: String, reason: String, at now: String, by actor: Principal) throws {
-        try db.execute(
-            sql: "UPDATE advisories SET withdrawn_at = ?, withdrawn_by = ?, withdraw_reason = ? WHERE id = ?",
+        try db.cachedStatement(sql: "UPDATE advisories SET withdrawn_at = ?, withdrawn_by = ?, withdraw_reason = ? WHERE id = ?").execute(
             arguments: [now, actor.osUser, reason, id])
     }
 
@@ -119,7 +118,7 @@ enum AdvisoryQueries {
     static func chosenActions(_ db: Database) throws -> [String: [String: AdvisoryAction]] {
         guard try hasTables(db) else { return [:] }
         var result: [String: [String: AdvisoryAction]] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT advisory_id, environment, action FROM advisory_actions") {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT advisory_id, environment, action FROM advisory_actions")) {
             result[row["advisory_id"], default: [:]][row["environment"]] = AdvisoryAction(rawValue: row["action"])
         }
         return result
@@ -127,38 +126,41 @@ enum AdvisoryQueries {
 
     static func chosenAction(_ db: Database, _ id: String, environment: String) throws -> AdvisoryAction? {
         try String.fetchOne(
-            db, sql: "SELECT action FROM advisory_actions WHERE advisory_id = ? AND environment = ?", arguments: [id, environment]
+            db.cachedStatement(sql: "SELECT action FROM advisory_actions WHERE advisory_id = ? AND environment = ?"),
+            arguments: [id, environment]
         ).flatMap(AdvisoryAction.init(rawValue:))
     }
 
     static func saveAction(_ db: Database, _ id: String, environment: String, _ action: AdvisoryAction, at now: String, by actor: Principal)
         throws
     {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO advisory_actions (advisory_id, environment, action, set_at, set_by) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (advisory_id, environment) DO UPDATE SET action = excluded.action, set_at = excluded.set_at,
                     set_by = excluded.set_by
-                """, arguments: [id, environment, action.rawValue, now, actor.osUser])
+                """
+        ).execute(arguments: [id, environment, action.rawValue, now, actor.osUser])
     }
 
     /// Every environment's floor, where one was set.
     static func floors(_ db: Database) throws -> [String: AdvisoryAction] {
         guard try hasTables(db) else { return [:] }
         var result: [String: AdvisoryAction] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT environment, floor FROM advisory_policies") {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT environment, floor FROM advisory_policies")) {
             result[row["environment"]] = AdvisoryAction(rawValue: row["floor"])
         }
         return result
     }
 
     static func saveFloor(_ db: Database, _ environment: String, _ floor: AdvisoryAction, at now: String, by actor: Principal) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO advisory_policies (environment, floor, updated_at, updated_by) VALUES (?, ?, ?, ?)
                 ON CONFLICT (environment) DO UPDATE SET floor = excluded.floor, updated_at = excluded.updated_at,
                     updated_by = excluded.updated_by
-                """, arguments: [environment, floor.rawValue, now, actor.osUser])
+                """
+        ).execute(arguments: [environment, floor.rawValue, now, actor.osUser])
     }
 
     /// The action of an advisory in an environment: the one chosen there, else its severity's, raised to the floor.
@@ -172,13 +174,13 @@ enum AdvisoryQueries {
         guard try hasTables(db), !pluginIDs.isEmpty else { return [] }
         // One query for the advisories (not one per advisory): a host reads this at every change of the board.
         let rows = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT a.id, a.summary, a.severity FROM advisories a
-                WHERE a.id IN (SELECT r.advisory_id FROM advisory_ranges r WHERE r.plugin_id IN (SELECT value FROM json_each(?)))
-                    AND a.withdrawn IS NULL AND a.withdrawn_at IS NULL
-                ORDER BY a.id
-                """, arguments: [AuditJSON.array(pluginIDs.sorted().map(AuditJSON.string)).canonicalText])
+            db.cachedStatement(
+                sql: """
+                    SELECT a.id, a.summary, a.severity FROM advisories a
+                    WHERE a.id IN (SELECT r.advisory_id FROM advisory_ranges r WHERE r.plugin_id IN (SELECT value FROM json_each(?)))
+                        AND a.withdrawn IS NULL AND a.withdrawn_at IS NULL
+                    ORDER BY a.id
+                    """), arguments: [AuditJSON.array(pluginIDs.sorted().map(AuditJSON.string)).canonicalText])
         guard !rows.isEmpty else { return [] }
         let ids: [String] = rows.map { $0["id"] }
         let ranges = try self.ranges(db, ids: ids)
@@ -196,9 +198,10 @@ enum AdvisoryQueries {
     static func registeredVersions(_ db: Database, _ pluginIDs: [String]) throws -> [String: [String]] {
         var result: [String: [String]] = [:]
         for row in try Row.fetchAll(
-            db,
-            sql:
-                "SELECT plugin_id, version FROM plugin_versions WHERE plugin_id IN (SELECT value FROM json_each(?)) ORDER BY plugin_id, sort_key DESC",
+            db.cachedStatement(
+                sql:
+                    "SELECT plugin_id, version FROM plugin_versions WHERE plugin_id IN (SELECT value FROM json_each(?)) ORDER BY plugin_id, sort_key DESC"
+            ),
             arguments: [AuditJSON.array(pluginIDs.map(AuditJSON.string)).canonicalText])
         {
             result[row["plugin_id"], default: []].append(row["version"])

@@ -39,11 +39,12 @@ extension Board {
             if let other = try String.fetchOne(change.db, sql: "SELECT name FROM advisory_feeds WHERE url = ?", arguments: [url]) {
                 throw BoardError.conflict("the board already subscribes to \(url) as the feed \(other)")
             }
-            try change.db.execute(
+            try change.db.cachedStatement(
                 sql: """
                     INSERT INTO advisory_feeds (name, url, keys_json, interval_seconds, created_at, created_by)
                     VALUES (?, ?, ?, ?, ?, ?)
-                    """, arguments: [name, url, keysJSON, intervalSeconds, change.now, change.actor.osUser])
+                    """
+            ).execute(arguments: [name, url, keysJSON, intervalSeconds, change.now, change.actor.osUser])
             let after = try AdvisoryFeedQueries.stored(change.db, name)
             try change.record(
                 AuditEntry(
@@ -65,7 +66,7 @@ extension Board {
             requiring: .admin(doing: "unsubscribe from advisory feeds")
         ) { change in
             guard let before = try AdvisoryFeedQueries.stored(change.db, name) else { throw Self.unknownFeed(name) }
-            try change.db.execute(sql: "DELETE FROM advisory_feeds WHERE name = ?", arguments: [name])
+            try change.db.cachedStatement(sql: "DELETE FROM advisory_feeds WHERE name = ?").execute(arguments: [name])
             try change.record(
                 AuditEntry(
                     action: .advisoryFeedUnsubscribe, targetType: "advisory_feed", targetID: name,
@@ -142,9 +143,9 @@ extension Board {
                 taken.append(document.id)
             }
             let gap = before.head != nil && content.previousHead != before.head
-            try change.db.execute(
-                sql: "UPDATE advisory_feeds SET sequence = ?, head = ?, expires = ?, applied_at = ? WHERE name = ?",
-                arguments: [content.sequence, content.head, content.expires, change.now, name])
+            try change.db.cachedStatement(
+                sql: "UPDATE advisory_feeds SET sequence = ?, head = ?, expires = ?, applied_at = ? WHERE name = ?"
+            ).execute(arguments: [content.sequence, content.head, content.expires, change.now, name])
             try change.record(
                 AuditEntry(
                     action: .advisoryFeedApply, targetType: "advisory_feed", targetID: name,

@@ -33,7 +33,7 @@ extension Board {
                 let mayBeReplicated = try !evenIfReplicated && hasLitestreamTable(db)
                 if mayBeReplicated { sqlite3_busy_timeout(db.sqliteConnection, Self.replicatedCheckpointWait) }
                 defer { if mayBeReplicated { sqlite3_busy_timeout(db.sqliteConnection, Int32(Self.busyTimeout * 1000)) } }
-                let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                let row = try Row.fetchOne(db.cachedStatement(sql: "PRAGMA wal_checkpoint(TRUNCATE)"))
                 if (row?[0] as Int?) == 0 { return .done }
                 return mayBeReplicated ? .replicated : .readerBusy
             }

@@ -157,7 +157,7 @@ package final class Board: Sendable {
         let appID: Int32
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration(readOnly: readOnly))
-            appID = try queue.read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0 }
+            appID = try queue.read { db in try Int32.fetchOne(db.cachedStatement(sql: "PRAGMA application_id")) ?? 0 }
             if writing { BoardSharing.alignSidecars(of: path) }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
             throw notSQLite
@@ -250,7 +250,7 @@ package final class Board: Sendable {
     /// Whether this board's connection runs with `PRAGMA secure_delete` (a setting of the connection, not of the file,
     /// so only the process that holds the connection can tell).
     package func secureDeleteIsOn() throws(BoardError) -> Bool {
-        try read { db in try Bool.fetchOne(db, sql: "PRAGMA secure_delete") ?? false }
+        try read { db in try Bool.fetchOne(db.cachedStatement(sql: "PRAGMA secure_delete")) ?? false }
     }
 
     /// The GRDB configuration every board connection uses.

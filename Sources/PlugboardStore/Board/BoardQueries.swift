@@ -6,18 +6,18 @@ import PlugboardModel
 /// The SQL of the board itself: its facts (`board_info`) and its schema bookkeeping (`schema_migrations`).
 enum BoardQueries {
     static func info(_ db: Database, _ key: String) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT value FROM board_info WHERE key = ?", arguments: [key])
+        try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM board_info WHERE key = ?"), arguments: [key])
     }
 
     static func insertInfo(_ db: Database, _ key: String, _ value: String) throws {
-        try db.execute(sql: "INSERT INTO board_info (key, value) VALUES (?, ?)", arguments: [key, value])
+        try db.cachedStatement(sql: "INSERT INTO board_info (key, value) VALUES (?, ?)").execute(arguments: [key, value])
     }
 
     /// The migrations the board applied, in order (none on a board that has not applied any).
     static func appliedMigrations(_ db: Database) throws -> [MigrationInfo] {
         guard try db.tableExists("schema_migrations") else { return [] }
         return try Row.fetchAll(
-            db, sql: "SELECT version, file_name, checksum, applied_at, applied_by FROM schema_migrations ORDER BY version"
+            db.cachedStatement(sql: "SELECT version, file_name, checksum, applied_at, applied_by FROM schema_migrations ORDER BY version")
         ).map {
             MigrationInfo(
                 version: $0["version"], fileName: $0["file_name"], checksum: $0["checksum"], appliedAt: $0["applied_at"],
@@ -42,9 +42,9 @@ enum BoardQueries {
         guard restored == SQLITE_OK else {
             throw DatabaseError(resultCode: ResultCode(rawValue: restored), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
         }
-        try db.execute(
-            sql: "INSERT INTO schema_migrations (version, file_name, checksum, applied_at, applied_by) VALUES (?, ?, ?, ?, ?)",
-            arguments: [info.version, info.fileName, info.checksum, now, actor.osUser])
+        try db.cachedStatement(
+            sql: "INSERT INTO schema_migrations (version, file_name, checksum, applied_at, applied_by) VALUES (?, ?, ?, ?, ?)"
+        ).execute(arguments: [info.version, info.fileName, info.checksum, now, actor.osUser])
         try db.execute(sql: "PRAGMA user_version = \(info.version)")
     }
 }

@@ -61,9 +61,10 @@ package struct StopRecords: Sendable {
         let hasAccessTokens = try db.tableExists("access_tokens")
         records.kills = try RegistryQueries.killSwitches(db, includeRevived: false).reversed()  // oldest first
         records.yanks = try Row.fetchAll(
-            db,
-            sql:
-                "SELECT plugin_id, version, yank_reason, yanked_at, yanked_by FROM plugin_versions WHERE yanked_at IS NOT NULL ORDER BY plugin_id, sort_key"
+            db.cachedStatement(
+                sql:
+                    "SELECT plugin_id, version, yank_reason, yanked_at, yanked_by FROM plugin_versions WHERE yanked_at IS NOT NULL ORDER BY plugin_id, sort_key"
+            )
         ).map {
             Yank(
                 pluginID: $0[0], version: $0[1],
@@ -71,20 +72,22 @@ package struct StopRecords: Sendable {
         }
         if hasSigners {
             records.signers = try Row.fetchAll(
-                db, sql: "SELECT key_id, reason, revoked_at, revoked_by FROM signer_revocations ORDER BY key_id"
+                db.cachedStatement(sql: "SELECT key_id, reason, revoked_at, revoked_by FROM signer_revocations ORDER BY key_id")
             )
             .map { Revocation(name: $0[0], reason: $0[1], at: $0[2], by: $0[3]) }
         }
         if hasTokens {
             records.tokens = try Row.fetchAll(
-                db, sql: "SELECT name, revoke_reason, revoked_at, revoked_by FROM api_tokens WHERE revoked_at IS NOT NULL ORDER BY name"
+                db.cachedStatement(
+                    sql: "SELECT name, revoke_reason, revoked_at, revoked_by FROM api_tokens WHERE revoked_at IS NOT NULL ORDER BY name")
             ).map { Revocation(name: $0[0], reason: $0[1], at: $0[2], by: $0[3]) }
         }
         if hasAccessTokens {
             records.accessTokens = try Row.fetchAll(
-                db,
-                sql:
-                    "SELECT principal, name, revoke_reason, revoked_at, revoked_by FROM access_tokens WHERE revoked_at IS NOT NULL ORDER BY principal, name"
+                db.cachedStatement(
+                    sql:
+                        "SELECT principal, name, revoke_reason, revoked_at, revoked_by FROM access_tokens WHERE revoked_at IS NOT NULL ORDER BY principal, name"
+                )
             ).map {
                 AccessTokenRevocation(
                     principal: $0[0], name: $0[1],

@@ -20,9 +20,9 @@ struct AdvisoryNarrowings: Sendable {
     static func read(_ db: Database) throws -> AdvisoryNarrowings {
         var records = AdvisoryNarrowings()
         guard try AdvisoryQueries.hasTables(db) else { return records }
-        for row in try Row.fetchAll(db, sql: "SELECT * FROM advisories WHERE withdrawn IS NULL AND withdrawn_at IS NULL") {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM advisories WHERE withdrawn IS NULL AND withdrawn_at IS NULL")) {
             let id: String = row["id"]
-            let ranges = try Row.fetchAll(db, sql: "SELECT * FROM advisory_ranges WHERE advisory_id = ?", arguments: [id])
+            let ranges = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM advisory_ranges WHERE advisory_id = ?"), arguments: [id])
             records.standing[id] = (Self.values(row), ranges.map(Self.values))
             records.severities[id] = AdvisorySeverity(rawValue: row["severity"]) ?? .unknown
         }
@@ -96,7 +96,7 @@ struct AdvisoryNarrowings: Sendable {
                 INSERT INTO advisories (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))
                 ON CONFLICT (id) DO UPDATE SET \(updates)
                 """, arguments: StatementArguments(columns.map { advisory[$0] }))
-        try db.execute(sql: "DELETE FROM advisory_ranges WHERE advisory_id = ?", arguments: [advisory["id"]])
+        try db.cachedStatement(sql: "DELETE FROM advisory_ranges WHERE advisory_id = ?").execute(arguments: [advisory["id"]])
         for range in ranges {
             let columns = range.keys.sorted()
             try db.execute(

@@ -24,9 +24,8 @@ struct AdvisoryFeedNarrowings: Sendable {
             guard let sequence = kept.sequence, let copy = try AdvisoryFeedQueries.stored(db, name), copy.url == kept.url,
                 (copy.sequence ?? .min) < sequence
             else { continue }
-            try db.execute(
-                sql: "UPDATE advisory_feeds SET sequence = ?, head = ?, expires = ?, applied_at = ? WHERE name = ?",
-                arguments: [sequence, kept.head, kept.expires, kept.appliedAt, name])
+            try db.cachedStatement(sql: "UPDATE advisory_feeds SET sequence = ?, head = ?, expires = ?, applied_at = ? WHERE name = ?")
+                .execute(arguments: [sequence, kept.head, kept.expires, kept.appliedAt, name])
             add(
                 "advisory feed", "advisory_feed", name, nil, "sequence \(sequence) applied on the replaced board", .advisoryFeed(name),
                 AdvisoryFeedQueries.json(copy), try AdvisoryFeedQueries.stored(db, name).map(AdvisoryFeedQueries.json) ?? .null)

@@ -21,11 +21,11 @@ struct IdentityNarrowings: Sendable {
     static func read(_ db: Database) throws -> IdentityNarrowings {
         var records = IdentityNarrowings()
         guard try db.tableExists("identities") else { return records }
-        for row in try Row.fetchAll(db, sql: "SELECT issuer, subject, principal FROM identities") {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT issuer, subject, principal FROM identities")) {
             records.links[IdentityRules.target(row[0], row[1])] = row[2]
         }
         records.mappings = Set(
-            try Row.fetchAll(db, sql: "SELECT issuer, group_name, role, plugin_id FROM sso_group_roles").map(Mapping.init))
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT issuer, group_name, role, plugin_id FROM sso_group_roles")).map(Mapping.init))
         return records
     }
 
@@ -36,23 +36,24 @@ struct IdentityNarrowings: Sendable {
     ) throws {
         let db = change.db
         guard try db.tableExists("identities") else { return }
-        for row in try Row.fetchAll(db, sql: "SELECT issuer, subject, principal FROM identities ORDER BY 1, 2") {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT issuer, subject, principal FROM identities ORDER BY 1, 2")) {
             let (issuer, subject, principal): (String, String, String) = (row[0], row[1], row[2])
             let target = IdentityRules.target(issuer, subject)
             let kept = links[target]
             guard kept != principal else { continue }
-            try db.execute(sql: "DELETE FROM identities WHERE issuer = ? AND subject = ?", arguments: [issuer, subject])
+            try db.cachedStatement(sql: "DELETE FROM identities WHERE issuer = ? AND subject = ?").execute(arguments: [issuer, subject])
             add(
                 "identity unlink", "identity", target, nil,
                 kept.map { "signs in as \($0) on the replaced board" } ?? "not linked on the replaced board", .identity(target),
                 .object(["principal": .string(principal)]), .object(["principal": .null]))
         }
-        for row in try Row.fetchAll(db, sql: "SELECT issuer, group_name, role, plugin_id FROM sso_group_roles ORDER BY 1, 2, 3, 4") {
+        for row in try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT issuer, group_name, role, plugin_id FROM sso_group_roles ORDER BY 1, 2, 3, 4"))
+        {
             let mapping = Mapping(row: row)
             guard !mappings.contains(mapping) else { continue }
-            try db.execute(
-                sql: "DELETE FROM sso_group_roles WHERE issuer = ? AND group_name = ? AND role = ? AND plugin_id = ?",
-                arguments: [mapping.issuer, mapping.group, mapping.role, mapping.pluginID])
+            try db.cachedStatement(sql: "DELETE FROM sso_group_roles WHERE issuer = ? AND group_name = ? AND role = ? AND plugin_id = ?")
+                .execute(arguments: [mapping.issuer, mapping.group, mapping.role, mapping.pluginID])
             let target = GroupMapping.target(
                 issuer: mapping.issuer, group: mapping.group, role: mapping.role,
                 pluginID: mapping.pluginID.isEmpty ? nil : mapping.pluginID)

@@ -36,12 +36,12 @@ extension Narrowings {
                 .advisorySetAction, .advisoryFeedApply,
             ]
             return try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT action, target_id, environment, json_extract(before_json, '$.principal'), at, actor FROM audit_log
-                    WHERE outcome = 'ok' AND target_id IS NOT NULL AND action IN (SELECT value FROM json_each(?))
-                    ORDER BY seq
-                    """, arguments: [AuditAction.jsonList(narrowing)]
+                db.cachedStatement(
+                    sql: """
+                        SELECT action, target_id, environment, json_extract(before_json, '$.principal'), at, actor FROM audit_log
+                        WHERE outcome = 'ok' AND target_id IS NOT NULL AND action IN (SELECT value FROM json_each(?))
+                        ORDER BY seq
+                        """), arguments: [AuditAction.jsonList(narrowing)]
             ).compactMap { row -> Made? in
                 let (stored, target, environment, principal): (String, String, String?, String?) = (row[0], row[1], row[2], row[3])
                 guard let action = AuditAction(stored: stored) else { return nil }

@@ -67,26 +67,27 @@ struct Narrowings: Sendable {
     /// Reads the narrowings of the board being replaced; a board made before signatures has no policies.
     static func read(_ db: Database) throws -> Narrowings {
         var records = Narrowings()
-        records.plugins = Set(try String.fetchAll(db, sql: "SELECT id FROM plugins"))
+        records.plugins = Set(try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM plugins")))
         records.enabled = Set(
-            try Row.fetchAll(db, sql: "SELECT plugin_id, environment FROM plugin_environments WHERE enabled = 1").map {
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT plugin_id, environment FROM plugin_environments WHERE enabled = 1")).map {
                 Place(id: $0[0], environment: $0[1])
             })
         if try db.tableExists("signature_policies") {
-            for row in try Row.fetchAll(db, sql: "SELECT environment, signatures FROM signature_policies") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT environment, signatures FROM signature_policies")) {
                 records.policies[row[0]] = SignaturePolicy(rawValue: row[1]) ?? .off
             }
         }
         records.admins = Set(try RoleQueries.admins(db).map(\.principal))
-        for row in try Row.fetchAll(db, sql: "SELECT plugin_id, principal, role FROM plugin_owners") {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT plugin_id, principal, role FROM plugin_owners")) {
             records.roles[row[0], default: [:]][row[1]] = PluginOwner.Role(rawValue: row[2]) ?? .maintainer
         }
         if try db.tableExists("flags") {
-            for name in try String.fetchAll(db, sql: "SELECT name FROM flags") { records.flagsOn[name] = [] }
+            for name in try String.fetchAll(db.cachedStatement(sql: "SELECT name FROM flags")) { records.flagsOn[name] = [] }
             for row in try Row.fetchAll(
-                db,
-                sql:
-                    "SELECT fe.flag_name, fe.environment, fe.strategies_json, fe.variants_json FROM flag_environments fe JOIN flags f ON f.name = fe.flag_name WHERE fe.enabled = 1 AND f.archived_at IS NULL"
+                db.cachedStatement(
+                    sql:
+                        "SELECT fe.flag_name, fe.environment, fe.strategies_json, fe.variants_json FROM flag_environments fe JOIN flags f ON f.name = fe.flag_name WHERE fe.enabled = 1 AND f.archived_at IS NULL"
+                )
             ) {
                 records.flagsOn[row[0], default: []].insert(row[1])
                 records.flagDefinitions[Place(id: row[0], environment: row[1])] = FlagDefinition(strategies: row[2], variants: row[3])
@@ -95,7 +96,7 @@ struct Narrowings: Sendable {
         records.made = Dictionary(try Made.read(db).map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
         if try db.tableExists("rollouts") {
             for row in try Row.fetchAll(
-                db, sql: "SELECT plugin_id, environment, version, ended_at, ended_by FROM rollouts WHERE state = 'aborted'")
+                db.cachedStatement(sql: "SELECT plugin_id, environment, version, ended_at, ended_by FROM rollouts WHERE state = 'aborted'"))
             {
                 let place = Place(id: row[0], environment: row[1])
                 records.aborted[place] = row[2]
@@ -105,16 +106,18 @@ struct Narrowings: Sendable {
             }
         }
         if try db.tableExists("change_requests") {
-            for row in try Row.fetchAll(db, sql: "SELECT environment, approvals, signed FROM approval_policies") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT environment, approvals, signed FROM approval_policies")) {
                 records.approvalPolicies[row[0]] = (row[1], row[2])
             }
-            for row in try Row.fetchAll(db, sql: "SELECT id, state FROM change_requests") { records.requestStates[row[0]] = row[1] }
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, state FROM change_requests")) {
+                records.requestStates[row[0]] = row[1]
+            }
         }
         if try db.tableExists("principal_groups") {
-            for row in try Row.fetchAll(db, sql: "SELECT environment, approvers FROM approval_policies") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT environment, approvers FROM approval_policies")) {
                 records.approvers[row[0]] = row[1]
             }
-            for row in try Row.fetchAll(db, sql: "SELECT name, principal FROM principal_groups") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT name, principal FROM principal_groups")) {
                 records.groups[row[0], default: []].insert(row[1])
             }
         }
@@ -135,7 +138,7 @@ struct Narrowings: Sendable {
         guard try db.tableExists("change_requests") else { return }
         for (environment, kept) in approvalPolicies.sorted(by: { $0.key < $1.key }) {
             let row = try Row.fetchOne(
-                db, sql: "SELECT approvals, signed FROM approval_policies WHERE environment = ?", arguments: [environment])
+                db.cachedStatement(sql: "SELECT approvals, signed FROM approval_policies WHERE environment = ?"), arguments: [environment])
             let (approvals, signed): (Int, String) = (row?[0] ?? 0, row?[1] ?? "off")
             let raised = (max(approvals, kept.approvals), kept.signed == "require" ? "require" : signed)
             guard raised.0 != approvals || raised.1 != signed else { continue }
@@ -148,15 +151,15 @@ struct Narrowings: Sendable {
         }
         try narrowApprovers(change, add)
         for row in try Row.fetchAll(
-            db, sql: "SELECT id, state, environment FROM change_requests WHERE state IN ('open', 'scheduled') ORDER BY id")
+            db.cachedStatement(sql: "SELECT id, state, environment FROM change_requests WHERE state IN ('open', 'scheduled') ORDER BY id"))
         {
             let (id, state, environment): (Int64, String, String?) = (row[0], row[1], row[2])
             let there = requestStates[id]
             guard there != "open", there != "scheduled" else { continue }
             let why = "\(there.map { "\($0) on the replaced board" } ?? "unknown to the replaced board")"
-            try db.execute(
-                sql: "UPDATE change_requests SET state = 'cancelled', closed_at = ?, closed_by = ?, close_reason = ? WHERE id = ?",
-                arguments: [change.now, change.actor.osUser, "closed by the restore: \(why)", id])
+            try db.cachedStatement(
+                sql: "UPDATE change_requests SET state = 'cancelled', closed_at = ?, closed_by = ?, close_reason = ? WHERE id = ?"
+            ).execute(arguments: [change.now, change.actor.osUser, "closed by the restore: \(why)", id])
             add(
                 "change request closed", "change_request", String(id), environment, why, .changeRequest(String(id)),
                 .object(["state": .string(state)]), .object(["state": .string("cancelled")]))
@@ -170,10 +173,12 @@ struct Narrowings: Sendable {
     ) throws {
         let db = change.db
         guard try db.tableExists("principal_groups") else { return }
-        for row in try Row.fetchAll(db, sql: "SELECT name, principal FROM principal_groups ORDER BY 1, 2") {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT name, principal FROM principal_groups ORDER BY 1, 2")) {
             let (group, principal): (String, String) = (row[0], row[1])
             guard groups[group]?.contains(principal) != true else { continue }
-            try db.execute(sql: "DELETE FROM principal_groups WHERE name = ? AND principal = ?", arguments: [group, principal])
+            try db.cachedStatement(sql: "DELETE FROM principal_groups WHERE name = ? AND principal = ?").execute(arguments: [
+                group, principal,
+            ])
             add(
                 "group member removal", "principal_group", "\(group)/\(principal)", nil, "not in the group \(group) on the replaced board",
                 .group(group, principal), .object(["member": .bool(true)]), .object(["member": .bool(false)]))
@@ -181,12 +186,11 @@ struct Narrowings: Sendable {
         for (environment, kept) in approvers.sorted(by: { $0.key < $1.key }) {
             guard
                 let copy = try String.fetchOne(
-                    db, sql: "SELECT approvers FROM approval_policies WHERE environment = ?", arguments: [environment]),
+                    db.cachedStatement(sql: "SELECT approvers FROM approval_policies WHERE environment = ?"), arguments: [environment]),
                 ApprovalRights.loosens(from: kept, to: copy)
             else { continue }
-            try db.execute(
-                sql: "UPDATE approval_policies SET approvers = ?, updated_at = ?, updated_by = ? WHERE environment = ?",
-                arguments: [kept, change.now, change.actor.osUser, environment])
+            try db.cachedStatement(sql: "UPDATE approval_policies SET approvers = ?, updated_at = ?, updated_by = ? WHERE environment = ?")
+                .execute(arguments: [kept, change.now, change.actor.osUser, environment])
             add(
                 "approvers", "approval_policy", environment, environment, "approvers \(kept) on the replaced board", .policy(environment),
                 .object(["approvers": .string(copy)]), .object(["approvers": .string(kept)]))
@@ -209,7 +213,9 @@ struct Narrowings: Sendable {
             pending.append((kind, key, entry))
         }
         // Disables: enabled in the copy, not on the replaced board.
-        for row in try Row.fetchAll(db, sql: "SELECT plugin_id, environment FROM plugin_environments WHERE enabled = 1 ORDER BY 1, 2") {
+        for row in try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT plugin_id, environment FROM plugin_environments WHERE enabled = 1 ORDER BY 1, 2"))
+        {
             let place = Place(id: row[0], environment: row[1])
             guard plugins.contains(place.id), !enabled.contains(place) else { continue }
             var state = try RegistryQueries.environmentRow(db, place.id, place.environment)
@@ -241,7 +247,7 @@ struct Narrowings: Sendable {
                 before: .object(["admin": .bool(true)]), after: .object(["admin": .bool(false)]))
         }
         // Owners and maintainers of the plug-ins the replaced board knows: none added, no role raised.
-        for row in try Row.fetchAll(db, sql: "SELECT plugin_id, principal, role FROM plugin_owners ORDER BY 1, 2") {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT plugin_id, principal, role FROM plugin_owners ORDER BY 1, 2")) {
             let (pluginID, principal, role): (String, String, String) = (row[0], row[1], row[2])
             guard plugins.contains(pluginID) else { continue }
             let kept = roles[pluginID]?[principal]
@@ -265,34 +271,34 @@ struct Narrowings: Sendable {
         // Gate flags: on in the copy, off (or archived) on the replaced board that knows them; or on there too, with other
         // strategies, constraints or variants: the replaced board's definition is carried.
         for row in try Row.fetchAll(
-            db,
-            sql: """
-                SELECT fe.flag_name, fe.environment, fe.strategies_json, fe.variants_json FROM flag_environments fe JOIN flags f ON f.name = fe.flag_name
-                WHERE fe.enabled = 1 AND f.archived_at IS NULL
-                  AND fe.flag_name IN (SELECT gate_flag FROM plugin_versions WHERE gate_flag IS NOT NULL)
-                ORDER BY 1, 2
-                """)
+            db.cachedStatement(
+                sql: """
+                    SELECT fe.flag_name, fe.environment, fe.strategies_json, fe.variants_json FROM flag_environments fe JOIN flags f ON f.name = fe.flag_name
+                    WHERE fe.enabled = 1 AND f.archived_at IS NULL
+                      AND fe.flag_name IN (SELECT gate_flag FROM plugin_versions WHERE gate_flag IS NOT NULL)
+                    ORDER BY 1, 2
+                    """))
         {
             let (flag, environment): (String, String) = (row[0], row[1])
             guard let on = flagsOn[flag] else { continue }
             if on.contains(environment) {
                 let copy = FlagDefinition(strategies: row[2], variants: row[3])
                 guard let kept = flagDefinitions[Place(id: flag, environment: environment)], kept != copy else { continue }
-                try db.execute(
+                try db.cachedStatement(
                     sql: """
                         UPDATE flag_environments SET strategies_json = ?, variants_json = ?, updated_at = ?, updated_by = ?
                         WHERE flag_name = ? AND environment = ?
-                        """,
-                    arguments: [kept.strategies, kept.variants, change.now, change.actor.osUser, flag, environment])
+                        """
+                ).execute(arguments: [kept.strategies, kept.variants, change.now, change.actor.osUser, flag, environment])
                 add(
                     "gate flag definition", "flag", flag, environment: environment,
                     reason: "its strategies, constraints or variants on the replaced board, and it gates a plug-in",
                     key: .flagDefinition(flag, environment), before: copy.json, after: kept.json)
                 continue
             }
-            try db.execute(
-                sql: "UPDATE flag_environments SET enabled = 0, updated_at = ?, updated_by = ? WHERE flag_name = ? AND environment = ?",
-                arguments: [change.now, change.actor.osUser, flag, environment])
+            try db.cachedStatement(
+                sql: "UPDATE flag_environments SET enabled = 0, updated_at = ?, updated_by = ? WHERE flag_name = ? AND environment = ?"
+            ).execute(arguments: [change.now, change.actor.osUser, flag, environment])
             add(
                 "gate flag off", "flag", flag, environment: environment, reason: "off on the replaced board, and it gates a plug-in",
                 key: .flag(flag, environment), before: .object(["enabled": .bool(true)]), after: .object(["enabled": .bool(false)]))

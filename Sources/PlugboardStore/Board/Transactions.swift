@@ -263,7 +263,7 @@ extension Board {
     func transaction<T>(durable: Bool = true, _ body: (Database) throws -> T, committed: (T) -> Void = { _ in }) throws -> T {
         try writer.writeWithoutTransaction { db in
             // The connection's own setting (FULL, SQLite's default) is put back after this transaction.
-            let synchronous = durable ? nil : try Int.fetchOne(db, sql: "PRAGMA synchronous")
+            let synchronous = durable ? nil : try Int.fetchOne(db.cachedStatement(sql: "PRAGMA synchronous"))
             if !durable { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
             defer { if let synchronous { try? db.execute(sql: "PRAGMA synchronous = \(synchronous)") } }
             var result: T?

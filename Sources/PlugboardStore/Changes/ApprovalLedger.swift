@@ -35,7 +35,7 @@ enum ApprovalLedger {
         // A board never protected has no approval policy row (a row set back to 0 stays; the state proof holds the table
         // to the log), and nothing to replay.
         guard !widening.actions.isEmpty, try db.tableExists("approval_policies"),
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM approval_policies)") == true
+            try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM approval_policies)")) == true
         else { return [] }
         var policies: [String: Int] = [:]
         var requests: [String: Request] = [:]

@@ -55,10 +55,12 @@ package enum ApprovalRights {
         let rows =
             if let environment {
                 try Row.fetchAll(
-                    db, sql: "SELECT environment, approvers FROM approval_policies WHERE environment = ?", arguments: [environment])
+                    db.cachedStatement(sql: "SELECT environment, approvers FROM approval_policies WHERE environment = ?"),
+                    arguments: [environment])
             } else {
                 try Row.fetchAll(
-                    db, sql: "SELECT environment, approvers FROM approval_policies WHERE approvals > 0 ORDER BY environment")
+                    db.cachedStatement(sql: "SELECT environment, approvers FROM approval_policies WHERE approvals > 0 ORDER BY environment")
+                )
             }
         return rows.map { ($0["environment"], $0["approvers"]) }
     }
@@ -163,6 +165,7 @@ package enum ApprovalRights {
 
     static func member(_ db: Database, group: String, principal: String) throws -> Bool {
         try Bool.fetchOne(
-            db, sql: "SELECT 1 FROM principal_groups WHERE name = ? AND principal = ?", arguments: [group, principal]) ?? false
+            db.cachedStatement(sql: "SELECT 1 FROM principal_groups WHERE name = ? AND principal = ?"), arguments: [group, principal])
+            ?? false
     }
 }

@@ -28,9 +28,9 @@ extension Board {
                 }
                 return ChangeResult(changed: false, "Key \(keyID) is already an approver key of \(principal); nothing changed.")
             }
-            try change.db.execute(
-                sql: "INSERT INTO approvers (key_id, principal, public_key, added_at, added_by) VALUES (?, ?, ?, ?, ?)",
-                arguments: [keyID, principal, raw.base64EncodedString(), change.now, change.actor.osUser])
+            try change.db.cachedStatement(
+                sql: "INSERT INTO approvers (key_id, principal, public_key, added_at, added_by) VALUES (?, ?, ?, ?, ?)"
+            ).execute(arguments: [keyID, principal, raw.base64EncodedString(), change.now, change.actor.osUser])
             try change.record(
                 AuditEntry(
                     action: .approverAdd, targetType: "approver", targetID: keyID,
@@ -56,9 +56,8 @@ extension Board {
             if let revokedAt = existing.revokedAt {
                 return ChangeResult(changed: false, "Approver key \(keyID) was already revoked on \(revokedAt); nothing changed.")
             }
-            try change.db.execute(
-                sql: "UPDATE approvers SET revoked_at = ?, revoked_by = ?, revoke_reason = ? WHERE key_id = ?",
-                arguments: [change.now, change.actor.osUser, reason, keyID])
+            try change.db.cachedStatement(sql: "UPDATE approvers SET revoked_at = ?, revoked_by = ?, revoke_reason = ? WHERE key_id = ?")
+                .execute(arguments: [change.now, change.actor.osUser, reason, keyID])
             try change.record(
                 AuditEntry(
                     action: .approverRevoke, targetType: "approver", targetID: keyID, reason: reason,
@@ -78,11 +77,11 @@ extension Board {
 /// The SQL of approver keys and of the signed approvals hosts check.
 enum ApproverQueries {
     static func approvers(_ db: Database) throws -> [Approver] {
-        try Row.fetchAll(db, sql: "SELECT * FROM approvers ORDER BY principal, key_id").map(approver)
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM approvers ORDER BY principal, key_id")).map(approver)
     }
 
     static func approver(_ db: Database, _ keyID: String) throws -> Approver? {
-        try Row.fetchOne(db, sql: "SELECT * FROM approvers WHERE key_id = ?", arguments: [keyID]).map(approver)
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM approvers WHERE key_id = ?"), arguments: [keyID]).map(approver)
     }
 
     private static func approver(_ row: Row) -> Approver {
@@ -103,13 +102,13 @@ enum ApproverQueries {
     static func unapproved(_ db: Database, environment: String, required: Int) throws -> [String] {
         guard try hasTables(db) else { return [] }
         return try String.fetchAll(
-            db,
-            sql: """
-                SELECT e.plugin_id FROM plugin_environments e
-                LEFT JOIN enablement_approvals a ON a.plugin_id = e.plugin_id AND a.environment = e.environment
-                WHERE e.environment = ? AND e.enabled = 1 AND coalesce(json_array_length(a.signatures), 0) < ?
-                ORDER BY e.plugin_id
-                """, arguments: [environment, required])
+            db.cachedStatement(
+                sql: """
+                    SELECT e.plugin_id FROM plugin_environments e
+                    LEFT JOIN enablement_approvals a ON a.plugin_id = e.plugin_id AND a.environment = e.environment
+                    WHERE e.environment = ? AND e.enabled = 1 AND coalesce(json_array_length(a.signatures), 0) < ?
+                    ORDER BY e.plugin_id
+                    """), arguments: [environment, required])
     }
 
     /// What a host of `environment` checks signed approvals with, for the plug-ins `enabled` there: nil when the
@@ -118,7 +117,8 @@ enum ApproverQueries {
         guard try hasTables(db) else { return nil }
         let required =
             try Int.fetchOne(
-                db, sql: "SELECT approvals FROM approval_policies WHERE environment = ? AND signed = 'require'", arguments: [environment])
+                db.cachedStatement(sql: "SELECT approvals FROM approval_policies WHERE environment = ? AND signed = 'require'"),
+                arguments: [environment])
             ?? 0
         let wanted = Set(enabled)
         var enablements: [String: EnablementApproval] = [:]
@@ -127,13 +127,15 @@ enum ApproverQueries {
         // from then, written back with their old request behind the log, enable nothing on a host that proves the log).
         let disabled = Dictionary(
             try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT target_id, max(seq) AS seq FROM audit_log
-                    WHERE action = 'plugin.disable' AND outcome = 'ok' AND environment = ? GROUP BY target_id
-                    """, arguments: [environment]
+                db.cachedStatement(
+                    sql: """
+                        SELECT target_id, max(seq) AS seq FROM audit_log
+                        WHERE action = 'plugin.disable' AND outcome = 'ok' AND environment = ? GROUP BY target_id
+                        """), arguments: [environment]
             ).map { ($0["target_id"] as String, $0["seq"] as Int64) }, uniquingKeysWith: max)
-        for row in try Row.fetchAll(db, sql: "SELECT * FROM enablement_approvals WHERE environment = ?", arguments: [environment]) {
+        for row in try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT * FROM enablement_approvals WHERE environment = ?"), arguments: [environment])
+        {
             let pluginID: String = row["plugin_id"]
             guard wanted.contains(pluginID) else { continue }
             let openedSeq: Int64? = row["opened_seq"]

@@ -165,16 +165,16 @@ extension Board {
                 }
                 try SignedApprovals.check(change.db, signature, request: request, principal: actor.osUser)
             }
-            try change.db.execute(
+            try change.db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO change_approvals (change_id, principal, digest, base, comment, key_id, signature, approved_at, token)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    id, actor.osUser, request.digest, base.text, comment, signature?.keyID, signature?.signature, change.now,
-                    actor.accessToken,
-                ])
-            try change.db.execute(sql: "UPDATE change_requests SET base = ? WHERE id = ?", arguments: [base.text, id])
+                    """
+            ).execute(arguments: [
+                id, actor.osUser, request.digest, base.text, comment, signature?.keyID, signature?.signature, change.now,
+                actor.accessToken,
+            ])
+            try change.db.cachedStatement(sql: "UPDATE change_requests SET base = ? WHERE id = ?").execute(arguments: [base.text, id])
             var after: [String: AuditJSON] = ["digest": .string(request.digest), "base": .string(base.digest)]
             if let signature { after["key_id"] = .string(signature.keyID) }
             if let token = actor.accessToken { after["token"] = .string(token) }
@@ -208,9 +208,9 @@ extension Board {
                 throw BoardError.notAllowed("\(refusal), besides \(request.author), who opened it")
             }
             let state = reason == nil ? "cancelled" : "rejected"
-            try change.db.execute(
-                sql: "UPDATE change_requests SET state = ?, closed_at = ?, closed_by = ?, close_reason = ? WHERE id = ?",
-                arguments: [state, change.now, actor.osUser, reason ?? note.map { String($0.prefix(1000)) }, id])
+            try change.db.cachedStatement(
+                sql: "UPDATE change_requests SET state = ?, closed_at = ?, closed_by = ?, close_reason = ? WHERE id = ?"
+            ).execute(arguments: [state, change.now, actor.osUser, reason ?? note.map { String($0.prefix(1000)) }, id])
             try change.record(
                 AuditEntry(
                     action: action, targetType: "change_request", targetID: String(id), environment: request.environment,
@@ -231,9 +231,8 @@ extension Board {
                 throw BoardError.conflict(
                     "change request \(id) answers with a secret, so only its author applies it; it cannot be scheduled")
             }
-            try change.db.execute(
-                sql: "UPDATE change_requests SET state = ?, scheduled_at = ?, result = NULL WHERE id = ?",
-                arguments: [time == nil ? "open" : "scheduled", time, id])
+            try change.db.cachedStatement(sql: "UPDATE change_requests SET state = ?, scheduled_at = ?, result = NULL WHERE id = ?")
+                .execute(arguments: [time == nil ? "open" : "scheduled", time, id])
             try change.record(
                 AuditEntry(
                     action: .changeSchedule, targetType: "change_request", targetID: String(id), environment: request.environment,
@@ -258,8 +257,7 @@ extension Board {
             guard request.closedBy != actor.osUser else {
                 throw BoardError.notAllowed("\(actor.osUser) applied emergency change \(id); another admin must acknowledge it")
             }
-            try change.db.execute(
-                sql: "UPDATE change_requests SET acknowledged_at = ?, acknowledged_by = ? WHERE id = ?",
+            try change.db.cachedStatement(sql: "UPDATE change_requests SET acknowledged_at = ?, acknowledged_by = ? WHERE id = ?").execute(
                 arguments: [change.now, actor.osUser, id])
             try change.record(
                 AuditEntry(
@@ -273,8 +271,9 @@ extension Board {
     package func noteRefusedChange(_ id: Int64, because message: String, by actor: Principal) throws(BoardError) -> ChangeRequest {
         try change(actor, refusal: AuditEntry(action: .changeRefused, targetType: "change_request", targetID: String(id))) { change in
             let request = try ChangeRecords.pendingRequest(change.db, id, doing: "noted")
-            try change.db.execute(
-                sql: "UPDATE change_requests SET state = 'open', result = ? WHERE id = ?", arguments: [String(message.prefix(1000)), id])
+            try change.db.cachedStatement(sql: "UPDATE change_requests SET state = 'open', result = ? WHERE id = ?").execute(arguments: [
+                String(message.prefix(1000)), id,
+            ])
             try change.record(
                 AuditEntry(
                     action: .changeRefused, targetType: "change_request", targetID: String(id), environment: request.environment,
@@ -322,21 +321,23 @@ extension Board {
     package func rolloutStartToken(pluginID: String, environment: String, author: String) throws(BoardError) -> String? {
         try read { db in
             try String.fetchOne(
-                db,
-                sql: """
-                    SELECT author_token FROM change_requests
-                    WHERE operation = 'rollout.start' AND state = 'applied' AND environment = ? AND author = ?
-                        AND json_extract(body, '$.id') = ?
-                    ORDER BY id DESC LIMIT 1
-                    """, arguments: [environment, author, pluginID])
+                db.cachedStatement(
+                    sql: """
+                        SELECT author_token FROM change_requests
+                        WHERE operation = 'rollout.start' AND state = 'applied' AND environment = ? AND author = ?
+                            AND json_extract(body, '$.id') = ?
+                        ORDER BY id DESC LIMIT 1
+                        """), arguments: [environment, author, pluginID])
         }
     }
 
     /// Emergency changes no other admin acknowledged yet.
     package func unacknowledgedEmergencies() throws(BoardError) -> [ChangeRequest] {
         try read { db in
-            try Int64.fetchAll(db, sql: "SELECT id FROM change_requests WHERE emergency = 1 AND acknowledged_at IS NULL ORDER BY id")
-                .compactMap { try ChangeRecords.request(db, $0) }
+            try Int64.fetchAll(
+                db.cachedStatement(sql: "SELECT id FROM change_requests WHERE emergency = 1 AND acknowledged_at IS NULL ORDER BY id")
+            )
+            .compactMap { try ChangeRecords.request(db, $0) }
         }
     }
 }

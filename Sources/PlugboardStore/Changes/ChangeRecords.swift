@@ -14,11 +14,11 @@ enum ChangeRecords {
 
     static func policies(_ db: Database) throws -> [ApprovalPolicy] {
         try Row.fetchAll(
-            db,
-            sql: """
-                SELECT e.name AS environment, p.approvals, p.signed, p.updated_at, p.updated_by, p.approvers
-                FROM environments e LEFT JOIN approval_policies p ON p.environment = e.name ORDER BY e.name
-                """
+            db.cachedStatement(
+                sql: """
+                    SELECT e.name AS environment, p.approvals, p.signed, p.updated_at, p.updated_by, p.approvers
+                    FROM environments e LEFT JOIN approval_policies p ON p.environment = e.name ORDER BY e.name
+                    """)
         ).map {
             ApprovalPolicy(
                 environment: $0["environment"], approvals: $0["approvals"] ?? 0, signedApprovals: $0["signed"] ?? "off",
@@ -30,14 +30,14 @@ enum ChangeRecords {
     static func savePolicy(_ change: AuditedChange, _ environment: String, approvals: Int, signed: String, approvers: String? = nil)
         throws
     {
-        try change.db.execute(
+        try change.db.cachedStatement(
             sql: """
                 INSERT INTO approval_policies (environment, approvals, signed, approvers, updated_at, updated_by)
                 VALUES (?1, ?2, ?3, coalesce(?4, 'default'), ?5, ?6)
                 ON CONFLICT (environment) DO UPDATE SET approvals = excluded.approvals, signed = excluded.signed,
                     approvers = coalesce(?4, approvers), updated_at = excluded.updated_at, updated_by = excluded.updated_by
-                """,
-            arguments: [environment, approvals, signed, approvers, change.now, change.actor.osUser])
+                """
+        ).execute(arguments: [environment, approvals, signed, approvers, change.now, change.actor.osUser])
     }
 
     /// What a change in `environment` (nil: board-wide, protected when any environment is) needs: the approvals and
@@ -46,11 +46,13 @@ enum ChangeRecords {
         let row: Row?
         if let environment {
             row = try Row.fetchOne(
-                db, sql: "SELECT approvals, signed = 'require' AS signed FROM approval_policies WHERE environment = ?",
+                db.cachedStatement(sql: "SELECT approvals, signed = 'require' AS signed FROM approval_policies WHERE environment = ?"),
                 arguments: [environment])
         } else {
             row = try Row.fetchOne(
-                db, sql: "SELECT max(approvals) AS approvals, max(signed = 'require') AS signed FROM approval_policies WHERE approvals > 0")
+                db.cachedStatement(
+                    sql: "SELECT max(approvals) AS approvals, max(signed = 'require') AS signed FROM approval_policies WHERE approvals > 0")
+            )
         }
         return (row?["approvals"] ?? 0, (row?["signed"] as Int?) == 1)
     }
@@ -58,7 +60,9 @@ enum ChangeRecords {
     // MARK: Requests
 
     static func request(_ db: Database, _ id: Int64, base: ChangeBase? = nil) throws -> ChangeRequest? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM change_requests WHERE id = ?", arguments: [id]) else { return nil }
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM change_requests WHERE id = ?"), arguments: [id]) else {
+            return nil
+        }
         return try request(db, row, base: base)
     }
 
@@ -77,9 +81,10 @@ enum ChangeRecords {
         let rows =
             if let state {
                 try Row.fetchAll(
-                    db, sql: "SELECT * FROM change_requests WHERE state = ? ORDER BY id DESC LIMIT ?", arguments: [state, limit])
+                    db.cachedStatement(sql: "SELECT * FROM change_requests WHERE state = ? ORDER BY id DESC LIMIT ?"),
+                    arguments: [state, limit])
             } else {
-                try Row.fetchAll(db, sql: "SELECT * FROM change_requests ORDER BY id DESC LIMIT ?", arguments: [limit])
+                try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM change_requests ORDER BY id DESC LIMIT ?"), arguments: [limit])
             }
         return try rows.map { try request(db, $0, base: nil) }
     }
@@ -87,14 +92,16 @@ enum ChangeRecords {
     /// The oldest open or scheduled request of `digest`: a change is requested once at a time.
     static func pending(_ db: Database, digest: String) throws -> Int64? {
         try Int64.fetchOne(
-            db, sql: "SELECT id FROM change_requests WHERE digest = ? AND state IN ('open', 'scheduled') ORDER BY id LIMIT 1",
+            db.cachedStatement(
+                sql: "SELECT id FROM change_requests WHERE digest = ? AND state IN ('open', 'scheduled') ORDER BY id LIMIT 1"),
             arguments: [digest])
     }
 
     /// Scheduled requests whose time came, oldest first.
     static func due(_ db: Database, now: String) throws -> [Int64] {
         try Int64.fetchAll(
-            db, sql: "SELECT id FROM change_requests WHERE state = 'scheduled' AND scheduled_at <= ? ORDER BY scheduled_at, id",
+            db.cachedStatement(
+                sql: "SELECT id FROM change_requests WHERE state = 'scheduled' AND scheduled_at <= ? ORDER BY scheduled_at, id"),
             arguments: [now])
     }
 
@@ -111,7 +118,7 @@ enum ChangeRecords {
         // Whether each approval counts is decided now: the principal's right, its token, and its person, at this moment.
         var counted: [String: String] = [:]
         let approvals = try Row.fetchAll(
-            db, sql: "SELECT * FROM change_approvals WHERE change_id = ? ORDER BY approved_at, principal", arguments: [id]
+            db.cachedStatement(sql: "SELECT * FROM change_approvals WHERE change_id = ? ORDER BY approved_at, principal"), arguments: [id]
         ).map { approval in
             let approvedBase = ChangeBase(text: approval["base"])
             let principal: String = approval["principal"]
@@ -167,16 +174,16 @@ enum ChangeRecords {
         _ db: Database, _ new: NewChangeRequest, author: Principal, state: String, base: ChangeBase, rows: [ChangeRow],
         scheduledAt: String?, now: String
     ) throws -> Int64 {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO change_requests (operation, body, digest, environment, summary, author, author_token, required, signed,
                     author_applies, state, base, diff, scheduled_at, opened_at, opened_seq)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) FROM audit_log))
-                """,
-            arguments: [
-                new.operation, new.body, new.digest, new.environment, new.summary, author.osUser, author.accessToken, new.required,
-                new.signed, new.authorApplies, state, base.text, try jsonText(rows), scheduledAt, now,
-            ])
+                """
+        ).execute(arguments: [
+            new.operation, new.body, new.digest, new.environment, new.summary, author.osUser, author.accessToken, new.required,
+            new.signed, new.authorApplies, state, base.text, try jsonText(rows), scheduledAt, now,
+        ])
         return db.lastInsertedRowID
     }
 
@@ -238,7 +245,8 @@ enum ChangeRecords {
                     )
                 }
                 let stale = try Row.fetchAll(
-                    db, sql: "SELECT principal, base FROM change_approvals WHERE change_id = ? AND principal <> ? ORDER BY approved_at",
+                    db.cachedStatement(
+                        sql: "SELECT principal, base FROM change_approvals WHERE change_id = ? AND principal <> ? ORDER BY approved_at"),
                     arguments: [id, request.author]
                 ).filter { ChangeBase(text: $0["base"]) != base }
                 if let first = stale.first {
@@ -251,9 +259,8 @@ enum ChangeRecords {
                 throw BoardError.conflict(
                     "change request \(id) has \(counted.count) of the \(request.required) approvals it needs; nothing was changed")
             }
-            try db.execute(
-                sql: "UPDATE change_requests SET state = 'applied', closed_at = ?, closed_by = ?, base = ? WHERE id = ?",
-                arguments: [change.now, appliedBy, base.text, id])
+            try db.cachedStatement(sql: "UPDATE change_requests SET state = 'applied', closed_at = ?, closed_by = ?, base = ? WHERE id = ?")
+                .execute(arguments: [change.now, appliedBy, base.text, id])
             if request.signed { try SignedApprovals.recordEnablement(db, request: request, counted: counted) }
             try change.record(
                 AuditEntry(
@@ -269,9 +276,9 @@ enum ChangeRecords {
             let id = try insert(
                 db, new, author: change.actor, state: "applied", base: base, rows: change.recordedEntries.map(\.changeRow),
                 scheduledAt: nil, now: change.now)
-            try db.execute(
-                sql: "UPDATE change_requests SET emergency = 1, closed_at = ?, closed_by = ?, close_reason = ? WHERE id = ?",
-                arguments: [change.now, change.actor.osUser, reason, id])
+            try db.cachedStatement(
+                sql: "UPDATE change_requests SET emergency = 1, closed_at = ?, closed_by = ?, close_reason = ? WHERE id = ?"
+            ).execute(arguments: [change.now, change.actor.osUser, reason, id])
             try change.record(
                 AuditEntry(
                     action: .changeEmergency, targetType: "change_request", targetID: String(id), environment: new.environment,

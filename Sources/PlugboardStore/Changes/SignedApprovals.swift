@@ -10,7 +10,8 @@ enum SignedApprovals {
     /// digest and the moment it was opened (``ApprovalStatement/text(digest:moment:)``).
     static func check(_ db: Database, _ signature: ApprovalSignature, request: ChangeRequest, principal: String) throws {
         try SigningKeys.validateKeyID(signature.keyID)
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM approvers WHERE key_id = ?", arguments: [signature.keyID]) else {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM approvers WHERE key_id = ?"), arguments: [signature.keyID])
+        else {
             throw BoardError.notAllowed(
                 "the key \(signature.keyID) is not a registered approver key; an admin registers it with plugboard approver add \(principal) PUBLIC_KEY"
             )
@@ -32,7 +33,8 @@ enum SignedApprovals {
     static func recordEnablement(_ db: Database, request: ChangeRequest, counted: [ChangeApproval]) throws {
         guard request.operation == AuditAction.pluginEnable.name, let environment = request.environment else { return }
         let signatures = try Row.fetchAll(
-            db, sql: "SELECT key_id, signature FROM change_approvals WHERE change_id = ? AND key_id IS NOT NULL ORDER BY key_id",
+            db.cachedStatement(
+                sql: "SELECT key_id, signature FROM change_approvals WHERE change_id = ? AND key_id IS NOT NULL ORDER BY key_id"),
             arguments: [request.id]
         ).filter { row in counted.contains { $0.keyID == row["key_id"] } }
             .map { ["key_id": $0["key_id"] as String, "signature": $0["signature"] as String] }
@@ -40,11 +42,11 @@ enum SignedApprovals {
         guard let body = try? JSONSerialization.jsonObject(with: Data(request.body.utf8)) as? [String: Any],
             let pluginID = body["id"] as? String
         else { return }
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT OR REPLACE INTO enablement_approvals (plugin_id, environment, change_id, opened_seq, operation, body, digest, signatures)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [pluginID, environment, request.id, request.openedSeq, request.operation, request.body, request.digest, text])
+                """
+        ).execute(arguments: [pluginID, environment, request.id, request.openedSeq, request.operation, request.body, request.digest, text])
     }
 }

@@ -54,7 +54,7 @@ enum FlagQueries {
     // MARK: Flags
 
     static func flag(_ db: Database, _ name: String) throws -> FlagRecord? {
-        try Row.fetchOne(db, sql: "SELECT * FROM flags WHERE name = ?", arguments: [name]).map { row in
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM flags WHERE name = ?"), arguments: [name]).map { row in
             FlagRecord(
                 name: row["name"], type: row["type"], description: row["description"], owner: row["owner"],
                 impressionData: row["impression_data"],
@@ -76,14 +76,14 @@ enum FlagQueries {
         _ db: Database, name: String, type: FlagType, description: String?, impressionData: Bool = false, dependenciesJSON: String = "[]",
         by actor: Principal, at now: String
     ) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO flags (name, type, description, owner, impression_data, dependencies_json, created_at, created_by, updated_at, updated_by)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                name, type.rawValue, description, actor.osUser, impressionData, dependenciesJSON, now, actor.osUser, now, actor.osUser,
-            ])
+                """
+        ).execute(arguments: [
+            name, type.rawValue, description, actor.osUser, impressionData, dependenciesJSON, now, actor.osUser, now, actor.osUser,
+        ])
     }
 
     /// Replaces a flag's board-wide fields as an import does, bringing it back if it was archived.
@@ -91,26 +91,28 @@ enum FlagQueries {
         _ db: Database, name: String, type: FlagType, description: String?, impressionData: Bool, dependenciesJSON: String,
         by actor: Principal, at now: String
     ) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 UPDATE flags SET type = ?, description = ?, impression_data = ?, dependencies_json = ?, archived_at = NULL, archived_by = NULL,
                     updated_at = ?, updated_by = ? WHERE name = ?
-                """,
-            arguments: [type.rawValue, description, impressionData, dependenciesJSON, now, actor.osUser, name])
+                """
+        ).execute(arguments: [type.rawValue, description, impressionData, dependenciesJSON, now, actor.osUser, name])
     }
 
     static func touchFlag(_ db: Database, _ name: String, by actor: Principal, at now: String) throws {
-        try db.execute(sql: "UPDATE flags SET updated_at = ?, updated_by = ? WHERE name = ?", arguments: [now, actor.osUser, name])
+        try db.cachedStatement(sql: "UPDATE flags SET updated_at = ?, updated_by = ? WHERE name = ?").execute(arguments: [
+            now, actor.osUser, name,
+        ])
     }
 
     static func setArchived(_ db: Database, _ name: String, _ archived: Bool, by actor: Principal, at now: String) throws {
-        try db.execute(
-            sql: "UPDATE flags SET archived_at = ?, archived_by = ?, updated_at = ?, updated_by = ? WHERE name = ?",
-            arguments: [archived ? now : nil, archived ? actor.osUser : nil, now, actor.osUser, name])
+        try db.cachedStatement(sql: "UPDATE flags SET archived_at = ?, archived_by = ?, updated_at = ?, updated_by = ? WHERE name = ?")
+            .execute(arguments: [archived ? now : nil, archived ? actor.osUser : nil, now, actor.osUser, name])
     }
 
     static func isPotentiallyStale(_ db: Database, _ name: String) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT potentially_stale FROM flag_state WHERE name = ? LIMIT 1", arguments: [name]) ?? false
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT potentially_stale FROM flag_state WHERE name = ? LIMIT 1"), arguments: [name])
+            ?? false
     }
 
     static func summaries(_ db: Database, environment: String, staleOnly: Bool, includeArchived: Bool) throws -> [FlagSummary] {
@@ -130,7 +132,8 @@ enum FlagQueries {
 
     static func definition(_ db: Database, flag: String, environment: String) throws -> Definition {
         let row = try Row.fetchOne(
-            db, sql: "SELECT enabled, strategies_json, variants_json FROM flag_environments WHERE flag_name = ? AND environment = ?",
+            db.cachedStatement(
+                sql: "SELECT enabled, strategies_json, variants_json FROM flag_environments WHERE flag_name = ? AND environment = ?"),
             arguments: [flag, environment])
         let owner = "flag '\(flag)' in \(environment)"
         return Definition(
@@ -143,23 +146,24 @@ enum FlagQueries {
     )
         throws
     {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO flag_environments (flag_name, environment, enabled, strategies_json, variants_json, updated_at, updated_by)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (flag_name, environment) DO UPDATE SET enabled = excluded.enabled, strategies_json = excluded.strategies_json,
                     variants_json = excluded.variants_json, updated_at = excluded.updated_at, updated_by = excluded.updated_by
-                """,
-            arguments: [
-                flag, environment, definition.enabled, encode(definition.strategies), encode(definition.variants), now, actor.osUser,
-            ])
+                """
+        ).execute(arguments: [
+            flag, environment, definition.enabled, encode(definition.strategies), encode(definition.variants), now, actor.osUser,
+        ])
     }
 
     /// The audit view of a flag in one environment: its board-wide fields and that environment's definition.
     static func auditState(_ db: Database, flag: String, environment: String) throws -> AuditJSON {
         let record = try requireFlag(db, flag)
         let env = try Row.fetchOne(
-            db, sql: "SELECT enabled, strategies_json, variants_json FROM flag_environments WHERE flag_name = ? AND environment = ?",
+            db.cachedStatement(
+                sql: "SELECT enabled, strategies_json, variants_json FROM flag_environments WHERE flag_name = ? AND environment = ?"),
             arguments: [flag, environment])
         return .object([
             "type": .string(record.type), "description": .optional(record.description), "archived": .bool(record.isArchived),
@@ -172,18 +176,19 @@ enum FlagQueries {
     // MARK: Segments
 
     static func segment(_ db: Database, id: Int) throws -> (name: String?, constraintsJSON: String)? {
-        try Row.fetchOne(db, sql: "SELECT name, constraints_json FROM segments WHERE id = ?", arguments: [id]).map {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT name, constraints_json FROM segments WHERE id = ?"), arguments: [id]).map {
             ($0["name"], $0["constraints_json"])
         }
     }
 
     static func saveSegment(_ db: Database, id: Int, name: String?, constraintsJSON: String, by actor: Principal, at now: String) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO segments (id, name, constraints_json, updated_at, updated_by) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET name = excluded.name, constraints_json = excluded.constraints_json,
                     updated_at = excluded.updated_at, updated_by = excluded.updated_by
-                """, arguments: [id, name, constraintsJSON, now, actor.osUser])
+                """
+        ).execute(arguments: [id, name, constraintsJSON, now, actor.osUser])
     }
 
     // MARK: The feature set
@@ -193,13 +198,13 @@ enum FlagQueries {
     /// (``Constraint/regexPatternInValue``).
     static func featureSet(_ db: Database, environment: String) throws -> FeatureSet {
         let features = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT f.name, f.type, f.description, f.impression_data, f.dependencies_json,
-                       ifnull(fe.enabled, 0) AS enabled, ifnull(fe.strategies_json, '[]') AS strategies_json, ifnull(fe.variants_json, '[]') AS variants_json
-                FROM flags f LEFT JOIN flag_environments fe ON fe.flag_name = f.name AND fe.environment = ?
-                WHERE f.archived_at IS NULL ORDER BY f.name
-                """, arguments: [environment]
+            db.cachedStatement(
+                sql: """
+                    SELECT f.name, f.type, f.description, f.impression_data, f.dependencies_json,
+                           ifnull(fe.enabled, 0) AS enabled, ifnull(fe.strategies_json, '[]') AS strategies_json, ifnull(fe.variants_json, '[]') AS variants_json
+                    FROM flags f LEFT JOIN flag_environments fe ON fe.flag_name = f.name AND fe.environment = ?
+                    WHERE f.archived_at IS NULL ORDER BY f.name
+                    """), arguments: [environment]
         ).map { row in
             let owner = "flag '\(row["name"] as String)'"
             let dependencies: [FeatureDependency] = try decode(row["dependencies_json"], "dependencies_json", of: owner)
@@ -211,7 +216,7 @@ enum FlagQueries {
                 enabled: row["enabled"], stale: nil, impressionData: row["impression_data"], strategies: strategies, variants: variants,
                 dependencies: dependencies.isEmpty ? nil : dependencies)
         }
-        let segments = try Row.fetchAll(db, sql: "SELECT id, name, constraints_json FROM segments ORDER BY id").map { row in
+        let segments = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, name, constraints_json FROM segments ORDER BY id")).map { row in
             let constraints: [Constraint] = try decode(row["constraints_json"], "constraints_json", of: "segment \(row["id"] as Int)")
             return Segment(id: row["id"], name: row["name"], constraints: constraints.map(\.regexPatternInValue))
         }

@@ -46,7 +46,9 @@ extension Board {
             guard let linked = try IdentityQueries.principal(change.db, issuer: issuer, subject: subject) else {
                 throw BoardError.notFound("no identity \(target) is linked; see plugboard principal identities")
             }
-            try change.db.execute(sql: "DELETE FROM identities WHERE issuer = ? AND subject = ?", arguments: [issuer, subject])
+            try change.db.cachedStatement(sql: "DELETE FROM identities WHERE issuer = ? AND subject = ?").execute(arguments: [
+                issuer, subject,
+            ])
             try change.record(
                 AuditEntry(
                     action: .principalUnlink, targetType: "identity", targetID: target,
@@ -59,7 +61,8 @@ extension Board {
     package func identities(principal: String? = nil) throws(BoardError) -> [IdentityLink] {
         try read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM identities WHERE ?1 IS NULL OR principal = ?1 ORDER BY issuer, subject", arguments: [principal]
+                db.cachedStatement(sql: "SELECT * FROM identities WHERE ?1 IS NULL OR principal = ?1 ORDER BY issuer, subject"),
+                arguments: [principal]
             ).map(IdentityQueries.link)
         }
     }
@@ -67,8 +70,10 @@ extension Board {
     /// The principal the identity `(issuer, subject)` signs in as, or nil when it is not linked.
     package func identity(issuer: String, subject: String) throws(BoardError) -> IdentityLink? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM identities WHERE issuer = ? AND subject = ?", arguments: [issuer, subject])
-                .map(IdentityQueries.link)
+            try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM identities WHERE issuer = ? AND subject = ?"), arguments: [issuer, subject]
+            )
+            .map(IdentityQueries.link)
         }
     }
 
@@ -93,12 +98,13 @@ extension Board {
             }
             let key: StatementArguments = [issuer, group, role.rawValue, pluginID ?? ""]
             if mapped {
-                try change.db.execute(
-                    sql: "INSERT INTO sso_group_roles (issuer, group_name, role, plugin_id, added_at, added_by) VALUES (?, ?, ?, ?, ?, ?)",
-                    arguments: key + [change.now, change.actor.osUser])
+                try change.db.cachedStatement(
+                    sql: "INSERT INTO sso_group_roles (issuer, group_name, role, plugin_id, added_at, added_by) VALUES (?, ?, ?, ?, ?, ?)"
+                ).execute(arguments: key + [change.now, change.actor.osUser])
             } else {
-                try change.db.execute(
-                    sql: "DELETE FROM sso_group_roles WHERE issuer = ? AND group_name = ? AND role = ? AND plugin_id = ?", arguments: key)
+                try change.db.cachedStatement(
+                    sql: "DELETE FROM sso_group_roles WHERE issuer = ? AND group_name = ? AND role = ? AND plugin_id = ?"
+                ).execute(arguments: key)
             }
             try change.record(
                 AuditEntry(
@@ -153,7 +159,7 @@ struct GroupMapping {
 
     func exists(_ db: Database) throws -> Bool {
         try Bool.fetchOne(
-            db, sql: "SELECT 1 FROM sso_group_roles WHERE issuer = ? AND group_name = ? AND role = ? AND plugin_id = ?",
+            db.cachedStatement(sql: "SELECT 1 FROM sso_group_roles WHERE issuer = ? AND group_name = ? AND role = ? AND plugin_id = ?"),
             arguments: [issuer, group, role.rawValue, pluginID ?? ""]) ?? false
     }
 }

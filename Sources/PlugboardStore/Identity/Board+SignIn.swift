@@ -59,14 +59,16 @@ struct GroupGrants {
         let admin = roles.contains { $0.role == .admin }
         let grantedAdmin =
             try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM admins WHERE principal = ? AND added_by = ?", arguments: [principal, grantor]) ?? false
+                db.cachedStatement(sql: "SELECT 1 FROM admins WHERE principal = ? AND added_by = ?"), arguments: [principal, grantor])
+            ?? false
         if admin, try !RoleQueries.isAdmin(db, principal) {
-            try db.execute(
-                sql: "INSERT INTO admins (principal, added_at, added_by) VALUES (?, ?, ?)", arguments: [principal, change.now, grantor])
+            try db.cachedStatement(sql: "INSERT INTO admins (principal, added_at, added_by) VALUES (?, ?, ?)").execute(arguments: [
+                principal, change.now, grantor,
+            ])
             try record(change, .ssoGrant, "admin", principal, because: "admin")
             said.append("\(principal) is now a board admin (a group of \(issuer))")
         } else if !admin, grantedAdmin, try RoleQueries.adminCount(db) > 1 {
-            try db.execute(sql: "DELETE FROM admins WHERE principal = ?", arguments: [principal])
+            try db.cachedStatement(sql: "DELETE FROM admins WHERE principal = ?").execute(arguments: [principal])
             try record(change, .ssoRevoke, "admin", principal, because: "admin")
             said.append("\(principal) is no longer a board admin (no group of \(issuer) maps to it)")
         }
@@ -77,20 +79,23 @@ struct GroupGrants {
             if wanted[plugin] != .owner { wanted[plugin] = owner }
         }
         let granted = try Row.fetchAll(
-            db, sql: "SELECT plugin_id, role FROM plugin_owners WHERE principal = ? AND added_by = ?", arguments: [principal, grantor]
+            db.cachedStatement(sql: "SELECT plugin_id, role FROM plugin_owners WHERE principal = ? AND added_by = ?"),
+            arguments: [principal, grantor]
         ).map { (plugin: $0["plugin_id"] as String, role: $0["role"] as String) }
         for (plugin, role) in wanted.sorted(by: { $0.key < $1.key }) {
             let current = try RoleQueries.role(db, pluginID: plugin, principal: principal)
             let mine = granted.contains { $0.plugin == plugin }
             guard current == nil || (mine && current != role) else { continue }
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO plugin_owners (plugin_id, principal, role, added_at, added_by) VALUES (?, ?, ?, ?, ?)",
-                arguments: [plugin, principal, role.rawValue, change.now, grantor])
+            try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO plugin_owners (plugin_id, principal, role, added_at, added_by) VALUES (?, ?, ?, ?, ?)"
+            ).execute(arguments: [plugin, principal, role.rawValue, change.now, grantor])
             try record(change, .ssoGrant, "plugin_owner", "\(plugin)/\(principal)", because: role.rawValue)
             said.append("\(principal) is now \(role.rawValue) of \(plugin) (a group of \(issuer))")
         }
         for row in granted where wanted[row.plugin] == nil {
-            try db.execute(sql: "DELETE FROM plugin_owners WHERE plugin_id = ? AND principal = ?", arguments: [row.plugin, principal])
+            try db.cachedStatement(sql: "DELETE FROM plugin_owners WHERE plugin_id = ? AND principal = ?").execute(arguments: [
+                row.plugin, principal,
+            ])
             try record(change, .ssoRevoke, "plugin_owner", "\(row.plugin)/\(principal)", because: row.role)
             said.append("\(principal) is no longer \(row.role) of \(row.plugin) (no group of \(issuer) maps to it)")
         }
@@ -111,13 +116,13 @@ struct GroupGrants {
 /// The SQL of identities and group mappings.
 enum IdentityQueries {
     static func principal(_ db: Database, issuer: String, subject: String) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT principal FROM identities WHERE issuer = ? AND subject = ?", arguments: [issuer, subject])
+        try String.fetchOne(
+            db.cachedStatement(sql: "SELECT principal FROM identities WHERE issuer = ? AND subject = ?"), arguments: [issuer, subject])
     }
 
     static func insert(_ db: Database, issuer: String, subject: String, principal: String, by creator: String, at now: String) throws {
-        try db.execute(
-            sql: "INSERT INTO identities (issuer, subject, principal, created_at, created_by) VALUES (?, ?, ?, ?, ?)",
-            arguments: [issuer, subject, principal, now, creator])
+        try db.cachedStatement(sql: "INSERT INTO identities (issuer, subject, principal, created_at, created_by) VALUES (?, ?, ?, ?, ?)")
+            .execute(arguments: [issuer, subject, principal, now, creator])
     }
 
     static func link(_ row: Row) -> IdentityLink {
@@ -129,11 +134,11 @@ enum IdentityQueries {
     /// The mappings of `issuer` (or every issuer) for `groups` (or every group).
     static func groupRoles(_ db: Database, issuer: String?, groups: [String]?) throws -> [GroupRole] {
         try Row.fetchAll(
-            db,
-            sql: """
-                SELECT * FROM sso_group_roles WHERE (?1 IS NULL OR issuer = ?1)
-                AND (?2 IS NULL OR group_name IN (SELECT value FROM json_each(?2))) ORDER BY issuer, group_name, role, plugin_id
-                """,
+            db.cachedStatement(
+                sql: """
+                    SELECT * FROM sso_group_roles WHERE (?1 IS NULL OR issuer = ?1)
+                    AND (?2 IS NULL OR group_name IN (SELECT value FROM json_each(?2))) ORDER BY issuer, group_name, role, plugin_id
+                    """),
             arguments: [issuer, groups.map { AuditJSON.array($0.map(AuditJSON.string)).canonicalText }]
         ).compactMap { row in
             guard let role = GroupRole.Role(rawValue: row["role"]) else { return nil }
@@ -148,13 +153,13 @@ enum IdentityQueries {
     /// Whether no principal of the board has the name: no identity, role, token, group, approver or audit row names it.
     static func nameIsFree(_ db: Database, _ name: String) throws -> Bool {
         let taken = try Bool.fetchOne(
-            db,
-            sql: """
-                SELECT 1 WHERE EXISTS (SELECT 1 FROM identities WHERE principal = ?1)
-                OR EXISTS (SELECT 1 FROM admins WHERE principal = ?1) OR EXISTS (SELECT 1 FROM plugin_owners WHERE principal = ?1)
-                OR EXISTS (SELECT 1 FROM access_tokens WHERE principal = ?1) OR EXISTS (SELECT 1 FROM principal_groups WHERE principal = ?1)
-                OR EXISTS (SELECT 1 FROM approvers WHERE principal = ?1) OR EXISTS (SELECT 1 FROM audit_log WHERE actor = ?1)
-                """, arguments: [name])
+            db.cachedStatement(
+                sql: """
+                    SELECT 1 WHERE EXISTS (SELECT 1 FROM identities WHERE principal = ?1)
+                    OR EXISTS (SELECT 1 FROM admins WHERE principal = ?1) OR EXISTS (SELECT 1 FROM plugin_owners WHERE principal = ?1)
+                    OR EXISTS (SELECT 1 FROM access_tokens WHERE principal = ?1) OR EXISTS (SELECT 1 FROM principal_groups WHERE principal = ?1)
+                    OR EXISTS (SELECT 1 FROM approvers WHERE principal = ?1) OR EXISTS (SELECT 1 FROM audit_log WHERE actor = ?1)
+                    """), arguments: [name])
         return taken != true
     }
 

@@ -65,19 +65,19 @@ extension RegistryQueries {
     /// The release of one host's quarantine of one release, if any.
     static func quarantineRelease(_ db: Database, hostID: String, pluginID: String, version: String) throws -> QuarantineRelease? {
         try Row.fetchOne(
-            db, sql: "SELECT * FROM quarantine_releases WHERE host_id = ? AND plugin_id = ? AND version = ?",
+            db.cachedStatement(sql: "SELECT * FROM quarantine_releases WHERE host_id = ? AND plugin_id = ? AND version = ?"),
             arguments: [hostID, pluginID, version]
         ).map(quarantineRelease)
     }
 
     /// Writes `release` in place of the one of the same host and release.
     static func saveQuarantineRelease(_ db: Database, _ release: QuarantineRelease) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT OR REPLACE INTO quarantine_releases (host_id, plugin_id, version, released_at, released_by, reason)
                 VALUES (?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [release.hostID, release.pluginID, release.version, release.releasedAt, release.releasedBy, release.reason])
+                """
+        ).execute(arguments: [release.hostID, release.pluginID, release.version, release.releasedAt, release.releasedBy, release.reason])
     }
 
     /// The releases of quarantines of the plug-ins `ids` (all when nil), for every host, ordered; none on a board from

@@ -38,7 +38,7 @@ extension Board {
 
     /// The ids of every registered plug-in.
     package func registeredPluginIDs() throws(BoardError) -> Set<String> {
-        try read { db in Set(try String.fetchAll(db, sql: "SELECT id FROM plugins")) }
+        try read { db in Set(try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM plugins"))) }
     }
 
     /// The environments of the board, sorted by name.

@@ -7,11 +7,11 @@ extension RegistryQueries {
     /// The newest release a host may pick: the highest version that is neither a pre-release nor yanked.
     static func newestRelease(_ db: Database, _ pluginID: String) throws -> String? {
         try String.fetchOne(
-            db,
-            sql: """
-                SELECT version FROM plugin_versions WHERE plugin_id = ? AND is_prerelease = 0 AND yanked_at IS NULL
-                ORDER BY sort_key DESC LIMIT 1
-                """, arguments: [pluginID])
+            db.cachedStatement(
+                sql: """
+                    SELECT version FROM plugin_versions WHERE plugin_id = ? AND is_prerelease = 0 AND yanked_at IS NULL
+                    ORDER BY sort_key DESC LIMIT 1
+                    """), arguments: [pluginID])
     }
 
     /// The release a change of `pluginID` in `environment` takes in (an enable, an unpin): its newest release where the
@@ -26,14 +26,16 @@ extension RegistryQueries {
     static func takeInNewestReleases(_ db: Database, environment: String, by actor: Principal, at now: String) throws -> [String: String] {
         var taken: [String: String] = [:]
         for pluginID in try String.fetchAll(
-            db, sql: "SELECT plugin_id FROM plugin_environments WHERE environment = ? AND enabled = 1 ORDER BY 1", arguments: [environment])
+            db.cachedStatement(sql: "SELECT plugin_id FROM plugin_environments WHERE environment = ? AND enabled = 1 ORDER BY 1"),
+            arguments: [environment])
         {
             let newest = try newestRelease(db, pluginID)
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     UPDATE plugin_environments SET approved_version = ?, updated_at = ?, updated_by = ?
                     WHERE plugin_id = ? AND environment = ? AND approved_version IS NOT ?
-                    """, arguments: [newest, now, actor.osUser, pluginID, environment, newest])
+                    """
+            ).execute(arguments: [newest, now, actor.osUser, pluginID, environment, newest])
             if let newest { taken[pluginID] = newest }
         }
         return taken

@@ -24,7 +24,8 @@ extension RegistryQueries {
         guard let first = page.first?.id, let last = page.last?.id else { return [] }
         var enablement: [String: (enabled: Bool, pinned: String?)] = [:]
         for row in try Row.fetchAll(
-            db, sql: "SELECT plugin_id, enabled, pinned_version FROM plugin_environments WHERE environment = ?", arguments: [environment])
+            db.cachedStatement(sql: "SELECT plugin_id, enabled, pinned_version FROM plugin_environments WHERE environment = ?"),
+            arguments: [environment])
         {
             enablement[row[0]] = (row[1], row[2])
         }

@@ -7,12 +7,13 @@ enum ReportQueries {
         _ db: Database, hostID: String, environment: String, hostVersion: String, osUser: String, source: String?,
         entries: [LoadReportEntry], at now: String
     ) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO hosts (host_id, environment, host_version, os_user, last_report, source) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (host_id) DO UPDATE SET environment = excluded.environment, host_version = excluded.host_version,
                     os_user = excluded.os_user, last_report = excluded.last_report, source = excluded.source
-                """, arguments: [hostID, environment, hostVersion, osUser, now, source])
+                """
+        ).execute(arguments: [hostID, environment, hostVersion, osUser, now, source])
         // A delta: rows of plug-ins no longer reported go, rows whose content changed are rewritten, and the others
         // stay as they are (with the time they were first reported so).
         var stored: [String: LoadReportEntry] = [:]

@@ -18,8 +18,9 @@ extension Board {
         try Validate.groupName(group)
         try Validate.principal(principal)
         return try changeMembership(.group(group, principal), adding: false, .groupRemove, doing: "change groups", by: actor) { change in
-            try change.db.execute(
-                sql: "DELETE FROM principal_groups WHERE name = ? AND principal = ?", arguments: [group, principal])
+            try change.db.cachedStatement(sql: "DELETE FROM principal_groups WHERE name = ? AND principal = ?").execute(arguments: [
+                group, principal,
+            ])
         }
     }
 
@@ -27,7 +28,8 @@ extension Board {
     package func groupMembers(_ group: String? = nil) throws(BoardError) -> [GroupMember] {
         try read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM principal_groups WHERE ?1 IS NULL OR name = ?1 ORDER BY name, principal", arguments: [group]
+                db.cachedStatement(sql: "SELECT * FROM principal_groups WHERE ?1 IS NULL OR name = ?1 ORDER BY name, principal"),
+                arguments: [group]
             ).map { GroupMember(group: $0["name"], principal: $0["principal"], addedAt: $0["added_at"], addedBy: $0["added_by"]) }
         }
     }
@@ -36,12 +38,11 @@ extension Board {
 /// The SQL of principal groups.
 enum GroupQueries {
     static func exists(_ db: Database, _ group: String) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT 1 FROM principal_groups WHERE name = ? LIMIT 1", arguments: [group]) ?? false
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM principal_groups WHERE name = ? LIMIT 1"), arguments: [group]) ?? false
     }
 
     static func insert(_ db: Database, _ group: String, _ principal: String, by actor: Principal, at now: String) throws {
-        try db.execute(
-            sql: "INSERT INTO principal_groups (name, principal, added_at, added_by) VALUES (?, ?, ?, ?)",
+        try db.cachedStatement(sql: "INSERT INTO principal_groups (name, principal, added_at, added_by) VALUES (?, ?, ?, ?)").execute(
             arguments: [group, principal, now, actor.osUser])
     }
 }

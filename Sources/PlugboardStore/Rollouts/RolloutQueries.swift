@@ -106,17 +106,17 @@ enum RolloutQueries {
     /// Writes `record` in place of the plug-in's rollout in its environment.
     static func save(_ db: Database, _ record: RolloutRecord) throws {
         let rollout = record.rollout
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT OR REPLACE INTO rollouts (plugin_id, environment, version, previous, steps, step, state, every_seconds,
                     max_failure_bp, min_hosts, step_started_at, started_at, started_by, ended_at, ended_by, end_reason, history)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                rollout.pluginID, rollout.environment, rollout.version, rollout.previous, try json(rollout.steps), rollout.step,
-                rollout.state.rawValue, record.everySeconds, record.maxFailureBasisPoints, record.minHosts, record.stepStartedAt,
-                record.startedAt, record.startedBy, record.endedAt, record.endedBy, record.endReason, try json(record.history),
-            ])
+                """
+        ).execute(arguments: [
+            rollout.pluginID, rollout.environment, rollout.version, rollout.previous, try json(rollout.steps), rollout.step,
+            rollout.state.rawValue, record.everySeconds, record.maxFailureBasisPoints, record.minHosts, record.stepStartedAt,
+            record.startedAt, record.startedBy, record.endedAt, record.endedBy, record.endReason, try json(record.history),
+        ])
     }
 
     private static func json(_ value: some Encodable) throws -> String {

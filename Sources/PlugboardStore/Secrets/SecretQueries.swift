@@ -76,22 +76,22 @@ struct SecretQueries: SecureStorageBackendWriter {
     // MARK: Writes
 
     func setKeyCheckValue(_ value: Data) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO secret_master_key (id, key_check_value, updated_at) VALUES (1, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET key_check_value = excluded.key_check_value, updated_at = excluded.updated_at
-                """,
-            arguments: [value, Timestamp.now()])
+                """
+        ).execute(arguments: [value, Timestamp.now()])
     }
 
     func insertDataKey(_ record: DataKeyRecord) throws {
         do {
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO secret_data_keys (plugin_id, version, state, wrapped_key, encryption_count, created_at, retired_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: Self.arguments(record))
+                    """
+            ).execute(arguments: Self.arguments(record))
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY {
             throw BoardError.notFound(
                 "plug-in \(record.pluginID) is not registered on this board, and secure storage keeps values only for registered plug-ins; register it with plugboard plugin register"
@@ -135,12 +135,12 @@ struct SecretQueries: SecureStorageBackendWriter {
     }
 
     func deleteSealedValue(pluginID: String, key: String) throws -> Bool {
-        try db.execute(sql: "DELETE FROM secret_values WHERE plugin_id = ? AND key = ?", arguments: [pluginID, key])
+        try db.cachedStatement(sql: "DELETE FROM secret_values WHERE plugin_id = ? AND key = ?").execute(arguments: [pluginID, key])
         return db.changesCount > 0
     }
 
     func deleteSealedValues(pluginID: String) throws -> Int {
-        try db.execute(sql: "DELETE FROM secret_values WHERE plugin_id = ?", arguments: [pluginID])
+        try db.cachedStatement(sql: "DELETE FROM secret_values WHERE plugin_id = ?").execute(arguments: [pluginID])
         return db.changesCount
     }
 
@@ -156,12 +156,12 @@ struct SecretQueries: SecureStorageBackendWriter {
 
     static func dataKeyEntries(_ db: Database, pluginID: String?) throws -> [DataKeyEntry] {
         try Row.fetchAll(
-            db,
-            sql: """
-                SELECT k.plugin_id, k.version, k.state, k.encryption_count, k.created_at, k.retired_at,
-                       (SELECT count(*) FROM secret_values v WHERE v.plugin_id = k.plugin_id AND v.data_key_version = k.version) AS value_count
-                FROM secret_data_keys k WHERE ?1 IS NULL OR k.plugin_id = ?1 ORDER BY k.plugin_id, k.version
-                """,
+            db.cachedStatement(
+                sql: """
+                    SELECT k.plugin_id, k.version, k.state, k.encryption_count, k.created_at, k.retired_at,
+                           (SELECT count(*) FROM secret_values v WHERE v.plugin_id = k.plugin_id AND v.data_key_version = k.version) AS value_count
+                    FROM secret_data_keys k WHERE ?1 IS NULL OR k.plugin_id = ?1 ORDER BY k.plugin_id, k.version
+                    """),
             arguments: [pluginID]
         ).map { row in
             DataKeyEntry(

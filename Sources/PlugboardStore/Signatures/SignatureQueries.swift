@@ -15,15 +15,15 @@ enum SignatureQueries {
     static func insertSignature(
         _ db: Database, _ pluginID: String, _ version: String, _ signature: ReleaseSignature, by actor: Principal, at now: String
     ) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO release_signatures (plugin_id, version, key_id, algorithm, public_key, statement, signature, added_at, added_by)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                pluginID, version, signature.keyID, signature.algorithm, signature.publicKey, signature.statement, signature.signature, now,
-                actor.osUser,
-            ])
+                """
+        ).execute(arguments: [
+            pluginID, version, signature.keyID, signature.algorithm, signature.publicKey, signature.statement, signature.signature, now,
+            actor.osUser,
+        ])
     }
 
     /// The signatures of one release, by key id.
@@ -70,9 +70,9 @@ enum SignatureQueries {
     static func insertSigner(
         _ db: Database, keyID: String, pluginID: String, publicKey: String, name: String?, by actor: Principal, at now: String
     ) throws {
-        try db.execute(
-            sql: "INSERT INTO signers (key_id, plugin_id, public_key, name, added_at, added_by) VALUES (?, ?, ?, ?, ?, ?)",
-            arguments: [keyID, pluginID, publicKey, name, now, actor.osUser])
+        try db.cachedStatement(
+            sql: "INSERT INTO signers (key_id, plugin_id, public_key, name, added_at, added_by) VALUES (?, ?, ?, ?, ?, ?)"
+        ).execute(arguments: [keyID, pluginID, publicKey, name, now, actor.osUser])
     }
 
     /// Trusted keys with their revocation, for one plug-in (its own and those trusted for every plug-in) or all.
@@ -95,19 +95,21 @@ enum SignatureQueries {
 
     /// The revocation of a key, if it is revoked.
     static func revocation(_ db: Database, _ keyID: String) throws -> (reason: String, at: String, by: String)? {
-        try Row.fetchOne(db, sql: "SELECT reason, revoked_at, revoked_by FROM signer_revocations WHERE key_id = ?", arguments: [keyID])
-            .map { ($0["reason"], $0["revoked_at"], $0["revoked_by"]) }
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT reason, revoked_at, revoked_by FROM signer_revocations WHERE key_id = ?"), arguments: [keyID]
+        )
+        .map { ($0["reason"], $0["revoked_at"], $0["revoked_by"]) }
     }
 
     static func insertRevocation(_ db: Database, _ keyID: String, reason: String, by actor: Principal, at now: String) throws {
-        try db.execute(
-            sql: "INSERT INTO signer_revocations (key_id, reason, revoked_at, revoked_by) VALUES (?, ?, ?, ?)",
+        try db.cachedStatement(sql: "INSERT INTO signer_revocations (key_id, reason, revoked_at, revoked_by) VALUES (?, ?, ?, ?)").execute(
             arguments: [keyID, reason, now, actor.osUser])
     }
 
     /// Whether any release carries a signature by the key.
     static func hasSigned(_ db: Database, _ keyID: String) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM release_signatures WHERE key_id = ?)", arguments: [keyID]) ?? false
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM release_signatures WHERE key_id = ?)"), arguments: [keyID])
+            ?? false
     }
 
     /// Every trusted and revoked key, for signature checks.
@@ -134,22 +136,23 @@ enum SignatureQueries {
     }
 
     static func savePolicy(_ db: Database, _ environment: String, _ policy: SignaturePolicy, by actor: Principal, at now: String) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO signature_policies (environment, signatures, updated_at, updated_by) VALUES (?, ?, ?, ?)
                 ON CONFLICT (environment) DO UPDATE SET signatures = excluded.signatures, updated_at = excluded.updated_at,
                     updated_by = excluded.updated_by
-                """, arguments: [environment, policy.rawValue, now, actor.osUser])
+                """
+        ).execute(arguments: [environment, policy.rawValue, now, actor.osUser])
     }
 
     /// Every environment with its policy (`off` where none was set).
     static func policies(_ db: Database) throws -> [EnvironmentSignaturePolicy] {
         try Row.fetchAll(
-            db,
-            sql: """
-                SELECT e.name, ifnull(p.signatures, 'off') AS signatures, p.updated_at, p.updated_by
-                FROM environments e LEFT JOIN signature_policies p ON p.environment = e.name ORDER BY e.name
-                """
+            db.cachedStatement(
+                sql: """
+                    SELECT e.name, ifnull(p.signatures, 'off') AS signatures, p.updated_at, p.updated_by
+                    FROM environments e LEFT JOIN signature_policies p ON p.environment = e.name ORDER BY e.name
+                    """)
         ).map {
             EnvironmentSignaturePolicy(
                 environment: $0["name"], signatures: SignaturePolicy(rawValue: $0["signatures"]) ?? .off, updatedAt: $0["updated_at"],

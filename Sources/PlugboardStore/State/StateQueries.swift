@@ -18,7 +18,7 @@ enum StateQueries {
     static func expectsProof(_ db: Database) throws -> Bool {
         if try SchemaProof.appliedVersions(db).contains(proofMigration) { return true }
         guard AuditQueries.hasStateColumns(db) else { return false }
-        return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM audit_log WHERE state_root IS NOT NULL)") ?? false
+        return try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM audit_log WHERE state_root IS NOT NULL)")) ?? false
     }
 
     /// The main database's `PRAGMA schema_version`: it moves with every change of the schema, by any connection.

@@ -106,7 +106,7 @@ final class TelemetryFile: Sendable {
         let file = TelemetryFile(path: path, queue: try DatabaseQueue(path: path, configuration: configuration(readOnly: !writable)))
         if writable {
             try file.queue.write { db in
-                let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+                let version = try Int.fetchOne(db.cachedStatement(sql: "PRAGMA user_version")) ?? 0
                 if version == 0 { try createSchema(db) }
                 if version == 1 {
                     try db.execute(
@@ -118,7 +118,7 @@ final class TelemetryFile: Sendable {
                 }
             }
         }
-        let appID = try file.queue.read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0 }
+        let appID = try file.queue.read { db in try Int32.fetchOne(db.cachedStatement(sql: "PRAGMA application_id")) ?? 0 }
         guard appID == applicationID || appID == 0 else {
             throw BoardError(.notABoard, "\(path) is not a Plugboard telemetry file; move it away (Plugboard creates a new one)")
         }
@@ -270,7 +270,7 @@ extension Board {
     package func telemetryVersion() throws(BoardError) -> Int64 {
         guard let file = try telemetryFile(create: false) else { return 0 }
         do {
-            let others = try file.queue.read { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+            let others = try file.queue.read { db in try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0 }
             return others &+ (file.ownWrites.withLock { $0 } << 32)
         } catch {
             throw telemetryError(error)

@@ -7,7 +7,7 @@ enum UsageQueries {
     static func upsertInstance(_ db: Database, _ registration: ClientRegistration) throws {
         let at = Timestamp.format(registration.at)
         let strategies = registration.strategies.map { FlagQueries.encode($0) }
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO client_instances (app_name, instance_id, environment, sdk_version, strategies, token_name, first_seen, last_seen)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -16,52 +16,55 @@ enum UsageQueries {
                     strategies = ifnull(excluded.strategies, strategies),
                     token_name = ifnull(excluded.token_name, token_name),
                     last_seen = max(last_seen, excluded.last_seen)
-                """,
-            arguments: [
-                registration.appName, registration.instanceID, registration.environment, registration.sdkVersion, strategies,
-                registration.tokenName, at, at,
-            ])
+                """
+        ).execute(arguments: [
+            registration.appName, registration.instanceID, registration.environment, registration.sdkVersion, strategies,
+            registration.tokenName, at, at,
+        ])
     }
 
     static func addUsage(_ db: Database, _ count: FlagUsageCount) throws {
         let existing = try String.fetchOne(
-            db, sql: "SELECT variants_json FROM flag_usage WHERE bucket = ? AND flag_name = ? AND environment = ? AND app_name = ?",
+            db.cachedStatement(
+                sql: "SELECT variants_json FROM flag_usage WHERE bucket = ? AND flag_name = ? AND environment = ? AND app_name = ?"),
             arguments: [count.bucket, count.flag, count.environment, count.appName])
         var variants = existing.flatMap { try? JSONDecoder().decode([String: Int].self, from: Data($0.utf8)) } ?? [:]
         for (name, value) in count.variants { variants[name, default: 0] += value }
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO flag_usage (bucket, flag_name, environment, app_name, yes, no, variants_json) VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (bucket, flag_name, environment, app_name) DO UPDATE SET
                     yes = yes + excluded.yes, no = no + excluded.no, variants_json = excluded.variants_json
-                """,
-            arguments: [count.bucket, count.flag, count.environment, count.appName, count.yes, count.no, FlagQueries.encode(variants)])
+                """
+        ).execute(arguments: [
+            count.bucket, count.flag, count.environment, count.appName, count.yes, count.no, FlagQueries.encode(variants),
+        ])
     }
 
     /// Deletes what is past the retention bounds (``UsageRetention``); returns how many rows went for the row caps.
     static func prune(_ db: Database, now: Date) throws -> Int {
         var removed = 0
         let cutoff = Timestamp.format(now.addingTimeInterval(-Double(UsageRetention.days) * 86400))
-        try db.execute(sql: "DELETE FROM flag_usage WHERE bucket < ?", arguments: [cutoff])
-        try db.execute(sql: "DELETE FROM client_instances WHERE last_seen < ?", arguments: [cutoff])
-        let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM flag_usage") ?? 0
+        try db.cachedStatement(sql: "DELETE FROM flag_usage WHERE bucket < ?").execute(arguments: [cutoff])
+        try db.cachedStatement(sql: "DELETE FROM client_instances WHERE last_seen < ?").execute(arguments: [cutoff])
+        let rows = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM flag_usage")) ?? 0
         if rows > UsageRetention.maxUsageRows {
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     DELETE FROM flag_usage WHERE (bucket, flag_name, environment, app_name) IN
                         (SELECT bucket, flag_name, environment, app_name FROM flag_usage ORDER BY bucket LIMIT ?)
-                    """,
-                arguments: [rows - UsageRetention.maxUsageRows])
+                    """
+            ).execute(arguments: [rows - UsageRetention.maxUsageRows])
             removed += rows - UsageRetention.maxUsageRows
         }
-        let instances = try Int.fetchOne(db, sql: "SELECT count(*) FROM client_instances") ?? 0
+        let instances = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM client_instances")) ?? 0
         if instances > UsageRetention.maxInstances {
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     DELETE FROM client_instances WHERE (app_name, instance_id, environment) IN
                         (SELECT app_name, instance_id, environment FROM client_instances ORDER BY last_seen LIMIT ?)
-                    """,
-                arguments: [instances - UsageRetention.maxInstances])
+                    """
+            ).execute(arguments: [instances - UsageRetention.maxInstances])
             removed += instances - UsageRetention.maxInstances
         }
         return removed
@@ -83,7 +86,8 @@ enum UsageQueries {
 
     static func usageRows(_ db: Database, flag: String) throws -> [Row] {
         try Row.fetchAll(
-            db, sql: "SELECT bucket, environment, yes, no, variants_json FROM flag_usage WHERE flag_name = ?", arguments: [flag])
+            db.cachedStatement(sql: "SELECT bucket, environment, yes, no, variants_json FROM flag_usage WHERE flag_name = ?"),
+            arguments: [flag])
     }
 
     static func summaries(_ rows: [Row]) -> [FlagUsageSummary] {
@@ -109,7 +113,7 @@ enum UsageQueries {
     static func usedFlags(_ db: Database, environment: String, since: String) throws -> Set<String> {
         Set(
             try String.fetchAll(
-                db, sql: "SELECT DISTINCT flag_name FROM flag_usage WHERE environment = ? AND bucket >= ? AND yes + no > 0",
+                db.cachedStatement(sql: "SELECT DISTINCT flag_name FROM flag_usage WHERE environment = ? AND bucket >= ? AND yes + no > 0"),
                 arguments: [environment, since]))
     }
 }

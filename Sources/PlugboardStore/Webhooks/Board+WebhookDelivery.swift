@@ -17,7 +17,7 @@ extension Board {
 
     /// The log's last seq (0 for an empty log).
     package func auditHead() throws(BoardError) -> Int64 {
-        try read { db in try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM audit_log") ?? 0 }
+        try read { db in try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(seq), 0) FROM audit_log")) ?? 0 }
     }
 
     /// Notes that `name` acknowledged the events after `cursor` up to `seq`: its cursor moves there and its attempts
@@ -37,12 +37,13 @@ extension Board {
             return try writeUnaudited(.webhookDelivery) { db in
                 var moved = Set<String>()
                 for move in moves {
-                    try db.execute(
+                    try db.cachedStatement(
                         sql: """
                             UPDATE webhook_deliveries SET cursor = ?, attempts = 0, next_attempt_at = NULL,
                                 failing_since = NULL, last_status = ?, last_error = NULL, last_attempt_at = ?
                             WHERE name = ? AND cursor = ?
-                            """, arguments: [move.through, move.status, now, move.name, move.from])
+                            """
+                    ).execute(arguments: [move.through, move.status, now, move.name, move.from])
                     if db.changesCount == 0 { moved.insert(move.name) }
                 }
                 return moved
@@ -59,12 +60,13 @@ extension Board {
         let next = Milliseconds.format(nextAttempt) ?? now
         do {
             try writeUnaudited(.webhookDelivery) { db in
-                try db.execute(
+                try db.cachedStatement(
                     sql: """
                         UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ?,
                             failing_since = coalesce(failing_since, ?), last_status = ?, last_error = ?, last_attempt_at = ?
                         WHERE name = ?
-                        """, arguments: [next, now, status, String(message.prefix(512)), now, name])
+                        """
+                ).execute(arguments: [next, now, status, String(message.prefix(512)), now, name])
             }
         } catch {
             throw mapError(error)

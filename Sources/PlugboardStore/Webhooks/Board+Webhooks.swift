@@ -21,19 +21,19 @@ extension Board {
             }
             if let environment = webhook.environment { try RegistryQueries.requireEnvironment(change.db, environment) }
             if try WebhookQueries.signingKey(change.db) == nil {
-                try change.db.execute(
-                    sql: "INSERT INTO webhook_signing_keys (id, public_key, private_sealed, created_at, created_by) VALUES (1, ?, ?, ?, ?)",
-                    arguments: [webhook.signingKey.publicKey, webhook.signingKey.sealedPrivateKey, change.now, change.actor.osUser])
+                try change.db.cachedStatement(
+                    sql: "INSERT INTO webhook_signing_keys (id, public_key, private_sealed, created_at, created_by) VALUES (1, ?, ?, ?, ?)"
+                ).execute(arguments: [webhook.signingKey.publicKey, webhook.signingKey.sealedPrivateKey, change.now, change.actor.osUser])
             }
-            try change.db.execute(
+            try change.db.cachedStatement(
                 sql: """
                     INSERT INTO webhooks (name, url, events, environment, format, enabled, secret_sealed, created_at, created_by)
                     VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)
-                    """,
-                arguments: [
-                    webhook.name, webhook.url, webhook.events, webhook.environment, webhook.format.rawValue, webhook.sealedSecret,
-                    change.now, change.actor.osUser,
-                ])
+                    """
+            ).execute(arguments: [
+                webhook.name, webhook.url, webhook.events, webhook.environment, webhook.format.rawValue, webhook.sealedSecret,
+                change.now, change.actor.osUser,
+            ])
             let head = try Int64.fetchOne(change.db, sql: "SELECT coalesce(max(seq), 0) FROM audit_log") ?? 0
             // The add's own row comes after the head: the endpoint's first event.
             try WebhookQueries.setCursor(change.db, webhook.name, to: head)
@@ -57,8 +57,8 @@ extension Board {
             requiring: .admin(doing: "remove webhooks")
         ) { change in
             let endpoint = try WebhookQueries.require(change.db, name, now: clock.date())
-            try change.db.execute(sql: "DELETE FROM webhooks WHERE name = ?", arguments: [name])
-            try change.db.execute(sql: "DELETE FROM webhook_deliveries WHERE name = ?", arguments: [name])
+            try change.db.cachedStatement(sql: "DELETE FROM webhooks WHERE name = ?").execute(arguments: [name])
+            try change.db.cachedStatement(sql: "DELETE FROM webhook_deliveries WHERE name = ?").execute(arguments: [name])
             try change.record(
                 AuditEntry(action: .webhookRemove, targetType: "webhook", targetID: name, before: .object(["url": .string(endpoint.url)])))
             return ChangeResult(changed: true, "Removed the webhook \(name); nothing more is sent to \(endpoint.url).")
@@ -81,7 +81,7 @@ extension Board {
             guard endpoint.enabled != enabled else {
                 return ChangeResult(changed: false, "The webhook \(name) is already \(enabled ? "enabled" : "disabled"); nothing changed.")
             }
-            try change.db.execute(sql: "UPDATE webhooks SET enabled = ? WHERE name = ?", arguments: [enabled, name])
+            try change.db.cachedStatement(sql: "UPDATE webhooks SET enabled = ? WHERE name = ?").execute(arguments: [enabled, name])
             if enabled { try WebhookQueries.setCursor(change.db, name, to: endpoint.cursor) }
             try change.record(
                 AuditEntry(
@@ -103,7 +103,9 @@ extension Board {
             requiring: .admin(doing: "rotate webhook secrets")
         ) { change in
             _ = try WebhookQueries.require(change.db, name, now: clock.date())
-            try change.db.execute(sql: "UPDATE webhooks SET secret_sealed = ? WHERE name = ?", arguments: [sealedSecret, name])
+            try change.db.cachedStatement(sql: "UPDATE webhooks SET secret_sealed = ? WHERE name = ?").execute(arguments: [
+                sealedSecret, name,
+            ])
             try change.record(AuditEntry(action: .webhookRotateSecret, targetType: "webhook", targetID: name))
             return ChangeResult(
                 changed: true, "Rotated the secret of the webhook \(name); deliveries from now on are signed with the new one.")
@@ -186,15 +188,17 @@ extension AuditedChange {
     /// rotation, in its own transaction, so that no sealed value stays under the old key. Answers how many it resealed.
     package func resealWebhookSecrets(_ reseal: (_ sealed: Data, _ label: String?) throws -> Data) throws -> Int {
         var count = 0
-        for row in try Row.fetchAll(db, sql: "SELECT name, secret_sealed FROM webhooks ORDER BY name") {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT name, secret_sealed FROM webhooks ORDER BY name")) {
             let name: String = row["name"]
-            try db.execute(
-                sql: "UPDATE webhooks SET secret_sealed = ? WHERE name = ?", arguments: [try reseal(row["secret_sealed"], name), name])
+            try db.cachedStatement(sql: "UPDATE webhooks SET secret_sealed = ? WHERE name = ?").execute(arguments: [
+                try reseal(row["secret_sealed"], name), name,
+            ])
             count += 1
         }
         if let key = try WebhookQueries.signingKey(db) {
-            try db.execute(
-                sql: "UPDATE webhook_signing_keys SET private_sealed = ? WHERE id = 1", arguments: [try reseal(key.sealedPrivateKey, nil)])
+            try db.cachedStatement(sql: "UPDATE webhook_signing_keys SET private_sealed = ? WHERE id = 1").execute(arguments: [
+                try reseal(key.sealedPrivateKey, nil)
+            ])
             count += 1
         }
         return count

@@ -41,22 +41,23 @@ enum WebhookQueries {
     }
 
     static func sealedSecret(_ db: Database, _ name: String) throws -> Data? {
-        try Data.fetchOne(db, sql: "SELECT secret_sealed FROM webhooks WHERE name = ?", arguments: [name])
+        try Data.fetchOne(db.cachedStatement(sql: "SELECT secret_sealed FROM webhooks WHERE name = ?"), arguments: [name])
     }
 
     static func signingKey(_ db: Database) throws -> WebhookSigningKey? {
-        try Row.fetchOne(db, sql: "SELECT public_key, private_sealed FROM webhook_signing_keys WHERE id = 1").map {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT public_key, private_sealed FROM webhook_signing_keys WHERE id = 1")).map {
             WebhookSigningKey(publicKey: $0["public_key"], sealedPrivateKey: $0["private_sealed"])
         }
     }
 
     /// Sets the endpoint's cursor, and clears its attempts: the next event is sent at once.
     static func setCursor(_ db: Database, _ name: String, to cursor: Int64) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO webhook_deliveries (name, cursor) VALUES (?1, ?2)
                 ON CONFLICT (name) DO UPDATE SET cursor = ?2, attempts = 0, next_attempt_at = NULL, failing_since = NULL
-                """, arguments: [name, cursor])
+                """
+        ).execute(arguments: [name, cursor])
     }
 }
 
