@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The audit log as an auditor reads it: its rows through the `sqlite3` tool.
 public enum AuditRows {

@@ -2,7 +2,7 @@ public import Foundation
 public import Testing
 
 #if canImport(Glibc)
-public import Glibc
+import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif

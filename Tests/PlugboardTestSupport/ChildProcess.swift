@@ -2,7 +2,7 @@ public import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-public import Glibc
+import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif

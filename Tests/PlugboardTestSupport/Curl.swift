@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// curl as a test's HTTP client: a real client in a process of its own.
 public enum Curl {

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Testing
 
 #if canImport(Glibc)

@@ -2,9 +2,9 @@ public import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-public import Glibc
+import Glibc
 #elseif canImport(Darwin)
-public import Darwin
+import Darwin
 #endif
 
 extension Spawned {

@@ -2,9 +2,9 @@ public import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-public import Glibc
+import Glibc
 #elseif canImport(Darwin)
-public import Darwin
+import Darwin
 #endif
 
 /// A child process of the tests: started with `posix_spawn`, and waited for on its own pid by a thread of its own.
