@@ -151,14 +151,19 @@ struct Pair {
 struct Result {
     let family: String
     let pairs: Int
+    /// Each side's warm passes: after its cold pass and two untimed passes of its own over the same pairs.
     let ours: Double
     let peer: Double
-    /// The engine on a flag it does not know, same contexts: its FFI, JSON and lookup without evaluation.
-    let peerUnknown: Double
+    /// Each side's first pass of a round, right after the other side's passes (its data pushed out of the caches).
+    let oursCold: Double
+    let peerCold: Double
+    /// The engine's own evaluation, estimated without its FFI and JSON: the median, over every pair of every round,
+    /// of a call on the pair's flag minus a call on an unknown flag beside it (same context).
+    let peerEvaluation: Double
     let agree: Int
     let random: Int
     var ratio: Double { peer / ours }
-    var peerEvaluation: Double { max(0, peer - peerUnknown) }
+    var coldRatio: Double { peerCold / oursCold }
 }
 
 /// Plugboard's timed loop (a function of its own, so that `valgrind --toggle-collect` can count it alone), over the
@@ -224,33 +229,47 @@ func measure(_ family: FlagFamily) -> Result {
         }
     }
 
-    // Timing: the two engines alternate, round after round; the median round counts.
+    // Timing: the two engines alternate, round after round. In a round each side passes over the pairs several times
+    // in a row: its first pass follows the other side's passes (cold: its data out of the caches), the next two warm up
+    // untimed, as a harness's warm-up does, and the median of the last five counts (warm). Then the engine's own
+    // evaluation is estimated call by call: each pair's call on its flag against a call on an unknown flag beside it,
+    // which parses the same context and stops at the lookup; the two go in either order, by turns. Medians throughout.
     var oursTimes: [Double] = []
     var peerTimes: [Double] = []
-    var unknownTimes: [Double] = []
+    var oursColdTimes: [Double] = []
+    var peerColdTimes: [Double] = []
+    var evaluationTimes: [Double] = []
     let check = family.variants ? peer.checkVariant : peer.checkEnabled
-    for _ in 0..<options.rounds {
-        oursTimes.append(time(pairs.count) { sink &+= evaluateAll(snapshot, heldContexts, family.flags, variants: family.variants) })
-        peerTimes.append(
-            time(pairs.count) {
-                for pair in pairs {
-                    let response = check(peer.engine, pair.cFlag, contextJSON[pair.context], Yggdrasil.noCustomStrategies)
-                    sink &+= Int(response?.pointee ?? 0)
-                    peer.freeResponse(response)
-                }
-            })
-        unknownTimes.append(
-            time(pairs.count) {
-                for pair in pairs {
-                    let response = check(peer.engine, unknown, contextJSON[pair.context], Yggdrasil.noCustomStrategies)
-                    sink &+= Int(response?.pointee ?? 0)
-                    peer.freeResponse(response)
-                }
-            })
+    func oursPass() -> Double {
+        time(pairs.count) { sink &+= evaluateAll(snapshot, heldContexts, family.flags, variants: family.variants) }
+    }
+    func call(_ flag: UnsafePointer<CChar>, _ pair: Pair) {
+        let response = check(peer.engine, flag, contextJSON[pair.context], Yggdrasil.noCustomStrategies)
+        sink &+= Int(response?.pointee ?? 0)
+        peer.freeResponse(response)
+    }
+    func peerPass() -> Double { time(pairs.count) { for pair in pairs { call(pair.cFlag, pair) } } }
+    for round in 0..<options.rounds {
+        oursColdTimes.append(oursPass())
+        _ = (oursPass(), oursPass())
+        oursTimes.append(median((0..<5).map { _ in oursPass() }))
+        peerColdTimes.append(peerPass())
+        _ = (peerPass(), peerPass())
+        peerTimes.append(median((0..<5).map { _ in peerPass() }))
+        for (index, pair) in pairs.enumerated() {
+            let knownFirst = (index + round) % 2 == 0
+            let start = now()
+            call(knownFirst ? pair.cFlag : unknown, pair)
+            let middle = now()
+            call(knownFirst ? unknown : pair.cFlag, pair)
+            let first = Double(middle - start)
+            let second = Double(now() - middle)
+            evaluationTimes.append(knownFirst ? first - second : second - first)
+        }
     }
     return Result(
-        family: family.name, pairs: pairs.count, ours: median(oursTimes), peer: median(peerTimes), peerUnknown: median(unknownTimes),
-        agree: agree, random: random)
+        family: family.name, pairs: pairs.count, ours: median(oursTimes), peer: median(peerTimes), oursCold: median(oursColdTimes),
+        peerCold: median(peerColdTimes), peerEvaluation: max(0, median(evaluationTimes)), agree: agree, random: random)
 }
 
 func format(_ value: Double) -> String { value >= 100 ? String(Int(value.rounded())) : String(format: "%.1f", value) }
@@ -283,38 +302,44 @@ if let name = options.profile {
     exit(0)
 }
 
-print("compare-peer: \(contexts.count) contexts, \(options.rounds) rounds, alternating; ns per evaluation (median round)")
+print(
+    "compare-peer: \(contexts.count) contexts, \(options.rounds) rounds, alternating; ns per evaluation (median round); "
+        + "warm: each side's passes after its first three in a row, cold: its first, after the other side's")
 print(
     pad("family", 13, left: true) + pad("pairs", 8) + pad("plugboard", 11) + pad("yggdrasil", 11) + pad("ratio", 8)
-        + pad("ygg eval*", 11) + pad("ratio*", 8) + pad("agree", 8) + pad("random", 8))
+        + pad("cold pb", 9) + pad("cold ygg", 10) + pad("cold", 7) + pad("ygg eval*", 11) + pad("ratio*", 8) + pad("agree", 8)
+        + pad("random", 8))
+func row(_ name: String, _ result: Result) {
+    func times(_ value: Double) -> String { String(format: "%.1fx", value) }
+    print(
+        pad(name, 13, left: true) + pad(String(result.pairs), 8) + pad(format(result.ours), 11) + pad(format(result.peer), 11)
+            + pad(times(result.ratio), 8) + pad(format(result.oursCold), 9) + pad(format(result.peerCold), 10)
+            + pad(times(result.coldRatio), 7) + pad(format(result.peerEvaluation), 11) + pad(times(result.peerEvaluation / result.ours), 8)
+            + pad(String(result.agree), 8) + pad(String(result.random), 8))
+}
 var results: [Result] = []
 for family in families {
     let result = measure(family)
     results.append(result)
-    print(
-        pad(result.family, 13, left: true) + pad(String(result.pairs), 8) + pad(format(result.ours), 11) + pad(format(result.peer), 11)
-            + pad(String(format: "%.1fx", result.ratio), 8) + pad(format(result.peerEvaluation), 11)
-            + pad(String(format: "%.1fx", result.peerEvaluation / result.ours), 8) + pad(String(result.agree), 8)
-            + pad(String(result.random), 8))
+    row(result.family, result)
 }
 let overall = measure(FlagFamily(name: "all flags", flags: snapshot.flagNames))
+row("all \(snapshot.flagNames.count) flags", overall)
 print(
-    pad("all \(snapshot.flagNames.count) flags", 13, left: true) + pad(String(overall.pairs), 8) + pad(format(overall.ours), 11)
-        + pad(format(overall.peer), 11) + pad(String(format: "%.1fx", overall.ratio), 8) + pad(format(overall.peerEvaluation), 11)
-        + pad(String(format: "%.1fx", overall.peerEvaluation / overall.ours), 8) + pad(String(overall.agree), 8)
-        + pad(String(overall.random), 8))
-print(
-    "* yggdrasil's own evaluation, estimated without its FFI and JSON: the same contexts on a known flag minus an unknown one "
-        + "(\(format(overall.peer)) ns - \(format(overall.peerUnknown)) ns = \(format(overall.peerEvaluation)) ns over all flags); "
-        + "ratio to plugboard's " + format(overall.ours) + " ns: " + String(format: "%.1fx", overall.peerEvaluation / overall.ours))
+    "* yggdrasil's own evaluation, estimated without its FFI and JSON: the median, over every pair of every round, of a call "
+        + "on the pair's flag minus a call on an unknown flag beside it, same context (\(format(overall.peerEvaluation)) ns over "
+        + "all flags); ratio to plugboard's " + format(overall.ours) + " ns: "
+        + String(format: "%.1fx", overall.peerEvaluation / overall.ours))
 if !disagreements.isEmpty {
     print("DISAGREEMENTS (first \(disagreements.count)):")
     for line in disagreements { print("  " + line) }
 }
 let agreeing = results.reduce(0) { $0 + $1.agree } + overall.agree
 let lowest = results.min { $0.ratio < $1.ratio }!
+let lowestCold = results.min { $0.coldRatio < $1.coldRatio }!
 print(
     "speedup over yggdrasil: " + String(format: "%.1fx", lowest.ratio)
-        + " (plugboard \(format(lowest.ours)) ns/eval, yggdrasil \(format(lowest.peer)) ns/eval, \(agreeing) evaluations agree)")
+        + " (plugboard \(format(lowest.ours)) ns/eval, yggdrasil \(format(lowest.peer)) ns/eval, \(agreeing) evaluations agree; "
+        + "cold passes: " + String(format: "%.1fx", lowestCold.coldRatio) + ", \(lowestCold.family))")
 if sink == Int.min { print(sink) }
 exit(disagreements.isEmpty ? 0 : 1)
