@@ -80,10 +80,7 @@ struct Evaluator {
         let flag = program.flags[position]
         guard case .enabled(let match) = outcome(flag) else { return .disabled(featureEnabled: false) }
         guard let (variant, _) = resolveVariant(flag, strategy: match.map { Int32($0) }) else { return .disabled(featureEnabled: true) }
-        let record = program.variants[variant]
-        return Variant(
-            name: program.strings[record.name], payload: record.payload >= 0 ? program.payloads[record.payload] : nil, enabled: true,
-            featureEnabled: true)
+        return Variant(shape: program.variantShapes[variant], enabled: true, featureEnabled: true)
     }
 
     mutating func evaluate(_ position: Int32, wantVariant: Bool) -> Evaluation {
@@ -102,10 +99,7 @@ struct Evaluator {
         guard wantVariant else { return result }
         if case .enabled(let match) = result.outcome {
             if let (variant, pick) = resolveVariant(flag, strategy: match.map { Int32($0) }) {
-                let record = program.variants[variant]
-                result.variant = Variant(
-                    name: program.strings[record.name], payload: record.payload >= 0 ? program.payloads[record.payload] : nil,
-                    enabled: true, featureEnabled: true)
+                result.variant = Variant(shape: program.variantShapes[variant], enabled: true, featureEnabled: true)
                 result.pick = pick
             } else {
                 result.variant = .disabled(featureEnabled: true)

@@ -34,7 +34,8 @@ final class FlagProgram: @unchecked Sendable {
     let networks: Table<IPNetwork>
     let variantSets: Table<VariantSetRecord>
     let variants: Table<VariantRecord>
-    let payloads: Table<VariantPayload>
+    /// Each variant's name and payload, one shared value per variant: an answer holds it with one retain.
+    let variantShapes: Table<Variant.Shape>
     let overrides: Table<OverrideRecord>
     let dependencies: Table<DependencyRecord>
     /// Flag positions by name (byte-exact, as Unleash's engine looks names up).
@@ -67,7 +68,11 @@ final class FlagProgram: @unchecked Sendable {
         networks = Table(builder.networks)
         variantSets = Table(builder.variantSets)
         variants = Table(builder.variants)
-        payloads = Table(builder.payloads)
+        variantShapes = Table(
+            builder.variants.map { record in
+                Variant.Shape(
+                    name: builder.strings[Int(record.name)], payload: record.payload >= 0 ? builder.payloads[Int(record.payload)] : nil)
+            })
         overrides = Table(builder.overrides)
         dependencies = Table(builder.dependencies)
         let names = index.map { (name: $0.key, position: Int32($0.value)) }
@@ -94,7 +99,7 @@ final class FlagProgram: @unchecked Sendable {
         networks.free()
         variantSets.free()
         variants.free()
-        payloads.free()
+        variantShapes.free()
         overrides.free()
         dependencies.free()
         lookup.free()

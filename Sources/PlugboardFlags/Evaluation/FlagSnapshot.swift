@@ -6,31 +6,90 @@ import PlugboardVersioning
 /// When the flag is off (or unknown) this is the disabled variant `{"name":"disabled","enabled":false,"feature_enabled":false}`;
 /// when the flag is on but has no variants, `{"name":"disabled","enabled":false,"feature_enabled":true}`.
 public struct Variant: Sendable, Hashable, Codable {
-    /// The variant name, or `disabled`.
-    public var name: String
-    /// The variant's payload, if it has one.
-    public var payload: VariantPayload?
+    /// The name and payload, held by reference: an evaluation answers with its snapshot's shape of the variant, one
+    /// retain rather than one per string.
+    final class Shape: Sendable {
+        let name: String
+        let payload: VariantPayload?
+
+        init(name: String, payload: VariantPayload?) {
+            self.name = name
+            self.payload = payload
+        }
+
+        static let disabled = Shape(name: "disabled", payload: nil)
+    }
+
+    private var shape: Shape
     /// Whether a real variant was assigned (`false` for the disabled variant).
     public var enabled: Bool
     /// Whether the flag itself is on for the context.
     public var featureEnabled: Bool
 
-    /// A value with each stored property given.
+    /// The variant name, or `disabled`.
+    public var name: String {
+        get { shape.name }
+        set { shape = Shape(name: newValue, payload: shape.payload) }
+    }
+
+    /// The variant's payload, if it has one.
+    public var payload: VariantPayload? {
+        get { shape.payload }
+        set { shape = Shape(name: shape.name, payload: newValue) }
+    }
+
+    /// A variant with each of its properties given.
     public init(name: String, payload: VariantPayload? = nil, enabled: Bool, featureEnabled: Bool) {
-        self.name = name
-        self.payload = payload
+        self.init(shape: Shape(name: name, payload: payload), enabled: enabled, featureEnabled: featureEnabled)
+    }
+
+    init(shape: Shape, enabled: Bool, featureEnabled: Bool) {
+        self.shape = shape
         self.enabled = enabled
         self.featureEnabled = featureEnabled
     }
 
     /// The `disabled` variant, with `featureEnabled` telling whether the flag is on.
     public static func disabled(featureEnabled: Bool) -> Variant {
-        Variant(name: "disabled", payload: nil, enabled: false, featureEnabled: featureEnabled)
+        Variant(shape: .disabled, enabled: false, featureEnabled: featureEnabled)
     }
 
-    private enum CodingKeys: String, CodingKey {
-        case name, payload, enabled
-        case featureEnabled = "feature_enabled"
+    /// Equal when the name, payload, `enabled` and `featureEnabled` are.
+    public static func == (left: Variant, right: Variant) -> Bool {
+        left.enabled == right.enabled && left.featureEnabled == right.featureEnabled
+            && (left.shape === right.shape || (left.name == right.name && left.payload == right.payload))
+    }
+
+    /// Hashes what `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(payload)
+        hasher.combine(enabled)
+        hasher.combine(featureEnabled)
+    }
+
+    /// The coded form, Unleash's: `name`, `payload` (absent when there is none), `enabled`, `feature_enabled`.
+    private struct Coded: Codable {
+        var name: String
+        var payload: VariantPayload?
+        var enabled: Bool
+        var featureEnabled: Bool
+
+        private enum CodingKeys: String, CodingKey {
+            case name, payload, enabled
+            case featureEnabled = "feature_enabled"
+        }
+    }
+
+    /// Decodes Unleash's shape of a variant.
+    public init(from decoder: any Decoder) throws {
+        let coded = try Coded(from: decoder)
+        self.init(name: coded.name, payload: coded.payload, enabled: coded.enabled, featureEnabled: coded.featureEnabled)
+    }
+
+    /// Encodes Unleash's shape of a variant.
+    public func encode(to encoder: any Encoder) throws {
+        try Coded(name: name, payload: payload, enabled: enabled, featureEnabled: featureEnabled).encode(to: encoder)
     }
 }
 
