@@ -201,10 +201,10 @@ struct Evaluator {
             if dependency.variantCount > 0 {
                 // The parent's variant is resolved whether or not the parent is on, as the engine does.
                 if let (variant, _) = resolveVariant(parent, strategy: match ?? nil) {
-                    let name = program.variants[variant].name
+                    let name = program.variantShapes[variant].name
                     var expected = false
                     for position in dependency.firstVariant..<(dependency.firstVariant + dependency.variantCount)
-                    where program.strings[position] == program.strings[name] {
+                    where program.strings[position] == name {
                         expected = true
                         break
                     }

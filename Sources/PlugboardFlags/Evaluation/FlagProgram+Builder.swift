@@ -18,7 +18,8 @@ extension FlagProgram {
         var networks: [IPNetwork] = []
         var variantSets: [VariantSetRecord] = []
         var variants: [VariantRecord] = []
-        var payloads: [VariantPayload] = []
+        /// Each variant's name and payload, at its position in `variants`.
+        var variantShapes: [Variant.Shape] = []
         var overrides: [OverrideRecord] = []
         var dependencies: [DependencyRecord] = []
         /// Property and override names, interned so that two references to one field compare equal as integers.
@@ -193,15 +194,10 @@ extension FlagProgram {
                     return OverrideRecord(field: field(override.0), set: Int32(sets.count - 1))
                 }
                 let (first, count) = Self.append(overrideRecords, to: &overrides)
-                var payload: Int32 = -1
-                if let value = variant.payload {
-                    payloads.append(value)
-                    payload = Int32(payloads.count - 1)
-                }
-                return VariantRecord(
-                    name: string(variant.name), weight: variant.weight, payload: payload, firstOverride: first, overrideCount: count)
+                return VariantRecord(weight: variant.weight, firstOverride: first, overrideCount: count)
             }
             let (first, count) = Self.append(records, to: &variants)
+            variantShapes += set.variants.map { Variant.Shape(name: $0.name, payload: $0.payload) }
             let stickiness: FieldRef
             switch set.stickiness {
             case .standard: stickiness = FieldRef(kind: .random, name: -1, override: -1)

@@ -34,7 +34,8 @@ final class FlagProgram: @unchecked Sendable {
     let networks: Table<IPNetwork>
     let variantSets: Table<VariantSetRecord>
     let variants: Table<VariantRecord>
-    /// Each variant's name and payload, one shared value per variant: an answer holds it with one retain.
+    /// Each variant's name and payload, at its position in `variants`: one shared value per variant, which an answer
+    /// holds with one retain.
     let variantShapes: Table<Variant.Shape>
     let overrides: Table<OverrideRecord>
     let dependencies: Table<DependencyRecord>
@@ -68,11 +69,7 @@ final class FlagProgram: @unchecked Sendable {
         networks = Table(builder.networks)
         variantSets = Table(builder.variantSets)
         variants = Table(builder.variants)
-        variantShapes = Table(
-            builder.variants.map { record in
-                Variant.Shape(
-                    name: builder.strings[Int(record.name)], payload: record.payload >= 0 ? builder.payloads[Int(record.payload)] : nil)
-            })
+        variantShapes = Table(builder.variantShapes)
         overrides = Table(builder.overrides)
         dependencies = Table(builder.dependencies)
         let names = index.map { (name: $0.key, position: Int32($0.value)) }

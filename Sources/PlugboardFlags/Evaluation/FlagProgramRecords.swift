@@ -111,10 +111,9 @@ struct VariantSetRecord {
     var weightedCount: Int32
 }
 
+/// A variant's weight and overrides; its name and payload are ``FlagProgram/variantShapes`` at the same position.
 struct VariantRecord {
-    var name: Int32
     var weight: UInt32
-    var payload: Int32
     var firstOverride: Int32
     var overrideCount: Int32
 }
