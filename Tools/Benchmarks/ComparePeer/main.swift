@@ -249,13 +249,15 @@ func measure(_ family: FlagFamily) -> Result {
         peer.freeResponse(response)
     }
     func peerPass() -> Double { time(pairs.count) { for pair in pairs { call(pair.cFlag, pair) } } }
+    /// One side's passes of a round, the same for both: the cold one, two untimed, the median of five warm ones.
+    func passes(_ pass: () -> Double, cold: inout [Double], warm: inout [Double]) {
+        cold.append(pass())
+        _ = (pass(), pass())
+        warm.append(median((0..<5).map { _ in pass() }))
+    }
     for round in 0..<options.rounds {
-        oursColdTimes.append(oursPass())
-        _ = (oursPass(), oursPass())
-        oursTimes.append(median((0..<5).map { _ in oursPass() }))
-        peerColdTimes.append(peerPass())
-        _ = (peerPass(), peerPass())
-        peerTimes.append(median((0..<5).map { _ in peerPass() }))
+        passes(oursPass, cold: &oursColdTimes, warm: &oursTimes)
+        passes(peerPass, cold: &peerColdTimes, warm: &peerTimes)
         for (index, pair) in pairs.enumerated() {
             let knownFirst = (index + round) % 2 == 0
             let start = now()
