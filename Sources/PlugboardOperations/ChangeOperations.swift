@@ -100,9 +100,8 @@ public enum ChangeOperations {
         /// What it answers.
         public typealias Response = ChangeRequestResult
         package func perform(on board: Board, as actor: Principal) throws(BoardError) -> OperationReply<Response> {
-            let request = try board.changeRequest(id.value)
-            try ChangeRequests.checkIntact(request)
-            let base = try ChangeRequests.currentBase(request, on: board)
+            let change = try ChangeRequests.intact(try board.changeRequest(id.value))
+            let base = try ChangeRequests.currentBase(change, on: board)
             let signed = keyID.map { ApprovalSignature(keyID: $0.text, signature: signature ?? "") }
             let approved = try board.approveChangeRequest(id.value, comment: comment?.text, base: base, signature: signed, by: actor)
             let count = "\(approved.currentApprovals) of \(approved.required) approvals"
@@ -125,7 +124,7 @@ public enum ChangeOperations {
                         request: approved))
             }
             do throws(BoardError) {
-                let applied = try ChangeRequests.apply(id.value, on: board, by: actor)
+                let applied = try ChangeRequests.apply(id.value, on: board, by: actor, reusing: change)
                 return OperationReply(
                     ChangeRequestResult(
                         message:

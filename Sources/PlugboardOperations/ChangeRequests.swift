@@ -29,6 +29,16 @@ package struct ChangeOptions: Sendable, Hashable {
     package var isEmpty: Bool { at == nil && emergencyReason == nil }
 }
 
+/// A change request with the operation it stores decoded from its body, for the steps of one command.
+package struct DecodedChange {
+    /// The request as it was read.
+    package let request: ChangeRequest
+    /// Its operation, decoded from ``ChangeRequest/body``.
+    let operation: any OperationRequest
+    /// The summary recomputed from the operation (the stored one where the request was not checked).
+    package let summary: String
+}
+
 /// What submitting an operation did: performed it, or opened (or, as an emergency, applied) a change request.
 public enum Submission<Response: Sendable>: Sendable {
     /// It was performed: its answer.
@@ -174,18 +184,31 @@ package enum ChangeRequests {
     /// recomputed summary.
     @discardableResult
     package static func checkIntact(_ request: ChangeRequest) throws(BoardError) -> String {
+        try intact(request).summary
+    }
+
+    /// ``checkIntact(_:)``, answering the request with its operation decoded for the steps that follow. The operation of
+    /// `earlier` is reused where the request still stores the same operation and body: decoding parses the body as the
+    /// CLI parses its arguments, the larger part of an approval's work, so one command decodes a request once.
+    package static func intact(_ request: ChangeRequest, reusing earlier: DecodedChange? = nil) throws(BoardError) -> DecodedChange {
         let digest = ChangeDigest.of(operation: request.operation, body: request.body)
         guard digest == request.digest else {
             throw edited(
                 request, "its operation and body give the digest \(digest.prefix(12))…, not the \(request.digest.prefix(12))… it states")
         }
-        let summary = try recomputedSummary(try operationType(of: request), request)
+        let operation: any OperationRequest
+        if let earlier, earlier.request.operation == request.operation, earlier.request.body == request.body {
+            operation = earlier.operation
+        } else {
+            operation = try decode(try operationType(of: request), request)
+        }
+        let summary = try recomputedSummary(operation, request)
         guard summary.text == request.summary, summary.environment == request.environment else {
             throw edited(
                 request,
                 "it shows \"\(Validate.escaped(request.summary))\" but its operation is \"\(Validate.escaped(summary.text))\"")
         }
-        return summary.text
+        return DecodedChange(request: request, operation: operation, summary: summary.text)
     }
 
     private static func edited(_ request: ChangeRequest, _ what: String) -> BoardError {
@@ -195,11 +218,15 @@ package enum ChangeRequests {
         )
     }
 
+    /// The operation request `request` stores, decoded from its body as the operations API decodes a request.
+    private static func decode<R: OperationRequest>(_ type: R.Type, _ request: ChangeRequest) throws(BoardError) -> any OperationRequest {
+        try R.fromWire(Data(request.body.utf8))
+    }
+
     /// The summary of a request's operation as opening it wrote it, and the environment it acts in.
-    private static func recomputedSummary<R: OperationRequest>(_ type: R.Type, _ request: ChangeRequest) throws(BoardError)
+    private static func recomputedSummary(_ operation: some OperationRequest, _ request: ChangeRequest) throws(BoardError)
         -> (text: String, environment: String?)
     {
-        let operation = try R.fromWire(Data(request.body.utf8))
         var scope: WideningScope = request.environment.map { .environment($0) } ?? .boardWide
         if let parsed = operation as? any ParsedOperation {
             switch Swift.type(of: parsed).declaration.widens {
@@ -211,15 +238,24 @@ package enum ChangeRequests {
         return (operation.summary(scope), scope.environment)
     }
 
-    /// The state of the rows request `request` touches now, from a rehearsal of its operation as its author.
-    package static func currentBase(_ request: ChangeRequest, on board: Board) throws(BoardError) -> ChangeBase {
-        try currentBase(try operationType(of: request), request, on: board)
+    /// Request `request` with its operation decoded, unchecked (the store checks the digest where it applies it).
+    private static func decoded(_ request: ChangeRequest) throws(BoardError) -> DecodedChange {
+        DecodedChange(request: request, operation: try decode(try operationType(of: request), request), summary: request.summary)
     }
 
-    private static func currentBase<R: OperationRequest>(_ type: R.Type, _ request: ChangeRequest, on board: Board) throws(BoardError)
+    /// The state of the rows request `request` touches now, from a rehearsal of its operation as its author.
+    package static func currentBase(_ request: ChangeRequest, on board: Board) throws(BoardError) -> ChangeBase {
+        try currentBase(try decoded(request), on: board)
+    }
+
+    /// The same, for a request whose operation is decoded already.
+    package static func currentBase(_ change: DecodedChange, on board: Board) throws(BoardError) -> ChangeBase {
+        try rehearsedBase(change.operation, change.request, on: board)
+    }
+
+    private static func rehearsedBase(_ operation: some OperationRequest, _ request: ChangeRequest, on board: Board) throws(BoardError)
         -> ChangeBase
     {
-        let operation = try R.fromWire(Data(request.body.utf8))
         let author = try Principal(osUser: request.author)
         switch try board.rehearse({ (rehearsing) throws(BoardError) in try operation.perform(on: rehearsing, as: author) }) {
         case .rehearsed(let rehearsal): return rehearsal.base
@@ -227,21 +263,28 @@ package enum ChangeRequests {
         }
     }
 
-    /// Applies request `id` as `applier` asks: refused unless its approvals are met for the rows as they are now.
-    package static func apply(_ id: Int64, on board: Board, by applier: Principal) throws(BoardError) -> ChangeRequestResult {
-        let request = try board.changeRequest(id)
-        try checkIntact(request)
+    /// Applies request `id` as `applier` asks: refused unless its approvals are met for the rows as they are now. The
+    /// request is read again and checked again; the operation of `earlier` (the same request, read before in this
+    /// command) is reused where its body is unchanged.
+    package static func apply(_ id: Int64, on board: Board, by applier: Principal, reusing earlier: DecodedChange? = nil)
+        throws(BoardError) -> ChangeRequestResult
+    {
+        let change = try intact(try board.changeRequest(id), reusing: earlier)
+        let request = change.request
         if request.authorApplies, request.author != applier.osUser {
             throw BoardError.notAllowed(
                 "change request \(id) answers with a secret, so only \(request.author), who opened it, may apply it")
         }
-        return try apply(try operationType(of: request), request, on: board, by: applier)
+        return try apply(change, on: board, by: applier)
     }
 
-    private static func apply<R: OperationRequest>(_ type: R.Type, _ request: ChangeRequest, on board: Board, by applier: Principal)
+    private static func apply(_ change: DecodedChange, on board: Board, by applier: Principal) throws(BoardError) -> ChangeRequestResult {
+        try apply(change.operation, change.request, on: board, by: applier)
+    }
+
+    private static func apply<R: OperationRequest>(_ operation: R, _ request: ChangeRequest, on board: Board, by applier: Principal)
         throws(BoardError) -> ChangeRequestResult
     {
-        let operation = try R.fromWire(Data(request.body.utf8))
         let author = try Principal(osUser: request.author, via: "change request \(request.id), applied by \(applier.osUser)")
         let (reply, applied) = try board.applying(.approved(id: request.id, by: applier.osUser)) { (applying) throws(BoardError) in
             try operation.perform(on: applying, as: author)
@@ -264,9 +307,10 @@ package enum ChangeRequests {
         for id in try board.dueChangeRequests() {
             let request = try board.changeRequest(id)
             do throws(BoardError) {
-                let current = try board.changeRequest(id, base: try currentBase(request, on: board))
+                let change = try decoded(request)
+                let current = try board.changeRequest(id, base: try currentBase(change, on: board))
                 guard current.currentApprovals >= current.required || current.approvals.contains(where: { !$0.current }) else { continue }
-                results.append(try apply(try operationType(of: request), request, on: board, by: applier))
+                results.append(try apply(change, on: board, by: applier))
             } catch {
                 guard error.code == .conflict || error.code == .notAllowed || error.code == .notFound || error.code == .invalidInput else {
                     throw error
