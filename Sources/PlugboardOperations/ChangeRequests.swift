@@ -32,11 +32,9 @@ package struct ChangeOptions: Sendable, Hashable {
 /// A change request with the operation it stores decoded from its body, for the steps of one command.
 package struct DecodedChange {
     /// The request as it was read.
-    package let request: ChangeRequest
+    let request: ChangeRequest
     /// Its operation, decoded from ``ChangeRequest/body``.
     let operation: any OperationRequest
-    /// The summary recomputed from the operation (the stored one where the request was not checked).
-    package let summary: String
 }
 
 /// What submitting an operation did: performed it, or opened (or, as an emergency, applied) a change request.
@@ -184,7 +182,8 @@ package enum ChangeRequests {
     /// recomputed summary.
     @discardableResult
     package static func checkIntact(_ request: ChangeRequest) throws(BoardError) -> String {
-        try intact(request).summary
+        // Intact means the summary it stores is the one its operation gives.
+        try intact(request).request.summary
     }
 
     /// ``checkIntact(_:)``, answering the request with its operation decoded for the steps that follow. The operation of
@@ -200,7 +199,7 @@ package enum ChangeRequests {
         if let earlier, earlier.request.operation == request.operation, earlier.request.body == request.body {
             operation = earlier.operation
         } else {
-            operation = try decode(try operationType(of: request), request)
+            operation = try decoded(request).operation
         }
         let summary = try recomputedSummary(operation, request)
         guard summary.text == request.summary, summary.environment == request.environment else {
@@ -208,7 +207,7 @@ package enum ChangeRequests {
                 request,
                 "it shows \"\(Validate.escaped(request.summary))\" but its operation is \"\(Validate.escaped(summary.text))\"")
         }
-        return DecodedChange(request: request, operation: operation, summary: summary.text)
+        return DecodedChange(request: request, operation: operation)
     }
 
     private static func edited(_ request: ChangeRequest, _ what: String) -> BoardError {
@@ -216,11 +215,6 @@ package enum ChangeRequests {
             .integrity,
             "change request \(request.id) was edited outside plugboard: \(what); it cannot be approved, scheduled or applied (plugboard audit verify names the edited row)"
         )
-    }
-
-    /// The operation request `request` stores, decoded from its body as the operations API decodes a request.
-    private static func decode<R: OperationRequest>(_ type: R.Type, _ request: ChangeRequest) throws(BoardError) -> any OperationRequest {
-        try R.fromWire(Data(request.body.utf8))
     }
 
     /// The summary of a request's operation as opening it wrote it, and the environment it acts in.
@@ -238,9 +232,14 @@ package enum ChangeRequests {
         return (operation.summary(scope), scope.environment)
     }
 
-    /// Request `request` with its operation decoded, unchecked (the store checks the digest where it applies it).
+    /// Request `request` with its operation decoded from its body as the operations API decodes a request, unchecked
+    /// (the store checks the digest where it applies it).
     private static func decoded(_ request: ChangeRequest) throws(BoardError) -> DecodedChange {
-        DecodedChange(request: request, operation: try decode(try operationType(of: request), request), summary: request.summary)
+        try decoded(try operationType(of: request), request)
+    }
+
+    private static func decoded<R: OperationRequest>(_ type: R.Type, _ request: ChangeRequest) throws(BoardError) -> DecodedChange {
+        DecodedChange(request: request, operation: try R.fromWire(Data(request.body.utf8)))
     }
 
     /// The state of the rows request `request` touches now, from a rehearsal of its operation as its author.
@@ -275,11 +274,7 @@ package enum ChangeRequests {
             throw BoardError.notAllowed(
                 "change request \(id) answers with a secret, so only \(request.author), who opened it, may apply it")
         }
-        return try apply(change, on: board, by: applier)
-    }
-
-    private static func apply(_ change: DecodedChange, on board: Board, by applier: Principal) throws(BoardError) -> ChangeRequestResult {
-        try apply(change.operation, change.request, on: board, by: applier)
+        return try apply(change.operation, request, on: board, by: applier)
     }
 
     private static func apply<R: OperationRequest>(_ operation: R, _ request: ChangeRequest, on board: Board, by applier: Principal)
@@ -310,7 +305,7 @@ package enum ChangeRequests {
                 let change = try decoded(request)
                 let current = try board.changeRequest(id, base: try currentBase(change, on: board))
                 guard current.currentApprovals >= current.required || current.approvals.contains(where: { !$0.current }) else { continue }
-                results.append(try apply(change, on: board, by: applier))
+                results.append(try apply(change.operation, request, on: board, by: applier))
             } catch {
                 guard error.code == .conflict || error.code == .notAllowed || error.code == .notFound || error.code == .invalidInput else {
                     throw error
