@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 public import PlugboardModel
 package import PlugboardStore
 
@@ -296,16 +296,21 @@ package enum ChangeRequests {
     }
 
     /// Applies every scheduled request whose time came and whose approvals are met; one whose rows moved is not applied,
-    /// goes back to open and says why. Those still waiting for approvals wait.
+    /// goes back to open and says why. Those still waiting for approvals wait. One edited behind the log is checked as
+    /// every other step checks it: it is left as it is (a write that names it is refused too) and said at each pass,
+    /// and the others due still apply.
     package static func applyDue(on board: Board, by applier: Principal) throws(BoardError) -> [ChangeRequestResult] {
         var results: [ChangeRequestResult] = []
         for id in try board.dueChangeRequests() {
             let request = try board.changeRequest(id)
             do throws(BoardError) {
-                let change = try decoded(request)
+                let change = try intact(request)
                 let current = try board.changeRequest(id, base: try currentBase(change, on: board))
                 guard current.currentApprovals >= current.required || current.approvals.contains(where: { !$0.current }) else { continue }
                 results.append(try apply(change.operation, request, on: board, by: applier))
+            } catch let error where error.code == .integrity {
+                results.append(
+                    ChangeRequestResult(message: "change request \(id) was due; \(why(error.message, id: id))", request: request))
             } catch {
                 guard error.code == .conflict || error.code == .notAllowed || error.code == .notFound || error.code == .invalidInput else {
                     throw error

@@ -28,12 +28,15 @@ package final class BoardSchedule: Service, Sendable {
 
     package func run() async throws {
         var said: String?
+        // What the last pass said of due change requests: a request left as it is (edited behind the log) is said again
+        // at each pass, and logged once.
+        var saidOfChanges: Set<String> = []
         let nextChanges = Mutex(ContinuousClock.now)
         // The board's version when a pass found no rollout under way: while it stays, there is no rollout to tick.
         let quiet = Mutex<BoardVersion?>(nil)
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             let (board, logger) = (board, logger)
-            let outcome = Mutex<Result<([RolloutTick], [ChangeRequestResult]), BoardError>>(.success(([], [])))
+            let outcome = Mutex<Result<([RolloutTick], [ChangeRequestResult]?), BoardError>>(.success(([], nil)))
             await BoardWatcher.offPool {
                 do throws(BoardError) {
                     // Read before the pass: a rollout started after it moves the version, and the next pass ticks.
@@ -45,7 +48,8 @@ package final class BoardSchedule: Service, Sendable {
                         let underWay = try board.rolloutsUnderWay()
                         quiet.withLock { $0 = underWay ? nil : version }
                     }
-                    var changes: [ChangeRequestResult] = []
+                    // Nil in the passes between two looks at the due change requests.
+                    var changes: [ChangeRequestResult]?
                     if ContinuousClock.now >= nextChanges.withLock({ $0 }) {
                         nextChanges.withLock { $0 = ContinuousClock.now + .seconds(1) }
                         changes = try ChangeRequests.applyDue(on: board, by: try ChangeRequests.schedulePrincipal(via: "plugboard serve"))
@@ -58,9 +62,10 @@ package final class BoardSchedule: Service, Sendable {
             switch outcome.withLock({ $0 }) {
             case .success(let (ticks, changes)):
                 said = nil
-                for change in changes {
+                for change in changes ?? [] where !saidOfChanges.contains(change.message) {
                     logger.notice("\(change.message)", metadata: ["change_request": "\(change.id)", "state": "\(change.state)"])
                 }
+                if let changes { saidOfChanges = Set(changes.map(\.message)) }
                 for tick in ticks where tick.action != .awaitingApproval {
                     let metadata: Logger.Metadata = [
                         "plugin": "\(tick.pluginID)", "environment": "\(tick.environment)", "version": "\(tick.version)",

@@ -16,17 +16,23 @@ struct EditedChangeRequestTests {
         let board = try await ProtectedBoard.start(approvals: 2)
         let opened = try await board.ok("alice", "plugin", "pin", pay, "1.0.0", "--env", "production", "--json")
         #expect(try ProtectedBoard.requestID(opened) == 1)
-        let file = board.sandbox.boardFile
-        try await file.execute(
-            "UPDATE change_requests SET operation = 'plugin.enable', body = json_remove(body, '$.version') WHERE id = 1")
-        if digest {
-            let body = try #require(try await file.string("SELECT body FROM change_requests WHERE id = 1"))
-            let recomputed = ApprovalStatement.changeDigest(operation: "plugin.enable", body: body)
-            try await file.execute("UPDATE change_requests SET digest = '\(recomputed)' WHERE id = 1")
-        }
+        try await edit(board.sandbox, id: 1, digest: digest)
         let shown = try await board.request(1)
         #expect((shown["summary"] as? String)?.hasPrefix("plugin pin \(pay) 1.0.0") == true, "\(shown)")
         return board
+    }
+
+    /// Edits request `id`, a pin, in the board file so that it enables the plug-in instead, its summary left as the pin;
+    /// with `digest`, the digest is made to match.
+    static func edit(_ sandbox: Sandbox, id: Int, digest: Bool) async throws {
+        let file = sandbox.boardFile
+        try await file.execute(
+            "UPDATE change_requests SET operation = 'plugin.enable', body = json_remove(body, '$.version') WHERE id = \(id)")
+        if digest {
+            let body = try #require(try await file.string("SELECT body FROM change_requests WHERE id = \(id)"))
+            let recomputed = ApprovalStatement.changeDigest(operation: "plugin.enable", body: body)
+            try await file.execute("UPDATE change_requests SET digest = '\(recomputed)' WHERE id = \(id)")
+        }
     }
 
     /// What a refused step must leave as it was (a served board's file also records when tokens were last used).

@@ -131,4 +131,42 @@ struct ScheduledChangeTests {
         #expect(applier == "root", "\(applier ?? "nil")")
         try await sandbox.ok("audit", "verify")
     }
+
+    /// A due, approved request edited in the board file behind the log is checked as every other step checks it: left
+    /// as it is, with a sentence naming it, while the others due apply; a running serve says it once, not at each pass.
+    @Test(arguments: [false, true])
+    func anEditedDueRequestIsLeftAsItIsAndTheOthersDueApply(digest: Bool) async throws {
+        let board = try await ProtectedBoard.start()
+        let sandbox = board.sandbox
+        let edited = try await Self.approvedRequest(board, ["plugin", "pin", Self.pay, "1.0.0", "--env", "production"])
+        let due = try await Self.approvedRequest(board, ["plugin", "enable", Self.search, "--env", "production"])
+        await board.stop()
+        try await sandbox.ok("change", "schedule", String(edited), "--at", "2020-01-01T00:00:00Z")
+        try await sandbox.ok("change", "schedule", String(due), "--at", "2020-01-01T00:00:01Z")
+        try await EditedChangeRequestTests.edit(sandbox, id: edited, digest: digest)
+        let row = "SELECT json_array(operation, body, digest, summary, state, result) FROM change_requests WHERE id = \(edited)"
+        let before = try await sandbox.boardFile.strings(row)
+
+        let run = try await sandbox.ok("change", "apply-due")
+        let said = "change request \(edited) was due; it was edited outside plugboard: "
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2 && lines.first?.hasPrefix(said) == true, "\(run)")
+        #expect(lines.first?.contains(digest ? "it shows \"plugin pin " : "its operation and body give the digest") == true, "\(run)")
+        #expect(lines.last?.hasPrefix("change request \(due) applied: ") == true, "\(run)")
+        #expect(try await sandbox.boardFile.strings(row) == before, "the edited request changed")
+        #expect(try await Self.state(sandbox, due).state == "applied")
+        #expect(
+            try await sandbox.boardFile.string("SELECT pinned_version FROM plugin_environments WHERE plugin_id = ?", .text(Self.pay)) == nil
+        )
+
+        // Still due: a running serve says it once (the schedule looks at due requests once a second).
+        let server = try ChildProcess(Sandbox.binary, ["serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--log-level", "notice"])
+        defer { Task { _ = await server.stop() } }
+        _ = try await eventually("serve to say that request \(edited) was due", poll: .milliseconds(200)) {
+            server.errorOutput.contains(said) ? true : nil
+        }
+        try await Task.sleep(for: .seconds(3))
+        #expect(server.errorOutput.components(separatedBy: said).count == 2, "\(server.errorOutput)")
+        #expect(try await sandbox.boardFile.strings(row) == before, "the edited request changed")
+    }
 }
