@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 package import PlugboardModel
 import PlugboardSecureStorage
 package import PlugboardStore

@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 import PlugboardIdentity
 package import PlugboardModel
 package import PlugboardStore

@@ -297,6 +297,7 @@ package final class WebhookDelivery: Sendable {
     /// Runs `write`, a write to the board, on the process's shared threads rather than on delivery's background thread
     /// (``LowPriorityExecutor``), which any other thread may keep from the processor: the board's write lock, which
     /// every writer of every process waits for, is never held by a thread that is not running.
+    @discardableResult
     private func writing<T: Sendable>(_ write: @escaping @Sendable () -> T) async -> T {
         await Task(executorPreference: globalConcurrentExecutor) { write() }.value
     }

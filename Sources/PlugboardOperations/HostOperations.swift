@@ -1,5 +1,5 @@
 public import ArgumentParser
-public import PlugboardModel
+package import PlugboardModel
 package import PlugboardStore
 public import PlugboardVersioning
 

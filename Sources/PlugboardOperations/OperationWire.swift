@@ -1,4 +1,4 @@
-package import ArgumentParser
+import ArgumentParser
 package import Foundation
 package import PlugboardModel
 import Synchronization

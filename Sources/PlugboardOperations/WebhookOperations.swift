@@ -1,6 +1,6 @@
 public import ArgumentParser
 import Crypto
-public import Foundation
+import Foundation
 import PlugboardBoardSecureStorage
 public import PlugboardModel
 import PlugboardNetwork

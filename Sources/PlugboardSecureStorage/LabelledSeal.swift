@@ -1,4 +1,4 @@
-package import Crypto
+import Crypto
 package import Foundation
 
 /// Small values sealed directly under the master key, each bound to a label (a webhook's secret, the board's webhook

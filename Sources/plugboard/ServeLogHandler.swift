@@ -22,13 +22,10 @@ struct ServeLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String, file: String,
-        function: String, line: UInt
-    ) {
-        let merged = explicit.map { metadata.merging($0) { $1 } } ?? metadata
-        stream.log(
-            level: level, message: message, metadata: merged.isEmpty ? nil : merged, source: source, file: file, function: function,
-            line: line)
+    func log(event: LogEvent) {
+        var event = event
+        let merged = event.metadata.map { metadata.merging($0) { $1 } } ?? metadata
+        event.metadata = merged.isEmpty ? nil : merged
+        stream.log(event: event)
     }
 }

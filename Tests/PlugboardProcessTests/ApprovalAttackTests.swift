@@ -170,7 +170,8 @@ struct ApprovalAttackTests {
         }
         // bob, a person of his own, opens one: root's puppets approve it once between them.
         try await board.ok("bob", "plugin", "enable", ProtectedBoard.search, "--env", "production")
-        let once = try await board.served.run(["change", "approve", "2"], token: try #require(puppets["carol"]))
+        let carol: String = try #require(puppets["carol"])
+        let once = try await board.served.run(["change", "approve", "2"], token: carol)
         #expect(once.status == 0 && once.stdout == "change request 2 approved by carol; 1 of 2 approvals\n", "\(once)")
         try await Self.refused(
             board, ["change", "approve", "2"], token: try #require(puppets["erin"]),

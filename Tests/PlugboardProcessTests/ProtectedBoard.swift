@@ -50,7 +50,8 @@ struct ProtectedBoard {
 
     /// Runs the CLI with `--server` as `person`.
     func run(_ person: String, _ arguments: [String]) async throws -> CLIResult {
-        try await served.run(arguments, token: try #require(tokens[person], "no token for \(person)"))
+        let token: String = try #require(tokens[person], "no token for \(person)")
+        return try await served.run(arguments, token: token)
     }
 
     /// Runs the CLI as `person` and records a test issue unless it exits 0.

@@ -153,7 +153,7 @@ struct RemoteHostTests {
         // The file in the server's store is swapped: a host fetching it refuses it and keeps nothing.
         let stored = sandbox.board + ".artifacts/sha256/" + sha
         try? FileManager.default.removeItem(atPath: stored)
-        FileManager.default.createFile(atPath: stored, contents: Data("tampered".utf8))
+        #expect(FileManager.default.createFile(atPath: stored, contents: Data("tampered".utf8)))
         let second = try host(
             url, token, key: key, cache: sandbox.root.appendingPathComponent("cache-2").path, id: "remote-2", plugins: [Self.alpha])
         #expect(await second.waitForLine { $0.contains("\"started\"") } != nil)

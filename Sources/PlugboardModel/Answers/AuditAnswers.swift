@@ -1,6 +1,6 @@
-public import Foundation
-public import PlugboardFlags
-public import PlugboardVersioning
+import Foundation
+import PlugboardFlags
+import PlugboardVersioning
 
 /// One row of the audit log as stored (the store's `AuditLog` computes its hash).
 public struct AuditRecord: Sendable, Hashable, Codable {

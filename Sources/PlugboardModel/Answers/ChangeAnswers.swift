@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Whether an environment is protected: how many people other than a change's author must approve a change that
 /// starts or widens what runs there, and whether their approvals must be signed.

@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 public import PlugboardFlags
-public import PlugboardVersioning
+import PlugboardVersioning
 
 /// The kinds of flag, with Unleash's expected lifetimes (after which a flag is "potentially stale").
 public enum FlagType: String, Sendable, Hashable, Codable, CaseIterable {

@@ -1,6 +1,6 @@
-public import Foundation
-public import PlugboardFlags
-public import PlugboardVersioning
+import Foundation
+import PlugboardFlags
+import PlugboardVersioning
 
 /// A stored load report line with the host that wrote it.
 public struct HostLoadStatus: Sendable, Hashable, Codable {

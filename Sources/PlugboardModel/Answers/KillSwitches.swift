@@ -1,5 +1,5 @@
-public import Foundation
-public import PlugboardFlags
+import Foundation
+import PlugboardFlags
 public import PlugboardVersioning
 
 /// What a kill switch covers.

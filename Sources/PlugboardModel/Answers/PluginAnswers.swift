@@ -1,6 +1,6 @@
-public import Foundation
-public import PlugboardFlags
-public import PlugboardVersioning
+import Foundation
+import PlugboardFlags
+import PlugboardVersioning
 
 /// A row of `plugboard plugin list`: one plug-in's state in one environment.
 public struct PluginSummary: Sendable, Hashable, Codable {

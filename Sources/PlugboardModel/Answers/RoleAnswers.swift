@@ -1,6 +1,6 @@
-public import Foundation
-public import PlugboardFlags
-public import PlugboardVersioning
+import Foundation
+import PlugboardFlags
+import PlugboardVersioning
 
 /// An owner or maintainer of a plug-in.
 public struct PluginOwner: Sendable, Hashable, Codable {

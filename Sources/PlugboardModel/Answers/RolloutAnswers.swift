@@ -1,6 +1,6 @@
-public import Foundation
-public import PlugboardFlags
-public import PlugboardVersioning
+import Foundation
+import PlugboardFlags
+import PlugboardVersioning
 
 /// What a person asks for when starting a rollout (`plugboard rollout start`).
 public struct RolloutPlan: Sendable, Hashable {

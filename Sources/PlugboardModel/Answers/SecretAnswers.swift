@@ -1,6 +1,6 @@
-public import Foundation
-public import PlugboardFlags
-public import PlugboardVersioning
+import Foundation
+import PlugboardFlags
+import PlugboardVersioning
 
 /// One stored secret as `plugboard secret list` shows it: its name and how it is sealed, never its value.
 public struct SecretEntry: Sendable, Hashable, Codable {

@@ -1,6 +1,6 @@
-public import Foundation
-public import PlugboardFlags
-public import PlugboardVersioning
+import Foundation
+import PlugboardFlags
+import PlugboardVersioning
 
 /// An API token as people see it: never its secret, never its hash.
 public struct APIToken: Sendable, Hashable, Codable {

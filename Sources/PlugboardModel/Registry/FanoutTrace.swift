@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Timestamps of a change on its way from the board to remote hosts, for measuring where the time goes: off unless
 /// `$PLUGBOARD_TRACE_FANOUT` is set (the fleet drill sets it with `--trace`), then one line per stage on standard

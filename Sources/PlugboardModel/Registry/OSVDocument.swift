@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import PlugboardVersioning
 
 /// One advisory in OSV's format (schema 1.7), as this board takes it in: the ecosystem `Plugboard`, each package's name

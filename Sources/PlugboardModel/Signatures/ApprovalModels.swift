@@ -1,5 +1,5 @@
 public import Crypto
-public import Foundation
+import Foundation
 
 /// What an approver signs, and the digest of the change it names.
 ///

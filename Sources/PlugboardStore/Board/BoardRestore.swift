@@ -237,7 +237,7 @@ struct ReplacedBoard: Sendable {
     /// most two minutes, until `<folder>/resume` exists, so that a test can change the board at that step.
     private static func pauseForTests(after step: String) {
         guard let folder = ProcessInfo.processInfo.environment["PLUGBOARD_TEST_RESTORE_PAUSE"], !folder.isEmpty else { return }
-        FileManager.default.createFile(atPath: folder + "/" + step, contents: nil)
+        _ = FileManager.default.createFile(atPath: folder + "/" + step, contents: nil)
         let deadline = Date().addingTimeInterval(120)
         while access(folder + "/resume", F_OK) != 0, Date() < deadline { usleep(10_000) }
     }
