@@ -69,9 +69,7 @@ struct AdvisoryActionProcessTests {
             let key = try await sandbox.boardKey()
             let server = try ChildProcess(
                 Sandbox.binary, ["serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--log-level", "warning"])
-            let index = try #require(
-                await server.waitForLine { $0.hasPrefix("Serving the board at http://127.0.0.1:") }, "\(server.errorOutput)")
-            let port = try #require(Int(server.output[index].split(separator: ":")[2].prefix { $0.isNumber }))
+            let port = try await server.servedPort()
             served = (server, "http://127.0.0.1:\(port)", token, key)
         }
 

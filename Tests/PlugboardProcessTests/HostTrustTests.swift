@@ -41,8 +41,7 @@ struct HostTrustTests {
         let server = try ChildProcess(
             Sandbox.binary,
             ["serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--log-level", "warning", "--snapshot-lifetime", String(lifetime)])
-        let index = try #require(await server.waitForLine { $0.hasPrefix("Serving the board at http://127.0.0.1:") })
-        let upstream = String(server.output[index].split(separator: " ")[4].dropLast())
+        let upstream = "http://127.0.0.1:\(try await server.servedPort())"
         let modeFile = sandbox.root.appendingPathComponent("proxy-mode").path
         try "pass".write(toFile: modeFile, atomically: true, encoding: .utf8)
         let proxy = try Self.proxy(upstream: upstream, modeFile: modeFile)

@@ -31,9 +31,7 @@ struct OperationsAPITests {
                 try await sandbox.ok("access-token", "create", "--name", "tests", "--json").json() as? [String: Any])["token"] as? String
         let server = try ChildProcess(
             Sandbox.binary, ["serve", "--db", sandbox.board, "--admin", "--listen", "127.0.0.1:0", "--log-level", "warning"] + options)
-        let index = try #require(
-            await server.waitForLine { $0.hasPrefix("Serving the board at \(scheme)://127.0.0.1:") }, "\(server.errorOutput)")
-        let port = try #require(Int(server.output[index].split(separator: ":")[2].prefix { $0.isNumber }))
+        let port = try await server.servedPort(scheme: scheme)
         return Served(sandbox: sandbox, server: server, url: "\(scheme)://127.0.0.1:\(port)", token: try #require(token))
     }
 

@@ -48,9 +48,7 @@ struct RejectedBodyTests {
         let sandbox = try await Sandbox.withBoard()
         let server = try ChildProcess(
             Sandbox.binary, ["serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--log-level", "warning"])
-        let listening = try #require(
-            await server.waitForLine { $0.hasPrefix("Serving the board at http://127.0.0.1:") }, "\(server.errorOutput)")
-        let port = try #require(Int(server.output[listening].split(separator: ":")[2].prefix { $0.isNumber }))
+        let port = try await server.servedPort()
         // A megabyte announced, 64 KiB sent: a server that read the body would wait for the rest until its idle timeout.
         for (path, extra) in [("/api/client/metrics", ""), ("/api/host/report", "Authorization: *:default.pb_wrong\r\n")] {
             let head =

@@ -25,9 +25,7 @@ struct RemoteHostTests {
     func serve(_ sandbox: Sandbox, port: Int = 0) async throws -> (ChildProcess, String, Int) {
         let server = try ChildProcess(
             Sandbox.binary, ["serve", "--db", sandbox.board, "--listen", "127.0.0.1:\(port)", "--log-level", "warning"])
-        let index = try #require(
-            await server.waitForLine { $0.hasPrefix("Serving the board at http://127.0.0.1:") }, "\(server.errorOutput)")
-        let bound = try #require(Int(server.output[index].split(separator: ":")[2].prefix { $0.isNumber }))
+        let bound = try await server.servedPort()
         return (server, "http://127.0.0.1:\(bound)", bound)
     }
 

@@ -33,9 +33,7 @@ struct ServeProcessTests {
                 "serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", key, "--log-level",
                 "warning",
             ])
-        let listening = try #require(
-            await server.waitForLine { $0.hasPrefix("Serving the board at https://127.0.0.1:") }, "\(server.errorOutput)")
-        return (server, try #require(Int(server.output[listening].split(separator: ":")[2].prefix { $0.isNumber })))
+        return (server, try await server.servedPort(scheme: "https"))
     }
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
@@ -48,10 +46,7 @@ struct ServeProcessTests {
         let token = try #require(created?["token"] as? String)
         let server = try ChildProcess(
             Sandbox.binary, ["serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--log-level", "warning"])
-        let listening = try #require(
-            await server.waitForLine { $0.hasPrefix("Serving the board at http://127.0.0.1:") }, "\(server.errorOutput)")
-        let line = server.output[listening]
-        let port = try #require(Int(line.split(separator: ":")[2].prefix { $0.isNumber }))
+        let port = try await server.servedPort()
         let base = "http://127.0.0.1:\(port)"
 
         #expect(try await Self.curl(["\(base)/api/client/features"]).0 == 401)

@@ -17,9 +17,7 @@ struct TokenProcessTests {
         try await sandbox.ok("plugin", "enable", Self.alpha)
         let server = try ChildProcess(
             Sandbox.binary, ["serve", "--db", sandbox.board, "--listen", "127.0.0.1:0", "--log-level", "warning"])
-        let index = try #require(
-            await server.waitForLine { $0.hasPrefix("Serving the board at http://127.0.0.1:") }, "\(server.errorOutput)")
-        let port = try #require(Int(server.output[index].split(separator: ":")[2].prefix { $0.isNumber }))
+        let port = try await server.servedPort()
         return (sandbox, server, "http://127.0.0.1:\(port)")
     }
 
